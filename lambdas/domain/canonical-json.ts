@@ -1,0 +1,21 @@
+/**
+ * Canonical JSON: object keys sorted, no insignificant whitespace. Two bodies
+ * that differ only in whitespace or key order canonicalise to the same string,
+ * so a client that re-serialises its retry is not told "different payload".
+ * Array order is significant (items are a list, not a set).
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+    }
+    return sorted;
+  }
+  return value;
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { dynamoDbDocumentClient } from '../adapters/aws-clients';
+import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
+import { idempotencyStore } from '../adapters/idempotency-store';
+import { canonicalJson } from '../domain/canonical-json';
+import { parseIdempotencyKey } from '../domain/idempotency-key';
+import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
+import { requireEnv, requireIntEnv } from '../shared/config';
+import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
+import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
+import {
+  callerOf,
+  FORBIDDEN,
+  headerValues,
+  internalError,
+  isDependencyFailure,
+  json,
+  problem,
+  serviceUnavailable,
+  type HttpResponse,
+} from './http';
+
+/**
+ * POST /orders: the HTTP idempotency contract (DESIGN 3) around one use case.
+ *
+ * Order of work matters: the key and body are validated *before* the
+ * idempotent section, so a rejected request stores nothing and a corrected
+ * request with the same key is accepted.
+ */
+const config = {
+  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
+  idempotencyTable: requireEnv('IDEMPOTENCY_TABLE_NAME'),
+  keyExpirySeconds: requireIntEnv('IDEMPOTENCY_KEY_EXPIRY_SECONDS'),
+};
+
+const ROUTE = 'POST /orders';
+const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), config.ordersTable);
+
+const idempotencyConfig = new IdempotencyConfig({
+  eventKeyJmesPath: 'scope',
+  payloadValidationJmesPath: 'fingerprint',
+  expiresAfterSeconds: config.keyExpirySeconds,
+  // A stored success served again: same status and body, plus the replay header.
+  responseHook: (response) => {
+    metrics.addMetric('ReplayServed', MetricUnit.Count, 1);
+    const stored = response as unknown as HttpResponse;
+    return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } };
+  },
+});
+
+/** What the idempotent section sees; frozen because Powertools hashes it again on completion. */
+interface IdempotentPlaceOrder {
+  scope: string;
+  fingerprint: string;
+  caller: string;
+  idempotencyKey: string;
+  request: PlaceOrderRequest;
+}
+
+const placeOrderOnce = makeIdempotent(
+  async (input: IdempotentPlaceOrder): Promise<HttpResponse> => {
+    const order = await placeOrder(orders, { ...input, now: new Date() });
+    metrics.addMetric('OrderPlaced', MetricUnit.Count, 1);
+    return json(201, order, { Location: `/orders/${order.orderId}` });
+  },
+  { persistenceStore: idempotencyStore(config.idempotencyTable), config: idempotencyConfig, keyPrefix: 'create-order' },
+);
+
+export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
+  logger.addContext(context);
+  // Without the context the in-progress lock never expires after a crash.
+  idempotencyConfig.registerLambdaContext(context);
+  try {
+    return await handle(event);
+  } finally {
+    flushMetrics();
+  }
+};
+
+async function handle(event: APIGatewayProxyEvent): Promise<HttpResponse> {
+  const caller = callerOf(event);
+  if (caller === undefined) return FORBIDDEN;
+
+  const key = parseIdempotencyKey(headerValues(event, 'Idempotency-Key'));
+  if (!key.ok) return problem({ status: 400, title: 'Invalid Idempotency-Key', detail: key.reason });
+
+  const body = parsePlaceOrderBody(event.body);
+  if (!body.ok) {
+    return problem({
+      status: 400,
+      title: 'Invalid order',
+      detail: 'The request body failed validation; nothing was stored.',
+      errors: body.errors,
+    });
+  }
+
+  const fingerprint = createHash('sha256')
+    .update(canonicalJson({ route: ROUTE, body: body.value }))
+    .digest('hex');
+  const input: IdempotentPlaceOrder = deepFreeze({
+    // The caller is part of the key: the same key from two callers is two requests.
+    scope: `${caller}\n${key.key}`,
+    fingerprint,
+    caller,
+    idempotencyKey: key.key,
+    request: body.value,
+  });
+
+  try {
+    return await placeOrderOnce(input);
+  } catch (error) {
+    return mapError(error);
+  }
+}
+
+function mapError(error: unknown): HttpResponse {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'IdempotencyValidationError' || error instanceof IdempotencyKeyReusedError) {
+    return problem({
+      status: 422,
+      title: 'Idempotency-Key reused',
+      detail: 'This Idempotency-Key was already used with a different request payload.',
+    });
+  }
+  if (name === 'IdempotencyAlreadyInProgressError') {
+    return problem(
+      { status: 409, title: 'Request in progress', detail: 'A request with this Idempotency-Key is still being processed.' },
+      { 'Retry-After': '1' },
+    );
+  }
+  if (isDependencyFailure(error)) {
+    logger.warn('Dependency failure', { error });
+    return serviceUnavailable();
+  }
+  logger.error('Unexpected error', { error });
+  return internalError();
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

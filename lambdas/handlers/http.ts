@@ -1,0 +1,105 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+
+/**
+ * HTTP helpers shared by the API handlers: problem+json errors (RFC 9457),
+ * JSON responses, header lookup and the authenticated caller.
+ */
+export type HttpResponse = APIGatewayProxyResult & { headers: Record<string, string> };
+
+export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResponse {
+  return {
+    statusCode,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+export interface Problem {
+  status: number;
+  title: string;
+  detail: string;
+  errors?: { field: string; message: string }[];
+}
+
+const PROBLEM_TYPES: Record<number, string> = {
+  400: 'bad-request',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'request-in-progress',
+  422: 'idempotency-key-reused',
+  500: 'internal-error',
+  503: 'service-unavailable',
+};
+
+export function problem(p: Problem, headers: Record<string, string> = {}): HttpResponse {
+  const body = { type: `urn:problem-type:${PROBLEM_TYPES[p.status] ?? 'error'}`, ...p };
+  return {
+    statusCode: p.status,
+    headers: { 'Content-Type': 'application/problem+json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Every value of a header, across both of API Gateway's header maps, case-insensitively. */
+export function headerValues(event: APIGatewayProxyEvent, name: string): string[] | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, values] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (key.toLowerCase() === wanted && values !== undefined) return values;
+  }
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted && value !== undefined) return [value];
+  }
+  return undefined;
+}
+
+/**
+ * The authenticated principal (IAM auth). Idempotency keys and orders are
+ * scoped to it, so two callers can never collide on a key.
+ */
+export function callerOf(event: APIGatewayProxyEvent): string | undefined {
+  const identity = event.requestContext?.identity;
+  return identity?.userArn ?? identity?.caller ?? identity?.accessKey ?? undefined;
+}
+
+export const FORBIDDEN = problem({
+  status: 403,
+  title: 'Forbidden',
+  detail: 'The request carries no authenticated caller.',
+});
+
+export function notFound(detail: string): HttpResponse {
+  return problem({ status: 404, title: 'Not Found', detail });
+}
+
+export function serviceUnavailable(): HttpResponse {
+  return problem(
+    { status: 503, title: 'Service Unavailable', detail: 'A dependency is unavailable. Retry with the same Idempotency-Key.' },
+    { 'Retry-After': '1' },
+  );
+}
+
+export function internalError(): HttpResponse {
+  return problem({ status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred.' });
+}
+
+const RETRYABLE_CLIENT_ERRORS = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+  'TransactionCanceledException',
+]);
+
+/**
+ * Whether an error means a dependency (DynamoDB) is down, throttling or
+ * conflicting rather than a bug: those earn a 503 and a retry; a bug earns a 500.
+ */
+export function isDependencyFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const sdk = error as Error & { $fault?: string; code?: string; cause?: unknown };
+  if (sdk.$fault === 'server' || RETRYABLE_CLIENT_ERRORS.has(error.name)) return true;
+  if (sdk.code === 'ECONNREFUSED' || sdk.code === 'ECONNRESET' || sdk.code === 'ETIMEDOUT') return true;
+  if (error.name === 'TimeoutError') return true;
+  return sdk.cause !== undefined && isDependencyFailure(sdk.cause);
+}

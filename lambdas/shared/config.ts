@@ -1,0 +1,21 @@
+/**
+ * Configuration is read once, at cold start, and a missing value stops the
+ * function there: a typo in a variable name must fail the first invocation
+ * loudly, not write to `undefined` later.
+ */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value.trim() === '') {
+    throw new Error(`Missing required environment variable ${name}`);
+  }
+  return value;
+}
+
+export function requireIntEnv(name: string): number {
+  const raw = requireEnv(name);
+  const value = Number(raw);
+  if (!Number.isInteger(value)) {
+    throw new Error(`Environment variable ${name} must be an integer, got "${raw}"`);
+  }
+  return value;
+}

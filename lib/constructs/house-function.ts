@@ -1,0 +1,93 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import * as path from 'node:path';
+
+export const SERVICE_NAME = 'exactly-once-orders';
+export const METRICS_NAMESPACE = 'ExactlyOnce';
+
+export interface HouseFunctionProps {
+  /** Path of the handler module below `lambdas/handlers`, without extension, e.g. `create-order`. */
+  handler: string;
+  /** Default 10 seconds. Queue visibility timeouts are derived from it, so set it deliberately. */
+  timeout?: Duration;
+  /** Default 256 MiB. */
+  memorySize?: number;
+  environment?: Record<string, string>;
+  /**
+   * Default true: async invocations (schedules, events) that fail land in an
+   * encrypted, TLS-only SQS dead-letter queue instead of vanishing. Only a
+   * function that is never invoked asynchronously may turn it off.
+   */
+  asyncDeadLetterQueue?: boolean;
+  reservedConcurrentExecutions?: number;
+}
+
+/**
+ * Every Lambda default of the project lives here:
+ * - Node.js 24 on arm64, bundled by the local esbuild (no Docker), minified,
+ *   with source maps and the AWS SDK v3 bundled at the version we test with;
+ * - timeout 10 s, memory 256 MiB, X-Ray tracing active;
+ * - its own log group, JSON logs, retention one month;
+ * - Powertools service name and metrics namespace set;
+ * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age.
+ */
+export class HouseFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly asyncDeadLetterQueue?: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: HouseFunctionProps) {
+    super(scope, id);
+
+    if (props.asyncDeadLetterQueue !== false) {
+      this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+    }
+
+    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+
+    this.fn = new NodejsFunction(this, 'Fn', {
+      entry: path.join(__dirname, '..', '..', 'lambdas', 'handlers', `${props.handler}.ts`),
+      handler: 'handler',
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: props.timeout ?? Duration.seconds(10),
+      memorySize: props.memorySize ?? 256,
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      deadLetterQueueEnabled: this.asyncDeadLetterQueue !== undefined ? true : undefined,
+      deadLetterQueue: this.asyncDeadLetterQueue,
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      environment: {
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        target: 'node24',
+        format: OutputFormat.CJS,
+        // Bundle the SDK too: the function runs the exact versions the tests ran.
+        externalModules: [],
+        forceDockerBundling: false,
+      },
+    });
+
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason: 'The AWS-managed basic execution role only allows writing this function\'s own logs.',
+    });
+  }
+}

@@ -1,0 +1,149 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { z } from 'zod';
+import { placeOrderRequestSchema } from '../../lambdas/domain/order';
+import { HouseFunction } from './house-function';
+
+export interface OrdersApiProps {
+  ordersTableName: string;
+  idempotencyTableName: string;
+  idempotencyKeyExpiry: Duration;
+  rateLimit: number;
+  burstLimit: number;
+}
+
+/**
+ * The public REST API (DESIGN 3): IAM (SigV4) on every method, request
+ * validation, access logs, stage throttling, and every gateway-made error as
+ * application/problem+json like the ones the handlers make.
+ */
+export class OrdersApi extends Construct {
+  readonly api: apigw.RestApi;
+  readonly createOrder: HouseFunction;
+  readonly cancelOrder: HouseFunction;
+  readonly getOrder: HouseFunction;
+  private readonly validator: apigw.RequestValidator;
+
+  constructor(scope: Construct, id: string, props: OrdersApiProps) {
+    super(scope, id);
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.api = new apigw.RestApi(this, 'Api', {
+      description: 'Exactly-once orders API (idempotent POSTs, IAM auth)',
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      // Access logging needs the account-level CloudWatch role; create it so the stack deploys into a fresh account.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
+      deployOptions: {
+        stageName: 'api',
+        throttlingRateLimit: props.rateLimit,
+        throttlingBurstLimit: props.burstLimit,
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+      },
+    });
+    this.addProblemGatewayResponses();
+
+    this.validator = new apigw.RequestValidator(this, 'Validator', {
+      restApi: this.api,
+      validateRequestBody: true,
+      validateRequestParameters: true,
+    });
+
+    const ordersEnv = { ORDERS_TABLE_NAME: props.ordersTableName };
+    // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
+    this.createOrder = new HouseFunction(this, 'CreateOrder', {
+      handler: 'create-order',
+      asyncDeadLetterQueue: false,
+      environment: {
+        ...ordersEnv,
+        IDEMPOTENCY_TABLE_NAME: props.idempotencyTableName,
+        IDEMPOTENCY_KEY_EXPIRY_SECONDS: String(props.idempotencyKeyExpiry.toSeconds()),
+      },
+    });
+    this.cancelOrder = new HouseFunction(this, 'CancelOrder', {
+      handler: 'cancel-order',
+      asyncDeadLetterQueue: false,
+      environment: ordersEnv,
+    });
+    this.getOrder = new HouseFunction(this, 'GetOrder', {
+      handler: 'get-order',
+      asyncDeadLetterQueue: false,
+      environment: ordersEnv,
+    });
+
+    const orderModel = this.api.addModel('PlaceOrderRequest', {
+      contentType: 'application/json',
+      modelName: 'PlaceOrderRequest',
+      // Generated from the same schema the handler validates with: one source of truth.
+      schema: z.toJSONSchema(placeOrderRequestSchema, { target: 'draft-4' }) as apigw.JsonSchema,
+    });
+
+    const orders = this.api.root.addResource('orders');
+    orders.addMethod('POST', new apigw.LambdaIntegration(this.createOrder.fn), {
+      requestValidator: this.validator,
+      requestParameters: { 'method.request.header.Idempotency-Key': true },
+      requestModels: { 'application/json': orderModel },
+    });
+    const order = orders.addResource('{orderId}');
+    this.addGet(order, this.getOrder, 'orderId');
+    order.addResource('cancel').addMethod('POST', new apigw.LambdaIntegration(this.cancelOrder.fn), {
+      requestValidator: this.validator,
+      requestParameters: { 'method.request.path.orderId': true },
+    });
+
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: 'The account-level API Gateway logging role uses the AWS-managed policy made for exactly that purpose.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'Callers are IAM principals (SigV4); there is no Cognito user pool by design (DESIGN 3).',
+    });
+  }
+
+  /** A GET on `resource` backed by `fn`, with its path parameter required. */
+  addGet(resource: apigw.IResource, fn: HouseFunction, pathParameter: string): void {
+    resource.addMethod('GET', new apigw.LambdaIntegration(fn.fn), {
+      requestValidator: this.validator,
+      requestParameters: { [`method.request.path.${pathParameter}`]: true },
+    });
+  }
+
+  private addProblemGatewayResponses(): void {
+    // `status` is left out where API Gateway keeps its own status code (default 4xx/5xx).
+    const problemResponse = (id: string, type: apigw.ResponseType, status: string | undefined, title: string, detail: string) =>
+      this.api.addGatewayResponse(id, {
+        type,
+        statusCode: status,
+        responseHeaders: { 'Content-Type': "'application/problem+json'" },
+        templates: {
+          'application/json': JSON.stringify({
+            type: `urn:problem-type:${id}`,
+            title,
+            ...(status === undefined ? {} : { status: Number(status) }),
+            detail,
+          }),
+        },
+      });
+    problemResponse('bad-request-body', apigw.ResponseType.BAD_REQUEST_BODY, '400', 'Invalid order', '$context.error.validationErrorString');
+    problemResponse('bad-request-parameters', apigw.ResponseType.BAD_REQUEST_PARAMETERS, '400', 'Invalid request', '$context.error.validationErrorString');
+    problemResponse('default-4xx', apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused', '$context.error.message');
+    problemResponse('default-5xx', apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error', '$context.error.message');
+  }
+}

@@ -1,0 +1,206 @@
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
+import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/dynamodb';
+
+/**
+ * POST /orders against DynamoDB Local, tables created as the synthesized stack
+ * declares them. Each test uses its own caller, so tests do not share keys.
+ */
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
+let handler: Handler;
+let tables: Awaited<ReturnType<typeof createStackTables>>;
+let dynamoCalls: { table: string; command: string }[] = [];
+let failNext: ((command: string, table: string) => boolean) | undefined;
+
+beforeAll(async () => {
+  useEmulatorEnvironment();
+  tables = await createStackTables();
+  process.env.ORDERS_TABLE_NAME = tables.names.Orders;
+  process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
+  process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
+  const clients = await import('../../lambdas/adapters/aws-clients');
+  // Counts (and on demand fails) every DynamoDB call the handler makes, through the SDK's own middleware.
+  clients.dynamoDbClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { TableName?: string; TransactItems?: unknown[] };
+      const command = context.commandName ?? 'unknown';
+      const table = input.TableName ?? 'transaction';
+      dynamoCalls.push({ table, command });
+      if (failNext?.(command, table)) {
+        failNext = undefined;
+        throw Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCalls' },
+  );
+  ({ handler } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
+}, 60_000);
+
+afterAll(async () => {
+  await tables.drop();
+});
+
+beforeEach(() => {
+  dynamoCalls = [];
+  failNext = undefined;
+});
+
+let callerSeq = 0;
+function newCaller(): string {
+  callerSeq += 1;
+  return `arn:aws:iam::123456789012:user/caller-${callerSeq}-${Date.now()}`;
+}
+
+function post(caller: string, key: string | string[] | undefined, body: unknown, context: Context = lambdaContext()) {
+  const headers: Record<string, string | string[]> = { 'Content-Type': 'application/json' };
+  if (key !== undefined) headers['Idempotency-Key'] = key;
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  return handler(apiEvent({ method: 'POST', path: '/orders', caller, headers, body: raw }), context);
+}
+
+async function ordersOf(caller: string) {
+  const items = await scanAll(tables.names.Orders);
+  return items.filter((i) => i.entity === 'ORDER' && i.caller === caller);
+}
+
+async function idempotencyRecordCount(): Promise<number> {
+  return (await scanAll(tables.names.Idempotency)).length;
+}
+
+test('the same key twice makes one order and replays the identical response with the replay header', async () => {
+  const caller = newCaller();
+
+  const first = await post(caller, '"key-1"', VALID_ORDER);
+  const second = await post(caller, '"key-1"', VALID_ORDER);
+
+  expect(first.statusCode).toBe(201);
+  expect(second.statusCode).toBe(201);
+  expect(second.body).toBe(first.body);
+  expect(second.headers['Idempotent-Replayed']).toBe('true');
+  expect(first.headers['Idempotent-Replayed']).toBeUndefined();
+  expect(second.headers.Location).toBe(first.headers.Location);
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('a replay with different whitespace and key order is the same payload', async () => {
+  const caller = newCaller();
+  const reordered = `{ "items": [ {"unitPriceCents":150, "quantity":2, "sku":"sku-apple"}, {"sku":"sku-pear","unitPriceCents":999,"quantity":1} ],\n "customerId": "cust-1" }`;
+
+  const first = await post(caller, 'key-ws', VALID_ORDER);
+  const second = await post(caller, 'key-ws', reordered);
+
+  expect(second.statusCode).toBe(201);
+  expect(second.body).toBe(first.body);
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('the same key with a different body is 422 and still one order', async () => {
+  const caller = newCaller();
+
+  const first = await post(caller, 'key-422', VALID_ORDER);
+  const second = await post(caller, 'key-422', { ...VALID_ORDER, customerId: 'someone-else' });
+
+  expect(first.statusCode).toBe(201);
+  expect(second.statusCode).toBe(422);
+  expect(second.headers['Content-Type']).toBe('application/problem+json');
+  expect(JSON.parse(second.body)).toMatchObject({ status: 422, title: 'Idempotency-Key reused' });
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('20 concurrent requests with one key: one 201, the rest 409 or replay, no 5xx, one order', async () => {
+  const caller = newCaller();
+
+  const responses = await Promise.all(Array.from({ length: 20 }, () => post(caller, 'key-concurrent', VALID_ORDER)));
+
+  const statuses = responses.map((r) => r.statusCode);
+  const fresh = responses.filter((r) => r.statusCode === 201 && r.headers['Idempotent-Replayed'] === undefined);
+  expect(fresh).toHaveLength(1);
+  expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+  for (const r of responses.filter((r) => r.statusCode === 409)) expect(r.headers['Retry-After']).toBeDefined();
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('two callers with the same key get two orders', async () => {
+  const alice = newCaller();
+  const bob = newCaller();
+
+  const a = await post(alice, 'shared-key', VALID_ORDER);
+  const b = await post(bob, 'shared-key', VALID_ORDER);
+
+  expect(a.statusCode).toBe(201);
+  expect(b.statusCode).toBe(201);
+  expect(JSON.parse(a.body).orderId).not.toBe(JSON.parse(b.body).orderId);
+  expect(await ordersOf(alice)).toHaveLength(1);
+  expect(await ordersOf(bob)).toHaveLength(1);
+});
+
+test('a crash after the order transaction leaves a lock; once it expires the retry returns the same order, still one order', async () => {
+  const caller = newCaller();
+  // The function "dies" when it tries to mark the idempotency record complete.
+  failNext = (command, table) => command === 'UpdateItemCommand' && table === tables.names.Idempotency;
+
+  const crashed = await post(caller, 'key-crash', VALID_ORDER, lambdaContext(1_500));
+  const whileLocked = await post(caller, 'key-crash', VALID_ORDER);
+  await new Promise((r) => setTimeout(r, 1_700));
+  const retry = await post(caller, 'key-crash', VALID_ORDER);
+
+  expect(crashed.statusCode).toBe(503);
+  expect(whileLocked.statusCode).toBe(409);
+  expect(retry.statusCode).toBe(201);
+  const orders = await ordersOf(caller);
+  expect(orders).toHaveLength(1);
+  expect(JSON.parse(retry.body).orderId).toBe(orders[0].orderId);
+  expect(JSON.parse(retry.body).createdAt).toBe(orders[0].createdAt);
+});
+
+test.each([
+  ['no key', undefined],
+  ['an empty quoted key', '""'],
+  ['a 256-character key', 'k'.repeat(256)],
+  ['a non-ASCII key', '"clé"'],
+  ['two header lines', ['"a"', '"b"']],
+])('%s is 400 and stores nothing', async (_name, key) => {
+  const caller = newCaller();
+  const recordsBefore = await idempotencyRecordCount();
+
+  const response = await post(caller, key, VALID_ORDER);
+
+  expect(response.statusCode).toBe(400);
+  expect(response.headers['Content-Type']).toBe('application/problem+json');
+  expect(JSON.parse(response.body)).toMatchObject({ status: 400, title: 'Invalid Idempotency-Key' });
+  expect(await idempotencyRecordCount()).toBe(recordsBefore);
+  expect(await ordersOf(caller)).toHaveLength(0);
+});
+
+test('an invalid body is 400 with field errors, stores nothing, and the corrected request with the same key is 201', async () => {
+  const caller = newCaller();
+  const recordsBefore = await idempotencyRecordCount();
+
+  const rejected = await post(caller, 'key-fix', { customerId: '', items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }] });
+  const recordsAfterRejection = await idempotencyRecordCount();
+  const accepted = await post(caller, 'key-fix', VALID_ORDER);
+
+  expect(rejected.statusCode).toBe(400);
+  expect(JSON.parse(rejected.body).errors.map((e: { field: string }) => e.field)).toEqual(
+    expect.arrayContaining(['customerId', 'items.0.quantity']),
+  );
+  expect(recordsAfterRejection).toBe(recordsBefore);
+  expect(accepted.statusCode).toBe(201);
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('DynamoDB calls: a first request makes at most 3, a replay exactly 1', async () => {
+  const caller = newCaller();
+
+  await post(caller, 'key-count', VALID_ORDER);
+  const firstCalls = dynamoCalls.length;
+  dynamoCalls = [];
+  await post(caller, 'key-count', VALID_ORDER);
+  const replayCalls = dynamoCalls.length;
+
+  expect(firstCalls).toBeLessThanOrEqual(3);
+  expect(replayCalls).toBe(1);
+  console.log(`DynamoDB calls per request: first=${firstCalls}, replay=${replayCalls}`);
+});

@@ -1,0 +1,6 @@
+import type { Emulator } from '../../local/emulators';
+
+export default async function teardown(): Promise<void> {
+  const emulators = ((globalThis as Record<string, unknown>).__EMULATORS__ ?? []) as Emulator[];
+  await Promise.all(emulators.map((e) => e.stop()));
+}
