@@ -33,7 +33,7 @@ export function testDynamoDbClient(): DynamoDBClient {
  */
 export async function createStackTables(): Promise<{ names: Record<string, string>; drop: () => Promise<void> }> {
   const { template } = synthStack();
-  const definitions = tableDefinitions(template.toJSON());
+  const definitions = tableDefinitions(template.toJSON() as Parameters<typeof tableDefinitions>[0]);
   const client = testDynamoDbClient();
   const suffix = randomUUID().slice(0, 8);
   const names: Record<string, string> = {};
