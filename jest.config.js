@@ -2,7 +2,8 @@
  * Three suites, split by where they run:
  * - unit: pure code and handlers with a mocked SDK;
  * - infra: the synthesized template (no bundling);
- * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup.
+ * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
+ * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
  * @swc/jest strips types only; `npm run typecheck` does the type checking.
  */
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
@@ -19,5 +20,6 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/emulators-setup.ts',
       globalTeardown: '<rootDir>/test/support/emulators-teardown.ts',
     },
+    { ...common, displayName: 'runtime', testMatch: ['<rootDir>/test/runtime/**/*.test.ts'] },
   ],
 };

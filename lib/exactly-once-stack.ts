@@ -1,9 +1,13 @@
 import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { AppConfig } from './config';
+import { EffectsReadApi } from './constructs/effects-read-api';
+import { Monitoring } from './constructs/monitoring';
 import { OrdersApi } from './constructs/orders-api';
+import { OutboxRelay } from './constructs/outbox-relay';
+import { Pipelines } from './constructs/pipelines';
 import { IDEMPOTENCY_KEY_EXPIRY, Storage } from './constructs/storage';
-import { grantTableActions } from './grants';
+import { grantIndexActions, grantTableActions } from './grants';
 
 export interface ExactlyOnceStackProps extends StackProps {
   config: AppConfig;
@@ -33,13 +37,70 @@ export class ExactlyOnceStack extends Stack {
     grantTableActions(api.cancelOrder.fn, storage.ordersTable, ['GetItem', 'UpdateItem', 'PutItem']);
     grantTableActions(api.getOrder.fn, storage.ordersTable, ['GetItem']);
 
+    const pipelines = new Pipelines(this, 'Pipelines', {
+      effectsTableName: storage.effectsTable.tableName,
+      providerLogTableName: storage.providerLogTable.tableName,
+    });
+    for (const { consumer } of [pipelines.fulfilment, pipelines.loyalty]) {
+      // Inbox claim (Put) and effects (Update) in one transaction; then the provider call.
+      grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);
+      grantTableActions(consumer.fn, storage.providerLogTable, ['UpdateItem']);
+    }
+
+    const relay = new OutboxRelay(this, 'OutboxRelay', {
+      ordersTable: storage.ordersTable,
+      fifoQueueUrl: pipelines.fulfilment.queues.queue.queueUrl,
+      standardQueueUrl: pipelines.loyalty.queues.queue.queueUrl,
+    });
+    for (const publisher of [relay.relay, relay.sweeper]) {
+      pipelines.fulfilment.queues.queue.grantSendMessages(publisher.fn);
+      pipelines.loyalty.queues.queue.grantSendMessages(publisher.fn);
+      grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
+    }
+    grantIndexActions(relay.sweeper.fn, storage.ordersTable, 'pendingOutbox', ['Query']);
+
+    const reads = new EffectsReadApi(this, 'EffectsReadApi', { api, effectsTableName: storage.effectsTable.tableName });
+    grantTableActions(reads.getCustomer.fn, storage.effectsTable, ['GetItem']);
+    grantTableActions(reads.getInventory.fn, storage.effectsTable, ['GetItem']);
+
+    const functions = {
+      'create-order': api.createOrder,
+      'cancel-order': api.cancelOrder,
+      'get-order': api.getOrder,
+      'get-customer': reads.getCustomer,
+      'get-inventory': reads.getInventory,
+      'outbox-relay': relay.relay,
+      'outbox-sweeper': relay.sweeper,
+      'fulfilment-consumer': pipelines.fulfilment.consumer,
+      'loyalty-consumer': pipelines.loyalty.consumer,
+    };
+    new Monitoring(this, 'Monitoring', {
+      alarmEmail: config.alarmEmail,
+      api: api.api,
+      pipelines: [pipelines.fulfilment, pipelines.loyalty],
+      relay: relay.relay.fn,
+      relayFailureQueue: relay.failureQueue,
+      otherDeadLetterQueues: relay.sweeper.asyncDeadLetterQueue
+        ? [{ name: 'sweeper async DLQ', queue: relay.sweeper.asyncDeadLetterQueue }]
+        : [],
+      sweepAge: relay.sweepAge,
+      functions: Object.entries(functions).map(([name, f]) => ({ name, fn: f.fn })),
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: api.api.url });
     new CfnOutput(this, 'OrdersTableName', { value: storage.ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: storage.idempotencyTable.tableName });
+    new CfnOutput(this, 'EffectsTableName', { value: storage.effectsTable.tableName });
+    new CfnOutput(this, 'ProviderLogTableName', { value: storage.providerLogTable.tableName });
+    new CfnOutput(this, 'FulfilmentQueueUrl', { value: pipelines.fulfilment.queues.queue.queueUrl });
+    new CfnOutput(this, 'FulfilmentDlqUrl', { value: pipelines.fulfilment.queues.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
+    new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'RelayFailureQueueUrl', { value: relay.failureQueue.queueUrl });
 
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray tracing (PutTraceSegments/PutTelemetryRecords) does not support resource-level permissions.',
+      reason: 'X-Ray tracing (PutTraceSegments/PutTelemetryRecords) and dynamodb:ListStreams do not support resource-level permissions.',
     });
   }
 }

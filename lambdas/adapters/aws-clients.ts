@@ -1,3 +1,4 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
@@ -19,4 +20,17 @@ export function dynamoDbDocumentClient(): DynamoDBDocumentClient {
     marshallOptions: { removeUndefinedValues: true },
   });
   return documentClient;
+}
+
+let sqs: SQSClient | undefined;
+
+/**
+ * The SQS client. When `AWS_ENDPOINT_URL_SQS` is set (the local runtime), it is
+ * passed as the explicit endpoint: otherwise SDK v3 sends each call to the
+ * host in the QueueUrl, which for fauxqs (`sqs.<region>.localhost`) does not
+ * resolve. On AWS the variable is unset and nothing changes.
+ */
+export function sqsClient(): SQSClient {
+  sqs ??= new SQSClient(process.env.AWS_ENDPOINT_URL_SQS ? { endpoint: process.env.AWS_ENDPOINT_URL_SQS } : {});
+  return sqs;
 }

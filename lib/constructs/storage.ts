@@ -9,6 +9,7 @@ export interface StorageProps {
 /** Attribute names shared by the tables and the code that reads them. */
 export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
 export const IDEMPOTENCY_KEY_EXPIRY = Duration.hours(24);
+export const INBOX_EXPIRY_ATTRIBUTE = 'expiresAt';
 
 /**
  * The tables:
@@ -17,10 +18,17 @@ export const IDEMPOTENCY_KEY_EXPIRY = Duration.hours(24);
  *   items not yet dispatched, for the sweeper.
  * - Idempotency: Powertools idempotency records. TTL only tidies up; expiry is
  *   judged by the record's timestamp, because TTL deletes up to days late.
+ * - Effects: the consumers' inbox claims and the effects they guard (stock,
+ *   points, per-order fulfilment state), so a claim and its effect share one
+ *   transaction. Inbox claims expire through TTL once no redelivery is possible.
+ * - ProviderLog: the recording stand-in for external providers (mail,
+ *   warehouse): one item per idempotency key, with a call count.
  */
 export class Storage extends Construct {
   readonly ordersTable: dynamodb.Table;
   readonly idempotencyTable: dynamodb.Table;
+  readonly effectsTable: dynamodb.Table;
+  readonly providerLogTable: dynamodb.Table;
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
@@ -49,6 +57,18 @@ export class Storage extends Construct {
       ...common,
       partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
+    });
+
+    this.effectsTable = new dynamodb.Table(this, 'Effects', {
+      ...common,
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: INBOX_EXPIRY_ATTRIBUTE,
+    });
+
+    this.providerLogTable = new dynamodb.Table(this, 'ProviderLog', {
+      ...common,
+      partitionKey: { name: 'idempotencyKey', type: dynamodb.AttributeType.STRING },
     });
   }
 }

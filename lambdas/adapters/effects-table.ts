@@ -1,0 +1,15 @@
+/**
+ * Layout of the Effects table: the consumers' inbox and the effects it guards,
+ * in one table so each claim and its effect commit in one transaction.
+ *
+ *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`)
+ *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
+ *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
+ *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
+ */
+export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
+
+export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${consumer}#${eventId}`, sk: 'INBOX' });
+export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });
+export const customerKey = (customerId: string) => ({ pk: `CUSTOMER#${customerId}`, sk: 'CUSTOMER' });
+export const fulfilmentKey = (orderId: string) => ({ pk: `FULFILMENT#${orderId}`, sk: 'FULFILMENT' });

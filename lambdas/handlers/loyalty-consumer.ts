@@ -1,0 +1,59 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
+import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
+import { RecordingProvider } from '../adapters/recording-provider';
+import { SqsMessageControl } from '../adapters/sqs-message-control';
+import { PermanentError } from '../domain/errors';
+import { requireEnv, requireIntEnv } from '../shared/config';
+import { flushMetrics, logger, metrics } from '../shared/observability';
+import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
+import { consumeRecord, type ConsumerSettings } from './consumer-support';
+
+/**
+ * Standard-queue consumer: credits loyalty points and sends the confirmation
+ * e-mail. Records are independent, so Powertools processes them in parallel and
+ * reports exactly the failed message ids.
+ */
+const config = {
+  effectsTable: requireEnv('EFFECTS_TABLE_NAME'),
+  providerTable: requireEnv('PROVIDER_LOG_TABLE_NAME'),
+  inboxTtlSeconds: requireIntEnv('INBOX_TTL_SECONDS'),
+  queueUrl: requireEnv('QUEUE_URL'),
+  deadLetterQueueUrl: requireEnv('DEAD_LETTER_QUEUE_URL'),
+  visibilityTimeoutSeconds: requireIntEnv('VISIBILITY_TIMEOUT_SECONDS'),
+};
+
+const documents = dynamoDbDocumentClient();
+const deps = {
+  ledger: new DynamoDbLoyaltyLedger(documents, { tableName: config.effectsTable, inboxTtlSeconds: config.inboxTtlSeconds }),
+  mail: new RecordingProvider(documents, config.providerTable, 'mail'),
+};
+const settings: ConsumerSettings = {
+  consumer: 'loyalty',
+  control: new SqsMessageControl(sqsClient(), { queueUrl: config.queueUrl, deadLetterQueueUrl: config.deadLetterQueueUrl, fifo: false }),
+  backoff: { baseSeconds: 2, capSeconds: 300 },
+  visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+};
+metrics.setDefaultDimensions({ consumer: settings.consumer });
+
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  logger.addContext(context);
+  const processor = new BatchProcessor(EventType.SQS);
+  try {
+    return await processPartialResponse(
+      event,
+      (record: SQSRecord) =>
+        consumeRecord(record, settings, (e) => {
+          if (e.eventType !== 'OrderPlaced') {
+            throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+          }
+          return creditLoyaltyPoints(e, deps);
+        }),
+      processor,
+      { context },
+    );
+  } finally {
+    flushMetrics();
+  }
+};

@@ -1,0 +1,60 @@
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
+import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
+import { outboxEventOf } from '../adapters/outbox-stream-record';
+import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
+import type { OrderEvent } from '../domain/events';
+import { requireEnv } from '../shared/config';
+import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
+import { relayOutboxEvents } from '../use-cases/relay-outbox';
+
+/**
+ * Outbox relay on the Orders table stream. The event source mapping's filter
+ * admits only INSERTs of outbox items; the relay publishes them and reports
+ * exactly the records it could not publish, by sequence number, so Lambda
+ * retries from the first of them (bisecting, then the on-failure queue).
+ */
+const config = {
+  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
+  fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
+  standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
+};
+
+const deps = {
+  publisher: new SqsEventPublisher(sqsClient(), { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl }),
+  outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
+  now: () => new Date(),
+};
+
+export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
+  logger.addContext(context);
+  try {
+    const failures: string[] = [];
+    const relayable: { record: DynamoDBRecord; event: OrderEvent }[] = [];
+    for (const record of event.Records) {
+      const outboxEvent = outboxEventOf(record);
+      if (outboxEvent === 'not-outbox') continue; // the filter should not have let it in; nothing to relay
+      if (outboxEvent === 'malformed') {
+        logger.error('Outbox item has no readable event', { sequenceNumber: record.dynamodb?.SequenceNumber });
+        failures.push(sequenceNumberOf(record));
+        continue;
+      }
+      relayable.push({ record, event: outboxEvent });
+    }
+
+    const failedIds = await relayOutboxEvents(relayable.map((r) => r.event), deps);
+    for (const { record, event: e } of relayable) if (failedIds.has(e.eventId)) failures.push(sequenceNumberOf(record));
+
+    metrics.addMetric('OutboxEventsRelayed', MetricUnit.Count, relayable.length - failedIds.size);
+    if (failures.length > 0) logger.warn('Some outbox records were not relayed', { failures });
+    return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  } finally {
+    flushMetrics();
+  }
+};
+
+function sequenceNumberOf(record: DynamoDBRecord): string {
+  const sequenceNumber = record.dynamodb?.SequenceNumber;
+  if (sequenceNumber === undefined) throw new Error('Stream record without a sequence number');
+  return sequenceNumber;
+}

@@ -1,0 +1,43 @@
+import type { Context } from 'aws-lambda';
+import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
+import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
+import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
+import { requireEnv, requireIntEnv } from '../shared/config';
+import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
+import { sweepOutbox } from '../use-cases/relay-outbox';
+
+/**
+ * Scheduled safety net: the stream keeps records 24 h and the relay gives up on
+ * a record after its retries; anything still undispatched after
+ * OUTBOX_SWEEP_AGE_SECONDS is republished here. Publishes the age of the oldest
+ * undispatched item (`OldestUndispatchedOutboxAgeSeconds`), which is alarmed.
+ */
+const config = {
+  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
+  fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
+  standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
+  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
+};
+
+const deps = {
+  publisher: new SqsEventPublisher(sqsClient(), { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl }),
+  outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
+  now: () => new Date(),
+  minAgeSeconds: config.minAgeSeconds,
+  maxItems: 500,
+};
+
+export const handler = async (_event: unknown, context: Context) => {
+  logger.addContext(context);
+  try {
+    const result = await sweepOutbox(deps);
+    metrics.addMetric('OutboxEventsSwept', MetricUnit.Count, result.republished);
+    metrics.addMetric('OldestUndispatchedOutboxAgeSeconds', MetricUnit.Seconds, result.oldestPendingAgeSeconds);
+    if (result.republished > 0 || result.failed > 0) logger.warn('Outbox sweep republished events', { ...result });
+    // A failed republish must surface (async DLQ, errors alarm), not vanish.
+    if (result.failed > 0) throw new Error(`${result.failed} outbox events could not be republished`);
+    return result;
+  } finally {
+    flushMetrics();
+  }
+};

@@ -1,0 +1,24 @@
+import type { OrderEvent } from '../domain/events';
+
+/** Where outbox events go: the FIFO queue (all events) and the standard queue (OrderPlaced). */
+export interface EventPublisher {
+  /**
+   * Publishes every event; returns the ids of the events that could not be
+   * published (any destination failed). Never throws for a per-entry failure.
+   */
+  publish(events: readonly OrderEvent[]): Promise<Set<string>>;
+}
+
+export interface PendingOutboxItem {
+  event: OrderEvent;
+  createdAt: string;
+}
+
+export interface OutboxStore {
+  /** Marks an event dispatched, which drops it from the sweeper's pending index. */
+  markDispatched(event: OrderEvent, at: Date): Promise<void>;
+  /** Outbox items not dispatched and created before `olderThan`. */
+  pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]>;
+  /** Creation time of the oldest undispatched outbox item, if any. */
+  oldestPendingCreatedAt(): Promise<string | undefined>;
+}

@@ -1,0 +1,40 @@
+import type { OrderEvent } from '../domain/events';
+import type { EventPublisher, OutboxStore } from '../ports/outbox';
+
+/**
+ * Publishes outbox events, then marks each published one dispatched. Returns
+ * the ids that failed (to publish or to be marked): the caller reports those
+ * for retry. A retry may publish an event twice; consumers dedupe on eventId.
+ */
+export async function relayOutboxEvents(
+  events: readonly OrderEvent[],
+  deps: { publisher: EventPublisher; outbox: OutboxStore; now: () => Date },
+): Promise<Set<string>> {
+  const failed = await deps.publisher.publish(events);
+  const published = events.filter((e) => !failed.has(e.eventId));
+  const marks = await Promise.allSettled(published.map((e) => deps.outbox.markDispatched(e, deps.now())));
+  marks.forEach((mark, i) => {
+    if (mark.status === 'rejected') failed.add(published[i].eventId);
+  });
+  return failed;
+}
+
+/**
+ * The safety net behind the stream: republishes outbox items still pending
+ * after `minAgeSeconds` (the stream never relayed them, or its records aged
+ * out), and reports the age of the oldest pending item for the alarm.
+ */
+export async function sweepOutbox(deps: {
+  publisher: EventPublisher;
+  outbox: OutboxStore;
+  now: () => Date;
+  minAgeSeconds: number;
+  maxItems: number;
+}): Promise<{ republished: number; failed: number; oldestPendingAgeSeconds: number }> {
+  const now = deps.now();
+  const stale = await deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems);
+  const failed = stale.length === 0 ? new Set<string>() : await relayOutboxEvents(stale.map((p) => p.event), deps);
+  const oldest = await deps.outbox.oldestPendingCreatedAt();
+  const oldestPendingAgeSeconds = oldest === undefined ? 0 : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000);
+  return { republished: stale.length - failed.size, failed: failed.size, oldestPendingAgeSeconds };
+}

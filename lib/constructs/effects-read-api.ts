@@ -1,0 +1,28 @@
+import { Construct } from 'constructs';
+import { HouseFunction } from './house-function';
+import type { OrdersApi } from './orders-api';
+
+export interface EffectsReadApiProps {
+  api: OrdersApi;
+  effectsTableName: string;
+}
+
+/**
+ * Read models of the consumers' effects, on the same IAM-authenticated API:
+ * GET /customers/{customerId} (points) and GET /inventory/{sku} (reserved).
+ */
+export class EffectsReadApi extends Construct {
+  readonly getCustomer: HouseFunction;
+  readonly getInventory: HouseFunction;
+
+  constructor(scope: Construct, id: string, props: EffectsReadApiProps) {
+    super(scope, id);
+    const environment = { EFFECTS_TABLE_NAME: props.effectsTableName };
+    this.getCustomer = new HouseFunction(this, 'GetCustomer', { handler: 'get-customer', asyncDeadLetterQueue: false, environment });
+    this.getInventory = new HouseFunction(this, 'GetInventory', { handler: 'get-inventory', asyncDeadLetterQueue: false, environment });
+
+    const root = props.api.api.root;
+    props.api.addGet(root.addResource('customers').addResource('{customerId}'), this.getCustomer, 'customerId');
+    props.api.addGet(root.addResource('inventory').addResource('{sku}'), this.getInventory, 'sku');
+  }
+}

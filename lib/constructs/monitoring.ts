@@ -1,0 +1,144 @@
+import { Duration } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
+import type { ConsumerPipeline } from './pipelines';
+
+export interface MonitoringProps {
+  alarmEmail?: string;
+  api: apigw.RestApi;
+  pipelines: ConsumerPipeline[];
+  relay: lambda.IFunction;
+  relayFailureQueue: sqs.IQueue;
+  /** Dead-letter queues not owned by a pipeline (e.g. async-invocation DLQs). */
+  otherDeadLetterQueues: { name: string; queue: sqs.IQueue }[];
+  sweepAge: Duration;
+  functions: { name: string; fn: lambda.IFunction }[];
+}
+
+/**
+ * Alarms to an encrypted SNS topic, and a dashboard of the exactly-once metrics.
+ * What each alarm means is in its description, so the page a human gets says
+ * what broke and where to look.
+ */
+export class Monitoring extends Construct {
+  readonly topic: sns.Topic;
+  readonly dashboard: cloudwatch.Dashboard;
+  readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const key = new kms.Key(this, 'TopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
+    this.topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
+    // CloudWatch must be able to publish to a topic encrypted with a customer key.
+    key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
+    if (props.alarmEmail !== undefined) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+
+    for (const pipeline of props.pipelines) {
+      const { queue, deadLetterQueue } = pipeline.queues;
+      this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
+      this.alarm(`${pipeline.name}-source-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }), {
+        threshold: visibilitySeconds(queue),
+        description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+      });
+    }
+    this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
+    for (const other of props.otherDeadLetterQueues) this.deadLetterAlarms(other.name, other.queue);
+
+    this.alarm('relay-iterator-age', props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }), {
+      threshold: 60_000,
+      description: 'Outbox relay: stream records wait over a minute to be relayed (relay failing or throttled).',
+    });
+    this.alarm('oldest-undispatched-outbox-item', this.appMetric('OldestUndispatchedOutboxAgeSeconds', {}, 'Maximum'), {
+      threshold: props.sweepAge.toSeconds() * 2,
+      description: 'An outbox item stayed undispatched through two sweeps: neither the relay nor the sweeper can publish.',
+    });
+    for (const { name, fn } of props.functions) {
+      this.alarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
+        threshold: 1,
+        description: `${name}: invocations failed.`,
+      });
+      this.alarm(`${name}-throttles`, fn.metricThrottles({ period: Duration.minutes(5) }), {
+        threshold: 1,
+        description: `${name}: invocations were throttled.`,
+      });
+    }
+    this.alarm('api-5xx', props.api.metricServerError({ period: Duration.minutes(5) }), {
+      threshold: 1,
+      description: 'The API returned 5xx (a dependency is down; bad input never yields 5xx).',
+    });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    const perConsumer = (metricName: string) =>
+      new cloudwatch.GraphWidget({
+        title: metricName,
+        width: 12,
+        left: props.pipelines.map((p) => this.appMetric(metricName, { consumer: p.name }, 'Sum', p.name)),
+      });
+    this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
+    this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Idempotent API: orders placed and replays served',
+        width: 12,
+        left: [this.appMetric('OrderPlaced', {}, 'Sum'), this.appMetric('ReplayServed', {}, 'Sum')],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queues: visible messages',
+        width: 12,
+        left: props.pipelines.map((p) => p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name })),
+      }),
+    );
+    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
+  }
+
+  private deadLetterAlarms(name: string, queue: sqs.IQueue): void {
+    const slug = name.replace(/[^A-Za-z0-9]+/g, '-');
+    this.alarm(`${slug}-not-empty`, queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }), {
+      threshold: 1,
+      description: `${name}: holds messages. Read their failureCause attribute, fix, then redrive.`,
+    });
+    this.alarm(`${slug}-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }), {
+      threshold: Duration.days(7).toSeconds(),
+      description: `${name}: a message has waited 7 days; it is deleted at 14. Redrive or record it now.`,
+    });
+  }
+
+  private appMetric(metricName: string, dimensions: Record<string, string>, statistic: string, label?: string): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+      statistic,
+      period: Duration.minutes(1),
+      label,
+    });
+  }
+
+  private alarm(id: string, metric: cloudwatch.IMetric, options: { threshold: number; description: string }): void {
+    const alarm = new cloudwatch.Alarm(this, id, {
+      metric,
+      threshold: options.threshold,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: options.description,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(this.topic));
+    alarm.addOkAction(new actions.SnsAction(this.topic));
+    this.alarms.push(alarm);
+  }
+}
+
+function visibilitySeconds(queue: sqs.Queue): number {
+  const cfn = queue.node.defaultChild as sqs.CfnQueue;
+  return Number(cfn.visibilityTimeout ?? 30);
+}

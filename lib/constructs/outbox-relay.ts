@@ -1,0 +1,86 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { HouseFunction } from './house-function';
+import { DLQ_RETENTION } from './queue-with-dlq';
+
+export interface OutboxRelayProps {
+  ordersTable: dynamodb.ITable;
+  fifoQueueUrl: string;
+  standardQueueUrl: string;
+  /** The sweeper republishes outbox items older than this. Default 5 minutes. */
+  sweepAge?: Duration;
+}
+
+/**
+ * Moves outbox items from the Orders table to the queues:
+ * - the relay, on the table's stream: only outbox INSERTs invoke it (filter);
+ *   one batch at a time per shard, so records of one order stay in order;
+ *   bisect on error, bounded retries and record age, then an on-failure queue;
+ * - the sweeper, on a schedule: republishes whatever the stream never relayed.
+ */
+export class OutboxRelay extends Construct {
+  readonly relay: HouseFunction;
+  readonly sweeper: HouseFunction;
+  readonly failureQueue: sqs.Queue;
+  readonly sweepAge: Duration;
+
+  constructor(scope: Construct, id: string, props: OutboxRelayProps) {
+    super(scope, id);
+    this.sweepAge = props.sweepAge ?? Duration.minutes(5);
+    const queueEnv = { FIFO_QUEUE_URL: props.fifoQueueUrl, STANDARD_QUEUE_URL: props.standardQueueUrl };
+
+    this.failureQueue = new sqs.Queue(this, 'RelayFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DLQ_RETENTION,
+    });
+    Validations.of(this.failureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "This queue is itself a dead-letter queue: the stream event source mapping's on-failure destination.",
+    });
+
+    this.relay = new HouseFunction(this, 'Relay', {
+      handler: 'outbox-relay',
+      timeout: Duration.seconds(30),
+      // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
+      asyncDeadLetterQueue: false,
+      environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv },
+    });
+    this.relay.fn.addEventSource(
+      new DynamoEventSource(props.ordersTable, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(1),
+        parallelizationFactor: 1,
+        bisectBatchOnError: true,
+        retryAttempts: 8,
+        maxRecordAge: Duration.hours(6),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.failureQueue),
+        filters: [
+          lambda.FilterCriteria.filter({
+            eventName: lambda.FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { entity: { S: lambda.FilterRule.isEqual('OUTBOX') } } },
+          }),
+        ],
+      }),
+    );
+
+    this.sweeper = new HouseFunction(this, 'Sweeper', {
+      handler: 'outbox-sweeper',
+      timeout: Duration.seconds(60),
+      reservedConcurrentExecutions: 1, // two sweeps at once would only duplicate work
+      environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv, OUTBOX_SWEEP_AGE_SECONDS: String(this.sweepAge.toSeconds()) },
+    });
+    new events.Rule(this, 'SweepSchedule', {
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(this.sweeper.fn, { retryAttempts: 2, deadLetterQueue: this.sweeper.asyncDeadLetterQueue })],
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { Duration } from 'aws-cdk-lib';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Construct } from 'constructs';
+import { HouseFunction } from './house-function';
+import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
+
+export interface PipelinesProps {
+  effectsTableName: string;
+  providerLogTableName: string;
+}
+
+/** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
+export const REDRIVE_ALLOWANCE = Duration.days(3);
+
+export interface ConsumerPipeline {
+  name: string;
+  queues: QueueWithDlq;
+  consumer: HouseFunction;
+}
+
+/**
+ * The two delivery pipelines, each a queue + DLQ and its consumer:
+ * - fulfilment: FIFO (group = orderId), one batch per group at a time, so an
+ *   order's events arrive in order; reserves and releases stock;
+ * - loyalty: standard queue, parallel, credits points on OrderPlaced.
+ *
+ * Visibility timeout = 6 x consumer timeout + batching window (AWS's guidance
+ * for SQS event sources): shorter, and a slow batch reappears while still being
+ * worked on. The Aspects enforce it.
+ *
+ * Inbox TTL = source retention + DLQ retention + redrive allowance: a message
+ * can be redelivered (or redriven from the DLQ) that long after its first
+ * delivery, and its claim must still be there to stop a second effect.
+ */
+export class Pipelines extends Construct {
+  readonly fulfilment: ConsumerPipeline;
+  readonly loyalty: ConsumerPipeline;
+
+  constructor(scope: Construct, id: string, props: PipelinesProps) {
+    super(scope, id);
+    this.fulfilment = this.pipeline('Fulfilment', {
+      name: 'fulfilment',
+      handler: 'fulfilment-consumer',
+      fifo: true,
+      batchSize: 10,
+      batchingWindow: Duration.seconds(0), // FIFO event sources take no batching window
+      maxConcurrency: 10,
+      props,
+    });
+    this.loyalty = this.pipeline('Loyalty', {
+      name: 'loyalty',
+      handler: 'loyalty-consumer',
+      fifo: false,
+      batchSize: 10,
+      batchingWindow: Duration.seconds(1),
+      maxConcurrency: 10,
+      props,
+    });
+  }
+
+  private pipeline(
+    id: string,
+    options: {
+      name: string;
+      handler: string;
+      fifo: boolean;
+      batchSize: number;
+      batchingWindow: Duration;
+      maxConcurrency: number;
+      props: PipelinesProps;
+    },
+  ): ConsumerPipeline {
+    const consumerTimeout = Duration.seconds(30);
+    const visibilityTimeout = Duration.seconds(6 * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds());
+    const queues = new QueueWithDlq(this, `${id}Queues`, { fifo: options.fifo, visibilityTimeout });
+    const inboxTtl = queues.retentionPeriod.toSeconds() + DLQ_RETENTION.toSeconds() + REDRIVE_ALLOWANCE.toSeconds();
+
+    const consumer = new HouseFunction(this, `${id}Consumer`, {
+      handler: options.handler,
+      timeout: consumerTimeout,
+      // Invoked only through its event source mapping (synchronously): failures stay on the queue and redrive to its DLQ.
+      asyncDeadLetterQueue: false,
+      environment: {
+        EFFECTS_TABLE_NAME: options.props.effectsTableName,
+        PROVIDER_LOG_TABLE_NAME: options.props.providerLogTableName,
+        INBOX_TTL_SECONDS: String(inboxTtl),
+        QUEUE_URL: queues.queue.queueUrl,
+        DEAD_LETTER_QUEUE_URL: queues.deadLetterQueue.queueUrl,
+        VISIBILITY_TIMEOUT_SECONDS: String(visibilityTimeout.toSeconds()),
+      },
+    });
+    consumer.fn.addEventSource(
+      new SqsEventSource(queues.queue, {
+        batchSize: options.batchSize,
+        maxBatchingWindow: options.batchingWindow.toSeconds() > 0 ? options.batchingWindow : undefined,
+        reportBatchItemFailures: true,
+        maxConcurrency: options.maxConcurrency,
+      }),
+    );
+    // A permanent error goes straight to the DLQ, with its cause, without burning retries.
+    queues.deadLetterQueue.grantSendMessages(consumer.fn);
+    return { name: options.name, queues, consumer };
+  }
+}
+
