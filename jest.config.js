@@ -10,6 +10,8 @@ const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] 
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  // Integration and runtime tests talk to real emulators; a unit test never gets near this.
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },

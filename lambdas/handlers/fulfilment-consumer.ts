@@ -1,16 +1,16 @@
-import { processPartialResponse, SqsFifoPartialProcessor } from '@aws-lambda-powertools/batch';
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
-import { requireEnv, requireIntEnv } from '../shared/config';
+import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 import { consumeRecord, type ConsumerSettings } from './consumer-support';
 
 /**
- * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessor handles
+ * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessorAsync handles
  * records one at a time and, after the first failure, fails the rest of that
  * message group, so an order's events are never applied out of order.
  */
@@ -31,14 +31,14 @@ const deps = {
 const settings: ConsumerSettings = {
   consumer: 'fulfilment',
   control: new SqsMessageControl(sqsClient(), { queueUrl: config.queueUrl, deadLetterQueueUrl: config.deadLetterQueueUrl, fifo: true }),
-  backoff: { baseSeconds: 2, capSeconds: 60 },
+  backoff: { baseSeconds: optionalIntEnv('BACKOFF_BASE_SECONDS', 2), capSeconds: optionalIntEnv('BACKOFF_CAP_SECONDS', 60) },
   visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
 };
 metrics.setDefaultDimensions({ consumer: settings.consumer });
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
-  const processor = new SqsFifoPartialProcessor();
+  const processor = new SqsFifoPartialProcessorAsync();
   try {
     return await processPartialResponse(event, (record: SQSRecord) => consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps)), processor, {
       context,

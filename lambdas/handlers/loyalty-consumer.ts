@@ -5,7 +5,7 @@ import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
 import { PermanentError } from '../domain/errors';
-import { requireEnv, requireIntEnv } from '../shared/config';
+import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 import { consumeRecord, type ConsumerSettings } from './consumer-support';
@@ -32,7 +32,7 @@ const deps = {
 const settings: ConsumerSettings = {
   consumer: 'loyalty',
   control: new SqsMessageControl(sqsClient(), { queueUrl: config.queueUrl, deadLetterQueueUrl: config.deadLetterQueueUrl, fifo: false }),
-  backoff: { baseSeconds: 2, capSeconds: 300 },
+  backoff: { baseSeconds: optionalIntEnv('BACKOFF_BASE_SECONDS', 2), capSeconds: optionalIntEnv('BACKOFF_CAP_SECONDS', 300) },
   visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
 };
 metrics.setDefaultDimensions({ consumer: settings.consumer });

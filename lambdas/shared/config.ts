@@ -19,3 +19,8 @@ export function requireIntEnv(name: string): number {
   }
   return value;
 }
+
+/** An optional integer setting with a documented default; a present but malformed value still throws. */
+export function optionalIntEnv(name: string, defaultValue: number): number {
+  return process.env[name] === undefined || process.env[name] === '' ? defaultValue : requireIntEnv(name);
+}

@@ -1,0 +1,267 @@
+import type { SQSEvent } from 'aws-lambda';
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { apiEvent, lambdaContext } from '../support/api-events';
+import { receiveAll } from '../support/messaging';
+import { PipelineFixture } from '../support/pipeline-fixture';
+
+/**
+ * The messaging half on DynamoDB Local and fauxqs: real stream records, real
+ * queues, and the handlers invoked with the events Lambda would build. Every
+ * test checks the exactly-once property directly: deliver more than once,
+ * expect one effect.
+ */
+const fixture = new PipelineFixture();
+
+beforeAll(() => fixture.start({ extraEnv: { BACKOFF_BASE_SECONDS: '0', BACKOFF_CAP_SECONDS: '0' } }), 60_000);
+afterAll(() => fixture.stop());
+beforeEach(() => {
+  for (const log of Object.values(fixture.dynamoCalls)) {
+    log.calls.length = 0;
+    log.failWhen = undefined;
+  }
+});
+
+let seq = 0;
+function uniqueOrder() {
+  seq += 1;
+  const tag = `${Date.now()}-${seq}`;
+  return {
+    customerId: `cust-${tag}`,
+    items: [
+      { sku: `sku-a-${tag}`, quantity: 3, unitPriceCents: 250 },
+      { sku: `sku-b-${tag}`, quantity: 1, unitPriceCents: 1_000 },
+    ],
+  };
+}
+
+async function placeOrder(order = uniqueOrder()) {
+  const response = await fixture.createOrder(
+    apiEvent({ method: 'POST', path: '/orders', headers: { 'Idempotency-Key': `k-${seq}-${Date.now()}` }, body: JSON.stringify(order) }),
+    lambdaContext(),
+  );
+  expect(response.statusCode).toBe(201);
+  return { order, orderId: JSON.parse(response.body).orderId as string };
+}
+
+function placedEvent(orderId: string, order: ReturnType<typeof uniqueOrder>): OrderPlacedEvent {
+  return {
+    eventId: orderPlacedEventId(orderId),
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId,
+    customerId: order.customerId,
+    items: order.items,
+    totalCents: order.items.reduce((s, l) => s + l.quantity * l.unitPriceCents, 0),
+    occurredAt: new Date().toISOString(),
+  };
+}
+
+test('an order flows from the outbox through both queues: one reservation, one credit, one call per provider key', async () => {
+  const { order, orderId } = await placeOrder();
+
+  const relayed = await fixture.relayStream();
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+
+  expect(relayed.response.batchItemFailures).toEqual([]);
+  const effects = await fixture.effects();
+  expect(effects[`SKU#${order.items[0].sku}`].reserved).toBe(3);
+  expect(effects[`SKU#${order.items[1].sku}`].reserved).toBe(1);
+  expect(effects[`CUSTOMER#${order.customerId}`].points).toBe(17); // floor(1750 / 100)
+  const log = await fixture.providerLog();
+  expect(log[`fulfilment:${orderPlacedEventId(orderId)}`].calls).toBe(1);
+  expect(log[`loyalty:${orderPlacedEventId(orderId)}`].calls).toBe(1);
+});
+
+test('the relay marks each outbox item dispatched, and that MODIFY does not pass the filter', async () => {
+  await placeOrder();
+  await fixture.relayStream();
+
+  const after = await fixture.stream.next({ outboxOnly: false });
+  const outboxModifies = after.Records.filter((r) => r.eventName === 'MODIFY' && r.dynamodb?.NewImage?.entity?.S === 'OUTBOX');
+
+  expect(outboxModifies.length).toBeGreaterThan(0);
+  expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.dispatchedAt !== undefined)).toBe(true);
+  expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.pendingShard === undefined)).toBe(true);
+  // Drain what the relay published so later tests start from empty queues.
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+});
+
+test('a producer resend with a new messageId is applied once', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_resend0000000000000000000000000', order);
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+
+  const batch = await fixture.receive('loyalty', 2);
+  await fixture.deliver('loyalty', batch);
+
+  expect(new Set(batch.Records.map((r) => r.messageId)).size).toBe(2);
+  expect((await fixture.effects())[`CUSTOMER#${order.customerId}`].points).toBe(17);
+  expect((await fixture.providerLog())[`loyalty:${event.eventId}`].calls).toBe(2); // the provider saw the repeat, under one key
+});
+
+test('a crash after the transaction but before the ack: the redelivery is suppressed', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_crash00000000000000000000000000', order);
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(event), { groupId: event.orderId, dedupId: event.eventId });
+
+  const first = await fixture.receive('fulfilment', 1);
+  await fixture.deliver('fulfilment', first, { crashBeforeAck: true });
+  await fixture.makeVisibleAgain(fixture.queues.fifoQueueUrl, first.Records[0].receiptHandle);
+  const redelivery = await fixture.receive('fulfilment', 1);
+  const response = await fixture.deliver('fulfilment', redelivery);
+
+  expect(redelivery.Records[0].attributes.ApproximateReceiveCount).toBe('2');
+  expect(response.batchItemFailures).toEqual([]);
+  expect((await fixture.effects())[`SKU#${order.items[0].sku}`].reserved).toBe(3);
+});
+
+test('two concurrent deliveries of one message make one effect', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_concurrent000000000000000000000', order);
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  const batch = await fixture.receive('loyalty', 1);
+
+  const responses = await Promise.all([fixture.deliver('loyalty', batch, { crashBeforeAck: true }), fixture.deliver('loyalty', batch)]);
+
+  expect(responses.every((r) => r.batchItemFailures.length === 0)).toBe(true);
+  expect((await fixture.effects())[`CUSTOMER#${order.customerId}`].points).toBe(17);
+});
+
+test('a poison (permanent) message goes to the DLQ at once with its cause, without burning retries', async () => {
+  await fixture.send(fixture.queues.standardQueueUrl, '{"this is": "not an order event"}');
+  const batch = await fixture.receive('loyalty', 1);
+
+  const response = await fixture.deliver('loyalty', batch);
+  const dlq = await receiveAll(fixture.queues.standardDlqUrl, 1);
+
+  expect(response.batchItemFailures).toEqual([]);
+  expect(dlq.Records).toHaveLength(1);
+  const attributes = dlq.Records[0].messageAttributes;
+  expect(attributes.failureCause.stringValue).toBe('SchemaViolation');
+  expect(attributes.consumer.stringValue).toBe('loyalty');
+  expect(attributes.attempt.stringValue).toBe('1');
+  expect(dlq.Records[0].body).toBe('{"this is": "not an order event"}');
+});
+
+test('a message that keeps failing transiently reaches the DLQ after maxReceiveCount attempts, then a redrive applies it once', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_transient0000000000000000000000', order);
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  fixture.dynamoCalls.loyalty.failWhen = (command) => command === 'TransactWriteItemsCommand';
+
+  const failures: number[] = [];
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const batch = await fixture.receive('loyalty', 1);
+    if (batch.Records.length === 0) break;
+    failures.push((await fixture.deliver('loyalty', batch)).batchItemFailures.length);
+  }
+  const afterFive = await fixture.receive('loyalty', 1);
+  fixture.dynamoCalls.loyalty.failWhen = undefined;
+  const redriven = await fixture.redrive(fixture.queues.standardDlqUrl, fixture.queues.standardQueueUrl, false);
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+
+  expect(failures).toEqual([1, 1, 1, 1, 1]);
+  expect(afterFive.Records).toHaveLength(0);
+  expect(redriven).toBe(1);
+  expect((await fixture.effects())[`CUSTOMER#${order.customerId}`].points).toBe(17);
+});
+
+test('redriving a DLQ copy of an applied message (receive, send, delete) makes no second effect', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_redrive00000000000000000000000', order);
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  await fixture.send(fixture.queues.standardDlqUrl, JSON.stringify(event)); // the same event also sits in the DLQ
+
+  const redriven = await fixture.redrive(fixture.queues.standardDlqUrl, fixture.queues.standardQueueUrl, false);
+  const response = await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+
+  expect(redriven).toBe(1);
+  expect(response.batchItemFailures).toEqual([]);
+  expect((await fixture.effects())[`CUSTOMER#${order.customerId}`].points).toBe(17);
+});
+
+test('a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale', async () => {
+  const order = uniqueOrder();
+  const orderId = 'ord_cancelfirst00000000000000000000';
+  const placed = placedEvent(orderId, order);
+  const cancelled: OrderCancelledEvent = {
+    eventId: orderCancelledEventId(orderId),
+    eventType: 'OrderCancelled',
+    version: 2,
+    orderId,
+    customerId: order.customerId,
+    items: order.items,
+    occurredAt: new Date().toISOString(),
+  };
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(cancelled), { groupId: orderId, dedupId: cancelled.eventId });
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(placed), { groupId: orderId, dedupId: placed.eventId });
+
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+
+  const effects = await fixture.effects();
+  expect(effects[`SKU#${order.items[0].sku}`]).toBeUndefined();
+  expect(effects[`FULFILMENT#${orderId}`]).toMatchObject({ version: 2, state: 'CANCELLED_UNRESERVED' });
+  const log = await fixture.providerLog();
+  expect(log[`fulfilment:${placed.eventId}`]).toBeUndefined(); // a stale event tells the warehouse nothing
+});
+
+test('place then cancel through the API: reserved goes up then back to zero, points stay', async () => {
+  const { order, orderId } = await placeOrder();
+  await fixture.cancelOrder(
+    apiEvent({ method: 'POST', path: `/orders/${orderId}/cancel`, pathParameters: { orderId } }),
+    lambdaContext(),
+  );
+
+  await fixture.relayStream();
+  // FIFO: the cancel becomes receivable only once the place is acked (one group, in order).
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+
+  const effects = await fixture.effects();
+  expect(effects[`SKU#${order.items[0].sku}`].reserved).toBe(0);
+  expect(effects[`FULFILMENT#${orderId}`]).toMatchObject({ version: 2, state: 'RELEASED' });
+  expect(effects[`CUSTOMER#${order.customerId}`].points).toBe(17);
+});
+
+test('a relay crash after publishing, then its retry: consumers still apply once', async () => {
+  const { order } = await placeOrder();
+  const event = await fixture.stream.next();
+
+  await fixture.relay(event, lambdaContext()); // published, then "crashed" before Lambda checkpointed
+  await fixture.relay(event, lambdaContext()); // Lambda retries the same records
+  const loyaltyBatch = await fixture.receive('loyalty', 2);
+  await fixture.deliver('loyalty', loyaltyBatch);
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  const fifoAfter = await fixture.receive('fulfilment', 1);
+
+  expect(loyaltyBatch.Records).toHaveLength(2); // the standard queue got the event twice
+  expect(fifoAfter.Records).toHaveLength(0); // the FIFO queue deduplicated the resend by eventId
+  const effects = await fixture.effects();
+  expect(effects[`CUSTOMER#${order.customerId}`].points).toBe(17);
+  expect(effects[`SKU#${order.items[0].sku}`].reserved).toBe(3);
+});
+
+test('DynamoDB calls per consumed message: first delivery and duplicate', async () => {
+  const order = uniqueOrder();
+  const event = placedEvent('ord_callcount000000000000000000000', order);
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
+  const [first, duplicate] = (await fixture.receive('loyalty', 2)).Records;
+
+  await fixture.deliver('loyalty', { Records: [first] } as SQSEvent);
+  const firstCalls = fixture.dynamoCalls.loyalty.calls.splice(0);
+  await fixture.deliver('loyalty', { Records: [duplicate] } as SQSEvent);
+  const duplicateCalls = fixture.dynamoCalls.loyalty.calls.splice(0);
+
+  // Claim + effect in one transaction, then the provider call (also a write here, the recording stand-in).
+  expect(firstCalls).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand']);
+  expect(duplicateCalls).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand']);
+  console.log(`DynamoDB calls per consumed message: first=${firstCalls.length}, duplicate=${duplicateCalls.length}`);
+});

@@ -1,0 +1,170 @@
+import {
+  DescribeTableCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBStreamsClient,
+  DescribeStreamCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
+import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { testDynamoDbClient } from './dynamodb';
+
+/**
+ * Builds the events Lambda would build, from the real emulators: stream records
+ * read from DynamoDB Local's stream, messages received from fauxqs. Handlers
+ * under test are invoked with exactly these.
+ */
+export function testSqsClient(): SQSClient {
+  return new SQSClient({ endpoint: process.env.TEST_SQS_ENDPOINT, region: 'us-east-1' });
+}
+
+export interface TestQueues {
+  fifoQueueUrl: string;
+  fifoDlqUrl: string;
+  standardQueueUrl: string;
+  standardDlqUrl: string;
+  relayFailureQueueUrl: string;
+}
+
+/** The pipeline queues as the stack declares them: FIFO + FIFO DLQ, standard + DLQ, maxReceiveCount 5. */
+export async function createTestQueues(options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {}): Promise<TestQueues> {
+  const sqs = testSqsClient();
+  const suffix = randomUUID().slice(0, 8);
+  const create = async (name: string, attributes: Record<string, string>) =>
+    (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+  const arnOf = async (url: string) =>
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const visibility = String(options.visibilityTimeoutSeconds ?? 180);
+  const maxReceiveCount = String(options.maxReceiveCount ?? 5);
+
+  const fifoDlqUrl = await create(`fulfilment-dlq-${suffix}.fifo`, { FifoQueue: 'true' });
+  const fifoQueueUrl = await create(`fulfilment-${suffix}.fifo`, {
+    FifoQueue: 'true',
+    DeduplicationScope: 'messageGroup',
+    FifoThroughputLimit: 'perMessageGroupId',
+    VisibilityTimeout: visibility,
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(fifoDlqUrl), maxReceiveCount }),
+  });
+  const standardDlqUrl = await create(`loyalty-dlq-${suffix}`, {});
+  const standardQueueUrl = await create(`loyalty-${suffix}`, {
+    VisibilityTimeout: visibility,
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(standardDlqUrl), maxReceiveCount }),
+  });
+  const relayFailureQueueUrl = await create(`relay-failures-${suffix}`, {});
+  sqs.destroy();
+  return { fifoQueueUrl, fifoDlqUrl, standardQueueUrl, standardDlqUrl, relayFailureQueueUrl };
+}
+
+/** Receives up to `max` messages and shapes them as Lambda's SQS event. */
+export async function receiveSqsEvent(queueUrl: string, max = 10, waitSeconds = 1): Promise<SQSEvent> {
+  const sqs = testSqsClient();
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: waitSeconds,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
+  sqs.destroy();
+  return { Records: Messages.map((m) => toSqsRecord(m, queueUrl)) };
+}
+
+/** Receives until `count` messages arrived (or the deadline), as one event. */
+export async function receiveAll(queueUrl: string, count: number, timeoutMs = 5_000): Promise<SQSEvent> {
+  const records: SQSRecord[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (records.length < count && Date.now() < deadline) {
+    const event = await receiveSqsEvent(queueUrl, Math.min(10, count - records.length), 1);
+    records.push(...event.Records);
+  }
+  return { Records: records };
+}
+
+function toSqsRecord(message: Message, queueUrl: string): SQSRecord {
+  const attrs = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId!,
+    receiptHandle: message.ReceiptHandle!,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attrs.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attrs.SentTimestamp ?? String(Date.now()),
+      SenderId: attrs.SenderId ?? 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: attrs.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      ...(attrs.MessageGroupId ? { MessageGroupId: attrs.MessageGroupId } : {}),
+      ...(attrs.MessageDeduplicationId ? { MessageDeduplicationId: attrs.MessageDeduplicationId } : {}),
+      ...(attrs.SequenceNumber ? { SequenceNumber: attrs.SequenceNumber } : {}),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([k, v]) => [
+        k,
+        { stringValue: v.StringValue, dataType: v.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueUrl.split('/').pop()}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+/**
+ * Reads a table's stream from the start, remembering its position, and returns
+ * the new records as Lambda's DynamoDB stream event, after the event source
+ * mapping's filter (outbox INSERTs only) when `outboxOnly`.
+ */
+export class StreamReader {
+  private iterator: string | undefined;
+  private readonly streams = new DynamoDBStreamsClient({ endpoint: process.env.TEST_DYNAMODB_ENDPOINT, region: 'us-east-1' });
+
+  constructor(private readonly tableName: string) {}
+
+  async next(options: { outboxOnly?: boolean } = { outboxOnly: true }): Promise<DynamoDBStreamEvent> {
+    if (this.iterator === undefined) this.iterator = await this.firstIterator();
+    const raw: StreamRecord[] = [];
+    for (let i = 0; i < 5 && this.iterator !== undefined; i++) {
+      const page: { Records?: StreamRecord[]; NextShardIterator?: string } = await this.streams.send(
+        new GetRecordsCommand({ ShardIterator: this.iterator }),
+      );
+      raw.push(...(page.Records ?? []));
+      this.iterator = page.NextShardIterator;
+      if ((page.Records ?? []).length === 0) break;
+    }
+    const records = raw.map((r) => r as unknown as DynamoDBRecord);
+    const kept = options.outboxOnly === false ? records : records.filter(isOutboxInsert);
+    return { Records: kept.map((r) => ({ ...r, eventSourceARN: `arn:aws:dynamodb:us-east-1:000000000000:table/${this.tableName}/stream/x` })) };
+  }
+
+  close(): void {
+    this.streams.destroy();
+  }
+
+  private async firstIterator(): Promise<string> {
+    const dynamo = testDynamoDbClient();
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: this.tableName }));
+    dynamo.destroy();
+    const { StreamDescription } = await this.streams.send(new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn! }));
+    const shard = StreamDescription!.Shards![0];
+    const { ShardIterator } = await this.streams.send(
+      new GetShardIteratorCommand({ StreamArn: Table!.LatestStreamArn!, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }),
+    );
+    return ShardIterator!;
+  }
+}
+
+/** The relay's event source mapping filter: `eventName = INSERT` and `NewImage.entity.S = OUTBOX`. */
+export function isOutboxInsert(record: DynamoDBRecord): boolean {
+  return record.eventName === 'INSERT' && record.dynamodb?.NewImage?.entity?.S === 'OUTBOX';
+}

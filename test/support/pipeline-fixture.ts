@@ -1,0 +1,192 @@
+import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, Context, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { lambdaContext } from './api-events';
+import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
+import { createTestQueues, receiveAll, StreamReader, testSqsClient, type TestQueues } from './messaging';
+
+type ApiHandler = (e: APIGatewayProxyEvent, c: Context) => Promise<{ statusCode: number; body: string; headers: Record<string, string> }>;
+type StreamHandler = (e: DynamoDBStreamEvent, c: Context) => Promise<DynamoDBBatchResponse>;
+type SqsHandler = (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
+
+export interface DynamoCallLog {
+  calls: string[];
+  failWhen?: (command: string) => boolean;
+}
+
+/**
+ * The whole messaging half wired by hand on the real emulators: tables as the
+ * stack declares them, queues with the stack's redrive settings, and each
+ * handler loaded in its own module registry with its own environment, as each
+ * Lambda function has its own. `deliver` plays the SQS event source: it hands
+ * the handler what it received and deletes what the handler did not report failed.
+ */
+export class PipelineFixture {
+  tables!: Awaited<ReturnType<typeof createStackTables>>;
+  queues!: TestQueues;
+  stream!: StreamReader;
+  createOrder!: ApiHandler;
+  cancelOrder!: ApiHandler;
+  relay!: StreamHandler;
+  fulfilment!: SqsHandler;
+  loyalty!: SqsHandler;
+  readonly dynamoCalls: Record<'relay' | 'fulfilment' | 'loyalty', DynamoCallLog> = {
+    relay: { calls: [] },
+    fulfilment: { calls: [] },
+    loyalty: { calls: [] },
+  };
+
+  async start(options: { visibilityTimeoutSeconds?: number; extraEnv?: Record<string, string> } = {}): Promise<void> {
+    useEmulatorEnvironment();
+    this.tables = await createStackTables();
+    this.queues = await createTestQueues({ visibilityTimeoutSeconds: options.visibilityTimeoutSeconds });
+    this.stream = new StreamReader(this.tables.names.Orders);
+    const common = {
+      ORDERS_TABLE_NAME: this.tables.names.Orders,
+      IDEMPOTENCY_TABLE_NAME: this.tables.names.Idempotency,
+      IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
+      EFFECTS_TABLE_NAME: this.tables.names.Effects,
+      PROVIDER_LOG_TABLE_NAME: this.tables.names.ProviderLog,
+      FIFO_QUEUE_URL: this.queues.fifoQueueUrl,
+      STANDARD_QUEUE_URL: this.queues.standardQueueUrl,
+      INBOX_TTL_SECONDS: String(21 * 86400),
+      VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
+      ...options.extraEnv,
+    };
+    this.createOrder = (await this.load('create-order', common)).handler as ApiHandler;
+    this.cancelOrder = (await this.load('cancel-order', common)).handler as ApiHandler;
+    this.relay = (await this.load('outbox-relay', common, this.dynamoCalls.relay)).handler as StreamHandler;
+    this.fulfilment = (
+      await this.load(
+        'fulfilment-consumer',
+        { ...common, QUEUE_URL: this.queues.fifoQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.fifoDlqUrl },
+        this.dynamoCalls.fulfilment,
+      )
+    ).handler as SqsHandler;
+    this.loyalty = (
+      await this.load(
+        'loyalty-consumer',
+        { ...common, QUEUE_URL: this.queues.standardQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.standardDlqUrl },
+        this.dynamoCalls.loyalty,
+      )
+    ).handler as SqsHandler;
+  }
+
+  async stop(): Promise<void> {
+    this.stream.close();
+    await this.tables.drop();
+  }
+
+  /** Loads a handler module in a fresh registry with the given environment, counting its DynamoDB calls. */
+  private async load(name: string, env: Record<string, string>, log?: DynamoCallLog): Promise<{ handler: unknown }> {
+    Object.assign(process.env, env);
+    let loaded: { handler: unknown } | undefined;
+    await jest.isolateModulesAsync(async () => {
+      if (log !== undefined) {
+        const clients = await import('../../lambdas/adapters/aws-clients');
+        clients.dynamoDbClient().middlewareStack.add(
+          (next, context) => async (args) => {
+            const command = context.commandName ?? 'unknown';
+            log.calls.push(command);
+            if (log.failWhen?.(command)) throw Object.assign(new Error('injected dependency failure'), { code: 'ECONNRESET' });
+            return next(args);
+          },
+          { step: 'initialize', name: 'countCalls' },
+        );
+      }
+      loaded = (await import(`../../lambdas/handlers/${name}`)) as { handler: unknown };
+    });
+    return loaded!;
+  }
+
+  /** Relays whatever the stream holds now (outbox INSERTs only, like the mapping's filter). */
+  async relayStream(): Promise<{ event: DynamoDBStreamEvent; response: DynamoDBBatchResponse }> {
+    const event = await this.stream.next();
+    const response = await this.relay(event, lambdaContext());
+    return { event, response };
+  }
+
+  /**
+   * One delivery by the SQS event source: invoke with the received batch, then
+   * delete the messages not reported failed (unless `crashBeforeAck`).
+   */
+  async deliver(
+    consumer: 'fulfilment' | 'loyalty',
+    event: SQSEvent,
+    options: { crashBeforeAck?: boolean } = {},
+  ): Promise<SQSBatchResponse> {
+    const handler = consumer === 'fulfilment' ? this.fulfilment : this.loyalty;
+    const queueUrl = consumer === 'fulfilment' ? this.queues.fifoQueueUrl : this.queues.standardQueueUrl;
+    let response: SQSBatchResponse;
+    try {
+      response = await handler(event, lambdaContext(30_000));
+    } catch (error) {
+      // A thrown batch (all records failed) leaves every message on the queue.
+      response = { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      if (!(error instanceof Error) || !error.name.includes('BatchFailure')) throw error;
+    }
+    if (options.crashBeforeAck) return response;
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    const done = event.Records.filter((r) => !failed.has(r.messageId));
+    if (done.length > 0) {
+      const sqs = testSqsClient();
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+        }),
+      );
+      sqs.destroy();
+    }
+    return response;
+  }
+
+  async receive(consumer: 'fulfilment' | 'loyalty', count: number): Promise<SQSEvent> {
+    return receiveAll(consumer === 'fulfilment' ? this.queues.fifoQueueUrl : this.queues.standardQueueUrl, count);
+  }
+
+  async makeVisibleAgain(queueUrl: string, receiptHandle: string): Promise<void> {
+    const sqs = testSqsClient();
+    await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }));
+    sqs.destroy();
+  }
+
+  async send(queueUrl: string, body: string, fifo?: { groupId: string; dedupId: string }): Promise<void> {
+    const sqs = testSqsClient();
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        ...(fifo ? { MessageGroupId: fifo.groupId, MessageDeduplicationId: fifo.dedupId } : {}),
+      }),
+    );
+    sqs.destroy();
+  }
+
+  /** Moves every message of a DLQ back to its source the portable way: receive, send, delete. */
+  async redrive(dlqUrl: string, sourceUrl: string, fifo: boolean): Promise<number> {
+    const sqs = testSqsClient();
+    const event = await receiveAll(dlqUrl, 10, 1_500);
+    for (const record of event.Records) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: sourceUrl,
+          MessageBody: record.body,
+          ...(fifo ? { MessageGroupId: record.attributes.MessageGroupId ?? 'redrive', MessageDeduplicationId: `redrive-${record.messageId}` } : {}),
+        }),
+      );
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: record.receiptHandle }));
+    }
+    sqs.destroy();
+    return event.Records.length;
+  }
+
+  async effects(): Promise<Record<string, Record<string, unknown>>> {
+    const items = await scanAll(this.tables.names.Effects);
+    return Object.fromEntries(items.map((i) => [String(i.pk), i]));
+  }
+
+  async providerLog(): Promise<Record<string, Record<string, unknown>>> {
+    const items = await scanAll(this.tables.names.ProviderLog);
+    return Object.fromEntries(items.map((i) => [String(i.idempotencyKey), i]));
+  }
+}
