@@ -1,11 +1,12 @@
 import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { applyCorrectnessAspects } from './aspects';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
 import { Monitoring } from './constructs/monitoring';
 import { OrdersApi } from './constructs/orders-api';
 import { OutboxRelay } from './constructs/outbox-relay';
-import { Pipelines } from './constructs/pipelines';
+import { Pipelines, REDRIVE_ALLOWANCE } from './constructs/pipelines';
 import { IDEMPOTENCY_KEY_EXPIRY, Storage } from './constructs/storage';
 import { grantIndexActions, grantTableActions } from './grants';
 
@@ -97,6 +98,9 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
     new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: relay.failureQueue.queueUrl });
+
+    // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
+    applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
 
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { requiredInboxTtlSeconds } from '../aspects';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
 
@@ -73,7 +74,11 @@ export class Pipelines extends Construct {
     const consumerTimeout = Duration.seconds(30);
     const visibilityTimeout = Duration.seconds(6 * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds());
     const queues = new QueueWithDlq(this, `${id}Queues`, { fifo: options.fifo, visibilityTimeout });
-    const inboxTtl = queues.retentionPeriod.toSeconds() + DLQ_RETENTION.toSeconds() + REDRIVE_ALLOWANCE.toSeconds();
+    const inboxTtl = requiredInboxTtlSeconds({
+      sourceRetentionSeconds: queues.retentionPeriod.toSeconds(),
+      deadLetterRetentionSeconds: DLQ_RETENTION.toSeconds(),
+      redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds(),
+    });
 
     const consumer = new HouseFunction(this, `${id}Consumer`, {
       handler: options.handler,

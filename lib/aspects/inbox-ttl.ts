@@ -1,0 +1,120 @@
+import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
+import {
+  EVENT_SOURCE_MAPPING,
+  SQS_DEFAULT_RETENTION_SECONDS,
+  Unverifiable,
+  show,
+  get,
+  seconds,
+  type RenderedResource,
+  type StackModel,
+} from './model';
+
+/** The environment variable from which a consumer takes the TTL of its inbox records, in seconds. */
+export const INBOX_TTL_ENV = 'INBOX_TTL_SECONDS';
+/** Default time allowed for a dead-lettered message to be redriven and processed: 1 day. */
+export const DEFAULT_REDRIVE_ALLOWANCE_SECONDS = 86_400;
+
+export interface InboxTtlOptions extends CorrectnessAspectOptions {
+  /** How long after leaving the dead-letter queue a redriven message may still be processed. Default 1 day. */
+  readonly redriveAllowanceSeconds?: number;
+}
+
+/**
+ * The shortest inbox TTL that outlives every delivery of a message: its time
+ * in the source queue, then in the dead-letter queue, then the redrive. Use
+ * it to set `INBOX_TTL_SECONDS` from the queues, so the two cannot drift apart.
+ */
+export function requiredInboxTtlSeconds(props: {
+  sourceRetentionSeconds: number;
+  deadLetterRetentionSeconds: number;
+  redriveAllowanceSeconds?: number;
+}): number {
+  return (
+    props.sourceRetentionSeconds +
+    props.deadLetterRetentionSeconds +
+    (props.redriveAllowanceSeconds ?? DEFAULT_REDRIVE_ALLOWANCE_SECONDS)
+  );
+}
+
+/**
+ * Rule InboxTtl: every function that consumes an SQS queue through an event
+ * source mapping has an environment variable `INBOX_TTL_SECONDS` (a whole
+ * number of seconds) >= source queue retention + its dead-letter queue's
+ * retention + a redrive allowance (default 1 day).
+ *
+ * Why: a consumer makes its effect exactly-once by claiming the event's id in
+ * its inbox table in the same transaction as the effect; a second delivery
+ * finds the claim and does nothing. The claim carries a TTL so the table does
+ * not grow forever. But a copy of the message may still be delivered as long
+ * as it lives anywhere: in the source queue (up to its retention), then in
+ * the dead-letter queue (up to its retention; a FIFO queue even restarts the
+ * clock when it moves a message), then back in the source after a redrive.
+ * If the inbox record has expired when that copy arrives, the claim succeeds
+ * again and the effect (e.g. a non-idempotent `ADD`) is applied a second time.
+ * (DynamoDB's TTL deletes late, never early, so the TTL is a safe lower bound.)
+ *
+ * A queue without a redrive policy counts its dead-letter retention as 0 (the
+ * DeadLetterQueue rule reports the missing DLQ). The error is on the function.
+ */
+export class InboxTtlAspect extends CorrectnessAspect {
+  readonly rule = 'InboxTtl' as const;
+  protected readonly resourceType = EVENT_SOURCE_MAPPING;
+  private readonly redriveAllowanceSeconds: number;
+
+  constructor(options: InboxTtlOptions = {}) {
+    super(options);
+    this.redriveAllowanceSeconds = options.redriveAllowanceSeconds ?? DEFAULT_REDRIVE_ALLOWANCE_SECONDS;
+  }
+
+  protected check(esm: RenderedResource, model: StackModel): void {
+    const source = model.eventSource(esm);
+    if (source.kind === 'unresolved') {
+      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
+    }
+    if (source.kind !== 'sqs') return;
+    const { queue } = source;
+    const fn = model.targetFunction(esm);
+    const redrive = model.deadLetterQueueOf(queue);
+    const sourceRetention = seconds(queue, 'MessageRetentionPeriod', SQS_DEFAULT_RETENTION_SECONDS);
+    const dlqRetention =
+      redrive === undefined ? 0 : seconds(redrive.dlq, 'MessageRetentionPeriod', SQS_DEFAULT_RETENTION_SECONDS);
+    const required = requiredInboxTtlSeconds({
+      sourceRetentionSeconds: sourceRetention,
+      deadLetterRetentionSeconds: dlqRetention,
+      redriveAllowanceSeconds: this.redriveAllowanceSeconds,
+    });
+    const breakdown =
+      `${sourceRetention} s (retention of ${queue.name}) + ${dlqRetention} s (retention of ` +
+      `${redrive === undefined ? 'its dead-letter queue, none' : redrive.dlq.name}) + ${this.redriveAllowanceSeconds} s (redrive allowance) = ${required} s`;
+    const consequence = 'a message redriven after its inbox record expired would have its effect applied a second time';
+
+    const value = get(fn.properties, 'Environment', 'Variables', INBOX_TTL_ENV);
+    if (value === undefined) {
+      this.fail(
+        fn,
+        `Function ${fn.name} consumes queue ${queue.name} but has no ${INBOX_TTL_ENV} environment variable; ` +
+          `its inbox records must outlive ${breakdown}, or ${consequence}. Set ${INBOX_TTL_ENV} to at least ${required}.`,
+      );
+      return;
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new Unverifiable(`${INBOX_TTL_ENV} of ${fn.name} is ${show(value)}, not a value known at synth time`);
+    }
+    const ttl = String(value).trim();
+    if (!/^\d+$/.test(ttl)) {
+      this.fail(
+        fn,
+        `Function ${fn.name} has ${INBOX_TTL_ENV} "${ttl}", not a whole number of seconds. Set it to at least ${required}.`,
+      );
+      return;
+    }
+    if (Number(ttl) < required) {
+      this.fail(
+        fn,
+        `Function ${fn.name} consumes queue ${queue.name} with ${INBOX_TTL_ENV} ${ttl}, below ${breakdown}: ` +
+          `${consequence}. Set ${INBOX_TTL_ENV} to at least ${required}.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { AspectPriority, Aspects } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import type { CorrectnessAspect } from './correctness-aspect';
+import { DeadLetterQueueAspect } from './dead-letter-queue';
+import { InboxTtlAspect } from './inbox-ttl';
+import { StackModels } from './model';
+import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+import { StreamSourceAspect } from './stream-source';
+import { VisibilityTimeoutAspect } from './visibility-timeout';
+
+export { CorrectnessAspect, type CorrectnessAspectOptions, type CorrectnessRule } from './correctness-aspect';
+export { DeadLetterQueueAspect, MIN_MAX_RECEIVE_COUNT } from './dead-letter-queue';
+export {
+  DEFAULT_REDRIVE_ALLOWANCE_SECONDS,
+  INBOX_TTL_ENV,
+  InboxTtlAspect,
+  requiredInboxTtlSeconds,
+  type InboxTtlOptions,
+} from './inbox-ttl';
+export { StackModels, Unverifiable } from './model';
+export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+export { StreamSourceAspect } from './stream-source';
+export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';
+
+export interface CorrectnessOptions {
+  /** Time allowed to redrive and process a dead-lettered message, added to the inbox TTL floor. Default 86400 (1 day). */
+  readonly redriveAllowanceSeconds?: number;
+  /** What to do with a rule that cannot be checked at synth time. Default `error`. See `CorrectnessAspectOptions`. */
+  readonly unverifiable?: 'error' | 'warning';
+}
+
+/**
+ * Registers the synth-time correctness rules of DESIGN.md §4 on `scope` (a
+ * stack or the app): any violation is an error annotation, and synth fails.
+ * They are added at `AspectPriority.READONLY` (they change nothing), check in
+ * synth's validation phase (see `CorrectnessAspect`) and share one model per
+ * stack. Returns the aspects.
+ */
+export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessOptions = {}): CorrectnessAspect[] {
+  const common = { models: new StackModels(), unverifiable: options.unverifiable };
+  const aspects: CorrectnessAspect[] = [
+    new VisibilityTimeoutAspect(common),
+    new DeadLetterQueueAspect(common),
+    new ReportBatchItemFailuresAspect(common),
+    new StreamSourceAspect(common),
+    new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
+  ];
+  for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
+  return aspects;
+}

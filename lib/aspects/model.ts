@@ -1,0 +1,389 @@
+import { CfnResource, Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+
+/**
+ * A read-only view of one stack's CloudFormation resources, as the template
+ * will render them, for the correctness aspects.
+ *
+ * Why rendered CloudFormation and not L2 props: the aspects must catch a
+ * misconfiguration however it was made (L2 props, L1 props, escape-hatch
+ * overrides such as `addPropertyOverride`). Only the rendered resource
+ * reflects all of them, so each resource is rendered with
+ * `CfnResource._toCloudFormation()` (what synth itself calls) and resolved with
+ * `Stack.of(x).resolve()`. References then look like `{ Ref: id }` or
+ * `{ 'Fn::GetAtt': [id, attr] }`, and `id` is looked up among the resources of
+ * the same stack. The checks run after references are prepared, so a
+ * reference to another stack has become an import or a stack output by then
+ * and cannot be mistaken for a resource of this one; like an imported
+ * resource's literal ARN or a parameter, it is reported as unverifiable
+ * rather than guessed at.
+ */
+
+export const SQS_QUEUE = 'AWS::SQS::Queue';
+export const LAMBDA_FUNCTION = 'AWS::Lambda::Function';
+export const LAMBDA_ALIAS = 'AWS::Lambda::Alias';
+export const LAMBDA_VERSION = 'AWS::Lambda::Version';
+export const EVENT_SOURCE_MAPPING = 'AWS::Lambda::EventSourceMapping';
+
+/** Service defaults that apply when a property is not set. */
+export const SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS = 30;
+export const SQS_DEFAULT_RETENTION_SECONDS = 345_600; // 4 days
+export const LAMBDA_DEFAULT_TIMEOUT_SECONDS = 3;
+
+export interface RenderedResource {
+  readonly construct: CfnResource;
+  readonly logicalId: string;
+  readonly type: string;
+  readonly properties: Record<string, unknown>;
+  /** Construct path without the trailing `/Resource` of L2-owned resources, for messages. */
+  readonly name: string;
+}
+
+/**
+ * Something a check needs cannot be read at synth time (an unresolved token,
+ * an imported resource). Thrown by the model and the checks, caught by
+ * `CorrectnessAspect`, which reports it instead of crashing.
+ */
+export class Unverifiable extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'Unverifiable';
+  }
+}
+
+/** How an event source mapping's `EventSourceArn` was classified. */
+export type EventSource =
+  | { kind: 'sqs'; queue: RenderedResource }
+  | { kind: 'dynamodb' | 'kinesis'; resource?: RenderedResource; description: string }
+  /** An SQS queue, or a source whose type cannot be told, that is not defined in this stack. */
+  | { kind: 'unresolved'; service?: string; description: string }
+  /** Kafka, Amazon MQ, DocumentDB, or another resource of this stack: the rules skip them. */
+  | { kind: 'other'; description: string };
+
+/** How a resource refers to a queue as a place for failed messages, and why that makes it a DLQ. */
+interface DeadLetterReference {
+  readonly type: string;
+  readonly why: string;
+  readonly targets: (properties: Record<string, unknown>) => unknown[];
+}
+
+/**
+ * A queue counts as a dead-letter queue (and so needs no dead-letter queue of
+ * its own) when this stack uses it as a place where failed messages end up:
+ * - the target of some queue's RedrivePolicy (or an SNS subscription's);
+ * - a function's DeadLetterConfig (failed async invocations);
+ * - the on-failure destination of an event source mapping or of a function's
+ *   async invoke config;
+ * - the dead-letter config of an EventBridge rule target or a Scheduler schedule;
+ * - or it declares itself one with a RedriveAllowPolicy that allows some
+ *   source (`allowAll`/`byQueue`): the way to mark a DLQ whose source queues
+ *   live outside this stack. `denyAll` says the opposite, so it does not count.
+ * Anything else is a source queue: failures in its consumers must end somewhere.
+ */
+const DEAD_LETTER_REFERENCES: DeadLetterReference[] = [
+  { type: SQS_QUEUE, why: 'redrive target', targets: (p) => [parseJson(p.RedrivePolicy)?.deadLetterTargetArn] },
+  {
+    type: 'AWS::SNS::Subscription',
+    why: 'SNS redrive target',
+    targets: (p) => [parseJson(p.RedrivePolicy)?.deadLetterTargetArn],
+  },
+  {
+    type: LAMBDA_FUNCTION,
+    why: 'function DeadLetterConfig',
+    targets: (p) => [get(p, 'DeadLetterConfig', 'TargetArn')],
+  },
+  {
+    type: EVENT_SOURCE_MAPPING,
+    why: 'on-failure destination',
+    targets: (p) => [get(p, 'DestinationConfig', 'OnFailure', 'Destination')],
+  },
+  {
+    type: 'AWS::Lambda::EventInvokeConfig',
+    why: 'async on-failure destination',
+    targets: (p) => [get(p, 'DestinationConfig', 'OnFailure', 'Destination')],
+  },
+  {
+    type: 'AWS::Events::Rule',
+    why: 'rule target DeadLetterConfig',
+    targets: (p) => (Array.isArray(p.Targets) ? p.Targets.map((t) => get(t, 'DeadLetterConfig', 'Arn')) : []),
+  },
+  {
+    type: 'AWS::Scheduler::Schedule',
+    why: 'schedule DeadLetterConfig',
+    targets: (p) => [get(p, 'Target', 'DeadLetterConfig', 'Arn')],
+  },
+];
+
+export class StackModel {
+  /** Logical id → construct; rendered only when a check needs it (most resources never are). */
+  private readonly constructsById = new Map<string, CfnResource>();
+  private readonly renderedCache = new Map<CfnResource, RenderedResource | undefined>();
+  /** Logical id of each dead-letter queue → why it counts as one. */
+  private readonly deadLetterQueues = new Map<string, string>();
+
+  constructor(readonly stack: Stack) {
+    for (const construct of stack.node.findAll()) {
+      // Nested stacks are stacks of their own: their resources get their own model.
+      if (!CfnResource.isCfnResource(construct) || Stack.of(construct) !== stack) continue;
+      const logicalId: unknown = stack.resolve(construct.logicalId);
+      if (typeof logicalId === 'string') this.constructsById.set(logicalId, construct);
+    }
+    const referenceTypes = new Set(DEAD_LETTER_REFERENCES.map((r) => r.type));
+    for (const construct of this.constructsById.values()) {
+      if (!referenceTypes.has(construct.cfnResourceType)) continue;
+      const resource = this.resource(construct);
+      if (resource === undefined) continue;
+      for (const ref of DEAD_LETTER_REFERENCES.filter((r) => r.type === resource.type)) {
+        for (const target of ref.targets(resource.properties)) {
+          const queue = this.referenced(target, SQS_QUEUE);
+          if (queue !== undefined && !this.deadLetterQueues.has(queue.logicalId)) {
+            this.deadLetterQueues.set(queue.logicalId, `${ref.why} of ${resource.name}`);
+          }
+        }
+      }
+      const permission = parseJson(resource.properties.RedriveAllowPolicy)?.redrivePermission;
+      if (resource.type === SQS_QUEUE && (permission === 'allowAll' || permission === 'byQueue')) {
+        this.deadLetterQueues.set(resource.logicalId, `RedriveAllowPolicy ${permission}`);
+      }
+    }
+  }
+
+  /** Whether the model was built after this construct was added to the tree. */
+  knows(construct: IConstruct): boolean {
+    return (
+      !CfnResource.isCfnResource(construct) ||
+      Stack.of(construct) !== this.stack ||
+      this.constructsById.has(this.stack.resolve(construct.logicalId))
+    );
+  }
+
+  /** The rendered form of a resource of this stack, or undefined if it is not a (renderable) CfnResource of it. */
+  resource(construct: IConstruct): RenderedResource | undefined {
+    if (!CfnResource.isCfnResource(construct) || Stack.of(construct) !== this.stack) return undefined;
+    if (!this.renderedCache.has(construct)) this.renderedCache.set(construct, render(this.stack, construct));
+    return this.renderedCache.get(construct);
+  }
+
+  private byLogicalId(id: string | undefined): RenderedResource | undefined {
+    const construct = id === undefined ? undefined : this.constructsById.get(id);
+    return construct === undefined ? undefined : this.resource(construct);
+  }
+
+  /**
+   * The resource of the given type that a resolved `{ Ref }` or
+   * `{ 'Fn::GetAtt' }` points at, or undefined (a literal, a parameter, another
+   * stack's resource, another type).
+   */
+  referenced(value: unknown, type: string): RenderedResource | undefined {
+    const resource = this.byLogicalId(referencedLogicalId(value));
+    return resource?.type === type ? resource : undefined;
+  }
+
+  /** Why the queue counts as a dead-letter queue, or undefined if it is a source queue. */
+  deadLetterReason(queue: RenderedResource): string | undefined {
+    return this.deadLetterQueues.get(queue.logicalId);
+  }
+
+  /**
+   * The dead-letter queue named by a queue's RedrivePolicy: undefined when it
+   * has no redrive policy; Unverifiable when the target is not a queue of this stack.
+   */
+  deadLetterQueueOf(queue: RenderedResource): { dlq: RenderedResource; maxReceiveCount: unknown } | undefined {
+    const policy = parseJson(queue.properties.RedrivePolicy);
+    if (policy === undefined) return undefined;
+    const dlq = this.referenced(policy.deadLetterTargetArn, SQS_QUEUE);
+    if (dlq === undefined) {
+      throw new Unverifiable(
+        `the dead-letter queue of ${queue.name} (${show(policy.deadLetterTargetArn)}) is not a queue defined in this stack`,
+      );
+    }
+    return { dlq, maxReceiveCount: policy.maxReceiveCount };
+  }
+
+  /**
+   * The function an event source mapping invokes, following an alias or a
+   * version to its function. L2 aliases render their name as an expression
+   * over the alias ARN, so every reference inside FunctionName is followed.
+   */
+  targetFunction(esm: RenderedResource): RenderedResource {
+    const value = esm.properties.FunctionName;
+    const functions = new Set<RenderedResource>();
+    const follow = (v: unknown, depth: number): void => {
+      for (const id of allReferencedLogicalIds(v)) {
+        const resource = this.byLogicalId(id);
+        if (resource?.type === LAMBDA_FUNCTION) functions.add(resource);
+        else if ((resource?.type === LAMBDA_ALIAS || resource?.type === LAMBDA_VERSION) && depth < 3) {
+          follow(resource.properties.FunctionName, depth + 1);
+        }
+      }
+    };
+    follow(value, 0);
+    if (functions.size !== 1) {
+      throw new Unverifiable(`the function of ${esm.name} (${show(value)}) is not a function defined in this stack`);
+    }
+    return [...functions][0];
+  }
+
+  /** What an event source mapping reads from. */
+  eventSource(esm: RenderedResource): EventSource {
+    const arn = esm.properties.EventSourceArn;
+    if (arn === undefined) {
+      return esm.properties.SelfManagedEventSource !== undefined
+        ? { kind: 'other', description: 'self-managed Kafka' }
+        : { kind: 'unresolved', description: 'no EventSourceArn' };
+    }
+    const resource = this.byLogicalId(referencedLogicalId(arn));
+    if (resource !== undefined) {
+      const attribute = referencedAttribute(arn);
+      if (resource.type === SQS_QUEUE) return { kind: 'sqs', queue: resource };
+      if (
+        (resource.type === 'AWS::DynamoDB::Table' || resource.type === 'AWS::DynamoDB::GlobalTable') &&
+        attribute === 'StreamArn'
+      ) {
+        return { kind: 'dynamodb', resource, description: `of ${resource.name}` };
+      }
+      if (resource.type === 'AWS::Kinesis::Stream' || resource.type === 'AWS::Kinesis::StreamConsumer') {
+        return { kind: 'kinesis', resource, description: resource.name };
+      }
+      return { kind: 'other', description: `${resource.type} ${resource.name}` };
+    }
+    // Not in this stack: tell the service from the ARN text (literal, or the literal parts of an Fn::Join).
+    const service = /^arn:[^:]*:([a-z0-9-]+):/.exec(arnTemplate(arn))?.[1];
+    const description = show(arn);
+    if (service === 'dynamodb' || service === 'kinesis') return { kind: service, description };
+    if (service === 'kafka' || service === 'mq' || service === 'rds') return { kind: 'other', description };
+    return { kind: 'unresolved', service, description };
+  }
+}
+
+/**
+ * One model per stack, shared by the aspects registered together, built the
+ * first time one of their checks runs: in synth's validation phase, when the
+ * tree no longer changes. Should a resource appear later anyway, the model is rebuilt.
+ */
+export class StackModels {
+  private readonly models = new Map<Stack, StackModel>();
+
+  of(construct: IConstruct): StackModel {
+    const stack = Stack.of(construct);
+    let model = this.models.get(stack);
+    if (model === undefined || !model.knows(construct)) {
+      model = new StackModel(stack);
+      this.models.set(stack, model);
+    }
+    return model;
+  }
+}
+
+function render(stack: Stack, resource: CfnResource): RenderedResource | undefined {
+  let template: unknown;
+  try {
+    template = stack.resolve(resource._toCloudFormation());
+  } catch {
+    // A resource that cannot render fails synth on its own, with CDK's message.
+    return undefined;
+  }
+  const resources =
+    (template as { Resources?: Record<string, { Type?: unknown; Properties?: unknown }> }).Resources ?? {};
+  const [logicalId, body] = Object.entries(resources)[0] ?? [];
+  if (logicalId === undefined || body === undefined) return undefined;
+  return {
+    construct: resource,
+    logicalId,
+    type: typeof body.Type === 'string' ? body.Type : resource.cfnResourceType,
+    properties: isRecord(body.Properties) ? body.Properties : {},
+    name: resource.node.path.replace(/\/Resource$/, ''),
+  };
+}
+
+/** `{ Ref: id }`, `{ 'Fn::GetAtt': [id, attr] }` or `{ 'Fn::GetAtt': 'id.attr' }` → id. */
+export function referencedLogicalId(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  if (typeof value.Ref === 'string') return value.Ref.startsWith('AWS::') ? undefined : value.Ref;
+  const getAtt = value['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  if (typeof getAtt === 'string') return getAtt.split('.')[0];
+  return undefined;
+}
+
+function referencedAttribute(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  const getAtt = value['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && typeof getAtt[1] === 'string') return getAtt[1];
+  if (typeof getAtt === 'string') return getAtt.split('.').slice(1).join('.');
+  return undefined;
+}
+
+function allReferencedLogicalIds(value: unknown): string[] {
+  const direct = referencedLogicalId(value);
+  if (direct !== undefined) return [direct];
+  if (Array.isArray(value)) return value.flatMap(allReferencedLogicalIds);
+  if (isRecord(value)) return Object.values(value).flatMap(allReferencedLogicalIds);
+  return [];
+}
+
+/** The text of an ARN, with `*` for the parts an `Fn::Join` fills in at deploy time. */
+function arnTemplate(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = isRecord(value) ? value['Fn::Join'] : undefined;
+  if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) {
+    return join[1].map((part: unknown) => (typeof part === 'string' ? part : '*')).join(join[0]);
+  }
+  return '';
+}
+
+/** A short rendering of a CloudFormation value for messages. */
+export function show(value: unknown): string {
+  if (value === undefined) return 'unset';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** Redrive policies may be an object or, in raw CloudFormation, a JSON string. */
+export function parseJson(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      return isRecord(parsed) ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return isRecord(value) ? value : undefined;
+}
+
+export function get(value: unknown, ...keys: string[]): unknown {
+  let current = value;
+  for (const key of keys) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A numeric property, with the service default when it is unset. CloudFormation
+ * accepts numbers as strings too. Anything else (a token left unresolved, an
+ * intrinsic function) cannot be judged at synth time.
+ */
+export function seconds(resource: RenderedResource, key: string, fallback: number): number {
+  return numberValue(resource.properties[key], `${key} of ${resource.name}`, fallback);
+}
+
+export function numberValue(value: unknown, what: string, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value);
+  throw new Unverifiable(`${what} is ${show(value)}, not a number known at synth time`);
+}
+
+export function isFifo(queue: RenderedResource): boolean {
+  const fifo = queue.properties.FifoQueue;
+  if (fifo === undefined || fifo === false || fifo === 'false') return false;
+  if (fifo === true || fifo === 'true') return true;
+  throw new Unverifiable(`FifoQueue of ${queue.name} is ${show(fifo)}, not a boolean known at synth time`);
+}

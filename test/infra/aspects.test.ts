@@ -1,0 +1,644 @@
+import { App, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, KinesisEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct, type IConstruct } from 'constructs';
+import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
+import { cdkContext } from '../support/synth';
+
+/*
+ * Small stacks of L2 constructs with the project's feature flags. With
+ * `@aws-cdk/core:annotationsInValidationReport`, an error annotation makes
+ * `app.synth()` throw a validation report (so `Annotations.fromStack` cannot
+ * read a failing stack): `synthErrors` returns the report's errors instead.
+ */
+
+const DAY = 86_400;
+const FOURTEEN_DAYS = 14 * DAY;
+const CONSUMER_TIMEOUT = 10;
+const BATCHING_WINDOW = 5;
+
+interface Finding {
+  path: string;
+  message: string;
+}
+
+/** Synthesizes the app and returns every error of its validation report ([] when synth succeeds). */
+function synthErrors(app: App): Finding[] {
+  try {
+    app.synth();
+    return [];
+  } catch (error) {
+    const report = error instanceof Error ? error.message : String(error);
+    const findings = [...report.matchAll(/^ERROR (.+) \((.+?)\)\n\s+(\S+) \(/gm)].map(([, message, source, path]) => ({
+      path,
+      message: source === 'Annotation' ? message : `${message} (${source})`,
+    }));
+    if (findings.length === 0) throw error; // not a validation report: let the real failure show
+    return findings;
+  }
+}
+
+/**
+ * Asserts that synth fails with exactly these errors of the correctness rules,
+ * in any order. Errors from other validators (CloudFormation Validate also
+ * knows a few of these rules) are left out: each rule must stand on its own.
+ */
+function expectRuleErrors(app: App, expected: Finding[]): void {
+  const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/'));
+  expect(errors).toHaveLength(expected.length);
+  expect(errors).toEqual(expect.arrayContaining(expected));
+}
+
+/** The finding `synthErrors` would return for a rule's error on `construct` (its L1 resource). */
+function error(construct: IConstruct, rule: string, pattern: RegExp): Finding {
+  const l1 = construct instanceof Construct && construct.node.defaultChild ? construct.node.defaultChild : construct;
+  return {
+    path: l1.node.path,
+    message: expect.stringMatching(new RegExp(`^\\[Correctness/${rule}\\] ${pattern.source}`)),
+  };
+}
+
+function esmOf(fn: lambda.IFunction): lambda.CfnEventSourceMapping {
+  const found = fn.node
+    .findAll()
+    .filter((c): c is lambda.CfnEventSourceMapping => c instanceof lambda.CfnEventSourceMapping);
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function newStack(): { app: App; stack: Stack } {
+  const app = new App({ context: cdkContext() });
+  return { app, stack: new Stack(app, 'S') };
+}
+
+function inlineFunction(scope: Construct, id: string, props: Partial<lambda.FunctionProps> = {}): lambda.Function {
+  return new lambda.Function(scope, id, {
+    runtime: lambda.Runtime.NODEJS_24_X,
+    handler: 'index.handler',
+    code: lambda.Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
+    ...props,
+  });
+}
+
+interface QueuePipelineProps {
+  fifo?: boolean;
+  /** Default 6 × consumer timeout + window: the boundary. 'unset' leaves the SQS default (30 s). */
+  visibilityTimeout?: number | 'unset';
+  /** Default 10 s. 'unset' leaves the Lambda default (3 s). */
+  consumerTimeout?: number | 'unset';
+  /** Default 5 s for a standard queue, none for FIFO (which does not take one). */
+  batchingWindow?: number;
+  sourceRetention?: number;
+  /** Default a DLQ of the same type, 14 days, maxReceiveCount 5; false for none. */
+  dlq?: false | { fifo?: boolean; retention?: number; maxReceiveCount?: number };
+  reportBatchItemFailures?: boolean;
+  /** Default exactly the required TTL; 'unset' for no variable. */
+  inboxTtl?: string | 'unset';
+}
+
+/** A source queue, its DLQ and an inbox consumer: correct unless told otherwise. */
+function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps = {}) {
+  const group = new Construct(scope, id);
+  const fifo = props.fifo ?? false;
+  const timeout = props.consumerTimeout ?? CONSUMER_TIMEOUT;
+  const window = props.batchingWindow ?? (fifo ? undefined : BATCHING_WINDOW);
+  const dlqProps =
+    props.dlq === false ? undefined : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: 5, ...props.dlq };
+  const dlq =
+    dlqProps &&
+    new sqs.Queue(group, 'Dlq', {
+      fifo: dlqProps.fifo || undefined,
+      retentionPeriod: Duration.seconds(dlqProps.retention),
+    });
+  const visibility = props.visibilityTimeout ?? (timeout === 'unset' ? 3 : timeout) * 6 + (window ?? 0);
+  const queue = new sqs.Queue(group, 'Queue', {
+    fifo: fifo || undefined,
+    visibilityTimeout: visibility === 'unset' ? undefined : Duration.seconds(visibility),
+    retentionPeriod: props.sourceRetention === undefined ? undefined : Duration.seconds(props.sourceRetention),
+    deadLetterQueue: dlq && dlqProps && { queue: dlq, maxReceiveCount: dlqProps.maxReceiveCount },
+  });
+  const inboxTtl =
+    props.inboxTtl ??
+    String(
+      requiredInboxTtlSeconds({
+        sourceRetentionSeconds: props.sourceRetention ?? 4 * DAY,
+        deadLetterRetentionSeconds: dlqProps?.retention ?? 0,
+      }),
+    );
+  const consumer = inlineFunction(group, 'Consumer', {
+    timeout: timeout === 'unset' ? undefined : Duration.seconds(timeout),
+    environment: inboxTtl === 'unset' ? undefined : { INBOX_TTL_SECONDS: inboxTtl },
+  });
+  consumer.addEventSource(
+    new SqsEventSource(queue, {
+      reportBatchItemFailures: props.reportBatchItemFailures ?? true,
+      maxBatchingWindow: window === undefined ? undefined : Duration.seconds(window),
+    }),
+  );
+  return { queue, dlq, consumer };
+}
+
+interface StreamRelayProps {
+  retryAttempts?: number;
+  maxRecordAge?: Duration;
+  bisect?: boolean;
+  onFailure?: boolean;
+  reportBatchItemFailures?: boolean;
+}
+
+/** A table stream and its relay, with every stream safeguard unless told otherwise. */
+function streamRelay(scope: Construct, id: string, props: StreamRelayProps = {}) {
+  const group = new Construct(scope, id);
+  const table = new dynamodb.Table(group, 'Table', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    stream: dynamodb.StreamViewType.NEW_IMAGE,
+  });
+  // An on-failure destination is a dead-letter queue: it needs no DLQ of its own.
+  const failures = new sqs.Queue(group, 'Failures', { retentionPeriod: Duration.days(14) });
+  const relay = inlineFunction(group, 'Relay', { timeout: Duration.seconds(30) });
+  relay.addEventSource(
+    new DynamoEventSource(table, {
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      retryAttempts: 'retryAttempts' in props ? props.retryAttempts : 10,
+      maxRecordAge: 'maxRecordAge' in props ? props.maxRecordAge : Duration.hours(24),
+      bisectBatchOnError: props.bisect ?? true,
+      onFailure: props.onFailure === false ? undefined : new SqsDlq(failures),
+      reportBatchItemFailures: props.reportBatchItemFailures ?? true,
+    }),
+  );
+  return { table, failures, relay };
+}
+
+/** One stack with a standard pipeline, a FIFO pipeline and a stream relay, all correct. */
+function baseline(options?: CorrectnessOptions) {
+  const { app, stack } = newStack();
+  const standard = queuePipeline(stack, 'Standard');
+  const fifo = queuePipeline(stack, 'Fifo', { fifo: true });
+  const stream = streamRelay(stack, 'Stream');
+  applyCorrectnessAspects(stack, options);
+  return { app, stack, standard, fifo, stream };
+}
+
+/** A stack holding one pipeline built with `props`, with the aspects applied. */
+function withPipeline(props: QueuePipelineProps, options?: CorrectnessOptions) {
+  const { app, stack } = newStack();
+  const pipeline = queuePipeline(stack, 'P', props);
+  applyCorrectnessAspects(stack, options);
+  return { app, stack, ...pipeline };
+}
+
+function withRelay(props: StreamRelayProps) {
+  const { app, stack } = newStack();
+  const relay = streamRelay(stack, 'R', props);
+  applyCorrectnessAspects(stack);
+  return { app, stack, ...relay };
+}
+
+describe('correctness aspects', () => {
+  test('a correct stack synthesizes with no error or warning from the rules', () => {
+    const { app, stack } = baseline();
+
+    const errors = synthErrors(app);
+
+    expect(errors).toEqual([]);
+    Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('Correctness/'));
+  });
+
+  test('the five aspects are registered at READONLY priority, since they change nothing', () => {
+    const { stack } = newStack();
+
+    const aspects = applyCorrectnessAspects(stack);
+
+    expect(aspects.map((a) => a.rule)).toEqual([
+      'VisibilityTimeout',
+      'DeadLetterQueue',
+      'ReportBatchItemFailures',
+      'StreamSource',
+      'InboxTtl',
+    ]);
+    expect(Aspects.of(stack).applied.map((a) => [a.aspect, a.priority])).toEqual(
+      aspects.map((a) => [a, AspectPriority.READONLY]),
+    );
+  });
+
+  describe('VisibilityTimeout', () => {
+    test('visibility exactly 6 × timeout + batching window passes', () => {
+      const { app } = withPipeline({ consumerTimeout: 10, batchingWindow: 5, visibilityTimeout: 65 });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('one second less fails, naming the queue, the consumer and the numbers', () => {
+      const { app, queue } = withPipeline({ consumerTimeout: 10, batchingWindow: 5, visibilityTimeout: 64 });
+
+      const errors = synthErrors(app);
+
+      expect(errors).toEqual([
+        error(
+          queue,
+          'VisibilityTimeout',
+          /Queue S\/P\/Queue has visibility timeout 64 s, below 6 × 10 s \(timeout of consumer S\/P\/Consumer\) \+ 5 s \(maximum batching window of S\/P\/Consumer\/SqsEventSource:.*\) = 65 s: .* at least 65 s\./,
+        ),
+      ]);
+    });
+
+    test('unset values take the service defaults: Lambda 3 s, SQS 30 s', () => {
+      const atLimit = withPipeline({ consumerTimeout: 'unset', visibilityTimeout: 'unset', batchingWindow: 12 });
+      const overLimit = withPipeline({ consumerTimeout: 'unset', visibilityTimeout: 'unset', batchingWindow: 13 });
+
+      expect(synthErrors(atLimit.app)).toEqual([]);
+      expectRuleErrors(overLimit.app, [
+        error(
+          overLimit.queue,
+          'VisibilityTimeout',
+          /Queue S\/P\/Queue has visibility timeout 30 s, below 6 × 3 s .* = 31 s/,
+        ),
+      ]);
+    });
+
+    test('a FIFO queue is held to the same rule', () => {
+      const { app, queue } = withPipeline({ fifo: true, consumerTimeout: 10, visibilityTimeout: 59 });
+
+      expectRuleErrors(app, [error(queue, 'VisibilityTimeout', /.* 59 s, below 6 × 10 s .* = 60 s/)]);
+    });
+
+    test('an L1 override made after the L2 is caught', () => {
+      const { app, queue } = withPipeline({});
+      (queue.node.defaultChild as sqs.CfnQueue).addPropertyOverride('VisibilityTimeout', 30);
+
+      expectRuleErrors(app, [error(queue, 'VisibilityTimeout', /.* 30 s, below 6 × 10 s .* = 65 s/)]);
+    });
+
+    test('a consumer reached through an alias is resolved to its function', () => {
+      const { app, stack } = newStack();
+      const dlq = new sqs.Queue(stack, 'Dlq', { retentionPeriod: Duration.days(14) });
+      const queue = new sqs.Queue(stack, 'Queue', {
+        visibilityTimeout: Duration.seconds(60),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: 5 },
+      });
+      const fn = inlineFunction(stack, 'Fn', {
+        timeout: Duration.seconds(20),
+        environment: { INBOX_TTL_SECONDS: String(30 * DAY) },
+      });
+      const alias = new lambda.Alias(stack, 'Live', { aliasName: 'live', version: fn.currentVersion });
+      alias.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
+      applyCorrectnessAspects(stack);
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'VisibilityTimeout',
+          /Queue S\/Queue has visibility timeout 60 s, below 6 × 20 s \(timeout of consumer S\/Fn\) .* = 120 s/,
+        ),
+      ]);
+    });
+
+    // Priorities order aspects on each node, not across the tree: the queue is visited after the
+    // checks visited the event source mapping that reads it. Checking at validation time sees the change.
+    test('a mutating aspect that shortens the timeout during synth is still caught', () => {
+      const { app, stack, queue } = withPipeline({});
+      const shorten: IAspect = {
+        visit: (node) => {
+          if (node instanceof sqs.CfnQueue && node.node.path === 'S/P/Queue/Resource') node.visibilityTimeout = 40;
+        },
+      };
+      Aspects.of(stack).add(shorten, { priority: AspectPriority.MUTATING });
+
+      expectRuleErrors(app, [error(queue, 'VisibilityTimeout', /.* 40 s, below .* = 65 s/)]);
+    });
+  });
+
+  describe('DeadLetterQueue', () => {
+    test('a source queue without a redrive policy fails', () => {
+      const { app, queue } = withPipeline({ dlq: false });
+
+      expectRuleErrors(app, [error(queue, 'DeadLetterQueue', /Queue S\/P\/Queue has no redrive policy: .*/)]);
+    });
+
+    test('maxReceiveCount 4 fails', () => {
+      const { app, queue } = withPipeline({ dlq: { maxReceiveCount: 4 } });
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'DeadLetterQueue',
+          /Queue S\/P\/Queue has maxReceiveCount 4, below 5: .* S\/P\/Dlq\. Set maxReceiveCount to at least 5\./,
+        ),
+      ]);
+    });
+
+    test('maxReceiveCount 5 passes', () => {
+      const { app } = withPipeline({ dlq: { maxReceiveCount: 5 } });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('a FIFO source with a standard dead-letter queue fails', () => {
+      const { app, queue } = withPipeline({ fifo: true, dlq: { fifo: false } });
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'DeadLetterQueue',
+          /Queue S\/P\/Queue is FIFO but its dead-letter queue S\/P\/Dlq is standard: .* Use a FIFO dead-letter queue\./,
+        ),
+      ]);
+    });
+
+    test('a standard source with a FIFO dead-letter queue fails', () => {
+      const { app, queue } = withPipeline({ fifo: false, dlq: { fifo: true } });
+
+      expectRuleErrors(app, [
+        error(queue, 'DeadLetterQueue', /Queue S\/P\/Queue is standard but its dead-letter queue S\/P\/Dlq is FIFO: /),
+      ]);
+    });
+
+    test('a dead-letter queue that keeps messages no longer than its source fails (default 4 days each)', () => {
+      const { app, queue } = withPipeline({ dlq: { retention: 4 * DAY } });
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'DeadLetterQueue',
+          /Queue S\/P\/Queue retains messages for 345600 s and its dead-letter queue S\/P\/Dlq for 345600 s, not longer: /,
+        ),
+      ]);
+    });
+
+    test('one second more in the dead-letter queue passes', () => {
+      const { app } = withPipeline({ sourceRetention: 7 * DAY, dlq: { retention: 7 * DAY + 1 } });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('each violation is its own error', () => {
+      const { app, queue } = withPipeline({ fifo: true, dlq: { fifo: false, maxReceiveCount: 1, retention: 60 } });
+
+      expectRuleErrors(app, [
+        error(queue, 'DeadLetterQueue', /.* is FIFO but .* is standard/),
+        error(queue, 'DeadLetterQueue', /.* has maxReceiveCount 1, below 5/),
+        error(queue, 'DeadLetterQueue', /.* retains messages for 345600 s and .* for 60 s, not longer/),
+      ]);
+    });
+
+    test('queues used as dead-letter queues need none of their own', () => {
+      const { app, stack } = newStack();
+      // A Lambda async DeadLetterConfig target, an on-failure destination (in the baseline relay)
+      // and a queue that declares itself a DLQ with a RedriveAllowPolicy.
+      inlineFunction(stack, 'Async', { deadLetterQueueEnabled: true });
+      streamRelay(stack, 'R');
+      new sqs.Queue(stack, 'Declared', { redriveAllowPolicy: { redrivePermission: sqs.RedrivePermission.ALLOW_ALL } });
+      applyCorrectnessAspects(stack);
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('a RedriveAllowPolicy of denyAll does not make a queue a dead-letter queue', () => {
+      const { app, stack } = newStack();
+      const queue = new sqs.Queue(stack, 'Denied', {
+        redriveAllowPolicy: { redrivePermission: sqs.RedrivePermission.DENY_ALL },
+      });
+      applyCorrectnessAspects(stack);
+
+      expectRuleErrors(app, [error(queue, 'DeadLetterQueue', /Queue S\/Denied has no redrive policy/)]);
+    });
+
+    test('a raw L1 queue is read too, numbers as strings included', () => {
+      const { app, stack } = newStack();
+      const dlq = new sqs.CfnQueue(stack, 'RawDlq', { messageRetentionPeriod: FOURTEEN_DAYS });
+      // CloudFormation takes numbers as strings too.
+      const queue = new sqs.CfnQueue(stack, 'Raw', {
+        redrivePolicy: { deadLetterTargetArn: dlq.attrArn, maxReceiveCount: '3' },
+      });
+      applyCorrectnessAspects(stack);
+
+      expectRuleErrors(app, [error(queue, 'DeadLetterQueue', /Queue S\/Raw has maxReceiveCount 3, below 5/)]);
+    });
+  });
+
+  describe('ReportBatchItemFailures', () => {
+    test('an SQS event source without it fails', () => {
+      const { app, consumer } = withPipeline({ reportBatchItemFailures: false });
+
+      expectRuleErrors(app, [
+        error(
+          esmOf(consumer),
+          'ReportBatchItemFailures',
+          /Event source mapping S\/P\/Consumer\/SqsEventSource:.* has FunctionResponseTypes unset, without ReportBatchItemFailures: /,
+        ),
+      ]);
+    });
+
+    test('a DynamoDB stream source without it fails', () => {
+      const { app, relay } = withRelay({ reportBatchItemFailures: false });
+
+      expectRuleErrors(app, [
+        error(
+          esmOf(relay),
+          'ReportBatchItemFailures',
+          /Event source mapping S\/R\/Relay\/DynamoDBEventSource:.* without ReportBatchItemFailures/,
+        ),
+      ]);
+    });
+
+    test('an L1 mapping built by hand is checked too', () => {
+      const { app, stack, queue, consumer } = withPipeline({});
+      const raw = new lambda.CfnEventSourceMapping(stack, 'RawMapping', {
+        eventSourceArn: queue.queueArn,
+        functionName: consumer.functionName,
+        functionResponseTypes: [],
+      });
+
+      expectRuleErrors(app, [
+        error(raw, 'ReportBatchItemFailures', /Event source mapping S\/RawMapping has FunctionResponseTypes \[\]/),
+      ]);
+    });
+  });
+
+  describe('StreamSource', () => {
+    test('unbounded retries (unset) fail', () => {
+      const { app, relay } = withRelay({ retryAttempts: undefined });
+
+      expectRuleErrors(app, [
+        error(
+          esmOf(relay),
+          'StreamSource',
+          /Event source mapping S\/R\/Relay\/DynamoDBEventSource:.* \(DynamoDB stream of S\/R\/Table\) has MaximumRetryAttempts unset \(infinite\): /,
+        ),
+      ]);
+    });
+
+    test('retries of -1 (infinite) fail', () => {
+      const { app, relay } = withRelay({});
+      esmOf(relay).maximumRetryAttempts = -1;
+
+      expectRuleErrors(app, [error(esmOf(relay), 'StreamSource', /.* has MaximumRetryAttempts -1 \(infinite\)/)]);
+    });
+
+    test('unbounded record age (unset or -1) fails', () => {
+      const unset = withRelay({ maxRecordAge: undefined });
+      const infinite = withRelay({});
+      esmOf(infinite.relay).addPropertyOverride('MaximumRecordAgeInSeconds', -1);
+
+      expectRuleErrors(unset.app, [
+        error(esmOf(unset.relay), 'StreamSource', /.* has MaximumRecordAgeInSeconds unset \(infinite\)/),
+      ]);
+      expectRuleErrors(infinite.app, [
+        error(esmOf(infinite.relay), 'StreamSource', /.* has MaximumRecordAgeInSeconds -1 \(infinite\)/),
+      ]);
+    });
+
+    test('no bisect on error fails', () => {
+      const { app, relay } = withRelay({ bisect: false });
+
+      expectRuleErrors(app, [error(esmOf(relay), 'StreamSource', /.* has BisectBatchOnFunctionError false: /)]);
+    });
+
+    test('no on-failure destination fails', () => {
+      const { app, relay, failures } = withRelay({ onFailure: false });
+
+      expectRuleErrors(app, [
+        error(esmOf(relay), 'StreamSource', /.* has no DestinationConfig\.OnFailure\.Destination: /),
+        // Without the destination, the failures queue is no longer a DLQ, so it needs one of its own.
+        error(failures, 'DeadLetterQueue', /Queue S\/R\/Failures has no redrive policy/),
+      ]);
+    });
+
+    test('a Kinesis source with the defaults fails every stream rule', () => {
+      const { app, stack } = newStack();
+      const stream = new kinesis.Stream(stack, 'Stream');
+      const fn = inlineFunction(stack, 'Fn');
+      fn.addEventSource(
+        new KinesisEventSource(stream, {
+          startingPosition: lambda.StartingPosition.LATEST,
+          reportBatchItemFailures: true,
+        }),
+      );
+      applyCorrectnessAspects(stack);
+
+      const esm = esmOf(fn);
+      expectRuleErrors(app, [
+        error(esm, 'StreamSource', /.* \(Kinesis stream S\/Stream\) has MaximumRetryAttempts unset/),
+        error(esm, 'StreamSource', /.* has MaximumRecordAgeInSeconds unset/),
+        error(esm, 'StreamSource', /.* has BisectBatchOnFunctionError unset/),
+        error(esm, 'StreamSource', /.* has no DestinationConfig\.OnFailure\.Destination/),
+      ]);
+    });
+  });
+
+  describe('InboxTtl', () => {
+    // 4 days (source) + 14 days (DLQ) + 1 day (redrive allowance)
+    const required = 4 * DAY + FOURTEEN_DAYS + DAY;
+
+    test('exactly source + DLQ retention + redrive allowance passes', () => {
+      const { app } = withPipeline({ inboxTtl: String(required) });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('one second less fails, with the breakdown', () => {
+      const { app, consumer } = withPipeline({ inboxTtl: String(required - 1) });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'InboxTtl',
+          /Function S\/P\/Consumer consumes queue S\/P\/Queue with INBOX_TTL_SECONDS 1641599, below 345600 s \(retention of S\/P\/Queue\) \+ 1209600 s \(retention of S\/P\/Dlq\) \+ 86400 s \(redrive allowance\) = 1641600 s: a message redriven after its inbox record expired would have its effect applied a second time\./,
+        ),
+      ]);
+    });
+
+    test('a missing INBOX_TTL_SECONDS fails', () => {
+      const { app, consumer } = withPipeline({ inboxTtl: 'unset' });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'InboxTtl',
+          /Function S\/P\/Consumer consumes queue S\/P\/Queue but has no INBOX_TTL_SECONDS environment variable; .* at least 1641600\./,
+        ),
+      ]);
+    });
+
+    test('a value that is not a whole number of seconds fails', () => {
+      const { app, consumer } = withPipeline({ inboxTtl: '19d' });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'InboxTtl',
+          /Function S\/P\/Consumer has INBOX_TTL_SECONDS "19d", not a whole number of seconds/,
+        ),
+      ]);
+    });
+
+    test('the redrive allowance is an option', () => {
+      const passes = withPipeline({ inboxTtl: String(required) }, { redriveAllowanceSeconds: DAY });
+      const fails = withPipeline({ inboxTtl: String(required) }, { redriveAllowanceSeconds: 2 * DAY });
+
+      expect(synthErrors(passes.app)).toEqual([]);
+      expectRuleErrors(fails.app, [
+        error(fails.consumer, 'InboxTtl', /.* \+ 172800 s \(redrive allowance\) = 1728000 s/),
+      ]);
+    });
+  });
+
+  describe('what cannot be verified', () => {
+    function importedSource(options?: CorrectnessOptions) {
+      const { app, stack } = newStack();
+      const queue = sqs.Queue.fromQueueArn(stack, 'Imported', 'arn:aws:sqs:eu-west-1:123456789012:orders');
+      const fn = inlineFunction(stack, 'Fn', { environment: { INBOX_TTL_SECONDS: String(30 * DAY) } });
+      fn.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
+      applyCorrectnessAspects(stack, options);
+      return { app, stack, esm: esmOf(fn) };
+    }
+
+    test('an imported source queue is an error by default, not a crash', () => {
+      const { app, esm } = importedSource();
+
+      const cannot =
+        /Cannot verify S\/Fn\/SqsEventSource:.*: its event source \(arn:aws:sqs:eu-west-1:123456789012:orders\) is not a queue defined in this stack\./;
+      expectRuleErrors(app, [error(esm, 'VisibilityTimeout', cannot), error(esm, 'InboxTtl', cannot)]);
+    });
+
+    test("with { unverifiable: 'warning' } it is a warning and synth succeeds", () => {
+      const { app, stack, esm } = importedSource({ unverifiable: 'warning' });
+      // The validation report prints warnings to stderr; they are what this test reads, not noise to show.
+      const stderr = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+
+      try {
+        expect(synthErrors(app)).toEqual([]);
+        const annotations = Annotations.fromStack(stack);
+        for (const rule of ['VisibilityTimeout', 'InboxTtl']) {
+          annotations.hasWarning(
+            `/${esm.node.path}`,
+            Match.stringLikeRegexp(
+              `\\[Correctness/${rule}\\] Cannot verify .* Make sure it is right outside this app\\.`,
+            ),
+          );
+        }
+      } finally {
+        stderr.mockRestore();
+      }
+    });
+
+    test('an imported dead-letter queue cannot be verified', () => {
+      const { app, stack } = newStack();
+      const dlq = sqs.Queue.fromQueueArn(stack, 'ImportedDlq', 'arn:aws:sqs:eu-west-1:123456789012:orders-dlq');
+      const queue = new sqs.Queue(stack, 'Queue', { deadLetterQueue: { queue: dlq, maxReceiveCount: 5 } });
+      applyCorrectnessAspects(stack);
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'DeadLetterQueue',
+          /Cannot verify S\/Queue: the dead-letter queue of S\/Queue \(arn:aws:sqs:eu-west-1:123456789012:orders-dlq\) is not a queue defined in this stack/,
+        ),
+      ]);
+    });
+  });
+});
