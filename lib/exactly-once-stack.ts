@@ -3,6 +3,7 @@ import type { Construct } from 'constructs';
 import { applyCorrectnessAspects } from './aspects';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
+import { FaultInjectionSwitch } from './constructs/fault-injection';
 import { Monitoring } from './constructs/monitoring';
 import { OrdersApi } from './constructs/orders-api';
 import { OutboxRelay } from './constructs/outbox-relay';
@@ -60,6 +61,9 @@ export class ExactlyOnceStack extends Stack {
     }
     grantIndexActions(relay.sweeper.fn, storage.ordersTable, 'pendingOutbox', ['Query']);
 
+    const faultSwitch = new FaultInjectionSwitch(this, 'FaultInjection');
+    for (const f of [relay.relay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer]) faultSwitch.attach(f.fn);
+
     const reads = new EffectsReadApi(this, 'EffectsReadApi', { api, effectsTableName: storage.effectsTable.tableName });
     grantTableActions(reads.getCustomer.fn, storage.effectsTable, ['GetItem']);
     grantTableActions(reads.getInventory.fn, storage.effectsTable, ['GetItem']);
@@ -98,6 +102,7 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
     new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: relay.failureQueue.queueUrl });
+    new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
 
     // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
     applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });

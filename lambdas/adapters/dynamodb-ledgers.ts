@@ -14,7 +14,7 @@ export interface LedgerOptions {
   inboxTtlSeconds: number;
   now?: () => Date;
   /** Test-only: skip the inbox claim, to prove the proof kit notices duplicates. Never set in a deployment. */
-  unsafeDisableInbox?: boolean;
+  unsafeDisableInbox?: () => boolean;
 }
 
 /**
@@ -36,7 +36,7 @@ abstract class InboxLedger {
   }
 
   protected claim(eventId: string): TransactItem[] {
-    if (this.options.unsafeDisableInbox === true) return [];
+    if (this.options.unsafeDisableInbox?.() === true) return [];
     const now = this.now();
     return [
       {

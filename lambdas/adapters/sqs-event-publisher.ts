@@ -17,10 +17,10 @@ export class SqsEventPublisher implements EventPublisher {
     private readonly queues: { fifoQueueUrl: string; standardQueueUrl: string },
   ) {}
 
-  async publish(events: readonly OrderEvent[]): Promise<Set<string>> {
+  async publish(events: readonly OrderEvent[], options: { resend?: boolean } = {}): Promise<Set<string>> {
     const failed = new Set<string>();
-    const fifo = events.map((e) => this.entry(e, true));
-    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false));
+    const fifo = events.map((e) => this.entry(e, true, options.resend === true));
+    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false, options.resend === true));
     await Promise.all([
       this.sendAll(this.queues.fifoQueueUrl, fifo, failed),
       this.sendAll(this.queues.standardQueueUrl, standard, failed),
@@ -28,7 +28,12 @@ export class SqsEventPublisher implements EventPublisher {
     return failed;
   }
 
-  private entry(event: OrderEvent, fifo: boolean): SendMessageBatchRequestEntry & { Id: string } {
+  /**
+   * `resend`: the same event as a brand-new message, as a producer that lost
+   * the first send's answer would send it (a new dedup id defeats FIFO's
+   * 5-minute dedup, as a resend after 5 minutes would). Fault injection only.
+   */
+  private entry(event: OrderEvent, fifo: boolean, resend: boolean): SendMessageBatchRequestEntry & { Id: string } {
     return {
       // Batch entry ids allow only [A-Za-z0-9_-]; the event id goes in an attribute.
       Id: event.eventId.replace(/[^A-Za-z0-9_-]/g, '_'),
@@ -37,7 +42,7 @@ export class SqsEventPublisher implements EventPublisher {
         eventId: { DataType: 'String', StringValue: event.eventId },
         eventType: { DataType: 'String', StringValue: event.eventType },
       },
-      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: event.eventId } : {}),
+      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: resend ? `${event.eventId}.resend` : event.eventId } : {}),
     };
   }
 

@@ -2,6 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { fullJitterBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
 import { parseOrderEvent, type OrderEvent } from '../domain/events';
+import { InjectedTransientError, NO_FAULTS, roll, type FaultPlan } from '../domain/faults';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
 
@@ -40,12 +41,18 @@ export async function consumeRecord(
   record: SQSRecord,
   settings: ConsumerSettings,
   apply: (event: OrderEvent) => Promise<ApplyOutcome>,
+  faults: FaultPlan = NO_FAULTS,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
   const attempt = Number(record.attributes.ApproximateReceiveCount ?? '1');
+  // Injected slowness runs before the heartbeat on purpose: it stands for a
+  // handler that outlives its visibility timeout, so the message is redelivered meanwhile.
+  if (roll(faults.slowHandler)) await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
   const stopHeartbeat = startHeartbeat(record, settings);
   try {
     const event = parseOrderEvent(record.body);
+    if (roll(faults.transientError)) throw new InjectedTransientError(settings.consumer);
     const outcome = await apply(event);
+    if (outcome === 'applied' && roll(faults.crashAfterEffect)) crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied') logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
     return outcome;
@@ -88,4 +95,13 @@ function startHeartbeat(record: SQSRecord, settings: ConsumerSettings): () => vo
   }, periodMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Injected crash: the process dies as a real crash would (on Lambda too), so
+ * the whole batch is redelivered, including records whose effects committed.
+ */
+export function crashProcess(where: string): never {
+  logger.error('Injected crash', { where });
+  process.exit(1);
 }

@@ -2,8 +2,10 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
+import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
+import { NO_FAULTS, type FaultPlan } from '../domain/faults';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
@@ -24,8 +26,10 @@ const config = {
 };
 
 const documents = dynamoDbDocumentClient();
+const faultSource = faultSourceFromEnv();
+let faults: FaultPlan = NO_FAULTS;
 const deps = {
-  ledger: new DynamoDbFulfilmentLedger(documents, { tableName: config.effectsTable, inboxTtlSeconds: config.inboxTtlSeconds }),
+  ledger: new DynamoDbFulfilmentLedger(documents, { tableName: config.effectsTable, inboxTtlSeconds: config.inboxTtlSeconds, unsafeDisableInbox: () => faults.disableInboxClaim?.includes(settings.consumer) === true }),
   warehouse: new RecordingProvider(documents, config.providerTable, 'warehouse'),
 };
 const settings: ConsumerSettings = {
@@ -38,9 +42,10 @@ metrics.setDefaultDimensions({ consumer: settings.consumer });
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
+  faults = await faultSource.current();
   const processor = new SqsFifoPartialProcessorAsync();
   try {
-    return await processPartialResponse(event, (record: SQSRecord) => consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps)), processor, {
+    return await processPartialResponse(event, (record: SQSRecord) => consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps), faults), processor, {
       context,
     });
   } finally {

@@ -2,9 +2,11 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
+import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
 import { PermanentError } from '../domain/errors';
+import { NO_FAULTS, type FaultPlan } from '../domain/faults';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
@@ -25,8 +27,10 @@ const config = {
 };
 
 const documents = dynamoDbDocumentClient();
+const faultSource = faultSourceFromEnv();
+let faults: FaultPlan = NO_FAULTS;
 const deps = {
-  ledger: new DynamoDbLoyaltyLedger(documents, { tableName: config.effectsTable, inboxTtlSeconds: config.inboxTtlSeconds }),
+  ledger: new DynamoDbLoyaltyLedger(documents, { tableName: config.effectsTable, inboxTtlSeconds: config.inboxTtlSeconds, unsafeDisableInbox: () => faults.disableInboxClaim?.includes(settings.consumer) === true }),
   mail: new RecordingProvider(documents, config.providerTable, 'mail'),
 };
 const settings: ConsumerSettings = {
@@ -39,6 +43,7 @@ metrics.setDefaultDimensions({ consumer: settings.consumer });
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
+  faults = await faultSource.current();
   const processor = new BatchProcessor(EventType.SQS);
   try {
     return await processPartialResponse(
@@ -49,7 +54,7 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
             throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
           }
           return creditLoyaltyPoints(e, deps);
-        }),
+        }, faults),
       processor,
       { context },
     );

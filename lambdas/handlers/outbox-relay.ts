@@ -1,12 +1,15 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
+import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
 import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
 import type { OrderEvent } from '../domain/events';
+import { roll } from '../domain/faults';
 import { requireEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
+import { crashProcess } from './consumer-support';
 
 /**
  * Outbox relay on the Orders table stream. The event source mapping's filter
@@ -20,6 +23,7 @@ const config = {
   standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
 };
 
+const faultSource = faultSourceFromEnv();
 const deps = {
   publisher: new SqsEventPublisher(sqsClient(), { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl }),
   outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
@@ -42,7 +46,11 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
       relayable.push({ record, event: outboxEvent });
     }
 
+    const faults = await faultSource.current();
     const failedIds = await relayOutboxEvents(relayable.map((r) => r.event), deps);
+    const resends = relayable.map((r) => r.event).filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend));
+    if (resends.length > 0) await deps.publisher.publish(resends, { resend: true });
+    if (relayable.length > 0 && roll(faults.relayCrashAfterPublish)) crashProcess('relay after publishing, before the checkpoint');
     for (const { record, event: e } of relayable) if (failedIds.has(e.eventId)) failures.push(sequenceNumberOf(record));
 
     metrics.addMetric('OutboxEventsRelayed', MetricUnit.Count, relayable.length - failedIds.size);

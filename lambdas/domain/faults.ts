@@ -1,0 +1,60 @@
+/**
+ * Fault injection plan for the proof kit (DESIGN 7). Off unless a plan is
+ * switched on for a run; every field is a probability in [0, 1] unless named
+ * otherwise. The faults are the ways at-least-once delivery bites in real life,
+ * injected on purpose so the kit can show effects still equal intents.
+ */
+export interface FaultPlan {
+  /** Consumers: the process dies after the effect committed, before the ack (whole batch redelivered). */
+  crashAfterEffect?: number;
+  /** Consumers: the handler first sleeps `slowHandlerSeconds` (longer than the visibility timeout, in the fault runs). */
+  slowHandler?: number;
+  slowHandlerSeconds?: number;
+  /** Consumers: a transient error before the effect (retried with backoff). */
+  transientError?: number;
+  /** Relay: the process dies after publishing, before the stream checkpoint (records relayed again). */
+  relayCrashAfterPublish?: number;
+  /** Relay: an event is published a second time as a new message (new message id, new FIFO dedup id). */
+  producerResend?: number;
+  /**
+   * TEST ONLY: consumers named here skip the inbox claim, so duplicates become
+   * double effects. Exists to prove the verification can fail. Never set it on
+   * a system whose numbers matter.
+   */
+  disableInboxClaim?: string[];
+}
+
+export const NO_FAULTS: FaultPlan = Object.freeze({});
+
+/** True with probability `rate` (undefined or 0: never). */
+export function roll(rate: number | undefined, random: () => number = Math.random): boolean {
+  return rate !== undefined && rate > 0 && random() < rate;
+}
+
+export class InjectedTransientError extends Error {
+  constructor(where: string) {
+    super(`Injected transient error in ${where}`);
+    this.name = 'InjectedTransientError';
+  }
+}
+
+/** Reads a plan from untrusted JSON: unknown fields are ignored, bad values turn that fault off. */
+export function parseFaultPlan(raw: unknown): FaultPlan {
+  if (raw === null || typeof raw !== 'object') return NO_FAULTS;
+  const source = raw as Record<string, unknown>;
+  const rate = (key: string) => {
+    const value = source[key];
+    return typeof value === 'number' && value >= 0 && value <= 1 ? value : undefined;
+  };
+  const seconds = source.slowHandlerSeconds;
+  const disabled = source.disableInboxClaim;
+  return {
+    crashAfterEffect: rate('crashAfterEffect'),
+    slowHandler: rate('slowHandler'),
+    slowHandlerSeconds: typeof seconds === 'number' && seconds >= 0 && seconds <= 900 ? seconds : undefined,
+    transientError: rate('transientError'),
+    relayCrashAfterPublish: rate('relayCrashAfterPublish'),
+    producerResend: rate('producerResend'),
+    disableInboxClaim: Array.isArray(disabled) ? disabled.filter((d): d is string => typeof d === 'string') : undefined,
+  };
+}
