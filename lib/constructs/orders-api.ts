@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/domain/order';
 import { HouseFunction } from './house-function';
 
+/** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
+const MESSAGE_STRING = '$context.error.messageString';
+
 export interface OrdersApiProps {
   ordersTableName: string;
   idempotencyTableName: string;
@@ -138,12 +141,14 @@ export class OrdersApi extends Construct {
             title,
             ...(status === undefined ? {} : { status: Number(status) }),
             detail,
-          }),
+            // `messageString` is already a quoted, escaped JSON string: unquote our placeholder. The raw
+            // `message` inside quotes breaks the JSON when it holds newlines or quotes (e.g. a SigV4 mismatch).
+          }).replace(`"${MESSAGE_STRING}"`, MESSAGE_STRING),
         },
       });
     problemResponse('bad-request-body', apigw.ResponseType.BAD_REQUEST_BODY, '400', 'Invalid order', '$context.error.validationErrorString');
     problemResponse('bad-request-parameters', apigw.ResponseType.BAD_REQUEST_PARAMETERS, '400', 'Invalid request', '$context.error.validationErrorString');
-    problemResponse('default-4xx', apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused', '$context.error.message');
-    problemResponse('default-5xx', apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error', '$context.error.message');
+    problemResponse('default-4xx', apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused', MESSAGE_STRING);
+    problemResponse('default-5xx', apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error', MESSAGE_STRING);
   }
 }

@@ -1,0 +1,264 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { MAX_ITEMS } from '../../lambdas/domain/order';
+import { synthStack } from '../support/synth';
+import {
+  apiMethods,
+  dynamoDbGrants,
+  managedPolicyArnsOfRole,
+  methodAt,
+  referencedId,
+  resourceById,
+  resourcesOfType,
+  roleOfFunction,
+  statementsOfRole,
+  tableNamesOf,
+} from '../support/template';
+
+/**
+ * The REST API and the functions behind it, read from the synthesized
+ * template. Functions are found through the routes and roles that use them,
+ * never by hard-coded logical ids, so adding functions does not break this.
+ */
+let template: Template;
+let tables: Record<string, string>;
+
+beforeAll(() => {
+  const synth = synthStack();
+  template = synth.template;
+  tables = tableNamesOf(synth.stack);
+});
+
+const ORDER_ROUTES = ['POST /orders', 'POST /orders/{orderId}/cancel', 'GET /orders/{orderId}'];
+
+describe('methods', () => {
+  test('the contract routes exist, each a Lambda proxy integration', () => {
+    for (const route of ORDER_ROUTES) {
+      const method = methodAt(template, route);
+      expect(method.properties.Integration).toMatchObject({ Type: 'AWS_PROXY' });
+      expect(method.functionId).toBeDefined();
+    }
+  });
+
+  test('every method requires IAM (SigV4) auth; there is no method without', () => {
+    const methods = apiMethods(template);
+
+    expect(methods.length).toBeGreaterThanOrEqual(ORDER_ROUTES.length);
+    for (const method of methods) {
+      expect({ route: method.route, auth: method.properties.AuthorizationType }).toEqual({ route: method.route, auth: 'AWS_IAM' });
+      expect(method.properties.ApiKeyRequired ?? false).toBe(false);
+    }
+  });
+
+  test('every method is validated by a validator that checks parameters and body', () => {
+    for (const method of apiMethods(template)) {
+      const validatorId = referencedId(method.properties.RequestValidatorId);
+      expect({ route: method.route, validatorId }).toEqual({ route: method.route, validatorId: expect.any(String) });
+      expect(resourceById(template, validatorId!).Properties).toMatchObject({
+        ValidateRequestBody: true,
+        ValidateRequestParameters: true,
+      });
+    }
+  });
+
+  test('POST /orders requires the Idempotency-Key header and a JSON body matching the order model', () => {
+    const post = methodAt(template, 'POST /orders');
+
+    expect(post.properties.RequestParameters).toEqual({ 'method.request.header.Idempotency-Key': true });
+    const modelId = referencedId((post.properties.RequestModels as Record<string, unknown>)['application/json']);
+    expect(modelId).toBeDefined();
+    const model = resourceById(template, modelId!).Properties as { ContentType: string; Schema: Record<string, unknown> };
+    expect(model.ContentType).toBe('application/json');
+    // API Gateway validates with JSON Schema draft 4 only.
+    expect(model.Schema).toMatchObject({
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      type: 'object',
+      required: expect.arrayContaining(['customerId', 'items']),
+      additionalProperties: false,
+      properties: {
+        customerId: { type: 'string', minLength: 1 },
+        items: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_ITEMS,
+          items: {
+            type: 'object',
+            required: expect.arrayContaining(['sku', 'quantity', 'unitPriceCents']),
+            additionalProperties: false,
+            properties: { quantity: { type: 'integer', minimum: 1 }, unitPriceCents: { type: 'integer', minimum: 0 } },
+          },
+        },
+      },
+    });
+  });
+
+  test.each([['POST /orders/{orderId}/cancel'], ['GET /orders/{orderId}']])(
+    '%s requires its orderId, and no Idempotency-Key (optional or ignored there)',
+    (route) => {
+      const method = methodAt(template, route);
+
+      expect(method.properties.RequestParameters).toEqual({ 'method.request.path.orderId': true });
+    },
+  );
+});
+
+describe('gateway-made errors are problem+json too', () => {
+  /**
+   * What API Gateway substitutes (simple substitution, no VTL): `messageString`
+   * is the quoted, JSON-escaped message; `message` is the raw text. A SigV4
+   * mismatch message contains quotes, newlines and single quotes.
+   */
+  const RAW_MESSAGE = `The request signature we calculated does not match the signature you provided.\n\nThe Canonical String for this request should have been\n'POST\n/api/orders' "x"`;
+  const render = (templateText: string) =>
+    templateText
+      .replaceAll('$context.error.messageString', JSON.stringify(RAW_MESSAGE))
+      .replaceAll('$context.error.validationErrorString', 'instance failed to match at least one required schema')
+      .replaceAll('$context.error.message', RAW_MESSAGE);
+
+  const gatewayResponses = () =>
+    Object.fromEntries(
+      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(r.Properties!.ResponseType), r.Properties!]),
+    );
+
+  test.each([['BAD_REQUEST_BODY'], ['BAD_REQUEST_PARAMETERS'], ['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s', (type) => {
+    const response = gatewayResponses()[type] as {
+      StatusCode?: string;
+      ResponseParameters: Record<string, string>;
+      ResponseTemplates: Record<string, string>;
+    };
+
+    expect(response).toBeDefined();
+    expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
+    const body = JSON.parse(render(response.ResponseTemplates['application/json']));
+    expect(body).toEqual(
+      expect.objectContaining({ type: expect.stringMatching(/\S/), title: expect.stringMatching(/\S/), detail: expect.any(String) }),
+    );
+    if (response.StatusCode !== undefined) expect(body.status).toBe(Number(response.StatusCode));
+  });
+
+  test('validation failures are 400s', () => {
+    expect(gatewayResponses().BAD_REQUEST_BODY.StatusCode).toBe('400');
+    expect(gatewayResponses().BAD_REQUEST_PARAMETERS.StatusCode).toBe('400');
+  });
+});
+
+describe('stage', () => {
+  const stage = () => {
+    const stages = resourcesOfType(template, 'AWS::ApiGateway::Stage');
+    expect(stages).toHaveLength(1);
+    return stages[0][1].Properties as {
+      AccessLogSetting?: { DestinationArn: unknown; Format: string };
+      MethodSettings?: Record<string, unknown>[];
+    };
+  };
+
+  test('writes JSON access logs, with the caller, to a log group with a retention', () => {
+    const { AccessLogSetting } = stage();
+
+    expect(AccessLogSetting).toBeDefined();
+    const format = JSON.parse(AccessLogSetting!.Format);
+    expect(format).toMatchObject({ requestId: '$context.requestId', caller: '$context.identity.caller', status: '$context.status' });
+    const logGroupIds = resourcesOfType(template, 'AWS::Logs::LogGroup').map(([id]) => id);
+    const destination = JSON.stringify(AccessLogSetting!.DestinationArn);
+    const logGroupId = logGroupIds.find((id) => destination.includes(`"${id}"`));
+    expect(logGroupId).toBeDefined();
+    expect(resourceById(template, logGroupId!).Properties?.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  test('throttles every method with the configured limits (defaults 200 rps, burst 400)', () => {
+    expect(stage().MethodSettings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }),
+      ]),
+    );
+  });
+
+  test('throttling limits come from context', () => {
+    const { template: configured } = synthStack({ apiRateLimit: 25, apiBurstLimit: 50 });
+
+    const [[, configuredStage]] = resourcesOfType(configured, 'AWS::ApiGateway::Stage');
+
+    expect(configuredStage.Properties?.MethodSettings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 })]),
+    );
+  });
+});
+
+describe('functions', () => {
+  test('every Lambda function runs nodejs24.x on arm64', () => {
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+
+    expect(functions.length).toBeGreaterThanOrEqual(ORDER_ROUTES.length);
+    for (const [id, fn] of functions) {
+      expect({ id, runtime: fn.Properties?.Runtime, architectures: fn.Properties?.Architectures }).toEqual({
+        id,
+        runtime: 'nodejs24.x',
+        architectures: ['arm64'],
+      });
+    }
+  });
+
+  describe('least privilege: each order function may touch only its own tables, with only its actions', () => {
+    const EXPECTED: Record<string, Record<string, string[]>> = {
+      // Powertools idempotency: lock (Put), fallback read (Get), complete (Update), release (Delete).
+      // Orders: the transaction's two puts, and a read when a retry finds its order already there.
+      'POST /orders': {
+        Orders: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Idempotency: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      },
+      // Read, then one transaction: conditional update of the order + put of the outbox item.
+      'POST /orders/{orderId}/cancel': { Orders: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+      'GET /orders/{orderId}': { Orders: ['dynamodb:GetItem'] },
+    };
+    const X_RAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+    test.each(Object.keys(EXPECTED))('%s', (route) => {
+      const role = roleOfFunction(template, methodAt(template, route).functionId!);
+
+      expect(dynamoDbGrants(template, role, tables)).toEqual(EXPECTED[route]);
+      // Nothing else but X-Ray tracing, and only the basic execution role (its own logs).
+      for (const statement of statementsOfRole(template, role)) {
+        const other = statement.Action.filter((a) => !a.startsWith('dynamodb:'));
+        for (const action of other) expect(X_RAY).toContain(action);
+      }
+      expect(managedPolicyArnsOfRole(template, role)).toEqual([expect.stringContaining('AWSLambdaBasicExecutionRole')]);
+    });
+
+    test('create-order can neither scan, query, batch nor delete orders', () => {
+      const role = roleOfFunction(template, methodAt(template, 'POST /orders').functionId!);
+      const onOrders = dynamoDbGrants(template, role, tables).Orders;
+
+      for (const action of ['Scan', 'Query', 'BatchWriteItem', 'BatchGetItem', 'DeleteItem', 'UpdateItem']) {
+        expect(onOrders).not.toContain(`dynamodb:${action}`);
+      }
+    });
+  });
+
+  test('a function behind any GET route only reads', () => {
+    const READS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
+    const getRoutes = apiMethods(template).filter((m) => m.route.startsWith('GET ') && m.functionId !== undefined);
+
+    expect(getRoutes.length).toBeGreaterThan(0);
+    for (const method of getRoutes) {
+      const grants = dynamoDbGrants(template, roleOfFunction(template, method.functionId!), tables);
+      for (const actions of Object.values(grants)) {
+        for (const action of actions) expect({ route: method.route, action, read: READS.includes(action) }).toMatchObject({ read: true });
+      }
+    }
+  });
+
+  test('no function role anywhere has dynamodb:* or *, or DynamoDB data access on every table', () => {
+    const functions = resourcesOfType(template, 'AWS::Lambda::Function');
+
+    for (const [id] of functions) {
+      const role = roleOfFunction(template, id);
+      for (const statement of statementsOfRole(template, role)) {
+        expect({ id, actions: statement.Action }).toEqual({ id, actions: expect.not.arrayContaining(['*', 'dynamodb:*']) });
+        if (statement.Resource.includes('*')) {
+          // The only DynamoDB action that cannot be scoped to a resource.
+          const dynamo = statement.Action.filter((a) => a.startsWith('dynamodb:'));
+          expect({ id, dynamo }).toEqual({ id, dynamo: dynamo.filter((a) => a === 'dynamodb:ListStreams') });
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,288 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { deriveOrderId } from '../../lambdas/domain/order';
+import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
+import { createStackTables, scanAll, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+
+/**
+ * Placing, cancelling and reading orders against DynamoDB Local, with the
+ * tables created as the synthesized stack declares them. Each test uses its
+ * own caller, so tests never share orders.
+ */
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
+let createOrder: Handler;
+let cancelOrder: Handler;
+let getOrder: Handler;
+let tables: Awaited<ReturnType<typeof createStackTables>>;
+let dynamoCalls: { command: string; table: string; transactItems?: number }[] = [];
+
+beforeAll(async () => {
+  useEmulatorEnvironment();
+  tables = await createStackTables();
+  process.env.ORDERS_TABLE_NAME = tables.names.Orders;
+  process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
+  process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
+  const clients = await import('../../lambdas/adapters/aws-clients');
+  // Records every DynamoDB call the handlers make (the document client shares this middleware stack).
+  clients.dynamoDbClient().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { TableName?: string; TransactItems?: unknown[] };
+      dynamoCalls.push({
+        command: context.commandName ?? 'unknown',
+        table: input.TableName ?? 'transaction',
+        transactItems: input.TransactItems?.length,
+      });
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordCalls' },
+  );
+  ({ handler: createOrder } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
+  ({ handler: cancelOrder } = (await import('../../lambdas/handlers/cancel-order')) as unknown as { handler: Handler });
+  ({ handler: getOrder } = (await import('../../lambdas/handlers/get-order')) as unknown as { handler: Handler });
+}, 60_000);
+
+afterAll(async () => {
+  await tables.drop();
+});
+
+beforeEach(() => {
+  dynamoCalls = [];
+});
+
+let callerSeq = 0;
+function newCaller(): string {
+  callerSeq += 1;
+  return `arn:aws:iam::123456789012:user/cancel-get-${callerSeq}-${Date.now()}`;
+}
+
+async function place(caller: string, key = 'key-1') {
+  const response = await createOrder(
+    apiEvent({
+      method: 'POST',
+      path: '/orders',
+      caller,
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `"${key}"` },
+      body: JSON.stringify(VALID_ORDER),
+    }),
+    lambdaContext(),
+  );
+  return { response, order: JSON.parse(response.body) as { orderId: string; createdAt: string } & Record<string, unknown> };
+}
+
+function cancel(caller: string, orderId: string) {
+  return cancelOrder(
+    apiEvent({
+      method: 'POST',
+      path: `/orders/${orderId}/cancel`,
+      resource: '/orders/{orderId}/cancel',
+      caller,
+      pathParameters: { orderId },
+    }),
+    lambdaContext(),
+  );
+}
+
+function get(caller: string, orderId: string, headers: Record<string, string | string[]> = {}) {
+  return getOrder(
+    apiEvent({ method: 'GET', path: `/orders/${orderId}`, resource: '/orders/{orderId}', caller, headers, pathParameters: { orderId } }),
+    lambdaContext(),
+  );
+}
+
+/** Every item of an order's partition: the order and its outbox items. */
+async function partition(orderId: string) {
+  const items = await scanAll(tables.names.Orders);
+  return items.filter((i) => i.pk === `ORDER#${orderId}`);
+}
+
+const outboxOf = (items: Record<string, unknown>[], eventType: string) => items.filter((i) => i.entity === 'OUTBOX' && i.eventType === eventType);
+
+describe('placing an order', () => {
+  test('writes exactly one order and one OrderPlaced outbox item, in one transaction', async () => {
+    const caller = newCaller();
+
+    const { response, order } = await place(caller);
+
+    expect(response.statusCode).toBe(201);
+    const items = await partition(order.orderId);
+    expect(items).toHaveLength(2);
+    const stored = items.find((i) => i.sk === 'ORDER');
+    expect(stored).toMatchObject({
+      entity: 'ORDER',
+      orderId: order.orderId,
+      status: 'PLACED',
+      caller,
+      customerId: VALID_ORDER.customerId,
+      items: VALID_ORDER.items,
+      createdAt: order.createdAt,
+      version: 1,
+      fingerprint: expect.any(String),
+    });
+    expect(stored).not.toHaveProperty('pendingShard');
+    const [outbox] = outboxOf(items, 'OrderPlaced');
+    const eventId = `${order.orderId}.placed`;
+    expect(outbox).toMatchObject({
+      sk: `OUTBOX#${eventId}`,
+      eventId,
+      orderId: order.orderId,
+      createdAt: order.createdAt,
+      pendingShard: expect.stringMatching(/^\d+$/),
+      event: {
+        eventId,
+        eventType: 'OrderPlaced',
+        version: 1,
+        orderId: order.orderId,
+        customerId: VALID_ORDER.customerId,
+        items: VALID_ORDER.items,
+        totalCents: order.totalCents,
+        occurredAt: order.createdAt,
+      },
+    });
+    // Both items came from one TransactWriteItems; nothing else wrote to the Orders table.
+    expect(dynamoCalls.filter((c) => c.command === 'TransactWriteItemsCommand')).toEqual([
+      { command: 'TransactWriteItemsCommand', table: 'transaction', transactItems: 2 },
+    ]);
+    expect(dynamoCalls.filter((c) => c.table === tables.names.Orders)).toEqual([]);
+  });
+
+  test('if the outbox item cannot be written, neither is the order (one transaction)', async () => {
+    const caller = newCaller();
+    const orderId = deriveOrderId(caller, 'key-atomic');
+    // A leftover outbox item with the event id this order will use makes the outbox put's condition fail.
+    const client = testDynamoDbClient();
+    await client.send(
+      new PutItemCommand({
+        TableName: tables.names.Orders,
+        Item: marshall({ pk: `ORDER#${orderId}`, sk: `OUTBOX#${orderId}.placed`, entity: 'OUTBOX', eventType: 'Blocker' }),
+      }),
+    );
+    client.destroy();
+
+    const { response } = await place(caller, 'key-atomic');
+
+    expect(response.statusCode).not.toBe(201);
+    expect(response.statusCode).toBeLessThan(600);
+    expect((await partition(orderId)).filter((i) => i.sk === 'ORDER')).toEqual([]);
+  });
+});
+
+describe('cancelling', () => {
+  test('twice returns the cancelled order both times and writes exactly one OrderCancelled outbox item', async () => {
+    const caller = newCaller();
+    const { order } = await place(caller);
+
+    const first = await cancel(caller, order.orderId);
+    dynamoCalls = [];
+    const second = await cancel(caller, order.orderId);
+
+    expect(first.statusCode).toBe(200);
+    expect(second.statusCode).toBe(200);
+    const cancelled = JSON.parse(first.body);
+    expect(cancelled).toEqual({ ...order, status: 'CANCELLED', cancelledAt: expect.any(String) });
+    expect(JSON.parse(second.body)).toEqual(cancelled);
+    // The second cancel only read.
+    expect(dynamoCalls.map((c) => c.command)).toEqual(['GetItemCommand']);
+
+    const items = await partition(order.orderId);
+    expect(items).toHaveLength(3);
+    expect(items.find((i) => i.sk === 'ORDER')).toMatchObject({ status: 'CANCELLED', cancelledAt: cancelled.cancelledAt, version: 2 });
+    expect(outboxOf(items, 'OrderPlaced')).toHaveLength(1);
+    const cancelledEvents = outboxOf(items, 'OrderCancelled');
+    expect(cancelledEvents).toHaveLength(1);
+    const eventId = `${order.orderId}.cancelled`;
+    expect(cancelledEvents[0]).toMatchObject({
+      sk: `OUTBOX#${eventId}`,
+      eventId,
+      pendingShard: expect.stringMatching(/^\d+$/),
+      event: { eventId, eventType: 'OrderCancelled', version: 2, orderId: order.orderId, occurredAt: cancelled.cancelledAt },
+    });
+  });
+
+  test('concurrently: no 4xx/5xx other than 503, one cancellation time, one OrderCancelled item', async () => {
+    const caller = newCaller();
+    const { order } = await place(caller);
+
+    const responses = await Promise.all(Array.from({ length: 8 }, () => cancel(caller, order.orderId)));
+
+    const statuses = responses.map((r) => r.statusCode);
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses).toContain(200);
+    const cancelledAts = new Set(responses.filter((r) => r.statusCode === 200).map((r) => JSON.parse(r.body).cancelledAt));
+    expect(cancelledAts.size).toBe(1);
+    expect(outboxOf(await partition(order.orderId), 'OrderCancelled')).toHaveLength(1);
+  });
+
+  test('an unknown order is 404 and writes nothing', async () => {
+    const caller = newCaller();
+    const orderId = deriveOrderId(caller, 'never-placed');
+    const itemsBefore = (await scanAll(tables.names.Orders)).length;
+
+    const response = await cancel(caller, orderId);
+
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['Content-Type']).toBe('application/problem+json');
+    expect(await partition(orderId)).toEqual([]);
+    expect((await scanAll(tables.names.Orders)).length).toBe(itemsBefore);
+  });
+
+  test("another caller's order is 404 and stays placed", async () => {
+    const owner = newCaller();
+    const intruder = newCaller();
+    const { order } = await place(owner);
+
+    const response = await cancel(intruder, order.orderId);
+
+    expect(response.statusCode).toBe(404);
+    const items = await partition(order.orderId);
+    expect(items.find((i) => i.sk === 'ORDER')).toMatchObject({ status: 'PLACED' });
+    expect(outboxOf(items, 'OrderCancelled')).toEqual([]);
+  });
+});
+
+describe('reading', () => {
+  test('the own order is 200 and shows what was placed, then what was cancelled', async () => {
+    const caller = newCaller();
+    const { order } = await place(caller);
+
+    const placed = await get(caller, order.orderId);
+    const cancelled = await cancel(caller, order.orderId);
+    const afterCancel = await get(caller, order.orderId);
+
+    expect(placed.statusCode).toBe(200);
+    expect(JSON.parse(placed.body)).toEqual(order);
+    expect(afterCancel.statusCode).toBe(200);
+    expect(JSON.parse(afterCancel.body)).toEqual(JSON.parse(cancelled.body));
+  });
+
+  test("another caller's order is 404, exactly like an unknown one", async () => {
+    const owner = newCaller();
+    const other = newCaller();
+    const { order } = await place(owner);
+
+    const othersOrder = await get(other, order.orderId);
+    const unknown = await get(other, deriveOrderId(other, 'never-placed'));
+
+    expect(othersOrder.statusCode).toBe(404);
+    expect(unknown.statusCode).toBe(404);
+    expect(JSON.parse(othersOrder.body)).toEqual({ ...JSON.parse(unknown.body), detail: expect.any(String) });
+    expect(othersOrder.body).not.toContain(owner);
+  });
+
+  test('an Idempotency-Key on a GET is ignored: same answer, nothing stored', async () => {
+    const caller = newCaller();
+    const { order } = await place(caller);
+    const idempotencyRecords = (await scanAll(tables.names.Idempotency)).length;
+
+    const plain = await get(caller, order.orderId);
+    const withKey = await get(caller, order.orderId, { 'Idempotency-Key': '"read-key"' });
+    const withBadKeys = await get(caller, order.orderId, { 'Idempotency-Key': ['"a"', 'not valid'] });
+
+    for (const response of [withKey, withBadKeys]) {
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe(plain.body);
+    }
+    expect((await scanAll(tables.names.Idempotency)).length).toBe(idempotencyRecords);
+  });
+});
