@@ -1,0 +1,112 @@
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { localCallCounters } from './local-counters';
+import { DEFAULT_MIX, type Mix } from './plan';
+import { terminalSummary, writeReports } from './report';
+import { parseFaults, PROFILES, runLoadTest } from './run';
+import { awsTarget, localTarget } from './target';
+
+/**
+ * `npm run loadtest -- [options]`: drives the API with a realistic mix, with
+ * faults if asked, waits for the system to drain, verifies every exactly-once
+ * invariant and exits non-zero on any violation.
+ */
+const USAGE = `Usage: npm run loadtest -- [options]
+  --profile smoke|default|soak   sizes and concurrency (default: default)
+  --orders N                     new orders to place (overrides the profile)
+  --connections N                concurrent HTTP connections
+  --rate N                       requests per second overall (default: as fast as possible)
+  --seed N                       makes the request plan and fault rolls reproducible
+  --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
+  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive (default: none)
+  --fault-rate P                 probability per message for in-function faults (default 0.1)
+  --slow-seconds S               how long the slow handler sleeps (default 8)
+  --poison N                     poison messages per source queue (default 3)
+  --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
+  --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      profile: { type: 'string', default: 'default' },
+      orders: { type: 'string' },
+      connections: { type: 'string' },
+      rate: { type: 'string' },
+      seed: { type: 'string' },
+      mix: { type: 'string' },
+      faults: { type: 'string', default: 'none' },
+      'fault-rate': { type: 'string', default: '0.1' },
+      'slow-seconds': { type: 'string', default: '8' },
+      poison: { type: 'string', default: '3' },
+      stack: { type: 'string' },
+      'report-dir': { type: 'string', default: 'loadtest-results' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const profileName = values.profile as keyof typeof PROFILES;
+  if (!(profileName in PROFILES)) throw new UsageError(`Unknown profile ${values.profile}`);
+  const profile = {
+    ...PROFILES[profileName],
+    ...(values.orders ? { orders: positiveInt(values.orders, '--orders') } : {}),
+    ...(values.connections ? { connections: positiveInt(values.connections, '--connections') } : {}),
+    ...(values.rate ? { rate: positiveInt(values.rate, '--rate') } : {}),
+  };
+  const seed = values.seed ? positiveInt(values.seed, '--seed') : Date.now() % 2 ** 31;
+  const target = values.stack ? await awsTarget(values.stack) : localTarget();
+  const tty = process.stdout.isTTY;
+  try {
+    const results = await runLoadTest({
+      target,
+      profileName,
+      profile,
+      mix: values.mix ? parseMix(values.mix) : DEFAULT_MIX,
+      seed,
+      faults: {
+        enabled: parseFaults(values.faults),
+        rate: Number(values['fault-rate']),
+        slowSeconds: Number(values['slow-seconds']),
+        poisonPerQueue: positiveInt(values.poison!, '--poison', true),
+      },
+      callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,
+      // Live progress only on a terminal; in CI logs, a line per phase.
+      log: (line) => (tty && line.startsWith('  sent') ? process.stdout.write(`\r${line}   `) : console.log(tty ? `\n${line}` : line)),
+    });
+    console.log(terminalSummary(results));
+    const files = writeReports(results, path.resolve(values['report-dir']!));
+    console.log(`\nReports: ${path.relative(process.cwd(), files.html)} and ${path.relative(process.cwd(), files.json)}`);
+    return results.passed ? 0 : 1;
+  } finally {
+    target.close();
+  }
+}
+
+class UsageError extends Error {}
+
+function positiveInt(value: string, flag: string, allowZero = false): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new UsageError(`${flag} must be a whole number${allowZero ? '' : ' above 0'}, got "${value}"`);
+  return n;
+}
+
+function parseMix(value: string): Mix {
+  const mix = { ...DEFAULT_MIX };
+  for (const part of value.split(',')) {
+    const [key, raw] = part.split('=');
+    if (!(key in mix) || !Number.isFinite(Number(raw)) || Number(raw) < 0) throw new UsageError(`Bad --mix entry "${part}"`);
+    mix[key as keyof Mix] = Number(raw);
+  }
+  if (mix.new <= 0) throw new UsageError('--mix needs new > 0');
+  return mix;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : `loadtest: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,76 @@
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { Target } from './target';
+
+/**
+ * Waits (bounded) until nothing is in flight: no undispatched outbox item, and
+ * no message visible or in flight on either source queue, twice in a row.
+ * Returns whether it drained, and what was left if not.
+ */
+export async function waitForDrain(
+  target: Target,
+  options: { timeoutMs: number; pollMs?: number; onPoll?: (state: DrainState) => void },
+): Promise<{ drained: boolean; state: DrainState; waitedMs: number }> {
+  const started = Date.now();
+  let quietPolls = 0;
+  let state = await drainState(target);
+  while (Date.now() - started < options.timeoutMs) {
+    state = await drainState(target);
+    options.onPoll?.(state);
+    quietPolls = state.pendingOutbox === 0 && state.inFlightMessages === 0 ? quietPolls + 1 : 0;
+    if (quietPolls >= 2) return { drained: true, state, waitedMs: Date.now() - started };
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 1_000));
+  }
+  return { drained: false, state, waitedMs: Date.now() - started };
+}
+
+export interface DrainState {
+  pendingOutbox: number;
+  inFlightMessages: number;
+}
+
+async function drainState(target: Target): Promise<DrainState> {
+  const [pendingOutbox, fifo, standard] = await Promise.all([
+    pendingOutboxCount(target),
+    queueDepth(target, target.outputs.FulfilmentQueueUrl),
+    queueDepth(target, target.outputs.LoyaltyQueueUrl),
+  ]);
+  return { pendingOutbox, inFlightMessages: fifo + standard };
+}
+
+export async function queueDepth(target: Target, queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await target.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  return (
+    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
+}
+
+/** Outbox items not yet dispatched, from the sweeper's sparse index (8 shards). */
+export async function pendingOutboxCount(target: Target): Promise<number> {
+  let total = 0;
+  for (let shard = 0; shard < 8; shard++) {
+    let startKey: Record<string, never> | undefined;
+    do {
+      const page = await target.dynamodb.send(
+        new QueryCommand({
+          TableName: target.outputs.OrdersTableName,
+          IndexName: 'pendingOutbox',
+          KeyConditionExpression: 'pendingShard = :s',
+          ExpressionAttributeValues: { ':s': { S: String(shard) } },
+          Select: 'COUNT',
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      total += page.Count ?? 0;
+      startKey = page.LastEvaluatedKey as Record<string, never> | undefined;
+    } while (startKey !== undefined);
+  }
+  return total;
+}

@@ -1,0 +1,230 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Observation } from './drive';
+import type { PlannedRequest } from './plan';
+import { barChart, escape, lineChart } from './svg-charts';
+import type { Verification } from './verify';
+
+/**
+ * The run's results: a terminal summary, a JSON file and a self-contained HTML
+ * report with charts. Costs use the unit prices below, stated with their date.
+ */
+export const UNIT_PRICES = {
+  asOf: '2025-01, AWS us-east-1 list prices (on-demand); check the pricing pages for your region and date',
+  apiGatewayRestPerMillion: 3.5,
+  lambdaRequestsPerMillion: 0.2,
+  dynamoDbWritesPerMillion: 0.625,
+  dynamoDbReadsPerMillion: 0.125,
+  sqsStandardPerMillion: 0.4,
+  sqsFifoPerMillion: 0.5,
+};
+
+export interface CallCounts {
+  /** Measured by the local runtime between the emulators and the functions, or undefined where not measured. */
+  dynamodbWrites?: number;
+  dynamodbReads?: number;
+  sqs?: number;
+  lambdaInvocations?: number;
+  apiRequests: number;
+}
+
+export interface RunResults {
+  runId: string;
+  target: string;
+  seed: number;
+  profile: string;
+  faults: string[];
+  startedAt: string;
+  plan: { requests: number; byOperation: Record<string, number> };
+  http: {
+    durationMs: number;
+    throughputPerSecond: number;
+    latencyMs: { p50: number; p90: number; p99: number; max: number };
+    statuses: Record<string, number>;
+    replaysServed: number;
+    conflicts409: number;
+  };
+  injected: { poisonMessages: number; redriven: number };
+  drain: { drained: boolean; waitedMs: number };
+  verification: Verification;
+  calls: CallCounts;
+  perOrder: Record<string, number | undefined>;
+  costPerMillionOrders?: number;
+  timeline: { second: number; requests: number; p50: number; p99: number }[];
+  passed: boolean;
+}
+
+export function summarize(input: {
+  runId: string;
+  target: string;
+  seed: number;
+  profile: string;
+  faults: string[];
+  startedAt: string;
+  plan: readonly PlannedRequest[];
+  observations: readonly Observation[];
+  durationMs: number;
+  injected: RunResults['injected'];
+  drain: RunResults['drain'];
+  verification: Verification;
+  calls: CallCounts;
+}): RunResults {
+  const answered = input.observations.filter((o) => o.status !== 'no-response');
+  const latencies = answered.map((o) => o.latencyMs).sort((a, b) => a - b);
+  const statuses: Record<string, number> = {};
+  for (const o of input.observations) statuses[String(o.status)] = (statuses[String(o.status)] ?? 0) + 1;
+  const byOperation: Record<string, number> = {};
+  for (const p of input.plan) byOperation[p.op] = (byOperation[p.op] ?? 0) + 1;
+
+  const orders = Math.max(1, input.verification.counts.orders);
+  const perOrder = {
+    apiRequests: input.calls.apiRequests / orders,
+    lambdaInvocations: ratio(input.calls.lambdaInvocations, orders),
+    dynamodbWrites: ratio(input.calls.dynamodbWrites, orders),
+    dynamodbReads: ratio(input.calls.dynamodbReads, orders),
+    sqsRequests: ratio(input.calls.sqs, orders),
+  };
+  const measured = perOrder.lambdaInvocations !== undefined && perOrder.dynamodbWrites !== undefined && perOrder.sqsRequests !== undefined;
+  const costPerMillionOrders = measured
+    ? perOrder.apiRequests * UNIT_PRICES.apiGatewayRestPerMillion +
+      perOrder.lambdaInvocations! * UNIT_PRICES.lambdaRequestsPerMillion +
+      perOrder.dynamodbWrites! * UNIT_PRICES.dynamoDbWritesPerMillion +
+      (perOrder.dynamodbReads ?? 0) * UNIT_PRICES.dynamoDbReadsPerMillion +
+      perOrder.sqsRequests! * UNIT_PRICES.sqsFifoPerMillion
+    : undefined;
+
+  const start = Math.min(...input.observations.map((o) => o.startedAt));
+  const buckets = new Map<number, number[]>();
+  for (const o of answered) {
+    const second = Math.floor((o.startedAt - start) / 1000);
+    buckets.set(second, [...(buckets.get(second) ?? []), o.latencyMs]);
+  }
+  const timeline = [...buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([second, values]) => {
+      const sorted = values.sort((a, b) => a - b);
+      return { second, requests: values.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+    });
+
+  return {
+    runId: input.runId,
+    target: input.target,
+    seed: input.seed,
+    profile: input.profile,
+    faults: input.faults,
+    startedAt: input.startedAt,
+    plan: { requests: input.plan.length, byOperation },
+    http: {
+      durationMs: input.durationMs,
+      throughputPerSecond: answered.length / Math.max(0.001, input.durationMs / 1000),
+      latencyMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? 0 },
+      statuses,
+      replaysServed: input.observations.filter((o) => o.replayed).length,
+      conflicts409: statuses['409'] ?? 0,
+    },
+    injected: input.injected,
+    drain: input.drain,
+    verification: input.verification,
+    calls: input.calls,
+    perOrder,
+    costPerMillionOrders,
+    timeline,
+    passed: input.verification.violations.length === 0 && input.drain.drained,
+  };
+}
+
+function ratio(value: number | undefined, orders: number): number | undefined {
+  return value === undefined ? undefined : value / orders;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+const fmt = (n: number | undefined, digits = 2) => (n === undefined ? 'not measured' : n.toFixed(digits));
+
+export function terminalSummary(r: RunResults): string {
+  const v = r.verification;
+  const lines = [
+    '',
+    `Run ${r.runId} on ${r.target} (profile ${r.profile}, seed ${r.seed}, faults: ${r.faults.length ? r.faults.join(', ') : 'none'})`,
+    `  requests        ${r.plan.requests} (${Object.entries(r.plan.byOperation).map(([k, n]) => `${k} ${n}`).join(', ')})`,
+    `  throughput      ${r.http.throughputPerSecond.toFixed(1)} req/s over ${(r.http.durationMs / 1000).toFixed(1)} s`,
+    `  latency         p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms, max ${r.http.latencyMs.max} ms`,
+    `  statuses        ${Object.entries(r.http.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`,
+    `  retries         ${r.http.replaysServed} replays served, ${r.http.conflicts409} answered 409 (in progress)`,
+    `  duplicates      suppressed per consumer (deliveries that reached the provider again): ${Object.entries(v.duplicatesSuppressed).map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`,
+    `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs`,
+    `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
+    `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
+    `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
+    `  cost            ${r.costPerMillionOrders === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionOrders.toFixed(2)} per million orders in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
+    `  effects         ${v.counts.orders} orders for ${v.counts.intents} intents (${v.counts.cancelledOrders} cancelled); ${v.counts.skusChecked} SKUs, ${v.counts.customersChecked} customers, ${v.counts.providerKeys} provider keys checked`,
+    r.passed
+      ? `  RESULT          PASS: 0 violations, effects == intents`
+      : `  RESULT          FAIL: ${v.violations.length} violation(s)${r.drain.drained ? '' : ' and the system did not drain'}`,
+  ];
+  for (const violation of v.violations.slice(0, 50)) lines.push(`    - [${violation.invariant}] ${violation.detail}`);
+  if (v.violations.length > 50) lines.push(`    ... and ${v.violations.length - 50} more (see the JSON results)`);
+  return lines.join('\n');
+}
+
+export function htmlReport(r: RunResults): string {
+  const v = r.verification;
+  const charts = [
+    lineChart(
+      'Latency over time (ms)',
+      [
+        { name: 'p50', color: '#4e79a7', points: r.timeline.map((t) => ({ x: t.second, y: t.p50 })) },
+        { name: 'p99', color: '#e15759', points: r.timeline.map((t) => ({ x: t.second, y: t.p99 })) },
+      ],
+      { x: 'seconds into the run', y: 'ms' },
+    ),
+    lineChart('Throughput (requests started per second)', [{ name: 'req/s', color: '#59a14f', points: r.timeline.map((t) => ({ x: t.second, y: t.requests })) }], {
+      x: 'seconds into the run',
+      y: 'requests',
+    }),
+    barChart(
+      'Duplicate deliveries suppressed, per consumer',
+      Object.entries(v.duplicatesSuppressed).map(([label, value]) => ({ label, value, color: '#f28e2b' })),
+      'deliveries',
+    ),
+    barChart(
+      'Dead-letter queues by cause',
+      v.deadLetters.map((d) => ({ label: `${d.queue.split(' ')[0]}: ${d.cause}`, value: d.count, color: d.expected ? '#76b7b2' : '#e15759' })),
+      'messages',
+    ),
+  ].join('\n');
+  const rows = (pairs: [string, string][]) => pairs.map(([k, val]) => `<tr><th>${escape(k)}</th><td>${escape(val)}</td></tr>`).join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Exactly-once proof: ${escape(r.runId)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1400px}table{border-collapse:collapse}th,td{text-align:left;padding:2px 12px 2px 0}
+.pass{color:#2e7d32}.fail{color:#c62828}figure{display:inline-block;margin:0 1rem 1rem 0}figcaption{font-weight:600}</style></head>
+<body>
+<h1>Exactly-once proof: <span id="verdict" class="${r.passed ? 'pass' : 'fail'}">${r.passed ? 'PASS, effects == intents' : `FAIL, ${v.violations.length} violation(s)`}</span></h1>
+<table>${rows([
+    ['run', `${r.runId} on ${r.target}, profile ${r.profile}, seed ${r.seed}`],
+    ['faults', r.faults.join(', ') || 'none'],
+    ['requests', `${r.plan.requests} (${Object.entries(r.plan.byOperation).map(([k, n]) => `${k} ${n}`).join(', ')})`],
+    ['throughput', `${r.http.throughputPerSecond.toFixed(1)} req/s`],
+    ['latency', `p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms`],
+    ['orders / intents', `${v.counts.orders} / ${v.counts.intents}`],
+    ['cost', r.costPerMillionOrders === undefined ? 'not measured' : `$${r.costPerMillionOrders.toFixed(2)} per million orders (${UNIT_PRICES.asOf})`],
+  ])}</table>
+${charts}
+<h2>Violations</h2>
+${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations">${v.violations.map((x) => `<li>[${escape(x.invariant)}] ${escape(x.detail)}</li>`).join('')}</ul>`}
+<script type="application/json" id="results">${JSON.stringify(r).replace(/</g, '\\u003c')}</script>
+</body></html>
+`;
+}
+
+export function writeReports(r: RunResults, directory: string): { json: string; html: string } {
+  fs.mkdirSync(directory, { recursive: true });
+  const json = path.join(directory, `${r.runId}.json`);
+  const html = path.join(directory, `${r.runId}.html`);
+  fs.writeFileSync(json, `${JSON.stringify(r, null, 2)}\n`);
+  fs.writeFileSync(html, htmlReport(r));
+  return { json, html };
+}

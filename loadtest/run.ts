@@ -1,0 +1,135 @@
+import { deriveOrderId } from '../lambdas/domain/order';
+import { waitForDrain, pendingOutboxCount } from './drain';
+import { drive } from './drive';
+import { ALL_FAULTS, FAULT_SWITCH_DELAY_MS, faultPlanOf, redriveDeadLetters, sendPoison, setFaultPlan, type FaultName, type FaultSettings } from './faults';
+import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
+import { seededRandom } from './random';
+import { summarize, type CallCounts, type RunResults } from './report';
+import type { Target } from './target';
+import { verify } from './verify';
+
+/**
+ * One proof run: plan, switch faults on, drive the API, switch faults off,
+ * drain, redrive, drain, verify. Returns the results; the CLI prints and writes them.
+ */
+export interface Profile {
+  orders: number;
+  connections: number;
+  rate?: number;
+  customers: number;
+  skus: number;
+  drainTimeoutMs: number;
+}
+
+export const PROFILES: Record<'smoke' | 'default' | 'soak', Profile> = {
+  smoke: { orders: 20, connections: 4, customers: 5, skus: 5, drainTimeoutMs: 60_000 },
+  default: { orders: 300, connections: 16, customers: 40, skus: 25, drainTimeoutMs: 240_000 },
+  soak: { orders: 20_000, connections: 32, rate: 100, customers: 500, skus: 200, drainTimeoutMs: 900_000 },
+};
+
+export interface RunOptions {
+  target: Target;
+  profileName: string;
+  profile: Profile;
+  mix?: Mix;
+  seed: number;
+  faults: FaultSettings;
+  /** Local only: reads the runtime's call counters (undefined on AWS: not measured). */
+  callCounters?: () => Promise<Omit<CallCounts, 'apiRequests'>>;
+  log?: (line: string) => void;
+}
+
+export async function runLoadTest(options: RunOptions): Promise<RunResults> {
+  const log = options.log ?? (() => undefined);
+  const { target, profile } = options;
+  const runId = `lt${Date.now().toString(36)}${Math.floor(options.seed % 1000)}`;
+  const startedAt = new Date().toISOString();
+  const random = seededRandom(options.seed);
+  const isPoison = (body: string) => body.includes('"poison":true') && body.includes(`"runId":"${runId}"`);
+
+  const plan = buildPlan(random, {
+    orders: profile.orders,
+    mix: options.mix ?? DEFAULT_MIX,
+    callers: target.callers.map((c) => c.arn),
+    customers: profile.customers,
+    skus: profile.skus,
+    runId,
+    orderIdOf: deriveOrderId,
+  });
+  log(`Plan: ${plan.length} requests for ${profile.orders} orders (run ${runId}, seed ${options.seed})`);
+
+  const enabled = options.faults.enabled;
+  const inFunctionFaults = enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
+  await setFaultPlan(target, faultPlanOf(options.faults));
+  if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
+
+  const before = await options.callCounters?.();
+  const poison = enabled.includes('poison') ? sendPoison(target, runId, options.faults.poisonPerQueue) : Promise.resolve(0);
+  const driven = await drive(plan, {
+    apiUrl: target.apiUrl,
+    region: target.region,
+    callers: target.callers,
+    connections: profile.connections,
+    rate: profile.rate,
+    onProgress: (done, total) => log(`  sent ${done}/${total}`),
+  });
+  const poisonMessages = await poison;
+  log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; switching faults off and draining`);
+
+  await setFaultPlan(target, {});
+  let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+  let redriven = 0;
+  if (enabled.includes('redrive')) {
+    redriven = await redriveDeadLetters(target, isPoison);
+    log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
+    const again = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    drain = { drained: drain.drained && again.drained, state: again.state, waitedMs: drain.waitedMs + again.waitedMs };
+  }
+  const after = await options.callCounters?.();
+
+  const verification = await verify({
+    target,
+    runId,
+    plan,
+    observations: driven.observations,
+    orderIdOf: deriveOrderId,
+    isPoison,
+    pendingOutbox: await pendingOutboxCount(target),
+  });
+  const calls: CallCounts = { apiRequests: plan.length };
+  if (before !== undefined && after !== undefined) {
+    const diff = (key: keyof typeof before) => (after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!);
+    calls.dynamodbWrites = diff('dynamodbWrites');
+    calls.dynamodbReads = diff('dynamodbReads');
+    calls.sqs = diff('sqs');
+    calls.lambdaInvocations = diff('lambdaInvocations');
+  }
+  return summarize({
+    runId,
+    target: `${target.kind}:${target.name}`,
+    seed: options.seed,
+    profile: options.profileName,
+    faults: [...enabled, ...(options.faults.disableInboxClaim?.length ? [`inbox-claim-disabled(${options.faults.disableInboxClaim.join(',')})`] : [])],
+    startedAt,
+    plan,
+    observations: driven.observations,
+    durationMs: driven.durationMs,
+    injected: { poisonMessages, redriven },
+    drain: { drained: drain.drained, waitedMs: drain.waitedMs },
+    verification,
+    calls,
+  });
+}
+
+export function parseFaults(value: string | undefined): FaultName[] {
+  if (value === undefined || value === '' || value === 'none') return [];
+  if (value === 'all') return [...ALL_FAULTS];
+  const names = value.split(',').map((s) => s.trim()) as FaultName[];
+  const unknown = names.filter((n) => !ALL_FAULTS.includes(n));
+  if (unknown.length > 0) throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
+  return names;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

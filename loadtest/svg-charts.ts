@@ -1,0 +1,88 @@
+/**
+ * Minimal inline-SVG charts, so the HTML report is one self-contained file
+ * that opens anywhere, offline, with nothing to load.
+ */
+export interface Series {
+  name: string;
+  color: string;
+  points: { x: number; y: number }[];
+}
+
+const WIDTH = 640;
+const HEIGHT = 240;
+const PAD = { left: 56, right: 16, top: 24, bottom: 36 };
+
+export function lineChart(title: string, series: Series[], axis: { x: string; y: string }): string {
+  const all = series.flatMap((s) => s.points);
+  const maxX = Math.max(1, ...all.map((p) => p.x));
+  const maxY = niceCeiling(Math.max(1, ...all.map((p) => p.y)));
+  const sx = (x: number) => PAD.left + (x / maxX) * (WIDTH - PAD.left - PAD.right);
+  const sy = (y: number) => HEIGHT - PAD.bottom - (y / maxY) * (HEIGHT - PAD.top - PAD.bottom);
+  const lines = series
+    .map((s) => {
+      const d = s.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
+      return `<path class="series" data-series="${escape(s.name)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`;
+    })
+    .join('');
+  return frame(title, `${axes(maxX, maxY, sx, sy, axis)}${lines}${legend(series)}`);
+}
+
+export function barChart(title: string, bars: { label: string; value: number; color?: string }[], yLabel: string): string {
+  const maxY = niceCeiling(Math.max(1, ...bars.map((b) => b.value)));
+  const inner = WIDTH - PAD.left - PAD.right;
+  const slot = inner / Math.max(1, bars.length);
+  const sy = (y: number) => HEIGHT - PAD.bottom - (y / maxY) * (HEIGHT - PAD.top - PAD.bottom);
+  const rects = bars
+    .map((b, i) => {
+      const x = PAD.left + i * slot + slot * 0.15;
+      const y = sy(b.value);
+      return (
+        `<rect class="bar" data-label="${escape(b.label)}" data-value="${b.value}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${(HEIGHT - PAD.bottom - y).toFixed(1)}" fill="${b.color ?? '#4e79a7'}"/>` +
+        `<text x="${(x + slot * 0.35).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle" font-size="11">${b.value}</text>` +
+        `<text x="${(x + slot * 0.35).toFixed(1)}" y="${HEIGHT - PAD.bottom + 14}" text-anchor="middle" font-size="11">${escape(b.label)}</text>`
+      );
+    })
+    .join('');
+  const empty = bars.length === 0 ? `<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle" fill="#888">none</text>` : '';
+  const yAxis = `<line x1="${PAD.left}" y1="${PAD.top}" x2="${PAD.left}" y2="${HEIGHT - PAD.bottom}" stroke="#999"/><text x="${PAD.left - 8}" y="${sy(maxY)}" text-anchor="end" font-size="11">${maxY}</text><text x="12" y="${HEIGHT / 2}" font-size="11" transform="rotate(-90 12 ${HEIGHT / 2})" text-anchor="middle">${escape(yLabel)}</text>`;
+  return frame(title, `${yAxis}${rects}${empty}`);
+}
+
+function axes(maxX: number, maxY: number, sx: (x: number) => number, sy: (y: number) => number, axis: { x: string; y: string }): string {
+  const ticks = [0, 0.25, 0.5, 0.75, 1]
+    .map((f) => {
+      const y = maxY * f;
+      return `<line x1="${PAD.left}" y1="${sy(y)}" x2="${WIDTH - PAD.right}" y2="${sy(y)}" stroke="#eee"/><text x="${PAD.left - 6}" y="${sy(y) + 4}" text-anchor="end" font-size="11">${round(y)}</text>`;
+    })
+    .join('');
+  return (
+    ticks +
+    `<line x1="${PAD.left}" y1="${HEIGHT - PAD.bottom}" x2="${WIDTH - PAD.right}" y2="${HEIGHT - PAD.bottom}" stroke="#999"/>` +
+    `<text x="${sx(maxX)}" y="${HEIGHT - PAD.bottom + 14}" text-anchor="end" font-size="11">${round(maxX)}</text>` +
+    `<text x="${(WIDTH + PAD.left) / 2}" y="${HEIGHT - 6}" text-anchor="middle" font-size="11">${escape(axis.x)}</text>` +
+    `<text x="12" y="${HEIGHT / 2}" font-size="11" transform="rotate(-90 12 ${HEIGHT / 2})" text-anchor="middle">${escape(axis.y)}</text>`
+  );
+}
+
+function legend(series: Series[]): string {
+  return series
+    .map((s, i) => `<rect x="${PAD.left + 8 + i * 110}" y="6" width="10" height="10" fill="${s.color}"/><text x="${PAD.left + 22 + i * 110}" y="15" font-size="11">${escape(s.name)}</text>`)
+    .join('');
+}
+
+function frame(title: string, body: string): string {
+  return `<figure><figcaption>${escape(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="${escape(title)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}">${body}</svg></figure>`;
+}
+
+function niceCeiling(value: number): number {
+  const magnitude = 10 ** Math.floor(Math.log10(value));
+  return [1, 2, 5, 10].map((m) => m * magnitude).find((c) => c >= value) ?? value;
+}
+
+function round(n: number): string {
+  return n >= 100 ? n.toFixed(0) : n.toFixed(n >= 10 ? 1 : 2).replace(/\.?0+$/, '');
+}
+
+export function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}

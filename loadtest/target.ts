@@ -1,0 +1,109 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Where the load goes and how to look inside afterwards. Both targets expose
+ * the same stack outputs (ApiUrl, table names, queue URLs), locally resolved by
+ * the runtime into `.local/outputs.json`, on AWS read from CloudFormation.
+ */
+export interface Caller {
+  /** The identity API Gateway will see, which scopes keys and orders. */
+  arn: string;
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+export interface Target {
+  kind: 'local' | 'aws';
+  name: string;
+  region: string;
+  apiUrl: string;
+  outputs: Record<string, string>;
+  callers: Caller[];
+  dynamodb: DynamoDBClient;
+  sqs: SQSClient;
+  /** Local: the file the functions read their fault plan from. AWS: the SSM parameter. */
+  faultSwitch: { file: string } | { parameterName: string };
+  close(): void;
+}
+
+export const LOCAL_OUTPUTS_FILE = path.join(__dirname, '..', '.local', 'outputs.json');
+export const LOCAL_FAULTS_FILE = path.join(__dirname, '..', '.local', 'faults.json');
+
+interface LocalOutputsFile {
+  stackName: string;
+  region: string;
+  endpoints: { dynamodb?: string; sqs?: string };
+  stackOutputs: Record<string, string>;
+}
+
+/** The local runtime, as `npm start` (or a test) left it in its outputs file. */
+export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
+  const file = options.outputsFile ?? LOCAL_OUTPUTS_FILE;
+  if (!fs.existsSync(file)) throw new Error(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
+  const outputs = JSON.parse(fs.readFileSync(file, 'utf8')) as LocalOutputsFile;
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  // Locally the access key id is the caller; several callers exercise per-caller key scoping.
+  const callers = Array.from({ length: options.callers ?? 3 }, (_, i) => {
+    const accessKeyId = `AKIALOADTEST${String(i + 1).padStart(4, '0')}`;
+    return { arn: `arn:aws:iam::000000000000:user/${accessKeyId}`, credentials: { accessKeyId, secretAccessKey: 'local' } };
+  });
+  return {
+    kind: 'local',
+    name: outputs.stackName,
+    region: outputs.region,
+    apiUrl: required(outputs.stackOutputs, 'ApiUrl'),
+    outputs: outputs.stackOutputs,
+    callers,
+    ...clients(
+      new DynamoDBClient({ endpoint: outputs.endpoints.dynamodb, region: outputs.region, credentials }),
+      // An explicit endpoint, or SDK v3 follows fauxqs's unresolvable queue-URL host (DESIGN 8).
+      new SQSClient({ endpoint: outputs.endpoints.sqs, region: outputs.region, credentials }),
+    ),
+    faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE },
+  };
+}
+
+/** A deployed stack: outputs from CloudFormation, requests signed with the user's own credentials. */
+export async function awsTarget(stackName: string): Promise<Target> {
+  const cloudFormation = new CloudFormationClient({});
+  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
+  cloudFormation.destroy();
+  const outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey!, o.OutputValue!]));
+  const sts = new STSClient({});
+  const identity = await sts.send(new GetCallerIdentityCommand({}));
+  const region = await sts.config.region();
+  sts.destroy();
+  const credentials = await defaultProvider()();
+  return {
+    kind: 'aws',
+    name: stackName,
+    region,
+    apiUrl: required(outputs, 'ApiUrl'),
+    outputs,
+    callers: [{ arn: identity.Arn!, credentials }],
+    ...clients(new DynamoDBClient({}), new SQSClient({})),
+    faultSwitch: { parameterName: required(outputs, 'FaultParameterName') },
+  };
+}
+
+function clients(dynamodb: DynamoDBClient, sqs: SQSClient) {
+  return {
+    dynamodb,
+    sqs,
+    close() {
+      dynamodb.destroy();
+      sqs.destroy();
+    },
+  };
+}
+
+function required(outputs: Record<string, string>, name: string): string {
+  const value = outputs[name];
+  if (value === undefined) throw new Error(`The stack has no output ${name}`);
+  return value;
+}

@@ -1,0 +1,218 @@
+import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
+import type { Observation } from './drive';
+import type { PlannedRequest } from './plan';
+import type { Target } from './target';
+
+/**
+ * Checks every invariant of DESIGN 2 after a run, from the tables and the queues:
+ * 1. orders = distinct (caller, Idempotency-Key) pairs that got a 201, and every
+ *    201 for one key carried the same order;
+ * 2. reserved per SKU = sum of quantities of placed-and-not-cancelled orders;
+ * 3. points per customer = sum of points of every order they placed;
+ * 4. every expected provider call was made under its key, once as an effect;
+ * 5. every message is applied once or sits in a DLQ with its cause (only the
+ *    kit's own poison is expected there); nothing is left undispatched.
+ * Each violation names the ids involved.
+ */
+export interface Violation {
+  invariant: 'orders' | 'replay' | 'reserved' | 'points' | 'provider' | 'dlq' | 'outbox';
+  detail: string;
+}
+
+export interface Verification {
+  violations: Violation[];
+  counts: {
+    intents: number;
+    orders: number;
+    cancelledOrders: number;
+    skusChecked: number;
+    customersChecked: number;
+    providerKeys: number;
+  };
+  duplicatesSuppressed: Record<string, number>;
+  deadLetters: { queue: string; cause: string; count: number; expected: boolean }[];
+}
+
+interface OrderItem {
+  orderId: string;
+  status: string;
+  customerId: string;
+  items: { sku: string; quantity: number }[];
+  totalCents: number;
+}
+
+export async function verify(options: {
+  target: Target;
+  runId: string;
+  plan: readonly PlannedRequest[];
+  observations: readonly Observation[];
+  orderIdOf: (caller: string, key: string) => string;
+  isPoison: (body: string) => boolean;
+  pendingOutbox: number;
+}): Promise<Verification> {
+  const { target, runId } = options;
+  const violations: Violation[] = [];
+  const documents = DynamoDBDocumentClient.from(target.dynamodb);
+
+  // 1. Intents: keys that got a 201, and what each 201 said.
+  const intents = new Map<string, { caller: string; key: string; bodies: Set<string>; orderIds: Set<string> }>();
+  const unanswered = new Set<string>();
+  for (const observation of options.observations) {
+    const planned = options.plan[observation.index];
+    if (planned.op === 'new' || planned.op === 'retry-sequential' || planned.op === 'retry-concurrent') {
+      const id = `${planned.caller} ${planned.idempotencyKey}`;
+      if (observation.status === 'no-response') unanswered.add(id);
+      if (observation.status !== 201) continue;
+      const intent = intents.get(id) ?? { caller: planned.caller, key: planned.idempotencyKey!, bodies: new Set(), orderIds: new Set() };
+      intent.bodies.add(observation.body ?? '');
+      intent.orderIds.add(JSON.parse(observation.body ?? '{}').orderId);
+      intents.set(id, intent);
+    }
+  }
+  const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
+    (i) => i.entity === 'ORDER' && String(i.customerId ?? '').startsWith(`${runId}-`),
+  ) as unknown as OrderItem[];
+  const ordersById = new Map(orderItems.map((o) => [o.orderId, o]));
+  const expectedOrderIds = new Set<string>();
+  for (const [id, intent] of intents) {
+    const orderId = options.orderIdOf(intent.caller, intent.key);
+    expectedOrderIds.add(orderId);
+    if (intent.bodies.size > 1) violations.push({ invariant: 'replay', detail: `key ${id}: ${intent.bodies.size} different 201 bodies` });
+    if (intent.orderIds.size !== 1 || !intent.orderIds.has(orderId)) {
+      violations.push({ invariant: 'orders', detail: `key ${id}: 201 named ${[...intent.orderIds].join(', ')}, expected ${orderId}` });
+    }
+    if (!ordersById.has(orderId)) violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
+  }
+  for (const order of orderItems) {
+    if (expectedOrderIds.has(order.orderId)) continue;
+    const planned = options.plan.find((p) => p.idempotencyKey !== undefined && options.orderIdOf(p.caller, p.idempotencyKey) === order.orderId);
+    const id = planned ? `${planned.caller} ${planned.idempotencyKey}` : '?';
+    // An order whose every request lost its answer (connection error) is not a double, but it is unconfirmed.
+    if (!unanswered.has(id)) violations.push({ invariant: 'orders', detail: `order ${order.orderId} exists but no request for its key got a 201` });
+  }
+
+  // 2 and 3. Effects against the orders that exist.
+  const effects = new Map(
+    (await scan(documents, target.outputs.EffectsTableName)).map((i) => [String(i.pk), i as Record<string, unknown>]),
+  );
+  const expectedReserved = new Map<string, number>();
+  const expectedPoints = new Map<string, number>();
+  for (const order of orderItems) {
+    expectedPoints.set(order.customerId, (expectedPoints.get(order.customerId) ?? 0) + loyaltyPoints(order.totalCents));
+    for (const line of order.items) {
+      const add = order.status === 'PLACED' ? line.quantity : 0;
+      expectedReserved.set(line.sku, (expectedReserved.get(line.sku) ?? 0) + add);
+    }
+  }
+  for (const [sku, expected] of expectedReserved) {
+    const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
+    if (actual !== expected) violations.push({ invariant: 'reserved', detail: `sku ${sku}: reserved ${actual}, expected ${expected}` });
+  }
+  for (const [customerId, expected] of expectedPoints) {
+    const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
+    if (actual !== expected) violations.push({ invariant: 'points', detail: `customer ${customerId}: points ${actual}, expected ${expected}` });
+  }
+
+  // 4. Provider calls: one key per expected effect, and nothing else under our orders.
+  const providerItems = (await scan(documents, target.outputs.ProviderLogTableName)).filter((i) =>
+    ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
+  );
+  const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
+  const expectedKeys = new Set<string>();
+  for (const order of orderItems) {
+    const placed = orderPlacedEventId(order.orderId);
+    expectedKeys.add(`loyalty:${placed}`);
+    const fulfilment = effects.get(`FULFILMENT#${order.orderId}`);
+    // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
+    if (fulfilment?.state !== 'CANCELLED_UNRESERVED') expectedKeys.add(`fulfilment:${placed}`);
+    if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${orderCancelledEventId(order.orderId)}`);
+  }
+  for (const key of expectedKeys) {
+    if (!providerKeys.has(key)) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
+  }
+  for (const key of providerKeys.keys()) {
+    if (!expectedKeys.has(key)) violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
+  }
+  const duplicatesSuppressed: Record<string, number> = {};
+  for (const [key, calls] of providerKeys) {
+    const consumer = key.split(':')[0];
+    duplicatesSuppressed[consumer] = (duplicatesSuppressed[consumer] ?? 0) + Math.max(0, calls - 1);
+  }
+
+  // 5. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
+  const deadLetters: Verification['deadLetters'] = [];
+  for (const [name, url] of [
+    ['loyalty DLQ', target.outputs.LoyaltyDlqUrl],
+    ['fulfilment DLQ', target.outputs.FulfilmentDlqUrl],
+    ['relay on-failure queue', target.outputs.RelayFailureQueueUrl],
+  ] as const) {
+    const byCause = new Map<string, { count: number; expected: boolean }>();
+    for (const message of await peekAll(target, url)) {
+      const poison = options.isPoison(message.Body ?? '');
+      const cause = message.MessageAttributes?.failureCause?.StringValue ?? 'redriven after maxReceiveCount';
+      const label = poison ? `poison (${cause})` : cause;
+      const entry = byCause.get(label) ?? { count: 0, expected: poison && cause === 'SchemaViolation' };
+      entry.count += 1;
+      byCause.set(label, entry);
+      if (!poison || cause !== 'SchemaViolation') {
+        violations.push({ invariant: 'dlq', detail: `${name}: message ${message.MessageId} (${cause}): ${(message.Body ?? '').slice(0, 160)}` });
+      }
+    }
+    for (const [cause, { count, expected }] of byCause) deadLetters.push({ queue: name, cause, count, expected });
+  }
+  if (options.pendingOutbox > 0) violations.push({ invariant: 'outbox', detail: `${options.pendingOutbox} outbox items never dispatched` });
+
+  return {
+    violations,
+    counts: {
+      intents: intents.size,
+      orders: orderItems.length,
+      cancelledOrders: orderItems.filter((o) => o.status === 'CANCELLED').length,
+      skusChecked: expectedReserved.size,
+      customersChecked: expectedPoints.size,
+      providerKeys: providerKeys.size,
+    },
+    duplicatesSuppressed,
+    deadLetters,
+  };
+}
+
+async function scan(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items;
+}
+
+/** Reads every message of a queue without consuming it (each is made visible again right after). */
+async function peekAll(target: Target, queueUrl: string): Promise<Message[]> {
+  const seen = new Map<string, Message>();
+  for (let round = 0; round < 100; round++) {
+    const { Messages = [] } = await target.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 20,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    const fresh = Messages.filter((m) => !seen.has(m.MessageId!));
+    if (fresh.length === 0) break;
+    for (const m of fresh) seen.set(m.MessageId!, m);
+  }
+  await Promise.all(
+    [...seen.values()].map((m) =>
+      target.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+    ),
+  );
+  return [...seen.values()];
+}
