@@ -22,6 +22,13 @@ export class EmulatorError extends Error {
   }
 }
 
+const GUARDIAN = path.join(__dirname, 'host', 'guardian.js');
+const EXIT_WITH_PARENT = path.join(__dirname, 'host', 'exit-with-parent.js');
+
+function stdioFor(quiet: boolean | undefined): ['ignore' | 'inherit', 'ignore' | 'inherit', 'ignore' | 'inherit'] {
+  return quiet === false ? ['inherit', 'inherit', 'inherit'] : ['ignore', 'ignore', 'ignore'];
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -71,9 +78,12 @@ export async function startDynamoDbLocal(options: { port?: number; quiet?: boole
   assertJavaAvailable();
   const port = options.port ?? (await freePort());
   const dir = dynamoDbLocalDir();
+  // Through the guardian: the JVM dies with the runtime even if the runtime is killed outright.
   const child = spawn(
-    'java',
+    process.execPath,
     [
+      GUARDIAN,
+      'java',
       '-XX:+UseSerialGC',
       '-XX:TieredStopAtLevel=1',
       '-Xmx512m',
@@ -86,7 +96,7 @@ export async function startDynamoDbLocal(options: { port?: number; quiet?: boole
       '-port',
       String(port),
     ],
-    { cwd: dir, stdio: options.quiet === false ? 'inherit' : 'ignore' },
+    { cwd: dir, stdio: [...stdioFor(options.quiet), 'ipc'] },
   );
   const endpoint = `http://127.0.0.1:${port}`;
   await waitForPort(port, child, 'DynamoDB Local', 30_000);
@@ -94,12 +104,12 @@ export async function startDynamoDbLocal(options: { port?: number; quiet?: boole
 }
 
 /** fauxqs (SQS emulator), in memory, request logging off. */
-export async function startFauxqs(options: { port?: number; quiet?: boolean } = {}): Promise<Emulator> {
+export async function startFauxqs(options: { port?: number; quiet?: boolean; region?: string } = {}): Promise<Emulator> {
   const port = options.port ?? (await freePort());
   const cli = path.join(packageDir('fauxqs'), 'dist', 'cli.js');
-  const child = spawn(process.execPath, [cli], {
-    env: { ...process.env, FAUXQS_PORT: String(port), FAUXQS_LOGGER: 'false', FAUXQS_DEFAULT_REGION: 'us-east-1' },
-    stdio: options.quiet === false ? 'inherit' : 'ignore',
+  const child = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, cli], {
+    env: { ...process.env, FAUXQS_PORT: String(port), FAUXQS_LOGGER: 'false', FAUXQS_DEFAULT_REGION: options.region ?? 'us-east-1' },
+    stdio: [...stdioFor(options.quiet), 'ipc'],
   });
   const endpoint = `http://127.0.0.1:${port}`;
   await waitForPort(port, child, 'fauxqs', 15_000);

@@ -8,6 +8,8 @@ import {
 /** The parts of an AWS::DynamoDB::Table resource the local runtime reproduces. */
 export interface TableDefinition {
   logicalId: string;
+  /** The template's TableName, when it sets one. */
+  tableName?: string;
   create: Omit<CreateTableCommandInput, 'TableName'>;
   ttlAttribute?: string;
 }
@@ -17,7 +19,7 @@ type CfnTemplate = { Resources: Record<string, CfnResource> };
 
 /**
  * Reads every AWS::DynamoDB::Table of a synthesized template: keys, attribute
- * definitions, global secondary indexes, stream and TTL. Billing and
+ * definitions, global and local secondary indexes, stream and TTL. Billing and
  * encryption settings mean nothing to DynamoDB Local and are ignored.
  */
 export function tableDefinitions(template: CfnTemplate): TableDefinition[] {
@@ -26,10 +28,12 @@ export function tableDefinitions(template: CfnTemplate): TableDefinition[] {
     .map(([logicalId, r]) => {
       const p = r.Properties ?? {};
       const gsis = p.GlobalSecondaryIndexes as Record<string, unknown>[] | undefined;
+      const lsis = p.LocalSecondaryIndexes as Record<string, unknown>[] | undefined;
       const stream = p.StreamSpecification as { StreamViewType: string } | undefined;
       const ttl = p.TimeToLiveSpecification as { AttributeName: string; Enabled: boolean } | undefined;
       return {
         logicalId,
+        tableName: typeof p.TableName === 'string' ? p.TableName : undefined,
         ttlAttribute: ttl?.Enabled ? ttl.AttributeName : undefined,
         create: {
           KeySchema: p.KeySchema,
@@ -40,6 +44,7 @@ export function tableDefinitions(template: CfnTemplate): TableDefinition[] {
             KeySchema: g.KeySchema,
             Projection: g.Projection,
           })),
+          LocalSecondaryIndexes: lsis?.map((l) => ({ IndexName: l.IndexName, KeySchema: l.KeySchema, Projection: l.Projection })),
           StreamSpecification: stream ? { StreamEnabled: true, StreamViewType: stream.StreamViewType } : undefined,
         } as Omit<CreateTableCommandInput, 'TableName'>,
       };

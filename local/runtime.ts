@@ -1,0 +1,320 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
+import { ApiServer } from './api/server';
+import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
+import { FunctionHost } from './host/function-host';
+import type { Logger } from './log';
+import { createQueues, createTables, type LocalTable } from './provision';
+import { Scheduler } from './scheduler';
+import { DynamoDbStreamsClient } from './sources/dynamodb-streams-client';
+import { SqsPoller, type LocalQueue } from './sources/sqs-poller';
+import { StreamPoller } from './sources/stream-poller';
+import { alarmDefinitions } from './template/alarms';
+import { restApiDefinitions } from './template/api';
+import { readCloudAssembly, selectStack, type StackArtifact } from './template/cloud-assembly';
+import { tableDefinitions } from './template/dynamodb';
+import { eventSourceDefinitions } from './template/event-sources';
+import { IntrinsicResolver } from './template/intrinsics';
+import { formatInventory, notEmulatedTypes } from './template/inventory';
+import { functionDefinitions } from './template/lambda';
+import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
+import { LocalReferences } from './template/references';
+import { scheduleDefinitions } from './template/schedules';
+import { queueDefinitions } from './template/sqs';
+
+export interface RuntimeOptions {
+  /** The cloud assembly folder (`cdk.out`). */
+  cdkOut: string;
+  stackName?: string;
+  /** API port; 0 picks a free one. */
+  port: number;
+  log: Logger;
+  /** Shortens schedules and async retry delays (tests). */
+  timeScale?: number;
+  alarmIntervalMs?: number;
+  /** Environments per function without reserved concurrency. */
+  maxConcurrency?: number;
+  /** Show Powertools' embedded-metric lines (hidden by default: on AWS they become metrics, not logs). */
+  showMetrics?: boolean;
+  /** Where to write the outputs file; undefined writes none. */
+  outputsFile?: string;
+}
+
+export interface LocalOutputs {
+  stackName: string;
+  region: string;
+  apiUrl?: string;
+  /** The API's URL with its stage, as the deployed ApiUrl output has it. */
+  stageUrl?: string;
+  tables: Record<string, string>;
+  tableStreamArns: Record<string, string>;
+  queues: Record<string, string>;
+  queueUrls: Record<string, string>;
+  functions: Record<string, string>;
+  endpoints: { dynamodb?: string; sqs?: string };
+  /** The stack's CloudFormation outputs, resolved to the local resources. */
+  stackOutputs: Record<string, string>;
+}
+
+export interface LocalRuntime {
+  outputs: LocalOutputs;
+  hosts: Map<string, FunctionHost>;
+  queues: Map<string, LocalQueue>;
+  tables: Map<string, LocalTable>;
+  /** Lines listing what the runtime does not emulate (printed once at start). */
+  inventory: string[];
+  alarms?: AlarmEvaluator;
+  /** Every process the runtime started (emulators and function environments). */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a synthesized stack on one machine: emulators, then the queues and
+ * tables the template declares, the functions in their own processes with
+ * their resolved environment, the event sources, schedules, alarms and the
+ * REST API. Anything started is stopped again if a later step fails.
+ */
+export async function startRuntime(options: RuntimeOptions): Promise<LocalRuntime> {
+  const stack = selectStack(readCloudAssembly(options.cdkOut), options.stackName);
+  const stoppers: (() => Promise<void>)[] = [];
+  const emulators: Emulator[] = [];
+  const stop = async () => {
+    for (const stopOne of stoppers.splice(0).reverse()) await stopOne().catch(() => undefined);
+  };
+  try {
+    return await start(stack, options, stoppers, emulators, stop);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function start(
+  stack: StackArtifact,
+  options: RuntimeOptions,
+  stoppers: (() => Promise<void>)[],
+  emulators: Emulator[],
+  stop: () => Promise<void>,
+): Promise<LocalRuntime> {
+  const { template, region } = stack;
+  const log = options.log;
+
+  // 1. Read the template (fails fast, before anything is started).
+  const tableDefs = tableDefinitions(template);
+  const queueDefs = queueDefinitions(template);
+  const functionDefs = functionDefinitions(stack);
+  const sourceDefs = eventSourceDefinitions(template);
+  const apis = restApiDefinitions(template);
+  const scheduleDefs = scheduleDefinitions(template);
+  const alarmDefs = alarmDefinitions(template);
+  const partial = [
+    ...sourceDefs.unsupported,
+    ...scheduleDefs.unsupported,
+    ...alarmDefs.unsupported,
+    ...apis.flatMap((a) => a.unsupportedMethods),
+    ...apis.slice(1).map((a) => ({ logicalId: a.logicalId, reason: 'only the first REST API of the stack is served' })),
+  ];
+  const inventory = formatInventory(notEmulatedTypes(template), partial);
+
+  // 2. Emulators, only those the template needs, in parallel.
+  const needsDynamo = tableDefs.length > 0;
+  const needsSqs = queueDefs.length > 0;
+  const [dynamo, sqsEmulator] = await Promise.all([
+    needsDynamo ? startDynamoDbLocal() : undefined,
+    needsSqs ? startFauxqs({ region }) : undefined,
+  ]);
+  for (const emulator of [dynamo, sqsEmulator]) {
+    if (emulator === undefined) continue;
+    emulators.push(emulator);
+    stoppers.push(() => emulator.stop());
+  }
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (DESIGN 8).
+  const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
+  const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
+  stoppers.push(async () => {
+    sqs.destroy();
+    dynamodb.destroy();
+  });
+
+  // 3. Resources, registered for Ref / Fn::GetAtt.
+  const references = new LocalReferences(template, region, stack.stackName);
+  const queues = await createQueues(sqs, queueDefs, references);
+  const tables = await createTables(dynamodb, tableDefs, references);
+  const lambdaArn = (name: string) => references.arn('lambda', `function:${name}`);
+  for (const fn of functionDefs) references.register(fn.logicalId, fn.functionName, { Arn: lambdaArn(fn.functionName) });
+  apis.forEach((api, i) => references.register(api.logicalId, `local${i || ''}api`, { RootResourceId: 'root' }));
+  const resolver = new IntrinsicResolver(template, references, references.pseudoParameters());
+  const queueByArn = (arn: string) => [...queues.values()].find((q) => q.arn === arn);
+
+  // 4. Function hosts with the template environment resolved.
+  const hosts = new Map<string, FunctionHost>();
+  for (const fn of functionDefs) {
+    const environment = Object.fromEntries(
+      Object.entries(fn.environment).map(([name, value]) => [name, resolver.resolveString(value, `${fn.logicalId} environment ${name}`)]),
+    );
+    const host = new FunctionHost(
+      { ...fn, arn: lambdaArn(fn.functionName), environment },
+      {
+        region,
+        endpoints: { ...(dynamo ? { DYNAMODB: dynamo.endpoint } : {}), ...(sqsEmulator ? { SQS: sqsEmulator.endpoint } : {}) },
+        log,
+        maxConcurrency: options.maxConcurrency,
+        hideMetrics: options.showMetrics !== true,
+      },
+    );
+    hosts.set(fn.logicalId, host);
+    stoppers.push(() => host.stop());
+  }
+  const hostOf = (logicalId: string) => {
+    const host = hosts.get(logicalId);
+    if (host === undefined) throw new TemplateError(`${logicalId} is not a hosted function`);
+    return host;
+  };
+
+  // 5. Event sources. Stream iterators are taken before the API serves, so LATEST misses nothing.
+  const streams = dynamo ? new DynamoDbStreamsClient(dynamo.endpoint, region) : undefined;
+  const pollers: { stop(): Promise<void> }[] = [];
+  // Stopping: abort every poller first, then stop the functions (killing in-flight invocations), then wait for the pollers.
+  stoppers.push(async () => {
+    const stopping = pollers.map((p) => p.stop());
+    await Promise.all([...hosts.values()].map((h) => h.stop()));
+    await Promise.all(stopping);
+  });
+  for (const source of sourceDefs.sources) {
+    const host = hostOf(source.functionLogicalId);
+    const sourceLog = (line: string) => log(`${host.fn.displayName} <- ${source.kind === 'sqs' ? 'SQS' : 'stream'}`, line);
+    if (source.kind === 'sqs') {
+      const poller = new SqsPoller(source, queues.get(source.queueLogicalId)!, host, sqs, region, sourceLog);
+      pollers.push(poller);
+      poller.start();
+    } else {
+      const table = tables.get(source.tableLogicalId);
+      if (table?.streamArn === undefined || streams === undefined) throw new TemplateError(`${source.logicalId}: table ${source.tableLogicalId} has no stream`);
+      const destinationArn = source.onFailureDestination === undefined ? undefined : resolver.resolveString(source.onFailureDestination, `${source.logicalId} destination`);
+      const destinationQueue = destinationArn === undefined ? undefined : queueByArn(destinationArn);
+      const poller = new StreamPoller(
+        source,
+        table.streamArn,
+        host,
+        streams,
+        sqs,
+        { queue: destinationQueue, description: destinationQueue ? undefined : destinationArn },
+        region,
+        sourceLog,
+      );
+      pollers.push(poller);
+      await poller.start();
+    }
+  }
+
+  // 6. Schedules (asynchronous invocations with retries and the function's DLQ).
+  const scale = options.timeScale ?? 1;
+  const scheduler = new Scheduler(
+    scheduleDefs.schedules.map((definition) => ({
+      definition,
+      ruleArn: references.arn('events', `rule/${String(template.Resources[definition.ruleLogicalId].Properties?.Name ?? definition.ruleLogicalId)}`),
+    })),
+    (functionLogicalId) => {
+      const fn = functionDefs.find((f) => f.logicalId === functionLogicalId)!;
+      const dlqArn = fn.deadLetterTarget === undefined ? undefined : resolver.resolveString(fn.deadLetterTarget, `${fn.logicalId} DeadLetterConfig`);
+      const dlq = dlqArn === undefined ? undefined : queueByArn(dlqArn);
+      const host = hostOf(functionLogicalId);
+      return {
+        host,
+        async: {
+          retryAttempts: fn.asyncRetryAttempts,
+          retryDelaysMs: [60_000 * scale, 120_000 * scale],
+          deadLetter: dlq ? { url: dlq.url, sqs } : undefined,
+          log: (line) => log(`${host.fn.displayName} <- schedule`, line),
+        },
+      };
+    },
+    region,
+    LOCAL_ACCOUNT_ID,
+    scale,
+  );
+  scheduler.start();
+  stoppers.push(() => scheduler.stop());
+
+  // 7. Alarms on SQS metrics.
+  let alarms: AlarmEvaluator | undefined;
+  if (alarmDefs.alarms.length > 0 && sqsEmulator !== undefined) {
+    const fauxqsEndpoint = sqsEmulator.endpoint;
+    alarms = new AlarmEvaluator(
+      alarmDefs.alarms.map((definition) => ({
+        definition,
+        queueName: queues.get(definition.queueLogicalId)!.name,
+        actions: definition.actions.map((a) => resolver.resolveString(a, `${definition.logicalId} AlarmActions`)),
+      })),
+      (queueName) => fauxqsQueueMetrics(fauxqsEndpoint, queueName),
+      (line) => log('alarm', line),
+      options.alarmIntervalMs,
+    );
+    alarms.start();
+    const evaluator = alarms;
+    stoppers.push(() => evaluator.stop());
+  }
+
+  // 8. The REST API.
+  let apiUrl: string | undefined;
+  let stageUrl: string | undefined;
+  if (apis.length > 0) {
+    const api = apis[0];
+    const server = new ApiServer({ api, apiId: references.ref(api.logicalId)!, hostOf, port: options.port, log: (line) => log('api', line) });
+    await server.start();
+    stoppers.push(() => server.stop());
+    apiUrl = server.url;
+    stageUrl = `${apiUrl}/${api.stageName ?? 'prod'}/`;
+  }
+
+  const outputs: LocalOutputs = {
+    stackName: stack.stackName,
+    region,
+    apiUrl,
+    stageUrl,
+    tables: Object.fromEntries([...tables].map(([id, t]) => [id, t.name])),
+    tableStreamArns: Object.fromEntries([...tables].filter(([, t]) => t.streamArn).map(([id, t]) => [id, t.streamArn!])),
+    queues: Object.fromEntries([...queues].map(([id, q]) => [id, q.name])),
+    queueUrls: Object.fromEntries([...queues].map(([id, q]) => [id, q.url])),
+    functions: Object.fromEntries(functionDefs.map((f) => [f.logicalId, f.functionName])),
+    endpoints: { dynamodb: dynamo?.endpoint, sqs: sqsEmulator?.endpoint },
+    stackOutputs: resolveStackOutputs(stack, resolver, stageUrl),
+  };
+  if (options.outputsFile !== undefined) {
+    fs.mkdirSync(path.dirname(options.outputsFile), { recursive: true });
+    fs.writeFileSync(options.outputsFile, `${JSON.stringify(outputs, null, 2)}\n`);
+  }
+
+  return {
+    outputs,
+    hosts,
+    queues,
+    tables,
+    inventory,
+    alarms,
+    pids: () => [
+      ...emulators.map((e) => e.process.pid).filter((pid): pid is number => pid !== undefined),
+      ...[...hosts.values()].flatMap((h) => h.pids()),
+    ],
+    stop,
+  };
+}
+
+/** The stack's outputs with local values; an execute-api URL becomes the local stage URL. */
+function resolveStackOutputs(stack: StackArtifact, resolver: IntrinsicResolver, stageUrl: string | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, output] of Object.entries(stack.template.Outputs ?? {})) {
+    try {
+      const value = resolver.resolveString(output.Value, `output ${name}`);
+      result[name] = stageUrl !== undefined && /^https:\/\/[^/]+\.execute-api\.[^/]+\/[^/]+\/$/.test(value) ? stageUrl : value;
+    } catch {
+      // An output that means nothing locally is left out rather than invented.
+    }
+  }
+  return result;
+}

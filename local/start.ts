@@ -1,0 +1,143 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { PortInUseError } from './api/server';
+import { assertJavaAvailable, EmulatorError } from './emulators';
+import { consoleLogger } from './log';
+import { startRuntime, type LocalRuntime } from './runtime';
+import { synthesize } from './template/cloud-assembly';
+import { TemplateError } from './template/model';
+
+/**
+ * `npm start`: synthesize the stack (with bundling), run it locally, print
+ * where it is and how to call it, and stop everything on Ctrl-C or SIGTERM.
+ * Options: PORT (default 3000), STACK (when the app has several),
+ * `--no-synth` to reuse the existing cloud assembly, CDK_OUT (default cdk.out)
+ * and OUTPUTS_FILE (default .local/outputs.json).
+ */
+const projectDir = path.resolve(__dirname, '..');
+const cdkOut = path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'));
+const outputsFile = path.resolve(process.env.OUTPUTS_FILE ?? path.join(projectDir, '.local', 'outputs.json'));
+const log = consoleLogger();
+// The runtime's own SDK clients only talk to the emulators; their Node-version notice would open every start.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+/** Set by the first SIGINT/SIGTERM; startup then stops what it started and exits. */
+let stopping = false;
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`PORT must be a port number, got "${process.env.PORT}"`);
+  // The cheap checks first, so a busy port or a missing Java fails in a second, not after synth.
+  await assertPortFree(port);
+  assertJavaAvailable();
+
+  const shutdown = new AbortController();
+  const state: { runtime?: LocalRuntime } = {};
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log('runtime', 'Stopping already; press Ctrl-C again to force');
+      process.exit(130);
+    }
+    stopping = true;
+    log('runtime', `${signal}: stopping`);
+    shutdown.abort();
+    if (state.runtime === undefined) return; // Still starting: main() stops what it started.
+    await state.runtime.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  watchAncestors(() => void stop('launcher gone'));
+
+  if (!process.argv.includes('--no-synth')) {
+    log('runtime', 'cdk synth (with bundling)...');
+    await synthesize(projectDir, cdkOut, shutdown.signal);
+  }
+  if (stopping) process.exit(0);
+  const runtime = await startRuntime({
+    cdkOut,
+    stackName: process.env.STACK,
+    port,
+    log,
+    outputsFile,
+    showMetrics: process.env.SHOW_METRICS === 'true',
+  });
+  state.runtime = runtime;
+  if (stopping) {
+    await runtime.stop();
+    process.exit(0);
+  }
+  for (const line of runtime.inventory) log('runtime', line);
+  printReady(runtime, Date.now() - started);
+}
+
+function printReady(runtime: LocalRuntime, elapsedMs: number): void {
+  const { outputs } = runtime;
+  const lines = [
+    `Ready in ${(elapsedMs / 1000).toFixed(1)} s: ${outputs.stackName} on DynamoDB Local ${outputs.endpoints.dynamodb ?? '(none)'} and fauxqs ${outputs.endpoints.sqs ?? '(none)'}`,
+    `Outputs written to ${path.relative(process.cwd(), outputsFile)}`,
+  ];
+  if (outputs.apiUrl !== undefined) {
+    lines.push(
+      `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
+      'Try it:',
+      `  npx tsx local/call.ts POST /orders '{"customerId":"cust-1","items":[{"sku":"sku-1","quantity":2,"unitPriceCents":1250}]}' --idempotency-key order-1`,
+      '  npx tsx local/call.ts GET /orders/<orderId from the response>',
+    );
+  }
+  lines.push('Ctrl-C stops everything.');
+  for (const line of lines) log('runtime', line);
+}
+
+/**
+ * `kill <npm pid>`: npm's `sh -c` dies without passing SIGTERM on, and tsx
+ * (our parent) lives on, so no signal ever reaches us. Watch the launching
+ * processes instead (Linux /proc; elsewhere a no-op) and stop when one is gone.
+ */
+function watchAncestors(onGone: () => void): void {
+  const ancestors: number[] = [];
+  let pid = process.ppid;
+  for (let depth = 0; depth < 4 && pid > 1; depth++) {
+    ancestors.push(pid);
+    try {
+      pid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  const gone = (p: number) => {
+    try {
+      process.kill(p, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  setInterval(() => {
+    if (ancestors.some(gone)) onGone();
+  }, 1_000).unref();
+}
+
+function assertPortFree(port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+class UserError extends Error {}
+
+/** Errors a user can act on are one line; anything else is a bug and keeps its stack. */
+function isUserError(error: unknown): error is Error {
+  return error instanceof UserError || error instanceof TemplateError || error instanceof EmulatorError || error instanceof PortInUseError;
+}
+
+main().catch((error: unknown) => {
+  if (stopping) process.exit(0); // Interrupted while starting: whatever failed was being stopped anyway.
+  if (isUserError(error)) console.error(`npm start: ${error.message}`);
+  else console.error('npm start failed:', error);
+  process.exit(1);
+});

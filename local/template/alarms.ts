@@ -1,0 +1,54 @@
+import { resourcesOfType, type CfnTemplate } from './model';
+
+export type SqsMetric = 'ApproximateNumberOfMessagesVisible' | 'ApproximateAgeOfOldestMessage';
+const SQS_METRICS: readonly string[] = ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage'];
+
+export interface AlarmDefinition {
+  logicalId: string;
+  /** AlarmName if set, else the logical id (CloudFormation would generate one). */
+  name: string;
+  metric: SqsMetric;
+  queueLogicalId: string;
+  threshold: number;
+  comparison: string;
+  evaluationPeriods: number;
+  datapointsToAlarm: number;
+  periodSeconds: number;
+  /** Unresolved AlarmActions (SNS topics are not emulated: the runtime says which it would notify). */
+  actions: unknown[];
+}
+
+/**
+ * Reads the CloudWatch alarms the runtime can evaluate: a single AWS/SQS
+ * metric it can compute from the emulator (queue depth and oldest age) on a
+ * queue of the stack. The rest are returned as unsupported, with the reason.
+ */
+export function alarmDefinitions(template: CfnTemplate): { alarms: AlarmDefinition[]; unsupported: { logicalId: string; reason: string }[] } {
+  const alarms: AlarmDefinition[] = [];
+  const unsupported: { logicalId: string; reason: string }[] = [];
+  for (const [logicalId, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
+    const p = alarm.Properties ?? {};
+    const dimensions = (p.Dimensions ?? []) as { Name: string; Value: unknown }[];
+    const queueRef = dimensions.find((d) => d.Name === 'QueueName')?.Value as { 'Fn::GetAtt'?: [string, string] } | undefined;
+    const queueLogicalId = queueRef?.['Fn::GetAtt']?.[0];
+    const metric = String(p.MetricName ?? '');
+    if (p.Namespace !== 'AWS/SQS' || !SQS_METRICS.includes(metric) || queueLogicalId === undefined) {
+      const what = p.Metrics !== undefined ? 'metric math alarms' : `alarms on ${String(p.Namespace)} metrics`;
+      unsupported.push({ logicalId, reason: `${what} (only SQS queue depth and oldest-message age are evaluated locally)` });
+      continue;
+    }
+    alarms.push({
+      logicalId,
+      name: typeof p.AlarmName === 'string' ? p.AlarmName : logicalId,
+      metric: metric as SqsMetric,
+      queueLogicalId,
+      threshold: Number(p.Threshold),
+      comparison: String(p.ComparisonOperator),
+      evaluationPeriods: Number(p.EvaluationPeriods ?? 1),
+      datapointsToAlarm: Number(p.DatapointsToAlarm ?? p.EvaluationPeriods ?? 1),
+      periodSeconds: Number(p.Period ?? 60),
+      actions: (p.AlarmActions ?? []) as unknown[],
+    });
+  }
+  return { alarms, unsupported };
+}

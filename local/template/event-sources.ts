@@ -1,0 +1,110 @@
+import { functionLogicalIdIn } from './lambda';
+import { resourcesOfType, TemplateError, type CfnTemplate } from './model';
+
+interface Common {
+  logicalId: string;
+  functionLogicalId: string;
+  batchSize: number;
+  batchingWindowSeconds: number;
+  reportBatchItemFailures: boolean;
+  /** FilterCriteria patterns, parsed; a record is delivered when any pattern matches. */
+  filters: unknown[];
+  enabled: boolean;
+}
+
+export interface SqsSourceDefinition extends Common {
+  kind: 'sqs';
+  queueLogicalId: string;
+  maximumConcurrency?: number;
+}
+
+export interface StreamSourceDefinition extends Common {
+  kind: 'dynamodb';
+  tableLogicalId: string;
+  startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  bisectOnError: boolean;
+  /** -1: until the record expires. */
+  maximumRetryAttempts: number;
+  /** -1: no limit. */
+  maximumRecordAgeSeconds: number;
+  /** Unresolved template value of DestinationConfig.OnFailure.Destination. */
+  onFailureDestination?: unknown;
+}
+
+export type EventSourceDefinition = SqsSourceDefinition | StreamSourceDefinition;
+
+/**
+ * Reads every AWS::Lambda::EventSourceMapping whose source is a queue or a
+ * table stream of the same stack, with Lambda's documented defaults.
+ * Returns the ones it cannot run separately, with the reason.
+ */
+export function eventSourceDefinitions(template: CfnTemplate): { sources: EventSourceDefinition[]; unsupported: { logicalId: string; reason: string }[] } {
+  const sources: EventSourceDefinition[] = [];
+  const unsupported: { logicalId: string; reason: string }[] = [];
+  for (const [logicalId, resource] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+    const p = resource.Properties ?? {};
+    const functionLogicalId = functionLogicalIdIn(p.FunctionName, template);
+    const source = p.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
+    const [sourceId, attribute] = source?.['Fn::GetAtt'] ?? [];
+    const sourceType = sourceId === undefined ? undefined : template.Resources[sourceId]?.Type;
+    if (functionLogicalId === undefined) {
+      unsupported.push({ logicalId, reason: 'its function is not a Lambda function of this stack' });
+      continue;
+    }
+    const common = {
+      logicalId,
+      functionLogicalId,
+      reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures'),
+      batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+      filters: parseFilters(logicalId, p.FilterCriteria),
+      enabled: p.Enabled !== false && p.Enabled !== 'false',
+    };
+    if (sourceType === 'AWS::SQS::Queue') {
+      const scaling = p.ScalingConfig as { MaximumConcurrency?: unknown } | undefined;
+      sources.push({
+        ...common,
+        kind: 'sqs',
+        queueLogicalId: sourceId!,
+        batchSize: Number(p.BatchSize ?? 10),
+        maximumConcurrency: scaling?.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
+      });
+    } else if (sourceType === 'AWS::DynamoDB::Table' && attribute === 'StreamArn') {
+      const onFailure = (p.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination;
+      const position = String(p.StartingPosition ?? 'LATEST');
+      if (position !== 'TRIM_HORIZON' && position !== 'LATEST') {
+        unsupported.push({ logicalId, reason: `starting position ${position} (only TRIM_HORIZON and LATEST)` });
+        continue;
+      }
+      if (p.TumblingWindowInSeconds !== undefined) {
+        unsupported.push({ logicalId, reason: 'tumbling windows' });
+        continue;
+      }
+      sources.push({
+        ...common,
+        kind: 'dynamodb',
+        tableLogicalId: sourceId!,
+        batchSize: Number(p.BatchSize ?? 100),
+        startingPosition: position,
+        bisectOnError: p.BisectBatchOnFunctionError === true || p.BisectBatchOnFunctionError === 'true',
+        maximumRetryAttempts: Number(p.MaximumRetryAttempts ?? -1),
+        maximumRecordAgeSeconds: Number(p.MaximumRecordAgeInSeconds ?? -1),
+        onFailureDestination: onFailure,
+      });
+    } else {
+      unsupported.push({ logicalId, reason: `source ${sourceType ?? JSON.stringify(p.EventSourceArn)} (only SQS queues and DynamoDB table streams of this stack)` });
+    }
+  }
+  return { sources, unsupported };
+}
+
+function parseFilters(logicalId: string, criteria: unknown): unknown[] {
+  const filters = (criteria as { Filters?: { Pattern?: unknown }[] } | undefined)?.Filters ?? [];
+  return filters.map((f, i) => {
+    if (typeof f.Pattern !== 'string') throw new TemplateError(`Event source mapping ${logicalId}: filter ${i} has no Pattern string`);
+    try {
+      return JSON.parse(f.Pattern) as unknown;
+    } catch {
+      throw new TemplateError(`Event source mapping ${logicalId}: filter ${i} is not valid JSON: ${f.Pattern}`);
+    }
+  });
+}
