@@ -1,4 +1,11 @@
-import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -114,4 +121,26 @@ export async function redriveDeadLetters(target: Target, isPoison: (body: string
     }
   }
   return moved;
+}
+
+/**
+ * The slow-handler fault needs a handler slower than its queue's visibility
+ * timeout. A conforming deployment makes that impossible (visibility >= 6 x the
+ * function timeout, enforced at synth), so locally the kit shortens the source
+ * queues' visibility for the run, breaking the rule on purpose, and restores it
+ * afterwards. On AWS the same fault makes the handler run into its own timeout.
+ * Returns the restore function.
+ */
+export async function shortenVisibilityForSlowFault(target: Target, seconds: number): Promise<() => Promise<void>> {
+  const urls = [target.outputs.FulfilmentQueueUrl, target.outputs.LoyaltyQueueUrl];
+  const original = await Promise.all(
+    urls.map(async (url) => {
+      const { Attributes = {} } = await target.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout'] }));
+      return Attributes.VisibilityTimeout ?? '30';
+    }),
+  );
+  await Promise.all(urls.map((url) => target.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: String(seconds) } }))));
+  return async () => {
+    await Promise.all(urls.map((url, i) => target.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: original[i] } }))));
+  };
 }

@@ -1,7 +1,17 @@
 import { deriveOrderId } from '../lambdas/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
-import { ALL_FAULTS, FAULT_SWITCH_DELAY_MS, faultPlanOf, redriveDeadLetters, sendPoison, setFaultPlan, type FaultName, type FaultSettings } from './faults';
+import {
+  ALL_FAULTS,
+  FAULT_SWITCH_DELAY_MS,
+  faultPlanOf,
+  redriveDeadLetters,
+  sendPoison,
+  setFaultPlan,
+  shortenVisibilityForSlowFault,
+  type FaultName,
+  type FaultSettings,
+} from './faults';
 import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type RunResults } from './report';
@@ -60,6 +70,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
   const enabled = options.faults.enabled;
   const inFunctionFaults = enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
+  const restoreVisibility =
+    enabled.includes('slow') && target.kind === 'local'
+      ? await shortenVisibilityForSlowFault(target, Math.max(2, Math.floor(options.faults.slowSeconds / 2)))
+      : async () => undefined;
   await setFaultPlan(target, faultPlanOf(options.faults));
   if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
 
@@ -77,6 +91,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; switching faults off and draining`);
 
   await setFaultPlan(target, {});
+  await restoreVisibility();
   let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
   let redriven = 0;
   if (enabled.includes('redrive')) {

@@ -3,6 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
+import { startCountingProxy } from './call-counter';
 import { ApiServer } from './api/server';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
 import { FunctionHost } from './host/function-host';
@@ -41,6 +42,18 @@ export interface RuntimeOptions {
   showMetrics?: boolean;
   /** Where to write the outputs file; undefined writes none. */
   outputsFile?: string;
+  /** Set as FAULT_INJECTION_FILE on every function: the proof kit's per-run fault plan. */
+  faultInjectionFile?: string;
+}
+
+/** Requests the functions and pollers made, as AWS would bill them (see call-counter.ts). */
+export interface RuntimeStats {
+  dynamodbWrites: number;
+  dynamodbReads: number;
+  dynamodbCalls: number;
+  sqs: number;
+  lambdaInvocations: number;
+  byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
 }
 
 export interface LocalOutputs {
@@ -69,6 +82,7 @@ export interface LocalRuntime {
   alarms?: AlarmEvaluator;
   /** Every process the runtime started (emulators and function environments). */
   pids(): number[];
+  stats(): RuntimeStats;
   stop(): Promise<void>;
 }
 
@@ -132,12 +146,18 @@ async function start(
     emulators.push(emulator);
     stoppers.push(() => emulator.stop());
   }
+  // Functions and pollers reach the emulators through counting proxies (the proof kit's calls per order).
+  const dynamoProxy = dynamo ? await startCountingProxy(dynamo.endpoint) : undefined;
+  const sqsProxy = sqsEmulator ? await startCountingProxy(sqsEmulator.endpoint) : undefined;
+  for (const proxy of [dynamoProxy, sqsProxy]) if (proxy !== undefined) stoppers.push(() => proxy.stop());
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (DESIGN 8).
   const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
   const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
+  const pollerSqs = new SQSClient({ region, endpoint: sqsProxy?.endpoint ?? 'http://127.0.0.1:1', credentials });
   stoppers.push(async () => {
     sqs.destroy();
+    pollerSqs.destroy();
     dynamodb.destroy();
   });
 
@@ -157,11 +177,13 @@ async function start(
     const environment = Object.fromEntries(
       Object.entries(fn.environment).map(([name, value]) => [name, resolver.resolveString(value, `${fn.logicalId} environment ${name}`)]),
     );
+    // The proof kit's fault switch: functions read the run's plan from this file (on AWS, an SSM parameter).
+    if (options.faultInjectionFile !== undefined) environment.FAULT_INJECTION_FILE = options.faultInjectionFile;
     const host = new FunctionHost(
       { ...fn, arn: lambdaArn(fn.functionName), environment },
       {
         region,
-        endpoints: { ...(dynamo ? { DYNAMODB: dynamo.endpoint } : {}), ...(sqsEmulator ? { SQS: sqsEmulator.endpoint } : {}) },
+        endpoints: { ...(dynamoProxy ? { DYNAMODB: dynamoProxy.endpoint } : {}), ...(sqsProxy ? { SQS: sqsProxy.endpoint } : {}) },
         log,
         maxConcurrency: options.maxConcurrency,
         hideMetrics: options.showMetrics !== true,
@@ -189,7 +211,7 @@ async function start(
     const host = hostOf(source.functionLogicalId);
     const sourceLog = (line: string) => log(`${host.fn.displayName} <- ${source.kind === 'sqs' ? 'SQS' : 'stream'}`, line);
     if (source.kind === 'sqs') {
-      const poller = new SqsPoller(source, queues.get(source.queueLogicalId)!, host, sqs, region, sourceLog);
+      const poller = new SqsPoller(source, queues.get(source.queueLogicalId)!, host, pollerSqs, region, sourceLog);
       pollers.push(poller);
       poller.start();
     } else {
@@ -260,12 +282,28 @@ async function start(
     stoppers.push(() => evaluator.stop());
   }
 
+  const stats = (): RuntimeStats => ({
+    dynamodbWrites: dynamoProxy?.counts.writeUnits ?? 0,
+    dynamodbReads: dynamoProxy?.counts.readUnits ?? 0,
+    dynamodbCalls: dynamoProxy?.counts.total ?? 0,
+    sqs: sqsProxy?.counts.total ?? 0,
+    lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
+    byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },
+  });
+
   // 8. The REST API.
   let apiUrl: string | undefined;
   let stageUrl: string | undefined;
   if (apis.length > 0) {
     const api = apis[0];
-    const server = new ApiServer({ api, apiId: references.ref(api.logicalId)!, hostOf, port: options.port, log: (line) => log('api', line) });
+    const server = new ApiServer({
+      api,
+      apiId: references.ref(api.logicalId)!,
+      hostOf,
+      port: options.port,
+      log: (line) => log('api', line),
+      localRoutes: { '/__local/stats': stats },
+    });
     await server.start();
     stoppers.push(() => server.stop());
     apiUrl = server.url;
@@ -297,6 +335,7 @@ async function start(
     tables,
     inventory,
     alarms,
+    stats,
     pids: () => [
       ...emulators.map((e) => e.process.pid).filter((pid): pid is number => pid !== undefined),
       ...[...hosts.values()].flatMap((h) => h.pids()),

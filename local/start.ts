@@ -18,6 +18,8 @@ import { TemplateError } from './template/model';
 const projectDir = path.resolve(__dirname, '..');
 const cdkOut = path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'));
 const outputsFile = path.resolve(process.env.OUTPUTS_FILE ?? path.join(projectDir, '.local', 'outputs.json'));
+// The proof kit (npm run loadtest) writes each run's fault plan here; no file, no faults.
+const faultInjectionFile = path.resolve(process.env.FAULTS_FILE ?? path.join(projectDir, '.local', 'faults.json'));
 const log = consoleLogger();
 // The runtime's own SDK clients only talk to the emulators; their Node-version notice would open every start.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
     port,
     log,
     outputsFile,
+    faultInjectionFile,
     showMetrics: process.env.SHOW_METRICS === 'true',
   });
   state.runtime = runtime;

@@ -42,7 +42,9 @@ export function renderGatewayError(responses: Record<string, GatewayResponseDefi
     '$context.requestId': requestId,
   };
   let body = response.template;
-  for (const [variable, value] of Object.entries(substitutions)) body = body.split(variable).join(value);
+  // Longest names first: `$context.error.message` is a prefix of `$context.error.messageString`.
+  const ordered = Object.entries(substitutions).sort(([a], [b]) => b.length - a.length);
+  for (const [variable, value] of ordered) body = body.split(variable).join(value);
   return {
     status,
     headers: { 'Content-Type': 'application/json', ...response.headers, 'x-amzn-ErrorType': errorTypeHeader(error.type) },

@@ -21,6 +21,8 @@ export interface ApiServerOptions {
   hostOf: (functionLogicalId: string) => FunctionHost;
   port: number;
   log: (line: string) => void;
+  /** Local-only GET endpoints answered with JSON (e.g. `/__local/stats`); they exist on no deployed API. */
+  localRoutes?: Record<string, () => unknown>;
 }
 
 /** API Gateway's payload limit. */
@@ -80,6 +82,12 @@ export class ApiServer {
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = (req.method ?? 'GET').toUpperCase();
+    const local = method === 'GET' ? this.options.localRoutes?.[url.pathname] : undefined;
+    if (local !== undefined) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(local()));
+      return;
+    }
     const reply = await this.respond(req, url, method, body, requestId);
     reply.headers['x-amzn-RequestId'] = requestId;
     this.reply(res, reply);

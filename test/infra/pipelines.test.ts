@@ -1,0 +1,667 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
+import { synthStack } from '../support/synth';
+import {
+  dynamoDbGrants,
+  methodAt,
+  referencedId,
+  referencedIds,
+  resourceById,
+  resourcesOfType,
+  roleOfFunction,
+  statementsOfRole,
+  tableNamesOf,
+  type CfnResource,
+} from '../support/template';
+
+/**
+ * The messaging half, read from the synthesized template: queues, event source
+ * mappings, the relay and sweeper, alarms, dashboard and grants. Everything is
+ * found by following references (mapping -> queue -> DLQ -> function), never
+ * by logical id, and every limit is computed from the template itself.
+ */
+
+const DAY = 86_400;
+const SQS_DEFAULT_RETENTION = 4 * DAY;
+const SQS_DEFAULT_VISIBILITY = 30;
+const LAMBDA_DEFAULT_TIMEOUT = 3;
+const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'StaleEventIgnored', 'PermanentFailure'];
+
+interface QueueProps {
+  FifoQueue?: boolean;
+  ContentBasedDeduplication?: boolean;
+  DeduplicationScope?: string;
+  FifoThroughputLimit?: string;
+  MessageRetentionPeriod?: number;
+  VisibilityTimeout?: number;
+  RedrivePolicy?: { deadLetterTargetArn: unknown; maxReceiveCount: number };
+  SqsManagedSseEnabled?: boolean;
+  KmsMasterKeyId?: unknown;
+}
+
+interface MappingProps {
+  EventSourceArn: unknown;
+  FunctionName: unknown;
+  BatchSize?: number;
+  MaximumBatchingWindowInSeconds?: number;
+  FunctionResponseTypes?: string[];
+  ScalingConfig?: { MaximumConcurrency?: number };
+  FilterCriteria?: { Filters: { Pattern: string }[] };
+  BisectBatchOnFunctionError?: boolean;
+  MaximumRetryAttempts?: number;
+  MaximumRecordAgeInSeconds?: number;
+  DestinationConfig?: { OnFailure?: { Destination: unknown } };
+  StartingPosition?: string;
+  ParallelizationFactor?: number;
+}
+
+interface FunctionProps {
+  Timeout?: number;
+  ReservedConcurrentExecutions?: number;
+  Environment?: { Variables?: Record<string, unknown> };
+  DeadLetterConfig?: { TargetArn: unknown };
+}
+
+interface AlarmProps {
+  MetricName?: string;
+  Namespace?: string;
+  Dimensions?: { Name: string; Value: unknown }[];
+  Threshold: number;
+  ComparisonOperator: string;
+  AlarmActions?: unknown[];
+}
+
+let template: Template;
+let tables: Record<string, string>;
+let resources: Record<string, CfnResource>;
+
+beforeAll(() => {
+  const synth = synthStack();
+  template = synth.template;
+  tables = tableNamesOf(synth.stack);
+  resources = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources;
+});
+
+const propsOf = <T>(id: string): T => (resourceById(template, id).Properties ?? {}) as T;
+const idsOfType = (type: string) => resourcesOfType(template, type).map(([id]) => id);
+const isType = (id: string | undefined, type: string) => id !== undefined && resources[id]?.Type === type;
+const envOf = (functionId: string) => propsOf<FunctionProps>(functionId).Environment?.Variables ?? {};
+const timeoutOf = (functionId: string) => propsOf<FunctionProps>(functionId).Timeout ?? LAMBDA_DEFAULT_TIMEOUT;
+const retentionOf = (queueId: string) => propsOf<QueueProps>(queueId).MessageRetentionPeriod ?? SQS_DEFAULT_RETENTION;
+const visibilityOf = (queueId: string) => propsOf<QueueProps>(queueId).VisibilityTimeout ?? SQS_DEFAULT_VISIBILITY;
+const tableId = (name: string) => {
+  const id = Object.keys(tables).find((k) => tables[k] === name);
+  if (id === undefined) throw new Error(`No table ${name}`);
+  return id;
+};
+
+interface Pipeline {
+  mapping: MappingProps;
+  queueId: string;
+  dlqId: string;
+  functionId: string;
+}
+
+/** The SQS-sourced mappings, each with its queue, the queue's DLQ and the consumer function. */
+function sqsPipelines(): Pipeline[] {
+  return resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
+    .map(([, m]) => m.Properties as unknown as MappingProps)
+    .filter((m) => isType(referencedId(m.EventSourceArn), 'AWS::SQS::Queue'))
+    .map((mapping) => {
+      const queueId = referencedId(mapping.EventSourceArn) as string;
+      const dlqId = referencedId(propsOf<QueueProps>(queueId).RedrivePolicy?.deadLetterTargetArn);
+      if (dlqId === undefined) throw new Error(`Queue ${queueId} has no dead-letter queue`);
+      return { mapping, queueId, dlqId, functionId: referencedId(mapping.FunctionName) as string };
+    });
+}
+
+function pipeline(kind: 'fifo' | 'standard'): Pipeline {
+  const matches = sqsPipelines().filter(
+    (p) => (propsOf<QueueProps>(p.queueId).FifoQueue === true) === (kind === 'fifo'),
+  );
+  expect(matches).toHaveLength(1);
+  return matches[0];
+}
+
+function streamMapping(): { mapping: MappingProps; functionId: string } {
+  const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
+    .map(([, m]) => m.Properties as unknown as MappingProps)
+    .filter((m) => (m.EventSourceArn as { 'Fn::GetAtt'?: string[] })['Fn::GetAtt']?.[1] === 'StreamArn');
+  expect(mappings).toHaveLength(1);
+  return { mapping: mappings[0], functionId: referencedId(mappings[0].FunctionName) as string };
+}
+
+/** The one function whose environment has `variable` (the relay has no OUTBOX_SWEEP_AGE_SECONDS, the sweeper has it). */
+function functionWithEnv(variable: string): string {
+  const ids = idsOfType('AWS::Lambda::Function').filter((id) => envOf(id)[variable] !== undefined);
+  expect(ids).toHaveLength(1);
+  return ids[0];
+}
+const sweeperId = () => functionWithEnv('OUTBOX_SWEEP_AGE_SECONDS');
+
+/** Every queue something dead-letters into: redrive targets, on-failure destinations, async-invocation and rule DLQs. */
+function deadLetterQueueIds(): Set<string> {
+  const ids = new Set<string>();
+  const add = (value: unknown) => {
+    const id = referencedId(value);
+    if (isType(id, 'AWS::SQS::Queue')) ids.add(id as string);
+  };
+  for (const id of idsOfType('AWS::SQS::Queue')) add(propsOf<QueueProps>(id).RedrivePolicy?.deadLetterTargetArn);
+  for (const [, m] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+    add((m.Properties as unknown as MappingProps).DestinationConfig?.OnFailure?.Destination);
+  }
+  for (const id of idsOfType('AWS::Lambda::Function')) add(propsOf<FunctionProps>(id).DeadLetterConfig?.TargetArn);
+  for (const id of idsOfType('AWS::Events::Rule')) {
+    for (const target of propsOf<{ Targets: { DeadLetterConfig?: { Arn: unknown } }[] }>(id).Targets)
+      add(target.DeadLetterConfig?.Arn);
+  }
+  return ids;
+}
+
+const alarms = () =>
+  resourcesOfType(template, 'AWS::CloudWatch::Alarm').map(([id, a]) => ({
+    id,
+    ...(a.Properties as unknown as AlarmProps),
+  }));
+
+/** Alarms on `metric` whose dimension `dimension` refers to `targetId` (or equals it, for literal values). */
+function alarmsOn(metric: string, dimension: string, target: string) {
+  return alarms().filter(
+    (a) =>
+      a.MetricName === metric &&
+      (a.Dimensions ?? []).some(
+        (d) => d.Name === dimension && (referencedId(d.Value) === target || d.Value === target),
+      ),
+  );
+}
+
+function breaches(alarm: AlarmProps, value: number): boolean {
+  switch (alarm.ComparisonOperator) {
+    case 'GreaterThanOrEqualToThreshold':
+      return value >= alarm.Threshold;
+    case 'GreaterThanThreshold':
+      return value > alarm.Threshold;
+    default:
+      throw new Error(`unexpected operator ${alarm.ComparisonOperator}`);
+  }
+}
+
+function onlyAlarm(metric: string, dimension: string, target: string): AlarmProps {
+  const found = alarmsOn(metric, dimension, target);
+  expect(found.map((a) => a.id)).toHaveLength(1);
+  return found[0];
+}
+
+// ---------------------------------------------------------------- queues
+
+describe('queues', () => {
+  test('fulfilment: a FIFO queue with the high-throughput settings, content dedup off (the relay sets eventId), and a FIFO DLQ', () => {
+    const { queueId, dlqId, functionId } = pipeline('fifo');
+
+    expect(propsOf<QueueProps>(queueId)).toMatchObject({
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+    });
+    expect(propsOf<QueueProps>(dlqId).FifoQueue).toBe(true);
+    expect(referencedId(envOf(functionId).QUEUE_URL)).toBe(queueId);
+    expect(referencedId(envOf(functionId).DEAD_LETTER_QUEUE_URL)).toBe(dlqId);
+  });
+
+  test('loyalty: a standard queue with a standard DLQ', () => {
+    const { queueId, dlqId, functionId } = pipeline('standard');
+
+    expect(propsOf<QueueProps>(queueId).FifoQueue).toBeUndefined();
+    expect(propsOf<QueueProps>(dlqId).FifoQueue).toBeUndefined();
+    expect(referencedId(envOf(functionId).QUEUE_URL)).toBe(queueId);
+    expect(referencedId(envOf(functionId).DEAD_LETTER_QUEUE_URL)).toBe(dlqId);
+  });
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s: maxReceiveCount >= 5; DLQ keeps messages 14 days, longer than the source',
+    (kind) => {
+      const { queueId, dlqId } = pipeline(kind);
+
+      expect(propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount).toBeGreaterThanOrEqual(5);
+      expect(retentionOf(dlqId)).toBe(14 * DAY);
+      expect(retentionOf(dlqId)).toBeGreaterThan(retentionOf(queueId));
+    },
+  );
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s: visibility >= 6 x consumer timeout + batching window, and the consumer knows it',
+    (kind) => {
+      const { queueId, functionId, mapping } = pipeline(kind);
+      const required = 6 * timeoutOf(functionId) + (mapping.MaximumBatchingWindowInSeconds ?? 0);
+
+      expect(visibilityOf(queueId)).toBeGreaterThanOrEqual(required);
+      // The consumer's heartbeat extends visibility to this value: it must be the queue's.
+      expect(envOf(functionId).VISIBILITY_TIMEOUT_SECONDS).toBe(String(visibilityOf(queueId)));
+    },
+  );
+
+  test('every queue is encrypted at rest', () => {
+    const queues = idsOfType('AWS::SQS::Queue');
+
+    expect(queues.length).toBeGreaterThanOrEqual(5);
+    for (const id of queues) {
+      const p = propsOf<QueueProps>(id);
+      expect({ id, encrypted: p.SqsManagedSseEnabled === true || p.KmsMasterKeyId !== undefined }).toEqual({
+        id,
+        encrypted: true,
+      });
+    }
+  });
+
+  test('every queue has a policy denying any request not over TLS', () => {
+    const policies = resourcesOfType(template, 'AWS::SQS::QueuePolicy').map(
+      ([, p]) =>
+        p.Properties as {
+          Queues: unknown[];
+          PolicyDocument: {
+            Statement: {
+              Effect: string;
+              Action: unknown;
+              Principal: unknown;
+              Condition?: unknown;
+              Resource: unknown;
+            }[];
+          };
+        },
+    );
+
+    for (const queueId of idsOfType('AWS::SQS::Queue')) {
+      const statements = policies
+        .filter((p) => referencedIds(p.Queues).includes(queueId))
+        .flatMap((p) => p.PolicyDocument.Statement);
+      const tlsOnly = statements.filter(
+        (s) =>
+          s.Effect === 'Deny' &&
+          s.Action === 'sqs:*' &&
+          JSON.stringify(s.Principal) === JSON.stringify({ AWS: '*' }) &&
+          JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }) &&
+          referencedId(s.Resource) === queueId,
+      );
+      expect({ queueId, tlsOnly: tlsOnly.length }).toEqual({ queueId, tlsOnly: 1 });
+    }
+  });
+
+  test('every queue is either a source with a dead-letter queue or itself a dead-letter queue', () => {
+    const dlqs = deadLetterQueueIds();
+
+    for (const id of idsOfType('AWS::SQS::Queue')) {
+      expect({ id, covered: dlqs.has(id) || propsOf<QueueProps>(id).RedrivePolicy !== undefined }).toEqual({
+        id,
+        covered: true,
+      });
+    }
+  });
+});
+
+// ---------------------------------------------------------------- consumers
+
+describe('consumer event sources', () => {
+  test('exactly two SQS-sourced mappings: the FIFO and the standard pipeline', () => {
+    expect(sqsPipelines()).toHaveLength(2);
+  });
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s: reports batch item failures, batches of 10, bounded concurrency',
+    (kind) => {
+      const { mapping } = pipeline(kind);
+
+      expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      expect(mapping.BatchSize).toBe(10);
+      expect(mapping.ScalingConfig?.MaximumConcurrency).toBe(10);
+    },
+  );
+
+  test('the standard mapping waits up to 1 s to fill a batch; the FIFO one takes no batching window', () => {
+    expect(pipeline('standard').mapping.MaximumBatchingWindowInSeconds).toBe(1);
+    expect(pipeline('fifo').mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
+  });
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s: inbox claims outlive source retention + DLQ retention (redrive time on top)',
+    (kind) => {
+      const { queueId, dlqId, functionId } = pipeline(kind);
+
+      expect(Number(envOf(functionId).INBOX_TTL_SECONDS)).toBeGreaterThan(retentionOf(queueId) + retentionOf(dlqId));
+    },
+  );
+
+  test('the Effects table, where both consumers claim and apply, expires claims by the attribute the ledgers write', () => {
+    for (const { functionId } of sqsPipelines())
+      expect(referencedId(envOf(functionId).EFFECTS_TABLE_NAME)).toBe(tableId('Effects'));
+
+    expect(propsOf<{ TimeToLiveSpecification?: unknown }>(tableId('Effects')).TimeToLiveSpecification).toEqual({
+      AttributeName: INBOX_TTL_ATTRIBUTE,
+      Enabled: true,
+    });
+    expect(INBOX_TTL_ATTRIBUTE).toBe('expiresAt');
+  });
+});
+
+// ---------------------------------------------------------------- relay and sweeper
+
+describe('outbox relay', () => {
+  test('reads the Orders table stream from the trim horizon', () => {
+    const { mapping } = streamMapping();
+
+    expect(referencedId(mapping.EventSourceArn)).toBe(tableId('Orders'));
+    expect(mapping.StartingPosition).toBe('TRIM_HORIZON');
+  });
+
+  test('is invoked only for INSERTs of outbox items (its own dispatch MODIFY does not pass)', () => {
+    const filters = streamMapping().mapping.FilterCriteria?.Filters ?? [];
+
+    expect(filters.map((f) => JSON.parse(f.Pattern))).toEqual([
+      { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['OUTBOX'] } } } },
+    ]);
+  });
+
+  test('bisects on error, retries a bounded number of times for a bounded age, then sends to an on-failure queue', () => {
+    const { mapping } = streamMapping();
+
+    expect(mapping.BisectBatchOnFunctionError).toBe(true);
+    expect(mapping.MaximumRetryAttempts).toBeGreaterThanOrEqual(0);
+    expect(mapping.MaximumRetryAttempts).toBeLessThanOrEqual(10);
+    expect(mapping.MaximumRecordAgeInSeconds).toBeGreaterThanOrEqual(60);
+    // Under the stream's 24 h retention, so a record is sent to the on-failure queue before it is trimmed.
+    expect(mapping.MaximumRecordAgeInSeconds).toBeLessThan(DAY);
+    expect(isType(referencedId(mapping.DestinationConfig?.OnFailure?.Destination), 'AWS::SQS::Queue')).toBe(true);
+  });
+
+  test('reports batch item failures, one batch per shard at a time (order per order id)', () => {
+    const { mapping } = streamMapping();
+
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping.ParallelizationFactor).toBe(1);
+  });
+
+  test('relay and sweeper publish to the FIFO and the standard queue of the pipelines, and mark the Orders table', () => {
+    for (const functionId of [streamMapping().functionId, sweeperId()]) {
+      expect(referencedId(envOf(functionId).FIFO_QUEUE_URL)).toBe(pipeline('fifo').queueId);
+      expect(referencedId(envOf(functionId).STANDARD_QUEUE_URL)).toBe(pipeline('standard').queueId);
+      expect(referencedId(envOf(functionId).ORDERS_TABLE_NAME)).toBe(tableId('Orders'));
+    }
+  });
+});
+
+describe('outbox sweeper', () => {
+  test('a schedule rule invokes it (with retries and a DLQ) more often than its sweep age', () => {
+    const rules = resourcesOfType(template, 'AWS::Events::Rule')
+      .map(([id, r]) => ({
+        id,
+        ...(r.Properties as { ScheduleExpression?: string; Targets: { Arn: unknown; DeadLetterConfig?: unknown }[] }),
+      }))
+      .filter((r) => r.Targets.some((t) => referencedId(t.Arn) === sweeperId()));
+
+    expect(rules).toHaveLength(1);
+    const [, amount, unit] =
+      /^rate\((\d+) (minute|minutes|hour|hours)\)$/.exec(String(rules[0].ScheduleExpression)) ?? [];
+    const periodSeconds = Number(amount) * (unit.startsWith('minute') ? 60 : 3_600);
+    expect(periodSeconds).toBeLessThanOrEqual(Number(envOf(sweeperId()).OUTBOX_SWEEP_AGE_SECONDS));
+    expect(rules[0].Targets[0].DeadLetterConfig).toBeDefined();
+
+    const permissions = resourcesOfType(template, 'AWS::Lambda::Permission')
+      .map(([, p]) => p.Properties as { FunctionName: unknown; Principal: string; SourceArn: unknown })
+      .filter((p) => referencedId(p.FunctionName) === sweeperId() && p.Principal === 'events.amazonaws.com');
+    expect(permissions.map((p) => referencedId(p.SourceArn))).toEqual([rules[0].id]);
+  });
+
+  test('runs one sweep at a time', () => {
+    expect(propsOf<FunctionProps>(sweeperId()).ReservedConcurrentExecutions).toBe(1);
+  });
+});
+
+// ---------------------------------------------------------------- alarms and dashboard
+
+describe('alarms', () => {
+  const topicId = () => {
+    const topics = idsOfType('AWS::SNS::Topic');
+    expect(topics).toHaveLength(1);
+    return topics[0];
+  };
+
+  test('every alarm notifies the one alarm topic', () => {
+    expect(alarms().length).toBeGreaterThan(0);
+    for (const alarm of alarms())
+      expect({ id: alarm.id, actions: referencedIds(alarm.AlarmActions) }).toEqual({
+        id: alarm.id,
+        actions: [topicId()],
+      });
+  });
+
+  test('every dead-letter queue alarms as soon as it holds a message, and on its oldest message well before it is deleted', () => {
+    const dlqs = [...deadLetterQueueIds()];
+
+    // Both pipelines' DLQs, the relay's on-failure queue, the sweeper's async DLQ.
+    expect(dlqs).toEqual(expect.arrayContaining([pipeline('fifo').dlqId, pipeline('standard').dlqId]));
+    expect(dlqs.length).toBeGreaterThanOrEqual(4);
+    for (const dlq of dlqs) {
+      const notEmpty = onlyAlarm('ApproximateNumberOfMessagesVisible', 'QueueName', dlq);
+      expect([breaches(notEmpty, 1), breaches(notEmpty, 0)]).toEqual([true, false]);
+      const oldest = onlyAlarm('ApproximateAgeOfOldestMessage', 'QueueName', dlq);
+      expect(breaches(oldest, retentionOf(dlq) - DAY)).toBe(true);
+    }
+  });
+
+  test('the relay on-failure queue is among the alarmed dead-letter queues', () => {
+    const failureQueue = referencedId(streamMapping().mapping.DestinationConfig?.OnFailure?.Destination) as string;
+
+    expect(alarmsOn('ApproximateNumberOfMessagesVisible', 'QueueName', failureQueue)).toHaveLength(1);
+  });
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s source queue: alarms when its oldest message waited longer than the visibility timeout',
+    (kind) => {
+      const { queueId } = pipeline(kind);
+
+      const alarm = onlyAlarm('ApproximateAgeOfOldestMessage', 'QueueName', queueId);
+      expect(breaches(alarm, visibilityOf(queueId))).toBe(true);
+    },
+  );
+
+  test('relay iterator age alarms long before records reach their maximum age', () => {
+    const { mapping, functionId } = streamMapping();
+
+    const alarm = onlyAlarm('IteratorAge', 'FunctionName', functionId);
+    expect(alarm.Namespace).toBe('AWS/Lambda');
+    expect(breaches(alarm, (mapping.MaximumRecordAgeInSeconds ?? DAY) * 1000 * 0.5)).toBe(true);
+  });
+
+  test("the oldest undispatched outbox item alarms on the sweeper's own metric, after the sweep age", () => {
+    const env = envOf(sweeperId());
+    const found = alarms().filter((a) => a.MetricName === 'OldestUndispatchedOutboxAgeSeconds');
+
+    expect(found).toHaveLength(1);
+    // The namespace and the service dimension Powertools puts on the sweeper's metric.
+    expect(found[0].Namespace).toBe(env.POWERTOOLS_METRICS_NAMESPACE);
+    expect(found[0].Dimensions).toEqual([{ Name: 'service', Value: env.POWERTOOLS_SERVICE_NAME }]);
+    const sweepAge = Number(env.OUTBOX_SWEEP_AGE_SECONDS);
+    expect(breaches(found[0], sweepAge)).toBe(false);
+    expect(breaches(found[0], 4 * sweepAge)).toBe(true);
+  });
+
+  test('every function alarms on its errors and its throttles', () => {
+    const functions = idsOfType('AWS::Lambda::Function');
+
+    expect(functions.length).toBeGreaterThanOrEqual(9);
+    for (const fn of functions) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const alarm = onlyAlarm(metric, 'FunctionName', fn);
+        expect({ fn, metric, namespace: alarm.Namespace, onFirst: breaches(alarm, 1) }).toEqual({
+          fn,
+          metric,
+          namespace: 'AWS/Lambda',
+          onFirst: true,
+        });
+      }
+    }
+  });
+
+  test('the API alarms on any 5xx', () => {
+    const [[, api]] = resourcesOfType(template, 'AWS::ApiGateway::RestApi');
+    const name = (api.Properties as { Name: string }).Name;
+
+    const alarm = onlyAlarm('5XXError', 'ApiName', name);
+    expect(alarm.Namespace).toBe('AWS/ApiGateway');
+    expect(breaches(alarm, 1)).toBe(true);
+  });
+
+  test('the topic is encrypted with a customer key that CloudWatch may use', () => {
+    const keyId = referencedId(propsOf<{ KmsMasterKeyId?: unknown }>(topicId()).KmsMasterKeyId);
+
+    expect(isType(keyId, 'AWS::KMS::Key')).toBe(true);
+    const key = propsOf<{
+      EnableKeyRotation?: boolean;
+      KeyPolicy: { Statement: { Effect: string; Principal?: { Service?: string }; Action: string | string[] }[] };
+    }>(keyId as string);
+    expect(key.EnableKeyRotation).toBe(true);
+    const forCloudWatch = key.KeyPolicy.Statement.filter(
+      (s) => s.Effect === 'Allow' && s.Principal?.Service === 'cloudwatch.amazonaws.com',
+    ).flatMap((s) => s.Action);
+    expect(forCloudWatch).toEqual(expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']));
+  });
+
+  test('no e-mail subscription unless alarmEmail is configured', () => {
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  test('with context alarmEmail, the topic gets that e-mail subscription', () => {
+    const withEmail = synthStack({ alarmEmail: 'ops@example.com' }).template;
+
+    const subscriptions = resourcesOfType(withEmail, 'AWS::SNS::Subscription').map(
+      ([, s]) => s.Properties as Record<string, unknown>,
+    );
+    const [topic] = resourcesOfType(withEmail, 'AWS::SNS::Topic');
+    expect(subscriptions).toEqual([{ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topic[0] } }]);
+  });
+});
+
+describe('dashboard', () => {
+  /** The dashboard body as JSON (region placeholders filled in). */
+  function dashboardMetrics(): unknown[][] {
+    const [[, dashboard]] = resourcesOfType(template, 'AWS::CloudWatch::Dashboard');
+    const body = (dashboard.Properties as { DashboardBody: { 'Fn::Join': [string, unknown[]] } }).DashboardBody[
+      'Fn::Join'
+    ][1]
+      .map((part) => (typeof part === 'string' ? part : 'us-east-1'))
+      .join('');
+    const widgets = (JSON.parse(body) as { widgets: { properties?: { metrics?: unknown[][] } }[] }).widgets;
+    return widgets.flatMap((w) => w.properties?.metrics ?? []);
+  }
+
+  test.each(CONSUMER_METRICS)('graphs %s for each consumer, as the consumers emit it', (metricName) => {
+    const metrics = dashboardMetrics();
+
+    for (const consumer of ['fulfilment', 'loyalty']) {
+      const kind = consumer === 'fulfilment' ? 'fifo' : 'standard';
+      const env = envOf(pipeline(kind).functionId);
+      const match = metrics.find((m) => {
+        const [namespace, name, ...rest] = m;
+        const dims = rest.filter((x) => typeof x === 'string') as string[];
+        const pairs = Object.fromEntries(
+          Array.from({ length: dims.length / 2 }, (_, i) => [dims[2 * i], dims[2 * i + 1]]),
+        );
+        return (
+          namespace === env.POWERTOOLS_METRICS_NAMESPACE &&
+          name === metricName &&
+          pairs.consumer === consumer &&
+          pairs.service === env.POWERTOOLS_SERVICE_NAME
+        );
+      });
+      expect({ consumer, metricName, found: match !== undefined }).toEqual({ consumer, metricName, found: true });
+    }
+  });
+});
+
+// ---------------------------------------------------------------- read API
+
+describe('effects read API', () => {
+  test.each([
+    ['GET /customers/{customerId}', 'customerId'],
+    ['GET /inventory/{sku}', 'sku'],
+  ])('%s requires IAM auth and only reads the Effects table', (route, parameter) => {
+    const method = methodAt(template, route);
+
+    expect(method.properties.AuthorizationType).toBe('AWS_IAM');
+    expect(method.properties.RequestParameters).toEqual({ [`method.request.path.${parameter}`]: true });
+    expect(method.functionId).toBeDefined();
+    const functionId = method.functionId as string;
+    expect(referencedId(envOf(functionId).EFFECTS_TABLE_NAME)).toBe(tableId('Effects'));
+    expect(dynamoDbGrants(template, roleOfFunction(template, functionId), tables)).toEqual({
+      Effects: ['dynamodb:GetItem'],
+    });
+  });
+});
+
+// ---------------------------------------------------------------- grants
+
+describe('least privilege', () => {
+  const sqsResources = (functionId: string, action: string) =>
+    statementsOfRole(template, roleOfFunction(template, functionId))
+      .filter(
+        (s) =>
+          s.Effect === 'Allow' && (s.Action.includes(action) || s.Action.includes('sqs:*') || s.Action.includes('*')),
+      )
+      .flatMap((s) => s.Resource.map((r) => (r === '*' ? '*' : referencedId(r))))
+      .sort();
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s consumer: only PutItem/UpdateItem on Effects and UpdateItem on ProviderLog',
+    (kind) => {
+      const { functionId } = pipeline(kind);
+
+      expect(dynamoDbGrants(template, roleOfFunction(template, functionId), tables)).toEqual({
+        Effects: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        ProviderLog: ['dynamodb:UpdateItem'],
+      });
+    },
+  );
+
+  test.each(['fifo', 'standard'] as const)(
+    '%s consumer: sends only to its own DLQ, changes visibility only on its own queue',
+    (kind) => {
+      const { functionId, queueId, dlqId } = pipeline(kind);
+
+      expect(sqsResources(functionId, 'sqs:SendMessage')).toEqual([dlqId]);
+      expect(sqsResources(functionId, 'sqs:ChangeMessageVisibility')).toEqual([queueId]);
+    },
+  );
+
+  test('relay and sweeper may send to both pipeline queues, and to no dead-letter queue of the pipelines', () => {
+    for (const functionId of [streamMapping().functionId, sweeperId()]) {
+      const targets = sqsResources(functionId, 'sqs:SendMessage');
+      expect(targets).toEqual(expect.arrayContaining([pipeline('fifo').queueId, pipeline('standard').queueId]));
+      expect(targets).not.toContain(pipeline('fifo').dlqId);
+      expect(targets).not.toContain(pipeline('standard').dlqId);
+      expect(targets).not.toContain('*');
+    }
+  });
+
+  test('the relay reads the Orders stream and only updates Orders items (the dispatch mark)', () => {
+    const grants = dynamoDbGrants(template, roleOfFunction(template, streamMapping().functionId), tables);
+
+    expect(grants.Orders).toEqual(['dynamodb:UpdateItem']);
+    expect(grants['Orders(stream)']).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+    ]);
+    expect(Object.keys(grants).sort()).toEqual(['*', 'Orders', 'Orders(stream)']);
+    expect(grants['*']).toEqual(['dynamodb:ListStreams']);
+  });
+
+  test('the sweeper queries the pendingOutbox index only, and only updates Orders items', () => {
+    const grants = dynamoDbGrants(template, roleOfFunction(template, sweeperId()), tables);
+
+    expect(grants).toEqual({
+      Orders: ['dynamodb:UpdateItem'],
+      [`Orders/index/${PENDING_OUTBOX_INDEX}`]: ['dynamodb:Query'],
+    });
+  });
+});

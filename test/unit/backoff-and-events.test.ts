@@ -1,0 +1,185 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { outboxEventOf } from '../../lambdas/adapters/outbox-stream-record';
+import { fullJitterBackoffSeconds } from '../../lambdas/domain/backoff';
+import { PermanentError } from '../../lambdas/domain/errors';
+import { parseOrderEvent, type OrderCancelledEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
+
+/** Pure pieces of the messaging half: retry backoff, the event schema, the stream record reader. */
+
+describe('fullJitterBackoffSeconds', () => {
+  const options = { baseSeconds: 2, capSeconds: 60 };
+  const top = () => 0.999_999_999;
+  const bottom = () => 0;
+
+  test.each([
+    [1, 2],
+    [2, 4],
+    [3, 8],
+    [4, 16],
+    [5, 32],
+    [6, 60], // 64 capped
+    [7, 60],
+  ])('attempt %i: at most min(cap, base * 2^(attempt-1)) = %i', (attempt, ceiling) => {
+    expect(fullJitterBackoffSeconds(attempt, options, top)).toBe(ceiling);
+  });
+
+  test('at the bottom of the jitter the wait is 0, whatever the attempt', () => {
+    for (const attempt of [1, 2, 5, 100]) expect(fullJitterBackoffSeconds(attempt, options, bottom)).toBe(0);
+  });
+
+  test('the jitter spreads over the whole range [0, ceiling], in whole seconds', () => {
+    const values = [0, 0.1, 0.25, 0.5, 0.75, 0.9].map((r) => fullJitterBackoffSeconds(4, options, () => r));
+
+    expect(values).toEqual([0, 1, 4, 8, 12, 15]);
+    expect(values.every(Number.isInteger)).toBe(true);
+  });
+
+  test('stays within [0, ceiling] for any random value', () => {
+    for (let i = 0; i < 1_000; i++) {
+      const r = i / 1_000;
+      const attempt = 1 + (i % 12);
+      const value = fullJitterBackoffSeconds(attempt, options, () => r);
+      expect(value).toBeGreaterThanOrEqual(0);
+      expect(value).toBeLessThanOrEqual(Math.min(options.capSeconds, options.baseSeconds * 2 ** (attempt - 1)));
+    }
+  });
+
+  test('a huge attempt count is capped, never Infinity or NaN', () => {
+    expect(fullJitterBackoffSeconds(10_000, options, top)).toBe(60);
+    expect(fullJitterBackoffSeconds(Number.MAX_SAFE_INTEGER, { baseSeconds: 1, capSeconds: 43_200 }, top)).toBe(43_200);
+  });
+
+  test('an attempt of 0 or less is treated as the first', () => {
+    expect(fullJitterBackoffSeconds(0, options, top)).toBe(2);
+    expect(fullJitterBackoffSeconds(-3, options, top)).toBe(2);
+  });
+
+  test('a base of 0 means no backoff (used by the integration tests)', () => {
+    expect(fullJitterBackoffSeconds(5, { baseSeconds: 0, capSeconds: 60 }, top)).toBe(0);
+  });
+
+  test('uses Math.random by default', () => {
+    jest.spyOn(Math, 'random').mockReturnValue(0.5);
+
+    expect(fullJitterBackoffSeconds(3, options)).toBe(4); // floor(0.5 * 9)
+
+    jest.restoreAllMocks();
+  });
+});
+
+describe('parseOrderEvent', () => {
+  const placedEvent: OrderPlacedEvent = {
+    eventId: 'ord_1.placed',
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId: 'ord_1',
+    customerId: 'cust-1',
+    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
+    totalCents: 1_000,
+    occurredAt: '2030-01-02T03:04:05.000Z',
+  };
+  const cancelledEvent: OrderCancelledEvent = {
+    eventId: 'ord_1.cancelled',
+    eventType: 'OrderCancelled',
+    version: 2,
+    orderId: 'ord_1',
+    customerId: 'cust-1',
+    items: placedEvent.items,
+    occurredAt: '2030-01-02T04:00:00.000Z',
+  };
+
+  function permanentErrorOf(body: string): PermanentError {
+    try {
+      parseOrderEvent(body);
+    } catch (error) {
+      if (error instanceof PermanentError) return error;
+      throw error;
+    }
+    throw new Error(`parsed: ${body}`);
+  }
+
+  test.each([
+    ['OrderPlaced', placedEvent],
+    ['OrderCancelled', cancelledEvent],
+  ])('reads an %s', (_type, event) => {
+    expect(parseOrderEvent(JSON.stringify(event))).toEqual(event);
+  });
+
+  test('drops fields it does not know', () => {
+    expect(parseOrderEvent(JSON.stringify({ ...placedEvent, injected: 'x' }))).toEqual(placedEvent);
+  });
+
+  test.each(['', 'not json', '{"eventId":', 'null', '42', '"OrderPlaced"', '[]'])(
+    '%j is a SchemaViolation (permanent, not retried)',
+    (body) => {
+      expect(permanentErrorOf(body).permanentCause).toBe('SchemaViolation');
+    },
+  );
+
+  test.each([
+    ['no eventId', { ...placedEvent, eventId: undefined }, 'eventId'],
+    ['an empty eventId', { ...placedEvent, eventId: '' }, 'eventId'],
+    ['an unknown eventType', { ...placedEvent, eventType: 'OrderShipped' }, 'eventType'],
+    ['OrderPlaced at version 2', { ...placedEvent, version: 2 }, 'version'],
+    ['OrderCancelled at version 1', { ...cancelledEvent, version: 1 }, 'version'],
+    ['no items', { ...placedEvent, items: [] }, 'items'],
+    ['a quantity of 0', { ...placedEvent, items: [{ sku: 'S', quantity: 0, unitPriceCents: 1 }] }, 'items.0.quantity'],
+    [
+      'a fractional quantity',
+      { ...placedEvent, items: [{ sku: 'S', quantity: 1.5, unitPriceCents: 1 }] },
+      'items.0.quantity',
+    ],
+    ['an empty sku', { ...placedEvent, items: [{ sku: '', quantity: 1, unitPriceCents: 1 }] }, 'items.0.sku'],
+    ['a negative total', { ...placedEvent, totalCents: -1 }, 'totalCents'],
+    ['an OrderPlaced without total', { ...placedEvent, totalCents: undefined }, 'totalCents'],
+    ['no orderId', { ...cancelledEvent, orderId: undefined }, 'orderId'],
+    ['no customerId', { ...placedEvent, customerId: undefined }, 'customerId'],
+  ])('an event with %s is a SchemaViolation naming the field', (_what, body, field) => {
+    const error = permanentErrorOf(JSON.stringify(body));
+
+    expect(error.permanentCause).toBe('SchemaViolation');
+    expect(error.message).toContain(field);
+  });
+});
+
+describe('outboxEventOf (the relay reading a stream record)', () => {
+  const event = {
+    eventId: 'ord_1.placed',
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId: 'ord_1',
+    customerId: 'c',
+    items: [{ sku: 'S', quantity: 1, unitPriceCents: 1 }],
+    totalCents: 1,
+    occurredAt: 'x',
+  };
+  const record = (eventName: string, image?: Record<string, unknown>): DynamoDBRecord => ({
+    eventName: eventName as DynamoDBRecord['eventName'],
+    dynamodb: { SequenceNumber: '1', ...(image ? { NewImage: marshall(image) as never } : {}) },
+  });
+
+  test('an outbox INSERT yields its event', () => {
+    expect(
+      outboxEventOf(record('INSERT', { pk: 'ORDER#ord_1', sk: 'OUTBOX#ord_1.placed', entity: 'OUTBOX', event })),
+    ).toEqual(event);
+  });
+
+  test.each([
+    ['a MODIFY of an outbox item', record('MODIFY', { entity: 'OUTBOX', event })],
+    ['a REMOVE', record('REMOVE')],
+    ['an INSERT of an order', record('INSERT', { entity: 'ORDER', orderId: 'ord_1' })],
+    ['an INSERT with no image', record('INSERT')],
+    ['a TTL deletion (DynamoDB Local names it oddly)', record('UNKNOWN', { entity: 'OUTBOX', event })],
+  ])('%s is not an outbox event', (_what, r) => {
+    expect(outboxEventOf(r)).toBe('not-outbox');
+  });
+
+  test.each([
+    ['no event', { entity: 'OUTBOX' }],
+    ['an event without eventId', { entity: 'OUTBOX', event: { ...event, eventId: undefined } }],
+    ['an event without orderId', { entity: 'OUTBOX', event: { ...event, orderId: 7 } }],
+  ])('an outbox INSERT with %s is malformed', (_what, image) => {
+    expect(outboxEventOf(record('INSERT', JSON.parse(JSON.stringify(image))))).toBe('malformed');
+  });
+});

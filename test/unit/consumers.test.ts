@@ -1,0 +1,946 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { AwsClientStub } from 'aws-sdk-client-mock';
+import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { lambdaContext } from '../support/api-events';
+import { useUnitEnvironment } from '../support/handlers';
+
+/**
+ * The two consumer handlers, every record path, with the SDK mocked.
+ *
+ * Each handler is imported in its own module registry (as each Lambda function
+ * has its own process), after its environment is set. The SDK modules and the
+ * mock library are imported in that same registry: aws-sdk-client-mock matches
+ * commands with `instanceof`, and the ledger recognises the claim failure with
+ * `instanceof TransactionCanceledException`, so both must see the handler's classes.
+ *
+ * The document client is what the consumers call, and it does not send through
+ * `DynamoDBClient.prototype.send` (it runs the low-level command's middleware
+ * itself), so it is the one mocked; the low-level client is mocked too and
+ * must see no call at all.
+ *
+ * Where exactly-once is the point, a small fake of the Effects table stands
+ * behind TransactWriteItems: it enforces the two conditions the ledgers use
+ * (`attribute_not_exists(pk)`, `version = :reserved`), cancels the whole
+ * transaction as DynamoDB does, and applies SET/ADD, so the tests read the
+ * resulting stock and points directly.
+ */
+
+type ConsumerName = 'fulfilment' | 'loyalty';
+type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
+type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
+type SqsSdk = typeof import('@aws-sdk/client-sqs');
+type Metrics = (typeof import('../../lambdas/shared/observability'))['metrics'];
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+interface Harness {
+  name: ConsumerName;
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+  doc: AwsClientStub<DynamoDBDocumentClient>;
+  ddb: AwsClientStub<DynamoDBClient>;
+  sqs: AwsClientStub<SQSClient>;
+  docSdk: DocSdk;
+  ddbSdk: DdbSdk;
+  sqsSdk: SqsSdk;
+  metrics: Metrics;
+}
+
+const EFFECTS_TABLE = 'effects-table';
+const PROVIDER_TABLE = 'provider-log';
+const INBOX_TTL_SECONDS = 21 * 86_400;
+const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
+  fulfilment: {
+    queue: 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo',
+    dlq: 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment-dlq.fifo',
+  },
+  loyalty: {
+    queue: 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty',
+    dlq: 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty-dlq',
+  },
+};
+/** The handlers' documented defaults (BACKOFF_BASE_SECONDS 2; cap 60 s on FIFO, 300 s on standard). */
+const BACKOFF = { fulfilment: { base: 2, cap: 60 }, loyalty: { base: 2, cap: 300 } };
+
+async function loadConsumer(name: ConsumerName): Promise<Harness> {
+  delete process.env.BACKOFF_BASE_SECONDS;
+  delete process.env.BACKOFF_CAP_SECONDS;
+  useUnitEnvironment({
+    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+    INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
+    QUEUE_URL: QUEUES[name].queue,
+    DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+    // Long enough that the heartbeat (every half of it) never fires in these tests.
+    VISIBILITY_TIMEOUT_SECONDS: '180',
+  });
+  let harness: Harness | undefined;
+  await jest.isolateModulesAsync(async () => {
+    const ddbSdk = await import('@aws-sdk/client-dynamodb');
+    const docSdk = await import('@aws-sdk/lib-dynamodb');
+    const sqsSdk = await import('@aws-sdk/client-sqs');
+    const { mockClient } = await import('aws-sdk-client-mock');
+    const { metrics } = await import('../../lambdas/shared/observability');
+    const { handler } =
+      name === 'fulfilment'
+        ? await import('../../lambdas/handlers/fulfilment-consumer')
+        : await import('../../lambdas/handlers/loyalty-consumer');
+    harness = {
+      name,
+      handler,
+      doc: mockClient(docSdk.DynamoDBDocumentClient),
+      ddb: mockClient(ddbSdk.DynamoDBClient),
+      sqs: mockClient(sqsSdk.SQSClient),
+      docSdk,
+      ddbSdk,
+      sqsSdk,
+      metrics,
+    };
+  });
+  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
+  return harness;
+}
+
+const harnesses = {} as Record<ConsumerName, Harness>;
+let addMetric: Record<ConsumerName, jest.SpyInstance>;
+
+beforeAll(async () => {
+  harnesses.fulfilment = await loadConsumer('fulfilment');
+  harnesses.loyalty = await loadConsumer('loyalty');
+});
+
+beforeEach(() => {
+  for (const h of Object.values(harnesses)) {
+    h.doc.reset();
+    h.ddb.reset();
+    h.sqs.reset();
+    h.doc.on(h.docSdk.TransactWriteCommand).resolves({});
+    h.doc.on(h.docSdk.UpdateCommand).resolves({});
+    h.sqs.on(h.sqsSdk.SendMessageCommand).resolves({ MessageId: 'dlq-copy' });
+    h.sqs.on(h.sqsSdk.ChangeMessageVisibilityCommand).resolves({});
+  }
+  addMetric = {
+    fulfilment: jest.spyOn(harnesses.fulfilment.metrics, 'addMetric'),
+    loyalty: jest.spyOn(harnesses.loyalty.metrics, 'addMetric'),
+  };
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  // No consumer ever calls the low-level client directly.
+  for (const h of Object.values(harnesses)) expect(h.ddb.calls()).toHaveLength(0);
+});
+
+// ---------------------------------------------------------------- fixtures
+
+function placed(orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent {
+  return {
+    eventId: `${orderId}.placed`,
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId,
+    customerId: `cust-${orderId}`,
+    items: [
+      { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
+      { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
+    ],
+    totalCents: 1_999,
+    occurredAt: '2030-01-02T03:04:05.000Z',
+    ...overrides,
+  };
+}
+
+function cancelled(orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent {
+  return {
+    eventId: `${orderId}.cancelled`,
+    eventType: 'OrderCancelled',
+    version: 2,
+    orderId,
+    customerId: `cust-${orderId}`,
+    items: placed(orderId).items,
+    occurredAt: '2030-01-02T04:00:00.000Z',
+    ...overrides,
+  };
+}
+
+let messageSeq = 0;
+function message(
+  h: Harness,
+  body: OrderPlacedEvent | OrderCancelledEvent | string,
+  options: { messageId?: string; receiveCount?: number; groupId?: string } = {},
+): SQSRecord {
+  messageSeq += 1;
+  const messageId = options.messageId ?? `msg-${messageSeq}`;
+  const event = typeof body === 'string' ? undefined : body;
+  const fifo = h.name === 'fulfilment';
+  return {
+    messageId,
+    receiptHandle: `receipt-${messageId}-${messageSeq}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: String(options.receiveCount ?? 1),
+      SentTimestamp: '1893553445000',
+      SenderId: 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: '1893553445000',
+      ...(fifo
+        ? {
+            MessageGroupId: options.groupId ?? event?.orderId ?? 'group-unknown',
+            MessageDeduplicationId: event?.eventId ?? `dedup-${messageId}`,
+            SequenceNumber: String(10_000 + messageSeq),
+          }
+        : {}),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${QUEUES[h.name].queue.split('/').pop()}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+function deliver(h: Harness, ...records: SQSRecord[]): Promise<SQSBatchResponse> {
+  return h.handler({ Records: records }, lambdaContext());
+}
+
+const failedIds = (response: SQSBatchResponse) => response.batchItemFailures.map((f) => f.itemIdentifier);
+const transactions = (h: Harness): TransactItem[][] =>
+  h.doc.commandCalls(h.docSdk.TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
+const claimOf = (items: TransactItem[]) => String(items[0]?.Put?.Item?.pk);
+const claimedEventIds = (h: Harness) => transactions(h).map((t) => claimOf(t).replace(`INBOX#${h.name}#`, ''));
+const providerCalls = (h: Harness) => h.doc.commandCalls(h.docSdk.UpdateCommand).map((c) => c.args[0].input);
+const providerKeys = (h: Harness) => providerCalls(h).map((c) => c.Key?.idempotencyKey);
+const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
+const visibilityChanges = (h: Harness) =>
+  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
+const metricNames = (h: Harness) => addMetric[h.name].mock.calls.map((c) => c[0]);
+
+function canceledTransaction(h: Harness, reasons: { Code: string; Item?: Record<string, unknown> }[]) {
+  return new h.ddbSdk.TransactionCanceledException({
+    message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
+    $metadata: { httpStatusCode: 400 },
+    CancellationReasons: reasons.map((r) => ({ Code: r.Code, ...(r.Item ? { Item: marshall(r.Item) } : {}) })),
+  });
+}
+
+/** The claim cancellation DynamoDB returns when the inbox already holds the eventId. */
+const claimTaken = (h: Harness, items: number) =>
+  canceledTransaction(h, [
+    { Code: 'ConditionalCheckFailed' },
+    ...Array.from({ length: items - 1 }, () => ({ Code: 'None' })),
+  ]);
+
+/**
+ * A small Effects table behind TransactWriteItems: all-or-nothing, with the
+ * ledgers' conditions enforced and SET/ADD applied. `failFor` injects an error
+ * for a given eventId (before anything is written), as a throttle would.
+ */
+class FakeEffectsTable {
+  readonly items = new Map<string, Record<string, unknown>>();
+  readonly failFor = new Map<string, Error>();
+  commits = 0;
+
+  constructor(private readonly h: Harness) {
+    h.doc.on(h.docSdk.TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => this.transact(input));
+  }
+
+  points(customerId: string): number | undefined {
+    return this.items.get(`CUSTOMER#${customerId}`)?.points as number | undefined;
+  }
+
+  reserved(sku: string): number | undefined {
+    return this.items.get(`SKU#${sku}`)?.reserved as number | undefined;
+  }
+
+  fulfilment(orderId: string): Record<string, unknown> | undefined {
+    return this.items.get(`FULFILMENT#${orderId}`);
+  }
+
+  private transact(input: TransactWriteCommandInput): Record<string, never> {
+    const items = input.TransactItems ?? [];
+    const claim = claimOf(items);
+    const injected = [...this.failFor].find(([eventId]) => claim === `INBOX#${this.h.name}#${eventId}`)?.[1];
+    if (injected !== undefined) throw injected;
+    const reasons = items.map((item) => this.check(item));
+    if (reasons.some((r) => r.Code !== 'None')) throw canceledTransaction(this.h, reasons);
+    for (const item of items) this.apply(item);
+    this.commits += 1;
+    return {};
+  }
+
+  private check(item: TransactItem): { Code: string; Item?: Record<string, unknown> } {
+    if (item.Put) {
+      const condition = item.Put.ConditionExpression;
+      if (condition === undefined) return { Code: 'None' };
+      if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
+      return this.items.has(String(item.Put.Item?.pk)) ? { Code: 'ConditionalCheckFailed' } : { Code: 'None' };
+    }
+    if (item.Update) {
+      const condition = item.Update.ConditionExpression;
+      if (condition === undefined) return { Code: 'None' };
+      if (condition !== 'version = :reserved') throw new Error(`fake table: unsupported condition ${condition}`);
+      const old = this.items.get(String(item.Update.Key?.pk));
+      if (old !== undefined && old.version === item.Update.ExpressionAttributeValues?.[':reserved'])
+        return { Code: 'None' };
+      return {
+        Code: 'ConditionalCheckFailed',
+        Item: item.Update.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' ? old : undefined,
+      };
+    }
+    throw new Error('fake table: only Put and Update are used by the ledgers');
+  }
+
+  private apply(item: TransactItem): void {
+    if (item.Put) {
+      this.items.set(String(item.Put.Item?.pk), { ...item.Put.Item });
+      return;
+    }
+    const update = item.Update;
+    if (!update) return;
+    const pk = String(update.Key?.pk);
+    const next: Record<string, unknown> = { ...update.Key, ...this.items.get(pk) };
+    const values = update.ExpressionAttributeValues ?? {};
+    const nameOf = (token: string) => update.ExpressionAttributeNames?.[token] ?? token;
+    for (const [, verb, body] of (update.UpdateExpression ?? '').matchAll(
+      /(SET|ADD)\s+(.*?)(?=\s+(?:SET|ADD|REMOVE)\s|$)/g,
+    )) {
+      for (const clause of body.split(',').map((c) => c.trim())) {
+        if (verb === 'SET') {
+          const [name, value] = clause.split(/\s*=\s*/);
+          if (!value.startsWith(':')) throw new Error(`fake table: unsupported SET ${clause}`);
+          next[nameOf(name)] = values[value];
+        } else {
+          const [name, value] = clause.split(/\s+/);
+          next[nameOf(name)] = Number(next[nameOf(name)] ?? 0) + Number(values[value]);
+        }
+      }
+    }
+    this.items.set(pk, next);
+  }
+}
+
+/** A DynamoDB error that is not the claim's condition: throttling. */
+function throttled(h: Harness) {
+  return new h.ddbSdk.ProvisionedThroughputExceededException({
+    message: 'Rate of requests exceeds the allowed throughput',
+    $metadata: {},
+  });
+}
+
+// ---------------------------------------------------------------- both consumers
+
+describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
+  const h = () => harnesses[name];
+
+  describe('permanent errors go to the DLQ at once, with why, and are acked', () => {
+    test.each([
+      ['a body that is not JSON', 'this is not json {'],
+      ['an empty object', '{}'],
+      ['an unknown event type', JSON.stringify({ ...placed('ord-x'), eventType: 'OrderShipped' })],
+      ['an OrderPlaced without items', JSON.stringify({ ...placed('ord-x'), items: [] })],
+      ['an OrderPlaced with the wrong version', JSON.stringify({ ...placed('ord-x'), version: 2 })],
+      [
+        'a line with quantity 0',
+        JSON.stringify(placed('ord-x', { items: [{ sku: 'S', quantity: 0, unitPriceCents: 1 }] })),
+      ],
+    ])(
+      '%s: SchemaViolation, copied to the DLQ with cause/consumer/attempt, not reported failed',
+      async (_what, body) => {
+        const record = message(h(), body, { receiveCount: 3, groupId: 'ord-x' });
+
+        const response = await deliver(h(), record);
+
+        expect(response.batchItemFailures).toEqual([]);
+        expect(deadLettered(h())).toHaveLength(1);
+        const copy = deadLettered(h())[0];
+        expect(copy.QueueUrl).toBe(QUEUES[name].dlq);
+        expect(copy.MessageBody).toBe(body);
+        expect(copy.MessageAttributes).toMatchObject({
+          failureCause: { DataType: 'String', StringValue: 'SchemaViolation' },
+          consumer: { DataType: 'String', StringValue: name },
+          attempt: { DataType: 'String', StringValue: '3' },
+          originalMessageId: { DataType: 'String', StringValue: record.messageId },
+          failureMessage: { DataType: 'String', StringValue: expect.stringMatching(/\S/) },
+        });
+        expect(transactions(h())).toHaveLength(0);
+        expect(providerCalls(h())).toHaveLength(0);
+        expect(visibilityChanges(h())).toHaveLength(0);
+        expect(metricNames(h())).toEqual(['PermanentFailure']);
+      },
+    );
+
+    test('a permanent error whose DLQ copy cannot be sent is reported failed: the message is never dropped', async () => {
+      h().sqs.on(h().sqsSdk.SendMessageCommand).rejects(new Error('SQS unavailable'));
+      const ok = message(h(), placed('ord-ok'));
+      const poison = message(h(), 'not json');
+
+      const response = await deliver(h(), ok, poison);
+
+      expect(failedIds(response)).toEqual([poison.messageId]);
+    });
+  });
+
+  describe('transient errors: backoff from the receive count, reported failed, never swallowed', () => {
+    test.each([
+      ['a throttle', (x: Harness) => throttled(x)],
+      [
+        'an internal server error',
+        (x: Harness) => new x.ddbSdk.InternalServerError({ message: 'Internal server error', $metadata: {} }),
+      ],
+      ['a plain network error', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+      [
+        'a cancellation for TransactionConflict on the claim',
+        (x: Harness) => canceledTransaction(x, [{ Code: 'TransactionConflict' }, { Code: 'None' }]),
+      ],
+      [
+        'a cancellation for TransactionConflict on an effect',
+        (x: Harness) => canceledTransaction(x, [{ Code: 'None' }, { Code: 'TransactionConflict' }]),
+      ],
+      [
+        'a cancellation for ThrottlingError',
+        (x: Harness) => canceledTransaction(x, [{ Code: 'ThrottlingError' }, { Code: 'None' }]),
+      ],
+      ['a cancellation with no reasons', (x: Harness) => canceledTransaction(x, [])],
+    ])('%s', async (_what, error) => {
+      const table = new FakeEffectsTable(h());
+      const ok = message(h(), placed('ord-ok'));
+      const failing = message(h(), placed('ord-fail'), { receiveCount: 2 });
+      table.failFor.set('ord-fail.placed', error(h()));
+      jest.spyOn(Math, 'random').mockReturnValue(0.5);
+
+      const response = await deliver(h(), ok, failing);
+
+      expect(failedIds(response)).toEqual([failing.messageId]);
+      // attempt 2: ceiling min(cap, 2 * 2^1) = 4; full jitter 0.5 -> floor(0.5 * 5) = 2.
+      expect(visibilityChanges(h())).toEqual([
+        { QueueUrl: QUEUES[name].queue, ReceiptHandle: failing.receiptHandle, VisibilityTimeout: 2 },
+      ]);
+      expect(deadLettered(h())).toHaveLength(0);
+      expect(providerKeys(h())).toEqual([`${name}:ord-ok.placed`]);
+      expect(table.commits).toBe(1);
+      expect(metricNames(h()).sort()).toEqual(['EffectApplied', 'TransientFailure']);
+    });
+
+    test.each([
+      [1, BACKOFF[name].base],
+      [3, 8],
+      [5, Math.min(BACKOFF[name].cap, 32)],
+      [7, Math.min(BACKOFF[name].cap, 128)],
+      [50, BACKOFF[name].cap],
+    ])('receive count %i: at most %i s of backoff (jitter at its top)', async (receiveCount, ceiling) => {
+      const table = new FakeEffectsTable(h());
+      table.failFor.set('ord-fail.placed', throttled(h()));
+      const failing = message(h(), placed('ord-fail'), { receiveCount });
+      jest.spyOn(Math, 'random').mockReturnValue(0.999_999);
+
+      await deliver(h(), message(h(), placed('ord-ok')), failing);
+
+      expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([ceiling]);
+    });
+
+    test('jitter at its bottom makes the message visible again at once', async () => {
+      const table = new FakeEffectsTable(h());
+      table.failFor.set('ord-fail.placed', throttled(h()));
+      jest.spyOn(Math, 'random').mockReturnValue(0);
+
+      await deliver(h(), message(h(), placed('ord-ok')), message(h(), placed('ord-fail'), { receiveCount: 4 }));
+
+      expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([0]);
+    });
+
+    test('a failure to set the backoff does not hide the original failure', async () => {
+      const table = new FakeEffectsTable(h());
+      table.failFor.set('ord-fail.placed', throttled(h()));
+      h().sqs.on(h().sqsSdk.ChangeMessageVisibilityCommand).rejects(new Error('SQS unavailable'));
+      const failing = message(h(), placed('ord-fail'));
+
+      const response = await deliver(h(), message(h(), placed('ord-ok')), failing);
+
+      expect(failedIds(response)).toEqual([failing.messageId]);
+    });
+
+    test('a batch in which every record fails is failed as a whole (Lambda retries all of it)', async () => {
+      const table = new FakeEffectsTable(h());
+      table.failFor.set('ord-fail.placed', throttled(h()));
+
+      await expect(deliver(h(), message(h(), placed('ord-fail')))).rejects.toThrow(/All records failed/);
+      expect(visibilityChanges(h())).toHaveLength(1);
+    });
+
+    test('the provider failing after the commit is transient; the redelivery is a duplicate and calls the provider again, same key', async () => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+      h()
+        .doc.on(h().docSdk.UpdateCommand, { Key: { idempotencyKey: `${name}:${event.eventId}` } })
+        .rejectsOnce(new Error('provider timeout'))
+        .resolves({});
+      const first = message(h(), event, { messageId: 'm-first' });
+
+      const firstResponse = await deliver(h(), message(h(), placed('ord-other')), first);
+      const redelivery = await deliver(h(), message(h(), event, { messageId: 'm-first', receiveCount: 2 }));
+
+      expect(failedIds(firstResponse)).toEqual(['m-first']);
+      expect(redelivery.batchItemFailures).toEqual([]);
+      expect(table.commits).toBe(2); // ord-1 once, ord-other once
+      expect(providerKeys(h()).filter((k) => k === `${name}:${event.eventId}`)).toHaveLength(2);
+      if (name === 'loyalty') expect(table.points(event.customerId)).toBe(19);
+      else expect(table.reserved('SKU-A')).toBe(6); // 3 for ord-1 + 3 for ord-other, each once
+    });
+  });
+
+  describe('duplicates: only the claim condition means "already done"', () => {
+    test('the claim cancelled with ConditionalCheckFailed is a duplicate: acked, effect not repeated, provider still called with the key', async () => {
+      const event = placed('ord-1');
+      const itemCount = name === 'loyalty' ? 2 : 4;
+      h().doc.on(h().docSdk.TransactWriteCommand).rejects(claimTaken(h(), itemCount));
+
+      const response = await deliver(h(), message(h(), event));
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(transactions(h())).toHaveLength(1);
+      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`]);
+      expect(metricNames(h())).toEqual(['DuplicateSuppressed']);
+      expect(deadLettered(h())).toHaveLength(0);
+      expect(visibilityChanges(h())).toHaveLength(0);
+    });
+
+    test.each([
+      ['the same message twice', { messageId: 'm-1' }, { messageId: 'm-1', receiveCount: 2 }],
+      ['a producer resend (new messageId)', { messageId: 'm-1' }, { messageId: 'm-2' }],
+      ['a DLQ redrive (new messageId, much later)', { messageId: 'm-1' }, { messageId: 'm-redriven', receiveCount: 1 }],
+    ])('%s makes one effect', async (_what, firstOptions, secondOptions) => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+
+      const first = await deliver(h(), message(h(), event, firstOptions));
+      const second = await deliver(h(), message(h(), event, secondOptions));
+
+      expect(first.batchItemFailures).toEqual([]);
+      expect(second.batchItemFailures).toEqual([]);
+      expect(table.commits).toBe(1);
+      if (name === 'loyalty') {
+        expect(table.points(event.customerId)).toBe(19);
+      } else {
+        expect(table.reserved('SKU-A')).toBe(3);
+        expect(table.reserved('SKU-B')).toBe(1);
+      }
+      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`, `${name}:${event.eventId}`]);
+      expect(metricNames(h())).toEqual(['EffectApplied', 'DuplicateSuppressed']);
+    });
+
+    test('two copies of one event in the same batch make one effect', async () => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+
+      const response = await deliver(h(), message(h(), event), message(h(), event));
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(table.commits).toBe(1);
+      expect(metricNames(h()).sort()).toEqual(['DuplicateSuppressed', 'EffectApplied']);
+    });
+
+    test('the inbox claim is keyed by consumer and eventId, conditioned on absence, and outlives redeliveries (TTL)', async () => {
+      const event = placed('ord-1');
+      const before = Math.floor(Date.now() / 1000);
+
+      await deliver(h(), message(h(), event));
+
+      const after = Math.floor(Date.now() / 1000);
+      const [claim] = transactions(h())[0];
+      expect(claim.Put).toMatchObject({
+        TableName: EFFECTS_TABLE,
+        Item: { pk: `INBOX#${name}#${event.eventId}`, sk: 'INBOX', consumer: name, eventId: event.eventId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      });
+      const expiresAt = Number(claim.Put?.Item?.expiresAt);
+      expect(expiresAt).toBeGreaterThanOrEqual(before + INBOX_TTL_SECONDS);
+      expect(expiresAt).toBeLessThanOrEqual(after + INBOX_TTL_SECONDS);
+    });
+  });
+});
+
+// ---------------------------------------------------------------- loyalty
+
+describe('loyalty consumer', () => {
+  const h = () => harnesses.loyalty;
+
+  test('OrderPlaced: claim + points += floor(total/100) in one transaction, then the mail provider with loyalty:<eventId>', async () => {
+    const event = placed('ord-1', { totalCents: 1_999 });
+
+    const response = await deliver(h(), message(h(), event));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactions(h())).toHaveLength(1);
+    const [claim, credit, ...rest] = transactions(h())[0];
+    expect(rest).toEqual([]);
+    expect(claim.Put?.Item?.pk).toBe(`INBOX#loyalty#${event.eventId}`);
+    expect(credit.Update).toMatchObject({
+      TableName: EFFECTS_TABLE,
+      Key: { pk: `CUSTOMER#${event.customerId}`, sk: 'CUSTOMER' },
+      UpdateExpression: expect.stringContaining('ADD points :points'),
+      ExpressionAttributeValues: expect.objectContaining({ ':points': 19 }),
+    });
+    expect(providerCalls(h())).toEqual([
+      expect.objectContaining({
+        TableName: PROVIDER_TABLE,
+        Key: { idempotencyKey: `loyalty:${event.eventId}` },
+        ExpressionAttributeValues: expect.objectContaining({
+          ':provider': 'mail',
+          ':payload': {
+            template: 'order-confirmation',
+            customerId: event.customerId,
+            orderId: event.orderId,
+            pointsEarned: 19,
+          },
+        }),
+      }),
+    ]);
+    expect(metricNames(h())).toEqual(['EffectApplied']);
+    expect(h().sqs.calls()).toHaveLength(0);
+  });
+
+  test('an OrderCancelled is an UnknownEntity for loyalty: to the DLQ at once, no transaction, no mail', async () => {
+    const record = message(h(), cancelled('ord-1'), { receiveCount: 1 });
+
+    const response = await deliver(h(), record);
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(deadLettered(h())).toEqual([
+      expect.objectContaining({
+        QueueUrl: QUEUES.loyalty.dlq,
+        MessageBody: record.body,
+        MessageAttributes: expect.objectContaining({
+          failureCause: { DataType: 'String', StringValue: 'UnknownEntity' },
+          consumer: { DataType: 'String', StringValue: 'loyalty' },
+          attempt: { DataType: 'String', StringValue: '1' },
+        }),
+      }),
+    ]);
+    // A standard DLQ takes no group or deduplication id.
+    expect(deadLettered(h())[0].MessageGroupId).toBeUndefined();
+    expect(deadLettered(h())[0].MessageDeduplicationId).toBeUndefined();
+    expect(transactions(h())).toHaveLength(0);
+    expect(providerCalls(h())).toHaveLength(0);
+  });
+
+  test('a mixed batch reports exactly the failed message ids, and every other record is processed', async () => {
+    const table = new FakeEffectsTable(h());
+    table.failFor.set('ord-2.placed', throttled(h()));
+    const { InternalServerError } = h().ddbSdk;
+    table.failFor.set('ord-5.placed', new InternalServerError({ message: 'boom', $metadata: {} }));
+    const records = [
+      message(h(), placed('ord-1'), { messageId: 'm1' }),
+      message(h(), placed('ord-2'), { messageId: 'm2' }),
+      message(h(), 'not json', { messageId: 'm3' }),
+      message(h(), placed('ord-4'), { messageId: 'm4' }),
+      message(h(), placed('ord-5'), { messageId: 'm5' }),
+      message(h(), cancelled('ord-6'), { messageId: 'm6' }),
+      message(h(), placed('ord-7'), { messageId: 'm7' }),
+    ];
+
+    const response = await deliver(h(), ...records);
+
+    expect(failedIds(response).sort()).toEqual(['m2', 'm5']);
+    expect(table.commits).toBe(3);
+    for (const orderId of ['ord-1', 'ord-4', 'ord-7']) expect(table.points(`cust-${orderId}`)).toBe(19);
+    for (const orderId of ['ord-2', 'ord-5']) expect(table.points(`cust-${orderId}`)).toBeUndefined();
+    expect(
+      deadLettered(h())
+        .map((d) => d.MessageAttributes?.failureCause?.StringValue)
+        .sort(),
+    ).toEqual(['SchemaViolation', 'UnknownEntity']);
+    expect(
+      visibilityChanges(h())
+        .map((v) => v.ReceiptHandle)
+        .sort(),
+    ).toEqual([records[1].receiptHandle, records[4].receiptHandle].sort());
+    expect(providerKeys(h()).sort()).toEqual(['loyalty:ord-1.placed', 'loyalty:ord-4.placed', 'loyalty:ord-7.placed']);
+  });
+});
+
+// ---------------------------------------------------------------- fulfilment
+
+describe('fulfilment consumer', () => {
+  const h = () => harnesses.fulfilment;
+
+  test('OrderPlaced: claim + state RESERVED (only if no state yet) + reserved += qty per SKU, then the warehouse with fulfilment:<eventId>', async () => {
+    // Two lines of one SKU: a transaction may not touch an item twice, so they are summed into one ADD.
+    const event = placed('ord-1', {
+      items: [
+        { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
+        { sku: 'SKU-B', quantity: 1, unitPriceCents: 100 },
+        { sku: 'SKU-A', quantity: 2, unitPriceCents: 250 },
+      ],
+      totalCents: 1_350,
+    });
+
+    const response = await deliver(h(), message(h(), event));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const [claim, state, ...stock] = transactions(h())[0];
+    expect(claim.Put?.Item?.pk).toBe(`INBOX#fulfilment#${event.eventId}`);
+    expect(state.Put).toMatchObject({
+      TableName: EFFECTS_TABLE,
+      Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', orderId: 'ord-1', version: 1, state: 'RESERVED' },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    expect(stock.map((s) => [s.Update?.Key?.pk, s.Update?.ExpressionAttributeValues?.[':delta']])).toEqual([
+      ['SKU#SKU-A', 5],
+      ['SKU#SKU-B', 1],
+    ]);
+    expect(stock.every((s) => s.Update?.UpdateExpression?.includes('ADD reserved :delta'))).toBe(true);
+    expect(providerCalls(h())).toEqual([
+      expect.objectContaining({
+        TableName: PROVIDER_TABLE,
+        Key: { idempotencyKey: `fulfilment:${event.eventId}` },
+        ExpressionAttributeValues: expect.objectContaining({
+          ':provider': 'warehouse',
+          ':payload': { instruction: 'PICK', orderId: 'ord-1', items: event.items },
+        }),
+      }),
+    ]);
+    expect(metricNames(h())).toEqual(['EffectApplied']);
+    expect(h().sqs.calls()).toHaveLength(0);
+  });
+
+  test('OrderCancelled after OrderPlaced: claim + RESERVED -> RELEASED (only from version 1) + reserved -= qty, then CANCEL_PICK', async () => {
+    const table = new FakeEffectsTable(h());
+
+    await deliver(h(), message(h(), placed('ord-1')));
+    const response = await deliver(h(), message(h(), cancelled('ord-1')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const [claim, state, ...stock] = transactions(h())[1];
+    expect(claim.Put?.Item?.pk).toBe('INBOX#fulfilment#ord-1.cancelled');
+    expect(state.Update).toMatchObject({
+      Key: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT' },
+      ConditionExpression: 'version = :reserved',
+      ExpressionAttributeValues: expect.objectContaining({ ':reserved': 1, ':released': 2, ':state': 'RELEASED' }),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    expect(stock.map((s) => s.Update?.ExpressionAttributeValues?.[':delta'])).toEqual([-3, -1]);
+    expect(table.reserved('SKU-A')).toBe(0);
+    expect(table.reserved('SKU-B')).toBe(0);
+    expect(table.fulfilment('ord-1')).toMatchObject({ version: 2, state: 'RELEASED' });
+    expect(providerCalls(h())[1]).toMatchObject({
+      Key: { idempotencyKey: 'fulfilment:ord-1.cancelled' },
+      ExpressionAttributeValues: expect.objectContaining({
+        ':payload': expect.objectContaining({ instruction: 'CANCEL_PICK' }),
+      }),
+    });
+  });
+
+  test('a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejects(
+        canceledTransaction(h(), [
+          { Code: 'None' },
+          { Code: 'ConditionalCheckFailed' },
+          { Code: 'None' },
+          { Code: 'None' },
+        ]),
+      );
+
+    const response = await deliver(h(), message(h(), placed('ord-1')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactions(h())).toHaveLength(1);
+    expect(providerCalls(h())).toHaveLength(0);
+    expect(metricNames(h())).toEqual(['StaleEventIgnored']);
+    expect(h().sqs.calls()).toHaveLength(0);
+  });
+
+  test('a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejects(
+        canceledTransaction(h(), [
+          { Code: 'None' },
+          {
+            Code: 'ConditionalCheckFailed',
+            Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', version: 2, state: 'RELEASED' },
+          },
+          { Code: 'None' },
+          { Code: 'None' },
+        ]),
+      );
+
+    const response = await deliver(h(), message(h(), cancelled('ord-1')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactions(h())).toHaveLength(1);
+    expect(providerCalls(h())).toHaveLength(0);
+    expect(metricNames(h())).toEqual(['StaleEventIgnored']);
+  });
+
+  test('cancel before place: the release finds no state, so a second transaction records CANCELLED_UNRESERVED with no stock change', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejectsOnce(
+        canceledTransaction(h(), [
+          { Code: 'None' },
+          { Code: 'ConditionalCheckFailed' },
+          { Code: 'None' },
+          { Code: 'None' },
+        ]),
+      )
+      .resolves({});
+
+    const response = await deliver(h(), message(h(), cancelled('ord-1')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const [, second] = transactions(h());
+    expect(transactions(h())).toHaveLength(2);
+    expect(second).toHaveLength(2); // the claim and the state: nothing to release
+    expect(second[0].Put?.Item?.pk).toBe('INBOX#fulfilment#ord-1.cancelled');
+    expect(second[1].Put).toMatchObject({
+      Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', version: 2, state: 'CANCELLED_UNRESERVED' },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    expect(metricNames(h())).toEqual(['EffectApplied']);
+  });
+
+  test('cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing', async () => {
+    const table = new FakeEffectsTable(h());
+
+    const cancel = await deliver(h(), message(h(), cancelled('ord-1')));
+    const place = await deliver(h(), message(h(), placed('ord-1')));
+    const cancelAgain = await deliver(h(), message(h(), cancelled('ord-1'), { receiveCount: 2 }));
+
+    expect([cancel, place, cancelAgain].flatMap(failedIds)).toEqual([]);
+    expect(table.fulfilment('ord-1')).toMatchObject({ version: 2, state: 'CANCELLED_UNRESERVED' });
+    expect(table.reserved('SKU-A')).toBeUndefined();
+    expect(table.reserved('SKU-B')).toBeUndefined();
+    expect(metricNames(h())).toEqual(['EffectApplied', 'StaleEventIgnored', 'DuplicateSuppressed']);
+    expect(providerKeys(h())).not.toContain('fulfilment:ord-1.placed');
+  });
+
+  test('place, cancel, then the place redelivered: reserved is back to 0 and stays there', async () => {
+    const table = new FakeEffectsTable(h());
+
+    await deliver(h(), message(h(), placed('ord-1')));
+    await deliver(h(), message(h(), cancelled('ord-1')));
+    const late = await deliver(h(), message(h(), placed('ord-1'), { receiveCount: 3 }));
+
+    expect(late.batchItemFailures).toEqual([]);
+    expect(table.reserved('SKU-A')).toBe(0);
+    expect(table.reserved('SKU-B')).toBe(0);
+    expect(table.commits).toBe(2);
+  });
+
+  test('cancel racing a reserve (its state appears between the two transactions) is transient, retried on the normal path', async () => {
+    let releaseAttempts = 0;
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .callsFake((input: TransactWriteCommandInput) => {
+        if (claimOf(input.TransactItems ?? []) !== 'INBOX#fulfilment#ord-1.cancelled') return {};
+        releaseAttempts += 1;
+        // First the release finds no state; then the CANCELLED_UNRESERVED put finds the reserve's.
+        throw releaseAttempts === 1
+          ? canceledTransaction(h(), [
+              { Code: 'None' },
+              { Code: 'ConditionalCheckFailed' },
+              { Code: 'None' },
+              { Code: 'None' },
+            ])
+          : canceledTransaction(h(), [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }]);
+      });
+    const racing = message(h(), cancelled('ord-1'));
+
+    const response = await deliver(h(), message(h(), placed('ord-0')), racing);
+
+    expect(releaseAttempts).toBe(2);
+    expect(failedIds(response)).toEqual([racing.messageId]);
+    expect(visibilityChanges(h()).map((v) => v.ReceiptHandle)).toEqual([racing.receiptHandle]);
+    expect(providerKeys(h())).toEqual(['fulfilment:ord-0.placed']);
+    expect(metricNames(h()).sort()).toEqual(['EffectApplied', 'TransientFailure']);
+  });
+
+  test('a permanent error goes to the FIFO DLQ in its message group with a deduplication id, and the rest of the batch carries on', async () => {
+    const table = new FakeEffectsTable(h());
+    const poison = message(h(), '{"eventType":"OrderPlaced"}', { groupId: 'ord-1', messageId: 'm-poison' });
+    const next = message(h(), placed('ord-1'));
+
+    const response = await deliver(h(), poison, next);
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(deadLettered(h())).toEqual([
+      expect.objectContaining({
+        QueueUrl: QUEUES.fulfilment.dlq,
+        MessageGroupId: 'ord-1',
+        MessageDeduplicationId: 'dlq-m-poison',
+      }),
+    ]);
+    expect(table.reserved('SKU-A')).toBe(3);
+  });
+
+  test('FIFO: after the first failure the rest of the batch is reported failed and not processed at all', async () => {
+    const table = new FakeEffectsTable(h());
+    table.failFor.set('ord-2.placed', throttled(h()));
+    const records = [
+      message(h(), placed('ord-1'), { messageId: 'm1' }),
+      message(h(), placed('ord-2'), { messageId: 'm2' }),
+      message(h(), cancelled('ord-2'), { messageId: 'm3' }),
+      message(h(), placed('ord-3'), { messageId: 'm4' }),
+      message(h(), 'not json', { messageId: 'm5', groupId: 'ord-4' }),
+    ];
+
+    const response = await deliver(h(), ...records);
+
+    expect(failedIds(response)).toEqual(['m2', 'm3', 'm4', 'm5']);
+    // Only m1 and m2 reached DynamoDB; m3..m5 made no transaction, no provider call, no DLQ copy.
+    expect(claimedEventIds(h())).toEqual(['ord-1.placed', 'ord-2.placed']);
+    expect(providerKeys(h())).toEqual(['fulfilment:ord-1.placed']);
+    expect(deadLettered(h())).toHaveLength(0);
+    expect(visibilityChanges(h()).map((v) => v.ReceiptHandle)).toEqual([records[1].receiptHandle]);
+    expect(table.reserved('SKU-A')).toBe(3);
+  });
+});
+
+// ---------------------------------------------------------------- heartbeat
+
+describe('a long job extends its visibility while it works', () => {
+  type ConsumeRecord = (typeof import('../../lambdas/handlers/consumer-support'))['consumeRecord'];
+  let consumeRecord: ConsumeRecord;
+
+  beforeAll(async () => {
+    useUnitEnvironment();
+    ({ consumeRecord } = await import('../../lambdas/handlers/consumer-support'));
+  });
+
+  afterEach(() => jest.useRealTimers());
+
+  test('every half visibility timeout while the work runs, and never after it ends', async () => {
+    jest.useFakeTimers();
+    const control = {
+      changeVisibility: jest.fn(async () => undefined),
+      sendToDeadLetterQueue: jest.fn(async () => undefined),
+    };
+    let finish: (outcome: 'applied') => void = () => undefined;
+    const work = new Promise<'applied'>((resolve) => (finish = resolve));
+    const record = message(harnesses.loyalty, placed('ord-1'));
+
+    const outcome = consumeRecord(
+      record,
+      { consumer: 'loyalty', control, backoff: { baseSeconds: 2, capSeconds: 60 }, visibilityTimeoutSeconds: 30 },
+      () => work,
+    );
+    await jest.advanceTimersByTimeAsync(14_000);
+    const beforeFirstBeat = control.changeVisibility.mock.calls.length;
+    await jest.advanceTimersByTimeAsync(32_000); // 46 s: beats at 15 s and 30 s and 45 s
+    finish('applied');
+    await expect(outcome).resolves.toBe('applied');
+    const duringWork = control.changeVisibility.mock.calls.length;
+    await jest.advanceTimersByTimeAsync(120_000);
+
+    expect(beforeFirstBeat).toBe(0);
+    expect(duringWork).toBe(3);
+    expect(control.changeVisibility.mock.calls).toEqual([
+      [record.receiptHandle, 30],
+      [record.receiptHandle, 30],
+      [record.receiptHandle, 30],
+    ]);
+  });
+});

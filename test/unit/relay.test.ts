@@ -1,0 +1,503 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { AwsClientStub } from 'aws-sdk-client-mock';
+import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
+import type { OrderCancelledEvent, OrderEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { lambdaContext } from '../support/api-events';
+import { useUnitEnvironment } from '../support/handlers';
+
+/**
+ * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
+ * with SQS and DynamoDB mocked at the SDK. Each handler is imported in its own
+ * module registry after its environment is set, with the SDK and the mock
+ * library from that same registry (commands are matched with `instanceof`).
+ */
+
+type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
+type SqsSdk = typeof import('@aws-sdk/client-sqs');
+type Metrics = (typeof import('../../lambdas/shared/observability'))['metrics'];
+
+interface Harness<H> {
+  handler: H;
+  doc: AwsClientStub<DynamoDBDocumentClient>;
+  ddb: AwsClientStub<DynamoDBClient>;
+  sqs: AwsClientStub<SQSClient>;
+  docSdk: DocSdk;
+  sqsSdk: SqsSdk;
+  metrics: Metrics;
+}
+
+type RelayHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
+type SweeperHandler = (
+  event: unknown,
+  context: Context,
+) => Promise<{ republished: number; failed: number; oldestPendingAgeSeconds: number }>;
+
+const ORDERS_TABLE = 'orders-table';
+const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo';
+const STANDARD_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty';
+const SWEEP_AGE_SECONDS = 300;
+
+async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Harness<H>> {
+  delete process.env.FAULT_INJECTION_FILE;
+  delete process.env.FAULT_PARAMETER_NAME;
+  useUnitEnvironment({
+    ORDERS_TABLE_NAME: ORDERS_TABLE,
+    FIFO_QUEUE_URL: FIFO_URL,
+    STANDARD_QUEUE_URL: STANDARD_URL,
+    OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
+  });
+  let harness: Harness<H> | undefined;
+  await jest.isolateModulesAsync(async () => {
+    const ddbSdk = await import('@aws-sdk/client-dynamodb');
+    const docSdk = await import('@aws-sdk/lib-dynamodb');
+    const sqsSdk = await import('@aws-sdk/client-sqs');
+    const { mockClient } = await import('aws-sdk-client-mock');
+    const { metrics } = await import('../../lambdas/shared/observability');
+    const { handler } =
+      module === 'outbox-relay'
+        ? await import('../../lambdas/handlers/outbox-relay')
+        : await import('../../lambdas/handlers/outbox-sweeper');
+    harness = {
+      handler: handler as H,
+      doc: mockClient(docSdk.DynamoDBDocumentClient),
+      ddb: mockClient(ddbSdk.DynamoDBClient),
+      sqs: mockClient(sqsSdk.SQSClient),
+      docSdk,
+      sqsSdk,
+      metrics,
+    };
+  });
+  if (harness === undefined) throw new Error(`could not load ${module}`);
+  return harness;
+}
+
+let relay: Harness<RelayHandler>;
+let sweeper: Harness<SweeperHandler>;
+
+beforeAll(async () => {
+  relay = await load<RelayHandler>('outbox-relay');
+  sweeper = await load<SweeperHandler>('outbox-sweeper');
+});
+
+/** SendMessageBatch that accepts every entry, unless `fail` names it. */
+function acceptEntries(fail: (queueUrl: string, entry: SendMessageBatchRequestEntry) => boolean = () => false) {
+  return (input: SendMessageBatchCommandInput) => {
+    const entries = input.Entries ?? [];
+    const failed = entries.filter((e) => fail(String(input.QueueUrl), e));
+    return {
+      Successful: entries
+        .filter((e) => !failed.includes(e))
+        .map((e) => ({ Id: e.Id, MessageId: `msg-${e.Id}`, MD5OfMessageBody: 'md5' })),
+      Failed: failed.map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'try again' })),
+    };
+  };
+}
+
+beforeEach(() => {
+  for (const h of [relay, sweeper]) {
+    h.doc.reset();
+    h.ddb.reset();
+    h.sqs.reset();
+    h.sqs.on(h.sqsSdk.SendMessageBatchCommand).callsFake(acceptEntries());
+    h.doc.on(h.docSdk.UpdateCommand).resolves({});
+  }
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  for (const h of [relay, sweeper]) expect(h.ddb.calls()).toHaveLength(0);
+});
+
+// ---------------------------------------------------------------- fixtures
+
+function placed(orderId: string): OrderPlacedEvent {
+  return {
+    eventId: `${orderId}.placed`,
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId,
+    customerId: `cust-${orderId}`,
+    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
+    totalCents: 1_000,
+    occurredAt: '2030-01-02T03:04:05.000Z',
+  };
+}
+
+function cancelled(orderId: string): OrderCancelledEvent {
+  return {
+    ...placed(orderId),
+    eventId: `${orderId}.cancelled`,
+    eventType: 'OrderCancelled',
+    version: 2,
+    occurredAt: '2030-01-02T04:00:00.000Z',
+  };
+}
+
+function outboxItem(event: OrderEvent, createdAt = event.occurredAt): Record<string, unknown> {
+  return {
+    pk: `ORDER#${event.orderId}`,
+    sk: `OUTBOX#${event.eventId}`,
+    entity: 'OUTBOX',
+    eventId: event.eventId,
+    eventType: event.eventType,
+    orderId: event.orderId,
+    event,
+    createdAt,
+    pendingShard: pendingShardOf(event.eventId),
+  };
+}
+
+let sequence = 1_000_000;
+function streamRecord(
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE',
+  item: Record<string, unknown> | undefined,
+): DynamoDBRecord {
+  sequence += 1;
+  return {
+    eventID: `evt-${sequence}`,
+    eventName,
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'us-east-1',
+    dynamodb: {
+      ApproximateCreationDateTime: 1_893_553_445,
+      Keys: marshall({ pk: item?.pk ?? 'ORDER#x', sk: item?.sk ?? 'ORDER' }) as never,
+      ...(item === undefined ? {} : { NewImage: marshall(item, { removeUndefinedValues: true }) as never }),
+      SequenceNumber: String(sequence).padStart(21, '0'),
+      SizeBytes: 256,
+      StreamViewType: 'NEW_IMAGE',
+    },
+    eventSourceARN: 'arn:aws:dynamodb:us-east-1:123456789012:table/orders-table/stream/2030-01-01T00:00:00.000',
+  };
+}
+
+const insertOf = (event: OrderEvent) => streamRecord('INSERT', outboxItem(event));
+const seqOf = (record: DynamoDBRecord) => String(record.dynamodb?.SequenceNumber);
+const failedSeqs = (response: DynamoDBBatchResponse) => response.batchItemFailures.map((f) => f.itemIdentifier);
+
+function runRelay(...records: DynamoDBRecord[]): Promise<DynamoDBBatchResponse> {
+  return relay.handler({ Records: records }, lambdaContext());
+}
+
+function batchSends<H>(h: Harness<H>, queueUrl: string): SendMessageBatchRequestEntry[][] {
+  return h.sqs
+    .commandCalls(h.sqsSdk.SendMessageBatchCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.QueueUrl === queueUrl)
+    .map((input) => input.Entries ?? []);
+}
+const sentEventIds = <H>(h: Harness<H>, queueUrl: string) =>
+  batchSends(h, queueUrl)
+    .flat()
+    .map((e) => e.MessageAttributes?.eventId?.StringValue);
+const markedEventIds = <H>(h: Harness<H>) =>
+  h.doc.commandCalls(h.docSdk.UpdateCommand).map((c) => String(c.args[0].input.Key?.sk).replace('OUTBOX#', ''));
+
+// ---------------------------------------------------------------- relay
+
+describe('outbox relay', () => {
+  test('every event goes to the FIFO queue (group = orderId, dedup id = eventId), OrderPlaced also to the standard queue', async () => {
+    const events = [placed('ord-1'), cancelled('ord-1'), placed('ord-2')];
+
+    const response = await runRelay(...events.map(insertOf));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const fifo = batchSends(relay, FIFO_URL).flat();
+    // In record order: FIFO delivers an order's events in the order they are sent.
+    expect(fifo.map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
+      ['ord-1', 'ord-1.placed'],
+      ['ord-1', 'ord-1.cancelled'],
+      ['ord-2', 'ord-2.placed'],
+    ]);
+    expect(fifo.map((e) => JSON.parse(String(e.MessageBody)))).toEqual(events);
+    expect(fifo[1].MessageAttributes).toEqual({
+      eventId: { DataType: 'String', StringValue: 'ord-1.cancelled' },
+      eventType: { DataType: 'String', StringValue: 'OrderCancelled' },
+    });
+    expect(fifo.every((e) => /^[A-Za-z0-9_-]{1,80}$/.test(String(e.Id)))).toBe(true);
+
+    const standard = batchSends(relay, STANDARD_URL).flat();
+    expect(standard.map((e) => JSON.parse(String(e.MessageBody)))).toEqual([events[0], events[2]]);
+    expect(standard.every((e) => e.MessageGroupId === undefined && e.MessageDeduplicationId === undefined)).toBe(true);
+  });
+
+  test('OrderCancelled goes to the FIFO queue only', async () => {
+    await runRelay(insertOf(cancelled('ord-1')));
+
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.cancelled']);
+    expect(batchSends(relay, STANDARD_URL)).toEqual([]);
+  });
+
+  test.each([
+    ['the FIFO queue', FIFO_URL],
+    ['the standard queue', STANDARD_URL],
+  ])(
+    'one entry failing in a batch sent to %s fails exactly that record, and it is not marked dispatched',
+    async (_where, failingQueue) => {
+      const records = ['ord-1', 'ord-2', 'ord-3', 'ord-4'].map((o) => insertOf(placed(o)));
+      relay.sqs
+        .on(relay.sqsSdk.SendMessageBatchCommand)
+        .callsFake(
+          acceptEntries(
+            (queueUrl, entry) =>
+              queueUrl === failingQueue && entry.MessageAttributes?.eventId?.StringValue === 'ord-3.placed',
+          ),
+        );
+
+      const response = await runRelay(...records);
+
+      expect(failedSeqs(response)).toEqual([seqOf(records[2])]);
+      expect(markedEventIds(relay).sort()).toEqual(['ord-1.placed', 'ord-2.placed', 'ord-4.placed']);
+    },
+  );
+
+  test('an entry missing from both Successful and Failed is treated as failed', async () => {
+    const records = [insertOf(cancelled('ord-1')), insertOf(cancelled('ord-2'))];
+    relay.sqs.on(relay.sqsSdk.SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => ({
+      Successful: [{ Id: input.Entries?.[0].Id, MessageId: 'm', MD5OfMessageBody: 'md5' }],
+      Failed: [],
+    }));
+
+    const response = await runRelay(...records);
+
+    expect(failedSeqs(response)).toEqual([seqOf(records[1])]);
+  });
+
+  test('a whole SendMessageBatch call failing fails every record of that chunk, and only those', async () => {
+    const records = Array.from({ length: 12 }, (_, i) => insertOf(cancelled(`ord-${i}`)));
+    relay.sqs
+      .on(relay.sqsSdk.SendMessageBatchCommand)
+      .rejectsOnce(Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable' }))
+      .callsFake(acceptEntries());
+
+    const response = await runRelay(...records);
+
+    expect(failedSeqs(response)).toEqual(records.slice(0, 10).map(seqOf));
+    expect(markedEventIds(relay)).toEqual(['ord-10.cancelled', 'ord-11.cancelled']);
+  });
+
+  test('the standard queue failing fails the OrderPlaced records even though the FIFO queue took them', async () => {
+    const records = [insertOf(placed('ord-1')), insertOf(cancelled('ord-1')), insertOf(placed('ord-2'))];
+    relay.sqs.on(relay.sqsSdk.SendMessageBatchCommand, { QueueUrl: STANDARD_URL }).rejects(new Error('throttled'));
+
+    const response = await runRelay(...records);
+
+    expect(failedSeqs(response)).toEqual([seqOf(records[0]), seqOf(records[2])]);
+    expect(markedEventIds(relay)).toEqual(['ord-1.cancelled']);
+  });
+
+  test('more than 10 events are sent in chunks of at most 10, every event exactly once, in order', async () => {
+    const events = Array.from({ length: 23 }, (_, i) => placed(`ord-${String(i).padStart(2, '0')}`));
+
+    const response = await runRelay(...events.map(insertOf));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(batchSends(relay, FIFO_URL).map((chunk) => chunk.length)).toEqual([10, 10, 3]);
+    expect(batchSends(relay, STANDARD_URL).map((chunk) => chunk.length)).toEqual([10, 10, 3]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(events.map((e) => e.eventId));
+    expect(sentEventIds(relay, STANDARD_URL)).toEqual(events.map((e) => e.eventId));
+    expect(markedEventIds(relay)).toHaveLength(23);
+  });
+
+  test('records that are not outbox INSERTs are ignored: nothing sent, nothing marked, nothing failed', async () => {
+    const event = placed('ord-1');
+    const dispatched = { ...outboxItem(event), dispatchedAt: '2030-01-02T03:04:06.000Z', pendingShard: undefined };
+    const ignored = [
+      streamRecord('MODIFY', dispatched), // the relay's own dispatch mark
+      streamRecord('INSERT', { pk: 'ORDER#ord-1', sk: 'ORDER', entity: 'ORDER', orderId: 'ord-1', status: 'PLACED' }),
+      streamRecord('MODIFY', {
+        pk: 'ORDER#ord-1',
+        sk: 'ORDER',
+        entity: 'ORDER',
+        orderId: 'ord-1',
+        status: 'CANCELLED',
+      }),
+      streamRecord('REMOVE', undefined),
+      streamRecord('INSERT', undefined), // keys only
+    ];
+
+    const response = await runRelay(...ignored);
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(relay.sqs.calls()).toHaveLength(0);
+    expect(relay.doc.calls()).toHaveLength(0);
+  });
+
+  test('among ignored records, the outbox INSERT alone is relayed', async () => {
+    const response = await runRelay(
+      streamRecord('INSERT', { pk: 'ORDER#ord-1', sk: 'ORDER', entity: 'ORDER' }),
+      insertOf(placed('ord-1')),
+      streamRecord('MODIFY', { ...outboxItem(placed('ord-0')), dispatchedAt: 'x' }),
+    );
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
+    expect(markedEventIds(relay)).toEqual(['ord-1.placed']);
+  });
+
+  test('an outbox INSERT without a readable event is reported failed; the others are relayed', async () => {
+    const good = insertOf(placed('ord-1'));
+    const { event: _event, ...withoutEvent } = outboxItem(placed('ord-2'));
+    const malformed = streamRecord('INSERT', withoutEvent);
+
+    const response = await runRelay(good, malformed);
+
+    expect(failedSeqs(response)).toEqual([seqOf(malformed)]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
+  });
+
+  test('a published event is marked dispatched: pendingShard removed, only if the item exists', async () => {
+    const event = placed('ord-1');
+
+    await runRelay(insertOf(event));
+
+    const marks = relay.doc.commandCalls(relay.docSdk.UpdateCommand).map((c) => c.args[0].input);
+    expect(marks).toEqual([
+      expect.objectContaining({
+        TableName: ORDERS_TABLE,
+        Key: { pk: 'ORDER#ord-1', sk: 'OUTBOX#ord-1.placed' },
+        UpdateExpression: expect.stringMatching(/REMOVE pendingShard/),
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
+    ]);
+    expect(marks[0].UpdateExpression).toMatch(/SET dispatchedAt = if_not_exists\(dispatchedAt, :at\)/);
+  });
+
+  test('a failed mark reports that record (the retry may publish again; consumers dedupe)', async () => {
+    const records = [insertOf(placed('ord-1')), insertOf(placed('ord-2'))];
+    relay.doc.on(relay.docSdk.UpdateCommand, { Key: { sk: 'OUTBOX#ord-2.placed' } }).rejects(new Error('throttled'));
+
+    const response = await runRelay(...records);
+
+    expect(failedSeqs(response)).toEqual([seqOf(records[1])]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed', 'ord-2.placed']);
+  });
+
+  test('an empty batch does nothing', async () => {
+    const response = await runRelay();
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(relay.sqs.calls()).toHaveLength(0);
+  });
+});
+
+// ---------------------------------------------------------------- sweeper
+
+describe('outbox sweeper', () => {
+  /** The pending-outbox index: Query honours shard, `createdAt < :before`, order and Limit; a dispatch mark removes the item. */
+  function fakePendingIndex(items: { event: OrderEvent; createdAt: string }[]) {
+    const pending = [...items];
+    sweeper.doc.on(sweeper.docSdk.QueryCommand).callsFake((input: QueryCommandInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      const before = values[':before'] as string | undefined;
+      const matches = pending
+        .filter(
+          (p) => pendingShardOf(p.event.eventId) === values[':s'] && (before === undefined || p.createdAt < before),
+        )
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      return { Items: matches.slice(0, input.Limit).map((p) => outboxItem(p.event, p.createdAt)) };
+    });
+    sweeper.doc.on(sweeper.docSdk.UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
+      const index = pending.findIndex((p) => `OUTBOX#${p.event.eventId}` === input.Key.sk);
+      if (index >= 0) pending.splice(index, 1);
+      return {};
+    });
+    return pending;
+  }
+
+  const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+  const sweep = () => sweeper.handler({}, lambdaContext());
+  const metric = (name: string) =>
+    (jest.mocked(sweeper.metrics.addMetric).mock.calls.find((c) => c[0] === name) ?? [])[2] as number | undefined;
+
+  beforeEach(() => {
+    jest.spyOn(sweeper.metrics, 'addMetric');
+  });
+
+  test('republishes only items pending longer than the sweep age, oldest first, and marks them dispatched', async () => {
+    fakePendingIndex([
+      { event: placed('ord-young'), createdAt: ago(60) },
+      { event: cancelled('ord-old'), createdAt: ago(400) },
+      { event: placed('ord-oldest'), createdAt: ago(1_200) },
+      { event: placed('ord-edge'), createdAt: ago(SWEEP_AGE_SECONDS - 5) },
+    ]);
+
+    const result = await sweep();
+
+    expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-oldest.placed', 'ord-old.cancelled']);
+    expect(sentEventIds(sweeper, STANDARD_URL)).toEqual(['ord-oldest.placed']);
+    expect(batchSends(sweeper, FIFO_URL).flat()[0]).toMatchObject({
+      MessageGroupId: 'ord-oldest',
+      MessageDeduplicationId: 'ord-oldest.placed',
+    });
+    expect(markedEventIds(sweeper).sort()).toEqual(['ord-old.cancelled', 'ord-oldest.placed']);
+    expect(result).toMatchObject({ republished: 2, failed: 0 });
+    expect(metric('OutboxEventsSwept')).toBe(2);
+  });
+
+  test('queries the pendingOutbox index only, every shard, with the cut-off at now - sweep age', async () => {
+    fakePendingIndex([]);
+    const before = Date.now();
+
+    await sweep();
+
+    const queries = sweeper.doc.commandCalls(sweeper.docSdk.QueryCommand).map((c) => c.args[0].input);
+    expect(queries.every((q) => q.TableName === ORDERS_TABLE && q.IndexName === 'pendingOutbox')).toBe(true);
+    const cutOffs = queries.filter((q) => q.ExpressionAttributeValues?.[':before'] !== undefined);
+    expect(new Set(cutOffs.map((q) => q.ExpressionAttributeValues?.[':s']))).toEqual(
+      new Set(Array.from({ length: PENDING_SHARDS }, (_, i) => String(i))),
+    );
+    for (const q of cutOffs) {
+      const cutOff = Date.parse(String(q.ExpressionAttributeValues?.[':before']));
+      expect(cutOff).toBeGreaterThanOrEqual(before - SWEEP_AGE_SECONDS * 1000);
+      expect(cutOff).toBeLessThanOrEqual(Date.now() - SWEEP_AGE_SECONDS * 1000);
+      expect(q.KeyConditionExpression).toBe('pendingShard = :s AND createdAt < :before');
+    }
+  });
+
+  test('publishes OldestUndispatchedOutboxAgeSeconds: the oldest item still pending after the sweep', async () => {
+    fakePendingIndex([
+      { event: placed('ord-young'), createdAt: ago(90) },
+      { event: placed('ord-old'), createdAt: ago(1_000) },
+    ]);
+
+    const result = await sweep();
+
+    // ord-old was republished and marked; ord-young is the oldest left.
+    expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(90);
+    expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(100);
+    expect(result.oldestPendingAgeSeconds).toBe(metric('OldestUndispatchedOutboxAgeSeconds'));
+  });
+
+  test('with nothing pending: nothing sent, and the oldest age is 0', async () => {
+    fakePendingIndex([]);
+
+    const result = await sweep();
+
+    expect(sweeper.sqs.calls()).toHaveLength(0);
+    expect(result).toEqual({ republished: 0, failed: 0, oldestPendingAgeSeconds: 0 });
+    expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBe(0);
+  });
+
+  test('a republish that fails throws (errors alarm, async DLQ), after publishing the age of what is stuck', async () => {
+    fakePendingIndex([
+      { event: cancelled('ord-stuck'), createdAt: ago(2_000) },
+      { event: cancelled('ord-ok'), createdAt: ago(1_000) },
+    ]);
+    sweeper.sqs
+      .on(sweeper.sqsSdk.SendMessageBatchCommand)
+      .callsFake(
+        acceptEntries((_queue, entry) => entry.MessageAttributes?.eventId?.StringValue === 'ord-stuck.cancelled'),
+      );
+
+    await expect(sweep()).rejects.toThrow('1 outbox events could not be republished');
+
+    expect(markedEventIds(sweeper)).toEqual(['ord-ok.cancelled']);
+    expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(2_000);
+    expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(2_010);
+  });
+});
