@@ -22,6 +22,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --fault-rate P                 probability per message for in-function faults (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
+  --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 10; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
 
@@ -38,6 +39,7 @@ async function main(): Promise<number> {
       'fault-rate': { type: 'string', default: '0.1' },
       'slow-seconds': { type: 'string', default: '8' },
       poison: { type: 'string', default: '3' },
+      'local-visibility': { type: 'string', default: '10' },
       stack: { type: 'string' },
       'report-dir': { type: 'string', default: 'loadtest-results' },
       help: { type: 'boolean', short: 'h' },
@@ -70,6 +72,7 @@ async function main(): Promise<number> {
         rate: Number(values['fault-rate']),
         slowSeconds: Number(values['slow-seconds']),
         poisonPerQueue: positiveInt(values.poison!, '--poison', true),
+        localVisibilitySeconds: positiveInt(values['local-visibility']!, '--local-visibility', true),
       },
       callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,
       // Live progress only on a terminal; in CI logs, a line per phase.

@@ -7,6 +7,8 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FaultPlan } from '../lambdas/domain/faults';
@@ -30,11 +32,18 @@ export interface FaultSettings {
   poisonPerQueue: number;
   /** TEST ONLY: consumers whose inbox claim is switched off (proves the verification can fail). */
   disableInboxClaim?: string[];
+  /**
+   * Local target only: the source queues' visibility timeout during the run, in
+   * seconds (0 = as deployed). Shorter than deployed on purpose: a crashed batch
+   * comes back in seconds instead of minutes, and the slow fault can outlive it.
+   */
+  localVisibilitySeconds?: number;
 }
 
-export function faultPlanOf(settings: FaultSettings): FaultPlan {
+export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   return {
+    seed,
     crashAfterEffect: on('crash') ? settings.rate : undefined,
     slowHandler: on('slow') ? settings.rate : undefined,
     slowHandlerSeconds: on('slow') ? settings.slowSeconds : undefined,
@@ -82,6 +91,37 @@ export async function sendPoison(target: Target, runId: string, perQueue: number
 }
 
 /**
+ * Makes the redrive step meaningful: copies of events this run already
+ * delivered are put in the DLQs, as if their effects had committed and every
+ * ack had then been lost until maxReceiveCount. Redriving them must not apply
+ * anything twice. Returns how many were seeded.
+ */
+export async function seedDeadLetters(target: Target, runId: string, count: number): Promise<number> {
+  const { Items = [] } = await target.dynamodb.send(
+    new ScanCommand({
+      TableName: target.outputs.OrdersTableName,
+      FilterExpression: 'entity = :outbox AND begins_with(#event.customerId, :run)',
+      ExpressionAttributeNames: { '#event': 'event' },
+      ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
+    }),
+  );
+  const events = Items.map((item) => unmarshall(item).event as { eventType: string; orderId: string; eventId: string }).slice(0, count);
+  for (const event of events) {
+    const body = JSON.stringify(event);
+    if (event.eventType === 'OrderPlaced') await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyDlqUrl, MessageBody: body }));
+    await target.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: target.outputs.FulfilmentDlqUrl,
+        MessageBody: body,
+        MessageGroupId: event.orderId,
+        MessageDeduplicationId: `dlq-seed-${event.eventId}`,
+      }),
+    );
+  }
+  return events.length;
+}
+
+/**
  * The DLQ redrive step, done the portable way (receive, send to the source,
  * delete): every message that is not a known poison message goes back to its
  * source queue; poison stays in the DLQ where it belongs. Returns how many moved.
@@ -124,14 +164,14 @@ export async function redriveDeadLetters(target: Target, isPoison: (body: string
 }
 
 /**
- * The slow-handler fault needs a handler slower than its queue's visibility
- * timeout. A conforming deployment makes that impossible (visibility >= 6 x the
- * function timeout, enforced at synth), so locally the kit shortens the source
- * queues' visibility for the run, breaking the rule on purpose, and restores it
- * afterwards. On AWS the same fault makes the handler run into its own timeout.
- * Returns the restore function.
+ * Local fault runs shorten the source queues' visibility timeout, breaking the
+ * synth-time rule on purpose and restoring it afterwards: a batch lost to an
+ * injected crash comes back in seconds, not minutes, and the slow-handler fault
+ * can outlive its visibility as it is meant to (a conforming deployment makes
+ * that impossible: visibility >= 6 x the function timeout; on AWS the same fault
+ * runs the handler into its own timeout). Returns the restore function.
  */
-export async function shortenVisibilityForSlowFault(target: Target, seconds: number): Promise<() => Promise<void>> {
+export async function setLocalVisibility(target: Target, seconds: number): Promise<() => Promise<void>> {
   const urls = [target.outputs.FulfilmentQueueUrl, target.outputs.LoyaltyQueueUrl];
   const original = await Promise.all(
     urls.map(async (url) => {

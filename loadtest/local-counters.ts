@@ -13,8 +13,14 @@ export function localCallCounters(target: Target): () => Promise<Omit<CallCounts
     try {
       const response = await fetch(url);
       if (!response.ok) return {};
-      const stats = (await response.json()) as { dynamodbWrites?: number; dynamodbReads?: number; sqs?: number; lambdaInvocations?: number };
-      return { dynamodbWrites: stats.dynamodbWrites, dynamodbReads: stats.dynamodbReads, sqs: stats.sqs, lambdaInvocations: stats.lambdaInvocations };
+      const stats = (await response.json()) as Omit<CallCounts, 'apiRequests'>;
+      return {
+        dynamodbWrites: stats.dynamodbWrites,
+        dynamodbReads: stats.dynamodbReads,
+        sqs: stats.sqs,
+        lambdaInvocations: stats.lambdaInvocations,
+        metrics: stats.metrics,
+      };
     } catch {
       return {}; // an older runtime without counters: calls are reported as not measured
     }

@@ -26,6 +26,8 @@ export interface CallCounts {
   sqs?: number;
   lambdaInvocations?: number;
   apiRequests: number;
+  /** Consumer metrics over the run (local runtime: summed from the functions' EMF output). */
+  metrics?: Record<string, number>;
 }
 
 export interface RunResults {
@@ -154,7 +156,7 @@ export function terminalSummary(r: RunResults): string {
     `  latency         p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms, max ${r.http.latencyMs.max} ms`,
     `  statuses        ${Object.entries(r.http.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`,
     `  retries         ${r.http.replaysServed} replays served, ${r.http.conflicts409} answered 409 (in progress)`,
-    `  duplicates      suppressed per consumer (deliveries that reached the provider again): ${Object.entries(v.duplicatesSuppressed).map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`,
+    `  deliveries      ${Object.keys(v.consumerMetrics).length > 0 ? Object.entries(v.consumerMetrics).map(([c, m]) => `${c}: ${m.EffectApplied ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`).join('; ') : `duplicates suppressed (lower bound from provider repeats): ${Object.entries(v.duplicatesSuppressed).map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`}`,
     `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs`,
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,

@@ -6,9 +6,10 @@ import {
   FAULT_SWITCH_DELAY_MS,
   faultPlanOf,
   redriveDeadLetters,
+  seedDeadLetters,
   sendPoison,
   setFaultPlan,
-  shortenVisibilityForSlowFault,
+  setLocalVisibility,
   type FaultName,
   type FaultSettings,
 } from './faults';
@@ -70,11 +71,12 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
   const enabled = options.faults.enabled;
   const inFunctionFaults = enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
+  const visibility = options.faults.localVisibilitySeconds ?? 0;
   const restoreVisibility =
-    enabled.includes('slow') && target.kind === 'local'
-      ? await shortenVisibilityForSlowFault(target, Math.max(2, Math.floor(options.faults.slowSeconds / 2)))
-      : async () => undefined;
-  await setFaultPlan(target, faultPlanOf(options.faults));
+    inFunctionFaults && target.kind === 'local' && visibility > 0 ? await setLocalVisibility(target, visibility) : async () => undefined;
+  const faultPlan = faultPlanOf(options.faults, options.seed);
+  await setFaultPlan(target, faultPlan);
+  if (inFunctionFaults) log(`Fault plan switched on: ${JSON.stringify(faultPlan)}`);
   if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
 
   const before = await options.callCounters?.();
@@ -88,18 +90,23 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     onProgress: (done, total) => log(`  sent ${done}/${total}`),
   });
   const poisonMessages = await poison;
-  log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; switching faults off and draining`);
+  log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining with the faults still on`);
 
+  // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
+  let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
   await setFaultPlan(target, {});
   await restoreVisibility();
-  let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-  let redriven = 0;
   if (enabled.includes('redrive')) {
-    redriven = await redriveDeadLetters(target, isPoison);
-    log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
-    const again = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-    drain = { drained: drain.drained && again.drained, state: again.state, waitedMs: drain.waitedMs + again.waitedMs };
+    const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
+    log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
   }
+  // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
+  // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
+  const redriven = await redriveDeadLetters(target, isPoison);
+  if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
+  // Faults off: whatever is left (backoffs, redriven messages) settles.
+  const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+  drain = { drained: drain.drained && settled.drained, state: settled.state, waitedMs: drain.waitedMs + settled.waitedMs };
   const after = await options.callCounters?.();
 
   const verification = await verify({
@@ -110,10 +117,11 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     orderIdOf: deriveOrderId,
     isPoison,
     pendingOutbox: await pendingOutboxCount(target),
+    metrics: before?.metrics && after?.metrics ? diffMetrics(before.metrics, after.metrics) : undefined,
   });
   const calls: CallCounts = { apiRequests: plan.length };
   if (before !== undefined && after !== undefined) {
-    const diff = (key: keyof typeof before) => (after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!);
+    const diff = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') => (after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!);
     calls.dynamodbWrites = diff('dynamodbWrites');
     calls.dynamodbReads = diff('dynamodbReads');
     calls.sqs = diff('sqs');
@@ -143,6 +151,10 @@ export function parseFaults(value: string | undefined): FaultName[] {
   const unknown = names.filter((n) => !ALL_FAULTS.includes(n));
   if (unknown.length > 0) throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
   return names;
+}
+
+function diffMetrics(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
 function sleep(ms: number): Promise<void> {

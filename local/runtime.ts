@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
 import { startCountingProxy } from './call-counter';
+import { MetricStore } from './metrics';
 import { ApiServer } from './api/server';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
 import { FunctionHost } from './host/function-host';
@@ -54,6 +55,8 @@ export interface RuntimeStats {
   sqs: number;
   lambdaInvocations: number;
   byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
+  /** Powertools metrics the functions emitted, summed, e.g. `DuplicateSuppressed{consumer=loyalty}`. */
+  metrics: Record<string, number>;
 }
 
 export interface LocalOutputs {
@@ -173,6 +176,7 @@ async function start(
 
   // 4. Function hosts with the template environment resolved.
   const hosts = new Map<string, FunctionHost>();
+  const metrics = new MetricStore();
   for (const fn of functionDefs) {
     const environment = Object.fromEntries(
       Object.entries(fn.environment).map(([name, value]) => [name, resolver.resolveString(value, `${fn.logicalId} environment ${name}`)]),
@@ -187,6 +191,7 @@ async function start(
         log,
         maxConcurrency: options.maxConcurrency,
         hideMetrics: options.showMetrics !== true,
+        onMetrics: (line) => metrics.record(line),
       },
     );
     hosts.set(fn.logicalId, host);
@@ -289,6 +294,7 @@ async function start(
     sqs: sqsProxy?.counts.total ?? 0,
     lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
     byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },
+    metrics: metrics.snapshot(),
   });
 
   // 8. The REST API.

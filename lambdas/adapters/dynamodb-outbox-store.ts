@@ -9,17 +9,19 @@ export class DynamoDbOutboxStore implements OutboxStore {
     private readonly tableName: string,
   ) {}
 
-  async markDispatched(event: OrderEvent, at: Date): Promise<void> {
+  async markDispatched(event: OrderEvent, at: Date): Promise<boolean> {
     // A MODIFY in the stream: the relay's filter only admits INSERTs, so this does not re-trigger it.
-    await this.client.send(
+    const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: orderPk(event.orderId), sk: outboxSk(event.eventId) },
         UpdateExpression: 'SET dispatchedAt = if_not_exists(dispatchedAt, :at) REMOVE pendingShard',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':at': at.toISOString() },
+        ReturnValues: 'UPDATED_OLD',
       }),
     );
+    return Attributes?.dispatchedAt === undefined;
   }
 
   async pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]> {

@@ -30,9 +30,15 @@ function cached(load: () => Promise<unknown>): FaultSource {
       if (Date.now() - loadedAt < CACHE_SECONDS * 1000) return plan;
       loadedAt = Date.now();
       try {
-        plan = parseFaultPlan(await load());
+        const next = parseFaultPlan(await load(), process.pid);
+        // Same plan: keep the current one, so a seeded generator runs on instead of restarting.
+        if (JSON.stringify(next) !== JSON.stringify(plan)) {
+          logger.warn('Fault injection plan changed', { plan: next });
+          plan = next;
+        }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn('Fault plan unreadable; running without faults', { error });
+        if (plan !== NO_FAULTS) logger.warn('Fault injection plan changed', { plan: NO_FAULTS });
         plan = NO_FAULTS;
       }
       return plan;

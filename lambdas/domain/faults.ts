@@ -12,7 +12,11 @@ export interface FaultPlan {
   slowHandlerSeconds?: number;
   /** Consumers: a transient error before the effect (retried with backoff). */
   transientError?: number;
-  /** Relay: the process dies after publishing, before the stream checkpoint (records relayed again). */
+  /**
+   * Relay: the process dies after publishing (and marking dispatched), before the
+   * stream checkpoint, so the records are relayed again. Rolled only when the
+   * invocation dispatched something for the first time: the retry goes through.
+   */
   relayCrashAfterPublish?: number;
   /** Relay: an event is published a second time as a new message (new message id, new FIFO dedup id). */
   producerResend?: number;
@@ -22,13 +26,32 @@ export interface FaultPlan {
    * a system whose numbers matter.
    */
   disableInboxClaim?: string[];
+  /**
+   * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
+   * a restarted process must not replay the roll that crashed its predecessor.
+   */
+  seed?: number;
+  /** The rolls' source of randomness (seeded when `seed` is set); not part of the JSON. */
+  random?: () => number;
 }
 
 export const NO_FAULTS: FaultPlan = Object.freeze({});
 
-/** True with probability `rate` (undefined or 0: never). */
-export function roll(rate: number | undefined, random: () => number = Math.random): boolean {
-  return rate !== undefined && rate > 0 && random() < rate;
+/** True with probability `rate` (undefined or 0: never), drawn from the plan's generator. */
+export function roll(rate: number | undefined, plan: Pick<FaultPlan, 'random'> = NO_FAULTS): boolean {
+  return rate !== undefined && rate > 0 && (plan.random ?? Math.random)() < rate;
+}
+
+/** mulberry32: small, fast, good enough to make fault rolls repeatable. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 export class InjectedTransientError extends Error {
@@ -39,7 +62,7 @@ export class InjectedTransientError extends Error {
 }
 
 /** Reads a plan from untrusted JSON: unknown fields are ignored, bad values turn that fault off. */
-export function parseFaultPlan(raw: unknown): FaultPlan {
+export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
   if (raw === null || typeof raw !== 'object') return NO_FAULTS;
   const source = raw as Record<string, unknown>;
   const rate = (key: string) => {
@@ -48,7 +71,10 @@ export function parseFaultPlan(raw: unknown): FaultPlan {
   };
   const seconds = source.slowHandlerSeconds;
   const disabled = source.disableInboxClaim;
+  const seed = typeof source.seed === 'number' && Number.isInteger(source.seed) ? source.seed : undefined;
   return {
+    seed,
+    random: seed === undefined ? undefined : seeded(seed ^ salt),
     crashAfterEffect: rate('crashAfterEffect'),
     slowHandler: rate('slowHandler'),
     slowHandlerSeconds: typeof seconds === 'number' && seconds >= 0 && seconds <= 900 ? seconds : undefined,

@@ -46,13 +46,13 @@ export async function consumeRecord(
   const attempt = Number(record.attributes.ApproximateReceiveCount ?? '1');
   // Injected slowness runs before the heartbeat on purpose: it stands for a
   // handler that outlives its visibility timeout, so the message is redelivered meanwhile.
-  if (roll(faults.slowHandler)) await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
+  if (roll(faults.slowHandler, faults)) await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
   const stopHeartbeat = startHeartbeat(record, settings);
   try {
     const event = parseOrderEvent(record.body);
-    if (roll(faults.transientError)) throw new InjectedTransientError(settings.consumer);
+    if (roll(faults.transientError, faults)) throw new InjectedTransientError(settings.consumer);
     const outcome = await apply(event);
-    if (outcome === 'applied' && roll(faults.crashAfterEffect)) crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
+    if (outcome === 'applied' && roll(faults.crashAfterEffect, faults)) crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied') logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
     return outcome;

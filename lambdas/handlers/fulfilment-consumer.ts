@@ -13,8 +13,8 @@ import { consumeRecord, type ConsumerSettings } from './consumer-support';
 
 /**
  * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessorAsync handles
- * records one at a time and, after the first failure, fails the rest of that
- * message group, so an order's events are never applied out of order.
+ * records one at a time and, after a failure, fails the rest of that message
+ * group (skipGroupOnError), so an order's events are never applied out of order.
  */
 const config = {
   effectsTable: requireEnv('EFFECTS_TABLE_NAME'),
@@ -44,11 +44,37 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   logger.addContext(context);
   faults = await faultSource.current();
   const processor = new SqsFifoPartialProcessorAsync();
+  const attempted = new Set<string>();
   try {
-    return await processPartialResponse(event, (record: SQSRecord) => consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps), faults), processor, {
-      context,
-    });
+    const response = await processPartialResponse(
+      event,
+      (record: SQSRecord) => {
+        attempted.add(record.messageId);
+        return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps), faults);
+      },
+      processor,
+      // Only the failed record's own group stops; other orders' groups go on.
+      { context, skipGroupOnError: true },
+    );
+    await releaseSkipped(event, response, attempted);
+    return response;
   } finally {
     flushMetrics();
   }
 };
+
+/**
+ * Records skipped behind a failure in their group were never tried: make them
+ * visible again now instead of after the full visibility timeout. FIFO still
+ * holds them back until the failed message ahead of them (invisible for its
+ * backoff) is done, so the order's events keep their order.
+ */
+async function releaseSkipped(event: SQSEvent, response: SQSBatchResponse, attempted: Set<string>): Promise<void> {
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
+  await Promise.all(
+    skipped.map((r) =>
+      settings.control.changeVisibility(r.receiptHandle, 0).catch((error) => logger.warn('Could not release a skipped record', { error })),
+    ),
+  );
+}

@@ -47,10 +47,14 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
     }
 
     const faults = await faultSource.current();
-    const failedIds = await relayOutboxEvents(relayable.map((r) => r.event), deps);
-    const resends = relayable.map((r) => r.event).filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend));
+    let firstDispatches = 0;
+    const failedIds = await relayOutboxEvents(
+      relayable.map((r) => r.event),
+      { ...deps, onFirstDispatch: () => (firstDispatches += 1) },
+    );
+    const resends = relayable.map((r) => r.event).filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend, faults));
     if (resends.length > 0) await deps.publisher.publish(resends, { resend: true });
-    if (relayable.length > 0 && roll(faults.relayCrashAfterPublish)) crashProcess('relay after publishing, before the checkpoint');
+    if (firstDispatches > 0 && roll(faults.relayCrashAfterPublish, faults)) crashProcess('relay after publishing, before the checkpoint');
     for (const { record, event: e } of relayable) if (failedIds.has(e.eventId)) failures.push(sequenceNumberOf(record));
 
     metrics.addMetric('OutboxEventsRelayed', MetricUnit.Count, relayable.length - failedIds.size);

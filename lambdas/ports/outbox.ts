@@ -15,8 +15,8 @@ export interface PendingOutboxItem {
 }
 
 export interface OutboxStore {
-  /** Marks an event dispatched, which drops it from the sweeper's pending index. */
-  markDispatched(event: OrderEvent, at: Date): Promise<void>;
+  /** Marks an event dispatched, which drops it from the sweeper's pending index; true the first time. */
+  markDispatched(event: OrderEvent, at: Date): Promise<boolean>;
   /** Outbox items not dispatched and created before `olderThan`. */
   pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]>;
   /** Creation time of the oldest undispatched outbox item, if any. */

@@ -8,13 +8,14 @@ import type { EventPublisher, OutboxStore } from '../ports/outbox';
  */
 export async function relayOutboxEvents(
   events: readonly OrderEvent[],
-  deps: { publisher: EventPublisher; outbox: OutboxStore; now: () => Date },
+  deps: { publisher: EventPublisher; outbox: OutboxStore; now: () => Date; onFirstDispatch?: (event: OrderEvent) => void },
 ): Promise<Set<string>> {
   const failed = await deps.publisher.publish(events);
   const published = events.filter((e) => !failed.has(e.eventId));
   const marks = await Promise.allSettled(published.map((e) => deps.outbox.markDispatched(e, deps.now())));
   marks.forEach((mark, i) => {
     if (mark.status === 'rejected') failed.add(published[i].eventId);
+    else if (mark.value) deps.onFirstDispatch?.(published[i]);
   });
   return failed;
 }

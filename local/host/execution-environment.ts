@@ -25,6 +25,8 @@ export interface EnvironmentOptions {
   initTimeoutMs?: number;
   /** Hide CloudWatch embedded-metric-format lines (Powertools metrics) from the log. */
   hideMetrics?: boolean;
+  /** Receives every embedded-metric-format line (what CloudWatch would turn into metrics). */
+  onMetrics?: (line: string) => void;
 }
 
 interface Pending {
@@ -151,7 +153,9 @@ export class ExecutionEnvironment {
 
   private pipeLogs(stream: NodeJS.ReadableStream): void {
     readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-      if (this.options.hideMetrics && line.startsWith('{') && line.includes('"CloudWatchMetrics"')) return;
+      const isMetrics = line.startsWith('{') && line.includes('"CloudWatchMetrics"');
+      if (isMetrics) this.options.onMetrics?.(line);
+      if (this.options.hideMetrics && isMetrics) return;
       this.options.log(this.options.name, line);
     });
   }

@@ -28,6 +28,7 @@ export interface HostOptions {
   /** Warm environments idle this long are stopped, as Lambda reclaims them. */
   idleTimeoutMs?: number;
   hideMetrics?: boolean;
+  onMetrics?: (line: string) => void;
 }
 
 /**
@@ -127,6 +128,7 @@ export class FunctionHost {
       cwd: this.fn.codeDir,
       log: this.options.log,
       hideMetrics: this.options.hideMetrics,
+      onMetrics: this.options.onMetrics,
     });
     this.all.add(env);
     return env;

@@ -876,7 +876,7 @@ describe('fulfilment consumer', () => {
     expect(table.reserved('SKU-A')).toBe(3);
   });
 
-  test('FIFO: after the first failure the rest of the batch is reported failed and not processed at all', async () => {
+  test('FIFO: after a failure the rest of that order\'s group is reported failed, untried and released; other groups go on', async () => {
     const table = new FakeEffectsTable(h());
     table.failFor.set('ord-2.placed', throttled(h()));
     const records = [
@@ -884,18 +884,20 @@ describe('fulfilment consumer', () => {
       message(h(), placed('ord-2'), { messageId: 'm2' }),
       message(h(), cancelled('ord-2'), { messageId: 'm3' }),
       message(h(), placed('ord-3'), { messageId: 'm4' }),
-      message(h(), 'not json', { messageId: 'm5', groupId: 'ord-4' }),
     ];
 
     const response = await deliver(h(), ...records);
 
-    expect(failedIds(response)).toEqual(['m2', 'm3', 'm4', 'm5']);
-    // Only m1 and m2 reached DynamoDB; m3..m5 made no transaction, no provider call, no DLQ copy.
-    expect(claimedEventIds(h())).toEqual(['ord-1.placed', 'ord-2.placed']);
-    expect(providerKeys(h())).toEqual(['fulfilment:ord-1.placed']);
+    expect(failedIds(response)).toEqual(['m2', 'm3']);
+    // m3 (same order as the failure) made no transaction and no provider call; ord-3's group was not held up.
+    expect(claimedEventIds(h())).toEqual(['ord-1.placed', 'ord-2.placed', 'ord-3.placed']);
+    expect(providerKeys(h())).toEqual(['fulfilment:ord-1.placed', 'fulfilment:ord-3.placed']);
     expect(deadLettered(h())).toHaveLength(0);
-    expect(visibilityChanges(h()).map((v) => v.ReceiptHandle)).toEqual([records[1].receiptHandle]);
-    expect(table.reserved('SKU-A')).toBe(3);
+    // m2 gets its backoff; the untried m3 is made visible again at once (FIFO keeps it behind m2).
+    const changes = visibilityChanges(h());
+    expect(changes.map((v) => v.ReceiptHandle)).toEqual([records[1].receiptHandle, records[2].receiptHandle]);
+    expect(changes[1].VisibilityTimeout).toBe(0);
+    expect(table.reserved('SKU-A')).toBe(6);
   });
 });
 
