@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { App, Aspects, Validations } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readConfig } from '../lib/config';
 import { ExactlyOnceStack } from '../lib/exactly-once-stack';
@@ -12,4 +12,3 @@ new ExactlyOnceStack(app, 'ExactlyOnceStack', {
 });
 // Findings fail synth; each acknowledgement in lib/ carries its reason.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-void Aspects;

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, writeReports } from './report';
-import { parseFaults, PROFILES, runLoadTest } from './run';
+import { parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
 import { awsTarget, localTarget } from './target';
 
 /**
@@ -22,8 +22,10 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --fault-rate P                 probability per message for in-function faults (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
-  --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 10; 0 = as deployed)
+  --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
+  --verify-only                  send nothing: drain, then check the invariants over every order in the stack
+                                 (after an Artillery run or an FIS experiment; see loadtest/aws/)
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
 
 async function main(): Promise<number> {
@@ -39,9 +41,10 @@ async function main(): Promise<number> {
       'fault-rate': { type: 'string', default: '0.1' },
       'slow-seconds': { type: 'string', default: '8' },
       poison: { type: 'string', default: '3' },
-      'local-visibility': { type: 'string', default: '10' },
+      'local-visibility': { type: 'string', default: '5' },
       stack: { type: 'string' },
       'report-dir': { type: 'string', default: 'loadtest-results' },
+      'verify-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,6 +63,18 @@ async function main(): Promise<number> {
   const seed = values.seed ? positiveInt(values.seed, '--seed') : Date.now() % 2 ** 31;
   const target = values.stack ? await awsTarget(values.stack) : localTarget();
   const tty = process.stdout.isTTY;
+  if (values['verify-only']) {
+    try {
+      const { verification, drained } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
+      const c = verification.counts;
+      console.log(`Verified ${c.orders} orders (${c.cancelledOrders} cancelled), ${c.skusChecked} SKUs, ${c.customersChecked} customers, ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`);
+      for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
+      console.log(verification.violations.length === 0 && drained ? 'PASS: 0 violations' : `FAIL: ${verification.violations.length} violation(s)`);
+      return verification.violations.length === 0 && drained ? 0 : 1;
+    } finally {
+      target.close();
+    }
+  }
   try {
     const results = await runLoadTest({
       target,

@@ -126,7 +126,11 @@ export async function seedDeadLetters(target: Target, runId: string, count: numb
  * delete): every message that is not a known poison message goes back to its
  * source queue; poison stays in the DLQ where it belongs. Returns how many moved.
  */
-export async function redriveDeadLetters(target: Target, isPoison: (body: string) => boolean): Promise<number> {
+export async function redriveDeadLetters(
+  target: Target,
+  isPoison: (body: string) => boolean,
+  isThisRuns: (body: string) => boolean = () => true,
+): Promise<number> {
   let moved = 0;
   const pairs = [
     { dlq: target.outputs.LoyaltyDlqUrl, source: target.outputs.LoyaltyQueueUrl, fifo: false },
@@ -138,8 +142,9 @@ export async function redriveDeadLetters(target: Target, isPoison: (body: string
       const { Messages = [] } = await target.sqs.send(
         new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 30, MessageSystemAttributeNames: ['All'] }),
       );
-      const movable = Messages.filter((m) => !isPoison(m.Body ?? ''));
-      kept.push(...Messages.filter((m) => isPoison(m.Body ?? '')).map((m) => m.ReceiptHandle!));
+      // Only this run's messages move: on a shared stack, other DLQ messages are someone else's to judge.
+      const movable = Messages.filter((m) => !isPoison(m.Body ?? '') && isThisRuns(m.Body ?? ''));
+      kept.push(...Messages.filter((m) => !movable.includes(m)).map((m) => m.ReceiptHandle!));
       if (Messages.length === 0) break;
       for (const message of movable) {
         await target.sqs.send(
@@ -155,7 +160,7 @@ export async function redriveDeadLetters(target: Target, isPoison: (body: string
         moved += 1;
       }
     }
-    // Poison stays, visible again at once for the final DLQ inventory.
+    // What stays (poison, other runs' messages) is visible again at once for the final DLQ inventory.
     for (const handle of kept) {
       await target.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: dlq, ReceiptHandle: handle, VisibilityTimeout: 0 }));
     }
@@ -168,8 +173,9 @@ export async function redriveDeadLetters(target: Target, isPoison: (body: string
  * synth-time rule on purpose and restoring it afterwards: a batch lost to an
  * injected crash comes back in seconds, not minutes, and the slow-handler fault
  * can outlive its visibility as it is meant to (a conforming deployment makes
- * that impossible: visibility >= 6 x the function timeout; on AWS the same fault
- * runs the handler into its own timeout). Returns the restore function.
+ * that impossible: visibility >= 6 x the function timeout). On AWS the slow fault
+ * only bites with --slow-seconds above the consumer timeout (30 s): the handler
+ * then runs into its own timeout and the batch is redelivered. Returns the restore function.
  */
 export async function setLocalVisibility(target: Target, seconds: number): Promise<() => Promise<void>> {
   const urls = [target.outputs.FulfilmentQueueUrl, target.outputs.LoyaltyQueueUrl];

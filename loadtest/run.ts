@@ -70,78 +70,110 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   log(`Plan: ${plan.length} requests for ${profile.orders} orders (run ${runId}, seed ${options.seed})`);
 
   const enabled = options.faults.enabled;
-  const inFunctionFaults = enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
+  const inFunctionFaults =
+    enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
   const visibility = options.faults.localVisibilitySeconds ?? 0;
   const restoreVisibility =
-    inFunctionFaults && target.kind === 'local' && visibility > 0 ? await setLocalVisibility(target, visibility) : async () => undefined;
+    inFunctionFaults && target.kind === 'local' && visibility > 0
+      ? await setLocalVisibility(target, visibility)
+      : async () => undefined;
   const faultPlan = faultPlanOf(options.faults, options.seed);
-  await setFaultPlan(target, faultPlan);
-  if (inFunctionFaults) log(`Fault plan switched on: ${JSON.stringify(faultPlan)}`);
-  if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
-
-  const before = await options.callCounters?.();
-  const poison = enabled.includes('poison') ? sendPoison(target, runId, options.faults.poisonPerQueue) : Promise.resolve(0);
-  const driven = await drive(plan, {
-    apiUrl: target.apiUrl,
-    region: target.region,
-    callers: target.callers,
-    connections: profile.connections,
-    rate: profile.rate,
-    onProgress: (done, total) => log(`  sent ${done}/${total}`),
-  });
-  const poisonMessages = await poison;
-  log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining with the faults still on`);
-
-  // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
-  let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-  await setFaultPlan(target, {});
-  await restoreVisibility();
-  if (enabled.includes('redrive')) {
-    const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
-    log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
+  let faultsOn = true;
+  // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
+  const faultsOff = async () => {
+    if (!faultsOn) return;
+    faultsOn = false;
+    await setFaultPlan(target, {});
+    await restoreVisibility();
+  };
+  const interrupted = () => void faultsOff().finally(() => process.exit(130));
+  process.once('SIGINT', interrupted);
+  try {
+    await setFaultPlan(target, faultPlan);
+    if (inFunctionFaults) log(`Fault plan switched on: ${JSON.stringify(faultPlan)}`);
+    if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
+    return await loadVerifyAndReport();
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+    await faultsOff();
   }
-  // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
-  // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
-  const redriven = await redriveDeadLetters(target, isPoison);
-  if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
-  // Faults off: whatever is left (backoffs, redriven messages) settles.
-  const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-  drain = { drained: drain.drained && settled.drained, state: settled.state, waitedMs: drain.waitedMs + settled.waitedMs };
-  const after = await options.callCounters?.();
 
-  const verification = await verify({
-    target,
-    runId,
-    plan,
-    observations: driven.observations,
-    orderIdOf: deriveOrderId,
-    isPoison,
-    pendingOutbox: await pendingOutboxCount(target),
-    metrics: before?.metrics && after?.metrics ? diffMetrics(before.metrics, after.metrics) : undefined,
-  });
-  const calls: CallCounts = { apiRequests: plan.length };
-  if (before !== undefined && after !== undefined) {
-    const diff = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') => (after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!);
-    calls.dynamodbWrites = diff('dynamodbWrites');
-    calls.dynamodbReads = diff('dynamodbReads');
-    calls.sqs = diff('sqs');
-    calls.lambdaInvocations = diff('lambdaInvocations');
+  async function loadVerifyAndReport(): Promise<RunResults> {
+    const before = await options.callCounters?.();
+    const poison = enabled.includes('poison')
+      ? sendPoison(target, runId, options.faults.poisonPerQueue)
+      : Promise.resolve(0);
+    const driven = await drive(plan, {
+      apiUrl: target.apiUrl,
+      region: target.region,
+      callers: target.callers,
+      connections: profile.connections,
+      rate: profile.rate,
+      onProgress: (done, total) => log(`  sent ${done}/${total}`),
+    });
+    const poisonMessages = await poison;
+    log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining with the faults still on`);
+
+    // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
+    let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    await faultsOff();
+    if (enabled.includes('redrive')) {
+      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
+      log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
+    }
+    // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
+    // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
+    const redriven = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
+    if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
+    // Faults off: whatever is left (backoffs, redriven messages) settles.
+    const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    drain = {
+      drained: drain.drained && settled.drained,
+      state: settled.state,
+      waitedMs: drain.waitedMs + settled.waitedMs,
+    };
+    const after = await options.callCounters?.();
+
+    const verification = await verify({
+      target,
+      runId,
+      plan,
+      observations: driven.observations,
+      orderIdOf: deriveOrderId,
+      isPoison,
+      pendingOutbox: await pendingOutboxCount(target),
+      metrics: before?.metrics && after?.metrics ? diffMetrics(before.metrics, after.metrics) : undefined,
+    });
+    const calls: CallCounts = { apiRequests: plan.length };
+    if (before !== undefined && after !== undefined) {
+      const diff = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') =>
+        after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!;
+      calls.dynamodbWrites = diff('dynamodbWrites');
+      calls.dynamodbReads = diff('dynamodbReads');
+      calls.sqs = diff('sqs');
+      calls.lambdaInvocations = diff('lambdaInvocations');
+    }
+    return summarize({
+      runId,
+      target: `${target.kind}:${target.name}`,
+      seed: options.seed,
+      profile: options.profileName,
+      faults: [
+        ...enabled,
+        ...(options.faults.disableInboxClaim?.length
+          ? [`inbox-claim-disabled(${options.faults.disableInboxClaim.join(',')})`]
+          : []),
+      ],
+      startedAt,
+      plan,
+      observations: driven.observations,
+      durationMs: driven.durationMs,
+      injected: { poisonMessages, redriven },
+      drain: { drained: drain.drained, waitedMs: drain.waitedMs },
+      verification,
+      calls,
+    });
   }
-  return summarize({
-    runId,
-    target: `${target.kind}:${target.name}`,
-    seed: options.seed,
-    profile: options.profileName,
-    faults: [...enabled, ...(options.faults.disableInboxClaim?.length ? [`inbox-claim-disabled(${options.faults.disableInboxClaim.join(',')})`] : [])],
-    startedAt,
-    plan,
-    observations: driven.observations,
-    durationMs: driven.durationMs,
-    injected: { poisonMessages, redriven },
-    drain: { drained: drain.drained, waitedMs: drain.waitedMs },
-    verification,
-    calls,
-  });
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {
@@ -149,7 +181,8 @@ export function parseFaults(value: string | undefined): FaultName[] {
   if (value === 'all') return [...ALL_FAULTS];
   const names = value.split(',').map((s) => s.trim()) as FaultName[];
   const unknown = names.filter((n) => !ALL_FAULTS.includes(n));
-  if (unknown.length > 0) throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
+  if (unknown.length > 0)
+    throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
   return names;
 }
 
@@ -159,4 +192,25 @@ function diffMetrics(before: Record<string, number>, after: Record<string, numbe
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Verify-only: after a load from elsewhere (Artillery, FIS experiments, real
+ * traffic on a test stack), checks the invariants over every order in the
+ * stack: effects against the orders that exist, provider keys, DLQs, outbox.
+ * There are no observed 201s to hold orders against, so that one check is skipped.
+ */
+export async function verifyStack(target: Target, options: { drainTimeoutMs: number }): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean }> {
+  const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs });
+  const verification = await verify({
+    target,
+    runId: '',
+    checkIntents: false,
+    plan: [],
+    observations: [],
+    orderIdOf: deriveOrderId,
+    isPoison: (body) => body.includes('"poison":true'),
+    pendingOutbox: await pendingOutboxCount(target),
+  });
+  return { verification, drained: drain.drained };
 }

@@ -31,8 +31,9 @@ export interface Target {
   close(): void;
 }
 
-export const LOCAL_OUTPUTS_FILE = path.join(__dirname, '..', '.local', 'outputs.json');
-export const LOCAL_FAULTS_FILE = path.join(__dirname, '..', '.local', 'faults.json');
+// The same settings `npm start` reads, so a runtime started with other paths is still found.
+export const LOCAL_OUTPUTS_FILE = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
+export const LOCAL_FAULTS_FILE = path.resolve(process.env.FAULTS_FILE ?? path.join(__dirname, '..', '.local', 'faults.json'));
 
 interface LocalOutputsFile {
   stackName: string;

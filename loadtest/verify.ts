@@ -48,7 +48,10 @@ interface OrderItem {
 
 export async function verify(options: {
   target: Target;
+  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
   runId: string;
+  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
+  checkIntents?: boolean;
   plan: readonly PlannedRequest[];
   observations: readonly Observation[];
   orderIdOf: (caller: string, key: string) => string;
@@ -77,7 +80,7 @@ export async function verify(options: {
     }
   }
   const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
-    (i) => i.entity === 'ORDER' && String(i.customerId ?? '').startsWith(`${runId}-`),
+    (i) => i.entity === 'ORDER' && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
   ) as unknown as OrderItem[];
   const ordersById = new Map(orderItems.map((o) => [o.orderId, o]));
   const expectedOrderIds = new Set<string>();
@@ -91,7 +94,7 @@ export async function verify(options: {
     if (!ordersById.has(orderId)) violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
   }
   for (const order of orderItems) {
-    if (expectedOrderIds.has(order.orderId)) continue;
+    if (options.checkIntents === false || expectedOrderIds.has(order.orderId)) continue;
     const planned = options.plan.find((p) => p.idempotencyKey !== undefined && options.orderIdOf(p.caller, p.idempotencyKey) === order.orderId);
     const id = planned ? `${planned.caller} ${planned.idempotencyKey}` : '?';
     // An order whose every request lost its answer (connection error) is not a double, but it is unconfirmed.
@@ -169,7 +172,7 @@ export async function verify(options: {
     for (const message of await peekAll(target, url)) {
       const body = message.Body ?? '';
       // Not this run's (an earlier run, or other traffic on the same stack): listed, not judged.
-      if (!options.isPoison(body) && !body.includes(`${runId}-`)) {
+      if (runId !== '' && !options.isPoison(body) && !body.includes(`${runId}-`)) {
         const label = 'from before this run (not judged)';
         const entry = byCause.get(label) ?? { count: 0, expected: true };
         entry.count += 1;

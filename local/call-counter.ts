@@ -46,6 +46,11 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
         if (!res.headersSent) res.writeHead(502);
         res.end();
       });
+      // A client that gives up (an aborted long poll) must abort upstream too: otherwise the
+      // emulator completes the receive and the messages go in flight to nobody.
+      res.on('close', () => {
+        if (!res.writableFinished) forward.destroy();
+      });
       forward.end(body);
     });
   });
@@ -64,10 +69,15 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   };
 }
 
-function count(counts: CallCounts, target: string, body: Buffer): void {
-  const operation = target.includes('.') ? target.slice(target.lastIndexOf('.') + 1) : queryAction(body);
+/** Counts one request made outside the proxy (the runtime's own pollers). */
+export function countCall(counts: CallCounts, operation: string): void {
   counts.byOperation[operation] = (counts.byOperation[operation] ?? 0) + 1;
   counts.total += 1;
+}
+
+function count(counts: CallCounts, target: string, body: Buffer): void {
+  const operation = target.includes('.') ? target.slice(target.lastIndexOf('.') + 1) : queryAction(body);
+  countCall(counts, operation);
   if (DYNAMODB_WRITES.has(operation)) counts.writeUnits += 1;
   if (DYNAMODB_READS.has(operation)) counts.readUnits += 1;
   if (operation === 'TransactWriteItems' || operation === 'BatchWriteItem') {

@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function readOutputs(): { apiUrl?: string; region?: string } | undefined {
-  const file = path.join(__dirname, '..', '.local', 'outputs.json');
+  const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string }) : undefined;
 }
 

@@ -3,7 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
-import { startCountingProxy } from './call-counter';
+import { countCall, startCountingProxy } from './call-counter';
 import { MetricStore } from './metrics';
 import { ApiServer } from './api/server';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
@@ -157,7 +157,18 @@ async function start(
   // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (DESIGN 8).
   const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
   const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
-  const pollerSqs = new SQSClient({ region, endpoint: sqsProxy?.endpoint ?? 'http://127.0.0.1:1', credentials });
+  // The pollers' receives and deletes are billed on AWS too, so they are counted, but they go
+  // straight to fauxqs: a proxy in between changes which of several waiting long polls gets a message.
+  const pollerSqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
+  if (sqsProxy !== undefined) {
+    pollerSqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        countCall(sqsProxy.counts, context.commandName?.replace(/Command$/, '') ?? 'unknown');
+        return next(args);
+      },
+      { step: 'initialize', name: 'countPollerCalls' },
+    );
+  }
   stoppers.push(async () => {
     sqs.destroy();
     pollerSqs.destroy();
