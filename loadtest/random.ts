@@ -1,3 +1,5 @@
+import { seeded } from '../lambdas/domain/faults';
+
 /**
  * A seeded PRNG (mulberry32): the same seed gives the same request plan and the
  * same fault rolls in the kit, so a failing run can be replayed exactly.
@@ -5,14 +7,7 @@
 export type Random = () => number;
 
 export function seededRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return seeded(seed);
 }
 
 export function pick<T>(random: Random, items: readonly T[]): T {

@@ -42,8 +42,8 @@ export function roll(rate: number | undefined, plan: Pick<FaultPlan, 'random'> =
   return rate !== undefined && rate > 0 && (plan.random ?? Math.random)() < rate;
 }
 
-/** mulberry32: small, fast, good enough to make fault rolls repeatable. */
-function seeded(seed: number): () => number {
+/** mulberry32: small, fast, good enough to make fault rolls and load plans repeatable. */
+export function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
