@@ -112,7 +112,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       onProgress: (done, total) => log(`  sent ${done}/${total}`),
     });
     const poisonMessages = await poison;
-    log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining with the faults still on`);
+    log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining${inFunctionFaults ? " with the faults still on" : ""}`);
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
     let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
