@@ -16,7 +16,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --orders N                     new orders to place (overrides the profile)
   --connections N                concurrent HTTP connections
   --rate N                       requests per second overall (default: as fast as possible)
-  --seed N                       makes the request plan and fault rolls reproducible
+  --seed N                       makes the request plan reproducible, and seeds the fault rolls
   --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
   --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive (default: none)
   --fault-rate P                 probability per message for in-function faults (default 0.1)
