@@ -1,5 +1,6 @@
 import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { applyCorrectnessAspects } from './aspects';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
@@ -59,7 +60,7 @@ export class ExactlyOnceStack extends Stack {
       pipelines.loyalty.queues.queue.grantSendMessages(publisher.fn);
       grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
     }
-    grantIndexActions(relay.sweeper.fn, storage.ordersTable, 'pendingOutbox', ['Query']);
+    grantIndexActions(relay.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
 
     const faultSwitch = new FaultInjectionSwitch(this, 'FaultInjection');
     for (const f of [relay.relay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer]) faultSwitch.attach(f.fn);

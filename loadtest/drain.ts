@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '../lambdas/adapters/order-table';
 import type { Target } from './target';
 
 /**
@@ -52,16 +53,16 @@ export async function queueDepth(target: Target, queueUrl: string): Promise<numb
   );
 }
 
-/** Outbox items not yet dispatched, from the sweeper's sparse index (8 shards). */
+/** Outbox items not yet dispatched, from the sweeper's sparse index. */
 export async function pendingOutboxCount(target: Target): Promise<number> {
   let total = 0;
-  for (let shard = 0; shard < 8; shard++) {
+  for (let shard = 0; shard < PENDING_SHARDS; shard++) {
     let startKey: Record<string, never> | undefined;
     do {
       const page = await target.dynamodb.send(
         new QueryCommand({
           TableName: target.outputs.OrdersTableName,
-          IndexName: 'pendingOutbox',
+          IndexName: PENDING_OUTBOX_INDEX,
           KeyConditionExpression: 'pendingShard = :s',
           ExpressionAttributeValues: { ':s': { S: String(shard) } },
           Select: 'COUNT',

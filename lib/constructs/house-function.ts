@@ -5,6 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import * as path from 'node:path';
+import { DLQ_RETENTION } from './queue-with-dlq';
 
 export const SERVICE_NAME = 'exactly-once-orders';
 export const METRICS_NAMESPACE = 'ExactlyOnce';
@@ -46,7 +47,7 @@ export class HouseFunction extends Construct {
       this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
-        retentionPeriod: Duration.days(14),
+        retentionPeriod: DLQ_RETENTION,
       });
     }
 
@@ -63,10 +64,11 @@ export class HouseFunction extends Construct {
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
-      deadLetterQueueEnabled: this.asyncDeadLetterQueue !== undefined ? true : undefined,
-      deadLetterQueue: this.asyncDeadLetterQueue,
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(6),
+      // Async-invocation settings only where there are async invocations: a synchronously invoked
+      // function would get an EventInvokeConfig that never applies.
+      ...(this.asyncDeadLetterQueue !== undefined
+        ? { deadLetterQueue: this.asyncDeadLetterQueue, retryAttempts: 2, maxEventAge: Duration.hours(6) }
+        : {}),
       environment: {
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
 import type { ConsumerPipeline } from './pipelines';
@@ -46,7 +46,7 @@ export class Monitoring extends Construct {
       const { queue, deadLetterQueue } = pipeline.queues;
       this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
       this.alarm(`${pipeline.name}-source-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }), {
-        threshold: visibilitySeconds(queue),
+        threshold: pipeline.queues.visibilityTimeout.toSeconds(),
         description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
       });
     }
@@ -136,9 +136,4 @@ export class Monitoring extends Construct {
     alarm.addOkAction(new actions.SnsAction(this.topic));
     this.alarms.push(alarm);
   }
-}
-
-function visibilitySeconds(queue: sqs.Queue): number {
-  const cfn = queue.node.defaultChild as sqs.CfnQueue;
-  return Number(cfn.visibilityTimeout ?? 30);
 }

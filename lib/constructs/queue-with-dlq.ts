@@ -23,11 +23,13 @@ export class QueueWithDlq extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly retentionPeriod: Duration;
+  readonly visibilityTimeout: Duration;
   readonly maxReceiveCount: number;
 
   constructor(scope: Construct, id: string, props: QueueWithDlqProps) {
     super(scope, id);
     this.retentionPeriod = props.retentionPeriod ?? DEFAULT_SOURCE_RETENTION;
+    this.visibilityTimeout = props.visibilityTimeout;
     this.maxReceiveCount = props.maxReceiveCount ?? 5;
     const fifoSettings: Partial<sqs.QueueProps> = props.fifo ? { fifo: true, contentBasedDeduplication: false } : {};
 

@@ -1,6 +1,8 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
+import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
 
 export interface StorageProps {
   removalPolicy: RemovalPolicy;
@@ -9,7 +11,8 @@ export interface StorageProps {
 /** Attribute names shared by the tables and the code that reads them. */
 export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
 export const IDEMPOTENCY_KEY_EXPIRY = Duration.hours(24);
-export const INBOX_EXPIRY_ATTRIBUTE = 'expiresAt';
+// The consumers' inbox claims carry their expiry here (the code that writes them owns the name).
+export const INBOX_EXPIRY_ATTRIBUTE = INBOX_TTL_ATTRIBUTE;
 
 /**
  * The tables:
@@ -47,7 +50,7 @@ export class Storage extends Construct {
       stream: dynamodb.StreamViewType.NEW_IMAGE,
     });
     this.ordersTable.addGlobalSecondaryIndex({
-      indexName: 'pendingOutbox',
+      indexName: PENDING_OUTBOX_INDEX,
       partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
