@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { cancelOrder } from '../use-cases/cancel-order';
-import { callerOf, FORBIDDEN, json, notFound, type HttpResponse } from './http';
-import { orderIdParam, orderRepositoryFromEnv, unexpected } from './order-api-support';
+import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from './http';
+import { orderIdParam, orderRepositoryFromEnv } from './order-api-support';
 
 /** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
 const orders = orderRepositoryFromEnv();
@@ -20,7 +20,7 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     metrics.addMetric('OrderCancelRequested', MetricUnit.Count, 1);
     return json(200, outcome.order);
   } catch (error) {
-    return unexpected(error);
+    return unexpectedErrorResponse(error);
   } finally {
     flushMetrics();
   }

@@ -9,7 +9,12 @@ import { logger, metrics, MetricUnit } from '../shared/observability';
 /** What a consumer can do with a message besides acking or failing it (see adapters/sqs-message-control). */
 export interface MessageControl {
   changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
-  sendToDeadLetterQueue(message: { body: string; messageId: string; groupId?: string; attributes: Record<string, string> }): Promise<void>;
+  sendToDeadLetterQueue(message: {
+    body: string;
+    messageId: string;
+    groupId?: string;
+    attributes: Record<string, string>;
+  }): Promise<void>;
 }
 
 export interface ConsumerSettings {
@@ -46,15 +51,18 @@ export async function consumeRecord(
   const attempt = Number(record.attributes.ApproximateReceiveCount ?? '1');
   // Injected slowness runs before the heartbeat on purpose: it stands for a
   // handler that outlives its visibility timeout, so the message is redelivered meanwhile.
-  if (roll(faults.slowHandler, faults)) await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
+  if (roll(faults.slowHandler, faults))
+    await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
   const stopHeartbeat = startHeartbeat(record, settings);
   try {
     const event = parseOrderEvent(record.body);
     if (roll(faults.transientError, faults)) throw new InjectedTransientError(settings.consumer);
     const outcome = await apply(event);
-    if (outcome === 'applied' && roll(faults.crashAfterEffect, faults)) crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
+    if (outcome === 'applied' && roll(faults.crashAfterEffect, faults))
+      crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
-    if (outcome !== 'applied') logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
+    if (outcome !== 'applied')
+      logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
     return outcome;
   } catch (error) {
     if (error instanceof PermanentError) {

@@ -10,17 +10,7 @@ import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import { requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
-import {
-  callerOf,
-  FORBIDDEN,
-  headerValues,
-  internalError,
-  isDependencyFailure,
-  json,
-  problem,
-  serviceUnavailable,
-  type HttpResponse,
-} from './http';
+import { callerOf, FORBIDDEN, headerValues, json, problem, unexpectedErrorResponse, type HttpResponse } from './http';
 
 /**
  * POST /orders: the HTTP idempotency contract (DESIGN 3) around one use case.
@@ -126,16 +116,15 @@ function mapError(error: unknown): HttpResponse {
   }
   if (name === 'IdempotencyAlreadyInProgressError') {
     return problem(
-      { status: 409, title: 'Request in progress', detail: 'A request with this Idempotency-Key is still being processed.' },
+      {
+        status: 409,
+        title: 'Request in progress',
+        detail: 'A request with this Idempotency-Key is still being processed.',
+      },
       { 'Retry-After': '1' },
     );
   }
-  if (isDependencyFailure(error)) {
-    logger.warn('Dependency failure', { error });
-    return serviceUnavailable();
-  }
-  logger.error('Unexpected error', { error });
-  return internalError();
+  return unexpectedErrorResponse(error);
 }
 
 function deepFreeze<T>(value: T): T {

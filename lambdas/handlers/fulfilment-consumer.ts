@@ -52,7 +52,9 @@ async function releaseSkipped(event: SQSEvent, response: SQSBatchResponse, attem
   const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
   await Promise.all(
     skipped.map((r) =>
-      settings.control.changeVisibility(r.receiptHandle, 0).catch((error) => logger.warn('Could not release a skipped record', { error })),
+      settings.control
+        .changeVisibility(r.receiptHandle, 0)
+        .catch((error) => logger.warn('Could not release a skipped record', { error })),
     ),
   );
 }

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { logger } from '../shared/observability';
 import { getOrder } from '../use-cases/get-order';
-import { callerOf, FORBIDDEN, json, notFound, type HttpResponse } from './http';
-import { orderIdParam, orderRepositoryFromEnv, unexpected } from './order-api-support';
+import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from './http';
+import { orderIdParam, orderRepositoryFromEnv } from './order-api-support';
 
 /** GET /orders/{orderId}: the order read model. An Idempotency-Key on a GET is ignored. */
 const orders = orderRepositoryFromEnv();
@@ -18,6 +18,6 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     const order = await getOrder(orders, { caller, orderId: id.orderId });
     return order === undefined ? notFound(`Order ${id.orderId} does not exist.`) : json(200, order);
   } catch (error) {
-    return unexpected(error);
+    return unexpectedErrorResponse(error);
   }
 };

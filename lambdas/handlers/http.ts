@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { logger } from '../shared/observability';
 
 /**
  * HTTP helpers shared by the API handlers: problem+json errors (RFC 9457),
@@ -73,7 +74,12 @@ export function notFound(detail: string): HttpResponse {
 
 export function serviceUnavailable(): HttpResponse {
   return problem(
-    { status: 503, title: 'Service Unavailable', detail: 'A dependency is unavailable. Retry with the same Idempotency-Key.' },
+    {
+      status: 503,
+      title: 'Service Unavailable',
+      detail:
+        'A dependency is unavailable; nothing was half-written. Retry the request (a POST with the same Idempotency-Key).',
+    },
     { 'Retry-After': '1' },
   );
 }
@@ -102,4 +108,14 @@ export function isDependencyFailure(error: unknown): boolean {
   if (sdk.code === 'ECONNREFUSED' || sdk.code === 'ECONNRESET' || sdk.code === 'ETIMEDOUT') return true;
   if (error.name === 'TimeoutError') return true;
   return sdk.cause !== undefined && isDependencyFailure(sdk.cause);
+}
+
+/** Last-resort mapping for every API handler: 503 for a dependency, 500 for a bug, never a stack trace. */
+export function unexpectedErrorResponse(error: unknown): HttpResponse {
+  if (isDependencyFailure(error)) {
+    logger.warn('Dependency failure', { error });
+    return serviceUnavailable();
+  }
+  logger.error('Unexpected error', { error });
+  return internalError();
 }

@@ -27,12 +27,17 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
     return await processPartialResponse(
       event,
       (record: SQSRecord) =>
-        consumeRecord(record, settings, (e) => {
-          if (e.eventType !== 'OrderPlaced') {
-            throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
-          }
-          return creditLoyaltyPoints(e, deps);
-        }, faults),
+        consumeRecord(
+          record,
+          settings,
+          (e) => {
+            if (e.eventType !== 'OrderPlaced') {
+              throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+            }
+            return creditLoyaltyPoints(e, deps);
+          },
+          faults,
+        ),
       processor,
       { context },
     );

@@ -25,7 +25,10 @@ const config = {
 
 const faultSource = faultSourceFromEnv();
 const deps = {
-  publisher: new SqsEventPublisher(sqsClient(), { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl }),
+  publisher: new SqsEventPublisher(sqsClient(), {
+    fifoQueueUrl: config.fifoQueueUrl,
+    standardQueueUrl: config.standardQueueUrl,
+  }),
   outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
   now: () => new Date(),
 };
@@ -52,9 +55,12 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
       relayable.map((r) => r.event),
       { ...deps, onFirstDispatch: () => (firstDispatches += 1) },
     );
-    const resends = relayable.map((r) => r.event).filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend, faults));
+    const resends = relayable
+      .map((r) => r.event)
+      .filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend, faults));
     if (resends.length > 0) await deps.publisher.publish(resends, { resend: true });
-    if (firstDispatches > 0 && roll(faults.relayCrashAfterPublish, faults)) crashProcess('relay after publishing, before the checkpoint');
+    if (firstDispatches > 0 && roll(faults.relayCrashAfterPublish, faults))
+      crashProcess('relay after publishing, before the checkpoint');
     for (const { record, event: e } of relayable) if (failedIds.has(e.eventId)) failures.push(sequenceNumberOf(record));
 
     metrics.addMetric('OutboxEventsRelayed', MetricUnit.Count, relayable.length - failedIds.size);

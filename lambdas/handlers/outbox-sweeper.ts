@@ -20,7 +20,10 @@ const config = {
 };
 
 const deps = {
-  publisher: new SqsEventPublisher(sqsClient(), { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl }),
+  publisher: new SqsEventPublisher(sqsClient(), {
+    fifoQueueUrl: config.fifoQueueUrl,
+    standardQueueUrl: config.standardQueueUrl,
+  }),
   outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
   now: () => new Date(),
   minAgeSeconds: config.minAgeSeconds,
