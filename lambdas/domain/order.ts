@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const MAX_ITEMS = 50;
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const orderLineSchema = z.strictObject({
+export const orderLineSchema = z.strictObject({
   sku: z.string().min(1).max(64),
   quantity: z.int().min(1).max(1_000_000),
   unitPriceCents: z.int().min(0).max(100_000_000),

@@ -16,7 +16,8 @@ export async function fulfilOrderEvent(
   event: OrderEvent,
   deps: { ledger: FulfilmentLedger; warehouse: ExternalProvider },
 ): Promise<ApplyOutcome> {
-  const outcome = event.eventType === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
+  const outcome =
+    event.eventType === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
   if (outcome !== 'stale') {
     await deps.warehouse.send(`fulfilment:${event.eventId}`, {
       instruction: event.eventType === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',

@@ -1,5 +1,5 @@
-import type { OrderCancelledEvent } from '../domain/events';
-import { orderCancelledEventId, type OrderView } from '../domain/order';
+import { orderCancelledEvent } from '../domain/events';
+import type { OrderView } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
 import { toView } from './place-order';
 
@@ -19,15 +19,7 @@ export async function cancelOrder(
   if (existing.status === 'CANCELLED') return { kind: 'cancelled', order: toView(existing) };
 
   const cancelledAt = command.now.toISOString();
-  const event: OrderCancelledEvent = {
-    eventId: orderCancelledEventId(existing.orderId),
-    eventType: 'OrderCancelled',
-    version: 2,
-    orderId: existing.orderId,
-    customerId: existing.customerId,
-    items: existing.items,
-    occurredAt: cancelledAt,
-  };
+  const event = orderCancelledEvent(existing, cancelledAt);
   const result = await orders.cancel(existing, cancelledAt, event);
   if (result.kind === 'cancelled') return { kind: 'cancelled', order: toView(result.order) };
   // Lost a race with a concurrent cancel: the order is cancelled either way.

@@ -1,11 +1,5 @@
-import type { OrderPlacedEvent } from '../domain/events';
-import {
-  deriveOrderId,
-  orderPlacedEventId,
-  orderTotalCents,
-  type OrderView,
-  type PlaceOrderRequest,
-} from '../domain/order';
+import { orderPlacedEvent } from '../domain/events';
+import { deriveOrderId, orderTotalCents, type OrderView, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository, StoredOrder } from '../ports/order-repository';
 
 export interface PlaceOrderCommand {
@@ -41,16 +35,7 @@ export async function placeOrder(orders: OrderRepository, command: PlaceOrderCom
     caller: command.caller,
     fingerprint: command.fingerprint,
   };
-  const event: OrderPlacedEvent = {
-    eventId: orderPlacedEventId(orderId),
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: order.customerId,
-    items: order.items,
-    totalCents,
-    occurredAt: createdAt,
-  };
+  const event = orderPlacedEvent(order, createdAt);
 
   const result = await orders.place(order, event);
   if (result.kind === 'created') return toView(order);

@@ -8,7 +8,12 @@ import type { EventPublisher, OutboxStore } from '../ports/outbox';
  */
 export async function relayOutboxEvents(
   events: readonly OrderEvent[],
-  deps: { publisher: EventPublisher; outbox: OutboxStore; now: () => Date; onFirstDispatch?: (event: OrderEvent) => void },
+  deps: {
+    publisher: EventPublisher;
+    outbox: OutboxStore;
+    now: () => Date;
+    onFirstDispatch?: (event: OrderEvent) => void;
+  },
 ): Promise<Set<string>> {
   const failed = await deps.publisher.publish(events);
   const published = events.filter((e) => !failed.has(e.eventId));
@@ -34,7 +39,13 @@ export async function sweepOutbox(deps: {
 }): Promise<{ republished: number; failed: number; oldestPendingAgeSeconds: number }> {
   const now = deps.now();
   const stale = await deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems);
-  const failed = stale.length === 0 ? new Set<string>() : await relayOutboxEvents(stale.map((p) => p.event), deps);
+  const failed =
+    stale.length === 0
+      ? new Set<string>()
+      : await relayOutboxEvents(
+          stale.map((p) => p.event),
+          deps,
+        );
   const oldest = await deps.outbox.oldestPendingCreatedAt();
   const oldestPendingAgeSeconds = oldest === undefined ? 0 : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000);
   return { republished: stale.length - failed.size, failed: failed.size, oldestPendingAgeSeconds };

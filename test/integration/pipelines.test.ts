@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
-import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { orderPlacedEventId } from '../../lambdas/domain/order';
+import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { receiveAll } from '../support/messaging';
 import { PipelineFixture } from '../support/pipeline-fixture';
@@ -37,7 +37,12 @@ function uniqueOrder() {
 
 async function placeOrder(order = uniqueOrder()) {
   const response = await fixture.createOrder(
-    apiEvent({ method: 'POST', path: '/orders', headers: { 'Idempotency-Key': `k-${seq}-${Date.now()}` }, body: JSON.stringify(order) }),
+    apiEvent({
+      method: 'POST',
+      path: '/orders',
+      headers: { 'Idempotency-Key': `k-${seq}-${Date.now()}` },
+      body: JSON.stringify(order),
+    }),
     lambdaContext(),
   );
   expect(response.statusCode).toBe(201);
@@ -45,16 +50,8 @@ async function placeOrder(order = uniqueOrder()) {
 }
 
 function placedEvent(orderId: string, order: ReturnType<typeof uniqueOrder>): OrderPlacedEvent {
-  return {
-    eventId: orderPlacedEventId(orderId),
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: order.customerId,
-    items: order.items,
-    totalCents: order.items.reduce((s, l) => s + l.quantity * l.unitPriceCents, 0),
-    occurredAt: new Date().toISOString(),
-  };
+  const totalCents = order.items.reduce((sum, line) => sum + line.quantity * line.unitPriceCents, 0);
+  return orderPlacedEvent({ orderId, ...order, totalCents }, new Date().toISOString());
 }
 
 test('an order flows from the outbox through both queues: one reservation, one credit, one call per provider key', async () => {
@@ -79,7 +76,9 @@ test('the relay marks each outbox item dispatched, and that MODIFY does not pass
   await fixture.relayStream();
 
   const after = await fixture.stream.next({ outboxOnly: false });
-  const outboxModifies = after.Records.filter((r) => r.eventName === 'MODIFY' && r.dynamodb?.NewImage?.entity?.S === 'OUTBOX');
+  const outboxModifies = after.Records.filter(
+    (r) => r.eventName === 'MODIFY' && r.dynamodb?.NewImage?.entity?.S === 'OUTBOX',
+  );
 
   expect(outboxModifies.length).toBeGreaterThan(0);
   expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.dispatchedAt !== undefined)).toBe(true);
@@ -106,7 +105,10 @@ test('a producer resend with a new messageId is applied once', async () => {
 test('a crash after the transaction but before the ack: the redelivery is suppressed', async () => {
   const order = uniqueOrder();
   const event = placedEvent('ord_crash00000000000000000000000000', order);
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(event), { groupId: event.orderId, dedupId: event.eventId });
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(event), {
+    groupId: event.orderId,
+    dedupId: event.eventId,
+  });
 
   const first = await fixture.receive('fulfilment', 1);
   await fixture.deliver('fulfilment', first, { crashBeforeAck: true });
@@ -125,7 +127,10 @@ test('two concurrent deliveries of one message make one effect', async () => {
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
   const batch = await fixture.receive('loyalty', 1);
 
-  const responses = await Promise.all([fixture.deliver('loyalty', batch, { crashBeforeAck: true }), fixture.deliver('loyalty', batch)]);
+  const responses = await Promise.all([
+    fixture.deliver('loyalty', batch, { crashBeforeAck: true }),
+    fixture.deliver('loyalty', batch),
+  ]);
 
   expect(responses.every((r) => r.batchItemFailures.length === 0)).toBe(true);
   expect((await fixture.effects())[`CUSTOMER#${order.customerId}`].points).toBe(17);
@@ -189,17 +194,15 @@ test('a cancel delivered before its place: nothing reserved at the end, the late
   const order = uniqueOrder();
   const orderId = 'ord_cancelfirst00000000000000000000';
   const placed = placedEvent(orderId, order);
-  const cancelled: OrderCancelledEvent = {
-    eventId: orderCancelledEventId(orderId),
-    eventType: 'OrderCancelled',
-    version: 2,
-    orderId,
-    customerId: order.customerId,
-    items: order.items,
-    occurredAt: new Date().toISOString(),
-  };
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(cancelled), { groupId: orderId, dedupId: cancelled.eventId });
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(placed), { groupId: orderId, dedupId: placed.eventId });
+  const cancelled = orderCancelledEvent({ orderId, ...order }, new Date().toISOString());
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(cancelled), {
+    groupId: orderId,
+    dedupId: cancelled.eventId,
+  });
+  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(placed), {
+    groupId: orderId,
+    dedupId: placed.eventId,
+  });
 
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
