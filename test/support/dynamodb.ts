@@ -2,7 +2,7 @@ import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { createTable, tableDefinitions } from '../../local/template/dynamodb';
-import { synthStack } from './synth';
+import { defaultStackTemplate } from './synth';
 
 /**
  * Points the SDK (and so the code under test) at the DynamoDB Local started by
@@ -32,8 +32,7 @@ export function testDynamoDbClient(): DynamoDBClient {
  * (keys, indexes, stream, TTL), under fresh names; returns names by logical id prefix.
  */
 export async function createStackTables(): Promise<{ names: Record<string, string>; drop: () => Promise<void> }> {
-  const { template } = synthStack();
-  const definitions = tableDefinitions(template.toJSON() as Parameters<typeof tableDefinitions>[0]);
+  const definitions = tableDefinitions(defaultStackTemplate() as Parameters<typeof tableDefinitions>[0]);
   const client = testDynamoDbClient();
   const suffix = randomUUID().slice(0, 8);
   const names: Record<string, string> = {};
@@ -56,7 +55,9 @@ export async function scanAll(tableName: string): Promise<Record<string, unknown
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    const page = await doc.send(
+      new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }),
+    );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);

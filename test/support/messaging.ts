@@ -1,6 +1,4 @@
-import {
-  DescribeTableCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBStreamsClient,
   DescribeStreamCommand,
@@ -8,16 +6,15 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { createQueues } from '../../local/provision';
+import type { CfnTemplate } from '../../local/template/model';
+import { LocalReferences } from '../../local/template/references';
+import { queueDefinitions } from '../../local/template/sqs';
 import { testDynamoDbClient } from './dynamodb';
+import { defaultStackTemplate } from './synth';
 
 /**
  * Builds the events Lambda would build, from the real emulators: stream records
@@ -36,33 +33,37 @@ export interface TestQueues {
   relayFailureQueueUrl: string;
 }
 
-/** The pipeline queues as the stack declares them: FIFO + FIFO DLQ, standard + DLQ, maxReceiveCount 5. */
-export async function createTestQueues(options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {}): Promise<TestQueues> {
-  const sqs = testSqsClient();
+/**
+ * The stack's queues exactly as its template declares them (FIFO attributes,
+ * visibility, retention, redrive policy and maxReceiveCount), created by the
+ * local runtime's own provisioning under fresh names so test files never share a queue.
+ */
+export async function createTestQueues(options: { visibilityTimeoutSeconds?: number } = {}): Promise<TestQueues> {
+  const template = defaultStackTemplate() as unknown as CfnTemplate;
   const suffix = randomUUID().slice(0, 8);
-  const create = async (name: string, attributes: Record<string, string>) =>
-    (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
-  const arnOf = async (url: string) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
-  const visibility = String(options.visibilityTimeoutSeconds ?? 180);
-  const maxReceiveCount = String(options.maxReceiveCount ?? 5);
-
-  const fifoDlqUrl = await create(`fulfilment-dlq-${suffix}.fifo`, { FifoQueue: 'true' });
-  const fifoQueueUrl = await create(`fulfilment-${suffix}.fifo`, {
-    FifoQueue: 'true',
-    DeduplicationScope: 'messageGroup',
-    FifoThroughputLimit: 'perMessageGroupId',
-    VisibilityTimeout: visibility,
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(fifoDlqUrl), maxReceiveCount }),
-  });
-  const standardDlqUrl = await create(`loyalty-dlq-${suffix}`, {});
-  const standardQueueUrl = await create(`loyalty-${suffix}`, {
-    VisibilityTimeout: visibility,
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(standardDlqUrl), maxReceiveCount }),
-  });
-  const relayFailureQueueUrl = await create(`relay-failures-${suffix}`, {});
+  const definitions = queueDefinitions(template).map((d) => ({
+    ...d,
+    name: d.name.replace(/(\.fifo)?$/, `-${suffix}$1`),
+    attributes:
+      options.visibilityTimeoutSeconds !== undefined && d.redrive !== undefined
+        ? { ...d.attributes, VisibilityTimeout: String(options.visibilityTimeoutSeconds) }
+        : d.attributes,
+  }));
+  const sqs = testSqsClient();
+  const queues = await createQueues(sqs, definitions, new LocalReferences(template, 'us-east-1', 'TestStack'));
   sqs.destroy();
-  return { fifoQueueUrl, fifoDlqUrl, standardQueueUrl, standardDlqUrl, relayFailureQueueUrl };
+  const url = (prefix: string) => {
+    const match = [...queues].find(([logicalId]) => logicalId.startsWith(prefix));
+    if (match === undefined) throw new Error(`The stack has no queue ${prefix}*`);
+    return match[1].url;
+  };
+  return {
+    fifoQueueUrl: url('PipelinesFulfilmentQueuesQueue'),
+    fifoDlqUrl: url('PipelinesFulfilmentQueuesDlq'),
+    standardQueueUrl: url('PipelinesLoyaltyQueuesQueue'),
+    standardDlqUrl: url('PipelinesLoyaltyQueuesDlq'),
+    relayFailureQueueUrl: url('OutboxRelayRelayFailures'),
+  };
 }
 
 /** Receives up to `max` messages and shapes them as Lambda's SQS event. */
@@ -127,7 +128,10 @@ function toSqsRecord(message: Message, queueUrl: string): SQSRecord {
  */
 export class StreamReader {
   private iterator: string | undefined;
-  private readonly streams = new DynamoDBStreamsClient({ endpoint: process.env.TEST_DYNAMODB_ENDPOINT, region: 'us-east-1' });
+  private readonly streams = new DynamoDBStreamsClient({
+    endpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+    region: 'us-east-1',
+  });
 
   constructor(private readonly tableName: string) {}
 
@@ -144,7 +148,12 @@ export class StreamReader {
     }
     const records = raw.map((r) => r as unknown as DynamoDBRecord);
     const kept = options.outboxOnly === false ? records : records.filter(isOutboxInsert);
-    return { Records: kept.map((r) => ({ ...r, eventSourceARN: `arn:aws:dynamodb:us-east-1:000000000000:table/${this.tableName}/stream/x` })) };
+    return {
+      Records: kept.map((r) => ({
+        ...r,
+        eventSourceARN: `arn:aws:dynamodb:us-east-1:000000000000:table/${this.tableName}/stream/x`,
+      })),
+    };
   }
 
   close(): void {
@@ -155,10 +164,16 @@ export class StreamReader {
     const dynamo = testDynamoDbClient();
     const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: this.tableName }));
     dynamo.destroy();
-    const { StreamDescription } = await this.streams.send(new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn! }));
+    const { StreamDescription } = await this.streams.send(
+      new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn! }),
+    );
     const shard = StreamDescription!.Shards![0];
     const { ShardIterator } = await this.streams.send(
-      new GetShardIteratorCommand({ StreamArn: Table!.LatestStreamArn!, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }),
+      new GetShardIteratorCommand({
+        StreamArn: Table!.LatestStreamArn!,
+        ShardId: shard.ShardId!,
+        ShardIteratorType: 'TRIM_HORIZON',
+      }),
     );
     return ShardIterator!;
   }

@@ -6,7 +6,9 @@ export const ALICE = 'arn:aws:iam::123456789012:user/alice';
 export const BOB = 'arn:aws:iam::123456789012:user/bob';
 
 /** An order item as the Orders table holds it (keys, entity and version included). */
-export function storedOrderItem(overrides: Partial<StoredOrder> & { caller?: string; key?: string } = {}): Record<string, unknown> {
+export function storedOrderItem(
+  overrides: Partial<StoredOrder> & { caller?: string; key?: string } = {},
+): Record<string, unknown> {
   const { key = 'key-1', ...rest } = overrides;
   const caller = rest.caller ?? ALICE;
   const orderId = rest.orderId ?? deriveOrderId(caller, key);
@@ -21,11 +23,25 @@ export function storedOrderItem(overrides: Partial<StoredOrder> & { caller?: str
     fingerprint: 'f'.repeat(64),
     ...rest,
   };
-  return { pk: `ORDER#${orderId}`, sk: 'ORDER', entity: 'ORDER', version: order.status === 'CANCELLED' ? 2 : 1, ...order };
+  return {
+    pk: `ORDER#${orderId}`,
+    sk: 'ORDER',
+    entity: 'ORDER',
+    version: order.status === 'CANCELLED' ? 2 : 1,
+    ...order,
+  };
 }
 
 /** The public view of a stored item: what the API may show. */
 export function viewOf(item: Record<string, unknown>): Record<string, unknown> {
-  const { pk: _pk, sk: _sk, entity: _entity, version: _version, caller: _caller, fingerprint: _fingerprint, ...view } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    entity: _entity,
+    version: _version,
+    caller: _caller,
+    fingerprint: _fingerprint,
+    ...view
+  } = item;
   return view;
 }

@@ -1,10 +1,25 @@
-import { ChangeMessageVisibilityCommand, DeleteMessageBatchCommand, DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, Context, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import type {
+  APIGatewayProxyEvent,
+  Context,
+  DynamoDBBatchResponse,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+} from 'aws-lambda';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import { createTestQueues, receiveAll, StreamReader, testSqsClient, type TestQueues } from './messaging';
 
-type ApiHandler = (e: APIGatewayProxyEvent, c: Context) => Promise<{ statusCode: number; body: string; headers: Record<string, string> }>;
+type ApiHandler = (
+  e: APIGatewayProxyEvent,
+  c: Context,
+) => Promise<{ statusCode: number; body: string; headers: Record<string, string> }>;
 type StreamHandler = (e: DynamoDBStreamEvent, c: Context) => Promise<DynamoDBBatchResponse>;
 type SqsHandler = (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
 
@@ -87,7 +102,8 @@ export class PipelineFixture {
           (next, context) => async (args) => {
             const command = context.commandName ?? 'unknown';
             log.calls.push(command);
-            if (log.failWhen?.(command)) throw Object.assign(new Error('injected dependency failure'), { code: 'ECONNRESET' });
+            if (log.failWhen?.(command))
+              throw Object.assign(new Error('injected dependency failure'), { code: 'ECONNRESET' });
             return next(args);
           },
           { step: 'initialize', name: 'countCalls' },
@@ -146,7 +162,9 @@ export class PipelineFixture {
 
   async makeVisibleAgain(queueUrl: string, receiptHandle: string): Promise<void> {
     const sqs = testSqsClient();
-    await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }));
+    await sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }),
+    );
     sqs.destroy();
   }
 
@@ -171,7 +189,12 @@ export class PipelineFixture {
         new SendMessageCommand({
           QueueUrl: sourceUrl,
           MessageBody: record.body,
-          ...(fifo ? { MessageGroupId: record.attributes.MessageGroupId ?? 'redrive', MessageDeduplicationId: `redrive-${record.messageId}` } : {}),
+          ...(fifo
+            ? {
+                MessageGroupId: record.attributes.MessageGroupId ?? 'redrive',
+                MessageDeduplicationId: `redrive-${record.messageId}`,
+              }
+            : {}),
         }),
       );
       await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: record.receiptHandle }));

@@ -14,8 +14,20 @@ export function cdkContext(extra: Record<string, unknown> = {}): Record<string, 
   return { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...extra };
 }
 
-export function synthStack(context: Record<string, unknown> = {}): { app: App; stack: ExactlyOnceStack; template: Template } {
+export function synthStack(context: Record<string, unknown> = {}): {
+  app: App;
+  stack: ExactlyOnceStack;
+  template: Template;
+} {
   const app = new App({ context: cdkContext(context) });
   const stack = new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app) });
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+let defaultTemplate: Record<string, unknown> | undefined;
+
+/** The default stack's template as JSON, synthesized once per test file (tables and queues are built from it). */
+export function defaultStackTemplate(): Record<string, unknown> {
+  defaultTemplate ??= synthStack().template.toJSON();
+  return defaultTemplate;
 }

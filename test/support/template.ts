@@ -116,7 +116,8 @@ function normalise(statement: Record<string, unknown>): PolicyStatement {
 export function statementsOfRole(template: Template, roleId: string): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
   const role = props(resourceById(template, roleId));
-  for (const policy of (role.Policies as { PolicyDocument: { Statement: Record<string, unknown>[] } }[] | undefined) ?? []) {
+  for (const policy of (role.Policies as { PolicyDocument: { Statement: Record<string, unknown>[] } }[] | undefined) ??
+    []) {
     statements.push(...policy.PolicyDocument.Statement.map(normalise));
   }
   for (const type of ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']) {
@@ -155,7 +156,11 @@ export function describeResource(resource: unknown, tableNames: Record<string, s
 }
 
 /** DynamoDB actions a role is allowed, grouped by readable resource name, sorted. */
-export function dynamoDbGrants(template: Template, roleId: string, tableNames: Record<string, string>): Record<string, string[]> {
+export function dynamoDbGrants(
+  template: Template,
+  roleId: string,
+  tableNames: Record<string, string>,
+): Record<string, string[]> {
   const grants: Record<string, Set<string>> = {};
   for (const statement of statementsOfRole(template, roleId)) {
     if (statement.Effect !== 'Allow') continue;
@@ -174,7 +179,8 @@ export function dynamoDbGrants(template: Template, roleId: string, tableNames: R
 export function tableNamesOf(stack: Stack): Record<string, string> {
   const names: Record<string, string> = {};
   for (const construct of stack.node.findAll()) {
-    if (construct instanceof CfnTable) names[stack.getLogicalId(construct)] = construct.node.scope?.node.id ?? construct.node.id;
+    if (construct instanceof CfnTable)
+      names[stack.getLogicalId(construct)] = construct.node.scope?.node.id ?? construct.node.id;
   }
   return names;
 }
