@@ -56,21 +56,17 @@ export interface RunResults {
   passed: boolean;
 }
 
-export function summarize(input: {
-  runId: string;
-  target: string;
-  seed: number;
-  profile: string;
-  faults: string[];
-  startedAt: string;
-  plan: readonly PlannedRequest[];
-  observations: readonly Observation[];
-  durationMs: number;
-  injected: RunResults['injected'];
-  drain: RunResults['drain'];
-  verification: Verification;
-  calls: CallCounts;
-}): RunResults {
+export function summarize(
+  input: Pick<RunResults, 'runId' | 'target' | 'seed' | 'profile' | 'faults' | 'startedAt'> & {
+    plan: readonly PlannedRequest[];
+    observations: readonly Observation[];
+    durationMs: number;
+    injected: RunResults['injected'];
+    drain: RunResults['drain'];
+    verification: Verification;
+    calls: CallCounts;
+  },
+): RunResults {
   const answered = input.observations.filter((o) => o.status !== 'no-response');
   const latencies = answered.map((o) => o.latencyMs).sort((a, b) => a - b);
   const statuses: Record<string, number> = {};
@@ -86,7 +82,10 @@ export function summarize(input: {
     dynamodbReads: ratio(input.calls.dynamodbReads, orders),
     sqsRequests: ratio(input.calls.sqs, orders),
   };
-  const measured = perOrder.lambdaInvocations !== undefined && perOrder.dynamodbWrites !== undefined && perOrder.sqsRequests !== undefined;
+  const measured =
+    perOrder.lambdaInvocations !== undefined &&
+    perOrder.dynamodbWrites !== undefined &&
+    perOrder.sqsRequests !== undefined;
   const costPerMillionOrders = measured
     ? perOrder.apiRequests * UNIT_PRICES.apiGatewayRestPerMillion +
       perOrder.lambdaInvocations! * UNIT_PRICES.lambdaRequestsPerMillion +
@@ -119,7 +118,12 @@ export function summarize(input: {
     http: {
       durationMs: input.durationMs,
       throughputPerSecond: answered.length / Math.max(0.001, input.durationMs / 1000),
-      latencyMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? 0 },
+      latencyMs: {
+        p50: percentile(latencies, 0.5),
+        p90: percentile(latencies, 0.9),
+        p99: percentile(latencies, 0.99),
+        max: latencies.at(-1) ?? 0,
+      },
       statuses,
       replaysServed: input.observations.filter((o) => o.replayed).length,
       conflicts409: statuses['409'] ?? 0,
@@ -151,12 +155,29 @@ export function terminalSummary(r: RunResults): string {
   const lines = [
     '',
     `Run ${r.runId} on ${r.target} (profile ${r.profile}, seed ${r.seed}, faults: ${r.faults.length ? r.faults.join(', ') : 'none'})`,
-    `  requests        ${r.plan.requests} (${Object.entries(r.plan.byOperation).map(([k, n]) => `${k} ${n}`).join(', ')})`,
+    `  requests        ${r.plan.requests} (${Object.entries(r.plan.byOperation)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')})`,
     `  throughput      ${r.http.throughputPerSecond.toFixed(1)} req/s over ${(r.http.durationMs / 1000).toFixed(1)} s`,
     `  latency         p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms, max ${r.http.latencyMs.max} ms`,
-    `  statuses        ${Object.entries(r.http.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`,
+    `  statuses        ${Object.entries(r.http.statuses)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}`,
     `  retries         ${r.http.replaysServed} replays served, ${r.http.conflicts409} answered 409 (in progress)`,
-    `  deliveries      ${Object.keys(v.consumerMetrics).length > 0 ? Object.entries(v.consumerMetrics).map(([c, m]) => `${c}: ${m.EffectApplied ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`).join('; ') : `duplicates suppressed (lower bound from provider repeats): ${Object.entries(v.duplicatesSuppressed).map(([c, n]) => `${c} ${n}`).join(', ') || 'none'}`}`,
+    `  deliveries      ${
+      Object.keys(v.consumerMetrics).length > 0
+        ? Object.entries(v.consumerMetrics)
+            .map(
+              ([c, m]) =>
+                `${c}: ${m.EffectApplied ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
+            )
+            .join('; ')
+        : `duplicates suppressed (lower bound from provider repeats): ${
+            Object.entries(v.duplicatesSuppressed)
+              .map(([c, n]) => `${c} ${n}`)
+              .join(', ') || 'none'
+          }`
+    }`,
     `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs`,
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
@@ -183,10 +204,14 @@ export function htmlReport(r: RunResults): string {
       ],
       { x: 'seconds into the run', y: 'ms' },
     ),
-    lineChart('Throughput (requests started per second)', [{ name: 'req/s', color: '#59a14f', points: r.timeline.map((t) => ({ x: t.second, y: t.requests })) }], {
-      x: 'seconds into the run',
-      y: 'requests',
-    }),
+    lineChart(
+      'Throughput (requests started per second)',
+      [{ name: 'req/s', color: '#59a14f', points: r.timeline.map((t) => ({ x: t.second, y: t.requests })) }],
+      {
+        x: 'seconds into the run',
+        y: 'requests',
+      },
+    ),
     barChart(
       'Duplicate deliveries suppressed, per consumer',
       Object.entries(v.duplicatesSuppressed).map(([label, value]) => ({ label, value, color: '#f28e2b' })),
@@ -194,11 +219,16 @@ export function htmlReport(r: RunResults): string {
     ),
     barChart(
       'Dead-letter queues by cause',
-      v.deadLetters.map((d) => ({ label: `${d.queue.split(' ')[0]}: ${d.cause}`, value: d.count, color: d.expected ? '#76b7b2' : '#e15759' })),
+      v.deadLetters.map((d) => ({
+        label: `${d.queue.split(' ')[0]}: ${d.cause}`,
+        value: d.count,
+        color: d.expected ? '#76b7b2' : '#e15759',
+      })),
       'messages',
     ),
   ].join('\n');
-  const rows = (pairs: [string, string][]) => pairs.map(([k, val]) => `<tr><th>${escape(k)}</th><td>${escape(val)}</td></tr>`).join('');
+  const rows = (pairs: [string, string][]) =>
+    pairs.map(([k, val]) => `<tr><th>${escape(k)}</th><td>${escape(val)}</td></tr>`).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Exactly-once proof: ${escape(r.runId)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:1400px}table{border-collapse:collapse}th,td{text-align:left;padding:2px 12px 2px 0}
@@ -208,11 +238,21 @@ export function htmlReport(r: RunResults): string {
 <table>${rows([
     ['run', `${r.runId} on ${r.target}, profile ${r.profile}, seed ${r.seed}`],
     ['faults', r.faults.join(', ') || 'none'],
-    ['requests', `${r.plan.requests} (${Object.entries(r.plan.byOperation).map(([k, n]) => `${k} ${n}`).join(', ')})`],
+    [
+      'requests',
+      `${r.plan.requests} (${Object.entries(r.plan.byOperation)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')})`,
+    ],
     ['throughput', `${r.http.throughputPerSecond.toFixed(1)} req/s`],
     ['latency', `p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms`],
     ['orders / intents', `${v.counts.orders} / ${v.counts.intents}`],
-    ['cost', r.costPerMillionOrders === undefined ? 'not measured' : `$${r.costPerMillionOrders.toFixed(2)} per million orders (${UNIT_PRICES.asOf})`],
+    [
+      'cost',
+      r.costPerMillionOrders === undefined
+        ? 'not measured'
+        : `$${r.costPerMillionOrders.toFixed(2)} per million orders (${UNIT_PRICES.asOf})`,
+    ],
   ])}</table>
 ${charts}
 <h2>Violations</h2>

@@ -211,7 +211,8 @@ export async function verify(options: {
   };
 }
 
-async function scan(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+/** Every item of a table, page by page, strongly consistent (the verification and the tests read tables this way). */
+export async function scan(documents: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {

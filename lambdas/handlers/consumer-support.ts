@@ -5,6 +5,7 @@ import { parseOrderEvent, type OrderEvent } from '../domain/events';
 import { InjectedTransientError, NO_FAULTS, roll, type FaultPlan } from '../domain/faults';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
+import { crashProcess } from './injected-crash';
 
 /** What a consumer can do with a message besides acking or failing it (see adapters/sqs-message-control). */
 export interface MessageControl {
@@ -103,13 +104,4 @@ function startHeartbeat(record: SQSRecord, settings: ConsumerSettings): () => vo
   }, periodMs);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/**
- * Injected crash: the process dies as a real crash would (on Lambda too), so
- * the whole batch is redelivered, including records whose effects committed.
- */
-export function crashProcess(where: string): never {
-  logger.error('Injected crash', { where });
-  process.exit(1);
 }

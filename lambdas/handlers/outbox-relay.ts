@@ -9,7 +9,7 @@ import { roll } from '../domain/faults';
 import { requireEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
-import { crashProcess } from './consumer-support';
+import { crashProcess } from './injected-crash';
 
 /**
  * Outbox relay on the Orders table stream. The event source mapping's filter

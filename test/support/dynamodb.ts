@@ -1,5 +1,6 @@
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { scan } from '../../loadtest/verify';
 import { randomUUID } from 'node:crypto';
 import { createTable, tableDefinitions } from '../../local/template/dynamodb';
 import { defaultStackTemplate } from './synth';
@@ -52,15 +53,9 @@ export async function createStackTables(): Promise<{ names: Record<string, strin
 
 export async function scanAll(tableName: string): Promise<Record<string, unknown>[]> {
   const doc = DynamoDBDocumentClient.from(testDynamoDbClient());
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(
-      new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  doc.destroy();
-  return items;
+  try {
+    return await scan(doc, tableName);
+  } finally {
+    doc.destroy();
+  }
 }
