@@ -67,9 +67,15 @@ async function main(): Promise<number> {
     try {
       const { verification, drained } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
       const c = verification.counts;
-      console.log(`Verified ${c.orders} orders (${c.cancelledOrders} cancelled), ${c.skusChecked} SKUs, ${c.customersChecked} customers, ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`);
+      console.log(
+        `Verified ${c.orders} orders (${c.cancelledOrders} cancelled), ${c.skusChecked} SKUs, ${c.customersChecked} customers, ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
+      );
       for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
-      console.log(verification.violations.length === 0 && drained ? 'PASS: 0 violations' : `FAIL: ${verification.violations.length} violation(s)`);
+      console.log(
+        verification.violations.length === 0 && drained
+          ? 'PASS: 0 violations'
+          : `FAIL: ${verification.violations.length} violation(s)`,
+      );
       return verification.violations.length === 0 && drained ? 0 : 1;
     } finally {
       target.close();
@@ -91,11 +97,14 @@ async function main(): Promise<number> {
       },
       callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,
       // Live progress only on a terminal; in CI logs, a line per phase.
-      log: (line) => (tty && line.startsWith('  sent') ? process.stdout.write(`\r${line}   `) : console.log(tty ? `\n${line}` : line)),
+      log: (line) =>
+        tty && line.startsWith('  sent') ? process.stdout.write(`\r${line}   `) : console.log(tty ? `\n${line}` : line),
     });
     console.log(terminalSummary(results));
     const files = writeReports(results, path.resolve(values['report-dir']!));
-    console.log(`\nReports: ${path.relative(process.cwd(), files.html)} and ${path.relative(process.cwd(), files.json)}`);
+    console.log(
+      `\nReports: ${path.relative(process.cwd(), files.html)} and ${path.relative(process.cwd(), files.json)}`,
+    );
     return results.passed ? 0 : 1;
   } finally {
     target.close();
@@ -106,7 +115,8 @@ class UsageError extends Error {}
 
 function positiveInt(value: string, flag: string, allowZero = false): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new UsageError(`${flag} must be a whole number${allowZero ? '' : ' above 0'}, got "${value}"`);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1))
+    throw new UsageError(`${flag} must be a whole number${allowZero ? '' : ' above 0'}, got "${value}"`);
   return n;
 }
 
@@ -114,7 +124,8 @@ function parseMix(value: string): Mix {
   const mix = { ...DEFAULT_MIX };
   for (const part of value.split(',')) {
     const [key, raw] = part.split('=');
-    if (!(key in mix) || !Number.isFinite(Number(raw)) || Number(raw) < 0) throw new UsageError(`Bad --mix entry "${part}"`);
+    if (!(key in mix) || !Number.isFinite(Number(raw)) || Number(raw) < 0)
+      throw new UsageError(`Bad --mix entry "${part}"`);
     mix[key as keyof Mix] = Number(raw);
   }
   if (mix.new <= 0) throw new UsageError('--mix needs new > 0');
@@ -124,7 +135,11 @@ function parseMix(value: string): Mix {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : `loadtest: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      error instanceof UsageError
+        ? `${error.message}\n\n${USAGE}`
+        : `loadtest: ${error instanceof Error ? error.message : String(error)}`,
+    );
     process.exit(2);
   },
 );

@@ -73,13 +73,19 @@ export async function drive(plan: readonly PlannedRequest[], options: DriveOptio
   // Requests autocannon never got an answer to (connection errors, timeouts).
   const seen = new Set(observations.map((o) => o.index));
   for (const p of plan) {
-    if (!seen.has(p.index)) observations.push({ index: p.index, status: 'no-response', replayed: false, startedAt: started, latencyMs: 0 });
+    if (!seen.has(p.index))
+      observations.push({ index: p.index, status: 'no-response', replayed: false, startedAt: started, latencyMs: 0 });
   }
   observations.sort((a, b) => a.index - b.index);
   return { observations, durationMs: Date.now() - started, autocannon: totals };
 }
 
-async function sign(planned: PlannedRequest, base: URL, stagePath: string, signer: SignatureV4): Promise<SignedRequest> {
+async function sign(
+  planned: PlannedRequest,
+  base: URL,
+  stagePath: string,
+  signer: SignatureV4,
+): Promise<SignedRequest> {
   const path = `${stagePath}${planned.path}`;
   const body = planned.body === undefined ? undefined : JSON.stringify(planned.body);
   const headers: Record<string, string> = { host: base.host };
@@ -122,7 +128,13 @@ function runSegment(
               if (next === undefined) return request; // amount reached; autocannon stops on its own
               context.current = next;
               context.startedAt = Date.now();
-              return { ...request, method: next.method, path: next.path, headers: next.headers, body: next.body } as autocannon.Request;
+              return {
+                ...request,
+                method: next.method,
+                path: next.path,
+                headers: next.headers,
+                body: next.body,
+              } as autocannon.Request;
             },
             onResponse: (status: number, body: string, context: Ctx, headers?: Record<string, string>) => {
               const current = context.current;
@@ -150,7 +162,8 @@ function runSegment(
 /** autocannon hands headers over as a flat [name, value, ...] list or an object, by version. */
 function headerValue(headers: unknown, name: string): string | undefined {
   if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === name) return String(headers[i + 1]);
+    for (let i = 0; i + 1 < headers.length; i += 2)
+      if (String(headers[i]).toLowerCase() === name) return String(headers[i + 1]);
     return undefined;
   }
   if (headers !== null && typeof headers === 'object') {

@@ -61,7 +61,9 @@ export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<voi
     fs.writeFileSync(target.faultSwitch.file, json);
   } else {
     const ssm = new SSMClient({});
-    await ssm.send(new PutParameterCommand({ Name: target.faultSwitch.parameterName, Value: json, Overwrite: true, Type: 'String' }));
+    await ssm.send(
+      new PutParameterCommand({ Name: target.faultSwitch.parameterName, Value: json, Overwrite: true, Type: 'String' }),
+    );
     ssm.destroy();
   }
 }
@@ -70,13 +72,20 @@ export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<voi
 export const FAULT_SWITCH_DELAY_MS = 6_000;
 
 export function poisonBody(runId: string, n: number): string {
-  return JSON.stringify({ poison: true, runId, n, note: 'not an order event: must end in the DLQ with failureCause SchemaViolation' });
+  return JSON.stringify({
+    poison: true,
+    runId,
+    n,
+    note: 'not an order event: must end in the DLQ with failureCause SchemaViolation',
+  });
 }
 
 export async function sendPoison(target: Target, runId: string, perQueue: number): Promise<number> {
   let sent = 0;
   for (let n = 0; n < perQueue; n++) {
-    await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyQueueUrl, MessageBody: poisonBody(runId, n) }));
+    await target.sqs.send(
+      new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyQueueUrl, MessageBody: poisonBody(runId, n) }),
+    );
     await target.sqs.send(
       new SendMessageCommand({
         QueueUrl: target.outputs.FulfilmentQueueUrl,
@@ -105,10 +114,13 @@ export async function seedDeadLetters(target: Target, runId: string, count: numb
       ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
     }),
   );
-  const events = Items.map((item) => unmarshall(item).event as { eventType: string; orderId: string; eventId: string }).slice(0, count);
+  const events = Items.map(
+    (item) => unmarshall(item).event as { eventType: string; orderId: string; eventId: string },
+  ).slice(0, count);
   for (const event of events) {
     const body = JSON.stringify(event);
-    if (event.eventType === 'OrderPlaced') await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyDlqUrl, MessageBody: body }));
+    if (event.eventType === 'OrderPlaced')
+      await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyDlqUrl, MessageBody: body }));
     await target.sqs.send(
       new SendMessageCommand({
         QueueUrl: target.outputs.FulfilmentDlqUrl,
@@ -140,7 +152,13 @@ export async function redriveDeadLetters(
     const kept: string[] = [];
     for (let round = 0; round < 50; round++) {
       const { Messages = [] } = await target.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 30, MessageSystemAttributeNames: ['All'] }),
+        new ReceiveMessageCommand({
+          QueueUrl: dlq,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          VisibilityTimeout: 30,
+          MessageSystemAttributeNames: ['All'],
+        }),
       );
       // Only this run's messages move: on a shared stack, other DLQ messages are someone else's to judge.
       const movable = Messages.filter((m) => !isPoison(m.Body ?? '') && isThisRuns(m.Body ?? ''));
@@ -152,7 +170,10 @@ export async function redriveDeadLetters(
             QueueUrl: source,
             MessageBody: message.Body,
             ...(fifo
-              ? { MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive', MessageDeduplicationId: `redrive-${message.MessageId}` }
+              ? {
+                  MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive',
+                  MessageDeduplicationId: `redrive-${message.MessageId}`,
+                }
               : {}),
           }),
         );
@@ -162,7 +183,9 @@ export async function redriveDeadLetters(
     }
     // What stays (poison, other runs' messages) is visible again at once for the final DLQ inventory.
     for (const handle of kept) {
-      await target.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: dlq, ReceiptHandle: handle, VisibilityTimeout: 0 }));
+      await target.sqs.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: dlq, ReceiptHandle: handle, VisibilityTimeout: 0 }),
+      );
     }
   }
   return moved;
@@ -181,12 +204,61 @@ export async function setLocalVisibility(target: Target, seconds: number): Promi
   const urls = [target.outputs.FulfilmentQueueUrl, target.outputs.LoyaltyQueueUrl];
   const original = await Promise.all(
     urls.map(async (url) => {
-      const { Attributes = {} } = await target.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout'] }));
+      const { Attributes = {} } = await target.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout'] }),
+      );
       return Attributes.VisibilityTimeout ?? '30';
     }),
   );
-  await Promise.all(urls.map((url) => target.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: String(seconds) } }))));
+  await Promise.all(
+    urls.map((url) =>
+      target.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: String(seconds) } }),
+      ),
+    ),
+  );
   return async () => {
-    await Promise.all(urls.map((url, i) => target.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: original[i] } }))));
+    await Promise.all(
+      urls.map((url, i) =>
+        target.sqs.send(
+          new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: original[i] } }),
+        ),
+      ),
+    );
   };
+}
+
+/**
+ * Switches a run's faults on: the in-function plan (then waits until every
+ * function has re-read it) and, locally, the shortened visibility. `off()` puts
+ * both back and is safe to call more than once (after the drain, in a finally,
+ * on Ctrl-C).
+ */
+export async function switchFaultsOn(
+  target: Target,
+  settings: FaultSettings,
+  seed: number,
+  log: (line: string) => void,
+): Promise<{ inFunction: boolean; off(): Promise<void> }> {
+  const inFunction =
+    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') || (settings.disableInboxClaim?.length ?? 0) > 0;
+  const visibility = settings.localVisibilitySeconds ?? 0;
+  const restoreVisibility =
+    inFunction && target.kind === 'local' && visibility > 0
+      ? await setLocalVisibility(target, visibility)
+      : async () => undefined;
+  let on = true;
+  const off = async () => {
+    if (!on) return;
+    on = false;
+    await setFaultPlan(target, {});
+    await restoreVisibility();
+  };
+  const plan = faultPlanOf(settings, seed);
+  await setFaultPlan(target, plan);
+  if (inFunction) {
+    log(`Fault plan switched on: ${JSON.stringify(plan)}`);
+    await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS)); // every function has re-read the switch
+  }
+  return { inFunction, off };
 }

@@ -83,11 +83,27 @@ export function buildPlan(random: Random, options: PlanOptions): PlannedRequest[
         add({ op: 'retry-concurrent', caller, method: 'POST', path: '/orders', idempotencyKey: key, body });
       } else if (r < options.mix.retryConcurrent + options.mix.retrySequential) {
         const earlier = pick(random, placed);
-        add({ op: 'retry-sequential', caller: earlier.caller, method: 'POST', path: '/orders', idempotencyKey: earlier.key, body: earlier.body });
-      } else if (r < options.mix.retryConcurrent + options.mix.retrySequential + options.mix.cancel && cancellable.length > 1) {
+        add({
+          op: 'retry-sequential',
+          caller: earlier.caller,
+          method: 'POST',
+          path: '/orders',
+          idempotencyKey: earlier.key,
+          body: earlier.body,
+        });
+      } else if (
+        r < options.mix.retryConcurrent + options.mix.retrySequential + options.mix.cancel &&
+        cancellable.length > 1
+      ) {
         // Never the order just placed: its create may still be in flight.
         const [target] = cancellable.splice(intBetween(random, 0, cancellable.length - 2), 1);
-        add({ op: 'cancel', caller: target.caller, method: 'POST', path: `/orders/${options.orderIdOf(target.caller, target.key)}/cancel`, orderKey: target.key });
+        add({
+          op: 'cancel',
+          caller: target.caller,
+          method: 'POST',
+          path: `/orders/${options.orderIdOf(target.caller, target.key)}/cancel`,
+          orderKey: target.key,
+        });
       } else {
         const earlier = pick(random, placed);
         const what = random();

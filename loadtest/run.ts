@@ -3,13 +3,10 @@ import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
 import {
   ALL_FAULTS,
-  FAULT_SWITCH_DELAY_MS,
-  faultPlanOf,
   redriveDeadLetters,
   seedDeadLetters,
   sendPoison,
-  setFaultPlan,
-  setLocalVisibility,
+  switchFaultsOn,
   type FaultName,
   type FaultSettings,
 } from './faults';
@@ -70,35 +67,11 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   log(`Plan: ${plan.length} requests for ${profile.orders} orders (run ${runId}, seed ${options.seed})`);
 
   const enabled = options.faults.enabled;
-  const inFunctionFaults =
-    enabled.some((f) => f !== 'poison' && f !== 'redrive') || (options.faults.disableInboxClaim?.length ?? 0) > 0;
-  const visibility = options.faults.localVisibilitySeconds ?? 0;
-  const restoreVisibility =
-    inFunctionFaults && target.kind === 'local' && visibility > 0
-      ? await setLocalVisibility(target, visibility)
-      : async () => undefined;
-  const faultPlan = faultPlanOf(options.faults, options.seed);
-  let faultsOn = true;
   // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
-  const faultsOff = async () => {
-    if (!faultsOn) return;
-    faultsOn = false;
-    await setFaultPlan(target, {});
-    await restoreVisibility();
-  };
-  const interrupted = () => void faultsOff().finally(() => process.exit(130));
+  const faults = await switchFaultsOn(target, options.faults, options.seed, log);
+  const interrupted = () => void faults.off().finally(() => process.exit(130));
   process.once('SIGINT', interrupted);
   try {
-    await setFaultPlan(target, faultPlan);
-    if (inFunctionFaults) log(`Fault plan switched on: ${JSON.stringify(faultPlan)}`);
-    if (inFunctionFaults) await sleep(FAULT_SWITCH_DELAY_MS); // every function has re-read the switch
-    return await loadVerifyAndReport();
-  } finally {
-    process.removeListener('SIGINT', interrupted);
-    await faultsOff();
-  }
-
-  async function loadVerifyAndReport(): Promise<RunResults> {
     const before = await options.callCounters?.();
     const poison = enabled.includes('poison')
       ? sendPoison(target, runId, options.faults.poisonPerQueue)
@@ -112,11 +85,13 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       onProgress: (done, total) => log(`  sent ${done}/${total}`),
     });
     const poisonMessages = await poison;
-    log(`Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining${inFunctionFaults ? " with the faults still on" : ""}`);
+    log(
+      `Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining${faults.inFunction ? ' with the faults still on' : ''}`,
+    );
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
     let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-    await faultsOff();
+    await faults.off();
     if (enabled.includes('redrive')) {
       const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
       log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
@@ -173,6 +148,9 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       verification,
       calls,
     });
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+    await faults.off();
   }
 }
 
@@ -190,17 +168,16 @@ function diffMetrics(before: Record<string, number>, after: Record<string, numbe
   return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /**
  * Verify-only: after a load from elsewhere (Artillery, FIS experiments, real
  * traffic on a test stack), checks the invariants over every order in the
  * stack: effects against the orders that exist, provider keys, DLQs, outbox.
  * There are no observed 201s to hold orders against, so that one check is skipped.
  */
-export async function verifyStack(target: Target, options: { drainTimeoutMs: number }): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean }> {
+export async function verifyStack(
+  target: Target,
+  options: { drainTimeoutMs: number },
+): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean }> {
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs });
   const verification = await verify({
     target,

@@ -27,7 +27,11 @@ export function lineChart(title: string, series: Series[], axis: { x: string; y:
   return frame(title, `${axes(maxX, maxY, sx, sy, axis)}${lines}${legend(series)}`);
 }
 
-export function barChart(title: string, bars: { label: string; value: number; color?: string }[], yLabel: string): string {
+export function barChart(
+  title: string,
+  bars: { label: string; value: number; color?: string }[],
+  yLabel: string,
+): string {
   const maxY = niceCeiling(Math.max(1, ...bars.map((b) => b.value)));
   const inner = WIDTH - PAD.left - PAD.right;
   const slot = inner / Math.max(1, bars.length);
@@ -43,12 +47,19 @@ export function barChart(title: string, bars: { label: string; value: number; co
       );
     })
     .join('');
-  const empty = bars.length === 0 ? `<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle" fill="#888">none</text>` : '';
+  const empty =
+    bars.length === 0 ? `<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle" fill="#888">none</text>` : '';
   const yAxis = `<line x1="${PAD.left}" y1="${PAD.top}" x2="${PAD.left}" y2="${HEIGHT - PAD.bottom}" stroke="#999"/><text x="${PAD.left - 8}" y="${sy(maxY)}" text-anchor="end" font-size="11">${maxY}</text><text x="12" y="${HEIGHT / 2}" font-size="11" transform="rotate(-90 12 ${HEIGHT / 2})" text-anchor="middle">${escape(yLabel)}</text>`;
   return frame(title, `${yAxis}${rects}${empty}`);
 }
 
-function axes(maxX: number, maxY: number, sx: (x: number) => number, sy: (y: number) => number, axis: { x: string; y: string }): string {
+function axes(
+  maxX: number,
+  maxY: number,
+  sx: (x: number) => number,
+  sy: (y: number) => number,
+  axis: { x: string; y: string },
+): string {
   const ticks = [0, 0.25, 0.5, 0.75, 1]
     .map((f) => {
       const y = maxY * f;
@@ -66,7 +77,10 @@ function axes(maxX: number, maxY: number, sx: (x: number) => number, sy: (y: num
 
 function legend(series: Series[]): string {
   return series
-    .map((s, i) => `<rect x="${PAD.left + 8 + i * 110}" y="6" width="10" height="10" fill="${s.color}"/><text x="${PAD.left + 22 + i * 110}" y="15" font-size="11">${escape(s.name)}</text>`)
+    .map(
+      (s, i) =>
+        `<rect x="${PAD.left + 8 + i * 110}" y="6" width="10" height="10" fill="${s.color}"/><text x="${PAD.left + 22 + i * 110}" y="15" font-size="11">${escape(s.name)}</text>`,
+    )
     .join('');
 }
 

@@ -32,8 +32,12 @@ export interface Target {
 }
 
 // The same settings `npm start` reads, so a runtime started with other paths is still found.
-export const LOCAL_OUTPUTS_FILE = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
-export const LOCAL_FAULTS_FILE = path.resolve(process.env.FAULTS_FILE ?? path.join(__dirname, '..', '.local', 'faults.json'));
+export const LOCAL_OUTPUTS_FILE = path.resolve(
+  process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'),
+);
+export const LOCAL_FAULTS_FILE = path.resolve(
+  process.env.FAULTS_FILE ?? path.join(__dirname, '..', '.local', 'faults.json'),
+);
 
 interface LocalOutputsFile {
   stackName: string;
@@ -45,13 +49,17 @@ interface LocalOutputsFile {
 /** The local runtime, as `npm start` (or a test) left it in its outputs file. */
 export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
   const file = options.outputsFile ?? LOCAL_OUTPUTS_FILE;
-  if (!fs.existsSync(file)) throw new Error(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
+  if (!fs.existsSync(file))
+    throw new Error(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
   const outputs = JSON.parse(fs.readFileSync(file, 'utf8')) as LocalOutputsFile;
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   // Locally the access key id is the caller; several callers exercise per-caller key scoping.
   const callers = Array.from({ length: options.callers ?? 3 }, (_, i) => {
     const accessKeyId = `AKIALOADTEST${String(i + 1).padStart(4, '0')}`;
-    return { arn: `arn:aws:iam::000000000000:user/${accessKeyId}`, credentials: { accessKeyId, secretAccessKey: 'local' } };
+    return {
+      arn: `arn:aws:iam::000000000000:user/${accessKeyId}`,
+      credentials: { accessKeyId, secretAccessKey: 'local' },
+    };
   });
   return {
     kind: 'local',

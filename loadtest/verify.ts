@@ -73,7 +73,12 @@ export async function verify(options: {
       const id = `${planned.caller} ${planned.idempotencyKey}`;
       if (observation.status === 'no-response') unanswered.add(id);
       if (observation.status !== 201) continue;
-      const intent = intents.get(id) ?? { caller: planned.caller, key: planned.idempotencyKey!, bodies: new Set(), orderIds: new Set() };
+      const intent = intents.get(id) ?? {
+        caller: planned.caller,
+        key: planned.idempotencyKey!,
+        bodies: new Set(),
+        orderIds: new Set(),
+      };
       intent.bodies.add(observation.body ?? '');
       intent.orderIds.add(JSON.parse(observation.body ?? '{}').orderId);
       intents.set(id, intent);
@@ -87,18 +92,29 @@ export async function verify(options: {
   for (const [id, intent] of intents) {
     const orderId = options.orderIdOf(intent.caller, intent.key);
     expectedOrderIds.add(orderId);
-    if (intent.bodies.size > 1) violations.push({ invariant: 'replay', detail: `key ${id}: ${intent.bodies.size} different 201 bodies` });
+    if (intent.bodies.size > 1)
+      violations.push({ invariant: 'replay', detail: `key ${id}: ${intent.bodies.size} different 201 bodies` });
     if (intent.orderIds.size !== 1 || !intent.orderIds.has(orderId)) {
-      violations.push({ invariant: 'orders', detail: `key ${id}: 201 named ${[...intent.orderIds].join(', ')}, expected ${orderId}` });
+      violations.push({
+        invariant: 'orders',
+        detail: `key ${id}: 201 named ${[...intent.orderIds].join(', ')}, expected ${orderId}`,
+      });
     }
-    if (!ordersById.has(orderId)) violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
+    if (!ordersById.has(orderId))
+      violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
   }
   for (const order of orderItems) {
     if (options.checkIntents === false || expectedOrderIds.has(order.orderId)) continue;
-    const planned = options.plan.find((p) => p.idempotencyKey !== undefined && options.orderIdOf(p.caller, p.idempotencyKey) === order.orderId);
+    const planned = options.plan.find(
+      (p) => p.idempotencyKey !== undefined && options.orderIdOf(p.caller, p.idempotencyKey) === order.orderId,
+    );
     const id = planned ? `${planned.caller} ${planned.idempotencyKey}` : '?';
     // An order whose every request lost its answer (connection error) is not a double, but it is unconfirmed.
-    if (!unanswered.has(id)) violations.push({ invariant: 'orders', detail: `order ${order.orderId} exists but no request for its key got a 201` });
+    if (!unanswered.has(id))
+      violations.push({
+        invariant: 'orders',
+        detail: `order ${order.orderId} exists but no request for its key got a 201`,
+      });
   }
 
   // 2 and 3. Effects against the orders that exist.
@@ -116,11 +132,16 @@ export async function verify(options: {
   }
   for (const [sku, expected] of expectedReserved) {
     const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
-    if (actual !== expected) violations.push({ invariant: 'reserved', detail: `sku ${sku}: reserved ${actual}, expected ${expected}` });
+    if (actual !== expected)
+      violations.push({ invariant: 'reserved', detail: `sku ${sku}: reserved ${actual}, expected ${expected}` });
   }
   for (const [customerId, expected] of expectedPoints) {
     const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
-    if (actual !== expected) violations.push({ invariant: 'points', detail: `customer ${customerId}: points ${actual}, expected ${expected}` });
+    if (actual !== expected)
+      violations.push({
+        invariant: 'points',
+        detail: `customer ${customerId}: points ${actual}, expected ${expected}`,
+      });
   }
 
   // 4. Provider calls: one key per expected effect, and nothing else under our orders.
@@ -141,7 +162,8 @@ export async function verify(options: {
     if (!providerKeys.has(key)) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
   }
   for (const key of providerKeys.keys()) {
-    if (!expectedKeys.has(key)) violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
+    if (!expectedKeys.has(key))
+      violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
   }
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
   // lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
@@ -188,12 +210,16 @@ export async function verify(options: {
       entry.count += 1;
       byCause.set(label, entry);
       if (!poison) {
-        violations.push({ invariant: 'dlq', detail: `${name}: message ${message.MessageId} (${cause}): ${body.slice(0, 160)}` });
+        violations.push({
+          invariant: 'dlq',
+          detail: `${name}: message ${message.MessageId} (${cause}): ${body.slice(0, 160)}`,
+        });
       }
     }
     for (const [cause, { count, expected }] of byCause) deadLetters.push({ queue: name, cause, count, expected });
   }
-  if (options.pendingOutbox > 0) violations.push({ invariant: 'outbox', detail: `${options.pendingOutbox} outbox items never dispatched` });
+  if (options.pendingOutbox > 0)
+    violations.push({ invariant: 'outbox', detail: `${options.pendingOutbox} outbox items never dispatched` });
 
   return {
     violations,
@@ -216,7 +242,9 @@ export async function scan(documents: DynamoDBDocumentClient, tableName: string)
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await documents.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    const page = await documents.send(
+      new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }),
+    );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
@@ -243,7 +271,13 @@ async function peekAll(target: Target, queueUrl: string): Promise<Message[]> {
   }
   await Promise.all(
     [...seen.values()].map((m) =>
-      target.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+      target.sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: m.ReceiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      ),
     ),
   );
   return [...seen.values()];
