@@ -1,15 +1,12 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
-import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
 import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
-import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
 import type { OrderEvent } from '../domain/events';
 import { roll } from '../domain/faults';
-import { requireEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
 import { crashProcess } from './injected-crash';
+import { outboxWiring } from './outbox-wiring';
 
 /**
  * Outbox relay on the Orders table stream. The event source mapping's filter
@@ -17,21 +14,8 @@ import { crashProcess } from './injected-crash';
  * exactly the records it could not publish, by sequence number, so Lambda
  * retries from the first of them (bisecting, then the on-failure queue).
  */
-const config = {
-  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
-  fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
-  standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
-};
-
 const faultSource = faultSourceFromEnv();
-const deps = {
-  publisher: new SqsEventPublisher(sqsClient(), {
-    fifoQueueUrl: config.fifoQueueUrl,
-    standardQueueUrl: config.standardQueueUrl,
-  }),
-  outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
-  now: () => new Date(),
-};
+const deps = outboxWiring();
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
   logger.addContext(context);

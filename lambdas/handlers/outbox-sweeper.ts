@@ -1,10 +1,8 @@
 import type { Context } from 'aws-lambda';
-import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
-import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
-import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
-import { requireEnv, requireIntEnv } from '../shared/config';
+import { requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { sweepOutbox } from '../use-cases/relay-outbox';
+import { outboxWiring } from './outbox-wiring';
 
 /**
  * Scheduled safety net: the stream keeps records 24 h and the relay gives up on
@@ -12,21 +10,9 @@ import { sweepOutbox } from '../use-cases/relay-outbox';
  * OUTBOX_SWEEP_AGE_SECONDS is republished here. Publishes the age of the oldest
  * undispatched item (`OldestUndispatchedOutboxAgeSeconds`), which is alarmed.
  */
-const config = {
-  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
-  fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
-  standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
-  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
-};
-
 const deps = {
-  publisher: new SqsEventPublisher(sqsClient(), {
-    fifoQueueUrl: config.fifoQueueUrl,
-    standardQueueUrl: config.standardQueueUrl,
-  }),
-  outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), config.ordersTable),
-  now: () => new Date(),
-  minAgeSeconds: config.minAgeSeconds,
+  ...outboxWiring(),
+  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
   maxItems: 500,
 };
 
