@@ -107,4 +107,3 @@ export class Pipelines extends Construct {
     return { name: options.name, queues, consumer };
   }
 }
-
