@@ -23,7 +23,10 @@ export type ApiGatewayAccountRole = 'create' | 'existing';
  */
 export interface AppConfig {
   stage: Stage;
-  /** The CloudFormation stack name: `ExactlyOnce-<stage>`. Every generated resource name starts with it. */
+  /**
+   * The CloudFormation stack name: `ExactlyOnce-<stage>`, or `-c stackName=...` (e.g. `ExactlyOnceStack`
+   * to keep updating a deployment made before stages existed). Every generated resource name starts with it.
+   */
   stackName: string;
   /** Tables: `destroy` in dev; `retain` in prod (and only `retain` there). */
   removalPolicy: RemovalPolicy;
@@ -94,7 +97,7 @@ export function readConfig(scope: Construct): AppConfig {
 
   return {
     stage,
-    stackName: stackNameOf(stage),
+    stackName: cloudFormationStackName('stackName', ctx('stackName')) ?? stackNameOf(stage),
     removalPolicy: REMOVAL_POLICIES[removal],
     deletionProtection: stage === 'prod',
     logRetention: defaults.logRetention,
@@ -134,6 +137,14 @@ function positiveNumber(key: string, value: unknown, fallback: number, options: 
     throw new ConfigError(`Context ${key} must be ${what}, got ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+function cloudFormationStackName(key: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(value)) return value;
+  throw new ConfigError(
+    `Context ${key} must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got ${JSON.stringify(value)}`,
+  );
 }
 
 function email(key: string, value: unknown): string | undefined {

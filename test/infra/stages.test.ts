@@ -265,8 +265,16 @@ describe('configuration: every bad option stops synth with a one-line error', ()
       'Context apiGatewayAccountRole must be one of create, existing, got "shared"',
     ],
     [{ allowReservedConcurrency: 'sure' }, 'Context allowReservedConcurrency must be true or false, got "sure"'],
+    [
+      { stackName: 'exactly_once' },
+      'Context stackName must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got "exactly_once"',
+    ],
   ])('%j', (context, message) => {
     expect(configError(context)).toBe(message);
+  });
+
+  test('a deployment made before stages keeps its stack with -c stackName=ExactlyOnceStack', () => {
+    expect(readConfig(new App({ context: { stackName: 'ExactlyOnceStack' } })).stackName).toBe('ExactlyOnceStack');
   });
 
   test('good values are read as typed settings', () => {
