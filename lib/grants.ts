@@ -13,12 +13,7 @@ export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITabl
 }
 
 /** Like grantTableActions, on one named index (the sweeper queries the pending-outbox index). */
-export function grantIndexActions(
-  grantee: iam.IGrantable,
-  table: dynamodb.ITable,
-  indexName: string,
-  actions: string[],
-): void {
+export function grantIndexActions(grantee: iam.IGrantable, table: dynamodb.ITable, indexName: string, actions: string[]): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: actions.map((a) => `dynamodb:${a}`),

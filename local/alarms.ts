@@ -64,9 +64,7 @@ export class AlarmEvaluator {
       }
       const value = m[definition.metric];
       const compare = COMPARE[definition.comparison] ?? COMPARE.GreaterThanOrEqualToThreshold;
-      const window = [...(this.samples.get(definition.name) ?? []), compare(value, definition.threshold)].slice(
-        -definition.evaluationPeriods,
-      );
+      const window = [...(this.samples.get(definition.name) ?? []), compare(value, definition.threshold)].slice(-definition.evaluationPeriods);
       this.samples.set(definition.name, window);
       const breaching = window.filter(Boolean).length;
       const previous = this.state(definition.name);
@@ -74,9 +72,7 @@ export class AlarmEvaluator {
       this.states.set(definition.name, next);
       if (next === previous || (previous === 'INSUFFICIENT_DATA' && next === 'OK')) continue;
       const notify = next === 'ALARM' && actions.length > 0 ? `; would notify ${actions.join(', ')}` : '';
-      this.log(
-        `${next.padEnd(5)} ${definition.name}: ${definition.metric} of ${queueName} = ${value} (${definition.comparison} ${definition.threshold})${notify}`,
-      );
+      this.log(`${next.padEnd(5)} ${definition.name}: ${definition.metric} of ${queueName} = ${value} (${definition.comparison} ${definition.threshold})${notify}`);
     }
   }
 }
@@ -88,10 +84,7 @@ export async function fauxqsQueueMetrics(fauxqsEndpoint: string, queueName: stri
   const queue = (await response.json()) as {
     messages: { ready: { sentTimestamp: number }[]; inflight: { message: { sentTimestamp: number } }[] };
   };
-  const sent = [
-    ...queue.messages.ready.map((m) => m.sentTimestamp),
-    ...queue.messages.inflight.map((m) => m.message.sentTimestamp),
-  ];
+  const sent = [...queue.messages.ready.map((m) => m.sentTimestamp), ...queue.messages.inflight.map((m) => m.message.sentTimestamp)];
   const oldest = sent.length === 0 ? 0 : Math.floor((Date.now() - Math.min(...sent)) / 1000);
   return { ApproximateNumberOfMessagesVisible: queue.messages.ready.length, ApproximateAgeOfOldestMessage: oldest };
 }

@@ -9,8 +9,7 @@ import { signedFetch } from './api/sign';
  * Options: --idempotency-key K (sent as the sf-string "K"), --header 'Name: value',
  * --access-key ID (the caller; default AKIALOCALEXAMPLE), --url BASE (default: .local/outputs.json apiUrl).
  */
-const USAGE =
-  'usage: npx tsx local/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--url BASE]';
+const USAGE = 'usage: npx tsx local/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--url BASE]';
 
 async function main(argv: string[]): Promise<number> {
   const positional: string[] = [];
@@ -62,9 +61,7 @@ async function main(argv: string[]): Promise<number> {
 
 function readOutputs(): { apiUrl?: string; region?: string } | undefined {
   const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
-  return fs.existsSync(file)
-    ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string })
-    : undefined;
+  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string }) : undefined;
 }
 
 main(process.argv.slice(2)).then(

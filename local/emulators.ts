@@ -44,9 +44,7 @@ export async function freePort(): Promise<number> {
 export function assertJavaAvailable(): void {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (result.error !== undefined || result.status !== 0) {
-    throw new EmulatorError(
-      'Java 17+ is required for DynamoDB Local, but `java -version` failed. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).',
-    );
+    throw new EmulatorError('Java 17+ is required for DynamoDB Local, but `java -version` failed. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).');
   }
   const match = /version "(\d+)/.exec(result.stderr);
   if (match !== null && Number(match[1]) < 17) {
@@ -106,18 +104,11 @@ export async function startDynamoDbLocal(options: { port?: number; quiet?: boole
 }
 
 /** fauxqs (SQS emulator), in memory, request logging off. */
-export async function startFauxqs(
-  options: { port?: number; quiet?: boolean; region?: string } = {},
-): Promise<Emulator> {
+export async function startFauxqs(options: { port?: number; quiet?: boolean; region?: string } = {}): Promise<Emulator> {
   const port = options.port ?? (await freePort());
   const cli = path.join(packageDir('fauxqs'), 'dist', 'cli.js');
   const child = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, cli], {
-    env: {
-      ...process.env,
-      FAUXQS_PORT: String(port),
-      FAUXQS_LOGGER: 'false',
-      FAUXQS_DEFAULT_REGION: options.region ?? 'us-east-1',
-    },
+    env: { ...process.env, FAUXQS_PORT: String(port), FAUXQS_LOGGER: 'false', FAUXQS_DEFAULT_REGION: options.region ?? 'us-east-1' },
     stdio: [...stdioFor(options.quiet), 'ipc'],
   });
   const endpoint = `http://127.0.0.1:${port}`;

@@ -37,8 +37,7 @@ function cached(load: () => Promise<unknown>): FaultSource {
           plan = next;
         }
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-          logger.warn('Fault plan unreadable; running without faults', { error });
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn('Fault plan unreadable; running without faults', { error });
         if (plan !== NO_FAULTS) logger.warn('Fault injection plan changed', { plan: NO_FAULTS });
         plan = NO_FAULTS;
       }

@@ -20,9 +20,7 @@ export class SqsEventPublisher implements EventPublisher {
   async publish(events: readonly OrderEvent[], options: { resend?: boolean } = {}): Promise<Set<string>> {
     const failed = new Set<string>();
     const fifo = events.map((e) => this.entry(e, true, options.resend === true));
-    const standard = events
-      .filter((e) => e.eventType === 'OrderPlaced')
-      .map((e) => this.entry(e, false, options.resend === true));
+    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false, options.resend === true));
     await Promise.all([
       this.sendAll(this.queues.fifoQueueUrl, fifo, failed),
       this.sendAll(this.queues.standardQueueUrl, standard, failed),
@@ -44,17 +42,11 @@ export class SqsEventPublisher implements EventPublisher {
         eventId: { DataType: 'String', StringValue: event.eventId },
         eventType: { DataType: 'String', StringValue: event.eventType },
       },
-      ...(fifo
-        ? { MessageGroupId: event.orderId, MessageDeduplicationId: resend ? `${event.eventId}.resend` : event.eventId }
-        : {}),
+      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: resend ? `${event.eventId}.resend` : event.eventId } : {}),
     };
   }
 
-  private async sendAll(
-    queueUrl: string,
-    entries: (SendMessageBatchRequestEntry & { Id: string })[],
-    failed: Set<string>,
-  ) {
+  private async sendAll(queueUrl: string, entries: (SendMessageBatchRequestEntry & { Id: string })[], failed: Set<string>) {
     const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue ?? '';
     for (let i = 0; i < entries.length; i += SQS_BATCH_LIMIT) {
       const chunk = entries.slice(i, i + SQS_BATCH_LIMIT);
@@ -62,8 +54,7 @@ export class SqsEventPublisher implements EventPublisher {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk }));
         const ok = new Set((result.Successful ?? []).map((s) => s.Id));
         for (const entry of chunk) if (!ok.has(entry.Id)) failed.add(eventIdOf(entry));
-        if (result.Failed?.length)
-          logger.warn('Some batch entries were not published', { queueUrl, failed: result.Failed });
+        if (result.Failed?.length) logger.warn('Some batch entries were not published', { queueUrl, failed: result.Failed });
       } catch (error) {
         // The whole call failed: every entry of the chunk is unpublished and will be retried.
         logger.warn('SendMessageBatch failed', { queueUrl, error });

@@ -89,7 +89,7 @@ export class HouseFunction extends Construct {
 
     Validations.of(this.fn).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      reason: "The AWS-managed basic execution role only allows writing this function's own logs.",
+      reason: 'The AWS-managed basic execution role only allows writing this function\'s own logs.',
     });
   }
 }

@@ -40,36 +40,26 @@ export class Monitoring extends Construct {
     this.topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
     // CloudWatch must be able to publish to a topic encrypted with a customer key.
     key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
-    if (props.alarmEmail !== undefined)
-      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    if (props.alarmEmail !== undefined) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     for (const pipeline of props.pipelines) {
       const { queue, deadLetterQueue } = pipeline.queues;
       this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
-      this.alarm(
-        `${pipeline.name}-source-oldest-age`,
-        queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }),
-        {
-          threshold: pipeline.queues.visibilityTimeout.toSeconds(),
-          description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
-        },
-      );
+      this.alarm(`${pipeline.name}-source-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }), {
+        threshold: pipeline.queues.visibilityTimeout.toSeconds(),
+        description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+      });
     }
     this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
     for (const other of props.otherDeadLetterQueues) this.deadLetterAlarms(other.name, other.queue);
 
-    this.alarm(
-      'relay-iterator-age',
-      props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
-      {
-        threshold: 60_000,
-        description: 'Outbox relay: stream records wait over a minute to be relayed (relay failing or throttled).',
-      },
-    );
+    this.alarm('relay-iterator-age', props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }), {
+      threshold: 60_000,
+      description: 'Outbox relay: stream records wait over a minute to be relayed (relay failing or throttled).',
+    });
     this.alarm('oldest-undispatched-outbox-item', this.appMetric('OldestUndispatchedOutboxAgeSeconds', {}, 'Maximum'), {
       threshold: props.sweepAge.toSeconds() * 2,
-      description:
-        'An outbox item stayed undispatched through two sweeps: neither the relay nor the sweeper can publish.',
+      description: 'An outbox item stayed undispatched through two sweeps: neither the relay nor the sweeper can publish.',
     });
     for (const { name, fn } of props.functions) {
       this.alarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
@@ -104,9 +94,7 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues: visible messages',
         width: 12,
-        left: props.pipelines.map((p) =>
-          p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name }),
-        ),
+        left: props.pipelines.map((p) => p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name })),
       }),
     );
     this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
@@ -114,26 +102,17 @@ export class Monitoring extends Construct {
 
   private deadLetterAlarms(name: string, queue: sqs.IQueue): void {
     const slug = name.replace(/[^A-Za-z0-9]+/g, '-');
-    this.alarm(
-      `${slug}-not-empty`,
-      queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-      {
-        threshold: 1,
-        description: `${name}: holds messages. Read their failureCause attribute, fix, then redrive.`,
-      },
-    );
+    this.alarm(`${slug}-not-empty`, queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }), {
+      threshold: 1,
+      description: `${name}: holds messages. Read their failureCause attribute, fix, then redrive.`,
+    });
     this.alarm(`${slug}-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }), {
       threshold: Duration.days(7).toSeconds(),
       description: `${name}: a message has waited 7 days; it is deleted at 14. Redrive or record it now.`,
     });
   }
 
-  private appMetric(
-    metricName: string,
-    dimensions: Record<string, string>,
-    statistic: string,
-    label?: string,
-  ): cloudwatch.Metric {
+  private appMetric(metricName: string, dimensions: Record<string, string>, statistic: string, label?: string): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName,

@@ -121,8 +121,7 @@ export class OrdersApi extends Construct {
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason:
-        'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
+      reason: 'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
@@ -140,13 +139,7 @@ export class OrdersApi extends Construct {
 
   private addProblemGatewayResponses(): void {
     // `status` is left out where API Gateway keeps its own status code (default 4xx/5xx).
-    const problemResponse = (
-      id: string,
-      type: apigw.ResponseType,
-      status: string | undefined,
-      title: string,
-      detail: string,
-    ) =>
+    const problemResponse = (id: string, type: apigw.ResponseType, status: string | undefined, title: string, detail: string) =>
       this.api.addGatewayResponse(id, {
         type,
         statusCode: status,
@@ -162,20 +155,8 @@ export class OrdersApi extends Construct {
           }).replace(`"${MESSAGE_STRING}"`, MESSAGE_STRING),
         },
       });
-    problemResponse(
-      'bad-request-body',
-      apigw.ResponseType.BAD_REQUEST_BODY,
-      '400',
-      'Invalid order',
-      '$context.error.validationErrorString',
-    );
-    problemResponse(
-      'bad-request-parameters',
-      apigw.ResponseType.BAD_REQUEST_PARAMETERS,
-      '400',
-      'Invalid request',
-      '$context.error.validationErrorString',
-    );
+    problemResponse('bad-request-body', apigw.ResponseType.BAD_REQUEST_BODY, '400', 'Invalid order', '$context.error.validationErrorString');
+    problemResponse('bad-request-parameters', apigw.ResponseType.BAD_REQUEST_PARAMETERS, '400', 'Invalid request', '$context.error.validationErrorString');
     problemResponse('default-4xx', apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused', MESSAGE_STRING);
     problemResponse('default-5xx', apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error', MESSAGE_STRING);
   }

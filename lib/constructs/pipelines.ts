@@ -107,3 +107,4 @@ export class Pipelines extends Construct {
     return { name: options.name, queues, consumer };
   }
 }
+

@@ -42,10 +42,7 @@ export class QueueWithDlq extends Construct {
     this.queue = new sqs.Queue(this, 'Queue', {
       ...fifoSettings,
       ...(props.fifo
-        ? {
-            deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
-            fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-          }
+        ? { deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP, fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID }
         : {}),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -12,19 +12,13 @@ export interface Caller {
  * (`AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ...`)
  * or a presigned URL's X-Amz-Credential. Signatures are not verified locally.
  */
-export function sigV4Caller(
-  authorization: string | undefined,
-  query: URLSearchParams,
-): Caller | 'missing' | 'malformed' {
+export function sigV4Caller(authorization: string | undefined, query: URLSearchParams): Caller | 'missing' | 'malformed' {
   if (authorization === undefined || authorization.trim() === '') {
     const credential = query.get('X-Amz-Credential');
     if (credential === null) return 'missing';
     return credential.includes('/') ? { accessKeyId: credential.split('/')[0] } : 'malformed';
   }
-  const match =
-    /^AWS4-HMAC-SHA256\s+Credential=([^/\s,]+)\/[^,\s]+,\s*SignedHeaders=[^,\s]+,\s*Signature=[0-9a-f]+\s*$/i.exec(
-      authorization.trim(),
-    );
+  const match = /^AWS4-HMAC-SHA256\s+Credential=([^/\s,]+)\/[^,\s]+,\s*SignedHeaders=[^,\s]+,\s*Signature=[0-9a-f]+\s*$/i.exec(authorization.trim());
   return match === null ? 'malformed' : { accessKeyId: match[1] };
 }
 
@@ -57,9 +51,7 @@ export function proxyEvent(inputs: EventInputs): APIGatewayProxyEvent {
   const multiValueQuery: Record<string, string[]> = {};
   for (const [k, v] of url.searchParams) (multiValueQuery[k] ??= []).push(v);
   const query = Object.fromEntries(Object.entries(multiValueQuery).map(([k, v]) => [k, v[v.length - 1]]));
-  const contentType = String(request.headers['content-type'] ?? '')
-    .split(';')[0]
-    .trim();
+  const contentType = String(request.headers['content-type'] ?? '').split(';')[0].trim();
   const binary = inputs.body.length > 0 && inputs.binaryMediaTypes.some((t) => t === '*/*' || t === contentType);
   const now = new Date();
   const hasQuery = Object.keys(query).length > 0;

@@ -21,10 +21,7 @@ export async function signedFetch(url: string, options: SignedRequestOptions): P
     service: 'execute-api',
     region: options.region ?? 'us-east-1',
     sha256: Sha256,
-    credentials: {
-      accessKeyId: options.accessKeyId ?? 'AKIALOCALEXAMPLE',
-      secretAccessKey: options.secretAccessKey ?? 'local',
-    },
+    credentials: { accessKeyId: options.accessKeyId ?? 'AKIALOCALEXAMPLE', secretAccessKey: options.secretAccessKey ?? 'local' },
   });
   const query: Record<string, string> = {};
   target.searchParams.forEach((value, key) => (query[key] = value));
@@ -35,11 +32,7 @@ export async function signedFetch(url: string, options: SignedRequestOptions): P
     port: target.port ? Number(target.port) : undefined,
     path: target.pathname,
     query,
-    headers: {
-      host: target.host,
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...options.headers,
-    },
+    headers: { host: target.host, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
     body: options.body,
   });
   return fetch(url, { method: options.method, headers: signed.headers, body: options.body });

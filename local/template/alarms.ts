@@ -23,25 +23,18 @@ export interface AlarmDefinition {
  * metric it can compute from the emulator (queue depth and oldest age) on a
  * queue of the stack. The rest are returned as unsupported, with the reason.
  */
-export function alarmDefinitions(template: CfnTemplate): {
-  alarms: AlarmDefinition[];
-  unsupported: { logicalId: string; reason: string }[];
-} {
+export function alarmDefinitions(template: CfnTemplate): { alarms: AlarmDefinition[]; unsupported: { logicalId: string; reason: string }[] } {
   const alarms: AlarmDefinition[] = [];
   const unsupported: { logicalId: string; reason: string }[] = [];
   for (const [logicalId, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
     const p = alarm.Properties ?? {};
     const dimensions = (p.Dimensions ?? []) as { Name: string; Value: unknown }[];
-    const queueRef = dimensions.find((d) => d.Name === 'QueueName')?.Value as
-      { 'Fn::GetAtt'?: [string, string] } | undefined;
+    const queueRef = dimensions.find((d) => d.Name === 'QueueName')?.Value as { 'Fn::GetAtt'?: [string, string] } | undefined;
     const queueLogicalId = queueRef?.['Fn::GetAtt']?.[0];
     const metric = String(p.MetricName ?? '');
     if (p.Namespace !== 'AWS/SQS' || !SQS_METRICS.includes(metric) || queueLogicalId === undefined) {
       const what = p.Metrics !== undefined ? 'metric math alarms' : `alarms on ${String(p.Namespace)} metrics`;
-      unsupported.push({
-        logicalId,
-        reason: `${what} (only SQS queue depth and oldest-message age are evaluated locally)`,
-      });
+      unsupported.push({ logicalId, reason: `${what} (only SQS queue depth and oldest-message age are evaluated locally)` });
       continue;
     }
     alarms.push({

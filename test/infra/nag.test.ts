@@ -79,11 +79,7 @@ function acknowledgementsIn(root: IConstruct): { path: string; id: string; reaso
     construct.node.metadata
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) =>
-        Object.entries(entry.data as Record<string, unknown>).map(([id, reason]) => ({
-          path: construct.node.path,
-          id,
-          reason,
-        })),
+        Object.entries(entry.data as Record<string, unknown>).map(([id, reason]) => ({ path: construct.node.path, id, reason })),
       ),
   );
 }
@@ -136,9 +132,7 @@ describe('the check is live', () => {
       const result = synthWithNag((app) => functionStack(app));
 
       expect(result.error?.message).toContain('AwsSolutions-IAM5[Resource::*]');
-      expect(nagFindings(result.violations)).toEqual([
-        'AwsSolutions-IAM5[Resource::*] @ ProbeStack/Probe/Fn/ServiceRole/DefaultPolicy/Resource',
-      ]);
+      expect(nagFindings(result.violations)).toEqual(['AwsSolutions-IAM5[Resource::*] @ ProbeStack/Probe/Fn/ServiceRole/DefaultPolicy/Resource']);
     });
 
     test('with it: the same function passes', () => {

@@ -6,10 +6,7 @@ import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/d
  * POST /orders against DynamoDB Local, tables created as the synthesized stack
  * declares them. Each test uses its own caller, so tests do not share keys.
  */
-type Handler = (
-  event: APIGatewayProxyEvent,
-  context: Context,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 
 let handler: Handler;
 let tables: Awaited<ReturnType<typeof createStackTables>>;
@@ -181,10 +178,7 @@ test('an invalid body is 400 with field errors, stores nothing, and the correcte
   const caller = newCaller();
   const recordsBefore = await idempotencyRecordCount();
 
-  const rejected = await post(caller, 'key-fix', {
-    customerId: '',
-    items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }],
-  });
+  const rejected = await post(caller, 'key-fix', { customerId: '', items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }] });
   const recordsAfterRejection = await idempotencyRecordCount();
   const accepted = await post(caller, 'key-fix', VALID_ORDER);
 

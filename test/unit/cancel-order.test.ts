@@ -34,11 +34,7 @@ beforeEach(() => {
 
 const ORDER_ID = deriveOrderId(ALICE, 'key-1');
 
-function cancel(
-  orderId: string | null = ORDER_ID,
-  caller: string | null = ALICE,
-  headers: Record<string, string> = {},
-): Promise<HttpResult> {
+function cancel(orderId: string | null = ORDER_ID, caller: string | null = ALICE, headers: Record<string, string> = {}): Promise<HttpResult> {
   return handler(
     apiEvent({
       method: 'POST',
@@ -69,11 +65,7 @@ describe('200 OK', () => {
     expect(Date.parse(body.cancelledAt)).toBeGreaterThanOrEqual(before - 1);
 
     const [read] = doc.commandCalls(GetCommand).map((c) => c.args[0].input);
-    expect(read).toMatchObject({
-      TableName: ORDERS_TABLE,
-      Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' },
-      ConsistentRead: true,
-    });
+    expect(read).toMatchObject({ TableName: ORDERS_TABLE, Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' }, ConsistentRead: true });
     const [transaction] = transactions();
     expect(transaction.TransactItems).toHaveLength(2);
     const [update, outbox] = transaction.TransactItems!;
@@ -81,11 +73,7 @@ describe('200 OK', () => {
       TableName: ORDERS_TABLE,
       Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' },
       ConditionExpression: '#status = :placed',
-      ExpressionAttributeValues: expect.objectContaining({
-        ':placed': 'PLACED',
-        ':cancelled': 'CANCELLED',
-        ':at': body.cancelledAt,
-      }),
+      ExpressionAttributeValues: expect.objectContaining({ ':placed': 'PLACED', ':cancelled': 'CANCELLED', ':at': body.cancelledAt }),
     });
     expect(outbox.Put).toMatchObject({
       TableName: ORDERS_TABLE,
@@ -96,12 +84,7 @@ describe('200 OK', () => {
         eventId: `${ORDER_ID}.cancelled`,
         eventType: 'OrderCancelled',
         pendingShard: expect.any(String),
-        event: expect.objectContaining({
-          eventType: 'OrderCancelled',
-          orderId: ORDER_ID,
-          version: 2,
-          occurredAt: body.cancelledAt,
-        }),
+        event: expect.objectContaining({ eventType: 'OrderCancelled', orderId: ORDER_ID, version: 2, occurredAt: body.cancelledAt }),
       },
     });
   });

@@ -876,7 +876,7 @@ describe('fulfilment consumer', () => {
     expect(table.reserved('SKU-A')).toBe(3);
   });
 
-  test("FIFO: after a failure the rest of that order's group is reported failed, untried and released; other groups go on", async () => {
+  test('FIFO: after a failure the rest of that order\'s group is reported failed, untried and released; other groups go on', async () => {
     const table = new FakeEffectsTable(h());
     table.failFor.set('ord-2.placed', throttled(h()));
     const records = [

@@ -84,9 +84,7 @@ const allCalls = () => ddb.calls().length + doc.calls().length;
  * item is derived from the one this request tried to write, as a concurrent
  * or earlier request with the same key would have written it.
  */
-function idempotencyRecordExists(
-  change: (attempted: Record<string, AttributeValue>) => Record<string, AttributeValue>,
-): void {
+function idempotencyRecordExists(change: (attempted: Record<string, AttributeValue>) => Record<string, AttributeValue>): void {
   ddb.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
     throw new ConditionalCheckFailedException({
       message: 'The conditional request failed',
@@ -107,15 +105,10 @@ function orderPutOf(input: TransactWriteCommandInput): Record<string, unknown> {
 function orderAlreadyExists(change: (attempted: Record<string, unknown>) => Record<string, unknown>): void {
   doc.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
     throw new TransactionCanceledException({
-      message:
-        'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, ConditionalCheckFailed]',
+      message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, ConditionalCheckFailed]',
       $metadata: { httpStatusCode: 400 },
       CancellationReasons: [
-        {
-          Code: 'ConditionalCheckFailed',
-          Message: 'The conditional request failed',
-          Item: marshall(change(orderPutOf(input))),
-        },
+        { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', Item: marshall(change(orderPutOf(input))) },
         { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
       ],
     });
@@ -158,12 +151,7 @@ describe('201 Created', () => {
     expect(transaction.TransactItems).toHaveLength(2);
     const [orderPut, outboxPut] = transaction.TransactItems!.map((t) => t.Put!);
     expect(orderPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(orderPut.Item).toMatchObject({
-      sk: 'ORDER',
-      status: 'PLACED',
-      caller: ALICE,
-      fingerprint: expect.any(String),
-    });
+    expect(orderPut.Item).toMatchObject({ sk: 'ORDER', status: 'PLACED', caller: ALICE, fingerprint: expect.any(String) });
     expect(outboxPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
     expect(outboxPut.Item).toMatchObject({
       pk: orderPut.Item!.pk,
@@ -234,11 +222,7 @@ describe('201 Created', () => {
 
     expect(response.statusCode).toBe(201);
     const body = JSON.parse(response.body);
-    expect(body).toMatchObject({
-      orderId: deriveOrderId(ALICE, 'key-1'),
-      status: 'PLACED',
-      createdAt: '2020-01-01T00:00:00.000Z',
-    });
+    expect(body).toMatchObject({ orderId: deriveOrderId(ALICE, 'key-1'), status: 'PLACED', createdAt: '2020-01-01T00:00:00.000Z' });
     expect(body).not.toHaveProperty('caller');
     expect(body).not.toHaveProperty('fingerprint');
     expect(body).not.toHaveProperty('version');
@@ -295,10 +279,7 @@ describe('400 Bad Request', () => {
 
   test.each([
     ['invalid JSON', '{"customerId":'],
-    [
-      'more than 50 items',
-      { customerId: 'c', items: Array.from({ length: 51 }, () => ({ sku: 's', quantity: 1, unitPriceCents: 1 })) },
-    ],
+    ['more than 50 items', { customerId: 'c', items: Array.from({ length: 51 }, () => ({ sku: 's', quantity: 1, unitPriceCents: 1 })) }],
     ['more than 64 KiB', JSON.stringify(VALID_ORDER).replace('{', `{${' '.repeat(64 * 1024)}`)],
   ])('%s: problem, and nothing stored', async (_name, body) => {
     const response = await post({ body });
@@ -354,8 +335,7 @@ describe('422 Unprocessable Content', () => {
 describe('503 Service Unavailable', () => {
   const throttled = () =>
     new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
-  const serverError = () =>
-    new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } });
+  const serverError = () => new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } });
 
   test('the idempotency table throttles: nothing written', async () => {
     ddb.on(PutItemCommand).rejects(throttled());
@@ -382,10 +362,7 @@ describe('503 Service Unavailable', () => {
       new TransactionCanceledException({
         message: 'Transaction cancelled [None, TransactionConflict]',
         $metadata: { httpStatusCode: 400 },
-        CancellationReasons: [
-          { Code: 'None' },
-          { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
-        ],
+        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }],
       }),
     );
 
@@ -406,9 +383,7 @@ describe('503 Service Unavailable', () => {
 
 describe('500 Internal Server Error', () => {
   test('an unexpected bug: a generic problem, no stack trace or error text', async () => {
-    doc
-      .on(TransactWriteCommand)
-      .rejects(new TypeError("Cannot read properties of undefined (reading 'secretInternalField')"));
+    doc.on(TransactWriteCommand).rejects(new TypeError("Cannot read properties of undefined (reading 'secretInternalField')"));
 
     const response = await post();
 

@@ -114,29 +114,17 @@ describe('404 Not Found', () => {
 });
 
 describe('400, 503, 500, 403', () => {
-  test.each([['abc'], [`ord_${'g'.repeat(32)}`], [null]])(
-    'a malformed orderId %j: problem, and no DynamoDB call',
-    async (orderId) => {
-      const response = await get(orderId);
+  test.each([['abc'], [`ord_${'g'.repeat(32)}`], [null]])('a malformed orderId %j: problem, and no DynamoDB call', async (orderId) => {
+    const response = await get(orderId);
 
-      expectProblem(response, 400);
-      expect(allCalls()).toBe(0);
-    },
-  );
+    expectProblem(response, 400);
+    expect(allCalls()).toBe(0);
+  });
 
   test.each([
-    [
-      'throttled (provisioned throughput)',
-      () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: {} }),
-    ],
-    [
-      'throttled (throttling)',
-      () => new ThrottlingException({ message: 'Throughput exceeds the current capacity', $metadata: {} }),
-    ],
-    [
-      'throttled (account request limit)',
-      () => new RequestLimitExceeded({ message: 'Request limit exceeded', $metadata: {} }),
-    ],
+    ['throttled (provisioned throughput)', () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: {} })],
+    ['throttled (throttling)', () => new ThrottlingException({ message: 'Throughput exceeds the current capacity', $metadata: {} })],
+    ['throttled (account request limit)', () => new RequestLimitExceeded({ message: 'Request limit exceeded', $metadata: {} })],
     ['a server error', () => new InternalServerError({ message: 'Internal server error', $metadata: {} })],
     ['a connection reset', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
   ])('DynamoDB %s is 503 with Retry-After', async (_name, error) => {

@@ -72,9 +72,7 @@ describe('parsePlaceOrderBody', () => {
     });
 
     test('one byte more is refused before parsing', () => {
-      expect(errorsOf(padded(MAX_BODY_BYTES + 1))).toEqual([
-        { field: '(body)', message: expect.stringContaining('65536') },
-      ]);
+      expect(errorsOf(padded(MAX_BODY_BYTES + 1))).toEqual([{ field: '(body)', message: expect.stringContaining('65536') }]);
     });
 
     test('multi-byte characters count as their UTF-8 bytes, not as characters', () => {
@@ -118,11 +116,7 @@ describe('parsePlaceOrderBody', () => {
   test.each([
     ['a missing customerId', { items: [line(1)] }, 'customerId'],
     ['a numeric customerId', { customerId: 7, items: [line(1)] }, 'customerId'],
-    [
-      'a string quantity',
-      { customerId: 'c', items: [{ sku: 's', quantity: '1', unitPriceCents: 1 }] },
-      'items.0.quantity',
-    ],
+    ['a string quantity', { customerId: 'c', items: [{ sku: 's', quantity: '1', unitPriceCents: 1 }] }, 'items.0.quantity'],
     ['a missing unit price', { customerId: 'c', items: [{ sku: 's', quantity: 1 }] }, 'items.0.unitPriceCents'],
   ])('%s is refused on its field', (_name, body, field) => {
     expect(fieldsOf(body)).toEqual([field]);
