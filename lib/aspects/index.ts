@@ -5,6 +5,7 @@ import { DeadLetterQueueAspect } from './dead-letter-queue';
 import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+import { ReservedConcurrencyAspect } from './reserved-concurrency';
 import { StreamSourceAspect } from './stream-source';
 import { VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -46,5 +47,6 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
+  Aspects.of(scope).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });
   return aspects;
 }

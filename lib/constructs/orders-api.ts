@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -15,6 +15,12 @@ export interface OrdersApiProps {
   idempotencyKeyExpiry: Duration;
   rateLimit: number;
   burstLimit: number;
+  /**
+   * Create the account-wide API Gateway CloudWatch Logs role (retained when the
+   * stack is destroyed, so other stages keep logging), or rely on the one the
+   * account already has. Access logging fails to deploy without one.
+   */
+  createAccountLoggingRole: boolean;
 }
 
 /**
@@ -38,11 +44,14 @@ export class OrdersApi extends Construct {
     });
 
     this.api = new apigw.RestApi(this, 'Api', {
+      // Unique per stage: the API's CloudWatch metrics (and the 5xx alarm) are keyed by this name.
+      restApiName: Stack.of(this).stackName,
       description: 'Exactly-once orders API (idempotent POSTs, IAM auth)',
       endpointTypes: [apigw.EndpointType.REGIONAL],
-      // Access logging needs the account-level CloudWatch role; create it so the stack deploys into a fresh account.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Access logging needs the account-level CloudWatch role (one per account and region). When this stack
+      // creates it, it is retained on destroy: another stage may be logging through it.
+      cloudWatchRole: props.createAccountLoggingRole,
+      cloudWatchRoleRemovalPolicy: props.createAccountLoggingRole ? RemovalPolicy.RETAIN : undefined,
       defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
       deployOptions: {
         stageName: 'api',
