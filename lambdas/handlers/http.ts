@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { callerPrincipal } from '../domain/caller';
 import { logger } from '../shared/observability';
 
 /**
@@ -54,18 +55,27 @@ export function headerValues(event: APIGatewayProxyEvent, name: string): string[
 }
 
 /**
- * The authenticated principal (IAM auth). Idempotency keys and orders are
- * scoped to it, so two callers can never collide on a key.
+ * The authenticated principal (IAM auth): the role, not the session (see
+ * callerPrincipal). Idempotency keys and orders are scoped to it, so two
+ * callers never collide on a key and one caller's retry after a credential
+ * rotation lands in the same key space.
  */
 export function callerOf(event: APIGatewayProxyEvent): string | undefined {
-  const identity = event.requestContext?.identity;
-  return identity?.userArn ?? identity?.caller ?? identity?.accessKey ?? undefined;
+  const identity = event.requestContext?.identity ?? {};
+  const caller = callerPrincipal(identity);
+  if (caller === undefined) {
+    logger.warn('No usable caller identity', {
+      userArn: identity.userArn,
+      cognitoIdentityId: identity.cognitoIdentityId,
+    });
+  }
+  return caller;
 }
 
 export const FORBIDDEN = problem({
   status: 403,
   title: 'Forbidden',
-  detail: 'The request carries no authenticated caller.',
+  detail: 'The request carries no caller identity (an IAM user, a role, a federated user, root or a Cognito identity).',
 });
 
 export function notFound(detail: string): HttpResponse {
