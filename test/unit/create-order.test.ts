@@ -308,6 +308,50 @@ describe('400 Bad Request', () => {
   });
 });
 
+describe('identifiers are limited to what every queue, key and path can carry', () => {
+  const withCustomer = (customerId: string) => ({ ...VALID_ORDER, customerId });
+  const withSku = (sku: string) => ({ ...VALID_ORDER, items: [{ ...VALID_ORDER.items[0], sku }] });
+
+  test.each([
+    ['U+FFFE', 'cust-\uFFFE'],
+    ['U+FFFF', '\uFFFFcust'],
+    ['a space', 'cust 1'],
+    ['65 characters', 'c'.repeat(65)],
+    ['an empty id', ''],
+  ])('a customerId with %s: 400 with the field error, nothing stored', async (_name, customerId) => {
+    const response = await post({ body: withCustomer(customerId) });
+
+    const problem = expectProblem(response, 400);
+    expect(problem.errors?.map((e) => e.field)).toEqual(['customerId']);
+    expect(allCalls()).toBe(0);
+  });
+
+  test.each([
+    ['U+FFFE', 'sku-\uFFFE'],
+    ['U+FFFF', 'sku-\uFFFF'],
+    ['a space', 'sku 1'],
+    ['65 characters', 's'.repeat(65)],
+    ['an empty id', ''],
+  ])('a sku with %s: 400 with the field error, nothing stored', async (_name, sku) => {
+    const response = await post({ body: withSku(sku) });
+
+    const problem = expectProblem(response, 400);
+    expect(problem.errors?.map((e) => e.field)).toEqual(['items.0.sku']);
+    expect(allCalls()).toBe(0);
+  });
+
+  test('the edge characters and 64 characters are accepted', async () => {
+    const edge = 'Az09._:-';
+
+    const response = await post({
+      body: { customerId: edge + 'c'.repeat(56), items: [{ ...VALID_ORDER.items[0], sku: edge }] },
+    });
+
+    expect(response.statusCode).toBe(201);
+    expect(JSON.parse(response.body)).toMatchObject({ customerId: edge + 'c'.repeat(56), items: [{ sku: edge }] });
+  });
+});
+
 describe('409 Conflict', () => {
   test('the same key is still in progress: Retry-After, and the lock it does not own is left alone', async () => {
     idempotencyRecordExists((attempted) => ({ ...attempted, status: { S: 'INPROGRESS' } }));
