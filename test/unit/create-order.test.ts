@@ -14,6 +14,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommand
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { deriveOrderId, orderTotalCents } from '../../lambdas/domain/order';
+import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
 
@@ -438,13 +439,40 @@ describe('503 Service Unavailable', () => {
     expectProblem(response, 503);
   });
 
-  test('storing the result fails after the order was written', async () => {
+  test('storing the result fails after the order was written: the body promises a safe retry, not "nothing written"', async () => {
     ddb.on(UpdateItemCommand).rejects(serverError());
 
     const response = await post();
 
-    expectProblem(response, 503);
+    const problem = expectProblem(response, 503);
     expect(transactions()).toHaveLength(1);
+    expect(problem.detail).not.toMatch(/nothing was (half-)?written/i);
+    expect(problem.detail).toMatch(/may or may not have taken effect/);
+    expect(problem.detail).toMatch(/same Idempotency-Key returns the same order/);
+  });
+});
+
+describe('error classes of the order transaction', () => {
+  test.each(RETRYABLE_WRITE_ERRORS)(
+    '%s: 503 with Retry-After, and the lock is released for the retry',
+    async (_name, error) => {
+      doc.on(TransactWriteCommand).rejects(error());
+
+      const response = await post();
+
+      expectProblem(response, 503);
+      expect(response.headers['Retry-After']).toBe('1');
+      expect(idempotencyDeletes()).toHaveLength(1);
+    },
+  );
+
+  test.each(BUG_WRITE_ERRORS)('%s: 500 (a bug; retrying cannot help), no Retry-After', async (_name, error) => {
+    doc.on(TransactWriteCommand).rejects(error());
+
+    const response = await post();
+
+    expectProblem(response, 500);
+    expect(response.headers['Retry-After']).toBeUndefined();
   });
 });
 
