@@ -2,6 +2,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEven
 import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
 import type { OrderEvent } from '../domain/events';
+import { checkOutboxEvent } from '../domain/outbox-event';
 import { roll } from '../domain/faults';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
@@ -22,16 +23,27 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
   try {
     const failures: string[] = [];
     const relayable: { record: DynamoDBRecord; event: OrderEvent }[] = [];
+    let malformed = 0;
     for (const record of event.Records) {
       const outboxEvent = outboxEventOf(record);
       if (outboxEvent === 'not-outbox') continue; // the filter should not have let it in; nothing to relay
-      if (outboxEvent === 'malformed') {
-        logger.error('Outbox item has no readable event', { sequenceNumber: record.dynamodb?.SequenceNumber });
-        failures.push(sequenceNumberOf(record));
+      const check =
+        outboxEvent === 'malformed'
+          ? { ok: false as const, reason: 'The outbox item has no readable event.' }
+          : checkOutboxEvent(outboxEvent);
+      if (!check.ok) {
+        // It would fail on every retry, holding the shard behind it through all of them. Skipped, as the
+        // sweeper skips it: it stays pending, and the sweeper reports it every minute until it is repaired.
+        logger.error('Malformed outbox item skipped; it needs repair', {
+          sequenceNumber: record.dynamodb?.SequenceNumber,
+          reason: check.reason,
+        });
+        malformed += 1;
         continue;
       }
-      relayable.push({ record, event: outboxEvent });
+      relayable.push({ record, event: check.event });
     }
+    if (malformed > 0) metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed);
 
     const faults = await faultSource.current();
     let firstDispatches = 0;
