@@ -13,7 +13,8 @@ import { outboxWiring } from './outbox-wiring';
  * Outbox relay on the Orders table stream. The event source mapping's filter
  * admits only INSERTs of outbox items; the relay publishes them and reports
  * exactly the records it could not publish, by sequence number, so Lambda
- * retries from the first of them (bisecting, then the on-failure queue).
+ * retries from the first of them (bisecting, then the on-failure queue). An
+ * item that can never be published is skipped and counted instead (below).
  */
 const faultSource = faultSourceFromEnv();
 const deps = outboxWiring();
