@@ -44,7 +44,10 @@ describe('methods', () => {
 
     expect(methods.length).toBeGreaterThanOrEqual(ORDER_ROUTES.length);
     for (const method of methods) {
-      expect({ route: method.route, auth: method.properties.AuthorizationType }).toEqual({ route: method.route, auth: 'AWS_IAM' });
+      expect({ route: method.route, auth: method.properties.AuthorizationType }).toEqual({
+        route: method.route,
+        auth: 'AWS_IAM',
+      });
       expect(method.properties.ApiKeyRequired ?? false).toBe(false);
     }
   });
@@ -66,7 +69,10 @@ describe('methods', () => {
     expect(post.properties.RequestParameters).toEqual({ 'method.request.header.Idempotency-Key': true });
     const modelId = referencedId((post.properties.RequestModels as Record<string, unknown>)['application/json']);
     expect(modelId).toBeDefined();
-    const model = resourceById(template, modelId!).Properties as { ContentType: string; Schema: Record<string, unknown> };
+    const model = resourceById(template, modelId!).Properties as {
+      ContentType: string;
+      Schema: Record<string, unknown>;
+    };
     expect(model.ContentType).toBe('application/json');
     // API Gateway validates with JSON Schema draft 4 only.
     expect(model.Schema).toMatchObject({
@@ -75,7 +81,8 @@ describe('methods', () => {
       required: expect.arrayContaining(['customerId', 'items']),
       additionalProperties: false,
       properties: {
-        customerId: { type: 'string', minLength: 1 },
+        // The identifier set (SQS-deliverable) is enforced at the gateway too, not only in the handler.
+        customerId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]*$' },
         items: {
           type: 'array',
           minItems: 1,
@@ -84,7 +91,11 @@ describe('methods', () => {
             type: 'object',
             required: expect.arrayContaining(['sku', 'quantity', 'unitPriceCents']),
             additionalProperties: false,
-            properties: { quantity: { type: 'integer', minimum: 1 }, unitPriceCents: { type: 'integer', minimum: 0 } },
+            properties: {
+              sku: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]*$' },
+              quantity: { type: 'integer', minimum: 1 },
+              unitPriceCents: { type: 'integer', minimum: 0 },
+            },
           },
         },
       },
@@ -116,7 +127,10 @@ describe('gateway-made errors are problem+json too', () => {
 
   const gatewayResponses = () =>
     Object.fromEntries(
-      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(r.Properties!.ResponseType), r.Properties!]),
+      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
+        String(r.Properties!.ResponseType),
+        r.Properties!,
+      ]),
     );
 
   test.each([['BAD_REQUEST_BODY'], ['BAD_REQUEST_PARAMETERS'], ['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s', (type) => {
@@ -130,7 +144,11 @@ describe('gateway-made errors are problem+json too', () => {
     expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
     const body = JSON.parse(render(response.ResponseTemplates['application/json']));
     expect(body).toEqual(
-      expect.objectContaining({ type: expect.stringMatching(/\S/), title: expect.stringMatching(/\S/), detail: expect.any(String) }),
+      expect.objectContaining({
+        type: expect.stringMatching(/\S/),
+        title: expect.stringMatching(/\S/),
+        detail: expect.any(String),
+      }),
     );
     if (response.StatusCode !== undefined) expect(body.status).toBe(Number(response.StatusCode));
   });
@@ -156,7 +174,11 @@ describe('stage', () => {
 
     expect(AccessLogSetting).toBeDefined();
     const format = JSON.parse(AccessLogSetting!.Format);
-    expect(format).toMatchObject({ requestId: '$context.requestId', caller: '$context.identity.caller', status: '$context.status' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      caller: '$context.identity.caller',
+      status: '$context.status',
+    });
     const logGroupIds = resourcesOfType(template, 'AWS::Logs::LogGroup').map(([id]) => id);
     const destination = JSON.stringify(AccessLogSetting!.DestinationArn);
     const logGroupId = logGroupIds.find((id) => destination.includes(`"${id}"`));
@@ -167,7 +189,12 @@ describe('stage', () => {
   test('throttles every method with the configured limits (defaults 200 rps, burst 400)', () => {
     expect(stage().MethodSettings).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }),
+        expect.objectContaining({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 200,
+          ThrottlingBurstLimit: 400,
+        }),
       ]),
     );
   });
@@ -241,7 +268,8 @@ describe('functions', () => {
     for (const method of getRoutes) {
       const grants = dynamoDbGrants(template, roleOfFunction(template, method.functionId!), tables);
       for (const actions of Object.values(grants)) {
-        for (const action of actions) expect({ route: method.route, action, read: READS.includes(action) }).toMatchObject({ read: true });
+        for (const action of actions)
+          expect({ route: method.route, action, read: READS.includes(action) }).toMatchObject({ read: true });
       }
     }
   });
@@ -252,7 +280,10 @@ describe('functions', () => {
     for (const [id] of functions) {
       const role = roleOfFunction(template, id);
       for (const statement of statementsOfRole(template, role)) {
-        expect({ id, actions: statement.Action }).toEqual({ id, actions: expect.not.arrayContaining(['*', 'dynamodb:*']) });
+        expect({ id, actions: statement.Action }).toEqual({
+          id,
+          actions: expect.not.arrayContaining(['*', 'dynamodb:*']),
+        });
         if (statement.Resource.includes('*')) {
           // The only DynamoDB action that cannot be scoped to a resource.
           const dynamo = statement.Action.filter((a) => a.startsWith('dynamodb:'));
