@@ -122,6 +122,8 @@ function topicDelivery(
     'aws:principalservicename': [CLOUDWATCH_PRINCIPAL],
   };
   const topicName = lookup.name(topicId);
+  // For messages: the alarm's own name, else its readable path (CloudFormation will generate the name).
+  const alarmLabel = spell(alarm?.Properties?.AlarmName, env) ?? lookup.name(alarmId);
   const reasons: string[] = [];
 
   const policies = topicPolicies(lookup, topicId);
@@ -135,10 +137,10 @@ function topicDelivery(
   if (policies.length === 1) {
     const [{ id, document }] = policies;
     const request = { action: 'sns:Publish', resources: [`\${${topicId}}`, `\${${topicId}.TopicArn}`], context };
-    reasons.push(...policyObstacles(document, request, `topic policy ${lookup.name(id)}`, alarmName, env));
+    reasons.push(...policyObstacles(document, request, `topic policy ${lookup.name(id)}`, alarmLabel, env));
   }
 
-  const keyReason = keyObstacles(lookup, topic?.Properties?.KmsMasterKeyId, context, alarmName, env);
+  const keyReason = keyObstacles(lookup, topic?.Properties?.KmsMasterKeyId, context, alarmLabel, env);
   if (!Array.isArray(keyReason)) return keyReason;
   reasons.push(...keyReason);
 
