@@ -1,5 +1,6 @@
 import { AspectPriority, Aspects } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { AlarmDeliveryAspect } from './alarm-delivery';
 import type { CorrectnessAspect } from './correctness-aspect';
 import { DeadLetterQueueAspect } from './dead-letter-queue';
 import { InboxTtlAspect } from './inbox-ttl';
@@ -9,6 +10,7 @@ import { ReservedConcurrencyAspect } from './reserved-concurrency';
 import { StreamSourceAspect } from './stream-source';
 import { VisibilityTimeoutAspect } from './visibility-timeout';
 
+export { AlarmDeliveryAspect } from './alarm-delivery';
 export { CorrectnessAspect, type CorrectnessAspectOptions, type CorrectnessRule } from './correctness-aspect';
 export { DeadLetterQueueAspect, MIN_MAX_RECEIVE_COUNT } from './dead-letter-queue';
 export {
@@ -45,6 +47,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new ReportBatchItemFailuresAspect(common),
     new StreamSourceAspect(common),
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
+    new AlarmDeliveryAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
   Aspects.of(scope).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });

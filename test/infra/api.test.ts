@@ -119,43 +119,94 @@ describe('gateway-made errors are problem+json too', () => {
    * mismatch message contains quotes, newlines and single quotes.
    */
   const RAW_MESSAGE = `The request signature we calculated does not match the signature you provided.\n\nThe Canonical String for this request should have been\n'POST\n/api/orders' "x"`;
+  /** A validator message as API Gateway writes it: quotes around field names. */
+  const VALIDATION_ERROR = '[object has missing required properties (["customerId","items"])]';
   const render = (templateText: string) =>
     templateText
       .replaceAll('$context.error.messageString', JSON.stringify(RAW_MESSAGE))
-      .replaceAll('$context.error.validationErrorString', 'instance failed to match at least one required schema')
+      .replaceAll('$context.error.validationErrorString', VALIDATION_ERROR)
       .replaceAll('$context.error.message', RAW_MESSAGE);
+  /** What a gateway response template may contain: plain substitution of these, nothing else (no VTL). */
+  const SUBSTITUTED = [
+    '$context.error.messageString',
+    '$context.error.message',
+    '$context.error.validationErrorString',
+  ];
 
+  /** Every response type with a status of its own, and that status (API Gateway's "Gateway response types"). */
+  const FIXED_STATUS: Record<string, number> = {
+    ACCESS_DENIED: 403,
+    API_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_FAILURE: 500,
+    BAD_REQUEST_BODY: 400,
+    BAD_REQUEST_PARAMETERS: 400,
+    EXPIRED_TOKEN: 403,
+    INTEGRATION_FAILURE: 504,
+    INTEGRATION_TIMEOUT: 504,
+    INVALID_API_KEY: 403,
+    INVALID_SIGNATURE: 403,
+    MISSING_AUTHENTICATION_TOKEN: 403,
+    QUOTA_EXCEEDED: 429,
+    REQUEST_TOO_LARGE: 413,
+    RESOURCE_NOT_FOUND: 404,
+    THROTTLED: 429,
+    UNAUTHORIZED: 401,
+    UNSUPPORTED_MEDIA_TYPE: 415,
+    WAF_FILTERED: 403,
+  };
+
+  type GatewayResponse = {
+    StatusCode?: string;
+    ResponseParameters: Record<string, string>;
+    ResponseTemplates: Record<string, string>;
+  };
   const gatewayResponses = () =>
     Object.fromEntries(
       resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
         String(r.Properties!.ResponseType),
-        r.Properties!,
+        r.Properties as GatewayResponse,
       ]),
     );
 
-  test.each([['BAD_REQUEST_BODY'], ['BAD_REQUEST_PARAMETERS'], ['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s', (type) => {
-    const response = gatewayResponses()[type] as {
-      StatusCode?: string;
-      ResponseParameters: Record<string, string>;
-      ResponseTemplates: Record<string, string>;
-    };
+  test.each(Object.entries(FIXED_STATUS))('%s: status %i, and a problem+json body that says it', (type, status) => {
+    const response = gatewayResponses()[type];
 
     expect(response).toBeDefined();
+    expect(response.StatusCode).toBe(String(status));
     expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
     const body = JSON.parse(render(response.ResponseTemplates['application/json']));
-    expect(body).toEqual(
-      expect.objectContaining({
-        type: expect.stringMatching(/\S/),
-        title: expect.stringMatching(/\S/),
-        detail: expect.any(String),
-      }),
-    );
-    if (response.StatusCode !== undefined) expect(body.status).toBe(Number(response.StatusCode));
+    expect(body).toEqual({
+      type: expect.stringMatching(/\S/),
+      title: expect.stringMatching(/\S/),
+      status,
+      detail: RAW_MESSAGE,
+    });
   });
 
-  test('validation failures are 400s', () => {
-    expect(gatewayResponses().BAD_REQUEST_BODY.StatusCode).toBe('400');
-    expect(gatewayResponses().BAD_REQUEST_PARAMETERS.StatusCode).toBe('400');
+  test.each([['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s stays the fallback: problem+json, no status of its own', (type) => {
+    const response = gatewayResponses()[type];
+
+    expect(response).toBeDefined();
+    expect(response.StatusCode).toBeUndefined();
+    expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
+    const body = JSON.parse(render(response.ResponseTemplates['application/json']));
+    expect(body).toEqual(expect.objectContaining({ type: expect.stringMatching(/\S/), detail: RAW_MESSAGE }));
+  });
+
+  test('no template uses anything but plain substitution, so what renders is what API Gateway sends', () => {
+    for (const [type, response] of Object.entries(gatewayResponses())) {
+      const variables = response.ResponseTemplates['application/json'].match(/\$[A-Za-z_.]+/g) ?? [];
+      expect({ type, variables: variables.filter((v) => !SUBSTITUTED.includes(v)) }).toEqual({ type, variables: [] });
+    }
+  });
+
+  test('a BAD_REQUEST_BODY whose validator message quotes field names still renders valid JSON', () => {
+    const text = gatewayResponses().BAD_REQUEST_BODY.ResponseTemplates['application/json'];
+
+    const body = JSON.parse(render(text));
+
+    expect(body.status).toBe(400);
   });
 });
 

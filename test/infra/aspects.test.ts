@@ -1,12 +1,19 @@
-import { App, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
+import { App, ArnFormat, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, KinesisEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
+import { readConfig } from '../../lib/config';
+import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
 import { cdkContext } from '../support/synth';
 
 /*
@@ -208,7 +215,7 @@ describe('correctness aspects', () => {
     Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('Correctness/'));
   });
 
-  test('the correctness aspects are registered at READONLY priority, since they change nothing', () => {
+  test('the aspects are registered at READONLY priority, since they change nothing', () => {
     const { stack } = newStack();
 
     const aspects = applyCorrectnessAspects(stack);
@@ -219,6 +226,7 @@ describe('correctness aspects', () => {
       'ReportBatchItemFailures',
       'StreamSource',
       'InboxTtl',
+      'AlarmDelivery',
     ]);
     // Every aspect registered (the five rules and the reserved-concurrency check) only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
@@ -642,5 +650,229 @@ describe('correctness aspects', () => {
         ),
       ]);
     });
+  });
+});
+
+describe('AlarmDelivery', () => {
+  const CLOUDWATCH = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+
+  interface AlarmTopicProps {
+    /** Default true: a customer-managed key on the topic. */
+    encrypted?: boolean;
+    /** Default true: the topic policy lets CloudWatch publish for this account and the alarm's ARN. */
+    publishAllowed?: boolean;
+    /** Default ['kms:Decrypt', 'kms:GenerateDataKey*']; [] for no CloudWatch statement in the key policy. */
+    keyActions?: string[];
+  }
+
+  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
+  function alarmToTopic(props: AlarmTopicProps = {}) {
+    const { app, stack } = newStack();
+    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
+    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const account = { 'aws:SourceAccount': stack.account };
+    if (props.publishAllowed ?? true) {
+      topic.addToResourcePolicy(
+        new iam.PolicyStatement({
+          principals: [CLOUDWATCH],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: { StringEquals: account, ArnEquals: { 'aws:SourceArn': alarm.alarmArn } },
+        }),
+      );
+    }
+    const keyActions = props.keyActions ?? ['kms:Decrypt', 'kms:GenerateDataKey*'];
+    if (key !== undefined && keyActions.length > 0) {
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          principals: [CLOUDWATCH],
+          actions: keyActions,
+          resources: ['*'],
+          conditions: { StringEquals: account },
+        }),
+      );
+    }
+    applyCorrectnessAspects(stack);
+    return { app, stack, topic, alarm, key };
+  }
+
+  test('an alarm whose topic and key policies let CloudWatch publish passes', () => {
+    const { app } = alarmToTopic();
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('the real stack passes, and every one of its alarms notifies the topic', () => {
+    const app = new App({ context: cdkContext() });
+    const stack = new ExactlyOnceStack(app, 'Real', { config: readConfig(app) });
+
+    const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/AlarmDelivery]'));
+
+    expect(errors).toEqual([]);
+    const alarms = Object.values(
+      app.synth().getStackByName(stack.stackName).template.Resources as Record<
+        string,
+        { Type: string; Properties: { AlarmActions?: unknown[] } }
+      >,
+    ).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(20);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  test('a topic policy with only the TLS Deny (enforceSSL alone) fails, naming the alarm, the topic and the policy', () => {
+    const { app, alarm } = alarmToTopic({ publishAllowed: false });
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /Alarm S\/Alarm notifies topic S\/Topic, but CloudWatch could not publish to it: no statement of the topic policy S\/Topic\/Policy allows cloudwatch\.amazonaws\.com sns:Publish for alarm .*/,
+      ),
+    ]);
+  });
+
+  test('an Allow for another alarm only (aws:SourceArn) fails', () => {
+    const { app, stack, topic, alarm } = alarmToTopic({ publishAllowed: false });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [CLOUDWATCH],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: 'other-*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+
+    expectRuleErrors(app, [
+      error(alarm, 'AlarmDelivery', /.* no statement of the topic policy S\/Topic\/Policy allows/),
+    ]);
+  });
+
+  test('an Allow for any alarm of this account (aws:SourceArn pattern) passes', () => {
+    const { app, stack, topic } = alarmToTopic({ publishAllowed: false });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [CLOUDWATCH],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('a Deny that covers CloudWatch fails even next to the Allow', () => {
+    const { app, topic, alarm } = alarmToTopic();
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'NoServices',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sns:*'],
+        resources: [topic.topicArn],
+      }),
+    );
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /.* statement NoServices of the topic policy S\/Topic\/Policy denies cloudwatch\.amazonaws\.com sns:Publish/,
+      ),
+    ]);
+  });
+
+  test('a key policy without CloudWatch fails, for Decrypt and for GenerateDataKey*', () => {
+    const { app, alarm } = alarmToTopic({ keyActions: [] });
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /.* no statement of the key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:Decrypt .*; no statement of the key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:GenerateDataKey\* /,
+      ),
+    ]);
+  });
+
+  test('a key policy that lets CloudWatch encrypt but not decrypt fails', () => {
+    const { app, alarm } = alarmToTopic({ keyActions: ['kms:Encrypt', 'kms:GenerateDataKey*'] });
+
+    expectRuleErrors(app, [
+      error(alarm, 'AlarmDelivery', /.* key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:Decrypt /),
+    ]);
+  });
+
+  test('a topic with no policy of its own and no key passes: the SNS default lets the account publish', () => {
+    const { app, stack } = newStack();
+    const topic = new sns.Topic(stack, 'Topic');
+    new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    }).addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('a topic encrypted with the AWS-managed key fails', () => {
+    const { app, stack } = newStack();
+    const topic = new sns.Topic(stack, 'Topic', {
+      masterKey: kms.Alias.fromAliasName(stack, 'Managed', 'alias/aws/sns'),
+    });
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expectRuleErrors(app, [error(alarm, 'AlarmDelivery', /.* the AWS-managed key alias\/aws\/sns/)]);
+  });
+
+  test('a topic outside the stack cannot be verified', () => {
+    const { app, stack } = newStack();
+    const topic = sns.Topic.fromTopicArn(stack, 'Imported', 'arn:aws:sns:eu-west-1:123456789012:ops');
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /Cannot verify S\/Alarm: .* arn:aws:sns:eu-west-1:123456789012:ops is not an SNS topic of this template/,
+      ),
+    ]);
   });
 });
