@@ -17,7 +17,7 @@ export class OutageProneProvider implements ExternalProvider {
   ) {}
 
   async send(idempotencyKey: string, payload: Record<string, unknown>): Promise<void> {
-    if (providerDown(this.plan(), this.now())) throw new InjectedProviderOutage(this.name);
+    if (providerDown(this.plan(), this.name, this.now())) throw new InjectedProviderOutage(this.name);
     await this.inner.send(idempotencyKey, payload);
   }
 }

@@ -246,6 +246,18 @@ describe('the provider-outage fault', () => {
       down: false,
     },
     { what: 'no plan', plan: NO_FAULTS, at: '2030-01-02T03:04:05.000Z', down: false },
+    {
+      what: 'inside the window of another provider',
+      plan: { providerOutageWindow: window, providerOutageProviders: ['mail'] },
+      at: '2030-01-02T03:04:05.000Z',
+      down: false,
+    },
+    {
+      what: 'inside the window of this provider',
+      plan: { providerOutageWindow: window, providerOutageProviders: ['mail', 'warehouse'] },
+      at: '2030-01-02T03:04:05.000Z',
+      down: true,
+    },
   ])('$what: the call fails before reaching the provider: $down', async ({ plan, at, down }) => {
     const inner = recordingProvider();
     const provider = new OutageProneProvider(
@@ -270,6 +282,7 @@ describe('the provider-outage fault', () => {
     );
     const parsed = parseFaultPlan(JSON.parse(JSON.stringify(plan)));
     const reversed = parseFaultPlan({ providerOutageWindow: { from: window.until, until: window.from } });
+    const onlyWarehouse = parseFaultPlan({ providerOutageProviders: ['warehouse', 7] });
 
     expect(parsed.providerOutage).toBe(0.2);
     expect(parsed.providerOutageWindow).toEqual(plan.providerOutageWindow);
@@ -286,5 +299,6 @@ describe('the provider-outage fault', () => {
       ).providerOutageWindow,
     ).toEqual(plan.providerOutageWindow);
     expect(reversed.providerOutageWindow).toBeUndefined();
+    expect(onlyWarehouse.providerOutageProviders).toEqual(['warehouse']);
   });
 });
