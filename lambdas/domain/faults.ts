@@ -34,6 +34,8 @@ export interface FaultPlan {
    * window in every process: the warehouse or mail service is down for a while.
    */
   providerOutageWindow?: { from: string; until: string };
+  /** Providers the outage applies to (`warehouse`, `mail`); every provider when absent. */
+  providerOutageProviders?: string[];
   // ---- provider outage (end) ----
   /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
@@ -71,8 +73,9 @@ export class InjectedProviderOutage extends Error {
   }
 }
 
-/** True when a provider call at `now` must fail: inside the outage window, or by the per-call roll. */
-export function providerDown(plan: FaultPlan, now: Date): boolean {
+/** True when a call to `provider` at `now` must fail: inside the outage window, or by the per-call roll. */
+export function providerDown(plan: FaultPlan, provider: string, now: Date): boolean {
+  if (plan.providerOutageProviders !== undefined && !plan.providerOutageProviders.includes(provider)) return false;
   const window = plan.providerOutageWindow;
   if (window !== undefined && now >= new Date(window.from) && now < new Date(window.until)) return true;
   return roll(plan.providerOutage, plan);
@@ -119,6 +122,9 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
     // ---- provider outage (begin) ----
     providerOutage: rate('providerOutage'),
     providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
+    providerOutageProviders: Array.isArray(source.providerOutageProviders)
+      ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
+      : undefined,
     // ---- provider outage (end) ----
   };
 }

@@ -229,7 +229,7 @@ describe('duplicates', () => {
 describe('the provider-outage fault', () => {
   const window = { from: '2030-01-02T03:04:00.000Z', until: '2030-01-02T03:04:10.000Z' };
 
-  test.each<{ what: string; plan: FaultPlan; at: string; down: boolean }>([
+  test.each([
     { what: 'inside the window', plan: { providerOutageWindow: window }, at: '2030-01-02T03:04:05.000Z', down: true },
     { what: 'at the window end', plan: { providerOutageWindow: window }, at: '2030-01-02T03:04:10.000Z', down: false },
     { what: 'before the window', plan: { providerOutageWindow: window }, at: '2030-01-02T03:03:59.999Z', down: false },
@@ -258,21 +258,24 @@ describe('the provider-outage fault', () => {
       at: '2030-01-02T03:04:05.000Z',
       down: true,
     },
-  ])('$what: the call fails before reaching the provider: $down', async ({ plan, at, down }) => {
-    const inner = recordingProvider();
-    const provider = new OutageProneProvider(
-      inner,
-      'warehouse',
-      () => plan,
-      () => new Date(at),
-    );
+  ] as { what: string; plan: FaultPlan; at: string; down: boolean }[])(
+    '$what: the call fails before reaching the provider: $down',
+    async ({ plan, at, down }) => {
+      const inner = recordingProvider();
+      const provider = new OutageProneProvider(
+        inner,
+        'warehouse',
+        () => plan,
+        () => new Date(at),
+      );
 
-    const sent = provider.send('fulfilment:e1', { instruction: 'PICK' });
+      const sent = provider.send('fulfilment:e1', { instruction: 'PICK' });
 
-    if (down) await expect(sent).rejects.toBeInstanceOf(InjectedProviderOutage);
-    else await expect(sent).resolves.toBeUndefined();
-    expect(inner.keys).toEqual(down ? [] : ['fulfilment:e1']);
-  });
+      if (down) await expect(sent).rejects.toBeInstanceOf(InjectedProviderOutage);
+      else await expect(sent).resolves.toBeUndefined();
+      expect(inner.keys).toEqual(down ? [] : ['fulfilment:e1']);
+    },
+  );
 
   test('the plan carries the window and the rate through JSON; a malformed window is dropped', () => {
     const plan = faultPlanOf(
