@@ -195,7 +195,13 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         {
           Put: {
             TableName: this.options.tableName,
-            Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 1, state: 'RESERVED', updatedAt: this.now().toISOString() },
+            Item: {
+              ...fulfilmentKey(event.orderId),
+              orderId: event.orderId,
+              version: 1,
+              state: 'RESERVED',
+              updatedAt: this.now().toISOString(),
+            },
             // Any existing state is newer than "placed": the cancel got here first.
             ConditionExpression: 'attribute_not_exists(pk)',
           },
@@ -218,7 +224,12 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
             ConditionExpression: 'version = :reserved',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':released': 2, ':reserved': 1, ':state': 'RELEASED', ':at': this.now().toISOString() },
+            ExpressionAttributeValues: {
+              ':released': 2,
+              ':reserved': 1,
+              ':state': 'RELEASED',
+              ':at': this.now().toISOString(),
+            },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
@@ -243,7 +254,13 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
       {
         Put: {
           TableName: this.options.tableName,
-          Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 2, state: 'CANCELLED_UNRESERVED', updatedAt: this.now().toISOString() },
+          Item: {
+            ...fulfilmentKey(event.orderId),
+            orderId: event.orderId,
+            version: 2,
+            state: 'CANCELLED_UNRESERVED',
+            updatedAt: this.now().toISOString(),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -288,7 +305,9 @@ export class DynamoDbEffectsReader implements EffectsReader {
   }
 
   private async get(key: { pk: string; sk: string }) {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
     return Item;
   }
 }

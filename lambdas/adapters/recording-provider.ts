@@ -32,7 +32,12 @@ export class RecordingProvider implements ExternalProvider {
         Key: { idempotencyKey },
         UpdateExpression:
           'SET provider = :provider, payload = if_not_exists(payload, :payload), firstCalledAt = if_not_exists(firstCalledAt, :now), lastCalledAt = :now ADD calls :one',
-        ExpressionAttributeValues: { ':provider': this.provider, ':payload': payload, ':now': this.now().toISOString(), ':one': 1 },
+        ExpressionAttributeValues: {
+          ':provider': this.provider,
+          ':payload': payload,
+          ':now': this.now().toISOString(),
+          ':one': 1,
+        },
       }),
     );
   }
