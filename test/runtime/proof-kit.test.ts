@@ -83,6 +83,7 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     if (fault === 'redrive') expect(results.injected.redriven).toBeGreaterThan(0);
     if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault)) expect(totalSuppressed(results)).toBeGreaterThan(0);
     if (fault === 'transient') expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (fault === 'provider-outage') expect(Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0)).toBeGreaterThan(0);
   }, 300_000);
 });
 
