@@ -11,7 +11,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FaultPlan } from '../lambdas/domain/faults';
+import { seeded, type FaultPlan } from '../lambdas/domain/faults';
 import type { Target } from './target';
 
 /**
@@ -19,8 +19,29 @@ import type { Target } from './target';
  * stack's SSM parameter. Faults inside the functions come from the plan; the
  * kit itself adds poison messages and a DLQ redrive step.
  */
-export type FaultName = 'crash' | 'slow' | 'transient' | 'poison' | 'relay-crash' | 'resend' | 'redrive';
-export const ALL_FAULTS: FaultName[] = ['crash', 'slow', 'transient', 'poison', 'relay-crash', 'resend', 'redrive'];
+export type FaultName =
+  | 'crash'
+  | 'slow'
+  | 'transient'
+  | 'poison'
+  | 'relay-crash'
+  | 'resend'
+  | 'redrive'
+  // ---- provider outage (begin) ----
+  | 'provider-outage';
+// ---- provider outage (end) ----
+export const ALL_FAULTS: FaultName[] = [
+  'crash',
+  'slow',
+  'transient',
+  'poison',
+  'relay-crash',
+  'resend',
+  'redrive',
+  // ---- provider outage (begin) ----
+  'provider-outage',
+  // ---- provider outage (end) ----
+];
 
 export interface FaultSettings {
   enabled: FaultName[];
@@ -38,11 +59,37 @@ export interface FaultSettings {
    * comes back in seconds instead of minutes, and the slow fault can outlive it.
    */
   localVisibilitySeconds?: number;
+  // ---- provider outage (begin) ----
+  /** How long the providers are down in one window of the `provider-outage` fault (default 10 s). */
+  providerOutageSeconds?: number;
+  // ---- provider outage (end) ----
 }
 
-export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
+// ---- provider outage (begin) ----
+/**
+ * The outage window: it opens a seeded 0-5 s after every function has re-read
+ * the plan (so it falls inside the load) and lasts `providerOutageSeconds`.
+ * Wall-clock instants, so every process sees the same window.
+ */
+export function providerOutageWindow(
+  settings: FaultSettings,
+  seed: number | undefined,
+  now: Date,
+): { from: string; until: string } {
+  const offsetMs = Math.floor((seed === undefined ? Math.random() : seeded(seed)()) * 5_000);
+  const from = now.getTime() + FAULT_SWITCH_DELAY_MS + offsetMs;
+  const until = from + (settings.providerOutageSeconds ?? 10) * 1000;
+  return { from: new Date(from).toISOString(), until: new Date(until).toISOString() };
+}
+// ---- provider outage (end) ----
+
+export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Date()): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   return {
+    // ---- provider outage (begin) ----
+    providerOutage: on('provider-outage') ? settings.rate : undefined,
+    providerOutageWindow: on('provider-outage') ? providerOutageWindow(settings, seed, now) : undefined,
+    // ---- provider outage (end) ----
     seed,
     crashAfterEffect: on('crash') ? settings.rate : undefined,
     slowHandler: on('slow') ? settings.rate : undefined,

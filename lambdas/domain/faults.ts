@@ -26,6 +26,17 @@ export interface FaultPlan {
    * a system whose numbers matter.
    */
   disableInboxClaim?: string[];
+  // ---- provider outage (begin) ----
+  /** Providers: a call fails before reaching the provider (a 5xx or timeout), with this probability. */
+  providerOutage?: number;
+  /**
+   * Providers: every call fails between these instants (ISO-8601), the same
+   * window in every process: the warehouse or mail service is down for a while.
+   */
+  providerOutageWindow?: { from: string; until: string };
+  /** Providers the outage applies to (`warehouse`, `mail`); every provider when absent. */
+  providerOutageProviders?: string[];
+  // ---- provider outage (end) ----
   /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
    * a restarted process must not replay the roll that crashed its predecessor.
@@ -53,6 +64,32 @@ export function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+// ---- provider outage (begin) ----
+export class InjectedProviderOutage extends Error {
+  constructor(provider: string) {
+    super(`Injected outage of provider ${provider}`);
+    this.name = 'InjectedProviderOutage';
+  }
+}
+
+/** True when a call to `provider` at `now` must fail: inside the outage window, or by the per-call roll. */
+export function providerDown(plan: FaultPlan, provider: string, now: Date): boolean {
+  if (plan.providerOutageProviders !== undefined && !plan.providerOutageProviders.includes(provider)) return false;
+  const window = plan.providerOutageWindow;
+  if (window !== undefined && now >= new Date(window.from) && now < new Date(window.until)) return true;
+  return roll(plan.providerOutage, plan);
+}
+
+function parseOutageWindow(raw: unknown): FaultPlan['providerOutageWindow'] {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const { from, until } = raw as Record<string, unknown>;
+  if (typeof from !== 'string' || typeof until !== 'string') return undefined;
+  const start = Date.parse(from);
+  const end = Date.parse(until);
+  return Number.isFinite(start) && Number.isFinite(end) && start < end ? { from, until } : undefined;
+}
+// ---- provider outage (end) ----
 
 export class InjectedTransientError extends Error {
   constructor(where: string) {
@@ -82,5 +119,12 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
     relayCrashAfterPublish: rate('relayCrashAfterPublish'),
     producerResend: rate('producerResend'),
     disableInboxClaim: Array.isArray(disabled) ? disabled.filter((d): d is string => typeof d === 'string') : undefined,
+    // ---- provider outage (begin) ----
+    providerOutage: rate('providerOutage'),
+    providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
+    providerOutageProviders: Array.isArray(source.providerOutageProviders)
+      ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
+      : undefined,
+    // ---- provider outage (end) ----
   };
 }

@@ -1,6 +1,7 @@
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import type { LedgerOptions } from '../adapters/dynamodb-ledgers';
 import { faultSourceFromEnv } from '../adapters/fault-sources';
+import { OutageProneProvider } from '../adapters/outage-prone-provider';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
 import { NO_FAULTS, type FaultPlan } from '../domain/faults';
@@ -51,7 +52,9 @@ export function consumerWiring(options: { consumer: string; fifo: boolean; backo
     documents,
     settings,
     ledgerOptions,
-    provider: (name: string) => new RecordingProvider(documents, config.providerTable, name),
+    // The proof kit's provider-outage fault sits in front of the provider; without a plan it only forwards.
+    provider: (name: string) =>
+      new OutageProneProvider(new RecordingProvider(documents, config.providerTable, name), name, () => faults),
     /** Re-reads the fault switch (cached for a few seconds); call once per invocation. */
     refreshFaults: async (): Promise<FaultPlan> => (faults = await faultSource.current()),
   };

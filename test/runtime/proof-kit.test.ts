@@ -6,6 +6,16 @@ import { startRuntime, type LocalRuntime } from '../../local/runtime';
 import { synthesize } from '../../local/template/cloud-assembly';
 import { localCallCounters } from '../../loadtest/local-counters';
 import { ALL_FAULTS, type FaultName } from '../../loadtest/faults';
+// ---- provider outage, cancel, redrive: imports (begin) ----
+import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { signedFetch } from '../../local/api/sign';
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { waitForDrain, queueDepth } from '../../loadtest/drain';
+import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../loadtest/faults';
+import { checkProviderCalls, scan } from '../../loadtest/verify';
+import { eventually } from './fixtures';
+// ---- provider outage, cancel, redrive: imports (end) ----
 import { htmlReport, writeReports, type RunResults } from '../../loadtest/report';
 import { runLoadTest, type Profile } from '../../loadtest/run';
 import { localTarget, type Target } from '../../loadtest/target';
@@ -73,6 +83,7 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     if (fault === 'redrive') expect(results.injected.redriven).toBeGreaterThan(0);
     if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault)) expect(totalSuppressed(results)).toBeGreaterThan(0);
     if (fault === 'transient') expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (fault === 'provider-outage') expect(Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0)).toBeGreaterThan(0);
   }, 300_000);
 });
 
@@ -103,6 +114,98 @@ test('the kit can fail: with the loyalty inbox claim disabled, duplicates become
   expect(points[0].detail).toMatch(/customer .*: points \d+, expected \d+/);
   expect(htmlReport(results)).toContain('FAIL');
 }, 300_000);
+
+// ---- provider outage, cancel, redrive (begin) ----
+describe('provider outage, then cancel, then redrive', () => {
+  test('the warehouse is down until OrderPlaced dead-letters; the cancel goes through; the redriven OrderPlaced sends no PICK after CANCEL_PICK', async () => {
+    const suffix = Date.now().toString(36);
+    const [customerId, sku] = [`po-cust-${suffix}`, `po-sku-${suffix}`];
+    const accessKeyId = target.callers[0].credentials.accessKeyId;
+    const api = (method: string, route: string, body?: string, headers: Record<string, string> = {}) =>
+      signedFetch(`${target.apiUrl.replace(/\/$/, '')}${route}`, { method, body, headers, accessKeyId });
+    const queue = target.outputs.FulfilmentQueueUrl;
+    const dlq = target.outputs.FulfilmentDlqUrl;
+    const { Attributes = {} } = await target.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queue, AttributeNames: ['RedrivePolicy'] }),
+    );
+    const redrivePolicy = Attributes.RedrivePolicy!;
+    const setMaxReceiveCount = (maxReceiveCount: number) =>
+      target.sqs.send(
+        new SetQueueAttributesCommand({
+          QueueUrl: queue,
+          Attributes: { RedrivePolicy: JSON.stringify({ ...JSON.parse(redrivePolicy), maxReceiveCount }) },
+        }),
+      );
+    const dlqBefore = await queueDepth(target, dlq);
+    // The warehouse is down (the mail service is not), and OrderPlaced dead-letters after one failed
+    // attempt instead of a whole retry budget: what a long outage does, in seconds.
+    const now = Date.now();
+    await setFaultPlan(target, {
+      providerOutageWindow: {
+        from: new Date(now - 1_000).toISOString(),
+        until: new Date(now + 3_600_000).toISOString(),
+      },
+      providerOutageProviders: ['warehouse'],
+    });
+    await setMaxReceiveCount(1);
+    let orderId: string;
+    try {
+      await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS));
+      const placed = await api(
+        'POST',
+        '/orders',
+        JSON.stringify({ customerId, items: [{ sku, quantity: 2, unitPriceCents: 700 }] }),
+        {
+          'Idempotency-Key': `"po-${suffix}"`,
+        },
+      );
+      expect(placed.status).toBe(201);
+      orderId = ((await placed.json()) as { orderId: string }).orderId;
+      await eventually(
+        async () => ((await queueDepth(target, dlq)) > dlqBefore ? true : undefined),
+        90_000,
+        'OrderPlaced in the fulfilment DLQ',
+      );
+    } finally {
+      await setMaxReceiveCount(JSON.parse(redrivePolicy).maxReceiveCount);
+      await setFaultPlan(target, {});
+    }
+    await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS)); // the warehouse is back
+
+    const cancel = await api('POST', `/orders/${orderId}/cancel`);
+    const documents = DynamoDBDocumentClient.from(target.dynamodb);
+    const providerLog = async () =>
+      new Map((await scan(documents, target.outputs.ProviderLogTableName)).map((i) => [String(i.idempotencyKey), i]));
+    const cancelPick = `fulfilment:${orderCancelledEventId(orderId)}`;
+    await eventually(async () => (await providerLog()).get(cancelPick), 60_000, 'CANCEL_PICK at the warehouse');
+    const redriven = await redriveDeadLetters(
+      target,
+      () => false,
+      (body) => body.includes(orderId),
+    );
+    const drain = await waitForDrain(target, { timeoutMs: 120_000 });
+
+    expect([200, 202]).toContain(cancel.status);
+    expect(redriven).toBe(1);
+    expect(drain.drained).toBe(true);
+    const log = await providerLog();
+    const effects = new Map((await scan(documents, target.outputs.EffectsTableName)).map((i) => [String(i.pk), i]));
+    const pick = log.get(`fulfilment:${orderPlacedEventId(orderId)}`);
+    // No PICK ever reached the warehouse: not before the cancel (it was down), not after (superseded).
+    expect(pick).toBeUndefined();
+    expect(log.get(cancelPick)?.calls).toBe(1);
+    expect(effects.get(`SKU#${sku}`)?.reserved).toBe(0);
+    expect(effects.get(`FULFILMENT#${orderId}`)).toMatchObject({ version: 2, state: 'RELEASED' });
+    expect(effects.get(`CUSTOMER#${customerId}`)?.points).toBe(14);
+    expect(effects.get(`INBOX#fulfilment#${orderPlacedEventId(orderId)}`)?.supersededBy).toBe(
+      orderCancelledEventId(orderId),
+    );
+    expect(
+      checkProviderCalls({ orders: [{ orderId, status: 'CANCELLED' }], effects, providerItems: [...log.values()] }),
+    ).toEqual([]);
+  }, 300_000);
+});
+// ---- provider outage, cancel, redrive (end) ----
 
 /** The verdict as headless Chromium renders it, when Chromium is installed (Debian `chromium`); else undefined. */
 function renderedVerdict(file: string): string | undefined {
