@@ -103,6 +103,9 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
     new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: relay.failureQueue.queueUrl });
+    // `npm run dlq` finds every DLQ by these output names.
+    if (relay.sweeper.asyncDeadLetterQueue)
+      new CfnOutput(this, 'SweeperDlqUrl', { value: relay.sweeper.asyncDeadLetterQueue.queueUrl });
     new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
 
     // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
