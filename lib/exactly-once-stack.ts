@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { applyCorrectnessAspects } from './aspects';
@@ -110,10 +110,5 @@ export class ExactlyOnceStack extends Stack {
 
     // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
     applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
-
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray tracing (PutTraceSegments/PutTelemetryRecords) and dynamodb:ListStreams do not support resource-level permissions.',
-    });
   }
 }
