@@ -25,6 +25,17 @@ export interface ApiServerOptions {
   localRoutes?: Record<string, () => unknown>;
 }
 
+/**
+ * The Host names a browser sends only for this machine. Any other name
+ * resolving to 127.0.0.1 may be DNS rebinding: a web page whose domain was
+ * re-pointed at loopback, driving the local API from the user's browser.
+ */
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
+
+export function isLoopbackHost(host: string | undefined): boolean {
+  return host !== undefined && LOOPBACK_HOST.test(host);
+}
+
 /** API Gateway's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -79,6 +90,20 @@ export class ApiServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = Date.now();
     const requestId = randomUUID();
+    if (!isLoopbackHost(req.headers.host)) {
+      // Refused before the body is read or any function runs: nothing happens on a foreign Host.
+      const body = JSON.stringify({
+        type: 'about:blank',
+        title: 'Forbidden host',
+        status: 403,
+        detail: `Host ${JSON.stringify(req.headers.host ?? '')} is not loopback: the local API answers only 127.0.0.1, localhost and [::1]`,
+      });
+      res.writeHead(403, { 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+      res.end(body);
+      req.resume();
+      this.options.log(`${req.method ?? 'GET'} ${req.url ?? '/'} 403 (Host ${req.headers.host ?? 'missing'} is not loopback)`);
+      return;
+    }
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = (req.method ?? 'GET').toUpperCase();
