@@ -12,6 +12,8 @@ import { UsageError } from './queues';
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** The progress line of a long move (a terminal redraws it in place); none when undefined. */
+  progress?: (line: string) => void;
   open?: (command: Exclude<Command, { command: 'help' }>) => Promise<DlqContext>;
 }
 
@@ -30,8 +32,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let context: DlqContext | undefined;
   try {
     context = await (io.open ?? openContext)(command);
-    // Progress goes to stderr, so --json output on stdout stays one document.
-    const report = await runCommand(command, context, (line) => io.err(line));
+    const report = await runCommand(command, context, io.progress);
     io.out(command.json ? JSON.stringify(report, null, 2) : formatReport(report));
     return succeeded(report) ? 0 : 1;
   } catch (error) {
@@ -49,8 +50,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 if (require.main === module) {
   // The tool talks to the emulators or the user's account; the SDK's Node-version notice is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  // Progress goes to stderr (stdout stays one --json document), redrawn in place on a terminal only.
+  let drawn = false;
+  const progress = process.stderr.isTTY
+    ? (line: string) => {
+        drawn = true;
+        process.stderr.write(`\r\x1b[K${line}`);
+      }
+    : undefined;
   void main(process.argv.slice(2), {
-    out: (text) => process.stdout.write(`${text}\n`),
+    out: (text) => {
+      if (drawn) process.stderr.write('\n');
+      drawn = false;
+      process.stdout.write(`${text}\n`);
+    },
     err: (text) => process.stderr.write(`${text}\n`),
+    progress,
   }).then((code) => process.exit(code));
 }

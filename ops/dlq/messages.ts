@@ -213,11 +213,22 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
 
   const result: RedriveResult = { method: 'receive-send-delete', moved: [], skipped: [], failed: [] };
   const held: DeadLetter[] = [];
+  const seen = new Set<string>();
   const limit = options.all ? Number.POSITIVE_INFINITY : options.max;
   try {
     while (result.moved.length < limit) {
       const batch = await receive(sqs, queue.url, Math.min(10, limit - result.moved.length), options.waitSeconds);
-      if (batch.length === 0) break;
+      // Empty, or a held message is visible again (a long pass outlived its hold): every message was seen.
+      if (batch.length === 0 || batch.some((m) => seen.has(m.messageId))) {
+        held.push(...batch.filter((m) => seen.has(m.messageId)));
+        await release(
+          sqs,
+          queue.url,
+          batch.filter((m) => !seen.has(m.messageId)),
+        );
+        break;
+      }
+      for (const message of batch) seen.add(message.messageId);
       for (const message of batch) {
         const reason = skipReason(message, options);
         const entry = {

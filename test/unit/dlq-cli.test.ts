@@ -198,6 +198,21 @@ describe('redrive on AWS (SDK mocked)', () => {
     expect(sqsMock.commandCalls(DeleteMessageCommand)).toHaveLength(2);
   });
 
+  test('a pass that outlives its hold stops once a held message comes round again, instead of looping', async () => {
+    const poison = {
+      ...message('m3'),
+      MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'SchemaViolation' } },
+    };
+    // The same message comes back on every receive (bounded, so a looping pass ends and fails the assertion).
+    let receives = 0;
+    sqsMock.on(ReceiveMessageCommand).callsFake(() => ({ Messages: ++receives <= 50 ? [poison] : [] }));
+
+    const result = await redrive(sqs, fulfilment, { max: 10, all: true, waitSeconds: 0 });
+
+    expect(result.skipped).toEqual([{ messageId: 'm3', reason: expect.stringMatching(/^poison/) }]);
+    expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(2);
+  });
+
   test('a failed send leaves the message in the DLQ (visible again) and counts as failed', async () => {
     sqsMock
       .on(ReceiveMessageCommand)
