@@ -58,7 +58,11 @@ export class ApiServer {
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         options.log(`internal error: ${error.message}`);
-        if (!res.headersSent) this.reply(res, this.gatewayError({ type: 'DEFAULT_5XX', status: 500, message: 'Internal server error' }, randomUUID()));
+        if (!res.headersSent)
+          this.reply(
+            res,
+            this.gatewayError({ type: 'DEFAULT_5XX', status: 500, message: 'Internal server error' }, randomUUID()),
+          );
       });
     });
     // Keep-alive sockets must not hold up stop().
@@ -98,10 +102,16 @@ export class ApiServer {
         status: 403,
         detail: `Host ${JSON.stringify(req.headers.host ?? '')} is not loopback: the local API answers only 127.0.0.1, localhost and [::1]`,
       });
-      res.writeHead(403, { 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+      res.writeHead(403, {
+        'Content-Type': 'application/problem+json',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Connection: 'close',
+      });
       res.end(body);
       req.resume();
-      this.options.log(`${req.method ?? 'GET'} ${req.url ?? '/'} 403 (Host ${req.headers.host ?? 'missing'} is not loopback)`);
+      this.options.log(
+        `${req.method ?? 'GET'} ${req.url ?? '/'} 403 (Host ${req.headers.host ?? 'missing'} is not loopback)`,
+      );
       return;
     }
     const body = await readBody(req);
@@ -119,25 +129,42 @@ export class ApiServer {
     this.options.log(`${method} ${url.pathname} ${reply.status} ${Date.now() - started}ms`);
   }
 
-  private async respond(req: http.IncomingMessage, url: URL, method: string, body: Buffer | 'too-large', requestId: string): Promise<HttpReply> {
+  private async respond(
+    req: http.IncomingMessage,
+    url: URL,
+    method: string,
+    body: Buffer | 'too-large',
+    requestId: string,
+  ): Promise<HttpReply> {
     const { path, match } = this.route(method, url.pathname);
     if (match === undefined) {
       // With IAM auth, API Gateway answers an unknown resource or method like a missing signature.
-      return this.gatewayError({ type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' }, requestId);
+      return this.gatewayError(
+        { type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' },
+        requestId,
+      );
     }
-    if (body === 'too-large') return this.gatewayError({ type: 'REQUEST_TOO_LARGE', status: 413, message: 'Request Too Long' }, requestId);
+    if (body === 'too-large')
+      return this.gatewayError({ type: 'REQUEST_TOO_LARGE', status: 413, message: 'Request Too Long' }, requestId);
     const caller = sigV4Caller(req.headers.authorization, url.searchParams);
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'missing') {
-      return this.gatewayError({ type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' }, requestId);
+      return this.gatewayError(
+        { type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' },
+        requestId,
+      );
     }
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'malformed') {
-      const message = "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";
+      const message =
+        "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";
       return this.gatewayError({ type: 'INCOMPLETE_SIGNATURE', status: 403, message }, requestId);
     }
     const missing = missingParameters(match.route, req, url, match);
     if (missing.length > 0) {
       const message = `Missing required request parameters: [${missing.join(', ')}]`;
-      return this.gatewayError({ type: 'BAD_REQUEST_PARAMETERS', status: 400, message, validationErrorString: message }, requestId);
+      return this.gatewayError(
+        { type: 'BAD_REQUEST_PARAMETERS', status: 400, message, validationErrorString: message },
+        requestId,
+      );
     }
     const event = proxyEvent({
       request: req,
@@ -153,7 +180,11 @@ export class ApiServer {
     });
     const host = this.options.hostOf(match.route.functionLogicalId);
     const result = await withTimeout(host.invoke(event, 'throttle'), match.route.integrationTimeoutMs);
-    if (result === 'timeout') return this.gatewayError({ type: 'INTEGRATION_TIMEOUT', status: 504, message: 'Endpoint request timed out' }, requestId);
+    if (result === 'timeout')
+      return this.gatewayError(
+        { type: 'INTEGRATION_TIMEOUT', status: 504, message: 'Endpoint request timed out' },
+        requestId,
+      );
     return this.proxyResponse(result, requestId);
   }
 
@@ -182,13 +213,18 @@ export class ApiServer {
       body?: unknown;
       isBase64Encoded?: boolean;
     } | null;
-    if (payload === null || typeof payload !== 'object' || typeof payload.statusCode !== 'number' && typeof payload.statusCode !== 'string') {
+    if (
+      payload === null ||
+      typeof payload !== 'object' ||
+      (typeof payload.statusCode !== 'number' && typeof payload.statusCode !== 'string')
+    ) {
       this.options.log('Malformed Lambda proxy response');
       return this.gatewayError({ type: 'DEFAULT_5XX', status: 502, message: 'Internal server error' }, requestId);
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(payload.headers ?? {})) headers[name] = String(value);
-    for (const [name, values] of Object.entries(payload.multiValueHeaders ?? {})) headers[name] = values.map(String).join(', ');
+    for (const [name, values] of Object.entries(payload.multiValueHeaders ?? {}))
+      headers[name] = values.map(String).join(', ');
     const text = payload.body === undefined || payload.body === null ? '' : String(payload.body);
     return {
       status: Number(payload.statusCode),
