@@ -62,7 +62,7 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
     callers,
     ...clients(
       new DynamoDBClient({ endpoint: outputs.endpoints.dynamodb, region: outputs.region, credentials }),
-      // An explicit endpoint, or SDK v3 follows fauxqs's unresolvable queue-URL host (DESIGN 8).
+      // An explicit endpoint, or SDK v3 follows fauxqs's queue-URL host (sqs.<region>.localhost), which may not resolve.
       new SQSClient({ endpoint: outputs.endpoints.sqs, region: outputs.region, credentials }),
     ),
     faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE },
