@@ -1,4 +1,4 @@
-import { Annotations, AspectPriority, Aspects, CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, AspectPriority, Aspects, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { applyCorrectnessAspects } from './aspects';
@@ -130,6 +130,9 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
     new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: outbox.failureQueue.queueUrl });
+    // `npm run dlq` finds every DLQ by these output names.
+    if (outbox.sweeper.asyncDeadLetterQueue)
+      new CfnOutput(this, 'SweeperDlqUrl', { value: outbox.sweeper.asyncDeadLetterQueue.queueUrl });
     if (faultSwitch !== undefined)
       new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
 
@@ -138,11 +141,5 @@ export class ExactlyOnceStack extends Stack {
 
     // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
     applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
-
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'X-Ray tracing (PutTraceSegments/PutTelemetryRecords) and dynamodb:ListStreams do not support resource-level permissions.',
-    });
   }
 }

@@ -1,17 +1,12 @@
-import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SetQueueAttributesCommand,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { seeded, type FaultPlan } from '../lambdas/domain/faults';
+import { redrive } from '../ops/dlq/messages';
+import { discoverDeadLetterQueues } from '../ops/dlq/queues';
 import type { Target } from './target';
 
 /**
@@ -181,9 +176,11 @@ export async function seedDeadLetters(target: Target, runId: string, count: numb
 }
 
 /**
- * The DLQ redrive step, done the portable way (receive, send to the source,
- * delete): every message that is not a known poison message goes back to its
- * source queue; poison stays in the DLQ where it belongs. Returns how many moved.
+ * The operator's recovery, with the DLQ tool's own redrive (npm run dlq):
+ * every consumer DLQ of the stack, this run's messages only (on a shared stack
+ * the others are someone else's to judge), poison left where it belongs. A
+ * message SQS moved after maxReceiveCount carries no cause, so poison is also
+ * recognised by its body. Returns how many moved.
  */
 export async function redriveDeadLetters(
   target: Target,
@@ -191,49 +188,14 @@ export async function redriveDeadLetters(
   isThisRuns: (body: string) => boolean = () => true,
 ): Promise<number> {
   let moved = 0;
-  const pairs = [
-    { dlq: target.outputs.LoyaltyDlqUrl, source: target.outputs.LoyaltyQueueUrl, fifo: false },
-    { dlq: target.outputs.FulfilmentDlqUrl, source: target.outputs.FulfilmentQueueUrl, fifo: true },
-  ];
-  for (const { dlq, source, fifo } of pairs) {
-    const kept: string[] = [];
-    for (let round = 0; round < 50; round++) {
-      const { Messages = [] } = await target.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: dlq,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-          VisibilityTimeout: 30,
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      // Only this run's messages move: on a shared stack, other DLQ messages are someone else's to judge.
-      const movable = Messages.filter((m) => !isPoison(m.Body ?? '') && isThisRuns(m.Body ?? ''));
-      kept.push(...Messages.filter((m) => !movable.includes(m)).map((m) => m.ReceiptHandle!));
-      if (Messages.length === 0) break;
-      for (const message of movable) {
-        await target.sqs.send(
-          new SendMessageCommand({
-            QueueUrl: source,
-            MessageBody: message.Body,
-            ...(fifo
-              ? {
-                  MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive',
-                  MessageDeduplicationId: `redrive-${message.MessageId}`,
-                }
-              : {}),
-          }),
-        );
-        await target.sqs.send(new DeleteMessageCommand({ QueueUrl: dlq, ReceiptHandle: message.ReceiptHandle }));
-        moved += 1;
-      }
-    }
-    // What stays (poison, other runs' messages) is visible again at once for the final DLQ inventory.
-    for (const handle of kept) {
-      await target.sqs.send(
-        new ChangeMessageVisibilityCommand({ QueueUrl: dlq, ReceiptHandle: handle, VisibilityTimeout: 0 }),
-      );
-    }
+  for (const queue of discoverDeadLetterQueues(target.outputs).filter((q) => q.kind === 'consumer')) {
+    const result = await redrive(target.sqs, queue, {
+      max: 0,
+      all: true,
+      select: (message) => !isPoison(message.body) && isThisRuns(message.body),
+      waitSeconds: 1,
+    });
+    moved += result.moved.length;
   }
   return moved;
 }
