@@ -5,6 +5,7 @@ import { DeadLetterQueueAspect } from './dead-letter-queue';
 import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+import { RetryBudgetAspect } from './retry-budget';
 import { StreamSourceAspect } from './stream-source';
 import { VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -19,6 +20,7 @@ export {
 } from './inbox-ttl';
 export { StackModels, Unverifiable } from './model';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
 export { StreamSourceAspect } from './stream-source';
 export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -44,6 +46,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new ReportBatchItemFailuresAspect(common),
     new StreamSourceAspect(common),
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
+    new RetryBudgetAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
   return aspects;
