@@ -38,6 +38,14 @@ export interface FaultSettings {
    * comes back in seconds instead of minutes, and the slow fault can outlive it.
    */
   localVisibilitySeconds?: number;
+  // ---- consumer outage (retry budget) --------------------------------------------------------
+  /**
+   * Every consumer try fails (transiently) for this many seconds after the plan
+   * is switched on and read, then the outage ends: longer than the old 30 s
+   * retry budget, it would have dead-lettered live traffic. Off when unset or 0.
+   */
+  consumerOutageSeconds?: number;
+  // ---- end consumer outage --------------------------------------------------------------------
 }
 
 export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
@@ -51,8 +59,20 @@ export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
     relayCrashAfterPublish: on('relay-crash') ? settings.rate : undefined,
     producerResend: on('resend') ? settings.rate : undefined,
     disableInboxClaim: settings.disableInboxClaim,
+    ...consumerOutageOf(settings),
   };
 }
+
+// ---- consumer outage (retry budget) ----------------------------------------------------------
+
+/** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
+function consumerOutageOf(settings: FaultSettings): Pick<FaultPlan, 'consumerOutageUntil'> {
+  const seconds = settings.consumerOutageSeconds ?? 0;
+  if (seconds <= 0) return {};
+  return { consumerOutageUntil: new Date(Date.now() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
+}
+
+// ---- end consumer outage ---------------------------------------------------------------------
 
 export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<void> {
   const json = JSON.stringify(plan);
@@ -241,7 +261,9 @@ export async function switchFaultsOn(
   log: (line: string) => void,
 ): Promise<{ inFunction: boolean; off(): Promise<void> }> {
   const inFunction =
-    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') || (settings.disableInboxClaim?.length ?? 0) > 0;
+    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
+    (settings.disableInboxClaim?.length ?? 0) > 0 ||
+    (settings.consumerOutageSeconds ?? 0) > 0;
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =
     inFunction && target.kind === 'local' && visibility > 0
