@@ -58,6 +58,14 @@ export interface FaultSettings {
   /** How long the providers are down in one window of the `provider-outage` fault (default 10 s). */
   providerOutageSeconds?: number;
   // ---- provider outage (end) ----
+  // ---- consumer outage (retry budget) --------------------------------------------------------
+  /**
+   * Every consumer try fails (transiently) for this many seconds after the plan
+   * is switched on and read, then the outage ends: longer than the old 30 s
+   * retry budget, it would have dead-lettered live traffic. Off when unset or 0.
+   */
+  consumerOutageSeconds?: number;
+  // ---- end consumer outage --------------------------------------------------------------------
 }
 
 // ---- provider outage (begin) ----
@@ -93,8 +101,20 @@ export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Da
     relayCrashAfterPublish: on('relay-crash') ? settings.rate : undefined,
     producerResend: on('resend') ? settings.rate : undefined,
     disableInboxClaim: settings.disableInboxClaim,
+    ...consumerOutageOf(settings),
   };
 }
+
+// ---- consumer outage (retry budget) ----------------------------------------------------------
+
+/** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
+function consumerOutageOf(settings: FaultSettings): Pick<FaultPlan, 'consumerOutageUntil'> {
+  const seconds = settings.consumerOutageSeconds ?? 0;
+  if (seconds <= 0) return {};
+  return { consumerOutageUntil: new Date(Date.now() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
+}
+
+// ---- end consumer outage ---------------------------------------------------------------------
 
 export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<void> {
   const json = JSON.stringify(plan);
@@ -250,7 +270,9 @@ export async function switchFaultsOn(
   log: (line: string) => void,
 ): Promise<{ inFunction: boolean; off(): Promise<void> }> {
   const inFunction =
-    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') || (settings.disableInboxClaim?.length ?? 0) > 0;
+    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
+    (settings.disableInboxClaim?.length ?? 0) > 0 ||
+    (settings.consumerOutageSeconds ?? 0) > 0;
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =
     inFunction && target.kind === 'local' && visibility > 0

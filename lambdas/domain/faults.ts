@@ -37,6 +37,14 @@ export interface FaultPlan {
   /** Providers the outage applies to (`warehouse`, `mail`); every provider when absent. */
   providerOutageProviders?: string[];
   // ---- provider outage (end) ----
+  // ---- consumer outage (retry budget) --------------------------------------------------------
+  /**
+   * Consumers: until this ISO time every try throws a transient error (an outage of
+   * everything behind the consumer); from then on the fault is gone. Proves a
+   * dependency down for longer than a short retry budget dead-letters nothing.
+   */
+  consumerOutageUntil?: string;
+  // ---- end consumer outage --------------------------------------------------------------------
   /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
    * a restarted process must not replay the roll that crashed its predecessor.
@@ -126,5 +134,20 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
       ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
       : undefined,
     // ---- provider outage (end) ----
+    ...parseConsumerOutage(source),
   };
 }
+
+// ---- consumer outage (retry budget) ----------------------------------------------------------
+
+function parseConsumerOutage(source: Record<string, unknown>): Pick<FaultPlan, 'consumerOutageUntil'> {
+  const until = source.consumerOutageUntil;
+  return typeof until === 'string' && !Number.isNaN(Date.parse(until)) ? { consumerOutageUntil: until } : {};
+}
+
+/** Whether the plan's consumer outage is still going on at `now`. */
+export function inConsumerOutage(plan: Pick<FaultPlan, 'consumerOutageUntil'>, now: number = Date.now()): boolean {
+  return plan.consumerOutageUntil !== undefined && now < Date.parse(plan.consumerOutageUntil);
+}
+
+// ---- end consumer outage ---------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
 import { ReservedConcurrencyAspect } from './reserved-concurrency';
+import { RetryBudgetAspect } from './retry-budget';
 import { StreamSourceAspect } from './stream-source';
 import { VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -22,6 +23,7 @@ export {
 } from './inbox-ttl';
 export { StackModels, Unverifiable } from './model';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
 export { StreamSourceAspect } from './stream-source';
 export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -48,6 +50,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new StreamSourceAspect(common),
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
     new AlarmDeliveryAspect(common),
+    new RetryBudgetAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
   Aspects.of(scope).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });

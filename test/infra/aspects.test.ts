@@ -14,6 +14,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { attemptsForBudget, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import { cdkContext } from '../support/synth';
 
 /*
@@ -24,6 +25,13 @@ import { cdkContext } from '../support/synth';
  */
 
 const DAY = 86_400;
+/** Tries the retry budget needs (14 with base 2 s, cap 300 s, 900 s): a standard queue's maxReceiveCount. */
+const RETRY_TRIES = attemptsForBudget(RETRY_BUDGET);
+const retryEnvOf = (fifo: boolean): Record<string, string> => ({
+  BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
+  BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
+  ...(fifo ? { RETRY_MAX_ATTEMPTS: String(RETRY_TRIES) } : {}),
+});
 const FOURTEEN_DAYS = 14 * DAY;
 const CONSUMER_TIMEOUT = 10;
 const BATCHING_WINDOW = 5;
@@ -100,8 +108,10 @@ interface QueuePipelineProps {
   /** Default 5 s for a standard queue, none for FIFO (which does not take one). */
   batchingWindow?: number;
   sourceRetention?: number;
-  /** Default a DLQ of the same type, 14 days, maxReceiveCount 5; false for none. */
+  /** Default a DLQ of the same type, 14 days, maxReceiveCount from the retry budget (14, FIFO 140); false for none. */
   dlq?: false | { fifo?: boolean; retention?: number; maxReceiveCount?: number };
+  /** Default the retry budget's variables (RETRY_BUDGET); 'unset' for none. */
+  retryEnv?: Record<string, string> | 'unset';
   reportBatchItemFailures?: boolean;
   /** Default exactly the required TTL; 'unset' for no variable. */
   inboxTtl?: string | 'unset';
@@ -114,7 +124,9 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
   const timeout = props.consumerTimeout ?? CONSUMER_TIMEOUT;
   const window = props.batchingWindow ?? (fifo ? undefined : BATCHING_WINDOW);
   const dlqProps =
-    props.dlq === false ? undefined : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: 5, ...props.dlq };
+    props.dlq === false
+      ? undefined
+      : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: fifo ? RETRY_TRIES * 10 : RETRY_TRIES, ...props.dlq };
   const dlq =
     dlqProps &&
     new sqs.Queue(group, 'Dlq', {
@@ -138,7 +150,10 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
     );
   const consumer = inlineFunction(group, 'Consumer', {
     timeout: timeout === 'unset' ? undefined : Duration.seconds(timeout),
-    environment: inboxTtl === 'unset' ? undefined : { INBOX_TTL_SECONDS: inboxTtl },
+    environment: {
+      ...(inboxTtl === 'unset' ? {} : { INBOX_TTL_SECONDS: inboxTtl }),
+      ...(props.retryEnv === 'unset' ? {} : (props.retryEnv ?? retryEnvOf(fifo))),
+    },
   });
   consumer.addEventSource(
     new SqsEventSource(queue, {
@@ -227,6 +242,7 @@ describe('correctness aspects', () => {
       'StreamSource',
       'InboxTtl',
       'AlarmDelivery',
+      'RetryBudget',
     ]);
     // Every aspect registered (the five rules and the reserved-concurrency check) only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
@@ -288,11 +304,11 @@ describe('correctness aspects', () => {
       const dlq = new sqs.Queue(stack, 'Dlq', { retentionPeriod: Duration.days(14) });
       const queue = new sqs.Queue(stack, 'Queue', {
         visibilityTimeout: Duration.seconds(60),
-        deadLetterQueue: { queue: dlq, maxReceiveCount: 5 },
+        deadLetterQueue: { queue: dlq, maxReceiveCount: RETRY_TRIES },
       });
       const fn = inlineFunction(stack, 'Fn', {
         timeout: Duration.seconds(20),
-        environment: { INBOX_TTL_SECONDS: String(30 * DAY) },
+        environment: { INBOX_TTL_SECONDS: String(30 * DAY), ...retryEnvOf(false) },
       });
       const alias = new lambda.Alias(stack, 'Live', { aliasName: 'live', version: fn.currentVersion });
       alias.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
@@ -338,13 +354,14 @@ describe('correctness aspects', () => {
           'DeadLetterQueue',
           /Queue S\/P\/Queue has maxReceiveCount 4, below 5: .* S\/P\/Dlq\. Set maxReceiveCount to at least 5\./,
         ),
+        error(queue, 'RetryBudget', /maxReceiveCount of S\/P\/Queue is 4: .*/),
       ]);
     });
 
-    test('maxReceiveCount 5 passes', () => {
+    test('maxReceiveCount 5 passes (this rule; the retry budget asks for more)', () => {
       const { app } = withPipeline({ dlq: { maxReceiveCount: 5 } });
 
-      expect(synthErrors(app)).toEqual([]);
+      expect(synthErrors(app).filter((f) => f.message.startsWith('[Correctness/DeadLetterQueue]'))).toEqual([]);
     });
 
     test('a FIFO source with a standard dead-letter queue fails', () => {
@@ -392,6 +409,7 @@ describe('correctness aspects', () => {
         error(queue, 'DeadLetterQueue', /.* is FIFO but .* is standard/),
         error(queue, 'DeadLetterQueue', /.* has maxReceiveCount 1, below 5/),
         error(queue, 'DeadLetterQueue', /.* retains messages for 345600 s and .* for 60 s, not longer/),
+        error(queue, 'RetryBudget', /FIFO queue .* has maxReceiveCount 1, below 14 tries x 10 .*/),
       ]);
     });
 
@@ -597,6 +615,104 @@ describe('correctness aspects', () => {
     });
   });
 
+  describe('RetryBudget', () => {
+    const standardEnv = (base: number, cap: number) => ({
+      BACKOFF_BASE_SECONDS: String(base),
+      BACKOFF_CAP_SECONDS: String(cap),
+    });
+
+    test('standard queue: maxReceiveCount 14 passes (base 2 s, cap 300 s: 1005 s guaranteed before the 14th try)', () => {
+      const { app } = withPipeline({ dlq: { maxReceiveCount: 14 } });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('standard queue: maxReceiveCount 13 fails (855 s guaranteed), on the queue, with the numbers and the fix', () => {
+      const { app, queue } = withPipeline({ dlq: { maxReceiveCount: 13 } });
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'RetryBudget',
+          /maxReceiveCount of S\/P\/Queue is 13: with backoff base 2 s and cap 300 s, a transiently failing message is dead-lettered after a guaranteed 855 s of backoff \(at most 1710 s\), below the retry budget of 900 s: .* Set it to at least 14\./,
+        ),
+      ]);
+    });
+
+    test('the old settings (maxReceiveCount 5, base 2 s) fail: 15 s guaranteed', () => {
+      const { app, queue } = withPipeline({ dlq: { maxReceiveCount: 5 }, retryEnv: standardEnv(2, 60) });
+
+      expectRuleErrors(app, [error(queue, 'RetryBudget', /.* is 5: .* guaranteed 15 s of backoff \(at most 30 s\)/)]);
+    });
+
+    test("FIFO: the consumer's own try limit is what must reach the budget; 13 fails on the function", () => {
+      const { app, consumer } = withPipeline({
+        fifo: true,
+        retryEnv: { ...standardEnv(2, 300), RETRY_MAX_ATTEMPTS: '13' },
+      });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'RetryBudget',
+          /RETRY_MAX_ATTEMPTS of S\/P\/Consumer is 13: .* guaranteed 855 s .* at least 14\./,
+        ),
+      ]);
+    });
+
+    test('FIFO: maxReceiveCount below tries x batch size fails (skipped records could run out of receives untried); at it passes', () => {
+      const below = withPipeline({ fifo: true, dlq: { maxReceiveCount: 139 } });
+      const at = withPipeline({ fifo: true, dlq: { maxReceiveCount: 140 } });
+
+      expectRuleErrors(below.app, [
+        error(
+          below.queue,
+          'RetryBudget',
+          /FIFO queue S\/P\/Queue has maxReceiveCount 139, below 14 tries x 10 \(batch size of .*\) = 140: .* before it is ever tried\. Set maxReceiveCount to at least 140\./,
+        ),
+      ]);
+      expect(synthErrors(at.app)).toEqual([]);
+    });
+
+    test("a cap above 5 minutes fails; above 12 h it names SQS's limit", () => {
+      const five = withPipeline({ retryEnv: standardEnv(2, 301) });
+      const sqsLimit = withPipeline({ retryEnv: standardEnv(2, 43_201) });
+
+      expectRuleErrors(five.app, [error(five.consumer, 'RetryBudget', /.* BACKOFF_CAP_SECONDS 301, above 300 s: /)]);
+      expectRuleErrors(sqsLimit.app, [
+        error(sqsLimit.consumer, 'RetryBudget', /.* BACKOFF_CAP_SECONDS 43201, above SQS's largest visibility timeout/),
+      ]);
+    });
+
+    test('a base of 0 fails: it guarantees no wait', () => {
+      const { app, consumer } = withPipeline({ retryEnv: standardEnv(0, 300) });
+
+      expectRuleErrors(app, [error(consumer, 'RetryBudget', /.* BACKOFF_BASE_SECONDS 0: .* guarantees no wait/)]);
+    });
+
+    test('a consumer without the retry variables fails, naming each', () => {
+      const { app, consumer } = withPipeline({ fifo: true, retryEnv: 'unset' });
+
+      expectRuleErrors(app, [
+        error(consumer, 'RetryBudget', /.* has no BACKOFF_BASE_SECONDS environment variable/),
+        error(consumer, 'RetryBudget', /.* has no BACKOFF_CAP_SECONDS environment variable/),
+      ]);
+    });
+
+    test('a visibility timeout shorter than one invocation fails: there is no heartbeat to extend it', () => {
+      const { app, queue } = withPipeline({ consumerTimeout: 60, batchingWindow: 5, visibilityTimeout: 64 });
+
+      expectRuleErrors(app, [
+        error(queue, 'VisibilityTimeout', /.* 64 s, below 6 × 60 s/),
+        error(
+          queue,
+          'RetryBudget',
+          /Queue S\/P\/Queue has visibility timeout 64 s, shorter than one invocation of S\/P\/Consumer \(60 s timeout \+ 5 s batching window\)/,
+        ),
+      ]);
+    });
+  });
+
   describe('what cannot be verified', () => {
     function importedSource(options?: CorrectnessOptions) {
       const { app, stack } = newStack();
@@ -612,7 +728,11 @@ describe('correctness aspects', () => {
 
       const cannot =
         /Cannot verify S\/Fn\/SqsEventSource:.*: its event source \(arn:aws:sqs:eu-west-1:123456789012:orders\) is not a queue defined in this stack\./;
-      expectRuleErrors(app, [error(esm, 'VisibilityTimeout', cannot), error(esm, 'InboxTtl', cannot)]);
+      expectRuleErrors(app, [
+        error(esm, 'VisibilityTimeout', cannot),
+        error(esm, 'InboxTtl', cannot),
+        error(esm, 'RetryBudget', cannot),
+      ]);
     });
 
     test("with { unverifiable: 'warning' } it is a warning and synth succeeds", () => {

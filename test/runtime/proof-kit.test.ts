@@ -1,3 +1,5 @@
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -31,6 +33,7 @@ const projectDir = path.resolve(__dirname, '..', '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-kit-'));
 let runtime: LocalRuntime;
 let target: Target;
+const runtimeLog = capturingLogger();
 
 const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 120_000 };
 
@@ -40,7 +43,7 @@ beforeAll(async () => {
   runtime = await startRuntime({
     cdkOut,
     port: 0,
-    log: capturingLogger().log,
+    log: runtimeLog.log,
     outputsFile: path.join(work, 'outputs.json'),
     faultInjectionFile: path.join(work, 'faults.json'),
   });
@@ -64,10 +67,13 @@ function run(faults: FaultName[], seed: number, disableInboxClaim?: string[], ra
 }
 
 function relayCrashes(): number {
-  return [...runtime.hosts.values()].filter((h) => h.fn.displayName.includes('Relay')).reduce((n, h) => n + h.stats.crashes, 0);
+  return [...runtime.hosts.values()]
+    .filter((h) => h.fn.displayName.includes('Relay'))
+    .reduce((n, h) => n + h.stats.crashes, 0);
 }
 
-const totalSuppressed = (r: RunResults) => Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
+const totalSuppressed = (r: RunResults) =>
+  Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
 
 describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
   test('effects equal intents, and the fault left its mark', async () => {
@@ -78,12 +84,20 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     expect(results.passed).toBe(true);
     expect(results.verification.counts.orders).toBe(results.verification.counts.intents);
     // Each fault must actually have happened, or the run proves nothing about it.
-    if (fault === 'poison') expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]));
+    if (fault === 'poison')
+      expect(results.verification.deadLetters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
+      );
     if (fault === 'relay-crash') expect(relayCrashes()).toBeGreaterThan(0);
     if (fault === 'redrive') expect(results.injected.redriven).toBeGreaterThan(0);
-    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault)) expect(totalSuppressed(results)).toBeGreaterThan(0);
-    if (fault === 'transient') expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
-    if (fault === 'provider-outage') expect(Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0)).toBeGreaterThan(0);
+    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault))
+      expect(totalSuppressed(results)).toBeGreaterThan(0);
+    if (fault === 'transient')
+      expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (fault === 'provider-outage')
+      expect(
+        Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0),
+      ).toBeGreaterThan(0);
   }, 300_000);
 });
 
@@ -206,6 +220,50 @@ describe('provider outage, then cancel, then redrive', () => {
   }, 300_000);
 });
 // ---- provider outage, cancel, redrive (end) ----
+// ---- consumer outage longer than the old retry budget ------------------------------------------
+
+test('a consumer outage of 120 s (four times the old 30 s budget): nothing dead-lettered, no batch thrown, effects == intents', async () => {
+  const logFrom = runtimeLog.lines.length;
+  const since = new Date().toISOString();
+
+  // The deployed queues and backoff (visibility as deployed): every try fails for 120 s, then the dependency is back.
+  // (Locally a retry also waits for the poller's next long poll, so 120 s gives each message 5 or more tries.)
+  const results = await runLoadTest({
+    target,
+    profileName: 'test',
+    profile: { ...SMALL, drainTimeoutMs: 300_000 },
+    seed: 400,
+    faults: { enabled: [], rate: 0, slowSeconds: 0, poisonPerQueue: 0, consumerOutageSeconds: 120 },
+    callCounters: localCallCounters(target),
+  });
+  const tries = await fulfilmentTries(since);
+
+  expect(results.verification.violations).toEqual([]);
+  expect(results.passed).toBe(true);
+  expect(results.injected.redriven).toBe(0); // nothing had to be brought back from a DLQ
+  expect(results.verification.deadLetters.filter((d) => !d.expected)).toEqual([]);
+  // Messages really failed past the old budget: at 5 failed receives the old maxReceiveCount dead-lettered them.
+  expect(Math.max(...tries)).toBeGreaterThanOrEqual(5);
+  expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThanOrEqual(SMALL.orders);
+  // Every batch failed whole during the outage, and was reported record by record, never thrown
+  // (other invoke errors, e.g. a cold start timing out on a loaded machine, are not this test's subject).
+  const invokeErrors = runtimeLog.lines.slice(logFrom).filter((l) => l.includes('Invoke Error'));
+  expect(invokeErrors.filter((l) => l.includes('FullBatchFailureError'))).toEqual([]);
+}, 600_000);
+
+/** The FIFO consumer's own count of failed tries per message (TRIES# items of the Effects table). */
+async function fulfilmentTries(since: string): Promise<number[]> {
+  const { Items = [] } = await target.dynamodb.send(
+    new ScanCommand({
+      TableName: target.outputs.EffectsTableName,
+      FilterExpression: 'begins_with(pk, :tries) AND firstFailedAt >= :since',
+      ExpressionAttributeValues: { ':tries': { S: 'TRIES#fulfilment#' }, ':since': { S: since } },
+    }),
+  );
+  return Items.map((item) => Number(unmarshall(item).tries));
+}
+
+// ---- end consumer outage ------------------------------------------------------------------------
 
 /** The verdict as headless Chromium renders it, when Chromium is installed (Debian `chromium`); else undefined. */
 function renderedVerdict(file: string): string | undefined {
@@ -213,7 +271,16 @@ function renderedVerdict(file: string): string | undefined {
   if (chromium === undefined) return undefined;
   const result = spawnSync(
     chromium,
-    ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', `--user-data-dir=${path.join(work, 'chrome')}`, '--dump-dom', `file://${file}`],
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      `--user-data-dir=${path.join(work, 'chrome')}`,
+      '--dump-dom',
+      `file://${file}`,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return /<span id="verdict"[^>]*>([^<]*)</.exec(result.stdout)?.[1];
