@@ -34,8 +34,17 @@ export interface AppConfig {
   deletionProtection: boolean;
   /** Retention of every log group of the stack. */
   logRetention: RetentionDays;
-  /** The proof kit's fault switch (SSM parameter read by the functions). Never in prod. */
+  /**
+   * The proof kit's fault switch: an SSM parameter, and fault code in the relay's and consumers' bundles.
+   * Off unless `-c faultInjection=true`; never in prod.
+   */
   faultInjection: boolean;
+  /**
+   * A build for the local runtime only (`npm start` and the runtime tests set `-c localRuntime=true`):
+   * fault injection on, plus the test-only switch that turns the inbox claim off, which proves the
+   * proof kit's verification can fail. Its template refuses to deploy. Never in prod.
+   */
+  localRuntime: boolean;
   /** Optional e-mail address subscribed to the alarm topic; synth warns when prod has none. */
   alarmEmail?: string;
   /** API Gateway stage throttling: steady rate (requests/s) and burst. */
@@ -57,13 +66,13 @@ export function stackNameOf(stage: Stage): string {
   return `${STACK_NAME_PREFIX}-${stage}`;
 }
 
-/** What each stage means when no option overrides it. dev is the demo: easy to tear down, fault switch on. */
-const STAGE_DEFAULTS: Record<
-  Stage,
-  { removal: 'destroy' | 'retain'; logRetention: RetentionDays; faultInjection: boolean }
-> = {
-  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH, faultInjection: true },
-  prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR, faultInjection: false },
+/** The context key of the local runtime's build (see {@link AppConfig.localRuntime}). */
+export const LOCAL_RUNTIME_CONTEXT = 'localRuntime';
+
+/** What each stage means when no option overrides it. dev is the demo: easy to tear down. */
+const STAGE_DEFAULTS: Record<Stage, { removal: 'destroy' | 'retain'; logRetention: RetentionDays }> = {
+  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH },
+  prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR },
 };
 
 const REMOVAL_POLICIES = { destroy: RemovalPolicy.DESTROY, retain: RemovalPolicy.RETAIN } as const;
@@ -85,11 +94,19 @@ export function readConfig(scope: Construct): AppConfig {
     throw new ConfigError(`Context removalPolicy=${removal} is not allowed with stage=prod: prod tables are retained`);
   }
 
-  const faultInjection = flag('faultInjection', ctx('faultInjection'), defaults.faultInjection);
+  // Off by default in every stage: a deployed fault switch is one PutParameter away from switching faults on.
+  const localRuntime = flag(LOCAL_RUNTIME_CONTEXT, ctx(LOCAL_RUNTIME_CONTEXT), false);
+  const faultInjection = flag('faultInjection', ctx('faultInjection'), localRuntime);
   if (stage === 'prod' && faultInjection) {
     throw new ConfigError(
       'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
     );
+  }
+  if (stage === 'prod' && localRuntime) {
+    throw new ConfigError('Context localRuntime=true is not allowed with stage=prod: it is a test build');
+  }
+  if (localRuntime && !faultInjection) {
+    throw new ConfigError('Context localRuntime=true needs fault injection: drop faultInjection=false');
   }
 
   const apiRateLimit = positiveNumber('apiRateLimit', ctx('apiRateLimit'), 200, { integer: false });
@@ -102,6 +119,7 @@ export function readConfig(scope: Construct): AppConfig {
     deletionProtection: stage === 'prod',
     logRetention: defaults.logRetention,
     faultInjection,
+    localRuntime,
     alarmEmail: email('alarmEmail', ctx('alarmEmail')),
     apiRateLimit,
     apiBurstLimit,

@@ -1,4 +1,4 @@
-import { Annotations, AspectPriority, Aspects, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { applyCorrectnessAspects } from './aspects';
@@ -6,6 +6,7 @@ import { LogRetentionAspect } from './aspects/log-retention';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
 import { FaultInjectionSwitch } from './constructs/fault-injection';
+import { setFunctionBuild } from './constructs/house-function';
 import { Monitoring } from './constructs/monitoring';
 import { OrdersApi } from './constructs/orders-api';
 import { OutboxRelay } from './constructs/outbox-relay';
@@ -27,6 +28,8 @@ export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
+    // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
+    setFunctionBuild(this, { faultInjection: config.faultInjection, inboxBypass: config.localRuntime });
 
     const storage = new Storage(this, 'Storage', {
       removalPolicy: config.removalPolicy,
@@ -74,7 +77,7 @@ export class ExactlyOnceStack extends Stack {
     }
     grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
 
-    // The proof kit's fault switch: never in prod (config refuses it), so no one can switch off a safeguard there.
+    // The proof kit's fault switch: only with -c faultInjection=true, never in prod (config refuses it).
     const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;
     if (faultSwitch !== undefined) {
       for (const f of [outbox.streamRelay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer])
@@ -99,7 +102,7 @@ export class ExactlyOnceStack extends Stack {
       'fulfilment-consumer': pipelines.fulfilment.consumer,
       'loyalty-consumer': pipelines.loyalty.consumer,
     };
-    new Monitoring(this, 'Monitoring', {
+    const monitoring = new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
       api: ordersApi.api,
       pipelines: [pipelines.fulfilment, pipelines.loyalty],
@@ -111,6 +114,32 @@ export class ExactlyOnceStack extends Stack {
       sweepAge: outbox.sweepAge,
       functions: Object.entries(functions).map(([name, f]) => ({ name, fn: f.fn })),
     });
+
+    if (faultSwitch !== undefined) {
+      // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
+      // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
+      monitoring.addAlarm(
+        'fault-plan-active',
+        faultSwitch.activePlanMetric([pipelines.fulfilment.name, pipelines.loyalty.name]),
+        {
+          threshold: 1,
+          description: 'Functions are running under a fault plan: failures are being injected into this stack.',
+          runbook: 'fault-plan-changed',
+        },
+      );
+    }
+    if (config.localRuntime) {
+      // The local runtime's build carries a switch that disables deduplication: CloudFormation refuses it.
+      new CfnRule(this, 'LocalRuntimeOnly', {
+        assertions: [
+          {
+            assert: Fn.conditionEquals('local-runtime-build', 'deployable'),
+            assertDescription:
+              'Synthesized with -c localRuntime=true (npm start): a test build that must not be deployed. Synthesize without it.',
+          },
+        ],
+      });
+    }
 
     if (config.stage === 'prod' && config.alarmEmail === undefined) {
       Annotations.of(this).addWarningV2(

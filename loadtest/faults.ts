@@ -4,7 +4,8 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { seeded, type FaultPlan } from '../lambdas/domain/faults';
+import type { FaultPlan } from '../lambdas/faults/plan';
+import { seeded } from '../lambdas/shared/random';
 import { redrive } from '../ops/dlq/messages';
 import { discoverDeadLetterQueues } from '../ops/dlq/queues';
 import type { Target } from './target';
@@ -116,8 +117,24 @@ function consumerOutageOf(settings: FaultSettings): Pick<FaultPlan, 'consumerOut
 
 // ---- end consumer outage ---------------------------------------------------------------------
 
+/** A plan set without an expiry (tests, by hand) turns itself off after this long. */
+export const DEFAULT_PLAN_LIFETIME_MS = 15 * 60 * 1000;
+
+/**
+ * Writes the plan to the target's switch. A plan always carries an expiry
+ * (functions ignore one without): `DEFAULT_PLAN_LIFETIME_MS` unless it has its own.
+ * No faults on a target without a switch is a no-op; faults there are refused.
+ */
 export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<void> {
-  const json = JSON.stringify(plan);
+  const empty = Object.values(plan).every((v) => v === undefined);
+  if (target.faultSwitch === undefined) {
+    if (empty) return;
+    throw new Error(noFaultSwitch(target));
+  }
+  const expiring = empty
+    ? {}
+    : { ...plan, expiresAt: plan.expiresAt ?? new Date(Date.now() + DEFAULT_PLAN_LIFETIME_MS).toISOString() };
+  const json = JSON.stringify(expiring);
   if ('file' in target.faultSwitch) {
     fs.mkdirSync(path.dirname(target.faultSwitch.file), { recursive: true });
     fs.writeFileSync(target.faultSwitch.file, json);
@@ -258,6 +275,29 @@ export async function setLocalVisibility(target: Target, seconds: number): Promi
 }
 
 /**
+ * How long a run's plan lives: the load (at a pessimistic 20 requests a second),
+ * both drains (before and after the redrive) and a 5-minute margin. The kit
+ * switches the plan off when the run ends; the expiry only stops a plan whose
+ * kit died. A run that outlasts it finishes without faults, and still verifies.
+ */
+export function faultPlanLifetimeMs(profile: { drainTimeoutMs: number }, requests: number): number {
+  return Math.ceil(requests / 20) * 1000 + 2 * profile.drainTimeoutMs + 5 * 60 * 1000;
+}
+
+/** Whether the run needs the functions' fault switch (poison and redrive are done by the kit itself). */
+export function needsFaultSwitch(settings: FaultSettings): boolean {
+  return (
+    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
+    (settings.disableInboxClaim?.length ?? 0) > 0 ||
+    (settings.consumerOutageSeconds ?? 0) > 0
+  );
+}
+
+function noFaultSwitch(target: Target): string {
+  return `Stack ${target.name} has no fault switch (no FaultParameterName output): in-function faults need a stack deployed with -c faultInjection=true (never prod); run without them, or with only poison,redrive`;
+}
+
+/**
  * Switches a run's faults on: the in-function plan (then waits until every
  * function has re-read it) and, locally, the shortened visibility. `off()` puts
  * both back and is safe to call more than once (after the drain, in a finally,
@@ -268,11 +308,11 @@ export async function switchFaultsOn(
   settings: FaultSettings,
   seed: number,
   log: (line: string) => void,
+  lifetimeMs: number = DEFAULT_PLAN_LIFETIME_MS,
 ): Promise<{ inFunction: boolean; off(): Promise<void> }> {
-  const inFunction =
-    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
-    (settings.disableInboxClaim?.length ?? 0) > 0 ||
-    (settings.consumerOutageSeconds ?? 0) > 0;
+  const inFunction = needsFaultSwitch(settings);
+  // Refused before anything changes: the run would report faults that never happened.
+  if (inFunction && target.faultSwitch === undefined) throw new Error(noFaultSwitch(target));
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =
     inFunction && target.kind === 'local' && visibility > 0
@@ -285,8 +325,9 @@ export async function switchFaultsOn(
     await setFaultPlan(target, {});
     await restoreVisibility();
   };
-  const plan = faultPlanOf(settings, seed);
-  await setFaultPlan(target, plan);
+  // A kit that dies mid-run leaves a plan that stops by itself: after the run, its drains and a margin.
+  const plan = { ...faultPlanOf(settings, seed), expiresAt: new Date(Date.now() + lifetimeMs).toISOString() };
+  await setFaultPlan(target, inFunction ? plan : {});
   if (inFunction) {
     log(`Fault plan switched on: ${JSON.stringify(plan)}`);
     await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS)); // every function has re-read the switch

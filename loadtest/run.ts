@@ -6,6 +6,7 @@ import {
   redriveDeadLetters,
   seedDeadLetters,
   sendPoison,
+  faultPlanLifetimeMs,
   switchFaultsOn,
   type FaultName,
   type FaultSettings,
@@ -68,7 +69,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
   const enabled = options.faults.enabled;
   // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
-  const faults = await switchFaultsOn(target, options.faults, options.seed, log);
+  const faults = await switchFaultsOn(target, options.faults, options.seed, log, faultPlanLifetimeMs(profile, plan.length));
   const interrupted = () => void faults.off().finally(() => process.exit(130));
   process.once('SIGINT', interrupted);
   try {

@@ -31,8 +31,11 @@ export interface Target {
   callers: Caller[];
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
-  /** Local: the file the functions read their fault plan from. AWS: the SSM parameter. */
-  faultSwitch: { file: string } | { parameterName: string };
+  /**
+   * Local: the file the functions read their fault plan from. AWS: the SSM
+   * parameter, present only on a stack synthesized with `-c faultInjection=true`.
+   */
+  faultSwitch?: { file: string } | { parameterName: string };
   close(): void;
 }
 
@@ -85,7 +88,8 @@ export async function awsTarget(stackName: string): Promise<Target> {
     outputs,
     callers: [{ arn: identity.Arn!, credentials }],
     ...clients(new DynamoDBClient({}), new SQSClient({})),
-    faultSwitch: { parameterName: requiredOutput(outputs, 'FaultParameterName') },
+    // A stack deployed without fault injection has no switch: runs without in-function faults still work.
+    ...(outputs.FaultParameterName ? { faultSwitch: { parameterName: outputs.FaultParameterName } } : {}),
   };
 }
 

@@ -12,15 +12,24 @@ const SQS_BATCH_LIMIT = 10;
  * succeeds as a call even when some entries fail.
  */
 export class SqsEventPublisher implements EventPublisher {
+  private readonly deduplicationId: (event: OrderEvent) => string;
+
+  /**
+   * `deduplicationId`: the FIFO dedup id of an event; its id by default, so
+   * FIFO drops a second send of it within 5 minutes.
+   */
   constructor(
     private readonly client: SQSClient,
     private readonly queues: { fifoQueueUrl: string; standardQueueUrl: string },
-  ) {}
+    options: { deduplicationId?: (event: OrderEvent) => string } = {},
+  ) {
+    this.deduplicationId = options.deduplicationId ?? ((event) => event.eventId);
+  }
 
-  async publish(events: readonly OrderEvent[], options: { resend?: boolean } = {}): Promise<Set<string>> {
+  async publish(events: readonly OrderEvent[]): Promise<Set<string>> {
     const failed = new Set<string>();
-    const fifo = events.map((e) => this.entry(e, true, options.resend === true));
-    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false, options.resend === true));
+    const fifo = events.map((e) => this.entry(e, true));
+    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false));
     await Promise.all([
       this.sendAll(this.queues.fifoQueueUrl, fifo, failed),
       this.sendAll(this.queues.standardQueueUrl, standard, failed),
@@ -28,12 +37,7 @@ export class SqsEventPublisher implements EventPublisher {
     return failed;
   }
 
-  /**
-   * `resend`: the same event as a brand-new message, as a producer that lost
-   * the first send's answer would send it (a new dedup id defeats FIFO's
-   * 5-minute dedup, as a resend after 5 minutes would). Fault injection only.
-   */
-  private entry(event: OrderEvent, fifo: boolean, resend: boolean): SendMessageBatchRequestEntry & { Id: string } {
+  private entry(event: OrderEvent, fifo: boolean): SendMessageBatchRequestEntry & { Id: string } {
     return {
       // Batch entry ids allow only [A-Za-z0-9_-]; the event id goes in an attribute.
       Id: event.eventId.replace(/[^A-Za-z0-9_-]/g, '_'),
@@ -42,7 +46,7 @@ export class SqsEventPublisher implements EventPublisher {
         eventId: { DataType: 'String', StringValue: event.eventId },
         eventType: { DataType: 'String', StringValue: event.eventType },
       },
-      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: resend ? `${event.eventId}.resend` : event.eventId } : {}),
+      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
     };
   }
 

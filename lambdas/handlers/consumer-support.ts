@@ -2,10 +2,8 @@ import type { SQSRecord } from 'aws-lambda';
 import { retryBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
 import { parseOrderEvent, type OrderEvent } from '../domain/events';
-import { inConsumerOutage, InjectedTransientError, NO_FAULTS, roll, type FaultPlan } from '../domain/faults';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
-import { crashProcess } from './injected-crash';
 
 /** What a consumer can do with a message besides acking or failing it (see adapters/sqs-message-control). */
 export interface MessageControl {
@@ -84,20 +82,11 @@ export async function consumeRecord(
   record: SQSRecord,
   settings: ConsumerSettings,
   apply: (event: OrderEvent) => Promise<ApplyOutcome>,
-  faults: FaultPlan = NO_FAULTS,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
-  // Injected slowness stands for a handler that outlives its visibility timeout
-  // (the fault runs shorten it), so the message is redelivered meanwhile.
-  if (roll(faults.slowHandler, faults))
-    await new Promise((r) => setTimeout(r, (faults.slowHandlerSeconds ?? 0) * 1000));
   try {
     const event = parseOrderEvent(record.body);
-    if (roll(faults.transientError, faults)) throw new InjectedTransientError(settings.consumer);
-    if (inConsumerOutage(faults)) throw new InjectedTransientError(`${settings.consumer} (outage)`);
     const outcome = await withContentionRetries(() => apply(event), settings.inProcess);
-    if (outcome === 'applied' && roll(faults.crashAfterEffect, faults))
-      crashProcess(`${settings.consumer} after the effect of ${event.eventId}, before the ack`);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied')
       logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });

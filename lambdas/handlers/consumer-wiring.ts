@@ -1,13 +1,12 @@
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import type { LedgerOptions } from '../adapters/dynamodb-ledgers';
 import { DynamoDbTryCounter } from '../adapters/dynamodb-try-counter';
-import { faultSourceFromEnv } from '../adapters/fault-sources';
-import { OutageProneProvider } from '../adapters/outage-prone-provider';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
 import { isContention } from '../adapters/transient-errors';
 import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../domain/backoff';
-import { NO_FAULTS, type FaultPlan } from '../domain/faults';
+import { consumerFaults, type Apply } from '../faults/consumer-faults';
+import { inboxClaimDisabled } from '../faults/inbox-bypass';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { metrics } from '../shared/observability';
 import { IN_PROCESS_RETRY, type ConsumerSettings } from './consumer-support';
@@ -15,7 +14,8 @@ import { IN_PROCESS_RETRY, type ConsumerSettings } from './consumer-support';
 /**
  * What both queue consumers build at cold start from their environment: the
  * ledger options (inbox table and TTL), the provider log, the message control
- * for their own queue and DLQ, the retry settings, and the fault switch.
+ * for their own queue and DLQ, the retry settings, and, in bundles built with
+ * fault injection only, the fault decorators (lambdas/faults).
  */
 export function consumerWiring(options: { consumer: string; fifo: boolean }) {
   const config = {
@@ -26,8 +26,8 @@ export function consumerWiring(options: { consumer: string; fifo: boolean }) {
     deadLetterQueueUrl: requireEnv('DEAD_LETTER_QUEUE_URL'),
   };
   const documents = dynamoDbDocumentClient();
-  const faultSource = faultSourceFromEnv();
-  let faults: FaultPlan = NO_FAULTS;
+  // Dead code, dropped with the fault modules, in every bundle built without fault injection (faults/build.ts).
+  const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(options.consumer) : undefined;
 
   const settings: ConsumerSettings = {
     consumer: options.consumer,
@@ -55,8 +55,11 @@ export function consumerWiring(options: { consumer: string; fifo: boolean }) {
   const ledgerOptions: LedgerOptions = {
     tableName: config.effectsTable,
     inboxTtlSeconds: config.inboxTtlSeconds,
-    // Test-only switch of the proof kit (see domain/faults.ts): read on every transaction.
-    unsafeDisableInbox: () => faults.disableInboxClaim?.includes(options.consumer) === true,
+    // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every transaction. No deployable
+    // bundle has it: the condition is false there, and the bundler drops the branch.
+    ...(process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
+      ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), options.consumer) }
+      : {}),
   };
   metrics.setDefaultDimensions({ consumer: options.consumer });
 
@@ -64,10 +67,16 @@ export function consumerWiring(options: { consumer: string; fifo: boolean }) {
     documents,
     settings,
     ledgerOptions,
-    // The proof kit's provider-outage fault sits in front of the provider; without a plan it only forwards.
-    provider: (name: string) =>
-      new OutageProneProvider(new RecordingProvider(documents, config.providerTable, name), name, () => faults),
-    /** Re-reads the fault switch (cached for a few seconds); call once per invocation. */
-    refreshFaults: async (): Promise<FaultPlan> => (faults = await faultSource.current()),
+    /** The provider, behind the provider-outage fault where there is fault injection. */
+    provider: (name: string) => {
+      const provider = new RecordingProvider(documents, config.providerTable, name);
+      return faults?.provider(provider, name) ?? provider;
+    },
+    /** The use case, inside the consumer faults where there is fault injection. */
+    withFaults: <E extends { eventId: string }>(apply: Apply<E>): Apply<E> => faults?.apply(apply) ?? apply,
+    /** Re-reads the fault plan (cached for a few seconds) where there is fault injection; once per invocation. */
+    refreshFaults: async (): Promise<void> => {
+      await faults?.refresh();
+    },
   };
 }

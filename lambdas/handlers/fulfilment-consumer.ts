@@ -1,6 +1,7 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
+import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 import { consumeRecord } from './consumer-support';
@@ -25,10 +26,11 @@ const deps = {
   ledger: new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions),
   warehouse: wiring.provider('warehouse'),
 };
+const apply = wiring.withFaults((e: OrderEvent) => fulfilOrderEvent(e, deps));
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
-  const faults = await wiring.refreshFaults();
+  await wiring.refreshFaults();
   const processor = new SqsFifoPartialProcessorAsync();
   const attempted = new Set<string>();
   try {
@@ -36,7 +38,7 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
       event,
       (record: SQSRecord) => {
         attempted.add(record.messageId);
-        return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps), faults);
+        return consumeRecord(record, settings, apply);
       },
       processor,
       // Only the failed record's own group stops; other orders' groups go on. A batch in which

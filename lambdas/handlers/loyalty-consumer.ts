@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
 import { PermanentError } from '../domain/errors';
+import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 import { consumeRecord } from './consumer-support';
@@ -18,26 +19,21 @@ const deps = {
   ledger: new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions),
   mail: wiring.provider('mail'),
 };
+const apply = wiring.withFaults((e: OrderEvent) => {
+  if (e.eventType !== 'OrderPlaced') {
+    throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+  }
+  return creditLoyaltyPoints(e, deps);
+});
 
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
-  const faults = await wiring.refreshFaults();
+  await wiring.refreshFaults();
   const processor = new BatchProcessor(EventType.SQS);
   try {
     return await processPartialResponse(
       event,
-      (record: SQSRecord) =>
-        consumeRecord(
-          record,
-          settings,
-          (e) => {
-            if (e.eventType !== 'OrderPlaced') {
-              throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
-            }
-            return creditLoyaltyPoints(e, deps);
-          },
-          faults,
-        ),
+      (record: SQSRecord) => consumeRecord(record, settings, apply),
       processor,
       // Every record failed is still a partial response (all ids), not a thrown error: each
       // record keeps its own backoff, and the batch does not count as a function error.

@@ -1,12 +1,10 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
 import type { OrderEvent } from '../domain/events';
 import { checkOutboxEvent } from '../domain/outbox-event';
-import { roll } from '../domain/faults';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
-import { crashProcess } from './injected-crash';
+import { relayFaults } from '../faults/relay-faults';
 import { outboxWiring } from './outbox-wiring';
 
 /**
@@ -16,8 +14,10 @@ import { outboxWiring } from './outbox-wiring';
  * retries from the first of them (bisecting, then the on-failure queue). An
  * item that can never be published is skipped and counted instead (below).
  */
-const faultSource = faultSourceFromEnv();
-const deps = outboxWiring();
+const wiring = outboxWiring();
+// Only bundles built with fault injection have it; in every other bundle this is dead code, dropped (faults/build.ts).
+const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? relayFaults() : undefined;
+const deps = faults?.wire(wiring) ?? wiring;
 
 export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
   logger.addContext(context);
@@ -46,18 +46,13 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
     }
     if (malformed > 0) metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed);
 
-    const faults = await faultSource.current();
+    await faults?.refresh();
     let firstDispatches = 0;
     const failedIds = await relayOutboxEvents(
       relayable.map((r) => r.event),
       { ...deps, onFirstDispatch: () => (firstDispatches += 1) },
     );
-    const resends = relayable
-      .map((r) => r.event)
-      .filter((e) => !failedIds.has(e.eventId) && roll(faults.producerResend, faults));
-    if (resends.length > 0) await deps.publisher.publish(resends, { resend: true });
-    if (firstDispatches > 0 && roll(faults.relayCrashAfterPublish, faults))
-      crashProcess('relay after publishing, before the checkpoint');
+    faults?.afterRelay(firstDispatches);
     for (const { record, event: e } of relayable) if (failedIds.has(e.eventId)) failures.push(sequenceNumberOf(record));
 
     metrics.addMetric('OutboxEventsRelayed', MetricUnit.Count, relayable.length - failedIds.size);

@@ -9,11 +9,12 @@ import { requireEnv } from '../shared/config';
  */
 export function outboxWiring() {
   const ordersTable = requireEnv('ORDERS_TABLE_NAME');
+  const queues = { fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'), standardQueueUrl: requireEnv('STANDARD_QUEUE_URL') };
   return {
-    publisher: new SqsEventPublisher(sqsClient(), {
-      fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
-      standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
-    }),
+    publisher: new SqsEventPublisher(sqsClient(), queues),
+    /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
+    publisherWith: (options: ConstructorParameters<typeof SqsEventPublisher>[2]) =>
+      new SqsEventPublisher(sqsClient(), queues, options),
     outbox: new DynamoDbOutboxStore(dynamoDbDocumentClient(), ordersTable),
     now: () => new Date(),
   };

@@ -6,7 +6,7 @@ export interface EventPublisher {
    * Publishes every event; returns the ids of the events that could not be
    * published (any destination failed). Never throws for a per-entry failure.
    */
-  publish(events: readonly OrderEvent[], options?: { resend?: boolean }): Promise<Set<string>>;
+  publish(events: readonly OrderEvent[]): Promise<Set<string>>;
 }
 
 /** A pending outbox item as stored: its event is unchecked until the sweeper validates it. */

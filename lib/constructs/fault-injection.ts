@@ -1,15 +1,19 @@
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/faults/names';
+import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
 
 /**
  * The proof kit's fault-injection switch on AWS: an SSM parameter holding the
- * run's fault plan as JSON (see lambdas/domain/faults.ts). It is `{}` (no
+ * run's fault plan as JSON (see lambdas/faults/plan.ts). It is `{}` (no
  * faults) as deployed; `npm run loadtest -- --stack NAME --faults ...` sets it
- * for a run and puts `{}` back afterwards. Functions re-read it every few seconds.
- * The stack creates it only when fault injection is on, which the
- * configuration never allows in prod: one PutParameter on it could switch a
- * safeguard off with no deploy.
+ * for a run, with an expiry, and puts `{}` back afterwards. Functions re-read it
+ * every few seconds. The stack creates it only when synthesized with
+ * `-c faultInjection=true`, which the configuration never allows in prod: one
+ * PutParameter on it switches faults on with no deploy.
  */
 export class FaultInjectionSwitch extends Construct {
   readonly parameter: ssm.StringParameter;
@@ -17,14 +21,41 @@ export class FaultInjectionSwitch extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     this.parameter = new ssm.StringParameter(this, 'Plan', {
-      description: 'Fault plan for load tests (JSON). {} = no faults. Never enable on a system whose numbers matter.',
+      description:
+        'Fault plan for load tests (JSON with an expiresAt). {} = no faults. Never enable on a system whose numbers matter.',
       stringValue: '{}',
     });
   }
 
   /** Lets a function read the switch and tells it where the switch is. */
   attach(fn: lambda.Function): void {
-    fn.addEnvironment('FAULT_PARAMETER_NAME', this.parameter.parameterName);
+    fn.addEnvironment(FAULT_PARAMETER_ENV, this.parameter.parameterName);
     this.parameter.grantRead(fn);
+  }
+
+  /**
+   * Invocations that ran under a fault plan, per minute, summed over the
+   * functions that take faults: the relay (no dimension besides the service)
+   * and each consumer (its `consumer` dimension, as the consumers emit it).
+   */
+  activePlanMetric(consumers: readonly string[]): cloudwatch.IMetric {
+    const metric = (dimensions: Record<string, string>) =>
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: FAULT_PLAN_ACTIVE_METRIC,
+        dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+        statistic: 'Sum',
+        period: Duration.minutes(1),
+      });
+    const usingMetrics: Record<string, cloudwatch.IMetric> = { relay: metric({}) };
+    consumers.forEach((consumer, i) => (usingMetrics[`consumer${i}`] = metric({ consumer })));
+    return new cloudwatch.MathExpression({
+      expression: Object.keys(usingMetrics)
+        .map((id) => `FILL(${id}, 0)`)
+        .join(' + '),
+      usingMetrics,
+      label: 'Invocations under a fault plan',
+      period: Duration.minutes(1),
+    });
   }
 }

@@ -9,6 +9,61 @@ import * as path from 'node:path';
 import { DLQ_RETENTION } from './queue-with-dlq';
 
 export const SERVICE_NAME = 'exactly-once-orders';
+
+/**
+ * Which optional code the bundles carry (lambdas/faults/build.ts). Set once per
+ * stack with {@link setFunctionBuild}; without it, none.
+ */
+export interface FunctionBuild {
+  /** The fault-injection code (`-c faultInjection=true`). */
+  faultInjection: boolean;
+  /** The inbox-claim bypass of the local runtime's build (`-c localRuntime=true`); never deployable. */
+  inboxBypass: boolean;
+}
+
+const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
+
+/** Sets the build of every function under `scope`; call before adding any construct to it. */
+export function setFunctionBuild(scope: Construct, build: FunctionBuild): void {
+  scope.node.setContext(FUNCTION_BUILD_CONTEXT, build);
+}
+
+function functionBuildOf(scope: Construct): FunctionBuild {
+  return (scope.node.tryGetContext(FUNCTION_BUILD_CONTEXT) as FunctionBuild | undefined) ?? {
+    faultInjection: false,
+    inboxBypass: false,
+  };
+}
+
+/**
+ * The esbuild `define`s of a build: each guard of lambdas/faults/build.ts becomes
+ * a literal, so the code behind a false one is dead and esbuild drops it.
+ */
+export function bundleDefines(build: FunctionBuild): Record<string, string> {
+  return {
+    'process.env.FAULT_INJECTION_BUILD': JSON.stringify(String(build.faultInjection)),
+    'process.env.INBOX_BYPASS_BUILD': JSON.stringify(String(build.inboxBypass)),
+  };
+}
+
+/** The bundling of every function (also what the bundle test builds with, so the two cannot drift). */
+export function lambdaBundling(build: FunctionBuild) {
+  return {
+    minify: true,
+    sourceMap: true,
+    target: 'node24',
+    format: OutputFormat.CJS,
+    // Bundle the SDK too: the function runs the exact versions the tests ran.
+    externalModules: [] as string[],
+    forceDockerBundling: false,
+    define: bundleDefines(build),
+  };
+}
+
+/** The entry module of a handler (`props.handler`). */
+export function handlerEntry(handler: string): string {
+  return path.join(__dirname, '..', '..', 'lambdas', 'handlers', `${handler}.ts`);
+}
 export const METRICS_NAMESPACE = 'ExactlyOnce';
 
 export interface HouseFunctionProps {
@@ -31,7 +86,8 @@ export interface HouseFunctionProps {
 /**
  * Every Lambda default of the project lives here:
  * - Node.js 24 on arm64, bundled by the local esbuild (no Docker), minified,
- *   with source maps and the AWS SDK v3 bundled at the version we test with;
+ *   with source maps and the AWS SDK v3 bundled at the version we test with,
+ *   and fault code only in a build that asks for it ({@link setFunctionBuild});
  * - timeout 10 s, memory 256 MiB, X-Ray tracing active;
  * - its own log group, JSON logs, retention one month, and a role that may
  *   write to that log group only (the AWS-managed basic execution role would
@@ -60,7 +116,7 @@ export class HouseFunction extends Construct {
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
 
     this.fn = new NodejsFunction(this, 'Fn', {
-      entry: path.join(__dirname, '..', '..', 'lambdas', 'handlers', `${props.handler}.ts`),
+      entry: handlerEntry(props.handler),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
@@ -83,15 +139,7 @@ export class HouseFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
-      bundling: {
-        minify: true,
-        sourceMap: true,
-        target: 'node24',
-        format: OutputFormat.CJS,
-        // Bundle the SDK too: the function runs the exact versions the tests ran.
-        externalModules: [],
-        forceDockerBundling: false,
-      },
+      bundling: lambdaBundling(functionBuildOf(this)),
     });
 
     Validations.of(role).acknowledge({

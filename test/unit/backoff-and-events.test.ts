@@ -13,7 +13,7 @@ import {
 } from '../../lambdas/domain/backoff';
 import { PermanentError } from '../../lambdas/domain/errors';
 import { parseOrderEvent, type OrderCancelledEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
-import { inConsumerOutage, parseFaultPlan } from '../../lambdas/domain/faults';
+import { inConsumerOutage, parseFaultPlan } from '../../lambdas/faults/plan';
 
 /** Pure pieces of the messaging half: retry backoff, the event schema, the stream record reader. */
 

@@ -9,9 +9,9 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
-import { OutageProneProvider } from '../../lambdas/adapters/outage-prone-provider';
+import { OutageProneProvider } from '../../lambdas/faults/outage-prone-provider';
 import { orderCancelledEvent, orderPlacedEvent } from '../../lambdas/domain/events';
-import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/domain/faults';
+import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/faults/plan';
 import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../loadtest/faults';
 import type { ExternalProvider } from '../../lambdas/ports/providers';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';

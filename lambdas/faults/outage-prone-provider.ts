@@ -1,4 +1,4 @@
-import { InjectedProviderOutage, providerDown, type FaultPlan } from '../domain/faults';
+import { InjectedProviderOutage, providerDown, type FaultPlan } from './plan';
 import type { ExternalProvider } from '../ports/providers';
 
 /**

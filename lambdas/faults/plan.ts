@@ -1,10 +1,20 @@
+import { seeded } from '../shared/random';
+import { parseInboxBypass } from './inbox-bypass';
+
 /**
- * Fault injection plan for the proof kit (DESIGN 7). Off unless a plan is
- * switched on for a run; every field is a probability in [0, 1] unless named
- * otherwise. The faults are the ways at-least-once delivery bites in real life,
- * injected on purpose so the kit can show effects still equal intents.
+ * Fault injection plan for the proof kit. Off unless a plan is switched on for
+ * a run; every field is a probability in [0, 1] unless named otherwise. The
+ * faults are the ways at-least-once delivery bites in real life, injected on
+ * purpose so the kit can show effects still equal intents. Only bundles built
+ * with fault injection contain this (see ./build.ts).
  */
 export interface FaultPlan {
+  /**
+   * When the plan turns itself off (ISO-8601). Required: a plan without one, or
+   * past it, or further ahead than {@link MAX_PLAN_LIFETIME_MS}, is no faults,
+   * so a plan someone forgot to switch off stops by itself.
+   */
+  expiresAt?: string;
   /** Consumers: the process dies after the effect committed, before the ack (whole batch redelivered). */
   crashAfterEffect?: number;
   /** Consumers: the handler first sleeps `slowHandlerSeconds` (longer than the visibility timeout, in the fault runs). */
@@ -21,9 +31,9 @@ export interface FaultPlan {
   /** Relay: an event is published a second time as a new message (new message id, new FIFO dedup id). */
   producerResend?: number;
   /**
-   * TEST ONLY: consumers named here skip the inbox claim, so duplicates become
-   * double effects. Exists to prove the verification can fail. Never set it on
-   * a system whose numbers matter.
+   * Local runtime only: consumers named here skip the inbox claim, so duplicates
+   * become double effects. Exists to prove the verification can fail; read only
+   * by the local runtime's build (./inbox-bypass.ts), ignored everywhere else.
    */
   disableInboxClaim?: string[];
   // ---- provider outage (begin) ----
@@ -56,21 +66,12 @@ export interface FaultPlan {
 
 export const NO_FAULTS: FaultPlan = Object.freeze({});
 
+/** The longest a plan may run: a plan expiring later is refused (no faults), so none is set "forever". */
+export const MAX_PLAN_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
 /** True with probability `rate` (undefined or 0: never), drawn from the plan's generator. */
 export function roll(rate: number | undefined, plan: Pick<FaultPlan, 'random'> = NO_FAULTS): boolean {
   return rate !== undefined && rate > 0 && (plan.random ?? Math.random)() < rate;
-}
-
-/** mulberry32: small, fast, good enough to make fault rolls and load plans repeatable. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---- provider outage (begin) ----
@@ -106,18 +107,24 @@ export class InjectedTransientError extends Error {
   }
 }
 
-/** Reads a plan from untrusted JSON: unknown fields are ignored, bad values turn that fault off. */
-export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
+/**
+ * Reads a plan from untrusted JSON: unknown fields are ignored, bad values turn
+ * that fault off, and a plan that has no valid expiry, has expired, or expires
+ * more than a day after `now` is no faults at all.
+ */
+export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now()): FaultPlan {
   if (raw === null || typeof raw !== 'object') return NO_FAULTS;
   const source = raw as Record<string, unknown>;
+  const expiresAt = typeof source.expiresAt === 'string' ? Date.parse(source.expiresAt) : NaN;
+  if (!Number.isFinite(expiresAt) || expiresAt <= now || expiresAt - now > MAX_PLAN_LIFETIME_MS) return NO_FAULTS;
   const rate = (key: string) => {
     const value = source[key];
     return typeof value === 'number' && value >= 0 && value <= 1 ? value : undefined;
   };
   const seconds = source.slowHandlerSeconds;
-  const disabled = source.disableInboxClaim;
   const seed = typeof source.seed === 'number' && Number.isInteger(source.seed) ? source.seed : undefined;
   return {
+    expiresAt: source.expiresAt as string,
     seed,
     random: seed === undefined ? undefined : seeded(seed ^ salt),
     crashAfterEffect: rate('crashAfterEffect'),
@@ -126,7 +133,6 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
     transientError: rate('transientError'),
     relayCrashAfterPublish: rate('relayCrashAfterPublish'),
     producerResend: rate('producerResend'),
-    disableInboxClaim: Array.isArray(disabled) ? disabled.filter((d): d is string => typeof d === 'string') : undefined,
     // ---- provider outage (begin) ----
     providerOutage: rate('providerOutage'),
     providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
@@ -135,6 +141,8 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
       : undefined,
     // ---- provider outage (end) ----
     ...parseConsumerOutage(source),
+    // Dead code, and so absent, in every bundle but the local runtime's (./build.ts).
+    ...(process.env.INBOX_BYPASS_BUILD === 'true' ? parseInboxBypass(source) : {}),
   };
 }
 

@@ -1,0 +1,62 @@
+import type { ApplyOutcome } from '../ports/ledgers';
+import type { ExternalProvider } from '../ports/providers';
+import { metrics, MetricUnit } from '../shared/observability';
+import { crashProcess } from './crash';
+import { FAULT_PLAN_ACTIVE_METRIC } from './names';
+import { OutageProneProvider } from './outage-prone-provider';
+import {
+  inConsumerOutage,
+  InjectedTransientError,
+  NO_FAULTS,
+  roll,
+  type FaultPlan,
+} from './plan';
+import { faultSourceFromEnv, type FaultSource } from './source';
+
+/** An event through the use case; resolves what applying it did. */
+export type Apply<E> = (event: E) => Promise<ApplyOutcome>;
+
+/**
+ * A consumer's faults, as decorators around its real parts, for the bundles
+ * built with fault injection only (consumer-wiring.ts):
+ * - `apply`: around the use case: a slow handler (sleeps, so the message's
+ *   visibility can run out), a transient error, an outage of everything behind
+ *   the consumer, and a crash after the effect committed, before the ack;
+ * - `provider`: the provider-outage fault in front of an external provider;
+ * `refresh()` reads the current plan once per invocation; `plan()` is the one read last.
+ */
+export function consumerFaults(
+  consumer: string,
+  options: { source?: FaultSource; sleep?: (ms: number) => Promise<void>; crash?: (where: string) => never } = {},
+) {
+  const source = options.source ?? faultSourceFromEnv();
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const crash = options.crash ?? crashProcess;
+  let plan: FaultPlan = NO_FAULTS;
+  return {
+    async refresh(): Promise<FaultPlan> {
+      plan = await source.current();
+      // What the fault-plan alarm watches: faults are being injected into this stack right now.
+      if (plan !== NO_FAULTS) metrics.addMetric(FAULT_PLAN_ACTIVE_METRIC, MetricUnit.Count, 1);
+      return plan;
+    },
+    apply<E extends { eventId: string }>(apply: Apply<E>): Apply<E> {
+      return async (event) => {
+        // Stands for a handler that outlives its visibility timeout (the fault runs shorten it).
+        if (roll(plan.slowHandler, plan)) await sleep((plan.slowHandlerSeconds ?? 0) * 1000);
+        if (roll(plan.transientError, plan)) throw new InjectedTransientError(consumer);
+        if (inConsumerOutage(plan)) throw new InjectedTransientError(`${consumer} (outage)`);
+        const outcome = await apply(event);
+        if (outcome === 'applied' && roll(plan.crashAfterEffect, plan))
+          crash(`${consumer} after the effect of ${event.eventId}, before the ack`);
+        return outcome;
+      };
+    },
+    provider(inner: ExternalProvider, name: string): ExternalProvider {
+      return new OutageProneProvider(inner, name, () => plan);
+    },
+    plan: (): FaultPlan => plan,
+  };
+}
+
+export type ConsumerFaults = ReturnType<typeof consumerFaults>;
