@@ -28,7 +28,7 @@ export function setFunctionBuild(scope: Construct, build: FunctionBuild): void {
   scope.node.setContext(FUNCTION_BUILD_CONTEXT, build);
 }
 
-function functionBuildOf(scope: Construct): FunctionBuild {
+export function functionBuildOf(scope: Construct): FunctionBuild {
   return (scope.node.tryGetContext(FUNCTION_BUILD_CONTEXT) as FunctionBuild | undefined) ?? {
     faultInjection: false,
     inboxBypass: false,

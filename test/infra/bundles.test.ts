@@ -1,0 +1,102 @@
+import { App } from 'aws-cdk-lib';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { build } from 'esbuild';
+import { readConfig } from '../../lib/config';
+import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { functionBuildOf, handlerEntry, lambdaBundling, type FunctionBuild } from '../../lib/constructs/house-function';
+import { cdkContext } from '../support/synth';
+
+/**
+ * Fault code is in a bundle only when the stack is synthesized with it: the
+ * relay and consumer entry points are bundled here exactly as the function
+ * construct bundles them (its `lambdaBundling`), and the output is searched.
+ */
+const FAULT_ENTRIES = ['fulfilment-consumer', 'loyalty-consumer', 'outbox-relay'];
+
+/** Strings only fault code carries. `\bFAULT_` skips the SDK's DEFAULT_* settings. */
+const FAULT_MARKERS: Record<string, RegExp> = {
+  crashAfterEffect: /crashAfterEffect/,
+  providerOutage: /providerOutage/,
+  producerResend: /producerResend/,
+  relayCrashAfterPublish: /relayCrashAfterPublish/,
+  FaultPlanActive: /FaultPlanActive/,
+  'FAULT_*': /\bFAULT_[A-Z]/,
+};
+const INBOX_BYPASS_MARKER = /disableInboxClaim/;
+
+const NONE: FunctionBuild = { faultInjection: false, inboxBypass: false };
+const FAULTS: FunctionBuild = { faultInjection: true, inboxBypass: false };
+const LOCAL: FunctionBuild = { faultInjection: true, inboxBypass: true };
+
+async function bundle(handler: string, functionBuild: FunctionBuild): Promise<string> {
+  const options = lambdaBundling(functionBuild);
+  const result = await build({
+    entryPoints: [handlerEntry(handler)],
+    bundle: true,
+    platform: 'node',
+    write: false,
+    minify: options.minify,
+    target: options.target,
+    format: options.format === OutputFormat.CJS ? 'cjs' : 'esm',
+    external: options.externalModules,
+    define: options.define,
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0].text;
+}
+
+function markersIn(code: string, markers: Record<string, RegExp>): string[] {
+  return Object.entries(markers)
+    .filter(([, pattern]) => pattern.test(code))
+    .map(([name]) => name);
+}
+
+describe.each(FAULT_ENTRIES)('the %s bundle', (handler) => {
+  test('built without fault injection has no fault code and no inbox bypass', async () => {
+    const code = await bundle(handler, NONE);
+
+    expect(markersIn(code, { ...FAULT_MARKERS, disableInboxClaim: INBOX_BYPASS_MARKER })).toEqual([]);
+  });
+
+  test('built with fault injection has the fault code, still without the inbox bypass', async () => {
+    const code = await bundle(handler, FAULTS);
+
+    expect(
+      markersIn(code, { FaultPlanActive: FAULT_MARKERS.FaultPlanActive, 'FAULT_*': FAULT_MARKERS['FAULT_*'] }),
+    ).toEqual(['FaultPlanActive', 'FAULT_*']);
+    expect(INBOX_BYPASS_MARKER.test(code)).toBe(false);
+  });
+});
+
+test.each([
+  ['fulfilment-consumer', ['crashAfterEffect', 'providerOutage']],
+  ['outbox-relay', ['producerResend', 'relayCrashAfterPublish']],
+])('the %s bundle with fault injection carries its faults', async (handler, faults) => {
+  const code = await bundle(handler, FAULTS);
+
+  expect(markersIn(code, FAULT_MARKERS)).toEqual(expect.arrayContaining(faults));
+});
+
+test('only the local runtime build carries the inbox bypass', async () => {
+  const code = await bundle('loyalty-consumer', LOCAL);
+
+  expect(INBOX_BYPASS_MARKER.test(code)).toBe(true);
+});
+
+describe('the stack picks the build from its configuration', () => {
+  const buildOf = (context: Record<string, unknown>) => {
+    const app = new App({ context: cdkContext(context) });
+    const stack = new ExactlyOnceStack(app, 'BuildStack', { config: readConfig(app) });
+    return stack.node.findAll().map((c) => functionBuildOf(c));
+  };
+
+  test.each([
+    ['default', {}, NONE],
+    ['-c faultInjection=true', { faultInjection: 'true' }, FAULTS],
+    ['-c localRuntime=true', { localRuntime: 'true' }, LOCAL],
+  ])('%s', (_, context, expected) => {
+    const builds = buildOf(context);
+
+    expect(new Set(builds.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify(expected)]));
+  });
+});

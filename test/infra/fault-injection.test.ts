@@ -1,0 +1,148 @@
+import { App } from 'aws-cdk-lib';
+import { readConfig } from '../../lib/config';
+import { synthStack } from '../support/synth';
+import { resourcesOfType } from '../support/template';
+
+/**
+ * Fault injection is opt-in at synth: only `-c faultInjection=true` (or the
+ * local runtime's `-c localRuntime=true`) deploys the switch, points the relay
+ * and the consumers at it and adds the alarm that says a plan is active; prod
+ * refuses both. (That the bundles carry no fault code: bundles.test.ts.)
+ */
+type Synth = ReturnType<typeof synthStack>;
+
+const functionsWithFaultVariables = ({ template }: Synth) =>
+  resourcesOfType(template, 'AWS::Lambda::Function')
+    .filter(([, fn]) => JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'))
+    .map(([id]) => id);
+
+const faultAlarms = ({ template }: Synth) =>
+  resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(([, alarm]) =>
+    JSON.stringify(alarm.Properties).includes('FaultPlanActive'),
+  );
+
+const localRuntimeRule = ({ template }: Synth) =>
+  (template.toJSON() as { Rules?: Record<string, unknown> }).Rules?.LocalRuntimeOnly;
+
+const outputs = ({ template }: Synth) => Object.keys((template.toJSON() as { Outputs?: object }).Outputs ?? {});
+
+let byDefault: Synth;
+let withFaults: Synth;
+
+beforeAll(() => {
+  byDefault = synthStack();
+  withFaults = synthStack({ faultInjection: 'true' });
+});
+
+describe('by default (every stage)', () => {
+  test('there is no SSM parameter, no fault variable on any function, no fault alarm and no output', () => {
+    expect(resourcesOfType(byDefault.template, 'AWS::SSM::Parameter')).toEqual([]);
+    expect(functionsWithFaultVariables(byDefault)).toEqual([]);
+    expect(faultAlarms(byDefault)).toEqual([]);
+    expect(outputs(byDefault)).not.toContain('FaultParameterName');
+  });
+
+  test('the template deploys: no local-runtime-only rule', () => {
+    expect(localRuntimeRule(byDefault)).toBeUndefined();
+  });
+});
+
+describe('with -c faultInjection=true', () => {
+  test('the switch exists, and exactly the relay and the two consumers read it', () => {
+    const parameters = resourcesOfType(withFaults.template, 'AWS::SSM::Parameter');
+
+    expect(parameters).toHaveLength(1);
+    expect(parameters[0][1].Properties?.Value).toBe('{}');
+    expect(functionsWithFaultVariables(withFaults).sort()).toEqual([
+      expect.stringMatching(/^OutboxRelay/),
+      expect.stringMatching(/^PipelinesFulfilment/),
+      expect.stringMatching(/^PipelinesLoyalty/),
+    ]);
+    expect(outputs(withFaults)).toContain('FaultParameterName');
+  });
+
+  test('an alarm fires on the first invocation under a plan, to the alarm topic, and names its runbook', () => {
+    const alarms = faultAlarms(withFaults);
+
+    expect(alarms).toHaveLength(1);
+    const alarm = alarms[0][1].Properties as Record<string, unknown>;
+    expect(alarm).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: expect.stringContaining('Runbook: docs/runbook.md#fault-plan-changed'),
+      AlarmActions: [expect.anything()],
+    });
+    // The relay and both consumers, each under the dimensions it emits with.
+    const dimensions = (
+      alarm.Metrics as { MetricStat?: { Metric: { Dimensions: { Name: string; Value: string }[] } } }[]
+    )
+      .filter((m) => m.MetricStat !== undefined)
+      .map((m) =>
+        m
+          .MetricStat!.Metric.Dimensions.map((d) => `${d.Name}=${d.Value}`)
+          .sort()
+          .join(','),
+      );
+    expect(dimensions.sort()).toEqual([
+      'consumer=fulfilment,service=exactly-once-orders',
+      'consumer=loyalty,service=exactly-once-orders',
+      'service=exactly-once-orders',
+    ]);
+  });
+
+  test('is still deployable: the local runtime rule comes only with -c localRuntime=true', () => {
+    const local = synthStack({ localRuntime: 'true' });
+
+    expect(localRuntimeRule(withFaults)).toBeUndefined();
+    expect(localRuntimeRule(local)).toEqual({
+      Assertions: [
+        {
+          Assert: { 'Fn::Equals': ['local-runtime-build', 'deployable'] },
+          AssertDescription: expect.stringContaining('must not be deployed'),
+        },
+      ],
+    });
+    expect(resourcesOfType(local.template, 'AWS::SSM::Parameter')).toHaveLength(1);
+  });
+});
+
+describe('configuration', () => {
+  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
+  const errorOf = (context: Record<string, unknown>) => {
+    try {
+      configOf(context);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  test('fault injection is off by default in dev and prod', () => {
+    expect(configOf({}).faultInjection).toBe(false);
+    expect(configOf({ stage: 'dev' }).faultInjection).toBe(false);
+    expect(configOf({ stage: 'prod' }).faultInjection).toBe(false);
+  });
+
+  test('the local runtime build turns fault injection on', () => {
+    expect(configOf({ localRuntime: 'true' })).toMatchObject({ faultInjection: true, localRuntime: true });
+  });
+
+  test.each([
+    [
+      { stage: 'prod', faultInjection: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [
+      { stage: 'prod', localRuntime: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [
+      { localRuntime: 'true', faultInjection: 'false' },
+      'Context localRuntime=true needs fault injection: drop faultInjection=false',
+    ],
+    [{ localRuntime: 'yes' }, 'Context localRuntime must be true or false, got "yes"'],
+  ])('refuses %j with one line', (context, message) => {
+    expect(errorOf(context)).toBe(message);
+  });
+});
