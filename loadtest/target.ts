@@ -68,7 +68,8 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
       // An explicit endpoint, or SDK v3 follows fauxqs's queue-URL host (sqs.<region>.localhost), which may not resolve.
       new SQSClient({ endpoint: outputs.endpoints.sqs, region: outputs.region, credentials }),
     ),
-    faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE },
+    // Only a build with fault injection (npm start's) reads the file: the FaultParameterName output says so.
+    ...(outputs.outputs.FaultParameterName ? { faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE } } : {}),
   };
 }
 

@@ -9,7 +9,8 @@ import { synthesize } from './template/cloud-assembly';
 import { TemplateError } from './template/model';
 
 /**
- * `npm start`: synthesize the stack (with bundling), run it locally, print
+ * `npm start`: synthesize the stack (with bundling, and the local runtime's
+ * build: fault injection on for the proof kit), run it locally, print
  * where it is and how to call it, and stop everything on Ctrl-C or SIGTERM.
  * Options: PORT (default 3000), STACK (when the app has several),
  * `--no-synth` to reuse the existing cloud assembly, CDK_OUT (default cdk.out)
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   watchAncestors(() => void stop('launcher gone'));
 
   if (!process.argv.includes('--no-synth')) {
-    log('runtime', 'cdk synth (with bundling)...');
+    log('runtime', 'cdk synth -c localRuntime=true (with bundling, fault injection on)...');
     await synthesize(projectDir, cdkOut, shutdown.signal);
   }
   if (stopping) process.exit(0);

@@ -73,12 +73,14 @@ export function selectStack(stacks: StackArtifact[], wanted?: string): StackArti
 }
 
 /**
- * Runs `cdk synth` with bundling, exactly as a deploy would, so the runtime
- * runs the same code and wiring. Its output is shown only when it fails.
+ * Runs `cdk synth` with bundling, as a deploy would, so the runtime runs the
+ * same code and wiring, plus the local runtime's build (`-c localRuntime=true`):
+ * fault injection on, and the proof kit's test-only inbox bypass, which no
+ * deployable build has (its template refuses to deploy). Its output is shown only when it fails.
  */
 export function synthesize(projectDir: string, outdir: string, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
+    const child = spawn('npx', ['cdk', 'synth', '--quiet', '--output', outdir, '--context', 'localRuntime=true'], {
       cwd: projectDir,
       env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],

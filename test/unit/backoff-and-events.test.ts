@@ -81,7 +81,12 @@ describe('the retry budget (one setting for the queues and the consumers)', () =
 
 describe('the consumer-outage fault', () => {
   test('is on until its ISO time, then off', () => {
-    const plan = parseFaultPlan({ consumerOutageUntil: '2030-01-01T00:02:00.000Z' });
+    // A plan is read only before its expiry (see test/unit/faults.test.ts).
+    const plan = parseFaultPlan(
+      { consumerOutageUntil: '2030-01-01T00:02:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z' },
+      0,
+      Date.parse('2030-01-01T00:00:00.000Z'),
+    );
 
     expect(inConsumerOutage(plan, Date.parse('2030-01-01T00:01:59.999Z'))).toBe(true);
     expect(inConsumerOutage(plan, Date.parse('2030-01-01T00:02:00.000Z'))).toBe(false);
@@ -89,7 +94,8 @@ describe('the consumer-outage fault', () => {
 
   test('a value that is not a time turns it off', () => {
     for (const value of ['soon', 42, null]) {
-      expect(inConsumerOutage(parseFaultPlan({ consumerOutageUntil: value }), 0)).toBe(false);
+      const plan = parseFaultPlan({ consumerOutageUntil: value, expiresAt: '1970-01-01T01:00:00.000Z' }, 0, 0);
+      expect(inConsumerOutage(plan, 0)).toBe(false);
     }
   });
 });

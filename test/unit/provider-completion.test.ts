@@ -283,9 +283,12 @@ describe('the provider-outage fault', () => {
       42,
       NOW,
     );
-    const parsed = parseFaultPlan(JSON.parse(JSON.stringify(plan)));
-    const reversed = parseFaultPlan({ providerOutageWindow: { from: window.until, until: window.from } });
-    const onlyWarehouse = parseFaultPlan({ providerOutageProviders: ['warehouse', 7] });
+    // A plan is read only before its expiry (see test/unit/faults.test.ts).
+    const expiresAt = new Date(NOW.getTime() + 60_000).toISOString();
+    const read = (raw: object) => parseFaultPlan({ ...raw, expiresAt }, 0, NOW.getTime());
+    const parsed = read(JSON.parse(JSON.stringify(plan)));
+    const reversed = read({ providerOutageWindow: { from: window.until, until: window.from } });
+    const onlyWarehouse = read({ providerOutageProviders: ['warehouse', 7] });
 
     expect(parsed.providerOutage).toBe(0.2);
     expect(parsed.providerOutageWindow).toEqual(plan.providerOutageWindow);

@@ -1,0 +1,289 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { mockClient } from 'aws-sdk-client-mock';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { OrderEvent } from '../../lambdas/domain/events';
+import { consumerFaults } from '../../lambdas/faults/consumer-faults';
+import { inboxClaimDisabled } from '../../lambdas/faults/inbox-bypass';
+import { InjectedTransientError, MAX_PLAN_LIFETIME_MS, NO_FAULTS, parseFaultPlan } from '../../lambdas/faults/plan';
+import { relayFaults, ResendingPublisher } from '../../lambdas/faults/relay-faults';
+import { cachedSource, type FaultSource } from '../../lambdas/faults/source';
+import type { EventPublisher } from '../../lambdas/ports/outbox';
+import { metrics } from '../../lambdas/shared/observability';
+import { faultPlanLifetimeMs, setFaultPlan, switchFaultsOn, type FaultSettings } from '../../loadtest/faults';
+import { awsTarget, type Target } from '../../loadtest/target';
+
+const NOW = Date.parse('2030-01-01T00:00:00.000Z');
+const inAMinute = new Date(NOW + 60_000).toISOString();
+const ALWAYS = 1;
+
+/** A source that always answers `plan` (as the functions read it, parsed at NOW). */
+const sourceOf = (raw: object): FaultSource => ({ current: async () => parseFaultPlan(raw, 0, NOW) });
+
+class Crashed extends Error {}
+const crash = (where: string): never => {
+  throw new Crashed(where);
+};
+
+const event = { eventId: 'evt-1' } as OrderEvent;
+
+describe('a fault plan expires', () => {
+  test.each([
+    ['without an expiry', { crashAfterEffect: ALWAYS }],
+    ['past its expiry', { crashAfterEffect: ALWAYS, expiresAt: new Date(NOW - 1).toISOString() }],
+    ['at its expiry', { crashAfterEffect: ALWAYS, expiresAt: new Date(NOW).toISOString() }],
+    ['with an expiry that is not a time', { crashAfterEffect: ALWAYS, expiresAt: 'tomorrow' }],
+    [
+      'expiring more than a day ahead',
+      { crashAfterEffect: ALWAYS, expiresAt: new Date(NOW + MAX_PLAN_LIFETIME_MS + 1).toISOString() },
+    ],
+  ])('%s it is no faults', (_, raw) => {
+    expect(parseFaultPlan(raw, 0, NOW)).toBe(NO_FAULTS);
+  });
+
+  test('before its expiry it is read', () => {
+    expect(parseFaultPlan({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 0, NOW)).toMatchObject({
+      crashAfterEffect: ALWAYS,
+      expiresAt: inAMinute,
+    });
+  });
+
+  test('a cached plan stops at its expiry, before the next read', async () => {
+    let now = NOW;
+    const source = cachedSource(
+      async () => ({ transientError: ALWAYS, expiresAt: new Date(NOW + 1_000).toISOString() }),
+      () => now,
+    );
+
+    const before = await source.current();
+    now = NOW + 1_000; // inside the cache period, at the expiry
+    const after = await source.current();
+
+    expect(before.transientError).toBe(ALWAYS);
+    expect(after).toBe(NO_FAULTS);
+  });
+});
+
+describe('the inbox bypass (local runtime build only)', () => {
+  afterEach(() => delete process.env.INBOX_BYPASS_BUILD);
+
+  test('a plan naming a consumer does not disable its claim outside the local runtime build', () => {
+    const plan = parseFaultPlan({ disableInboxClaim: ['loyalty'], expiresAt: inAMinute }, 0, NOW);
+
+    expect(inboxClaimDisabled(plan, 'loyalty')).toBe(false);
+  });
+
+  test('in the local runtime build it disables the named consumer only', () => {
+    process.env.INBOX_BYPASS_BUILD = 'true';
+
+    const plan = parseFaultPlan({ disableInboxClaim: ['loyalty'], expiresAt: inAMinute }, 0, NOW);
+
+    expect([inboxClaimDisabled(plan, 'loyalty'), inboxClaimDisabled(plan, 'fulfilment')]).toEqual([true, false]);
+  });
+});
+
+describe('the consumer fault decorator', () => {
+  const decorated = async (raw: object, outcome: 'applied' | 'duplicate') => {
+    const faults = consumerFaults('loyalty', { source: sourceOf(raw), crash, sleep: async () => undefined });
+    const applied: string[] = [];
+    await faults.refresh();
+    const apply = faults.apply(async (e: OrderEvent) => {
+      applied.push(e.eventId);
+      return outcome;
+    });
+    return { run: () => apply(event), applied };
+  };
+
+  test('crashes after the effect, before the ack, only when the effect was applied', async () => {
+    const applied = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'applied');
+    const duplicate = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'duplicate');
+
+    await expect(applied.run()).rejects.toThrow(new Crashed('loyalty after the effect of evt-1, before the ack'));
+    await expect(duplicate.run()).resolves.toBe('duplicate');
+    expect(applied.applied).toEqual(['evt-1']);
+  });
+
+  test.each([
+    ['a transient error', { transientError: ALWAYS }],
+    ['a consumer outage', { consumerOutageUntil: '2999-01-01T00:00:00.000Z' }],
+  ])('%s fails the try before the effect', async (_, raw) => {
+    const { run, applied } = await decorated({ ...raw, expiresAt: inAMinute }, 'applied');
+
+    await expect(run()).rejects.toBeInstanceOf(InjectedTransientError);
+    expect(applied).toEqual([]);
+  });
+
+  test('an expired plan only forwards', async () => {
+    const { run, applied } = await decorated({ crashAfterEffect: ALWAYS, transientError: ALWAYS }, 'applied');
+
+    await expect(run()).resolves.toBe('applied');
+    expect(applied).toEqual(['evt-1']);
+  });
+
+  test('counts each invocation under a plan, and none without', async () => {
+    const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation(() => undefined);
+    try {
+      await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5, expiresAt: inAMinute }) }).refresh();
+      await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5 }) }).refresh();
+
+      expect(addMetric.mock.calls).toEqual([['FaultPlanActive', 'Count', 1]]);
+    } finally {
+      addMetric.mockRestore();
+    }
+  });
+});
+
+describe('the relay fault decorators', () => {
+  const recordingPublisher = (failing: string[] = []) => {
+    const published: string[][] = [];
+    const publisher: EventPublisher = {
+      publish: async (events) => {
+        published.push(events.map((e) => e.eventId));
+        return new Set(failing);
+      },
+    };
+    return { publisher, published };
+  };
+  const events = ['evt-1', 'evt-2'].map((eventId) => ({ eventId }) as OrderEvent);
+
+  test('a resend goes out again through the resender, for published events only', async () => {
+    const inner = recordingPublisher(['evt-2']);
+    const resender = recordingPublisher();
+    const publisher = new ResendingPublisher(inner.publisher, resender.publisher, () =>
+      parseFaultPlan({ producerResend: ALWAYS, expiresAt: inAMinute }, 0, NOW),
+    );
+
+    const failed = await publisher.publish(events);
+
+    expect(failed).toEqual(new Set(['evt-2']));
+    expect(inner.published).toEqual([['evt-1', 'evt-2']]);
+    expect(resender.published).toEqual([['evt-1']]);
+  });
+
+  test('without a plan nothing is resent', async () => {
+    const inner = recordingPublisher();
+    const resender = recordingPublisher();
+
+    await new ResendingPublisher(inner.publisher, resender.publisher, () => NO_FAULTS).publish(events);
+
+    expect(resender.published).toEqual([]);
+  });
+
+  test('the relay crashes after publishing only when it dispatched something for the first time', async () => {
+    const faults = relayFaults({ source: sourceOf({ relayCrashAfterPublish: ALWAYS, expiresAt: inAMinute }), crash });
+    await faults.refresh();
+
+    expect(() => faults.afterRelay(0)).not.toThrow();
+    expect(() => faults.afterRelay(1)).toThrow(Crashed);
+  });
+});
+
+describe('the proof kit and a stack without fault injection', () => {
+  const settings = (enabled: FaultSettings['enabled']): FaultSettings => ({
+    enabled,
+    rate: 0.3,
+    slowSeconds: 1,
+    poisonPerQueue: 1,
+  });
+  const withoutSwitch = { kind: 'aws', name: 'ExactlyOnce-dev' } as Target;
+
+  test('a deployed stack without the FaultParameterName output has no fault switch', async () => {
+    process.env.AWS_REGION = 'eu-west-1';
+    process.env.AWS_ACCESS_KEY_ID = 'AKIATEST';
+    process.env.AWS_SECRET_ACCESS_KEY = 'secret';
+    const cloudFormation = mockClient(CloudFormationClient);
+    const sts = mockClient(STSClient);
+    const stackWith = (outputs: Record<string, string>) =>
+      cloudFormation.on(DescribeStacksCommand).resolves({
+        Stacks: [
+          {
+            StackName: 'ExactlyOnce-dev',
+            CreationTime: new Date(),
+            StackStatus: 'CREATE_COMPLETE',
+            Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+          },
+        ],
+      });
+    sts.on(GetCallerIdentityCommand).resolves({ Arn: 'arn:aws:iam::123456789012:user/me' });
+    try {
+      stackWith({ ApiUrl: 'https://api.example.com/prod/' });
+      const without = await awsTarget('ExactlyOnce-dev');
+      stackWith({ ApiUrl: 'https://api.example.com/prod/', FaultParameterName: '/plan' });
+      const withSwitch = await awsTarget('ExactlyOnce-dev');
+
+      expect(without.faultSwitch).toBeUndefined();
+      expect(withSwitch.faultSwitch).toEqual({ parameterName: '/plan' });
+      without.close();
+      withSwitch.close();
+    } finally {
+      cloudFormation.restore();
+      sts.restore();
+    }
+  });
+
+  test('in-function faults are refused with a one-line reason, before anything changes', async () => {
+    const log = jest.fn();
+
+    const switching = switchFaultsOn(withoutSwitch, settings(['crash', 'poison']), 1, log);
+
+    await expect(switching).rejects.toThrow(
+      /^Stack ExactlyOnce-dev has no fault switch \(no FaultParameterName output\): in-function faults need a stack deployed with -c faultInjection=true/,
+    );
+    await expect(switching).rejects.toThrow(/^[^\n]+$/);
+    expect(log).not.toHaveBeenCalled();
+  });
+
+  test('a run without in-function faults (none, or only poison and redrive) goes on', async () => {
+    const faults = await switchFaultsOn(withoutSwitch, settings(['poison', 'redrive']), 1, jest.fn());
+
+    expect(faults.inFunction).toBe(false);
+    await expect(faults.off()).resolves.toBeUndefined();
+    await expect(setFaultPlan(withoutSwitch, {})).resolves.toBeUndefined();
+  });
+});
+
+describe('the proof kit sets an expiry on every plan', () => {
+  const local = (): Target & { faultSwitch: { file: string } } => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'faults-'));
+    return { kind: 'local', name: 'local', faultSwitch: { file: path.join(dir, 'faults.json') } } as Target & {
+      faultSwitch: { file: string };
+    };
+  };
+  const written = (target: { faultSwitch: { file: string } }) =>
+    JSON.parse(fs.readFileSync(target.faultSwitch.file, 'utf8')) as Record<string, unknown>;
+
+  test("a run's plan expires after the load, both drains and a margin", async () => {
+    const target = local();
+    const lifetime = faultPlanLifetimeMs({ drainTimeoutMs: 60_000 }, 400);
+    jest.useFakeTimers({ now: NOW, advanceTimers: true });
+    try {
+      const switching = switchFaultsOn(
+        target,
+        { enabled: ['crash'], rate: 0.3, slowSeconds: 1, poisonPerQueue: 0 },
+        1,
+        jest.fn(),
+        lifetime,
+      );
+      await jest.advanceTimersByTimeAsync(10_000);
+      await switching;
+    } finally {
+      jest.useRealTimers();
+    }
+
+    expect(lifetime).toBe(20_000 + 120_000 + 300_000);
+    expect(written(target).expiresAt).toBe(new Date(NOW + lifetime).toISOString());
+  });
+
+  test('a plan set without one gets the default; no faults stays empty', async () => {
+    const target = local();
+
+    await setFaultPlan(target, { crashAfterEffect: 0.5 });
+    const withFaults = written(target);
+    await setFaultPlan(target, {});
+
+    expect(Date.parse(withFaults.expiresAt as string) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(written(target)).toEqual({});
+  });
+});
