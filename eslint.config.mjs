@@ -19,7 +19,13 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['lambdas/domain/**/*.ts', 'lambdas/use-cases/**/*.ts', 'lambdas/ports/**/*.ts', 'lambdas/handlers/**/*.ts'],
+    files: [
+      'lambdas/domain/**/*.ts',
+      'lambdas/use-cases/**/*.ts',
+      'lambdas/ports/**/*.ts',
+      'lambdas/handlers/**/*.ts',
+      'lambdas/faults/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -69,7 +69,13 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
   const enabled = options.faults.enabled;
   // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
-  const faults = await switchFaultsOn(target, options.faults, options.seed, log, faultPlanLifetimeMs(profile, plan.length));
+  const faults = await switchFaultsOn(
+    target,
+    options.faults,
+    options.seed,
+    log,
+    faultPlanLifetimeMs(profile, plan.length),
+  );
   const interrupted = () => void faults.off().finally(() => process.exit(130));
   process.once('SIGINT', interrupted);
   try {

@@ -50,7 +50,11 @@ export class SqsEventPublisher implements EventPublisher {
     };
   }
 
-  private async sendAll(queueUrl: string, entries: (SendMessageBatchRequestEntry & { Id: string })[], failed: Set<string>) {
+  private async sendAll(
+    queueUrl: string,
+    entries: (SendMessageBatchRequestEntry & { Id: string })[],
+    failed: Set<string>,
+  ) {
     const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue ?? '';
     for (let i = 0; i < entries.length; i += SQS_BATCH_LIMIT) {
       const chunk = entries.slice(i, i + SQS_BATCH_LIMIT);
@@ -58,7 +62,8 @@ export class SqsEventPublisher implements EventPublisher {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk }));
         const ok = new Set((result.Successful ?? []).map((s) => s.Id));
         for (const entry of chunk) if (!ok.has(entry.Id)) failed.add(eventIdOf(entry));
-        if (result.Failed?.length) logger.warn('Some batch entries were not published', { queueUrl, failed: result.Failed });
+        if (result.Failed?.length)
+          logger.warn('Some batch entries were not published', { queueUrl, failed: result.Failed });
       } catch (error) {
         // The whole call failed: every entry of the chunk is unpublished and will be retried.
         logger.warn('SendMessageBatch failed', { queueUrl, error });

@@ -4,13 +4,7 @@ import { metrics, MetricUnit } from '../shared/observability';
 import { crashProcess } from './crash';
 import { FAULT_PLAN_ACTIVE_METRIC } from './names';
 import { OutageProneProvider } from './outage-prone-provider';
-import {
-  inConsumerOutage,
-  InjectedTransientError,
-  NO_FAULTS,
-  roll,
-  type FaultPlan,
-} from './plan';
+import { inConsumerOutage, InjectedTransientError, NO_FAULTS, roll, type FaultPlan } from './plan';
 import { faultSourceFromEnv, type FaultSource } from './source';
 
 /** An event through the use case; resolves what applying it did. */

@@ -9,7 +9,6 @@ export interface FaultSource {
   current(): Promise<FaultPlan>;
 }
 
-
 const CACHE_SECONDS = 5;
 
 /**

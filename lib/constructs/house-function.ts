@@ -29,10 +29,12 @@ export function setFunctionBuild(scope: Construct, build: FunctionBuild): void {
 }
 
 export function functionBuildOf(scope: Construct): FunctionBuild {
-  return (scope.node.tryGetContext(FUNCTION_BUILD_CONTEXT) as FunctionBuild | undefined) ?? {
-    faultInjection: false,
-    inboxBypass: false,
-  };
+  return (
+    (scope.node.tryGetContext(FUNCTION_BUILD_CONTEXT) as FunctionBuild | undefined) ?? {
+      faultInjection: false,
+      inboxBypass: false,
+    }
+  );
 }
 
 /**

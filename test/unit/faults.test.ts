@@ -123,7 +123,7 @@ describe('the consumer fault decorator', () => {
   });
 
   test('counts each invocation under a plan, and none without', async () => {
-    const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation(() => undefined);
+    const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation(() => metrics);
     try {
       await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5, expiresAt: inAMinute }) }).refresh();
       await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5 }) }).refresh();
