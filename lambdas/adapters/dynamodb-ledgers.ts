@@ -21,7 +21,10 @@ export interface LedgerOptions {
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
   now?: () => Date;
-  /** Test-only: skip the inbox claim, to prove the proof kit notices duplicates. Never set in a deployment. */
+  /**
+   * The local runtime's build only: skip the inbox claim, to prove the proof kit
+   * notices duplicates. Every other bundle drops the check (lambdas/faults/build.ts).
+   */
   unsafeDisableInbox?: () => boolean;
 }
 
@@ -47,8 +50,13 @@ abstract class InboxLedger {
     this.now = options.now ?? (() => new Date());
   }
 
+  /** Literally false, and dropped with the option, in every bundle but the local runtime's. */
+  private inboxBypassed(): boolean {
+    return process.env.INBOX_BYPASS_BUILD === 'true' && this.options.unsafeDisableInbox?.() === true;
+  }
+
   protected claim(eventId: string): TransactItem[] {
-    if (this.options.unsafeDisableInbox?.() === true) return [];
+    if (this.inboxBypassed()) return [];
     const now = this.now();
     return [
       {
@@ -75,7 +83,7 @@ abstract class InboxLedger {
    * (test-only) there is nothing to record.
    */
   async recordProviderCallDone(eventId: string): Promise<void> {
-    if (this.options.unsafeDisableInbox?.() === true) return;
+    if (this.inboxBypassed()) return;
     await this.client.send(
       new UpdateCommand({
         TableName: this.options.tableName,
@@ -95,7 +103,7 @@ abstract class InboxLedger {
    * then stands for "done, superseded" too.
    */
   protected supersede(earlierEventId: string, eventId: string): TransactItem[] {
-    if (this.options.unsafeDisableInbox?.() === true) return [];
+    if (this.inboxBypassed()) return [];
     const now = this.now();
     return [
       {

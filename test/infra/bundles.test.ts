@@ -22,7 +22,7 @@ const FAULT_MARKERS: Record<string, RegExp> = {
   FaultPlanActive: /FaultPlanActive/,
   'FAULT_*': /\bFAULT_[A-Z]/,
 };
-const INBOX_BYPASS_MARKER = /disableInboxClaim/;
+const INBOX_BYPASS_MARKER = /disableInboxClaim|unsafeDisableInbox/;
 
 const NONE: FunctionBuild = { faultInjection: false, inboxBypass: false };
 const FAULTS: FunctionBuild = { faultInjection: true, inboxBypass: false };

@@ -216,9 +216,12 @@ describe('duplicates', () => {
   });
 
   test('with the inbox switched off (test-only), nothing is claimed, superseded or recorded', async () => {
+    process.env.INBOX_BYPASS_BUILD = 'true'; // the local runtime's build: the only one with the switch
     const ledger = new DynamoDbFulfilmentLedger(client, { ...options, unsafeDisableInbox: () => true });
 
-    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() });
+    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() }).finally(
+      () => delete process.env.INBOX_BYPASS_BUILD,
+    );
 
     const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
     expect(items.some((i) => String(i.Put?.Item?.pk ?? i.Update?.Key?.pk).startsWith('INBOX#'))).toBe(false);
