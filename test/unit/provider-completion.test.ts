@@ -227,6 +227,15 @@ describe('duplicates', () => {
     expect(items.some((i) => String(i.Put?.Item?.pk ?? i.Update?.Key?.pk).startsWith('INBOX#'))).toBe(false);
     expect(doneMarks()).toEqual([]);
   });
+
+  test('outside the local runtime build the switch is ignored: the claim is made', async () => {
+    const ledger = new DynamoDbFulfilmentLedger(client, { ...options, unsafeDisableInbox: () => true });
+
+    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() });
+
+    const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
+    expect(items.some((i) => String(i.Put?.Item?.pk).startsWith('INBOX#'))).toBe(true);
+  });
 });
 
 describe('the provider-outage fault', () => {
