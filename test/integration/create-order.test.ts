@@ -1,12 +1,16 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/dynamodb';
+import { pollUntil } from '../support/poll';
 
 /**
  * POST /orders against DynamoDB Local, tables created as the synthesized stack
  * declares them. Each test uses its own caller, so tests do not share keys.
  */
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+type Handler = (
+  event: APIGatewayProxyEvent,
+  context: Context,
+) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 
 let handler: Handler;
 let tables: Awaited<ReturnType<typeof createStackTables>>;
@@ -143,8 +147,12 @@ test('a crash after the order transaction leaves a lock; once it expires the ret
 
   const crashed = await post(caller, 'key-crash', VALID_ORDER, lambdaContext(1_500));
   const whileLocked = await post(caller, 'key-crash', VALID_ORDER);
-  await new Promise((r) => setTimeout(r, 1_700));
-  const retry = await post(caller, 'key-crash', VALID_ORDER);
+  // The lock lasts the crashed invocation's remaining time (1.5 s): poll past it rather than sleep a guess.
+  const retry = await pollUntil(
+    () => post(caller, 'key-crash', VALID_ORDER),
+    (r) => r.statusCode !== 409,
+    { timeoutMs: 20_000, intervalMs: 250, what: 'past the lock' },
+  );
 
   expect(crashed.statusCode).toBe(503);
   expect(whileLocked.statusCode).toBe(409);
@@ -178,7 +186,10 @@ test('an invalid body is 400 with field errors, stores nothing, and the correcte
   const caller = newCaller();
   const recordsBefore = await idempotencyRecordCount();
 
-  const rejected = await post(caller, 'key-fix', { customerId: '', items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }] });
+  const rejected = await post(caller, 'key-fix', {
+    customerId: '',
+    items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }],
+  });
   const recordsAfterRejection = await idempotencyRecordCount();
   const accepted = await post(caller, 'key-fix', VALID_ORDER);
 

@@ -2,7 +2,8 @@ import type { SQSEvent } from 'aws-lambda';
 import { orderPlacedEventId } from '../../lambdas/domain/order';
 import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
-import { receiveAll } from '../support/messaging';
+import { randomUUID } from 'node:crypto';
+import { receiveMatching } from '../support/messaging';
 import { PipelineFixture } from '../support/pipeline-fixture';
 
 /**
@@ -58,8 +59,8 @@ test('an order flows from the outbox through both queues: one reservation, one c
   const { order, orderId } = await placeOrder();
 
   const relayed = await fixture.relayStream();
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, orderId));
 
   expect(relayed.response.batchItemFailures).toEqual([]);
   const effects = await fixture.effects();
@@ -72,7 +73,7 @@ test('an order flows from the outbox through both queues: one reservation, one c
 });
 
 test('the relay marks each outbox item dispatched, and that MODIFY does not pass the filter', async () => {
-  await placeOrder();
+  const { orderId } = await placeOrder();
   await fixture.relayStream();
 
   const after = await fixture.stream.next({ outboxOnly: false });
@@ -83,9 +84,9 @@ test('the relay marks each outbox item dispatched, and that MODIFY does not pass
   expect(outboxModifies.length).toBeGreaterThan(0);
   expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.dispatchedAt !== undefined)).toBe(true);
   expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.pendingShard === undefined)).toBe(true);
-  // Drain what the relay published so later tests start from empty queues.
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  // Drain what the relay published (tests select their own messages by body; this keeps the queues short).
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, orderId));
 });
 
 test('a producer resend with a new messageId is applied once', async () => {
@@ -94,7 +95,7 @@ test('a producer resend with a new messageId is applied once', async () => {
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
 
-  const batch = await fixture.receive('loyalty', 2);
+  const batch = await fixture.receive('loyalty', 2, event.eventId);
   await fixture.deliver('loyalty', batch);
 
   expect(new Set(batch.Records.map((r) => r.messageId)).size).toBe(2);
@@ -110,10 +111,10 @@ test('a crash after the transaction but before the ack: the redelivery is suppre
     dedupId: event.eventId,
   });
 
-  const first = await fixture.receive('fulfilment', 1);
+  const first = await fixture.receive('fulfilment', 1, event.eventId);
   await fixture.deliver('fulfilment', first, { crashBeforeAck: true });
   await fixture.makeVisibleAgain(fixture.queues.fifoQueueUrl, first.Records[0].receiptHandle);
-  const redelivery = await fixture.receive('fulfilment', 1);
+  const redelivery = await fixture.receive('fulfilment', 1, event.eventId);
   const response = await fixture.deliver('fulfilment', redelivery);
 
   expect(redelivery.Records[0].attributes.ApproximateReceiveCount).toBe('2');
@@ -125,7 +126,7 @@ test('two concurrent deliveries of one message make one effect', async () => {
   const order = uniqueOrder();
   const event = placedEvent('ord_concurrent000000000000000000000', order);
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
-  const batch = await fixture.receive('loyalty', 1);
+  const batch = await fixture.receive('loyalty', 1, event.eventId);
 
   const responses = await Promise.all([
     fixture.deliver('loyalty', batch, { crashBeforeAck: true }),
@@ -137,11 +138,12 @@ test('two concurrent deliveries of one message make one effect', async () => {
 });
 
 test('a poison (permanent) message goes to the DLQ at once with its cause, without burning retries', async () => {
-  await fixture.send(fixture.queues.standardQueueUrl, '{"this is": "not an order event"}');
-  const batch = await fixture.receive('loyalty', 1);
+  const poison = `{"this is": "not an order event", "n": "${randomUUID()}"}`;
+  await fixture.send(fixture.queues.standardQueueUrl, poison);
+  const batch = await fixture.receive('loyalty', 1, poison);
 
   const response = await fixture.deliver('loyalty', batch);
-  const dlq = await receiveAll(fixture.queues.standardDlqUrl, 1);
+  const dlq = await receiveMatching(fixture.queues.standardDlqUrl, 1, poison);
 
   expect(response.batchItemFailures).toEqual([]);
   expect(dlq.Records).toHaveLength(1);
@@ -149,7 +151,7 @@ test('a poison (permanent) message goes to the DLQ at once with its cause, witho
   expect(attributes.failureCause.stringValue).toBe('SchemaViolation');
   expect(attributes.consumer.stringValue).toBe('loyalty');
   expect(attributes.attempt.stringValue).toBe('1');
-  expect(dlq.Records[0].body).toBe('{"this is": "not an order event"}');
+  expect(dlq.Records[0].body).toBe(poison);
 });
 
 test('a message that keeps failing transiently reaches the DLQ after maxReceiveCount attempts, then a redrive applies it once', async () => {
@@ -160,14 +162,19 @@ test('a message that keeps failing transiently reaches the DLQ after maxReceiveC
 
   const failures: number[] = [];
   for (let attempt = 1; attempt <= 5; attempt++) {
-    const batch = await fixture.receive('loyalty', 1);
+    const batch = await fixture.receive('loyalty', 1, event.eventId);
     if (batch.Records.length === 0) break;
     failures.push((await fixture.deliver('loyalty', batch)).batchItemFailures.length);
   }
-  const afterFive = await fixture.receive('loyalty', 1);
+  const afterFive = await fixture.receive('loyalty', 1, event.eventId);
   fixture.dynamoCalls.loyalty.failWhen = undefined;
-  const redriven = await fixture.redrive(fixture.queues.standardDlqUrl, fixture.queues.standardQueueUrl, false);
-  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  const redriven = await fixture.redrive(
+    fixture.queues.standardDlqUrl,
+    fixture.queues.standardQueueUrl,
+    false,
+    event.eventId,
+  );
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, event.eventId));
 
   expect(failures).toEqual([1, 1, 1, 1, 1]);
   expect(afterFive.Records).toHaveLength(0);
@@ -179,11 +186,16 @@ test('redriving a DLQ copy of an applied message (receive, send, delete) makes n
   const order = uniqueOrder();
   const event = placedEvent('ord_redrive00000000000000000000000', order);
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
-  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, event.eventId));
   await fixture.send(fixture.queues.standardDlqUrl, JSON.stringify(event)); // the same event also sits in the DLQ
 
-  const redriven = await fixture.redrive(fixture.queues.standardDlqUrl, fixture.queues.standardQueueUrl, false);
-  const response = await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  const redriven = await fixture.redrive(
+    fixture.queues.standardDlqUrl,
+    fixture.queues.standardQueueUrl,
+    false,
+    event.eventId,
+  );
+  const response = await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, event.eventId));
 
   expect(redriven).toBe(1);
   expect(response.batchItemFailures).toEqual([]);
@@ -204,8 +216,8 @@ test('a cancel delivered before its place: nothing reserved at the end, the late
     dedupId: placed.eventId,
   });
 
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
 
   const effects = await fixture.effects();
   expect(effects[`SKU#${order.items[0].sku}`]).toBeUndefined();
@@ -223,9 +235,9 @@ test('place then cancel through the API: reserved goes up then back to zero, poi
 
   await fixture.relayStream();
   // FIFO: the cancel becomes receivable only once the place is acked (one group, in order).
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, orderId));
 
   const effects = await fixture.effects();
   expect(effects[`SKU#${order.items[0].sku}`].reserved).toBe(0);
@@ -234,15 +246,15 @@ test('place then cancel through the API: reserved goes up then back to zero, poi
 });
 
 test('a relay crash after publishing, then its retry: consumers still apply once', async () => {
-  const { order } = await placeOrder();
+  const { order, orderId } = await placeOrder();
   const event = await fixture.stream.next();
 
   await fixture.relay(event, lambdaContext()); // published, then "crashed" before Lambda checkpointed
   await fixture.relay(event, lambdaContext()); // Lambda retries the same records
-  const loyaltyBatch = await fixture.receive('loyalty', 2);
+  const loyaltyBatch = await fixture.receive('loyalty', 2, orderId);
   await fixture.deliver('loyalty', loyaltyBatch);
-  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1));
-  const fifoAfter = await fixture.receive('fulfilment', 1);
+  await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
+  const fifoAfter = await fixture.receive('fulfilment', 1, orderId);
 
   expect(loyaltyBatch.Records).toHaveLength(2); // the standard queue got the event twice
   expect(fifoAfter.Records).toHaveLength(0); // the FIFO queue deduplicated the resend by eventId
@@ -256,7 +268,7 @@ test('DynamoDB calls per consumed message: first delivery and duplicate', async 
   const event = placedEvent('ord_callcount000000000000000000000', order);
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
   await fixture.send(fixture.queues.standardQueueUrl, JSON.stringify(event));
-  const [first, duplicate] = (await fixture.receive('loyalty', 2)).Records;
+  const [first, duplicate] = (await fixture.receive('loyalty', 2, event.eventId)).Records;
 
   await fixture.deliver('loyalty', { Records: [first] } as SQSEvent);
   const firstCalls = fixture.dynamoCalls.loyalty.calls.splice(0);

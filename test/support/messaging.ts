@@ -6,7 +6,7 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createQueues } from '../../local/provision';
@@ -91,6 +91,42 @@ export async function receiveAll(queueUrl: string, count: number, timeoutMs = 5_
     records.push(...event.Records);
   }
   return { Records: records };
+}
+
+/**
+ * Receives until `count` messages whose body includes `marker` arrived (or the
+ * deadline), as one event. Other messages on the queue (another test's) are
+ * made visible again at once and never handed to the caller: a test selects
+ * its own messages by body, not "whatever is visible".
+ */
+export async function receiveMatching(
+  queueUrl: string,
+  count: number,
+  marker: string,
+  timeoutMs = 5_000,
+): Promise<SQSEvent> {
+  const sqs = testSqsClient();
+  const records: SQSRecord[] = [];
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (records.length < count && Date.now() < deadline) {
+      const { Records } = await receiveSqsEvent(queueUrl, 10, 1);
+      for (const record of Records) {
+        if (record.body.includes(marker) && records.length < count) records.push(record);
+        else
+          await sqs.send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queueUrl,
+              ReceiptHandle: record.receiptHandle,
+              VisibilityTimeout: 0,
+            }),
+          );
+      }
+    }
+    return { Records: records };
+  } finally {
+    sqs.destroy();
+  }
 }
 
 function toSqsRecord(message: Message, queueUrl: string): SQSRecord {
