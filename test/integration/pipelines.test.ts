@@ -3,7 +3,7 @@ import { orderPlacedEventId } from '../../lambdas/domain/order';
 import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { randomUUID } from 'node:crypto';
-import { receiveMatching } from '../support/messaging';
+import { passesRelayFilter, receiveMatching } from '../support/messaging';
 import { PipelineFixture } from '../support/pipeline-fixture';
 
 /**
@@ -74,7 +74,7 @@ test('an order flows from the outbox through both queues: one reservation, one c
 
 test('the relay marks each outbox item dispatched, and that MODIFY does not pass the filter', async () => {
   const { orderId } = await placeOrder();
-  await fixture.relayStream();
+  const relayed = await fixture.relayStream();
 
   const after = await fixture.stream.next({ outboxOnly: false });
   const outboxModifies = after.Records.filter(
@@ -84,6 +84,8 @@ test('the relay marks each outbox item dispatched, and that MODIFY does not pass
   expect(outboxModifies.length).toBeGreaterThan(0);
   expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.dispatchedAt !== undefined)).toBe(true);
   expect(outboxModifies.every((r) => r.dynamodb?.NewImage?.pendingShard === undefined)).toBe(true);
+  expect(outboxModifies.filter(passesRelayFilter)).toEqual([]); // the deployed filter drops the dispatch mark
+  expect(relayed.event.Records.length).toBeGreaterThan(0); // while it passed the outbox INSERT
   // Drain what the relay published (tests select their own messages by body; this keeps the queues short).
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
   await fixture.deliver('loyalty', await fixture.receive('loyalty', 1, orderId));
