@@ -44,7 +44,7 @@ beforeAll(async () => {
   ({ handler: createOrder } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
   ({ handler: cancelOrder } = (await import('../../lambdas/handlers/cancel-order')) as unknown as { handler: Handler });
   ({ handler: getOrder } = (await import('../../lambdas/handlers/get-order')) as unknown as { handler: Handler });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await tables.drop();

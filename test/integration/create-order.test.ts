@@ -40,7 +40,7 @@ beforeAll(async () => {
     { step: 'initialize', name: 'countCalls' },
   );
   ({ handler } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await tables.drop();

@@ -39,7 +39,7 @@ beforeAll(async () => {
     const { handler } = await import('../../lambdas/handlers/outbox-sweeper');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
   });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   documents?.destroy();

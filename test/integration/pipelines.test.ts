@@ -14,7 +14,8 @@ import { PipelineFixture } from '../support/pipeline-fixture';
  */
 const fixture = new PipelineFixture();
 
-beforeAll(() => fixture.start({ extraEnv: { BACKOFF_BASE_SECONDS: '0', BACKOFF_CAP_SECONDS: '0' } }), 60_000);
+// A generous bound: five handler modules load while other suites may be using both cores.
+beforeAll(() => fixture.start({ extraEnv: { BACKOFF_BASE_SECONDS: '0', BACKOFF_CAP_SECONDS: '0' } }), 180_000);
 afterAll(() => fixture.stop());
 beforeEach(() => {
   for (const log of Object.values(fixture.dynamoCalls)) {
