@@ -1,24 +1,42 @@
+import { parseBatchItemFailures } from '../sources/batch-response';
+
 /**
  * What the host sees of the SQS messages it hands to a function, kept as the
  * proof kit's evidence that a delivery fault really fired (a run that only
  * shows "duplicates suppressed" cannot tell which fault caused them):
- * - `redeliveredWhileRunning`: a message id handed to the function again while
- *   an invocation holding it is still running (a handler outlived its visibility);
+ * - `redeliveredWhileRunning`: a message handed to the function again while an
+ *   invocation holding it was still running, and which that first invocation
+ *   then completed (not reported failed): the handler was still working on it
+ *   when its visibility ran out. A message the handler gave up and released
+ *   early (a transient error, a FIFO group stopped) is reported failed, so it
+ *   does not count;
  * - `eventsUnderSeveralMessageIds`: events (by the body's `eventId`) that
  *   arrived under a second message id (the producer sent the event again).
  * A crash needs no tracking here: the host counts it as it happens.
  */
+export interface InvocationOutcome {
+  ok: boolean;
+  payload?: unknown;
+}
+
 export class DeliveryEvidence {
   readonly counts = { redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 };
-  private readonly running = new Map<string, number>();
+  /** Message id -> the invocations holding it now. */
+  private readonly running = new Map<string, Set<symbol>>();
+  /** Invocation -> its messages that were handed over again while it ran. */
+  private readonly overtaken = new Map<symbol, Set<string>>();
   private readonly messageIdsByEvent = new Map<string, Set<string>>();
 
-  /** Records an invocation's SQS messages; call the returned function when the invocation ends. */
-  begin(event: unknown): () => void {
+  /** Records an invocation's SQS messages; call the returned function with its outcome when it ends. */
+  begin(event: unknown): (outcome?: InvocationOutcome) => void {
+    const invocation = Symbol('invocation');
     const messages = sqsMessagesOf(event);
     for (const { messageId, eventId } of messages) {
-      if ((this.running.get(messageId) ?? 0) > 0) this.counts.redeliveredWhileRunning++;
-      this.running.set(messageId, (this.running.get(messageId) ?? 0) + 1);
+      const holders = this.running.get(messageId) ?? new Set<symbol>();
+      for (const earlier of holders)
+        this.overtaken.set(earlier, (this.overtaken.get(earlier) ?? new Set()).add(messageId));
+      holders.add(invocation);
+      this.running.set(messageId, holders);
       if (eventId === undefined) continue;
       const ids = this.messageIdsByEvent.get(eventId) ?? new Set<string>();
       const before = ids.size;
@@ -26,12 +44,18 @@ export class DeliveryEvidence {
       this.messageIdsByEvent.set(eventId, ids);
       if (before === 1 && ids.size === 2) this.counts.eventsUnderSeveralMessageIds++;
     }
-    return () => {
+    return (outcome) => {
       for (const { messageId } of messages) {
-        const left = (this.running.get(messageId) ?? 1) - 1;
-        if (left > 0) this.running.set(messageId, left);
-        else this.running.delete(messageId);
+        const holders = this.running.get(messageId);
+        holders?.delete(invocation);
+        if (holders?.size === 0) this.running.delete(messageId);
       }
+      const overtaken = this.overtaken.get(invocation);
+      this.overtaken.delete(invocation);
+      if (overtaken === undefined || outcome?.ok !== true) return;
+      const failed = parseBatchItemFailures(outcome.payload, new Set(messages.map((m) => m.messageId)));
+      if (failed === 'invalid') return;
+      for (const messageId of overtaken) if (!failed.includes(messageId)) this.counts.redeliveredWhileRunning++;
     };
   }
 }

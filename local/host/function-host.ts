@@ -73,10 +73,12 @@ export class FunctionHost {
     const requestId = randomUUID();
     if (this.stopped) return this.fail(requestId, 'throttle', 'Runtime.Stopped', 'The local runtime is stopping');
     const delivered = this.deliveries.begin(event);
+    let result: InvocationResult | undefined;
     try {
-      return await this.invokeWhenFree(requestId, event, onLimit);
+      result = await this.invokeWhenFree(requestId, event, onLimit);
+      return result;
     } finally {
-      delivered();
+      delivered(result?.ok ? { ok: true, payload: result.payload } : { ok: false });
     }
   }
 
