@@ -123,11 +123,19 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         {
           Put: {
             TableName: this.options.tableName,
-            Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 1, state: 'RESERVED', updatedAt: this.now().toISOString() },
+            Item: {
+              ...fulfilmentKey(event.orderId),
+              orderId: event.orderId,
+              version: 1,
+              state: 'RESERVED',
+              updatedAt: this.now().toISOString(),
+            },
             // Any existing state is newer than "placed": the cancel got here first.
             // The test-only broken consumer drops this guard too: the state alone would
             // still stop a duplicate reserve, and the proof kit could not show a double.
-            ...(this.options.unsafeDisableInbox?.() === true ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
+            ...(this.options.unsafeDisableInbox?.() === true
+              ? {}
+              : { ConditionExpression: 'attribute_not_exists(pk)' }),
           },
         },
         ...this.stockDeltas(event.items, 1),
@@ -148,7 +156,12 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
             ConditionExpression: 'version = :reserved',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':released': 2, ':reserved': 1, ':state': 'RELEASED', ':at': this.now().toISOString() },
+            ExpressionAttributeValues: {
+              ':released': 2,
+              ':reserved': 1,
+              ':state': 'RELEASED',
+              ':at': this.now().toISOString(),
+            },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
@@ -170,7 +183,13 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
       {
         Put: {
           TableName: this.options.tableName,
-          Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 2, state: 'CANCELLED_UNRESERVED', updatedAt: this.now().toISOString() },
+          Item: {
+            ...fulfilmentKey(event.orderId),
+            orderId: event.orderId,
+            version: 2,
+            state: 'CANCELLED_UNRESERVED',
+            updatedAt: this.now().toISOString(),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -215,7 +234,9 @@ export class DynamoDbEffectsReader implements EffectsReader {
   }
 
   private async get(key: { pk: string; sk: string }) {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
     return Item;
   }
 }

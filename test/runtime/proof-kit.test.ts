@@ -54,10 +54,13 @@ function run(faults: FaultName[], seed: number, disableInboxClaim?: string[], ra
 }
 
 function relayCrashes(): number {
-  return [...runtime.hosts.values()].filter((h) => h.fn.displayName.includes('Relay')).reduce((n, h) => n + h.stats.crashes, 0);
+  return [...runtime.hosts.values()]
+    .filter((h) => h.fn.displayName.includes('Relay'))
+    .reduce((n, h) => n + h.stats.crashes, 0);
 }
 
-const totalSuppressed = (r: RunResults) => Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
+const totalSuppressed = (r: RunResults) =>
+  Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
 
 // --- Each run must have orders, and each fault its own evidence (not just "duplicates were suppressed",
 // which the shortened local visibility produces by itself). ---
@@ -97,11 +100,16 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
     // Each fault must actually have happened, or the run proves nothing about it.
     FAULT_EVIDENCE[fault]?.(results);
-    if (fault === 'poison') expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]));
+    if (fault === 'poison')
+      expect(results.verification.deadLetters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
+      );
     if (fault === 'relay-crash') expect(relayCrashes()).toBeGreaterThan(0);
     if (fault === 'redrive') expect(results.injected.redriven).toBeGreaterThan(0);
-    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault)) expect(totalSuppressed(results)).toBeGreaterThan(0);
-    if (fault === 'transient') expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault))
+      expect(totalSuppressed(results)).toBeGreaterThan(0);
+    if (fault === 'transient')
+      expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
   }, 300_000);
 });
 
@@ -164,7 +172,16 @@ test.each([
 function renderedVerdict(chromium: string, file: string): string | undefined {
   const result = spawnSync(
     chromium,
-    ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', `--user-data-dir=${path.join(work, 'chrome')}`, '--dump-dom', `file://${file}`],
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      `--user-data-dir=${path.join(work, 'chrome')}`,
+      '--dump-dom',
+      `file://${file}`,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return /<span id="verdict"[^>]*>([^<]*)</.exec(result.stdout)?.[1];
