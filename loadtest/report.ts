@@ -28,7 +28,20 @@ export interface CallCounts {
   apiRequests: number;
   /** Consumer metrics over the run (local runtime: summed from the functions' EMF output). */
   metrics?: Record<string, number>;
+  /** Local runtime: per function, counters that show which fault fired (see FaultEvidence). */
+  functions?: FaultEvidence;
 }
+
+/**
+ * Per function (display name), what the local host saw during the run: crashes
+ * (the `crash` fault), a message redelivered while its first delivery still ran
+ * (`slow`), an event arriving under a second message id (`resend`). Not
+ * measured on AWS.
+ */
+export type FaultEvidence = Record<
+  string,
+  { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }
+>;
 
 export interface RunResults {
   runId: string;
@@ -50,6 +63,8 @@ export interface RunResults {
   drain: { drained: boolean; waitedMs: number };
   verification: Verification;
   calls: CallCounts;
+  /** Local runtime only: per-function evidence that each fault fired, over this run. */
+  evidence?: FaultEvidence;
   perOrder: Record<string, number | undefined>;
   costPerMillionOrders?: number;
   timeline: { second: number; requests: number; p50: number; p99: number }[];
@@ -65,6 +80,7 @@ export function summarize(
     drain: RunResults['drain'];
     verification: Verification;
     calls: CallCounts;
+    evidence?: FaultEvidence;
   },
 ): RunResults {
   const answered = input.observations.filter((o) => o.status !== 'no-response');
@@ -132,6 +148,7 @@ export function summarize(
     drain: input.drain,
     verification: input.verification,
     calls: input.calls,
+    evidence: input.evidence,
     perOrder,
     costPerMillionOrders,
     timeline,

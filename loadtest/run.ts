@@ -12,7 +12,7 @@ import {
 } from './faults';
 import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
-import { summarize, type CallCounts, type RunResults } from './report';
+import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -147,6 +147,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       drain: { drained: drain.drained, waitedMs: drain.waitedMs },
       verification,
       calls,
+      evidence: diffEvidence(before?.functions, after?.functions),
     });
   } finally {
     process.removeListener('SIGINT', interrupted);
@@ -162,6 +163,25 @@ export function parseFaults(value: string | undefined): FaultName[] {
   if (unknown.length > 0)
     throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
   return names;
+}
+
+/** The fault evidence counters over the run (after minus before), per function; undefined where not measured. */
+function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | undefined): FaultEvidence | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  return Object.fromEntries(
+    Object.entries(after).map(([name, counts]) => {
+      const earlier = before[name];
+      return [
+        name,
+        {
+          crashes: counts.crashes - (earlier?.crashes ?? 0),
+          redeliveredWhileRunning: counts.redeliveredWhileRunning - (earlier?.redeliveredWhileRunning ?? 0),
+          eventsUnderSeveralMessageIds:
+            counts.eventsUnderSeveralMessageIds - (earlier?.eventsUnderSeveralMessageIds ?? 0),
+        },
+      ];
+    }),
+  );
 }
 
 function diffMetrics(before: Record<string, number>, after: Record<string, number>): Record<string, number> {

@@ -105,6 +105,9 @@ export async function verify(options: {
     if (!ordersById.has(orderId))
       violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
   }
+  // A run without a single 201 has no intents and no orders, and 0 == 0 would pass: it proves nothing.
+  if (options.checkIntents !== false && intents.size === 0)
+    violations.push({ invariant: 'orders', detail: 'no POST got a 201: a run without intents proves nothing' });
   for (const order of orderItems) {
     if (options.checkIntents === false || expectedOrderIds.has(order.orderId)) continue;
     const planned = options.plan.find(
@@ -135,14 +138,17 @@ export async function verify(options: {
   for (const [sku, expected] of expectedReserved) {
     const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
     if (actual !== expected)
-      violations.push({ invariant: 'reserved', detail: `sku ${sku}: reserved ${actual}, expected ${expected}` });
+      violations.push({
+        invariant: 'reserved',
+        detail: `sku ${sku}: reserved ${actual}, ${comparedTo(actual, expected)}`,
+      });
   }
   for (const [customerId, expected] of expectedPoints) {
     const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'points',
-        detail: `customer ${customerId}: points ${actual}, expected ${expected}`,
+        detail: `customer ${customerId}: points ${actual}, ${comparedTo(actual, expected)}`,
       });
   }
 
@@ -285,6 +291,11 @@ export function checkProviderCalls(input: {
       });
   }
   return violations;
+}
+
+/** Says which way an effect is off: a double effect is "more than expected", a lost one "less than expected". */
+function comparedTo(actual: number, expected: number): string {
+  return `${actual > expected ? 'more' : 'less'} than expected ${expected}`;
 }
 
 /** Every item of a table, page by page, strongly consistent (the verification and the tests read tables this way). */

@@ -57,6 +57,8 @@ export interface RuntimeStats {
   byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
   /** Powertools metrics the functions emitted, summed, e.g. `DuplicateSuppressed{consumer=loyalty}`. */
   metrics: Record<string, number>;
+  /** Per function (display name): crashes and delivery evidence, so the proof kit can tell which fault fired. */
+  functions: Record<string, { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }>;
 }
 
 export interface LocalOutputs {
@@ -306,6 +308,9 @@ async function start(
     lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
     byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },
     metrics: metrics.snapshot(),
+    functions: Object.fromEntries(
+      [...hosts.values()].map((h) => [h.fn.displayName, { crashes: h.stats.crashes, ...h.deliveries.counts }]),
+    ),
   });
 
   // 8. The REST API.

@@ -21,7 +21,10 @@ export interface LedgerOptions {
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
   now?: () => Date;
-  /** Test-only: skip the inbox claim, to prove the proof kit notices duplicates. Never set in a deployment. */
+  /**
+   * Test-only: skip the inbox claim (and fulfilment's state guard on reserve), so duplicates become
+   * double effects, to prove the proof kit notices them. Never set in a deployment.
+   */
   unsafeDisableInbox?: () => boolean;
 }
 
@@ -203,7 +206,11 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
               updatedAt: this.now().toISOString(),
             },
             // Any existing state is newer than "placed": the cancel got here first.
-            ConditionExpression: 'attribute_not_exists(pk)',
+            // The test-only broken consumer drops this guard too: the state alone would
+            // still stop a duplicate reserve, and the proof kit could not show a double.
+            ...(this.options.unsafeDisableInbox?.() === true
+              ? {}
+              : { ConditionExpression: 'attribute_not_exists(pk)' }),
           },
         },
         ...this.stockDeltas(event.items, 1),

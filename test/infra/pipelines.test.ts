@@ -408,7 +408,7 @@ describe('outbox relay', () => {
     expect(mapping.StartingPosition).toBe('TRIM_HORIZON');
   });
 
-  test('is invoked only for INSERTs of outbox items (its own dispatch MODIFY does not pass)', () => {
+  test('its stream filter pattern is eventName = INSERT and NewImage.entity.S = OUTBOX', () => {
     const filters = streamMapping().mapping.FilterCriteria?.Filters ?? [];
 
     expect(filters.map((f) => JSON.parse(f.Pattern))).toEqual([
