@@ -710,11 +710,11 @@ describe('least privilege', () => {
     expect(grants['*']).toEqual(['dynamodb:ListStreams']);
   });
 
-  test('the sweeper queries the pendingOutbox index only, and only updates Orders items', () => {
+  test('the sweeper queries the pendingOutbox index only, re-reads its candidates (BatchGetItem) and only updates Orders items', () => {
     const grants = dynamoDbGrants(template, roleOfFunction(template, sweeperId()), tables);
 
     expect(grants).toEqual({
-      Orders: ['dynamodb:UpdateItem'],
+      Orders: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
       [`Orders/index/${PENDING_OUTBOX_INDEX}`]: ['dynamodb:Query'],
     });
   });
