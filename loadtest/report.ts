@@ -2,22 +2,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
+import { totalCostPerMillionOrders, UNIT_PRICES } from './prices';
 import { barChart, escape, lineChart } from './svg-charts';
 import type { Verification } from './verify';
 
 /**
  * The run's results: a terminal summary, a JSON file and a self-contained HTML
- * report with charts. Costs use the unit prices below, stated with their date.
+ * report with charts. Costs use the unit prices of prices.ts, stated with their date.
  */
-export const UNIT_PRICES = {
-  asOf: '2025-01, AWS us-east-1 list prices (on-demand); check the pricing pages for your region and date',
-  apiGatewayRestPerMillion: 3.5,
-  lambdaRequestsPerMillion: 0.2,
-  dynamoDbWritesPerMillion: 0.625,
-  dynamoDbReadsPerMillion: 0.125,
-  sqsStandardPerMillion: 0.4,
-  sqsFifoPerMillion: 0.5,
-};
+export { UNIT_PRICES };
 
 export interface CallCounts {
   /** Measured by the local runtime between the emulators and the functions, or undefined where not measured. */
@@ -87,11 +80,29 @@ export function summarize(
     perOrder.dynamodbWrites !== undefined &&
     perOrder.sqsRequests !== undefined;
   const costPerMillionOrders = measured
-    ? perOrder.apiRequests * UNIT_PRICES.apiGatewayRestPerMillion +
-      perOrder.lambdaInvocations! * UNIT_PRICES.lambdaRequestsPerMillion +
-      perOrder.dynamodbWrites! * UNIT_PRICES.dynamoDbWritesPerMillion +
-      (perOrder.dynamodbReads ?? 0) * UNIT_PRICES.dynamoDbReadsPerMillion +
-      perOrder.sqsRequests! * UNIT_PRICES.sqsFifoPerMillion
+    ? totalCostPerMillionOrders([
+        {
+          component: 'API',
+          unitsPerOrder: perOrder.apiRequests,
+          pricePerMillionUnits: UNIT_PRICES.apiGatewayRestPerMillion,
+        },
+        {
+          component: 'Lambda requests',
+          unitsPerOrder: perOrder.lambdaInvocations!,
+          pricePerMillionUnits: UNIT_PRICES.lambdaRequestsPerMillion,
+        },
+        {
+          component: 'DynamoDB writes',
+          unitsPerOrder: perOrder.dynamodbWrites!,
+          pricePerMillionUnits: UNIT_PRICES.dynamoDbWritesPerMillion,
+        },
+        {
+          component: 'DynamoDB reads',
+          unitsPerOrder: perOrder.dynamodbReads ?? 0,
+          pricePerMillionUnits: UNIT_PRICES.dynamoDbReadsPerMillion,
+        },
+        { component: 'SQS', unitsPerOrder: perOrder.sqsRequests!, pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion },
+      ])
     : undefined;
 
   const start = Math.min(...input.observations.map((o) => o.startedAt));
@@ -143,7 +154,7 @@ function ratio(value: number | undefined, orders: number): number | undefined {
   return value === undefined ? undefined : value / orders;
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
