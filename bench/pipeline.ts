@@ -1,9 +1,9 @@
-import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
 import { waitForDrain } from '../loadtest/drain';
 import { drive, type Observation } from '../loadtest/drive';
 import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
 import { seededRandom } from '../loadtest/random';
+import { CONSUMERS, firstCalls } from '../loadtest/sampler';
 import type { Target } from '../loadtest/target';
 import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
 
@@ -13,7 +13,6 @@ import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
  * replay). Effects are read back from the provider log, where each consumer's
  * last step records its first call: `<consumer>:<eventId>` with firstCalledAt.
  */
-export const CONSUMERS = ['fulfilment', 'loyalty'] as const;
 const CLEAN_MIX: Mix = { new: 1, retrySequential: 0, retryConcurrent: 0, cancel: 0, read: 0 };
 
 export interface PipelineResult {
@@ -88,30 +87,6 @@ export async function measurePipeline(
     plan,
     observations: driven.observations,
   };
-}
-
-/** firstCalledAt (epoch ms) by provider idempotency key, read in batches of 100. */
-async function firstCalls(target: Target, eventIds: string[]): Promise<Map<string, number>> {
-  const table = target.outputs.ProviderLogTableName;
-  const keys = eventIds.flatMap((id) => CONSUMERS.map((c) => `${c}:${id}`));
-  const found = new Map<string, number>();
-  for (let i = 0; i < keys.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, { S: string }>[]; ProjectionExpression?: string }> | undefined =
-      {
-        [table]: {
-          Keys: keys.slice(i, i + 100).map((k) => ({ idempotencyKey: { S: k } })),
-          ProjectionExpression: 'idempotencyKey, firstCalledAt',
-        },
-      };
-    while (request !== undefined && Object.keys(request).length > 0) {
-      const output = await target.dynamodb.send(new BatchGetItemCommand({ RequestItems: request }));
-      for (const item of output.Responses?.[table] ?? []) {
-        found.set(item.idempotencyKey.S!, Date.parse(item.firstCalledAt.S!));
-      }
-      request = output.UnprocessedKeys as typeof request;
-    }
-  }
-  return found;
 }
 
 /** The same requests again: each one is a replay of a stored response. */

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import { totalCostPerMillionOrders, UNIT_PRICES } from './prices';
-import { barChart, escape, lineChart } from './svg-charts';
+import type { PipelineSamples } from './sampler';
+import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import type { Verification } from './verify';
 
 /**
@@ -46,6 +47,8 @@ export interface RunResults {
   perOrder: Record<string, number | undefined>;
   costPerMillionOrders?: number;
   timeline: { second: number; requests: number; p50: number; p99: number }[];
+  /** The pipeline over the run's time axis (queues, consumers, effect lag), when it was sampled. */
+  pipeline?: PipelineSamples;
   passed: boolean;
 }
 
@@ -58,6 +61,7 @@ export function summarize(
     drain: RunResults['drain'];
     verification: Verification;
     calls: CallCounts;
+    pipeline?: PipelineSamples;
   },
 ): RunResults {
   const answered = input.observations.filter((o) => o.status !== 'no-response');
@@ -146,6 +150,7 @@ export function summarize(
     perOrder,
     costPerMillionOrders,
     timeline,
+    ...(input.pipeline === undefined ? {} : { pipeline: input.pipeline }),
     passed: input.verification.violations.length === 0 && input.drain.drained,
   };
 }
@@ -237,6 +242,7 @@ export function htmlReport(r: RunResults): string {
       })),
       'messages',
     ),
+    ...(r.pipeline === undefined ? [] : pipelineCharts(r.pipeline)),
   ].join('\n');
   const rows = (pairs: [string, string][]) =>
     pairs.map(([k, val]) => `<tr><th>${escape(k)}</th><td>${escape(val)}</td></tr>`).join('');
@@ -271,6 +277,92 @@ ${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations"
 <script type="application/json" id="results">${JSON.stringify(r).replace(/</g, '\\u003c')}</script>
 </body></html>
 `;
+}
+
+/**
+ * The pipeline over the run's time axis: where the messages are (queued, in
+ * flight, dead-lettered), what the consumers did with them, and how long an
+ * accepted order waited for each effect. The dashed lines mark the run's phases.
+ */
+export function pipelineCharts(p: PipelineSamples): string[] {
+  const marks = p.marks.map((m) => ({ x: m.second, label: m.label }));
+  const axis = { x: 'seconds into the run', y: 'messages' };
+  const queueNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.queues)))];
+  const sources = queueNames.filter((q) => !q.includes('DLQ') && !q.includes('failures'));
+  const deadLetters = queueNames.filter((q) => !sources.includes(q));
+  const queueSeries = (
+    names: string[],
+    value: (q: { visible: number; inFlight: number; delayed: number }) => number,
+  ): Series[] =>
+    names.map((name, i) => ({
+      name,
+      color: PALETTE[i % PALETTE.length],
+      points: p.samples
+        .filter((s) => s.queues[name] !== undefined)
+        .map((s) => ({ x: s.second, y: value(s.queues[name]) })),
+    }));
+  const counterNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.counters ?? {})))].sort();
+  const counterSeries = (prefixes: string[]): Series[] =>
+    counterNames
+      .filter((n) => prefixes.some((prefix) => n.startsWith(`${prefix}{`)))
+      .map((name, i) => ({
+        name: name.replace(/\{consumer=([^}]*)\}/, ' ($1)'),
+        color: PALETTE[i % PALETTE.length],
+        points: p.samples
+          .filter((s) => s.counters !== undefined)
+          .map((s) => ({ x: s.second, y: s.counters![name] ?? 0 })),
+      }));
+  const consumers = [...new Set(p.effectLag.map((l) => l.consumer))];
+  const lagSeries = consumers.flatMap((consumer, i) => [
+    {
+      name: `${consumer} p50`,
+      color: PALETTE[(2 * i) % PALETTE.length],
+      points: p.effectLag.filter((l) => l.consumer === consumer).map((l) => ({ x: l.second, y: l.p50 })),
+    },
+    {
+      name: `${consumer} p99`,
+      color: PALETTE[(2 * i + 1) % PALETTE.length],
+      points: p.effectLag.filter((l) => l.consumer === consumer).map((l) => ({ x: l.second, y: l.p99 })),
+    },
+  ]);
+  return [
+    lineChart(
+      'Queue depth (visible + delayed), per source queue',
+      queueSeries(sources, (q) => q.visible + q.delayed),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'In flight (received, not yet deleted), per source queue',
+      queueSeries(sources, (q) => q.inFlight),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'DLQ depth, per dead-letter queue',
+      queueSeries(deadLetters, (q) => q.visible + q.inFlight + q.delayed),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'Effects applied and duplicates suppressed, per consumer (cumulative)',
+      counterSeries(['EffectApplied', 'DuplicateSuppressed']),
+      { x: 'seconds into the run', y: 'events' },
+      marks,
+    ),
+    lineChart(
+      'Failures, injected or not, per consumer (cumulative)',
+      counterSeries(['TransientFailure', 'PermanentFailure']),
+      { x: 'seconds into the run', y: 'events' },
+      marks,
+    ),
+    lineChart(
+      'Effect lag, order accepted -> effect applied (by second accepted)',
+      lagSeries,
+      { x: 'seconds into the run (order accepted)', y: 'ms' },
+      marks,
+    ),
+  ];
 }
 
 export function writeReports(r: RunResults, directory: string): { json: string; html: string } {
