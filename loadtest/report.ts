@@ -306,7 +306,7 @@ export function pipelineCharts(p: PipelineSamples): string[] {
     counterNames
       .filter((n) => prefixes.some((prefix) => n.startsWith(`${prefix}{`)))
       .map((name, i) => ({
-        name: name.replace(/\{consumer=([^}]*)\}/, ' ($1)'),
+        name: counterLabel(name),
         color: PALETTE[i % PALETTE.length],
         points: p.samples
           .filter((s) => s.counters !== undefined)
@@ -363,6 +363,19 @@ export function pipelineCharts(p: PipelineSamples): string[] {
       marks,
     ),
   ];
+}
+
+const COUNTER_LABELS: Record<string, string> = {
+  EffectApplied: 'applied',
+  DuplicateSuppressed: 'duplicates',
+  TransientFailure: 'transient',
+  PermanentFailure: 'to DLQ',
+};
+
+/** `EffectApplied{consumer=loyalty}` -> `applied (loyalty)`: short enough for the legend. */
+function counterLabel(name: string): string {
+  const match = /^([A-Za-z]+)\{consumer=([^}]*)\}$/.exec(name);
+  return match === null ? name : `${COUNTER_LABELS[match[1]] ?? match[1]} (${match[2]})`;
 }
 
 export function writeReports(r: RunResults, directory: string): { json: string; html: string } {

@@ -72,7 +72,8 @@ describe('proof report: the pipeline over time', () => {
       expect(html).toContain(`<figcaption>${title}</figcaption>`);
     expect(html).toContain('data-series="Fulfilment"');
     expect(html).toContain('data-series="Fulfilment DLQ"');
-    expect(html).toContain('data-series="EffectApplied (fulfilment)"');
+    expect(html).toContain('data-series="applied (fulfilment)"');
+    expect(html).toContain('data-series="transient (fulfilment)"');
     expect(html).toContain('data-series="fulfilment p99"');
     expect(html.match(/class="mark"/g)).toHaveLength(6);
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
