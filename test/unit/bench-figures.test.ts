@@ -131,10 +131,10 @@ describe('bench closing lines', () => {
     ]);
   });
 
-  it('print fractional round trips with one decimal', () => {
-    const [, consumer] = closingLines({
-      pipelineOrdersPerSecond: 1,
-      emulatorLimitOrdersPerSecond: 2,
+  it('round the pipeline share to the nearest percent and print fractional round trips with one decimal', () => {
+    const [pipeline, consumer] = closingLines({
+      pipelineOrdersPerSecond: 2,
+      emulatorLimitOrdersPerSecond: 3,
       consumerMessagesPerSecond: 10,
       peerMessagesPerSecond: 5,
       consumerRoundTripsPerMessage: 1.25,
@@ -145,6 +145,7 @@ describe('bench closing lines', () => {
       defaultPlanCostPerMillion: 1,
     });
 
+    expect(pipeline).toBe('bench: pipeline 2.0 orders/s = 67% of the emulator limit (3.0 orders/s)');
     expect(consumer).toBe(
       'bench: consumer 2.0x a Powertools-idempotency consumer (10 vs 5 msg/s); round trips per message 1.3 vs 3',
     );
