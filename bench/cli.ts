@@ -164,6 +164,8 @@ async function runBench(
   print(
     `pipeline ${pipeline.ordersPerSecond.toFixed(1)} orders/s end to end (${pipeline.accepted}/${pipeline.orders} accepted, first request to last effect ${(pipeline.firstRequestToLastEffectMs / 1000).toFixed(1)} s, ${profile.connections} connections, drained: ${pipeline.drained ? 'yes' : 'NO'}${pipeline.effectsMissing ? `, ${pipeline.effectsMissing} effects missing` : ''})`,
   );
+  const profileLine = functionProfile(fnBefore, fnAfter);
+  if (profileLine !== undefined) print(`where the pipeline's function time went: ${profileLine}`);
   for (const [consumer, lag] of Object.entries(pipeline.effectLagMs))
     print(
       `effect lag ${consumer}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (order accepted -> effect applied, ${lag.count} orders)`,
@@ -272,6 +274,25 @@ function gbSeconds(
     return { memoryMb: f.memoryMb, busyMs: f.busyMs - (b?.busyMs ?? 0) };
   });
   return gbSecondsPerOrder(used, orders);
+}
+
+/** Per function over a phase: invocations and mean time per invocation (queueing in the host excluded). */
+function functionProfile(before: BenchFunction[] | undefined, after: BenchFunction[] | undefined): string | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  return after
+    .map((f) => {
+      const b = before.find((x) => x.logicalId === f.logicalId);
+      const invocations = f.invocations - (b?.invocations ?? 0);
+      const busyMs = f.busyMs - (b?.busyMs ?? 0);
+      return { name: f.logicalId.replace(/[0-9A-F]{8}$/, ''), invocations, busyMs };
+    })
+    .filter((f) => f.invocations > 0)
+    .sort((x, y) => y.busyMs - x.busyMs)
+    .map(
+      (f) =>
+        `${f.name} ${f.invocations} invocations, ${(f.busyMs / 1000).toFixed(1)} s busy (${(f.busyMs / f.invocations).toFixed(0)} ms each)`,
+    )
+    .join('; ');
 }
 
 function delta(before: RuntimeStats, after: RuntimeStats) {
