@@ -28,7 +28,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 export const BENCH_PROFILES = {
   quick: {
     limitOrders: 150,
-    limitConcurrency: 32,
+    limitConcurrency: 64,
     consumerMessages: 200,
     consumerConcurrency: 16,
     pipelineOrders: 120,
@@ -38,7 +38,7 @@ export const BENCH_PROFILES = {
   },
   full: {
     limitOrders: 1_000,
-    limitConcurrency: 32,
+    limitConcurrency: 64,
     consumerMessages: 1_000,
     consumerConcurrency: 16,
     pipelineOrders: 600,
@@ -122,18 +122,7 @@ async function runBench(
   const load = () => os.loadavg()[0].toFixed(1);
   print(`runtime ${runtime.source}; ${os.cpus().length} CPUs, load average ${load()} at start`);
 
-  const limit = await measureEmulatorLimit({
-    endpoint: runtime.dynamodbEndpoint,
-    region: target.region,
-    tables,
-    orders: profile.limitOrders,
-    concurrency: profile.limitConcurrency,
-  });
-  print(`order mix (DynamoDB, from the code paths): ${limit.mix}`);
-  print(
-    `emulator limit ${limit.ordersPerSecond.toFixed(1)} orders/s (${limit.orders} orders at concurrency ${limit.concurrency}, ${limit.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
-  );
-
+  // The consumers first: they also warm DynamoDB Local's JIT before the limit is measured.
   const consumers = await compareConsumers({
     endpoint: runtime.dynamodbEndpoint,
     region: target.region,
@@ -149,6 +138,18 @@ async function runBench(
       `${name}: first delivery ${side.messagesPerSecond.first.toFixed(0)} msg/s, ${side.roundTripsPerMessage.first.toFixed(1)} round trips/msg; duplicate ${side.messagesPerSecond.duplicate.toFixed(0)} msg/s, ${side.roundTripsPerMessage.duplicate.toFixed(1)} round trips/msg; provider calls/msg ${side.providerCallsPerMessage.first.toFixed(1)} then ${side.providerCallsPerMessage.duplicate.toFixed(1)} (${consumers.messages} messages at concurrency ${consumers.concurrency})`,
     );
   }
+
+  const limit = await measureEmulatorLimit({
+    endpoint: runtime.dynamodbEndpoint,
+    region: target.region,
+    tables,
+    orders: profile.limitOrders,
+    concurrency: profile.limitConcurrency,
+  });
+  print(`order mix (DynamoDB, from the code paths): ${limit.mix}`);
+  print(
+    `emulator limit ${limit.ordersPerSecond.toFixed(1)} orders/s (${limit.orders} orders at concurrency ${limit.concurrency}, ${limit.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
+  );
 
   // Pipeline, clean path: new orders only.
   const statsBefore = await runtime.stats();

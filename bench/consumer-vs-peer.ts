@@ -8,7 +8,7 @@ import { RecordingProvider } from '../lambdas/adapters/recording-provider';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../lambdas/domain/events';
 import { loyaltyPoints, orderTotalCents } from '../lambdas/domain/order';
 import { creditLoyaltyPoints } from '../lambdas/use-cases/apply-order-events';
-import { BENCH_LAMBDA_CONTEXT, benchOrder, type Tables } from './emulator-limit';
+import { BENCH_LAMBDA_CONTEXT, BENCH_REQUEST_HANDLER, benchOrder, type Tables } from './emulator-limit';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 import { countRoundTrips, type RoundTripLog } from './round-trips';
@@ -68,6 +68,7 @@ export async function compareConsumers(options: {
       endpoint: options.endpoint,
       region: options.region,
       credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+      requestHandler: BENCH_REQUEST_HANDLER,
     });
 
   const oursClient = client();

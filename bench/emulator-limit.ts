@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
+import * as http from 'node:http';
 import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../lambdas/adapters/dynamodb-ledgers';
 import { DynamoDbOrderRepository } from '../lambdas/adapters/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../lambdas/adapters/dynamodb-outbox-store';
@@ -49,11 +50,15 @@ export interface OrderPath {
 
 const INBOX_TTL_SECONDS = 3 * 24 * 3600;
 
+/** The SDK's default of 50 sockets would queue requests in the bench itself at high concurrency, not in the emulator. */
+export const BENCH_REQUEST_HANDLER = { httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
+
 export function orderPath(endpoint: string, region: string, tables: Tables, runId: string): OrderPath {
   const client = new DynamoDBClient({
     endpoint,
     region,
     credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    requestHandler: BENCH_REQUEST_HANDLER,
   });
   const log = countRoundTrips(client);
   const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
