@@ -232,6 +232,8 @@ async function runBench(
     sqsRequestsPerOrder: sqsChunks * perOrder('sqs'),
   });
   printCost(`default plan (${plan.length} requests for ${ordersPlaced} orders)`, defaultPlan, print);
+  if (runtime.functions() === undefined)
+    print('Lambda duration not measured: only a runtime the bench starts itself reports per-function time');
   print(`load average ${load()} at the end (${os.cpus().length} CPUs): figures are as measured on a shared machine`);
 
   return {
