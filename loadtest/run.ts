@@ -1,6 +1,6 @@
-import { deriveOrderId } from '../lambdas/domain/order';
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
-import { drive } from './drive';
+import { drive, type Observation } from './drive';
 import {
   ALL_FAULTS,
   redriveDeadLetters,
@@ -10,9 +10,10 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
+import { buildPlan, DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
+import { startSampler } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -73,6 +74,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   process.once('SIGINT', interrupted);
   try {
     const before = await options.callCounters?.();
+    // The pipeline over time, for the report (local: consumer counters from the runtime's stats route).
+    const sampler = await startSampler(target, {
+      statsUrl: target.kind === 'local' ? new URL('/__local/stats', target.apiUrl).toString() : undefined,
+    });
     const poison = enabled.includes('poison')
       ? sendPoison(target, runId, options.faults.poisonPerQueue)
       : Promise.resolve(0);
@@ -90,8 +95,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     );
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
+    sampler.mark('load done');
     let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     await faults.off();
+    sampler.mark('faults off');
     if (enabled.includes('redrive')) {
       const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
       log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
@@ -100,6 +107,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
     const redriven = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
     if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
+    if (redriven > 0) sampler.mark('redrive');
     // Faults off: whatever is left (backoffs, redriven messages) settles.
     const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     drain = {
@@ -108,6 +116,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       waitedMs: drain.waitedMs + settled.waitedMs,
     };
     const after = await options.callCounters?.();
+    const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
 
     const verification = await verify({
       target,
@@ -148,11 +157,22 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       verification,
       calls,
       evidence: diffEvidence(before?.functions, after?.functions),
+      pipeline,
     });
   } finally {
     process.removeListener('SIGINT', interrupted);
     await faults.off();
   }
+}
+
+/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
+function acceptedOrders(plan: readonly PlannedRequest[], observations: readonly Observation[]) {
+  return observations
+    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
+    .map((o) => ({
+      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
+      acceptedAt: o.startedAt + o.latencyMs,
+    }));
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {

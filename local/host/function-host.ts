@@ -53,8 +53,8 @@ export class FunctionHost {
   private readonly waiters: (() => void)[] = [];
   private running = 0;
   private stopped = false;
-  /** Invocation counters, for tests and the summary. */
-  readonly stats = { invocations: 0, errors: 0, timeouts: 0, crashes: 0, throttles: 0, coldStarts: 0 };
+  /** Invocation counters, for tests and the summary; busyMs sums invocation time (the bench's Lambda GB-s). */
+  readonly stats = { invocations: 0, errors: 0, timeouts: 0, crashes: 0, throttles: 0, coldStarts: 0, busyMs: 0 };
   /** Evidence that delivery faults fired (redelivery while running, an event under a new message id). */
   readonly deliveries = new DeliveryEvidence();
 
@@ -103,7 +103,9 @@ export class FunctionHost {
         this.options.log(this.fn.displayName, `INIT_REPORT Status: error ${initError.errorType}: ${initError.errorMessage}`);
         return { ok: false, requestId, reason: 'init', error: initError };
       }
+      const invokedAt = performance.now();
       const result = await env.invoke(requestId, event, this.fn.timeoutSeconds * 1000, this.context());
+      this.stats.busyMs += performance.now() - invokedAt;
       this.account(result);
       if (env.alive) this.release(env);
       else this.all.delete(env);
