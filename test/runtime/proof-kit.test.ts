@@ -26,7 +26,7 @@ import { capturingLogger } from './fixtures';
 /**
  * The proof kit's fault matrix on the local runtime, at small scale: each fault
  * alone, then all together, every run verified against the invariants of
- * DESIGN 2. Then proof that the kit can fail: with one consumer's inbox claim
+ * the README ("Prove it"). Then proof that the kit can fail: with one consumer's inbox claim
  * switched off (a test-only switch), the verification must report the doubles.
  */
 const projectDir = path.resolve(__dirname, '..', '..');
