@@ -1,0 +1,828 @@
+import './environment';
+import {
+  processPartialResponse,
+  BatchProcessor,
+  EventType,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  DynamoDbFulfilmentLedger,
+  DynamoDbLoyaltyLedger,
+  type LedgerOptions,
+} from '../../../lambdas/adapters/dynamodb-ledgers';
+import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
+import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
+import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
+import { PermanentError } from '../../../lambdas/domain/errors';
+import type { OrderEvent } from '../../../lambdas/domain/events';
+import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
+import { consumeRecord, type ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
+import type { FulfilmentLedger, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
+import { flushMetrics } from '../../../lambdas/shared/observability';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/use-cases/apply-order-events';
+import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
+import { IdempotencyKeyReusedError, placeOrder } from '../../../lambdas/use-cases/place-order';
+import { relayOutboxEvents, sweepOutbox } from '../../../lambdas/use-cases/relay-outbox';
+import type { Observation } from '../../../loadtest/drive';
+import type { PlannedRequest } from '../../../loadtest/plan';
+import { checkInvariants, type Verification } from '../../../loadtest/verify';
+import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
+import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
+import { Scheduler } from './scheduler';
+import { SimQueue, type SimMessage } from './sqs';
+import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
+
+/**
+ * One simulated deployment driven by one seed: API clients, the Orders table
+ * and its stream, the relay and the sweeper, both queues with their DLQs, both
+ * consumers, the external providers. The protocol code is the real one
+ * (use cases, adapters, consumeRecord, Powertools' batch processors); the
+ * handlers' few lines of composition are repeated here, since the handler
+ * modules build AWS clients from their environment at load.
+ */
+export interface FaultRates {
+  /** Per outside call of any invocation: the process dies at that await point. */
+  crashPerCall: number;
+  transactionConflict: number;
+  sqsSendFailure: number;
+  /** Standard queue: a received message is delivered again while in flight. */
+  sqsDuplicate: number;
+  /** Stream: a successfully processed batch is delivered again. */
+  streamRedelivery: number;
+  /** Stream: an outbox insert never reaches the relay (the sweeper must find it). */
+  streamRecordLost: number;
+  /** Relay: an event is also published as a new message (new message id, new FIFO dedup id). */
+  producerResend: number;
+  /** API: the client never hears the answer (timeout) and retries with the same key. */
+  responseLost: number;
+  /** Provider: a call fails (5xx). */
+  providerFailure: number;
+  /** Provider outage windows per run, and their length in seconds. */
+  providerOutages: number;
+  providerOutageSeconds: [number, number];
+}
+
+/** Each guard can be switched off (test-only) to prove that the simulation notices. */
+export interface Guards {
+  inboxClaim: boolean;
+  /** What the inbox claim is keyed on: the producer's eventId (correct) or the SQS messageId. */
+  dedupeOn: 'eventId' | 'messageId';
+  /** Fulfilment's per-order version condition. */
+  versionCheck: boolean;
+}
+
+export interface Settings {
+  backoffBaseSeconds: number;
+  fulfilmentBackoffCapSeconds: number;
+  loyaltyBackoffCapSeconds: number;
+  maxReceiveCount: number;
+  consumerTimeoutSeconds: number;
+  relayRetryAttempts: number;
+  sweepAgeSeconds: number;
+  providerMemorySeconds: number;
+}
+
+export interface SimulationOptions {
+  seed: number;
+  orders: number;
+  arrivalsPerSecond: number;
+  customers: number;
+  skus: number;
+  cancelChance: number;
+  concurrentRetryChance: number;
+  replayChance: number;
+  faults: FaultRates;
+  guards: Guards;
+  settings: Settings;
+  /** Trace lines kept for the report (all lines are hashed). */
+  keepTrace?: number;
+}
+
+/** The deployed stack's numbers (lib/constructs) and a fault mix that a correct system survives. */
+export const DEFAULT_SETTINGS: Settings = {
+  backoffBaseSeconds: 2,
+  fulfilmentBackoffCapSeconds: 60,
+  loyaltyBackoffCapSeconds: 300,
+  maxReceiveCount: 5,
+  consumerTimeoutSeconds: 30,
+  relayRetryAttempts: 8,
+  sweepAgeSeconds: 300,
+  providerMemorySeconds: 24 * 3600,
+};
+
+export const DEFAULT_FAULTS: FaultRates = {
+  crashPerCall: 0.01,
+  transactionConflict: 0.02,
+  sqsSendFailure: 0.01,
+  sqsDuplicate: 0.02,
+  streamRedelivery: 0.02,
+  streamRecordLost: 0.01,
+  producerResend: 0.02,
+  responseLost: 0.05,
+  providerFailure: 0.02,
+  // Off by default: on main the consumers' retry budget is seconds long (full jitter
+  // from 2 s, 5 receives), so any outage window dead-letters messages. See the
+  // retry-budget guard in guards.test.ts.
+  providerOutages: 0,
+  providerOutageSeconds: [2, 8],
+};
+
+export const ALL_GUARDS: Guards = { inboxClaim: true, dedupeOn: 'eventId', versionCheck: true };
+
+export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
+  return {
+    orders: 200,
+    arrivalsPerSecond: 20,
+    customers: 25,
+    skus: 15,
+    cancelChance: 0.2,
+    concurrentRetryChance: 0.1,
+    replayChance: 0.1,
+    faults: DEFAULT_FAULTS,
+    guards: ALL_GUARDS,
+    settings: DEFAULT_SETTINGS,
+    ...overrides,
+  };
+}
+
+export interface SimulationResult {
+  seed: number;
+  verification: Verification;
+  traceHash: string;
+  trace: string[];
+  faults: Record<string, number>;
+  events: number;
+  virtualSeconds: number;
+  requests: number;
+  unexpectedErrors: string[];
+}
+
+interface StreamRecord {
+  sequenceNumber: string;
+  event: OrderEvent;
+  at: number;
+}
+
+interface Shard {
+  records: StreamRecord[];
+  position: number;
+  attempts: number;
+  /** Nothing to read: the next insert wakes the poller. */
+  idle: boolean;
+}
+
+interface ProviderEntry {
+  idempotencyKey: string;
+  provider: string;
+  calls: number;
+  effects: number;
+  lastSeenAt: number;
+}
+
+const FIFO_BATCH = 10;
+const STANDARD_BATCH = 10;
+const CONSUMER_CONCURRENCY = 3;
+const STREAM_SHARDS = 2;
+const RELAY_BATCH = 100;
+
+export class World {
+  readonly scheduler: Scheduler;
+  readonly db = new MemoryDynamoDb();
+  readonly fifo: SimQueue;
+  readonly fifoDlq: SimQueue;
+  readonly standard: SimQueue;
+  readonly standardDlq: SimQueue;
+  readonly relayFailures: SimQueue;
+  private readonly queues = new Map<string, SimQueue>();
+  private readonly shards: Shard[] = Array.from({ length: STREAM_SHARDS }, () => ({
+    records: [],
+    position: 0,
+    attempts: 0,
+    idle: false,
+  }));
+  private readonly providerLog = new Map<string, ProviderEntry>();
+  private readonly outages: [number, number][] = [];
+  private readonly plan: PlannedRequest[] = [];
+  private readonly observations: Observation[] = [];
+  private readonly unexpectedErrors: string[] = [];
+  private pendingOutbox = 0;
+  private streamSequence = 0;
+  private invocations = 0;
+  private activeClients = 0;
+  private stopped = false;
+
+  constructor(readonly options: SimulationOptions) {
+    this.scheduler = new Scheduler(options.seed, options.keepTrace);
+    createSimulatedTables(this.db);
+    const s = options.settings;
+    const visibility = (window: number) => 6 * s.consumerTimeoutSeconds + window;
+    const retention = 4 * 86400;
+    const dlqRetention = 14 * 86400;
+    this.fifoDlq = this.queue({
+      name: 'fulfilment-dlq.fifo',
+      fifo: true,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.fifo = this.queue({
+      name: 'fulfilment.fifo',
+      fifo: true,
+      visibilityTimeoutSeconds: visibility(0),
+      maxReceiveCount: s.maxReceiveCount,
+      retentionSeconds: retention,
+      deadLetterQueue: this.fifoDlq,
+    });
+    this.standardDlq = this.queue({
+      name: 'loyalty-dlq',
+      fifo: false,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.standard = this.queue({
+      name: 'loyalty',
+      fifo: false,
+      visibilityTimeoutSeconds: visibility(1),
+      maxReceiveCount: s.maxReceiveCount,
+      retentionSeconds: retention,
+      deadLetterQueue: this.standardDlq,
+      duplicateChance: options.faults.sqsDuplicate,
+    });
+    this.relayFailures = this.queue({
+      name: 'relay-on-failure',
+      fifo: false,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.db.onChange = (change) => {
+      if (change.table !== ORDERS_TABLE) return;
+      const wasPending = change.oldImage?.pendingShard !== undefined;
+      const isPending = change.newImage?.pendingShard !== undefined;
+      this.pendingOutbox += Number(isPending) - Number(wasPending);
+      if (change.oldImage === undefined && change.newImage?.entity === 'OUTBOX') this.streamInsert(change.newImage);
+    };
+    if (!options.guards.versionCheck)
+      this.db.ignoreConditionOn = (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#');
+  }
+
+  private queue(options: ConstructorParameters<typeof SimQueue>[1]): SimQueue {
+    const queue = new SimQueue(this.scheduler, options);
+    this.queues.set(queue.url, queue);
+    return queue;
+  }
+
+  private invocation(kind: string): Invocation {
+    this.invocations += 1;
+    const f = this.options.faults;
+    return new Invocation(`${kind}#${this.invocations}`, this.scheduler, this.db, this.queues, {
+      crashPerCall: f.crashPerCall,
+      transactionConflict: f.transactionConflict,
+      sqsSendFailure: f.sqsSendFailure,
+    });
+  }
+
+  async run(): Promise<SimulationResult> {
+    const { scheduler, options } = this;
+    const savedRandom = Math.random;
+    // The real code draws backoff jitter from Math.random: the seed must decide it too.
+    Math.random = scheduler.random;
+    try {
+      const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
+      for (let i = 0; i < options.orders; i++)
+        scheduler.at(scheduler.between(0, arrivalsMs), () => this.startClient(i));
+      for (let o = 0; o < options.faults.providerOutages; o++) {
+        const start = scheduler.between(0, arrivalsMs);
+        const [min, max] = options.faults.providerOutageSeconds;
+        const end = start + scheduler.between(min * 1000, max * 1000);
+        this.outages.push([start, end]);
+        scheduler.at(start, () => scheduler.fault('provider-outage', `until ${(end / 1000).toFixed(1)}s`));
+      }
+      for (let c = 0; c < CONSUMER_CONCURRENCY; c++) {
+        scheduler.at(scheduler.between(0, 200), () =>
+          this.pollQueue(this.fifo, FIFO_BATCH, (m) => this.fulfilmentBatch(m)),
+        );
+        scheduler.at(scheduler.between(0, 200), () =>
+          this.pollQueue(this.standard, STANDARD_BATCH, (m) => this.loyaltyBatch(m)),
+        );
+      }
+      for (const shard of this.shards) scheduler.at(scheduler.between(0, 500), () => this.pollShard(shard));
+      scheduler.at(60_000, () => this.sweep());
+      const deadline = arrivalsMs + 6 * 3600 * 1000;
+      scheduler.at(arrivalsMs, () => this.checkDrained(deadline));
+      await scheduler.run();
+      return this.result();
+    } finally {
+      Math.random = savedRandom;
+    }
+  }
+
+  // ---- API clients --------------------------------------------------------
+
+  private startClient(index: number): void {
+    const { scheduler, options } = this;
+    const lines = scheduler.between(1, 3);
+    const request: PlaceOrderRequest = {
+      customerId: `cust-${scheduler.between(1, options.customers)}`,
+      items: Array.from({ length: lines }, () => ({
+        sku: `sku-${scheduler.between(1, options.skus)}`,
+        quantity: scheduler.between(1, 4),
+        unitPriceCents: scheduler.between(50, 5000),
+      })),
+    };
+    const client: Client = {
+      caller: `caller-${index % 7}`,
+      key: `key-${index}`,
+      request,
+      fingerprint: `fp-${index}`,
+      chains: 0,
+      created: false,
+      replayed: false,
+    };
+    this.activeClients += 1;
+    this.place(client, 'new', 1);
+    if (scheduler.chance(options.concurrentRetryChance)) {
+      scheduler.fault('client-concurrent-retry', client.key);
+      this.place(client, 'retry-concurrent', 1);
+    }
+  }
+
+  /**
+   * What a client does once none of its requests is in flight any more: maybe
+   * replay the request (same key), then maybe cancel. A replay is sent only
+   * before the cancel: the API's idempotency record (which would replay the
+   * first answer after a cancel too) is not simulated.
+   */
+  private afterRequests(client: Client): void {
+    const { scheduler, options } = this;
+    if (client.created && !client.replayed && scheduler.chance(options.replayChance)) {
+      client.replayed = true;
+      scheduler.at(scheduler.between(100, 600_000), () => this.place(client, 'retry-sequential', 1));
+    } else if (client.created && scheduler.chance(options.cancelChance)) {
+      scheduler.at(scheduler.between(0, 120_000), () => this.cancel(client, 1));
+    } else {
+      this.activeClients -= 1;
+      if (!client.created) scheduler.trace(`client gave up on key=${client.key}`);
+    }
+  }
+
+  private place(client: Client, op: PlannedRequest['op'], attempt: number, continuesChain = false): void {
+    const { scheduler } = this;
+    const index = this.plan.length;
+    if (!continuesChain) client.chains += 1;
+    this.plan.push({ index, op, caller: client.caller, method: 'POST', path: '/orders', idempotencyKey: client.key });
+    const invocation = this.invocation(`api-place`);
+    const startedAt = scheduler.now;
+    scheduler.trace(`${invocation.name} ${client.caller} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
+    placeOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
+      caller: client.caller,
+      idempotencyKey: client.key,
+      fingerprint: client.fingerprint,
+      request: client.request,
+      now: scheduler.date(),
+    })
+      .then(
+        (view) => ({ status: 201 as number | 'no-response', body: JSON.stringify(view) }),
+        (error) => ({ status: this.statusOf(error, invocation.name), body: undefined }),
+      )
+      .then((answer) => {
+        if (invocation.crashed) answer = { status: 'no-response', body: undefined };
+        else if (answer.status !== 'no-response' && scheduler.chance(this.options.faults.responseLost)) {
+          scheduler.fault('response-lost', `${invocation.name} ${client.key}`);
+          answer = { status: 'no-response', body: undefined };
+        }
+        this.observations.push({
+          index,
+          status: answer.status,
+          body: answer.body,
+          replayed: false,
+          startedAt,
+          latencyMs: scheduler.now - startedAt,
+        });
+        scheduler.trace(`${invocation.name} answered ${answer.status} to ${client.caller} key=${client.key}`);
+        if (answer.status === 201) client.created = true;
+        else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
+          // The retry continues this chain: the client is still busy with the key.
+          scheduler.at(scheduler.between(200, 2000 * attempt), () =>
+            this.place(client, 'retry-sequential', attempt + 1, true),
+          );
+          return;
+        }
+        client.chains -= 1;
+        if (client.chains === 0) this.afterRequests(client);
+      });
+  }
+
+  private cancel(client: Client, attempt: number): void {
+    const { scheduler } = this;
+    const index = this.plan.length;
+    const orderId = deriveOrderId(client.caller, client.key);
+    this.plan.push({
+      index,
+      op: 'cancel',
+      caller: client.caller,
+      method: 'POST',
+      path: `/orders/${orderId}/cancel`,
+      orderKey: client.key,
+    });
+    const invocation = this.invocation('api-cancel');
+    scheduler.trace(`${invocation.name} ${client.caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
+    cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
+      caller: client.caller,
+      orderId,
+      now: scheduler.date(),
+    })
+      .then(
+        (outcome) => (outcome.kind === 'cancelled' ? 200 : 404),
+        (error) => this.statusOf(error, invocation.name),
+      )
+      .then((status) => {
+        if (invocation.crashed) status = 'no-response';
+        this.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
+        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId}`);
+        if ((status === 'no-response' || status >= 500) && attempt < 8)
+          scheduler.at(scheduler.between(200, 2000 * attempt), () => this.cancel(client, attempt + 1));
+        else this.activeClients -= 1;
+      });
+  }
+
+  /** The API's error classes: 422 for key reuse, 503 for a dependency that failed transiently, no answer on a crash. */
+  private statusOf(error: unknown, who: string): number | 'no-response' {
+    if (error instanceof SimulatedCrash) return 'no-response';
+    if (error instanceof IdempotencyKeyReusedError) return 422;
+    if (error instanceof TransactionCanceledException || error instanceof ServiceUnavailable) return 503;
+    this.unexpectedErrors.push(`${who}: ${String(error)}`);
+    return 500;
+  }
+
+  // ---- stream, relay, sweeper ---------------------------------------------
+
+  private streamInsert(item: Item): void {
+    const event = item.event as OrderEvent;
+    if (this.scheduler.chance(this.options.faults.streamRecordLost)) {
+      this.scheduler.fault('stream-record-lost', event.eventId);
+      return;
+    }
+    // Per-key order: an order's records always land on one shard.
+    const shard = this.shards[hashOf(String(item.pk)) % this.shards.length];
+    shard.records.push({
+      sequenceNumber: String(++this.streamSequence).padStart(12, '0'),
+      event,
+      at: this.scheduler.now,
+    });
+    if (shard.idle) {
+      shard.idle = false;
+      // The mapping's batching window (1 s) lets a batch fill before the relay is invoked.
+      this.scheduler.at(this.scheduler.between(0, 1000), () => this.pollShard(shard));
+    }
+  }
+
+  private pollShard(shard: Shard): void {
+    if (this.stopped) return;
+    const { scheduler } = this;
+    if (shard.position >= shard.records.length) {
+      shard.idle = true;
+      return;
+    }
+    const batch = shard.records.slice(shard.position, shard.position + RELAY_BATCH);
+    void this.relayBatch(batch).then((failedFrom) => {
+      if (failedFrom === 0 || failedFrom < batch.length) {
+        shard.attempts += 1;
+        if (shard.attempts > this.options.settings.relayRetryAttempts) {
+          // Retries exhausted: the records go to the on-failure destination and the shard moves on.
+          const skipped = batch.slice(failedFrom);
+          this.relayFailures.send(JSON.stringify({ onFailure: skipped.map((r) => r.event.eventId) }));
+          scheduler.trace(`relay gave up on ${skipped.length} stream records after ${shard.attempts - 1} retries`);
+          shard.position += batch.length;
+          shard.attempts = 0;
+        } else shard.position += failedFrom;
+      } else {
+        shard.attempts = 0;
+        if (scheduler.chance(this.options.faults.streamRedelivery))
+          scheduler.fault('stream-redelivery', `${batch.length} records`);
+        else shard.position += batch.length;
+      }
+      scheduler.at(scheduler.between(10, 500), () => this.pollShard(shard));
+    });
+  }
+
+  /** One relay invocation; resolves the index of the first record to retry (batch.length when all went through). */
+  private async relayBatch(batch: StreamRecord[]): Promise<number> {
+    const invocation = this.invocation('relay');
+    this.scheduler.trace(
+      `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
+    );
+    const publisher = this.publisher(invocation);
+    const events = batch.map((r) => r.event);
+    try {
+      const failedIds = await relayOutboxEvents(events, {
+        publisher,
+        outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
+        now: () => this.scheduler.date(),
+      });
+      const resends = events.filter(
+        (e) => !failedIds.has(e.eventId) && this.scheduler.chance(this.options.faults.producerResend),
+      );
+      for (const e of resends) this.scheduler.fault('producer-resend', e.eventId);
+      if (resends.length > 0) await publisher.publish(resends, { resend: true });
+      if (invocation.crashed) return 0;
+      const firstFailed = batch.findIndex((r) => failedIds.has(r.event.eventId));
+      return firstFailed === -1 ? batch.length : firstFailed;
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} failed: ${String(error)}`);
+      return 0;
+    } finally {
+      flushMetrics();
+    }
+  }
+
+  private sweep(): void {
+    if (this.stopped) return;
+    const invocation = this.invocation('sweeper');
+    sweepOutbox({
+      publisher: this.publisher(invocation),
+      outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
+      now: () => this.scheduler.date(),
+      minAgeSeconds: this.options.settings.sweepAgeSeconds,
+      maxItems: 500,
+    }).then(
+      (result) => {
+        if (result.republished > 0 || result.failed > 0)
+          this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
+      },
+      (error) => this.scheduler.trace(`${invocation.name} failed: ${String(error)}`),
+    );
+    this.scheduler.at(60_000, () => this.sweep());
+  }
+
+  private publisher(invocation: Invocation): SqsEventPublisher {
+    return new SqsEventPublisher(invocation.sqs, { fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url });
+  }
+
+  // ---- queue consumers ----------------------------------------------------
+
+  private pollQueue(queue: SimQueue, batchSize: number, invoke: (messages: SimMessage[]) => Promise<void>): void {
+    if (this.stopped) return;
+    const messages = queue.receive(batchSize);
+    if (messages.length === 0) {
+      queue.waitForMessages(() =>
+        this.scheduler.at(this.scheduler.between(1, 20), () => this.pollQueue(queue, batchSize, invoke)),
+      );
+      return;
+    }
+    void invoke(messages).then(() =>
+      this.scheduler.at(this.scheduler.between(1, 50), () => this.pollQueue(queue, batchSize, invoke)),
+    );
+  }
+
+  private consumerSettings(invocation: Invocation, consumer: 'fulfilment' | 'loyalty'): ConsumerSettings {
+    const fifo = consumer === 'fulfilment';
+    const s = this.options.settings;
+    return {
+      consumer,
+      control: new SqsMessageControl(invocation.sqs, {
+        queueUrl: fifo ? this.fifo.url : this.standard.url,
+        deadLetterQueueUrl: fifo ? this.fifoDlq.url : this.standardDlq.url,
+        fifo,
+      }),
+      backoff: {
+        baseSeconds: s.backoffBaseSeconds,
+        capSeconds: fifo ? s.fulfilmentBackoffCapSeconds : s.loyaltyBackoffCapSeconds,
+      },
+      visibilityTimeoutSeconds: (fifo ? this.fifo : this.standard).options.visibilityTimeoutSeconds,
+    };
+  }
+
+  private ledgerOptions(): LedgerOptions {
+    return {
+      tableName: EFFECTS_TABLE,
+      inboxTtlSeconds: 21 * 86400,
+      now: () => this.scheduler.date(),
+      unsafeDisableInbox: this.options.guards.inboxClaim ? undefined : () => true,
+    };
+  }
+
+  private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
+    const invocation = this.invocation('fulfilment');
+    const settings = this.consumerSettings(invocation, 'fulfilment');
+    const ledger = new DynamoDbFulfilmentLedger(invocation.documents, this.ledgerOptions());
+    const warehouse = this.provider(invocation, 'warehouse');
+    const event = this.sqsEvent(this.fifo, messages);
+    const attempted = new Set<string>();
+    let response: SQSBatchResponse | undefined;
+    try {
+      response = await processPartialResponse(
+        event,
+        (record: SQSRecord) => {
+          attempted.add(record.messageId);
+          const deps = { ledger: this.claimKey(ledger, record), warehouse };
+          return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps));
+        },
+        new SqsFifoPartialProcessorAsync(),
+        { skipGroupOnError: true },
+      );
+      // The handler's release of records skipped behind a failure in their group.
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
+      await Promise.all(
+        skipped.map((r) => settings.control.changeVisibility(r.receiptHandle, 0).catch(() => undefined)),
+      );
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
+    } finally {
+      flushMetrics();
+    }
+    this.acknowledge(invocation, this.fifo, messages, response);
+  }
+
+  private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
+    const invocation = this.invocation('loyalty');
+    const settings = this.consumerSettings(invocation, 'loyalty');
+    const ledger = new DynamoDbLoyaltyLedger(invocation.documents, this.ledgerOptions());
+    const mail = this.provider(invocation, 'mail');
+    let response: SQSBatchResponse | undefined;
+    try {
+      response = await processPartialResponse(
+        this.sqsEvent(this.standard, messages),
+        (record: SQSRecord) =>
+          consumeRecord(record, settings, (e) => {
+            if (e.eventType !== 'OrderPlaced')
+              throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+            return creditLoyaltyPoints(e, { ledger: this.claimKey(ledger, record), mail });
+          }),
+        new BatchProcessor(EventType.SQS),
+      );
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
+    } finally {
+      flushMetrics();
+    }
+    this.acknowledge(invocation, this.standard, messages, response);
+  }
+
+  /** The event source mapping: deletes what succeeded; a crash or a thrown invocation deletes nothing. */
+  private acknowledge(
+    invocation: Invocation,
+    queue: SimQueue,
+    messages: SimMessage[],
+    response: SQSBatchResponse | undefined,
+  ): void {
+    if (invocation.crashed || response === undefined) {
+      this.scheduler.trace(`${invocation.name} acked nothing (${invocation.crashed ? 'crashed' : 'failed'})`);
+      return;
+    }
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const message of messages) if (!failed.has(message.messageId)) queue.delete(message.handle!);
+    this.scheduler.trace(`${invocation.name} acked ${messages.length - failed.size}, failed ${failed.size}`);
+  }
+
+  /** Guard switch: key the inbox claim on the SQS messageId instead of the producer's eventId (a bug). */
+  private claimKey<L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord): L {
+    if (this.options.guards.dedupeOn === 'eventId') return ledger;
+    const rekey = <E extends OrderEvent>(e: E): E => ({ ...e, eventId: record.messageId });
+    if ('credit' in ledger) return { credit: (e, points) => ledger.credit(rekey(e), points) } as LoyaltyLedger as L;
+    return {
+      reserve: (e) => ledger.reserve(rekey(e)),
+      release: (e) => ledger.release(rekey(e)),
+    } as FulfilmentLedger as L;
+  }
+
+  private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
+    return {
+      Records: messages.map((m) => ({
+        messageId: m.messageId,
+        receiptHandle: m.handle!,
+        body: m.body,
+        attributes: {
+          ApproximateReceiveCount: String(m.receiveCount),
+          SentTimestamp: String(m.sentAt),
+          SenderId: 'simulation',
+          ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt),
+          ...(m.groupId === undefined ? {} : { MessageGroupId: m.groupId, MessageDeduplicationId: m.dedupId }),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue.options.name}`,
+        awsRegion: 'us-east-1',
+      })),
+    };
+  }
+
+  // ---- external providers -------------------------------------------------
+
+  /**
+   * A provider that dedupes on the idempotency key for `providerMemorySeconds`
+   * (Stripe keeps keys 24 h), fails some calls, and is down during outages.
+   */
+  private provider(invocation: Invocation, name: string) {
+    return {
+      send: (idempotencyKey: string) =>
+        invocation.io(`${name}.send ${idempotencyKey}`, () => {
+          const now = this.scheduler.now;
+          if (this.outages.some(([start, end]) => now >= start && now < end)) throw new ServiceUnavailable(name);
+          if (this.scheduler.chance(this.options.faults.providerFailure)) {
+            this.scheduler.fault('provider-failure', `${name} ${idempotencyKey}`);
+            throw new ServiceUnavailable(name);
+          }
+          const entry = this.providerLog.get(idempotencyKey) ?? {
+            idempotencyKey,
+            provider: name,
+            calls: 0,
+            effects: 0,
+            lastSeenAt: -Infinity,
+          };
+          entry.calls += 1;
+          if (now - entry.lastSeenAt >= this.options.settings.providerMemorySeconds * 1000) entry.effects += 1;
+          entry.lastSeenAt = now;
+          this.providerLog.set(idempotencyKey, entry);
+        }),
+    };
+  }
+
+  // ---- the end ------------------------------------------------------------
+
+  private checkDrained(deadline: number): void {
+    const idle =
+      this.activeClients === 0 &&
+      this.pendingOutbox === 0 &&
+      this.fifo.messages.size === 0 &&
+      this.standard.messages.size === 0 &&
+      this.shards.every((s) => s.position >= s.records.length);
+    if (idle || this.scheduler.now >= deadline) {
+      this.stopped = true;
+      this.scheduler.trace(
+        idle
+          ? 'drained'
+          : `deadline reached before the system drained: ${this.activeClients} clients busy, ${this.pendingOutbox} outbox items pending, ` +
+              `${this.fifo.messages.size} + ${this.standard.messages.size} messages queued, ` +
+              `${this.shards.map((s) => s.records.length - s.position).join('+')} stream records left`,
+      );
+      return;
+    }
+    this.scheduler.at(5_000, () => this.checkDrained(deadline));
+  }
+
+  private result(): SimulationResult {
+    const toMessage = (m: SimMessage) => ({
+      MessageId: m.messageId,
+      Body: m.body,
+      MessageAttributes: Object.fromEntries(
+        Object.entries(m.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+      ),
+    });
+    const verification = checkInvariants({
+      runId: '',
+      checkIntents: true,
+      plan: this.plan,
+      observations: this.observations,
+      orderIdOf: deriveOrderId,
+      isPoison: () => false,
+      pendingOutbox: this.pendingOutbox,
+      orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
+      effectItems: this.db.items(EFFECTS_TABLE),
+      providerItems: [...this.providerLog.values()].map((e) => ({ ...e })),
+      deadLetterQueues: [
+        { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },
+        { name: 'fulfilment DLQ', messages: this.fifoDlq.all().map(toMessage) },
+        { name: 'relay on-failure queue', messages: this.relayFailures.all().map(toMessage) },
+      ],
+    });
+    const lost = [...this.fifo.expired, ...this.standard.expired];
+    for (const m of lost)
+      verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
+    return {
+      seed: this.options.seed,
+      verification,
+      traceHash: this.scheduler.traceHash(),
+      trace: this.scheduler.traceTail(),
+      faults: { ...this.scheduler.faults },
+      events: this.scheduler.eventsRun,
+      virtualSeconds: this.scheduler.now / 1000,
+      requests: this.plan.length,
+      unexpectedErrors: this.unexpectedErrors,
+    };
+  }
+}
+
+interface Client {
+  caller: string;
+  key: string;
+  request: PlaceOrderRequest;
+  fingerprint: string;
+  /** Requests of this client in flight or waiting to be retried. */
+  chains: number;
+  created: boolean;
+  replayed: boolean;
+}
+
+function hashOf(text: string): number {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) >>> 0;
+  return hash;
+}
+
+export function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  return new World(options).run();
+}
