@@ -40,7 +40,10 @@ export interface WriteChange {
 }
 
 export class MemoryDynamoDb {
-  private readonly tables = new Map<string, { schema: TableSchema; items: Map<string, Item> }>();
+  private readonly tables = new Map<
+    string,
+    { schema: TableSchema; items: Map<string, Item>; indexed: Map<string, Set<string>> }
+  >();
   /** Called before each write request; throwing from it fails the request (fault injection: conflicts, throttling). */
   beforeWrite: (table: string, operation: string) => void = () => undefined;
   /** Called after each committed item change, in commit order (the simulation's table stream). */
@@ -49,7 +52,8 @@ export class MemoryDynamoDb {
   ignoreConditionOn: ((table: string, key: Item) => boolean) | undefined;
 
   createTable(name: string, schema: TableSchema): void {
-    this.tables.set(name, { schema, items: new Map() });
+    const indexed = new Map(Object.keys(schema.indexes ?? {}).map((index) => [index, new Set<string>()]));
+    this.tables.set(name, { schema, items: new Map(), indexed });
   }
 
   items(table: string): Item[] {
@@ -170,9 +174,19 @@ export class MemoryDynamoDb {
   private commit(writes: PreparedWrite[]): void {
     for (const write of writes) {
       if (!write.changes) continue;
-      const items = this.table(write.table).items;
-      if (write.next === undefined) items.delete(write.key);
-      else items.set(write.key, write.next);
+      const table = this.table(write.table);
+      if (write.next === undefined) table.items.delete(write.key);
+      else table.items.set(write.key, write.next);
+      // A sparse index holds the items that carry its key attributes.
+      for (const [index, keys] of table.indexed) {
+        const indexSchema = table.schema.indexes![index];
+        const inIndex =
+          write.next !== undefined &&
+          write.next[indexSchema.hash] !== undefined &&
+          (indexSchema.range === undefined || write.next[indexSchema.range] !== undefined);
+        if (inIndex) keys.add(write.key);
+        else keys.delete(write.key);
+      }
     }
     for (const write of writes)
       if (write.changes) this.onChange({ table: write.table, oldImage: write.old, newImage: write.next }); // listeners must not change them
@@ -185,10 +199,11 @@ export class MemoryDynamoDb {
     const condition = parseCondition(input.KeyConditionExpression!);
     const names = input.ExpressionAttributeNames ?? {};
     const values = input.ExpressionAttributeValues ?? {};
-    const matches = [...table.items.values()]
-      // An index is sparse: items without its key attributes are not in it.
-      .filter((i) => i[schema.hash] !== undefined && (schema.range === undefined || i[schema.range] !== undefined))
-      .filter((i) => evaluate(condition, i, names, values, false));
+    const candidates =
+      input.IndexName === undefined
+        ? [...table.items.values()]
+        : [...table.indexed.get(input.IndexName)!].map((key) => table.items.get(key)!);
+    const matches = candidates.filter((i) => evaluate(condition, i, names, values, false));
     if (schema.range !== undefined) {
       const range = schema.range;
       matches.sort((a, b) => compare(a[range], b[range]));
@@ -394,8 +409,9 @@ function evaluate(
       const right = resolve(condition.right);
       // A comparison with a missing attribute is false in DynamoDB, even <>.
       if (left === undefined || right === undefined) return false;
-      if (condition.comparator === '=') return JSON.stringify(left) === JSON.stringify(right);
-      if (condition.comparator === '<>') return JSON.stringify(left) !== JSON.stringify(right);
+      const same = () => left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
+      if (condition.comparator === '=') return same();
+      if (condition.comparator === '<>') return !same();
       const order = compare(left, right);
       return condition.comparator === '<'
         ? order < 0

@@ -26,7 +26,8 @@ export class Scheduler {
   private readonly heap: ScheduledEvent[] = [];
   private seq = 0;
   private hash = 0x811c9dc5;
-  private readonly traceLines: string[] = [];
+  /** Kept lines as (virtual ms, text); formatted only when read. */
+  private readonly traceLines: [number, string][] = [];
   eventsRun = 0;
 
   constructor(
@@ -81,9 +82,10 @@ export class Scheduler {
   }
 
   trace(line: string): void {
-    const entry = `${(this.now / 1000).toFixed(3).padStart(10)}s ${line}`;
-    for (let i = 0; i < entry.length; i++) this.hash = Math.imul(this.hash ^ entry.charCodeAt(i), 0x01000193);
-    this.traceLines.push(entry);
+    let hash = Math.imul(this.hash ^ this.now, 0x01000193);
+    for (let i = 0; i < line.length; i++) hash = Math.imul(hash ^ line.charCodeAt(i), 0x01000193);
+    this.hash = hash;
+    this.traceLines.push([this.now, line]);
     if (this.traceLines.length > this.keepTrace * 2) this.traceLines.splice(0, this.traceLines.length - this.keepTrace);
   }
 
@@ -93,7 +95,7 @@ export class Scheduler {
 
   /** The last traced lines (the full trace is hashed, not kept). */
   traceTail(lines = this.keepTrace): string[] {
-    return this.traceLines.slice(-lines);
+    return this.traceLines.slice(-lines).map(([at, line]) => `${(at / 1000).toFixed(3).padStart(10)}s ${line}`);
   }
 
   /** Runs events until none is left or the clock passes `untilMs`. */

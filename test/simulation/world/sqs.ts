@@ -130,9 +130,14 @@ export class SimQueue {
       }
       return received;
     }
-    const visible = [...this.messages.values()].filter((m) => m.visibleAt <= now);
-    for (const message of this.scheduler.shuffle(visible)) {
-      if (received.length >= max) break;
+    const visible: SimMessage[] = [];
+    for (const message of this.messages.values()) if (message.visibleAt <= now) visible.push(message);
+    // Any visible message, in any order: draw without replacement.
+    while (received.length < max && visible.length > 0) {
+      const at = Math.floor(this.scheduler.random() * visible.length);
+      const message = visible[at];
+      visible[at] = visible[visible.length - 1];
+      visible.pop();
       if (this.moveIfExhausted(message)) continue;
       received.push(this.deliver(message, now));
       if (this.scheduler.chance(this.options.duplicateChance ?? 0)) {
