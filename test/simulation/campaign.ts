@@ -122,6 +122,7 @@ export function replayArguments(options: SimulationOptions): string {
   for (const [guard, value] of Object.entries(options.guards)) {
     if (value !== defaults.guards[guard as keyof typeof defaults.guards]) args.push(`--guard ${guard}=${value}`);
   }
+  if (options.redriveDlqsAfterSeconds !== undefined) args.push(`--redrive-after ${options.redriveDlqsAfterSeconds}`);
   return args.join(' ');
 }
 

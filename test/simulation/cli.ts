@@ -2,7 +2,8 @@ import { formatFailure, runCampaign } from './campaign';
 import { simulate, simulationOptions, DEFAULT_FAULTS, ALL_GUARDS, type FaultRates, type Guards } from './world/world';
 
 /**
- * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]... [--trace]
+ * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
+ *                [--redrive-after SECONDS] [--trace]
  *
  * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
  * simulated (default 10,000), and prints orders per second, schedules explored
@@ -11,7 +12,13 @@ import { simulate, simulationOptions, DEFAULT_FAULTS, ALL_GUARDS, type FaultRate
  * Exits 1 on a violation, after printing the shrunk failure and its replay command.
  */
 function parse(argv: string[]) {
-  const options = { orders: 10_000, seed: 1, perSchedule: 200, trace: false };
+  const options = {
+    orders: 10_000,
+    seed: 1,
+    perSchedule: 200,
+    trace: false,
+    redriveAfter: undefined as number | undefined,
+  };
   const faults: FaultRates = { ...DEFAULT_FAULTS };
   const guards: Guards = { ...ALL_GUARDS };
   for (let i = 0; i < argv.length; i++) {
@@ -30,6 +37,7 @@ function parse(argv: string[]) {
     else if (flag === '--seed') options.seed = integer();
     else if (flag === '--per-schedule') options.perSchedule = Math.max(1, integer());
     else if (flag === '--trace') options.trace = true;
+    else if (flag === '--redrive-after') options.redriveAfter = integer();
     else if (flag === '--fault') {
       const [kind, raw] = value().split('=');
       if (!(kind in faults)) throw new Error(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
@@ -37,11 +45,12 @@ function parse(argv: string[]) {
     } else if (flag === '--guard') {
       const [name, raw] = value().split('=');
       if (name === 'dedupeOn' && (raw === 'eventId' || raw === 'messageId')) guards.dedupeOn = raw;
+      else if (name === 'callerScope' && (raw === 'principal' || raw === 'session')) guards.callerScope = raw;
       else if ((name === 'inboxClaim' || name === 'versionCheck') && (raw === 'true' || raw === 'false'))
         guards[name] = raw === 'true';
       else
         throw new Error(
-          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck (true|false), dedupeOn (eventId|messageId)`,
+          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck (true|false), dedupeOn (eventId|messageId), callerScope (principal|session)`,
         );
     } else throw new Error(`unknown argument ${flag}`);
   }
@@ -49,10 +58,17 @@ function parse(argv: string[]) {
 }
 
 async function main(): Promise<number> {
-  const { orders, seed, perSchedule, trace, faults, guards } = parse(process.argv.slice(2));
+  const { orders, seed, perSchedule, trace, faults, guards, redriveAfter } = parse(process.argv.slice(2));
   if (trace) {
     const result = await simulate(
-      simulationOptions({ seed, orders, faults, guards, keepTrace: Number.MAX_SAFE_INTEGER }),
+      simulationOptions({
+        seed,
+        orders,
+        faults,
+        guards,
+        redriveDlqsAfterSeconds: redriveAfter,
+        keepTrace: Number.MAX_SAFE_INTEGER,
+      }),
     );
     for (const line of result.trace) console.log(line);
     console.log(`trace hash ${result.traceHash}; violations: ${result.verification.violations.length}`);
@@ -63,7 +79,7 @@ async function main(): Promise<number> {
     orders,
     ordersPerSchedule: perSchedule,
     firstSeed: seed,
-    base: { faults, guards },
+    base: { faults, guards, redriveDlqsAfterSeconds: redriveAfter },
     onProgress: ({ schedules, orders: done }) => {
       if (schedules % 25 === 0) process.stderr.write(`  ${done} orders, ${schedules} schedules\n`);
     },

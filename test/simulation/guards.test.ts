@@ -69,3 +69,15 @@ test('a provider outage longer than the consumers retry budget dead-letters live
 
   expect(found?.invariants).toContain('dlq');
 });
+
+test('with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds', async () => {
+  const found = await firstViolatingSeed(
+    {
+      faults: { ...DEFAULT_FAULTS, credentialRotation: 0.5 },
+      guards: { ...ALL_GUARDS, callerScope: 'session' },
+    },
+    2,
+  );
+
+  expect(found?.invariants).toContain('orders');
+});

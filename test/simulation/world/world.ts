@@ -6,7 +6,7 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   DynamoDbFulfilmentLedger,
   DynamoDbLoyaltyLedger,
@@ -20,6 +20,7 @@ import { PermanentError } from '../../../lambdas/domain/errors';
 import type { OrderEvent } from '../../../lambdas/domain/events';
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
 import { consumeRecord, type ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
+import { callerOf } from '../../../lambdas/handlers/http';
 import type { FulfilmentLedger, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
 import { flushMetrics } from '../../../lambdas/shared/observability';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/use-cases/apply-order-events';
@@ -63,6 +64,8 @@ export interface FaultRates {
   /** Provider outage windows per run, and their length in seconds. */
   providerOutages: number;
   providerOutageSeconds: [number, number];
+  /** API: a retry comes from a new session of the client's role (its credentials rotated). */
+  credentialRotation: number;
 }
 
 /** Each guard can be switched off (test-only) to prove that the simulation notices. */
@@ -72,6 +75,8 @@ export interface Guards {
   dedupeOn: 'eventId' | 'messageId';
   /** Fulfilment's per-order version condition. */
   versionCheck: boolean;
+  /** Whom keys and orders are scoped to: the API's own `callerOf` (principal), or the raw session ARN (a bug). */
+  callerScope: 'principal' | 'session';
 }
 
 export interface Settings {
@@ -97,6 +102,8 @@ export interface SimulationOptions {
   faults: FaultRates;
   guards: Guards;
   settings: Settings;
+  /** Operator action: redrive both DLQs to their queues this long after the last order arrived. */
+  redriveDlqsAfterSeconds?: number;
   /** Trace lines kept for the report (all lines are hashed). */
   keepTrace?: number;
 }
@@ -131,9 +138,17 @@ export const DEFAULT_FAULTS: FaultRates = {
   // retry-budget guard in guards.test.ts.
   providerOutages: 0,
   providerOutageSeconds: [2, 8],
+  // Off by default: on main `callerOf` returns the session ARN, so a retry from
+  // rotated credentials makes a second order. Turn on once it maps a session to its role.
+  credentialRotation: 0,
 };
 
-export const ALL_GUARDS: Guards = { inboxClaim: true, dedupeOn: 'eventId', versionCheck: true };
+export const ALL_GUARDS: Guards = {
+  inboxClaim: true,
+  dedupeOn: 'eventId',
+  versionCheck: true,
+  callerScope: 'principal',
+};
 
 export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
   return {
@@ -180,8 +195,12 @@ interface Shard {
 interface ProviderEntry {
   idempotencyKey: string;
   provider: string;
+  payload: Record<string, unknown>;
   calls: number;
+  /** Calls the provider acted on: the first, and any after it forgot the key. */
   effects: number;
+  firstCalledAt: string;
+  lastCalledAt: string;
   lastSeenAt: number;
 }
 
@@ -216,6 +235,7 @@ export class World {
   private invocations = 0;
   private activeClients = 0;
   private stopped = false;
+  private redrivePending = false;
 
   constructor(readonly options: SimulationOptions) {
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
@@ -312,7 +332,15 @@ export class World {
       }
       for (const shard of this.shards) scheduler.at(scheduler.between(0, 500), () => this.pollShard(shard));
       scheduler.at(60_000, () => this.sweep());
-      const deadline = arrivalsMs + 6 * 3600 * 1000;
+      if (options.redriveDlqsAfterSeconds !== undefined) {
+        this.redrivePending = true;
+        scheduler.at(arrivalsMs + options.redriveDlqsAfterSeconds * 1000, () => {
+          this.redrivePending = false;
+          const moved = this.fifoDlq.redriveTo(this.fifo) + this.standardDlq.redriveTo(this.standard);
+          scheduler.fault('dlq-redrive', `${moved} messages back to their queues`);
+        });
+      }
+      const deadline = arrivalsMs + (6 * 3600 + (options.redriveDlqsAfterSeconds ?? 0)) * 1000;
       scheduler.at(arrivalsMs, () => this.checkDrained(deadline));
       await scheduler.run();
       return this.result();
@@ -335,7 +363,8 @@ export class World {
       })),
     };
     const client: Client = {
-      caller: `caller-${index % 7}`,
+      caller: `client-${index % 7}`,
+      session: 1,
       key: `key-${index}`,
       request,
       fingerprint: `fp-${index}`,
@@ -374,12 +403,18 @@ export class World {
     const { scheduler } = this;
     const index = this.plan.length;
     if (!continuesChain) client.chains += 1;
+    if (attempt > 1 && scheduler.chance(this.options.faults.credentialRotation)) {
+      client.session += 1;
+      scheduler.fault('credential-rotation', `${client.caller} now signs as session ${client.session}`);
+    }
+    // The intent is the client's, whatever session signs it (the verification groups by plan.caller).
     this.plan.push({ index, op, caller: client.caller, method: 'POST', path: '/orders', idempotencyKey: client.key });
     const invocation = this.invocation(`api-place`);
     const startedAt = scheduler.now;
-    scheduler.trace(`${invocation.name} ${client.caller} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
+    const caller = this.apiCaller(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${caller} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
     placeOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
-      caller: client.caller,
+      caller,
       idempotencyKey: client.key,
       fingerprint: client.fingerprint,
       request: client.request,
@@ -420,7 +455,7 @@ export class World {
   private cancel(client: Client, attempt: number): void {
     const { scheduler } = this;
     const index = this.plan.length;
-    const orderId = deriveOrderId(client.caller, client.key);
+    const orderId = this.orderIdOf(client.caller, client.key);
     this.plan.push({
       index,
       op: 'cancel',
@@ -430,9 +465,10 @@ export class World {
       orderKey: client.key,
     });
     const invocation = this.invocation('api-cancel');
-    scheduler.trace(`${invocation.name} ${client.caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
+    const caller = this.apiCaller(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
     cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
-      caller: client.caller,
+      caller,
       orderId,
       now: scheduler.date(),
     })
@@ -449,6 +485,22 @@ export class World {
         else this.activeClients -= 1;
       });
   }
+
+  /**
+   * Who the API says is calling: the real `callerOf` applied to the request
+   * context an assumed-role session produces (with the guard off: the raw session ARN).
+   */
+  private apiCaller(client: string, session: number): string {
+    const userArn = `arn:aws:sts::111122223333:assumed-role/${client}/session-${session}`;
+    if (this.options.guards.callerScope === 'session') return userArn;
+    const event = { requestContext: { identity: { userArn, caller: `AROAEXAMPLE:session-${session}` } } };
+    const caller = callerOf(event as unknown as APIGatewayProxyEvent);
+    if (caller === undefined) throw new Error('callerOf found no caller on an assumed-role request');
+    return caller;
+  }
+
+  /** The order a client's key must map to: the one its first session's caller derives. */
+  private readonly orderIdOf = (client: string, key: string): string => deriveOrderId(this.apiCaller(client, 1), key);
 
   /** The API's error classes: 422 for key reuse, 503 for a dependency that failed transiently, no answer on a crash. */
   private statusOf(error: unknown, who: string): number | 'no-response' {
@@ -721,7 +773,7 @@ export class World {
    */
   private provider(invocation: Invocation, name: string) {
     return {
-      send: (idempotencyKey: string) =>
+      send: (idempotencyKey: string, payload: Record<string, unknown>) =>
         invocation.io(`${name}.send ${idempotencyKey}`, () => {
           const now = this.scheduler.now;
           if (this.outages.some(([start, end]) => now >= start && now < end)) throw new ServiceUnavailable(name);
@@ -732,11 +784,15 @@ export class World {
           const entry = this.providerLog.get(idempotencyKey) ?? {
             idempotencyKey,
             provider: name,
+            payload,
             calls: 0,
             effects: 0,
+            firstCalledAt: this.scheduler.date().toISOString(),
+            lastCalledAt: '',
             lastSeenAt: -Infinity,
           };
           entry.calls += 1;
+          entry.lastCalledAt = this.scheduler.date().toISOString();
           if (now - entry.lastSeenAt >= this.options.settings.providerMemorySeconds * 1000) entry.effects += 1;
           entry.lastSeenAt = now;
           this.providerLog.set(idempotencyKey, entry);
@@ -748,6 +804,7 @@ export class World {
 
   private checkDrained(deadline: number): void {
     const idle =
+      !this.redrivePending &&
       this.activeClients === 0 &&
       this.pendingOutbox === 0 &&
       this.fifo.messages.size === 0 &&
@@ -780,7 +837,7 @@ export class World {
       checkIntents: true,
       plan: this.plan,
       observations: this.observations,
-      orderIdOf: deriveOrderId,
+      orderIdOf: this.orderIdOf,
       isPoison: () => false,
       pendingOutbox: this.pendingOutbox,
       orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
@@ -812,6 +869,8 @@ export class World {
 interface Client {
   caller: string;
   key: string;
+  /** The client's role session; it changes when its credentials rotate. */
+  session: number;
   request: PlaceOrderRequest;
   fingerprint: string;
   /** Requests of this client in flight or waiting to be retried. */
