@@ -81,3 +81,14 @@ test('with keys scoped to the session, a retry from rotated credentials creates 
 
   expect(found?.invariants).toContain('orders');
 });
+
+test('an operator redrive after that outage brings every dead-lettered message back, and the run ends with every invariant held', async () => {
+  const outage = { ...DEFAULT_FAULTS, providerOutages: 1, providerOutageSeconds: [600, 600] as [number, number] };
+
+  const result = await simulate(
+    simulationOptions({ orders: ORDERS, seed: 1, faults: outage, redriveDlqsAfterSeconds: 900 }),
+  );
+
+  expect(result.faults['dlq-redrive']).toBe(1);
+  expect(result.verification.violations).toEqual([]);
+});
