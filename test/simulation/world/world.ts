@@ -122,8 +122,8 @@ export const DEFAULT_SETTINGS: Settings = {
 
 export const DEFAULT_FAULTS: FaultRates = {
   // Per call; a batch of 10 records makes ~30 calls, so about 1 invocation in 10 dies.
-  // At 0.01 (1 in 4) crashes of batch-mates burn a FIFO record's 5 receives on main
-  // and it is dead-lettered (found by seeds 29 and 1035; the retry budget of issue 8).
+  // At 0.02 (1 in 2) crashes of batch-mates burn a FIFO record's 5 receives on main
+  // and applied records are dead-lettered (`--fault crashPerCall=0.02`, seed 5).
   crashPerCall: 0.003,
   transactionConflict: 0.02,
   sqsSendFailure: 0.01,
