@@ -5,7 +5,7 @@ import { formatFailure, runCampaign } from './campaign';
  * schedules, every fault of the default mix on (crashes at any await point,
  * transaction conflicts, SQS duplicates and send failures, stream redelivery
  * and lost records, producer resends, lost API answers, concurrent and
- * sequential client retries, cancels, provider failures). Every invariant of
+ * sequential client retries, cancels, provider failures, poison messages). Every invariant of
  * the proof kit must hold in every schedule. A failure prints the seed, the
  * shrunk replay command and the trace of what went wrong.
  * Longer campaigns: `npm run sim -- --orders 200000 --seed 1000`.

@@ -66,6 +66,8 @@ export interface FaultRates {
   providerOutageSeconds: [number, number];
   /** API: a retry comes from a new session of the client's role (its credentials rotated). */
   credentialRotation: number;
+  /** Malformed messages sent straight to each queue per run (they belong in the DLQs, with their cause). */
+  poisonMessages: number;
 }
 
 /** Each guard can be switched off (test-only) to prove that the simulation notices. */
@@ -141,6 +143,7 @@ export const DEFAULT_FAULTS: FaultRates = {
   // Off by default: on main `callerOf` returns the session ARN, so a retry from
   // rotated credentials makes a second order. Turn on once it maps a session to its role.
   credentialRotation: 0,
+  poisonMessages: 2,
 };
 
 export const ALL_GUARDS: Guards = {
@@ -321,6 +324,14 @@ export class World {
         const end = start + scheduler.between(min * 1000, max * 1000);
         this.outages.push([start, end]);
         scheduler.at(start, () => scheduler.fault('provider-outage', `until ${(end / 1000).toFixed(1)}s`));
+      }
+      for (let p = 0; p < options.faults.poisonMessages; p++) {
+        scheduler.at(scheduler.between(0, arrivalsMs), () => {
+          const body = JSON.stringify({ poison: true, n: p });
+          this.fifo.send(body, { groupId: `poison-${p}`, dedupId: `poison-${p}` });
+          this.standard.send(body);
+          scheduler.fault('poison-message', `${body} to both queues`);
+        });
       }
       for (let c = 0; c < CONSUMER_CONCURRENCY; c++) {
         scheduler.at(scheduler.between(0, 200), () =>
@@ -838,7 +849,7 @@ export class World {
       plan: this.plan,
       observations: this.observations,
       orderIdOf: this.orderIdOf,
-      isPoison: () => false,
+      isPoison: isPoison,
       pendingOutbox: this.pendingOutbox,
       orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
       effectItems: this.db.items(EFFECTS_TABLE),
@@ -877,6 +888,10 @@ interface Client {
   chains: number;
   created: boolean;
   replayed: boolean;
+}
+
+function isPoison(body: string): boolean {
+  return body.startsWith('{"poison":true');
 }
 
 function hashOf(text: string): number {
