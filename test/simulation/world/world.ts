@@ -553,7 +553,7 @@ export class World {
     }
     const batch = shard.records.slice(shard.position, shard.position + RELAY_BATCH);
     void this.relayBatch(batch).then((failedFrom) => {
-      if (failedFrom === 0 || failedFrom < batch.length) {
+      if (failedFrom < batch.length) {
         shard.attempts += 1;
         if (shard.attempts > this.options.settings.relayRetryAttempts) {
           // Retries exhausted: the records go to the on-failure destination and the shard moves on.
