@@ -3,7 +3,7 @@ import { simulate, simulationOptions, DEFAULT_FAULTS, ALL_GUARDS, type FaultRate
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
- *                [--redrive-after SECONDS] [--trace]
+ *                [--redrive-after SECONDS] [--cancels SHARE] [--trace]
  *
  * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
  * simulated (default 10,000), and prints orders per second, schedules explored
@@ -18,6 +18,7 @@ function parse(argv: string[]) {
     perSchedule: 200,
     trace: false,
     redriveAfter: undefined as number | undefined,
+    cancels: undefined as number | undefined,
   };
   const faults: FaultRates = { ...DEFAULT_FAULTS };
   const guards: Guards = { ...ALL_GUARDS };
@@ -38,7 +39,11 @@ function parse(argv: string[]) {
     else if (flag === '--per-schedule') options.perSchedule = Math.max(1, integer());
     else if (flag === '--trace') options.trace = true;
     else if (flag === '--redrive-after') options.redriveAfter = integer();
-    else if (flag === '--fault') {
+    else if (flag === '--cancels') {
+      const rate = Number(value());
+      if (!(rate >= 0 && rate <= 1)) throw new Error('--cancels needs a share between 0 and 1');
+      options.cancels = rate;
+    } else if (flag === '--fault') {
       const [kind, raw] = value().split('=');
       if (!(kind in faults)) throw new Error(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
       (faults as unknown as Record<string, unknown>)[kind] = JSON.parse(raw);
@@ -58,7 +63,8 @@ function parse(argv: string[]) {
 }
 
 async function main(): Promise<number> {
-  const { orders, seed, perSchedule, trace, faults, guards, redriveAfter } = parse(process.argv.slice(2));
+  const { orders, seed, perSchedule, trace, faults, guards, redriveAfter, cancels } = parse(process.argv.slice(2));
+  const mix = cancels === undefined ? {} : { cancelChance: cancels };
   if (trace) {
     const result = await simulate(
       simulationOptions({
@@ -67,6 +73,7 @@ async function main(): Promise<number> {
         faults,
         guards,
         redriveDlqsAfterSeconds: redriveAfter,
+        ...mix,
         keepTrace: Number.MAX_SAFE_INTEGER,
       }),
     );
@@ -79,7 +86,7 @@ async function main(): Promise<number> {
     orders,
     ordersPerSchedule: perSchedule,
     firstSeed: seed,
-    base: { faults, guards, redriveDlqsAfterSeconds: redriveAfter },
+    base: { faults, guards, redriveDlqsAfterSeconds: redriveAfter, ...mix },
     onProgress: ({ schedules, orders: done }) => {
       if (schedules % 25 === 0) process.stderr.write(`  ${done} orders, ${schedules} schedules\n`);
     },
