@@ -32,6 +32,7 @@ import type { PlannedRequest } from '../../../loadtest/plan';
 import { checkInvariants, type Verification } from '../../../loadtest/verify';
 import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
 import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
+import { SimProviders } from './provider';
 import { Scheduler } from './scheduler';
 import { SimQueue, type SimMessage } from './sqs';
 import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
@@ -195,18 +196,6 @@ interface Shard {
   idle: boolean;
 }
 
-interface ProviderEntry {
-  idempotencyKey: string;
-  provider: string;
-  payload: Record<string, unknown>;
-  calls: number;
-  /** Calls the provider acted on: the first, and any after it forgot the key. */
-  effects: number;
-  firstCalledAt: string;
-  lastCalledAt: string;
-  lastSeenAt: number;
-}
-
 const FIFO_BATCH = 10;
 const STANDARD_BATCH = 10;
 const CONSUMER_CONCURRENCY = 3;
@@ -228,8 +217,7 @@ export class World {
     attempts: 0,
     idle: false,
   }));
-  private readonly providerLog = new Map<string, ProviderEntry>();
-  private readonly outages: [number, number][] = [];
+  private readonly providers: SimProviders;
   private readonly plan: PlannedRequest[] = [];
   private readonly observations: Observation[] = [];
   private readonly unexpectedErrors: string[] = [];
@@ -242,6 +230,10 @@ export class World {
 
   constructor(readonly options: SimulationOptions) {
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
+    this.providers = new SimProviders(this.scheduler, {
+      memorySeconds: options.settings.providerMemorySeconds,
+      failureChance: options.faults.providerFailure,
+    });
     createSimulatedTables(this.db);
     const s = options.settings;
     const visibility = (window: number) => 6 * s.consumerTimeoutSeconds + window;
@@ -322,7 +314,7 @@ export class World {
         const start = scheduler.between(0, arrivalsMs);
         const [min, max] = options.faults.providerOutageSeconds;
         const end = start + scheduler.between(min * 1000, max * 1000);
-        this.outages.push([start, end]);
+        this.providers.outages.push([start, end]);
         scheduler.at(start, () => scheduler.fault('provider-outage', `until ${(end / 1000).toFixed(1)}s`));
       }
       for (let p = 0; p < options.faults.poisonMessages; p++) {
@@ -778,36 +770,10 @@ export class World {
 
   // ---- external providers -------------------------------------------------
 
-  /**
-   * A provider that dedupes on the idempotency key for `providerMemorySeconds`
-   * (Stripe keeps keys 24 h), fails some calls, and is down during outages.
-   */
   private provider(invocation: Invocation, name: string) {
     return {
       send: (idempotencyKey: string, payload: Record<string, unknown>) =>
-        invocation.io(`${name}.send ${idempotencyKey}`, () => {
-          const now = this.scheduler.now;
-          if (this.outages.some(([start, end]) => now >= start && now < end)) throw new ServiceUnavailable(name);
-          if (this.scheduler.chance(this.options.faults.providerFailure)) {
-            this.scheduler.fault('provider-failure', `${name} ${idempotencyKey}`);
-            throw new ServiceUnavailable(name);
-          }
-          const entry = this.providerLog.get(idempotencyKey) ?? {
-            idempotencyKey,
-            provider: name,
-            payload,
-            calls: 0,
-            effects: 0,
-            firstCalledAt: this.scheduler.date().toISOString(),
-            lastCalledAt: '',
-            lastSeenAt: -Infinity,
-          };
-          entry.calls += 1;
-          entry.lastCalledAt = this.scheduler.date().toISOString();
-          if (now - entry.lastSeenAt >= this.options.settings.providerMemorySeconds * 1000) entry.effects += 1;
-          entry.lastSeenAt = now;
-          this.providerLog.set(idempotencyKey, entry);
-        }),
+        invocation.io(`${name}.send ${idempotencyKey}`, () => this.providers.call(name, idempotencyKey, payload)),
     };
   }
 
@@ -853,7 +819,7 @@ export class World {
       pendingOutbox: this.pendingOutbox,
       orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
       effectItems: this.db.items(EFFECTS_TABLE),
-      providerItems: [...this.providerLog.values()].map((e) => ({ ...e })),
+      providerItems: this.providers.items(),
       deadLetterQueues: [
         { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },
         { name: 'fulfilment DLQ', messages: this.fifoDlq.all().map(toMessage) },
