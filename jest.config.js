@@ -1,5 +1,5 @@
 /**
- * Three suites, split by where they run:
+ * Four suites, split by where they run:
  * - unit: pure code and handlers with a mocked SDK;
  * - infra: the synthesized template (no bundling);
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;

@@ -1,14 +1,24 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readConfig } from '../lib/config';
+import { ConfigError, readConfig, type AppConfig } from '../lib/config';
 import { ExactlyOnceStack } from '../lib/exactly-once-stack';
 
 const app = new App();
-new ExactlyOnceStack(app, 'ExactlyOnceStack', {
-  config: readConfig(app),
+let config: AppConfig;
+try {
+  config = readConfig(app);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  // A bad option is the deployer's to fix: one line saying which and why, no stack trace.
+  console.error(error.message);
+  process.exit(1);
+}
+// One stack per stage (`-c stage=dev|prod`): `ExactlyOnce-dev`, `ExactlyOnce-prod`.
+new ExactlyOnceStack(app, config.stackName, {
+  config,
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-  description: 'Exactly-once effects over at-least-once delivery (reference implementation)',
+  description: `Exactly-once effects over at-least-once delivery (reference implementation), stage ${config.stage}`,
 });
 // Findings fail synth; each acknowledgement in lib/ carries its reason.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,38 +1,155 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from './aspects/reserved-concurrency';
+
+/** A deployment stage. Each deploys as its own stack (`ExactlyOnce-<stage>`), side by side in one account. */
+export type Stage = 'dev' | 'prod';
+export const STAGES: readonly Stage[] = ['dev', 'prod'];
 
 /**
- * Deployment settings, read from CDK context (cdk.json or `-c key=value`).
- * Every value has a safe default so `cdk synth` works with no arguments.
+ * Who provides the account-wide API Gateway CloudWatch Logs role (one per
+ * account and region, shared by every REST API there): `create` makes the stack
+ * create it and set it on the account, and keeps both when the stack is
+ * destroyed, so another stage's access logs keep working; `existing` trusts
+ * that the account already has one (set by another stage or by your platform).
+ */
+export type ApiGatewayAccountRole = 'create' | 'existing';
+
+/**
+ * Deployment settings, read once from CDK context (cdk.json or `-c key=value`).
+ * `cdk synth` works with no arguments (stage `dev`); every value is checked,
+ * and a bad one stops synth with a one-line `ConfigError`.
  */
 export interface AppConfig {
-  /** `destroy` for a demo stack (the default), `retain` or `snapshot` for data you keep. */
+  stage: Stage;
+  /**
+   * The CloudFormation stack name: `ExactlyOnce-<stage>`, or `-c stackName=...` (e.g. `ExactlyOnceStack`
+   * to keep updating a deployment made before stages existed). Every generated resource name starts with it.
+   */
+  stackName: string;
+  /** Tables: `destroy` in dev; `retain` in prod (and only `retain` there). */
   removalPolicy: RemovalPolicy;
-  /** Optional e-mail address subscribed to the alarm topic. */
+  /** Tables refuse DeleteTable (prod). */
+  deletionProtection: boolean;
+  /** Retention of every log group of the stack. */
+  logRetention: RetentionDays;
+  /** The proof kit's fault switch (SSM parameter read by the functions). Never in prod. */
+  faultInjection: boolean;
+  /** Optional e-mail address subscribed to the alarm topic; synth warns when prod has none. */
   alarmEmail?: string;
-  /** API Gateway stage throttling. */
+  /** API Gateway stage throttling: steady rate (requests/s) and burst. */
   apiRateLimit: number;
   apiBurstLimit: number;
+  apiGatewayAccountRole: ApiGatewayAccountRole;
+  /** Lets functions reserve concurrency (refused at synth otherwise; see lib/aspects/reserved-concurrency.ts). */
+  allowReservedConcurrency: boolean;
 }
 
-const REMOVAL_POLICIES: Record<string, RemovalPolicy> = {
-  destroy: RemovalPolicy.DESTROY,
-  retain: RemovalPolicy.RETAIN,
-  snapshot: RemovalPolicy.SNAPSHOT,
+/** A bad context value. bin/app.ts prints its message alone, on one line. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export const STACK_NAME_PREFIX = 'ExactlyOnce';
+
+export function stackNameOf(stage: Stage): string {
+  return `${STACK_NAME_PREFIX}-${stage}`;
+}
+
+/** What each stage means when no option overrides it. dev is the demo: easy to tear down, fault switch on. */
+const STAGE_DEFAULTS: Record<
+  Stage,
+  { removal: 'destroy' | 'retain'; logRetention: RetentionDays; faultInjection: boolean }
+> = {
+  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH, faultInjection: true },
+  prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR, faultInjection: false },
 };
+
+const REMOVAL_POLICIES = { destroy: RemovalPolicy.DESTROY, retain: RemovalPolicy.RETAIN } as const;
 
 export function readConfig(scope: Construct): AppConfig {
   const ctx = (key: string): unknown => scope.node.tryGetContext(key);
-  const removal = String(ctx('removalPolicy') ?? 'destroy');
-  const removalPolicy = REMOVAL_POLICIES[removal];
-  if (removalPolicy === undefined) {
-    throw new Error(`Context removalPolicy must be one of ${Object.keys(REMOVAL_POLICIES).join(', ')}, got "${removal}"`);
+
+  const stage = oneOf('stage', ctx('stage'), STAGES, 'dev');
+  const defaults = STAGE_DEFAULTS[stage];
+
+  if (ctx('removalPolicy') === 'snapshot') {
+    // CloudFormation has no Snapshot deletion policy for DynamoDB tables; point-in-time recovery covers backups.
+    throw new ConfigError(
+      'Context removalPolicy=snapshot is not supported for DynamoDB tables (no CloudFormation snapshot on delete); use retain',
+    );
   }
-  const email = ctx('alarmEmail');
+  const removal = oneOf('removalPolicy', ctx('removalPolicy'), ['destroy', 'retain'] as const, defaults.removal);
+  if (stage === 'prod' && removal !== 'retain') {
+    throw new ConfigError(`Context removalPolicy=${removal} is not allowed with stage=prod: prod tables are retained`);
+  }
+
+  const faultInjection = flag('faultInjection', ctx('faultInjection'), defaults.faultInjection);
+  if (stage === 'prod' && faultInjection) {
+    throw new ConfigError(
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    );
+  }
+
+  const apiRateLimit = positiveNumber('apiRateLimit', ctx('apiRateLimit'), 200, { integer: false });
+  const apiBurstLimit = positiveNumber('apiBurstLimit', ctx('apiBurstLimit'), 400, { integer: true });
+
   return {
-    removalPolicy,
-    alarmEmail: typeof email === 'string' && email.length > 0 ? email : undefined,
-    apiRateLimit: Number(ctx('apiRateLimit') ?? 200),
-    apiBurstLimit: Number(ctx('apiBurstLimit') ?? 400),
+    stage,
+    stackName: cloudFormationStackName('stackName', ctx('stackName')) ?? stackNameOf(stage),
+    removalPolicy: REMOVAL_POLICIES[removal],
+    deletionProtection: stage === 'prod',
+    logRetention: defaults.logRetention,
+    faultInjection,
+    alarmEmail: email('alarmEmail', ctx('alarmEmail')),
+    apiRateLimit,
+    apiBurstLimit,
+    apiGatewayAccountRole: oneOf(
+      'apiGatewayAccountRole',
+      ctx('apiGatewayAccountRole'),
+      ['create', 'existing'] as const,
+      'create',
+    ),
+    allowReservedConcurrency: flag(ALLOW_RESERVED_CONCURRENCY_CONTEXT, ctx(ALLOW_RESERVED_CONCURRENCY_CONTEXT), false),
   };
+}
+
+function oneOf<T extends string>(key: string, value: unknown, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`Context ${key} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+/** `-c key=true|false` arrives as a string; cdk.json and tests may pass a boolean. */
+function flag(key: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new ConfigError(`Context ${key} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function positiveNumber(key: string, value: unknown, fallback: number, options: { integer: boolean }): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n <= 0 || (options.integer && !Number.isInteger(n))) {
+    const what = options.integer ? 'a positive integer' : 'a positive number';
+    throw new ConfigError(`Context ${key} must be ${what}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function cloudFormationStackName(key: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(value)) return value;
+  throw new ConfigError(
+    `Context ${key} must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got ${JSON.stringify(value)}`,
+  );
+}
+
+function email(key: string, value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  // A shape check only: SNS sends a confirmation mail, which is the real test.
+  if (typeof value === 'string' && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return value;
+  throw new ConfigError(`Context ${key} must be an e-mail address, got ${JSON.stringify(value)}`);
 }

@@ -1,7 +1,8 @@
-import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, AspectPriority, Aspects, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { applyCorrectnessAspects } from './aspects';
+import { LogRetentionAspect } from './aspects/log-retention';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
 import { FaultInjectionSwitch } from './constructs/fault-injection';
@@ -17,28 +18,39 @@ export interface ExactlyOnceStackProps extends StackProps {
 }
 
 /**
- * The whole system. It only composes: one construct per concern, and the
- * grants where two concerns meet.
+ * The whole system, for one stage. It only composes: one construct per
+ * concern, and the grants where two concerns meet. No resource gets an
+ * explicit physical name, so every stage's names derive from its own stack
+ * name and stages deploy side by side.
  */
 export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
 
-    const storage = new Storage(this, 'Storage', { removalPolicy: config.removalPolicy });
+    const storage = new Storage(this, 'Storage', {
+      removalPolicy: config.removalPolicy,
+      deletionProtection: config.deletionProtection,
+    });
 
-    const api = new OrdersApi(this, 'OrdersApi', {
+    const ordersApi = new OrdersApi(this, 'OrdersApi', {
       ordersTableName: storage.ordersTable.tableName,
       idempotencyTableName: storage.idempotencyTable.tableName,
       idempotencyKeyExpiry: IDEMPOTENCY_KEY_EXPIRY,
       rateLimit: config.apiRateLimit,
       burstLimit: config.apiBurstLimit,
+      createAccountLoggingRole: config.apiGatewayAccountRole === 'create',
     });
     // Transactions need each item action on the table: the order put and the outbox put.
-    grantTableActions(api.createOrder.fn, storage.ordersTable, ['PutItem', 'GetItem']);
-    grantTableActions(api.createOrder.fn, storage.idempotencyTable, ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem']);
-    grantTableActions(api.cancelOrder.fn, storage.ordersTable, ['GetItem', 'UpdateItem', 'PutItem']);
-    grantTableActions(api.getOrder.fn, storage.ordersTable, ['GetItem']);
+    grantTableActions(ordersApi.createOrder.fn, storage.ordersTable, ['PutItem', 'GetItem']);
+    grantTableActions(ordersApi.createOrder.fn, storage.idempotencyTable, [
+      'PutItem',
+      'GetItem',
+      'UpdateItem',
+      'DeleteItem',
+    ]);
+    grantTableActions(ordersApi.cancelOrder.fn, storage.ordersTable, ['GetItem', 'UpdateItem', 'PutItem']);
+    grantTableActions(ordersApi.getOrder.fn, storage.ordersTable, ['GetItem']);
 
     const pipelines = new Pipelines(this, 'Pipelines', {
       effectsTableName: storage.effectsTable.tableName,
@@ -50,50 +62,65 @@ export class ExactlyOnceStack extends Stack {
       grantTableActions(consumer.fn, storage.providerLogTable, ['UpdateItem']);
     }
 
-    const relay = new OutboxRelay(this, 'OutboxRelay', {
+    const outbox = new OutboxRelay(this, 'OutboxRelay', {
       ordersTable: storage.ordersTable,
       fifoQueueUrl: pipelines.fulfilment.queues.queue.queueUrl,
       standardQueueUrl: pipelines.loyalty.queues.queue.queueUrl,
     });
-    for (const publisher of [relay.relay, relay.sweeper]) {
+    for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
       pipelines.fulfilment.queues.queue.grantSendMessages(publisher.fn);
       pipelines.loyalty.queues.queue.grantSendMessages(publisher.fn);
       grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
     }
-    grantIndexActions(relay.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+    grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
 
-    const faultSwitch = new FaultInjectionSwitch(this, 'FaultInjection');
-    for (const f of [relay.relay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer]) faultSwitch.attach(f.fn);
+    // The proof kit's fault switch: never in prod (config refuses it), so no one can switch off a safeguard there.
+    const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;
+    if (faultSwitch !== undefined) {
+      for (const f of [outbox.streamRelay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer])
+        faultSwitch.attach(f.fn);
+    }
 
-    const reads = new EffectsReadApi(this, 'EffectsReadApi', { api, effectsTableName: storage.effectsTable.tableName });
+    const reads = new EffectsReadApi(this, 'EffectsReadApi', {
+      ordersApi,
+      effectsTableName: storage.effectsTable.tableName,
+    });
     grantTableActions(reads.getCustomer.fn, storage.effectsTable, ['GetItem']);
     grantTableActions(reads.getInventory.fn, storage.effectsTable, ['GetItem']);
 
     const functions = {
-      'create-order': api.createOrder,
-      'cancel-order': api.cancelOrder,
-      'get-order': api.getOrder,
+      'create-order': ordersApi.createOrder,
+      'cancel-order': ordersApi.cancelOrder,
+      'get-order': ordersApi.getOrder,
       'get-customer': reads.getCustomer,
       'get-inventory': reads.getInventory,
-      'outbox-relay': relay.relay,
-      'outbox-sweeper': relay.sweeper,
+      'outbox-relay': outbox.streamRelay,
+      'outbox-sweeper': outbox.sweeper,
       'fulfilment-consumer': pipelines.fulfilment.consumer,
       'loyalty-consumer': pipelines.loyalty.consumer,
     };
     new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
-      api: api.api,
+      api: ordersApi.api,
       pipelines: [pipelines.fulfilment, pipelines.loyalty],
-      relay: relay.relay.fn,
-      relayFailureQueue: relay.failureQueue,
-      otherDeadLetterQueues: relay.sweeper.asyncDeadLetterQueue
-        ? [{ name: 'sweeper async DLQ', queue: relay.sweeper.asyncDeadLetterQueue }]
+      relay: outbox.streamRelay.fn,
+      relayFailureQueue: outbox.failureQueue,
+      otherDeadLetterQueues: outbox.sweeper.asyncDeadLetterQueue
+        ? [{ name: 'sweeper async DLQ', queue: outbox.sweeper.asyncDeadLetterQueue }]
         : [],
-      sweepAge: relay.sweepAge,
+      sweepAge: outbox.sweepAge,
       functions: Object.entries(functions).map(([name, f]) => ({ name, fn: f.fn })),
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: api.api.url });
+    if (config.stage === 'prod' && config.alarmEmail === undefined) {
+      Annotations.of(this).addWarningV2(
+        'ExactlyOnce:NoAlarmEmail',
+        'stage=prod without -c alarmEmail=...: alarms reach an SNS topic nobody is subscribed to.',
+      );
+    }
+
+    new CfnOutput(this, 'Stage', { value: config.stage });
+    new CfnOutput(this, 'ApiUrl', { value: ordersApi.api.url });
     new CfnOutput(this, 'OrdersTableName', { value: storage.ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: storage.idempotencyTable.tableName });
     new CfnOutput(this, 'EffectsTableName', { value: storage.effectsTable.tableName });
@@ -102,15 +129,17 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'FulfilmentDlqUrl', { value: pipelines.fulfilment.queues.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
     new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
-    new CfnOutput(this, 'RelayFailureQueueUrl', { value: relay.failureQueue.queueUrl });
-    new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
+    new CfnOutput(this, 'RelayFailureQueueUrl', { value: outbox.failureQueue.queueUrl });
+    // `npm run dlq` finds every DLQ by these output names.
+    if (outbox.sweeper.asyncDeadLetterQueue)
+      new CfnOutput(this, 'SweeperDlqUrl', { value: outbox.sweeper.asyncDeadLetterQueue.queueUrl });
+    if (faultSwitch !== undefined)
+      new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
+
+    // The stage decides how long logs are kept, for every log group whichever construct made it.
+    Aspects.of(this).add(new LogRetentionAspect(config.logRetention), { priority: AspectPriority.MUTATING });
 
     // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
     applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
-
-    Validations.of(this).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray tracing (PutTraceSegments/PutTelemetryRecords) and dynamodb:ListStreams do not support resource-level permissions.',
-    });
   }
 }

@@ -18,10 +18,13 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --rate N                       requests per second overall (default: as fast as possible)
   --seed N                       makes the request plan reproducible, and seeds the fault rolls
   --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
-  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive (default: none)
+  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive,provider-outage
+                                 (default: none)
   --fault-rate P                 probability per message for in-function faults (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
+  --provider-outage-seconds S    provider-outage: how long the providers are down in the seeded window,
+                                 besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants over every order in the stack
@@ -41,6 +44,7 @@ async function main(): Promise<number> {
       'fault-rate': { type: 'string', default: '0.1' },
       'slow-seconds': { type: 'string', default: '8' },
       poison: { type: 'string', default: '3' },
+      'provider-outage-seconds': { type: 'string', default: '10' },
       'local-visibility': { type: 'string', default: '5' },
       stack: { type: 'string' },
       'report-dir': { type: 'string', default: 'loadtest-results' },
@@ -94,6 +98,7 @@ async function main(): Promise<number> {
         slowSeconds: Number(values['slow-seconds']),
         poisonPerQueue: positiveInt(values.poison!, '--poison', true),
         localVisibilitySeconds: positiveInt(values['local-visibility']!, '--local-visibility', true),
+        providerOutageSeconds: positiveInt(values['provider-outage-seconds']!, '--provider-outage-seconds', true),
       },
       callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,
       // Live progress only on a terminal; in CI logs, a line per phase.

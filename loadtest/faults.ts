@@ -1,17 +1,12 @@
-import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SetQueueAttributesCommand,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FaultPlan } from '../lambdas/domain/faults';
+import { seeded, type FaultPlan } from '../lambdas/domain/faults';
+import { redrive } from '../ops/dlq/messages';
+import { discoverDeadLetterQueues } from '../ops/dlq/queues';
 import type { Target } from './target';
 
 /**
@@ -19,8 +14,29 @@ import type { Target } from './target';
  * stack's SSM parameter. Faults inside the functions come from the plan; the
  * kit itself adds poison messages and a DLQ redrive step.
  */
-export type FaultName = 'crash' | 'slow' | 'transient' | 'poison' | 'relay-crash' | 'resend' | 'redrive';
-export const ALL_FAULTS: FaultName[] = ['crash', 'slow', 'transient', 'poison', 'relay-crash', 'resend', 'redrive'];
+export type FaultName =
+  | 'crash'
+  | 'slow'
+  | 'transient'
+  | 'poison'
+  | 'relay-crash'
+  | 'resend'
+  | 'redrive'
+  // ---- provider outage (begin) ----
+  | 'provider-outage';
+// ---- provider outage (end) ----
+export const ALL_FAULTS: FaultName[] = [
+  'crash',
+  'slow',
+  'transient',
+  'poison',
+  'relay-crash',
+  'resend',
+  'redrive',
+  // ---- provider outage (begin) ----
+  'provider-outage',
+  // ---- provider outage (end) ----
+];
 
 export interface FaultSettings {
   enabled: FaultName[];
@@ -38,11 +54,45 @@ export interface FaultSettings {
    * comes back in seconds instead of minutes, and the slow fault can outlive it.
    */
   localVisibilitySeconds?: number;
+  // ---- provider outage (begin) ----
+  /** How long the providers are down in one window of the `provider-outage` fault (default 10 s). */
+  providerOutageSeconds?: number;
+  // ---- provider outage (end) ----
+  // ---- consumer outage (retry budget) --------------------------------------------------------
+  /**
+   * Every consumer try fails (transiently) for this many seconds after the plan
+   * is switched on and read, then the outage ends: longer than the old 30 s
+   * retry budget, it would have dead-lettered live traffic. Off when unset or 0.
+   */
+  consumerOutageSeconds?: number;
+  // ---- end consumer outage --------------------------------------------------------------------
 }
 
-export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
+// ---- provider outage (begin) ----
+/**
+ * The outage window: it opens a seeded 0-5 s after every function has re-read
+ * the plan (so it falls inside the load) and lasts `providerOutageSeconds`.
+ * Wall-clock instants, so every process sees the same window.
+ */
+export function providerOutageWindow(
+  settings: FaultSettings,
+  seed: number | undefined,
+  now: Date,
+): { from: string; until: string } {
+  const offsetMs = Math.floor((seed === undefined ? Math.random() : seeded(seed)()) * 5_000);
+  const from = now.getTime() + FAULT_SWITCH_DELAY_MS + offsetMs;
+  const until = from + (settings.providerOutageSeconds ?? 10) * 1000;
+  return { from: new Date(from).toISOString(), until: new Date(until).toISOString() };
+}
+// ---- provider outage (end) ----
+
+export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Date()): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   return {
+    // ---- provider outage (begin) ----
+    providerOutage: on('provider-outage') ? settings.rate : undefined,
+    providerOutageWindow: on('provider-outage') ? providerOutageWindow(settings, seed, now) : undefined,
+    // ---- provider outage (end) ----
     seed,
     crashAfterEffect: on('crash') ? settings.rate : undefined,
     slowHandler: on('slow') ? settings.rate : undefined,
@@ -51,8 +101,20 @@ export function faultPlanOf(settings: FaultSettings, seed?: number): FaultPlan {
     relayCrashAfterPublish: on('relay-crash') ? settings.rate : undefined,
     producerResend: on('resend') ? settings.rate : undefined,
     disableInboxClaim: settings.disableInboxClaim,
+    ...consumerOutageOf(settings),
   };
 }
+
+// ---- consumer outage (retry budget) ----------------------------------------------------------
+
+/** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
+function consumerOutageOf(settings: FaultSettings): Pick<FaultPlan, 'consumerOutageUntil'> {
+  const seconds = settings.consumerOutageSeconds ?? 0;
+  if (seconds <= 0) return {};
+  return { consumerOutageUntil: new Date(Date.now() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
+}
+
+// ---- end consumer outage ---------------------------------------------------------------------
 
 export async function setFaultPlan(target: Target, plan: FaultPlan): Promise<void> {
   const json = JSON.stringify(plan);
@@ -134,9 +196,11 @@ export async function seedDeadLetters(target: Target, runId: string, count: numb
 }
 
 /**
- * The DLQ redrive step, done the portable way (receive, send to the source,
- * delete): every message that is not a known poison message goes back to its
- * source queue; poison stays in the DLQ where it belongs. Returns how many moved.
+ * The operator's recovery, with the DLQ tool's own redrive (npm run dlq):
+ * every consumer DLQ of the stack, this run's messages only (on a shared stack
+ * the others are someone else's to judge), poison left where it belongs. A
+ * message SQS moved after maxReceiveCount carries no cause, so poison is also
+ * recognised by its body. Returns how many moved.
  */
 export async function redriveDeadLetters(
   target: Target,
@@ -144,49 +208,14 @@ export async function redriveDeadLetters(
   isThisRuns: (body: string) => boolean = () => true,
 ): Promise<number> {
   let moved = 0;
-  const pairs = [
-    { dlq: target.outputs.LoyaltyDlqUrl, source: target.outputs.LoyaltyQueueUrl, fifo: false },
-    { dlq: target.outputs.FulfilmentDlqUrl, source: target.outputs.FulfilmentQueueUrl, fifo: true },
-  ];
-  for (const { dlq, source, fifo } of pairs) {
-    const kept: string[] = [];
-    for (let round = 0; round < 50; round++) {
-      const { Messages = [] } = await target.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: dlq,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-          VisibilityTimeout: 30,
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      // Only this run's messages move: on a shared stack, other DLQ messages are someone else's to judge.
-      const movable = Messages.filter((m) => !isPoison(m.Body ?? '') && isThisRuns(m.Body ?? ''));
-      kept.push(...Messages.filter((m) => !movable.includes(m)).map((m) => m.ReceiptHandle!));
-      if (Messages.length === 0) break;
-      for (const message of movable) {
-        await target.sqs.send(
-          new SendMessageCommand({
-            QueueUrl: source,
-            MessageBody: message.Body,
-            ...(fifo
-              ? {
-                  MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive',
-                  MessageDeduplicationId: `redrive-${message.MessageId}`,
-                }
-              : {}),
-          }),
-        );
-        await target.sqs.send(new DeleteMessageCommand({ QueueUrl: dlq, ReceiptHandle: message.ReceiptHandle }));
-        moved += 1;
-      }
-    }
-    // What stays (poison, other runs' messages) is visible again at once for the final DLQ inventory.
-    for (const handle of kept) {
-      await target.sqs.send(
-        new ChangeMessageVisibilityCommand({ QueueUrl: dlq, ReceiptHandle: handle, VisibilityTimeout: 0 }),
-      );
-    }
+  for (const queue of discoverDeadLetterQueues(target.outputs).filter((q) => q.kind === 'consumer')) {
+    const result = await redrive(target.sqs, queue, {
+      max: 0,
+      all: true,
+      select: (message) => !isPoison(message.body) && isThisRuns(message.body),
+      waitSeconds: 1,
+    });
+    moved += result.moved.length;
   }
   return moved;
 }
@@ -241,7 +270,9 @@ export async function switchFaultsOn(
   log: (line: string) => void,
 ): Promise<{ inFunction: boolean; off(): Promise<void> }> {
   const inFunction =
-    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') || (settings.disableInboxClaim?.length ?? 0) > 0;
+    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
+    (settings.disableInboxClaim?.length ?? 0) > 0 ||
+    (settings.consumerOutageSeconds ?? 0) > 0;
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =
     inFunction && target.kind === 'local' && visibility > 0

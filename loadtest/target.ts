@@ -1,10 +1,15 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import {
+  deployedStackOutputs,
+  LOCAL_CREDENTIALS,
+  LOCAL_OUTPUTS_FILE,
+  localStackOutputs,
+  requiredOutput,
+} from '../ops/stack';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -31,28 +36,15 @@ export interface Target {
   close(): void;
 }
 
-// The same settings `npm start` reads, so a runtime started with other paths is still found.
-export const LOCAL_OUTPUTS_FILE = path.resolve(
-  process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'),
-);
+export { LOCAL_OUTPUTS_FILE };
 export const LOCAL_FAULTS_FILE = path.resolve(
   process.env.FAULTS_FILE ?? path.join(__dirname, '..', '.local', 'faults.json'),
 );
 
-interface LocalOutputsFile {
-  stackName: string;
-  region: string;
-  endpoints: { dynamodb?: string; sqs?: string };
-  stackOutputs: Record<string, string>;
-}
-
 /** The local runtime, as `npm start` (or a test) left it in its outputs file. */
 export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
-  const file = options.outputsFile ?? LOCAL_OUTPUTS_FILE;
-  if (!fs.existsSync(file))
-    throw new Error(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
-  const outputs = JSON.parse(fs.readFileSync(file, 'utf8')) as LocalOutputsFile;
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const outputs = localStackOutputs(options.outputsFile ?? LOCAL_OUTPUTS_FILE);
+  const credentials = LOCAL_CREDENTIALS;
   // Locally the access key id is the caller; several callers exercise per-caller key scoping.
   const callers = Array.from({ length: options.callers ?? 3 }, (_, i) => {
     const accessKeyId = `AKIALOADTEST${String(i + 1).padStart(4, '0')}`;
@@ -63,14 +55,14 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
   });
   return {
     kind: 'local',
-    name: outputs.stackName,
-    region: outputs.region,
-    apiUrl: required(outputs.stackOutputs, 'ApiUrl'),
-    outputs: outputs.stackOutputs,
+    name: outputs.name,
+    region: outputs.region!,
+    apiUrl: requiredOutput(outputs.outputs, 'ApiUrl'),
+    outputs: outputs.outputs,
     callers,
     ...clients(
       new DynamoDBClient({ endpoint: outputs.endpoints.dynamodb, region: outputs.region, credentials }),
-      // An explicit endpoint, or SDK v3 follows fauxqs's unresolvable queue-URL host (DESIGN 8).
+      // An explicit endpoint, or SDK v3 follows fauxqs's queue-URL host (sqs.<region>.localhost), which may not resolve.
       new SQSClient({ endpoint: outputs.endpoints.sqs, region: outputs.region, credentials }),
     ),
     faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE },
@@ -79,10 +71,7 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
 
 /** A deployed stack: outputs from CloudFormation, requests signed with the user's own credentials. */
 export async function awsTarget(stackName: string): Promise<Target> {
-  const cloudFormation = new CloudFormationClient({});
-  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
-  cloudFormation.destroy();
-  const outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey!, o.OutputValue!]));
+  const { outputs } = await deployedStackOutputs(stackName);
   const sts = new STSClient({});
   const identity = await sts.send(new GetCallerIdentityCommand({}));
   const region = await sts.config.region();
@@ -92,11 +81,11 @@ export async function awsTarget(stackName: string): Promise<Target> {
     kind: 'aws',
     name: stackName,
     region,
-    apiUrl: required(outputs, 'ApiUrl'),
+    apiUrl: requiredOutput(outputs, 'ApiUrl'),
     outputs,
     callers: [{ arn: identity.Arn!, credentials }],
     ...clients(new DynamoDBClient({}), new SQSClient({})),
-    faultSwitch: { parameterName: required(outputs, 'FaultParameterName') },
+    faultSwitch: { parameterName: requiredOutput(outputs, 'FaultParameterName') },
   };
 }
 
@@ -109,10 +98,4 @@ function clients(dynamodb: DynamoDBClient, sqs: SQSClient) {
       sqs.destroy();
     },
   };
-}
-
-function required(outputs: Record<string, string>, name: string): string {
-  const value = outputs[name];
-  if (value === undefined) throw new Error(`The stack has no output ${name}`);
-  return value;
 }

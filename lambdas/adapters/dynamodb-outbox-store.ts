@@ -26,9 +26,7 @@ export class DynamoDbOutboxStore implements OutboxStore {
 
   async pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]> {
     const perShard = await Promise.all(
-      this.shards().map((shard) =>
-        this.queryShard(shard, { before: olderThan.toISOString(), limit }),
-      ),
+      this.shards().map((shard) => this.queryShard(shard, { before: olderThan.toISOString(), limit })),
     );
     return perShard
       .flat()
@@ -38,7 +36,10 @@ export class DynamoDbOutboxStore implements OutboxStore {
 
   async oldestPendingCreatedAt(): Promise<string | undefined> {
     const heads = await Promise.all(this.shards().map((shard) => this.queryShard(shard, { limit: 1 })));
-    const oldest = heads.flat().map((p) => p.createdAt).sort()[0];
+    const oldest = heads
+      .flat()
+      .map((p) => p.createdAt)
+      .sort()[0];
     return oldest;
   }
 
@@ -51,12 +52,20 @@ export class DynamoDbOutboxStore implements OutboxStore {
       new QueryCommand({
         TableName: this.tableName,
         IndexName: PENDING_OUTBOX_INDEX,
-        KeyConditionExpression: options.before === undefined ? 'pendingShard = :s' : 'pendingShard = :s AND createdAt < :before',
-        ExpressionAttributeValues: { ':s': shard, ...(options.before === undefined ? {} : { ':before': options.before }) },
+        KeyConditionExpression:
+          options.before === undefined ? 'pendingShard = :s' : 'pendingShard = :s AND createdAt < :before',
+        ExpressionAttributeValues: {
+          ':s': shard,
+          ...(options.before === undefined ? {} : { ':before': options.before }),
+        },
         Limit: options.limit,
         ScanIndexForward: true,
       }),
     );
-    return (Items ?? []).map((item) => ({ event: item.event as OrderEvent, createdAt: String(item.createdAt) }));
+    return (Items ?? []).map((item) => ({
+      itemKey: `${String(item.pk)}/${String(item.sk)}`,
+      event: item.event,
+      createdAt: String(item.createdAt),
+    }));
   }
 }

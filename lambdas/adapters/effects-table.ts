@@ -2,12 +2,17 @@
  * Layout of the Effects table: the consumers' inbox and the effects it guards,
  * in one table so each claim and its effect commit in one transaction.
  *
- *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`)
+ *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`), and what became
+ *                                                     of its provider call: `providerCallDoneAt` once the
+ *                                                     provider accepted it, `supersededBy` once a later event
+ *                                                     of the same entity was applied (its call must not follow)
  *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
  *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
  *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
  */
 export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
+export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
+export const SUPERSEDED_BY_ATTRIBUTE = 'supersededBy';
 
 export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${consumer}#${eventId}`, sk: 'INBOX' });
 export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });

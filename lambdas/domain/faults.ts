@@ -26,6 +26,25 @@ export interface FaultPlan {
    * a system whose numbers matter.
    */
   disableInboxClaim?: string[];
+  // ---- provider outage (begin) ----
+  /** Providers: a call fails before reaching the provider (a 5xx or timeout), with this probability. */
+  providerOutage?: number;
+  /**
+   * Providers: every call fails between these instants (ISO-8601), the same
+   * window in every process: the warehouse or mail service is down for a while.
+   */
+  providerOutageWindow?: { from: string; until: string };
+  /** Providers the outage applies to (`warehouse`, `mail`); every provider when absent. */
+  providerOutageProviders?: string[];
+  // ---- provider outage (end) ----
+  // ---- consumer outage (retry budget) --------------------------------------------------------
+  /**
+   * Consumers: until this ISO time every try throws a transient error (an outage of
+   * everything behind the consumer); from then on the fault is gone. Proves a
+   * dependency down for longer than a short retry budget dead-letters nothing.
+   */
+  consumerOutageUntil?: string;
+  // ---- end consumer outage --------------------------------------------------------------------
   /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
    * a restarted process must not replay the roll that crashed its predecessor.
@@ -53,6 +72,32 @@ export function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+// ---- provider outage (begin) ----
+export class InjectedProviderOutage extends Error {
+  constructor(provider: string) {
+    super(`Injected outage of provider ${provider}`);
+    this.name = 'InjectedProviderOutage';
+  }
+}
+
+/** True when a call to `provider` at `now` must fail: inside the outage window, or by the per-call roll. */
+export function providerDown(plan: FaultPlan, provider: string, now: Date): boolean {
+  if (plan.providerOutageProviders !== undefined && !plan.providerOutageProviders.includes(provider)) return false;
+  const window = plan.providerOutageWindow;
+  if (window !== undefined && now >= new Date(window.from) && now < new Date(window.until)) return true;
+  return roll(plan.providerOutage, plan);
+}
+
+function parseOutageWindow(raw: unknown): FaultPlan['providerOutageWindow'] {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const { from, until } = raw as Record<string, unknown>;
+  if (typeof from !== 'string' || typeof until !== 'string') return undefined;
+  const start = Date.parse(from);
+  const end = Date.parse(until);
+  return Number.isFinite(start) && Number.isFinite(end) && start < end ? { from, until } : undefined;
+}
+// ---- provider outage (end) ----
 
 export class InjectedTransientError extends Error {
   constructor(where: string) {
@@ -82,5 +127,27 @@ export function parseFaultPlan(raw: unknown, salt = 0): FaultPlan {
     relayCrashAfterPublish: rate('relayCrashAfterPublish'),
     producerResend: rate('producerResend'),
     disableInboxClaim: Array.isArray(disabled) ? disabled.filter((d): d is string => typeof d === 'string') : undefined,
+    // ---- provider outage (begin) ----
+    providerOutage: rate('providerOutage'),
+    providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
+    providerOutageProviders: Array.isArray(source.providerOutageProviders)
+      ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
+      : undefined,
+    // ---- provider outage (end) ----
+    ...parseConsumerOutage(source),
   };
 }
+
+// ---- consumer outage (retry budget) ----------------------------------------------------------
+
+function parseConsumerOutage(source: Record<string, unknown>): Pick<FaultPlan, 'consumerOutageUntil'> {
+  const until = source.consumerOutageUntil;
+  return typeof until === 'string' && !Number.isNaN(Date.parse(until)) ? { consumerOutageUntil: until } : {};
+}
+
+/** Whether the plan's consumer outage is still going on at `now`. */
+export function inConsumerOutage(plan: Pick<FaultPlan, 'consumerOutageUntil'>, now: number = Date.now()): boolean {
+  return plan.consumerOutageUntil !== undefined && now < Date.parse(plan.consumerOutageUntil);
+}
+
+// ---- end consumer outage ---------------------------------------------------------------------

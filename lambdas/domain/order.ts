@@ -5,15 +5,37 @@ import { z } from 'zod';
 export const MAX_ITEMS = 50;
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * Customer ids and SKUs: 1-64 of ASCII letters, digits and `._:-`. Every one
+ * of these can be carried in an SQS message body, a DynamoDB key and a URL
+ * path segment; a wider set let in characters SQS refuses (U+FFFE, U+FFFF),
+ * so an order was accepted whose event could never be published. The length
+ * is a separate rule so that each failure gets one clear message.
+ */
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9._:-]*$/;
+export const MAX_IDENTIFIER_LENGTH = 64;
+const identifierSchema = z
+  .string()
+  .min(1)
+  .max(MAX_IDENTIFIER_LENGTH)
+  .regex(IDENTIFIER_PATTERN, { message: 'Only ASCII letters, digits and . _ : - are allowed.' });
+
+/**
+ * An order line as events carry it. Deliberately as lenient as it was when
+ * events already in flight were written: consumers must still read them.
+ */
 export const orderLineSchema = z.strictObject({
   sku: z.string().min(1).max(64),
   quantity: z.int().min(1).max(1_000_000),
   unitPriceCents: z.int().min(0).max(100_000_000),
 });
 
+/** An order line as the API accepts it: the SKU is an identifier. */
+const requestedOrderLineSchema = orderLineSchema.extend({ sku: identifierSchema });
+
 export const placeOrderRequestSchema = z.strictObject({
-  customerId: z.string().min(1).max(128),
-  items: z.array(orderLineSchema).min(1).max(MAX_ITEMS),
+  customerId: identifierSchema,
+  items: z.array(requestedOrderLineSchema).min(1).max(MAX_ITEMS),
 });
 
 export type OrderLine = z.infer<typeof orderLineSchema>;

@@ -10,8 +10,16 @@ import { consumerWiring } from './consumer-wiring';
  * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessorAsync handles
  * records one at a time and, after a failure, fails the rest of that message
  * group (skipGroupOnError), so an order's events are never applied out of order.
+ *
+ * Retry budget on FIFO: a record skipped behind a failure is received, and
+ * counted by SQS, without being tried. So the consumer counts its own failed
+ * tries (consumer-support, tryLimit) and dead-letters a record itself once they
+ * are spent; the queue's maxReceiveCount is set far higher (tries x batch size)
+ * as a backstop for crashes. A record behind a failing head therefore waits,
+ * untried, however long the head takes, and is tried once the head is applied
+ * or has gone to the DLQ.
  */
-const wiring = consumerWiring({ consumer: 'fulfilment', fifo: true, backoffCapSeconds: 60 });
+const wiring = consumerWiring({ consumer: 'fulfilment', fifo: true });
 const settings = wiring.settings;
 const deps = {
   ledger: new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions),
@@ -31,8 +39,11 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
         return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps), faults);
       },
       processor,
-      // Only the failed record's own group stops; other orders' groups go on.
-      { context, skipGroupOnError: true },
+      // Only the failed record's own group stops; other orders' groups go on. A batch in which
+      // every record fails is reported record by record too: thrown, it would skip the release
+      // below (the group would stay locked for the whole visibility timeout) and count as a
+      // function error, which is what the errors alarm watches.
+      { context, skipGroupOnError: true, throwOnFullBatchFailure: false },
     );
     await releaseSkipped(event, response, attempted);
     return response;

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { callerPrincipal } from '../domain/caller';
 import { logger } from '../shared/observability';
 
 /**
@@ -54,18 +55,27 @@ export function headerValues(event: APIGatewayProxyEvent, name: string): string[
 }
 
 /**
- * The authenticated principal (IAM auth). Idempotency keys and orders are
- * scoped to it, so two callers can never collide on a key.
+ * The authenticated principal (IAM auth): the role, not the session (see
+ * callerPrincipal). Idempotency keys and orders are scoped to it, so two
+ * callers never collide on a key and one caller's retry after a credential
+ * rotation lands in the same key space.
  */
 export function callerOf(event: APIGatewayProxyEvent): string | undefined {
-  const identity = event.requestContext?.identity;
-  return identity?.userArn ?? identity?.caller ?? identity?.accessKey ?? undefined;
+  const identity = event.requestContext?.identity ?? {};
+  const caller = callerPrincipal(identity);
+  if (caller === undefined) {
+    logger.warn('No usable caller identity', {
+      userArn: identity.userArn,
+      cognitoIdentityId: identity.cognitoIdentityId,
+    });
+  }
+  return caller;
 }
 
 export const FORBIDDEN = problem({
   status: 403,
   title: 'Forbidden',
-  detail: 'The request carries no authenticated caller.',
+  detail: 'The request carries no caller identity (an IAM user, a role, a federated user, root or a Cognito identity).',
 });
 
 export function notFound(detail: string): HttpResponse {
@@ -73,12 +83,17 @@ export function notFound(detail: string): HttpResponse {
 }
 
 export function serviceUnavailable(): HttpResponse {
+  // No "nothing was written" here: the order may have committed while its
+  // idempotency record could not be completed. What holds in every case is
+  // that a retry is safe.
   return problem(
     {
       status: 503,
       title: 'Service Unavailable',
       detail:
-        'A dependency is unavailable; nothing was half-written. Retry the request (a POST with the same Idempotency-Key).',
+        'A dependency is unavailable or throttling, so the request may or may not have taken effect. Retrying is safe: ' +
+        'a POST /orders with the same Idempotency-Key returns the same order and never places a second one; ' +
+        'a cancel or a read can be repeated as is.',
     },
     { 'Retry-After': '1' },
   );
@@ -88,26 +103,57 @@ export function internalError(): HttpResponse {
   return problem({ status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred.' });
 }
 
-const RETRYABLE_CLIENT_ERRORS = new Set([
+/** Errors that say "not now" (throttling, a conflicting transaction), not "never": retrying can succeed. */
+const TRANSIENT_ERRORS = new Set([
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
   'TransactionConflictException',
   'TransactionInProgressException',
-  'TransactionCanceledException',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
 ]);
+
+/** The same, as DynamoDB names them in a cancelled transaction's CancellationReasons. */
+const TRANSIENT_CANCELLATION_REASONS = new Set([
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'ThrottlingException',
+  'TransactionConflict',
+  'TransactionInProgressException',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
 
 /**
  * Whether an error means a dependency (DynamoDB) is down, throttling or
  * conflicting rather than a bug: those earn a 503 and a retry; a bug earns a 500.
+ *
+ * A cancelled transaction is judged by its reasons: it is transient only when
+ * every reason that cancelled it is. A ValidationError (an item too large, a
+ * bad expression) or an unexpected condition failure would fail the same way
+ * on every retry, so telling the client to retry would be a lie: that is a 500.
  */
 export function isDependencyFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const sdk = error as Error & { $fault?: string; code?: string; cause?: unknown };
-  if (sdk.$fault === 'server' || RETRYABLE_CLIENT_ERRORS.has(error.name)) return true;
-  if (sdk.code === 'ECONNREFUSED' || sdk.code === 'ECONNRESET' || sdk.code === 'ETIMEDOUT') return true;
-  if (error.name === 'TimeoutError') return true;
+  const sdk = error as Error & { $fault?: string; code?: string; cause?: unknown; CancellationReasons?: unknown };
+  if (error.name === 'TransactionCanceledException') return cancelledByTransientReasons(sdk.CancellationReasons);
+  if (sdk.$fault === 'server' || TRANSIENT_ERRORS.has(error.name)) return true;
+  if (sdk.code !== undefined && NETWORK_ERROR_CODES.has(sdk.code)) return true;
   return sdk.cause !== undefined && isDependencyFailure(sdk.cause);
+}
+
+function cancelledByTransientReasons(reasons: unknown): boolean {
+  if (!Array.isArray(reasons)) return false;
+  const codes = reasons.map((r) => (r as { Code?: unknown } | undefined)?.Code).filter((code) => code !== 'None');
+  return (
+    codes.length > 0 && codes.every((code) => typeof code === 'string' && TRANSIENT_CANCELLATION_REASONS.has(code))
+  );
 }
 
 /** Last-resort mapping for every API handler: 503 for a dependency, 500 for a bug, never a stack trace. */

@@ -12,7 +12,7 @@ import { consumerWiring } from './consumer-wiring';
  * e-mail. Records are independent, so Powertools processes them in parallel and
  * reports exactly the failed message ids.
  */
-const wiring = consumerWiring({ consumer: 'loyalty', fifo: false, backoffCapSeconds: 300 });
+const wiring = consumerWiring({ consumer: 'loyalty', fifo: false });
 const settings = wiring.settings;
 const deps = {
   ledger: new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions),
@@ -39,7 +39,9 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
           faults,
         ),
       processor,
-      { context },
+      // Every record failed is still a partial response (all ids), not a thrown error: each
+      // record keeps its own backoff, and the batch does not count as a function error.
+      { context, throwOnFullBatchFailure: false },
     );
   } finally {
     flushMetrics();

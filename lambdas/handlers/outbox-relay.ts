@@ -2,6 +2,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEven
 import { faultSourceFromEnv } from '../adapters/fault-sources';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
 import type { OrderEvent } from '../domain/events';
+import { checkOutboxEvent } from '../domain/outbox-event';
 import { roll } from '../domain/faults';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
@@ -12,7 +13,8 @@ import { outboxWiring } from './outbox-wiring';
  * Outbox relay on the Orders table stream. The event source mapping's filter
  * admits only INSERTs of outbox items; the relay publishes them and reports
  * exactly the records it could not publish, by sequence number, so Lambda
- * retries from the first of them (bisecting, then the on-failure queue).
+ * retries from the first of them (bisecting, then the on-failure queue). An
+ * item that can never be published is skipped and counted instead (below).
  */
 const faultSource = faultSourceFromEnv();
 const deps = outboxWiring();
@@ -22,16 +24,27 @@ export const handler = async (event: DynamoDBStreamEvent, context: Context): Pro
   try {
     const failures: string[] = [];
     const relayable: { record: DynamoDBRecord; event: OrderEvent }[] = [];
+    let malformed = 0;
     for (const record of event.Records) {
       const outboxEvent = outboxEventOf(record);
       if (outboxEvent === 'not-outbox') continue; // the filter should not have let it in; nothing to relay
-      if (outboxEvent === 'malformed') {
-        logger.error('Outbox item has no readable event', { sequenceNumber: record.dynamodb?.SequenceNumber });
-        failures.push(sequenceNumberOf(record));
+      const check =
+        outboxEvent === 'malformed'
+          ? { ok: false as const, reason: 'The outbox item has no readable event.' }
+          : checkOutboxEvent(outboxEvent);
+      if (!check.ok) {
+        // It would fail on every retry, holding the shard behind it through all of them. Skipped, as the
+        // sweeper skips it: it stays pending, and the sweeper reports it every minute until it is repaired.
+        logger.error('Malformed outbox item skipped; it needs repair', {
+          sequenceNumber: record.dynamodb?.SequenceNumber,
+          reason: check.reason,
+        });
+        malformed += 1;
         continue;
       }
-      relayable.push({ record, event: outboxEvent });
+      relayable.push({ record, event: check.event });
     }
+    if (malformed > 0) metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed);
 
     const faults = await faultSource.current();
     let firstDispatches = 0;

@@ -8,7 +8,8 @@ import { outboxWiring } from './outbox-wiring';
  * Scheduled safety net: the stream keeps records 24 h and the relay gives up on
  * a record after its retries; anything still undispatched after
  * OUTBOX_SWEEP_AGE_SECONDS is republished here. Publishes the age of the oldest
- * undispatched item (`OldestUndispatchedOutboxAgeSeconds`), which is alarmed.
+ * undispatched item (`OldestUndispatchedOutboxAgeSeconds`), which is alarmed,
+ * and the number of pending items it skipped as unpublishable (`MalformedOutboxItem`).
  */
 const deps = {
   ...outboxWiring(),
@@ -20,10 +21,14 @@ export const handler = async (_event: unknown, context: Context) => {
   logger.addContext(context);
   try {
     const result = await sweepOutbox(deps);
+    const { malformed, ...counts } = result;
     metrics.addMetric('OutboxEventsSwept', MetricUnit.Count, result.republished);
     metrics.addMetric('OldestUndispatchedOutboxAgeSeconds', MetricUnit.Seconds, result.oldestPendingAgeSeconds);
-    if (result.republished > 0 || result.failed > 0) logger.warn('Outbox sweep republished events', { ...result });
-    // A failed republish must surface (async DLQ, errors alarm), not vanish.
+    // Same namespace and dimensions as the age metric; published every sweep (0 included) so its alarm has data.
+    metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed.length);
+    for (const item of malformed) logger.error('Malformed outbox item skipped; it needs repair', { ...item });
+    if (result.republished > 0 || result.failed > 0) logger.warn('Outbox sweep republished events', { ...counts });
+    // A failed republish must surface (async DLQ, errors alarm), not vanish; a malformed item never will, so it does not throw.
     if (result.failed > 0) throw new Error(`${result.failed} outbox events could not be republished`);
     return result;
   } finally {

@@ -9,18 +9,42 @@ import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
  */
 export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
 
-/** Stock reservations, applied per order in version order (FIFO consumer). */
-export interface FulfilmentLedger {
-  /** Inbox claim + fulfilment state 0 -> 1 (RESERVED) + `reserved += qty` per SKU, in one transaction. */
-  reserve(event: OrderPlacedEvent): Promise<ApplyOutcome>;
-  /** Inbox claim + state 1 -> 2 (RELEASED) + `reserved -= qty`, or 0 -> 2 when nothing was reserved yet. */
-  release(event: OrderCancelledEvent): Promise<ApplyOutcome>;
+/**
+ * The outcome, and whether the external provider still has to hear of the
+ * event. Read from the inbox entry itself (returned by the failed claim on a
+ * duplicate), never with an extra read:
+ * - applied: pending, the call comes right after the commit;
+ * - duplicate: pending only if no earlier delivery recorded the call done and no
+ *   later event of the same entity superseded this one (a redriven OrderPlaced
+ *   must not send PICK after CANCEL_PICK);
+ * - stale: never.
+ */
+export interface LedgerResult {
+  outcome: ApplyOutcome;
+  providerCallPending: boolean;
 }
 
-/** Loyalty points (standard-queue consumer). */
-export interface LoyaltyLedger {
+/** The inbox's record of a provider call, shared by both ledgers. */
+export interface ProviderCallRecord {
+  /** Marks the provider call for this event done on its inbox entry (after the provider accepted it). */
+  recordProviderCallDone(eventId: string): Promise<void>;
+}
+
+/** Stock reservations, applied per order in version order (FIFO consumer). */
+export interface FulfilmentLedger extends ProviderCallRecord {
+  /** Inbox claim + fulfilment state 0 -> 1 (RESERVED) + `reserved += qty` per SKU, in one transaction. */
+  reserve(event: OrderPlacedEvent): Promise<LedgerResult>;
+  /**
+   * Inbox claim + state 1 -> 2 (RELEASED) + `reserved -= qty` + the OrderPlaced
+   * inbox entry marked superseded, or 0 -> 2 when nothing was reserved yet.
+   */
+  release(event: OrderCancelledEvent): Promise<LedgerResult>;
+}
+
+/** Loyalty points (standard-queue consumer). Nothing supersedes a credit: points are not taken back. */
+export interface LoyaltyLedger extends ProviderCallRecord {
   /** Inbox claim + `points += n` on the customer, in one transaction. */
-  credit(event: OrderPlacedEvent, points: number): Promise<ApplyOutcome>;
+  credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult>;
 }
 
 /** Read models for the API. */

@@ -9,8 +9,11 @@ export interface EventPublisher {
   publish(events: readonly OrderEvent[], options?: { resend?: boolean }): Promise<Set<string>>;
 }
 
+/** A pending outbox item as stored: its event is unchecked until the sweeper validates it. */
 export interface PendingOutboxItem {
-  event: OrderEvent;
+  /** Where the item lives (for logs): `<pk>/<sk>`. */
+  itemKey: string;
+  event: unknown;
   createdAt: string;
 }
 

@@ -1,9 +1,11 @@
 /**
  * An external provider (mail, warehouse). It cannot join our transaction, so
  * every call carries an idempotency key, `<consumer>:<eventId>`, and the
- * provider is trusted to perform one effect per key. We may call it again with
- * the same key (a redelivery after the transaction committed but before the
- * ack); that repeat is safe only because of the key.
+ * provider is trusted to perform one effect per key for as long as it remembers
+ * the key (Stripe: 24 h). We call it again only while our inbox does not record
+ * the call as done: after a crash between the commit and the call, or between
+ * the call and its record. Once recorded, a duplicate (a redrive weeks later,
+ * when the provider has forgotten the key) never reaches it.
  */
 export interface ExternalProvider {
   send(idempotencyKey: string, payload: Record<string, unknown>): Promise<void>;

@@ -1,31 +1,34 @@
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import { loyaltyPoints } from '../domain/order';
-import type { ApplyOutcome, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
+import type { ApplyOutcome, FulfilmentLedger, LedgerResult, LoyaltyLedger, ProviderCallRecord } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 
 /**
  * The two consumers' use cases. Each applies its effect through a ledger that
  * claims the eventId in the same transaction, then calls its external provider
- * with the key `<consumer>:<eventId>`.
+ * with the key `<consumer>:<eventId>` and records the call done on the inbox entry.
  *
- * The provider is called on `duplicate` too: the transaction may have committed
- * on an earlier delivery that crashed before reaching the provider. The key
- * makes the repeat harmless. On `stale` there is nothing to tell anyone.
+ * A duplicate calls the provider only while the call is owed: the transaction
+ * may have committed on an earlier delivery that crashed before reaching the
+ * provider, or before recording it (the key makes that one repeat harmless).
+ * Once recorded done, or once a later event of the same order superseded this
+ * one, a duplicate stays away from the provider: real providers forget keys,
+ * and a PICK after a CANCEL_PICK is wrong whatever the key. On `stale` there is
+ * nothing to tell anyone.
  */
 export async function fulfilOrderEvent(
   event: OrderEvent,
   deps: { ledger: FulfilmentLedger; warehouse: ExternalProvider },
 ): Promise<ApplyOutcome> {
-  const outcome =
+  const result =
     event.eventType === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
-  if (outcome !== 'stale') {
-    await deps.warehouse.send(`fulfilment:${event.eventId}`, {
+  return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
+    deps.warehouse.send(`fulfilment:${event.eventId}`, {
       instruction: event.eventType === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
       orderId: event.orderId,
       items: event.items,
-    });
-  }
-  return outcome;
+    }),
+  );
 }
 
 export async function creditLoyaltyPoints(
@@ -33,12 +36,27 @@ export async function creditLoyaltyPoints(
   deps: { ledger: LoyaltyLedger; mail: ExternalProvider },
 ): Promise<ApplyOutcome> {
   const points = loyaltyPoints(event.totalCents);
-  const outcome = await deps.ledger.credit(event, points);
-  await deps.mail.send(`loyalty:${event.eventId}`, {
-    template: 'order-confirmation',
-    customerId: event.customerId,
-    orderId: event.orderId,
-    pointsEarned: points,
-  });
-  return outcome;
+  const result = await deps.ledger.credit(event, points);
+  return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
+    deps.mail.send(`loyalty:${event.eventId}`, {
+      template: 'order-confirmation',
+      customerId: event.customerId,
+      orderId: event.orderId,
+      pointsEarned: points,
+    }),
+  );
+}
+
+/** A provider failure propagates (transient: the message is retried, and the call is still owed then). */
+async function callProviderIfOwed(
+  result: LedgerResult,
+  eventId: string,
+  record: ProviderCallRecord,
+  call: () => Promise<void>,
+): Promise<ApplyOutcome> {
+  if (result.providerCallPending) {
+    await call();
+    await record.recordProviderCallDone(eventId);
+  }
+  return result.outcome;
 }

@@ -1,4 +1,5 @@
 import type { OrderEvent } from '../domain/events';
+import { checkOutboxEvent } from '../domain/outbox-event';
 import type { EventPublisher, OutboxStore } from '../ports/outbox';
 
 /**
@@ -25,10 +26,23 @@ export async function relayOutboxEvents(
   return failed;
 }
 
+/** An outbox item the sweeper skipped because it can never be published. */
+export interface MalformedOutboxItem {
+  itemKey: string;
+  createdAt: string;
+  reason: string;
+}
+
 /**
  * The safety net behind the stream: republishes outbox items still pending
  * after `minAgeSeconds` (the stream never relayed them, or its records aged
  * out), and reports the age of the oldest pending item for the alarm.
+ *
+ * Each item is validated first. One that is not a publishable event (no
+ * event, a broken shape, characters SQS refuses) is returned as malformed and
+ * skipped: it would fail on every sweep, and throwing would stop the sweep
+ * for every good item behind it. It stays pending, so it is reported again
+ * on every sweep until someone repairs or removes it.
  */
 export async function sweepOutbox(deps: {
   publisher: EventPublisher;
@@ -36,17 +50,23 @@ export async function sweepOutbox(deps: {
   now: () => Date;
   minAgeSeconds: number;
   maxItems: number;
-}): Promise<{ republished: number; failed: number; oldestPendingAgeSeconds: number }> {
+}): Promise<{
+  republished: number;
+  failed: number;
+  malformed: MalformedOutboxItem[];
+  oldestPendingAgeSeconds: number;
+}> {
   const now = deps.now();
   const stale = await deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems);
-  const failed =
-    stale.length === 0
-      ? new Set<string>()
-      : await relayOutboxEvents(
-          stale.map((p) => p.event),
-          deps,
-        );
+  const events: OrderEvent[] = [];
+  const malformed: MalformedOutboxItem[] = [];
+  for (const item of stale) {
+    const check = checkOutboxEvent(item.event);
+    if (check.ok) events.push(check.event);
+    else malformed.push({ itemKey: item.itemKey, createdAt: item.createdAt, reason: check.reason });
+  }
+  const failed = events.length === 0 ? new Set<string>() : await relayOutboxEvents(events, deps);
   const oldest = await deps.outbox.oldestPendingCreatedAt();
   const oldestPendingAgeSeconds = oldest === undefined ? 0 : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000);
-  return { republished: stale.length - failed.size, failed: failed.size, oldestPendingAgeSeconds };
+  return { republished: events.length - failed.size, failed: failed.size, malformed, oldestPendingAgeSeconds };
 }

@@ -4,7 +4,13 @@ import { StackModels, Unverifiable, type RenderedResource, type StackModel } fro
 
 /** The rule names, as they appear in brackets at the start of every message. */
 export type CorrectnessRule =
-  'VisibilityTimeout' | 'DeadLetterQueue' | 'ReportBatchItemFailures' | 'StreamSource' | 'InboxTtl';
+  | 'VisibilityTimeout'
+  | 'DeadLetterQueue'
+  | 'ReportBatchItemFailures'
+  | 'StreamSource'
+  | 'InboxTtl'
+  | 'AlarmDelivery'
+  | 'RetryBudget';
 
 export interface CorrectnessAspectOptions {
   /**

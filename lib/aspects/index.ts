@@ -1,13 +1,17 @@
 import { AspectPriority, Aspects } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { AlarmDeliveryAspect } from './alarm-delivery';
 import type { CorrectnessAspect } from './correctness-aspect';
 import { DeadLetterQueueAspect } from './dead-letter-queue';
 import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+import { ReservedConcurrencyAspect } from './reserved-concurrency';
+import { RetryBudgetAspect } from './retry-budget';
 import { StreamSourceAspect } from './stream-source';
 import { VisibilityTimeoutAspect } from './visibility-timeout';
 
+export { AlarmDeliveryAspect } from './alarm-delivery';
 export { CorrectnessAspect, type CorrectnessAspectOptions, type CorrectnessRule } from './correctness-aspect';
 export { DeadLetterQueueAspect, MIN_MAX_RECEIVE_COUNT } from './dead-letter-queue';
 export {
@@ -19,6 +23,7 @@ export {
 } from './inbox-ttl';
 export { StackModels, Unverifiable } from './model';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
 export { StreamSourceAspect } from './stream-source';
 export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';
 
@@ -44,7 +49,10 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new ReportBatchItemFailuresAspect(common),
     new StreamSourceAspect(common),
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
+    new AlarmDeliveryAspect(common),
+    new RetryBudgetAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
+  Aspects.of(scope).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });
   return aspects;
 }

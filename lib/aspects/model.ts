@@ -164,7 +164,15 @@ export class StackModel {
     return this.renderedCache.get(construct);
   }
 
-  private byLogicalId(id: string | undefined): RenderedResource | undefined {
+  /** The rendered resources of this stack of one CloudFormation type. */
+  resourcesOfType(type: string): RenderedResource[] {
+    return [...this.constructsById.values()]
+      .filter((c) => c.cfnResourceType === type)
+      .map((c) => this.resource(c))
+      .filter((r): r is RenderedResource => r !== undefined);
+  }
+
+  byLogicalId(id: string | undefined): RenderedResource | undefined {
     const construct = id === undefined ? undefined : this.constructsById.get(id);
     return construct === undefined ? undefined : this.resource(construct);
   }

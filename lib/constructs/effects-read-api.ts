@@ -3,7 +3,8 @@ import { HouseFunction } from './house-function';
 import type { OrdersApi } from './orders-api';
 
 export interface EffectsReadApiProps {
-  api: OrdersApi;
+  /** The API the read routes join. */
+  ordersApi: OrdersApi;
   effectsTableName: string;
 }
 
@@ -18,11 +19,19 @@ export class EffectsReadApi extends Construct {
   constructor(scope: Construct, id: string, props: EffectsReadApiProps) {
     super(scope, id);
     const environment = { EFFECTS_TABLE_NAME: props.effectsTableName };
-    this.getCustomer = new HouseFunction(this, 'GetCustomer', { handler: 'get-customer', asyncDeadLetterQueue: false, environment });
-    this.getInventory = new HouseFunction(this, 'GetInventory', { handler: 'get-inventory', asyncDeadLetterQueue: false, environment });
+    this.getCustomer = new HouseFunction(this, 'GetCustomer', {
+      handler: 'get-customer',
+      asyncDeadLetterQueue: false,
+      environment,
+    });
+    this.getInventory = new HouseFunction(this, 'GetInventory', {
+      handler: 'get-inventory',
+      asyncDeadLetterQueue: false,
+      environment,
+    });
 
-    const root = props.api.api.root;
-    props.api.addGet(root.addResource('customers').addResource('{customerId}'), this.getCustomer, 'customerId');
-    props.api.addGet(root.addResource('inventory').addResource('{sku}'), this.getInventory, 'sku');
+    const root = props.ordersApi.api.root;
+    props.ordersApi.addGet(root.addResource('customers').addResource('{customerId}'), this.getCustomer, 'customerId');
+    props.ordersApi.addGet(root.addResource('inventory').addResource('{sku}'), this.getInventory, 'sku');
   }
 }

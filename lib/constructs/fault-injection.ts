@@ -7,6 +7,9 @@ import { Construct } from 'constructs';
  * run's fault plan as JSON (see lambdas/domain/faults.ts). It is `{}` (no
  * faults) as deployed; `npm run loadtest -- --stack NAME --faults ...` sets it
  * for a run and puts `{}` back afterwards. Functions re-read it every few seconds.
+ * The stack creates it only when fault injection is on, which the
+ * configuration never allows in prod: one PutParameter on it could switch a
+ * safeguard off with no deploy.
  */
 export class FaultInjectionSwitch extends Construct {
   readonly parameter: ssm.StringParameter;

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -11,6 +11,25 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
 import type { ConsumerPipeline } from './pipelines';
+
+/** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
+export type RunbookSection =
+  | 'dlq-not-empty'
+  | 'dlq-oldest-age'
+  | 'source-queue-age'
+  | 'relay-iterator-age'
+  | 'oldest-undispatched-outbox-item'
+  | 'function-errors'
+  | 'function-throttles'
+  | 'api-5xx'
+  | 'fault-plan-changed'
+  | 'malformed-outbox-item';
+
+export interface AlarmOptions {
+  threshold: number;
+  description: string;
+  runbook: RunbookSection;
+}
 
 export interface MonitoringProps {
   alarmEmail?: string;
@@ -37,43 +56,104 @@ export class Monitoring extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     const key = new kms.Key(this, 'TopicKey', { enableKeyRotation: true, description: 'Encrypts the alarm topic' });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one (the default lets
+    // this account's services publish): without the statement below CloudWatch may not publish, and every
+    // alarm changes state without telling anyone. The AlarmDelivery aspect refuses a template where that happens.
     this.topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
-    // CloudWatch must be able to publish to a topic encrypted with a customer key.
-    key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
-    if (props.alarmEmail !== undefined) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const cloudWatch = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    const thisAccount = { 'aws:SourceAccount': Stack.of(this).account };
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisStackPublish',
+        principals: [cloudWatch],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: thisAccount,
+          // Exactly the ARNs of the alarms made here (not a name pattern): no other alarm, even one of this
+          // account, can use the topic, and an alarm added without `addAlarm` fails synth instead of
+          // silently never notifying. Resolved at synth, once every alarm exists.
+          ArnEquals: { 'aws:SourceArn': Lazy.list({ produce: () => this.alarms.map((a) => a.alarmArn) }) },
+        },
+      }),
+    );
+    // To publish to an encrypted topic, CloudWatch makes a data key and decrypts it; it never needs to
+    // encrypt or re-encrypt anything with this key, and only on behalf of this account.
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsUseTopicKey',
+        principals: [cloudWatch],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: thisAccount },
+      }),
+    );
+    if (props.alarmEmail !== undefined)
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     for (const pipeline of props.pipelines) {
       const { queue, deadLetterQueue } = pipeline.queues;
       this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
-      this.alarm(`${pipeline.name}-source-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }), {
-        threshold: pipeline.queues.visibilityTimeout.toSeconds(),
-        description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
-      });
+      this.addAlarm(
+        `${pipeline.name}-source-oldest-age`,
+        queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }),
+        {
+          threshold: pipeline.queues.visibilityTimeout.toSeconds(),
+          description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+          runbook: 'source-queue-age',
+        },
+      );
     }
     this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
     for (const other of props.otherDeadLetterQueues) this.deadLetterAlarms(other.name, other.queue);
 
-    this.alarm('relay-iterator-age', props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }), {
-      threshold: 60_000,
-      description: 'Outbox relay: stream records wait over a minute to be relayed (relay failing or throttled).',
-    });
-    this.alarm('oldest-undispatched-outbox-item', this.appMetric('OldestUndispatchedOutboxAgeSeconds', {}, 'Maximum'), {
-      threshold: props.sweepAge.toSeconds() * 2,
-      description: 'An outbox item stayed undispatched through two sweeps: neither the relay nor the sweeper can publish.',
-    });
+    this.addAlarm(
+      'relay-iterator-age',
+      props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+      {
+        threshold: 60_000,
+        description: 'Outbox relay: stream records wait over a minute to be relayed (relay failing or throttled).',
+        runbook: 'relay-iterator-age',
+      },
+    );
+    this.addAlarm(
+      'oldest-undispatched-outbox-item',
+      this.appMetric('OldestUndispatchedOutboxAgeSeconds', {}, 'Maximum'),
+      {
+        threshold: props.sweepAge.toSeconds() * 2,
+        description:
+          'An outbox item stayed undispatched through two sweeps: neither the relay nor the sweeper can publish.',
+        runbook: 'oldest-undispatched-outbox-item',
+      },
+    );
+    // The sweeper skips a pending item it cannot read (so one bad item never stops the sweep) and counts it
+    // under the same namespace and dimensions as its age metric. Skipped means never published: page on the first.
+    this.addAlarm(
+      'malformed-outbox-item',
+      this.appMetric('MalformedOutboxItem', {}, 'Sum').with({ period: Duration.minutes(5) }),
+      {
+        threshold: 1,
+        description:
+          'The outbox sweeper skipped a malformed pending outbox item: its event is not published until the item is repaired.',
+        runbook: 'malformed-outbox-item',
+      },
+    );
     for (const { name, fn } of props.functions) {
-      this.alarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
+      this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations failed.`,
+        runbook: 'function-errors',
       });
-      this.alarm(`${name}-throttles`, fn.metricThrottles({ period: Duration.minutes(5) }), {
+      this.addAlarm(`${name}-throttles`, fn.metricThrottles({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations were throttled.`,
+        runbook: 'function-throttles',
       });
     }
-    this.alarm('api-5xx', props.api.metricServerError({ period: Duration.minutes(5) }), {
+    this.addAlarm('api-5xx', props.api.metricServerError({ period: Duration.minutes(5) }), {
       threshold: 1,
       description: 'The API returned 5xx (a dependency is down; bad input never yields 5xx).',
+      runbook: 'api-5xx',
     });
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
@@ -94,7 +174,9 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues: visible messages',
         width: 12,
-        left: props.pipelines.map((p) => p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name })),
+        left: props.pipelines.map((p) =>
+          p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name }),
+        ),
       }),
     );
     this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
@@ -102,17 +184,28 @@ export class Monitoring extends Construct {
 
   private deadLetterAlarms(name: string, queue: sqs.IQueue): void {
     const slug = name.replace(/[^A-Za-z0-9]+/g, '-');
-    this.alarm(`${slug}-not-empty`, queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }), {
-      threshold: 1,
-      description: `${name}: holds messages. Read their failureCause attribute, fix, then redrive.`,
-    });
-    this.alarm(`${slug}-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }), {
+    this.addAlarm(
+      `${slug}-not-empty`,
+      queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      {
+        threshold: 1,
+        description: `${name}: holds messages. Read their failureCause attribute, fix, then redrive.`,
+        runbook: 'dlq-not-empty',
+      },
+    );
+    this.addAlarm(`${slug}-oldest-age`, queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }), {
       threshold: Duration.days(7).toSeconds(),
       description: `${name}: a message has waited 7 days; it is deleted at 14. Redrive or record it now.`,
+      runbook: 'dlq-oldest-age',
     });
   }
 
-  private appMetric(metricName: string, dimensions: Record<string, string>, statistic: string, label?: string): cloudwatch.Metric {
+  private appMetric(
+    metricName: string,
+    dimensions: Record<string, string>,
+    statistic: string,
+    label?: string,
+  ): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName,
@@ -123,17 +216,23 @@ export class Monitoring extends Construct {
     });
   }
 
-  private alarm(id: string, metric: cloudwatch.IMetric, options: { threshold: number; description: string }): void {
+  /**
+   * An alarm that notifies the alarm topic when it fires and when it clears, and whose description
+   * names its runbook section. Add every alarm through here: the topic policy lets exactly these
+   * alarms publish.
+   */
+  addAlarm(id: string, metric: cloudwatch.IMetric, options: AlarmOptions): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
       threshold: options.threshold,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: options.description,
+      alarmDescription: `${options.description} Runbook: docs/runbook.md#${options.runbook}`,
     });
     alarm.addAlarmAction(new actions.SnsAction(this.topic));
     alarm.addOkAction(new actions.SnsAction(this.topic));
     this.alarms.push(alarm);
+    return alarm;
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -9,12 +9,41 @@ import { HouseFunction } from './house-function';
 /** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
 const MESSAGE_STRING = '$context.error.messageString';
 
+/** Every gateway response type whose status API Gateway fixes, with that status and a problem title. */
+export const GATEWAY_ERRORS: readonly [type: apigw.ResponseType, status: number, title: string][] = [
+  [apigw.ResponseType.ACCESS_DENIED, 403, 'Access denied'],
+  [apigw.ResponseType.API_CONFIGURATION_ERROR, 500, 'API configuration error'],
+  [apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR, 500, 'Authorizer configuration error'],
+  [apigw.ResponseType.AUTHORIZER_FAILURE, 500, 'Authorizer failure'],
+  [apigw.ResponseType.BAD_REQUEST_BODY, 400, 'Invalid request body'],
+  [apigw.ResponseType.BAD_REQUEST_PARAMETERS, 400, 'Invalid request'],
+  [apigw.ResponseType.EXPIRED_TOKEN, 403, 'Expired credentials'],
+  [apigw.ResponseType.INTEGRATION_FAILURE, 504, 'Integration failure'],
+  [apigw.ResponseType.INTEGRATION_TIMEOUT, 504, 'Integration timeout'],
+  [apigw.ResponseType.INVALID_API_KEY, 403, 'Invalid API key'],
+  [apigw.ResponseType.INVALID_SIGNATURE, 403, 'Invalid signature'],
+  [apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, 403, 'Missing authentication'],
+  [apigw.ResponseType.QUOTA_EXCEEDED, 429, 'Quota exceeded'],
+  [apigw.ResponseType.REQUEST_TOO_LARGE, 413, 'Request too large'],
+  [apigw.ResponseType.RESOURCE_NOT_FOUND, 404, 'Resource not found'],
+  [apigw.ResponseType.THROTTLED, 429, 'Too many requests'],
+  [apigw.ResponseType.UNAUTHORIZED, 401, 'Unauthorized'],
+  [apigw.ResponseType.UNSUPPORTED_MEDIA_TYPE, 415, 'Unsupported media type'],
+  [apigw.ResponseType.WAF_FILTERED, 403, 'Request blocked'],
+];
+
 export interface OrdersApiProps {
   ordersTableName: string;
   idempotencyTableName: string;
   idempotencyKeyExpiry: Duration;
   rateLimit: number;
   burstLimit: number;
+  /**
+   * Create the account-wide API Gateway CloudWatch Logs role (retained when the
+   * stack is destroyed, so other stages keep logging), or rely on the one the
+   * account already has. Access logging fails to deploy without one.
+   */
+  createAccountLoggingRole: boolean;
 }
 
 /**
@@ -38,11 +67,14 @@ export class OrdersApi extends Construct {
     });
 
     this.api = new apigw.RestApi(this, 'Api', {
+      // Unique per stage: the API's CloudWatch metrics (and the 5xx alarm) are keyed by this name.
+      restApiName: Stack.of(this).stackName,
       description: 'Exactly-once orders API (idempotent POSTs, IAM auth)',
       endpointTypes: [apigw.EndpointType.REGIONAL],
-      // Access logging needs the account-level CloudWatch role; create it so the stack deploys into a fresh account.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Access logging needs the account-level CloudWatch role (one per account and region). When this stack
+      // creates it, it is retained on destroy: another stage may be logging through it.
+      cloudWatchRole: props.createAccountLoggingRole,
+      cloudWatchRoleRemovalPolicy: props.createAccountLoggingRole ? RemovalPolicy.RETAIN : undefined,
       defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
       deployOptions: {
         stageName: 'api',
@@ -112,7 +144,8 @@ export class OrdersApi extends Construct {
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
+      reason:
+        'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
@@ -129,26 +162,29 @@ export class OrdersApi extends Construct {
   }
 
   private addProblemGatewayResponses(): void {
-    // `status` is left out where API Gateway keeps its own status code (default 4xx/5xx).
-    const problemResponse = (id: string, type: apigw.ResponseType, status: string | undefined, title: string, detail: string) =>
-      this.api.addGatewayResponse(id, {
+    const problemResponse = (type: apigw.ResponseType, status: number | undefined, title: string) =>
+      this.api.addGatewayResponse(type.responseType.toLowerCase().replaceAll('_', '-'), {
         type,
-        statusCode: status,
+        statusCode: status === undefined ? undefined : String(status),
         responseHeaders: { 'Content-Type': "'application/problem+json'" },
         templates: {
           'application/json': JSON.stringify({
-            type: `urn:problem-type:${id}`,
+            type: `urn:problem-type:${type.responseType.toLowerCase().replaceAll('_', '-')}`,
             title,
-            ...(status === undefined ? {} : { status: Number(status) }),
-            detail,
-            // `messageString` is already a quoted, escaped JSON string: unquote our placeholder. The raw
-            // `message` inside quotes breaks the JSON when it holds newlines or quotes (e.g. a SigV4 mismatch).
+            ...(status === undefined ? {} : { status }),
+            detail: MESSAGE_STRING,
+            // `messageString` is already a quoted, escaped JSON string: unquote our placeholder.
           }).replace(`"${MESSAGE_STRING}"`, MESSAGE_STRING),
         },
       });
-    problemResponse('bad-request-body', apigw.ResponseType.BAD_REQUEST_BODY, '400', 'Invalid order', '$context.error.validationErrorString');
-    problemResponse('bad-request-parameters', apigw.ResponseType.BAD_REQUEST_PARAMETERS, '400', 'Invalid request', '$context.error.validationErrorString');
-    problemResponse('default-4xx', apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused', MESSAGE_STRING);
-    problemResponse('default-5xx', apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error', MESSAGE_STRING);
+    // One response per type, with the status API Gateway gives that type, so the body can say it
+    // (`status` of problem+json). Gateway response templates are plain substitution, not VTL: no
+    // $util.escapeJavaScript, so nothing but the already-escaped `messageString` goes into the body.
+    // The validator's `validationErrorString` quotes field names (["customerId"]) and would break the
+    // JSON: a BAD_REQUEST_BODY says "Invalid request body"; the handler's own validation names the fields.
+    for (const [type, status, title] of GATEWAY_ERRORS) problemResponse(type, status, title);
+    // The fallbacks, for a type API Gateway adds later: their status varies, so the body leaves it out.
+    problemResponse(apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused');
+    problemResponse(apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error');
   }
 }

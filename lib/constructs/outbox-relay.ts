@@ -23,9 +23,17 @@ export interface OutboxRelayProps {
  *   one batch at a time per shard, so records of one order stay in order;
  *   bisect on error, bounded retries and record age, then an on-failure queue;
  * - the sweeper, on a schedule: republishes whatever the stream never relayed.
+ *
+ * Neither reserves concurrency. Two sweeps (or a sweep and the relay) may
+ * publish the same outbox item; that is harmless by design: the FIFO queue's
+ * deduplication id is the eventId, consumers claim the eventId in their inbox
+ * before any effect, and marking an item dispatched is idempotent. A reserved
+ * concurrency of 1 would buy nothing but a failed first deploy in accounts at
+ * the default concurrency quota (see lib/aspects/reserved-concurrency.ts).
  */
 export class OutboxRelay extends Construct {
-  readonly relay: HouseFunction;
+  /** Publishes outbox items from the table's stream. */
+  readonly streamRelay: HouseFunction;
   readonly sweeper: HouseFunction;
   readonly failureQueue: sqs.Queue;
   readonly sweepAge: Duration;
@@ -45,14 +53,14 @@ export class OutboxRelay extends Construct {
       reason: "This queue is itself a dead-letter queue: the stream event source mapping's on-failure destination.",
     });
 
-    this.relay = new HouseFunction(this, 'Relay', {
+    this.streamRelay = new HouseFunction(this, 'Relay', {
       handler: 'outbox-relay',
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
       environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv },
     });
-    this.relay.fn.addEventSource(
+    this.streamRelay.fn.addEventSource(
       new DynamoEventSource(props.ordersTable, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
         batchSize: 100,
@@ -72,15 +80,30 @@ export class OutboxRelay extends Construct {
       }),
     );
 
+    Validations.of(this.streamRelay.fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Besides X-Ray (as every function), the stream event source needs dynamodb:ListStreams, which supports no resource-level permissions.',
+    });
+
     this.sweeper = new HouseFunction(this, 'Sweeper', {
       handler: 'outbox-sweeper',
       timeout: Duration.seconds(60),
-      reservedConcurrentExecutions: 1, // two sweeps at once would only duplicate work
-      environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv, OUTBOX_SWEEP_AGE_SECONDS: String(this.sweepAge.toSeconds()) },
+      // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
+      environment: {
+        ORDERS_TABLE_NAME: props.ordersTable.tableName,
+        ...queueEnv,
+        OUTBOX_SWEEP_AGE_SECONDS: String(this.sweepAge.toSeconds()),
+      },
     });
     new events.Rule(this, 'SweepSchedule', {
       schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(this.sweeper.fn, { retryAttempts: 2, deadLetterQueue: this.sweeper.asyncDeadLetterQueue })],
+      targets: [
+        new targets.LambdaFunction(this.sweeper.fn, {
+          retryAttempts: 2,
+          deadLetterQueue: this.sweeper.asyncDeadLetterQueue,
+        }),
+      ],
     });
   }
 }

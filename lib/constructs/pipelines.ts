@@ -1,6 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import {
+  attemptsForBudget,
+  fifoMaxReceiveCount,
+  RETRY_BUDGET,
+  RETRY_ENV,
+  type RetryBudget,
+} from '../../lambdas/domain/backoff';
 import { requiredInboxTtlSeconds } from '../aspects';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
@@ -8,6 +15,8 @@ import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
 export interface PipelinesProps {
   effectsTableName: string;
   providerLogTableName: string;
+  /** Default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most). */
+  retryBudget?: RetryBudget;
 }
 
 /** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
@@ -28,6 +37,14 @@ export interface ConsumerPipeline {
  * Visibility timeout = 6 x consumer timeout + batching window (AWS's guidance
  * for SQS event sources): shorter, and a slow batch reappears while still being
  * worked on. The Aspects enforce it.
+ *
+ * Retry budget (one setting, RETRY_BUDGET, shared with the consumers): a
+ * transient failure is retried with a backoff of ceiling min(cap, base x 2^(try-1))
+ * and a guaranteed floor of half of it; the fewest tries whose floors add up to
+ * the budget is the standard queue's maxReceiveCount and the FIFO consumer's own
+ * try limit (the FIFO queue's maxReceiveCount is that x batch size, a backstop:
+ * see fulfilment-consumer). The consumers get base, cap and try limit through
+ * their environment; the RetryBudget Aspect re-checks the sums on the template.
  *
  * Inbox TTL = source retention + DLQ retention + redrive allowance: a message
  * can be redelivered (or redriven from the DLQ) that long after its first
@@ -73,7 +90,13 @@ export class Pipelines extends Construct {
   ): ConsumerPipeline {
     const consumerTimeout = Duration.seconds(30);
     const visibilityTimeout = Duration.seconds(6 * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds());
-    const queues = new QueueWithDlq(this, `${id}Queues`, { fifo: options.fifo, visibilityTimeout });
+    const budget = options.props.retryBudget ?? RETRY_BUDGET;
+    const attempts = attemptsForBudget(budget);
+    const queues = new QueueWithDlq(this, `${id}Queues`, {
+      fifo: options.fifo,
+      visibilityTimeout,
+      maxReceiveCount: options.fifo ? fifoMaxReceiveCount(attempts, options.batchSize) : attempts,
+    });
     const inboxTtl = requiredInboxTtlSeconds({
       sourceRetentionSeconds: queues.retentionPeriod.toSeconds(),
       deadLetterRetentionSeconds: DLQ_RETENTION.toSeconds(),
@@ -91,7 +114,9 @@ export class Pipelines extends Construct {
         INBOX_TTL_SECONDS: String(inboxTtl),
         QUEUE_URL: queues.queue.queueUrl,
         DEAD_LETTER_QUEUE_URL: queues.deadLetterQueue.queueUrl,
-        VISIBILITY_TIMEOUT_SECONDS: String(visibilityTimeout.toSeconds()),
+        [RETRY_ENV.baseSeconds]: String(budget.baseSeconds),
+        [RETRY_ENV.capSeconds]: String(budget.capSeconds),
+        ...(options.fifo ? { [RETRY_ENV.maxAttempts]: String(attempts) } : {}),
       },
     });
     consumer.fn.addEventSource(
@@ -107,4 +132,3 @@ export class Pipelines extends Construct {
     return { name: options.name, queues, consumer };
   }
 }
-

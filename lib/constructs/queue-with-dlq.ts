@@ -7,8 +7,12 @@ export interface QueueWithDlqProps {
   visibilityTimeout: Duration;
   /** Source retention, default 4 days; the DLQ always keeps 14 days, longer than any source. */
   retentionPeriod?: Duration;
-  /** Default 5: enough retries to ride out a blip, few enough that poison does not linger. */
-  maxReceiveCount?: number;
+  /**
+   * Receives before SQS moves a message to the DLQ. Derive it from the retry
+   * budget (lambdas/domain/backoff: attemptsForBudget, fifoMaxReceiveCount), as
+   * the pipelines do; the RetryBudget Aspect checks the arithmetic.
+   */
+  maxReceiveCount: number;
 }
 
 export const DLQ_RETENTION = Duration.days(14);
@@ -30,7 +34,7 @@ export class QueueWithDlq extends Construct {
     super(scope, id);
     this.retentionPeriod = props.retentionPeriod ?? DEFAULT_SOURCE_RETENTION;
     this.visibilityTimeout = props.visibilityTimeout;
-    this.maxReceiveCount = props.maxReceiveCount ?? 5;
+    this.maxReceiveCount = props.maxReceiveCount;
     const fifoSettings: Partial<sqs.QueueProps> = props.fifo ? { fifo: true, contentBasedDeduplication: false } : {};
 
     this.deadLetterQueue = new sqs.Queue(this, 'Dlq', {
@@ -42,7 +46,10 @@ export class QueueWithDlq extends Construct {
     this.queue = new sqs.Queue(this, 'Queue', {
       ...fifoSettings,
       ...(props.fifo
-        ? { deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP, fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID }
+        ? {
+            deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+          }
         : {}),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

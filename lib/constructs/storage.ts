@@ -6,6 +6,8 @@ import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
 
 export interface StorageProps {
   removalPolicy: RemovalPolicy;
+  /** Tables refuse DeleteTable, from the console, the CLI or CloudFormation, until it is switched off (prod). */
+  deletionProtection: boolean;
 }
 
 /** Attribute names shared by the tables and the code that reads them. */
@@ -41,6 +43,7 @@ export class Storage extends Construct {
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       removalPolicy: props.removalPolicy,
+      deletionProtection: props.deletionProtection,
     };
 
     this.ordersTable = new dynamodb.Table(this, 'Orders', {

@@ -25,6 +25,17 @@ export interface ApiServerOptions {
   localRoutes?: Record<string, () => unknown>;
 }
 
+/**
+ * The Host names a browser sends only for this machine. Any other name
+ * resolving to 127.0.0.1 may be DNS rebinding: a web page whose domain was
+ * re-pointed at loopback, driving the local API from the user's browser.
+ */
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
+
+export function isLoopbackHost(host: string | undefined): boolean {
+  return host !== undefined && LOOPBACK_HOST.test(host);
+}
+
 /** API Gateway's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
@@ -47,7 +58,11 @@ export class ApiServer {
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         options.log(`internal error: ${error.message}`);
-        if (!res.headersSent) this.reply(res, this.gatewayError({ type: 'DEFAULT_5XX', status: 500, message: 'Internal server error' }, randomUUID()));
+        if (!res.headersSent)
+          this.reply(
+            res,
+            this.gatewayError({ type: 'DEFAULT_5XX', status: 500, message: 'Internal server error' }, randomUUID()),
+          );
       });
     });
     // Keep-alive sockets must not hold up stop().
@@ -79,6 +94,26 @@ export class ApiServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = Date.now();
     const requestId = randomUUID();
+    if (!isLoopbackHost(req.headers.host)) {
+      // Refused before the body is read or any function runs: nothing happens on a foreign Host.
+      const body = JSON.stringify({
+        type: 'about:blank',
+        title: 'Forbidden host',
+        status: 403,
+        detail: `Host ${JSON.stringify(req.headers.host ?? '')} is not loopback: the local API answers only 127.0.0.1, localhost and [::1]`,
+      });
+      res.writeHead(403, {
+        'Content-Type': 'application/problem+json',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Connection: 'close',
+      });
+      res.end(body);
+      req.resume();
+      this.options.log(
+        `${req.method ?? 'GET'} ${req.url ?? '/'} 403 (Host ${req.headers.host ?? 'missing'} is not loopback)`,
+      );
+      return;
+    }
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = (req.method ?? 'GET').toUpperCase();
@@ -94,25 +129,42 @@ export class ApiServer {
     this.options.log(`${method} ${url.pathname} ${reply.status} ${Date.now() - started}ms`);
   }
 
-  private async respond(req: http.IncomingMessage, url: URL, method: string, body: Buffer | 'too-large', requestId: string): Promise<HttpReply> {
+  private async respond(
+    req: http.IncomingMessage,
+    url: URL,
+    method: string,
+    body: Buffer | 'too-large',
+    requestId: string,
+  ): Promise<HttpReply> {
     const { path, match } = this.route(method, url.pathname);
     if (match === undefined) {
       // With IAM auth, API Gateway answers an unknown resource or method like a missing signature.
-      return this.gatewayError({ type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' }, requestId);
+      return this.gatewayError(
+        { type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' },
+        requestId,
+      );
     }
-    if (body === 'too-large') return this.gatewayError({ type: 'REQUEST_TOO_LARGE', status: 413, message: 'Request Too Long' }, requestId);
+    if (body === 'too-large')
+      return this.gatewayError({ type: 'REQUEST_TOO_LARGE', status: 413, message: 'Request Too Long' }, requestId);
     const caller = sigV4Caller(req.headers.authorization, url.searchParams);
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'missing') {
-      return this.gatewayError({ type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' }, requestId);
+      return this.gatewayError(
+        { type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' },
+        requestId,
+      );
     }
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'malformed') {
-      const message = "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";
+      const message =
+        "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";
       return this.gatewayError({ type: 'INCOMPLETE_SIGNATURE', status: 403, message }, requestId);
     }
     const missing = missingParameters(match.route, req, url, match);
     if (missing.length > 0) {
       const message = `Missing required request parameters: [${missing.join(', ')}]`;
-      return this.gatewayError({ type: 'BAD_REQUEST_PARAMETERS', status: 400, message, validationErrorString: message }, requestId);
+      return this.gatewayError(
+        { type: 'BAD_REQUEST_PARAMETERS', status: 400, message, validationErrorString: message },
+        requestId,
+      );
     }
     const event = proxyEvent({
       request: req,
@@ -128,7 +180,11 @@ export class ApiServer {
     });
     const host = this.options.hostOf(match.route.functionLogicalId);
     const result = await withTimeout(host.invoke(event, 'throttle'), match.route.integrationTimeoutMs);
-    if (result === 'timeout') return this.gatewayError({ type: 'INTEGRATION_TIMEOUT', status: 504, message: 'Endpoint request timed out' }, requestId);
+    if (result === 'timeout')
+      return this.gatewayError(
+        { type: 'INTEGRATION_TIMEOUT', status: 504, message: 'Endpoint request timed out' },
+        requestId,
+      );
     return this.proxyResponse(result, requestId);
   }
 
@@ -157,13 +213,18 @@ export class ApiServer {
       body?: unknown;
       isBase64Encoded?: boolean;
     } | null;
-    if (payload === null || typeof payload !== 'object' || typeof payload.statusCode !== 'number' && typeof payload.statusCode !== 'string') {
+    if (
+      payload === null ||
+      typeof payload !== 'object' ||
+      (typeof payload.statusCode !== 'number' && typeof payload.statusCode !== 'string')
+    ) {
       this.options.log('Malformed Lambda proxy response');
       return this.gatewayError({ type: 'DEFAULT_5XX', status: 502, message: 'Internal server error' }, requestId);
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(payload.headers ?? {})) headers[name] = String(value);
-    for (const [name, values] of Object.entries(payload.multiValueHeaders ?? {})) headers[name] = values.map(String).join(', ');
+    for (const [name, values] of Object.entries(payload.multiValueHeaders ?? {}))
+      headers[name] = values.map(String).join(', ');
     const text = payload.body === undefined || payload.body === null ? '' : String(payload.body);
     return {
       status: Number(payload.statusCode),

@@ -1,5 +1,6 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { LOCAL_ROLE_TOKEN_PREFIX } from './proxy-event';
 
 export interface SignedRequestOptions {
   method: string;
@@ -8,12 +9,24 @@ export interface SignedRequestOptions {
   /** The caller, as far as the local API is concerned. */
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** Temporary credentials' token, sent as X-Amz-Security-Token; see localRoleSessionToken. */
+  sessionToken?: string;
   region?: string;
 }
 
 /**
+ * The session token that makes the local API see a request as coming from a
+ * session of a role: `arn:aws:sts::<account>:assumed-role/<role>/<session>`.
+ * Local only; on AWS the token comes from STS with the rest of the credentials.
+ */
+export function localRoleSessionToken(role: string, session: string): string {
+  return `${LOCAL_ROLE_TOKEN_PREFIX}${role}:${session}`;
+}
+
+/**
  * Sends a SigV4-signed (service execute-api) request, as any AWS client of
- * the deployed API would. Locally only the access key id matters: it is the caller.
+ * the deployed API would. Locally only the access key id (an IAM user) or a
+ * local-role session token (a role session) matters: that is the caller.
  */
 export async function signedFetch(url: string, options: SignedRequestOptions): Promise<Response> {
   const target = new URL(url);
@@ -21,7 +34,11 @@ export async function signedFetch(url: string, options: SignedRequestOptions): P
     service: 'execute-api',
     region: options.region ?? 'us-east-1',
     sha256: Sha256,
-    credentials: { accessKeyId: options.accessKeyId ?? 'AKIALOCALEXAMPLE', secretAccessKey: options.secretAccessKey ?? 'local' },
+    credentials: {
+      accessKeyId: options.accessKeyId ?? 'AKIALOCALEXAMPLE',
+      secretAccessKey: options.secretAccessKey ?? 'local',
+      sessionToken: options.sessionToken,
+    },
   });
   const query: Record<string, string> = {};
   target.searchParams.forEach((value, key) => (query[key] = value));
@@ -32,7 +49,11 @@ export async function signedFetch(url: string, options: SignedRequestOptions): P
     port: target.port ? Number(target.port) : undefined,
     path: target.pathname,
     query,
-    headers: { host: target.host, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    headers: {
+      host: target.host,
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
     body: options.body,
   });
   return fetch(url, { method: options.method, headers: signed.headers, body: options.body });

@@ -44,7 +44,10 @@ describe('methods', () => {
 
     expect(methods.length).toBeGreaterThanOrEqual(ORDER_ROUTES.length);
     for (const method of methods) {
-      expect({ route: method.route, auth: method.properties.AuthorizationType }).toEqual({ route: method.route, auth: 'AWS_IAM' });
+      expect({ route: method.route, auth: method.properties.AuthorizationType }).toEqual({
+        route: method.route,
+        auth: 'AWS_IAM',
+      });
       expect(method.properties.ApiKeyRequired ?? false).toBe(false);
     }
   });
@@ -66,7 +69,10 @@ describe('methods', () => {
     expect(post.properties.RequestParameters).toEqual({ 'method.request.header.Idempotency-Key': true });
     const modelId = referencedId((post.properties.RequestModels as Record<string, unknown>)['application/json']);
     expect(modelId).toBeDefined();
-    const model = resourceById(template, modelId!).Properties as { ContentType: string; Schema: Record<string, unknown> };
+    const model = resourceById(template, modelId!).Properties as {
+      ContentType: string;
+      Schema: Record<string, unknown>;
+    };
     expect(model.ContentType).toBe('application/json');
     // API Gateway validates with JSON Schema draft 4 only.
     expect(model.Schema).toMatchObject({
@@ -75,7 +81,8 @@ describe('methods', () => {
       required: expect.arrayContaining(['customerId', 'items']),
       additionalProperties: false,
       properties: {
-        customerId: { type: 'string', minLength: 1 },
+        // The identifier set (SQS-deliverable) is enforced at the gateway too, not only in the handler.
+        customerId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]*$' },
         items: {
           type: 'array',
           minItems: 1,
@@ -84,7 +91,11 @@ describe('methods', () => {
             type: 'object',
             required: expect.arrayContaining(['sku', 'quantity', 'unitPriceCents']),
             additionalProperties: false,
-            properties: { quantity: { type: 'integer', minimum: 1 }, unitPriceCents: { type: 'integer', minimum: 0 } },
+            properties: {
+              sku: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]*$' },
+              quantity: { type: 'integer', minimum: 1 },
+              unitPriceCents: { type: 'integer', minimum: 0 },
+            },
           },
         },
       },
@@ -108,36 +119,94 @@ describe('gateway-made errors are problem+json too', () => {
    * mismatch message contains quotes, newlines and single quotes.
    */
   const RAW_MESSAGE = `The request signature we calculated does not match the signature you provided.\n\nThe Canonical String for this request should have been\n'POST\n/api/orders' "x"`;
+  /** A validator message as API Gateway writes it: quotes around field names. */
+  const VALIDATION_ERROR = '[object has missing required properties (["customerId","items"])]';
   const render = (templateText: string) =>
     templateText
       .replaceAll('$context.error.messageString', JSON.stringify(RAW_MESSAGE))
-      .replaceAll('$context.error.validationErrorString', 'instance failed to match at least one required schema')
+      .replaceAll('$context.error.validationErrorString', VALIDATION_ERROR)
       .replaceAll('$context.error.message', RAW_MESSAGE);
+  /** What a gateway response template may contain: plain substitution of these, nothing else (no VTL). */
+  const SUBSTITUTED = [
+    '$context.error.messageString',
+    '$context.error.message',
+    '$context.error.validationErrorString',
+  ];
 
+  /** Every response type with a status of its own, and that status (API Gateway's "Gateway response types"). */
+  const FIXED_STATUS: Record<string, number> = {
+    ACCESS_DENIED: 403,
+    API_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_CONFIGURATION_ERROR: 500,
+    AUTHORIZER_FAILURE: 500,
+    BAD_REQUEST_BODY: 400,
+    BAD_REQUEST_PARAMETERS: 400,
+    EXPIRED_TOKEN: 403,
+    INTEGRATION_FAILURE: 504,
+    INTEGRATION_TIMEOUT: 504,
+    INVALID_API_KEY: 403,
+    INVALID_SIGNATURE: 403,
+    MISSING_AUTHENTICATION_TOKEN: 403,
+    QUOTA_EXCEEDED: 429,
+    REQUEST_TOO_LARGE: 413,
+    RESOURCE_NOT_FOUND: 404,
+    THROTTLED: 429,
+    UNAUTHORIZED: 401,
+    UNSUPPORTED_MEDIA_TYPE: 415,
+    WAF_FILTERED: 403,
+  };
+
+  type GatewayResponse = {
+    StatusCode?: string;
+    ResponseParameters: Record<string, string>;
+    ResponseTemplates: Record<string, string>;
+  };
   const gatewayResponses = () =>
     Object.fromEntries(
-      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [String(r.Properties!.ResponseType), r.Properties!]),
+      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [
+        String(r.Properties!.ResponseType),
+        r.Properties as GatewayResponse,
+      ]),
     );
 
-  test.each([['BAD_REQUEST_BODY'], ['BAD_REQUEST_PARAMETERS'], ['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s', (type) => {
-    const response = gatewayResponses()[type] as {
-      StatusCode?: string;
-      ResponseParameters: Record<string, string>;
-      ResponseTemplates: Record<string, string>;
-    };
+  test.each(Object.entries(FIXED_STATUS))('%s: status %i, and a problem+json body that says it', (type, status) => {
+    const response = gatewayResponses()[type];
 
     expect(response).toBeDefined();
+    expect(response.StatusCode).toBe(String(status));
     expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
     const body = JSON.parse(render(response.ResponseTemplates['application/json']));
-    expect(body).toEqual(
-      expect.objectContaining({ type: expect.stringMatching(/\S/), title: expect.stringMatching(/\S/), detail: expect.any(String) }),
-    );
-    if (response.StatusCode !== undefined) expect(body.status).toBe(Number(response.StatusCode));
+    expect(body).toEqual({
+      type: expect.stringMatching(/\S/),
+      title: expect.stringMatching(/\S/),
+      status,
+      detail: RAW_MESSAGE,
+    });
   });
 
-  test('validation failures are 400s', () => {
-    expect(gatewayResponses().BAD_REQUEST_BODY.StatusCode).toBe('400');
-    expect(gatewayResponses().BAD_REQUEST_PARAMETERS.StatusCode).toBe('400');
+  test.each([['DEFAULT_4XX'], ['DEFAULT_5XX']])('%s stays the fallback: problem+json, no status of its own', (type) => {
+    const response = gatewayResponses()[type];
+
+    expect(response).toBeDefined();
+    expect(response.StatusCode).toBeUndefined();
+    expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
+    const body = JSON.parse(render(response.ResponseTemplates['application/json']));
+    expect(body).toEqual(expect.objectContaining({ type: expect.stringMatching(/\S/), detail: RAW_MESSAGE }));
+  });
+
+  test('no template uses anything but plain substitution, so what renders is what API Gateway sends', () => {
+    for (const [type, response] of Object.entries(gatewayResponses())) {
+      const variables = response.ResponseTemplates['application/json'].match(/\$[A-Za-z_.]+/g) ?? [];
+      expect({ type, variables: variables.filter((v) => !SUBSTITUTED.includes(v)) }).toEqual({ type, variables: [] });
+    }
+  });
+
+  test('a BAD_REQUEST_BODY whose validator message quotes field names still renders valid JSON', () => {
+    const text = gatewayResponses().BAD_REQUEST_BODY.ResponseTemplates['application/json'];
+
+    const body = JSON.parse(render(text));
+
+    expect(body.status).toBe(400);
   });
 });
 
@@ -156,7 +225,11 @@ describe('stage', () => {
 
     expect(AccessLogSetting).toBeDefined();
     const format = JSON.parse(AccessLogSetting!.Format);
-    expect(format).toMatchObject({ requestId: '$context.requestId', caller: '$context.identity.caller', status: '$context.status' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      caller: '$context.identity.caller',
+      status: '$context.status',
+    });
     const logGroupIds = resourcesOfType(template, 'AWS::Logs::LogGroup').map(([id]) => id);
     const destination = JSON.stringify(AccessLogSetting!.DestinationArn);
     const logGroupId = logGroupIds.find((id) => destination.includes(`"${id}"`));
@@ -167,7 +240,12 @@ describe('stage', () => {
   test('throttles every method with the configured limits (defaults 200 rps, burst 400)', () => {
     expect(stage().MethodSettings).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 }),
+        expect.objectContaining({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 200,
+          ThrottlingBurstLimit: 400,
+        }),
       ]),
     );
   });
@@ -210,17 +288,18 @@ describe('functions', () => {
       'GET /orders/{orderId}': { Orders: ['dynamodb:GetItem'] },
     };
     const X_RAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+    const OWN_LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
     test.each(Object.keys(EXPECTED))('%s', (route) => {
       const role = roleOfFunction(template, methodAt(template, route).functionId!);
 
       expect(dynamoDbGrants(template, role, tables)).toEqual(EXPECTED[route]);
-      // Nothing else but X-Ray tracing, and only the basic execution role (its own logs).
+      // Nothing else but X-Ray tracing and writing its own logs (test/infra/function-logs.test.ts), no managed policy.
       for (const statement of statementsOfRole(template, role)) {
         const other = statement.Action.filter((a) => !a.startsWith('dynamodb:'));
-        for (const action of other) expect(X_RAY).toContain(action);
+        for (const action of other) expect([...X_RAY, ...OWN_LOGS]).toContain(action);
       }
-      expect(managedPolicyArnsOfRole(template, role)).toEqual([expect.stringContaining('AWSLambdaBasicExecutionRole')]);
+      expect(managedPolicyArnsOfRole(template, role)).toEqual([]);
     });
 
     test('create-order can neither scan, query, batch nor delete orders', () => {
@@ -241,7 +320,8 @@ describe('functions', () => {
     for (const method of getRoutes) {
       const grants = dynamoDbGrants(template, roleOfFunction(template, method.functionId!), tables);
       for (const actions of Object.values(grants)) {
-        for (const action of actions) expect({ route: method.route, action, read: READS.includes(action) }).toMatchObject({ read: true });
+        for (const action of actions)
+          expect({ route: method.route, action, read: READS.includes(action) }).toMatchObject({ read: true });
       }
     }
   });
@@ -252,7 +332,10 @@ describe('functions', () => {
     for (const [id] of functions) {
       const role = roleOfFunction(template, id);
       for (const statement of statementsOfRole(template, role)) {
-        expect({ id, actions: statement.Action }).toEqual({ id, actions: expect.not.arrayContaining(['*', 'dynamodb:*']) });
+        expect({ id, actions: statement.Action }).toEqual({
+          id,
+          actions: expect.not.arrayContaining(['*', 'dynamodb:*']),
+        });
         if (statement.Resource.includes('*')) {
           // The only DynamoDB action that cannot be scoped to a resource.
           const dynamo = statement.Action.filter((a) => a.startsWith('dynamodb:'));

@@ -1,12 +1,20 @@
-import { App, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
+import { App, ArnFormat, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, KinesisEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
+import { readConfig } from '../../lib/config';
+import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { attemptsForBudget, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import { cdkContext } from '../support/synth';
 
 /*
@@ -17,6 +25,13 @@ import { cdkContext } from '../support/synth';
  */
 
 const DAY = 86_400;
+/** Tries the retry budget needs (14 with base 2 s, cap 300 s, 900 s): a standard queue's maxReceiveCount. */
+const RETRY_TRIES = attemptsForBudget(RETRY_BUDGET);
+const retryEnvOf = (fifo: boolean): Record<string, string> => ({
+  BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
+  BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
+  ...(fifo ? { RETRY_MAX_ATTEMPTS: String(RETRY_TRIES) } : {}),
+});
 const FOURTEEN_DAYS = 14 * DAY;
 const CONSUMER_TIMEOUT = 10;
 const BATCHING_WINDOW = 5;
@@ -93,8 +108,10 @@ interface QueuePipelineProps {
   /** Default 5 s for a standard queue, none for FIFO (which does not take one). */
   batchingWindow?: number;
   sourceRetention?: number;
-  /** Default a DLQ of the same type, 14 days, maxReceiveCount 5; false for none. */
+  /** Default a DLQ of the same type, 14 days, maxReceiveCount from the retry budget (14, FIFO 140); false for none. */
   dlq?: false | { fifo?: boolean; retention?: number; maxReceiveCount?: number };
+  /** Default the retry budget's variables (RETRY_BUDGET); 'unset' for none. */
+  retryEnv?: Record<string, string> | 'unset';
   reportBatchItemFailures?: boolean;
   /** Default exactly the required TTL; 'unset' for no variable. */
   inboxTtl?: string | 'unset';
@@ -107,7 +124,9 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
   const timeout = props.consumerTimeout ?? CONSUMER_TIMEOUT;
   const window = props.batchingWindow ?? (fifo ? undefined : BATCHING_WINDOW);
   const dlqProps =
-    props.dlq === false ? undefined : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: 5, ...props.dlq };
+    props.dlq === false
+      ? undefined
+      : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: fifo ? RETRY_TRIES * 10 : RETRY_TRIES, ...props.dlq };
   const dlq =
     dlqProps &&
     new sqs.Queue(group, 'Dlq', {
@@ -131,7 +150,10 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
     );
   const consumer = inlineFunction(group, 'Consumer', {
     timeout: timeout === 'unset' ? undefined : Duration.seconds(timeout),
-    environment: inboxTtl === 'unset' ? undefined : { INBOX_TTL_SECONDS: inboxTtl },
+    environment: {
+      ...(inboxTtl === 'unset' ? {} : { INBOX_TTL_SECONDS: inboxTtl }),
+      ...(props.retryEnv === 'unset' ? {} : (props.retryEnv ?? retryEnvOf(fifo))),
+    },
   });
   consumer.addEventSource(
     new SqsEventSource(queue, {
@@ -208,7 +230,7 @@ describe('correctness aspects', () => {
     Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('Correctness/'));
   });
 
-  test('the five aspects are registered at READONLY priority, since they change nothing', () => {
+  test('the aspects are registered at READONLY priority, since they change nothing', () => {
     const { stack } = newStack();
 
     const aspects = applyCorrectnessAspects(stack);
@@ -219,9 +241,13 @@ describe('correctness aspects', () => {
       'ReportBatchItemFailures',
       'StreamSource',
       'InboxTtl',
+      'AlarmDelivery',
+      'RetryBudget',
     ]);
-    expect(Aspects.of(stack).applied.map((a) => [a.aspect, a.priority])).toEqual(
-      aspects.map((a) => [a, AspectPriority.READONLY]),
+    // Every aspect registered (the five rules and the reserved-concurrency check) only reads.
+    expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
+    expect(Aspects.of(stack).applied.map((a) => a.priority)).toEqual(
+      Aspects.of(stack).applied.map(() => AspectPriority.READONLY),
     );
   });
 
@@ -278,11 +304,11 @@ describe('correctness aspects', () => {
       const dlq = new sqs.Queue(stack, 'Dlq', { retentionPeriod: Duration.days(14) });
       const queue = new sqs.Queue(stack, 'Queue', {
         visibilityTimeout: Duration.seconds(60),
-        deadLetterQueue: { queue: dlq, maxReceiveCount: 5 },
+        deadLetterQueue: { queue: dlq, maxReceiveCount: RETRY_TRIES },
       });
       const fn = inlineFunction(stack, 'Fn', {
         timeout: Duration.seconds(20),
-        environment: { INBOX_TTL_SECONDS: String(30 * DAY) },
+        environment: { INBOX_TTL_SECONDS: String(30 * DAY), ...retryEnvOf(false) },
       });
       const alias = new lambda.Alias(stack, 'Live', { aliasName: 'live', version: fn.currentVersion });
       alias.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
@@ -328,13 +354,14 @@ describe('correctness aspects', () => {
           'DeadLetterQueue',
           /Queue S\/P\/Queue has maxReceiveCount 4, below 5: .* S\/P\/Dlq\. Set maxReceiveCount to at least 5\./,
         ),
+        error(queue, 'RetryBudget', /maxReceiveCount of S\/P\/Queue is 4: .*/),
       ]);
     });
 
-    test('maxReceiveCount 5 passes', () => {
+    test('maxReceiveCount 5 passes (this rule; the retry budget asks for more)', () => {
       const { app } = withPipeline({ dlq: { maxReceiveCount: 5 } });
 
-      expect(synthErrors(app)).toEqual([]);
+      expect(synthErrors(app).filter((f) => f.message.startsWith('[Correctness/DeadLetterQueue]'))).toEqual([]);
     });
 
     test('a FIFO source with a standard dead-letter queue fails', () => {
@@ -382,6 +409,7 @@ describe('correctness aspects', () => {
         error(queue, 'DeadLetterQueue', /.* is FIFO but .* is standard/),
         error(queue, 'DeadLetterQueue', /.* has maxReceiveCount 1, below 5/),
         error(queue, 'DeadLetterQueue', /.* retains messages for 345600 s and .* for 60 s, not longer/),
+        error(queue, 'RetryBudget', /FIFO queue .* has maxReceiveCount 1, below 14 tries x 10 .*/),
       ]);
     });
 
@@ -587,6 +615,104 @@ describe('correctness aspects', () => {
     });
   });
 
+  describe('RetryBudget', () => {
+    const standardEnv = (base: number, cap: number) => ({
+      BACKOFF_BASE_SECONDS: String(base),
+      BACKOFF_CAP_SECONDS: String(cap),
+    });
+
+    test('standard queue: maxReceiveCount 14 passes (base 2 s, cap 300 s: 1005 s guaranteed before the 14th try)', () => {
+      const { app } = withPipeline({ dlq: { maxReceiveCount: 14 } });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('standard queue: maxReceiveCount 13 fails (855 s guaranteed), on the queue, with the numbers and the fix', () => {
+      const { app, queue } = withPipeline({ dlq: { maxReceiveCount: 13 } });
+
+      expectRuleErrors(app, [
+        error(
+          queue,
+          'RetryBudget',
+          /maxReceiveCount of S\/P\/Queue is 13: with backoff base 2 s and cap 300 s, a transiently failing message is dead-lettered after a guaranteed 855 s of backoff \(at most 1710 s\), below the retry budget of 900 s: .* Set it to at least 14\./,
+        ),
+      ]);
+    });
+
+    test('the old settings (maxReceiveCount 5, base 2 s) fail: 15 s guaranteed', () => {
+      const { app, queue } = withPipeline({ dlq: { maxReceiveCount: 5 }, retryEnv: standardEnv(2, 60) });
+
+      expectRuleErrors(app, [error(queue, 'RetryBudget', /.* is 5: .* guaranteed 15 s of backoff \(at most 30 s\)/)]);
+    });
+
+    test("FIFO: the consumer's own try limit is what must reach the budget; 13 fails on the function", () => {
+      const { app, consumer } = withPipeline({
+        fifo: true,
+        retryEnv: { ...standardEnv(2, 300), RETRY_MAX_ATTEMPTS: '13' },
+      });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'RetryBudget',
+          /RETRY_MAX_ATTEMPTS of S\/P\/Consumer is 13: .* guaranteed 855 s .* at least 14\./,
+        ),
+      ]);
+    });
+
+    test('FIFO: maxReceiveCount below tries x batch size fails (skipped records could run out of receives untried); at it passes', () => {
+      const below = withPipeline({ fifo: true, dlq: { maxReceiveCount: 139 } });
+      const at = withPipeline({ fifo: true, dlq: { maxReceiveCount: 140 } });
+
+      expectRuleErrors(below.app, [
+        error(
+          below.queue,
+          'RetryBudget',
+          /FIFO queue S\/P\/Queue has maxReceiveCount 139, below 14 tries x 10 \(batch size of .*\) = 140: .* before it is ever tried\. Set maxReceiveCount to at least 140\./,
+        ),
+      ]);
+      expect(synthErrors(at.app)).toEqual([]);
+    });
+
+    test("a cap above 5 minutes fails; above 12 h it names SQS's limit", () => {
+      const five = withPipeline({ retryEnv: standardEnv(2, 301) });
+      const sqsLimit = withPipeline({ retryEnv: standardEnv(2, 43_201) });
+
+      expectRuleErrors(five.app, [error(five.consumer, 'RetryBudget', /.* BACKOFF_CAP_SECONDS 301, above 300 s: /)]);
+      expectRuleErrors(sqsLimit.app, [
+        error(sqsLimit.consumer, 'RetryBudget', /.* BACKOFF_CAP_SECONDS 43201, above SQS's largest visibility timeout/),
+      ]);
+    });
+
+    test('a base of 0 fails: it guarantees no wait', () => {
+      const { app, consumer } = withPipeline({ retryEnv: standardEnv(0, 300) });
+
+      expectRuleErrors(app, [error(consumer, 'RetryBudget', /.* BACKOFF_BASE_SECONDS 0: .* guarantees no wait/)]);
+    });
+
+    test('a consumer without the retry variables fails, naming each', () => {
+      const { app, consumer } = withPipeline({ fifo: true, retryEnv: 'unset' });
+
+      expectRuleErrors(app, [
+        error(consumer, 'RetryBudget', /.* has no BACKOFF_BASE_SECONDS environment variable/),
+        error(consumer, 'RetryBudget', /.* has no BACKOFF_CAP_SECONDS environment variable/),
+      ]);
+    });
+
+    test('a visibility timeout shorter than one invocation fails: there is no heartbeat to extend it', () => {
+      const { app, queue } = withPipeline({ consumerTimeout: 60, batchingWindow: 5, visibilityTimeout: 64 });
+
+      expectRuleErrors(app, [
+        error(queue, 'VisibilityTimeout', /.* 64 s, below 6 × 60 s/),
+        error(
+          queue,
+          'RetryBudget',
+          /Queue S\/P\/Queue has visibility timeout 64 s, shorter than one invocation of S\/P\/Consumer \(60 s timeout \+ 5 s batching window\)/,
+        ),
+      ]);
+    });
+  });
+
   describe('what cannot be verified', () => {
     function importedSource(options?: CorrectnessOptions) {
       const { app, stack } = newStack();
@@ -602,7 +728,11 @@ describe('correctness aspects', () => {
 
       const cannot =
         /Cannot verify S\/Fn\/SqsEventSource:.*: its event source \(arn:aws:sqs:eu-west-1:123456789012:orders\) is not a queue defined in this stack\./;
-      expectRuleErrors(app, [error(esm, 'VisibilityTimeout', cannot), error(esm, 'InboxTtl', cannot)]);
+      expectRuleErrors(app, [
+        error(esm, 'VisibilityTimeout', cannot),
+        error(esm, 'InboxTtl', cannot),
+        error(esm, 'RetryBudget', cannot),
+      ]);
     });
 
     test("with { unverifiable: 'warning' } it is a warning and synth succeeds", () => {
@@ -640,5 +770,229 @@ describe('correctness aspects', () => {
         ),
       ]);
     });
+  });
+});
+
+describe('AlarmDelivery', () => {
+  const CLOUDWATCH = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+
+  interface AlarmTopicProps {
+    /** Default true: a customer-managed key on the topic. */
+    encrypted?: boolean;
+    /** Default true: the topic policy lets CloudWatch publish for this account and the alarm's ARN. */
+    publishAllowed?: boolean;
+    /** Default ['kms:Decrypt', 'kms:GenerateDataKey*']; [] for no CloudWatch statement in the key policy. */
+    keyActions?: string[];
+  }
+
+  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
+  function alarmToTopic(props: AlarmTopicProps = {}) {
+    const { app, stack } = newStack();
+    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
+    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const account = { 'aws:SourceAccount': stack.account };
+    if (props.publishAllowed ?? true) {
+      topic.addToResourcePolicy(
+        new iam.PolicyStatement({
+          principals: [CLOUDWATCH],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: { StringEquals: account, ArnEquals: { 'aws:SourceArn': alarm.alarmArn } },
+        }),
+      );
+    }
+    const keyActions = props.keyActions ?? ['kms:Decrypt', 'kms:GenerateDataKey*'];
+    if (key !== undefined && keyActions.length > 0) {
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          principals: [CLOUDWATCH],
+          actions: keyActions,
+          resources: ['*'],
+          conditions: { StringEquals: account },
+        }),
+      );
+    }
+    applyCorrectnessAspects(stack);
+    return { app, stack, topic, alarm, key };
+  }
+
+  test('an alarm whose topic and key policies let CloudWatch publish passes', () => {
+    const { app } = alarmToTopic();
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('the real stack passes, and every one of its alarms notifies the topic', () => {
+    const app = new App({ context: cdkContext() });
+    const stack = new ExactlyOnceStack(app, 'Real', { config: readConfig(app) });
+
+    const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/AlarmDelivery]'));
+
+    expect(errors).toEqual([]);
+    const alarms = Object.values(
+      app.synth().getStackByName(stack.stackName).template.Resources as Record<
+        string,
+        { Type: string; Properties: { AlarmActions?: unknown[] } }
+      >,
+    ).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(20);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+  });
+
+  test('a topic policy with only the TLS Deny (enforceSSL alone) fails, naming the alarm, the topic and the policy', () => {
+    const { app, alarm } = alarmToTopic({ publishAllowed: false });
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /Alarm S\/Alarm notifies topic S\/Topic, but CloudWatch could not publish to it: no statement of the topic policy S\/Topic\/Policy allows cloudwatch\.amazonaws\.com sns:Publish for alarm .*/,
+      ),
+    ]);
+  });
+
+  test('an Allow for another alarm only (aws:SourceArn) fails', () => {
+    const { app, stack, topic, alarm } = alarmToTopic({ publishAllowed: false });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [CLOUDWATCH],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: 'other-*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+
+    expectRuleErrors(app, [
+      error(alarm, 'AlarmDelivery', /.* no statement of the topic policy S\/Topic\/Policy allows/),
+    ]);
+  });
+
+  test('an Allow for any alarm of this account (aws:SourceArn pattern) passes', () => {
+    const { app, stack, topic } = alarmToTopic({ publishAllowed: false });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [CLOUDWATCH],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('a Deny that covers CloudWatch fails even next to the Allow', () => {
+    const { app, topic, alarm } = alarmToTopic();
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'NoServices',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sns:*'],
+        resources: [topic.topicArn],
+      }),
+    );
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /.* statement NoServices of the topic policy S\/Topic\/Policy denies cloudwatch\.amazonaws\.com sns:Publish/,
+      ),
+    ]);
+  });
+
+  test('a key policy without CloudWatch fails, for Decrypt and for GenerateDataKey*', () => {
+    const { app, alarm } = alarmToTopic({ keyActions: [] });
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /.* no statement of the key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:Decrypt .*; no statement of the key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:GenerateDataKey\* /,
+      ),
+    ]);
+  });
+
+  test('a key policy that lets CloudWatch encrypt but not decrypt fails', () => {
+    const { app, alarm } = alarmToTopic({ keyActions: ['kms:Encrypt', 'kms:GenerateDataKey*'] });
+
+    expectRuleErrors(app, [
+      error(alarm, 'AlarmDelivery', /.* key policy of S\/Key allows cloudwatch\.amazonaws\.com kms:Decrypt /),
+    ]);
+  });
+
+  test('a topic with no policy of its own and no key passes: the SNS default lets the account publish', () => {
+    const { app, stack } = newStack();
+    const topic = new sns.Topic(stack, 'Topic');
+    new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    }).addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expect(synthErrors(app)).toEqual([]);
+  });
+
+  test('a topic encrypted with the AWS-managed key fails', () => {
+    const { app, stack } = newStack();
+    const topic = new sns.Topic(stack, 'Topic', {
+      masterKey: kms.Alias.fromAliasName(stack, 'Managed', 'alias/aws/sns'),
+    });
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expectRuleErrors(app, [error(alarm, 'AlarmDelivery', /.* the AWS-managed key alias\/aws\/sns/)]);
+  });
+
+  test('a topic outside the stack cannot be verified', () => {
+    const { app, stack } = newStack();
+    const topic = sns.Topic.fromTopicArn(stack, 'Imported', 'arn:aws:sns:eu-west-1:123456789012:ops');
+    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
+      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    applyCorrectnessAspects(stack);
+
+    expectRuleErrors(app, [
+      error(
+        alarm,
+        'AlarmDelivery',
+        /Cannot verify S\/Alarm: .* arn:aws:sns:eu-west-1:123456789012:ops is not an SNS topic of this template/,
+      ),
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -79,7 +80,11 @@ function acknowledgementsIn(root: IConstruct): { path: string; id: string; reaso
     construct.node.metadata
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) =>
-        Object.entries(entry.data as Record<string, unknown>).map(([id, reason]) => ({ path: construct.node.path, id, reason })),
+        Object.entries(entry.data as Record<string, unknown>).map(([id, reason]) => ({
+          path: construct.node.path,
+          id,
+          reason,
+        })),
       ),
   );
 }
@@ -121,31 +126,38 @@ describe('the check is live', () => {
     ]);
   });
 
-  describe("the stack's own acknowledgement is what lets X-Ray's Resource::* through", () => {
-    const functionStack = (app: App) => {
-      const stack = new Stack(app, 'ProbeStack');
-      new HouseFunction(stack, 'Probe', { handler: 'get-order', asyncDeadLetterQueue: false });
-      return stack;
-    };
-
-    test('without it: AwsSolutions-IAM5 on the function policy fails synthesis', () => {
-      const result = synthWithNag((app) => functionStack(app));
+  describe('Resource::* is acknowledged per function role (X-Ray, ListStreams), not stack-wide', () => {
+    test('a wildcard resource anywhere else in the stack fails synthesis', () => {
+      const result = synthWithNag((app) => {
+        const stack = exactlyOnceStack(app);
+        const role = new iam.Role(stack, 'WildcardRole', {
+          assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        });
+        role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: ['*'] }));
+      });
 
       expect(result.error?.message).toContain('AwsSolutions-IAM5[Resource::*]');
-      expect(nagFindings(result.violations)).toEqual(['AwsSolutions-IAM5[Resource::*] @ ProbeStack/Probe/Fn/ServiceRole/DefaultPolicy/Resource']);
+      expect(nagFindings(result.violations)).toEqual([
+        'AwsSolutions-IAM5[Resource::*] @ NagStack/WildcardRole/DefaultPolicy/Resource',
+      ]);
     });
 
-    test('with it: the same function passes', () => {
+    test('a house function passes on its own: its role carries the acknowledgement', () => {
       const result = synthWithNag((app) => {
-        const stack = functionStack(app);
-        Validations.of(stack).acknowledge({
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason: 'X-Ray tracing does not support resource-level permissions.',
-        });
+        const stack = new Stack(app, 'ProbeStack');
+        new HouseFunction(stack, 'Probe', { handler: 'get-order', asyncDeadLetterQueue: false });
       });
 
       expect(findings(result.violations)).toEqual([]);
       expect(result.error).toBeUndefined();
+    });
+
+    test('the only IAM5 acknowledgements sit on function roles', () => {
+      const result = synthWithNag((app) => exactlyOnceStack(app));
+      const iam5 = acknowledgementsIn(result.app).filter((a) => a.id.includes('AwsSolutions-IAM5'));
+
+      expect(iam5.length).toBeGreaterThanOrEqual(9);
+      for (const { path: at } of iam5) expect(at).toMatch(/^NagStack\/.+\/Role$/);
     });
   });
 });

@@ -231,16 +231,70 @@ describe('queues', () => {
   );
 
   test.each(['fifo', 'standard'] as const)(
-    '%s: visibility >= 6 x consumer timeout + batching window, and the consumer knows it',
+    "%s: visibility >= 6 x consumer timeout + batching window, so no try outlives its message's visibility (no heartbeat needed)",
     (kind) => {
       const { queueId, functionId, mapping } = pipeline(kind);
-      const required = 6 * timeoutOf(functionId) + (mapping.MaximumBatchingWindowInSeconds ?? 0);
+      const window = mapping.MaximumBatchingWindowInSeconds ?? 0;
+      const required = 6 * timeoutOf(functionId) + window;
 
       expect(visibilityOf(queueId)).toBeGreaterThanOrEqual(required);
-      // The consumer's heartbeat extends visibility to this value: it must be the queue's.
-      expect(envOf(functionId).VISIBILITY_TIMEOUT_SECONDS).toBe(String(visibilityOf(queueId)));
+      // Lambda stops an invocation at its timeout: one invocation ends well before the visibility lapses.
+      expect(timeoutOf(functionId) + window).toBeLessThan(visibilityOf(queueId));
+      // The old heartbeat's period (visibility / 2) was longer than the function could ever run.
+      expect(visibilityOf(queueId) / 2).toBeGreaterThan(timeoutOf(functionId));
+      expect(envOf(functionId).VISIBILITY_TIMEOUT_SECONDS).toBeUndefined();
     },
   );
+
+  describe('retry budget, from the deployed numbers', () => {
+    /** Sum over tries 1..tries-1 of the guaranteed wait floor(min(cap, base * 2^(n-1)) / 2), computed here on its own. */
+    const guaranteed = (tries: number, base: number, cap: number) =>
+      Array.from({ length: tries - 1 }, (_, i) => Math.floor(Math.min(cap, base * 2 ** i) / 2)).reduce(
+        (a, b) => a + b,
+        0,
+      );
+    const ceilings = (tries: number, base: number, cap: number) =>
+      Array.from({ length: tries - 1 }, (_, i) => Math.min(cap, base * 2 ** i)).reduce((a, b) => a + b, 0);
+
+    test('standard: 14 receives, base 2 s, cap 300 s: 1005 s (> 15 min) of backoff guaranteed before the DLQ, 2010 s at most', () => {
+      const { queueId, functionId } = pipeline('standard');
+      const env = envOf(functionId);
+      const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
+      const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
+
+      expect({ receives, base, cap }).toEqual({ receives: 14, base: 2, cap: 300 });
+      expect(guaranteed(receives, base, cap)).toBe(1005);
+      expect(guaranteed(receives, base, cap)).toBeGreaterThanOrEqual(15 * 60);
+      expect(guaranteed(receives - 1, base, cap)).toBeLessThan(15 * 60); // the fewest receives that do
+      expect(ceilings(receives, base, cap)).toBe(2010);
+      expect(env.RETRY_MAX_ATTEMPTS).toBeUndefined(); // SQS's redrive counts; the consumer keeps no count
+    });
+
+    test('fifo: the consumer dead-letters after 14 tries of its own (1005 s guaranteed); the queue backstop is 14 x batch size receives', () => {
+      const { queueId, functionId, mapping } = pipeline('fifo');
+      const env = envOf(functionId);
+      const tries = Number(env.RETRY_MAX_ATTEMPTS);
+      const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
+      const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
+      const batchSize = mapping.BatchSize ?? 10;
+
+      expect({ tries, base, cap, batchSize }).toEqual({ tries: 14, base: 2, cap: 300, batchSize: 10 });
+      expect(guaranteed(tries, base, cap)).toBeGreaterThanOrEqual(15 * 60);
+      // A record behind up to batchSize - 1 failing records is received, untried, at most once per their tries.
+      expect(receives).toBe(tries * batchSize);
+      expect(receives).toBeLessThanOrEqual(1000); // SQS's largest maxReceiveCount
+    });
+
+    test.each(['fifo', 'standard'] as const)(
+      '%s: every wait fits SQS (cap <= 5 min <= 12 h visibility limit)',
+      (kind) => {
+        const { functionId } = pipeline(kind);
+
+        expect(Number(envOf(functionId).BACKOFF_CAP_SECONDS)).toBeLessThanOrEqual(300);
+        expect(Number(envOf(functionId).BACKOFF_BASE_SECONDS)).toBeGreaterThanOrEqual(1);
+      },
+    );
+  });
 
   test('every queue is encrypted at rest', () => {
     const queues = idsOfType('AWS::SQS::Queue');
@@ -412,8 +466,8 @@ describe('outbox sweeper', () => {
     expect(permissions.map((p) => referencedId(p.SourceArn))).toEqual([rules[0].id]);
   });
 
-  test('runs one sweep at a time', () => {
-    expect(propsOf<FunctionProps>(sweeperId()).ReservedConcurrentExecutions).toBe(1);
+  test('reserves no concurrency: an overlapping sweep only republishes what consumers dedupe on eventId', () => {
+    expect(propsOf<FunctionProps>(sweeperId()).ReservedConcurrentExecutions).toBeUndefined();
   });
 });
 

@@ -6,7 +6,10 @@ import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/d
  * POST /orders against DynamoDB Local, tables created as the synthesized stack
  * declares them. Each test uses its own caller, so tests do not share keys.
  */
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+type Handler = (
+  event: APIGatewayProxyEvent,
+  context: Context,
+) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 
 let handler: Handler;
 let tables: Awaited<ReturnType<typeof createStackTables>>;
@@ -178,7 +181,10 @@ test('an invalid body is 400 with field errors, stores nothing, and the correcte
   const caller = newCaller();
   const recordsBefore = await idempotencyRecordCount();
 
-  const rejected = await post(caller, 'key-fix', { customerId: '', items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }] });
+  const rejected = await post(caller, 'key-fix', {
+    customerId: '',
+    items: [{ sku: 'a', quantity: 0, unitPriceCents: 1 }],
+  });
   const recordsAfterRejection = await idempotencyRecordCount();
   const accepted = await post(caller, 'key-fix', VALID_ORDER);
 
@@ -189,6 +195,38 @@ test('an invalid body is 400 with field errors, stores nothing, and the correcte
   expect(recordsAfterRejection).toBe(recordsBefore);
   expect(accepted.statusCode).toBe(201);
   expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('ids SQS could not carry (U+FFFE in customerId, U+FFFF in a sku) are 400, store nothing, and the corrected request is 201', async () => {
+  const caller = newCaller();
+  const recordsBefore = await idempotencyRecordCount();
+  const undeliverable = { customerId: 'cust-\uFFFE', items: [{ ...VALID_ORDER.items[0], sku: 'sku-\uFFFF' }] };
+
+  const rejected = await post(caller, 'key-charset', undeliverable);
+  const recordsAfterRejection = await idempotencyRecordCount();
+  const accepted = await post(caller, 'key-charset', VALID_ORDER);
+
+  expect(rejected.statusCode).toBe(400);
+  expect(JSON.parse(rejected.body).errors.map((e: { field: string }) => e.field)).toEqual([
+    'customerId',
+    'items.0.sku',
+  ]);
+  expect(recordsAfterRejection).toBe(recordsBefore);
+  expect(accepted.statusCode).toBe(201);
+  expect(await ordersOf(caller)).toHaveLength(1);
+});
+
+test('two sessions of one role are one caller: one order, the second answer is the replay', async () => {
+  const role = `arn:aws:sts::123456789012:assumed-role/Writer-${Date.now()}`;
+
+  const first = await post(`${role}/ecs-task-a`, 'key-rotate', VALID_ORDER);
+  const afterRotation = await post(`${role}/ecs-task-b`, 'key-rotate', VALID_ORDER);
+
+  expect(first.statusCode).toBe(201);
+  expect(afterRotation.statusCode).toBe(201);
+  expect(afterRotation.headers['Idempotent-Replayed']).toBe('true');
+  expect(afterRotation.body).toBe(first.body);
+  expect(await ordersOf(role)).toHaveLength(1);
 });
 
 test('DynamoDB calls: a first request makes at most 3, a replay exactly 1', async () => {

@@ -1,5 +1,9 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { describeLedgerContract, describeOrderOutboxContract } from '../simulation/contracts/port-contracts';
+import {
+  describeLedgerContract,
+  describeOrderOutboxContract,
+  describeTryCounterContract,
+} from '../simulation/contracts/port-contracts';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
 
 /** The same port contracts the simulation's in-memory DynamoDB passes, here on DynamoDB Local with the template's tables. */
@@ -19,3 +23,4 @@ async function emulatorStore() {
 
 describeLedgerContract('DynamoDB Local', emulatorStore);
 describeOrderOutboxContract('DynamoDB Local', emulatorStore);
+describeTryCounterContract('DynamoDB Local', emulatorStore);

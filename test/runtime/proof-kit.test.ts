@@ -1,3 +1,5 @@
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -6,6 +8,16 @@ import { startRuntime, type LocalRuntime } from '../../local/runtime';
 import { synthesize } from '../../local/template/cloud-assembly';
 import { localCallCounters } from '../../loadtest/local-counters';
 import { ALL_FAULTS, type FaultName } from '../../loadtest/faults';
+// ---- provider outage, cancel, redrive: imports (begin) ----
+import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { signedFetch } from '../../local/api/sign';
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { waitForDrain, queueDepth } from '../../loadtest/drain';
+import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../loadtest/faults';
+import { checkProviderCalls, scan } from '../../loadtest/verify';
+import { eventually } from './fixtures';
+// ---- provider outage, cancel, redrive: imports (end) ----
 import { htmlReport, writeReports, type RunResults } from '../../loadtest/report';
 import { runLoadTest, type Profile } from '../../loadtest/run';
 import { localTarget, type Target } from '../../loadtest/target';
@@ -21,6 +33,7 @@ const projectDir = path.resolve(__dirname, '..', '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-kit-'));
 let runtime: LocalRuntime;
 let target: Target;
+const runtimeLog = capturingLogger();
 
 const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 120_000 };
 
@@ -30,7 +43,7 @@ beforeAll(async () => {
   runtime = await startRuntime({
     cdkOut,
     port: 0,
-    log: capturingLogger().log,
+    log: runtimeLog.log,
     outputsFile: path.join(work, 'outputs.json'),
     faultInjectionFile: path.join(work, 'faults.json'),
   });
@@ -54,10 +67,13 @@ function run(faults: FaultName[], seed: number, disableInboxClaim?: string[], ra
 }
 
 function relayCrashes(): number {
-  return [...runtime.hosts.values()].filter((h) => h.fn.displayName.includes('Relay')).reduce((n, h) => n + h.stats.crashes, 0);
+  return [...runtime.hosts.values()]
+    .filter((h) => h.fn.displayName.includes('Relay'))
+    .reduce((n, h) => n + h.stats.crashes, 0);
 }
 
-const totalSuppressed = (r: RunResults) => Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
+const totalSuppressed = (r: RunResults) =>
+  Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
 
 describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
   test('effects equal intents, and the fault left its mark', async () => {
@@ -68,11 +84,20 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     expect(results.passed).toBe(true);
     expect(results.verification.counts.orders).toBe(results.verification.counts.intents);
     // Each fault must actually have happened, or the run proves nothing about it.
-    if (fault === 'poison') expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]));
+    if (fault === 'poison')
+      expect(results.verification.deadLetters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
+      );
     if (fault === 'relay-crash') expect(relayCrashes()).toBeGreaterThan(0);
     if (fault === 'redrive') expect(results.injected.redriven).toBeGreaterThan(0);
-    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault)) expect(totalSuppressed(results)).toBeGreaterThan(0);
-    if (fault === 'transient') expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (['crash', 'resend', 'relay-crash', 'redrive', 'slow'].includes(fault))
+      expect(totalSuppressed(results)).toBeGreaterThan(0);
+    if (fault === 'transient')
+      expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThan(0);
+    if (fault === 'provider-outage')
+      expect(
+        Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0),
+      ).toBeGreaterThan(0);
   }, 300_000);
 });
 
@@ -104,13 +129,158 @@ test('the kit can fail: with the loyalty inbox claim disabled, duplicates become
   expect(htmlReport(results)).toContain('FAIL');
 }, 300_000);
 
+// ---- provider outage, cancel, redrive (begin) ----
+describe('provider outage, then cancel, then redrive', () => {
+  test('the warehouse is down until OrderPlaced dead-letters; the cancel goes through; the redriven OrderPlaced sends no PICK after CANCEL_PICK', async () => {
+    const suffix = Date.now().toString(36);
+    const [customerId, sku] = [`po-cust-${suffix}`, `po-sku-${suffix}`];
+    const accessKeyId = target.callers[0].credentials.accessKeyId;
+    const api = (method: string, route: string, body?: string, headers: Record<string, string> = {}) =>
+      signedFetch(`${target.apiUrl.replace(/\/$/, '')}${route}`, { method, body, headers, accessKeyId });
+    const queue = target.outputs.FulfilmentQueueUrl;
+    const dlq = target.outputs.FulfilmentDlqUrl;
+    const { Attributes = {} } = await target.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queue, AttributeNames: ['RedrivePolicy'] }),
+    );
+    const redrivePolicy = Attributes.RedrivePolicy!;
+    const setMaxReceiveCount = (maxReceiveCount: number) =>
+      target.sqs.send(
+        new SetQueueAttributesCommand({
+          QueueUrl: queue,
+          Attributes: { RedrivePolicy: JSON.stringify({ ...JSON.parse(redrivePolicy), maxReceiveCount }) },
+        }),
+      );
+    const dlqBefore = await queueDepth(target, dlq);
+    // The warehouse is down (the mail service is not), and OrderPlaced dead-letters after one failed
+    // attempt instead of a whole retry budget: what a long outage does, in seconds.
+    const now = Date.now();
+    await setFaultPlan(target, {
+      providerOutageWindow: {
+        from: new Date(now - 1_000).toISOString(),
+        until: new Date(now + 3_600_000).toISOString(),
+      },
+      providerOutageProviders: ['warehouse'],
+    });
+    await setMaxReceiveCount(1);
+    let orderId: string;
+    try {
+      await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS));
+      const placed = await api(
+        'POST',
+        '/orders',
+        JSON.stringify({ customerId, items: [{ sku, quantity: 2, unitPriceCents: 700 }] }),
+        {
+          'Idempotency-Key': `"po-${suffix}"`,
+        },
+      );
+      expect(placed.status).toBe(201);
+      orderId = ((await placed.json()) as { orderId: string }).orderId;
+      await eventually(
+        async () => ((await queueDepth(target, dlq)) > dlqBefore ? true : undefined),
+        90_000,
+        'OrderPlaced in the fulfilment DLQ',
+      );
+    } finally {
+      await setMaxReceiveCount(JSON.parse(redrivePolicy).maxReceiveCount);
+      await setFaultPlan(target, {});
+    }
+    await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS)); // the warehouse is back
+
+    const cancel = await api('POST', `/orders/${orderId}/cancel`);
+    const documents = DynamoDBDocumentClient.from(target.dynamodb);
+    const providerLog = async () =>
+      new Map((await scan(documents, target.outputs.ProviderLogTableName)).map((i) => [String(i.idempotencyKey), i]));
+    const cancelPick = `fulfilment:${orderCancelledEventId(orderId)}`;
+    await eventually(async () => (await providerLog()).get(cancelPick), 60_000, 'CANCEL_PICK at the warehouse');
+    const redriven = await redriveDeadLetters(
+      target,
+      () => false,
+      (body) => body.includes(orderId),
+    );
+    const drain = await waitForDrain(target, { timeoutMs: 120_000 });
+
+    expect([200, 202]).toContain(cancel.status);
+    expect(redriven).toBe(1);
+    expect(drain.drained).toBe(true);
+    const log = await providerLog();
+    const effects = new Map((await scan(documents, target.outputs.EffectsTableName)).map((i) => [String(i.pk), i]));
+    const pick = log.get(`fulfilment:${orderPlacedEventId(orderId)}`);
+    // No PICK ever reached the warehouse: not before the cancel (it was down), not after (superseded).
+    expect(pick).toBeUndefined();
+    expect(log.get(cancelPick)?.calls).toBe(1);
+    expect(effects.get(`SKU#${sku}`)?.reserved).toBe(0);
+    expect(effects.get(`FULFILMENT#${orderId}`)).toMatchObject({ version: 2, state: 'RELEASED' });
+    expect(effects.get(`CUSTOMER#${customerId}`)?.points).toBe(14);
+    expect(effects.get(`INBOX#fulfilment#${orderPlacedEventId(orderId)}`)?.supersededBy).toBe(
+      orderCancelledEventId(orderId),
+    );
+    expect(
+      checkProviderCalls({ orders: [{ orderId, status: 'CANCELLED' }], effects, providerItems: [...log.values()] }),
+    ).toEqual([]);
+  }, 300_000);
+});
+// ---- provider outage, cancel, redrive (end) ----
+// ---- consumer outage longer than the old retry budget ------------------------------------------
+
+test('a consumer outage of 120 s (four times the old 30 s budget): nothing dead-lettered, no batch thrown, effects == intents', async () => {
+  const logFrom = runtimeLog.lines.length;
+  const since = new Date().toISOString();
+
+  // The deployed queues and backoff (visibility as deployed): every try fails for 120 s, then the dependency is back.
+  // (Locally a retry also waits for the poller's next long poll, so 120 s gives each message 5 or more tries.)
+  const results = await runLoadTest({
+    target,
+    profileName: 'test',
+    profile: { ...SMALL, drainTimeoutMs: 300_000 },
+    seed: 400,
+    faults: { enabled: [], rate: 0, slowSeconds: 0, poisonPerQueue: 0, consumerOutageSeconds: 120 },
+    callCounters: localCallCounters(target),
+  });
+  const tries = await fulfilmentTries(since);
+
+  expect(results.verification.violations).toEqual([]);
+  expect(results.passed).toBe(true);
+  expect(results.injected.redriven).toBe(0); // nothing had to be brought back from a DLQ
+  expect(results.verification.deadLetters.filter((d) => !d.expected)).toEqual([]);
+  // Messages really failed past the old budget: at 5 failed receives the old maxReceiveCount dead-lettered them.
+  expect(Math.max(...tries)).toBeGreaterThanOrEqual(5);
+  expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThanOrEqual(SMALL.orders);
+  // Every batch failed whole during the outage, and was reported record by record, never thrown
+  // (other invoke errors, e.g. a cold start timing out on a loaded machine, are not this test's subject).
+  const invokeErrors = runtimeLog.lines.slice(logFrom).filter((l) => l.includes('Invoke Error'));
+  expect(invokeErrors.filter((l) => l.includes('FullBatchFailureError'))).toEqual([]);
+}, 600_000);
+
+/** The FIFO consumer's own count of failed tries per message (TRIES# items of the Effects table). */
+async function fulfilmentTries(since: string): Promise<number[]> {
+  const { Items = [] } = await target.dynamodb.send(
+    new ScanCommand({
+      TableName: target.outputs.EffectsTableName,
+      FilterExpression: 'begins_with(pk, :tries) AND firstFailedAt >= :since',
+      ExpressionAttributeValues: { ':tries': { S: 'TRIES#fulfilment#' }, ':since': { S: since } },
+    }),
+  );
+  return Items.map((item) => Number(unmarshall(item).tries));
+}
+
+// ---- end consumer outage ------------------------------------------------------------------------
+
 /** The verdict as headless Chromium renders it, when Chromium is installed (Debian `chromium`); else undefined. */
 function renderedVerdict(file: string): string | undefined {
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
   if (chromium === undefined) return undefined;
   const result = spawnSync(
     chromium,
-    ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', `--user-data-dir=${path.join(work, 'chrome')}`, '--dump-dom', `file://${file}`],
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      `--user-data-dir=${path.join(work, 'chrome')}`,
+      '--dump-dom',
+      `file://${file}`,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return /<span id="verdict"[^>]*>([^<]*)</.exec(result.stdout)?.[1];

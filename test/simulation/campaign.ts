@@ -122,7 +122,10 @@ export function replayArguments(options: SimulationOptions): string {
   for (const [guard, value] of Object.entries(options.guards)) {
     if (value !== defaults.guards[guard as keyof typeof defaults.guards]) args.push(`--guard ${guard}=${value}`);
   }
-  if (options.redriveDlqsAfterSeconds !== undefined) args.push(`--redrive-after ${options.redriveDlqsAfterSeconds}`);
+  if (options.redriveDlqsAfterSeconds === undefined) args.push('--no-redrive');
+  else if (options.redriveDlqsAfterSeconds !== defaults.redriveDlqsAfterSeconds)
+    args.push(`--redrive-after ${options.redriveDlqsAfterSeconds}`);
+  if (options.cancelChance !== defaults.cancelChance) args.push(`--cancels ${options.cancelChance}`);
   return args.join(' ');
 }
 

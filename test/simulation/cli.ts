@@ -1,14 +1,23 @@
 import { formatFailure, runCampaign } from './campaign';
-import { simulate, simulationOptions, DEFAULT_FAULTS, ALL_GUARDS, type FaultRates, type Guards } from './world/world';
+import {
+  simulate,
+  simulationOptions,
+  ALL_GUARDS,
+  DEFAULT_FAULTS,
+  DEFAULT_REDRIVE_AFTER_SECONDS,
+  type FaultRates,
+  type Guards,
+} from './world/world';
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
- *                [--redrive-after SECONDS] [--cancels SHARE] [--trace]
+ *                [--redrive-after SECONDS | --no-redrive] [--cancels SHARE] [--trace]
  *
  * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
  * simulated (default 10,000), and prints orders per second, schedules explored
  * and faults injected by kind. With N <= K it runs the one schedule S: that is
  * how a failure's seed is replayed (`--trace` prints its whole trace).
+ * The operator redrives both DLQs an hour after the last order by default.
  * Exits 1 on a violation, after printing the shrunk failure and its replay command.
  */
 function parse(argv: string[]) {
@@ -17,7 +26,7 @@ function parse(argv: string[]) {
     seed: 1,
     perSchedule: 200,
     trace: false,
-    redriveAfter: undefined as number | undefined,
+    redriveAfter: DEFAULT_REDRIVE_AFTER_SECONDS as number | undefined,
     cancels: undefined as number | undefined,
   };
   const faults: FaultRates = { ...DEFAULT_FAULTS };
@@ -39,6 +48,7 @@ function parse(argv: string[]) {
     else if (flag === '--per-schedule') options.perSchedule = Math.max(1, integer());
     else if (flag === '--trace') options.trace = true;
     else if (flag === '--redrive-after') options.redriveAfter = integer();
+    else if (flag === '--no-redrive') options.redriveAfter = undefined;
     else if (flag === '--cancels') {
       const rate = Number(value());
       if (!(rate >= 0 && rate <= 1)) throw new Error('--cancels needs a share between 0 and 1');
@@ -51,11 +61,16 @@ function parse(argv: string[]) {
       const [name, raw] = value().split('=');
       if (name === 'dedupeOn' && (raw === 'eventId' || raw === 'messageId')) guards.dedupeOn = raw;
       else if (name === 'callerScope' && (raw === 'principal' || raw === 'session')) guards.callerScope = raw;
-      else if ((name === 'inboxClaim' || name === 'versionCheck') && (raw === 'true' || raw === 'false'))
+      else if (name === 'retryBudget' && (raw === 'budget' || raw === 'seconds')) guards.retryBudget = raw;
+      else if (
+        (name === 'inboxClaim' || name === 'versionCheck' || name === 'providerCompletion') &&
+        (raw === 'true' || raw === 'false')
+      )
         guards[name] = raw === 'true';
       else
         throw new Error(
-          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck (true|false), dedupeOn (eventId|messageId), callerScope (principal|session)`,
+          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck, providerCompletion (true|false), ` +
+            'dedupeOn (eventId|messageId), callerScope (principal|session), retryBudget (budget|seconds)',
         );
     } else throw new Error(`unknown argument ${flag}`);
   }

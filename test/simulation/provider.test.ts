@@ -22,10 +22,12 @@ test('a key called again within 24 h is one effect; called after 24 h it is a se
   expect([p.log.get('loyalty:e1')?.calls, p.log.get('loyalty:e1')?.effects]).toEqual([3, 2]);
 });
 
-test('during an outage every call is refused and nothing is recorded', () => {
+test('during an outage every call to that provider is refused and nothing is recorded; the other provider answers', () => {
   const { providers: p } = providers();
-  p.outages.push([0, 1_000]);
+  p.outages.push({ provider: 'warehouse', start: 0, end: 1_000 });
 
   expect(() => p.call('warehouse', 'fulfilment:e1', {})).toThrow('warehouse unavailable');
   expect(p.items()).toEqual([]);
+  p.call('mail', 'loyalty:e1', {});
+  expect(p.items().map((i) => i.idempotencyKey)).toEqual(['loyalty:e1']);
 });

@@ -1,11 +1,98 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { outboxEventOf } from '../../lambdas/adapters/outbox-stream-record';
-import { fullJitterBackoffSeconds } from '../../lambdas/domain/backoff';
+import {
+  attemptsForBudget,
+  ceilingBudgetSeconds,
+  expectedBudgetSeconds,
+  fifoMaxReceiveCount,
+  fullJitterBackoffSeconds,
+  guaranteedBudgetSeconds,
+  RETRY_BUDGET,
+  retryBackoffSeconds,
+} from '../../lambdas/domain/backoff';
 import { PermanentError } from '../../lambdas/domain/errors';
 import { parseOrderEvent, type OrderCancelledEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
+import { inConsumerOutage, parseFaultPlan } from '../../lambdas/domain/faults';
 
 /** Pure pieces of the messaging half: retry backoff, the event schema, the stream record reader. */
+
+describe('the retry budget (one setting for the queues and the consumers)', () => {
+  const budget = RETRY_BUDGET;
+
+  test('the setting: base 2 s, cap 5 min, budget 15 min', () => {
+    expect(budget).toEqual({ baseSeconds: 2, capSeconds: 300, budgetSeconds: 900 });
+  });
+
+  test.each([
+    [1, 1, 2],
+    [2, 2, 4],
+    [5, 16, 32],
+    [8, 128, 256],
+    [9, 150, 300], // 512 capped at 300
+    [40, 150, 300],
+  ])('try %i waits between %i and %i s (equal jitter: half the ceiling is guaranteed)', (attempt, floor, ceiling) => {
+    expect(retryBackoffSeconds(attempt, budget, () => 0)).toBe(floor);
+    expect(retryBackoffSeconds(attempt, budget, () => 0.999_999_999)).toBe(ceiling);
+    for (let r = 0; r < 1; r += 0.01) {
+      const wait = retryBackoffSeconds(attempt, budget, () => r);
+      expect(Number.isInteger(wait) && wait >= floor && wait <= ceiling).toBe(true);
+    }
+  });
+
+  test('14 tries: 1005 s of backoff guaranteed before the last (>= 900 s), about 1508 s expected, 2010 s at most', () => {
+    const tries = attemptsForBudget(budget);
+
+    expect(tries).toBe(14);
+    expect(guaranteedBudgetSeconds(tries, budget)).toBe(1 + 2 + 4 + 8 + 16 + 32 + 64 + 128 + 5 * 150);
+    expect(guaranteedBudgetSeconds(tries, budget)).toBe(1005);
+    expect(guaranteedBudgetSeconds(tries - 1, budget)).toBe(855); // 13 would fall short
+    expect(expectedBudgetSeconds(tries, budget)).toBe(1507.5);
+    expect(ceilingBudgetSeconds(tries, budget)).toBe(2010);
+  });
+
+  test('the guarantee holds however the jitter falls: the sum of real draws is never below it', () => {
+    for (const r of [0, 0.3, 0.999_999]) {
+      let waited = 0;
+      for (let attempt = 1; attempt < 14; attempt++) waited += retryBackoffSeconds(attempt, budget, () => r);
+      expect(waited).toBeGreaterThanOrEqual(900);
+    }
+  });
+
+  test('the old settings (5 receives, base 2 s, full jitter) guaranteed nothing, and at most 30 s', () => {
+    expect(ceilingBudgetSeconds(5, { baseSeconds: 2, capSeconds: 60 })).toBe(30);
+    expect(guaranteedBudgetSeconds(5, { baseSeconds: 2, capSeconds: 60 })).toBeLessThan(900);
+  });
+
+  test('the FIFO backstop: tries x batch size receives (140 for 14 tries of 10-record batches)', () => {
+    expect(fifoMaxReceiveCount(14, 10)).toBe(140);
+  });
+
+  test('a backoff that guarantees no wait is refused; a 0 budget needs one try', () => {
+    expect(() => attemptsForBudget({ baseSeconds: 0, capSeconds: 300, budgetSeconds: 900 })).toThrow(
+      /guarantees no wait/,
+    );
+    expect(() => attemptsForBudget({ baseSeconds: 1, capSeconds: 1, budgetSeconds: 900 })).toThrow(
+      /guarantees no wait/,
+    );
+    expect(attemptsForBudget({ ...budget, budgetSeconds: 0 })).toBe(1);
+  });
+});
+
+describe('the consumer-outage fault', () => {
+  test('is on until its ISO time, then off', () => {
+    const plan = parseFaultPlan({ consumerOutageUntil: '2030-01-01T00:02:00.000Z' });
+
+    expect(inConsumerOutage(plan, Date.parse('2030-01-01T00:01:59.999Z'))).toBe(true);
+    expect(inConsumerOutage(plan, Date.parse('2030-01-01T00:02:00.000Z'))).toBe(false);
+  });
+
+  test('a value that is not a time turns it off', () => {
+    for (const value of ['soon', 42, null]) {
+      expect(inConsumerOutage(parseFaultPlan({ consumerOutageUntil: value }), 0)).toBe(false);
+    }
+  });
+});
 
 describe('fullJitterBackoffSeconds', () => {
   const options = { baseSeconds: 2, capSeconds: 60 };

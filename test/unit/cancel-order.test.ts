@@ -8,6 +8,7 @@ import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-s
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { deriveOrderId } from '../../lambdas/domain/order';
+import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
 import { ALICE, BOB, storedOrderItem, viewOf } from '../support/orders';
@@ -34,7 +35,11 @@ beforeEach(() => {
 
 const ORDER_ID = deriveOrderId(ALICE, 'key-1');
 
-function cancel(orderId: string | null = ORDER_ID, caller: string | null = ALICE, headers: Record<string, string> = {}): Promise<HttpResult> {
+function cancel(
+  orderId: string | null = ORDER_ID,
+  caller: string | null = ALICE,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   return handler(
     apiEvent({
       method: 'POST',
@@ -65,7 +70,11 @@ describe('200 OK', () => {
     expect(Date.parse(body.cancelledAt)).toBeGreaterThanOrEqual(before - 1);
 
     const [read] = doc.commandCalls(GetCommand).map((c) => c.args[0].input);
-    expect(read).toMatchObject({ TableName: ORDERS_TABLE, Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' }, ConsistentRead: true });
+    expect(read).toMatchObject({
+      TableName: ORDERS_TABLE,
+      Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' },
+      ConsistentRead: true,
+    });
     const [transaction] = transactions();
     expect(transaction.TransactItems).toHaveLength(2);
     const [update, outbox] = transaction.TransactItems!;
@@ -73,7 +82,11 @@ describe('200 OK', () => {
       TableName: ORDERS_TABLE,
       Key: { pk: `ORDER#${ORDER_ID}`, sk: 'ORDER' },
       ConditionExpression: '#status = :placed',
-      ExpressionAttributeValues: expect.objectContaining({ ':placed': 'PLACED', ':cancelled': 'CANCELLED', ':at': body.cancelledAt }),
+      ExpressionAttributeValues: expect.objectContaining({
+        ':placed': 'PLACED',
+        ':cancelled': 'CANCELLED',
+        ':at': body.cancelledAt,
+      }),
     });
     expect(outbox.Put).toMatchObject({
       TableName: ORDERS_TABLE,
@@ -84,7 +97,12 @@ describe('200 OK', () => {
         eventId: `${ORDER_ID}.cancelled`,
         eventType: 'OrderCancelled',
         pendingShard: expect.any(String),
-        event: expect.objectContaining({ eventType: 'OrderCancelled', orderId: ORDER_ID, version: 2, occurredAt: body.cancelledAt }),
+        event: expect.objectContaining({
+          eventType: 'OrderCancelled',
+          orderId: ORDER_ID,
+          version: 2,
+          occurredAt: body.cancelledAt,
+        }),
       },
     });
   });
@@ -198,6 +216,30 @@ describe('503 Service Unavailable', () => {
     const response = await cancel();
 
     expectProblem(response, 503);
+  });
+});
+
+describe('error classes of the cancel transaction', () => {
+  beforeEach(() => {
+    doc.on(GetCommand).resolves({ Item: storedOrderItem() });
+  });
+
+  test.each(RETRYABLE_WRITE_ERRORS)('%s: 503 with Retry-After', async (_name, error) => {
+    doc.on(TransactWriteCommand).rejects(error());
+
+    const response = await cancel();
+
+    expectProblem(response, 503);
+    expect(response.headers['Retry-After']).toBe('1');
+  });
+
+  test.each(BUG_WRITE_ERRORS)('%s: 500 (a bug; retrying cannot help), no Retry-After', async (_name, error) => {
+    doc.on(TransactWriteCommand).rejects(error());
+
+    const response = await cancel();
+
+    expectProblem(response, 500);
+    expect(response.headers['Retry-After']).toBeUndefined();
   });
 });
 

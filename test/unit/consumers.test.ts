@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
@@ -61,8 +61,8 @@ const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
     dlq: 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty-dlq',
   },
 };
-/** The handlers' documented defaults (BACKOFF_BASE_SECONDS 2; cap 60 s on FIFO, 300 s on standard). */
-const BACKOFF = { fulfilment: { base: 2, cap: 60 }, loyalty: { base: 2, cap: 300 } };
+/** The handlers' documented defaults (RETRY_BUDGET: BACKOFF_BASE_SECONDS 2, cap 300 s). */
+const BACKOFF = { fulfilment: { base: 2, cap: 300 }, loyalty: { base: 2, cap: 300 } };
 
 async function loadConsumer(name: ConsumerName): Promise<Harness> {
   delete process.env.BACKOFF_BASE_SECONDS;
@@ -73,8 +73,6 @@ async function loadConsumer(name: ConsumerName): Promise<Harness> {
     INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
     QUEUE_URL: QUEUES[name].queue,
     DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
-    // Long enough that the heartbeat (every half of it) never fires in these tests.
-    VISIBILITY_TIMEOUT_SECONDS: '180',
   });
   let harness: Harness | undefined;
   await jest.isolateModulesAsync(async () => {
@@ -209,7 +207,11 @@ const transactions = (h: Harness): TransactItem[][] =>
   h.doc.commandCalls(h.docSdk.TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const claimOf = (items: TransactItem[]) => String(items[0]?.Put?.Item?.pk);
 const claimedEventIds = (h: Harness) => transactions(h).map((t) => claimOf(t).replace(`INBOX#${h.name}#`, ''));
-const providerCalls = (h: Harness) => h.doc.commandCalls(h.docSdk.UpdateCommand).map((c) => c.args[0].input);
+const providerCalls = (h: Harness) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.TableName === PROVIDER_TABLE);
 const providerKeys = (h: Harness) => providerCalls(h).map((c) => c.Key?.idempotencyKey);
 const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
 const visibilityChanges = (h: Harness) =>
@@ -232,17 +234,29 @@ const claimTaken = (h: Harness, items: number) =>
   ]);
 
 /**
- * A small Effects table behind TransactWriteItems: all-or-nothing, with the
- * ledgers' conditions enforced and SET/ADD applied. `failFor` injects an error
- * for a given eventId (before anything is written), as a throttle would.
+ * A small Effects table behind TransactWriteItems and the inbox's UpdateItem:
+ * all-or-nothing, with the ledgers' conditions enforced, the old image returned
+ * where ALL_OLD is asked (the claim), and SET/ADD applied. `failFor` injects an
+ * error for a given eventId (before anything is written), as a throttle would.
+ *
+ * `conflicts` makes it behave like DynamoDB under concurrency: each transaction
+ * stays in flight for a turn of the event loop, and one that touches an item
+ * another in-flight transaction holds is cancelled with TransactionConflict on
+ * that item (a single write to such an item fails with TransactionConflictException).
  */
 class FakeEffectsTable {
   readonly items = new Map<string, Record<string, unknown>>();
   readonly failFor = new Map<string, Error>();
+  conflicts = false;
+  conflictsRaised = 0;
   commits = 0;
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly h: Harness) {
     h.doc.on(h.docSdk.TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => this.transact(input));
+    h.doc
+      .on(h.docSdk.UpdateCommand, { TableName: EFFECTS_TABLE })
+      .callsFake((input: UpdateCommandInput) => this.update(input));
   }
 
   points(customerId: string): number | undefined {
@@ -257,15 +271,53 @@ class FakeEffectsTable {
     return this.items.get(`FULFILMENT#${orderId}`);
   }
 
-  private transact(input: TransactWriteCommandInput): Record<string, never> {
+  inbox(eventId: string): Record<string, unknown> | undefined {
+    return this.items.get(`INBOX#${this.h.name}#${eventId}`);
+  }
+
+  private async transact(input: TransactWriteCommandInput): Promise<Record<string, never>> {
     const items = input.TransactItems ?? [];
     const claim = claimOf(items);
     const injected = [...this.failFor].find(([eventId]) => claim === `INBOX#${this.h.name}#${eventId}`)?.[1];
     if (injected !== undefined) throw injected;
-    const reasons = items.map((item) => this.check(item));
-    if (reasons.some((r) => r.Code !== 'None')) throw canceledTransaction(this.h, reasons);
-    for (const item of items) this.apply(item);
-    this.commits += 1;
+    const keys = items.map((item) => String(item.Put?.Item?.pk ?? item.Update?.Key?.pk));
+    if (this.conflicts) {
+      if (keys.some((k) => this.inFlight.has(k))) {
+        this.conflictsRaised += 1;
+        throw canceledTransaction(
+          this.h,
+          keys.map((k) => ({ Code: this.inFlight.has(k) ? 'TransactionConflict' : 'None' })),
+        );
+      }
+      keys.forEach((k) => this.inFlight.add(k));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    try {
+      const reasons = items.map((item) => this.check(item));
+      if (reasons.some((r) => r.Code !== 'None')) throw canceledTransaction(this.h, reasons);
+      for (const item of items) this.apply(item);
+      this.commits += 1;
+      return {};
+    } finally {
+      keys.forEach((k) => this.inFlight.delete(k));
+    }
+  }
+
+  /** The inbox's own write (the provider call recorded done): `attribute_exists(pk)` only. */
+  private update(input: UpdateCommandInput): Record<string, never> {
+    const pk = String(input.Key?.pk);
+    if (this.conflicts && this.inFlight.has(pk)) {
+      this.conflictsRaised += 1;
+      throw new this.h.ddbSdk.TransactionConflictException({ message: 'Transaction is ongoing', $metadata: {} });
+    }
+    if (input.ConditionExpression !== 'attribute_exists(pk)')
+      throw new Error(`fake table: unsupported condition ${input.ConditionExpression}`);
+    if (!this.items.has(pk))
+      throw new this.h.ddbSdk.ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+      });
+    this.apply({ Update: input as NonNullable<TransactItem['Update']> });
     return {};
   }
 
@@ -274,7 +326,12 @@ class FakeEffectsTable {
       const condition = item.Put.ConditionExpression;
       if (condition === undefined) return { Code: 'None' };
       if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
-      return this.items.has(String(item.Put.Item?.pk)) ? { Code: 'ConditionalCheckFailed' } : { Code: 'None' };
+      const old = this.items.get(String(item.Put.Item?.pk));
+      if (old === undefined) return { Code: 'None' };
+      return {
+        Code: 'ConditionalCheckFailed',
+        Item: item.Put.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' ? old : undefined,
+      };
     }
     if (item.Update) {
       const condition = item.Update.ConditionExpression;
@@ -305,9 +362,15 @@ class FakeEffectsTable {
     for (const [, verb, body] of (update.UpdateExpression ?? '').matchAll(
       /(SET|ADD)\s+(.*?)(?=\s+(?:SET|ADD|REMOVE)\s|$)/g,
     )) {
-      for (const clause of body.split(',').map((c) => c.trim())) {
+      // Commas inside if_not_exists(a, :b) do not separate clauses.
+      for (const clause of body.split(/,(?![^(]*\))/).map((c) => c.trim())) {
         if (verb === 'SET') {
           const [name, value] = clause.split(/\s*=\s*/);
+          const ifNotExists = /^if_not_exists\((\S+),\s*(:\w+)\)$/.exec(value);
+          if (ifNotExists !== null) {
+            next[nameOf(name)] = next[nameOf(ifNotExists[1])] ?? values[ifNotExists[2]];
+            continue;
+          }
           if (!value.startsWith(':')) throw new Error(`fake table: unsupported SET ${clause}`);
           next[nameOf(name)] = values[value];
         } else {
@@ -412,9 +475,9 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       const response = await deliver(h(), ok, failing);
 
       expect(failedIds(response)).toEqual([failing.messageId]);
-      // attempt 2: ceiling min(cap, 2 * 2^1) = 4; full jitter 0.5 -> floor(0.5 * 5) = 2.
+      // attempt 2: ceiling min(cap, 2 * 2^1) = 4, floor 2; jitter 0.5 -> 2 + floor(0.5 * 3) = 3.
       expect(visibilityChanges(h())).toEqual([
-        { QueueUrl: QUEUES[name].queue, ReceiptHandle: failing.receiptHandle, VisibilityTimeout: 2 },
+        { QueueUrl: QUEUES[name].queue, ReceiptHandle: failing.receiptHandle, VisibilityTimeout: 3 },
       ]);
       expect(deadLettered(h())).toHaveLength(0);
       expect(providerKeys(h())).toEqual([`${name}:ord-ok.placed`]);
@@ -439,14 +502,14 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([ceiling]);
     });
 
-    test('jitter at its bottom makes the message visible again at once', async () => {
+    test('jitter at its bottom still waits half the ceiling (the guaranteed part of the budget)', async () => {
       const table = new FakeEffectsTable(h());
       table.failFor.set('ord-fail.placed', throttled(h()));
       jest.spyOn(Math, 'random').mockReturnValue(0);
 
       await deliver(h(), message(h(), placed('ord-ok')), message(h(), placed('ord-fail'), { receiveCount: 4 }));
 
-      expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([0]);
+      expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([8]);
     });
 
     test('a failure to set the backoff does not hide the original failure', async () => {
@@ -460,11 +523,14 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       expect(failedIds(response)).toEqual([failing.messageId]);
     });
 
-    test('a batch in which every record fails is failed as a whole (Lambda retries all of it)', async () => {
+    test('a batch in which every record fails reports each as a batch item failure, and does not throw', async () => {
       const table = new FakeEffectsTable(h());
       table.failFor.set('ord-fail.placed', throttled(h()));
+      const failing = message(h(), placed('ord-fail'));
 
-      await expect(deliver(h(), message(h(), placed('ord-fail')))).rejects.toThrow(/All records failed/);
+      const response = await deliver(h(), failing);
+
+      expect(failedIds(response)).toEqual([failing.messageId]);
       expect(visibilityChanges(h())).toHaveLength(1);
     });
 
@@ -509,35 +575,57 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       ['the same message twice', { messageId: 'm-1' }, { messageId: 'm-1', receiveCount: 2 }],
       ['a producer resend (new messageId)', { messageId: 'm-1' }, { messageId: 'm-2' }],
       ['a DLQ redrive (new messageId, much later)', { messageId: 'm-1' }, { messageId: 'm-redriven', receiveCount: 1 }],
-    ])('%s makes one effect', async (_what, firstOptions, secondOptions) => {
+    ])(
+      '%s makes one effect and one provider call (the first recorded it done)',
+      async (_what, firstOptions, secondOptions) => {
+        const table = new FakeEffectsTable(h());
+        const event = placed('ord-1');
+
+        const first = await deliver(h(), message(h(), event, firstOptions));
+        const second = await deliver(h(), message(h(), event, secondOptions));
+
+        expect(first.batchItemFailures).toEqual([]);
+        expect(second.batchItemFailures).toEqual([]);
+        expect(table.commits).toBe(1);
+        if (name === 'loyalty') {
+          expect(table.points(event.customerId)).toBe(19);
+        } else {
+          expect(table.reserved('SKU-A')).toBe(3);
+          expect(table.reserved('SKU-B')).toBe(1);
+        }
+        expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`]);
+        expect(table.inbox(event.eventId)?.providerCallDoneAt).toEqual(expect.any(String));
+        expect(metricNames(h())).toEqual(['EffectApplied', 'DuplicateSuppressed']);
+      },
+    );
+
+    test('two copies of one event in the same batch, racing as on DynamoDB: one applied, the other duplicate or transient; redelivered, still one effect', async () => {
       const table = new FakeEffectsTable(h());
+      table.conflicts = true;
       const event = placed('ord-1');
+      const copies = [message(h(), event, { messageId: 'm-a' }), message(h(), event, { messageId: 'm-b' })];
 
-      const first = await deliver(h(), message(h(), event, firstOptions));
-      const second = await deliver(h(), message(h(), event, secondOptions));
+      const response = await deliver(h(), ...copies);
+      const firstOutcomes = metricNames(h()).sort();
+      const failed = failedIds(response);
+      const redelivery = await deliver(
+        h(),
+        ...failed.map((messageId) => message(h(), event, { messageId, receiveCount: 2 })),
+      );
 
-      expect(first.batchItemFailures).toEqual([]);
-      expect(second.batchItemFailures).toEqual([]);
+      // The loyalty consumer handles a batch in parallel, so the copies really race; FIFO handles them in turn.
+      if (name === 'loyalty') expect(table.conflictsRaised).toBeGreaterThan(0);
+      expect(failed.length).toBeLessThanOrEqual(1);
+      expect([
+        ['DuplicateSuppressed', 'EffectApplied'],
+        ['EffectApplied', 'TransientFailure'],
+      ]).toContainEqual(firstOutcomes);
+      expect(redelivery.batchItemFailures).toEqual([]);
       expect(table.commits).toBe(1);
-      if (name === 'loyalty') {
-        expect(table.points(event.customerId)).toBe(19);
-      } else {
-        expect(table.reserved('SKU-A')).toBe(3);
-        expect(table.reserved('SKU-B')).toBe(1);
-      }
-      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`, `${name}:${event.eventId}`]);
-      expect(metricNames(h())).toEqual(['EffectApplied', 'DuplicateSuppressed']);
-    });
-
-    test('two copies of one event in the same batch make one effect', async () => {
-      const table = new FakeEffectsTable(h());
-      const event = placed('ord-1');
-
-      const response = await deliver(h(), message(h(), event), message(h(), event));
-
-      expect(response.batchItemFailures).toEqual([]);
-      expect(table.commits).toBe(1);
-      expect(metricNames(h()).sort()).toEqual(['DuplicateSuppressed', 'EffectApplied']);
+      if (name === 'loyalty') expect(table.points(event.customerId)).toBe(19);
+      else expect(table.reserved('SKU-A')).toBe(3);
+      expect(new Set(providerKeys(h()))).toEqual(new Set([`${name}:${event.eventId}`]));
+      expect(table.inbox(event.eventId)?.providerCallDoneAt).toEqual(expect.any(String));
     });
 
     test('the inbox claim is keyed by consumer and eventId, conditioned on absence, and outlives redeliveries (TTL)', async () => {
@@ -876,9 +964,10 @@ describe('fulfilment consumer', () => {
     expect(table.reserved('SKU-A')).toBe(3);
   });
 
-  test('FIFO: after a failure the rest of that order\'s group is reported failed, untried and released; other groups go on', async () => {
+  test("FIFO: after a failure the rest of that order's group is reported failed, untried and released; other groups go on", async () => {
     const table = new FakeEffectsTable(h());
-    table.failFor.set('ord-2.placed', throttled(h()));
+    const { InternalServerError } = h().ddbSdk;
+    table.failFor.set('ord-2.placed', new InternalServerError({ message: 'boom', $metadata: {} }));
     const records = [
       message(h(), placed('ord-1'), { messageId: 'm1' }),
       message(h(), placed('ord-2'), { messageId: 'm2' }),
@@ -898,51 +987,5 @@ describe('fulfilment consumer', () => {
     expect(changes.map((v) => v.ReceiptHandle)).toEqual([records[1].receiptHandle, records[2].receiptHandle]);
     expect(changes[1].VisibilityTimeout).toBe(0);
     expect(table.reserved('SKU-A')).toBe(6);
-  });
-});
-
-// ---------------------------------------------------------------- heartbeat
-
-describe('a long job extends its visibility while it works', () => {
-  type ConsumeRecord = (typeof import('../../lambdas/handlers/consumer-support'))['consumeRecord'];
-  let consumeRecord: ConsumeRecord;
-
-  beforeAll(async () => {
-    useUnitEnvironment();
-    ({ consumeRecord } = await import('../../lambdas/handlers/consumer-support'));
-  });
-
-  afterEach(() => jest.useRealTimers());
-
-  test('every half visibility timeout while the work runs, and never after it ends', async () => {
-    jest.useFakeTimers();
-    const control = {
-      changeVisibility: jest.fn(async () => undefined),
-      sendToDeadLetterQueue: jest.fn(async () => undefined),
-    };
-    let finish: (outcome: 'applied') => void = () => undefined;
-    const work = new Promise<'applied'>((resolve) => (finish = resolve));
-    const record = message(harnesses.loyalty, placed('ord-1'));
-
-    const outcome = consumeRecord(
-      record,
-      { consumer: 'loyalty', control, backoff: { baseSeconds: 2, capSeconds: 60 }, visibilityTimeoutSeconds: 30 },
-      () => work,
-    );
-    await jest.advanceTimersByTimeAsync(14_000);
-    const beforeFirstBeat = control.changeVisibility.mock.calls.length;
-    await jest.advanceTimersByTimeAsync(32_000); // 46 s: beats at 15 s and 30 s and 45 s
-    finish('applied');
-    await expect(outcome).resolves.toBe('applied');
-    const duringWork = control.changeVisibility.mock.calls.length;
-    await jest.advanceTimersByTimeAsync(120_000);
-
-    expect(beforeFirstBeat).toBe(0);
-    expect(duringWork).toBe(3);
-    expect(control.changeVisibility.mock.calls).toEqual([
-      [record.receiptHandle, 30],
-      [record.receiptHandle, 30],
-      [record.receiptHandle, 30],
-    ]);
   });
 });

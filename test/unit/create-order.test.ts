@@ -14,6 +14,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommand
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { deriveOrderId, orderTotalCents } from '../../lambdas/domain/order';
+import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
 
@@ -84,7 +85,9 @@ const allCalls = () => ddb.calls().length + doc.calls().length;
  * item is derived from the one this request tried to write, as a concurrent
  * or earlier request with the same key would have written it.
  */
-function idempotencyRecordExists(change: (attempted: Record<string, AttributeValue>) => Record<string, AttributeValue>): void {
+function idempotencyRecordExists(
+  change: (attempted: Record<string, AttributeValue>) => Record<string, AttributeValue>,
+): void {
   ddb.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
     throw new ConditionalCheckFailedException({
       message: 'The conditional request failed',
@@ -105,10 +108,15 @@ function orderPutOf(input: TransactWriteCommandInput): Record<string, unknown> {
 function orderAlreadyExists(change: (attempted: Record<string, unknown>) => Record<string, unknown>): void {
   doc.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
     throw new TransactionCanceledException({
-      message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, ConditionalCheckFailed]',
+      message:
+        'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, ConditionalCheckFailed]',
       $metadata: { httpStatusCode: 400 },
       CancellationReasons: [
-        { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', Item: marshall(change(orderPutOf(input))) },
+        {
+          Code: 'ConditionalCheckFailed',
+          Message: 'The conditional request failed',
+          Item: marshall(change(orderPutOf(input))),
+        },
         { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
       ],
     });
@@ -151,7 +159,12 @@ describe('201 Created', () => {
     expect(transaction.TransactItems).toHaveLength(2);
     const [orderPut, outboxPut] = transaction.TransactItems!.map((t) => t.Put!);
     expect(orderPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
-    expect(orderPut.Item).toMatchObject({ sk: 'ORDER', status: 'PLACED', caller: ALICE, fingerprint: expect.any(String) });
+    expect(orderPut.Item).toMatchObject({
+      sk: 'ORDER',
+      status: 'PLACED',
+      caller: ALICE,
+      fingerprint: expect.any(String),
+    });
     expect(outboxPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
     expect(outboxPut.Item).toMatchObject({
       pk: orderPut.Item!.pk,
@@ -222,7 +235,11 @@ describe('201 Created', () => {
 
     expect(response.statusCode).toBe(201);
     const body = JSON.parse(response.body);
-    expect(body).toMatchObject({ orderId: deriveOrderId(ALICE, 'key-1'), status: 'PLACED', createdAt: '2020-01-01T00:00:00.000Z' });
+    expect(body).toMatchObject({
+      orderId: deriveOrderId(ALICE, 'key-1'),
+      status: 'PLACED',
+      createdAt: '2020-01-01T00:00:00.000Z',
+    });
     expect(body).not.toHaveProperty('caller');
     expect(body).not.toHaveProperty('fingerprint');
     expect(body).not.toHaveProperty('version');
@@ -279,13 +296,60 @@ describe('400 Bad Request', () => {
 
   test.each([
     ['invalid JSON', '{"customerId":'],
-    ['more than 50 items', { customerId: 'c', items: Array.from({ length: 51 }, () => ({ sku: 's', quantity: 1, unitPriceCents: 1 })) }],
+    [
+      'more than 50 items',
+      { customerId: 'c', items: Array.from({ length: 51 }, () => ({ sku: 's', quantity: 1, unitPriceCents: 1 })) },
+    ],
     ['more than 64 KiB', JSON.stringify(VALID_ORDER).replace('{', `{${' '.repeat(64 * 1024)}`)],
   ])('%s: problem, and nothing stored', async (_name, body) => {
     const response = await post({ body });
 
     expect(expectProblem(response, 400).errors?.length).toBeGreaterThan(0);
     expect(allCalls()).toBe(0);
+  });
+});
+
+describe('identifiers are limited to what every queue, key and path can carry', () => {
+  const withCustomer = (customerId: string) => ({ ...VALID_ORDER, customerId });
+  const withSku = (sku: string) => ({ ...VALID_ORDER, items: [{ ...VALID_ORDER.items[0], sku }] });
+
+  test.each([
+    ['U+FFFE', 'cust-\uFFFE'],
+    ['U+FFFF', '\uFFFFcust'],
+    ['a space', 'cust 1'],
+    ['65 characters', 'c'.repeat(65)],
+    ['an empty id', ''],
+  ])('a customerId with %s: 400 with the field error, nothing stored', async (_name, customerId) => {
+    const response = await post({ body: withCustomer(customerId) });
+
+    const problem = expectProblem(response, 400);
+    expect(problem.errors?.map((e) => e.field)).toEqual(['customerId']);
+    expect(allCalls()).toBe(0);
+  });
+
+  test.each([
+    ['U+FFFE', 'sku-\uFFFE'],
+    ['U+FFFF', 'sku-\uFFFF'],
+    ['a space', 'sku 1'],
+    ['65 characters', 's'.repeat(65)],
+    ['an empty id', ''],
+  ])('a sku with %s: 400 with the field error, nothing stored', async (_name, sku) => {
+    const response = await post({ body: withSku(sku) });
+
+    const problem = expectProblem(response, 400);
+    expect(problem.errors?.map((e) => e.field)).toEqual(['items.0.sku']);
+    expect(allCalls()).toBe(0);
+  });
+
+  test('the edge characters and 64 characters are accepted', async () => {
+    const edge = 'Az09._:-';
+
+    const response = await post({
+      body: { customerId: edge + 'c'.repeat(56), items: [{ ...VALID_ORDER.items[0], sku: edge }] },
+    });
+
+    expect(response.statusCode).toBe(201);
+    expect(JSON.parse(response.body)).toMatchObject({ customerId: edge + 'c'.repeat(56), items: [{ sku: edge }] });
   });
 });
 
@@ -335,7 +399,8 @@ describe('422 Unprocessable Content', () => {
 describe('503 Service Unavailable', () => {
   const throttled = () =>
     new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
-  const serverError = () => new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } });
+  const serverError = () =>
+    new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } });
 
   test('the idempotency table throttles: nothing written', async () => {
     ddb.on(PutItemCommand).rejects(throttled());
@@ -362,7 +427,10 @@ describe('503 Service Unavailable', () => {
       new TransactionCanceledException({
         message: 'Transaction cancelled [None, TransactionConflict]',
         $metadata: { httpStatusCode: 400 },
-        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }],
+        CancellationReasons: [
+          { Code: 'None' },
+          { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+        ],
       }),
     );
 
@@ -371,19 +439,48 @@ describe('503 Service Unavailable', () => {
     expectProblem(response, 503);
   });
 
-  test('storing the result fails after the order was written', async () => {
+  test('storing the result fails after the order was written: the body promises a safe retry, not "nothing written"', async () => {
     ddb.on(UpdateItemCommand).rejects(serverError());
 
     const response = await post();
 
-    expectProblem(response, 503);
+    const problem = expectProblem(response, 503);
     expect(transactions()).toHaveLength(1);
+    expect(problem.detail).not.toMatch(/nothing was (half-)?written/i);
+    expect(problem.detail).toMatch(/may or may not have taken effect/);
+    expect(problem.detail).toMatch(/same Idempotency-Key returns the same order/);
+  });
+});
+
+describe('error classes of the order transaction', () => {
+  test.each(RETRYABLE_WRITE_ERRORS)(
+    '%s: 503 with Retry-After, and the lock is released for the retry',
+    async (_name, error) => {
+      doc.on(TransactWriteCommand).rejects(error());
+
+      const response = await post();
+
+      expectProblem(response, 503);
+      expect(response.headers['Retry-After']).toBe('1');
+      expect(idempotencyDeletes()).toHaveLength(1);
+    },
+  );
+
+  test.each(BUG_WRITE_ERRORS)('%s: 500 (a bug; retrying cannot help), no Retry-After', async (_name, error) => {
+    doc.on(TransactWriteCommand).rejects(error());
+
+    const response = await post();
+
+    expectProblem(response, 500);
+    expect(response.headers['Retry-After']).toBeUndefined();
   });
 });
 
 describe('500 Internal Server Error', () => {
   test('an unexpected bug: a generic problem, no stack trace or error text', async () => {
-    doc.on(TransactWriteCommand).rejects(new TypeError("Cannot read properties of undefined (reading 'secretInternalField')"));
+    doc
+      .on(TransactWriteCommand)
+      .rejects(new TypeError("Cannot read properties of undefined (reading 'secretInternalField')"));
 
     const response = await post();
 
@@ -395,10 +492,56 @@ describe('500 Internal Server Error', () => {
 });
 
 describe('403 Forbidden', () => {
-  test('no authenticated caller: refused before anything else, nothing stored', async () => {
-    const response = await post({ caller: null });
+  test.each([
+    ['no authenticated caller', null],
+    ['an identity that is no principal shape (a bare access key id)', 'AKIAIOSFODNN7EXAMPLE'],
+    ['a role session ARN without a session name', 'arn:aws:sts::123456789012:assumed-role/OrderWriter/'],
+  ])('%s: refused before anything else, nothing stored', async (_name, caller) => {
+    const response = await post({ caller });
 
     expectProblem(response, 403);
     expect(allCalls()).toBe(0);
+  });
+});
+
+describe('the caller is the principal, not the session', () => {
+  const ROLE = 'arn:aws:sts::123456789012:assumed-role/OrderWriter';
+
+  test('two sessions of one role: one idempotency record, one order id, scoped to the role', async () => {
+    await post({ caller: `${ROLE}/ecs-task-a`, key: '"rotating"' });
+    await post({ caller: `${ROLE}/ecs-task-b`, key: '"rotating"' });
+
+    const [first, second] = idempotencyPuts().map((p) => p.Item!);
+    expect(second.id).toEqual(first.id);
+    const [firstOrder, secondOrder] = transactions().map(orderPutOf);
+    expect(secondOrder.orderId).toBe(firstOrder.orderId);
+    expect(firstOrder.orderId).toBe(deriveOrderId(ROLE, 'rotating'));
+    expect(firstOrder.caller).toBe(ROLE);
+  });
+
+  test('two roles are two callers', async () => {
+    await post({ caller: `${ROLE}/s1`, key: '"k"' });
+    await post({ caller: 'arn:aws:sts::123456789012:assumed-role/OtherWriter/s1', key: '"k"' });
+
+    const [first, second] = idempotencyPuts().map((p) => p.Item!);
+    expect(second.id).not.toEqual(first.id);
+  });
+
+  test("a Cognito identity is its identity id, not the pool role's session", async () => {
+    const identityId = 'us-east-1:3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b';
+    const event = apiEvent({
+      method: 'POST',
+      path: '/orders',
+      caller: 'arn:aws:sts::123456789012:assumed-role/Cognito_PoolAuth_Role/CognitoIdentityCredentials',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"k"' },
+      body: JSON.stringify(VALID_ORDER),
+    });
+    event.requestContext.identity.cognitoIdentityId = identityId;
+
+    const response = await handler(event, lambdaContext());
+
+    expect(response.statusCode).toBe(201);
+    expect(JSON.parse(response.body).orderId).toBe(deriveOrderId(identityId, 'k'));
+    expect(orderPutOf(transactions()[0]).caller).toBe(identityId);
   });
 });

@@ -95,6 +95,29 @@ describe('200 OK', () => {
   });
 });
 
+describe('the caller is the principal, not the session', () => {
+  const ROLE = 'arn:aws:sts::123456789012:assumed-role/OrderWriter';
+
+  test('an order placed by one session of a role is visible to another session of it', async () => {
+    const orderId = deriveOrderId(ROLE, 'key-1');
+    doc.on(GetCommand).resolves({ Item: storedOrderItem({ caller: ROLE, orderId }) });
+
+    const response = await get(orderId, `${ROLE}/credentials-after-rotation`);
+
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body).orderId).toBe(orderId);
+  });
+
+  test('another role of the same account still sees 404', async () => {
+    const orderId = deriveOrderId(ROLE, 'key-1');
+    doc.on(GetCommand).resolves({ Item: storedOrderItem({ caller: ROLE, orderId }) });
+
+    const response = await get(orderId, 'arn:aws:sts::123456789012:assumed-role/OtherRole/s1');
+
+    expectProblem(response, 404);
+  });
+});
+
 describe('404 Not Found', () => {
   test('an unknown order', async () => {
     const response = await get();
@@ -114,17 +137,29 @@ describe('404 Not Found', () => {
 });
 
 describe('400, 503, 500, 403', () => {
-  test.each([['abc'], [`ord_${'g'.repeat(32)}`], [null]])('a malformed orderId %j: problem, and no DynamoDB call', async (orderId) => {
-    const response = await get(orderId);
+  test.each([['abc'], [`ord_${'g'.repeat(32)}`], [null]])(
+    'a malformed orderId %j: problem, and no DynamoDB call',
+    async (orderId) => {
+      const response = await get(orderId);
 
-    expectProblem(response, 400);
-    expect(allCalls()).toBe(0);
-  });
+      expectProblem(response, 400);
+      expect(allCalls()).toBe(0);
+    },
+  );
 
   test.each([
-    ['throttled (provisioned throughput)', () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: {} })],
-    ['throttled (throttling)', () => new ThrottlingException({ message: 'Throughput exceeds the current capacity', $metadata: {} })],
-    ['throttled (account request limit)', () => new RequestLimitExceeded({ message: 'Request limit exceeded', $metadata: {} })],
+    [
+      'throttled (provisioned throughput)',
+      () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: {} }),
+    ],
+    [
+      'throttled (throttling)',
+      () => new ThrottlingException({ message: 'Throughput exceeds the current capacity', $metadata: {} }),
+    ],
+    [
+      'throttled (account request limit)',
+      () => new RequestLimitExceeded({ message: 'Request limit exceeded', $metadata: {} }),
+    ],
     ['a server error', () => new InternalServerError({ message: 'Internal server error', $metadata: {} })],
     ['a connection reset', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
   ])('DynamoDB %s is 503 with Retry-After', async (_name, error) => {

@@ -72,7 +72,9 @@ describe('parsePlaceOrderBody', () => {
     });
 
     test('one byte more is refused before parsing', () => {
-      expect(errorsOf(padded(MAX_BODY_BYTES + 1))).toEqual([{ field: '(body)', message: expect.stringContaining('65536') }]);
+      expect(errorsOf(padded(MAX_BODY_BYTES + 1))).toEqual([
+        { field: '(body)', message: expect.stringContaining('65536') },
+      ]);
     });
 
     test('multi-byte characters count as their UTF-8 bytes, not as characters', () => {
@@ -116,10 +118,48 @@ describe('parsePlaceOrderBody', () => {
   test.each([
     ['a missing customerId', { items: [line(1)] }, 'customerId'],
     ['a numeric customerId', { customerId: 7, items: [line(1)] }, 'customerId'],
-    ['a string quantity', { customerId: 'c', items: [{ sku: 's', quantity: '1', unitPriceCents: 1 }] }, 'items.0.quantity'],
+    [
+      'a string quantity',
+      { customerId: 'c', items: [{ sku: 's', quantity: '1', unitPriceCents: 1 }] },
+      'items.0.quantity',
+    ],
     ['a missing unit price', { customerId: 'c', items: [{ sku: 's', quantity: 1 }] }, 'items.0.unitPriceCents'],
   ])('%s is refused on its field', (_name, body, field) => {
     expect(fieldsOf(body)).toEqual([field]);
+  });
+
+  describe('customerId and sku: 1-64 ASCII letters, digits and . _ : -', () => {
+    const body = (customerId: string, sku = 'sku-1') => ({
+      customerId,
+      items: [{ sku, quantity: 1, unitPriceCents: 1 }],
+    });
+
+    test.each([
+      ['every allowed character class', 'AZaz09._:-'],
+      ['one character', 'x'],
+      ['64 characters', 'x'.repeat(64)],
+      ['a Cognito-style id', 'us-east-1:3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b'],
+    ])('%s is accepted for both', (_name, id) => {
+      expect(parsePlaceOrderBody(JSON.stringify(body(id, id))).ok).toBe(true);
+    });
+
+    test.each([
+      ['U+FFFE (SQS refuses it)', 'a\uFFFE'],
+      ['U+FFFF (SQS refuses it)', 'a\uFFFF'],
+      ['a space', 'a b'],
+      ['a slash', 'a/b'],
+      ['a non-ASCII letter', 'caf\u00e9'],
+      ['a control character', 'a\u0000'],
+      ['65 characters', 'x'.repeat(65)],
+      ['an empty id', ''],
+    ])('%s is refused on the field, with one message', (_name, id) => {
+      expect(errorsOf(JSON.stringify(body(id)))).toEqual([
+        { field: 'customerId', message: expect.stringMatching(/\S/) },
+      ]);
+      expect(errorsOf(JSON.stringify(body('c', id)))).toEqual([
+        { field: 'items.0.sku', message: expect.stringMatching(/\S/) },
+      ]);
+    });
   });
 
   test('unknown fields are refused (at the top and in a line), not silently dropped', () => {

@@ -34,7 +34,12 @@ type RelayHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<Dy
 type SweeperHandler = (
   event: unknown,
   context: Context,
-) => Promise<{ republished: number; failed: number; oldestPendingAgeSeconds: number }>;
+) => Promise<{
+  republished: number;
+  failed: number;
+  malformed: { itemKey: string; createdAt: string; reason: string }[];
+  oldestPendingAgeSeconds: number;
+}>;
 
 const ORDERS_TABLE = 'orders-table';
 const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo';
@@ -339,16 +344,29 @@ describe('outbox relay', () => {
     expect(markedEventIds(relay)).toEqual(['ord-1.placed']);
   });
 
-  test('an outbox INSERT without a readable event is reported failed; the others are relayed', async () => {
-    const good = insertOf(placed('ord-1'));
-    const { event: _event, ...withoutEvent } = outboxItem(placed('ord-2'));
-    const malformed = streamRecord('INSERT', withoutEvent);
+  test.each([
+    ['without a readable event', (item: Record<string, unknown>) => ({ ...item, event: undefined })],
+    [
+      'whose event SQS would refuse (U+FFFE)',
+      (item: Record<string, unknown>) => ({ ...item, event: { ...(item.event as object), customerId: 'c\uFFFE' } }),
+    ],
+  ])(
+    'an outbox INSERT %s is skipped and counted, not retried (it never could succeed); the others are relayed',
+    async (_name, breakIt) => {
+      jest.spyOn(relay.metrics, 'addMetric');
+      const good = insertOf(placed('ord-1'));
+      const malformed = streamRecord('INSERT', breakIt(outboxItem(placed('ord-2'))));
 
-    const response = await runRelay(good, malformed);
+      const response = await runRelay(good, malformed);
 
-    expect(failedSeqs(response)).toEqual([seqOf(malformed)]);
-    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
-  });
+      expect(response.batchItemFailures).toEqual([]);
+      expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
+      expect(markedEventIds(relay)).toEqual(['ord-1.placed']);
+      expect(jest.mocked(relay.metrics.addMetric).mock.calls.filter((c) => c[0] === 'MalformedOutboxItem')).toEqual([
+        ['MalformedOutboxItem', 'Count', 1],
+      ]);
+    },
+  );
 
   test('a published event is marked dispatched: pendingShard removed, only if the item exists', async () => {
     const event = placed('ord-1');
@@ -388,21 +406,22 @@ describe('outbox relay', () => {
 // ---------------------------------------------------------------- sweeper
 
 describe('outbox sweeper', () => {
-  /** The pending-outbox index: Query honours shard, `createdAt < :before`, order and Limit; a dispatch mark removes the item. */
-  function fakePendingIndex(items: { event: OrderEvent; createdAt: string }[]) {
-    const pending = [...items];
+  /**
+   * The pending-outbox index: Query honours shard, `createdAt < :before`, order and Limit; a dispatch mark
+   * removes the item. An entry is an event (stored as the repository writes it) or a raw stored item.
+   */
+  function fakePendingIndex(entries: ({ event: OrderEvent; createdAt: string } | { item: Record<string, unknown> })[]) {
+    const pending = entries.map((e) => ('item' in e ? e.item : outboxItem(e.event, e.createdAt)));
     sweeper.doc.on(sweeper.docSdk.QueryCommand).callsFake((input: QueryCommandInput) => {
       const values = input.ExpressionAttributeValues ?? {};
       const before = values[':before'] as string | undefined;
       const matches = pending
-        .filter(
-          (p) => pendingShardOf(p.event.eventId) === values[':s'] && (before === undefined || p.createdAt < before),
-        )
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-      return { Items: matches.slice(0, input.Limit).map((p) => outboxItem(p.event, p.createdAt)) };
+        .filter((p) => p.pendingShard === values[':s'] && (before === undefined || String(p.createdAt) < before))
+        .sort((a, b) => String(a.createdAt).localeCompare(String(b.createdAt)));
+      return { Items: matches.slice(0, input.Limit) };
     });
     sweeper.doc.on(sweeper.docSdk.UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
-      const index = pending.findIndex((p) => `OUTBOX#${p.event.eventId}` === input.Key.sk);
+      const index = pending.findIndex((p) => p.sk === input.Key.sk);
       if (index >= 0) pending.splice(index, 1);
       return {};
     });
@@ -479,7 +498,7 @@ describe('outbox sweeper', () => {
     const result = await sweep();
 
     expect(sweeper.sqs.calls()).toHaveLength(0);
-    expect(result).toEqual({ republished: 0, failed: 0, oldestPendingAgeSeconds: 0 });
+    expect(result).toEqual({ republished: 0, failed: 0, malformed: [], oldestPendingAgeSeconds: 0 });
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBe(0);
   });
 
@@ -499,5 +518,109 @@ describe('outbox sweeper', () => {
     expect(markedEventIds(sweeper)).toEqual(['ord-ok.cancelled']);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(2_000);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(2_010);
+  });
+  describe('a malformed pending item is logged, counted and skipped; the sweep goes on', () => {
+    /** A stored outbox item whose event is broken by `breakIt`, pending in the shard its event id maps to. */
+    function malformedItem(breakIt: (event: Record<string, unknown>) => unknown, orderId = 'ord-bad') {
+      const good = outboxItem(placed(orderId), ago(1_500));
+      return { item: { ...good, event: breakIt({ ...(good.event as Record<string, unknown>) }) } };
+    }
+    const malformedMetricCalls = () =>
+      jest.mocked(sweeper.metrics.addMetric).mock.calls.filter((c) => c[0] === 'MalformedOutboxItem');
+
+    test('[valid, malformed, valid]: both valid ones published and marked, the metric once (1), no throw', async () => {
+      const pending = fakePendingIndex([
+        { event: placed('ord-first'), createdAt: ago(2_000) },
+        malformedItem((event) => ({ ...event, customerId: 'cust-\uFFFE' })),
+        { event: cancelled('ord-last'), createdAt: ago(1_000) },
+      ]);
+
+      const result = await sweep();
+
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-first.placed', 'ord-last.cancelled']);
+      expect(markedEventIds(sweeper).sort()).toEqual(['ord-first.placed', 'ord-last.cancelled']);
+      expect(malformedMetricCalls()).toEqual([['MalformedOutboxItem', 'Count', 1]]);
+      expect(result).toMatchObject({ republished: 2, failed: 0 });
+      expect(result.malformed).toEqual([
+        {
+          itemKey: 'ORDER#ord-bad/OUTBOX#ord-bad.placed',
+          createdAt: expect.any(String),
+          reason: expect.stringMatching(/U\+FFFE/),
+        },
+      ]);
+      // Skipped, not dropped: it stays pending (and keeps the age alarm honest) until repaired.
+      expect(pending.map((p) => p.sk)).toEqual(['OUTBOX#ord-bad.placed']);
+    });
+
+    test.each([
+      ['no event at all', () => undefined],
+      [
+        'an event that is not an order event',
+        (event: Record<string, unknown>) => ({ ...event, eventType: 'OrderShipped' }),
+      ],
+      ['an event with no items', (event: Record<string, unknown>) => ({ ...event, items: [] })],
+      [
+        'a sku holding U+FFFF',
+        (event: Record<string, unknown>) => ({
+          ...event,
+          items: [{ sku: 'sku-\uFFFF', quantity: 1, unitPriceCents: 1 }],
+        }),
+      ],
+      [
+        'an orderId that cannot be a FIFO group id',
+        (event: Record<string, unknown>) => ({ ...event, orderId: 'ord bad' }),
+      ],
+    ])('%s: skipped and counted, the valid item still published', async (_name, breakIt) => {
+      fakePendingIndex([malformedItem(breakIt), { event: placed('ord-ok'), createdAt: ago(1_000) }]);
+
+      const result = await sweep();
+
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-ok.placed']);
+      expect(malformedMetricCalls()).toEqual([['MalformedOutboxItem', 'Count', 1]]);
+      expect(result.malformed).toHaveLength(1);
+    });
+
+    test('an event written before identifiers were restricted (a space in its ids) is deliverable, so it is published', async () => {
+      const legacy = {
+        ...placed('ord-legacy'),
+        customerId: 'cust 1',
+        items: [{ sku: 'sku 1', quantity: 1, unitPriceCents: 1 }],
+      };
+      fakePendingIndex([{ event: legacy, createdAt: ago(1_000) }]);
+
+      const result = await sweep();
+
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-legacy.placed']);
+      expect(result.malformed).toEqual([]);
+    });
+
+    test('a sweep with nothing malformed publishes the metric as 0, so its alarm always has data', async () => {
+      fakePendingIndex([{ event: placed('ord-ok'), createdAt: ago(1_000) }]);
+
+      await sweep();
+
+      expect(malformedMetricCalls()).toEqual([['MalformedOutboxItem', 'Count', 0]]);
+    });
+
+    test('it is published in the same EMF document, namespace and dimensions as OldestUndispatchedOutboxAgeSeconds', async () => {
+      fakePendingIndex([malformedItem(() => undefined)]);
+      const documents: ReturnType<Metrics['serializeMetrics']>[] = [];
+      jest.spyOn(sweeper.metrics, 'publishStoredMetrics').mockImplementation(() => {
+        documents.push(sweeper.metrics.serializeMetrics());
+        sweeper.metrics.clearMetrics();
+        return sweeper.metrics;
+      });
+
+      await sweep();
+
+      const directives = documents.flatMap((d) => d._aws.CloudWatchMetrics);
+      const directiveOf = (name: string) => directives.find((d) => d.Metrics.some((m) => m.Name === name));
+      expect(directiveOf('MalformedOutboxItem')).toBeDefined();
+      expect(directiveOf('MalformedOutboxItem')).toBe(directiveOf('OldestUndispatchedOutboxAgeSeconds'));
+      expect(documents.find((d) => 'MalformedOutboxItem' in d)).toMatchObject({
+        MalformedOutboxItem: 1,
+        service: 'unit-test',
+      });
+    });
   });
 });

@@ -1,4 +1,6 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
+import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/adapters/effects-table';
 import {
   DynamoDbEffectsReader,
   DynamoDbFulfilmentLedger,
@@ -6,7 +8,7 @@ import {
 } from '../../../lambdas/adapters/dynamodb-ledgers';
 import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
-import { orderCancelledEvent, orderPlacedEvent } from '../../../lambdas/domain/events';
+import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
 import type { StoredOrder } from '../../../lambdas/ports/order-repository';
 
 /**
@@ -57,6 +59,12 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         reader: new DynamoDbEffectsReader(store.documents, store.tables.effects),
       };
     };
+    const inboxEntry = async (consumer: string, eventId: string) =>
+      (
+        await store.documents.send(
+          new GetCommand({ TableName: store.tables.effects, Key: inboxKey(consumer, eventId), ConsistentRead: true }),
+        )
+      ).Item;
     beforeAll(async () => {
       store = await makeStore();
     });
@@ -71,7 +79,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       const outcomes = [await fulfilment.reserve(placed), await fulfilment.reserve(placed)];
 
-      expect(outcomes).toEqual(['applied', 'duplicate']);
+      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
       expect(await reader.reservedStock(placed.items[0].sku)).toBe(3);
       expect(await reader.reservedStock(placed.items[1].sku)).toBe(1);
     });
@@ -84,7 +92,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       const outcomes = [await fulfilment.release(cancelled), await fulfilment.release(cancelled)];
 
-      expect(outcomes).toEqual(['applied', 'duplicate']);
+      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
       expect(await reader.reservedStock(order.items[0].sku)).toBe(0);
     });
 
@@ -95,7 +103,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const release = await fulfilment.release(orderCancelledEvent(order, order.createdAt));
       const reserve = await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
 
-      expect([release, reserve]).toEqual(['applied', 'stale']);
+      expect([release.outcome, reserve.outcome]).toEqual(['applied', 'stale']);
       expect(await reader.reservedStock(order.items[0].sku)).toBeUndefined();
     });
 
@@ -108,7 +116,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       const again = await fulfilment.release({ ...cancelled, eventId: `${cancelled.eventId}.resent` });
 
-      expect(again).toBe('stale');
+      expect(again.outcome).toBe('stale');
       expect(await reader.reservedStock(order.items[0].sku)).toBe(0);
     });
 
@@ -123,8 +131,59 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         await loyalty.credit(second, 5),
       ];
 
-      expect(outcomes).toEqual(['applied', 'duplicate', 'applied']);
+      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate', 'applied']);
       expect(await reader.customerPoints(first.customerId)).toBe(22);
+    });
+
+    test('a duplicate owes the provider its call until the call is recorded done, read from the failed claim (ALL_OLD)', async () => {
+      const { loyalty } = ledgers();
+      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const first = await loyalty.credit(placed, 17);
+
+      const beforeDone = await loyalty.credit(placed, 17);
+      await loyalty.recordProviderCallDone(placed.eventId);
+      const afterDone = await loyalty.credit(placed, 17);
+
+      expect(first).toEqual({ outcome: 'applied', providerCallPending: true });
+      expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true });
+      expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false });
+      expect(await inboxEntry('loyalty', placed.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+    });
+
+    test('recording a provider call done for an event never claimed fails and creates no entry', async () => {
+      const { loyalty } = ledgers();
+      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+
+      await expect(loyalty.recordProviderCallDone(placed.eventId)).rejects.toThrow();
+
+      expect(await inboxEntry('loyalty', placed.eventId)).toBeUndefined();
+    });
+
+    test('a release marks the place superseded: a later duplicate of the place owes the warehouse nothing', async () => {
+      const { fulfilment } = ledgers();
+      const order = uniqueOrder();
+      const placed = orderPlacedEvent(order, order.createdAt);
+      await fulfilment.reserve(placed);
+      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+
+      const release = await fulfilment.release(cancelled);
+      const redriven = await fulfilment.reserve(placed);
+
+      expect(release).toEqual({ outcome: 'applied', providerCallPending: true });
+      expect(redriven).toEqual({ outcome: 'duplicate', providerCallPending: false });
+      const entry = await inboxEntry('fulfilment', placed.eventId);
+      expect(entry).toMatchObject({ supersededBy: cancelled.eventId, claimedAt: expect.any(String) });
+      expect(entry?.providerCallDoneAt).toBeUndefined();
+    });
+
+    test('a stale event owes the provider nothing', async () => {
+      const { fulfilment } = ledgers();
+      const order = uniqueOrder();
+      await fulfilment.release(orderCancelledEvent(order, order.createdAt));
+
+      const late = await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
+
+      expect(late).toEqual({ outcome: 'stale', providerCallPending: false });
     });
 
     test('with the inbox claim switched off (test-only), a duplicate is applied twice', async () => {
@@ -134,7 +193,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       const outcomes = [await loyalty.credit(placed, 17), await loyalty.credit(placed, 17)];
 
-      expect(outcomes).toEqual(['applied', 'applied']);
+      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'applied']);
       expect(await reader.customerPoints(placed.customerId)).toBe(34);
     });
   });
@@ -184,7 +243,9 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
       const event = orderPlacedEvent(order, order.createdAt);
       await orders.place(order, event);
       const pendingIds = async () =>
-        (await outbox.pendingOlderThan(new Date('2000-01-01T00:00:01.000Z'), 500)).map((p) => p.event.eventId);
+        (await outbox.pendingOlderThan(new Date('2000-01-01T00:00:01.000Z'), 500)).map(
+          (p) => (p.event as OrderEvent).eventId,
+        );
 
       const before = await pendingIds();
       const oldestBefore = await outbox.oldestPendingCreatedAt();
@@ -205,7 +266,7 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
 
       const pending = await outbox.pendingOlderThan(new Date(order.createdAt), 500);
 
-      expect(pending.map((p) => p.event.eventId)).not.toContain(event.eventId);
+      expect(pending.map((p) => (p.event as OrderEvent).eventId)).not.toContain(event.eventId);
     });
 
     test('marking an event that is not in the outbox fails', async () => {
@@ -213,6 +274,49 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
       const order = uniqueOrder();
 
       await expect(outbox.markDispatched(orderPlacedEvent(order, order.createdAt), new Date())).rejects.toThrow();
+    });
+  });
+}
+
+export function describeTryCounterContract(name: string, makeStore: () => Promise<TableStore>): void {
+  describe(`try counter contract: ${name}`, () => {
+    let store: TableStore;
+    const now = new Date('2026-01-01T00:00:00.000Z');
+    beforeAll(async () => {
+      store = await makeStore();
+    });
+    afterAll(() => store.drop?.());
+
+    test('counts failed tries per consumer and message: 1, 2, 3; another message starts at 1', async () => {
+      const counter = new DynamoDbTryCounter(store.documents, {
+        tableName: store.tables.effects,
+        ttlSeconds: 3_600,
+        now: () => now,
+      });
+      const messageId = `msg-${process.pid}-${Date.now()}-${++sequence}`;
+
+      const counts = [
+        await counter.recordFailedTry('fulfilment', messageId),
+        await counter.recordFailedTry('fulfilment', messageId),
+        await counter.recordFailedTry('fulfilment', messageId),
+        await counter.recordFailedTry('fulfilment', `${messageId}.other`),
+        await counter.recordFailedTry('loyalty', messageId),
+      ];
+
+      expect(counts).toEqual([1, 2, 3, 1, 1]);
+      const { Item } = await store.documents.send(
+        new GetCommand({
+          TableName: store.tables.effects,
+          Key: { pk: `TRIES#fulfilment#${messageId}`, sk: 'TRIES' },
+          ConsistentRead: true,
+        }),
+      );
+      expect(Item).toMatchObject({
+        tries: 3,
+        firstFailedAt: now.toISOString(),
+        lastFailedAt: now.toISOString(),
+        [INBOX_TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + 3_600,
+      });
     });
   });
 }

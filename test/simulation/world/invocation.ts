@@ -71,6 +71,11 @@ export class Invocation {
     });
   }
 
+  /** A wait inside the invocation (in-process retries), on the virtual clock. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.scheduler.at(ms, resolve));
+  }
+
   get documents(): DynamoDBDocumentClient {
     this.documentsClient ??= {
       send: (command: unknown) =>

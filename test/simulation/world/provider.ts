@@ -21,8 +21,8 @@ export interface ProviderEntry {
  */
 export class SimProviders {
   readonly log = new Map<string, ProviderEntry>();
-  /** [start, end) in virtual ms. */
-  readonly outages: [number, number][] = [];
+  /** Each provider is down from start (inclusive) to end (exclusive), in virtual ms. */
+  readonly outages: { provider: string; start: number; end: number }[] = [];
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -32,7 +32,8 @@ export class SimProviders {
   /** One call as the provider sees it: refused (down, failing), or recorded, as an effect unless it remembers the key. */
   call(name: string, idempotencyKey: string, payload: Record<string, unknown>): void {
     const now = this.scheduler.now;
-    if (this.outages.some(([start, end]) => now >= start && now < end)) throw new ServiceUnavailable(name);
+    if (this.outages.some((o) => o.provider === name && now >= o.start && now < o.end))
+      throw new ServiceUnavailable(name);
     if (this.scheduler.chance(this.options.failureChance)) {
       this.scheduler.fault('provider-failure', `${name} ${idempotencyKey}`);
       throw new ServiceUnavailable(name);

@@ -16,12 +16,27 @@ import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-orde
 import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
 import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
 import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
+import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
+import { isContention } from '../../../lambdas/adapters/transient-errors';
+import {
+  attemptsForBudget,
+  fifoMaxReceiveCount,
+  fullJitterBackoffSeconds,
+  RETRY_BUDGET,
+  type RetryBudget,
+} from '../../../lambdas/domain/backoff';
+import { checkOutboxEvent } from '../../../lambdas/domain/outbox-event';
 import { PermanentError } from '../../../lambdas/domain/errors';
 import type { OrderEvent } from '../../../lambdas/domain/events';
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
-import { consumeRecord, type ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
+import {
+  consumeRecord,
+  IN_PROCESS_RETRY,
+  type ConsumerSettings,
+  type MessageControl,
+} from '../../../lambdas/handlers/consumer-support';
 import { callerOf } from '../../../lambdas/handlers/http';
-import type { FulfilmentLedger, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
+import type { FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
 import { flushMetrics } from '../../../lambdas/shared/observability';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/use-cases/apply-order-events';
 import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
@@ -62,9 +77,22 @@ export interface FaultRates {
   responseLost: number;
   /** Provider: a call fails (5xx). */
   providerFailure: number;
-  /** Provider outage windows per run, and their length in seconds. */
+  /**
+   * Provider outage windows per schedule (a fraction is a chance: 0.5 is one
+   * window in half of the schedules), each on one provider, and their length in seconds.
+   */
   providerOutages: number;
   providerOutageSeconds: [number, number];
+  /**
+   * Per outage window: chance it lasts `longOutageSeconds` instead, longer than
+   * the consumers' retry budget, so live messages reach the DLQs (with
+   * RetryBudgetExhausted) and come back with the operator's redrive, typically
+   * after their order was cancelled.
+   */
+  longOutageChance: number;
+  longOutageSeconds: [number, number];
+  /** The providers an outage window may hit (one per window, drawn from these). */
+  outageProviders: ('warehouse' | 'mail')[];
   /** API: a retry comes from a new session of the client's role (its credentials rotated). */
   credentialRotation: number;
   /** Malformed messages sent straight to each queue per run (they belong in the DLQs, with their cause). */
@@ -80,13 +108,24 @@ export interface Guards {
   versionCheck: boolean;
   /** Whom keys and orders are scoped to: the API's own `callerOf` (principal), or the raw session ARN (a bug). */
   callerScope: 'principal' | 'session';
+  /**
+   * Whether a duplicate asks the inbox if its provider call is still owed (the
+   * ledgers' `providerCallPending`). Off (a bug): every duplicate calls the
+   * provider again, even after the call was recorded done or a cancel superseded it.
+   */
+  providerCompletion: boolean;
+  /**
+   * The consumers' retry budget: `budget` is the deployed one (RETRY_BUDGET:
+   * equal jitter, 14 tries, the FIFO consumer's own try count); `seconds` is
+   * the one before it (5 receives on both queues, full jitter from 2 s, no try
+   * count), which a dependency outage of a minute outlasts.
+   */
+  retryBudget: 'budget' | 'seconds';
 }
 
 export interface Settings {
-  backoffBaseSeconds: number;
-  fulfilmentBackoffCapSeconds: number;
-  loyaltyBackoffCapSeconds: number;
-  maxReceiveCount: number;
+  /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/constructs/pipelines.ts. */
+  retryBudget: RetryBudget;
   consumerTimeoutSeconds: number;
   relayRetryAttempts: number;
   sweepAgeSeconds: number;
@@ -105,7 +144,7 @@ export interface SimulationOptions {
   faults: FaultRates;
   guards: Guards;
   settings: Settings;
-  /** Operator action: redrive both DLQs to their queues this long after the last order arrived. */
+  /** Operator action: redrive both DLQs to their queues this long after the last order arrived (undefined: never). */
   redriveDlqsAfterSeconds?: number;
   /** Trace lines kept for the report (all lines are hashed). */
   keepTrace?: number;
@@ -113,10 +152,7 @@ export interface SimulationOptions {
 
 /** The deployed stack's numbers (lib/constructs) and a fault mix that a correct system survives. */
 export const DEFAULT_SETTINGS: Settings = {
-  backoffBaseSeconds: 2,
-  fulfilmentBackoffCapSeconds: 60,
-  loyaltyBackoffCapSeconds: 300,
-  maxReceiveCount: 5,
+  retryBudget: RETRY_BUDGET,
   consumerTimeoutSeconds: 30,
   relayRetryAttempts: 8,
   sweepAgeSeconds: 300,
@@ -136,22 +172,33 @@ export const DEFAULT_FAULTS: FaultRates = {
   producerResend: 0.02,
   responseLost: 0.05,
   providerFailure: 0.02,
-  // Off by default: on main the consumers' retry budget is seconds long (full jitter
-  // from 2 s, 5 receives), so any outage window dead-letters messages. See the
-  // retry-budget guard in guards.test.ts.
-  providerOutages: 0,
-  providerOutageSeconds: [2, 8],
-  // Off by default: on main `callerOf` returns the session ARN, so a retry from
-  // rotated credentials makes a second order. Turn on once it maps a session to its role.
-  credentialRotation: 0,
+  // A window in half of the schedules, from 10 s to 10 minutes: far past the old
+  // budget of about 30 s, inside the 15 minutes the consumers now guarantee.
+  // Nothing live may be dead-lettered. (Longer windows: `longOutageChance`.)
+  providerOutages: 0.5,
+  providerOutageSeconds: [10, 600],
+  longOutageChance: 0.1,
+  longOutageSeconds: [1200, 1800],
+  outageProviders: ['warehouse', 'mail'],
+  // Retries from a new session of the same role: one caller (callerOf maps the session to its role).
+  credentialRotation: 0.2,
   poisonMessages: 2,
 };
+
+/**
+ * The operator redrives both DLQs an hour after the last order arrived: after
+ * every outage window has closed and every message it dead-lettered got there,
+ * and after the cancels of those orders were applied.
+ */
+export const DEFAULT_REDRIVE_AFTER_SECONDS = 3600;
 
 export const ALL_GUARDS: Guards = {
   inboxClaim: true,
   dedupeOn: 'eventId',
   versionCheck: true,
   callerScope: 'principal',
+  providerCompletion: true,
+  retryBudget: 'budget',
 };
 
 export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
@@ -166,6 +213,7 @@ export function simulationOptions(overrides: Partial<SimulationOptions> & { seed
     faults: DEFAULT_FAULTS,
     guards: ALL_GUARDS,
     settings: DEFAULT_SETTINGS,
+    redriveDlqsAfterSeconds: DEFAULT_REDRIVE_AFTER_SECONDS,
     ...overrides,
   };
 }
@@ -197,6 +245,10 @@ interface Shard {
 }
 
 const FIFO_BATCH = 10;
+/** The retry budget before the fix (guard `retryBudget: 'seconds'`): 5 receives, full jitter from 2 s, capped at 60 s (FIFO) and 300 s. */
+const OLD_MAX_RECEIVE_COUNT = 5;
+const OLD_BACKOFF = { fulfilment: { baseSeconds: 2, capSeconds: 60 }, loyalty: { baseSeconds: 2, capSeconds: 300 } };
+const INBOX_TTL_SECONDS = 21 * 86400;
 const STANDARD_BATCH = 10;
 const CONSUMER_CONCURRENCY = 3;
 const STREAM_SHARDS = 2;
@@ -237,6 +289,9 @@ export class World {
     createSimulatedTables(this.db);
     const s = options.settings;
     const visibility = (window: number) => 6 * s.consumerTimeoutSeconds + window;
+    // As lib/constructs/pipelines.ts derives them; the guard-off budget is the old flat 5 receives.
+    const attempts = attemptsForBudget(s.retryBudget);
+    const oldBudget = options.guards.retryBudget === 'seconds';
     const retention = 4 * 86400;
     const dlqRetention = 14 * 86400;
     this.fifoDlq = this.queue({
@@ -249,7 +304,7 @@ export class World {
       name: 'fulfilment.fifo',
       fifo: true,
       visibilityTimeoutSeconds: visibility(0),
-      maxReceiveCount: s.maxReceiveCount,
+      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : fifoMaxReceiveCount(attempts, FIFO_BATCH),
       retentionSeconds: retention,
       deadLetterQueue: this.fifoDlq,
     });
@@ -263,7 +318,7 @@ export class World {
       name: 'loyalty',
       fifo: false,
       visibilityTimeoutSeconds: visibility(1),
-      maxReceiveCount: s.maxReceiveCount,
+      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : attempts,
       retentionSeconds: retention,
       deadLetterQueue: this.standardDlq,
       duplicateChance: options.faults.sqsDuplicate,
@@ -310,12 +365,17 @@ export class World {
       const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
       for (let i = 0; i < options.orders; i++)
         scheduler.at(scheduler.between(0, arrivalsMs), () => this.startClient(i));
-      for (let o = 0; o < options.faults.providerOutages; o++) {
+      const windows = Math.floor(options.faults.providerOutages);
+      const extraWindow = scheduler.chance(options.faults.providerOutages - windows) ? 1 : 0;
+      for (let o = 0; o < windows + extraWindow; o++) {
+        const provider = scheduler.pick(options.faults.outageProviders);
         const start = scheduler.between(0, arrivalsMs);
-        const [min, max] = options.faults.providerOutageSeconds;
+        const long = scheduler.chance(options.faults.longOutageChance);
+        const [min, max] = long ? options.faults.longOutageSeconds : options.faults.providerOutageSeconds;
         const end = start + scheduler.between(min * 1000, max * 1000);
-        this.providers.outages.push([start, end]);
-        scheduler.at(start, () => scheduler.fault('provider-outage', `until ${(end / 1000).toFixed(1)}s`));
+        this.providers.outages.push({ provider, start, end });
+        const kind = long ? 'provider-outage-beyond-budget' : 'provider-outage';
+        scheduler.at(start, () => scheduler.fault(kind, `${provider} until ${(end / 1000).toFixed(1)}s`));
       }
       for (let p = 0; p < options.faults.poisonMessages; p++) {
         scheduler.at(scheduler.between(0, arrivalsMs), () => {
@@ -572,7 +632,11 @@ export class World {
       `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
     );
     const publisher = this.publisher(invocation);
-    const events = batch.map((r) => r.event);
+    // The relay handler's check: an item that can never be published is skipped (and counted), not retried.
+    const checked = batch.map((r) => checkOutboxEvent(r.event));
+    const events = checked.flatMap((c) => (c.ok ? [c.event] : []));
+    for (const c of checked)
+      if (!c.ok) this.scheduler.trace(`${invocation.name} skipped a malformed outbox item: ${c.reason}`);
     try {
       const failedIds = await relayOutboxEvents(events, {
         publisher,
@@ -585,7 +649,7 @@ export class World {
       for (const e of resends) this.scheduler.fault('producer-resend', e.eventId);
       if (resends.length > 0) await publisher.publish(resends, { resend: true });
       if (invocation.crashed) return 0;
-      const firstFailed = batch.findIndex((r) => failedIds.has(r.event.eventId));
+      const firstFailed = checked.findIndex((c) => c.ok && failedIds.has(c.event.eventId));
       return firstFailed === -1 ? batch.length : firstFailed;
     } catch (error) {
       this.scheduler.trace(`${invocation.name} failed: ${String(error)}`);
@@ -634,28 +698,66 @@ export class World {
     );
   }
 
-  private consumerSettings(invocation: Invocation, consumer: 'fulfilment' | 'loyalty'): ConsumerSettings {
+  /**
+   * What consumer-wiring.ts builds from the stack's environment: the message
+   * control, the retry budget's backoff, in-process contention retries (on the
+   * virtual clock) and, on FIFO, the consumer's own try counter and try limit.
+   * `receives` maps each record's receipt handle to its receive count, for the
+   * guard-off budget's full-jitter backoff.
+   */
+  private consumerSettings(
+    invocation: Invocation,
+    consumer: 'fulfilment' | 'loyalty',
+    receives: ReadonlyMap<string, number>,
+  ): ConsumerSettings {
     const fifo = consumer === 'fulfilment';
-    const s = this.options.settings;
+    const budget = this.options.settings.retryBudget;
+    const control = new SqsMessageControl(invocation.sqs, {
+      queueUrl: fifo ? this.fifo.url : this.standard.url,
+      deadLetterQueueUrl: fifo ? this.fifoDlq.url : this.standardDlq.url,
+      fifo,
+    });
+    const inProcess = {
+      ...IN_PROCESS_RETRY,
+      isContention,
+      sleep: (ms: number) => invocation.sleep(ms),
+      random: this.scheduler.random,
+    };
+    if (this.options.guards.retryBudget === 'seconds') {
+      const old = OLD_BACKOFF[consumer];
+      // The old backoff: full jitter on the receive count, which may draw 0 s every time.
+      const oldControl: MessageControl = {
+        changeVisibility: (handle, seconds) =>
+          control.changeVisibility(
+            handle,
+            seconds === 0 ? 0 : fullJitterBackoffSeconds(receives.get(handle) ?? 1, old, this.scheduler.random),
+          ),
+        sendToDeadLetterQueue: (message) => control.sendToDeadLetterQueue(message),
+      };
+      return { consumer, control: oldControl, backoff: old, inProcess };
+    }
     return {
       consumer,
-      control: new SqsMessageControl(invocation.sqs, {
-        queueUrl: fifo ? this.fifo.url : this.standard.url,
-        deadLetterQueueUrl: fifo ? this.fifoDlq.url : this.standardDlq.url,
-        fifo,
-      }),
-      backoff: {
-        baseSeconds: s.backoffBaseSeconds,
-        capSeconds: fifo ? s.fulfilmentBackoffCapSeconds : s.loyaltyBackoffCapSeconds,
-      },
-      visibilityTimeoutSeconds: (fifo ? this.fifo : this.standard).options.visibilityTimeoutSeconds,
+      control,
+      backoff: { baseSeconds: budget.baseSeconds, capSeconds: budget.capSeconds },
+      inProcess,
+      tryLimit: fifo
+        ? {
+            maxAttempts: attemptsForBudget(budget),
+            counter: new DynamoDbTryCounter(invocation.documents, {
+              tableName: EFFECTS_TABLE,
+              ttlSeconds: INBOX_TTL_SECONDS,
+              now: () => this.scheduler.date(),
+            }),
+          }
+        : undefined,
     };
   }
 
   private ledgerOptions(): LedgerOptions {
     return {
       tableName: EFFECTS_TABLE,
-      inboxTtlSeconds: 21 * 86400,
+      inboxTtlSeconds: INBOX_TTL_SECONDS,
       now: () => this.scheduler.date(),
       unsafeDisableInbox: this.options.guards.inboxClaim ? undefined : () => true,
     };
@@ -663,10 +765,10 @@ export class World {
 
   private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('fulfilment');
-    const settings = this.consumerSettings(invocation, 'fulfilment');
+    const event = this.sqsEvent(this.fifo, messages);
+    const settings = this.consumerSettings(invocation, 'fulfilment', receiveCounts(event));
     const ledger = new DynamoDbFulfilmentLedger(invocation.documents, this.ledgerOptions());
     const warehouse = this.provider(invocation, 'warehouse');
-    const event = this.sqsEvent(this.fifo, messages);
     const attempted = new Set<string>();
     let response: SQSBatchResponse | undefined;
     try {
@@ -674,11 +776,11 @@ export class World {
         event,
         (record: SQSRecord) => {
           attempted.add(record.messageId);
-          const deps = { ledger: this.claimKey(ledger, record), warehouse };
+          const deps = { ledger: this.guardedLedger(ledger, record), warehouse };
           return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps));
         },
         new SqsFifoPartialProcessorAsync(),
-        { skipGroupOnError: true },
+        { skipGroupOnError: true, throwOnFullBatchFailure: false },
       );
       // The handler's release of records skipped behind a failure in their group.
       const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
@@ -696,20 +798,22 @@ export class World {
 
   private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('loyalty');
-    const settings = this.consumerSettings(invocation, 'loyalty');
+    const event = this.sqsEvent(this.standard, messages);
+    const settings = this.consumerSettings(invocation, 'loyalty', receiveCounts(event));
     const ledger = new DynamoDbLoyaltyLedger(invocation.documents, this.ledgerOptions());
     const mail = this.provider(invocation, 'mail');
     let response: SQSBatchResponse | undefined;
     try {
       response = await processPartialResponse(
-        this.sqsEvent(this.standard, messages),
+        event,
         (record: SQSRecord) =>
           consumeRecord(record, settings, (e) => {
             if (e.eventType !== 'OrderPlaced')
               throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
-            return creditLoyaltyPoints(e, { ledger: this.claimKey(ledger, record), mail });
+            return creditLoyaltyPoints(e, { ledger: this.guardedLedger(ledger, record), mail });
           }),
         new BatchProcessor(EventType.SQS),
+        { throwOnFullBatchFailure: false },
       );
     } catch (error) {
       this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
@@ -735,14 +839,30 @@ export class World {
     this.scheduler.trace(`${invocation.name} acked ${messages.length - failed.size}, failed ${failed.size}`);
   }
 
-  /** Guard switch: key the inbox claim on the SQS messageId instead of the producer's eventId (a bug). */
-  private claimKey<L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord): L {
-    if (this.options.guards.dedupeOn === 'eventId') return ledger;
-    const rekey = <E extends OrderEvent>(e: E): E => ({ ...e, eventId: record.messageId });
-    if ('credit' in ledger) return { credit: (e, points) => ledger.credit(rekey(e), points) } as LoyaltyLedger as L;
+  /**
+   * Guard switches on the ledger, test-only: key the inbox claim on the SQS
+   * messageId instead of the producer's eventId, and/or let every duplicate
+   * call the provider again (ignoring `providerCallDoneAt` and `supersededBy`).
+   */
+  private guardedLedger<L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord): L {
+    const { dedupeOn, providerCompletion } = this.options.guards;
+    if (dedupeOn === 'eventId' && providerCompletion) return ledger;
+    const rekey = <E extends OrderEvent>(e: E): E => (dedupeOn === 'eventId' ? e : { ...e, eventId: record.messageId });
+    const owed = async (result: Promise<LedgerResult>): Promise<LedgerResult> => {
+      const r = await result;
+      return providerCompletion || r.outcome !== 'duplicate' ? r : { ...r, providerCallPending: true };
+    };
+    const recordProviderCallDone = (eventId: string) =>
+      ledger.recordProviderCallDone(dedupeOn === 'eventId' ? eventId : record.messageId);
+    if ('credit' in ledger)
+      return {
+        credit: (e, points) => owed(ledger.credit(rekey(e), points)),
+        recordProviderCallDone,
+      } as LoyaltyLedger as L;
     return {
-      reserve: (e) => ledger.reserve(rekey(e)),
-      release: (e) => ledger.release(rekey(e)),
+      reserve: (e) => owed(ledger.reserve(rekey(e))),
+      release: (e) => owed(ledger.release(rekey(e))),
+      recordProviderCallDone,
     } as FulfilmentLedger as L;
   }
 
@@ -854,6 +974,10 @@ interface Client {
   chains: number;
   created: boolean;
   replayed: boolean;
+}
+
+function receiveCounts(event: SQSEvent): Map<string, number> {
+  return new Map(event.Records.map((r) => [r.receiptHandle, Number(r.attributes.ApproximateReceiveCount)]));
 }
 
 function isPoison(body: string): boolean {

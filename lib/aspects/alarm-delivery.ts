@@ -1,0 +1,70 @@
+import { Token } from 'aws-cdk-lib';
+import {
+  alarmActionDelivery,
+  alarmActions,
+  CLOUDWATCH_PRINCIPAL,
+  type ResourceLookup,
+  type TemplateResource,
+} from './alarm-delivery-policy';
+import { CorrectnessAspect } from './correctness-aspect';
+import { Unverifiable, type RenderedResource, type StackModel } from './model';
+
+export const CLOUDWATCH_ALARM = 'AWS::CloudWatch::Alarm';
+
+/**
+ * Rule AlarmDelivery: every SNS action of every CloudWatch alarm is a topic
+ * CloudWatch can publish to. Its topic policy (if it has one) allows
+ * `cloudwatch.amazonaws.com` to `sns:Publish` for that alarm and this account,
+ * no statement denies it, and a topic encrypted with a KMS key has a key
+ * policy that allows CloudWatch `kms:Decrypt` and `kms:GenerateDataKey*`.
+ *
+ * Why: a topic policy replaces SNS's default one (which lets this account's
+ * services publish); `enforceSSL` alone creates one that holds only a TLS
+ * Deny. The alarm then changes state, CloudWatch is refused, and nobody is
+ * told: the failure is visible only in the alarm's history. Likewise for a
+ * topic key CloudWatch may not use, such as the AWS-managed alias/aws/sns.
+ *
+ * The judgement is `alarmActionDelivery` (alarm-delivery-policy.ts), the same
+ * function the local runtime uses. A topic or key outside this stack cannot be
+ * read: it is reported as unverifiable. The error is on the alarm.
+ */
+export class AlarmDeliveryAspect extends CorrectnessAspect {
+  readonly rule = 'AlarmDelivery' as const;
+  protected readonly resourceType = CLOUDWATCH_ALARM;
+
+  protected check(alarm: RenderedResource, model: StackModel): void {
+    const lookup = modelLookup(model);
+    const account = model.stack.account;
+    const env = { accounts: Token.isUnresolved(account) ? [] : [account] };
+    for (const action of alarmActions(asTemplateResource(alarm))) {
+      this.guard(alarm, () => {
+        const delivery = alarmActionDelivery(lookup, alarm.logicalId, action, env);
+        if (delivery.kind === 'unverifiable') throw new Unverifiable(`alarm ${alarm.name}: ${delivery.reason}`);
+        if (delivery.kind !== 'blocked') return;
+        this.fail(
+          alarm,
+          `Alarm ${alarm.name} notifies topic ${lookup.name(delivery.topic)}, but CloudWatch could not publish to it: ` +
+            `${delivery.reasons.join('; ')}. The alarm would change state and nobody would be told. ` +
+            `Allow ${CLOUDWATCH_PRINCIPAL} sns:Publish in the topic policy (conditioned on aws:SourceAccount and aws:SourceArn) ` +
+            'and, for an encrypted topic, kms:Decrypt and kms:GenerateDataKey* in its key policy.',
+        );
+      });
+    }
+  }
+}
+
+function asTemplateResource(resource: RenderedResource): TemplateResource {
+  return { Type: resource.type, Properties: resource.properties };
+}
+
+/** The stack model seen as a template, rendering only the resources asked for. */
+function modelLookup(model: StackModel): ResourceLookup {
+  return {
+    get: (id) => {
+      const resource = model.byLogicalId(id);
+      return resource === undefined ? undefined : asTemplateResource(resource);
+    },
+    ofType: (type) => model.resourcesOfType(type).map((r) => [r.logicalId, asTemplateResource(r)]),
+    name: (id) => model.byLogicalId(id)?.name ?? id,
+  };
+}

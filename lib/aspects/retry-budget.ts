@@ -1,0 +1,167 @@
+import {
+  attemptsForBudget,
+  ceilingBudgetSeconds,
+  guaranteedBudgetSeconds,
+  MAX_BACKOFF_CAP_SECONDS,
+  RETRY_BUDGET,
+  RETRY_ENV,
+  SQS_MAX_VISIBILITY_SECONDS,
+} from '../../lambdas/domain/backoff';
+import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
+import {
+  EVENT_SOURCE_MAPPING,
+  LAMBDA_DEFAULT_TIMEOUT_SECONDS,
+  SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS,
+  Unverifiable,
+  get,
+  isFifo,
+  numberValue,
+  seconds,
+  show,
+  type RenderedResource,
+  type StackModel,
+} from './model';
+
+/** SQS event source mappings take 10 records a batch unless told otherwise. */
+const SQS_DEFAULT_BATCH_SIZE = 10;
+
+export interface RetryBudgetOptions extends CorrectnessAspectOptions {
+  /** Least guaranteed backoff before a transient failure may dead-letter a message. Default 900 s (15 min). */
+  readonly budgetSeconds?: number;
+}
+
+/**
+ * Rule RetryBudget: for every function that consumes an SQS queue, the
+ * arithmetic of its retries, read from the rendered template:
+ * - the function's environment carries the backoff (`BACKOFF_BASE_SECONDS`,
+ *   `BACKOFF_CAP_SECONDS`, whole seconds, base >= 1) with a cap of at most
+ *   5 minutes (and so within SQS's 12 h visibility limit);
+ * - the guaranteed backoff before the last try, the sum of the floors
+ *   floor(min(cap, base x 2^(n-1)) / 2) over tries 1 .. N-1, is at least the
+ *   budget (15 minutes), where N is the queue's maxReceiveCount on a standard
+ *   queue, and the consumer's own try limit `RETRY_MAX_ATTEMPTS` on a FIFO one;
+ * - FIFO: maxReceiveCount >= try limit x batch size, so a record skipped,
+ *   untried, behind failures in its group cannot run out of receives first;
+ * - the visibility timeout outlasts an invocation (function timeout + batching
+ *   window): the consumers keep no heartbeat, so a try must not outlive it.
+ *
+ * Why: with maxReceiveCount 5 and a 2 s base, a dependency down for half a
+ * minute dead-lettered live traffic. The floors (not the ceilings) are summed
+ * because the consumers draw each wait in [ceiling/2, ceiling]: the sum is a
+ * guarantee, not an average. See lambdas/domain/backoff.ts.
+ * Errors are reported on the queue, except a missing or wrong variable (on the function).
+ */
+export class RetryBudgetAspect extends CorrectnessAspect {
+  readonly rule = 'RetryBudget' as const;
+  protected readonly resourceType = EVENT_SOURCE_MAPPING;
+  private readonly budgetSeconds: number;
+
+  constructor(options: RetryBudgetOptions = {}) {
+    super(options);
+    this.budgetSeconds = options.budgetSeconds ?? RETRY_BUDGET.budgetSeconds;
+  }
+
+  protected check(esm: RenderedResource, model: StackModel): void {
+    const source = model.eventSource(esm);
+    if (source.kind === 'unresolved') {
+      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
+    }
+    if (source.kind !== 'sqs') return;
+    const { queue } = source;
+    const fn = model.targetFunction(esm);
+
+    this.guard(queue, () => {
+      const timeout = seconds(fn, 'Timeout', LAMBDA_DEFAULT_TIMEOUT_SECONDS);
+      const window = seconds(esm, 'MaximumBatchingWindowInSeconds', 0);
+      const visibility = seconds(queue, 'VisibilityTimeout', SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS);
+      if (visibility < timeout + window) {
+        this.fail(
+          queue,
+          `Queue ${queue.name} has visibility timeout ${visibility} s, shorter than one invocation of ${fn.name} ` +
+            `(${timeout} s timeout + ${window} s batching window): the consumers keep no heartbeat, so a message would ` +
+            'be delivered again while its try still runs. Raise the visibility timeout.',
+        );
+      }
+    });
+
+    const redrive = model.deadLetterQueueOf(queue);
+    if (redrive === undefined) return; // the DeadLetterQueue rule reports it
+    const base = this.envSeconds(fn, RETRY_ENV.baseSeconds);
+    const cap = this.envSeconds(fn, RETRY_ENV.capSeconds);
+    if (base === undefined || cap === undefined) return;
+    if (base < 1) {
+      this.fail(
+        fn,
+        `Function ${fn.name} has ${RETRY_ENV.baseSeconds} ${base}: a backoff from 0 s guarantees no wait at all. Set it to at least 1.`,
+      );
+      return;
+    }
+    if (cap > SQS_MAX_VISIBILITY_SECONDS) {
+      this.fail(
+        fn,
+        `Function ${fn.name} has ${RETRY_ENV.capSeconds} ${cap}, above SQS's largest visibility timeout ` +
+          `(${SQS_MAX_VISIBILITY_SECONDS} s): the backoff could not be set. Set it to at most ${MAX_BACKOFF_CAP_SECONDS}.`,
+      );
+    } else if (cap > MAX_BACKOFF_CAP_SECONDS) {
+      this.fail(
+        fn,
+        `Function ${fn.name} has ${RETRY_ENV.capSeconds} ${cap}, above ${MAX_BACKOFF_CAP_SECONDS} s: after an outage a ` +
+          `message would wait that long before it is tried again. Set it to at most ${MAX_BACKOFF_CAP_SECONDS}.`,
+      );
+    }
+    const backoff = { baseSeconds: base, capSeconds: cap };
+    const needed = attemptsForBudget({ ...backoff, budgetSeconds: this.budgetSeconds });
+
+    this.guard(queue, () => {
+      const maxReceiveCount = numberValue(redrive.maxReceiveCount, `maxReceiveCount of ${queue.name}`);
+      const fifo = isFifo(queue);
+      const attempts = fifo ? this.envSeconds(fn, RETRY_ENV.maxAttempts) : maxReceiveCount;
+      if (attempts === undefined) return;
+      const what = fifo ? `${RETRY_ENV.maxAttempts} of ${fn.name}` : `maxReceiveCount of ${queue.name}`;
+      const guaranteed = guaranteedBudgetSeconds(attempts, backoff);
+      if (guaranteed < this.budgetSeconds) {
+        this.fail(
+          fifo ? fn : queue,
+          `${what} is ${attempts}: with backoff base ${base} s and cap ${cap} s, a transiently failing message is ` +
+            `dead-lettered after a guaranteed ${guaranteed} s of backoff (at most ${ceilingBudgetSeconds(attempts, backoff)} s), ` +
+            `below the retry budget of ${this.budgetSeconds} s: an outage that long would dead-letter live traffic. ` +
+            `Set it to at least ${needed}.`,
+        );
+      }
+      if (fifo) {
+        const batchSize = seconds(esm, 'BatchSize', SQS_DEFAULT_BATCH_SIZE);
+        if (maxReceiveCount < attempts * batchSize) {
+          this.fail(
+            queue,
+            `FIFO queue ${queue.name} has maxReceiveCount ${maxReceiveCount}, below ${attempts} tries x ${batchSize} ` +
+              `(batch size of ${esm.name}) = ${attempts * batchSize}: a record skipped, untried, behind failures in its ` +
+              'group is received each time and could be dead-lettered before it is ever tried. ' +
+              `Set maxReceiveCount to at least ${attempts * batchSize}.`,
+          );
+        }
+      }
+    });
+  }
+
+  /** A whole-seconds (or count) variable of the function; reports it and returns undefined when missing or malformed. */
+  private envSeconds(fn: RenderedResource, name: string): number | undefined {
+    const value = get(fn.properties, 'Environment', 'Variables', name);
+    if (value === undefined) {
+      this.fail(
+        fn,
+        `Function ${fn.name} consumes a queue but has no ${name} environment variable: its retry budget cannot be ` +
+          'checked. Set the retry variables from the shared retry budget (lambdas/domain/backoff.ts).',
+      );
+      return undefined;
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new Unverifiable(`${name} of ${fn.name} is ${show(value)}, not a value known at synth time`);
+    }
+    const text = String(value).trim();
+    if (!/^\d+$/.test(text)) {
+      this.fail(fn, `Function ${fn.name} has ${name} "${text}", not a whole number.`);
+      return undefined;
+    }
+    return Number(text);
+  }
+}

@@ -1,0 +1,169 @@
+import type { Command } from './args';
+import type { DlqContext } from './context';
+import {
+  causeOf,
+  discardFailedRuns,
+  eventIdOf,
+  inventory,
+  peek,
+  receive,
+  redrive,
+  type DeadLetter,
+  type QueueInventory,
+  type RedriveResult,
+} from './messages';
+import { discoverDeadLetterQueues, findDeadLetterQueue, type DeadLetterQueue } from './queues';
+import {
+  explainPointer,
+  redrivePointers,
+  type PointerExplanation,
+  type PointerRedrive,
+  type StreamContext,
+} from './stream-pointers';
+import { requiredOutput } from '../stack';
+
+/** What each command found or did: printed as text, or as JSON with --json. */
+export interface ListReport {
+  command: 'list';
+  stack: string;
+  target: 'local' | 'aws';
+  queues: (Pick<DeadLetterQueue, 'name' | 'url' | 'kind' | 'fifo' | 'redrivesTo'> & QueueInventory)[];
+}
+
+export interface ShownMessage {
+  messageId: string;
+  sentAt?: string;
+  groupId?: string;
+  cause: string;
+  consumer?: string;
+  attempt?: string;
+  eventId?: string;
+  originalMessageId?: string;
+  attributes: Record<string, string>;
+  bodyPreview: string;
+}
+
+export interface ShowReport {
+  command: 'show';
+  queue: string;
+  kind: DeadLetterQueue['kind'];
+  messages: ShownMessage[];
+  /** relay-failures only: what each record points at. */
+  pointers?: PointerExplanation[];
+}
+
+export interface RedriveReport {
+  command: 'redrive';
+  queue: string;
+  dryRun: boolean;
+  result?: RedriveResult;
+  /** relay-failures only. */
+  pointers?: PointerRedrive[];
+}
+
+export type Report = ListReport | ShowReport | RedriveReport;
+
+/** Sample per queue for `list` counts; the message count itself comes from SQS. */
+export const LIST_SAMPLE = 100;
+const PREVIEW_CHARS = 160;
+
+function waitSeconds(context: DlqContext): number {
+  return context.stack.kind === 'aws' ? 1 : 0;
+}
+
+function streamContext(context: DlqContext): StreamContext {
+  return {
+    sqs: context.sqs,
+    dynamodb: context.dynamodb,
+    streams: context.streams,
+    ordersTableName: requiredOutput(context.stack.outputs, 'OrdersTableName'),
+  };
+}
+
+export function shown(message: DeadLetter): ShownMessage {
+  const { consumer, attempt, originalMessageId } = message.attributes;
+  return {
+    messageId: message.messageId,
+    sentAt: message.sentAt,
+    groupId: message.groupId,
+    cause: causeOf(message),
+    consumer,
+    attempt,
+    eventId: eventIdOf(message.body),
+    originalMessageId: originalMessageId ?? message.messageId,
+    attributes: message.attributes,
+    bodyPreview: message.body.length > PREVIEW_CHARS ? `${message.body.slice(0, PREVIEW_CHARS)}...` : message.body,
+  };
+}
+
+/** Whether the command did all it was asked (exit code 0) or something failed (1). */
+export function succeeded(report: Report): boolean {
+  if (report.command !== 'redrive') return true;
+  if ((report.result?.failed.length ?? 0) > 0) return false;
+  return (report.pointers ?? []).every((p) => p.error === undefined);
+}
+
+export async function runCommand(
+  command: Exclude<Command, { command: 'help' }>,
+  context: DlqContext,
+  progress: (line: string) => void = () => undefined,
+): Promise<Report> {
+  const queues = discoverDeadLetterQueues(context.stack.outputs);
+  const wait = waitSeconds(context);
+  if (command.command === 'list') {
+    const rows = [];
+    for (const queue of queues) {
+      const found = await inventory(context.sqs, queue.url, LIST_SAMPLE, { waitSeconds: wait });
+      rows.push({
+        name: queue.name,
+        url: queue.url,
+        kind: queue.kind,
+        fifo: queue.fifo,
+        redrivesTo: queue.redrivesTo,
+        ...found,
+      });
+    }
+    return { command: 'list', stack: context.stack.name, target: context.stack.kind, queues: rows };
+  }
+
+  const queue = findDeadLetterQueue(queues, command.queue);
+  if (command.command === 'show') {
+    const messages = await peek(context.sqs, queue.url, command.max, { waitSeconds: wait });
+    const report: ShowReport = { command: 'show', queue: queue.name, kind: queue.kind, messages: messages.map(shown) };
+    if (queue.kind === 'stream-pointers') {
+      report.pointers = [];
+      for (const message of messages) report.pointers.push(await explainPointer(streamContext(context), message));
+    }
+    return report;
+  }
+
+  const options = {
+    max: command.max,
+    all: command.all,
+    cause: command.cause,
+    includePoison: command.includePoison,
+    dryRun: command.dryRun,
+    onAws: context.stack.kind === 'aws',
+    waitSeconds: wait,
+    onProgress: ({ moved, skipped, failed }: { moved: number; skipped: number; failed: number }) =>
+      progress(
+        `${queue.name}: ${moved} ${command.dryRun ? 'would move' : 'moved'}, ${skipped} skipped, ${failed} failed`,
+      ),
+  };
+  const report: RedriveReport = { command: 'redrive', queue: queue.name, dryRun: command.dryRun };
+  if (queue.kind === 'consumer') report.result = await redrive(context.sqs, queue, options);
+  else if (queue.kind === 'async-invoke') report.result = await discardFailedRuns(context.sqs, queue, options);
+  else {
+    const limit = command.all ? Number.POSITIVE_INFINITY : command.max;
+    const pointers: PointerRedrive[] = [];
+    for (;;) {
+      const batch = await receive(context.sqs, queue.url, Math.min(10, limit - pointers.length), wait);
+      if (batch.length === 0) break;
+      pointers.push(...(await redrivePointers(streamContext(context), queue.url, batch, { dryRun: command.dryRun })));
+      progress(`${queue.name}: ${pointers.length} record(s) done`);
+      if (pointers.length >= limit || command.dryRun) break; // a dry run released its batch: it would read it again
+    }
+    report.pointers = pointers;
+  }
+  return report;
+}

@@ -1,0 +1,112 @@
+import type { ListReport, Report, RedriveReport, ShowReport } from './commands';
+
+/** The reports as an operator reads them in a terminal. */
+export function formatReport(report: Report): string {
+  if (report.command === 'list') return formatList(report);
+  if (report.command === 'show') return formatShow(report);
+  return formatRedrive(report);
+}
+
+function age(seconds: number | undefined): string {
+  if (seconds === undefined) return '-';
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${Math.round(seconds / 3600)}h`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function formatList(report: ListReport): string {
+  const rows = [['QUEUE', 'MESSAGES', 'IN FLIGHT', 'OLDEST', 'BY CAUSE', 'REDRIVES TO']];
+  for (const q of report.queues) {
+    const causes = Object.entries(q.byCause)
+      .map(([cause, n]) => `${cause}=${n}`)
+      .join(' ');
+    const sampled = q.sampled < q.messages ? ` (of ${q.sampled} read)` : '';
+    rows.push([
+      q.name,
+      String(q.messages),
+      String(q.inFlight),
+      age(q.oldestAgeSeconds),
+      (causes || '-') + sampled,
+      q.redrivesTo,
+    ]);
+  }
+  return `Stack ${report.stack} (${report.target})\n${table(rows)}`;
+}
+
+function formatShow(report: ShowReport): string {
+  if (report.messages.length === 0) return `${report.queue}: empty`;
+  const lines = [`${report.queue}: ${report.messages.length} message(s) shown, none consumed`];
+  report.messages.forEach((m, i) => {
+    lines.push('');
+    lines.push(`${m.messageId}  sent ${m.sentAt ?? '?'}${m.groupId ? `  group ${m.groupId}` : ''}`);
+    if (report.kind === 'consumer')
+      lines.push(
+        `  cause ${m.cause}  consumer ${m.consumer ?? '-'}  attempt ${m.attempt ?? '-'}  eventId ${m.eventId ?? '-'}  original ${m.originalMessageId}`,
+      );
+    if (m.attributes.failureMessage) lines.push(`  message ${m.attributes.failureMessage}`);
+    const pointer = report.pointers?.[i];
+    if (pointer?.pointer !== undefined) {
+      const p = pointer.pointer;
+      lines.push(
+        `  stream pointer: shard ${p.shardId}, sequence ${p.startSequenceNumber}..${p.endSequenceNumber} (${p.batchSize ?? '?'} record(s), ${p.condition ?? 'failed'})`,
+      );
+    }
+    if (pointer?.unreadable !== undefined) lines.push(`  outbox items: unknown (${pointer.unreadable})`);
+    else if (pointer !== undefined) {
+      const pending = pointer.items.filter((item) => item.state === 'pending');
+      lines.push(`  outbox items: ${pointer.items.length}, still pending ${pending.length}`);
+      for (const item of pointer.items)
+        lines.push(`    ${item.state.padEnd(10)} ${item.eventType ?? ''} order ${item.orderId} event ${item.eventId}`);
+    } else lines.push(`  body ${m.bodyPreview}`);
+  });
+  return lines.join('\n');
+}
+
+function formatRedrive(report: RedriveReport): string {
+  const verb = report.dryRun ? 'would be' : '';
+  const lines: string[] = [];
+  if (report.pointers !== undefined) {
+    const marked = report.pointers.flatMap((p) => p.marked);
+    const dispatched = report.pointers.flatMap((p) => p.alreadyDispatched);
+    lines.push(
+      `${report.queue}: ${report.pointers.length} record(s); ${marked.length} pending outbox item(s) ${verb || ''} marked for the sweeper, ${dispatched.length} already dispatched`.replace(
+        /\s+/g,
+        ' ',
+      ),
+    );
+    for (const p of report.pointers) {
+      if (p.error !== undefined) lines.push(`  FAILED ${p.messageId}: ${p.error} (record kept)`);
+      for (const eventId of p.marked) lines.push(`  marked ${eventId}`);
+    }
+    return lines.join('\n');
+  }
+  const result = report.result!;
+  if (result.method === 'message-move-task') {
+    return `${report.queue}: StartMessageMoveTask started for about ${result.approximateMessages} message(s); task ${result.taskHandle} (follow it with aws sqs list-message-move-tasks)`;
+  }
+  const action = result.method === 'discard' ? 'removed (the next scheduled run redoes them)' : 'moved';
+  lines.push(
+    `${report.queue}: ${result.moved.length} message(s) ${report.dryRun ? `would be ${action}` : action}, ${result.skipped.length} skipped, ${result.failed.length} failed`,
+  );
+  for (const m of result.moved)
+    lines.push(
+      `  ${report.dryRun ? 'would move' : 'moved'} ${m.messageId} eventId ${m.eventId ?? '-'}${m.groupId ? ` group ${m.groupId}` : ''} (${m.cause})`,
+    );
+  const reasons = new Map<string, number>();
+  for (const s of result.skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
+  for (const [reason, n] of reasons) lines.push(`  skipped ${n}: ${reason}`);
+  for (const f of result.failed) lines.push(`  FAILED ${f.messageId}: ${f.error}`);
+  return lines.join('\n');
+}

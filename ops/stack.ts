@@ -1,0 +1,73 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Where a stack's outputs come from, for every tool that looks inside a stack
+ * (the DLQ tool, the proof kit): the local runtime resolves them into
+ * `.local/outputs.json`; a deployed stack has them in CloudFormation. Both give
+ * the same keys (ApiUrl, table names, queue URLs).
+ */
+export interface StackOutputs {
+  kind: 'local' | 'aws';
+  name: string;
+  /** Local only: the region the emulators answer for (on AWS the SDK's own resolution applies). */
+  region?: string;
+  outputs: Record<string, string>;
+  /** Local only: the emulators' endpoints, which every SDK client must be given explicitly. */
+  endpoints: { dynamodb?: string; sqs?: string };
+}
+
+// The same settings `npm start` reads, so a runtime started with other paths is still found.
+export const LOCAL_OUTPUTS_FILE = path.resolve(
+  process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'),
+);
+
+/** Local credentials: the emulators check none, and the runtime shares one database across access keys. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+interface LocalOutputsFile {
+  stackName: string;
+  region: string;
+  endpoints: { dynamodb?: string; sqs?: string };
+  stackOutputs: Record<string, string>;
+}
+
+export class StackNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StackNotFoundError';
+  }
+}
+
+/** The local runtime, as `npm start` (or a test) left it in its outputs file. */
+export function localStackOutputs(file: string = LOCAL_OUTPUTS_FILE): StackOutputs {
+  if (!fs.existsSync(file))
+    throw new StackNotFoundError(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
+  const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as LocalOutputsFile;
+  return {
+    kind: 'local',
+    name: parsed.stackName,
+    region: parsed.region,
+    outputs: parsed.stackOutputs,
+    endpoints: parsed.endpoints,
+  };
+}
+
+/** A deployed stack's outputs, read with the user's own credentials and region. */
+export async function deployedStackOutputs(stackName: string): Promise<StackOutputs> {
+  const cloudFormation = new CloudFormationClient({});
+  try {
+    const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
+    const outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey!, o.OutputValue!]));
+    return { kind: 'aws', name: stackName, outputs, endpoints: {} };
+  } finally {
+    cloudFormation.destroy();
+  }
+}
+
+export function requiredOutput(outputs: Record<string, string>, name: string): string {
+  const value = outputs[name];
+  if (value === undefined) throw new StackNotFoundError(`The stack has no output ${name}`);
+  return value;
+}

@@ -1,0 +1,79 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { defaultStackTemplate } from '../support/synth';
+
+/**
+ * Every alarm's description names the runbook section that says what to do
+ * (`Runbook: docs/runbook.md#<anchor>`), and that section exists: the page a
+ * notification links to is never missing.
+ */
+const RUNBOOK = 'docs/runbook.md';
+const runbook = fs.readFileSync(path.join(__dirname, '..', '..', RUNBOOK), 'utf8');
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const result = new Set<string>();
+  for (const [, heading] of markdown.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .trim()
+      .replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    result.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return result;
+}
+
+type Alarm = { Properties: { AlarmDescription?: unknown } };
+
+function alarms(): [string, Alarm][] {
+  const resources = defaultStackTemplate().Resources as Record<string, Alarm & { Type: string }>;
+  return Object.entries(resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+}
+
+test('the runbook has one section per alarm kind, under the headings alarms link to', () => {
+  const sections = anchors(runbook);
+
+  for (const anchor of [
+    'dlq-not-empty',
+    'dlq-oldest-age',
+    'source-queue-age',
+    'relay-iterator-age',
+    'oldest-undispatched-outbox-item',
+    'function-errors',
+    'function-throttles',
+    'api-5xx',
+    'fault-plan-changed',
+    'malformed-outbox-item',
+  ]) {
+    expect({ anchor, exists: sections.has(anchor) }).toEqual({ anchor, exists: true });
+  }
+});
+
+test('every alarm of the stack names a runbook section that exists', () => {
+  const sections = anchors(runbook);
+  const found = alarms();
+
+  expect(found.length).toBeGreaterThan(20);
+  for (const [logicalId, alarm] of found) {
+    const description = alarm.Properties.AlarmDescription;
+    const anchor =
+      typeof description === 'string' ? /Runbook: docs\/runbook\.md#([\w-]+)/.exec(description)?.[1] : undefined;
+    expect({ logicalId, anchor, exists: anchor !== undefined && sections.has(anchor) }).toEqual({
+      logicalId,
+      anchor: expect.any(String),
+      exists: true,
+    });
+  }
+});
+
+test('anchors are computed the way GitHub computes them', () => {
+  expect([...anchors('## API 5xx\n## Why a redrive is safe, and when it is not\n## API 5xx\n')]).toEqual([
+    'api-5xx',
+    'why-a-redrive-is-safe-and-when-it-is-not',
+    'api-5xx-1',
+  ]);
+});

@@ -1,0 +1,312 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { applyCorrectnessAspects } from '../../lib/aspects';
+import { readConfig } from '../../lib/config';
+import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { cdkContext } from '../support/synth';
+import { resourcesOfType, type CfnResource } from '../support/template';
+
+/**
+ * Stages: `-c stage=dev|prod` picks one stack, named for its stage, with the
+ * stage's safety settings; two stages deploy side by side in one account.
+ */
+
+interface StageSynth {
+  stack: ExactlyOnceStack;
+  template: Template;
+  json: { Resources: Record<string, CfnResource>; Outputs?: Record<string, { Export?: { Name: unknown } }> };
+}
+
+/** Builds the stack the way bin/app.ts does: the stack id comes from the configuration. */
+function synthStage(context: Record<string, unknown>): StageSynth {
+  const app = new App({ context: cdkContext(context) });
+  const config = readConfig(app);
+  const stack = new ExactlyOnceStack(app, config.stackName, { config });
+  const template = Template.fromStack(stack);
+  return { stack, template, json: template.toJSON() as StageSynth['json'] };
+}
+
+/** readConfig's error for a context, or undefined when it accepts it. */
+function configError(context: Record<string, unknown>): string | undefined {
+  try {
+    readConfig(new App({ context }));
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+let dev: StageSynth;
+let prod: StageSynth;
+
+beforeAll(() => {
+  dev = synthStage({});
+  prod = synthStage({ stage: 'prod' });
+});
+
+describe('stack names', () => {
+  test('the stack is named for its stage, dev by default', () => {
+    expect(dev.stack.stackName).toBe('ExactlyOnce-dev');
+    expect(prod.stack.stackName).toBe('ExactlyOnce-prod');
+  });
+});
+
+describe('prod', () => {
+  test('every table is retained and refuses deletion', () => {
+    const tables = resourcesOfType(prod.template, 'AWS::DynamoDB::Table');
+
+    expect(tables).toHaveLength(4);
+    for (const [id, table] of tables) {
+      expect({
+        id,
+        deletion: table.DeletionPolicy,
+        replace: table.UpdateReplacePolicy,
+        protection: table.Properties?.DeletionProtectionEnabled,
+      }).toEqual({ id, deletion: 'Retain', replace: 'Retain', protection: true });
+    }
+  });
+
+  test('has no fault switch: no SSM parameter, no fault variable on any function, no output', () => {
+    const functions = resourcesOfType(prod.template, 'AWS::Lambda::Function');
+    const faultVariables = functions.filter(([, fn]) =>
+      JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'),
+    );
+
+    expect(resourcesOfType(prod.template, 'AWS::SSM::Parameter')).toEqual([]);
+    expect(faultVariables.map(([id]) => id)).toEqual([]);
+    expect(Object.keys(prod.json.Outputs ?? {})).not.toContain('FaultParameterName');
+  });
+
+  test('keeps every log group a year', () => {
+    const retention = resourcesOfType(prod.template, 'AWS::Logs::LogGroup').map(([id, g]) => [
+      id,
+      g.Properties?.RetentionInDays,
+    ]);
+
+    expect(retention.length).toBeGreaterThanOrEqual(9);
+    expect(retention).toEqual(retention.map(([id]) => [id, 365]));
+  });
+
+  test('warns at synth when no alarm e-mail is given, and not when one is', () => {
+    const withEmail = synthStage({ stage: 'prod', alarmEmail: 'ops@example.com' });
+
+    Annotations.fromStack(prod.stack).hasWarning('*', Match.stringLikeRegexp('stage=prod without -c alarmEmail'));
+    expect(Annotations.fromStack(withEmail.stack).findWarning('*', Match.stringLikeRegexp('alarmEmail'))).toEqual([]);
+    withEmail.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+  });
+});
+
+describe('dev keeps the demo behaviour', () => {
+  test('tables are deleted with the stack and are not deletion-protected', () => {
+    for (const [id, table] of resourcesOfType(dev.template, 'AWS::DynamoDB::Table')) {
+      expect({ id, deletion: table.DeletionPolicy, protection: table.Properties?.DeletionProtectionEnabled }).toEqual({
+        id,
+        deletion: 'Delete',
+        protection: false,
+      });
+    }
+  });
+
+  test('has the fault switch and keeps logs a month', () => {
+    expect(resourcesOfType(dev.template, 'AWS::SSM::Parameter')).toHaveLength(1);
+    expect(Object.keys(dev.json.Outputs ?? {})).toContain('FaultParameterName');
+    for (const [id, group] of resourcesOfType(dev.template, 'AWS::Logs::LogGroup')) {
+      expect({ id, days: group.Properties?.RetentionInDays }).toEqual({ id, days: 30 });
+    }
+  });
+});
+
+describe('dev and prod deploy side by side in one account', () => {
+  /** Properties that name a resource account- or region-wide, by resource type. */
+  const PHYSICAL_NAMES: Record<string, string> = {
+    'AWS::DynamoDB::Table': 'TableName',
+    'AWS::SQS::Queue': 'QueueName',
+    'AWS::SNS::Topic': 'TopicName',
+    'AWS::Lambda::Function': 'FunctionName',
+    'AWS::IAM::Role': 'RoleName',
+    'AWS::IAM::ManagedPolicy': 'ManagedPolicyName',
+    'AWS::Logs::LogGroup': 'LogGroupName',
+    'AWS::CloudWatch::Alarm': 'AlarmName',
+    'AWS::CloudWatch::Dashboard': 'DashboardName',
+    'AWS::SSM::Parameter': 'Name',
+    'AWS::KMS::Alias': 'AliasName',
+    'AWS::Events::Rule': 'Name',
+    'AWS::ApiGateway::RestApi': 'Name',
+  };
+
+  /** Every explicit physical name and export name, as `type: name`. CloudFormation generates the rest. */
+  function explicitNames(synth: StageSynth): string[] {
+    const names = Object.values(synth.json.Resources).flatMap((r) => {
+      const key = PHYSICAL_NAMES[r.Type];
+      const name = key === undefined ? undefined : r.Properties?.[key];
+      return name === undefined ? [] : [`${r.Type}: ${JSON.stringify(name)}`];
+    });
+    const exports = Object.values(synth.json.Outputs ?? {}).flatMap((o) =>
+      o.Export ? [`Export: ${JSON.stringify(o.Export.Name)}`] : [],
+    );
+    return [...names, ...exports];
+  }
+
+  test('no explicit name is shared', () => {
+    const devNames = explicitNames(dev);
+    const prodNames = explicitNames(prod);
+
+    expect(devNames.length).toBeGreaterThan(0); // the REST API is named, at least
+    expect(devNames.filter((name) => prodNames.includes(name))).toEqual([]);
+  });
+
+  test("the API 5xx alarm watches its own stage's API", () => {
+    const apiAlarmDimensions = (synth: StageSynth) => {
+      const alarms = resourcesOfType(synth.template, 'AWS::CloudWatch::Alarm').filter(
+        ([, a]) => a.Properties?.MetricName === '5XXError',
+      );
+      expect(alarms).toHaveLength(1);
+      return alarms[0][1].Properties?.Dimensions;
+    };
+
+    expect(apiAlarmDimensions(dev)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-dev' }]);
+    expect(apiAlarmDimensions(prod)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-prod' }]);
+    prod.template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'ExactlyOnce-prod' });
+  });
+});
+
+describe('the account-wide API Gateway logging role', () => {
+  test('by default the stack creates it, and destroying the stack keeps it (other stages log through it)', () => {
+    const accounts = resourcesOfType(dev.template, 'AWS::ApiGateway::Account');
+    expect(accounts).toHaveLength(1);
+    const [, account] = accounts[0];
+    const roleId = (account.Properties?.CloudWatchRoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+
+    expect(account.DeletionPolicy).toBe('Retain');
+    expect(dev.json.Resources[roleId]).toMatchObject({ Type: 'AWS::IAM::Role', DeletionPolicy: 'Retain' });
+  });
+
+  test('with apiGatewayAccountRole=existing the stack neither creates nor changes it', () => {
+    const { template } = synthStage({ apiGatewayAccountRole: 'existing' });
+    const apiGatewayRoles = resourcesOfType(template, 'AWS::IAM::Role').filter(([, r]) =>
+      JSON.stringify(r.Properties?.AssumeRolePolicyDocument).includes('apigateway.amazonaws.com'),
+    );
+
+    expect(resourcesOfType(template, 'AWS::ApiGateway::Account')).toEqual([]);
+    expect(apiGatewayRoles).toEqual([]);
+  });
+});
+
+describe('reserved concurrency', () => {
+  test('no function of the stack reserves concurrency (a fresh account could not deploy it)', () => {
+    const reserving = resourcesOfType(dev.template, 'AWS::Lambda::Function').filter(
+      ([, fn]) => fn.Properties?.ReservedConcurrentExecutions !== undefined,
+    );
+
+    expect(reserving.map(([id]) => id)).toEqual([]);
+  });
+
+  /** A stack with the correctness aspects and one function reserving concurrency; returns the synth error, if any. */
+  function synthReservingFunction(context: Record<string, unknown>): string | undefined {
+    const app = new App({ context: cdkContext(context) });
+    const stack = new Stack(app, 'Reserving');
+    new lambda.Function(stack, 'Reserving', {
+      runtime: lambda.Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromInline('exports.handler = async () => {};'),
+      reservedConcurrentExecutions: 1,
+    });
+    applyCorrectnessAspects(stack);
+    try {
+      app.synth();
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  test('synth refuses a function that reserves concurrency, naming it and the option', () => {
+    const error = synthReservingFunction({});
+
+    expect(error).toMatch(/\[ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/);
+    expect(error).toMatch(/-c allowReservedConcurrency=true/);
+  });
+
+  test('-c allowReservedConcurrency=true lets it through', () => {
+    expect(synthReservingFunction({ allowReservedConcurrency: 'true' })).toBeUndefined();
+  });
+});
+
+describe('configuration: every bad option stops synth with a one-line error', () => {
+  test.each([
+    [{ stage: 'staging' }, 'Context stage must be one of dev, prod, got "staging"'],
+    [{ removalPolicy: 'keep' }, 'Context removalPolicy must be one of destroy, retain, got "keep"'],
+    [
+      { removalPolicy: 'snapshot' },
+      'Context removalPolicy=snapshot is not supported for DynamoDB tables (no CloudFormation snapshot on delete); use retain',
+    ],
+    [
+      { stage: 'prod', removalPolicy: 'destroy' },
+      'Context removalPolicy=destroy is not allowed with stage=prod: prod tables are retained',
+    ],
+    [
+      { stage: 'prod', faultInjection: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [{ faultInjection: 'yes' }, 'Context faultInjection must be true or false, got "yes"'],
+    [{ apiRateLimit: 'fast' }, 'Context apiRateLimit must be a positive number, got "fast"'],
+    [{ apiRateLimit: '0' }, 'Context apiRateLimit must be a positive number, got "0"'],
+    [{ apiBurstLimit: '2.5' }, 'Context apiBurstLimit must be a positive integer, got "2.5"'],
+    [{ apiBurstLimit: '' }, 'Context apiBurstLimit must be a positive integer, got ""'],
+    [{ alarmEmail: 'ops' }, 'Context alarmEmail must be an e-mail address, got "ops"'],
+    [
+      { apiGatewayAccountRole: 'shared' },
+      'Context apiGatewayAccountRole must be one of create, existing, got "shared"',
+    ],
+    [{ allowReservedConcurrency: 'sure' }, 'Context allowReservedConcurrency must be true or false, got "sure"'],
+    [
+      { stackName: 'exactly_once' },
+      'Context stackName must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got "exactly_once"',
+    ],
+  ])('%j', (context, message) => {
+    expect(configError(context)).toBe(message);
+  });
+
+  test('a deployment made before stages keeps its stack with -c stackName=ExactlyOnceStack', () => {
+    expect(readConfig(new App({ context: { stackName: 'ExactlyOnceStack' } })).stackName).toBe('ExactlyOnceStack');
+  });
+
+  test('good values are read as typed settings', () => {
+    const config = readConfig(
+      new App({
+        context: { stage: 'prod', apiRateLimit: '50.5', apiBurstLimit: '100', alarmEmail: 'ops@example.com' },
+      }),
+    );
+
+    expect(config).toMatchObject({
+      stage: 'prod',
+      stackName: 'ExactlyOnce-prod',
+      deletionProtection: true,
+      faultInjection: false,
+      apiRateLimit: 50.5,
+      apiBurstLimit: 100,
+      alarmEmail: 'ops@example.com',
+    });
+  });
+
+  test('the app prints the error alone on one line and exits 1, without synthesizing', () => {
+    const root = path.join(__dirname, '..', '..');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bin', 'app.ts')], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ stage: 'staging' }), CDK_OUTDIR: '/nonexistent' },
+    });
+
+    expect({ status: result.status, stderr: result.stderr, stdout: result.stdout }).toEqual({
+      status: 1,
+      stderr: 'Context stage must be one of dev, prod, got "staging"\n',
+      stdout: '',
+    });
+  });
+});

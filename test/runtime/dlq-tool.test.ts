@@ -1,0 +1,345 @@
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
+import { signedFetch } from '../../local/api/sign';
+import { startRuntime, type LocalRuntime } from '../../local/runtime';
+import { synthesize } from '../../local/template/cloud-assembly';
+import { main } from '../../ops/dlq/cli';
+import type { ListReport, RedriveReport, ShowReport } from '../../ops/dlq/commands';
+import { openContext } from '../../ops/dlq/context';
+import { LOCAL_CREDENTIALS } from '../../ops/stack';
+import { capturingLogger, eventually } from './fixtures';
+
+/**
+ * `npm run dlq` against the real stack on the local runtime: the CLI's main()
+ * with the runtime's outputs file, the emulators' real queues and tables.
+ */
+const projectDir = path.resolve(__dirname, '..', '..');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dlq-tool-'));
+const outputsFile = path.join(work, 'outputs.json');
+let runtime: LocalRuntime;
+let outputs: Record<string, string>;
+let sqs: SQSClient;
+let dynamodb: DynamoDBClient;
+
+beforeAll(async () => {
+  const cdkOut = path.join(work, 'cdk.out');
+  await synthesize(projectDir, cdkOut);
+  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log, outputsFile });
+  outputs = runtime.outputs.stackOutputs;
+  const { region, endpoints } = runtime.outputs;
+  sqs = new SQSClient({ region, endpoint: endpoints.sqs, credentials: LOCAL_CREDENTIALS });
+  dynamodb = new DynamoDBClient({ region, endpoint: endpoints.dynamodb, credentials: LOCAL_CREDENTIALS });
+}, 240_000);
+
+afterAll(async () => {
+  sqs?.destroy();
+  dynamodb?.destroy();
+  await runtime?.stop();
+});
+
+async function dlq<T>(...argv: string[]): Promise<{ code: number; report: T; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main([...argv, '--json'], {
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+    open: () => openContext({ outputsFile: process.env.DLQ_TEST_OUTPUTS ?? outputsFile }),
+  });
+  return { code, report: (out.length > 0 ? JSON.parse(out.join('\n')) : undefined) as T, stderr: err.join('\n') };
+}
+
+async function placeOrder(suffix: string): Promise<{ orderId: string; sku: string; customerId: string }> {
+  const [customerId, sku] = [`dlq-cust-${suffix}`, `dlq-sku-${suffix}`];
+  const response = await signedFetch(`${runtime.outputs.apiUrl}/orders`, {
+    method: 'POST',
+    body: JSON.stringify({ customerId, items: [{ sku, quantity: 2, unitPriceCents: 1000 }] }),
+    headers: { 'Idempotency-Key': `"dlq-${suffix}"` },
+    accessKeyId: 'AKIADLQTEST',
+  });
+  expect(response.status).toBe(201);
+  const { orderId } = (await response.json()) as { orderId: string };
+  return { orderId, sku, customerId };
+}
+
+async function read(pathname: string): Promise<Record<string, unknown> | undefined> {
+  const response = await signedFetch(`${runtime.outputs.apiUrl}${pathname}`, {
+    method: 'GET',
+    accessKeyId: 'AKIADLQTEST',
+  });
+  return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
+}
+
+async function outboxItems(orderId: string): Promise<Record<string, unknown>[]> {
+  const { Items = [] } = await dynamodb.send(
+    new QueryCommand({
+      TableName: outputs.OrdersTableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :outbox)',
+      ExpressionAttributeValues: { ':pk': { S: `ORDER#${orderId}` }, ':outbox': { S: 'OUTBOX#' } },
+      ConsistentRead: true,
+    }),
+  );
+  return Items.map((item) => unmarshall(item));
+}
+
+async function depth(url: string): Promise<number> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible);
+}
+
+const poisonCopy = (n: string) => ({
+  MessageBody: JSON.stringify({ poison: true, n }),
+  MessageAttributes: {
+    failureCause: { DataType: 'String', StringValue: 'SchemaViolation' },
+    consumer: { DataType: 'String', StringValue: 'fulfilment' },
+    attempt: { DataType: 'String', StringValue: '1' },
+  },
+});
+
+describe('on the local runtime', () => {
+  let placed: { orderId: string; sku: string; customerId: string };
+  let eventBody: string;
+
+  beforeAll(async () => {
+    placed = await placeOrder(Date.now().toString(36));
+    await eventually(() => read(`/inventory/${placed.sku}`), 15_000, 'the reservation');
+    const [item] = await outboxItems(placed.orderId);
+    eventBody = JSON.stringify(item.event);
+    // An event both consumers already applied, back in their DLQs (as if every ack had been lost), and poison.
+    await sqs.send(new SendMessageCommand({ QueueUrl: outputs.LoyaltyDlqUrl, MessageBody: eventBody }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: outputs.FulfilmentDlqUrl,
+        MessageBody: eventBody,
+        MessageGroupId: placed.orderId,
+        MessageDeduplicationId: `seed-${placed.orderId}`,
+      }),
+    );
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: outputs.FulfilmentDlqUrl,
+        ...poisonCopy('1'),
+        MessageGroupId: 'poison-1',
+        MessageDeduplicationId: 'poison-1',
+      }),
+    );
+  }, 60_000);
+
+  test('list finds every DLQ of the stack from its outputs, with counts by failureCause and where each redrives to', async () => {
+    const { code, report } = await dlq<ListReport>('list');
+
+    expect(code).toBe(0);
+    const byName = Object.fromEntries(report.queues.map((q) => [q.name, q]));
+    expect(Object.keys(byName).sort()).toEqual(['fulfilment', 'loyalty', 'relay-failures', 'sweeper']);
+    expect(byName.fulfilment).toMatchObject({
+      messages: 2,
+      byCause: { RetriesExhausted: 1, SchemaViolation: 1 },
+      fifo: true,
+    });
+    expect(byName.fulfilment.redrivesTo).toBe(outputs.FulfilmentQueueUrl.split('/').pop());
+    expect(byName.loyalty).toMatchObject({ messages: 1, byCause: { RetriesExhausted: 1 } });
+    expect(byName.fulfilment.oldestAgeSeconds).toBeGreaterThanOrEqual(0);
+    expect(byName['relay-failures'].kind).toBe('stream-pointers');
+    expect(byName.sweeper.kind).toBe('async-invoke');
+  });
+
+  test('show returns the messages with their attributes and consumes nothing: they are still there and receivable', async () => {
+    const { code, report } = await dlq<ShowReport>('show', 'fulfilment', '--max', '5');
+
+    expect(code).toBe(0);
+    expect(report.messages).toHaveLength(2);
+    const poison = report.messages.find((m) => m.cause === 'SchemaViolation')!;
+    expect(poison).toMatchObject({ consumer: 'fulfilment', attempt: '1', groupId: 'poison-1' });
+    expect(report.messages.find((m) => m.cause === 'RetriesExhausted')!.eventId).toBe(JSON.parse(eventBody).eventId);
+    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(2);
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: outputs.FulfilmentDlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+    );
+    expect(Messages.length).toBeGreaterThan(0);
+  });
+
+  test('redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice', async () => {
+    const before = {
+      inventory: await read(`/inventory/${placed.sku}`),
+      customer: await read(`/customers/${placed.customerId}`),
+    };
+
+    const fulfilment = await dlq<RedriveReport>('redrive', 'fulfilment');
+    const loyalty = await dlq<RedriveReport>('redrive', 'loyalty');
+
+    expect(fulfilment.code).toBe(0);
+    expect(fulfilment.report.result!.moved.map((m) => m.eventId)).toEqual([JSON.parse(eventBody).eventId]);
+    expect(fulfilment.report.result!.skipped).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/^poison/) }),
+    ]);
+    expect(loyalty.report.result!.moved).toHaveLength(1);
+    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(1); // the poison stays
+    await eventually(
+      async () =>
+        (await depth(outputs.FulfilmentQueueUrl)) + (await depth(outputs.LoyaltyQueueUrl)) === 0 ? true : undefined,
+      20_000,
+      'the redriven events to be consumed',
+    );
+    expect(await read(`/inventory/${placed.sku}`)).toEqual(before.inventory);
+    expect(await read(`/customers/${placed.customerId}`)).toEqual(before.customer);
+    expect(await depth(outputs.LoyaltyDlqUrl)).toBe(0);
+  }, 60_000);
+
+  test('redrive refuses poison by cause without --include-poison (usage error, nothing moved)', async () => {
+    const { code, stderr } = await dlq('redrive', 'fulfilment', '--cause', 'SchemaViolation');
+
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--include-poison/);
+    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(1);
+  });
+
+  test('a FIFO redrive keeps each message group and its order', async () => {
+    // A DLQ/source pair no poller reads, published the way the stack's outputs are, so the order stays observable.
+    const create = async (name: string) =>
+      (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { FifoQueue: 'true' } }))).QueueUrl!;
+    const [dlqUrl, sourceUrl] = [await create('order-test-dlq.fifo'), await create('order-test-queue.fifo')];
+    const extended = path.join(work, 'outputs-order-test.json');
+    const file = JSON.parse(fs.readFileSync(outputsFile, 'utf8'));
+    file.stackOutputs = { ...file.stackOutputs, OrderTestDlqUrl: dlqUrl, OrderTestQueueUrl: sourceUrl };
+    fs.writeFileSync(extended, JSON.stringify(file));
+    const sent = ['a1', 'b1', 'a2', 'a3', 'b2'];
+    for (const id of sent) {
+      const body = JSON.stringify({ ...JSON.parse(eventBody), eventId: id });
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: dlqUrl,
+          MessageBody: body,
+          MessageGroupId: `group-${id[0]}`,
+          MessageDeduplicationId: id,
+        }),
+      );
+    }
+
+    process.env.DLQ_TEST_OUTPUTS = extended;
+    const { code, report } = await dlq<RedriveReport>('redrive', 'order-test').finally(
+      () => delete process.env.DLQ_TEST_OUTPUTS,
+    );
+
+    expect(code).toBe(0);
+    expect(report.result!.moved).toHaveLength(5);
+    const received: { group: string; id: string }[] = [];
+    for (let round = 0; round < 10 && received.length < 5; round++) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: sourceUrl,
+          MaxNumberOfMessages: 10,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      for (const m of Messages)
+        received.push({ group: m.Attributes!.MessageGroupId!, id: JSON.parse(m.Body!).eventId });
+      // A group hands out its next message only once the one before is deleted.
+      for (const m of Messages)
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: sourceUrl, ReceiptHandle: m.ReceiptHandle! }));
+    }
+    const inGroup = (g: string) => received.filter((r) => r.group === g).map((r) => r.id);
+    expect(inGroup('group-a')).toEqual(['a1', 'a2', 'a3']);
+    expect(inGroup('group-b')).toEqual(['b1', 'b2']);
+  });
+
+  test('relay-failures: show explains a stream pointer (shard, range, pending outbox items) and redrive marks them for the sweeper', async () => {
+    const { orderId } = await placeOrder(`relay-${Date.now().toString(36)}`);
+    const [item] = await eventually(
+      async () => {
+        const items = await outboxItems(orderId);
+        return items.length > 0 && items[0].dispatchedAt !== undefined ? items : undefined;
+      },
+      15_000,
+      'the relay to dispatch the outbox item',
+    );
+    const eventId = (item.event as { eventId: string }).eventId;
+    // As if the relay had given up on it: pending again, and Lambda's failure record pointing at its INSERT.
+    const documents = DynamoDBDocumentClient.from(dynamodb);
+    await documents.send(
+      new UpdateCommand({
+        TableName: outputs.OrdersTableName,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET pendingShard = :s REMOVE dispatchedAt',
+        ExpressionAttributeValues: { ':s': '0' },
+      }),
+    );
+    const pointer = await streamPointerTo(String(item.sk));
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: outputs.RelayFailureQueueUrl, MessageBody: JSON.stringify(pointer) }),
+    );
+
+    const shown = await dlq<ShowReport>('show', 'relay-failures');
+    const redriven = await dlq<RedriveReport>('redrive', 'relay-failures');
+
+    expect(shown.code).toBe(0);
+    expect(shown.report.pointers![0].pointer).toMatchObject({ shardId: pointer.DDBStreamBatchInfo.shardId });
+    expect(shown.report.pointers![0].items).toEqual([expect.objectContaining({ orderId, eventId, state: 'pending' })]);
+    expect(redriven.code).toBe(0);
+    expect(redriven.report.pointers).toEqual([expect.objectContaining({ marked: [eventId] })]);
+    expect(await depth(outputs.RelayFailureQueueUrl)).toBe(0);
+    const sweeperView = new DynamoDbOutboxStore(documents, outputs.OrdersTableName);
+    const due = await sweeperView.pendingOlderThan(new Date(Date.now() - 3600_000), 100);
+    expect(due.map((p) => (p.event as { eventId?: string }).eventId)).toContain(eventId);
+  }, 60_000);
+});
+
+/** Lambda's on-failure record for the stream record that inserted this outbox item. */
+async function streamPointerTo(sk: string) {
+  const streams = new DynamoDBStreamsClient({
+    region: runtime.outputs.region,
+    endpoint: runtime.outputs.endpoints.dynamodb,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const ordersTable = Object.entries(runtime.outputs.tables).find(([, name]) => name === outputs.OrdersTableName)![0];
+  const streamArn = runtime.outputs.tableStreamArns[ordersTable];
+  const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+  const shardId = StreamDescription!.Shards![0].ShardId!;
+  let { ShardIterator: iterator } = await streams.send(
+    new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+  );
+  for (let page = 0; page < 100 && iterator !== undefined; page++) {
+    const { Records = [], NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+    const insert = Records.find((r) => r.eventName === 'INSERT' && r.dynamodb?.NewImage?.sk?.S === sk);
+    if (insert !== undefined) {
+      streams.destroy();
+      const sequence = insert.dynamodb!.SequenceNumber!;
+      return {
+        requestContext: { condition: 'RetryAttemptsExhausted' },
+        version: '1.0',
+        DDBStreamBatchInfo: {
+          shardId,
+          startSequenceNumber: sequence,
+          endSequenceNumber: sequence,
+          batchSize: 1,
+          streamArn,
+        },
+      };
+    }
+    iterator = NextShardIterator;
+  }
+  streams.destroy();
+  throw new Error(`No INSERT of ${sk} in the stream`);
+}

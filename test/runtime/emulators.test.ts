@@ -1,0 +1,89 @@
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { freePort, startDynamoDbLocal, startFauxqs, type Emulator } from '../../local/emulators';
+
+/**
+ * The emulators the runtime starts: fauxqs on loopback only and on a port it
+ * binds itself; DynamoDB Local (which cannot bind port 0) retried on a new port
+ * when the one picked was taken; its CORS closed to other origins.
+ */
+const started: Emulator[] = [];
+let dynamo: Emulator | undefined;
+afterAll(async () => {
+  await Promise.all(started.map((e) => e.stop()));
+});
+
+/** This machine's first non-loopback IPv4 address, if it has one. */
+const externalAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+(externalAddress === undefined ? test.skip : test)(
+  "fauxqs answers on 127.0.0.1 and refuses connections on the machine's network address",
+  async () => {
+    const fauxqs = await startFauxqs();
+    started.push(fauxqs);
+
+    expect(await connects('127.0.0.1', fauxqs.port)).toBe(true);
+    expect(await connects(externalAddress!, fauxqs.port)).toBe(false);
+  },
+);
+
+test('DynamoDB Local started on a port someone else took in the meantime moves to another port', async () => {
+  // Something binds the picked port before the JVM does (as another process could after freePort()).
+  const squatter = net.createServer((socket) => socket.end('not dynamodb\n'));
+  await new Promise<void>((resolve) => squatter.listen(0, '0.0.0.0', resolve));
+  const taken = (squatter.address() as net.AddressInfo).port;
+  const candidates = [taken];
+
+  try {
+    dynamo = await startDynamoDbLocal({ nextPort: async () => candidates.shift() ?? freePort() });
+    started.push(dynamo);
+
+    expect(dynamo.port).not.toBe(taken);
+    const response = await fetch(dynamo.endpoint, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-amz-json-1.0',
+        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+        Authorization:
+          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      },
+      body: '{}',
+    });
+    expect(await response.json()).toEqual({ TableNames: [] });
+  } finally {
+    squatter.close();
+  }
+}, 60_000);
+
+test('DynamoDB Local gives other origins no CORS access; its own loopback origin keeps it', async () => {
+  if (dynamo === undefined) started.push((dynamo = await startDynamoDbLocal()));
+  const endpoint = dynamo.endpoint;
+  const preflight = (origin: string) =>
+    fetch(endpoint, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: origin,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+
+  const foreign = await preflight('http://evil.example');
+  const own = await preflight(endpoint);
+
+  expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+  expect(own.headers.get('access-control-allow-origin')).toBe(endpoint);
+}, 60_000);

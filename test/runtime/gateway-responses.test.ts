@@ -1,0 +1,80 @@
+import { renderGatewayError } from '../../local/api/gateway-responses';
+import { ApiServer } from '../../local/api/server';
+import { restApiDefinitions, type RestApiDefinition } from '../../local/template/api';
+import type { CfnTemplate } from '../../local/template/model';
+import { defaultStackTemplate } from '../support/synth';
+
+/**
+ * The local API answers gateway-made errors with the stack's own gateway
+ * responses: the same status and the same problem+json body, `status` included.
+ * No function is reached by these requests, so none is hosted.
+ */
+let api: RestApiDefinition;
+let server: ApiServer;
+
+beforeAll(async () => {
+  [api] = restApiDefinitions(defaultStackTemplate() as unknown as CfnTemplate);
+  server = new ApiServer({
+    api,
+    apiId: 'local',
+    hostOf: (id) => {
+      throw new Error(`no function is hosted in this test (asked for ${id})`);
+    },
+    port: 0,
+    log: () => undefined,
+  });
+  await server.start();
+});
+
+afterAll(() => server.stop());
+
+test('a request without Authorization gets 403, a problem+json body and the status in it', async () => {
+  const response = await fetch(`${server.url}/orders`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"k1"' },
+    body: '{}',
+  });
+
+  expect(response.status).toBe(403);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  expect(await response.json()).toEqual({
+    type: 'urn:problem-type:missing-authentication-token',
+    title: 'Missing authentication',
+    status: 403,
+    detail: 'Missing Authentication Token',
+  });
+});
+
+test('a signed request without its required Idempotency-Key gets 400 with the status in the body', async () => {
+  const response = await fetch(`${server.url}/orders`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Authorization:
+        'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/execute-api/aws4_request, SignedHeaders=host, Signature=abc',
+    },
+    body: '{}',
+  });
+
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as { status: number; detail: string };
+  expect(body.status).toBe(400);
+  expect(body.detail).toMatch(/Idempotency-Key/);
+});
+
+test('a BAD_REQUEST_BODY whose validator message quotes field names renders JSON that parses', () => {
+  const reply = renderGatewayError(
+    api.gatewayResponses,
+    {
+      type: 'BAD_REQUEST_BODY',
+      status: 400,
+      message: 'Invalid request body',
+      validationErrorString: '[object has missing required properties (["customerId","items"])]',
+    },
+    'request-1',
+  );
+
+  expect(reply.status).toBe(400);
+  expect(reply.headers['Content-Type']).toBe('application/problem+json');
+  expect(JSON.parse(reply.body)).toEqual(expect.objectContaining({ status: 400, detail: 'Invalid request body' }));
+});

@@ -1,0 +1,307 @@
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
+import { OutageProneProvider } from '../../lambdas/adapters/outage-prone-provider';
+import { orderCancelledEvent, orderPlacedEvent } from '../../lambdas/domain/events';
+import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/domain/faults';
+import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../loadtest/faults';
+import type { ExternalProvider } from '../../lambdas/ports/providers';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';
+
+/**
+ * Provider calls that respect what already happened, at the ledger and use-case
+ * level with the document client mocked: the inbox entry records the call done
+ * (or superseded by a later event of the order), and a duplicate learns both
+ * from the entry its failed claim returns, never from a read.
+ */
+
+const TABLE = 'effects';
+const NOW = new Date('2030-01-02T03:04:05.000Z');
+const doc = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const options = { tableName: TABLE, inboxTtlSeconds: 1_000, now: () => NOW };
+
+const order = {
+  orderId: 'ord-1',
+  customerId: 'cust-1',
+  items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
+  totalCents: 1_000,
+};
+const placed = orderPlacedEvent(order, NOW.toISOString());
+const cancelled = orderCancelledEvent(order, NOW.toISOString());
+
+function recordingProvider(): ExternalProvider & { keys: string[]; send: jest.Mock } {
+  const keys: string[] = [];
+  const send = jest.fn(async (key: string) => {
+    keys.push(key);
+  });
+  return { keys, send };
+}
+
+/** The cancellation DynamoDB returns when the claim's entry exists: its old image (ALL_OLD) on reason 0. */
+function claimTaken(entry: Record<string, unknown>, items: number) {
+  return new TransactionCanceledException({
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed]',
+    $metadata: {},
+    CancellationReasons: [
+      { Code: 'ConditionalCheckFailed', Item: marshall(entry) },
+      ...Array.from({ length: items - 1 }, () => ({ Code: 'None' })),
+    ],
+  });
+}
+
+const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unknown> = {}) => ({
+  pk: `INBOX#${consumer}#${eventId}`,
+  sk: 'INBOX',
+  consumer,
+  eventId,
+  claimedAt: '2030-01-01T00:00:00.000Z',
+  expiresAt: 1_900_000_000,
+  ...extra,
+});
+
+const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
+const doneMarks = () => doc.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+const commandNames = () => doc.calls().map((c) => c.args[0].constructor.name);
+
+beforeEach(() => {
+  doc.reset();
+  doc.on(TransactWriteCommand).resolves({});
+  doc.on(UpdateCommand).resolves({});
+});
+
+describe('first delivery', () => {
+  test('the claim asks for the existing entry on failure (ALL_OLD), so a duplicate needs no read', async () => {
+    await fulfilOrderEvent(placed, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse: recordingProvider(),
+    });
+
+    const [claim] = transactions()[0];
+    expect(claim.Put).toMatchObject({
+      Item: { pk: `INBOX#fulfilment#${placed.eventId}` },
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+  });
+
+  test('applied: the provider is called, then the call is recorded done on the inbox entry (conditioned on it existing)', async () => {
+    const warehouse = recordingProvider();
+
+    const outcome = await fulfilOrderEvent(placed, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse,
+    });
+
+    expect(outcome).toBe('applied');
+    expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
+    expect(doneMarks()).toEqual([
+      {
+        TableName: TABLE,
+        Key: { pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' },
+        UpdateExpression: 'SET #done = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#done': 'providerCallDoneAt' },
+        ExpressionAttributeValues: { ':at': NOW.toISOString() },
+      },
+    ]);
+    expect(commandNames()).toEqual(['TransactWriteCommand', 'UpdateCommand']);
+  });
+
+  test('a provider failure propagates (transient) and nothing is recorded: the call stays owed', async () => {
+    const warehouse = recordingProvider();
+    warehouse.send.mockRejectedValueOnce(new Error('warehouse 503'));
+
+    await expect(
+      fulfilOrderEvent(placed, { ledger: new DynamoDbFulfilmentLedger(client, options), warehouse }),
+    ).rejects.toThrow('warehouse 503');
+    expect(doneMarks()).toEqual([]);
+  });
+
+  test('a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction', async () => {
+    await fulfilOrderEvent(cancelled, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse: recordingProvider(),
+    });
+
+    const items = transactions()[0];
+    expect(items.at(-1)?.Update).toEqual({
+      TableName: TABLE,
+      Key: { pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' },
+      UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
+      ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
+      ExpressionAttributeValues: { ':by': cancelled.eventId, ':expires': Math.floor(NOW.getTime() / 1000) + 1_000 },
+    });
+  });
+});
+
+describe('duplicates', () => {
+  test('after a completed call: the provider is not called again, and no read was issued', async () => {
+    doc
+      .on(TransactWriteCommand)
+      .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 3));
+    const warehouse = recordingProvider();
+
+    const outcome = await fulfilOrderEvent(placed, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse,
+    });
+
+    expect(outcome).toBe('duplicate');
+    expect(warehouse.keys).toEqual([]);
+    expect(commandNames()).toEqual(['TransactWriteCommand']); // no GetItem, no mark
+    expect(doc.commandCalls(GetCommand)).toHaveLength(0);
+  });
+
+  test('after a crash between the effect and the provider call: the provider is called once more, then recorded', async () => {
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('fulfilment', placed.eventId), 3));
+    const warehouse = recordingProvider();
+
+    const outcome = await fulfilOrderEvent(placed, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse,
+    });
+
+    expect(outcome).toBe('duplicate');
+    expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
+    expect(doneMarks().map((m) => m.Key)).toEqual([{ pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' }]);
+    expect(commandNames()).toEqual(['TransactWriteCommand', 'UpdateCommand']);
+  });
+
+  test('a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed', async () => {
+    doc
+      .on(TransactWriteCommand)
+      .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { supersededBy: cancelled.eventId }), 3));
+    const warehouse = recordingProvider();
+
+    const outcome = await fulfilOrderEvent(placed, {
+      ledger: new DynamoDbFulfilmentLedger(client, options),
+      warehouse,
+    });
+
+    expect(outcome).toBe('duplicate');
+    expect(warehouse.keys).toEqual([]);
+    expect(commandNames()).toEqual(['TransactWriteCommand']);
+  });
+
+  test('loyalty: the confirmation e-mail is not repeated once recorded done', async () => {
+    doc
+      .on(TransactWriteCommand)
+      .rejects(claimTaken(inboxEntry('loyalty', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 2));
+    const mail = recordingProvider();
+
+    const outcome = await creditLoyaltyPoints(placed, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+
+    expect(outcome).toBe('duplicate');
+    expect(mail.keys).toEqual([]);
+    expect(commandNames()).toEqual(['TransactWriteCommand']);
+  });
+
+  test('loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it', async () => {
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('loyalty', placed.eventId), 2));
+    const mail = recordingProvider();
+
+    await creditLoyaltyPoints(placed, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+
+    expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
+    expect(doneMarks().map((m) => m.Key?.pk)).toEqual([`INBOX#loyalty#${placed.eventId}`]);
+  });
+
+  test('with the inbox switched off (test-only), nothing is claimed, superseded or recorded', async () => {
+    const ledger = new DynamoDbFulfilmentLedger(client, { ...options, unsafeDisableInbox: () => true });
+
+    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() });
+
+    const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
+    expect(items.some((i) => String(i.Put?.Item?.pk ?? i.Update?.Key?.pk).startsWith('INBOX#'))).toBe(false);
+    expect(doneMarks()).toEqual([]);
+  });
+});
+
+describe('the provider-outage fault', () => {
+  const window = { from: '2030-01-02T03:04:00.000Z', until: '2030-01-02T03:04:10.000Z' };
+
+  test.each([
+    { what: 'inside the window', plan: { providerOutageWindow: window }, at: '2030-01-02T03:04:05.000Z', down: true },
+    { what: 'at the window end', plan: { providerOutageWindow: window }, at: '2030-01-02T03:04:10.000Z', down: false },
+    { what: 'before the window', plan: { providerOutageWindow: window }, at: '2030-01-02T03:03:59.999Z', down: false },
+    {
+      what: 'the roll hits',
+      plan: { providerOutage: 0.5, random: () => 0.49 },
+      at: '2030-01-02T04:00:00Z',
+      down: true,
+    },
+    {
+      what: 'the roll misses',
+      plan: { providerOutage: 0.5, random: () => 0.5 },
+      at: '2030-01-02T04:00:00Z',
+      down: false,
+    },
+    { what: 'no plan', plan: NO_FAULTS, at: '2030-01-02T03:04:05.000Z', down: false },
+    {
+      what: 'inside the window of another provider',
+      plan: { providerOutageWindow: window, providerOutageProviders: ['mail'] },
+      at: '2030-01-02T03:04:05.000Z',
+      down: false,
+    },
+    {
+      what: 'inside the window of this provider',
+      plan: { providerOutageWindow: window, providerOutageProviders: ['mail', 'warehouse'] },
+      at: '2030-01-02T03:04:05.000Z',
+      down: true,
+    },
+  ] as { what: string; plan: FaultPlan; at: string; down: boolean }[])(
+    '$what: the call fails before reaching the provider: $down',
+    async ({ plan, at, down }) => {
+      const inner = recordingProvider();
+      const provider = new OutageProneProvider(
+        inner,
+        'warehouse',
+        () => plan,
+        () => new Date(at),
+      );
+
+      const sent = provider.send('fulfilment:e1', { instruction: 'PICK' });
+
+      if (down) await expect(sent).rejects.toBeInstanceOf(InjectedProviderOutage);
+      else await expect(sent).resolves.toBeUndefined();
+      expect(inner.keys).toEqual(down ? [] : ['fulfilment:e1']);
+    },
+  );
+
+  test('the plan carries the window and the rate through JSON; a malformed window is dropped', () => {
+    const plan = faultPlanOf(
+      { enabled: ['provider-outage'], rate: 0.2, slowSeconds: 0, poisonPerQueue: 0, providerOutageSeconds: 7 },
+      42,
+      NOW,
+    );
+    const parsed = parseFaultPlan(JSON.parse(JSON.stringify(plan)));
+    const reversed = parseFaultPlan({ providerOutageWindow: { from: window.until, until: window.from } });
+    const onlyWarehouse = parseFaultPlan({ providerOutageProviders: ['warehouse', 7] });
+
+    expect(parsed.providerOutage).toBe(0.2);
+    expect(parsed.providerOutageWindow).toEqual(plan.providerOutageWindow);
+    const from = Date.parse(plan.providerOutageWindow!.from);
+    expect(from - NOW.getTime()).toBeGreaterThanOrEqual(FAULT_SWITCH_DELAY_MS);
+    expect(from - NOW.getTime()).toBeLessThan(FAULT_SWITCH_DELAY_MS + 5_000);
+    expect(Date.parse(plan.providerOutageWindow!.until) - from).toBe(7_000);
+    // The same seed gives the same window.
+    expect(
+      faultPlanOf(
+        { enabled: ['provider-outage'], rate: 0.2, slowSeconds: 0, poisonPerQueue: 0, providerOutageSeconds: 7 },
+        42,
+        NOW,
+      ).providerOutageWindow,
+    ).toEqual(plan.providerOutageWindow);
+    expect(reversed.providerOutageWindow).toBeUndefined();
+    expect(onlyWarehouse.providerOutageProviders).toEqual(['warehouse']);
+  });
+});

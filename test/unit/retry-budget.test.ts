@@ -1,0 +1,485 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { AwsClientStub } from 'aws-sdk-client-mock';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
+import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { lambdaContext } from '../support/api-events';
+import { useUnitEnvironment } from '../support/handlers';
+
+/**
+ * The retry budget in the consumers, with the SDK mocked: contention retried
+ * in-process, the FIFO consumer's own try count (so records skipped behind a
+ * failing head cannot run out of receives untried), the all-fail batch, and
+ * no visibility change while a try runs. Each handler is loaded in its own
+ * module registry with the SDK and the mock library (see consumers.test.ts).
+ */
+
+type ConsumerName = 'fulfilment' | 'loyalty';
+type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
+type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
+type SqsSdk = typeof import('@aws-sdk/client-sqs');
+
+interface Harness {
+  name: ConsumerName;
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+  doc: AwsClientStub<DynamoDBDocumentClient>;
+  sqs: AwsClientStub<SQSClient>;
+  docSdk: DocSdk;
+  ddbSdk: DdbSdk;
+  sqsSdk: SqsSdk;
+}
+
+const EFFECTS_TABLE = 'effects-table';
+const PROVIDER_TABLE = 'provider-log';
+const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
+const QUEUE = { fulfilment: 'https://sqs/fulfilment.fifo', loyalty: 'https://sqs/loyalty' };
+
+async function loadConsumer(name: ConsumerName): Promise<Harness> {
+  useUnitEnvironment({
+    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+    INBOX_TTL_SECONDS: String(21 * 86_400),
+    QUEUE_URL: QUEUE[name],
+    DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
+    BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
+    BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
+    RETRY_MAX_ATTEMPTS: String(TRIES),
+  });
+  let harness: Harness | undefined;
+  await jest.isolateModulesAsync(async () => {
+    const ddbSdk = await import('@aws-sdk/client-dynamodb');
+    const docSdk = await import('@aws-sdk/lib-dynamodb');
+    const sqsSdk = await import('@aws-sdk/client-sqs');
+    const { mockClient } = await import('aws-sdk-client-mock');
+    const { handler } =
+      name === 'fulfilment'
+        ? await import('../../lambdas/handlers/fulfilment-consumer')
+        : await import('../../lambdas/handlers/loyalty-consumer');
+    harness = {
+      name,
+      handler,
+      doc: mockClient(docSdk.DynamoDBDocumentClient),
+      sqs: mockClient(sqsSdk.SQSClient),
+      docSdk,
+      ddbSdk,
+      sqsSdk,
+    };
+  });
+  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
+  return harness;
+}
+
+const harnesses = {} as Record<ConsumerName, Harness>;
+/** The FIFO consumer's try counter, as the Effects table would keep it (TRIES#<consumer>#<messageId>). */
+let tryCounts: Map<string, number>;
+
+beforeAll(async () => {
+  harnesses.fulfilment = await loadConsumer('fulfilment');
+  harnesses.loyalty = await loadConsumer('loyalty');
+});
+
+beforeEach(() => {
+  tryCounts = new Map();
+  for (const h of Object.values(harnesses)) {
+    h.doc.reset();
+    h.sqs.reset();
+    h.doc.on(h.docSdk.TransactWriteCommand).resolves({});
+    h.doc.on(h.docSdk.UpdateCommand).callsFake((input: UpdateCommandInput) => {
+      const pk = String(input.Key?.pk ?? '');
+      if (!pk.startsWith('TRIES#')) return {}; // the provider log
+      tryCounts.set(pk, (tryCounts.get(pk) ?? 0) + 1);
+      return { Attributes: { tries: tryCounts.get(pk) } };
+    });
+    h.sqs.on(h.sqsSdk.SendMessageCommand).resolves({ MessageId: 'dlq-copy' });
+    h.sqs.on(h.sqsSdk.ChangeMessageVisibilityCommand).resolves({});
+  }
+  // Jitter at its bottom: in-process retries wait 0 ms, queue backoffs their guaranteed floor.
+  jest.spyOn(Math, 'random').mockReturnValue(0);
+});
+
+afterEach(() => jest.restoreAllMocks());
+
+// ---------------------------------------------------------------- fixtures
+
+function placed(orderId: string): OrderPlacedEvent {
+  return {
+    eventId: `${orderId}.placed`,
+    eventType: 'OrderPlaced',
+    version: 1,
+    orderId,
+    customerId: `cust-${orderId}`,
+    items: [{ sku: 'SKU-A', quantity: 1, unitPriceCents: 1_000 }],
+    totalCents: 1_000,
+    occurredAt: '2030-01-02T03:04:05.000Z',
+  };
+}
+
+function cancelled(orderId: string): OrderCancelledEvent {
+  return { ...placed(orderId), eventId: `${orderId}.cancelled`, eventType: 'OrderCancelled', version: 2 };
+}
+
+function message(
+  h: Harness,
+  body: OrderPlacedEvent | OrderCancelledEvent | string,
+  options: { messageId: string; receiveCount?: number },
+): SQSRecord {
+  const event = typeof body === 'string' ? undefined : body;
+  return {
+    messageId: options.messageId,
+    receiptHandle: `receipt-${options.messageId}-${options.receiveCount ?? 1}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: String(options.receiveCount ?? 1),
+      SentTimestamp: '1893553445000',
+      SenderId: 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: '1893553445000',
+      ...(h.name === 'fulfilment'
+        ? { MessageGroupId: event?.orderId ?? 'ord-poison', MessageDeduplicationId: options.messageId }
+        : {}),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:queue',
+    awsRegion: 'us-east-1',
+  };
+}
+
+const deliver = (h: Harness, ...records: SQSRecord[]) => h.handler({ Records: records }, lambdaContext());
+const failedIds = (r: SQSBatchResponse) => r.batchItemFailures.map((f) => f.itemIdentifier);
+const transactionCount = (h: Harness) => h.doc.commandCalls(h.docSdk.TransactWriteCommand).length;
+const claimedEventIds = (h: Harness) =>
+  h.doc
+    .commandCalls(h.docSdk.TransactWriteCommand)
+    .map((c) => String(c.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId));
+const visibilityChanges = (h: Harness) =>
+  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
+const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
+
+function cancellation(h: Harness, codes: string[]) {
+  return new h.ddbSdk.TransactionCanceledException({
+    message: `Transaction cancelled [${codes.join(', ')}]`,
+    $metadata: { httpStatusCode: 400 },
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
+}
+
+const internalError = (h: Harness) =>
+  new h.ddbSdk.InternalServerError({ message: 'Internal server error', $metadata: {} });
+
+// ---------------------------------------------------------------- in-process retries
+
+describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-process first', (name) => {
+  const h = () => harnesses[name];
+
+  test('a TransactionConflict, then success: applied once, not failed, no visibility change', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejectsOnce(cancellation(h(), ['None', 'TransactionConflict']))
+      .resolves({});
+
+    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactionCount(h())).toBe(2);
+    expect(claimedEventIds(h())).toEqual(['ord-1.placed', 'ord-1.placed']);
+    expect(visibilityChanges(h())).toEqual([]);
+    expect(deadLettered(h())).toEqual([]);
+  });
+
+  test('throttling, then success: applied once, not failed', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejectsOnce(new (h().ddbSdk.ProvisionedThroughputExceededException)({ message: 'slow down', $metadata: {} }))
+      .resolves({});
+
+    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactionCount(h())).toBe(2);
+    expect(visibilityChanges(h())).toEqual([]);
+  });
+
+  test('conflicts on all 3 in-process tries: the message is failed with its queue backoff', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejects(cancellation(h(), ['TransactionConflict', 'None']));
+    const record = message(h(), placed('ord-1'), { messageId: 'm1' });
+
+    const response = await deliver(h(), record);
+
+    expect(failedIds(response)).toEqual(['m1']);
+    expect(transactionCount(h())).toBe(3);
+    // First failed try: ceiling 2 s, guaranteed floor 1 s (jitter at its bottom).
+    expect(visibilityChanges(h())).toEqual([
+      { QueueUrl: QUEUE[name], ReceiptHandle: record.receiptHandle, VisibilityTimeout: 1 },
+    ]);
+    expect(deadLettered(h())).toEqual([]);
+  });
+
+  test('a ConditionalCheckFailed on the claim is a duplicate: one transaction, never retried, acked', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejects(cancellation(h(), ['ConditionalCheckFailed', 'None']));
+
+    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(transactionCount(h())).toBe(1);
+    expect(visibilityChanges(h())).toEqual([]);
+  });
+
+  test('a conflict next to a failed condition is not contention, and an internal error is not either: one try each', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .rejectsOnce(cancellation(h(), ['None', 'ConditionalCheckFailed', 'TransactionConflict']))
+      .rejects(internalError(h()));
+
+    const first = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+    const second = await deliver(h(), message(h(), placed('ord-2'), { messageId: 'm2' }));
+
+    expect(transactionCount(h())).toBe(2);
+    expect([...failedIds(first), ...failedIds(second)]).toEqual(['m1', 'm2']);
+  });
+});
+
+// ---------------------------------------------------------------- all-fail batch
+
+describe('a batch in which every record fails', () => {
+  test('loyalty: every id reported as a batch item failure, nothing thrown, each with its own backoff', async () => {
+    const h = harnesses.loyalty;
+    h.doc.on(h.docSdk.TransactWriteCommand).rejects(internalError(h));
+    const records = [1, 2, 3].map((n) => message(h, placed(`ord-${n}`), { messageId: `m${n}`, receiveCount: n }));
+
+    const response = await deliver(h, ...records);
+
+    expect(failedIds(response).sort()).toEqual(['m1', 'm2', 'm3']);
+    expect(visibilityChanges(h).map((v) => [v.ReceiptHandle, v.VisibilityTimeout])).toEqual(
+      expect.arrayContaining([
+        [records[0].receiptHandle, 1],
+        [records[1].receiptHandle, 2],
+        [records[2].receiptHandle, 4],
+      ]),
+    );
+  });
+
+  test('fulfilment: every id reported, nothing thrown; the heads back off, the skipped records are released at once', async () => {
+    const h = harnesses.fulfilment;
+    h.doc.on(h.docSdk.TransactWriteCommand).rejects(internalError(h));
+    const records = [
+      message(h, placed('ord-1'), { messageId: 'a1' }),
+      message(h, cancelled('ord-1'), { messageId: 'a2' }),
+      message(h, placed('ord-2'), { messageId: 'b1' }),
+      message(h, cancelled('ord-2'), { messageId: 'b2' }),
+    ];
+
+    const response = await deliver(h, ...records);
+
+    expect(failedIds(response)).toEqual(['a1', 'a2', 'b1', 'b2']);
+    expect(claimedEventIds(h)).toEqual(['ord-1.placed', 'ord-2.placed']); // the skipped were never tried
+    const visibility = Object.fromEntries(visibilityChanges(h).map((v) => [v.ReceiptHandle, v.VisibilityTimeout]));
+    expect(visibility).toEqual({
+      [records[0].receiptHandle]: 1,
+      [records[1].receiptHandle]: 0,
+      [records[2].receiptHandle]: 1,
+      [records[3].receiptHandle]: 0,
+    });
+  });
+});
+
+// ---------------------------------------------------------------- FIFO: own try count
+
+describe('fulfilment (FIFO): the retry budget counts tries, not receives', () => {
+  const h = () => harnesses.fulfilment;
+
+  test("the backoff follows the consumer's own try count: a record received 9 times but tried once waits as a first try", async () => {
+    h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
+    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 9 });
+
+    await deliver(h(), record);
+
+    expect(tryCounts.get('TRIES#fulfilment#m1')).toBe(1);
+    expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([1]); // not the 9th try's 128 s floor
+    expect(deadLettered(h())).toEqual([]);
+  });
+
+  test(`at its ${TRIES}th failed try the consumer moves the record to the DLQ with the last error, and acks it`, async () => {
+    h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
+    tryCounts.set('TRIES#fulfilment#m1', TRIES - 1);
+    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 40 });
+
+    const response = await deliver(h(), record);
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(visibilityChanges(h())).toEqual([]);
+    expect(deadLettered(h())).toEqual([
+      expect.objectContaining({
+        QueueUrl: `${QUEUE.fulfilment}-dlq`,
+        MessageBody: record.body,
+        MessageGroupId: 'ord-1',
+        MessageAttributes: expect.objectContaining({
+          failureCause: { DataType: 'String', StringValue: 'RetryBudgetExhausted' },
+          failureMessage: { DataType: 'String', StringValue: 'InternalServerError: Internal server error' },
+          attempt: { DataType: 'String', StringValue: String(TRIES) },
+        }),
+      }),
+    ]);
+  });
+
+  test('if the try counter cannot be written, the record backs off by its receive count and is never dead-lettered by the consumer', async () => {
+    h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
+    h().doc.on(h().docSdk.UpdateCommand).rejects(internalError(h()));
+    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 3 });
+
+    const response = await deliver(h(), record);
+
+    expect(failedIds(response)).toEqual(['m1']);
+    expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([4]);
+    expect(deadLettered(h())).toEqual([]);
+  });
+});
+
+/**
+ * Plays SQS FIFO for one message group: each round delivers the group's
+ * pending records in order (a record's receive count goes up each time it is
+ * delivered, tried or not), removes what the handler acked, and moves to the
+ * DLQ whatever SQS would: a record received more than maxReceiveCount times.
+ * Backoff waits are not played out; only counts matter here.
+ */
+async function playGroup(
+  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string }[],
+  options: { rounds: number; maxReceiveCount: number },
+) {
+  const h = harnesses.fulfilment;
+  const pending = records.map((r) => ({ ...r, receives: 0 }));
+  const movedBySqs: string[] = [];
+  for (let round = 0; round < options.rounds && pending.length > 0; round++) {
+    for (const r of [...pending]) {
+      if (r.receives >= options.maxReceiveCount) {
+        movedBySqs.push(r.messageId);
+        pending.splice(pending.indexOf(r), 1);
+      }
+    }
+    for (const r of pending) r.receives += 1;
+    const response = await deliver(
+      h,
+      ...pending.map((r) => message(h, r.body, { messageId: r.messageId, receiveCount: r.receives })),
+    );
+    const failed = new Set(failedIds(response));
+    for (const r of [...pending]) if (!failed.has(r.messageId)) pending.splice(pending.indexOf(r), 1);
+  }
+  return { pending, movedBySqs, receives: Object.fromEntries(pending.map((r) => [r.messageId, r.receives])) };
+}
+
+describe('fulfilment (FIFO): records behind a failing head of group', () => {
+  const h = () => harnesses.fulfilment;
+  const maxReceiveCount = fifoMaxReceiveCount(TRIES, 10);
+
+  test('a head failing transiently for longer than the budget: the consumer dead-letters it after its tries, then the records behind it are applied', async () => {
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .callsFake((input) => {
+        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'ord-1.placed') throw internalError(h());
+        return {};
+      });
+
+    const { pending, movedBySqs } = await playGroup(
+      [
+        { body: placed('ord-1'), messageId: 'head' },
+        { body: cancelled('ord-1'), messageId: 'next' },
+      ],
+      // Enough rounds for SQS's backstop to move both, were the consumer not counting its tries.
+      { rounds: maxReceiveCount + 5, maxReceiveCount },
+    );
+
+    expect(pending).toEqual([]);
+    expect(movedBySqs).toEqual([]); // nothing dead-lettered by receive count
+    expect(
+      deadLettered(h()).map((d) => [
+        d.MessageAttributes?.failureCause?.StringValue,
+        d.MessageAttributes?.originalMessageId?.StringValue,
+      ]),
+    ).toEqual([['RetryBudgetExhausted', 'head']]);
+    expect(tryCounts.get('TRIES#fulfilment#head')).toBe(TRIES);
+    expect(tryCounts.has('TRIES#fulfilment#next')).toBe(false); // skipped TRIES times, never counted as a try
+    const claims = claimedEventIds(h());
+    expect(claims.filter((e) => e === 'ord-1.placed')).toHaveLength(TRIES);
+    expect(claims.at(-1)).toBe('ord-1.cancelled'); // tried after the head left, and applied
+  });
+
+  test('a head failing transiently for a while, then recovering: all applied in order, nothing dead-lettered', async () => {
+    let headFailures = TRIES - 1;
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .callsFake((input) => {
+        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'ord-1.placed' && headFailures-- > 0)
+          throw internalError(h());
+        return {};
+      });
+
+    const { pending, movedBySqs } = await playGroup(
+      [
+        { body: placed('ord-1'), messageId: 'head' },
+        { body: cancelled('ord-1'), messageId: 'next' },
+      ],
+      { rounds: 3 * TRIES, maxReceiveCount },
+    );
+
+    expect(pending).toEqual([]);
+    expect(movedBySqs).toEqual([]);
+    expect(deadLettered(h())).toEqual([]);
+    expect(claimedEventIds(h()).slice(-2)).toEqual(['ord-1.placed', 'ord-1.cancelled']);
+  });
+
+  test('a permanent-poison head goes to the DLQ at once with its cause; the record behind it is applied in the same batch', async () => {
+    const { pending } = await playGroup(
+      [
+        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison' },
+        { body: cancelled('ord-poison'), messageId: 'next' },
+      ],
+      { rounds: 2, maxReceiveCount },
+    );
+
+    expect(pending).toEqual([]);
+    expect(deadLettered(h()).map((d) => d.MessageAttributes?.failureCause?.StringValue)).toEqual(['SchemaViolation']);
+    expect(claimedEventIds(h())).toEqual(['ord-poison.cancelled']);
+  });
+});
+
+// ---------------------------------------------------------------- no heartbeat
+
+describe('no visibility heartbeat', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test("a try that runs for Lambda's longest timeout (15 min) changes no visibility; a failure then sets only its backoff", async () => {
+    jest.useFakeTimers();
+    const { consumeRecord, IN_PROCESS_RETRY } = await import('../../lambdas/handlers/consumer-support');
+    const control = {
+      changeVisibility: jest.fn(async () => undefined),
+      sendToDeadLetterQueue: jest.fn(async () => undefined),
+    };
+    let fail: (error: Error) => void = () => undefined;
+    const work = new Promise<'applied'>((_, reject) => (fail = reject));
+    const record = message(harnesses.loyalty, placed('ord-1'), { messageId: 'm1', receiveCount: 2 });
+
+    const outcome = consumeRecord(
+      record,
+      {
+        consumer: 'loyalty',
+        control,
+        backoff: RETRY_BUDGET,
+        inProcess: { ...IN_PROCESS_RETRY, isContention: () => false },
+      },
+      () => work,
+    );
+    await jest.advanceTimersByTimeAsync(15 * 60 * 1000);
+    const duringTheTry = control.changeVisibility.mock.calls.length;
+    fail(new Error('dependency down'));
+    await expect(outcome).rejects.toThrow('dependency down');
+    await jest.advanceTimersByTimeAsync(15 * 60 * 1000);
+
+    expect(duringTheTry).toBe(0);
+    expect(control.changeVisibility.mock.calls).toEqual([[record.receiptHandle, 2]]); // try 2: floor of 4 s
+  });
+});

@@ -1,0 +1,102 @@
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { checkProviderCalls } from '../../loadtest/verify';
+
+/**
+ * The proof kit's provider invariants on crafted tables: each check passes on
+ * a clean record and fails on a record that breaks it, so the kit can fail.
+ */
+
+const ORDER = 'ord-1';
+const PLACED = orderPlacedEventId(ORDER);
+const CANCELLED = orderCancelledEventId(ORDER);
+const DONE = { providerCallDoneAt: '2030-01-01T00:00:09.000Z' };
+
+function inbox(
+  consumer: string,
+  eventId: string,
+  extra: Record<string, unknown> = DONE,
+): [string, Record<string, unknown>] {
+  return [`INBOX#${consumer}#${eventId}`, { pk: `INBOX#${consumer}#${eventId}`, ...extra }];
+}
+
+function call(idempotencyKey: string, firstCalledAt: string, lastCalledAt = firstCalledAt): Record<string, unknown> {
+  return { idempotencyKey, calls: firstCalledAt === lastCalledAt ? 1 : 2, firstCalledAt, lastCalledAt };
+}
+
+/** A cancelled order whose PICK and CANCEL_PICK both reached the warehouse, in that order. */
+function cancelledOrder() {
+  return {
+    orders: [{ orderId: ORDER, status: 'CANCELLED' }],
+    effects: new Map([
+      [`FULFILMENT#${ORDER}`, { state: 'RELEASED', version: 2 }],
+      inbox('loyalty', PLACED),
+      inbox('fulfilment', PLACED, { ...DONE, supersededBy: CANCELLED }),
+      inbox('fulfilment', CANCELLED),
+    ]),
+    providerItems: [
+      call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z'),
+      call(`fulfilment:${PLACED}`, '2030-01-01T00:00:01.000Z'),
+      call(`fulfilment:${CANCELLED}`, '2030-01-01T00:00:05.000Z'),
+    ],
+  };
+}
+
+test('a clean record: PICK before CANCEL_PICK, every call recorded done: no violation', () => {
+  expect(checkProviderCalls(cancelledOrder())).toEqual([]);
+});
+
+test('a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation', () => {
+  const record = cancelledOrder();
+  // The PICK's key was called again (a late redrive) after the cancel went out.
+  record.providerItems[1] = call(`fulfilment:${PLACED}`, '2030-01-01T00:00:01.000Z', '2030-01-01T00:00:06.000Z');
+
+  const violations = checkProviderCalls(record);
+
+  expect(violations).toEqual([
+    {
+      invariant: 'provider-order',
+      detail: expect.stringContaining(
+        `fulfilment:${PLACED} called at 2030-01-01T00:00:06.000Z, after fulfilment:${CANCELLED}`,
+      ),
+    },
+  ]);
+});
+
+test('a call that reached the provider but is not recorded done on the inbox is a provider violation', () => {
+  const record = cancelledOrder();
+  record.effects.set(...inbox('loyalty', PLACED, {}));
+
+  expect(checkProviderCalls(record)).toEqual([
+    {
+      invariant: 'provider',
+      detail: `key loyalty:${PLACED} reached the provider but the inbox does not record the call done`,
+    },
+  ]);
+});
+
+test('a placed order without its PICK is a violation; a cancelled one whose place was superseded before its PICK is not', () => {
+  const superseded = cancelledOrder();
+  superseded.effects.set(...inbox('fulfilment', PLACED, { supersededBy: CANCELLED }));
+  superseded.providerItems.splice(1, 1);
+  const placedOnly = {
+    orders: [{ orderId: ORDER, status: 'PLACED' }],
+    effects: new Map([[`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }], inbox('loyalty', PLACED)]),
+    providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
+  };
+
+  expect(checkProviderCalls(superseded)).toEqual([]);
+  expect(checkProviderCalls(placedOnly)).toEqual([
+    { invariant: 'provider', detail: `no provider call under key fulfilment:${PLACED}` },
+  ]);
+});
+
+test('a key no event of the order owes (a CANCEL_PICK for an order still placed) is a violation', () => {
+  const record = cancelledOrder();
+  record.orders[0].status = 'PLACED';
+  record.effects.set(`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 });
+  record.effects.set(...inbox('fulfilment', PLACED));
+
+  expect(checkProviderCalls(record)).toEqual([
+    { invariant: 'provider', detail: `unexpected provider call under key fulfilment:${CANCELLED}` },
+  ]);
+});
