@@ -172,10 +172,10 @@ export const DEFAULT_FAULTS: FaultRates = {
   producerResend: 0.02,
   responseLost: 0.05,
   providerFailure: 0.02,
-  // A window in half of the schedules, from 10 s to 10 minutes: far past the old
+  // A window in 3 schedules of 10, from 10 s to 10 minutes: far past the old
   // budget of about 30 s, inside the 15 minutes the consumers now guarantee.
   // Nothing live may be dead-lettered. (Longer windows: `longOutageChance`.)
-  providerOutages: 0.5,
+  providerOutages: 0.3,
   providerOutageSeconds: [10, 600],
   longOutageChance: 0.1,
   longOutageSeconds: [1200, 1800],
