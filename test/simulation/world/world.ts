@@ -279,6 +279,7 @@ export class World {
   private activeClients = 0;
   private stopped = false;
   private redrivePending = false;
+  private redriveAt = 0;
 
   constructor(readonly options: SimulationOptions) {
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
@@ -397,7 +398,8 @@ export class World {
       scheduler.at(60_000, () => this.sweep());
       if (options.redriveDlqsAfterSeconds !== undefined) {
         this.redrivePending = true;
-        scheduler.at(arrivalsMs + options.redriveDlqsAfterSeconds * 1000, () => {
+        this.redriveAt = arrivalsMs + options.redriveDlqsAfterSeconds * 1000;
+        scheduler.at(this.redriveAt, () => {
           this.redrivePending = false;
           const moved = this.fifoDlq.redriveTo(this.fifo) + this.standardDlq.redriveTo(this.standard);
           scheduler.fault('dlq-redrive', `${moved} messages back to their queues`);
@@ -900,13 +902,13 @@ export class World {
   // ---- the end ------------------------------------------------------------
 
   private checkDrained(deadline: number): void {
-    const idle =
-      !this.redrivePending &&
+    const quiet =
       this.activeClients === 0 &&
       this.pendingOutbox === 0 &&
       this.fifo.messages.size === 0 &&
       this.standard.messages.size === 0 &&
       this.shards.every((s) => s.position >= s.records.length);
+    const idle = quiet && !this.redrivePending;
     if (idle || this.scheduler.now >= deadline) {
       this.stopped = true;
       this.scheduler.trace(
@@ -918,7 +920,9 @@ export class World {
       );
       return;
     }
-    this.scheduler.at(5_000, () => this.checkDrained(deadline));
+    // Quiet until the operator's redrive: look again just after it rather than every 5 s for an hour.
+    const next = quiet ? Math.max(5_000, this.redriveAt - this.scheduler.now + 1_000) : 5_000;
+    this.scheduler.at(next, () => this.checkDrained(deadline));
   }
 
   private result(): SimulationResult {
