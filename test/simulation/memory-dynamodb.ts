@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -77,6 +78,7 @@ export class MemoryDynamoDb {
       return { Item: item === undefined ? undefined : clone(item) };
     }
     if (command instanceof ScanCommand) return { Items: this.items(command.input.TableName!) };
+    if (command instanceof BatchGetCommand) return this.batchGet(command.input.RequestItems ?? {});
     if (command instanceof QueryCommand) return this.query(command.input);
     if (command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand) {
       const input = command.input as WriteInput;
@@ -95,6 +97,30 @@ export class MemoryDynamoDb {
     }
     if (command instanceof TransactWriteCommand) return this.transact(command.input.TransactItems ?? []);
     throw new Error(`MemoryDynamoDb: unsupported command ${(command as object).constructor.name}`);
+  }
+
+  /** BatchGetItem, read consistently; a missing key is simply absent, as on DynamoDB. Top-level projections only. */
+  private batchGet(
+    requestItems: Record<string, { Keys?: Record<string, unknown>[]; ProjectionExpression?: string }>,
+  ): Record<string, unknown> {
+    const responses: Record<string, Item[]> = {};
+    for (const [tableName, request] of Object.entries(requestItems)) {
+      if ((request.Keys ?? []).length > 100) throw new Error('ValidationException: more than 100 keys in BatchGetItem');
+      const projection = request.ProjectionExpression?.split(',').map((a) => a.trim());
+      if (projection?.some((a) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(a)))
+        throw new Error(`MemoryDynamoDb: unsupported projection ${request.ProjectionExpression}`);
+      responses[tableName] = (request.Keys ?? []).flatMap((key) => {
+        const item = this.table(tableName).items.get(this.keyOf(tableName, key));
+        if (item === undefined) return [];
+        const copy = clone(item);
+        return [
+          projection === undefined
+            ? copy
+            : Object.fromEntries(projection.filter((a) => a in copy).map((a) => [a, copy[a]])),
+        ];
+      });
+    }
+    return { Responses: responses, UnprocessedKeys: {} };
   }
 
   private transact(transactItems: readonly Record<string, unknown>[]): Record<string, unknown> {
