@@ -76,6 +76,8 @@ export class ExactlyOnceStack extends Stack {
       grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
     }
     grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+    // The index lags: the sweeper re-reads its candidates from the table before trusting them.
+    grantTableActions(outbox.sweeper.fn, storage.ordersTable, ['BatchGetItem']);
 
     // The proof kit's fault switch: only with -c faultInjection=true, never in prod (config refuses it).
     const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;

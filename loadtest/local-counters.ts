@@ -20,6 +20,7 @@ export function localCallCounters(target: Target): () => Promise<Omit<CallCounts
         sqs: stats.sqs,
         lambdaInvocations: stats.lambdaInvocations,
         metrics: stats.metrics,
+        functions: stats.functions,
       };
     } catch {
       return {}; // an older runtime without counters: calls are reported as not measured

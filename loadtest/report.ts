@@ -2,22 +2,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
-import { barChart, escape, lineChart } from './svg-charts';
+import { totalCostPerMillionOrders, UNIT_PRICES } from './prices';
+import type { PipelineSamples } from './sampler';
+import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import type { Verification } from './verify';
 
 /**
  * The run's results: a terminal summary, a JSON file and a self-contained HTML
- * report with charts. Costs use the unit prices below, stated with their date.
+ * report with charts. Costs use the unit prices of prices.ts, stated with their date.
  */
-export const UNIT_PRICES = {
-  asOf: '2025-01, AWS us-east-1 list prices (on-demand); check the pricing pages for your region and date',
-  apiGatewayRestPerMillion: 3.5,
-  lambdaRequestsPerMillion: 0.2,
-  dynamoDbWritesPerMillion: 0.625,
-  dynamoDbReadsPerMillion: 0.125,
-  sqsStandardPerMillion: 0.4,
-  sqsFifoPerMillion: 0.5,
-};
+export { UNIT_PRICES };
 
 export interface CallCounts {
   /** Measured by the local runtime between the emulators and the functions, or undefined where not measured. */
@@ -28,7 +22,20 @@ export interface CallCounts {
   apiRequests: number;
   /** Consumer metrics over the run (local runtime: summed from the functions' EMF output). */
   metrics?: Record<string, number>;
+  /** Local runtime: per function, counters that show which fault fired (see FaultEvidence). */
+  functions?: FaultEvidence;
 }
+
+/**
+ * Per function (display name), what the local host saw during the run: crashes
+ * (the `crash` fault), a message redelivered while its first delivery still ran
+ * (`slow`), an event arriving under a second message id (`resend`). Not
+ * measured on AWS.
+ */
+export type FaultEvidence = Record<
+  string,
+  { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }
+>;
 
 export interface RunResults {
   runId: string;
@@ -50,9 +57,13 @@ export interface RunResults {
   drain: { drained: boolean; waitedMs: number };
   verification: Verification;
   calls: CallCounts;
+  /** Local runtime only: per-function evidence that each fault fired, over this run. */
+  evidence?: FaultEvidence;
   perOrder: Record<string, number | undefined>;
   costPerMillionOrders?: number;
   timeline: { second: number; requests: number; p50: number; p99: number }[];
+  /** The pipeline over the run's time axis (queues, consumers, effect lag), when it was sampled. */
+  pipeline?: PipelineSamples;
   passed: boolean;
 }
 
@@ -65,6 +76,8 @@ export function summarize(
     drain: RunResults['drain'];
     verification: Verification;
     calls: CallCounts;
+    evidence?: FaultEvidence;
+    pipeline?: PipelineSamples;
   },
 ): RunResults {
   const answered = input.observations.filter((o) => o.status !== 'no-response');
@@ -87,11 +100,29 @@ export function summarize(
     perOrder.dynamodbWrites !== undefined &&
     perOrder.sqsRequests !== undefined;
   const costPerMillionOrders = measured
-    ? perOrder.apiRequests * UNIT_PRICES.apiGatewayRestPerMillion +
-      perOrder.lambdaInvocations! * UNIT_PRICES.lambdaRequestsPerMillion +
-      perOrder.dynamodbWrites! * UNIT_PRICES.dynamoDbWritesPerMillion +
-      (perOrder.dynamodbReads ?? 0) * UNIT_PRICES.dynamoDbReadsPerMillion +
-      perOrder.sqsRequests! * UNIT_PRICES.sqsFifoPerMillion
+    ? totalCostPerMillionOrders([
+        {
+          component: 'API',
+          unitsPerOrder: perOrder.apiRequests,
+          pricePerMillionUnits: UNIT_PRICES.apiGatewayRestPerMillion,
+        },
+        {
+          component: 'Lambda requests',
+          unitsPerOrder: perOrder.lambdaInvocations!,
+          pricePerMillionUnits: UNIT_PRICES.lambdaRequestsPerMillion,
+        },
+        {
+          component: 'DynamoDB writes',
+          unitsPerOrder: perOrder.dynamodbWrites!,
+          pricePerMillionUnits: UNIT_PRICES.dynamoDbWritesPerMillion,
+        },
+        {
+          component: 'DynamoDB reads',
+          unitsPerOrder: perOrder.dynamodbReads ?? 0,
+          pricePerMillionUnits: UNIT_PRICES.dynamoDbReadsPerMillion,
+        },
+        { component: 'SQS', unitsPerOrder: perOrder.sqsRequests!, pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion },
+      ])
     : undefined;
 
   const start = Math.min(...input.observations.map((o) => o.startedAt));
@@ -132,9 +163,11 @@ export function summarize(
     drain: input.drain,
     verification: input.verification,
     calls: input.calls,
+    evidence: input.evidence,
     perOrder,
     costPerMillionOrders,
     timeline,
+    ...(input.pipeline === undefined ? {} : { pipeline: input.pipeline }),
     passed: input.verification.violations.length === 0 && input.drain.drained,
   };
 }
@@ -143,7 +176,7 @@ function ratio(value: number | undefined, orders: number): number | undefined {
   return value === undefined ? undefined : value / orders;
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
@@ -226,6 +259,7 @@ export function htmlReport(r: RunResults): string {
       })),
       'messages',
     ),
+    ...(r.pipeline === undefined ? [] : pipelineCharts(r.pipeline)),
   ].join('\n');
   const rows = (pairs: [string, string][]) =>
     pairs.map(([k, val]) => `<tr><th>${escape(k)}</th><td>${escape(val)}</td></tr>`).join('');
@@ -260,6 +294,105 @@ ${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations"
 <script type="application/json" id="results">${JSON.stringify(r).replace(/</g, '\\u003c')}</script>
 </body></html>
 `;
+}
+
+/**
+ * The pipeline over the run's time axis: where the messages are (queued, in
+ * flight, dead-lettered), what the consumers did with them, and how long an
+ * accepted order waited for each effect. The dashed lines mark the run's phases.
+ */
+export function pipelineCharts(p: PipelineSamples): string[] {
+  const marks = p.marks.map((m) => ({ x: m.second, label: m.label }));
+  const axis = { x: 'seconds into the run', y: 'messages' };
+  const queueNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.queues)))];
+  const sources = queueNames.filter((q) => !q.includes('DLQ') && !q.includes('failures'));
+  const deadLetters = queueNames.filter((q) => !sources.includes(q));
+  const queueSeries = (
+    names: string[],
+    value: (q: { visible: number; inFlight: number; delayed: number }) => number,
+  ): Series[] =>
+    names.map((name, i) => ({
+      name,
+      color: PALETTE[i % PALETTE.length],
+      points: p.samples
+        .filter((s) => s.queues[name] !== undefined)
+        .map((s) => ({ x: s.second, y: value(s.queues[name]) })),
+    }));
+  const counterNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.counters ?? {})))].sort();
+  const counterSeries = (prefixes: string[]): Series[] =>
+    counterNames
+      .filter((n) => prefixes.some((prefix) => n.startsWith(`${prefix}{`)))
+      .map((name, i) => ({
+        name: counterLabel(name),
+        color: PALETTE[i % PALETTE.length],
+        points: p.samples
+          .filter((s) => s.counters !== undefined)
+          .map((s) => ({ x: s.second, y: s.counters![name] ?? 0 })),
+      }));
+  const consumers = [...new Set(p.effectLag.map((l) => l.consumer))];
+  const lagSeries = consumers.flatMap((consumer, i) => [
+    {
+      name: `${consumer} p50`,
+      color: PALETTE[(2 * i) % PALETTE.length],
+      points: p.effectLag.filter((l) => l.consumer === consumer).map((l) => ({ x: l.second, y: l.p50 })),
+    },
+    {
+      name: `${consumer} p99`,
+      color: PALETTE[(2 * i + 1) % PALETTE.length],
+      points: p.effectLag.filter((l) => l.consumer === consumer).map((l) => ({ x: l.second, y: l.p99 })),
+    },
+  ]);
+  return [
+    lineChart(
+      'Queue depth (visible + delayed), per source queue',
+      queueSeries(sources, (q) => q.visible + q.delayed),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'In flight (received, not yet deleted), per source queue',
+      queueSeries(sources, (q) => q.inFlight),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'DLQ depth, per dead-letter queue',
+      queueSeries(deadLetters, (q) => q.visible + q.inFlight + q.delayed),
+      axis,
+      marks,
+    ),
+    lineChart(
+      'Effects applied and duplicates suppressed, per consumer (cumulative)',
+      counterSeries(['EffectApplied', 'DuplicateSuppressed']),
+      { x: 'seconds into the run', y: 'events' },
+      marks,
+    ),
+    lineChart(
+      'Failures, injected or not, per consumer (cumulative)',
+      counterSeries(['TransientFailure', 'PermanentFailure']),
+      { x: 'seconds into the run', y: 'events' },
+      marks,
+    ),
+    lineChart(
+      'Effect lag, order accepted -> effect applied (by second accepted)',
+      lagSeries,
+      { x: 'seconds into the run (order accepted)', y: 'ms' },
+      marks,
+    ),
+  ];
+}
+
+const COUNTER_LABELS: Record<string, string> = {
+  EffectApplied: 'applied',
+  DuplicateSuppressed: 'duplicates',
+  TransientFailure: 'transient',
+  PermanentFailure: 'to DLQ',
+};
+
+/** `EffectApplied{consumer=loyalty}` -> `applied (loyalty)`: short enough for the legend. */
+function counterLabel(name: string): string {
+  const match = /^([A-Za-z]+)\{consumer=([^}]*)\}$/.exec(name);
+  return match === null ? name : `${COUNTER_LABELS[match[1]] ?? match[1]} (${match[2]})`;
 }
 
 export function writeReports(r: RunResults, directory: string): { json: string; html: string } {

@@ -1,6 +1,6 @@
-import { deriveOrderId } from '../lambdas/domain/order';
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
-import { drive } from './drive';
+import { drive, type Observation } from './drive';
 import {
   ALL_FAULTS,
   redriveDeadLetters,
@@ -11,9 +11,10 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
+import { buildPlan, DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
-import { summarize, type CallCounts, type RunResults } from './report';
+import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
+import { startSampler } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -80,6 +81,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   process.once('SIGINT', interrupted);
   try {
     const before = await options.callCounters?.();
+    // The pipeline over time, for the report (local: consumer counters from the runtime's stats route).
+    const sampler = await startSampler(target, {
+      statsUrl: target.kind === 'local' ? new URL('/__local/stats', target.apiUrl).toString() : undefined,
+    });
     const poison = enabled.includes('poison')
       ? sendPoison(target, runId, options.faults.poisonPerQueue)
       : Promise.resolve(0);
@@ -97,8 +102,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     );
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
+    sampler.mark('load done');
     let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     await faults.off();
+    sampler.mark('faults off');
     if (enabled.includes('redrive')) {
       const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
       log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
@@ -107,6 +114,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
     const redriven = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
     if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
+    if (redriven > 0) sampler.mark('redrive');
     // Faults off: whatever is left (backoffs, redriven messages) settles.
     const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     drain = {
@@ -115,6 +123,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       waitedMs: drain.waitedMs + settled.waitedMs,
     };
     const after = await options.callCounters?.();
+    const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
 
     const verification = await verify({
       target,
@@ -154,11 +163,23 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       drain: { drained: drain.drained, waitedMs: drain.waitedMs },
       verification,
       calls,
+      evidence: diffEvidence(before?.functions, after?.functions),
+      pipeline,
     });
   } finally {
     process.removeListener('SIGINT', interrupted);
     await faults.off();
   }
+}
+
+/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
+function acceptedOrders(plan: readonly PlannedRequest[], observations: readonly Observation[]) {
+  return observations
+    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
+    .map((o) => ({
+      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
+      acceptedAt: o.startedAt + o.latencyMs,
+    }));
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {
@@ -169,6 +190,25 @@ export function parseFaults(value: string | undefined): FaultName[] {
   if (unknown.length > 0)
     throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
   return names;
+}
+
+/** The fault evidence counters over the run (after minus before), per function; undefined where not measured. */
+function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | undefined): FaultEvidence | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  return Object.fromEntries(
+    Object.entries(after).map(([name, counts]) => {
+      const earlier = before[name];
+      return [
+        name,
+        {
+          crashes: counts.crashes - (earlier?.crashes ?? 0),
+          redeliveredWhileRunning: counts.redeliveredWhileRunning - (earlier?.redeliveredWhileRunning ?? 0),
+          eventsUnderSeveralMessageIds:
+            counts.eventsUnderSeveralMessageIds - (earlier?.eventsUnderSeveralMessageIds ?? 0),
+        },
+      ];
+    }),
+  );
 }
 
 function diffMetrics(before: Record<string, number>, after: Record<string, number>): Record<string, number> {

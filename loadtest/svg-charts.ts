@@ -12,9 +12,33 @@ const WIDTH = 640;
 const HEIGHT = 240;
 const PAD = { left: 56, right: 16, top: 24, bottom: 36 };
 
-export function lineChart(title: string, series: Series[], axis: { x: string; y: string }): string {
+/** Colours for series beyond the few the report names itself. */
+export const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+];
+
+/** A vertical line at x with a label: when the run changed phase (load ended, faults off, redrive). */
+export interface Mark {
+  x: number;
+  label: string;
+}
+
+export function lineChart(
+  title: string,
+  series: Series[],
+  axis: { x: string; y: string },
+  marks: readonly Mark[] = [],
+): string {
   const all = series.flatMap((s) => s.points);
-  const maxX = Math.max(1, ...all.map((p) => p.x));
+  const maxX = Math.max(1, ...all.map((p) => p.x), ...marks.map((m) => m.x));
   const maxY = niceCeiling(Math.max(1, ...all.map((p) => p.y)));
   const sx = (x: number) => PAD.left + (x / maxX) * (WIDTH - PAD.left - PAD.right);
   const sy = (y: number) => HEIGHT - PAD.bottom - (y / maxY) * (HEIGHT - PAD.top - PAD.bottom);
@@ -24,7 +48,16 @@ export function lineChart(title: string, series: Series[], axis: { x: string; y:
       return `<path class="series" data-series="${escape(s.name)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`;
     })
     .join('');
-  return frame(title, `${axes(maxX, maxY, sx, sy, axis)}${lines}${legend(series)}`);
+  const markLines = marks
+    .map(
+      (m) =>
+        `<line class="mark" x1="${sx(m.x).toFixed(1)}" y1="${PAD.top}" x2="${sx(m.x).toFixed(1)}" y2="${HEIGHT - PAD.bottom}" stroke="#999" stroke-dasharray="4 3"/>` +
+        `<text x="${(sx(m.x) + 3).toFixed(1)}" y="${PAD.top + 10}" font-size="10" fill="#666">${escape(m.label)}</text>`,
+    )
+    .join('');
+  const empty =
+    all.length === 0 ? `<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle" fill="#888">none</text>` : '';
+  return frame(title, `${axes(maxX, maxY, sx, sy, axis)}${markLines}${lines}${legend(series)}${empty}`);
 }
 
 export function barChart(
@@ -79,7 +112,7 @@ function legend(series: Series[]): string {
   return series
     .map(
       (s, i) =>
-        `<rect x="${PAD.left + 8 + i * 110}" y="6" width="10" height="10" fill="${s.color}"/><text x="${PAD.left + 22 + i * 110}" y="15" font-size="11">${escape(s.name)}</text>`,
+        `<rect x="${PAD.left + 8 + (i % 4) * 140}" y="${2 + Math.floor(i / 4) * 12}" width="10" height="10" fill="${s.color}"/><text x="${PAD.left + 22 + (i % 4) * 140}" y="${11 + Math.floor(i / 4) * 12}" font-size="11">${escape(s.name)}</text>`,
     )
     .join('');
 }

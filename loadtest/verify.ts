@@ -40,7 +40,7 @@ export interface Verification {
   deadLetters: { queue: string; cause: string; count: number; expected: boolean }[];
 }
 
-interface OrderItem {
+export interface OrderItem {
   orderId: string;
   status: string;
   customerId: string;
@@ -63,8 +63,49 @@ export async function verify(options: {
   metrics?: Record<string, number>;
 }): Promise<Verification> {
   const { target, runId } = options;
-  const violations: Violation[] = [];
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
+  const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
+    (i) => i.entity === 'ORDER' && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
+  ) as unknown as OrderItem[];
+  const effectItems = await scan(documents, target.outputs.EffectsTableName);
+  const providerItems = await scan(documents, target.outputs.ProviderLogTableName);
+  const deadLetterQueues: RunFacts['deadLetterQueues'] = [];
+  for (const [name, url] of [
+    ['loyalty DLQ', target.outputs.LoyaltyDlqUrl],
+    ['fulfilment DLQ', target.outputs.FulfilmentDlqUrl],
+    ['relay on-failure queue', target.outputs.RelayFailureQueueUrl],
+  ] as const) {
+    deadLetterQueues.push({ name, messages: await peekAll(target, url) });
+  }
+  return checkInvariants({ ...options, orderItems, effectItems, providerItems, deadLetterQueues });
+}
+
+/**
+ * What the invariants are judged on, as plain data: the run's requests and
+ * answers, and what the tables and dead-letter queues hold after the drain.
+ * The proof kit reads it from a stack; the simulation (test/simulation) builds
+ * it from its in-memory world, so both are judged by the same checks.
+ */
+export interface RunFacts {
+  runId: string;
+  checkIntents?: boolean;
+  plan: readonly PlannedRequest[];
+  observations: readonly Observation[];
+  orderIdOf: (caller: string, key: string) => string;
+  isPoison: (body: string) => boolean;
+  pendingOutbox: number;
+  metrics?: Record<string, number>;
+  /** Order items of this run (entity ORDER). */
+  orderItems: OrderItem[];
+  effectItems: Record<string, unknown>[];
+  providerItems: Record<string, unknown>[];
+  deadLetterQueues: { name: string; messages: Message[] }[];
+}
+
+/** The invariant checks, pure: no I/O, same answer for the same facts. */
+export function checkInvariants(options: RunFacts): Verification {
+  const { runId, orderItems } = options;
+  const violations: Violation[] = [];
 
   // 1. Intents: keys that got a 201, and what each 201 said.
   const intents = new Map<string, { caller: string; key: string; bodies: Set<string>; orderIds: Set<string> }>();
@@ -86,9 +127,6 @@ export async function verify(options: {
       intents.set(id, intent);
     }
   }
-  const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
-    (i) => i.entity === 'ORDER' && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
-  ) as unknown as OrderItem[];
   const ordersById = new Map(orderItems.map((o) => [o.orderId, o]));
   const expectedOrderIds = new Set<string>();
   for (const [id, intent] of intents) {
@@ -105,6 +143,9 @@ export async function verify(options: {
     if (!ordersById.has(orderId))
       violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
   }
+  // A run without a single 201 has no intents and no orders, and 0 == 0 would pass: it proves nothing.
+  if (options.checkIntents !== false && intents.size === 0)
+    violations.push({ invariant: 'orders', detail: 'no POST got a 201: a run without intents proves nothing' });
   for (const order of orderItems) {
     if (options.checkIntents === false || expectedOrderIds.has(order.orderId)) continue;
     const planned = options.plan.find(
@@ -120,9 +161,7 @@ export async function verify(options: {
   }
 
   // 2 and 3. Effects against the orders that exist.
-  const effects = new Map(
-    (await scan(documents, target.outputs.EffectsTableName)).map((i) => [String(i.pk), i as Record<string, unknown>]),
-  );
+  const effects = new Map(options.effectItems.map((i) => [String(i.pk), i]));
   const expectedReserved = new Map<string, number>();
   const expectedPoints = new Map<string, number>();
   for (const order of orderItems) {
@@ -135,19 +174,22 @@ export async function verify(options: {
   for (const [sku, expected] of expectedReserved) {
     const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
     if (actual !== expected)
-      violations.push({ invariant: 'reserved', detail: `sku ${sku}: reserved ${actual}, expected ${expected}` });
+      violations.push({
+        invariant: 'reserved',
+        detail: `sku ${sku}: reserved ${actual}, ${comparedTo(actual, expected)}`,
+      });
   }
   for (const [customerId, expected] of expectedPoints) {
     const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'points',
-        detail: `customer ${customerId}: points ${actual}, expected ${expected}`,
+        detail: `customer ${customerId}: points ${actual}, ${comparedTo(actual, expected)}`,
       });
   }
 
   // 4. Provider calls: one completed call per expected key, none out of order.
-  const providerItems = (await scan(documents, target.outputs.ProviderLogTableName)).filter((i) =>
+  const providerItems = options.providerItems.filter((i) =>
     ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
   );
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
@@ -172,13 +214,9 @@ export async function verify(options: {
 
   // 5. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
   const deadLetters: Verification['deadLetters'] = [];
-  for (const [name, url] of [
-    ['loyalty DLQ', target.outputs.LoyaltyDlqUrl],
-    ['fulfilment DLQ', target.outputs.FulfilmentDlqUrl],
-    ['relay on-failure queue', target.outputs.RelayFailureQueueUrl],
-  ] as const) {
+  for (const { name, messages } of options.deadLetterQueues) {
     const byCause = new Map<string, { count: number; expected: boolean }>();
-    for (const message of await peekAll(target, url)) {
+    for (const message of messages) {
       const body = message.Body ?? '';
       // Not this run's (an earlier run, or other traffic on the same stack): listed, not judged.
       if (runId !== '' && !options.isPoison(body) && !body.includes(`${runId}-`)) {
@@ -285,6 +323,11 @@ export function checkProviderCalls(input: {
       });
   }
   return violations;
+}
+
+/** Says which way an effect is off: a double effect is "more than expected", a lost one "less than expected". */
+function comparedTo(actual: number, expected: number): string {
+  return `${actual > expected ? 'more' : 'less'} than expected ${expected}`;
 }
 
 /** Every item of a table, page by page, strongly consistent (the verification and the tests read tables this way). */

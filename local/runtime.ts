@@ -57,6 +57,8 @@ export interface RuntimeStats {
   byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
   /** Powertools metrics the functions emitted, summed, e.g. `DuplicateSuppressed{consumer=loyalty}`. */
   metrics: Record<string, number>;
+  /** Per function (display name): crashes and delivery evidence, so the proof kit can tell which fault fired. */
+  functions: Record<string, { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }>;
 }
 
 export interface LocalOutputs {
@@ -154,7 +156,7 @@ async function start(
   const sqsProxy = sqsEmulator ? await startCountingProxy(sqsEmulator.endpoint) : undefined;
   for (const proxy of [dynamoProxy, sqsProxy]) if (proxy !== undefined) stoppers.push(() => proxy.stop());
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (DESIGN 8).
+  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (README, "Pitfalls worth knowing").
   const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
   const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
   // The pollers' receives and deletes are billed on AWS too, so they are counted, but they go
@@ -306,6 +308,9 @@ async function start(
     lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
     byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },
     metrics: metrics.snapshot(),
+    functions: Object.fromEntries(
+      [...hosts.values()].map((h) => [h.fn.displayName, { crashes: h.stats.crashes, ...h.deliveries.counts }]),
+    ),
   });
 
   // 8. The REST API.

@@ -22,8 +22,9 @@ export interface LedgerOptions {
   inboxTtlSeconds: number;
   now?: () => Date;
   /**
-   * The local runtime's build only: skip the inbox claim, to prove the proof kit
-   * notices duplicates. Every other bundle drops the check (lambdas/faults/build.ts).
+   * The local runtime's build only: skip the inbox claim (and fulfilment's state guard on
+   * reserve), so duplicates become double effects, to prove the proof kit notices them.
+   * Every other bundle drops the check (lambdas/faults/build.ts).
    */
   unsafeDisableInbox?: () => boolean;
 }
@@ -51,7 +52,7 @@ abstract class InboxLedger {
   }
 
   /** Literally false, and dropped with the option, in every bundle but the local runtime's. */
-  private inboxBypassed(): boolean {
+  protected inboxBypassed(): boolean {
     return process.env.INBOX_BYPASS_BUILD === 'true' && this.options.unsafeDisableInbox?.() === true;
   }
 
@@ -211,7 +212,11 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
               updatedAt: this.now().toISOString(),
             },
             // Any existing state is newer than "placed": the cancel got here first.
-            ConditionExpression: 'attribute_not_exists(pk)',
+            // The test-only broken consumer drops this guard too: the state alone would
+            // still stop a duplicate reserve, and the proof kit could not show a double.
+            ...(this.inboxBypassed()
+              ? {}
+              : { ConditionExpression: 'attribute_not_exists(pk)' }),
           },
         },
         ...this.stockDeltas(event.items, 1),

@@ -13,7 +13,7 @@ import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order'
 import { callerOf, FORBIDDEN, headerValues, json, problem, unexpectedErrorResponse, type HttpResponse } from './http';
 
 /**
- * POST /orders: the HTTP idempotency contract (DESIGN 3) around one use case.
+ * POST /orders: the HTTP idempotency contract (README, "HTTP API") around one use case.
  *
  * Order of work matters: the key and body are validated *before* the
  * idempotent section, so a rejected request stores nothing and a corrected

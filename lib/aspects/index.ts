@@ -35,7 +35,7 @@ export interface CorrectnessOptions {
 }
 
 /**
- * Registers the synth-time correctness rules of DESIGN.md §4 on `scope` (a
+ * Registers the synth-time correctness rules of docs/architecture.md ("Correctness settings are checked at synth time") on `scope` (a
  * stack or the app): any violation is an error annotation, and synth fails.
  * They are added at `AspectPriority.READONLY` (they change nothing), check in
  * synth's validation phase (see `CorrectnessAspect`) and share one model per

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DeliveryEvidence } from './delivery-evidence';
 import { ExecutionEnvironment, type InvocationResult, type LogSink } from './execution-environment';
 
 export interface HostedFunction {
@@ -52,8 +53,10 @@ export class FunctionHost {
   private readonly waiters: (() => void)[] = [];
   private running = 0;
   private stopped = false;
-  /** Invocation counters, for tests and the summary. */
-  readonly stats = { invocations: 0, errors: 0, timeouts: 0, crashes: 0, throttles: 0, coldStarts: 0 };
+  /** Invocation counters, for tests and the summary; busyMs sums invocation time (the bench's Lambda GB-s). */
+  readonly stats = { invocations: 0, errors: 0, timeouts: 0, crashes: 0, throttles: 0, coldStarts: 0, busyMs: 0 };
+  /** Evidence that delivery faults fired (redelivery while running, an event under a new message id). */
+  readonly deliveries = new DeliveryEvidence();
 
   constructor(
     readonly fn: HostedFunction,
@@ -69,6 +72,17 @@ export class FunctionHost {
   async invoke(event: unknown, onLimit: OnLimit = 'wait'): Promise<InvocationResult> {
     const requestId = randomUUID();
     if (this.stopped) return this.fail(requestId, 'throttle', 'Runtime.Stopped', 'The local runtime is stopping');
+    const delivered = this.deliveries.begin(event);
+    let result: InvocationResult | undefined;
+    try {
+      result = await this.invokeWhenFree(requestId, event, onLimit);
+      return result;
+    } finally {
+      delivered(result?.ok ? { ok: true, payload: result.payload } : { ok: false });
+    }
+  }
+
+  private async invokeWhenFree(requestId: string, event: unknown, onLimit: OnLimit): Promise<InvocationResult> {
     if (this.running >= this.limit) {
       if (onLimit === 'throttle' && this.fn.reservedConcurrency !== undefined) {
         this.stats.throttles++;
@@ -89,7 +103,9 @@ export class FunctionHost {
         this.options.log(this.fn.displayName, `INIT_REPORT Status: error ${initError.errorType}: ${initError.errorMessage}`);
         return { ok: false, requestId, reason: 'init', error: initError };
       }
+      const invokedAt = performance.now();
       const result = await env.invoke(requestId, event, this.fn.timeoutSeconds * 1000, this.context());
+      this.stats.busyMs += performance.now() - invokedAt;
       this.account(result);
       if (env.alive) this.release(env);
       else this.all.delete(env);

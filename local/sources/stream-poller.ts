@@ -12,7 +12,7 @@ import { sleep } from './sleep';
 interface Pending {
   record: StreamRecord;
   /**
-   * DynamoDB Local rounds ApproximateCreationDateTime to the minute (DESIGN 8),
+   * DynamoDB Local rounds ApproximateCreationDateTime to the minute (README, "Pitfalls worth knowing"),
    * so record age is measured from when the poller read the record; locally
    * that is milliseconds after the write.
    */
@@ -218,7 +218,7 @@ export class StreamPoller {
     const known = record.eventName === 'INSERT' || record.eventName === 'MODIFY' || record.eventName === 'REMOVE';
     return {
       ...record,
-      // DynamoDB Local reports TTL deletions with an unknown event name (DESIGN 8); AWS reports a REMOVE by the service.
+      // DynamoDB Local reports TTL deletions with an unknown event name (README, "Pitfalls worth knowing"); AWS reports a REMOVE by the service.
       ...(known ? {} : { eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' } }),
       eventVersion: record.eventVersion ?? '1.1',
       eventSource: 'aws:dynamodb',

@@ -408,7 +408,7 @@ describe('outbox relay', () => {
     expect(mapping.StartingPosition).toBe('TRIM_HORIZON');
   });
 
-  test('is invoked only for INSERTs of outbox items (its own dispatch MODIFY does not pass)', () => {
+  test('its stream filter pattern is eventName = INSERT and NewImage.entity.S = OUTBOX', () => {
     const filters = streamMapping().mapping.FilterCriteria?.Filters ?? [];
 
     expect(filters.map((f) => JSON.parse(f.Pattern))).toEqual([
@@ -710,11 +710,11 @@ describe('least privilege', () => {
     expect(grants['*']).toEqual(['dynamodb:ListStreams']);
   });
 
-  test('the sweeper queries the pendingOutbox index only, and only updates Orders items', () => {
+  test('the sweeper queries the pendingOutbox index only, re-reads its candidates (BatchGetItem) and only updates Orders items', () => {
     const grants = dynamoDbGrants(template, roleOfFunction(template, sweeperId()), tables);
 
     expect(grants).toEqual({
-      Orders: ['dynamodb:UpdateItem'],
+      Orders: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
       [`Orders/index/${PENDING_OUTBOX_INDEX}`]: ['dynamodb:Query'],
     });
   });

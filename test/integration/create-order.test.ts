@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/dynamodb';
+import { pollUntil } from '../support/poll';
 
 /**
  * POST /orders against DynamoDB Local, tables created as the synthesized stack
@@ -39,7 +40,7 @@ beforeAll(async () => {
     { step: 'initialize', name: 'countCalls' },
   );
   ({ handler } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await tables.drop();
@@ -146,8 +147,12 @@ test('a crash after the order transaction leaves a lock; once it expires the ret
 
   const crashed = await post(caller, 'key-crash', VALID_ORDER, lambdaContext(1_500));
   const whileLocked = await post(caller, 'key-crash', VALID_ORDER);
-  await new Promise((r) => setTimeout(r, 1_700));
-  const retry = await post(caller, 'key-crash', VALID_ORDER);
+  // The lock lasts the crashed invocation's remaining time (1.5 s): poll past it rather than sleep a guess.
+  const retry = await pollUntil(
+    () => post(caller, 'key-crash', VALID_ORDER),
+    (r) => r.statusCode !== 409,
+    { timeoutMs: 20_000, intervalMs: 250, what: 'past the lock' },
+  );
 
   expect(crashed.statusCode).toBe(503);
   expect(whileLocked.statusCode).toBe(409);

@@ -172,7 +172,7 @@ test('rate schedules invoke their target with the scheduled event', async () => 
   const ticks = await eventually(() => {
     const t = readRecords<{ event: Record<string, unknown> }>(records);
     return t.length > 0 ? t : undefined;
-  }, 5_000, 'a scheduled invocation');
+  }, 30_000, 'a scheduled invocation');
 
   expect(ticks[0].event).toMatchObject({
     'detail-type': 'Scheduled Event',
@@ -189,11 +189,11 @@ test('SQS alarms change state as the queue fills and drains, and say which actio
   const url = runtime.queues.get('Backlog')!.url;
   try {
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: '1', MessageBody: 'x' }, { Id: '2', MessageBody: 'y' }] }));
-    const alarm = await eventually(() => logger.lines.find((l) => l.includes('ALARM backlog-not-empty')), 5_000, 'the ALARM line');
+    const alarm = await eventually(() => logger.lines.find((l) => l.includes('ALARM backlog-not-empty')), 25_000, 'the ALARM line');
 
     const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }));
     await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: received.Messages!.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
-    await eventually(() => logger.lines.find((l) => l.includes('OK    backlog-not-empty')), 5_000, 'the OK line');
+    await eventually(() => logger.lines.find((l) => l.includes('OK    backlog-not-empty')), 25_000, 'the OK line');
 
     expect(alarm).toContain('ApproximateNumberOfMessagesVisible');
     expect(alarm).toContain('would notify arn:aws:sns:us-east-1:000000000000:');

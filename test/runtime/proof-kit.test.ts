@@ -26,7 +26,7 @@ import { capturingLogger } from './fixtures';
 /**
  * The proof kit's fault matrix on the local runtime, at small scale: each fault
  * alone, then all together, every run verified against the invariants of
- * DESIGN 2. Then proof that the kit can fail: with one consumer's inbox claim
+ * the README ("Prove it"). Then proof that the kit can fail: with one consumer's inbox claim
  * switched off (a test-only switch), the verification must report the doubles.
  */
 const projectDir = path.resolve(__dirname, '..', '..');
@@ -35,7 +35,7 @@ let runtime: LocalRuntime;
 let target: Target;
 const runtimeLog = capturingLogger();
 
-const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 120_000 };
+const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 180_000 };
 
 beforeAll(async () => {
   const cdkOut = path.join(work, 'cdk.out');
@@ -75,6 +75,33 @@ function relayCrashes(): number {
 const totalSuppressed = (r: RunResults) =>
   Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
 
+// --- Each run must have orders, and each fault its own evidence (not just "duplicates were suppressed",
+// which the shortened local visibility produces by itself). ---
+/** Every planned order gets its 201 unless the machine drops a connection: a run far below this proves little. */
+const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.orders * 0.9);
+
+/** A fault evidence counter summed over the consumers, as the host saw it during the run. */
+function consumerEvidence(results: RunResults, counter: keyof NonNullable<RunResults['evidence']>[string]): number {
+  expect(results.evidence).toBeDefined();
+  return Object.entries(results.evidence ?? {})
+    .filter(([name]) => name.includes('Consumer'))
+    .reduce((n, [, counts]) => n + counts[counter], 0);
+}
+
+/** What only the named fault leaves behind; every other fault leaves its mark in the test below. */
+const FAULT_EVIDENCE: Partial<Record<FaultName, (r: RunResults) => void>> = {
+  // The consumer process died after its effect, before the ack: the host counted the crash.
+  crash: (r) => expect(consumerEvidence(r, 'crashes')).toBeGreaterThan(0),
+  // A message came back (visibility expired) while its first delivery was still running.
+  slow: (r) => expect(consumerEvidence(r, 'redeliveredWhileRunning')).toBeGreaterThan(0),
+  // One eventId reached a consumer under a second message id; not through a DLQ redrive (which also makes new ids).
+  resend: (r) => {
+    expect(consumerEvidence(r, 'eventsUnderSeveralMessageIds')).toBeGreaterThan(0);
+    expect(r.injected.redriven).toBe(0);
+  },
+};
+// --- end of fault evidence ---
+
 describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
   test('effects equal intents, and the fault left its mark', async () => {
     // The relay crashes at most once per batch it dispatches first: at rate 1 every batch crashes once, then goes through.
@@ -83,7 +110,9 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
     expect(results.verification.violations).toEqual([]);
     expect(results.passed).toBe(true);
     expect(results.verification.counts.orders).toBe(results.verification.counts.intents);
+    expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
     // Each fault must actually have happened, or the run proves nothing about it.
+    FAULT_EVIDENCE[fault]?.(results);
     if (fault === 'poison')
       expect(results.verification.deadLetters).toEqual(
         expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
@@ -108,6 +137,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
 
   expect(results.verification.violations).toEqual([]);
   expect(results.passed).toBe(true);
+  expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
   expect(totalSuppressed(results)).toBeGreaterThan(0);
   expect(results.perOrder.dynamodbWrites).toBeGreaterThan(0);
   expect(results.perOrder.sqsRequests).toBeGreaterThan(0);
@@ -116,18 +146,44 @@ test('all faults together: effects equal intents, calls per order measured, repo
   expect(html).toContain('PASS, effects == intents');
   const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];
   expect(JSON.parse(embedded).runId).toBe(results.runId);
-  expect(renderedVerdict(files.html) ?? 'PASS, effects == intents').toContain('PASS');
+  allFaultsReport = files.html;
 }, 300_000);
 
-test('the kit can fail: with the loyalty inbox claim disabled, duplicates become double points and are reported', async () => {
-  const results = await run(['resend'], 300, ['loyalty']);
+// --- The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere. ---
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+if (CHROMIUM === undefined)
+  console.warn('proof-kit: SKIPPED the HTML render check: no Chromium at /usr/bin (apt-get install chromium)');
+let allFaultsReport: string | undefined;
 
-  expect(results.passed).toBe(false);
-  const points = results.verification.violations.filter((v) => v.invariant === 'points');
-  expect(points.length).toBeGreaterThan(0);
-  expect(points[0].detail).toMatch(/customer .*: points \d+, expected \d+/);
-  expect(htmlReport(results)).toContain('FAIL');
-}, 300_000);
+(CHROMIUM === undefined ? test.skip : test)(
+  'the all-faults report, rendered by headless Chromium, shows the PASS verdict',
+  () => {
+    expect(allFaultsReport).toBeDefined(); // written by the all-faults test above
+
+    expect(renderedVerdict(CHROMIUM!, allFaultsReport!)).toBe('PASS, effects == intents');
+  },
+  120_000,
+);
+// --- end of the HTML render check ---
+
+// --- The kit can fail: one broken consumer at a time, and the violation says which way the effect is off. ---
+test.each([
+  ['loyalty', 'double points', 'points', /^customer .*: points \d+, more than expected \d+$/],
+  ['fulfilment', 'double reservations', 'reserved', /^sku .*: reserved \d+, more than expected \d+$/],
+] as const)(
+  'the kit can fail: with the %s inbox claim disabled, duplicates become %s, reported as "more than expected"',
+  async (consumer, _doubles, invariant, detail) => {
+    const results = await run(['resend'], consumer === 'loyalty' ? 300 : 301, [consumer]);
+
+    expect(results.passed).toBe(false);
+    const doubles = results.verification.violations.filter((v) => v.invariant === invariant);
+    expect(doubles.length).toBeGreaterThan(0);
+    for (const violation of doubles) expect(violation.detail).toMatch(detail);
+    expect(htmlReport(results)).toContain('FAIL');
+  },
+  300_000,
+);
+// --- end of the kit can fail ---
 
 // ---- provider outage, cancel, redrive (begin) ----
 describe('provider outage, then cancel, then redrive', () => {
@@ -265,10 +321,8 @@ async function fulfilmentTries(since: string): Promise<number[]> {
 
 // ---- end consumer outage ------------------------------------------------------------------------
 
-/** The verdict as headless Chromium renders it, when Chromium is installed (Debian `chromium`); else undefined. */
-function renderedVerdict(file: string): string | undefined {
-  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-  if (chromium === undefined) return undefined;
+/** The verdict in the DOM headless Chromium builds from the report file. */
+function renderedVerdict(chromium: string, file: string): string | undefined {
   const result = spawnSync(
     chromium,
     [

@@ -6,10 +6,12 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createQueues } from '../../local/provision';
+import { matchesAnyFilter } from '../../local/sources/event-filter';
+import { eventSourceDefinitions } from '../../local/template/event-sources';
 import type { CfnTemplate } from '../../local/template/model';
 import { LocalReferences } from '../../local/template/references';
 import { queueDefinitions } from '../../local/template/sqs';
@@ -93,6 +95,42 @@ export async function receiveAll(queueUrl: string, count: number, timeoutMs = 5_
   return { Records: records };
 }
 
+/**
+ * Receives until `count` messages whose body includes `marker` arrived (or the
+ * deadline), as one event. Other messages on the queue (another test's) are
+ * made visible again at once and never handed to the caller: a test selects
+ * its own messages by body, not "whatever is visible".
+ */
+export async function receiveMatching(
+  queueUrl: string,
+  count: number,
+  marker: string,
+  timeoutMs = 5_000,
+): Promise<SQSEvent> {
+  const sqs = testSqsClient();
+  const records: SQSRecord[] = [];
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (records.length < count && Date.now() < deadline) {
+      const { Records } = await receiveSqsEvent(queueUrl, 10, 1);
+      for (const record of Records) {
+        if (record.body.includes(marker) && records.length < count) records.push(record);
+        else
+          await sqs.send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queueUrl,
+              ReceiptHandle: record.receiptHandle,
+              VisibilityTimeout: 0,
+            }),
+          );
+      }
+    }
+    return { Records: records };
+  } finally {
+    sqs.destroy();
+  }
+}
+
 function toSqsRecord(message: Message, queueUrl: string): SQSRecord {
   const attrs = message.Attributes ?? {};
   return {
@@ -124,7 +162,7 @@ function toSqsRecord(message: Message, queueUrl: string): SQSRecord {
 /**
  * Reads a table's stream from the start, remembering its position, and returns
  * the new records as Lambda's DynamoDB stream event, after the event source
- * mapping's filter (outbox INSERTs only) when `outboxOnly`.
+ * mapping's filter (the template's: outbox INSERTs only) when `outboxOnly`.
  */
 export class StreamReader {
   private iterator: string | undefined;
@@ -147,7 +185,7 @@ export class StreamReader {
       if ((page.Records ?? []).length === 0) break;
     }
     const records = raw.map((r) => r as unknown as DynamoDBRecord);
-    const kept = options.outboxOnly === false ? records : records.filter(isOutboxInsert);
+    const kept = options.outboxOnly === false ? records : records.filter(passesRelayFilter);
     return {
       Records: kept.map((r) => ({
         ...r,
@@ -179,7 +217,22 @@ export class StreamReader {
   }
 }
 
-/** The relay's event source mapping filter: `eventName = INSERT` and `NewImage.entity.S = OUTBOX`. */
-export function isOutboxInsert(record: DynamoDBRecord): boolean {
-  return record.eventName === 'INSERT' && record.dynamodb?.NewImage?.entity?.S === 'OUTBOX';
+let relayFilters: unknown[] | undefined;
+
+/**
+ * Whether a stream record passes the relay's event source mapping filter: the
+ * FilterCriteria of the synthesized template, evaluated by the local runtime's
+ * filter engine (not a hand-written copy that could drift from the deployed one).
+ */
+export function passesRelayFilter(record: DynamoDBRecord): boolean {
+  relayFilters ??= relayStreamFilters();
+  return matchesAnyFilter(relayFilters, record);
+}
+
+function relayStreamFilters(): unknown[] {
+  const { sources } = eventSourceDefinitions(defaultStackTemplate() as unknown as CfnTemplate);
+  const streams = sources.filter((s) => s.kind === 'dynamodb');
+  if (streams.length !== 1) throw new Error(`Expected one stream event source, found ${streams.length}`);
+  if (streams[0].filters.length === 0) throw new Error('The relay stream mapping has no filter');
+  return streams[0].filters;
 }

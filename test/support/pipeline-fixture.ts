@@ -14,7 +14,7 @@ import type {
 } from 'aws-lambda';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
-import { createTestQueues, receiveAll, StreamReader, testSqsClient, type TestQueues } from './messaging';
+import { createTestQueues, receiveMatching, StreamReader, testSqsClient, type TestQueues } from './messaging';
 
 type ApiHandler = (
   e: APIGatewayProxyEvent,
@@ -25,7 +25,8 @@ type SqsHandler = (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
 
 export interface DynamoCallLog {
   calls: string[];
-  failWhen?: (command: string) => boolean;
+  /** Fails a call when it returns true; `input` is the command's input (e.g. its TableName). */
+  failWhen?: (command: string, input: { TableName?: string }) => boolean;
 }
 
 /**
@@ -102,7 +103,7 @@ export class PipelineFixture {
           (next, context) => async (args) => {
             const command = context.commandName ?? 'unknown';
             log.calls.push(command);
-            if (log.failWhen?.(command))
+            if (log.failWhen?.(command, (args as { input?: { TableName?: string } }).input ?? {}))
               throw Object.assign(new Error('injected dependency failure'), { code: 'ECONNRESET' });
             return next(args);
           },
@@ -156,8 +157,10 @@ export class PipelineFixture {
     return response;
   }
 
-  async receive(consumer: 'fulfilment' | 'loyalty', count: number): Promise<SQSEvent> {
-    return receiveAll(consumer === 'fulfilment' ? this.queues.fifoQueueUrl : this.queues.standardQueueUrl, count);
+  /** Receives this test's messages only: those whose body includes `marker` (an order or event id). */
+  async receive(consumer: 'fulfilment' | 'loyalty', count: number, marker: string): Promise<SQSEvent> {
+    const queueUrl = consumer === 'fulfilment' ? this.queues.fifoQueueUrl : this.queues.standardQueueUrl;
+    return receiveMatching(queueUrl, count, marker);
   }
 
   async makeVisibleAgain(queueUrl: string, receiptHandle: string): Promise<void> {
@@ -180,10 +183,13 @@ export class PipelineFixture {
     sqs.destroy();
   }
 
-  /** Moves every message of a DLQ back to its source the portable way: receive, send, delete. */
-  async redrive(dlqUrl: string, sourceUrl: string, fifo: boolean): Promise<number> {
+  /**
+   * Moves this test's messages (body includes `marker`) from a DLQ back to its
+   * source the portable way: receive, send, delete. Another test's dead letters stay.
+   */
+  async redrive(dlqUrl: string, sourceUrl: string, fifo: boolean, marker: string): Promise<number> {
     const sqs = testSqsClient();
-    const event = await receiveAll(dlqUrl, 10, 1_500);
+    const event = await receiveMatching(dlqUrl, 10, marker, 1_500);
     for (const record of event.Records) {
       await sqs.send(
         new SendMessageCommand({

@@ -31,3 +31,29 @@ export function defaultStackTemplate(): Record<string, unknown> {
   defaultTemplate ??= synthStack().template.toJSON();
   return defaultTemplate;
 }
+
+export interface SynthFinding {
+  /** The construct path of the resource the error is on. */
+  path: string;
+  message: string;
+}
+
+/**
+ * Synthesizes the app and returns every error of its validation report ([] when
+ * synth succeeds). With `@aws-cdk/core:annotationsInValidationReport`, an error
+ * annotation makes `app.synth()` throw that report instead of returning.
+ */
+export function synthErrors(app: App): SynthFinding[] {
+  try {
+    app.synth();
+    return [];
+  } catch (error) {
+    const report = error instanceof Error ? error.message : String(error);
+    const findings = [...report.matchAll(/^ERROR (.+) \((.+?)\)\n\s+(\S+) \(/gm)].map(([, message, source, path]) => ({
+      path,
+      message: source === 'Annotation' ? message : `${message} (${source})`,
+    }));
+    if (findings.length === 0) throw error; // not a validation report: let the real failure show
+    return findings;
+  }
+}

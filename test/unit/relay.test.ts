@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { BatchGetCommandInput, DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
@@ -420,10 +420,23 @@ describe('outbox sweeper', () => {
         .sort((a, b) => String(a.createdAt).localeCompare(String(b.createdAt)));
       return { Items: matches.slice(0, input.Limit) };
     });
+    const dispatched = new Set<string>();
     sweeper.doc.on(sweeper.docSdk.UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
       const index = pending.findIndex((p) => p.sk === input.Key.sk);
       if (index >= 0) pending.splice(index, 1);
+      dispatched.add(input.Key.sk);
       return {};
+    });
+    // The base table, read consistently: the sweeper re-reads each candidate before trusting the index.
+    const everything = [...pending];
+    sweeper.doc.on(sweeper.docSdk.BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+      const [[table, request]] = Object.entries(input.RequestItems ?? {});
+      const items = (request.Keys ?? []).flatMap((key) =>
+        everything
+          .filter((i) => i.pk === key.pk && i.sk === key.sk)
+          .map((i) => ({ pk: i.pk, sk: i.sk, ...(dispatched.has(String(i.sk)) ? { dispatchedAt: 'x' } : {}) })),
+      );
+      return { Responses: { [table]: items } };
     });
     return pending;
   }

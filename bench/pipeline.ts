@@ -1,0 +1,101 @@
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { waitForDrain } from '../loadtest/drain';
+import { drive, type Observation } from '../loadtest/drive';
+import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
+import { seededRandom } from '../loadtest/random';
+import { CONSUMERS, firstCalls } from '../loadtest/sampler';
+import type { Target } from '../loadtest/target';
+import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
+
+/**
+ * The pipeline end to end, through the proof kit's own plan, driver and drain:
+ * new orders only (the clean path), then the same requests again (every one a
+ * replay). Effects are read back from the provider log, where each consumer's
+ * last step records its first call: `<consumer>:<eventId>` with firstCalledAt.
+ */
+const CLEAN_MIX: Mix = { new: 1, retrySequential: 0, retryConcurrent: 0, cancel: 0, read: 0 };
+
+export interface PipelineResult {
+  orders: number;
+  accepted: number;
+  ordersPerSecond: number;
+  firstRequestToLastEffectMs: number;
+  effectLagMs: Record<string, LatencySummary>;
+  effectsMissing: number;
+  drained: boolean;
+  firstRequest: LatencySummary;
+  plan: PlannedRequest[];
+  observations: Observation[];
+}
+
+export function benchPlan(target: Target, orders: number, mix: Mix, seed: number): PlannedRequest[] {
+  const runId = `bp${Date.now().toString(36)}${seed}`;
+  return buildPlan(seededRandom(seed), {
+    orders,
+    mix,
+    callers: target.callers.map((c) => c.arn),
+    customers: Math.max(5, Math.ceil(orders / 8)),
+    skus: Math.max(5, Math.ceil(orders / 12)),
+    runId,
+    orderIdOf: deriveOrderId,
+  });
+}
+
+export async function drivePlan(target: Target, plan: readonly PlannedRequest[], connections: number) {
+  return drive(plan, { apiUrl: target.apiUrl, region: target.region, callers: target.callers, connections });
+}
+
+export async function measurePipeline(
+  target: Target,
+  options: { orders: number; connections: number; drainTimeoutMs: number; seed: number },
+): Promise<PipelineResult> {
+  const plan = benchPlan(target, options.orders, CLEAN_MIX, options.seed);
+  const driven = await drivePlan(target, plan, options.connections);
+  const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
+  const accepted = driven.observations.filter((o) => o.status === 201);
+  const acceptedAt = new Map<string, number>();
+  for (const o of accepted) {
+    const p = plan[o.index];
+    acceptedAt.set(orderPlacedEventId(deriveOrderId(p.caller, p.idempotencyKey!)), o.startedAt + o.latencyMs);
+  }
+  const applied = await firstCalls(target, [...acceptedAt.keys()]);
+  const lags: Record<string, number[]> = Object.fromEntries(CONSUMERS.map((c) => [c, []]));
+  let lastEffect = 0;
+  let missing = 0;
+  for (const [eventId, at] of acceptedAt) {
+    for (const consumer of CONSUMERS) {
+      const when = applied.get(`${consumer}:${eventId}`);
+      if (when === undefined) {
+        missing++;
+        continue;
+      }
+      lags[consumer].push(Math.max(0, when - at));
+      lastEffect = Math.max(lastEffect, when);
+    }
+  }
+  const firstRequest = Math.min(...driven.observations.map((o) => o.startedAt));
+  const spanMs = lastEffect - firstRequest;
+  return {
+    orders: options.orders,
+    accepted: accepted.length,
+    ordersPerSecond: perSecond(accepted.length, spanMs),
+    firstRequestToLastEffectMs: spanMs,
+    effectLagMs: Object.fromEntries(Object.entries(lags).map(([c, values]) => [c, summarizeLatencies(values)])),
+    effectsMissing: missing,
+    drained: drain.drained,
+    firstRequest: summarizeLatencies(accepted.map((o) => o.latencyMs)),
+    plan,
+    observations: driven.observations,
+  };
+}
+
+/** The same requests again: each one is a replay of a stored response. */
+export async function measureReplays(target: Target, plan: readonly PlannedRequest[], connections: number) {
+  const driven = await drivePlan(target, plan, connections);
+  const replays = driven.observations.filter((o) => o.replayed);
+  return {
+    requests: plan.length,
+    replayed: replays.length,
+    latency: summarizeLatencies(replays.map((o) => o.latencyMs)),
+  };
+}

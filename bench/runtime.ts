@@ -1,0 +1,97 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../loadtest/target';
+import { startRuntime, type LocalRuntime, type RuntimeStats } from '../local/runtime';
+import { synthesize } from '../local/template/cloud-assembly';
+
+/**
+ * The local runtime the bench measures: a running one (`npm start`, found
+ * through its outputs file and answering on its stats route), or one the bench
+ * starts itself with the same code `npm start` uses (synth, then startRuntime)
+ * and stops at the end. Only a runtime of its own exposes per-function
+ * invocations and busy time, which Lambda's duration cost needs.
+ */
+export interface BenchFunction {
+  logicalId: string;
+  memoryMb: number;
+  invocations: number;
+  busyMs: number;
+}
+
+export interface BenchRuntime {
+  target: Target;
+  /** DynamoDB Local's own endpoint (not the runtime's counting proxy). */
+  dynamodbEndpoint: string;
+  source: 'started by the bench' | 'running (npm start)';
+  stats(): Promise<RuntimeStats>;
+  /** Per-function counters; undefined for a runtime the bench did not start. */
+  functions(): BenchFunction[] | undefined;
+  stop(): Promise<void>;
+}
+
+const projectDir = path.resolve(__dirname, '..');
+
+export async function acquireRuntime(options: {
+  useRunning: boolean;
+  synth: boolean;
+  log: (line: string) => void;
+}): Promise<BenchRuntime> {
+  if (options.useRunning) {
+    const running = await runningRuntime();
+    if (running !== undefined) return running;
+    options.log('no running runtime answers; starting one');
+  }
+  const cdkOut = path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'));
+  if (options.synth || !fs.existsSync(path.join(cdkOut, 'manifest.json'))) {
+    options.log('cdk synth (with bundling)...');
+    await synthesize(projectDir, cdkOut);
+  }
+  const outputsFile = path.join(projectDir, '.local', 'bench-outputs.json');
+  const runtime: LocalRuntime = await startRuntime({
+    cdkOut,
+    port: 0,
+    log: () => undefined, // the functions' logs would bury the figures
+    outputsFile,
+    faultInjectionFile: path.join(projectDir, '.local', 'bench-faults-none.json'),
+  });
+  const target = localTarget({ outputsFile });
+  return {
+    target,
+    dynamodbEndpoint: runtime.outputs.endpoints.dynamodb!,
+    source: 'started by the bench',
+    stats: async () => runtime.stats(),
+    functions: () =>
+      [...runtime.hosts].map(([logicalId, host]) => ({
+        logicalId,
+        memoryMb: host.fn.memoryMb,
+        invocations: host.stats.invocations,
+        busyMs: host.stats.busyMs,
+      })),
+    stop: async () => {
+      target.close();
+      await runtime.stop();
+    },
+  };
+}
+
+async function runningRuntime(): Promise<BenchRuntime | undefined> {
+  if (!fs.existsSync(LOCAL_OUTPUTS_FILE)) return undefined;
+  const target = localTarget();
+  const statsUrl = new URL('/__local/stats', target.apiUrl).toString();
+  const stats = async () => (await (await fetch(statsUrl)).json()) as RuntimeStats;
+  try {
+    await stats();
+  } catch {
+    target.close();
+    return undefined;
+  }
+  const outputs = JSON.parse(fs.readFileSync(LOCAL_OUTPUTS_FILE, 'utf8')) as { endpoints: { dynamodb: string } };
+  return {
+    target,
+    dynamodbEndpoint: outputs.endpoints.dynamodb,
+    source: 'running (npm start)',
+    stats,
+    functions: () => undefined,
+    stop: async () => target.close(),
+  };
+}

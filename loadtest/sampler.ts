@@ -1,0 +1,215 @@
+import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { Target } from './target';
+
+/**
+ * Samples the pipeline while a proof run is under way, for the report's charts
+ * over the run's time axis:
+ * - per queue (sources, DLQs, the relay's failure queue): visible, in flight
+ *   and delayed messages, from GetQueueAttributes;
+ * - per consumer: effects applied, duplicates suppressed, transient and
+ *   permanent failures, from the consumers' own metrics (locally the runtime
+ *   serves their sums at /__local/stats; on AWS they are in CloudWatch and the
+ *   counters are left out);
+ * - marks: when the run switched phases (load, faults off, redrive).
+ * Effect lag (order accepted -> effect applied) is read once at the end from
+ * the provider log, where each consumer's last step records its first call.
+ */
+export const SAMPLED_QUEUES = [
+  'FulfilmentQueueUrl',
+  'LoyaltyQueueUrl',
+  'FulfilmentDlqUrl',
+  'LoyaltyDlqUrl',
+  'RelayFailureQueueUrl',
+] as const;
+export const CONSUMERS = ['fulfilment', 'loyalty'] as const;
+const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'TransientFailure', 'PermanentFailure'] as const;
+
+export interface QueueSample {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+}
+
+export interface PipelineSample {
+  /** Seconds since the sampler started. */
+  second: number;
+  queues: Record<string, QueueSample>;
+  /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
+  counters?: Record<string, number>;
+}
+
+export interface EffectLagPoint {
+  /** Second (since the sampler started) in which the orders were accepted. */
+  second: number;
+  consumer: string;
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+export interface PipelineSamples {
+  intervalMs: number;
+  samples: PipelineSample[];
+  marks: { second: number; label: string }[];
+  effectLag: EffectLagPoint[];
+}
+
+export interface Sampler {
+  mark(label: string): void;
+  /** Stops sampling; with the accepted orders' event ids and acceptance times, reads the effect lag. */
+  stop(accepted?: { eventId: string; acceptedAt: number }[]): Promise<PipelineSamples>;
+}
+
+/** Starts sampling once the counters' baseline is read, so what the run does is all that is counted. */
+export async function startSampler(
+  target: Target,
+  options: { intervalMs?: number; statsUrl?: string } = {},
+): Promise<Sampler> {
+  const intervalMs = options.intervalMs ?? 1_000;
+  const started = Date.now();
+  const second = () => (Date.now() - started) / 1000;
+  const samples: PipelineSample[] = [];
+  const marks: { second: number; label: string }[] = [];
+  const baseline = options.statsUrl === undefined ? undefined : await readCounters(options.statsUrl);
+  let inFlight: Promise<void> = Promise.resolve();
+  const takeSample = async () => {
+    const at = second();
+    const queues: Record<string, QueueSample> = {};
+    await Promise.all(
+      SAMPLED_QUEUES.filter((q) => target.outputs[q] !== undefined).map(async (q) => {
+        queues[queueName(q)] = await queueSample(target, target.outputs[q]).catch(() => ({
+          visible: 0,
+          inFlight: 0,
+          delayed: 0,
+        }));
+      }),
+    );
+    const sample: PipelineSample = { second: at, queues };
+    if (options.statsUrl !== undefined) {
+      const now = await readCounters(options.statsUrl);
+      if (now !== undefined) sample.counters = subtract(now, baseline ?? {});
+    }
+    samples.push(sample);
+  };
+  const timer = setInterval(() => {
+    inFlight = inFlight.then(takeSample).catch(() => undefined);
+  }, intervalMs);
+  timer.unref(); // a run that fails before stop() must still let the process exit
+  inFlight = takeSample().catch(() => undefined);
+  return {
+    mark: (label) => marks.push({ second: second(), label }),
+    async stop(accepted) {
+      clearInterval(timer);
+      await inFlight;
+      await takeSample().catch(() => undefined);
+      const effectLag =
+        accepted === undefined
+          ? []
+          : lagOverTime(
+              await firstCalls(
+                target,
+                accepted.map((a) => a.eventId),
+              ),
+              accepted,
+              started,
+            );
+      return { intervalMs, samples: samples.sort((a, b) => a.second - b.second), marks, effectLag };
+    },
+  };
+}
+
+function queueName(output: string): string {
+  return output
+    .replace(/Url$/, '')
+    .replace(/Queue$/, '')
+    .replace(/Dlq$/, ' DLQ')
+    .replace(/^RelayFailure$/, 'relay failures');
+}
+
+async function queueSample(target: Target, queueUrl: string): Promise<QueueSample> {
+  const { Attributes = {} } = await target.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  return {
+    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+  };
+}
+
+async function readCounters(statsUrl: string): Promise<Record<string, number> | undefined> {
+  try {
+    const response = await fetch(statsUrl);
+    if (!response.ok) return undefined;
+    const { metrics = {} } = (await response.json()) as { metrics?: Record<string, number> };
+    return Object.fromEntries(
+      Object.entries(metrics).filter(([name]) => CONSUMER_METRICS.some((m) => name.startsWith(`${m}{`))),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (base[k] ?? 0)]));
+}
+
+/** firstCalledAt (epoch ms) by provider idempotency key `<consumer>:<eventId>`, read in batches of 100. */
+export async function firstCalls(target: Target, eventIds: readonly string[]): Promise<Map<string, number>> {
+  const table = target.outputs.ProviderLogTableName;
+  const found = new Map<string, number>();
+  if (table === undefined) return found;
+  const keys = eventIds.flatMap((id) => CONSUMERS.map((c) => `${c}:${id}`));
+  for (let i = 0; i < keys.length; i += 100) {
+    let request: Record<string, { Keys: Record<string, { S: string }>[]; ProjectionExpression?: string }> | undefined =
+      {
+        [table]: {
+          Keys: keys.slice(i, i + 100).map((k) => ({ idempotencyKey: { S: k } })),
+          ProjectionExpression: 'idempotencyKey, firstCalledAt',
+        },
+      };
+    while (request !== undefined && Object.keys(request).length > 0) {
+      const output = await target.dynamodb.send(new BatchGetItemCommand({ RequestItems: request }));
+      for (const item of output.Responses?.[table] ?? [])
+        found.set(item.idempotencyKey.S!, Date.parse(item.firstCalledAt.S!));
+      request = output.UnprocessedKeys as typeof request;
+    }
+  }
+  return found;
+}
+
+/** Effect lag percentiles per consumer, bucketed by the second the order was accepted in (5 s buckets). */
+export function lagOverTime(
+  applied: ReadonlyMap<string, number>,
+  accepted: readonly { eventId: string; acceptedAt: number }[],
+  startedAt: number,
+  bucketSeconds = 5,
+): EffectLagPoint[] {
+  const buckets = new Map<string, { second: number; consumer: string; lags: number[] }>();
+  for (const { eventId, acceptedAt } of accepted) {
+    const second = Math.floor((acceptedAt - startedAt) / 1000 / bucketSeconds) * bucketSeconds;
+    for (const consumer of CONSUMERS) {
+      const at = applied.get(`${consumer}:${eventId}`);
+      if (at === undefined) continue;
+      const key = `${consumer}@${second}`;
+      const bucket = buckets.get(key) ?? { second, consumer, lags: [] };
+      bucket.lags.push(Math.max(0, at - acceptedAt));
+      buckets.set(key, bucket);
+    }
+  }
+  return [...buckets.values()]
+    .map(({ second, consumer, lags }) => {
+      const sorted = lags.sort((a, b) => a - b);
+      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+      return { second, consumer, p50: at(0.5), p99: at(0.99), count: sorted.length };
+    })
+    .sort((a, b) => a.second - b.second || a.consumer.localeCompare(b.consumer));
+}

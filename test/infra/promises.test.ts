@@ -1,0 +1,141 @@
+import { App, CfnResource } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { readConfig } from '../../lib/config';
+import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { cdkContext, synthErrors, synthStack } from '../support/synth';
+import { referencedId, resourceById, resourcesOfType } from '../support/template';
+
+/**
+ * What the README promises, pinned on the real stack (lib/exactly-once-stack.ts),
+ * not on a hand-built one: the correctness Aspects are applied to it (a broken
+ * override fails synth), and the numbers the README states are the deployed ones.
+ */
+const DAY = 86_400;
+
+function realStack(): { app: App; stack: ExactlyOnceStack } {
+  const app = new App({ context: cdkContext() });
+  return { app, stack: new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app) }) };
+}
+
+/** The L1 resource whose construct path under the stack starts with `path`, for an escape-hatch override. */
+function l1At(stack: ExactlyOnceStack, path: string): CfnResource {
+  const found = stack.node
+    .findAll()
+    .find((c) => c instanceof CfnResource && c.node.path.startsWith(`${stack.node.path}/${path}`));
+  if (!(found instanceof CfnResource)) throw new Error(`No L1 resource at ${path}`);
+  return found;
+}
+
+/** The [Correctness/...] errors synth reports, as "path: message". */
+function correctnessErrors(app: App): string[] {
+  return synthErrors(app)
+    .filter((f) => f.message.startsWith('[Correctness/'))
+    .map((f) => `${f.path}: ${f.message}`);
+}
+
+describe('the real stack refuses a broken override at synth (the correctness Aspects are applied to it)', () => {
+  test('as built, it synthesizes with no correctness error', () => {
+    const { app } = realStack();
+
+    expect(correctnessErrors(app)).toEqual([]);
+  });
+
+  test.each([
+    [
+      "an escape hatch setting the fulfilment queue's maxReceiveCount to 1",
+      'Pipelines/FulfilmentQueues/Queue/Resource',
+      'RedrivePolicy.maxReceiveCount',
+      1,
+      /DeadLetterQueue/,
+    ],
+    [
+      "an escape hatch setting the loyalty queue's visibility timeout below its consumer's 30 s timeout",
+      'Pipelines/LoyaltyQueues/Queue/Resource',
+      'VisibilityTimeout',
+      20,
+      /VisibilityTimeout/,
+    ],
+    [
+      "an escape hatch shortening the loyalty consumer's INBOX_TTL_SECONDS to one day",
+      'Pipelines/LoyaltyConsumer/Fn/Resource',
+      'Environment.Variables.INBOX_TTL_SECONDS',
+      String(DAY),
+      /InboxTtl/,
+    ],
+    [
+      "an escape hatch letting the relay's stream mapping retry forever",
+      'OutboxRelay/Relay/Fn/DynamoDBEventSource:',
+      'MaximumRetryAttempts',
+      -1,
+      /StreamSource/,
+    ],
+  ])('%s fails synth', (_what, path, property, value, rule) => {
+    const { app, stack } = realStack();
+    l1At(stack, path).addPropertyOverride(property, value);
+
+    const errors = correctnessErrors(app);
+
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((e) => e.startsWith(`TestStack/${path}`))).toBe(true);
+    expect(errors.join('\n')).toMatch(rule);
+  });
+});
+
+describe('the numbers the README states are the synthesized ones', () => {
+  let template: Template;
+  beforeAll(() => {
+    template = synthStack().template;
+  });
+
+  const functionsWithVariable = (name: string) =>
+    resourcesOfType(template, 'AWS::Lambda::Function').filter(
+      ([, fn]) =>
+        (fn.Properties?.Environment as { Variables?: Record<string, unknown> })?.Variables?.[name] !== undefined,
+    );
+  const variable = (fn: { Properties?: Record<string, unknown> }, name: string) =>
+    (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[name];
+
+  test('each consumer keeps inbox claims 1,814,400 s: its source queue (4 d) + its DLQ (14 d) + a 3-day redrive allowance', () => {
+    const consumers = functionsWithVariable('INBOX_TTL_SECONDS');
+
+    expect(consumers).toHaveLength(2);
+    for (const [functionId, fn] of consumers) {
+      const [, mapping] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').find(
+        ([, m]) => referencedId(m.Properties?.FunctionName) === functionId,
+      )!;
+      const source = resourceById(template, referencedId(mapping.Properties?.EventSourceArn)!);
+      const redrive = source.Properties?.RedrivePolicy as { deadLetterTargetArn: unknown };
+      const dlq = resourceById(template, referencedId(redrive.deadLetterTargetArn)!);
+      const sourceRetention = Number(source.Properties?.MessageRetentionPeriod);
+      const dlqRetention = Number(dlq.Properties?.MessageRetentionPeriod);
+
+      expect([sourceRetention, dlqRetention]).toEqual([4 * DAY, 14 * DAY]);
+      expect(Number(variable(fn, 'INBOX_TTL_SECONDS'))).toBe(sourceRetention + dlqRetention + 3 * DAY);
+      expect(variable(fn, 'INBOX_TTL_SECONDS')).toBe('1814400');
+    }
+  });
+
+  test('Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)', () => {
+    const withExpiry = functionsWithVariable('IDEMPOTENCY_KEY_EXPIRY_SECONDS');
+
+    expect(withExpiry.length).toBeGreaterThan(0);
+    for (const [, fn] of withExpiry) expect(variable(fn, 'IDEMPOTENCY_KEY_EXPIRY_SECONDS')).toBe(String(DAY));
+  });
+
+  test('the relay reads the stream with bisect, 8 retries, a 6 h maximum record age and an on-failure queue', () => {
+    const streamMappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, m]) =>
+      JSON.stringify(m.Properties?.EventSourceArn).includes('StreamArn'),
+    );
+
+    expect(streamMappings).toHaveLength(1);
+    const [, mapping] = streamMappings[0];
+    expect(mapping.Properties).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 8,
+      MaximumRecordAgeInSeconds: 6 * 3600,
+      DestinationConfig: { OnFailure: { Destination: expect.anything() } },
+    });
+    const destination = (mapping.Properties?.DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure;
+    expect(resourceById(template, referencedId(destination.Destination)!).Type).toBe('AWS::SQS::Queue');
+  });
+});

@@ -1,0 +1,150 @@
+import { GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
+import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
+import { orderPk, outboxSk } from '../../lambdas/adapters/order-table';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
+import type { StoredOrder } from '../../lambdas/ports/order-repository';
+import { lambdaContext } from '../support/api-events';
+import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { createTestQueues, receiveMatching, type TestQueues } from '../support/messaging';
+
+/**
+ * The sweeper (the safety net behind the stream) on DynamoDB Local and fauxqs,
+ * with the stack's tables and queues: outbox items are written by the real
+ * order repository, backdated, and the stream is never relayed, as when the
+ * relay gave up on them. Its own tables and queues: nothing else publishes here.
+ */
+const SWEEP_AGE_SECONDS = 300;
+
+type SweepResult = { republished: number; failed: number; oldestPendingAgeSeconds: number };
+let sweep: () => Promise<SweepResult>;
+let tables: Awaited<ReturnType<typeof createStackTables>>;
+let queues: TestQueues;
+let documents: DynamoDBDocumentClient;
+let repository: DynamoDbOrderRepository;
+
+beforeAll(async () => {
+  useEmulatorEnvironment();
+  tables = await createStackTables();
+  queues = await createTestQueues();
+  documents = DynamoDBDocumentClient.from(testDynamoDbClient());
+  repository = new DynamoDbOrderRepository(documents, tables.names.Orders);
+  Object.assign(process.env, {
+    ORDERS_TABLE_NAME: tables.names.Orders,
+    FIFO_QUEUE_URL: queues.fifoQueueUrl,
+    STANDARD_QUEUE_URL: queues.standardQueueUrl,
+    OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
+  });
+  await jest.isolateModulesAsync(async () => {
+    const { handler } = await import('../../lambdas/handlers/outbox-sweeper');
+    sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
+  });
+}, 180_000);
+
+afterAll(async () => {
+  documents?.destroy();
+  await tables?.drop();
+});
+
+let seq = 0;
+/** Places an order through the real repository (order + outbox item in one transaction), its event `ageSeconds` old. */
+async function placeOrderAged(ageSeconds: number): Promise<OrderPlacedEvent> {
+  seq += 1;
+  const orderId = `ord_sweep${String(seq).padStart(3, '0')}${Date.now().toString(36).padEnd(20, '0')}`;
+  const occurredAt = new Date(Date.now() - ageSeconds * 1000).toISOString();
+  const items = [{ sku: `sku-sweep-${seq}`, quantity: 2, unitPriceCents: 500 }];
+  const event = orderPlacedEvent({ orderId, customerId: `cust-sweep-${seq}`, items, totalCents: 1000 }, occurredAt);
+  const order: StoredOrder = {
+    orderId,
+    status: 'PLACED',
+    customerId: event.customerId,
+    items,
+    totalCents: 1000,
+    createdAt: occurredAt,
+    caller: 'arn:aws:iam::000000000000:user/sweeper-test',
+    fingerprint: `fp-${seq}`,
+  };
+  const result = await repository.place(order, event);
+  expect(result.kind).toBe('created');
+  return event;
+}
+
+async function outboxItem(event: OrderPlacedEvent): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await documents.send(
+    new GetCommand({
+      TableName: tables.names.Orders,
+      Key: { pk: orderPk(event.orderId), sk: outboxSk(event.eventId) },
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
+}
+
+/** Everything published for an event, on both queues (waits a little to see a second copy, if any). */
+async function published(event: OrderPlacedEvent): Promise<{ fifo: number; standard: number }> {
+  const [fifo, standard] = await Promise.all([
+    receiveMatching(queues.fifoQueueUrl, 2, event.eventId, 2_000),
+    receiveMatching(queues.standardQueueUrl, 2, event.eventId, 2_000),
+  ]);
+  return { fifo: fifo.Records.length, standard: standard.Records.length };
+}
+
+test('an outbox item the stream never relayed, older than the sweep age, is published once and marked dispatched; the next sweep publishes nothing', async () => {
+  const stranded = await placeOrderAged(SWEEP_AGE_SECONDS + 300);
+  const young = await placeOrderAged(60); // pending, but the stream may still relay it: not the sweeper's yet
+
+  const first = await sweep();
+  const second = await sweep();
+
+  expect(first).toMatchObject({ republished: 1, failed: 0 });
+  expect(second).toMatchObject({ republished: 0, failed: 0 });
+  expect(await published(stranded)).toEqual({ fifo: 1, standard: 1 });
+  expect(await published(young)).toEqual({ fifo: 0, standard: 0 });
+  const marked = await outboxItem(stranded);
+  expect(marked?.dispatchedAt).toEqual(expect.any(String));
+  expect(marked?.pendingShard).toBeUndefined(); // out of the pending index
+  expect((await outboxItem(young))?.pendingShard).toBeDefined();
+  // The oldest pending item is now the young one (about 60 s old), not the one just swept.
+  expect(second.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(60);
+  expect(second.oldestPendingAgeSeconds).toBeLessThan(SWEEP_AGE_SECONDS);
+
+  // Leave nothing pending for the next test's oldest-pending figure.
+  await documents.send(
+    new UpdateCommand({
+      TableName: tables.names.Orders,
+      Key: { pk: orderPk(young.orderId), sk: outboxSk(young.eventId) },
+      UpdateExpression: 'SET dispatchedAt = :at REMOVE pendingShard',
+      ExpressionAttributeValues: { ':at': new Date().toISOString() },
+    }),
+  );
+});
+
+/*
+ * The pending index is a GSI: eventually consistent, it can still list an item
+ * whose base item the relay has already marked dispatched. DynamoDB Local
+ * updates its indexes synchronously, so the lag is reproduced by marking the
+ * base item (dispatchedAt) without taking it out of the index (pendingShard
+ * kept): what a lagging index shows. A sweeper that trusts the index alone
+ * republishes it and reports it as the oldest pending item; one that re-reads
+ * the base items (consistently) before publishing and before counting does not
+ * (DynamoDbOutboxStore.stillPending).
+ */
+test(
+  'index lag: an item marked dispatched on its base item but still in the pending index is neither republished nor counted as oldest pending',
+  async () => {
+    const relayed = await placeOrderAged(SWEEP_AGE_SECONDS + 300);
+    await documents.send(
+      new UpdateCommand({
+        TableName: tables.names.Orders,
+        Key: { pk: orderPk(relayed.orderId), sk: outboxSk(relayed.eventId) },
+        UpdateExpression: 'SET dispatchedAt = :at',
+        ExpressionAttributeValues: { ':at': new Date().toISOString() },
+      }),
+    );
+
+    const result = await sweep();
+
+    expect(await published(relayed)).toEqual({ fifo: 0, standard: 0 });
+    expect(result).toMatchObject({ republished: 0, failed: 0, oldestPendingAgeSeconds: 0 });
+  },
+);

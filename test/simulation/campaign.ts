@@ -1,0 +1,140 @@
+import {
+  simulate,
+  simulationOptions,
+  type FaultRates,
+  type SimulationOptions,
+  type SimulationResult,
+} from './world/world';
+
+/**
+ * A campaign: many independent schedules (one seed each) of a few hundred
+ * orders, each with its own fault mix drawn from its seed. Stops at the first
+ * schedule that violates an invariant, shrinks it and explains it.
+ */
+export interface CampaignOptions {
+  orders: number;
+  ordersPerSchedule: number;
+  firstSeed: number;
+  base?: Partial<Omit<SimulationOptions, 'seed' | 'orders'>>;
+  onProgress?: (done: { schedules: number; orders: number }) => void;
+}
+
+export interface CampaignReport {
+  schedules: number;
+  orders: number;
+  requests: number;
+  events: number;
+  wallSeconds: number;
+  cpuSeconds: number;
+  faults: Record<string, number>;
+  failure?: FailureReport;
+}
+
+export interface FailureReport {
+  seed: number;
+  orders: number;
+  violations: string[];
+  /** Options that reproduce the shrunk failure with `npm run sim -- --seed`. */
+  replay: string;
+  traceHash: string;
+  /** The trace lines that mention what the first violation names. */
+  trace: string[];
+}
+
+export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
+  const started = Date.now();
+  const cpu = process.cpuUsage();
+  const report: CampaignReport = {
+    schedules: 0,
+    orders: 0,
+    requests: 0,
+    events: 0,
+    wallSeconds: 0,
+    cpuSeconds: 0,
+    faults: {},
+  };
+  for (let seed = options.firstSeed; report.orders < options.orders; seed++) {
+    const orders = Math.min(options.ordersPerSchedule, options.orders - report.orders);
+    const result = await simulate(simulationOptions({ ...options.base, seed, orders }));
+    report.schedules += 1;
+    report.orders += orders;
+    report.requests += result.requests;
+    report.events += result.events;
+    for (const [kind, count] of Object.entries(result.faults)) report.faults[kind] = (report.faults[kind] ?? 0) + count;
+    options.onProgress?.({ schedules: report.schedules, orders: report.orders });
+    if (failed(result)) {
+      report.failure = await explain(simulationOptions({ ...options.base, seed, orders }));
+      break;
+    }
+  }
+  const used = process.cpuUsage(cpu);
+  report.wallSeconds = (Date.now() - started) / 1000;
+  report.cpuSeconds = (used.user + used.system) / 1e6;
+  return report;
+}
+
+export function failed(result: SimulationResult): boolean {
+  return result.verification.violations.length > 0 || result.unexpectedErrors.length > 0;
+}
+
+/**
+ * Shrinks a failing schedule (fewer orders, then fault kinds switched off one
+ * by one, while it still fails), then replays the smallest one keeping the full
+ * trace and picks the lines about what the first violation names.
+ */
+export async function explain(failing: SimulationOptions): Promise<FailureReport> {
+  let smallest = failing;
+  for (let orders = Math.floor(failing.orders / 2); orders >= 1; orders = Math.floor(orders / 2)) {
+    const candidate = { ...smallest, orders };
+    if (!failed(await simulate(candidate))) break;
+    smallest = candidate;
+  }
+  for (const kind of Object.keys(smallest.faults) as (keyof FaultRates)[]) {
+    if (typeof smallest.faults[kind] !== 'number' || smallest.faults[kind] === 0) continue;
+    const candidate = { ...smallest, faults: { ...smallest.faults, [kind]: 0 } };
+    if (failed(await simulate(candidate))) smallest = candidate;
+  }
+  const result = await simulate({ ...smallest, keepTrace: Number.MAX_SAFE_INTEGER });
+  const violations = [
+    ...result.verification.violations.map((v) => `${v.invariant}: ${v.detail}`),
+    ...result.unexpectedErrors.map((e) => `unexpected error: ${e}`),
+  ];
+  const ids = new Set((violations[0] ?? '').match(/ord_[0-9a-f]+|[\w.-]+-m\d+|key-\d+/g) ?? []);
+  const trace = result.trace.filter((line) => [...ids].some((id) => line.includes(id)));
+  return {
+    seed: smallest.seed,
+    orders: smallest.orders,
+    violations,
+    replay: replayArguments(smallest),
+    traceHash: result.traceHash,
+    trace: trace.length > 0 ? trace : result.trace.slice(-60),
+  };
+}
+
+/** The command-line arguments that rebuild these options (see cli.ts). */
+export function replayArguments(options: SimulationOptions): string {
+  const defaults = simulationOptions({ seed: options.seed });
+  const args = [`--seed ${options.seed}`, `--orders ${options.orders}`];
+  for (const [kind, rate] of Object.entries(options.faults)) {
+    const standard = defaults.faults[kind as keyof FaultRates];
+    if (JSON.stringify(rate) !== JSON.stringify(standard)) args.push(`--fault ${kind}=${JSON.stringify(rate)}`);
+  }
+  for (const [guard, value] of Object.entries(options.guards)) {
+    if (value !== defaults.guards[guard as keyof typeof defaults.guards]) args.push(`--guard ${guard}=${value}`);
+  }
+  if (options.redriveDlqsAfterSeconds === undefined) args.push('--no-redrive');
+  else if (options.redriveDlqsAfterSeconds !== defaults.redriveDlqsAfterSeconds)
+    args.push(`--redrive-after ${options.redriveDlqsAfterSeconds}`);
+  if (options.cancelChance !== defaults.cancelChance) args.push(`--cancels ${options.cancelChance}`);
+  return args.join(' ');
+}
+
+export function formatFailure(failure: FailureReport): string {
+  return [
+    `VIOLATION in schedule seed ${failure.seed} (${failure.orders} orders after shrinking)`,
+    ...failure.violations.slice(0, 10).map((v) => `  - ${v}`),
+    `replay: npm run sim -- ${failure.replay}   (trace hash ${failure.traceHash})`,
+    'trace of what the first violation names:',
+    ...failure.trace.slice(-80).map((line) => `  ${line}`),
+  ].join('\n');
+}

@@ -1,0 +1,133 @@
+import { failed } from './campaign';
+import {
+  ALL_GUARDS,
+  DEFAULT_FAULTS,
+  simulate,
+  simulationOptions,
+  type FaultRates,
+  type Guards,
+  type SimulationOptions,
+  type SimulationResult,
+} from './world/world';
+
+/**
+ * Each guard switched off (test-only, in the simulation's wiring; production
+ * code is unchanged) must be caught within a bounded number of seeds: the
+ * simulation is only worth its green runs if it turns red when a guard is
+ * missing. Each test runs schedules 1, 2, ... until one violates the invariant
+ * the guard protects, and checks that the same schedule with every guard on
+ * holds it. The seed each one needed is in the README's guard table.
+ */
+const ORDERS = 100;
+
+async function firstSeedWhere(
+  options: Partial<SimulationOptions>,
+  guards: Partial<Guards>,
+  violates: (r: SimulationResult) => boolean,
+  maxSeeds: number,
+) {
+  for (let seed = 1; seed <= maxSeeds; seed++) {
+    const broken = await simulate(
+      simulationOptions({ orders: ORDERS, ...options, guards: { ...ALL_GUARDS, ...guards }, seed }),
+    );
+    if (violates(broken)) {
+      const guarded = await simulate(simulationOptions({ orders: ORDERS, ...options, seed }));
+      return { seed, guarded };
+    }
+  }
+  return undefined;
+}
+
+const violated = (invariant: string) => (r: SimulationResult) =>
+  r.verification.violations.some((v) => v.invariant === invariant);
+
+test('without the inbox claim, a redelivered event is applied twice: found within 3 seeds', async () => {
+  const found = await firstSeedWhere({}, { inboxClaim: false }, violated('points'), 3);
+
+  expect(found?.seed).toBeLessThanOrEqual(3);
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds', async () => {
+  const found = await firstSeedWhere({}, { dedupeOn: 'messageId' }, violated('points'), 5);
+
+  expect(found?.seed).toBeLessThanOrEqual(5);
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('without the fulfilment version check, a cancel that overtakes its dead-lettered place releases stock never reserved: found within 5 seeds', async () => {
+  // Conflict storms dead-letter some OrderPlaced messages before their reserve
+  // commits, so the order's OrderCancelled is applied first. One SKU per order
+  // makes each order's stock visible on its own. No redrive: the place stays in
+  // the DLQ, so the guarded run fails too (on 'dlq'), but never releases what was not reserved.
+  const storm: Partial<SimulationOptions> = {
+    faults: { ...DEFAULT_FAULTS, transactionConflict: 0.45 },
+    cancelChance: 0.8,
+    skus: 1_000_000,
+    redriveDlqsAfterSeconds: undefined,
+  };
+  const releasedUnreserved = (r: SimulationResult) =>
+    r.verification.violations.some((v) => v.invariant === 'reserved' && / reserved -\d+, expected 0$/.test(v.detail));
+
+  const found = await firstSeedWhere(storm, { versionCheck: false }, releasedUnreserved, 5);
+
+  expect(found?.seed).toBeLessThanOrEqual(5);
+  expect(releasedUnreserved(found!.guarded)).toBe(false);
+});
+
+test('with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds', async () => {
+  // Longer than the old budget (about 30 s), far inside the deployed 15 minutes. No operator redrive.
+  const outage: Partial<SimulationOptions> = {
+    faults: { ...DEFAULT_FAULTS, providerOutages: 1, providerOutageSeconds: [120, 120], longOutageChance: 0 },
+    redriveDlqsAfterSeconds: undefined,
+  };
+
+  const found = await firstSeedWhere(outage, { retryBudget: 'seconds' }, violated('dlq'), 2);
+
+  expect(found?.seed).toBeLessThanOrEqual(2);
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds', async () => {
+  // A warehouse outage longer than the budget dead-letters OrderPlaced messages whose reserve committed;
+  // their orders are cancelled meanwhile (CANCEL_PICK sent once the warehouse is back), then the operator redrives.
+  const outageThenRedrive: Partial<SimulationOptions> = {
+    faults: longWarehouseOutage(),
+    cancelChance: 0.8,
+  };
+
+  const found = await firstSeedWhere(outageThenRedrive, { providerCompletion: false }, violated('provider-order'), 3);
+
+  expect(found?.seed).toBeLessThanOrEqual(3);
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds', async () => {
+  const rotation = { faults: { ...DEFAULT_FAULTS, credentialRotation: 0.5 } };
+
+  const found = await firstSeedWhere(rotation, { callerScope: 'session' }, violated('orders'), 2);
+
+  expect(found?.seed).toBeLessThanOrEqual(2);
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('an outage longer than the budget, cancels, then the operator redrive: every dead-lettered message is applied once, no PICK after CANCEL_PICK', async () => {
+  const result = await simulate(
+    simulationOptions({ orders: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),
+  );
+
+  expect(result.faults['provider-outage-beyond-budget']).toBe(1);
+  expect(result.faults['dlq-redrive']).toBe(1);
+  expect(result.verification.violations).toEqual([]);
+});
+
+/** One warehouse outage of 25 minutes: beyond the 15-minute budget. */
+function longWarehouseOutage(): FaultRates {
+  return {
+    ...DEFAULT_FAULTS,
+    providerOutages: 1,
+    longOutageChance: 1,
+    longOutageSeconds: [1500, 1500],
+    outageProviders: ['warehouse'],
+  };
+}

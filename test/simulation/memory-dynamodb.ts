@@ -1,0 +1,551 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+
+/**
+ * An in-memory DynamoDB behind the DocumentClient's `send`, so the real
+ * adapters (lambdas/adapters/dynamodb-*) run unchanged in the simulation. It
+ * implements what those adapters rely on, with DynamoDB's semantics:
+ * conditional Put/Update/Delete, TransactWriteItems (every condition checked
+ * first, then all writes or none; CancellationReasons per item, with the old
+ * item when ReturnValuesOnConditionCheckFailure is ALL_OLD), ReturnValues,
+ * strongly consistent Get/Scan, and Query on the table or a sparse index.
+ * The port contract suites (test/simulation/contracts) run the same adapters
+ * on this and on DynamoDB Local, so the two cannot drift apart unnoticed.
+ *
+ * Expressions: top-level attributes only (what the adapters use); anything
+ * else throws, so a new expression shape fails loudly instead of silently.
+ */
+export type Item = Record<string, unknown>;
+
+export interface TableSchema {
+  hash: string;
+  range?: string;
+  indexes?: Record<string, { hash: string; range?: string }>;
+}
+
+export interface WriteChange {
+  table: string;
+  oldImage: Item | undefined;
+  newImage: Item | undefined;
+}
+
+export class MemoryDynamoDb {
+  private readonly tables = new Map<
+    string,
+    { schema: TableSchema; items: Map<string, Item>; indexed: Map<string, Set<string>> }
+  >();
+  /** Called before each write request; throwing from it fails the request (fault injection: conflicts, throttling). */
+  beforeWrite: (table: string, operation: string) => void = () => undefined;
+  /** Called after each committed item change, in commit order (the simulation's table stream). */
+  onChange: (change: WriteChange) => void = () => undefined;
+  /** Test-only fault: conditions on items whose key matches are treated as true (a removed guard). */
+  ignoreConditionOn: ((table: string, key: Item) => boolean) | undefined;
+
+  createTable(name: string, schema: TableSchema): void {
+    const indexed = new Map(Object.keys(schema.indexes ?? {}).map((index) => [index, new Set<string>()]));
+    this.tables.set(name, { schema, items: new Map(), indexed });
+  }
+
+  items(table: string): Item[] {
+    return [...this.table(table).items.values()].map(clone);
+  }
+
+  /** A DocumentClient look-alike: only `send` is used by the adapters. */
+  asDocumentClient(): DynamoDBDocumentClient {
+    return { send: (command: unknown) => this.send(command) } as unknown as DynamoDBDocumentClient;
+  }
+
+  async send(command: unknown): Promise<Record<string, unknown>> {
+    return this.execute(command);
+  }
+
+  /** Synchronous core: the simulation calls this at the virtual instant a request completes. */
+  execute(command: unknown): Record<string, unknown> {
+    if (command instanceof GetCommand) {
+      const { TableName, Key } = command.input;
+      const item = this.table(TableName!).items.get(this.keyOf(TableName!, Key!));
+      return { Item: item === undefined ? undefined : clone(item) };
+    }
+    if (command instanceof ScanCommand) return { Items: this.items(command.input.TableName!) };
+    if (command instanceof BatchGetCommand) return this.batchGet(command.input.RequestItems ?? {});
+    if (command instanceof QueryCommand) return this.query(command.input);
+    if (command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand) {
+      const input = command.input as WriteInput;
+      const kind = command instanceof PutCommand ? 'Put' : command instanceof UpdateCommand ? 'Update' : 'Delete';
+      this.beforeWrite(input.TableName, kind);
+      const write = this.prepare(kind, input);
+      if (!write.conditionHolds) {
+        throw new ConditionalCheckFailedException({
+          message: 'The conditional request failed',
+          $metadata: {},
+          Item: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && write.old ? marshall(write.old) : undefined,
+        });
+      }
+      this.commit([write]);
+      return { Attributes: clone(returnValues(input, write.old, write.next)) };
+    }
+    if (command instanceof TransactWriteCommand) return this.transact(command.input.TransactItems ?? []);
+    throw new Error(`MemoryDynamoDb: unsupported command ${(command as object).constructor.name}`);
+  }
+
+  /** BatchGetItem, read consistently; a missing key is simply absent, as on DynamoDB. Top-level projections only. */
+  private batchGet(
+    requestItems: Record<string, { Keys?: Record<string, unknown>[]; ProjectionExpression?: string }>,
+  ): Record<string, unknown> {
+    const responses: Record<string, Item[]> = {};
+    for (const [tableName, request] of Object.entries(requestItems)) {
+      if ((request.Keys ?? []).length > 100) throw new Error('ValidationException: more than 100 keys in BatchGetItem');
+      const projection = request.ProjectionExpression?.split(',').map((a) => a.trim());
+      if (projection?.some((a) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(a)))
+        throw new Error(`MemoryDynamoDb: unsupported projection ${request.ProjectionExpression}`);
+      responses[tableName] = (request.Keys ?? []).flatMap((key) => {
+        const item = this.table(tableName).items.get(this.keyOf(tableName, key));
+        if (item === undefined) return [];
+        const copy = clone(item);
+        return [
+          projection === undefined
+            ? copy
+            : Object.fromEntries(projection.filter((a) => a in copy).map((a) => [a, copy[a]])),
+        ];
+      });
+    }
+    return { Responses: responses, UnprocessedKeys: {} };
+  }
+
+  private transact(transactItems: readonly Record<string, unknown>[]): Record<string, unknown> {
+    if (transactItems.length > 100) throw new Error('MemoryDynamoDb: more than 100 transaction items');
+    const writes: PreparedWrite[] = [];
+    const seen = new Set<string>();
+    for (const entry of transactItems) {
+      const [kind, input] = Object.entries(entry)[0] as [WriteKind, WriteInput];
+      this.beforeWrite(input.TableName, `Transact${kind}`);
+      const write = this.prepare(kind, input);
+      const id = `${input.TableName}\u0000${write.key}`;
+      // DynamoDB refuses a transaction that touches one item twice.
+      if (seen.has(id))
+        throw new Error('ValidationException: Transaction request cannot include multiple operations on one item');
+      seen.add(id);
+      writes.push(write);
+    }
+    if (writes.some((w) => !w.conditionHolds)) {
+      throw new TransactionCanceledException({
+        message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+        $metadata: {},
+        CancellationReasons: writes.map((w) =>
+          w.conditionHolds
+            ? { Code: 'None' }
+            : {
+                Code: 'ConditionalCheckFailed',
+                Message: 'The conditional request failed',
+                Item: w.returnOldOnFailure && w.old ? marshall(w.old) : undefined,
+              },
+        ),
+      });
+    }
+    this.commit(writes);
+    return {};
+  }
+
+  /** A transaction cancelled for a conflict, as DynamoDB reports one: no item's condition failed. */
+  static transactionConflict(items = 1): TransactionCanceledException {
+    return new TransactionCanceledException({
+      message: 'Transaction cancelled: TransactionConflict',
+      $metadata: {},
+      CancellationReasons: Array.from({ length: items }, (_, i) =>
+        i === 0 ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' },
+      ),
+    });
+  }
+
+  private prepare(kind: WriteKind, input: WriteInput): PreparedWrite {
+    const table = this.table(input.TableName);
+    const keyAttributes = kind === 'Put' ? pickKey(table.schema, input.Item!) : input.Key!;
+    const key = this.keyOf(input.TableName, keyAttributes);
+    const old = table.items.get(key);
+    const names = input.ExpressionAttributeNames ?? {};
+    const values = input.ExpressionAttributeValues ?? {};
+    const ignored = this.ignoreConditionOn?.(input.TableName, keyAttributes) === true;
+    const conditionHolds =
+      ignored ||
+      input.ConditionExpression === undefined ||
+      evaluate(parseCondition(input.ConditionExpression), old ?? {}, names, values, old === undefined);
+    let next: Item | undefined;
+    if (kind === 'Put') next = clone(input.Item!);
+    else if (kind === 'Update') next = applyUpdate(input.UpdateExpression ?? '', old, keyAttributes, names, values);
+    else if (kind === 'Delete') next = undefined;
+    else next = old; // ConditionCheck
+    return {
+      table: input.TableName,
+      key,
+      // Stored items are never changed in place (an update builds a new object), so no copy is needed.
+      old,
+      next,
+      conditionHolds,
+      returnOldOnFailure: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD',
+      changes: kind !== 'ConditionCheck',
+    };
+  }
+
+  private commit(writes: PreparedWrite[]): void {
+    for (const write of writes) {
+      if (!write.changes) continue;
+      const table = this.table(write.table);
+      if (write.next === undefined) table.items.delete(write.key);
+      else table.items.set(write.key, write.next);
+      // A sparse index holds the items that carry its key attributes.
+      for (const [index, keys] of table.indexed) {
+        const indexSchema = table.schema.indexes![index];
+        const inIndex =
+          write.next !== undefined &&
+          write.next[indexSchema.hash] !== undefined &&
+          (indexSchema.range === undefined || write.next[indexSchema.range] !== undefined);
+        if (inIndex) keys.add(write.key);
+        else keys.delete(write.key);
+      }
+    }
+    for (const write of writes)
+      if (write.changes) this.onChange({ table: write.table, oldImage: write.old, newImage: write.next }); // listeners must not change them
+  }
+
+  private query(input: QueryCommand['input']): Record<string, unknown> {
+    const table = this.table(input.TableName!);
+    const schema = input.IndexName === undefined ? table.schema : table.schema.indexes?.[input.IndexName];
+    if (schema === undefined) throw new Error(`MemoryDynamoDb: no index ${input.IndexName}`);
+    const condition = parseCondition(input.KeyConditionExpression!);
+    const names = input.ExpressionAttributeNames ?? {};
+    const values = input.ExpressionAttributeValues ?? {};
+    const candidates =
+      input.IndexName === undefined
+        ? [...table.items.values()]
+        : [...table.indexed.get(input.IndexName)!].map((key) => table.items.get(key)!);
+    const matches = candidates.filter((i) => evaluate(condition, i, names, values, false));
+    if (schema.range !== undefined) {
+      const range = schema.range;
+      matches.sort((a, b) => compare(a[range], b[range]));
+      if (input.ScanIndexForward === false) matches.reverse();
+    }
+    const limited = input.Limit === undefined ? matches : matches.slice(0, input.Limit);
+    return { Items: limited.map(clone), Count: limited.length };
+  }
+
+  private table(name: string) {
+    const table = this.tables.get(name);
+    if (table === undefined) throw new Error(`ResourceNotFoundException: table ${name}`);
+    return table;
+  }
+
+  private keyOf(tableName: string, key: Record<string, unknown>): string {
+    const { schema } = this.table(tableName);
+    return schema.range === undefined
+      ? String(key[schema.hash])
+      : `${String(key[schema.hash])}\u0000${String(key[schema.range])}`;
+  }
+}
+
+type WriteKind = 'Put' | 'Update' | 'Delete' | 'ConditionCheck';
+
+interface WriteInput {
+  TableName: string;
+  Item?: Item;
+  Key?: Item;
+  UpdateExpression?: string;
+  ConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+  ReturnValues?: string;
+  ReturnValuesOnConditionCheckFailure?: string;
+}
+
+interface PreparedWrite {
+  table: string;
+  key: string;
+  old: Item | undefined;
+  next: Item | undefined;
+  conditionHolds: boolean;
+  returnOldOnFailure: boolean;
+  changes: boolean;
+}
+
+function pickKey(schema: TableSchema, item: Item): Item {
+  const key: Item = { [schema.hash]: item[schema.hash] };
+  if (schema.range !== undefined) key[schema.range] = item[schema.range];
+  return key;
+}
+
+function returnValues(input: WriteInput, old: Item | undefined, next: Item | undefined): Item | undefined {
+  const mode = input.ReturnValues;
+  if (mode === 'ALL_OLD') return old;
+  if (mode === 'ALL_NEW') return next;
+  if (mode === 'UPDATED_OLD' || mode === 'UPDATED_NEW') {
+    // Every attribute the update expression names counts as updated, even when its value did not change.
+    const source = mode === 'UPDATED_OLD' ? old : next;
+    const names = input.ExpressionAttributeNames ?? {};
+    const touched = parseUpdate(input.UpdateExpression ?? '').map((a) => attributeName(a.path, names));
+    const picked = touched.filter((k) => source?.[k] !== undefined);
+    return picked.length === 0 ? undefined : Object.fromEntries(picked.map((k) => [k, source![k]]));
+  }
+  return undefined;
+}
+
+/** Deep copy of plain item data (what the DocumentClient carries); much cheaper than structuredClone. */
+function clone<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(clone) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key in value) copy[key] = clone((value as Record<string, unknown>)[key]);
+  return copy as T;
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+// ---- expressions ----------------------------------------------------------
+
+type Operand = { path: string } | { value: string };
+type Condition =
+  | { op: 'and' | 'or'; left: Condition; right: Condition }
+  | { op: 'not'; inner: Condition }
+  | { op: 'exists' | 'not_exists'; path: string }
+  | { op: 'compare'; comparator: string; left: Operand; right: Operand };
+
+const conditionCache = new Map<string, Condition>();
+
+function tokenize(expression: string): string[] {
+  const tokens = expression.match(/<>|<=|>=|[=<>(),+-]|[#:]?[A-Za-z0-9_]+/g);
+  if (tokens === null || tokens.join('').length !== expression.replace(/\s+/g, '').length)
+    throw new Error(`MemoryDynamoDb: cannot parse expression "${expression}"`);
+  return tokens;
+}
+
+function parseCondition(expression: string): Condition {
+  const cached = conditionCache.get(expression);
+  if (cached !== undefined) return cached;
+  const tokens = tokenize(expression);
+  let at = 0;
+  const peek = () => tokens[at];
+  const take = (expected?: string) => {
+    const token = tokens[at++];
+    if (expected !== undefined && token?.toUpperCase() !== expected)
+      throw new Error(`MemoryDynamoDb: expected ${expected} in "${expression}"`);
+    return token;
+  };
+  const operand = (): Operand => {
+    const token = take();
+    return token.startsWith(':') ? { value: token } : { path: token };
+  };
+  const primary = (): Condition => {
+    const token = peek();
+    if (token?.toUpperCase() === 'NOT') {
+      take();
+      return { op: 'not', inner: primary() };
+    }
+    if (token === '(') {
+      take();
+      const inner = or();
+      take(')');
+      return inner;
+    }
+    if (token === 'attribute_exists' || token === 'attribute_not_exists') {
+      take();
+      take('(');
+      const path = take();
+      take(')');
+      return { op: token === 'attribute_exists' ? 'exists' : 'not_exists', path };
+    }
+    const left = operand();
+    const comparator = take();
+    if (!['=', '<>', '<', '<=', '>', '>='].includes(comparator))
+      throw new Error(`MemoryDynamoDb: unsupported comparator ${comparator} in "${expression}"`);
+    return { op: 'compare', comparator, left, right: operand() };
+  };
+  const and = (): Condition => {
+    let left = primary();
+    while (peek()?.toUpperCase() === 'AND') {
+      take();
+      left = { op: 'and', left, right: primary() };
+    }
+    return left;
+  };
+  const or = (): Condition => {
+    let left = and();
+    while (peek()?.toUpperCase() === 'OR') {
+      take();
+      left = { op: 'or', left, right: and() };
+    }
+    return left;
+  };
+  const parsed = or();
+  if (at !== tokens.length) throw new Error(`MemoryDynamoDb: trailing tokens in "${expression}"`);
+  conditionCache.set(expression, parsed);
+  return parsed;
+}
+
+function attributeName(path: string, names: Record<string, string>): string {
+  if (!path.startsWith('#')) return path;
+  const name = names[path];
+  if (name === undefined) throw new Error(`MemoryDynamoDb: ExpressionAttributeNames has no ${path}`);
+  return name;
+}
+
+function valueOf(token: string, values: Record<string, unknown>): unknown {
+  if (!(token in values)) throw new Error(`MemoryDynamoDb: ExpressionAttributeValues has no ${token}`);
+  return values[token];
+}
+
+function evaluate(
+  condition: Condition,
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+  absent: boolean,
+): boolean {
+  switch (condition.op) {
+    case 'and':
+      return (
+        evaluate(condition.left, item, names, values, absent) && evaluate(condition.right, item, names, values, absent)
+      );
+    case 'or':
+      return (
+        evaluate(condition.left, item, names, values, absent) || evaluate(condition.right, item, names, values, absent)
+      );
+    case 'not':
+      return !evaluate(condition.inner, item, names, values, absent);
+    case 'exists':
+      return item[attributeName(condition.path, names)] !== undefined;
+    case 'not_exists':
+      return item[attributeName(condition.path, names)] === undefined;
+    case 'compare': {
+      const resolve = (o: Operand) => ('path' in o ? item[attributeName(o.path, names)] : valueOf(o.value, values));
+      const left = resolve(condition.left);
+      const right = resolve(condition.right);
+      // A comparison with a missing attribute is false in DynamoDB, even <>.
+      if (left === undefined || right === undefined) return false;
+      const same = () => left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
+      if (condition.comparator === '=') return same();
+      if (condition.comparator === '<>') return !same();
+      const order = compare(left, right);
+      return condition.comparator === '<'
+        ? order < 0
+        : condition.comparator === '<='
+          ? order <= 0
+          : condition.comparator === '>'
+            ? order > 0
+            : order >= 0;
+    }
+  }
+}
+
+type UpdateAction =
+  | { action: 'set'; path: string; value: string[] }
+  | { action: 'add'; path: string; value: string }
+  | { action: 'remove'; path: string };
+
+const updateCache = new Map<string, UpdateAction[]>();
+
+function parseUpdate(expression: string): UpdateAction[] {
+  const cached = updateCache.get(expression);
+  if (cached !== undefined) return cached;
+  const tokens = tokenize(expression);
+  const actions: UpdateAction[] = [];
+  let clause = '';
+  let at = 0;
+  while (at < tokens.length) {
+    const upper = tokens[at].toUpperCase();
+    if (['SET', 'ADD', 'REMOVE', 'DELETE'].includes(upper)) {
+      clause = upper;
+      at++;
+      continue;
+    }
+    if (tokens[at] === ',') {
+      at++;
+      continue;
+    }
+    const path = tokens[at++];
+    if (clause === 'REMOVE') actions.push({ action: 'remove', path });
+    else if (clause === 'ADD') actions.push({ action: 'add', path, value: tokens[at++] });
+    else if (clause === 'SET') {
+      if (tokens[at++] !== '=') throw new Error(`MemoryDynamoDb: expected = in "${expression}"`);
+      // The value runs to the next top-level comma or clause keyword.
+      const value: string[] = [];
+      let depth = 0;
+      while (at < tokens.length) {
+        const token = tokens[at];
+        if (depth === 0 && (token === ',' || ['SET', 'ADD', 'REMOVE', 'DELETE'].includes(token.toUpperCase()))) break;
+        if (token === '(') depth++;
+        if (token === ')') depth--;
+        value.push(token);
+        at++;
+      }
+      actions.push({ action: 'set', path, value });
+    } else throw new Error(`MemoryDynamoDb: unsupported update clause in "${expression}"`);
+  }
+  updateCache.set(expression, actions);
+  return actions;
+}
+
+function setValue(
+  tokens: string[],
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): unknown {
+  const term = (at: number): [unknown, number] => {
+    const token = tokens[at];
+    if (token === 'if_not_exists') {
+      // if_not_exists ( path , operand )
+      const existing = item[attributeName(tokens[at + 2], names)];
+      const [fallback, end] = term(at + 4);
+      return [existing !== undefined ? existing : fallback, end + 1];
+    }
+    if (token.startsWith(':')) return [valueOf(token, values), at + 1];
+    return [item[attributeName(token, names)], at + 1];
+  };
+  let [result, at] = term(0);
+  while (at < tokens.length) {
+    const operator = tokens[at];
+    const [right, next] = term(at + 1);
+    if (operator === '+') result = Number(result) + Number(right);
+    else if (operator === '-') result = Number(result) - Number(right);
+    else throw new Error(`MemoryDynamoDb: unsupported SET value ${tokens.join(' ')}`);
+    at = next;
+  }
+  return result;
+}
+
+function applyUpdate(
+  expression: string,
+  old: Item | undefined,
+  key: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): Item {
+  // Every value is read from the item as it was before this update, as DynamoDB does.
+  const before = old ?? {};
+  const next: Item = { ...before, ...key };
+  for (const action of parseUpdate(expression)) {
+    const name = attributeName(action.path, names);
+    if (action.action === 'remove') delete next[name];
+    else if (action.action === 'set') next[name] = clone(setValue(action.value, before, names, values));
+    else {
+      const delta = valueOf(action.value, values);
+      if (typeof delta !== 'number') throw new Error('MemoryDynamoDb: ADD supports numbers only');
+      next[name] = Number(before[name] ?? 0) + delta;
+    }
+  }
+  return next;
+}

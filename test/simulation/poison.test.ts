@@ -1,0 +1,17 @@
+import { simulate, simulationOptions } from './world/world';
+
+/**
+ * Error classification end to end: a malformed message is a permanent error,
+ * copied to its queue's DLQ at once with its cause and acknowledged, instead of
+ * burning the queue's receives until SQS moves it without one.
+ */
+test('malformed messages land in both DLQs at once with their cause, and every other invariant holds', async () => {
+  const result = await simulate(simulationOptions({ seed: 3, orders: 100 }));
+
+  expect(result.faults['poison-message']).toBe(2);
+  expect(result.verification.violations).toEqual([]);
+  expect(result.verification.deadLetters).toEqual([
+    { queue: 'loyalty DLQ', cause: 'poison (SchemaViolation)', count: 2, expected: true },
+    { queue: 'fulfilment DLQ', cause: 'poison (SchemaViolation)', count: 2, expected: true },
+  ]);
+});

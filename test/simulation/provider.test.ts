@@ -1,0 +1,33 @@
+import { SimProviders } from './world/provider';
+import { Scheduler } from './world/scheduler';
+
+/** The simulated provider dedupes on the key only for its memory window, and refuses calls while it is down. */
+const DAY_MS = 24 * 3600 * 1000;
+
+function providers() {
+  const scheduler = new Scheduler(1);
+  return { scheduler, providers: new SimProviders(scheduler, { memorySeconds: 24 * 3600, failureChance: 0 }) };
+}
+
+test('a key called again within 24 h is one effect; called after 24 h it is a second effect', async () => {
+  const { scheduler, providers: p } = providers();
+  p.call('mail', 'loyalty:e1', {});
+  scheduler.at(DAY_MS - 1, () => p.call('mail', 'loyalty:e1', {}));
+  await scheduler.run();
+  const within = { ...p.log.get('loyalty:e1') };
+  scheduler.at(DAY_MS, () => p.call('mail', 'loyalty:e1', {}));
+  await scheduler.run();
+
+  expect([within.calls, within.effects]).toEqual([2, 1]);
+  expect([p.log.get('loyalty:e1')?.calls, p.log.get('loyalty:e1')?.effects]).toEqual([3, 2]);
+});
+
+test('during an outage every call to that provider is refused and nothing is recorded; the other provider answers', () => {
+  const { providers: p } = providers();
+  p.outages.push({ provider: 'warehouse', start: 0, end: 1_000 });
+
+  expect(() => p.call('warehouse', 'fulfilment:e1', {})).toThrow('warehouse unavailable');
+  expect(p.items()).toEqual([]);
+  p.call('mail', 'loyalty:e1', {});
+  expect(p.items().map((i) => i.idempotencyKey)).toEqual(['loyalty:e1']);
+});

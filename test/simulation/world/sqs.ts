@@ -1,0 +1,294 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Scheduler } from './scheduler';
+
+/**
+ * Simulated SQS in virtual time, standard and FIFO, with the semantics the
+ * pipeline depends on:
+ * - standard: any visible message may come in any order; a delivery may be
+ *   repeated (the copy stays visible: at-least-once);
+ * - FIFO: per group in send order, a group is locked while one of its
+ *   messages is in flight; a send with a deduplication id seen in the last
+ *   5 minutes is accepted and dropped;
+ * - both: visibility timeout per message (ChangeMessageVisibility on the
+ *   latest receipt handle only), ApproximateReceiveCount, redrive to the DLQ
+ *   when a receive would exceed maxReceiveCount, retention (an expired
+ *   message is gone, which the invariants then notice).
+ */
+export interface SimMessage {
+  messageId: string;
+  body: string;
+  groupId?: string;
+  dedupId?: string;
+  sentAt: number;
+  firstReceivedAt?: number;
+  receiveCount: number;
+  visibleAt: number;
+  handle?: string;
+  attributes: Record<string, string>;
+}
+
+export interface QueueOptions {
+  name: string;
+  fifo: boolean;
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount?: number;
+  retentionSeconds: number;
+  deadLetterQueue?: SimQueue;
+  /** Standard queues: chance that a received message stays visible too (delivered again). */
+  duplicateChance?: number;
+}
+
+const FIFO_DEDUP_WINDOW_MS = 5 * 60 * 1000;
+
+export class SimQueue {
+  readonly messages = new Map<string, SimMessage>();
+  private readonly dedup = new Map<string, number>();
+  private nextId = 0;
+  private nextHandle = 0;
+  expired: SimMessage[] = [];
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    readonly options: QueueOptions,
+  ) {}
+
+  get url(): string {
+    return `https://sqs.sim.local/${this.options.name}`;
+  }
+
+  send(
+    body: string,
+    options: { groupId?: string; dedupId?: string; attributes?: Record<string, string> } = {},
+  ): string {
+    const now = this.scheduler.now;
+    if (this.options.fifo) {
+      if (options.groupId === undefined || options.dedupId === undefined)
+        throw new Error(`${this.options.name}: a FIFO send needs a group id and a deduplication id`);
+      const seenAt = this.dedup.get(options.dedupId);
+      if (seenAt !== undefined && now - seenAt < FIFO_DEDUP_WINDOW_MS) {
+        this.scheduler.trace(`${this.options.name} dropped duplicate send ${options.dedupId}`);
+        return `dedup-${options.dedupId}`;
+      }
+      this.dedup.set(options.dedupId, now);
+    }
+    const messageId = `${this.options.name}-m${++this.nextId}`;
+    this.messages.set(messageId, {
+      messageId,
+      body,
+      groupId: options.groupId,
+      dedupId: options.dedupId,
+      sentAt: now,
+      receiveCount: 0,
+      visibleAt: now,
+      attributes: options.attributes ?? {},
+    });
+    this.wakeAt(now);
+    return messageId;
+  }
+
+  /**
+   * Long polling: `callback` runs once, when a message may have become
+   * receivable (a send, a visibility change, a deletion that unlocks a FIFO group).
+   */
+  waitForMessages(callback: () => void): void {
+    this.waiters.push(callback);
+  }
+
+  private wakeAt(at: number): void {
+    this.scheduler.at(at - this.scheduler.now, () => {
+      if (this.waiters.length === 0) return;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const waiter of waiters) waiter();
+    });
+  }
+
+  /** One ReceiveMessage of up to `max` messages; each returned message is a snapshot taken at receipt. */
+  receive(max: number): SimMessage[] {
+    const now = this.scheduler.now;
+    this.expire(now);
+    const received: SimMessage[] = [];
+    if (this.options.fifo) {
+      const blocked = new Set<string>();
+      for (const message of this.messages.values()) {
+        if (received.length >= max) break;
+        const group = message.groupId!;
+        if (blocked.has(group)) continue;
+        if (message.visibleAt > now) {
+          blocked.add(group); // in flight: the group waits for it
+          continue;
+        }
+        if (this.moveIfExhausted(message)) continue;
+        received.push(this.deliver(message, now));
+      }
+      return received;
+    }
+    const visible: SimMessage[] = [];
+    for (const message of this.messages.values()) if (message.visibleAt <= now) visible.push(message);
+    // Any visible message, in any order: draw without replacement.
+    while (received.length < max && visible.length > 0) {
+      const at = Math.floor(this.scheduler.random() * visible.length);
+      const message = visible[at];
+      visible[at] = visible[visible.length - 1];
+      visible.pop();
+      if (this.moveIfExhausted(message)) continue;
+      received.push(this.deliver(message, now));
+      if (this.scheduler.chance(this.options.duplicateChance ?? 0)) {
+        message.visibleAt = now; // a second copy can be received while this one is in flight
+        this.scheduler.fault('sqs-duplicate-delivery', `${this.options.name} ${message.messageId}`);
+      }
+    }
+    return received;
+  }
+
+  delete(handle: string): boolean {
+    const message = this.byHandle(handle);
+    if (message === undefined) return false; // an old receipt handle: the message was received again since
+    this.messages.delete(message.messageId);
+    if (this.options.fifo) this.wakeAt(this.scheduler.now);
+    return true;
+  }
+
+  changeVisibility(handle: string, seconds: number): void {
+    const message = this.byHandle(handle);
+    if (message === undefined) throw new Error(`ReceiptHandleIsInvalid: ${handle}`);
+    if (message.visibleAt <= this.scheduler.now) throw new Error(`MessageNotInflight: ${message.messageId}`);
+    message.visibleAt = this.scheduler.now + seconds * 1000;
+    this.wakeAt(message.visibleAt);
+  }
+
+  private byHandle(handle: string): SimMessage | undefined {
+    const message = this.messages.get(handle.slice(0, handle.lastIndexOf('#')));
+    return message?.handle === handle ? message : undefined;
+  }
+
+  /** Every message still held, in flight or not (expiring the old ones first). */
+  all(): SimMessage[] {
+    this.expire(this.scheduler.now);
+    return [...this.messages.values()];
+  }
+
+  /** Operator redrive: moves every message back to `target` as a new message (new id, new dedup id). */
+  redriveTo(target: SimQueue): number {
+    let moved = 0;
+    for (const message of [...this.messages.values()]) {
+      this.messages.delete(message.messageId);
+      target.send(message.body, {
+        groupId: message.groupId,
+        dedupId: message.dedupId === undefined ? undefined : `${message.dedupId}.redrive-${this.scheduler.now}`,
+        attributes: message.attributes,
+      });
+      moved += 1;
+    }
+    return moved;
+  }
+
+  private deliver(message: SimMessage, now: number): SimMessage {
+    message.receiveCount += 1;
+    message.firstReceivedAt ??= now;
+    message.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
+    message.handle = `${message.messageId}#${++this.nextHandle}`;
+    this.wakeAt(message.visibleAt);
+    return { ...message };
+  }
+
+  private moveIfExhausted(message: SimMessage): boolean {
+    const max = this.options.maxReceiveCount;
+    const dlq = this.options.deadLetterQueue;
+    if (max === undefined || dlq === undefined || message.receiveCount < max) return false;
+    this.messages.delete(message.messageId);
+    dlq.messages.set(message.messageId, {
+      ...message,
+      sentAt: this.scheduler.now,
+      handle: undefined,
+      visibleAt: this.scheduler.now,
+    });
+    this.scheduler.trace(
+      `${this.options.name} moved ${message.messageId} to ${dlq.options.name} after ${max} receives`,
+    );
+    return true;
+  }
+
+  private expire(now: number): void {
+    const limit = now - this.options.retentionSeconds * 1000;
+    for (const message of this.messages.values()) {
+      if (message.sentAt >= limit) continue;
+      this.messages.delete(message.messageId);
+      this.expired.push(message);
+      this.scheduler.trace(`${this.options.name} expired ${message.messageId} (retention)`);
+    }
+  }
+}
+
+/**
+ * The subset of the SQS client the real adapters call (SqsEventPublisher,
+ * SqsMessageControl), on simulated queues; `io` decides when each call
+ * completes and whether it fails or crashes.
+ */
+export function simulatedSqsClient(
+  queues: ReadonlyMap<string, SimQueue>,
+  io: <T>(label: string, operation: () => T) => Promise<T>,
+  failure: (queue: SimQueue) => Error | undefined,
+): SQSClient {
+  const queueOf = (url: string | undefined) => {
+    const queue = queues.get(url ?? '');
+    if (queue === undefined) throw new Error(`QueueDoesNotExist: ${url}`);
+    return queue;
+  };
+  const attributesOf = (attributes: Record<string, { StringValue?: string }> | undefined) =>
+    Object.fromEntries(Object.entries(attributes ?? {}).map(([k, v]) => [k, v.StringValue ?? '']));
+  const send = (command: unknown): Promise<unknown> => {
+    if (command instanceof SendMessageBatchCommand) {
+      const queue = queueOf(command.input.QueueUrl);
+      return io(`SendMessageBatch ${queue.options.name} x${command.input.Entries?.length}`, () => {
+        const error = failure(queue);
+        if (error !== undefined) throw error;
+        const Successful = (command.input.Entries ?? []).map((entry) => ({
+          Id: entry.Id,
+          MessageId: queue.send(entry.MessageBody ?? '', {
+            groupId: entry.MessageGroupId,
+            dedupId: entry.MessageDeduplicationId,
+            attributes: attributesOf(entry.MessageAttributes),
+          }),
+        }));
+        return { Successful, Failed: [] };
+      });
+    }
+    if (command instanceof SendMessageCommand) {
+      const queue = queueOf(command.input.QueueUrl);
+      return io(`SendMessage ${queue.options.name}`, () => {
+        const error = failure(queue);
+        if (error !== undefined) throw error;
+        return {
+          MessageId: queue.send(command.input.MessageBody ?? '', {
+            groupId: command.input.MessageGroupId,
+            dedupId: command.input.MessageDeduplicationId,
+            attributes: attributesOf(command.input.MessageAttributes),
+          }),
+        };
+      });
+    }
+    if (command instanceof ChangeMessageVisibilityCommand) {
+      const queue = queueOf(command.input.QueueUrl);
+      return io(`ChangeMessageVisibility ${command.input.ReceiptHandle} ${command.input.VisibilityTimeout}s`, () => {
+        queue.changeVisibility(command.input.ReceiptHandle ?? '', command.input.VisibilityTimeout ?? 0);
+        return {};
+      });
+    }
+    if (command instanceof DeleteMessageCommand) {
+      const queue = queueOf(command.input.QueueUrl);
+      return io(`DeleteMessage ${command.input.ReceiptHandle}`, () => ({
+        deleted: queue.delete(command.input.ReceiptHandle ?? ''),
+      }));
+    }
+    throw new Error(`simulated SQS: unsupported command ${(command as object).constructor.name}`);
+  };
+  return { send } as unknown as SQSClient;
+}

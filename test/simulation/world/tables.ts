@@ -1,0 +1,22 @@
+import { PENDING_OUTBOX_INDEX } from '../../../lambdas/adapters/order-table';
+import type { TableStore } from '../contracts/port-contracts';
+import { MemoryDynamoDb } from '../memory-dynamodb';
+
+export const ORDERS_TABLE = 'Orders';
+export const EFFECTS_TABLE = 'Effects';
+
+/** The two tables the adapters use, with the keys and the sparse index the stack declares. */
+export function createSimulatedTables(db: MemoryDynamoDb): void {
+  db.createTable(ORDERS_TABLE, {
+    hash: 'pk',
+    range: 'sk',
+    indexes: { [PENDING_OUTBOX_INDEX]: { hash: 'pendingShard', range: 'createdAt' } },
+  });
+  db.createTable(EFFECTS_TABLE, { hash: 'pk', range: 'sk' });
+}
+
+export function memoryTableStore(): TableStore & { db: MemoryDynamoDb } {
+  const db = new MemoryDynamoDb();
+  createSimulatedTables(db);
+  return { db, documents: db.asDocumentClient(), tables: { orders: ORDERS_TABLE, effects: EFFECTS_TABLE } };
+}

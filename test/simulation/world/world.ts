@@ -1,0 +1,1011 @@
+import './environment';
+import {
+  processPartialResponse,
+  BatchProcessor,
+  EventType,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  DynamoDbFulfilmentLedger,
+  DynamoDbLoyaltyLedger,
+  type LedgerOptions,
+} from '../../../lambdas/adapters/dynamodb-ledgers';
+import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
+import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
+import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
+import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
+import { isContention } from '../../../lambdas/adapters/transient-errors';
+import {
+  attemptsForBudget,
+  fifoMaxReceiveCount,
+  fullJitterBackoffSeconds,
+  RETRY_BUDGET,
+  type RetryBudget,
+} from '../../../lambdas/domain/backoff';
+import { checkOutboxEvent } from '../../../lambdas/domain/outbox-event';
+import { PermanentError } from '../../../lambdas/domain/errors';
+import type { OrderEvent } from '../../../lambdas/domain/events';
+import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
+import {
+  consumeRecord,
+  IN_PROCESS_RETRY,
+  type ConsumerSettings,
+  type MessageControl,
+} from '../../../lambdas/handlers/consumer-support';
+import { callerOf } from '../../../lambdas/handlers/http';
+import type { FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
+import { flushMetrics } from '../../../lambdas/shared/observability';
+import { resendDeduplicationId } from '../../../lambdas/faults/relay-faults';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/use-cases/apply-order-events';
+import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
+import { IdempotencyKeyReusedError, placeOrder } from '../../../lambdas/use-cases/place-order';
+import { relayOutboxEvents, sweepOutbox } from '../../../lambdas/use-cases/relay-outbox';
+import type { Observation } from '../../../loadtest/drive';
+import type { PlannedRequest } from '../../../loadtest/plan';
+import { checkInvariants, type Verification } from '../../../loadtest/verify';
+import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
+import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
+import { SimProviders } from './provider';
+import { Scheduler } from './scheduler';
+import { SimQueue, type SimMessage } from './sqs';
+import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
+
+/**
+ * One simulated deployment driven by one seed: API clients, the Orders table
+ * and its stream, the relay and the sweeper, both queues with their DLQs, both
+ * consumers, the external providers. The protocol code is the real one
+ * (use cases, adapters, consumeRecord, Powertools' batch processors); the
+ * handlers' few lines of composition are repeated here, since the handler
+ * modules build AWS clients from their environment at load.
+ */
+export interface FaultRates {
+  /** Per outside call of any invocation: the process dies at that await point. */
+  crashPerCall: number;
+  transactionConflict: number;
+  sqsSendFailure: number;
+  /** Standard queue: a received message is delivered again while in flight. */
+  sqsDuplicate: number;
+  /** Stream: a successfully processed batch is delivered again. */
+  streamRedelivery: number;
+  /** Stream: an outbox insert never reaches the relay (the sweeper must find it). */
+  streamRecordLost: number;
+  /** Relay: an event is also published as a new message (new message id, new FIFO dedup id). */
+  producerResend: number;
+  /** API: the client never hears the answer (timeout) and retries with the same key. */
+  responseLost: number;
+  /** Provider: a call fails (5xx). */
+  providerFailure: number;
+  /**
+   * Provider outage windows per schedule (a fraction is a chance: 0.5 is one
+   * window in half of the schedules), each on one provider, and their length in seconds.
+   */
+  providerOutages: number;
+  providerOutageSeconds: [number, number];
+  /**
+   * Per outage window: chance it lasts `longOutageSeconds` instead, longer than
+   * the consumers' retry budget, so live messages reach the DLQs (with
+   * RetryBudgetExhausted) and come back with the operator's redrive, typically
+   * after their order was cancelled.
+   */
+  longOutageChance: number;
+  longOutageSeconds: [number, number];
+  /** The providers an outage window may hit (one per window, drawn from these). */
+  outageProviders: ('warehouse' | 'mail')[];
+  /** API: a retry comes from a new session of the client's role (its credentials rotated). */
+  credentialRotation: number;
+  /** Malformed messages sent straight to each queue per run (they belong in the DLQs, with their cause). */
+  poisonMessages: number;
+}
+
+/** Each guard can be switched off (test-only) to prove that the simulation notices. */
+export interface Guards {
+  inboxClaim: boolean;
+  /** What the inbox claim is keyed on: the producer's eventId (correct) or the SQS messageId. */
+  dedupeOn: 'eventId' | 'messageId';
+  /** Fulfilment's per-order version condition. */
+  versionCheck: boolean;
+  /** Whom keys and orders are scoped to: the API's own `callerOf` (principal), or the raw session ARN (a bug). */
+  callerScope: 'principal' | 'session';
+  /**
+   * Whether a duplicate asks the inbox if its provider call is still owed (the
+   * ledgers' `providerCallPending`). Off (a bug): every duplicate calls the
+   * provider again, even after the call was recorded done or a cancel superseded it.
+   */
+  providerCompletion: boolean;
+  /**
+   * The consumers' retry budget: `budget` is the deployed one (RETRY_BUDGET:
+   * equal jitter, 14 tries, the FIFO consumer's own try count); `seconds` is
+   * the one before it (5 receives on both queues, full jitter from 2 s, no try
+   * count), which a dependency outage of a minute outlasts.
+   */
+  retryBudget: 'budget' | 'seconds';
+}
+
+export interface Settings {
+  /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/constructs/pipelines.ts. */
+  retryBudget: RetryBudget;
+  consumerTimeoutSeconds: number;
+  relayRetryAttempts: number;
+  sweepAgeSeconds: number;
+  providerMemorySeconds: number;
+}
+
+export interface SimulationOptions {
+  seed: number;
+  orders: number;
+  arrivalsPerSecond: number;
+  customers: number;
+  skus: number;
+  cancelChance: number;
+  concurrentRetryChance: number;
+  replayChance: number;
+  faults: FaultRates;
+  guards: Guards;
+  settings: Settings;
+  /** Operator action: redrive both DLQs to their queues this long after the last order arrived (undefined: never). */
+  redriveDlqsAfterSeconds?: number;
+  /** Trace lines kept for the report (all lines are hashed). */
+  keepTrace?: number;
+}
+
+/** The deployed stack's numbers (lib/constructs) and a fault mix that a correct system survives. */
+export const DEFAULT_SETTINGS: Settings = {
+  retryBudget: RETRY_BUDGET,
+  consumerTimeoutSeconds: 30,
+  relayRetryAttempts: 8,
+  sweepAgeSeconds: 300,
+  providerMemorySeconds: 24 * 3600,
+};
+
+export const DEFAULT_FAULTS: FaultRates = {
+  // Per call; a batch of 10 records makes ~30 calls, so about 1 invocation in 10 dies.
+  // At 0.02 (1 in 2) crashes of batch-mates burn a FIFO record's 5 receives on main
+  // and applied records are dead-lettered (`--fault crashPerCall=0.02`, seed 5).
+  crashPerCall: 0.003,
+  transactionConflict: 0.02,
+  sqsSendFailure: 0.01,
+  sqsDuplicate: 0.02,
+  streamRedelivery: 0.02,
+  streamRecordLost: 0.01,
+  producerResend: 0.02,
+  responseLost: 0.05,
+  providerFailure: 0.02,
+  // A window in 3 schedules of 10, from 10 s to 10 minutes: far past the old
+  // budget of about 30 s, inside the 15 minutes the consumers now guarantee.
+  // Nothing live may be dead-lettered. (Longer windows: `longOutageChance`.)
+  providerOutages: 0.3,
+  providerOutageSeconds: [10, 600],
+  longOutageChance: 0.1,
+  longOutageSeconds: [1200, 1800],
+  outageProviders: ['warehouse', 'mail'],
+  // Retries from a new session of the same role: one caller (callerOf maps the session to its role).
+  credentialRotation: 0.2,
+  poisonMessages: 2,
+};
+
+/**
+ * The operator redrives both DLQs an hour after the last order arrived: after
+ * every outage window has closed and every message it dead-lettered got there,
+ * and after the cancels of those orders were applied.
+ */
+export const DEFAULT_REDRIVE_AFTER_SECONDS = 3600;
+
+export const ALL_GUARDS: Guards = {
+  inboxClaim: true,
+  dedupeOn: 'eventId',
+  versionCheck: true,
+  callerScope: 'principal',
+  providerCompletion: true,
+  retryBudget: 'budget',
+};
+
+export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
+  return {
+    orders: 200,
+    arrivalsPerSecond: 20,
+    customers: 25,
+    skus: 15,
+    cancelChance: 0.2,
+    concurrentRetryChance: 0.1,
+    replayChance: 0.1,
+    faults: DEFAULT_FAULTS,
+    guards: ALL_GUARDS,
+    settings: DEFAULT_SETTINGS,
+    redriveDlqsAfterSeconds: DEFAULT_REDRIVE_AFTER_SECONDS,
+    ...overrides,
+  };
+}
+
+export interface SimulationResult {
+  seed: number;
+  verification: Verification;
+  traceHash: string;
+  trace: string[];
+  faults: Record<string, number>;
+  events: number;
+  virtualSeconds: number;
+  requests: number;
+  unexpectedErrors: string[];
+}
+
+interface StreamRecord {
+  sequenceNumber: string;
+  event: OrderEvent;
+  at: number;
+}
+
+interface Shard {
+  records: StreamRecord[];
+  position: number;
+  attempts: number;
+  /** Nothing to read: the next insert wakes the poller. */
+  idle: boolean;
+}
+
+const FIFO_BATCH = 10;
+/** The retry budget before the fix (guard `retryBudget: 'seconds'`): 5 receives, full jitter from 2 s, capped at 60 s (FIFO) and 300 s. */
+const OLD_MAX_RECEIVE_COUNT = 5;
+const OLD_BACKOFF = { fulfilment: { baseSeconds: 2, capSeconds: 60 }, loyalty: { baseSeconds: 2, capSeconds: 300 } };
+const INBOX_TTL_SECONDS = 21 * 86400;
+const STANDARD_BATCH = 10;
+const CONSUMER_CONCURRENCY = 3;
+const STREAM_SHARDS = 2;
+const RELAY_BATCH = 100;
+
+export class World {
+  readonly scheduler: Scheduler;
+  readonly db = new MemoryDynamoDb();
+  readonly fifo: SimQueue;
+  readonly fifoDlq: SimQueue;
+  readonly standard: SimQueue;
+  readonly standardDlq: SimQueue;
+  readonly relayFailures: SimQueue;
+  private readonly queues = new Map<string, SimQueue>();
+  private readonly shards: Shard[] = Array.from({ length: STREAM_SHARDS }, () => ({
+    records: [],
+    position: 0,
+    attempts: 0,
+    idle: false,
+  }));
+  private readonly providers: SimProviders;
+  private readonly plan: PlannedRequest[] = [];
+  private readonly observations: Observation[] = [];
+  private readonly unexpectedErrors: string[] = [];
+  private pendingOutbox = 0;
+  private streamSequence = 0;
+  private invocations = 0;
+  private activeClients = 0;
+  private stopped = false;
+  private redrivePending = false;
+  private redriveAt = 0;
+
+  constructor(readonly options: SimulationOptions) {
+    this.scheduler = new Scheduler(options.seed, options.keepTrace);
+    this.providers = new SimProviders(this.scheduler, {
+      memorySeconds: options.settings.providerMemorySeconds,
+      failureChance: options.faults.providerFailure,
+    });
+    createSimulatedTables(this.db);
+    const s = options.settings;
+    const visibility = (window: number) => 6 * s.consumerTimeoutSeconds + window;
+    // As lib/constructs/pipelines.ts derives them; the guard-off budget is the old flat 5 receives.
+    const attempts = attemptsForBudget(s.retryBudget);
+    const oldBudget = options.guards.retryBudget === 'seconds';
+    const retention = 4 * 86400;
+    const dlqRetention = 14 * 86400;
+    this.fifoDlq = this.queue({
+      name: 'fulfilment-dlq.fifo',
+      fifo: true,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.fifo = this.queue({
+      name: 'fulfilment.fifo',
+      fifo: true,
+      visibilityTimeoutSeconds: visibility(0),
+      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : fifoMaxReceiveCount(attempts, FIFO_BATCH),
+      retentionSeconds: retention,
+      deadLetterQueue: this.fifoDlq,
+    });
+    this.standardDlq = this.queue({
+      name: 'loyalty-dlq',
+      fifo: false,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.standard = this.queue({
+      name: 'loyalty',
+      fifo: false,
+      visibilityTimeoutSeconds: visibility(1),
+      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : attempts,
+      retentionSeconds: retention,
+      deadLetterQueue: this.standardDlq,
+      duplicateChance: options.faults.sqsDuplicate,
+    });
+    this.relayFailures = this.queue({
+      name: 'relay-on-failure',
+      fifo: false,
+      visibilityTimeoutSeconds: 30,
+      retentionSeconds: dlqRetention,
+    });
+    this.db.onChange = (change) => {
+      if (change.table !== ORDERS_TABLE) return;
+      const wasPending = change.oldImage?.pendingShard !== undefined;
+      const isPending = change.newImage?.pendingShard !== undefined;
+      this.pendingOutbox += Number(isPending) - Number(wasPending);
+      if (change.oldImage === undefined && change.newImage?.entity === 'OUTBOX') this.streamInsert(change.newImage);
+    };
+    if (!options.guards.versionCheck)
+      this.db.ignoreConditionOn = (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#');
+  }
+
+  private queue(options: ConstructorParameters<typeof SimQueue>[1]): SimQueue {
+    const queue = new SimQueue(this.scheduler, options);
+    this.queues.set(queue.url, queue);
+    return queue;
+  }
+
+  private invocation(kind: string): Invocation {
+    this.invocations += 1;
+    const f = this.options.faults;
+    return new Invocation(`${kind}#${this.invocations}`, this.scheduler, this.db, this.queues, {
+      crashPerCall: f.crashPerCall,
+      transactionConflict: f.transactionConflict,
+      sqsSendFailure: f.sqsSendFailure,
+    });
+  }
+
+  async run(): Promise<SimulationResult> {
+    const { scheduler, options } = this;
+    const savedRandom = Math.random;
+    const savedBypass = process.env.INBOX_BYPASS_BUILD;
+    // The real code draws backoff jitter from Math.random: the seed must decide it too.
+    Math.random = scheduler.random;
+    // The inbox-claim guard can only be switched off in the local build (the bundles of every
+    // other build drop the switch); this run is that build when it switches the guard off.
+    if (!options.guards.inboxClaim) process.env.INBOX_BYPASS_BUILD = 'true';
+    try {
+      const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
+      for (let i = 0; i < options.orders; i++)
+        scheduler.at(scheduler.between(0, arrivalsMs), () => this.startClient(i));
+      const windows = Math.floor(options.faults.providerOutages);
+      const extraWindow = scheduler.chance(options.faults.providerOutages - windows) ? 1 : 0;
+      for (let o = 0; o < windows + extraWindow; o++) {
+        const provider = scheduler.pick(options.faults.outageProviders);
+        const start = scheduler.between(0, arrivalsMs);
+        const long = scheduler.chance(options.faults.longOutageChance);
+        const [min, max] = long ? options.faults.longOutageSeconds : options.faults.providerOutageSeconds;
+        const end = start + scheduler.between(min * 1000, max * 1000);
+        this.providers.outages.push({ provider, start, end });
+        const kind = long ? 'provider-outage-beyond-budget' : 'provider-outage';
+        scheduler.at(start, () => scheduler.fault(kind, `${provider} until ${(end / 1000).toFixed(1)}s`));
+      }
+      for (let p = 0; p < options.faults.poisonMessages; p++) {
+        scheduler.at(scheduler.between(0, arrivalsMs), () => {
+          const body = JSON.stringify({ poison: true, n: p });
+          this.fifo.send(body, { groupId: `poison-${p}`, dedupId: `poison-${p}` });
+          this.standard.send(body);
+          scheduler.fault('poison-message', `${body} to both queues`);
+        });
+      }
+      for (let c = 0; c < CONSUMER_CONCURRENCY; c++) {
+        scheduler.at(scheduler.between(0, 200), () =>
+          this.pollQueue(this.fifo, FIFO_BATCH, (m) => this.fulfilmentBatch(m)),
+        );
+        scheduler.at(scheduler.between(0, 200), () =>
+          this.pollQueue(this.standard, STANDARD_BATCH, (m) => this.loyaltyBatch(m)),
+        );
+      }
+      for (const shard of this.shards) scheduler.at(scheduler.between(0, 500), () => this.pollShard(shard));
+      scheduler.at(60_000, () => this.sweep());
+      if (options.redriveDlqsAfterSeconds !== undefined) {
+        this.redrivePending = true;
+        this.redriveAt = arrivalsMs + options.redriveDlqsAfterSeconds * 1000;
+        scheduler.at(this.redriveAt, () => {
+          this.redrivePending = false;
+          const moved = this.fifoDlq.redriveTo(this.fifo) + this.standardDlq.redriveTo(this.standard);
+          scheduler.fault('dlq-redrive', `${moved} messages back to their queues`);
+        });
+      }
+      const deadline = arrivalsMs + (6 * 3600 + (options.redriveDlqsAfterSeconds ?? 0)) * 1000;
+      scheduler.at(arrivalsMs, () => this.checkDrained(deadline));
+      await scheduler.run();
+      return this.result();
+    } finally {
+      Math.random = savedRandom;
+      if (savedBypass === undefined) delete process.env.INBOX_BYPASS_BUILD;
+      else process.env.INBOX_BYPASS_BUILD = savedBypass;
+    }
+  }
+
+  // ---- API clients --------------------------------------------------------
+
+  private startClient(index: number): void {
+    const { scheduler, options } = this;
+    const lines = scheduler.between(1, 3);
+    const request: PlaceOrderRequest = {
+      customerId: `cust-${scheduler.between(1, options.customers)}`,
+      items: Array.from({ length: lines }, () => ({
+        sku: `sku-${scheduler.between(1, options.skus)}`,
+        quantity: scheduler.between(1, 4),
+        unitPriceCents: scheduler.between(50, 5000),
+      })),
+    };
+    const client: Client = {
+      caller: `client-${index % 7}`,
+      session: 1,
+      key: `key-${index}`,
+      request,
+      fingerprint: `fp-${index}`,
+      chains: 0,
+      created: false,
+      replayed: false,
+    };
+    this.activeClients += 1;
+    this.place(client, 'new', 1);
+    if (scheduler.chance(options.concurrentRetryChance)) {
+      scheduler.fault('client-concurrent-retry', client.key);
+      this.place(client, 'retry-concurrent', 1);
+    }
+  }
+
+  /**
+   * What a client does once none of its requests is in flight any more: maybe
+   * replay the request (same key), then maybe cancel. A replay is sent only
+   * before the cancel: the API's idempotency record (which would replay the
+   * first answer after a cancel too) is not simulated.
+   */
+  private afterRequests(client: Client): void {
+    const { scheduler, options } = this;
+    if (client.created && !client.replayed && scheduler.chance(options.replayChance)) {
+      client.replayed = true;
+      scheduler.at(scheduler.between(100, 600_000), () => this.place(client, 'retry-sequential', 1));
+    } else if (client.created && scheduler.chance(options.cancelChance)) {
+      scheduler.at(scheduler.between(0, 120_000), () => this.cancel(client, 1));
+    } else {
+      this.activeClients -= 1;
+      if (!client.created) scheduler.trace(`client gave up on key=${client.key}`);
+    }
+  }
+
+  private place(client: Client, op: PlannedRequest['op'], attempt: number, continuesChain = false): void {
+    const { scheduler } = this;
+    const index = this.plan.length;
+    if (!continuesChain) client.chains += 1;
+    if (attempt > 1 && scheduler.chance(this.options.faults.credentialRotation)) {
+      client.session += 1;
+      scheduler.fault('credential-rotation', `${client.caller} now signs as session ${client.session}`);
+    }
+    // The intent is the client's, whatever session signs it (the verification groups by plan.caller).
+    this.plan.push({ index, op, caller: client.caller, method: 'POST', path: '/orders', idempotencyKey: client.key });
+    const invocation = this.invocation(`api-place`);
+    const startedAt = scheduler.now;
+    const caller = this.apiCaller(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${caller} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
+    placeOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
+      caller,
+      idempotencyKey: client.key,
+      fingerprint: client.fingerprint,
+      request: client.request,
+      now: scheduler.date(),
+    })
+      .then(
+        (view) => ({ status: 201 as number | 'no-response', body: JSON.stringify(view) }),
+        (error) => ({ status: this.statusOf(error, invocation.name), body: undefined }),
+      )
+      .then((answer) => {
+        if (invocation.crashed) answer = { status: 'no-response', body: undefined };
+        else if (answer.status !== 'no-response' && scheduler.chance(this.options.faults.responseLost)) {
+          scheduler.fault('response-lost', `${invocation.name} ${client.key}`);
+          answer = { status: 'no-response', body: undefined };
+        }
+        this.observations.push({
+          index,
+          status: answer.status,
+          body: answer.body,
+          replayed: false,
+          startedAt,
+          latencyMs: scheduler.now - startedAt,
+        });
+        scheduler.trace(`${invocation.name} answered ${answer.status} to ${client.caller} key=${client.key}`);
+        if (answer.status === 201) client.created = true;
+        else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
+          // The retry continues this chain: the client is still busy with the key.
+          scheduler.at(scheduler.between(200, 2000 * attempt), () =>
+            this.place(client, 'retry-sequential', attempt + 1, true),
+          );
+          return;
+        }
+        client.chains -= 1;
+        if (client.chains === 0) this.afterRequests(client);
+      });
+  }
+
+  private cancel(client: Client, attempt: number): void {
+    const { scheduler } = this;
+    const index = this.plan.length;
+    const orderId = this.orderIdOf(client.caller, client.key);
+    this.plan.push({
+      index,
+      op: 'cancel',
+      caller: client.caller,
+      method: 'POST',
+      path: `/orders/${orderId}/cancel`,
+      orderKey: client.key,
+    });
+    const invocation = this.invocation('api-cancel');
+    const caller = this.apiCaller(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
+    cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
+      caller,
+      orderId,
+      now: scheduler.date(),
+    })
+      .then(
+        (outcome) => (outcome.kind === 'cancelled' ? 200 : 404),
+        (error) => this.statusOf(error, invocation.name),
+      )
+      .then((status) => {
+        if (invocation.crashed) status = 'no-response';
+        this.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
+        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId}`);
+        if ((status === 'no-response' || status >= 500) && attempt < 8)
+          scheduler.at(scheduler.between(200, 2000 * attempt), () => this.cancel(client, attempt + 1));
+        else this.activeClients -= 1;
+      });
+  }
+
+  /**
+   * Who the API says is calling: the real `callerOf` applied to the request
+   * context an assumed-role session produces (with the guard off: the raw session ARN).
+   */
+  private apiCaller(client: string, session: number): string {
+    const userArn = `arn:aws:sts::111122223333:assumed-role/${client}/session-${session}`;
+    if (this.options.guards.callerScope === 'session') return userArn;
+    const event = { requestContext: { identity: { userArn, caller: `AROAEXAMPLE:session-${session}` } } };
+    const caller = callerOf(event as unknown as APIGatewayProxyEvent);
+    if (caller === undefined) throw new Error('callerOf found no caller on an assumed-role request');
+    return caller;
+  }
+
+  /** The order a client's key must map to: the one its first session's caller derives. */
+  private readonly orderIdOf = (client: string, key: string): string => deriveOrderId(this.apiCaller(client, 1), key);
+
+  /** The API's error classes: 422 for key reuse, 503 for a dependency that failed transiently, no answer on a crash. */
+  private statusOf(error: unknown, who: string): number | 'no-response' {
+    if (error instanceof SimulatedCrash) return 'no-response';
+    if (error instanceof IdempotencyKeyReusedError) return 422;
+    if (error instanceof TransactionCanceledException || error instanceof ServiceUnavailable) return 503;
+    this.unexpectedErrors.push(`${who}: ${String(error)}`);
+    return 500;
+  }
+
+  // ---- stream, relay, sweeper ---------------------------------------------
+
+  private streamInsert(item: Item): void {
+    const event = item.event as OrderEvent;
+    if (this.scheduler.chance(this.options.faults.streamRecordLost)) {
+      this.scheduler.fault('stream-record-lost', event.eventId);
+      return;
+    }
+    // Per-key order: an order's records always land on one shard.
+    const shard = this.shards[hashOf(String(item.pk)) % this.shards.length];
+    shard.records.push({
+      sequenceNumber: String(++this.streamSequence).padStart(12, '0'),
+      event,
+      at: this.scheduler.now,
+    });
+    if (shard.idle) {
+      shard.idle = false;
+      // The mapping's batching window (1 s) lets a batch fill before the relay is invoked.
+      this.scheduler.at(this.scheduler.between(0, 1000), () => this.pollShard(shard));
+    }
+  }
+
+  private pollShard(shard: Shard): void {
+    if (this.stopped) return;
+    const { scheduler } = this;
+    if (shard.position >= shard.records.length) {
+      shard.idle = true;
+      return;
+    }
+    const batch = shard.records.slice(shard.position, shard.position + RELAY_BATCH);
+    void this.relayBatch(batch).then((failedFrom) => {
+      if (failedFrom < batch.length) {
+        shard.attempts += 1;
+        if (shard.attempts > this.options.settings.relayRetryAttempts) {
+          // Retries exhausted: the records go to the on-failure destination and the shard moves on.
+          const skipped = batch.slice(failedFrom);
+          this.relayFailures.send(JSON.stringify({ onFailure: skipped.map((r) => r.event.eventId) }));
+          scheduler.trace(`relay gave up on ${skipped.length} stream records after ${shard.attempts - 1} retries`);
+          shard.position += batch.length;
+          shard.attempts = 0;
+        } else shard.position += failedFrom;
+      } else {
+        shard.attempts = 0;
+        if (scheduler.chance(this.options.faults.streamRedelivery))
+          scheduler.fault('stream-redelivery', `${batch.length} records`);
+        else shard.position += batch.length;
+      }
+      scheduler.at(scheduler.between(10, 500), () => this.pollShard(shard));
+    });
+  }
+
+  /** One relay invocation; resolves the index of the first record to retry (batch.length when all went through). */
+  private async relayBatch(batch: StreamRecord[]): Promise<number> {
+    const invocation = this.invocation('relay');
+    this.scheduler.trace(
+      `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
+    );
+    const publisher = this.publisher(invocation);
+    // The relay handler's check: an item that can never be published is skipped (and counted), not retried.
+    const checked = batch.map((r) => checkOutboxEvent(r.event));
+    const events = checked.flatMap((c) => (c.ok ? [c.event] : []));
+    for (const c of checked)
+      if (!c.ok) this.scheduler.trace(`${invocation.name} skipped a malformed outbox item: ${c.reason}`);
+    try {
+      const failedIds = await relayOutboxEvents(events, {
+        publisher,
+        outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
+        now: () => this.scheduler.date(),
+      });
+      const resends = events.filter(
+        (e) => !failedIds.has(e.eventId) && this.scheduler.chance(this.options.faults.producerResend),
+      );
+      for (const e of resends) this.scheduler.fault('producer-resend', e.eventId);
+      // A resend goes out as the relay's resend fault sends it: a new message, another FIFO dedup id.
+      if (resends.length > 0) await this.publisher(invocation, resendDeduplicationId).publish(resends);
+      if (invocation.crashed) return 0;
+      const firstFailed = checked.findIndex((c) => c.ok && failedIds.has(c.event.eventId));
+      return firstFailed === -1 ? batch.length : firstFailed;
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} failed: ${String(error)}`);
+      return 0;
+    } finally {
+      flushMetrics();
+    }
+  }
+
+  private sweep(): void {
+    if (this.stopped) return;
+    const invocation = this.invocation('sweeper');
+    sweepOutbox({
+      publisher: this.publisher(invocation),
+      outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
+      now: () => this.scheduler.date(),
+      minAgeSeconds: this.options.settings.sweepAgeSeconds,
+      maxItems: 500,
+    }).then(
+      (result) => {
+        if (result.republished > 0 || result.failed > 0)
+          this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
+      },
+      (error) => this.scheduler.trace(`${invocation.name} failed: ${String(error)}`),
+    );
+    this.scheduler.at(60_000, () => this.sweep());
+  }
+
+  private publisher(invocation: Invocation, deduplicationId?: (event: OrderEvent) => string): SqsEventPublisher {
+    return new SqsEventPublisher(
+      invocation.sqs,
+      { fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url },
+      { deduplicationId },
+    );
+  }
+
+  // ---- queue consumers ----------------------------------------------------
+
+  private pollQueue(queue: SimQueue, batchSize: number, invoke: (messages: SimMessage[]) => Promise<void>): void {
+    if (this.stopped) return;
+    const messages = queue.receive(batchSize);
+    if (messages.length === 0) {
+      queue.waitForMessages(() =>
+        this.scheduler.at(this.scheduler.between(1, 20), () => this.pollQueue(queue, batchSize, invoke)),
+      );
+      return;
+    }
+    void invoke(messages).then(() =>
+      this.scheduler.at(this.scheduler.between(1, 50), () => this.pollQueue(queue, batchSize, invoke)),
+    );
+  }
+
+  /**
+   * What consumer-wiring.ts builds from the stack's environment: the message
+   * control, the retry budget's backoff, in-process contention retries (on the
+   * virtual clock) and, on FIFO, the consumer's own try counter and try limit.
+   * `receives` maps each record's receipt handle to its receive count, for the
+   * guard-off budget's full-jitter backoff.
+   */
+  private consumerSettings(
+    invocation: Invocation,
+    consumer: 'fulfilment' | 'loyalty',
+    receives: ReadonlyMap<string, number>,
+  ): ConsumerSettings {
+    const fifo = consumer === 'fulfilment';
+    const budget = this.options.settings.retryBudget;
+    const control = new SqsMessageControl(invocation.sqs, {
+      queueUrl: fifo ? this.fifo.url : this.standard.url,
+      deadLetterQueueUrl: fifo ? this.fifoDlq.url : this.standardDlq.url,
+      fifo,
+    });
+    const inProcess = {
+      ...IN_PROCESS_RETRY,
+      isContention,
+      sleep: (ms: number) => invocation.sleep(ms),
+      random: this.scheduler.random,
+    };
+    if (this.options.guards.retryBudget === 'seconds') {
+      const old = OLD_BACKOFF[consumer];
+      // The old backoff: full jitter on the receive count, which may draw 0 s every time.
+      const oldControl: MessageControl = {
+        changeVisibility: (handle, seconds) =>
+          control.changeVisibility(
+            handle,
+            seconds === 0 ? 0 : fullJitterBackoffSeconds(receives.get(handle) ?? 1, old, this.scheduler.random),
+          ),
+        sendToDeadLetterQueue: (message) => control.sendToDeadLetterQueue(message),
+      };
+      return { consumer, control: oldControl, backoff: old, inProcess };
+    }
+    return {
+      consumer,
+      control,
+      backoff: { baseSeconds: budget.baseSeconds, capSeconds: budget.capSeconds },
+      inProcess,
+      tryLimit: fifo
+        ? {
+            maxAttempts: attemptsForBudget(budget),
+            counter: new DynamoDbTryCounter(invocation.documents, {
+              tableName: EFFECTS_TABLE,
+              ttlSeconds: INBOX_TTL_SECONDS,
+              now: () => this.scheduler.date(),
+            }),
+          }
+        : undefined,
+    };
+  }
+
+  private ledgerOptions(): LedgerOptions {
+    return {
+      tableName: EFFECTS_TABLE,
+      inboxTtlSeconds: INBOX_TTL_SECONDS,
+      now: () => this.scheduler.date(),
+      unsafeDisableInbox: this.options.guards.inboxClaim ? undefined : () => true,
+    };
+  }
+
+  private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
+    const invocation = this.invocation('fulfilment');
+    const event = this.sqsEvent(this.fifo, messages);
+    const settings = this.consumerSettings(invocation, 'fulfilment', receiveCounts(event));
+    const ledger = new DynamoDbFulfilmentLedger(invocation.documents, this.ledgerOptions());
+    const warehouse = this.provider(invocation, 'warehouse');
+    const attempted = new Set<string>();
+    let response: SQSBatchResponse | undefined;
+    try {
+      response = await processPartialResponse(
+        event,
+        (record: SQSRecord) => {
+          attempted.add(record.messageId);
+          const deps = { ledger: this.guardedLedger(ledger, record), warehouse };
+          return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps));
+        },
+        new SqsFifoPartialProcessorAsync(),
+        { skipGroupOnError: true, throwOnFullBatchFailure: false },
+      );
+      // The handler's release of records skipped behind a failure in their group.
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
+      await Promise.all(
+        skipped.map((r) => settings.control.changeVisibility(r.receiptHandle, 0).catch(() => undefined)),
+      );
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
+    } finally {
+      flushMetrics();
+    }
+    this.acknowledge(invocation, this.fifo, messages, response);
+  }
+
+  private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
+    const invocation = this.invocation('loyalty');
+    const event = this.sqsEvent(this.standard, messages);
+    const settings = this.consumerSettings(invocation, 'loyalty', receiveCounts(event));
+    const ledger = new DynamoDbLoyaltyLedger(invocation.documents, this.ledgerOptions());
+    const mail = this.provider(invocation, 'mail');
+    let response: SQSBatchResponse | undefined;
+    try {
+      response = await processPartialResponse(
+        event,
+        (record: SQSRecord) =>
+          consumeRecord(record, settings, (e) => {
+            if (e.eventType !== 'OrderPlaced')
+              throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+            return creditLoyaltyPoints(e, { ledger: this.guardedLedger(ledger, record), mail });
+          }),
+        new BatchProcessor(EventType.SQS),
+        { throwOnFullBatchFailure: false },
+      );
+    } catch (error) {
+      this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
+    } finally {
+      flushMetrics();
+    }
+    this.acknowledge(invocation, this.standard, messages, response);
+  }
+
+  /** The event source mapping: deletes what succeeded; a crash or a thrown invocation deletes nothing. */
+  private acknowledge(
+    invocation: Invocation,
+    queue: SimQueue,
+    messages: SimMessage[],
+    response: SQSBatchResponse | undefined,
+  ): void {
+    if (invocation.crashed || response === undefined) {
+      this.scheduler.trace(`${invocation.name} acked nothing (${invocation.crashed ? 'crashed' : 'failed'})`);
+      return;
+    }
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const message of messages) if (!failed.has(message.messageId)) queue.delete(message.handle!);
+    this.scheduler.trace(`${invocation.name} acked ${messages.length - failed.size}, failed ${failed.size}`);
+  }
+
+  /**
+   * Guard switches on the ledger, test-only: key the inbox claim on the SQS
+   * messageId instead of the producer's eventId, and/or let every duplicate
+   * call the provider again (ignoring `providerCallDoneAt` and `supersededBy`).
+   */
+  private guardedLedger<L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord): L {
+    const { dedupeOn, providerCompletion } = this.options.guards;
+    if (dedupeOn === 'eventId' && providerCompletion) return ledger;
+    const rekey = <E extends OrderEvent>(e: E): E => (dedupeOn === 'eventId' ? e : { ...e, eventId: record.messageId });
+    const owed = async (result: Promise<LedgerResult>): Promise<LedgerResult> => {
+      const r = await result;
+      return providerCompletion || r.outcome !== 'duplicate' ? r : { ...r, providerCallPending: true };
+    };
+    const recordProviderCallDone = (eventId: string) =>
+      ledger.recordProviderCallDone(dedupeOn === 'eventId' ? eventId : record.messageId);
+    if ('credit' in ledger)
+      return {
+        credit: (e, points) => owed(ledger.credit(rekey(e), points)),
+        recordProviderCallDone,
+      } as LoyaltyLedger as L;
+    return {
+      reserve: (e) => owed(ledger.reserve(rekey(e))),
+      release: (e) => owed(ledger.release(rekey(e))),
+      recordProviderCallDone,
+    } as FulfilmentLedger as L;
+  }
+
+  private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
+    return {
+      Records: messages.map((m) => ({
+        messageId: m.messageId,
+        receiptHandle: m.handle!,
+        body: m.body,
+        attributes: {
+          ApproximateReceiveCount: String(m.receiveCount),
+          SentTimestamp: String(m.sentAt),
+          SenderId: 'simulation',
+          ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt),
+          ...(m.groupId === undefined ? {} : { MessageGroupId: m.groupId, MessageDeduplicationId: m.dedupId }),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue.options.name}`,
+        awsRegion: 'us-east-1',
+      })),
+    };
+  }
+
+  // ---- external providers -------------------------------------------------
+
+  private provider(invocation: Invocation, name: string) {
+    return {
+      send: (idempotencyKey: string, payload: Record<string, unknown>) =>
+        invocation.io(`${name}.send ${idempotencyKey}`, () => this.providers.call(name, idempotencyKey, payload)),
+    };
+  }
+
+  // ---- the end ------------------------------------------------------------
+
+  private checkDrained(deadline: number): void {
+    const quiet =
+      this.activeClients === 0 &&
+      this.pendingOutbox === 0 &&
+      this.fifo.messages.size === 0 &&
+      this.standard.messages.size === 0 &&
+      this.shards.every((s) => s.position >= s.records.length);
+    const idle = quiet && !this.redrivePending;
+    if (idle || this.scheduler.now >= deadline) {
+      this.stopped = true;
+      this.scheduler.trace(
+        idle
+          ? 'drained'
+          : `deadline reached before the system drained: ${this.activeClients} clients busy, ${this.pendingOutbox} outbox items pending, ` +
+              `${this.fifo.messages.size} + ${this.standard.messages.size} messages queued, ` +
+              `${this.shards.map((s) => s.records.length - s.position).join('+')} stream records left`,
+      );
+      return;
+    }
+    // Quiet until the operator's redrive: look again just after it rather than every 5 s for an hour.
+    const next = quiet ? Math.max(5_000, this.redriveAt - this.scheduler.now + 1_000) : 5_000;
+    this.scheduler.at(next, () => this.checkDrained(deadline));
+  }
+
+  private result(): SimulationResult {
+    const toMessage = (m: SimMessage) => ({
+      MessageId: m.messageId,
+      Body: m.body,
+      MessageAttributes: Object.fromEntries(
+        Object.entries(m.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]),
+      ),
+    });
+    const verification = checkInvariants({
+      runId: '',
+      checkIntents: true,
+      plan: this.plan,
+      observations: this.observations,
+      orderIdOf: this.orderIdOf,
+      isPoison: isPoison,
+      pendingOutbox: this.pendingOutbox,
+      orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
+      effectItems: this.db.items(EFFECTS_TABLE),
+      providerItems: this.providers.items(),
+      deadLetterQueues: [
+        { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },
+        { name: 'fulfilment DLQ', messages: this.fifoDlq.all().map(toMessage) },
+        { name: 'relay on-failure queue', messages: this.relayFailures.all().map(toMessage) },
+      ],
+    });
+    const lost = [...this.fifo.expired, ...this.standard.expired];
+    for (const m of lost)
+      verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
+    return {
+      seed: this.options.seed,
+      verification,
+      traceHash: this.scheduler.traceHash(),
+      trace: this.scheduler.traceTail(),
+      faults: { ...this.scheduler.faults },
+      events: this.scheduler.eventsRun,
+      virtualSeconds: this.scheduler.now / 1000,
+      requests: this.plan.length,
+      unexpectedErrors: this.unexpectedErrors,
+    };
+  }
+}
+
+interface Client {
+  caller: string;
+  key: string;
+  /** The client's role session; it changes when its credentials rotate. */
+  session: number;
+  request: PlaceOrderRequest;
+  fingerprint: string;
+  /** Requests of this client in flight or waiting to be retried. */
+  chains: number;
+  created: boolean;
+  replayed: boolean;
+}
+
+function receiveCounts(event: SQSEvent): Map<string, number> {
+  return new Map(event.Records.map((r) => [r.receiptHandle, Number(r.attributes.ApproximateReceiveCount)]));
+}
+
+function isPoison(body: string): boolean {
+  return body.startsWith('{"poison":true');
+}
+
+function hashOf(text: string): number {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) >>> 0;
+  return hash;
+}
+
+export function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  return new World(options).run();
+}

@@ -1,0 +1,73 @@
+import { DeliveryEvidence } from '../../local/host/delivery-evidence';
+
+/** The host's evidence that a delivery fault fired, from the SQS events it hands to a function. */
+const sqsEvent = (...records: { messageId: string; eventId?: string }[]) => ({
+  Records: records.map(({ messageId, eventId }) => ({
+    eventSource: 'aws:sqs',
+    messageId,
+    body: eventId === undefined ? 'not json' : JSON.stringify({ eventId }),
+  })),
+});
+
+const completed = { ok: true, payload: { batchItemFailures: [] } };
+
+test('a message handed over again while its first invocation still works on it, which then completes it, counts as a redelivery while running', () => {
+  const evidence = new DeliveryEvidence();
+
+  const endFirst = evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }));
+  const endSecond = evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }));
+  endSecond(completed);
+  endFirst(completed);
+
+  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 1, eventsUnderSeveralMessageIds: 0 });
+});
+
+test('a message handed over again after its first invocation ended is not a redelivery while running', () => {
+  const evidence = new DeliveryEvidence();
+
+  evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }))(completed);
+  evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }))(completed);
+
+  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 });
+});
+
+test.each([
+  [
+    'reported failed (released early after a transient error)',
+    { ok: true, payload: { batchItemFailures: [{ itemIdentifier: 'm1' }] } },
+  ],
+  ['in an invocation that crashed or timed out', { ok: false }],
+])(
+  'a message handed over again while the first invocation ran, but %s, is not a slow-handler redelivery',
+  (_name, outcome) => {
+    const evidence = new DeliveryEvidence();
+
+    const endFirst = evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }, { messageId: 'm2', eventId: 'e2' }));
+    evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }))(completed);
+    endFirst(outcome);
+
+    expect(evidence.counts.redeliveredWhileRunning).toBe(0);
+  },
+);
+
+test('one eventId under a second message id counts once per event; bodies without an eventId are ignored', () => {
+  const evidence = new DeliveryEvidence();
+
+  evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }, { messageId: 'p1' }))(completed);
+  evidence.begin(sqsEvent({ messageId: 'm2', eventId: 'e1' }, { messageId: 'p2' }))(completed);
+  evidence.begin(sqsEvent({ messageId: 'm3', eventId: 'e1' }, { messageId: 'm4', eventId: 'e2' }))(completed);
+
+  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 1 });
+});
+
+test('events that are not SQS deliveries (stream records, schedules, API calls) leave no evidence', () => {
+  const evidence = new DeliveryEvidence();
+
+  const endStream = evidence.begin({ Records: [{ eventSource: 'aws:dynamodb', messageId: 'x' }] });
+  evidence.begin({ Records: [{ eventSource: 'aws:dynamodb', messageId: 'x' }] })(completed);
+  endStream(completed);
+  evidence.begin({ source: 'aws.events' })(completed);
+  evidence.begin(null)(completed);
+
+  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 });
+});

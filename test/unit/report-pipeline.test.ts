@@ -1,0 +1,162 @@
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { htmlReport, summarize } from '../../loadtest/report';
+import { lagOverTime, startSampler, type PipelineSamples } from '../../loadtest/sampler';
+import type { Target } from '../../loadtest/target';
+
+const verification = {
+  violations: [],
+  counts: { intents: 2, orders: 2, cancelledOrders: 0, skusChecked: 1, customersChecked: 1, providerKeys: 4 },
+  duplicatesSuppressed: {},
+  consumerMetrics: {},
+  deadLetters: [],
+};
+
+function results(pipeline?: PipelineSamples) {
+  return summarize({
+    runId: 'lt1',
+    target: 'local:test',
+    seed: 1,
+    profile: 'smoke',
+    faults: ['crash'],
+    startedAt: '2026-01-01T00:00:00.000Z',
+    plan: [],
+    observations: [{ index: 0, status: 201, replayed: false, startedAt: 0, latencyMs: 10 }],
+    durationMs: 1_000,
+    injected: { poisonMessages: 0, redriven: 0 },
+    drain: { drained: true, waitedMs: 1 },
+    verification,
+    calls: { apiRequests: 1 },
+    pipeline,
+  });
+}
+
+const samples: PipelineSamples = {
+  intervalMs: 1_000,
+  samples: [
+    {
+      second: 0,
+      queues: {
+        Fulfilment: { visible: 5, inFlight: 2, delayed: 1 },
+        'Fulfilment DLQ': { visible: 0, inFlight: 0, delayed: 0 },
+      },
+      counters: { 'EffectApplied{consumer=fulfilment}': 0, 'TransientFailure{consumer=fulfilment}': 0 },
+    },
+    {
+      second: 1,
+      queues: {
+        Fulfilment: { visible: 0, inFlight: 0, delayed: 0 },
+        'Fulfilment DLQ': { visible: 1, inFlight: 0, delayed: 0 },
+      },
+      counters: { 'EffectApplied{consumer=fulfilment}': 7, 'TransientFailure{consumer=fulfilment}': 1 },
+    },
+  ],
+  marks: [{ second: 0.5, label: 'faults off' }],
+  effectLag: [{ second: 0, consumer: 'fulfilment', p50: 120, p99: 900, count: 2 }],
+};
+
+describe('proof report: the pipeline over time', () => {
+  it('charts queue depth, in flight, DLQ depth, consumer counters, failures and effect lag, with the run marks', () => {
+    const html = htmlReport(results(samples));
+
+    for (const title of [
+      'Queue depth (visible + delayed), per source queue',
+      'In flight (received, not yet deleted), per source queue',
+      'DLQ depth, per dead-letter queue',
+      'Effects applied and duplicates suppressed, per consumer (cumulative)',
+      'Failures, injected or not, per consumer (cumulative)',
+      'Effect lag, order accepted -&gt; effect applied (by second accepted)',
+    ])
+      expect(html).toContain(`<figcaption>${title}</figcaption>`);
+    expect(html).toContain('data-series="Fulfilment"');
+    expect(html).toContain('data-series="Fulfilment DLQ"');
+    expect(html).toContain('data-series="applied (fulfilment)"');
+    expect(html).toContain('data-series="transient (fulfilment)"');
+    expect(html).toContain('data-series="fulfilment p99"');
+    expect(html.match(/class="mark"/g)).toHaveLength(6);
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
+  });
+
+  it('keeps the report as it was when the run was not sampled', () => {
+    const html = htmlReport(results());
+
+    expect(html).not.toContain('Queue depth');
+  });
+
+  it('buckets effect lag by the second the order was accepted, per consumer', () => {
+    const applied = new Map([
+      ['fulfilment:e1', 1_300],
+      ['loyalty:e1', 1_100],
+      ['fulfilment:e2', 7_500],
+    ]);
+
+    const lag = lagOverTime(
+      applied,
+      [
+        { eventId: 'e1', acceptedAt: 1_000 },
+        { eventId: 'e2', acceptedAt: 6_500 },
+        { eventId: 'e3', acceptedAt: 6_600 }, // no effect yet: left out, not counted as zero
+      ],
+      0,
+    );
+
+    expect(lag).toEqual([
+      { second: 0, consumer: 'fulfilment', p50: 300, p99: 300, count: 1 },
+      { second: 0, consumer: 'loyalty', p50: 100, p99: 100, count: 1 },
+      { second: 5, consumer: 'fulfilment', p50: 1_000, p99: 1_000, count: 1 },
+    ]);
+  });
+});
+
+describe('pipeline sampler', () => {
+  const sqs = mockClient(SQSClient);
+  let server: http.Server;
+  let applied = 0;
+
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      res.end(JSON.stringify({ metrics: { 'EffectApplied{consumer=loyalty}': applied, OrderPlaced: 99 } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('samples each queue and the consumer counters since it started', async () => {
+    sqs.reset();
+    sqs.on(GetQueueAttributesCommand, { QueueUrl: 'q-loyalty' }).resolves({
+      Attributes: {
+        ApproximateNumberOfMessages: '3',
+        ApproximateNumberOfMessagesNotVisible: '2',
+        ApproximateNumberOfMessagesDelayed: '1',
+      },
+    });
+    sqs
+      .on(GetQueueAttributesCommand, { QueueUrl: 'q-loyalty-dlq' })
+      .resolves({ Attributes: { ApproximateNumberOfMessages: '4' } });
+    applied = 10; // before the run: not counted
+    const target = {
+      outputs: { LoyaltyQueueUrl: 'q-loyalty', LoyaltyDlqUrl: 'q-loyalty-dlq' },
+      sqs: new SQSClient({ region: 'us-east-1' }),
+    } as unknown as Target;
+    const { port } = server.address() as AddressInfo;
+
+    const sampler = await startSampler(target, {
+      intervalMs: 60_000,
+      statsUrl: `http://127.0.0.1:${port}/__local/stats`,
+    });
+    applied = 15;
+    sampler.mark('load done');
+    const result = await sampler.stop();
+
+    const last = result.samples.at(-1)!;
+    expect(last.queues).toEqual({
+      Loyalty: { visible: 3, inFlight: 2, delayed: 1 },
+      'Loyalty DLQ': { visible: 4, inFlight: 0, delayed: 0 },
+    });
+    expect(last.counters).toEqual({ 'EffectApplied{consumer=loyalty}': 5 });
+    expect(result.marks.map((m) => m.label)).toEqual(['load done']);
+    expect(result.effectLag).toEqual([]);
+  });
+});

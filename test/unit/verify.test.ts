@@ -1,0 +1,123 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { deriveOrderId, loyaltyPoints } from '../../lambdas/domain/order';
+import type { Observation } from '../../loadtest/drive';
+import type { PlannedRequest } from '../../loadtest/plan';
+import type { Target } from '../../loadtest/target';
+import { verify } from '../../loadtest/verify';
+
+/**
+ * The verification's own rules, on tables and queues the test sets (the proof
+ * kit's matrix runs them against the real runtime): a run without intents must
+ * not pass, and a wrong effect says which way it is off.
+ */
+const doc = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const CALLER = 'arn:aws:iam::000000000000:user/AKIALOADTEST0001';
+const RUN = 'ltunit';
+const target = {
+  kind: 'local',
+  name: 'unit',
+  region: 'us-east-1',
+  apiUrl: 'http://127.0.0.1:1',
+  outputs: {
+    OrdersTableName: 'orders',
+    EffectsTableName: 'effects',
+    ProviderLogTableName: 'provider',
+    LoyaltyDlqUrl: 'loyalty-dlq',
+    FulfilmentDlqUrl: 'fulfilment-dlq',
+    RelayFailureQueueUrl: 'relay-failures',
+  },
+  callers: [],
+  dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
+  sqs: new SQSClient({ region: 'us-east-1' }),
+  faultSwitch: { file: '/dev/null' },
+  close: () => undefined,
+} satisfies Target;
+
+const plan: PlannedRequest[] = [
+  {
+    index: 0,
+    op: 'new',
+    caller: CALLER,
+    method: 'POST',
+    path: '/orders',
+    idempotencyKey: 'key-1',
+    body: { customerId: `${RUN}-c1`, items: [{ sku: `${RUN}-s1`, quantity: 1, unitPriceCents: 1000 }] },
+  },
+];
+const orderId = deriveOrderId(CALLER, 'key-1');
+
+function tables(items: { orders?: Record<string, unknown>[]; effects?: Record<string, unknown>[] }): void {
+  doc.on(ScanCommand, { TableName: 'orders' }).resolves({ Items: items.orders ?? [] });
+  doc.on(ScanCommand, { TableName: 'effects' }).resolves({ Items: items.effects ?? [] });
+  doc.on(ScanCommand, { TableName: 'provider' }).resolves({ Items: [] });
+}
+
+const verifyRun = (observations: Observation[]) =>
+  verify({
+    target,
+    runId: RUN,
+    plan,
+    observations,
+    orderIdOf: deriveOrderId,
+    isPoison: () => false,
+    pendingOutbox: 0,
+  });
+
+const answered = (status: number, body?: string): Observation => ({
+  index: 0,
+  status,
+  body,
+  replayed: false,
+  startedAt: 0,
+  latencyMs: 1,
+});
+
+beforeEach(() => {
+  doc.reset();
+  sqs.reset();
+  sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
+});
+
+test('a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0', async () => {
+  tables({});
+
+  const verification = await verifyRun([answered(500, '{"message":"Internal server error"}')]);
+
+  expect(verification.counts).toMatchObject({ intents: 0, orders: 0 });
+  expect(verification.violations).toEqual([
+    { invariant: 'orders', detail: 'no POST got a 201: a run without intents proves nothing' },
+  ]);
+});
+
+test('double loyalty points are reported as "more than expected", lost ones as "less than expected"', async () => {
+  const totalCents = 1000;
+  const order = {
+    entity: 'ORDER',
+    orderId,
+    status: 'PLACED',
+    customerId: `${RUN}-c1`,
+    items: [{ sku: `${RUN}-s1`, quantity: 1 }],
+    totalCents,
+  };
+  tables({
+    orders: [order],
+    effects: [
+      { pk: `CUSTOMER#${RUN}-c1`, points: 2 * loyaltyPoints(totalCents) },
+      { pk: `SKU#${RUN}-s1`, reserved: 0 },
+    ],
+  });
+
+  const verification = await verifyRun([answered(201, JSON.stringify({ orderId }))]);
+
+  const details = verification.violations.map((v) => `${v.invariant}: ${v.detail}`);
+  expect(details).toContain(
+    `points: customer ${RUN}-c1: points ${2 * loyaltyPoints(totalCents)}, more than expected ${loyaltyPoints(totalCents)}`,
+  );
+  expect(details).toContain(`reserved: sku ${RUN}-s1: reserved 0, less than expected 1`);
+  expect(details.join('\n')).not.toContain('no POST got a 201');
+});
