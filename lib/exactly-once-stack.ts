@@ -170,7 +170,7 @@ export class ExactlyOnceStack extends Stack {
     // The stage decides how long logs are kept, for every log group whichever construct made it.
     Aspects.of(this).add(new LogRetentionAspect(config.logRetention), { priority: AspectPriority.MUTATING });
 
-    // Synth refuses settings that would break exactly-once (DESIGN 4), however they were made.
+    // Synth refuses settings that would break exactly-once (docs/architecture.md), however they were made.
     applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
   }
 }

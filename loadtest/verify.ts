@@ -7,7 +7,7 @@ import type { PlannedRequest } from './plan';
 import type { Target } from './target';
 
 /**
- * Checks every invariant of DESIGN 2 after a run, from the tables and the queues:
+ * Checks every invariant the README lists ("Prove it") after a run, from the tables and the queues:
  * 1. orders = distinct (caller, Idempotency-Key) pairs that got a 201, and every
  *    201 for one key carried the same order;
  * 2. reserved per SKU = sum of quantities of placed-and-not-cancelled orders;

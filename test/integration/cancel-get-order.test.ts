@@ -181,9 +181,10 @@ describe('placing an order', () => {
 
     const { response } = await place(caller, 'key-atomic');
 
-    // The cancelled transaction is a dependency failure: 503 with Retry-After, never a 201 for an unwritten order.
-    expect(response.statusCode).toBe(503);
-    expect(response.headers['Retry-After']).toBe('1');
+    // A condition failure on the outbox put is a state no retry can fix (a bug, not a dependency
+    // outage): 500 without Retry-After, and never a 201 for an unwritten order.
+    expect(response.statusCode).toBe(500);
+    expect(response.headers['Retry-After']).toBeUndefined();
     expect((await partition(orderId)).filter((i) => i.sk === 'ORDER')).toEqual([]);
   });
 });

@@ -125,7 +125,9 @@ describe('on the local runtime', () => {
 
   beforeAll(async () => {
     placed = await placeOrder(Date.now().toString(36));
-    await eventually(() => read(`/inventory/${placed.sku}`), 15_000, 'the reservation');
+    await eventually(() => read(`/inventory/${placed.sku}`), 60_000, 'the reservation');
+    // Both effects applied before the test copies their events into the DLQs.
+    await eventually(() => read(`/customers/${placed.customerId}`), 60_000, 'the loyalty credit');
     const [item] = await outboxItems(placed.orderId);
     eventBody = JSON.stringify(item.event);
     // An event both consumers already applied, back in their DLQs (as if every ack had been lost), and poison.

@@ -147,7 +147,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
   const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];
   expect(JSON.parse(embedded).runId).toBe(results.runId);
   allFaultsReport = files.html;
-}, 300_000);
+}, 600_000);
 
 // --- The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere. ---
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
@@ -271,7 +271,12 @@ describe('provider outage, then cancel, then redrive', () => {
       orderCancelledEventId(orderId),
     );
     expect(
-      checkProviderCalls({ orders: [{ orderId, status: 'CANCELLED' }], effects, providerItems: [...log.values()] }),
+      checkProviderCalls({
+        orders: [{ orderId, status: 'CANCELLED' }],
+        effects,
+        // This order's keys only: the log also holds the matrix runs' calls, which other checks verify.
+        providerItems: [...log.values()].filter((i) => String(i.idempotencyKey).includes(orderId)),
+      }),
     ).toEqual([]);
   }, 300_000);
 });
