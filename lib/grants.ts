@@ -13,7 +13,12 @@ export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITabl
 }
 
 /** Like grantTableActions, on one named index (the sweeper queries the pending-outbox index). */
-export function grantIndexActions(grantee: iam.IGrantable, table: dynamodb.ITable, indexName: string, actions: string[]): void {
+export function grantIndexActions(
+  grantee: iam.IGrantable,
+  table: dynamodb.ITable,
+  indexName: string,
+  actions: string[],
+): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: actions.map((a) => `dynamodb:${a}`),

@@ -36,7 +36,14 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       const body = Buffer.concat(chunks);
       count(counts, String(req.headers['x-amz-target'] ?? ''), body);
       const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host }, agent },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: upstream.host },
+          agent,
+        },
         (upstreamRes) => {
           res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
           upstreamRes.pipe(res);

@@ -14,7 +14,9 @@ export class MetricStore {
     } catch {
       return;
     }
-    const directives = (emf._aws as { CloudWatchMetrics?: { Dimensions?: string[][]; Metrics?: { Name: string }[] }[] } | undefined)?.CloudWatchMetrics;
+    const directives = (
+      emf._aws as { CloudWatchMetrics?: { Dimensions?: string[][]; Metrics?: { Name: string }[] }[] } | undefined
+    )?.CloudWatchMetrics;
     for (const directive of directives ?? []) {
       const dimensionNames = (directive.Dimensions ?? [[]])[0] ?? [];
       const labels = dimensionNames.filter((d) => d !== 'service').map((d) => `${d}=${String(emf[d])}`);

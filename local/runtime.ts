@@ -182,7 +182,8 @@ async function start(
   const queues = await createQueues(sqs, queueDefs, references);
   const tables = await createTables(dynamodb, tableDefs, references);
   const lambdaArn = (name: string) => references.arn('lambda', `function:${name}`);
-  for (const fn of functionDefs) references.register(fn.logicalId, fn.functionName, { Arn: lambdaArn(fn.functionName) });
+  for (const fn of functionDefs)
+    references.register(fn.logicalId, fn.functionName, { Arn: lambdaArn(fn.functionName) });
   apis.forEach((api, i) => references.register(api.logicalId, `local${i || ''}api`, { RootResourceId: 'root' }));
   const resolver = new IntrinsicResolver(template, references, references.pseudoParameters());
   const queueByArn = (arn: string) => [...queues.values()].find((q) => q.arn === arn);
@@ -192,7 +193,10 @@ async function start(
   const metrics = new MetricStore();
   for (const fn of functionDefs) {
     const environment = Object.fromEntries(
-      Object.entries(fn.environment).map(([name, value]) => [name, resolver.resolveString(value, `${fn.logicalId} environment ${name}`)]),
+      Object.entries(fn.environment).map(([name, value]) => [
+        name,
+        resolver.resolveString(value, `${fn.logicalId} environment ${name}`),
+      ]),
     );
     // The proof kit's fault switch: functions read the run's plan from this file (on AWS, an SSM parameter).
     if (options.faultInjectionFile !== undefined) environment.FAULT_INJECTION_FILE = options.faultInjectionFile;
@@ -200,7 +204,10 @@ async function start(
       { ...fn, arn: lambdaArn(fn.functionName), environment },
       {
         region,
-        endpoints: { ...(dynamoProxy ? { DYNAMODB: dynamoProxy.endpoint } : {}), ...(sqsProxy ? { SQS: sqsProxy.endpoint } : {}) },
+        endpoints: {
+          ...(dynamoProxy ? { DYNAMODB: dynamoProxy.endpoint } : {}),
+          ...(sqsProxy ? { SQS: sqsProxy.endpoint } : {}),
+        },
         log,
         maxConcurrency: options.maxConcurrency,
         hideMetrics: options.showMetrics !== true,
@@ -227,15 +234,20 @@ async function start(
   });
   for (const source of sourceDefs.sources) {
     const host = hostOf(source.functionLogicalId);
-    const sourceLog = (line: string) => log(`${host.fn.displayName} <- ${source.kind === 'sqs' ? 'SQS' : 'stream'}`, line);
+    const sourceLog = (line: string) =>
+      log(`${host.fn.displayName} <- ${source.kind === 'sqs' ? 'SQS' : 'stream'}`, line);
     if (source.kind === 'sqs') {
       const poller = new SqsPoller(source, queues.get(source.queueLogicalId)!, host, pollerSqs, region, sourceLog);
       pollers.push(poller);
       poller.start();
     } else {
       const table = tables.get(source.tableLogicalId);
-      if (table?.streamArn === undefined || streams === undefined) throw new TemplateError(`${source.logicalId}: table ${source.tableLogicalId} has no stream`);
-      const destinationArn = source.onFailureDestination === undefined ? undefined : resolver.resolveString(source.onFailureDestination, `${source.logicalId} destination`);
+      if (table?.streamArn === undefined || streams === undefined)
+        throw new TemplateError(`${source.logicalId}: table ${source.tableLogicalId} has no stream`);
+      const destinationArn =
+        source.onFailureDestination === undefined
+          ? undefined
+          : resolver.resolveString(source.onFailureDestination, `${source.logicalId} destination`);
       const destinationQueue = destinationArn === undefined ? undefined : queueByArn(destinationArn);
       const poller = new StreamPoller(
         source,
@@ -257,11 +269,17 @@ async function start(
   const scheduler = new Scheduler(
     scheduleDefs.schedules.map((definition) => ({
       definition,
-      ruleArn: references.arn('events', `rule/${String(template.Resources[definition.ruleLogicalId].Properties?.Name ?? definition.ruleLogicalId)}`),
+      ruleArn: references.arn(
+        'events',
+        `rule/${String(template.Resources[definition.ruleLogicalId].Properties?.Name ?? definition.ruleLogicalId)}`,
+      ),
     })),
     (functionLogicalId) => {
       const fn = functionDefs.find((f) => f.logicalId === functionLogicalId)!;
-      const dlqArn = fn.deadLetterTarget === undefined ? undefined : resolver.resolveString(fn.deadLetterTarget, `${fn.logicalId} DeadLetterConfig`);
+      const dlqArn =
+        fn.deadLetterTarget === undefined
+          ? undefined
+          : resolver.resolveString(fn.deadLetterTarget, `${fn.logicalId} DeadLetterConfig`);
       const dlq = dlqArn === undefined ? undefined : queueByArn(dlqArn);
       const host = hostOf(functionLogicalId);
       return {
@@ -338,7 +356,9 @@ async function start(
     apiUrl,
     stageUrl,
     tables: Object.fromEntries([...tables].map(([id, t]) => [id, t.name])),
-    tableStreamArns: Object.fromEntries([...tables].filter(([, t]) => t.streamArn).map(([id, t]) => [id, t.streamArn!])),
+    tableStreamArns: Object.fromEntries(
+      [...tables].filter(([, t]) => t.streamArn).map(([id, t]) => [id, t.streamArn!]),
+    ),
     queues: Object.fromEntries([...queues].map(([id, q]) => [id, q.name])),
     queueUrls: Object.fromEntries([...queues].map(([id, q]) => [id, q.url])),
     functions: Object.fromEntries(functionDefs.map((f) => [f.logicalId, f.functionName])),
@@ -367,12 +387,17 @@ async function start(
 }
 
 /** The stack's outputs with local values; an execute-api URL becomes the local stage URL. */
-function resolveStackOutputs(stack: StackArtifact, resolver: IntrinsicResolver, stageUrl: string | undefined): Record<string, string> {
+function resolveStackOutputs(
+  stack: StackArtifact,
+  resolver: IntrinsicResolver,
+  stageUrl: string | undefined,
+): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, output] of Object.entries(stack.template.Outputs ?? {})) {
     try {
       const value = resolver.resolveString(output.Value, `output ${name}`);
-      result[name] = stageUrl !== undefined && /^https:\/\/[^/]+\.execute-api\.[^/]+\/[^/]+\/$/.test(value) ? stageUrl : value;
+      result[name] =
+        stageUrl !== undefined && /^https:\/\/[^/]+\.execute-api\.[^/]+\/[^/]+\/$/.test(value) ? stageUrl : value;
     } catch {
       // An output that means nothing locally is left out rather than invented.
     }

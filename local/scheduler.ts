@@ -28,7 +28,10 @@ export class Scheduler {
 
   start(): void {
     for (const { definition, ruleArn } of this.schedules) {
-      const timer = setInterval(() => this.fire(definition, ruleArn), Math.max(10, definition.periodMs * this.timeScale));
+      const timer = setInterval(
+        () => this.fire(definition, ruleArn),
+        Math.max(10, definition.periodMs * this.timeScale),
+      );
       this.timers.push(timer);
     }
   }
@@ -54,7 +57,9 @@ export class Scheduler {
     for (const target of definition.targets) {
       const { host, async } = this.targetOf(target.functionLogicalId);
       const payload = target.input !== undefined ? (JSON.parse(target.input) as unknown) : event;
-      const run = invokeAsync(host, payload, { ...async, signal: this.abort.signal }).catch((error: Error) => async.log(`scheduled invocation failed: ${error.message}`));
+      const run = invokeAsync(host, payload, { ...async, signal: this.abort.signal }).catch((error: Error) =>
+        async.log(`scheduled invocation failed: ${error.message}`),
+      );
       this.inFlight.add(run);
       void run.finally(() => this.inFlight.delete(run));
     }

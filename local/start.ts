@@ -30,7 +30,8 @@ let stopping = false;
 async function main(): Promise<void> {
   const started = Date.now();
   const port = Number(process.env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`PORT must be a port number, got "${process.env.PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`PORT must be a port number, got "${process.env.PORT}"`);
   // The cheap checks first, so a busy port or a missing Java fails in a second, not after synth.
   await assertPortFree(port);
   assertJavaAvailable();
@@ -127,7 +128,9 @@ function assertPortFree(port: number): Promise<void> {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error));
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error),
+    );
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
@@ -136,7 +139,12 @@ class UserError extends Error {}
 
 /** Errors a user can act on are one line; anything else is a bug and keeps its stack. */
 function isUserError(error: unknown): error is Error {
-  return error instanceof UserError || error instanceof TemplateError || error instanceof EmulatorError || error instanceof PortInUseError;
+  return (
+    error instanceof UserError ||
+    error instanceof TemplateError ||
+    error instanceof EmulatorError ||
+    error instanceof PortInUseError
+  );
 }
 
 main().catch((error: unknown) => {

@@ -214,9 +214,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             // Any existing state is newer than "placed": the cancel got here first.
             // The test-only broken consumer drops this guard too: the state alone would
             // still stop a duplicate reserve, and the proof kit could not show a double.
-            ...(this.inboxBypassed()
-              ? {}
-              : { ConditionExpression: 'attribute_not_exists(pk)' }),
+            ...(this.inboxBypassed() ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
           },
         },
         ...this.stockDeltas(event.items, 1),

@@ -49,7 +49,12 @@ export class DynamoDbOrderRepository implements OrderRepository {
                 UpdateExpression: 'SET #status = :cancelled, cancelledAt = :at, version = :v',
                 ConditionExpression: '#status = :placed',
                 ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':cancelled': 'CANCELLED', ':placed': 'PLACED', ':at': cancelledAt, ':v': 2 },
+                ExpressionAttributeValues: {
+                  ':cancelled': 'CANCELLED',
+                  ':placed': 'PLACED',
+                  ':at': cancelledAt,
+                  ':v': 2,
+                },
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
             },

@@ -36,7 +36,10 @@ export class SqsMessageControl {
         QueueUrl: this.options.deadLetterQueueUrl,
         MessageBody: message.body,
         MessageAttributes: Object.fromEntries(
-          Object.entries(message.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v.slice(0, 1024) }]),
+          Object.entries(message.attributes).map(([k, v]) => [
+            k,
+            { DataType: 'String', StringValue: v.slice(0, 1024) },
+          ]),
         ),
         ...(this.options.fifo
           ? { MessageGroupId: message.groupId ?? message.messageId, MessageDeduplicationId: `dlq-${message.messageId}` }

@@ -11,8 +11,7 @@ export interface StoredOrder extends OrderView {
 export type PlaceResult = { kind: 'created' } | { kind: 'exists'; order: StoredOrder };
 
 export type CancelResult =
-  | { kind: 'cancelled'; order: StoredOrder }
-  | { kind: 'not-cancellable'; order: StoredOrder | undefined };
+  { kind: 'cancelled'; order: StoredOrder } | { kind: 'not-cancellable'; order: StoredOrder | undefined };
 
 /**
  * Orders and their outbox. Each write is one transaction: the state change and

@@ -24,14 +24,27 @@ const DEFAULT_5XX = 'DEFAULT_5XX';
  * a problem+json body (the project's error format) stands in for API
  * Gateway's `{"message": ...}`.
  */
-export function renderGatewayError(responses: Record<string, GatewayResponseDefinition>, error: GatewayError, requestId: string): HttpReply {
+export function renderGatewayError(
+  responses: Record<string, GatewayResponseDefinition>,
+  error: GatewayError,
+  requestId: string,
+): HttpReply {
   const response = responses[error.type] ?? responses[error.status >= 500 ? DEFAULT_5XX : DEFAULT_4XX];
   const status = response?.statusCode ?? error.status;
   if (response?.template === undefined) {
     return {
       status,
-      headers: { 'Content-Type': 'application/problem+json', ...(response?.headers ?? {}), 'x-amzn-ErrorType': errorTypeHeader(error.type) },
-      body: JSON.stringify({ type: 'about:blank', title: error.message, status, detail: error.validationErrorString ?? error.message }),
+      headers: {
+        'Content-Type': 'application/problem+json',
+        ...(response?.headers ?? {}),
+        'x-amzn-ErrorType': errorTypeHeader(error.type),
+      },
+      body: JSON.stringify({
+        type: 'about:blank',
+        title: error.message,
+        status,
+        detail: error.validationErrorString ?? error.message,
+      }),
     };
   }
   const substitutions: Record<string, string> = {
@@ -47,7 +60,11 @@ export function renderGatewayError(responses: Record<string, GatewayResponseDefi
   for (const [variable, value] of ordered) body = body.split(variable).join(value);
   return {
     status,
-    headers: { 'Content-Type': 'application/json', ...response.headers, 'x-amzn-ErrorType': errorTypeHeader(error.type) },
+    headers: {
+      'Content-Type': 'application/json',
+      ...response.headers,
+      'x-amzn-ErrorType': errorTypeHeader(error.type),
+    },
     body,
   };
 }
@@ -57,9 +74,11 @@ function escapeJson(text: string): string {
 }
 
 function errorTypeHeader(type: string): string {
-  return type
-    .toLowerCase()
-    .split('_')
-    .map((w) => w[0].toUpperCase() + w.slice(1))
-    .join('') + 'Exception';
+  return (
+    type
+      .toLowerCase()
+      .split('_')
+      .map((w) => w[0].toUpperCase() + w.slice(1))
+      .join('') + 'Exception'
+  );
 }

@@ -18,7 +18,8 @@ export class Router {
     let best: { score: number[]; resourcePath: string; params: Record<string, string> } | undefined;
     for (const resourcePath of new Set(this.routes.map((r) => r.resourcePath))) {
       const result = matchResource(resourcePath, segments);
-      if (result !== undefined && (best === undefined || compareScores(result.score, best.score) > 0)) best = { ...result, resourcePath };
+      if (result !== undefined && (best === undefined || compareScores(result.score, best.score) > 0))
+        best = { ...result, resourcePath };
     }
     if (best === undefined) return { resourceExists: false };
     const onResource = this.routes.filter((r) => r.resourcePath === best!.resourcePath);
@@ -27,7 +28,10 @@ export class Router {
   }
 }
 
-function matchResource(resourcePath: string, segments: string[]): { score: number[]; params: Record<string, string> } | undefined {
+function matchResource(
+  resourcePath: string,
+  segments: string[],
+): { score: number[]; params: Record<string, string> } | undefined {
   const parts = resourcePath.split('/').filter((s) => s !== '');
   const params: Record<string, string> = {};
   const score: number[] = [];

@@ -20,7 +20,8 @@ export interface AsyncInvokeOptions {
  */
 export async function invokeAsync(host: FunctionHost, event: unknown, options: AsyncInvokeOptions): Promise<boolean> {
   for (let attempt = 0; attempt <= options.retryAttempts; attempt++) {
-    if (attempt > 0) await sleep(options.retryDelaysMs[Math.min(attempt - 1, options.retryDelaysMs.length - 1)], options.signal);
+    if (attempt > 0)
+      await sleep(options.retryDelaysMs[Math.min(attempt - 1, options.retryDelaysMs.length - 1)], options.signal);
     if (options.signal?.aborted) return false;
     const result = await host.invoke(event, 'wait');
     if (result.ok) return true;

@@ -11,7 +11,12 @@ export interface InvocationError {
 
 export type InvocationResult =
   | { ok: true; requestId: string; payload: unknown }
-  | { ok: false; requestId: string; error: InvocationError; reason: 'error' | 'timeout' | 'crash' | 'init' | 'throttle' };
+  | {
+      ok: false;
+      requestId: string;
+      error: InvocationError;
+      reason: 'error' | 'timeout' | 'crash' | 'init' | 'throttle';
+    };
 
 export type LogSink = (source: string, line: string) => void;
 
@@ -63,7 +68,10 @@ export class ExecutionEnvironment {
     this.ready = new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.kill();
-        resolve({ errorType: 'Runtime.InitTimeout', errorMessage: `Init phase did not finish within ${(options.initTimeoutMs ?? 10_000) / 1000} s` });
+        resolve({
+          errorType: 'Runtime.InitTimeout',
+          errorMessage: `Init phase did not finish within ${(options.initTimeoutMs ?? 10_000) / 1000} s`,
+        });
       }, options.initTimeoutMs ?? 10_000);
       this.child.on('message', (message: { type: string; error?: InvocationError }) => {
         if (message.type === 'ready') resolve(undefined);
@@ -72,16 +80,25 @@ export class ExecutionEnvironment {
       });
       this.child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        resolve({ errorType: 'Runtime.ExitError', errorMessage: `Runtime exited during init with ${signal ?? `exit status ${code}`}` });
+        resolve({
+          errorType: 'Runtime.ExitError',
+          errorMessage: `Runtime exited during init with ${signal ?? `exit status ${code}`}`,
+        });
       });
     });
-    this.child.on('message', (message: { type: string; requestId?: string; ok?: boolean; payload?: unknown; error?: InvocationError }) => {
-      if (message.type !== 'result' || this.pending === undefined || message.requestId !== this.pending.requestId) return;
-      const { requestId } = this.pending;
-      this.settle(
-        message.ok ? { ok: true, requestId, payload: message.payload } : { ok: false, requestId, error: message.error!, reason: 'error' },
-      );
-    });
+    this.child.on(
+      'message',
+      (message: { type: string; requestId?: string; ok?: boolean; payload?: unknown; error?: InvocationError }) => {
+        if (message.type !== 'result' || this.pending === undefined || message.requestId !== this.pending.requestId)
+          return;
+        const { requestId } = this.pending;
+        this.settle(
+          message.ok
+            ? { ok: true, requestId, payload: message.payload }
+            : { ok: false, requestId, error: message.error!, reason: 'error' },
+        );
+      },
+    );
     this.child.once('exit', (code, signal) => {
       this.exited = true;
       if (this.pending === undefined) return;
@@ -91,7 +108,10 @@ export class ExecutionEnvironment {
         ok: false,
         requestId,
         reason: 'crash',
-        error: { errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${requestId} Error: Runtime exited with error: ${status}` },
+        error: {
+          errorType: 'Runtime.ExitError',
+          errorMessage: `RequestId: ${requestId} Error: Runtime exited with error: ${status}`,
+        },
       });
     });
   }
@@ -104,7 +124,12 @@ export class ExecutionEnvironment {
     return this.child.pid;
   }
 
-  invoke(requestId: string, event: unknown, timeoutMs: number, context: Record<string, unknown>): Promise<InvocationResult> {
+  invoke(
+    requestId: string,
+    event: unknown,
+    timeoutMs: number,
+    context: Record<string, unknown>,
+  ): Promise<InvocationResult> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         const seconds = (timeoutMs / 1000).toFixed(2);
@@ -112,7 +137,10 @@ export class ExecutionEnvironment {
           ok: false,
           requestId,
           reason: 'timeout',
-          error: { errorType: 'Sandbox.Timedout', errorMessage: `RequestId: ${requestId} Error: Task timed out after ${seconds} seconds` },
+          error: {
+            errorType: 'Sandbox.Timedout',
+            errorMessage: `RequestId: ${requestId} Error: Task timed out after ${seconds} seconds`,
+          },
         });
         this.kill();
       }, timeoutMs);
@@ -124,7 +152,12 @@ export class ExecutionEnvironment {
         },
       };
       if (this.exited) {
-        this.settle({ ok: false, requestId, reason: 'crash', error: { errorType: 'Runtime.ExitError', errorMessage: 'Runtime exited before the invocation' } });
+        this.settle({
+          ok: false,
+          requestId,
+          reason: 'crash',
+          error: { errorType: 'Runtime.ExitError', errorMessage: 'Runtime exited before the invocation' },
+        });
         return;
       }
       this.child.send({ type: 'invoke', requestId, event, deadline: Date.now() + timeoutMs, context });

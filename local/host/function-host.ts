@@ -100,7 +100,10 @@ export class FunctionHost {
         env.kill();
         this.all.delete(env);
         this.stats.errors++;
-        this.options.log(this.fn.displayName, `INIT_REPORT Status: error ${initError.errorType}: ${initError.errorMessage}`);
+        this.options.log(
+          this.fn.displayName,
+          `INIT_REPORT Status: error ${initError.errorType}: ${initError.errorMessage}`,
+        );
         return { ok: false, requestId, reason: 'init', error: initError };
       }
       const invokedAt = performance.now();
@@ -155,12 +158,15 @@ export class FunctionHost {
       void env.stop();
       return;
     }
-    const timer = setTimeout(() => {
-      const index = this.idle.findIndex((i) => i.env === env);
-      if (index >= 0) this.idle.splice(index, 1);
-      this.all.delete(env);
-      void env.stop();
-    }, this.options.idleTimeoutMs ?? 10 * 60_000);
+    const timer = setTimeout(
+      () => {
+        const index = this.idle.findIndex((i) => i.env === env);
+        if (index >= 0) this.idle.splice(index, 1);
+        this.all.delete(env);
+        void env.stop();
+      },
+      this.options.idleTimeoutMs ?? 10 * 60_000,
+    );
     timer.unref();
     this.idle.push({ env, timer });
   }
@@ -170,7 +176,10 @@ export class FunctionHost {
     this.stats.errors++;
     if (result.reason === 'timeout') this.stats.timeouts++;
     if (result.reason === 'crash') this.stats.crashes++;
-    this.options.log(this.fn.displayName, `Invoke Error ${JSON.stringify({ errorType: result.error.errorType, errorMessage: result.error.errorMessage })}`);
+    this.options.log(
+      this.fn.displayName,
+      `Invoke Error ${JSON.stringify({ errorType: result.error.errorType, errorMessage: result.error.errorMessage })}`,
+    );
   }
 
   private fail(requestId: string, reason: 'throttle', errorType: string, errorMessage: string): InvocationResult {
@@ -195,7 +204,9 @@ export class FunctionHost {
    */
   private environment(): Record<string, string> {
     const { fn, options } = this;
-    const endpoints = Object.fromEntries(Object.entries(options.endpoints).map(([service, url]) => [`AWS_ENDPOINT_URL_${service}`, url]));
+    const endpoints = Object.fromEntries(
+      Object.entries(options.endpoints).map(([service, url]) => [`AWS_ENDPOINT_URL_${service}`, url]),
+    );
     return {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       LANG: 'en_US.UTF-8',

@@ -122,8 +122,15 @@ loadHandler().then(
     process.on('message', (message) => {
       if (!message || message.type !== 'invoke') return;
       run(handler, message).then(
-        (payload) => process.send({ type: 'result', requestId: message.requestId, ok: true, payload: payload === undefined ? null : payload }),
-        (error) => process.send({ type: 'result', requestId: message.requestId, ok: false, error: serializeError(error) }),
+        (payload) =>
+          process.send({
+            type: 'result',
+            requestId: message.requestId,
+            ok: true,
+            payload: payload === undefined ? null : payload,
+          }),
+        (error) =>
+          process.send({ type: 'result', requestId: message.requestId, ok: false, error: serializeError(error) }),
       );
     });
     process.send({ type: 'ready' });

@@ -61,7 +61,10 @@ export class DynamoDbStreamsClient {
     const shards: Shard[] = [];
     let exclusiveStartShardId: string | undefined;
     do {
-      const out = (await this.call('DescribeStream', { StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId })) as {
+      const out = (await this.call('DescribeStream', {
+        StreamArn: streamArn,
+        ExclusiveStartShardId: exclusiveStartShardId,
+      })) as {
         StreamDescription: { Shards?: Shard[]; LastEvaluatedShardId?: string };
       };
       shards.push(...(out.StreamDescription.Shards ?? []));
@@ -70,7 +73,12 @@ export class DynamoDbStreamsClient {
     return shards;
   }
 
-  async shardIterator(streamArn: string, shardId: string, type: 'TRIM_HORIZON' | 'LATEST' | 'AFTER_SEQUENCE_NUMBER', sequenceNumber?: string): Promise<string> {
+  async shardIterator(
+    streamArn: string,
+    shardId: string,
+    type: 'TRIM_HORIZON' | 'LATEST' | 'AFTER_SEQUENCE_NUMBER',
+    sequenceNumber?: string,
+  ): Promise<string> {
     const out = (await this.call('GetShardIterator', {
       StreamArn: streamArn,
       ShardId: shardId,
@@ -81,7 +89,10 @@ export class DynamoDbStreamsClient {
   }
 
   async getRecords(shardIterator: string, limit: number): Promise<{ records: StreamRecord[]; next?: string }> {
-    const out = (await this.call('GetRecords', { ShardIterator: shardIterator, Limit: limit })) as { Records?: StreamRecord[]; NextShardIterator?: string };
+    const out = (await this.call('GetRecords', { ShardIterator: shardIterator, Limit: limit })) as {
+      Records?: StreamRecord[];
+      NextShardIterator?: string;
+    };
     return { records: out.Records ?? [], next: out.NextShardIterator };
   }
 
@@ -106,7 +117,10 @@ export class DynamoDbStreamsClient {
     if (!response.ok) {
       const error = JSON.parse(text || '{}') as { __type?: string; message?: string; Message?: string };
       const type = (error.__type ?? String(response.status)).split('#').pop()!;
-      throw new StreamsError(type, `DynamoDB Streams ${operation} failed: ${type} ${error.message ?? error.Message ?? text}`);
+      throw new StreamsError(
+        type,
+        `DynamoDB Streams ${operation} failed: ${type} ${error.message ?? error.Message ?? text}`,
+      );
     }
     return JSON.parse(text);
   }

@@ -56,7 +56,13 @@ function matchesOperator(operator: string, operand: unknown, value: unknown): bo
 function matchesNumeric(conditions: unknown[], value: number): boolean {
   for (let i = 0; i + 1 < conditions.length; i += 2) {
     const bound = Number(conditions[i + 1]);
-    const ok = { '=': value === bound, '<': value < bound, '<=': value <= bound, '>': value > bound, '>=': value >= bound }[String(conditions[i])];
+    const ok = {
+      '=': value === bound,
+      '<': value < bound,
+      '<=': value <= bound,
+      '>': value > bound,
+      '>=': value >= bound,
+    }[String(conditions[i])];
     if (!ok) return false;
   }
   return true;

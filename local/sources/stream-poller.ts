@@ -106,7 +106,10 @@ export class StreamPoller {
       } else {
         iterator = await this.childShardIterator();
       }
-      const windowOpen = buffer.length > 0 && buffer.length < this.source.batchSize && Date.now() - buffer[0].seenAt < this.source.batchingWindowSeconds * 1000;
+      const windowOpen =
+        buffer.length > 0 &&
+        buffer.length < this.source.batchSize &&
+        Date.now() - buffer[0].seenAt < this.source.batchingWindowSeconds * 1000;
       if (buffer.length === 0 || windowOpen) {
         if (read === 0) await sleep(POLL_INTERVAL_MS, this.abort.signal);
         continue;
@@ -148,9 +151,17 @@ export class StreamPoller {
     let invocations = 0;
     let retries = 0;
     while (current.length > 0 && !this.abort.signal.aborted) {
-      const expired = maximumRecordAgeSeconds < 0 ? 0 : countWhile(current, (p) => Date.now() - p.seenAt > maximumRecordAgeSeconds * 1000);
+      const expired =
+        maximumRecordAgeSeconds < 0
+          ? 0
+          : countWhile(current, (p) => Date.now() - p.seenAt > maximumRecordAgeSeconds * 1000);
       if (expired > 0) {
-        await this.discard(current.slice(0, expired), 'RecordAgeExceeded', invocations, invocations > 0 ? 'Unhandled' : undefined);
+        await this.discard(
+          current.slice(0, expired),
+          'RecordAgeExceeded',
+          invocations,
+          invocations > 0 ? 'Unhandled' : undefined,
+        );
         current = current.slice(expired);
         continue;
       }
@@ -160,11 +171,16 @@ export class StreamPoller {
       let functionError: 'Unhandled' | undefined = 'Unhandled';
       if (result.ok) {
         if (!this.source.reportBatchItemFailures) return;
-        const failures = parseBatchItemFailures(result.payload, new Set(current.map((p) => p.record.dynamodb.SequenceNumber)));
+        const failures = parseBatchItemFailures(
+          result.payload,
+          new Set(current.map((p) => p.record.dynamodb.SequenceNumber)),
+        );
         if (failures !== 'invalid' && failures.length === 0) return;
         if (failures !== 'invalid') {
           // Everything before the lowest failed sequence number is done; retry from there.
-          const checkpoint = Math.min(...failures.map((id) => current.findIndex((p) => p.record.dynamodb.SequenceNumber === id)));
+          const checkpoint = Math.min(
+            ...failures.map((id) => current.findIndex((p) => p.record.dynamodb.SequenceNumber === id)),
+          );
           current = current.slice(checkpoint);
           functionError = undefined;
         } else {
@@ -187,13 +203,32 @@ export class StreamPoller {
   }
 
   /** Sends Lambda's failure record (batch pointers, not the records) to the on-failure destination. */
-  private async discard(records: Pending[], condition: FailureCondition, invocations: number, functionError?: 'Unhandled'): Promise<void> {
+  private async discard(
+    records: Pending[],
+    condition: FailureCondition,
+    invocations: number,
+    functionError?: 'Unhandled',
+  ): Promise<void> {
     const first = records[0].record;
     const last = records[records.length - 1].record;
-    const arrival = (r: StreamRecord) => new Date((r.dynamodb.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();
+    const arrival = (r: StreamRecord) =>
+      new Date((r.dynamodb.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000).toISOString();
     const failure = {
-      requestContext: { requestId: randomUUID(), functionArn: this.host.fn.arn, condition, approximateInvokeCount: invocations },
-      ...(invocations > 0 ? { responseContext: { statusCode: 200, executedVersion: '$LATEST', ...(functionError ? { functionError } : {}) } } : {}),
+      requestContext: {
+        requestId: randomUUID(),
+        functionArn: this.host.fn.arn,
+        condition,
+        approximateInvokeCount: invocations,
+      },
+      ...(invocations > 0
+        ? {
+            responseContext: {
+              statusCode: 200,
+              executedVersion: '$LATEST',
+              ...(functionError ? { functionError } : {}),
+            },
+          }
+        : {}),
       version: '1.0',
       timestamp: new Date().toISOString(),
       DDBStreamBatchInfo: {
@@ -206,11 +241,17 @@ export class StreamPoller {
         streamArn: this.streamArn,
       },
     };
-    this.log(`discarded ${records.length} record(s) (${condition}) ${first.dynamodb.SequenceNumber}..${last.dynamodb.SequenceNumber}`);
+    this.log(
+      `discarded ${records.length} record(s) (${condition}) ${first.dynamodb.SequenceNumber}..${last.dynamodb.SequenceNumber}`,
+    );
     if (this.destination.queue !== undefined) {
-      await this.sqs.send(new SendMessageCommand({ QueueUrl: this.destination.queue.url, MessageBody: JSON.stringify(failure) }));
+      await this.sqs.send(
+        new SendMessageCommand({ QueueUrl: this.destination.queue.url, MessageBody: JSON.stringify(failure) }),
+      );
     } else if (this.destination.description !== undefined) {
-      this.log(`on-failure destination ${this.destination.description} is not emulated; failure record: ${JSON.stringify(failure)}`);
+      this.log(
+        `on-failure destination ${this.destination.description} is not emulated; failure record: ${JSON.stringify(failure)}`,
+      );
     }
   }
 
@@ -219,7 +260,9 @@ export class StreamPoller {
     return {
       ...record,
       // DynamoDB Local reports TTL deletions with an unknown event name (README, "Pitfalls worth knowing"); AWS reports a REMOVE by the service.
-      ...(known ? {} : { eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' } }),
+      ...(known
+        ? {}
+        : { eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' } }),
       eventVersion: record.eventVersion ?? '1.1',
       eventSource: 'aws:dynamodb',
       awsRegion: this.region,

@@ -51,7 +51,10 @@ export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
       return `${pathOf(p.ParentId)}/${String(p.PathPart)}`;
     };
     const validators = new Map(
-      resourcesOfType(template, 'AWS::ApiGateway::RequestValidator').map(([id, r]) => [id, r.Properties?.ValidateRequestParameters === true]),
+      resourcesOfType(template, 'AWS::ApiGateway::RequestValidator').map(([id, r]) => [
+        id,
+        r.Properties?.ValidateRequestParameters === true,
+      ]),
     );
     const routes: RouteDefinition[] = [];
     const unsupportedMethods: RestApiDefinition['unsupportedMethods'] = [];
@@ -61,7 +64,10 @@ export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
       const integration = (p.Integration ?? {}) as Properties;
       const functionLogicalId = functionLogicalIdIn(integration.Uri, template);
       if (integration.Type !== 'AWS_PROXY' || functionLogicalId === undefined) {
-        unsupportedMethods.push({ logicalId: methodId, reason: `integration ${String(integration.Type)} (only AWS_PROXY to a Lambda function of the stack)` });
+        unsupportedMethods.push({
+          logicalId: methodId,
+          reason: `integration ${String(integration.Type)} (only AWS_PROXY to a Lambda function of the stack)`,
+        });
         continue;
       }
       const validatorId = (p.RequestValidatorId as { Ref?: string } | undefined)?.Ref;

@@ -18,11 +18,23 @@ export interface StackArtifact {
 }
 
 interface Manifest {
-  artifacts?: Record<string, { type: string; environment?: string; properties?: Record<string, unknown>; dependencies?: string[]; displayName?: string }>;
+  artifacts?: Record<
+    string,
+    {
+      type: string;
+      environment?: string;
+      properties?: Record<string, unknown>;
+      dependencies?: string[];
+      displayName?: string;
+    }
+  >;
 }
 
 interface AssetManifest {
-  files?: Record<string, { source: { path: string; packaging?: string }; destinations: Record<string, { objectKey: string }> }>;
+  files?: Record<
+    string,
+    { source: { path: string; packaging?: string }; destinations: Record<string, { objectKey: string }> }
+  >;
 }
 
 export function readCloudAssembly(outdir: string): StackArtifact[] {
@@ -40,11 +52,14 @@ export function readCloudAssembly(outdir: string): StackArtifact[] {
       for (const dependency of artifact.dependencies ?? []) {
         const dep = artifacts[dependency];
         if (dep?.type !== 'cdk:asset-manifest') continue;
-        const assets = JSON.parse(fs.readFileSync(path.join(outdir, String(dep.properties?.file)), 'utf8')) as AssetManifest;
+        const assets = JSON.parse(
+          fs.readFileSync(path.join(outdir, String(dep.properties?.file)), 'utf8'),
+        ) as AssetManifest;
         for (const [hash, file] of Object.entries(assets.files ?? {})) {
           const folder = path.resolve(outdir, file.source.path);
           assetsByHash.set(hash, folder);
-          for (const destination of Object.values(file.destinations)) assetsByObjectKey.set(destination.objectKey, folder);
+          for (const destination of Object.values(file.destinations))
+            assetsByObjectKey.set(destination.objectKey, folder);
         }
       }
       // environment is aws://<account>/<region>; an environment-agnostic stack says unknown-region.
@@ -63,11 +78,16 @@ export function readCloudAssembly(outdir: string): StackArtifact[] {
 export function selectStack(stacks: StackArtifact[], wanted?: string): StackArtifact {
   if (wanted !== undefined) {
     const found = stacks.find((s) => s.stackName === wanted);
-    if (found === undefined) throw new TemplateError(`Stack ${wanted} is not in the cloud assembly (found: ${stacks.map((s) => s.stackName).join(', ')})`);
+    if (found === undefined)
+      throw new TemplateError(
+        `Stack ${wanted} is not in the cloud assembly (found: ${stacks.map((s) => s.stackName).join(', ')})`,
+      );
     return found;
   }
   if (stacks.length !== 1) {
-    throw new TemplateError(`The cloud assembly has ${stacks.length} stacks (${stacks.map((s) => s.stackName).join(', ')}); set STACK to pick one`);
+    throw new TemplateError(
+      `The cloud assembly has ${stacks.length} stacks (${stacks.map((s) => s.stackName).join(', ')}); set STACK to pick one`,
+    );
   }
   return stacks[0];
 }
@@ -90,7 +110,11 @@ export function synthesize(projectDir: string, outdir: string, signal?: AbortSig
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', (error) =>
-      reject(new TemplateError(signal?.aborted ? 'cdk synth was interrupted' : `cdk synth could not start: ${error.message}`)),
+      reject(
+        new TemplateError(
+          signal?.aborted ? 'cdk synth was interrupted' : `cdk synth could not start: ${error.message}`,
+        ),
+      ),
     );
     child.on('exit', (code, signal) => {
       if (code === 0) resolve();

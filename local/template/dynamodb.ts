@@ -44,7 +44,11 @@ export function tableDefinitions(template: CfnTemplate): TableDefinition[] {
             KeySchema: g.KeySchema,
             Projection: g.Projection,
           })),
-          LocalSecondaryIndexes: lsis?.map((l) => ({ IndexName: l.IndexName, KeySchema: l.KeySchema, Projection: l.Projection })),
+          LocalSecondaryIndexes: lsis?.map((l) => ({
+            IndexName: l.IndexName,
+            KeySchema: l.KeySchema,
+            Projection: l.Projection,
+          })),
           StreamSpecification: stream ? { StreamEnabled: true, StreamViewType: stream.StreamViewType } : undefined,
         } as Omit<CreateTableCommandInput, 'TableName'>,
       };
@@ -52,7 +56,11 @@ export function tableDefinitions(template: CfnTemplate): TableDefinition[] {
 }
 
 /** Creates one table as the template declares it, under the given name. */
-export async function createTable(client: DynamoDBClient, definition: TableDefinition, tableName: string): Promise<void> {
+export async function createTable(
+  client: DynamoDBClient,
+  definition: TableDefinition,
+  tableName: string,
+): Promise<void> {
   await client.send(new CreateTableCommand({ ...definition.create, TableName: tableName }));
   if (definition.ttlAttribute !== undefined) {
     await client.send(

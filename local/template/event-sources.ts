@@ -38,7 +38,10 @@ export type EventSourceDefinition = SqsSourceDefinition | StreamSourceDefinition
  * table stream of the same stack, with Lambda's documented defaults.
  * Returns the ones it cannot run separately, with the reason.
  */
-export function eventSourceDefinitions(template: CfnTemplate): { sources: EventSourceDefinition[]; unsupported: { logicalId: string; reason: string }[] } {
+export function eventSourceDefinitions(template: CfnTemplate): {
+  sources: EventSourceDefinition[];
+  unsupported: { logicalId: string; reason: string }[];
+} {
   const sources: EventSourceDefinition[] = [];
   const unsupported: { logicalId: string; reason: string }[] = [];
   for (const [logicalId, resource] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
@@ -54,7 +57,9 @@ export function eventSourceDefinitions(template: CfnTemplate): { sources: EventS
     const common = {
       logicalId,
       functionLogicalId,
-      reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures'),
+      reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes(
+        'ReportBatchItemFailures',
+      ),
       batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
       filters: parseFilters(logicalId, p.FilterCriteria),
       enabled: p.Enabled !== false && p.Enabled !== 'false',
@@ -69,7 +74,8 @@ export function eventSourceDefinitions(template: CfnTemplate): { sources: EventS
         maximumConcurrency: scaling?.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
       });
     } else if (sourceType === 'AWS::DynamoDB::Table' && attribute === 'StreamArn') {
-      const onFailure = (p.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination;
+      const onFailure = (p.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure
+        ?.Destination;
       const position = String(p.StartingPosition ?? 'LATEST');
       if (position !== 'TRIM_HORIZON' && position !== 'LATEST') {
         unsupported.push({ logicalId, reason: `starting position ${position} (only TRIM_HORIZON and LATEST)` });
@@ -91,7 +97,10 @@ export function eventSourceDefinitions(template: CfnTemplate): { sources: EventS
         onFailureDestination: onFailure,
       });
     } else {
-      unsupported.push({ logicalId, reason: `source ${sourceType ?? JSON.stringify(p.EventSourceArn)} (only SQS queues and DynamoDB table streams of this stack)` });
+      unsupported.push({
+        logicalId,
+        reason: `source ${sourceType ?? JSON.stringify(p.EventSourceArn)} (only SQS queues and DynamoDB table streams of this stack)`,
+      });
     }
   }
   return { sources, unsupported };
@@ -100,7 +109,8 @@ export function eventSourceDefinitions(template: CfnTemplate): { sources: EventS
 function parseFilters(logicalId: string, criteria: unknown): unknown[] {
   const filters = (criteria as { Filters?: { Pattern?: unknown }[] } | undefined)?.Filters ?? [];
   return filters.map((f, i) => {
-    if (typeof f.Pattern !== 'string') throw new TemplateError(`Event source mapping ${logicalId}: filter ${i} has no Pattern string`);
+    if (typeof f.Pattern !== 'string')
+      throw new TemplateError(`Event source mapping ${logicalId}: filter ${i} has no Pattern string`);
     try {
       return JSON.parse(f.Pattern) as unknown;
     } catch {

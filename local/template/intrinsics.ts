@@ -27,7 +27,10 @@ export class IntrinsicResolver {
     if (Array.isArray(value)) return value.map((v, i) => this.resolve(v, `${where}[${i}]`));
     if (value === null || typeof value !== 'object') return value;
     const entries = Object.entries(value as Record<string, unknown>);
-    if (entries.length === 1 && (entries[0][0] === 'Ref' || entries[0][0].startsWith('Fn::') || entries[0][0] === 'Condition')) {
+    if (
+      entries.length === 1 &&
+      (entries[0][0] === 'Ref' || entries[0][0].startsWith('Fn::') || entries[0][0] === 'Condition')
+    ) {
       return this.intrinsic(entries[0][0], entries[0][1], where);
     }
     return Object.fromEntries(entries.map(([k, v]) => [k, this.resolve(v, `${where}.${k}`)]));
@@ -55,7 +58,8 @@ export class IntrinsicResolver {
         const [id, ...attr] = Array.isArray(arg) ? (arg as string[]) : String(arg).split('.');
         const attribute = this.resolveString(attr.join('.'), where);
         const value = this.references.getAtt(id, attribute);
-        if (value === undefined) throw new TemplateError(`${where}: cannot resolve Fn::GetAtt ${id}.${attribute} locally`);
+        if (value === undefined)
+          throw new TemplateError(`${where}: cannot resolve Fn::GetAtt ${id}.${attribute} locally`);
         return value;
       }
       case 'Fn::Join': {

@@ -53,7 +53,10 @@ export function notEmulatedTypes(template: CfnTemplate): NotEmulated[] {
 }
 
 /** The report printed once at start: types not emulated, then resources of emulated types the runtime skips. */
-export function formatInventory(notEmulated: NotEmulated[], partial: { logicalId: string; reason: string }[]): string[] {
+export function formatInventory(
+  notEmulated: NotEmulated[],
+  partial: { logicalId: string; reason: string }[],
+): string[] {
   const lines: string[] = [];
   if (notEmulated.length > 0) {
     lines.push('Not emulated locally:');

@@ -38,7 +38,9 @@ export function functionDefinitions(stack: StackArtifact): FunctionDefinition[] 
     const p = resource.Properties ?? {};
     const runtime = String(p.Runtime ?? '');
     if (!runtime.startsWith('nodejs')) {
-      throw new TemplateError(`Function ${logicalId}: runtime ${runtime || '(container image)'} cannot be hosted locally (Node.js only)`);
+      throw new TemplateError(
+        `Function ${logicalId}: runtime ${runtime || '(container image)'} cannot be hosted locally (Node.js only)`,
+      );
     }
     const env = (p.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
     const logging = p.LoggingConfig as { LogFormat?: string } | undefined;
@@ -53,7 +55,8 @@ export function functionDefinitions(stack: StackArtifact): FunctionDefinition[] 
       timeoutSeconds: Number(p.Timeout ?? 3),
       memoryMb: Number(p.MemorySize ?? 128),
       environment: env,
-      reservedConcurrency: p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions),
+      reservedConcurrency:
+        p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions),
       logFormat: logging?.LogFormat,
       asyncRetryAttempts: invokeConfigs.get(logicalId) ?? 2,
       deadLetterTarget: (p.DeadLetterConfig as { TargetArn?: unknown } | undefined)?.TargetArn,
@@ -62,7 +65,12 @@ export function functionDefinitions(stack: StackArtifact): FunctionDefinition[] 
 }
 
 /** Code location: the asset manifest maps the template's S3 key to the bundled folder. */
-function codeDirOf(stack: StackArtifact, logicalId: string, code: unknown, metadata: Record<string, unknown> | undefined): string {
+function codeDirOf(
+  stack: StackArtifact,
+  logicalId: string,
+  code: unknown,
+  metadata: Record<string, unknown> | undefined,
+): string {
   const key = (code as { S3Key?: unknown } | undefined)?.S3Key;
   let dir = typeof key === 'string' ? stack.assetsByObjectKey.get(key) : undefined;
   if (dir === undefined && typeof key === 'string') dir = stack.assetsByHash.get(key.replace(/\.zip$/, ''));
@@ -72,9 +80,12 @@ function codeDirOf(stack: StackArtifact, logicalId: string, code: unknown, metad
   }
   if (dir === undefined) {
     const inline = (code as { ZipFile?: unknown } | undefined)?.ZipFile !== undefined;
-    throw new TemplateError(`Function ${logicalId}: ${inline ? 'inline code (ZipFile)' : 'its code asset'} is not in the cloud assembly`);
+    throw new TemplateError(
+      `Function ${logicalId}: ${inline ? 'inline code (ZipFile)' : 'its code asset'} is not in the cloud assembly`,
+    );
   }
-  if (!fs.existsSync(dir)) throw new TemplateError(`Function ${logicalId}: asset folder ${dir} is missing; run cdk synth again`);
+  if (!fs.existsSync(dir))
+    throw new TemplateError(`Function ${logicalId}: asset folder ${dir} is missing; run cdk synth again`);
   return dir;
 }
 

@@ -42,11 +42,16 @@ export function queueDefinitions(template: CfnTemplate): QueueDefinition[] {
 
 function redriveOf(logicalId: string, policy: unknown): QueueDefinition['redrive'] {
   if (policy === undefined) return undefined;
-  const p = (typeof policy === 'string' ? JSON.parse(policy) : policy) as { deadLetterTargetArn?: unknown; maxReceiveCount?: unknown };
+  const p = (typeof policy === 'string' ? JSON.parse(policy) : policy) as {
+    deadLetterTargetArn?: unknown;
+    maxReceiveCount?: unknown;
+  };
   const target = p.deadLetterTargetArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
   const deadLetterLogicalId = target?.['Fn::GetAtt']?.[0];
   if (deadLetterLogicalId === undefined) {
-    throw new TemplateError(`Queue ${logicalId}: only a dead-letter queue of the same stack (Fn::GetAtt Queue.Arn) can be emulated`);
+    throw new TemplateError(
+      `Queue ${logicalId}: only a dead-letter queue of the same stack (Fn::GetAtt Queue.Arn) can be emulated`,
+    );
   }
   return { deadLetterLogicalId, maxReceiveCount: Number(p.maxReceiveCount) };
 }
@@ -59,7 +64,10 @@ export function creationOrder(queues: QueueDefinition[]): QueueDefinition[] {
     if (ordered.includes(q)) return;
     if (depth > queues.length) throw new TemplateError(`Queue ${q.logicalId}: redrive policies form a cycle`);
     const target = q.redrive && byId.get(q.redrive.deadLetterLogicalId);
-    if (q.redrive && target === undefined) throw new TemplateError(`Queue ${q.logicalId}: dead-letter queue ${q.redrive.deadLetterLogicalId} is not an SQS queue of the stack`);
+    if (q.redrive && target === undefined)
+      throw new TemplateError(
+        `Queue ${q.logicalId}: dead-letter queue ${q.redrive.deadLetterLogicalId} is not an SQS queue of the stack`,
+      );
     if (target) visit(target, depth + 1);
     ordered.push(q);
   };

@@ -1,4 +1,9 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { signedFetch } from '../../local/api/sign';
 import { startRuntime, type LocalRuntime } from '../../local/runtime';
@@ -15,7 +20,10 @@ let runtime: LocalRuntime;
 let base: string;
 
 const apiRef = { Ref: 'Api' };
-const resource = (parent: unknown, pathPart: string) => ({ Type: 'AWS::ApiGateway::Resource', Properties: { RestApiId: apiRef, ParentId: parent, PathPart: pathPart } });
+const resource = (parent: unknown, pathPart: string) => ({
+  Type: 'AWS::ApiGateway::Resource',
+  Properties: { RestApiId: apiRef, ParentId: parent, PathPart: pathPart },
+});
 const method = (resourceId: string, httpMethod: string, extra: Record<string, unknown> = {}) => ({
   Type: 'AWS::ApiGateway::Method',
   Properties: {
@@ -26,7 +34,16 @@ const method = (resourceId: string, httpMethod: string, extra: Record<string, un
     Integration: {
       Type: 'AWS_PROXY',
       IntegrationHttpMethod: 'POST',
-      Uri: { 'Fn::Join': ['', ['arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/', { 'Fn::GetAtt': ['EchoFn', 'Arn'] }, '/invocations']] },
+      Uri: {
+        'Fn::Join': [
+          '',
+          [
+            'arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/',
+            { 'Fn::GetAtt': ['EchoFn', 'Arn'] },
+            '/invocations',
+          ],
+        ],
+      },
     },
     ...extra,
   },
@@ -37,28 +54,47 @@ beforeAll(async () => {
     resources: {
       Api: { Type: 'AWS::ApiGateway::RestApi', Properties: { Name: 'fixture' } },
       Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: apiRef, StageName: 'api' } },
-      Validator: { Type: 'AWS::ApiGateway::RequestValidator', Properties: { RestApiId: apiRef, ValidateRequestParameters: true } },
+      Validator: {
+        Type: 'AWS::ApiGateway::RequestValidator',
+        Properties: { RestApiId: apiRef, ValidateRequestParameters: true },
+      },
       Problem4xx: {
         Type: 'AWS::ApiGateway::GatewayResponse',
         Properties: {
           RestApiId: apiRef,
           ResponseType: 'DEFAULT_4XX',
           ResponseParameters: { 'gatewayresponse.header.Content-Type': "'application/problem+json'" },
-          ResponseTemplates: { 'application/json': '{"type":"urn:problem-type:default-4xx","title":"Request refused","detail":"$context.error.message"}' },
+          ResponseTemplates: {
+            'application/json':
+              '{"type":"urn:problem-type:default-4xx","title":"Request refused","detail":"$context.error.message"}',
+          },
         },
       },
       Items: resource({ 'Fn::GetAtt': ['Api', 'RootResourceId'] }, 'items'),
       Item: resource({ Ref: 'Items' }, '{itemId}'),
       Files: resource({ 'Fn::GetAtt': ['Api', 'RootResourceId'] }, 'files'),
       FilesProxy: resource({ Ref: 'Files' }, '{proxy+}'),
-      ItemsPost: method('Items', 'POST', { RequestValidatorId: { Ref: 'Validator' }, RequestParameters: { 'method.request.header.Idempotency-Key': true } }),
+      ItemsPost: method('Items', 'POST', {
+        RequestValidatorId: { Ref: 'Validator' },
+        RequestParameters: { 'method.request.header.Idempotency-Key': true },
+      }),
       ItemGet: method('Item', 'GET'),
       FilesAny: method('FilesProxy', 'ANY'),
       Tick: {
         Type: 'AWS::Events::Rule',
-        Properties: { ScheduleExpression: 'rate(1 minute)', State: 'ENABLED', Targets: [{ Arn: { 'Fn::GetAtt': ['TickFn', 'Arn'] }, Id: 'T' }] },
+        Properties: {
+          ScheduleExpression: 'rate(1 minute)',
+          State: 'ENABLED',
+          Targets: [{ Arn: { 'Fn::GetAtt': ['TickFn', 'Arn'] }, Id: 'T' }],
+        },
       },
-      Nightly: { Type: 'AWS::Events::Rule', Properties: { ScheduleExpression: 'cron(0 3 * * ? *)', Targets: [{ Arn: { 'Fn::GetAtt': ['TickFn', 'Arn'] }, Id: 'N' }] } },
+      Nightly: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          ScheduleExpression: 'cron(0 3 * * ? *)',
+          Targets: [{ Arn: { 'Fn::GetAtt': ['TickFn', 'Arn'] }, Id: 'N' }],
+        },
+      },
       Backlog: { Type: 'AWS::SQS::Queue' },
       Topic: { Type: 'AWS::SNS::Topic' },
       BacklogAlarm: {
@@ -78,7 +114,14 @@ beforeAll(async () => {
       },
       ErrorsAlarm: {
         Type: 'AWS::CloudWatch::Alarm',
-        Properties: { Namespace: 'AWS/Lambda', MetricName: 'Errors', Period: 60, EvaluationPeriods: 1, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' },
+        Properties: {
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Errors',
+          Period: 60,
+          EvaluationPeriods: 1,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        },
       },
       Mystery: { Type: 'AWS::Foo::Bar', Properties: {} },
     },
@@ -89,7 +132,10 @@ beforeAll(async () => {
   return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, multiValueHeaders: { 'X-Multi': ['a', 'b'] }, body: JSON.stringify(event) };
 };`,
       },
-      TickFn: { environment: { RECORD_FILE: records }, code: `${RECORDER} exports.handler = async (event) => record({ fn: 'tick', event });` },
+      TickFn: {
+        environment: { RECORD_FILE: records },
+        code: `${RECORDER} exports.handler = async (event) => record({ fn: 'tick', event });`,
+      },
     },
   });
   runtime = await startRuntime({ cdkOut, port: 0, log: logger.log, timeScale: 0.01, alarmIntervalMs: 200 });
@@ -100,10 +146,19 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-async function call(method: string, path: string, options: { body?: string; headers?: Record<string, string>; accessKeyId?: string } = {}) {
+async function call(
+  method: string,
+  path: string,
+  options: { body?: string; headers?: Record<string, string>; accessKeyId?: string } = {},
+) {
   const response = await signedFetch(`${base}${path}`, { method, ...options });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) as APIGatewayProxyEvent };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: () => JSON.parse(text) as APIGatewayProxyEvent,
+  };
 }
 
 test('a request without a SigV4 Authorization header is refused with 403 problem+json', async () => {
@@ -111,11 +166,18 @@ test('a request without a SigV4 Authorization header is refused with 403 problem
 
   expect(response.status).toBe(403);
   expect(response.headers.get('content-type')).toBe('application/problem+json');
-  expect(await response.json()).toEqual({ type: 'urn:problem-type:default-4xx', title: 'Request refused', detail: 'Missing Authentication Token' });
+  expect(await response.json()).toEqual({
+    type: 'urn:problem-type:default-4xx',
+    title: 'Request refused',
+    detail: 'Missing Authentication Token',
+  });
 });
 
 test('builds a REST v1 proxy event: IAM identity from the access key, path parameters, resource, headers, query', async () => {
-  const response = await call('GET', '/items/it%20em-1?tag=a&tag=b&one=1', { headers: { 'X-Custom': 'v' }, accessKeyId: 'AKIAALICE' });
+  const response = await call('GET', '/items/it%20em-1?tag=a&tag=b&one=1', {
+    headers: { 'X-Custom': 'v' },
+    accessKeyId: 'AKIAALICE',
+  });
 
   expect(response.status).toBe(200);
   expect(response.headers.get('x-multi')).toBe('a, b');
@@ -137,7 +199,8 @@ test('builds a REST v1 proxy event: IAM identity from the access key, path param
     },
   });
   // Header names keep the case the client sent; look them up as a handler would.
-  const header = (map: Record<string, unknown>, name: string) => Object.entries(map).find(([k]) => k.toLowerCase() === name)?.[1];
+  const header = (map: Record<string, unknown>, name: string) =>
+    Object.entries(map).find(([k]) => k.toLowerCase() === name)?.[1];
   expect(header(event.headers, 'x-custom')).toBe('v');
   expect(header(event.multiValueHeaders, 'x-custom')).toEqual(['v']);
   expect(header(event.headers, 'authorization')).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAALICE\//);
@@ -148,7 +211,12 @@ test('serves greedy {proxy+} paths and the stage-prefixed URL; unknown routes ge
   const unknown = await call('GET', '/nowhere');
 
   expect(proxied.status).toBe(200);
-  expect(proxied.json()).toMatchObject({ resource: '/files/{proxy+}', path: '/files/a/b/c.txt', pathParameters: { proxy: 'a/b/c.txt' }, httpMethod: 'DELETE' });
+  expect(proxied.json()).toMatchObject({
+    resource: '/files/{proxy+}',
+    path: '/files/a/b/c.txt',
+    pathParameters: { proxy: 'a/b/c.txt' },
+    httpMethod: 'DELETE',
+  });
   expect(unknown.status).toBe(403);
 });
 
@@ -169,10 +237,14 @@ test('a function error becomes a 502 from the gateway', async () => {
 });
 
 test('rate schedules invoke their target with the scheduled event', async () => {
-  const ticks = await eventually(() => {
-    const t = readRecords<{ event: Record<string, unknown> }>(records);
-    return t.length > 0 ? t : undefined;
-  }, 30_000, 'a scheduled invocation');
+  const ticks = await eventually(
+    () => {
+      const t = readRecords<{ event: Record<string, unknown> }>(records);
+      return t.length > 0 ? t : undefined;
+    },
+    30_000,
+    'a scheduled invocation',
+  );
 
   expect(ticks[0].event).toMatchObject({
     'detail-type': 'Scheduled Event',
@@ -185,14 +257,35 @@ test('rate schedules invoke their target with the scheduled event', async () => 
 });
 
 test('SQS alarms change state as the queue fills and drains, and say which action they would notify', async () => {
-  const sqs = new SQSClient({ region: 'us-east-1', endpoint: runtime.outputs.endpoints.sqs, credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+  const sqs = new SQSClient({
+    region: 'us-east-1',
+    endpoint: runtime.outputs.endpoints.sqs,
+    credentials: { accessKeyId: 't', secretAccessKey: 't' },
+  });
   const url = runtime.queues.get('Backlog')!.url;
   try {
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: '1', MessageBody: 'x' }, { Id: '2', MessageBody: 'y' }] }));
-    const alarm = await eventually(() => logger.lines.find((l) => l.includes('ALARM backlog-not-empty')), 25_000, 'the ALARM line');
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: [
+          { Id: '1', MessageBody: 'x' },
+          { Id: '2', MessageBody: 'y' },
+        ],
+      }),
+    );
+    const alarm = await eventually(
+      () => logger.lines.find((l) => l.includes('ALARM backlog-not-empty')),
+      25_000,
+      'the ALARM line',
+    );
 
     const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10 }));
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: received.Messages!.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: received.Messages!.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
     await eventually(() => logger.lines.find((l) => l.includes('OK    backlog-not-empty')), 25_000, 'the OK line');
 
     expect(alarm).toContain('ApproximateNumberOfMessagesVisible');

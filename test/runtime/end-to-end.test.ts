@@ -25,12 +25,18 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const order = (customerId: string, sku: string) => JSON.stringify({ customerId, items: [{ sku, quantity: 3, unitPriceCents: 1250 }] });
+const order = (customerId: string, sku: string) =>
+  JSON.stringify({ customerId, items: [{ sku, quantity: 3, unitPriceCents: 1250 }] });
 
 test('a SigV4-signed POST /orders is placed (201), an identical retry is a replay, and both consumers apply their effects', async () => {
   const suffix = Date.now().toString(36);
   const [customerId, sku] = [`cust-${suffix}`, `sku-${suffix}`];
-  const request = { method: 'POST', body: order(customerId, sku), headers: { 'Idempotency-Key': `"e2e-${suffix}"` }, accessKeyId: 'AKIAE2E' };
+  const request = {
+    method: 'POST',
+    body: order(customerId, sku),
+    headers: { 'Idempotency-Key': `"e2e-${suffix}"` },
+    accessKeyId: 'AKIAE2E',
+  };
 
   const first = await signedFetch(`${base}/orders`, request);
   const firstBody = await first.text();

@@ -33,7 +33,10 @@ export function writeAssembly(options: {
     const assetDir = `asset.${hash}`;
     fs.mkdirSync(path.join(dir, assetDir));
     fs.writeFileSync(path.join(dir, assetDir, 'index.js'), fn.code);
-    files[hash] = { source: { path: assetDir, packaging: 'zip' }, destinations: { d: { bucketName: 'b', objectKey: `${hash}.zip` } } };
+    files[hash] = {
+      source: { path: assetDir, packaging: 'zip' },
+      destinations: { d: { bucketName: 'b', objectKey: `${hash}.zip` } },
+    };
     resources[logicalId] = {
       Type: 'AWS::Lambda::Function',
       Properties: {
@@ -49,7 +52,10 @@ export function writeAssembly(options: {
     };
   }
   fs.writeFileSync(path.join(dir, `${stackName}.assets.json`), JSON.stringify({ version: '55.0.0', files }));
-  fs.writeFileSync(path.join(dir, `${stackName}.template.json`), JSON.stringify({ Resources: resources, Outputs: options.outputs }));
+  fs.writeFileSync(
+    path.join(dir, `${stackName}.template.json`),
+    JSON.stringify({ Resources: resources, Outputs: options.outputs }),
+  );
   fs.writeFileSync(
     path.join(dir, 'manifest.json'),
     JSON.stringify({
@@ -93,7 +99,11 @@ export function readRecords<T = Record<string, unknown>>(file: string): T[] {
 }
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -101,8 +101,14 @@ test('a thrown error is returned with its type and message, and the environment 
   const failed = await fn.invoke({ throw: true });
   const after = await fn.invoke({});
 
-  expect(failed).toMatchObject({ ok: false, reason: 'error', error: { errorType: 'RangeError', errorMessage: 'bad input' } });
-  expect(after.ok && warm.ok && (after.payload as { pid: number }).pid).toBe(warm.ok && (warm.payload as { pid: number }).pid);
+  expect(failed).toMatchObject({
+    ok: false,
+    reason: 'error',
+    error: { errorType: 'RangeError', errorMessage: 'bad input' },
+  });
+  expect(after.ok && warm.ok && (after.payload as { pid: number }).pid).toBe(
+    warm.ok && (warm.payload as { pid: number }).pid,
+  );
 });
 
 test('reserved concurrency bounds parallel environments; synchronous callers over it are throttled', async () => {

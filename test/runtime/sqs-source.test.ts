@@ -26,15 +26,24 @@ beforeAll(async () => {
       // A long window: the batch fills (5) long before it closes, however loaded the machine is.
       BatchMapping: mapping('BatchFn', 'BatchQueue', { BatchSize: 5, MaximumBatchingWindowInSeconds: 10 }),
       PartialDlq: queue(),
-      PartialQueue: queue({ VisibilityTimeout: 1, RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['PartialDlq', 'Arn'] }, maxReceiveCount: 2 } }),
+      PartialQueue: queue({
+        VisibilityTimeout: 1,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['PartialDlq', 'Arn'] }, maxReceiveCount: 2 },
+      }),
       PartialMapping: mapping('PartialFn', 'PartialQueue', { FunctionResponseTypes: ['ReportBatchItemFailures'] }),
       SlowQueue: queue(),
       SlowMapping: mapping('SlowFn', 'SlowQueue', { BatchSize: 1, ScalingConfig: { MaximumConcurrency: 2 } }),
       OrderedQueue: queue({ FifoQueue: true, ContentBasedDeduplication: true, VisibilityTimeout: 5 }),
-      OrderedMapping: mapping('FifoFn', 'OrderedQueue', { BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+      OrderedMapping: mapping('FifoFn', 'OrderedQueue', {
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      }),
     },
     functions: {
-      BatchFn: { environment, code: `${RECORDER} exports.handler = async (event) => record({ fn: 'batch', records: event.Records });` },
+      BatchFn: {
+        environment,
+        code: `${RECORDER} exports.handler = async (event) => record({ fn: 'batch', records: event.Records });`,
+      },
       PartialFn: {
         environment,
         code: `${RECORDER}
@@ -82,7 +91,11 @@ exports.handler = async () => {
     },
   });
   runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
-  sqs = new SQSClient({ region: 'us-east-1', endpoint: runtime.outputs.endpoints.sqs, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  sqs = new SQSClient({
+    region: 'us-east-1',
+    endpoint: runtime.outputs.endpoints.sqs,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -103,7 +116,9 @@ async function send(queueId: string, bodies: string[], extra: (i: number) => Rec
 }
 
 test('gathers a batch up to BatchSize within the batching window, in Lambda SQS record shape', async () => {
-  await send('BatchQueue', ['a', 'b'], () => ({ MessageAttributes: { kind: { DataType: 'String', StringValue: 'test' } } }));
+  await send('BatchQueue', ['a', 'b'], () => ({
+    MessageAttributes: { kind: { DataType: 'String', StringValue: 'test' } },
+  }));
   await new Promise((r) => setTimeout(r, 300));
   await send('BatchQueue', ['c', 'd', 'e']);
 
@@ -125,10 +140,16 @@ test('gathers a batch up to BatchSize within the batching window, in Lambda SQS 
 test('partial batch response: only reported items return, and the queue redrive moves them to the DLQ by receive count', async () => {
   await send('PartialQueue', ['ok-1', 'fail-1', 'ok-2']);
 
-  const dlq = await eventually(async () => {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queues.get('PartialDlq')!.url, WaitTimeSeconds: 1 }));
-    return out.Messages?.length ? out.Messages : undefined;
-  }, 15_000, 'the failed message in the DLQ');
+  const dlq = await eventually(
+    async () => {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: runtime.queues.get('PartialDlq')!.url, WaitTimeSeconds: 1 }),
+      );
+      return out.Messages?.length ? out.Messages : undefined;
+    },
+    15_000,
+    'the failed message in the DLQ',
+  );
 
   expect(dlq.map((m) => m.Body)).toEqual(['fail-1']);
   const seen = recorded('partial');
@@ -140,10 +161,19 @@ test('partial batch response: only reported items return, and the queue redrive 
 test('maximum concurrency bounds the batches in flight', async () => {
   await send('SlowQueue', ['1', '2', '3', '4', '5', '6']);
 
-  const runs = await eventually(() => (recorded('slow').length === 6 ? recorded('slow') : undefined), 15_000, 'six slow invocations');
+  const runs = await eventually(
+    () => (recorded('slow').length === 6 ? recorded('slow') : undefined),
+    15_000,
+    'six slow invocations',
+  );
 
   // Most invocations running at one instant (an end sorts before a start at the same ms).
-  const edges = runs.flatMap((r) => [[r.start as number, 1], [r.end as number, -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = runs
+    .flatMap((r) => [
+      [r.start as number, 1],
+      [r.end as number, -1],
+    ])
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let running = 0;
   const peak = Math.max(...edges.map(([, delta]) => (running += delta)));
   expect(peak).toBe(2);
@@ -153,7 +183,11 @@ test('FIFO: each message group is delivered in order', async () => {
   const bodies = ['A1', 'B1', 'A2', 'B2', 'A3', 'B3', 'A4', 'B4'];
   await send('OrderedQueue', bodies, (i) => ({ MessageGroupId: bodies[i][0] }));
 
-  const seen = await eventually(() => (recorded('fifo').length === 8 ? recorded('fifo') : undefined), 15_000, 'eight FIFO messages');
+  const seen = await eventually(
+    () => (recorded('fifo').length === 8 ? recorded('fifo') : undefined),
+    15_000,
+    'eight FIFO messages',
+  );
 
   expect(seen.filter((r) => r.group === 'A').map((r) => r.body)).toEqual(['A1', 'A2', 'A3', 'A4']);
   expect(seen.filter((r) => r.group === 'B').map((r) => r.body)).toEqual(['B1', 'B2', 'B3', 'B4']);

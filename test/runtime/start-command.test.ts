@@ -13,7 +13,11 @@ import { eventually, isAlive, writeAssembly } from './fixtures';
 const projectDir = path.resolve(__dirname, '..', '..');
 const tsxCli = path.join(projectDir, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
-function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function start(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
   let output = '';
   const child = spawn(process.execPath, [tsxCli, 'local/start.ts', '--no-synth'], {
     cwd: projectDir,
@@ -48,7 +52,10 @@ const cdkOut = writeAssembly({
   resources: {
     Store: {
       Type: 'AWS::DynamoDB::Table',
-      Properties: { KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }] },
+      Properties: {
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      },
     },
     Work: { Type: 'AWS::SQS::Queue' },
     Api: { Type: 'AWS::ApiGateway::RestApi', Properties: {} },
@@ -59,7 +66,10 @@ const cdkOut = writeAssembly({
         ResourceId: { 'Fn::GetAtt': ['Api', 'RootResourceId'] },
         HttpMethod: 'GET',
         AuthorizationType: 'AWS_IAM',
-        Integration: { Type: 'AWS_PROXY', Uri: { 'Fn::Sub': 'arn:aws:apigateway:${AWS::Region}:lambda:path/functions/${PingFn.Arn}/invocations' } },
+        Integration: {
+          Type: 'AWS_PROXY',
+          Uri: { 'Fn::Sub': 'arn:aws:apigateway:${AWS::Region}:lambda:path/functions/${PingFn.Arn}/invocations' },
+        },
       },
     },
   },
@@ -76,7 +86,9 @@ test('a port in use is a one-line error', async () => {
     const code = await run.exited;
 
     expect(code).toBe(1);
-    expect(run.output().trim().split('\n')).toEqual([`npm start: Port ${port} is already in use: stop whatever uses it or set PORT to another port`]);
+    expect(run.output().trim().split('\n')).toEqual([
+      `npm start: Port ${port} is already in use: stop whatever uses it or set PORT to another port`,
+    ]);
   } finally {
     blocker.close();
   }
@@ -99,8 +111,16 @@ test('SIGTERM stops every process it started, and a second start works', async (
   const outputsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'outputs-')), 'outputs.json');
   for (const attempt of [1, 2]) {
     const run = start({ PORT: '0', CDK_OUT: cdkOut, OUTPUTS_FILE: outputsFile });
-    await eventually(() => (run.output().includes('Ready in') ? true : undefined), 30_000, `start ${attempt} to be ready`);
-    const outputs = JSON.parse(fs.readFileSync(outputsFile, 'utf8')) as { apiUrl: string; queues: Record<string, string>; tables: Record<string, string> };
+    await eventually(
+      () => (run.output().includes('Ready in') ? true : undefined),
+      30_000,
+      `start ${attempt} to be ready`,
+    );
+    const outputs = JSON.parse(fs.readFileSync(outputsFile, 'utf8')) as {
+      apiUrl: string;
+      queues: Record<string, string>;
+      tables: Record<string, string>;
+    };
     const response = await signedFetch(`${outputs.apiUrl}/`, { method: 'GET' }); // Starts a function environment.
     expect(await response.text()).toBe('pong');
     expect(outputs.queues.Work).toBe('Work');
@@ -113,6 +133,10 @@ test('SIGTERM stops every process it started, and a second start works', async (
 
     // 0 from the runtime; 143 when tsx, not hearing back within 30 ms on a busy machine, kills it outright.
     expect([0, 143]).toContain(code);
-    await eventually(() => (started.filter(isAlive).length === 0 ? true : undefined), 30_000, 'every started process to exit');
+    await eventually(
+      () => (started.filter(isAlive).length === 0 ? true : undefined),
+      30_000,
+      'every started process to exit',
+    );
   }
 }, 90_000);

@@ -43,7 +43,14 @@ beforeAll(async () => {
         },
       },
       StreamDlq: { Type: 'AWS::SQS::Queue' },
-      FilterMapping: mapping('FilterFn', JSON.stringify({ eventName: ['INSERT'], dynamodb: { NewImage: { scenario: { S: ['filter'] }, kind: { S: [{ prefix: 'outbox' }] } } } }), { BatchSize: 2 }),
+      FilterMapping: mapping(
+        'FilterFn',
+        JSON.stringify({
+          eventName: ['INSERT'],
+          dynamodb: { NewImage: { scenario: { S: ['filter'] }, kind: { S: [{ prefix: 'outbox' }] } } },
+        }),
+        { BatchSize: 2 },
+      ),
       BisectMapping: mapping('BisectFn', scenario('bisect'), {
         BatchSize: 10,
         MaximumBatchingWindowInSeconds: 1,
@@ -51,11 +58,22 @@ beforeAll(async () => {
         MaximumRetryAttempts: 1,
         ...onFailure,
       }),
-      PartialMapping: mapping('PartialFn', scenario('partial'), { BatchSize: 10, MaximumBatchingWindowInSeconds: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
-      AgeMapping: mapping('AgeFn', scenario('age'), { MaximumRecordAgeInSeconds: 1, MaximumRetryAttempts: -1, ...onFailure }),
+      PartialMapping: mapping('PartialFn', scenario('partial'), {
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      }),
+      AgeMapping: mapping('AgeFn', scenario('age'), {
+        MaximumRecordAgeInSeconds: 1,
+        MaximumRetryAttempts: -1,
+        ...onFailure,
+      }),
     },
     functions: {
-      FilterFn: { environment, code: `${RECORDER} exports.handler = async (e) => record({ fn: 'filter', records: e.Records });` },
+      FilterFn: {
+        environment,
+        code: `${RECORDER} exports.handler = async (e) => record({ fn: 'filter', records: e.Records });`,
+      },
       BisectFn: {
         environment,
         code: `${RECORDER}
@@ -80,7 +98,10 @@ exports.handler = async (e) => {
   return { batchItemFailures: [] };
 };`,
       },
-      AgeFn: { environment, code: `exports.handler = async () => { await new Promise((r) => setTimeout(r, 300)); throw new Error('always'); };` },
+      AgeFn: {
+        environment,
+        code: `exports.handler = async () => { await new Promise((r) => setTimeout(r, 300)); throw new Error('always'); };`,
+      },
     },
   });
   runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
@@ -108,15 +129,31 @@ const recorded = (fn: string) => readRecords<Recorded>(records).filter((r) => r.
 
 /** Failure records that reached the on-failure destination, collected across tests. */
 async function failureRecord(condition: string): Promise<Record<string, unknown>> {
-  return eventually(async () => {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: runtime.queues.get('StreamDlq')!.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-    failureRecords.push(...(out.Messages ?? []).map((m) => JSON.parse(m.Body!) as Record<string, unknown>));
-    return failureRecords.find((r) => (r.requestContext as { condition: string }).condition === condition);
-  }, 20_000, `a ${condition} failure record`);
+  return eventually(
+    async () => {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: runtime.queues.get('StreamDlq')!.url,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      failureRecords.push(...(out.Messages ?? []).map((m) => JSON.parse(m.Body!) as Record<string, unknown>));
+      return failureRecords.find((r) => (r.requestContext as { condition: string }).condition === condition);
+    },
+    20_000,
+    `a ${condition} failure record`,
+  );
 }
 
 test('filter criteria deliver only matching records, in batches of at most BatchSize, in stream record shape', async () => {
-  for (const [pk, kind] of [['f1', 'outbox#1'], ['f2', 'order'], ['f3', 'outbox#2'], ['f4', 'outbox#3']]) await put(pk, { scenario: 'filter', kind });
+  for (const [pk, kind] of [
+    ['f1', 'outbox#1'],
+    ['f2', 'order'],
+    ['f3', 'outbox#2'],
+    ['f4', 'outbox#3'],
+  ])
+    await put(pk, { scenario: 'filter', kind });
   await dynamodb.send(
     new UpdateItemCommand({
       TableName: runtime.tables.get('Events')!.name,
@@ -149,13 +186,19 @@ test('bisect on error isolates a poison record; after its retries it goes to the
 
   const failure = await failureRecord('RetryAttemptsExhausted');
 
-  const succeeded = recorded('bisect').filter((r) => r.ok).flatMap((r) => r.keys!);
+  const succeeded = recorded('bisect')
+    .filter((r) => r.ok)
+    .flatMap((r) => r.keys!);
   expect(succeeded.sort()).toEqual(['b1', 'b2', 'b4']);
   const poisonOnly = recorded('bisect').filter((r) => r.keys!.length === 1 && r.keys![0] === 'b3-poison');
   expect(poisonOnly).toHaveLength(2); // First try plus MaximumRetryAttempts: 1; the splits did not count.
   expect(failure).toMatchObject({
     version: '1.0',
-    requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 2, functionArn: expect.stringContaining('function:') },
+    requestContext: {
+      condition: 'RetryAttemptsExhausted',
+      approximateInvokeCount: 2,
+      functionArn: expect.stringContaining('function:'),
+    },
     responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
     DDBStreamBatchInfo: { batchSize: 1, streamArn: runtime.tables.get('Events')!.streamArn },
   });
@@ -181,6 +224,11 @@ test('records older than MaximumRecordAgeInSeconds are discarded to the on-failu
 
   const failure = await failureRecord('RecordAgeExceeded');
 
-  expect(failure).toMatchObject({ requestContext: { condition: 'RecordAgeExceeded' }, DDBStreamBatchInfo: { batchSize: 1 } });
-  expect((failure.requestContext as { approximateInvokeCount: number }).approximateInvokeCount).toBeGreaterThanOrEqual(1);
+  expect(failure).toMatchObject({
+    requestContext: { condition: 'RecordAgeExceeded' },
+    DDBStreamBatchInfo: { batchSize: 1 },
+  });
+  expect((failure.requestContext as { approximateInvokeCount: number }).approximateInvokeCount).toBeGreaterThanOrEqual(
+    1,
+  );
 });

@@ -40,13 +40,24 @@ describe('Artillery scenario (run-lambda / run-fargate)', () => {
   });
 
   test('the processor SigV4-signs a request with the default credentials', async () => {
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1' });
-    const params = { url: '/orders', method: 'POST', headers: { 'Idempotency-Key': '"k1"' }, json: { customerId: 'c' } } as Record<string, unknown>;
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_REGION: 'eu-west-1',
+    });
+    const params = {
+      url: '/orders',
+      method: 'POST',
+      headers: { 'Idempotency-Key': '"k1"' },
+      json: { customerId: 'c' },
+    } as Record<string, unknown>;
 
     await processor.signRequest(params, { vars: { target: 'https://abc.execute-api.eu-west-1.amazonaws.com/api' } });
 
     const headers = params.headers as Record<string, string>;
-    expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request/);
+    expect(headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request/,
+    );
     expect(params.body).toBe('{"customerId":"c"}');
     expect(params.json).toBeUndefined();
   });
@@ -54,7 +65,11 @@ describe('Artillery scenario (run-lambda / run-fargate)', () => {
 
 describe('AWS FIS experiment template', () => {
   const template = JSON.parse(fs.readFileSync(path.join(dir, 'fis-lambda-faults.json'), 'utf8'));
-  const LAMBDA_ACTIONS = ['aws:lambda:invocation-add-delay', 'aws:lambda:invocation-error', 'aws:lambda:invocation-http-integration-response'];
+  const LAMBDA_ACTIONS = [
+    'aws:lambda:invocation-add-delay',
+    'aws:lambda:invocation-error',
+    'aws:lambda:invocation-http-integration-response',
+  ];
 
   test('has the fields CreateExperimentTemplate requires', () => {
     expect(typeof template.description).toBe('string');
@@ -69,7 +84,11 @@ describe('AWS FIS experiment template', () => {
       expect(target.resourceArns ?? target.resourceTags).toBeDefined();
       expect(target.selectionMode).toMatch(/^(ALL|COUNT\(\d+\)|PERCENT\(\d+\))$/);
     }
-    for (const action of Object.values(template.actions) as { actionId: string; parameters: Record<string, string>; targets: Record<string, string> }[]) {
+    for (const action of Object.values(template.actions) as {
+      actionId: string;
+      parameters: Record<string, string>;
+      targets: Record<string, string>;
+    }[]) {
       expect(LAMBDA_ACTIONS).toContain(action.actionId);
       expect(Object.keys(action.targets)).toEqual(['Functions']);
       expect(Object.keys(template.targets)).toContain(action.targets.Functions);

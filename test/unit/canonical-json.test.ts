@@ -3,8 +3,16 @@ import { canonicalJson } from '../../lambdas/domain/canonical-json';
 /** The payload fingerprint: whitespace and key order must not make a retry look like a different request. */
 
 test('key order does not matter, at any depth', () => {
-  const a = { customerId: 'c', items: [{ sku: 's', quantity: 1, unitPriceCents: 2 }], meta: { z: 1, a: { y: 2, b: 3 } } };
-  const b = { meta: { a: { b: 3, y: 2 }, z: 1 }, items: [{ unitPriceCents: 2, sku: 's', quantity: 1 }], customerId: 'c' };
+  const a = {
+    customerId: 'c',
+    items: [{ sku: 's', quantity: 1, unitPriceCents: 2 }],
+    meta: { z: 1, a: { y: 2, b: 3 } },
+  };
+  const b = {
+    meta: { a: { b: 3, y: 2 }, z: 1 },
+    items: [{ unitPriceCents: 2, sku: 's', quantity: 1 }],
+    customerId: 'c',
+  };
 
   expect(canonicalJson(a)).toBe(canonicalJson(b));
 });
