@@ -49,6 +49,9 @@ export interface RunOptions {
   log?: (line: string) => void;
 }
 
+/** How many times the run's recovery redrives what reached a DLQ, letting the queues settle in between. */
+const RECOVERY_ROUNDS = 3;
+
 export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   const log = options.log ?? (() => undefined);
   const { target, profile } = options;
@@ -112,11 +115,20 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     }
     // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
     // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
-    const redriven = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
-    if (redriven > 0) log(`Redrove ${redriven} message(s) from the DLQs back to their sources`);
-    if (redriven > 0) sampler.mark('redrive');
-    // Faults off: whatever is left (backoffs, redriven messages) settles.
-    const settled = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    // A message still backing off when the faults went off can exhaust its receives after the first
+    // redrive, so the operator looks again once the queues settle (a few rounds at most).
+    let redriven = 0;
+    let settled = { drained: true, state: drain.state, waitedMs: 0 };
+    for (let round = 0; round < RECOVERY_ROUNDS; round++) {
+      const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
+      if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
+      if (moved > 0) sampler.mark('redrive');
+      redriven += moved;
+      if (round > 0 && moved === 0) break;
+      // Faults off: whatever is left (backoffs, redriven messages) settles.
+      const waited = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+      settled = { drained: waited.drained, state: waited.state, waitedMs: settled.waitedMs + waited.waitedMs };
+    }
     drain = {
       drained: drain.drained && settled.drained,
       state: settled.state,

@@ -35,7 +35,7 @@ let runtime: LocalRuntime;
 let target: Target;
 const runtimeLog = capturingLogger();
 
-const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 180_000 };
+const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
 
 beforeAll(async () => {
   const cdkOut = path.join(work, 'cdk.out');
@@ -127,7 +127,7 @@ describe.each(ALL_FAULTS.map((f) => [f]))('fault "%s" alone', (fault) => {
       expect(
         Object.values(results.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0),
       ).toBeGreaterThan(0);
-  }, 300_000);
+  }, 900_000);
 });
 
 test('all faults together: effects equal intents, calls per order measured, report renders', async () => {
@@ -147,7 +147,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
   const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];
   expect(JSON.parse(embedded).runId).toBe(results.runId);
   allFaultsReport = files.html;
-}, 600_000);
+}, 1_200_000);
 
 // --- The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere. ---
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
@@ -181,7 +181,7 @@ test.each([
     for (const violation of doubles) expect(violation.detail).toMatch(detail);
     expect(htmlReport(results)).toContain('FAIL');
   },
-  300_000,
+  900_000,
 );
 // --- end of the kit can fail ---
 

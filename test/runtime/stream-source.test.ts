@@ -185,10 +185,18 @@ test('bisect on error isolates a poison record; after its retries it goes to the
   for (const pk of ['b1', 'b2', 'b3-poison', 'b4']) await put(pk, { scenario: 'bisect' });
 
   const failure = await failureRecord('RetryAttemptsExhausted');
+  // The records after the poison are processed once it has gone to the destination: wait for them.
+  const succeeded = await eventually(
+    () => {
+      const keys = recorded('bisect')
+        .filter((r) => r.ok)
+        .flatMap((r) => r.keys!);
+      return keys.includes('b4') ? keys : undefined;
+    },
+    30_000,
+    'the records after the poison',
+  );
 
-  const succeeded = recorded('bisect')
-    .filter((r) => r.ok)
-    .flatMap((r) => r.keys!);
   expect(succeeded.sort()).toEqual(['b1', 'b2', 'b4']);
   const poisonOnly = recorded('bisect').filter((r) => r.keys!.length === 1 && r.keys![0] === 'b3-poison');
   expect(poisonOnly).toHaveLength(2); // First try plus MaximumRetryAttempts: 1; the splits did not count.
