@@ -144,7 +144,8 @@ test('all faults together: effects equal intents, calls per order measured, repo
   expect(results.perOrder.dynamodbWrites).toBeGreaterThan(0);
   expect(results.perOrder.sqsRequests).toBeGreaterThan(0);
   expect(results.costPerMillionOrders).toBeGreaterThan(0);
-  expect(html.match(/<svg /g)).toHaveLength(4);
+  // Four charts of the HTTP side, six of the pipeline over time (queues, effects, faults, lag).
+  expect(html.match(/<svg /g)).toHaveLength(10);
   expect(html).toContain('PASS, effects == intents');
   const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];
   expect(JSON.parse(embedded).runId).toBe(results.runId);
