@@ -232,6 +232,20 @@ export class StackModel {
     return [...functions][0];
   }
 
+  /**
+   * The SQS queue an event source mapping reads and the function it invokes;
+   * undefined when it reads something else (a stream, Kafka...). Unverifiable
+   * when the source may be a queue but is not one of this stack.
+   */
+  sqsConsumer(esm: RenderedResource): { queue: RenderedResource; fn: RenderedResource } | undefined {
+    const source = this.eventSource(esm);
+    if (source.kind === 'unresolved') {
+      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
+    }
+    if (source.kind !== 'sqs') return undefined;
+    return { queue: source.queue, fn: this.targetFunction(esm) };
+  }
+
   /** What an event source mapping reads from. */
   eventSource(esm: RenderedResource): EventSource {
     const arn = esm.properties.EventSourceArn;
@@ -387,6 +401,19 @@ export function numberValue(value: unknown, what: string, fallback?: number): nu
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value);
   throw new Unverifiable(`${what} is ${show(value)}, not a number known at synth time`);
+}
+
+/**
+ * A function's environment variable as trimmed text, or undefined when it is
+ * not set. Unverifiable when its value is not known at synth time.
+ */
+export function environmentVariable(fn: RenderedResource, name: string): string | undefined {
+  const value = get(fn.properties, 'Environment', 'Variables', name);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw new Unverifiable(`${name} of ${fn.name} is ${show(value)}, not a value known at synth time`);
+  }
+  return String(value).trim();
 }
 
 export function isFifo(queue: RenderedResource): boolean {
