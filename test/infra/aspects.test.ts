@@ -243,8 +243,9 @@ describe('correctness aspects', () => {
       'InboxTtl',
       'AlarmDelivery',
       'RetryBudget',
+      'ReservedConcurrency',
     ]);
-    // Every aspect registered (the five rules and the reserved-concurrency check) only reads.
+    // Every aspect registered only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
     expect(Aspects.of(stack).applied.map((a) => a.priority)).toEqual(
       Aspects.of(stack).applied.map(() => AspectPriority.READONLY),

@@ -206,15 +206,21 @@ describe('reserved concurrency', () => {
   });
 
   /** A stack with the correctness aspects and one function reserving concurrency; returns the synth error, if any. */
-  function synthReservingFunction(context: Record<string, unknown>): string | undefined {
+  function synthReservingFunction(
+    context: Record<string, unknown>,
+    how: 'prop' | 'override' = 'prop',
+  ): string | undefined {
     const app = new App({ context: cdkContext(context) });
     const stack = new Stack(app, 'Reserving');
-    new lambda.Function(stack, 'Reserving', {
+    const fn = new lambda.Function(stack, 'Reserving', {
       runtime: lambda.Runtime.NODEJS_24_X,
       handler: 'index.handler',
       code: lambda.Code.fromInline('exports.handler = async () => {};'),
-      reservedConcurrentExecutions: 1,
+      reservedConcurrentExecutions: how === 'prop' ? 1 : undefined,
     });
+    if (how === 'override') {
+      (fn.node.defaultChild as lambda.CfnFunction).addPropertyOverride('ReservedConcurrentExecutions', 1);
+    }
     applyCorrectnessAspects(stack);
     try {
       app.synth();
@@ -227,8 +233,14 @@ describe('reserved concurrency', () => {
   test('synth refuses a function that reserves concurrency, naming it and the option', () => {
     const error = synthReservingFunction({});
 
-    expect(error).toMatch(/\[ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/);
+    expect(error).toMatch(/\[Correctness\/ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/);
     expect(error).toMatch(/-c allowReservedConcurrency=true/);
+  });
+
+  test('an escape-hatch override that reserves concurrency is refused too', () => {
+    expect(synthReservingFunction({}, 'override')).toMatch(
+      /\[Correctness\/ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/,
+    );
   });
 
   test('-c allowReservedConcurrency=true lets it through', () => {
