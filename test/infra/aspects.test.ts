@@ -15,7 +15,7 @@ import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptio
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
 import { attemptsForBudget, RETRY_BUDGET } from '../../lambdas/domain/backoff';
-import { cdkContext } from '../support/synth';
+import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
 
 /*
  * Small stacks of L2 constructs with the project's feature flags. With
@@ -36,40 +36,19 @@ const FOURTEEN_DAYS = 14 * DAY;
 const CONSUMER_TIMEOUT = 10;
 const BATCHING_WINDOW = 5;
 
-interface Finding {
-  path: string;
-  message: string;
-}
-
-/** Synthesizes the app and returns every error of its validation report ([] when synth succeeds). */
-function synthErrors(app: App): Finding[] {
-  try {
-    app.synth();
-    return [];
-  } catch (error) {
-    const report = error instanceof Error ? error.message : String(error);
-    const findings = [...report.matchAll(/^ERROR (.+) \((.+?)\)\n\s+(\S+) \(/gm)].map(([, message, source, path]) => ({
-      path,
-      message: source === 'Annotation' ? message : `${message} (${source})`,
-    }));
-    if (findings.length === 0) throw error; // not a validation report: let the real failure show
-    return findings;
-  }
-}
-
 /**
  * Asserts that synth fails with exactly these errors of the correctness rules,
  * in any order. Errors from other validators (CloudFormation Validate also
  * knows a few of these rules) are left out: each rule must stand on its own.
  */
-function expectRuleErrors(app: App, expected: Finding[]): void {
+function expectRuleErrors(app: App, expected: SynthFinding[]): void {
   const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/'));
   expect(errors).toHaveLength(expected.length);
   expect(errors).toEqual(expect.arrayContaining(expected));
 }
 
 /** The finding `synthErrors` would return for a rule's error on `construct` (its L1 resource). */
-function error(construct: IConstruct, rule: string, pattern: RegExp): Finding {
+function error(construct: IConstruct, rule: string, pattern: RegExp): SynthFinding {
   const l1 = construct instanceof Construct && construct.node.defaultChild ? construct.node.defaultChild : construct;
   return {
     path: l1.node.path,
