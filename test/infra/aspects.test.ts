@@ -765,17 +765,23 @@ describe('AlarmDelivery', () => {
     keyActions?: string[];
   }
 
-  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
-  function alarmToTopic(props: AlarmTopicProps = {}) {
-    const { app, stack } = newStack();
-    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
-    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+  /** The alarm S/Alarm, notifying `topic`. */
+  function alarmNotifying(stack: Stack, topic: sns.ITopic): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
       metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
       threshold: 1,
       evaluationPeriods: 1,
     });
     alarm.addAlarmAction(new actions.SnsAction(topic));
+    return alarm;
+  }
+
+  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
+  function alarmToTopic(props: AlarmTopicProps = {}) {
+    const { app, stack } = newStack();
+    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
+    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+    const alarm = alarmNotifying(stack, topic);
     const account = { 'aws:SourceAccount': stack.account };
     if (props.publishAllowed ?? true) {
       topic.addToResourcePolicy(
@@ -930,11 +936,7 @@ describe('AlarmDelivery', () => {
   test('a topic with no policy of its own and no key passes: the SNS default lets the account publish', () => {
     const { app, stack } = newStack();
     const topic = new sns.Topic(stack, 'Topic');
-    new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    }).addAlarmAction(new actions.SnsAction(topic));
+    alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expect(synthErrors(app)).toEqual([]);
@@ -945,12 +947,7 @@ describe('AlarmDelivery', () => {
     const topic = new sns.Topic(stack, 'Topic', {
       masterKey: kms.Alias.fromAliasName(stack, 'Managed', 'alias/aws/sns'),
     });
-    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    });
-    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const alarm = alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expectRuleErrors(app, [error(alarm, 'AlarmDelivery', /.* the AWS-managed key alias\/aws\/sns/)]);
@@ -959,12 +956,7 @@ describe('AlarmDelivery', () => {
   test('a topic outside the stack cannot be verified', () => {
     const { app, stack } = newStack();
     const topic = sns.Topic.fromTopicArn(stack, 'Imported', 'arn:aws:sns:eu-west-1:123456789012:ops');
-    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    });
-    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const alarm = alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expectRuleErrors(app, [
