@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { readConfig } from '../../lib/config';
-import { synthStack } from '../support/synth';
+import { configError, synthStack } from '../support/synth';
 import { resourcesOfType } from '../support/template';
 
 /**
@@ -109,14 +109,6 @@ describe('with -c faultInjection=true', () => {
 
 describe('configuration', () => {
   const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
-  const errorOf = (context: Record<string, unknown>) => {
-    try {
-      configOf(context);
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  };
 
   test('fault injection is off by default in dev and prod', () => {
     expect(configOf({}).faultInjection).toBe(false);
@@ -143,6 +135,6 @@ describe('configuration', () => {
     ],
     [{ localRuntime: 'yes' }, 'Context localRuntime must be true or false, got "yes"'],
   ])('refuses %j with one line', (context, message) => {
-    expect(errorOf(context)).toBe(message);
+    expect(configError(context)).toBe(message);
   });
 });

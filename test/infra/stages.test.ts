@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { applyCorrectnessAspects } from '../../lib/aspects';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
-import { cdkContext } from '../support/synth';
+import { cdkContext, configError } from '../support/synth';
 import { resourcesOfType, type CfnResource } from '../support/template';
 
 /**
@@ -27,16 +27,6 @@ function synthStage(context: Record<string, unknown>): StageSynth {
   const stack = new ExactlyOnceStack(app, config.stackName, { config });
   const template = Template.fromStack(stack);
   return { stack, template, json: template.toJSON() as StageSynth['json'] };
-}
-
-/** readConfig's error for a context, or undefined when it accepts it. */
-function configError(context: Record<string, unknown>): string | undefined {
-  try {
-    readConfig(new App({ context }));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 let dev: StageSynth;
