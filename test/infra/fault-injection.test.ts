@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { readConfig } from '../../lib/config';
 import { configError, synthStack } from '../support/synth';
-import { resourcesOfType } from '../support/template';
+import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
 
 /**
  * Fault injection is opt-in at synth: only `-c faultInjection=true` (or the
@@ -10,11 +10,6 @@ import { resourcesOfType } from '../support/template';
  * refuses both. (That the bundles carry no fault code: bundles.test.ts.)
  */
 type Synth = ReturnType<typeof synthStack>;
-
-const functionsWithFaultVariables = ({ template }: Synth) =>
-  resourcesOfType(template, 'AWS::Lambda::Function')
-    .filter(([, fn]) => JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'))
-    .map(([id]) => id);
 
 const faultAlarms = ({ template }: Synth) =>
   resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(([, alarm]) =>
@@ -37,7 +32,7 @@ beforeAll(() => {
 describe('by default (every stage)', () => {
   test('there is no SSM parameter, no fault variable on any function, no fault alarm and no output', () => {
     expect(resourcesOfType(byDefault.template, 'AWS::SSM::Parameter')).toEqual([]);
-    expect(functionsWithFaultVariables(byDefault)).toEqual([]);
+    expect(functionsWithFaultVariables(byDefault.template)).toEqual([]);
     expect(faultAlarms(byDefault)).toEqual([]);
     expect(outputs(byDefault)).not.toContain('FaultParameterName');
   });
@@ -53,7 +48,7 @@ describe('with -c faultInjection=true', () => {
 
     expect(parameters).toHaveLength(1);
     expect(parameters[0][1].Properties?.Value).toBe('{}');
-    expect(functionsWithFaultVariables(withFaults).sort()).toEqual([
+    expect(functionsWithFaultVariables(withFaults.template).sort()).toEqual([
       expect.stringMatching(/^OutboxRelay/),
       expect.stringMatching(/^PipelinesFulfilment/),
       expect.stringMatching(/^PipelinesLoyalty/),
