@@ -1,5 +1,8 @@
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { isRecord, referencedLogicalId } from './cfn-json';
+
+export { isRecord, referencedLogicalId } from './cfn-json';
 
 /**
  * A read-only view of one stack's CloudFormation resources, as the template
@@ -318,16 +321,6 @@ function render(stack: Stack, resource: CfnResource): RenderedResource | undefin
   };
 }
 
-/** `{ Ref: id }`, `{ 'Fn::GetAtt': [id, attr] }` or `{ 'Fn::GetAtt': 'id.attr' }` → id. */
-export function referencedLogicalId(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
-  if (typeof value.Ref === 'string') return value.Ref.startsWith('AWS::') ? undefined : value.Ref;
-  const getAtt = value['Fn::GetAtt'];
-  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
-  if (typeof getAtt === 'string') return getAtt.split('.')[0];
-  return undefined;
-}
-
 function referencedAttribute(value: unknown): string | undefined {
   if (!isRecord(value)) return undefined;
   const getAtt = value['Fn::GetAtt'];
@@ -381,10 +374,6 @@ export function get(value: unknown, ...keys: string[]): unknown {
     current = current[key];
   }
   return current;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
