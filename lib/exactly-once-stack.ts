@@ -6,7 +6,7 @@ import { LogRetentionAspect } from './aspects/log-retention';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './constructs/effects-read-api';
 import { FaultInjectionSwitch } from './constructs/fault-injection';
-import { setFunctionBuild } from './constructs/house-function';
+import { HouseFunction, setFunctionBuild } from './constructs/house-function';
 import { Monitoring } from './constructs/monitoring';
 import { OrdersApi } from './constructs/orders-api';
 import { OutboxRelay } from './constructs/outbox-relay';
@@ -93,17 +93,6 @@ export class ExactlyOnceStack extends Stack {
     grantTableActions(reads.getCustomer.fn, storage.effectsTable, ['GetItem']);
     grantTableActions(reads.getInventory.fn, storage.effectsTable, ['GetItem']);
 
-    const functions = {
-      'create-order': ordersApi.createOrder,
-      'cancel-order': ordersApi.cancelOrder,
-      'get-order': ordersApi.getOrder,
-      'get-customer': reads.getCustomer,
-      'get-inventory': reads.getInventory,
-      'outbox-relay': outbox.streamRelay,
-      'outbox-sweeper': outbox.sweeper,
-      'fulfilment-consumer': pipelines.fulfilment.consumer,
-      'loyalty-consumer': pipelines.loyalty.consumer,
-    };
     const monitoring = new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
       api: ordersApi.api,
@@ -114,7 +103,8 @@ export class ExactlyOnceStack extends Stack {
         ? [{ name: 'sweeper async DLQ', queue: outbox.sweeper.asyncDeadLetterQueue }]
         : [],
       sweepAge: outbox.sweepAge,
-      functions: Object.entries(functions).map(([name, f]) => ({ name, fn: f.fn })),
+      // Every function of the stack, by construction: one added later gets its alarms without a list to update.
+      functions: this.node.findAll().filter((c): c is HouseFunction => c instanceof HouseFunction),
     });
 
     if (faultSwitch !== undefined) {

@@ -17,6 +17,8 @@
  * may apply (a condition this cannot judge), so a "deliverable" is never a guess.
  */
 
+import { isRecord, referencedLogicalId } from './cfn-json';
+
 export interface TemplateResource {
   readonly Type: string;
   readonly Properties?: Record<string, unknown>;
@@ -83,7 +85,7 @@ export function alarmActionDelivery(
   action: unknown,
   env: DeliveryEnvironment = {},
 ): ActionDelivery {
-  const topicId = refId(action);
+  const topicId = referencedLogicalId(action);
   const target = topicId === undefined ? undefined : lookup.get(topicId);
   if (topicId !== undefined && target?.Type === 'AWS::SNS::Topic') {
     return topicDelivery(lookup, alarmId, topicId, env);
@@ -151,12 +153,13 @@ function topicPolicies(lookup: ResourceLookup, topicId: string): { id: string; d
   const found: { id: string; document: unknown }[] = [];
   for (const [id, policy] of lookup.ofType('AWS::SNS::TopicPolicy')) {
     const topics = policy.Properties?.Topics;
-    if (Array.isArray(topics) && topics.some((t) => refId(t) === topicId)) {
+    if (Array.isArray(topics) && topics.some((t) => referencedLogicalId(t) === topicId)) {
       found.push({ id, document: policy.Properties?.PolicyDocument });
     }
   }
   for (const [id, policy] of lookup.ofType('AWS::SNS::TopicInlinePolicy')) {
-    if (refId(policy.Properties?.TopicArn) === topicId) found.push({ id, document: policy.Properties?.PolicyDocument });
+    if (referencedLogicalId(policy.Properties?.TopicArn) === topicId)
+      found.push({ id, document: policy.Properties?.PolicyDocument });
   }
   return found;
 }
@@ -169,7 +172,7 @@ function keyObstacles(
   env: DeliveryEnvironment,
 ): string[] | ActionDelivery {
   if (keyRef === undefined) return [];
-  const keyId = refId(keyRef);
+  const keyId = referencedLogicalId(keyRef);
   const key = keyId === undefined ? undefined : lookup.get(keyId);
   if (keyId !== undefined && key?.Type === 'AWS::KMS::Key') {
     const where = `key policy of ${lookup.name(keyId)}`;
@@ -369,15 +372,6 @@ export function spell(value: unknown, env: DeliveryEnvironment = {}): string | u
   return undefined;
 }
 
-function refId(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
-  if (typeof value.Ref === 'string' && !value.Ref.startsWith('AWS::')) return value.Ref;
-  const getAtt = value['Fn::GetAtt'];
-  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
-  if (typeof getAtt === 'string') return getAtt.split('.')[0];
-  return undefined;
-}
-
 function asArray(value: unknown): unknown[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
@@ -385,8 +379,4 @@ function asArray(value: unknown): unknown[] {
 
 function unique(values: string[]): string[] {
   return [...new Set(values)];
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -10,7 +10,8 @@ export type CorrectnessRule =
   | 'StreamSource'
   | 'InboxTtl'
   | 'AlarmDelivery'
-  | 'RetryBudget';
+  | 'RetryBudget'
+  | 'ReservedConcurrency';
 
 export interface CorrectnessAspectOptions {
   /**

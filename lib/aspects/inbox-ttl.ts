@@ -2,9 +2,7 @@ import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-
 import {
   EVENT_SOURCE_MAPPING,
   SQS_DEFAULT_RETENTION_SECONDS,
-  Unverifiable,
-  show,
-  get,
+  environmentVariable,
   seconds,
   type RenderedResource,
   type StackModel,
@@ -68,13 +66,9 @@ export class InboxTtlAspect extends CorrectnessAspect {
   }
 
   protected check(esm: RenderedResource, model: StackModel): void {
-    const source = model.eventSource(esm);
-    if (source.kind === 'unresolved') {
-      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
-    }
-    if (source.kind !== 'sqs') return;
-    const { queue } = source;
-    const fn = model.targetFunction(esm);
+    const consumer = model.sqsConsumer(esm);
+    if (consumer === undefined) return;
+    const { queue, fn } = consumer;
     const redrive = model.deadLetterQueueOf(queue);
     const sourceRetention = seconds(queue, 'MessageRetentionPeriod', SQS_DEFAULT_RETENTION_SECONDS);
     const dlqRetention =
@@ -89,8 +83,8 @@ export class InboxTtlAspect extends CorrectnessAspect {
       `${redrive === undefined ? 'its dead-letter queue, none' : redrive.dlq.name}) + ${this.redriveAllowanceSeconds} s (redrive allowance) = ${required} s`;
     const consequence = 'a message redriven after its inbox record expired would have its effect applied a second time';
 
-    const value = get(fn.properties, 'Environment', 'Variables', INBOX_TTL_ENV);
-    if (value === undefined) {
+    const ttl = environmentVariable(fn, INBOX_TTL_ENV);
+    if (ttl === undefined) {
       this.fail(
         fn,
         `Function ${fn.name} consumes queue ${queue.name} but has no ${INBOX_TTL_ENV} environment variable; ` +
@@ -98,10 +92,6 @@ export class InboxTtlAspect extends CorrectnessAspect {
       );
       return;
     }
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new Unverifiable(`${INBOX_TTL_ENV} of ${fn.name} is ${show(value)}, not a value known at synth time`);
-    }
-    const ttl = String(value).trim();
     if (!/^\d+$/.test(ttl)) {
       this.fail(
         fn,

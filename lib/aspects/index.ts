@@ -51,8 +51,8 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
     new AlarmDeliveryAspect(common),
     new RetryBudgetAspect(common),
+    new ReservedConcurrencyAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
-  Aspects.of(scope).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });
   return aspects;
 }

@@ -1,5 +1,8 @@
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { isRecord, referencedLogicalId } from './cfn-json';
+
+export { isRecord, referencedLogicalId } from './cfn-json';
 
 /**
  * A read-only view of one stack's CloudFormation resources, as the template
@@ -232,6 +235,20 @@ export class StackModel {
     return [...functions][0];
   }
 
+  /**
+   * The SQS queue an event source mapping reads and the function it invokes;
+   * undefined when it reads something else (a stream, Kafka...). Unverifiable
+   * when the source may be a queue but is not one of this stack.
+   */
+  sqsConsumer(esm: RenderedResource): { queue: RenderedResource; fn: RenderedResource } | undefined {
+    const source = this.eventSource(esm);
+    if (source.kind === 'unresolved') {
+      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
+    }
+    if (source.kind !== 'sqs') return undefined;
+    return { queue: source.queue, fn: this.targetFunction(esm) };
+  }
+
   /** What an event source mapping reads from. */
   eventSource(esm: RenderedResource): EventSource {
     const arn = esm.properties.EventSourceArn;
@@ -304,16 +321,6 @@ function render(stack: Stack, resource: CfnResource): RenderedResource | undefin
   };
 }
 
-/** `{ Ref: id }`, `{ 'Fn::GetAtt': [id, attr] }` or `{ 'Fn::GetAtt': 'id.attr' }` → id. */
-export function referencedLogicalId(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
-  if (typeof value.Ref === 'string') return value.Ref.startsWith('AWS::') ? undefined : value.Ref;
-  const getAtt = value['Fn::GetAtt'];
-  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
-  if (typeof getAtt === 'string') return getAtt.split('.')[0];
-  return undefined;
-}
-
 function referencedAttribute(value: unknown): string | undefined {
   if (!isRecord(value)) return undefined;
   const getAtt = value['Fn::GetAtt'];
@@ -369,10 +376,6 @@ export function get(value: unknown, ...keys: string[]): unknown {
   return current;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * A numeric property, with the service default when it is unset. CloudFormation
  * accepts numbers as strings too. Anything else (a token left unresolved, an
@@ -387,6 +390,19 @@ export function numberValue(value: unknown, what: string, fallback?: number): nu
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value);
   throw new Unverifiable(`${what} is ${show(value)}, not a number known at synth time`);
+}
+
+/**
+ * A function's environment variable as trimmed text, or undefined when it is
+ * not set. Unverifiable when its value is not known at synth time.
+ */
+export function environmentVariable(fn: RenderedResource, name: string): string | undefined {
+  const value = get(fn.properties, 'Environment', 'Variables', name);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw new Unverifiable(`${name} of ${fn.name} is ${show(value)}, not a value known at synth time`);
+  }
+  return String(value).trim();
 }
 
 export function isFifo(queue: RenderedResource): boolean {

@@ -1,39 +1,34 @@
-import { Annotations, type IAspect } from 'aws-cdk-lib';
-import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import type { IConstruct } from 'constructs';
+import { CorrectnessAspect } from './correctness-aspect';
+import { LAMBDA_FUNCTION, type RenderedResource } from './model';
 
 /** The context option that lets functions reserve concurrency: `-c allowReservedConcurrency=true`. */
 export const ALLOW_RESERVED_CONCURRENCY_CONTEXT = 'allowReservedConcurrency';
 
 /**
- * Refuses, at synth, any Lambda function that sets ReservedConcurrentExecutions,
- * unless the context option `allowReservedConcurrency` is `true`.
+ * Rule ReservedConcurrency: refuses, at synth, any Lambda function that sets
+ * ReservedConcurrentExecutions, unless the context option
+ * `allowReservedConcurrency` is `true`.
  *
  * Why: a new account's concurrency quota is often 10, and Lambda keeps at least
  * 10 unreserved, so reserving even 1 fails the first `cdk deploy` there ("decreases
  * account's UnreservedConcurrentExecution below its minimum value of [10]").
  * A deployer whose account has the quota to spare opts in explicitly.
  *
- * The check runs in synth's validation phase, after every aspect has run, so
- * a value set late (by another aspect or an escape hatch) is still seen.
+ * Read from the rendered template like the other rules, so a value set late
+ * (by another aspect) or through an escape hatch (`addPropertyOverride`) is seen too.
  */
-export class ReservedConcurrencyAspect implements IAspect {
-  private readonly registered = new WeakSet<CfnFunction>();
+export class ReservedConcurrencyAspect extends CorrectnessAspect {
+  readonly rule = 'ReservedConcurrency' as const;
+  protected readonly resourceType = LAMBDA_FUNCTION;
 
-  visit(node: IConstruct): void {
-    if (!(node instanceof CfnFunction) || this.registered.has(node)) return;
-    this.registered.add(node);
-    node.node.addValidation({
-      validate: () => {
-        const allowed = String(node.node.tryGetContext(ALLOW_RESERVED_CONCURRENCY_CONTEXT)) === 'true';
-        if (node.reservedConcurrentExecutions !== undefined && !allowed) {
-          Annotations.of(node).addError(
-            `[ReservedConcurrency] ${node.node.path} reserves concurrency, which fails to deploy in accounts at the ` +
-              `default concurrency quota. Remove it, or pass -c ${ALLOW_RESERVED_CONCURRENCY_CONTEXT}=true if your account has room.`,
-          );
-        }
-        return [];
-      },
-    });
+  protected check(fn: RenderedResource): void {
+    if (fn.properties.ReservedConcurrentExecutions === undefined) return;
+    const allowed = String(fn.construct.node.tryGetContext(ALLOW_RESERVED_CONCURRENCY_CONTEXT)) === 'true';
+    if (allowed) return;
+    this.fail(
+      fn,
+      `${fn.construct.node.path} reserves concurrency, which fails to deploy in accounts at the default concurrency ` +
+        `quota. Remove it, or pass -c ${ALLOW_RESERVED_CONCURRENCY_CONTEXT}=true if your account has room.`,
+    );
   }
 }

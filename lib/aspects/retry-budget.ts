@@ -12,12 +12,10 @@ import {
   EVENT_SOURCE_MAPPING,
   LAMBDA_DEFAULT_TIMEOUT_SECONDS,
   SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS,
-  Unverifiable,
-  get,
+  environmentVariable,
   isFifo,
   numberValue,
   seconds,
-  show,
   type RenderedResource,
   type StackModel,
 } from './model';
@@ -62,13 +60,9 @@ export class RetryBudgetAspect extends CorrectnessAspect {
   }
 
   protected check(esm: RenderedResource, model: StackModel): void {
-    const source = model.eventSource(esm);
-    if (source.kind === 'unresolved') {
-      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
-    }
-    if (source.kind !== 'sqs') return;
-    const { queue } = source;
-    const fn = model.targetFunction(esm);
+    const consumer = model.sqsConsumer(esm);
+    if (consumer === undefined) return;
+    const { queue, fn } = consumer;
 
     this.guard(queue, () => {
       const timeout = seconds(fn, 'Timeout', LAMBDA_DEFAULT_TIMEOUT_SECONDS);
@@ -145,8 +139,8 @@ export class RetryBudgetAspect extends CorrectnessAspect {
 
   /** A whole-seconds (or count) variable of the function; reports it and returns undefined when missing or malformed. */
   private envSeconds(fn: RenderedResource, name: string): number | undefined {
-    const value = get(fn.properties, 'Environment', 'Variables', name);
-    if (value === undefined) {
+    const text = environmentVariable(fn, name);
+    if (text === undefined) {
       this.fail(
         fn,
         `Function ${fn.name} consumes a queue but has no ${name} environment variable: its retry budget cannot be ` +
@@ -154,10 +148,6 @@ export class RetryBudgetAspect extends CorrectnessAspect {
       );
       return undefined;
     }
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new Unverifiable(`${name} of ${fn.name} is ${show(value)}, not a value known at synth time`);
-    }
-    const text = String(value).trim();
     if (!/^\d+$/.test(text)) {
       this.fail(fn, `Function ${fn.name} has ${name} "${text}", not a whole number.`);
       return undefined;

@@ -3,7 +3,6 @@ import {
   EVENT_SOURCE_MAPPING,
   LAMBDA_DEFAULT_TIMEOUT_SECONDS,
   SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS,
-  Unverifiable,
   seconds,
   type RenderedResource,
   type StackModel,
@@ -31,13 +30,9 @@ export class VisibilityTimeoutAspect extends CorrectnessAspect {
   protected readonly resourceType = EVENT_SOURCE_MAPPING;
 
   protected check(esm: RenderedResource, model: StackModel): void {
-    const source = model.eventSource(esm);
-    if (source.kind === 'unresolved') {
-      throw new Unverifiable(`its event source (${source.description}) is not a queue defined in this stack`);
-    }
-    if (source.kind !== 'sqs') return;
-    const { queue } = source;
-    const fn = model.targetFunction(esm);
+    const consumer = model.sqsConsumer(esm);
+    if (consumer === undefined) return;
+    const { queue, fn } = consumer;
     const timeout = seconds(fn, 'Timeout', LAMBDA_DEFAULT_TIMEOUT_SECONDS);
     const window = seconds(esm, 'MaximumBatchingWindowInSeconds', 0);
     const visibility = seconds(queue, 'VisibilityTimeout', SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS);

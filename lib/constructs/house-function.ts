@@ -100,9 +100,12 @@ export interface HouseFunctionProps {
 export class HouseFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly asyncDeadLetterQueue?: sqs.Queue;
+  /** The handler module (`props.handler`): the function's name in alarms. */
+  readonly handler: string;
 
   constructor(scope: Construct, id: string, props: HouseFunctionProps) {
     super(scope, id);
+    this.handler = props.handler;
 
     if (props.asyncDeadLetterQueue !== false) {
       this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', {

@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
+import { METRICS_NAMESPACE, SERVICE_NAME, type HouseFunction } from './house-function';
 import type { ConsumerPipeline } from './pipelines';
 
 /** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
@@ -40,7 +40,8 @@ export interface MonitoringProps {
   /** Dead-letter queues not owned by a pipeline (e.g. async-invocation DLQs). */
   otherDeadLetterQueues: { name: string; queue: sqs.IQueue }[];
   sweepAge: Duration;
-  functions: { name: string; fn: lambda.IFunction }[];
+  /** Each alarms on its errors and throttles, named by its handler. */
+  functions: HouseFunction[];
 }
 
 /**
@@ -138,7 +139,7 @@ export class Monitoring extends Construct {
         runbook: 'malformed-outbox-item',
       },
     );
-    for (const { name, fn } of props.functions) {
+    for (const { handler: name, fn } of props.functions) {
       this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations failed.`,

@@ -8,7 +8,7 @@ import {
   RETRY_ENV,
   type RetryBudget,
 } from '../../lambdas/domain/backoff';
-import { requiredInboxTtlSeconds } from '../aspects';
+import { requiredInboxTtlSeconds, VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
 
@@ -89,7 +89,9 @@ export class Pipelines extends Construct {
     },
   ): ConsumerPipeline {
     const consumerTimeout = Duration.seconds(30);
-    const visibilityTimeout = Duration.seconds(6 * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds());
+    const visibilityTimeout = Duration.seconds(
+      VISIBILITY_TIMEOUT_FACTOR * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds(),
+    );
     const budget = options.props.retryBudget ?? RETRY_BUDGET;
     const attempts = attemptsForBudget(budget);
     const queues = new QueueWithDlq(this, `${id}Queues`, {

@@ -15,7 +15,7 @@ import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptio
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
 import { attemptsForBudget, RETRY_BUDGET } from '../../lambdas/domain/backoff';
-import { cdkContext } from '../support/synth';
+import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
 
 /*
  * Small stacks of L2 constructs with the project's feature flags. With
@@ -36,40 +36,19 @@ const FOURTEEN_DAYS = 14 * DAY;
 const CONSUMER_TIMEOUT = 10;
 const BATCHING_WINDOW = 5;
 
-interface Finding {
-  path: string;
-  message: string;
-}
-
-/** Synthesizes the app and returns every error of its validation report ([] when synth succeeds). */
-function synthErrors(app: App): Finding[] {
-  try {
-    app.synth();
-    return [];
-  } catch (error) {
-    const report = error instanceof Error ? error.message : String(error);
-    const findings = [...report.matchAll(/^ERROR (.+) \((.+?)\)\n\s+(\S+) \(/gm)].map(([, message, source, path]) => ({
-      path,
-      message: source === 'Annotation' ? message : `${message} (${source})`,
-    }));
-    if (findings.length === 0) throw error; // not a validation report: let the real failure show
-    return findings;
-  }
-}
-
 /**
  * Asserts that synth fails with exactly these errors of the correctness rules,
  * in any order. Errors from other validators (CloudFormation Validate also
  * knows a few of these rules) are left out: each rule must stand on its own.
  */
-function expectRuleErrors(app: App, expected: Finding[]): void {
+function expectRuleErrors(app: App, expected: SynthFinding[]): void {
   const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/'));
   expect(errors).toHaveLength(expected.length);
   expect(errors).toEqual(expect.arrayContaining(expected));
 }
 
 /** The finding `synthErrors` would return for a rule's error on `construct` (its L1 resource). */
-function error(construct: IConstruct, rule: string, pattern: RegExp): Finding {
+function error(construct: IConstruct, rule: string, pattern: RegExp): SynthFinding {
   const l1 = construct instanceof Construct && construct.node.defaultChild ? construct.node.defaultChild : construct;
   return {
     path: l1.node.path,
@@ -243,8 +222,9 @@ describe('correctness aspects', () => {
       'InboxTtl',
       'AlarmDelivery',
       'RetryBudget',
+      'ReservedConcurrency',
     ]);
-    // Every aspect registered (the five rules and the reserved-concurrency check) only reads.
+    // Every aspect registered only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
     expect(Aspects.of(stack).applied.map((a) => a.priority)).toEqual(
       Aspects.of(stack).applied.map(() => AspectPriority.READONLY),
@@ -785,17 +765,23 @@ describe('AlarmDelivery', () => {
     keyActions?: string[];
   }
 
-  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
-  function alarmToTopic(props: AlarmTopicProps = {}) {
-    const { app, stack } = newStack();
-    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
-    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+  /** The alarm S/Alarm, notifying `topic`. */
+  function alarmNotifying(stack: Stack, topic: sns.ITopic): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
       metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
       threshold: 1,
       evaluationPeriods: 1,
     });
     alarm.addAlarmAction(new actions.SnsAction(topic));
+    return alarm;
+  }
+
+  /** An alarm notifying an encrypted topic whose policies let CloudWatch publish, unless told otherwise. */
+  function alarmToTopic(props: AlarmTopicProps = {}) {
+    const { app, stack } = newStack();
+    const key = props.encrypted === false ? undefined : new kms.Key(stack, 'Key');
+    const topic = new sns.Topic(stack, 'Topic', { masterKey: key, enforceSSL: true });
+    const alarm = alarmNotifying(stack, topic);
     const account = { 'aws:SourceAccount': stack.account };
     if (props.publishAllowed ?? true) {
       topic.addToResourcePolicy(
@@ -950,11 +936,7 @@ describe('AlarmDelivery', () => {
   test('a topic with no policy of its own and no key passes: the SNS default lets the account publish', () => {
     const { app, stack } = newStack();
     const topic = new sns.Topic(stack, 'Topic');
-    new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    }).addAlarmAction(new actions.SnsAction(topic));
+    alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expect(synthErrors(app)).toEqual([]);
@@ -965,12 +947,7 @@ describe('AlarmDelivery', () => {
     const topic = new sns.Topic(stack, 'Topic', {
       masterKey: kms.Alias.fromAliasName(stack, 'Managed', 'alias/aws/sns'),
     });
-    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    });
-    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const alarm = alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expectRuleErrors(app, [error(alarm, 'AlarmDelivery', /.* the AWS-managed key alias\/aws\/sns/)]);
@@ -979,12 +956,7 @@ describe('AlarmDelivery', () => {
   test('a topic outside the stack cannot be verified', () => {
     const { app, stack } = newStack();
     const topic = sns.Topic.fromTopicArn(stack, 'Imported', 'arn:aws:sns:eu-west-1:123456789012:ops');
-    const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'Test', metricName: 'Failures' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-    });
-    alarm.addAlarmAction(new actions.SnsAction(topic));
+    const alarm = alarmNotifying(stack, topic);
     applyCorrectnessAspects(stack);
 
     expectRuleErrors(app, [

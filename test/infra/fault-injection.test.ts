@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { readConfig } from '../../lib/config';
-import { synthStack } from '../support/synth';
-import { resourcesOfType } from '../support/template';
+import { configError, synthStack } from '../support/synth';
+import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
 
 /**
  * Fault injection is opt-in at synth: only `-c faultInjection=true` (or the
@@ -10,11 +10,6 @@ import { resourcesOfType } from '../support/template';
  * refuses both. (That the bundles carry no fault code: bundles.test.ts.)
  */
 type Synth = ReturnType<typeof synthStack>;
-
-const functionsWithFaultVariables = ({ template }: Synth) =>
-  resourcesOfType(template, 'AWS::Lambda::Function')
-    .filter(([, fn]) => JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'))
-    .map(([id]) => id);
 
 const faultAlarms = ({ template }: Synth) =>
   resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(([, alarm]) =>
@@ -37,7 +32,7 @@ beforeAll(() => {
 describe('by default (every stage)', () => {
   test('there is no SSM parameter, no fault variable on any function, no fault alarm and no output', () => {
     expect(resourcesOfType(byDefault.template, 'AWS::SSM::Parameter')).toEqual([]);
-    expect(functionsWithFaultVariables(byDefault)).toEqual([]);
+    expect(functionsWithFaultVariables(byDefault.template)).toEqual([]);
     expect(faultAlarms(byDefault)).toEqual([]);
     expect(outputs(byDefault)).not.toContain('FaultParameterName');
   });
@@ -53,7 +48,7 @@ describe('with -c faultInjection=true', () => {
 
     expect(parameters).toHaveLength(1);
     expect(parameters[0][1].Properties?.Value).toBe('{}');
-    expect(functionsWithFaultVariables(withFaults).sort()).toEqual([
+    expect(functionsWithFaultVariables(withFaults.template).sort()).toEqual([
       expect.stringMatching(/^OutboxRelay/),
       expect.stringMatching(/^PipelinesFulfilment/),
       expect.stringMatching(/^PipelinesLoyalty/),
@@ -109,14 +104,6 @@ describe('with -c faultInjection=true', () => {
 
 describe('configuration', () => {
   const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
-  const errorOf = (context: Record<string, unknown>) => {
-    try {
-      configOf(context);
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  };
 
   test('fault injection is off by default in dev and prod', () => {
     expect(configOf({}).faultInjection).toBe(false);
@@ -143,6 +130,6 @@ describe('configuration', () => {
     ],
     [{ localRuntime: 'yes' }, 'Context localRuntime must be true or false, got "yes"'],
   ])('refuses %j with one line', (context, message) => {
-    expect(errorOf(context)).toBe(message);
+    expect(configError(context)).toBe(message);
   });
 });

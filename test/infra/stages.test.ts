@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { applyCorrectnessAspects } from '../../lib/aspects';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
-import { cdkContext } from '../support/synth';
-import { resourcesOfType, type CfnResource } from '../support/template';
+import { cdkContext, configError } from '../support/synth';
+import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 
 /**
  * Stages: `-c stage=dev|prod` picks one stack, named for its stage, with the
@@ -27,16 +27,6 @@ function synthStage(context: Record<string, unknown>): StageSynth {
   const stack = new ExactlyOnceStack(app, config.stackName, { config });
   const template = Template.fromStack(stack);
   return { stack, template, json: template.toJSON() as StageSynth['json'] };
-}
-
-/** readConfig's error for a context, or undefined when it accepts it. */
-function configError(context: Record<string, unknown>): string | undefined {
-  try {
-    readConfig(new App({ context }));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 let dev: StageSynth;
@@ -70,13 +60,8 @@ describe('prod', () => {
   });
 
   test('has no fault switch: no SSM parameter, no fault variable on any function, no output', () => {
-    const functions = resourcesOfType(prod.template, 'AWS::Lambda::Function');
-    const faultVariables = functions.filter(([, fn]) =>
-      JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'),
-    );
-
     expect(resourcesOfType(prod.template, 'AWS::SSM::Parameter')).toEqual([]);
-    expect(faultVariables.map(([id]) => id)).toEqual([]);
+    expect(functionsWithFaultVariables(prod.template)).toEqual([]);
     expect(Object.keys(prod.json.Outputs ?? {})).not.toContain('FaultParameterName');
   });
 
@@ -206,15 +191,21 @@ describe('reserved concurrency', () => {
   });
 
   /** A stack with the correctness aspects and one function reserving concurrency; returns the synth error, if any. */
-  function synthReservingFunction(context: Record<string, unknown>): string | undefined {
+  function synthReservingFunction(
+    context: Record<string, unknown>,
+    how: 'prop' | 'override' = 'prop',
+  ): string | undefined {
     const app = new App({ context: cdkContext(context) });
     const stack = new Stack(app, 'Reserving');
-    new lambda.Function(stack, 'Reserving', {
+    const fn = new lambda.Function(stack, 'Reserving', {
       runtime: lambda.Runtime.NODEJS_24_X,
       handler: 'index.handler',
       code: lambda.Code.fromInline('exports.handler = async () => {};'),
-      reservedConcurrentExecutions: 1,
+      reservedConcurrentExecutions: how === 'prop' ? 1 : undefined,
     });
+    if (how === 'override') {
+      (fn.node.defaultChild as lambda.CfnFunction).addPropertyOverride('ReservedConcurrentExecutions', 1);
+    }
     applyCorrectnessAspects(stack);
     try {
       app.synth();
@@ -227,8 +218,14 @@ describe('reserved concurrency', () => {
   test('synth refuses a function that reserves concurrency, naming it and the option', () => {
     const error = synthReservingFunction({});
 
-    expect(error).toMatch(/\[ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/);
+    expect(error).toMatch(/\[Correctness\/ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/);
     expect(error).toMatch(/-c allowReservedConcurrency=true/);
+  });
+
+  test('an escape-hatch override that reserves concurrency is refused too', () => {
+    expect(synthReservingFunction({}, 'override')).toMatch(
+      /\[Correctness\/ReservedConcurrency\] Reserving\/Reserving\/Resource reserves concurrency/,
+    );
   });
 
   test('-c allowReservedConcurrency=true lets it through', () => {

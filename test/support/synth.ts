@@ -24,6 +24,16 @@ export function synthStack(context: Record<string, unknown> = {}): {
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+/** readConfig's one-line error for a context, or undefined when it accepts it. */
+export function configError(context: Record<string, unknown>): string | undefined {
+  try {
+    readConfig(new App({ context }));
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 let defaultTemplate: Record<string, unknown> | undefined;
 
 /** The default stack's template as JSON, synthesized once per test file (tables and queues are built from it). */

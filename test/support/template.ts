@@ -31,6 +31,13 @@ export function resourcesOfType(template: Template, type: string): [string, CfnR
   return Object.entries(resourcesOf(template)).filter(([, r]) => r.Type === type);
 }
 
+/** Logical ids of the functions whose environment carries a fault-injection variable (`FAULT_...`). */
+export function functionsWithFaultVariables(template: Template): string[] {
+  return resourcesOfType(template, 'AWS::Lambda::Function')
+    .filter(([, fn]) => JSON.stringify(fn.Properties?.Environment ?? {}).includes('FAULT_'))
+    .map(([id]) => id);
+}
+
 function props(resource: CfnResource): Record<string, unknown> {
   return resource.Properties ?? {};
 }
