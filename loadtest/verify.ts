@@ -48,20 +48,12 @@ export interface OrderItem {
   totalCents: number;
 }
 
-export async function verify(options: {
-  target: Target;
-  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
-  runId: string;
-  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
-  checkIntents?: boolean;
-  plan: readonly PlannedRequest[];
-  observations: readonly Observation[];
-  orderIdOf: (caller: string, key: string) => string;
-  isPoison: (body: string) => boolean;
-  pendingOutbox: number;
-  /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
-  metrics?: Record<string, number>;
-}): Promise<Verification> {
+/** Reads the facts from the target's tables and dead-letter queues, then judges them with `checkInvariants`. */
+export async function verify(
+  options: Omit<RunFacts, 'orderItems' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
+    target: Target;
+  },
+): Promise<Verification> {
   const { target, runId } = options;
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
@@ -87,13 +79,16 @@ export async function verify(options: {
  * it from its in-memory world, so both are judged by the same checks.
  */
 export interface RunFacts {
+  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
   runId: string;
+  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
   checkIntents?: boolean;
   plan: readonly PlannedRequest[];
   observations: readonly Observation[];
   orderIdOf: (caller: string, key: string) => string;
   isPoison: (body: string) => boolean;
   pendingOutbox: number;
+  /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
   metrics?: Record<string, number>;
   /** Order items of this run (entity ORDER). */
   orderItems: OrderItem[];
