@@ -1,6 +1,15 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  customerKey,
+  fulfilmentKey,
+  inboxKey,
+  inventoryKey,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
+} from '../lambdas/adapters/effects-table';
+import { ENTITY_ORDER } from '../lambdas/adapters/order-table';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
@@ -57,7 +66,7 @@ export async function verify(
   const { target, runId } = options;
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
-    (i) => i.entity === 'ORDER' && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
+    (i) => i.entity === ENTITY_ORDER && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
   ) as unknown as OrderItem[];
   const effectItems = await scan(documents, target.outputs.EffectsTableName);
   const providerItems = await scan(documents, target.outputs.ProviderLogTableName);
@@ -167,7 +176,7 @@ export function checkInvariants(options: RunFacts): Verification {
     }
   }
   for (const [sku, expected] of expectedReserved) {
-    const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
+    const actual = Number(effects.get(inventoryKey(sku).pk)?.reserved ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'reserved',
@@ -175,7 +184,7 @@ export function checkInvariants(options: RunFacts): Verification {
       });
   }
   for (const [customerId, expected] of expectedPoints) {
-    const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
+    const actual = Number(effects.get(customerKey(customerId).pk)?.points ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'points',
@@ -278,7 +287,7 @@ export function checkProviderCalls(input: {
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
   const inbox = (key: string) => {
     const [consumer, eventId] = key.split(':');
-    return input.effects.get(`INBOX#${consumer}#${eventId}`);
+    return input.effects.get(inboxKey(consumer, eventId).pk);
   };
   const expectedKeys = new Set<string>();
   const allowedKeys = new Set<string>();
@@ -287,10 +296,11 @@ export function checkProviderCalls(input: {
     const cancelled = orderCancelledEventId(order.orderId);
     expectedKeys.add(`loyalty:${placed}`);
     const pick = `fulfilment:${placed}`;
-    const fulfilment = input.effects.get(`FULFILMENT#${order.orderId}`);
+    const fulfilment = input.effects.get(fulfilmentKey(order.orderId).pk);
     // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
     // A cancel that superseded the place before its PICK went through: the PICK must never follow.
-    const pickOptional = fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.supersededBy !== undefined;
+    const pickOptional =
+      fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
     (pickOptional ? allowedKeys : expectedKeys).add(pick);
     if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${cancelled}`);
     const [earlier, later] = [log.get(pick), log.get(`fulfilment:${cancelled}`)];
@@ -311,7 +321,11 @@ export function checkProviderCalls(input: {
     }
     const entry = inbox(key);
     // No entry: expired (TTL) or never written (inbox switched off, caught by the effect checks).
-    if (entry !== undefined && entry.providerCallDoneAt === undefined && entry.supersededBy === undefined)
+    if (
+      entry !== undefined &&
+      entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined &&
+      entry[SUPERSEDED_BY_ATTRIBUTE] === undefined
+    )
       violations.push({
         invariant: 'provider',
         detail: `key ${key} reached the provider but the inbox does not record the call done`,
