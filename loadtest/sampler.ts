@@ -1,5 +1,5 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { queueCounts, type QueueCounts } from './drain';
 import type { Target } from './target';
 
 /**
@@ -25,16 +25,10 @@ export const SAMPLED_QUEUES = [
 export const CONSUMERS = ['fulfilment', 'loyalty'] as const;
 const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'TransientFailure', 'PermanentFailure'] as const;
 
-export interface QueueSample {
-  visible: number;
-  inFlight: number;
-  delayed: number;
-}
-
 export interface PipelineSample {
   /** Seconds since the sampler started. */
   second: number;
-  queues: Record<string, QueueSample>;
+  queues: Record<string, QueueCounts>;
   /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
   counters?: Record<string, number>;
 }
@@ -75,10 +69,10 @@ export async function startSampler(
   let inFlight: Promise<void> = Promise.resolve();
   const takeSample = async () => {
     const at = second();
-    const queues: Record<string, QueueSample> = {};
+    const queues: Record<string, QueueCounts> = {};
     await Promise.all(
       SAMPLED_QUEUES.filter((q) => target.outputs[q] !== undefined).map(async (q) => {
-        queues[queueName(q)] = await queueSample(target, target.outputs[q]).catch(() => ({
+        queues[queueName(q)] = await queueCounts(target, target.outputs[q]).catch(() => ({
           visible: 0,
           inFlight: 0,
           delayed: 0,
@@ -125,24 +119,6 @@ function queueName(output: string): string {
     .replace(/Queue$/, '')
     .replace(/Dlq$/, ' DLQ')
     .replace(/^RelayFailure$/, 'relay failures');
-}
-
-async function queueSample(target: Target, queueUrl: string): Promise<QueueSample> {
-  const { Attributes = {} } = await target.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  return {
-    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
 }
 
 async function readCounters(statsUrl: string): Promise<Record<string, number> | undefined> {
