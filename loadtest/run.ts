@@ -14,7 +14,7 @@ import {
 import { buildPlan, DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
-import { startSampler } from './sampler';
+import { startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -145,7 +145,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       orderIdOf: deriveOrderId,
       isPoison,
       pendingOutbox: await pendingOutboxCount(target),
-      metrics: before?.metrics && after?.metrics ? diffMetrics(before.metrics, after.metrics) : undefined,
+      metrics: before?.metrics && after?.metrics ? subtract(after.metrics, before.metrics) : undefined,
     });
     const calls: CallCounts = { apiRequests: plan.length };
     if (before !== undefined && after !== undefined) {
@@ -221,10 +221,6 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
       ];
     }),
   );
-}
-
-function diffMetrics(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
 /**

@@ -134,7 +134,8 @@ async function readCounters(statsUrl: string): Promise<Record<string, number> | 
   }
 }
 
-function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
+/** Counters over a span: each one now minus its value at the base (0 when it was not there yet). */
+export function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (base[k] ?? 0)]));
 }
 
