@@ -106,7 +106,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
     sampler.mark('load done');
-    let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    const loadDrain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     await faults.off();
     sampler.mark('faults off');
     if (enabled.includes('redrive')) {
@@ -118,7 +118,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     // A message still backing off when the faults went off can exhaust its receives after the first
     // redrive, so the operator looks again once the queues settle (a few rounds at most).
     let redriven = 0;
-    let settled = { drained: true, state: drain.state, waitedMs: 0 };
+    // The run drained if the load's drain did and the last settle did (an earlier settle's timeout is
+    // made good by a later one); the wait is all of them.
+    let settled = true;
+    let waitedMs = loadDrain.waitedMs;
     for (let round = 0; round < RECOVERY_ROUNDS; round++) {
       const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
       if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
@@ -126,14 +129,11 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       redriven += moved;
       if (round > 0 && moved === 0) break;
       // Faults off: whatever is left (backoffs, redriven messages) settles.
-      const waited = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-      settled = { drained: waited.drained, state: waited.state, waitedMs: settled.waitedMs + waited.waitedMs };
+      const settle = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+      settled = settle.drained;
+      waitedMs += settle.waitedMs;
     }
-    drain = {
-      drained: drain.drained && settled.drained,
-      state: settled.state,
-      waitedMs: drain.waitedMs + settled.waitedMs,
-    };
+    const drain = { drained: loadDrain.drained && settled, waitedMs };
     const after = await options.callCounters?.();
     const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
 
@@ -172,7 +172,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       observations: driven.observations,
       durationMs: driven.durationMs,
       injected: { poisonMessages, redriven },
-      drain: { drained: drain.drained, waitedMs: drain.waitedMs },
+      drain,
       verification,
       calls,
       evidence: diffEvidence(before?.functions, after?.functions),
