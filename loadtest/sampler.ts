@@ -1,5 +1,6 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { queueCounts, type QueueCounts } from './drain';
+import { percentile } from './report';
 import type { Target } from './target';
 
 /**
@@ -185,8 +186,7 @@ export function lagOverTime(
   return [...buckets.values()]
     .map(({ second, consumer, lags }) => {
       const sorted = lags.sort((a, b) => a - b);
-      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-      return { second, consumer, p50: at(0.5), p99: at(0.99), count: sorted.length };
+      return { second, consumer, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), count: sorted.length };
     })
     .sort((a, b) => a.second - b.second || a.consumer.localeCompare(b.consumer));
 }
