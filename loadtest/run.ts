@@ -1,6 +1,6 @@
-import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { deriveOrderId } from '../lambdas/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
-import { drive, type Observation } from './drive';
+import { drive } from './drive';
 import {
   ALL_FAULTS,
   redriveDeadLetters,
@@ -11,10 +11,10 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { buildPlan, DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
+import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
-import { startSampler, subtract } from './sampler';
+import { acceptedOrders, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -182,16 +182,6 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     process.removeListener('SIGINT', interrupted);
     await faults.off();
   }
-}
-
-/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
-function acceptedOrders(plan: readonly PlannedRequest[], observations: readonly Observation[]) {
-  return observations
-    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
-    .map((o) => ({
-      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
-      acceptedAt: o.startedAt + o.latencyMs,
-    }));
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {

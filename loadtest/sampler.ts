@@ -1,5 +1,8 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
 import { queueCounts, type QueueCounts } from './drain';
+import type { Observation } from './drive';
+import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
 
@@ -138,6 +141,19 @@ async function readCounters(statsUrl: string): Promise<Record<string, number> | 
 /** Counters over a span: each one now minus its value at the base (0 when it was not there yet). */
 export function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (base[k] ?? 0)]));
+}
+
+/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
+export function acceptedOrders(
+  plan: readonly PlannedRequest[],
+  observations: readonly Observation[],
+): { eventId: string; acceptedAt: number }[] {
+  return observations
+    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
+    .map((o) => ({
+      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
+      acceptedAt: o.startedAt + o.latencyMs,
+    }));
 }
 
 /** firstCalledAt (epoch ms) by provider idempotency key `<consumer>:<eventId>`, read in batches of 100. */
