@@ -1,6 +1,6 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLoyaltyLedger } from '../lambdas/adapters/dynamodb-ledgers';
 import { customerKey } from '../lambdas/adapters/effects-table';
@@ -8,7 +8,7 @@ import { RecordingProvider } from '../lambdas/adapters/recording-provider';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../lambdas/domain/events';
 import { loyaltyPoints, orderTotalCents } from '../lambdas/domain/order';
 import { creditLoyaltyPoints } from '../lambdas/use-cases/apply-order-events';
-import { BENCH_LAMBDA_CONTEXT, BENCH_REQUEST_HANDLER, benchOrder, type Tables } from './emulator-limit';
+import { BENCH_LAMBDA_CONTEXT, benchDynamoDbClient, benchOrder, type Tables } from './emulator-limit';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 import { countRoundTrips, type RoundTripLog } from './round-trips';
@@ -63,13 +63,7 @@ export async function compareConsumers(options: {
   const events = makeEvents(options.messages, 0);
   // Other events, to warm the emulator's JIT and both clients before anything is measured.
   const warmUp = makeEvents(Math.ceil(options.messages / 4), options.messages);
-  const client = () =>
-    new DynamoDBClient({
-      endpoint: options.endpoint,
-      region: options.region,
-      credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-      requestHandler: BENCH_REQUEST_HANDLER,
-    });
+  const client = () => benchDynamoDbClient(options.endpoint, options.region);
 
   const oursClient = client();
   const oursLog = countRoundTrips(oursClient);

@@ -51,15 +51,20 @@ export interface OrderPath {
 const INBOX_TTL_SECONDS = 3 * 24 * 3600;
 
 /** The SDK's default of 50 sockets would queue requests in the bench itself at high concurrency, not in the emulator. */
-export const BENCH_REQUEST_HANDLER = { httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
+const BENCH_REQUEST_HANDLER = { httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
 
-export function orderPath(endpoint: string, region: string, tables: Tables, runId: string): OrderPath {
-  const client = new DynamoDBClient({
+/** A client for DynamoDB Local with the bench's socket pool (every bench client is made here). */
+export function benchDynamoDbClient(endpoint: string, region: string): DynamoDBClient {
+  return new DynamoDBClient({
     endpoint,
     region,
     credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
     requestHandler: BENCH_REQUEST_HANDLER,
   });
+}
+
+export function orderPath(endpoint: string, region: string, tables: Tables, runId: string): OrderPath {
+  const client = benchDynamoDbClient(endpoint, region);
   const log = countRoundTrips(client);
   const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const orders = new DynamoDbOrderRepository(documents, tables.orders);

@@ -1,9 +1,9 @@
-import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { deriveOrderId } from '../lambdas/domain/order';
 import { waitForDrain } from '../loadtest/drain';
 import { drive, type Observation } from '../loadtest/drive';
 import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
 import { seededRandom } from '../loadtest/random';
-import { CONSUMERS, firstCalls } from '../loadtest/sampler';
+import { acceptedOrders, CONSUMERS, firstCalls } from '../loadtest/sampler';
 import type { Target } from '../loadtest/target';
 import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
 
@@ -53,11 +53,7 @@ export async function measurePipeline(
   const driven = await drivePlan(target, plan, options.connections);
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
   const accepted = driven.observations.filter((o) => o.status === 201);
-  const acceptedAt = new Map<string, number>();
-  for (const o of accepted) {
-    const p = plan[o.index];
-    acceptedAt.set(orderPlacedEventId(deriveOrderId(p.caller, p.idempotencyKey!)), o.startedAt + o.latencyMs);
-  }
+  const acceptedAt = new Map(acceptedOrders(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
   const applied = await firstCalls(target, [...acceptedAt.keys()]);
   const lags: Record<string, number[]> = Object.fromEntries(CONSUMERS.map((c) => [c, []]));
   let lastEffect = 0;

@@ -39,7 +39,20 @@ async function drainState(target: Target): Promise<DrainState> {
   return { pendingOutbox, inFlightMessages: fifo + standard };
 }
 
+/** Every message a queue still holds: visible, in flight or delayed. */
 export async function queueDepth(target: Target, queueUrl: string): Promise<number> {
+  const { visible, inFlight, delayed } = await queueCounts(target, queueUrl);
+  return visible + inFlight + delayed;
+}
+
+export interface QueueCounts {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+}
+
+/** A queue's approximate message counts, from GetQueueAttributes. */
+export async function queueCounts(target: Target, queueUrl: string): Promise<QueueCounts> {
   const { Attributes = {} } = await target.sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
@@ -50,11 +63,11 @@ export async function queueDepth(target: Target, queueUrl: string): Promise<numb
       ],
     }),
   );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
-  );
+  return {
+    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+  };
 }
 
 /** Outbox items not yet dispatched, from the sweeper's sparse index. */

@@ -102,17 +102,17 @@ export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Da
     relayCrashAfterPublish: on('relay-crash') ? settings.rate : undefined,
     producerResend: on('resend') ? settings.rate : undefined,
     disableInboxClaim: settings.disableInboxClaim,
-    ...consumerOutageOf(settings),
+    ...consumerOutageOf(settings, now),
   };
 }
 
 // ---- consumer outage (retry budget) ----------------------------------------------------------
 
 /** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
-function consumerOutageOf(settings: FaultSettings): Pick<FaultPlan, 'consumerOutageUntil'> {
+function consumerOutageOf(settings: FaultSettings, now: Date): Pick<FaultPlan, 'consumerOutageUntil'> {
   const seconds = settings.consumerOutageSeconds ?? 0;
   if (seconds <= 0) return {};
-  return { consumerOutageUntil: new Date(Date.now() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
+  return { consumerOutageUntil: new Date(now.getTime() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
 }
 
 // ---- end consumer outage ---------------------------------------------------------------------

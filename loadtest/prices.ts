@@ -25,16 +25,77 @@ export interface CostComponent {
 }
 
 /** Dollars per million orders for one component: units per order x price per million units. */
-export function componentCostPerMillionOrders(c: CostComponent): number {
+function componentCostPerMillionOrders(c: CostComponent): number {
   return c.unitsPerOrder * c.pricePerMillionUnits;
 }
 
-export function totalCostPerMillionOrders(components: readonly CostComponent[]): number {
+function totalCostPerMillionOrders(components: readonly CostComponent[]): number {
   return components.reduce((sum, c) => sum + componentCostPerMillionOrders(c), 0);
 }
 
+/**
+ * Cost per million orders in requests, by component. Inputs are per order. The
+ * proof kit's report (every table measured together) and the bench (per table,
+ * and Lambda duration where measured) both price with it.
+ */
+export interface CostInputs {
+  apiRequestsPerOrder: number;
+  lambdaInvocationsPerOrder: number;
+  /** GB-seconds per order at the functions' memory sizes; undefined when not measured. */
+  lambdaGbSecondsPerOrder?: number;
+  /** Write/read request units per order, by table label. */
+  dynamoDb: Record<string, { writeUnits: number; readUnits: number }>;
+  /** SQS requests per order, each counted in 64 KB chunks. */
+  sqsRequestsPerOrder: number;
+}
+
+export interface CostBreakdown {
+  components: (CostComponent & { dollarsPerMillionOrders: number })[];
+  totalPerMillionOrders: number;
+}
+
+export function costBreakdown(inputs: CostInputs): CostBreakdown {
+  const components: CostComponent[] = [
+    {
+      component: 'API Gateway REST requests',
+      unitsPerOrder: inputs.apiRequestsPerOrder,
+      pricePerMillionUnits: UNIT_PRICES.apiGatewayRestPerMillion,
+    },
+    {
+      component: 'Lambda requests',
+      unitsPerOrder: inputs.lambdaInvocationsPerOrder,
+      pricePerMillionUnits: UNIT_PRICES.lambdaRequestsPerMillion,
+    },
+  ];
+  if (inputs.lambdaGbSecondsPerOrder !== undefined)
+    components.push(lambdaDurationComponent(inputs.lambdaGbSecondsPerOrder));
+  for (const [table, units] of Object.entries(inputs.dynamoDb)) {
+    components.push({
+      component: `DynamoDB ${table} WRU`,
+      unitsPerOrder: units.writeUnits,
+      pricePerMillionUnits: UNIT_PRICES.dynamoDbWritesPerMillion,
+    });
+    if (units.readUnits > 0)
+      components.push({
+        component: `DynamoDB ${table} RRU`,
+        unitsPerOrder: units.readUnits,
+        pricePerMillionUnits: UNIT_PRICES.dynamoDbReadsPerMillion,
+      });
+  }
+  // Priced at the FIFO rate: most of the pipeline's requests go to the FIFO queue.
+  components.push({
+    component: 'SQS requests (64 KB chunks)',
+    unitsPerOrder: inputs.sqsRequestsPerOrder,
+    pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion,
+  });
+  return {
+    components: components.map((c) => ({ ...c, dollarsPerMillionOrders: componentCostPerMillionOrders(c) })),
+    totalPerMillionOrders: totalCostPerMillionOrders(components),
+  };
+}
+
 /** Lambda GB-seconds per order priced as a per-million-orders unit (the price is per GB-s, not per million). */
-export function lambdaDurationComponent(gbSecondsPerOrder: number): CostComponent {
+function lambdaDurationComponent(gbSecondsPerOrder: number): CostComponent {
   return {
     component: 'Lambda duration (GB-s, arm64)',
     unitsPerOrder: gbSecondsPerOrder,

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
-import { totalCostPerMillionOrders, UNIT_PRICES } from './prices';
+import { costBreakdown, UNIT_PRICES } from './prices';
 import type { PipelineSamples } from './sampler';
 import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import type { Verification } from './verify';
@@ -99,30 +99,16 @@ export function summarize(
     perOrder.lambdaInvocations !== undefined &&
     perOrder.dynamodbWrites !== undefined &&
     perOrder.sqsRequests !== undefined;
+  // Every table measured together: one write and one read line.
   const costPerMillionOrders = measured
-    ? totalCostPerMillionOrders([
-        {
-          component: 'API',
-          unitsPerOrder: perOrder.apiRequests,
-          pricePerMillionUnits: UNIT_PRICES.apiGatewayRestPerMillion,
+    ? costBreakdown({
+        apiRequestsPerOrder: perOrder.apiRequests,
+        lambdaInvocationsPerOrder: perOrder.lambdaInvocations!,
+        dynamoDb: {
+          'all tables (measured)': { writeUnits: perOrder.dynamodbWrites!, readUnits: perOrder.dynamodbReads ?? 0 },
         },
-        {
-          component: 'Lambda requests',
-          unitsPerOrder: perOrder.lambdaInvocations!,
-          pricePerMillionUnits: UNIT_PRICES.lambdaRequestsPerMillion,
-        },
-        {
-          component: 'DynamoDB writes',
-          unitsPerOrder: perOrder.dynamodbWrites!,
-          pricePerMillionUnits: UNIT_PRICES.dynamoDbWritesPerMillion,
-        },
-        {
-          component: 'DynamoDB reads',
-          unitsPerOrder: perOrder.dynamodbReads ?? 0,
-          pricePerMillionUnits: UNIT_PRICES.dynamoDbReadsPerMillion,
-        },
-        { component: 'SQS', unitsPerOrder: perOrder.sqsRequests!, pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion },
-      ])
+        sqsRequestsPerOrder: perOrder.sqsRequests!,
+      }).totalPerMillionOrders
     : undefined;
 
   const start = Math.min(...input.observations.map((o) => o.startedAt));

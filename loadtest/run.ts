@@ -1,6 +1,6 @@
-import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { deriveOrderId } from '../lambdas/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
-import { drive, type Observation } from './drive';
+import { drive } from './drive';
 import {
   ALL_FAULTS,
   redriveDeadLetters,
@@ -11,10 +11,10 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { buildPlan, DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
+import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
-import { startSampler } from './sampler';
+import { acceptedOrders, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 
@@ -106,7 +106,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
     sampler.mark('load done');
-    let drain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    const loadDrain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
     await faults.off();
     sampler.mark('faults off');
     if (enabled.includes('redrive')) {
@@ -118,7 +118,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     // A message still backing off when the faults went off can exhaust its receives after the first
     // redrive, so the operator looks again once the queues settle (a few rounds at most).
     let redriven = 0;
-    let settled = { drained: true, state: drain.state, waitedMs: 0 };
+    // The run drained if the load's drain did and the last settle did (an earlier settle's timeout is
+    // made good by a later one); the wait is all of them.
+    let settled = true;
+    let waitedMs = loadDrain.waitedMs;
     for (let round = 0; round < RECOVERY_ROUNDS; round++) {
       const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
       if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
@@ -126,14 +129,11 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       redriven += moved;
       if (round > 0 && moved === 0) break;
       // Faults off: whatever is left (backoffs, redriven messages) settles.
-      const waited = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-      settled = { drained: waited.drained, state: waited.state, waitedMs: settled.waitedMs + waited.waitedMs };
+      const settle = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+      settled = settle.drained;
+      waitedMs += settle.waitedMs;
     }
-    drain = {
-      drained: drain.drained && settled.drained,
-      state: settled.state,
-      waitedMs: drain.waitedMs + settled.waitedMs,
-    };
+    const drain = { drained: loadDrain.drained && settled, waitedMs };
     const after = await options.callCounters?.();
     const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
 
@@ -145,7 +145,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       orderIdOf: deriveOrderId,
       isPoison,
       pendingOutbox: await pendingOutboxCount(target),
-      metrics: before?.metrics && after?.metrics ? diffMetrics(before.metrics, after.metrics) : undefined,
+      metrics: before?.metrics && after?.metrics ? subtract(after.metrics, before.metrics) : undefined,
     });
     const calls: CallCounts = { apiRequests: plan.length };
     if (before !== undefined && after !== undefined) {
@@ -172,7 +172,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       observations: driven.observations,
       durationMs: driven.durationMs,
       injected: { poisonMessages, redriven },
-      drain: { drained: drain.drained, waitedMs: drain.waitedMs },
+      drain,
       verification,
       calls,
       evidence: diffEvidence(before?.functions, after?.functions),
@@ -182,16 +182,6 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     process.removeListener('SIGINT', interrupted);
     await faults.off();
   }
-}
-
-/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
-function acceptedOrders(plan: readonly PlannedRequest[], observations: readonly Observation[]) {
-  return observations
-    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
-    .map((o) => ({
-      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
-      acceptedAt: o.startedAt + o.latencyMs,
-    }));
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {
@@ -221,10 +211,6 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
       ];
     }),
   );
-}
-
-function diffMetrics(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
 /**

@@ -1,5 +1,9 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { queueCounts, type QueueCounts } from './drain';
+import type { Observation } from './drive';
+import type { PlannedRequest } from './plan';
+import { percentile } from './report';
 import type { Target } from './target';
 
 /**
@@ -25,16 +29,10 @@ export const SAMPLED_QUEUES = [
 export const CONSUMERS = ['fulfilment', 'loyalty'] as const;
 const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'TransientFailure', 'PermanentFailure'] as const;
 
-export interface QueueSample {
-  visible: number;
-  inFlight: number;
-  delayed: number;
-}
-
 export interface PipelineSample {
   /** Seconds since the sampler started. */
   second: number;
-  queues: Record<string, QueueSample>;
+  queues: Record<string, QueueCounts>;
   /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
   counters?: Record<string, number>;
 }
@@ -75,10 +73,10 @@ export async function startSampler(
   let inFlight: Promise<void> = Promise.resolve();
   const takeSample = async () => {
     const at = second();
-    const queues: Record<string, QueueSample> = {};
+    const queues: Record<string, QueueCounts> = {};
     await Promise.all(
       SAMPLED_QUEUES.filter((q) => target.outputs[q] !== undefined).map(async (q) => {
-        queues[queueName(q)] = await queueSample(target, target.outputs[q]).catch(() => ({
+        queues[queueName(q)] = await queueCounts(target, target.outputs[q]).catch(() => ({
           visible: 0,
           inFlight: 0,
           delayed: 0,
@@ -127,24 +125,6 @@ function queueName(output: string): string {
     .replace(/^RelayFailure$/, 'relay failures');
 }
 
-async function queueSample(target: Target, queueUrl: string): Promise<QueueSample> {
-  const { Attributes = {} } = await target.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  return {
-    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
-}
-
 async function readCounters(statsUrl: string): Promise<Record<string, number> | undefined> {
   try {
     const response = await fetch(statsUrl);
@@ -158,8 +138,22 @@ async function readCounters(statsUrl: string): Promise<Record<string, number> | 
   }
 }
 
-function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
+/** Counters over a span: each one now minus its value at the base (0 when it was not there yet). */
+export function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (base[k] ?? 0)]));
+}
+
+/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
+export function acceptedOrders(
+  plan: readonly PlannedRequest[],
+  observations: readonly Observation[],
+): { eventId: string; acceptedAt: number }[] {
+  return observations
+    .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
+    .map((o) => ({
+      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
+      acceptedAt: o.startedAt + o.latencyMs,
+    }));
 }
 
 /** firstCalledAt (epoch ms) by provider idempotency key `<consumer>:<eventId>`, read in batches of 100. */
@@ -208,8 +202,7 @@ export function lagOverTime(
   return [...buckets.values()]
     .map(({ second, consumer, lags }) => {
       const sorted = lags.sort((a, b) => a - b);
-      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-      return { second, consumer, p50: at(0.5), p99: at(0.99), count: sorted.length };
+      return { second, consumer, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), count: sorted.length };
     })
     .sort((a, b) => a.second - b.second || a.consumer.localeCompare(b.consumer));
 }

@@ -1,6 +1,15 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  customerKey,
+  fulfilmentKey,
+  inboxKey,
+  inventoryKey,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
+} from '../lambdas/adapters/effects-table';
+import { ENTITY_ORDER } from '../lambdas/adapters/order-table';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
@@ -48,24 +57,16 @@ export interface OrderItem {
   totalCents: number;
 }
 
-export async function verify(options: {
-  target: Target;
-  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
-  runId: string;
-  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
-  checkIntents?: boolean;
-  plan: readonly PlannedRequest[];
-  observations: readonly Observation[];
-  orderIdOf: (caller: string, key: string) => string;
-  isPoison: (body: string) => boolean;
-  pendingOutbox: number;
-  /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
-  metrics?: Record<string, number>;
-}): Promise<Verification> {
+/** Reads the facts from the target's tables and dead-letter queues, then judges them with `checkInvariants`. */
+export async function verify(
+  options: Omit<RunFacts, 'orderItems' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
+    target: Target;
+  },
+): Promise<Verification> {
   const { target, runId } = options;
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
-    (i) => i.entity === 'ORDER' && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
+    (i) => i.entity === ENTITY_ORDER && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
   ) as unknown as OrderItem[];
   const effectItems = await scan(documents, target.outputs.EffectsTableName);
   const providerItems = await scan(documents, target.outputs.ProviderLogTableName);
@@ -87,13 +88,16 @@ export async function verify(options: {
  * it from its in-memory world, so both are judged by the same checks.
  */
 export interface RunFacts {
+  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
   runId: string;
+  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
   checkIntents?: boolean;
   plan: readonly PlannedRequest[];
   observations: readonly Observation[];
   orderIdOf: (caller: string, key: string) => string;
   isPoison: (body: string) => boolean;
   pendingOutbox: number;
+  /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
   metrics?: Record<string, number>;
   /** Order items of this run (entity ORDER). */
   orderItems: OrderItem[];
@@ -172,7 +176,7 @@ export function checkInvariants(options: RunFacts): Verification {
     }
   }
   for (const [sku, expected] of expectedReserved) {
-    const actual = Number(effects.get(`SKU#${sku}`)?.reserved ?? 0);
+    const actual = Number(effects.get(inventoryKey(sku).pk)?.reserved ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'reserved',
@@ -180,7 +184,7 @@ export function checkInvariants(options: RunFacts): Verification {
       });
   }
   for (const [customerId, expected] of expectedPoints) {
-    const actual = Number(effects.get(`CUSTOMER#${customerId}`)?.points ?? 0);
+    const actual = Number(effects.get(customerKey(customerId).pk)?.points ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'points',
@@ -283,7 +287,7 @@ export function checkProviderCalls(input: {
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
   const inbox = (key: string) => {
     const [consumer, eventId] = key.split(':');
-    return input.effects.get(`INBOX#${consumer}#${eventId}`);
+    return input.effects.get(inboxKey(consumer, eventId).pk);
   };
   const expectedKeys = new Set<string>();
   const allowedKeys = new Set<string>();
@@ -292,10 +296,11 @@ export function checkProviderCalls(input: {
     const cancelled = orderCancelledEventId(order.orderId);
     expectedKeys.add(`loyalty:${placed}`);
     const pick = `fulfilment:${placed}`;
-    const fulfilment = input.effects.get(`FULFILMENT#${order.orderId}`);
+    const fulfilment = input.effects.get(fulfilmentKey(order.orderId).pk);
     // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
     // A cancel that superseded the place before its PICK went through: the PICK must never follow.
-    const pickOptional = fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.supersededBy !== undefined;
+    const pickOptional =
+      fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
     (pickOptional ? allowedKeys : expectedKeys).add(pick);
     if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${cancelled}`);
     const [earlier, later] = [log.get(pick), log.get(`fulfilment:${cancelled}`)];
@@ -316,7 +321,11 @@ export function checkProviderCalls(input: {
     }
     const entry = inbox(key);
     // No entry: expired (TTL) or never written (inbox switched off, caught by the effect checks).
-    if (entry !== undefined && entry.providerCallDoneAt === undefined && entry.supersededBy === undefined)
+    if (
+      entry !== undefined &&
+      entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined &&
+      entry[SUPERSEDED_BY_ATTRIBUTE] === undefined
+    )
       violations.push({
         invariant: 'provider',
         detail: `key ${key} reached the provider but the inbox does not record the call done`,

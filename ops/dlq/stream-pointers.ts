@@ -6,7 +6,7 @@ import {
   type DynamoDBStreamsClient,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
-import { ENTITY_OUTBOX } from '../../lambdas/adapters/order-table';
+import { ENTITY_OUTBOX, orderPk, outboxSk } from '../../lambdas/adapters/order-table';
 import { release, type DeadLetter } from './messages';
 
 /**
@@ -158,7 +158,7 @@ export async function markForSweeper(context: StreamContext, item: PointedOutbox
     await context.dynamodb.send(
       new UpdateItemCommand({
         TableName: context.ordersTableName,
-        Key: { pk: { S: `ORDER#${item.orderId}` }, sk: { S: `OUTBOX#${item.eventId}` } },
+        Key: { pk: { S: orderPk(item.orderId) }, sk: { S: outboxSk(item.eventId) } },
         UpdateExpression:
           'SET originalCreatedAt = if_not_exists(originalCreatedAt, createdAt), createdAt = :due, sweepRequestedAt = :now',
         ConditionExpression: 'attribute_exists(pendingShard)',

@@ -1,7 +1,7 @@
-import { costBreakdown, gbSecondsPerOrder, unitsByTable } from '../../bench/cost-model';
+import { gbSecondsPerOrder, unitsByTable } from '../../bench/cost-model';
 import { closingLines, perSecond, ratio, summarizeLatencies } from '../../bench/figures';
 import { describeMix, type RoundTrip } from '../../bench/round-trips';
-import { sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
+import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({
   operation,

@@ -12,7 +12,14 @@ import { relayFaults, ResendingPublisher } from '../../lambdas/faults/relay-faul
 import { cachedSource, type FaultSource } from '../../lambdas/faults/source';
 import type { EventPublisher } from '../../lambdas/ports/outbox';
 import { metrics } from '../../lambdas/shared/observability';
-import { faultPlanLifetimeMs, setFaultPlan, switchFaultsOn, type FaultSettings } from '../../loadtest/faults';
+import {
+  FAULT_SWITCH_DELAY_MS,
+  faultPlanLifetimeMs,
+  faultPlanOf,
+  setFaultPlan,
+  switchFaultsOn,
+  type FaultSettings,
+} from '../../loadtest/faults';
 import { awsTarget, type Target } from '../../loadtest/target';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
@@ -285,5 +292,22 @@ describe('the proof kit sets an expiry on every plan', () => {
 
     expect(Date.parse(withFaults.expiresAt as string) - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(written(target)).toEqual({});
+  });
+});
+
+describe("a run's fault plan is timed from one clock", () => {
+  test('the consumer outage ends its seconds after the switch delay, from the instant the plan is made at', () => {
+    const settings: FaultSettings = {
+      enabled: ['provider-outage'],
+      rate: 1,
+      slowSeconds: 0,
+      poisonPerQueue: 0,
+      consumerOutageSeconds: 90,
+    };
+
+    const plan = faultPlanOf(settings, 7, new Date(NOW));
+
+    expect(plan.consumerOutageUntil).toBe(new Date(NOW + FAULT_SWITCH_DELAY_MS + 90_000).toISOString());
+    expect(Date.parse(plan.providerOutageWindow!.from)).toBeGreaterThanOrEqual(NOW + FAULT_SWITCH_DELAY_MS);
   });
 });

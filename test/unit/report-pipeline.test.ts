@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { htmlReport, summarize } from '../../loadtest/report';
+import { htmlReport, summarize, UNIT_PRICES, type CallCounts } from '../../loadtest/report';
 import { lagOverTime, startSampler, type PipelineSamples } from '../../loadtest/sampler';
 import type { Target } from '../../loadtest/target';
 
@@ -14,7 +14,7 @@ const verification = {
   deadLetters: [],
 };
 
-function results(pipeline?: PipelineSamples) {
+function results(pipeline?: PipelineSamples, calls: CallCounts = { apiRequests: 1 }) {
   return summarize({
     runId: 'lt1',
     target: 'local:test',
@@ -28,7 +28,7 @@ function results(pipeline?: PipelineSamples) {
     injected: { poisonMessages: 0, redriven: 0 },
     drain: { drained: true, waitedMs: 1 },
     verification,
-    calls: { apiRequests: 1 },
+    calls,
     pipeline,
   });
 }
@@ -107,6 +107,28 @@ describe('proof report: the pipeline over time', () => {
       { second: 0, consumer: 'loyalty', p50: 100, p99: 100, count: 1 },
       { second: 5, consumer: 'fulfilment', p50: 1_000, p99: 1_000, count: 1 },
     ]);
+  });
+});
+
+describe('proof report: cost per million orders', () => {
+  const withCalls = (calls: CallCounts) => results(undefined, calls);
+
+  it('prices the measured calls per order with the shared price table, SQS at the FIFO rate', () => {
+    // 2 orders: 2 API requests, 4 invocations, 10 writes, 2 reads and 6 SQS requests per order.
+    const report = withCalls({ apiRequests: 4, lambdaInvocations: 8, dynamodbWrites: 20, dynamodbReads: 4, sqs: 12 });
+
+    expect(report.costPerMillionOrders).toBeCloseTo(
+      2 * UNIT_PRICES.apiGatewayRestPerMillion +
+        4 * UNIT_PRICES.lambdaRequestsPerMillion +
+        10 * UNIT_PRICES.dynamoDbWritesPerMillion +
+        2 * UNIT_PRICES.dynamoDbReadsPerMillion +
+        6 * UNIT_PRICES.sqsFifoPerMillion,
+      10,
+    );
+  });
+
+  it('computes no cost where the calls were not measured (AWS target)', () => {
+    expect(withCalls({ apiRequests: 4 }).costPerMillionOrders).toBeUndefined();
   });
 });
 
