@@ -1,26 +1,16 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { AwsClientStub } from 'aws-sdk-client-mock';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
-import { useUnitEnvironment } from '../support/handlers';
+import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
  * The two consumer handlers, every record path, with the SDK mocked.
  *
- * Each handler is imported in its own module registry (as each Lambda function
- * has its own process), after its environment is set. The SDK modules and the
- * mock library are imported in that same registry: aws-sdk-client-mock matches
- * commands with `instanceof`, and the ledger recognises the claim failure with
- * `instanceof TransactionCanceledException`, so both must see the handler's classes.
- *
- * The document client is what the consumers call, and it does not send through
- * `DynamoDBClient.prototype.send` (it runs the low-level command's middleware
- * itself), so it is the one mocked; the low-level client is mocked too and
- * must see no call at all.
+ * Each handler is loaded with the SDK mocked in its own module registry
+ * (loadWithMockedSdk). The document client is what the consumers call; the
+ * low-level client must see no call at all.
  *
  * Where exactly-once is the point, a small fake of the Effects table stands
  * behind TransactWriteItems: it enforces the two conditions the ledgers use
@@ -30,23 +20,10 @@ import { useUnitEnvironment } from '../support/handlers';
  */
 
 type ConsumerName = 'fulfilment' | 'loyalty';
-type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
-type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
-type SqsSdk = typeof import('@aws-sdk/client-sqs');
-type Metrics = (typeof import('../../lambdas/shared/observability'))['metrics'];
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-interface Harness {
+type Harness = MockedSdkHandler<(event: SQSEvent, context: Context) => Promise<SQSBatchResponse>> & {
   name: ConsumerName;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-  doc: AwsClientStub<DynamoDBDocumentClient>;
-  ddb: AwsClientStub<DynamoDBClient>;
-  sqs: AwsClientStub<SQSClient>;
-  docSdk: DocSdk;
-  ddbSdk: DdbSdk;
-  sqsSdk: SqsSdk;
-  metrics: Metrics;
-}
+};
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
@@ -67,38 +44,20 @@ const BACKOFF = { fulfilment: { base: 2, cap: 300 }, loyalty: { base: 2, cap: 30
 async function loadConsumer(name: ConsumerName): Promise<Harness> {
   delete process.env.BACKOFF_BASE_SECONDS;
   delete process.env.BACKOFF_CAP_SECONDS;
-  useUnitEnvironment({
-    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
-    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-    INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
-    QUEUE_URL: QUEUES[name].queue,
-    DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
-  });
-  let harness: Harness | undefined;
-  await jest.isolateModulesAsync(async () => {
-    const ddbSdk = await import('@aws-sdk/client-dynamodb');
-    const docSdk = await import('@aws-sdk/lib-dynamodb');
-    const sqsSdk = await import('@aws-sdk/client-sqs');
-    const { mockClient } = await import('aws-sdk-client-mock');
-    const { metrics } = await import('../../lambdas/shared/observability');
-    const { handler } =
+  const loaded = await loadWithMockedSdk<Harness['handler']>(
+    {
+      EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+      PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+      INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
+      QUEUE_URL: QUEUES[name].queue,
+      DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+    },
+    () =>
       name === 'fulfilment'
-        ? await import('../../lambdas/handlers/fulfilment-consumer')
-        : await import('../../lambdas/handlers/loyalty-consumer');
-    harness = {
-      name,
-      handler,
-      doc: mockClient(docSdk.DynamoDBDocumentClient),
-      ddb: mockClient(ddbSdk.DynamoDBClient),
-      sqs: mockClient(sqsSdk.SQSClient),
-      docSdk,
-      ddbSdk,
-      sqsSdk,
-      metrics,
-    };
-  });
-  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
-  return harness;
+        ? import('../../lambdas/handlers/fulfilment-consumer')
+        : import('../../lambdas/handlers/loyalty-consumer'),
+  );
+  return { ...loaded, name };
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;

@@ -1,34 +1,22 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
-import { useUnitEnvironment } from '../support/handlers';
+import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
  * in-process, the FIFO consumer's own try count (so records skipped behind a
  * failing head cannot run out of receives untried), the all-fail batch, and
- * no visibility change while a try runs. Each handler is loaded in its own
- * module registry with the SDK and the mock library (see consumers.test.ts).
+ * no visibility change while a try runs. Each handler is loaded with the SDK
+ * mocked in its own module registry (loadWithMockedSdk).
  */
 
 type ConsumerName = 'fulfilment' | 'loyalty';
-type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
-type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
-type SqsSdk = typeof import('@aws-sdk/client-sqs');
-
-interface Harness {
+type Harness = MockedSdkHandler<(event: SQSEvent, context: Context) => Promise<SQSBatchResponse>> & {
   name: ConsumerName;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-  doc: AwsClientStub<DynamoDBDocumentClient>;
-  sqs: AwsClientStub<SQSClient>;
-  docSdk: DocSdk;
-  ddbSdk: DdbSdk;
-  sqsSdk: SqsSdk;
-}
+};
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
@@ -36,38 +24,23 @@ const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
 const QUEUE = { fulfilment: 'https://sqs/fulfilment.fifo', loyalty: 'https://sqs/loyalty' };
 
 async function loadConsumer(name: ConsumerName): Promise<Harness> {
-  useUnitEnvironment({
-    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
-    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-    INBOX_TTL_SECONDS: String(21 * 86_400),
-    QUEUE_URL: QUEUE[name],
-    DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
-    BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
-    BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
-    RETRY_MAX_ATTEMPTS: String(TRIES),
-  });
-  let harness: Harness | undefined;
-  await jest.isolateModulesAsync(async () => {
-    const ddbSdk = await import('@aws-sdk/client-dynamodb');
-    const docSdk = await import('@aws-sdk/lib-dynamodb');
-    const sqsSdk = await import('@aws-sdk/client-sqs');
-    const { mockClient } = await import('aws-sdk-client-mock');
-    const { handler } =
+  const loaded = await loadWithMockedSdk<Harness['handler']>(
+    {
+      EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+      PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+      INBOX_TTL_SECONDS: String(21 * 86_400),
+      QUEUE_URL: QUEUE[name],
+      DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
+      BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
+      BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
+      RETRY_MAX_ATTEMPTS: String(TRIES),
+    },
+    () =>
       name === 'fulfilment'
-        ? await import('../../lambdas/handlers/fulfilment-consumer')
-        : await import('../../lambdas/handlers/loyalty-consumer');
-    harness = {
-      name,
-      handler,
-      doc: mockClient(docSdk.DynamoDBDocumentClient),
-      sqs: mockClient(sqsSdk.SQSClient),
-      docSdk,
-      ddbSdk,
-      sqsSdk,
-    };
-  });
-  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
-  return harness;
+        ? import('../../lambdas/handlers/fulfilment-consumer')
+        : import('../../lambdas/handlers/loyalty-consumer'),
+  );
+  return { ...loaded, name };
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;
