@@ -3,6 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
+import { cancelledEvent, placedEvent } from '../support/orders';
 import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
@@ -92,35 +93,19 @@ afterEach(() => {
 
 // ---------------------------------------------------------------- fixtures
 
-function placed(orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [
-      { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
-      { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
-    ],
-    totalCents: 1_999,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-    ...overrides,
-  };
-}
-
-function cancelled(orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent {
-  return {
-    eventId: `${orderId}.cancelled`,
-    eventType: 'OrderCancelled',
-    version: 2,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: placed(orderId).items,
-    occurredAt: '2030-01-02T04:00:00.000Z',
-    ...overrides,
-  };
-}
+/** Two lines, so the stock ledger's per-SKU writes show. */
+const LINES = [
+  { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
+  { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
+];
+const placed = (orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent => ({
+  ...placedEvent(orderId, LINES),
+  ...overrides,
+});
+const cancelled = (orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent => ({
+  ...cancelledEvent(orderId, LINES),
+  ...overrides,
+});
 
 let messageSeq = 0;
 function message(

@@ -3,8 +3,9 @@ import type { BatchGetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynam
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
-import type { OrderCancelledEvent, OrderEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import type { OrderEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
+import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
@@ -84,29 +85,6 @@ afterEach(() => {
 });
 
 // ---------------------------------------------------------------- fixtures
-
-function placed(orderId: string): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-    totalCents: 1_000,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-  };
-}
-
-function cancelled(orderId: string): OrderCancelledEvent {
-  return {
-    ...placed(orderId),
-    eventId: `${orderId}.cancelled`,
-    eventType: 'OrderCancelled',
-    version: 2,
-    occurredAt: '2030-01-02T04:00:00.000Z',
-  };
-}
 
 function outboxItem(event: OrderEvent, createdAt = event.occurredAt): Record<string, unknown> {
   return {

@@ -3,6 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
+import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
@@ -74,23 +75,6 @@ beforeEach(() => {
 afterEach(() => jest.restoreAllMocks());
 
 // ---------------------------------------------------------------- fixtures
-
-function placed(orderId: string): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [{ sku: 'SKU-A', quantity: 1, unitPriceCents: 1_000 }],
-    totalCents: 1_000,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-  };
-}
-
-function cancelled(orderId: string): OrderCancelledEvent {
-  return { ...placed(orderId), eventId: `${orderId}.cancelled`, eventType: 'OrderCancelled', version: 2 };
-}
 
 function message(
   h: Harness,
