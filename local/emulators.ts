@@ -201,20 +201,25 @@ async function waitUntilReady(
   throw new EmulatorError(`${name} was not ready on port ${port} within ${timeoutMs} ms`);
 }
 
+/** DynamoDB's ListTables, with a well-formed but unchecked signature (DynamoDB Local checks only its shape). */
+export function listTables(endpoint: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-amz-json-1.0',
+      'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+      Authorization:
+        'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+    },
+    body: '{}',
+    signal,
+  });
+}
+
 /** A ListTables call answered with DynamoDB's JSON. */
 async function answersAsDynamoDb(endpoint: string): Promise<boolean> {
   try {
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-amz-json-1.0',
-        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-        Authorization:
-          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-      },
-      body: '{}',
-      signal: AbortSignal.timeout(1_000),
-    });
+    const response = await listTables(endpoint, AbortSignal.timeout(1_000));
     const body = (await response.json()) as { TableNames?: unknown };
     return response.ok && Array.isArray(body.TableNames);
   } catch {
