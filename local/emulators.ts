@@ -174,9 +174,8 @@ export async function startFauxqs(
       );
     });
   });
-  const endpoint = `http://127.0.0.1:${port}`;
-  await waitForPort(port, child, 'fauxqs', 15_000);
-  return { endpoint, port, process: child, stop: () => stopChild(child) };
+  // The launcher reports the port once fauxqs listens on it: nothing left to wait for.
+  return { endpoint: `http://127.0.0.1:${port}`, port, process: child, stop: () => stopChild(child) };
 }
 
 async function waitUntilReady(
@@ -225,30 +224,6 @@ async function answersAsDynamoDb(endpoint: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new EmulatorError(`${name} exited before it was ready (is port ${port} free?)`);
-    if (await canConnect(port)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new EmulatorError(`${name} was not ready on port ${port} within ${timeoutMs} ms`);
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {
