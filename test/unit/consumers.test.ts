@@ -1,16 +1,23 @@
 import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
-import { lambdaContext } from '../support/api-events';
 import { cancelledEvent, placedEvent } from '../support/orders';
-import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
+import {
+  deadLettered,
+  deliver,
+  failedIds,
+  loadConsumer,
+  sqsMessage as message,
+  visibilityChanges,
+  type ConsumerHarness,
+  type ConsumerName,
+} from '../support/consumers';
 
 /**
  * The two consumer handlers, every record path, with the SDK mocked.
  *
  * Each handler is loaded with the SDK mocked in its own module registry
- * (loadWithMockedSdk). The document client is what the consumers call; the
+ * (loadConsumer). The document client is what the consumers call; the
  * low-level client must see no call at all.
  *
  * Where exactly-once is the point, a small fake of the Effects table stands
@@ -20,11 +27,8 @@ import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk'
  * resulting stock and points directly.
  */
 
-type ConsumerName = 'fulfilment' | 'loyalty';
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-type Harness = MockedSdkHandler<(event: SQSEvent, context: Context) => Promise<SQSBatchResponse>> & {
-  name: ConsumerName;
-};
+type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
@@ -42,31 +46,24 @@ const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
 /** The handlers' documented defaults (RETRY_BUDGET: BACKOFF_BASE_SECONDS 2, cap 300 s). */
 const BACKOFF = { fulfilment: { base: 2, cap: 300 }, loyalty: { base: 2, cap: 300 } };
 
-async function loadConsumer(name: ConsumerName): Promise<Harness> {
+async function load(name: ConsumerName): Promise<Harness> {
   delete process.env.BACKOFF_BASE_SECONDS;
   delete process.env.BACKOFF_CAP_SECONDS;
-  const loaded = await loadWithMockedSdk<Harness['handler']>(
-    {
-      EFFECTS_TABLE_NAME: EFFECTS_TABLE,
-      PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-      INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
-      QUEUE_URL: QUEUES[name].queue,
-      DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
-    },
-    () =>
-      name === 'fulfilment'
-        ? import('../../lambdas/handlers/fulfilment-consumer')
-        : import('../../lambdas/handlers/loyalty-consumer'),
-  );
-  return { ...loaded, name };
+  return loadConsumer(name, {
+    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+    INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
+    QUEUE_URL: QUEUES[name].queue,
+    DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+  });
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;
 let addMetric: Record<ConsumerName, jest.SpyInstance>;
 
 beforeAll(async () => {
-  harnesses.fulfilment = await loadConsumer('fulfilment');
-  harnesses.loyalty = await loadConsumer('loyalty');
+  harnesses.fulfilment = await load('fulfilment');
+  harnesses.loyalty = await load('loyalty');
 });
 
 beforeEach(() => {
@@ -107,46 +104,6 @@ const cancelled = (orderId: string, overrides: Partial<OrderCancelledEvent> = {}
   ...overrides,
 });
 
-let messageSeq = 0;
-function message(
-  h: Harness,
-  body: OrderPlacedEvent | OrderCancelledEvent | string,
-  options: { messageId?: string; receiveCount?: number; groupId?: string } = {},
-): SQSRecord {
-  messageSeq += 1;
-  const messageId = options.messageId ?? `msg-${messageSeq}`;
-  const event = typeof body === 'string' ? undefined : body;
-  const fifo = h.name === 'fulfilment';
-  return {
-    messageId,
-    receiptHandle: `receipt-${messageId}-${messageSeq}`,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: '1893553445000',
-      SenderId: 'AIDAEXAMPLE',
-      ApproximateFirstReceiveTimestamp: '1893553445000',
-      ...(fifo
-        ? {
-            MessageGroupId: options.groupId ?? event?.orderId ?? 'group-unknown',
-            MessageDeduplicationId: event?.eventId ?? `dedup-${messageId}`,
-            SequenceNumber: String(10_000 + messageSeq),
-          }
-        : {}),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${QUEUES[h.name].queue.split('/').pop()}`,
-    awsRegion: 'us-east-1',
-  };
-}
-
-function deliver(h: Harness, ...records: SQSRecord[]): Promise<SQSBatchResponse> {
-  return h.handler({ Records: records }, lambdaContext());
-}
-
-const failedIds = (response: SQSBatchResponse) => response.batchItemFailures.map((f) => f.itemIdentifier);
 const transactions = (h: Harness): TransactItem[][] =>
   h.doc.commandCalls(h.docSdk.TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const claimOf = (items: TransactItem[]) => String(items[0]?.Put?.Item?.pk);
@@ -157,9 +114,6 @@ const providerCalls = (h: Harness) =>
     .map((c) => c.args[0].input)
     .filter((input) => input.TableName === PROVIDER_TABLE);
 const providerKeys = (h: Harness) => providerCalls(h).map((c) => c.Key?.idempotencyKey);
-const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
-const visibilityChanges = (h: Harness) =>
-  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
 const metricNames = (h: Harness) => addMetric[h.name].mock.calls.map((c) => c[0]);
 
 function canceledTransaction(h: Harness, reasons: { Code: string; Item?: Record<string, unknown> }[]) {

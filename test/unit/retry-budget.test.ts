@@ -1,47 +1,44 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
-import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
-import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
+import {
+  deadLettered,
+  deliver,
+  failedIds,
+  loadConsumer,
+  sqsMessage as message,
+  visibilityChanges,
+  type ConsumerHarness,
+  type ConsumerName,
+} from '../support/consumers';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
  * in-process, the FIFO consumer's own try count (so records skipped behind a
  * failing head cannot run out of receives untried), the all-fail batch, and
  * no visibility change while a try runs. Each handler is loaded with the SDK
- * mocked in its own module registry (loadWithMockedSdk).
+ * mocked in its own module registry (loadConsumer).
  */
 
-type ConsumerName = 'fulfilment' | 'loyalty';
-type Harness = MockedSdkHandler<(event: SQSEvent, context: Context) => Promise<SQSBatchResponse>> & {
-  name: ConsumerName;
-};
+type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
 const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
 const QUEUE = { fulfilment: 'https://sqs/fulfilment.fifo', loyalty: 'https://sqs/loyalty' };
 
-async function loadConsumer(name: ConsumerName): Promise<Harness> {
-  const loaded = await loadWithMockedSdk<Harness['handler']>(
-    {
-      EFFECTS_TABLE_NAME: EFFECTS_TABLE,
-      PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-      INBOX_TTL_SECONDS: String(21 * 86_400),
-      QUEUE_URL: QUEUE[name],
-      DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
-      BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
-      BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
-      RETRY_MAX_ATTEMPTS: String(TRIES),
-    },
-    () =>
-      name === 'fulfilment'
-        ? import('../../lambdas/handlers/fulfilment-consumer')
-        : import('../../lambdas/handlers/loyalty-consumer'),
-  );
-  return { ...loaded, name };
+async function load(name: ConsumerName): Promise<Harness> {
+  return loadConsumer(name, {
+    EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+    PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+    INBOX_TTL_SECONDS: String(21 * 86_400),
+    QUEUE_URL: QUEUE[name],
+    DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
+    BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
+    BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
+    RETRY_MAX_ATTEMPTS: String(TRIES),
+  });
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;
@@ -49,8 +46,8 @@ const harnesses = {} as Record<ConsumerName, Harness>;
 let tryCounts: Map<string, number>;
 
 beforeAll(async () => {
-  harnesses.fulfilment = await loadConsumer('fulfilment');
-  harnesses.loyalty = await loadConsumer('loyalty');
+  harnesses.fulfilment = await load('fulfilment');
+  harnesses.loyalty = await load('loyalty');
 });
 
 beforeEach(() => {
@@ -76,43 +73,11 @@ afterEach(() => jest.restoreAllMocks());
 
 // ---------------------------------------------------------------- fixtures
 
-function message(
-  h: Harness,
-  body: OrderPlacedEvent | OrderCancelledEvent | string,
-  options: { messageId: string; receiveCount?: number },
-): SQSRecord {
-  const event = typeof body === 'string' ? undefined : body;
-  return {
-    messageId: options.messageId,
-    receiptHandle: `receipt-${options.messageId}-${options.receiveCount ?? 1}`,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: '1893553445000',
-      SenderId: 'AIDAEXAMPLE',
-      ApproximateFirstReceiveTimestamp: '1893553445000',
-      ...(h.name === 'fulfilment'
-        ? { MessageGroupId: event?.orderId ?? 'ord-poison', MessageDeduplicationId: options.messageId }
-        : {}),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:queue',
-    awsRegion: 'us-east-1',
-  };
-}
-
-const deliver = (h: Harness, ...records: SQSRecord[]) => h.handler({ Records: records }, lambdaContext());
-const failedIds = (r: SQSBatchResponse) => r.batchItemFailures.map((f) => f.itemIdentifier);
 const transactionCount = (h: Harness) => h.doc.commandCalls(h.docSdk.TransactWriteCommand).length;
 const claimedEventIds = (h: Harness) =>
   h.doc
     .commandCalls(h.docSdk.TransactWriteCommand)
     .map((c) => String(c.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId));
-const visibilityChanges = (h: Harness) =>
-  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
-const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
 
 function cancellation(h: Harness, codes: string[]) {
   return new h.ddbSdk.TransactionCanceledException({
@@ -305,7 +270,7 @@ describe('fulfilment (FIFO): the retry budget counts tries, not receives', () =>
  * Backoff waits are not played out; only counts matter here.
  */
 async function playGroup(
-  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string }[],
+  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string; groupId?: string }[],
   options: { rounds: number; maxReceiveCount: number },
 ) {
   const h = harnesses.fulfilment;
@@ -321,7 +286,9 @@ async function playGroup(
     for (const r of pending) r.receives += 1;
     const response = await deliver(
       h,
-      ...pending.map((r) => message(h, r.body, { messageId: r.messageId, receiveCount: r.receives })),
+      ...pending.map((r) =>
+        message(h, r.body, { messageId: r.messageId, receiveCount: r.receives, groupId: r.groupId }),
+      ),
     );
     const failed = new Set(failedIds(response));
     for (const r of [...pending]) if (!failed.has(r.messageId)) pending.splice(pending.indexOf(r), 1);
@@ -392,7 +359,8 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
   test('a permanent-poison head goes to the DLQ at once with its cause; the record behind it is applied in the same batch', async () => {
     const { pending } = await playGroup(
       [
-        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison' },
+        // In the group of the record behind it.
+        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
         { body: cancelled('ord-poison'), messageId: 'next' },
       ],
       { rounds: 2, maxReceiveCount },
