@@ -174,9 +174,8 @@ export async function startFauxqs(
       );
     });
   });
-  const endpoint = `http://127.0.0.1:${port}`;
-  await waitForPort(port, child, 'fauxqs', 15_000);
-  return { endpoint, port, process: child, stop: () => stopChild(child) };
+  // The launcher reports the port once fauxqs listens on it: nothing left to wait for.
+  return { endpoint: `http://127.0.0.1:${port}`, port, process: child, stop: () => stopChild(child) };
 }
 
 async function waitUntilReady(
@@ -201,49 +200,30 @@ async function waitUntilReady(
   throw new EmulatorError(`${name} was not ready on port ${port} within ${timeoutMs} ms`);
 }
 
+/** DynamoDB's ListTables, with a well-formed but unchecked signature (DynamoDB Local checks only its shape). */
+export function listTables(endpoint: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-amz-json-1.0',
+      'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+      Authorization:
+        'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+    },
+    body: '{}',
+    signal,
+  });
+}
+
 /** A ListTables call answered with DynamoDB's JSON. */
 async function answersAsDynamoDb(endpoint: string): Promise<boolean> {
   try {
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-amz-json-1.0',
-        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-        Authorization:
-          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-      },
-      body: '{}',
-      signal: AbortSignal.timeout(1_000),
-    });
+    const response = await listTables(endpoint, AbortSignal.timeout(1_000));
     const body = (await response.json()) as { TableNames?: unknown };
     return response.ok && Array.isArray(body.TableNames);
   } catch {
     return false;
   }
-}
-
-async function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new EmulatorError(`${name} exited before it was ready (is port ${port} free?)`);
-    if (await canConnect(port)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new EmulatorError(`${name} was not ready on port ${port} within ${timeoutMs} ms`);
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {

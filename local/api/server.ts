@@ -96,18 +96,16 @@ export class ApiServer {
     const requestId = randomUUID();
     if (!isLoopbackHost(req.headers.host)) {
       // Refused before the body is read or any function runs: nothing happens on a foreign Host.
-      const body = JSON.stringify({
-        type: 'about:blank',
-        title: 'Forbidden host',
+      this.reply(res, {
         status: 403,
-        detail: `Host ${JSON.stringify(req.headers.host ?? '')} is not loopback: the local API answers only 127.0.0.1, localhost and [::1]`,
+        headers: { 'Content-Type': 'application/problem+json', Connection: 'close' },
+        body: JSON.stringify({
+          type: 'about:blank',
+          title: 'Forbidden host',
+          status: 403,
+          detail: `Host ${JSON.stringify(req.headers.host ?? '')} is not loopback: the local API answers only 127.0.0.1, localhost and [::1]`,
+        }),
       });
-      res.writeHead(403, {
-        'Content-Type': 'application/problem+json',
-        'Content-Length': String(Buffer.byteLength(body)),
-        Connection: 'close',
-      });
-      res.end(body);
       req.resume();
       this.options.log(
         `${req.method ?? 'GET'} ${req.url ?? '/'} 403 (Host ${req.headers.host ?? 'missing'} is not loopback)`,

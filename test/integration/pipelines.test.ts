@@ -1,5 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
-import { orderPlacedEventId } from '../../lambdas/domain/order';
+import { orderPlacedEventId, orderTotalCents } from '../../lambdas/domain/order';
 import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { randomUUID } from 'node:crypto';
@@ -53,8 +53,7 @@ async function placeOrder(order = uniqueOrder()) {
 }
 
 function placedEvent(orderId: string, order: ReturnType<typeof uniqueOrder>): OrderPlacedEvent {
-  const totalCents = order.items.reduce((sum, line) => sum + line.quantity * line.unitPriceCents, 0);
-  return orderPlacedEvent({ orderId, ...order, totalCents }, new Date().toISOString());
+  return orderPlacedEvent({ orderId, ...order, totalCents: orderTotalCents(order.items) }, new Date().toISOString());
 }
 
 test('an order flows from the outbox through both queues: one reservation, one credit, one call per provider key', async () => {
@@ -113,10 +112,7 @@ test('a producer resend with a new messageId is applied once, and reaches the pr
 test('a crash after the transaction but before the ack: the redelivery is suppressed', async () => {
   const order = uniqueOrder();
   const event = placedEvent('ord_crash00000000000000000000000000', order);
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(event), {
-    groupId: event.orderId,
-    dedupId: event.eventId,
-  });
+  await fixture.sendToFifo(event);
 
   const first = await fixture.receive('fulfilment', 1, event.eventId);
   await fixture.deliver('fulfilment', first, { crashBeforeAck: true });
@@ -226,14 +222,8 @@ test('a cancel delivered before its place: nothing reserved at the end, the late
   const orderId = 'ord_cancelfirst00000000000000000000';
   const placed = placedEvent(orderId, order);
   const cancelled = orderCancelledEvent({ orderId, ...order }, new Date().toISOString());
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(cancelled), {
-    groupId: orderId,
-    dedupId: cancelled.eventId,
-  });
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(placed), {
-    groupId: orderId,
-    dedupId: placed.eventId,
-  });
+  await fixture.sendToFifo(cancelled);
+  await fixture.sendToFifo(placed);
 
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
@@ -313,10 +303,7 @@ test('the warehouse down until OrderPlaced dead-letters, then the cancel goes th
   const orderId = 'ord_pickaftercancel0000000000000000';
   const placed = placedEvent(orderId, order);
   const cancelled = orderCancelledEvent({ orderId, ...order }, new Date().toISOString());
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(placed), {
-    groupId: orderId,
-    dedupId: placed.eventId,
-  });
+  await fixture.sendToFifo(placed);
   // The warehouse is down: its log write fails (the consumer's own try counter still works).
   fixture.dynamoCalls.fulfilment.failWhen = (command, input) =>
     command === 'UpdateItemCommand' && input.TableName === fixture.tables.names.ProviderLog;
@@ -328,10 +315,7 @@ test('the warehouse down until OrderPlaced dead-letters, then the cancel goes th
     await fixture.deliver('fulfilment', batch);
   }
   fixture.dynamoCalls.fulfilment.failWhen = undefined;
-  await fixture.send(fixture.queues.fifoQueueUrl, JSON.stringify(cancelled), {
-    groupId: orderId,
-    dedupId: cancelled.eventId,
-  });
+  await fixture.sendToFifo(cancelled);
   const cancelResponse = await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
   const redriven = await fixture.redrive(fixture.queues.fifoDlqUrl, fixture.queues.fifoQueueUrl, true, orderId);
   const redriveResponse = await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));

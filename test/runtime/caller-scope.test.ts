@@ -1,10 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { localRoleSessionToken, signedFetch, type SignedRequestOptions } from '../../local/api/sign';
-import { startRuntime, type LocalRuntime } from '../../local/runtime';
-import { synthesize } from '../../local/template/cloud-assembly';
-import { capturingLogger } from './fixtures';
+import type { LocalRuntime } from '../../local/runtime';
+import { startSynthesizedStack } from './fixtures';
 
 /**
  * The caller is the principal, not the session, through the real stack as
@@ -12,14 +8,11 @@ import { capturingLogger } from './fixtures';
  * request and its retry (new session name, new access key) stays in its key
  * space, so its retry is a replay and its order stays its own.
  */
-const projectDir = path.resolve(__dirname, '..', '..');
 let runtime: LocalRuntime;
 let base: string;
 
 beforeAll(async () => {
-  const cdkOut = fs.mkdtempSync(path.join(os.tmpdir(), 'caller-scope-cdk-out-'));
-  await synthesize(projectDir, cdkOut);
-  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
+  runtime = await startSynthesizedStack();
   base = runtime.outputs.apiUrl!;
 }, 180_000);
 

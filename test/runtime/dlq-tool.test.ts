@@ -20,19 +20,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
 import { signedFetch } from '../../local/api/sign';
-import { startRuntime, type LocalRuntime } from '../../local/runtime';
-import { synthesize } from '../../local/template/cloud-assembly';
+import type { LocalRuntime } from '../../local/runtime';
 import { main } from '../../ops/dlq/cli';
 import type { ListReport, RedriveReport, ShowReport } from '../../ops/dlq/commands';
 import { openContext } from '../../ops/dlq/context';
 import { LOCAL_CREDENTIALS } from '../../ops/stack';
-import { capturingLogger, eventually } from './fixtures';
+import { eventually, startSynthesizedStack } from './fixtures';
 
 /**
  * `npm run dlq` against the real stack on the local runtime: the CLI's main()
  * with the runtime's outputs file, the emulators' real queues and tables.
  */
-const projectDir = path.resolve(__dirname, '..', '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dlq-tool-'));
 const outputsFile = path.join(work, 'outputs.json');
 let runtime: LocalRuntime;
@@ -41,9 +39,7 @@ let sqs: SQSClient;
 let dynamodb: DynamoDBClient;
 
 beforeAll(async () => {
-  const cdkOut = path.join(work, 'cdk.out');
-  await synthesize(projectDir, cdkOut);
-  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log, outputsFile });
+  runtime = await startSynthesizedStack({ work, outputsFile });
   outputs = runtime.outputs.stackOutputs;
   const { region, endpoints } = runtime.outputs;
   sqs = new SQSClient({ region, endpoint: endpoints.sqs, credentials: LOCAL_CREDENTIALS });

@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { freePort, startDynamoDbLocal, startFauxqs, type Emulator } from '../../local/emulators';
+import { freePort, listTables, startDynamoDbLocal, startFauxqs, type Emulator } from '../../local/emulators';
 
 /**
  * The emulators the runtime starts: fauxqs on loopback only and on a port it
@@ -52,16 +52,7 @@ test('DynamoDB Local started on a port someone else took in the meantime moves t
     started.push(dynamo);
 
     expect(dynamo.port).not.toBe(taken);
-    const response = await fetch(dynamo.endpoint, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-amz-json-1.0',
-        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-        Authorization:
-          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-      },
-      body: '{}',
-    });
+    const response = await listTables(dynamo.endpoint);
     expect(await response.json()).toEqual({ TableNames: [] });
   } finally {
     squatter.close();

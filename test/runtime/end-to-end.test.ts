@@ -1,23 +1,16 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { signedFetch } from '../../local/api/sign';
-import { startRuntime, type LocalRuntime } from '../../local/runtime';
-import { synthesize } from '../../local/template/cloud-assembly';
-import { capturingLogger, eventually, isAlive } from './fixtures';
+import type { LocalRuntime } from '../../local/runtime';
+import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 
 /**
  * The real stack, as `npm start` runs it: `cdk synth` with bundling (into a
  * folder of its own), then the runtime on the synthesized template.
  */
-const projectDir = path.resolve(__dirname, '..', '..');
 let runtime: LocalRuntime;
 let base: string;
 
 beforeAll(async () => {
-  const cdkOut = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-cdk-out-'));
-  await synthesize(projectDir, cdkOut);
-  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
+  runtime = await startSynthesizedStack();
   base = runtime.outputs.apiUrl!;
 }, 180_000);
 

@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from '../../local/log';
+import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../local/runtime';
+import { synthesize } from '../../local/template/cloud-assembly';
 import type { CfnResource } from '../../local/template/model';
 
 /**
@@ -111,6 +113,21 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The real stack as `npm start` runs it: `cdk synth` with bundling into
+ * `<work>/cdk.out` (a fresh folder unless given), then the runtime on the
+ * synthesized template, its API on a free port, its log captured and dropped
+ * unless `log` is given.
+ */
+export async function startSynthesizedStack(
+  options: Partial<Omit<RuntimeOptions, 'cdkOut'>> & { work?: string } = {},
+): Promise<LocalRuntime> {
+  const { work = fs.mkdtempSync(path.join(os.tmpdir(), 'stack-')), ...runtimeOptions } = options;
+  const cdkOut = path.join(work, 'cdk.out');
+  await synthesize(path.resolve(__dirname, '..', '..'), cdkOut);
+  return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
 }
 
 /** A logger that keeps every line, for assertions on what the runtime prints. */

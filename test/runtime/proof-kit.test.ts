@@ -4,8 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startRuntime, type LocalRuntime } from '../../local/runtime';
-import { synthesize } from '../../local/template/cloud-assembly';
+import type { LocalRuntime } from '../../local/runtime';
 import { localCallCounters } from '../../loadtest/local-counters';
 import { ALL_FAULTS, type FaultName } from '../../loadtest/faults';
 // ---- provider outage, cancel, redrive: imports (begin) ----
@@ -21,7 +20,7 @@ import { eventually } from './fixtures';
 import { htmlReport, writeReports, type RunResults } from '../../loadtest/report';
 import { runLoadTest, type Profile } from '../../loadtest/run';
 import { localTarget, type Target } from '../../loadtest/target';
-import { capturingLogger } from './fixtures';
+import { capturingLogger, startSynthesizedStack } from './fixtures';
 
 /**
  * The proof kit's fault matrix on the local runtime, at small scale: each fault
@@ -29,7 +28,6 @@ import { capturingLogger } from './fixtures';
  * the README ("Prove it"). Then proof that the kit can fail: with one consumer's inbox claim
  * switched off (a test-only switch), the verification must report the doubles.
  */
-const projectDir = path.resolve(__dirname, '..', '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-kit-'));
 let runtime: LocalRuntime;
 let target: Target;
@@ -38,11 +36,8 @@ const runtimeLog = capturingLogger();
 const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
 
 beforeAll(async () => {
-  const cdkOut = path.join(work, 'cdk.out');
-  await synthesize(projectDir, cdkOut);
-  runtime = await startRuntime({
-    cdkOut,
-    port: 0,
+  runtime = await startSynthesizedStack({
+    work,
     log: runtimeLog.log,
     outputsFile: path.join(work, 'outputs.json'),
     faultInjectionFile: path.join(work, 'faults.json'),

@@ -1,4 +1,10 @@
-import { deriveOrderId, orderTotalCents } from '../../lambdas/domain/order';
+import {
+  orderCancelledEvent,
+  orderPlacedEvent,
+  type OrderCancelledEvent,
+  type OrderPlacedEvent,
+} from '../../lambdas/domain/events';
+import { deriveOrderId, orderTotalCents, type OrderLine } from '../../lambdas/domain/order';
 import type { StoredOrder } from '../../lambdas/ports/order-repository';
 import { VALID_ORDER } from './api-events';
 
@@ -44,4 +50,19 @@ export function viewOf(item: Record<string, unknown>): Record<string, unknown> {
     ...view
   } = item;
   return view;
+}
+
+const ONE_LINE: OrderLine[] = [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }];
+
+/** An order's OrderPlaced event, as the domain builds it (customer `cust-<orderId>`). */
+export function placedEvent(orderId: string, items: OrderLine[] = ONE_LINE): OrderPlacedEvent {
+  return orderPlacedEvent(
+    { orderId, customerId: `cust-${orderId}`, items, totalCents: orderTotalCents(items) },
+    '2030-01-02T03:04:05.000Z',
+  );
+}
+
+/** The same order's OrderCancelled event, an hour later. */
+export function cancelledEvent(orderId: string, items: OrderLine[] = ONE_LINE): OrderCancelledEvent {
+  return orderCancelledEvent({ orderId, customerId: `cust-${orderId}`, items }, '2030-01-02T04:00:00.000Z');
 }

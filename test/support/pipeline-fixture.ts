@@ -12,6 +12,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import type { OrderEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import { createTestQueues, receiveMatching, StreamReader, testSqsClient, type TestQueues } from './messaging';
@@ -181,6 +182,14 @@ export class PipelineFixture {
       }),
     );
     sqs.destroy();
+  }
+
+  /** Sends an event to the FIFO queue as the outbox publisher does: group = orderId, dedup id = eventId. */
+  sendToFifo(event: OrderEvent): Promise<void> {
+    return this.send(this.queues.fifoQueueUrl, JSON.stringify(event), {
+      groupId: event.orderId,
+      dedupId: event.eventId,
+    });
   }
 
   /**

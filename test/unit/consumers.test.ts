@@ -1,26 +1,24 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { AwsClientStub } from 'aws-sdk-client-mock';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
-import { lambdaContext } from '../support/api-events';
-import { useUnitEnvironment } from '../support/handlers';
+import { cancelledEvent, placedEvent } from '../support/orders';
+import {
+  deadLettered,
+  deliver,
+  failedIds,
+  loadConsumer,
+  sqsMessage as message,
+  visibilityChanges,
+  type ConsumerHarness,
+  type ConsumerName,
+} from '../support/consumers';
 
 /**
  * The two consumer handlers, every record path, with the SDK mocked.
  *
- * Each handler is imported in its own module registry (as each Lambda function
- * has its own process), after its environment is set. The SDK modules and the
- * mock library are imported in that same registry: aws-sdk-client-mock matches
- * commands with `instanceof`, and the ledger recognises the claim failure with
- * `instanceof TransactionCanceledException`, so both must see the handler's classes.
- *
- * The document client is what the consumers call, and it does not send through
- * `DynamoDBClient.prototype.send` (it runs the low-level command's middleware
- * itself), so it is the one mocked; the low-level client is mocked too and
- * must see no call at all.
+ * Each handler is loaded with the SDK mocked in its own module registry
+ * (loadConsumer). The document client is what the consumers call; the
+ * low-level client must see no call at all.
  *
  * Where exactly-once is the point, a small fake of the Effects table stands
  * behind TransactWriteItems: it enforces the two conditions the ledgers use
@@ -29,24 +27,8 @@ import { useUnitEnvironment } from '../support/handlers';
  * resulting stock and points directly.
  */
 
-type ConsumerName = 'fulfilment' | 'loyalty';
-type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
-type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
-type SqsSdk = typeof import('@aws-sdk/client-sqs');
-type Metrics = (typeof import('../../lambdas/shared/observability'))['metrics'];
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-interface Harness {
-  name: ConsumerName;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-  doc: AwsClientStub<DynamoDBDocumentClient>;
-  ddb: AwsClientStub<DynamoDBClient>;
-  sqs: AwsClientStub<SQSClient>;
-  docSdk: DocSdk;
-  ddbSdk: DdbSdk;
-  sqsSdk: SqsSdk;
-  metrics: Metrics;
-}
+type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
@@ -64,49 +46,24 @@ const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
 /** The handlers' documented defaults (RETRY_BUDGET: BACKOFF_BASE_SECONDS 2, cap 300 s). */
 const BACKOFF = { fulfilment: { base: 2, cap: 300 }, loyalty: { base: 2, cap: 300 } };
 
-async function loadConsumer(name: ConsumerName): Promise<Harness> {
+async function load(name: ConsumerName): Promise<Harness> {
   delete process.env.BACKOFF_BASE_SECONDS;
   delete process.env.BACKOFF_CAP_SECONDS;
-  useUnitEnvironment({
+  return loadConsumer(name, {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
     INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
     QUEUE_URL: QUEUES[name].queue,
     DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
   });
-  let harness: Harness | undefined;
-  await jest.isolateModulesAsync(async () => {
-    const ddbSdk = await import('@aws-sdk/client-dynamodb');
-    const docSdk = await import('@aws-sdk/lib-dynamodb');
-    const sqsSdk = await import('@aws-sdk/client-sqs');
-    const { mockClient } = await import('aws-sdk-client-mock');
-    const { metrics } = await import('../../lambdas/shared/observability');
-    const { handler } =
-      name === 'fulfilment'
-        ? await import('../../lambdas/handlers/fulfilment-consumer')
-        : await import('../../lambdas/handlers/loyalty-consumer');
-    harness = {
-      name,
-      handler,
-      doc: mockClient(docSdk.DynamoDBDocumentClient),
-      ddb: mockClient(ddbSdk.DynamoDBClient),
-      sqs: mockClient(sqsSdk.SQSClient),
-      docSdk,
-      ddbSdk,
-      sqsSdk,
-      metrics,
-    };
-  });
-  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
-  return harness;
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;
 let addMetric: Record<ConsumerName, jest.SpyInstance>;
 
 beforeAll(async () => {
-  harnesses.fulfilment = await loadConsumer('fulfilment');
-  harnesses.loyalty = await loadConsumer('loyalty');
+  harnesses.fulfilment = await load('fulfilment');
+  harnesses.loyalty = await load('loyalty');
 });
 
 beforeEach(() => {
@@ -133,76 +90,20 @@ afterEach(() => {
 
 // ---------------------------------------------------------------- fixtures
 
-function placed(orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [
-      { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
-      { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
-    ],
-    totalCents: 1_999,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-    ...overrides,
-  };
-}
+/** Two lines, so the stock ledger's per-SKU writes show. */
+const LINES = [
+  { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
+  { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
+];
+const placed = (orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent => ({
+  ...placedEvent(orderId, LINES),
+  ...overrides,
+});
+const cancelled = (orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent => ({
+  ...cancelledEvent(orderId, LINES),
+  ...overrides,
+});
 
-function cancelled(orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent {
-  return {
-    eventId: `${orderId}.cancelled`,
-    eventType: 'OrderCancelled',
-    version: 2,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: placed(orderId).items,
-    occurredAt: '2030-01-02T04:00:00.000Z',
-    ...overrides,
-  };
-}
-
-let messageSeq = 0;
-function message(
-  h: Harness,
-  body: OrderPlacedEvent | OrderCancelledEvent | string,
-  options: { messageId?: string; receiveCount?: number; groupId?: string } = {},
-): SQSRecord {
-  messageSeq += 1;
-  const messageId = options.messageId ?? `msg-${messageSeq}`;
-  const event = typeof body === 'string' ? undefined : body;
-  const fifo = h.name === 'fulfilment';
-  return {
-    messageId,
-    receiptHandle: `receipt-${messageId}-${messageSeq}`,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: '1893553445000',
-      SenderId: 'AIDAEXAMPLE',
-      ApproximateFirstReceiveTimestamp: '1893553445000',
-      ...(fifo
-        ? {
-            MessageGroupId: options.groupId ?? event?.orderId ?? 'group-unknown',
-            MessageDeduplicationId: event?.eventId ?? `dedup-${messageId}`,
-            SequenceNumber: String(10_000 + messageSeq),
-          }
-        : {}),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${QUEUES[h.name].queue.split('/').pop()}`,
-    awsRegion: 'us-east-1',
-  };
-}
-
-function deliver(h: Harness, ...records: SQSRecord[]): Promise<SQSBatchResponse> {
-  return h.handler({ Records: records }, lambdaContext());
-}
-
-const failedIds = (response: SQSBatchResponse) => response.batchItemFailures.map((f) => f.itemIdentifier);
 const transactions = (h: Harness): TransactItem[][] =>
   h.doc.commandCalls(h.docSdk.TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const claimOf = (items: TransactItem[]) => String(items[0]?.Put?.Item?.pk);
@@ -213,9 +114,6 @@ const providerCalls = (h: Harness) =>
     .map((c) => c.args[0].input)
     .filter((input) => input.TableName === PROVIDER_TABLE);
 const providerKeys = (h: Harness) => providerCalls(h).map((c) => c.Key?.idempotencyKey);
-const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
-const visibilityChanges = (h: Harness) =>
-  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
 const metricNames = (h: Harness) => addMetric[h.name].mock.calls.map((c) => c[0]);
 
 function canceledTransaction(h: Harness, reasons: { Code: string; Item?: Record<string, unknown> }[]) {

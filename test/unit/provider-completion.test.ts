@@ -10,7 +10,12 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
 import { OutageProneProvider } from '../../lambdas/faults/outage-prone-provider';
-import { orderCancelledEvent, orderPlacedEvent } from '../../lambdas/domain/events';
+import {
+  orderCancelledEvent,
+  orderPlacedEvent,
+  type OrderEvent,
+  type OrderPlacedEvent,
+} from '../../lambdas/domain/events';
 import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/faults/plan';
 import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../loadtest/faults';
 import type { ExternalProvider } from '../../lambdas/ports/providers';
@@ -68,6 +73,12 @@ const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unk
   ...extra,
 });
 
+/** The use cases on ledgers over the mocked document client. */
+const fulfil = (event: OrderEvent, warehouse = recordingProvider()) =>
+  fulfilOrderEvent(event, { ledger: new DynamoDbFulfilmentLedger(client, options), warehouse });
+const credit = (event: OrderPlacedEvent, mail: ExternalProvider) =>
+  creditLoyaltyPoints(event, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+
 const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const doneMarks = () => doc.commandCalls(UpdateCommand).map((c) => c.args[0].input);
 const commandNames = () => doc.calls().map((c) => c.args[0].constructor.name);
@@ -80,10 +91,7 @@ beforeEach(() => {
 
 describe('first delivery', () => {
   test('the claim asks for the existing entry on failure (ALL_OLD), so a duplicate needs no read', async () => {
-    await fulfilOrderEvent(placed, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse: recordingProvider(),
-    });
+    await fulfil(placed);
 
     const [claim] = transactions()[0];
     expect(claim.Put).toMatchObject({
@@ -96,10 +104,7 @@ describe('first delivery', () => {
   test('applied: the provider is called, then the call is recorded done on the inbox entry (conditioned on it existing)', async () => {
     const warehouse = recordingProvider();
 
-    const outcome = await fulfilOrderEvent(placed, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse,
-    });
+    const outcome = await fulfil(placed, warehouse);
 
     expect(outcome).toBe('applied');
     expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
@@ -120,17 +125,12 @@ describe('first delivery', () => {
     const warehouse = recordingProvider();
     warehouse.send.mockRejectedValueOnce(new Error('warehouse 503'));
 
-    await expect(
-      fulfilOrderEvent(placed, { ledger: new DynamoDbFulfilmentLedger(client, options), warehouse }),
-    ).rejects.toThrow('warehouse 503');
+    await expect(fulfil(placed, warehouse)).rejects.toThrow('warehouse 503');
     expect(doneMarks()).toEqual([]);
   });
 
   test('a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction', async () => {
-    await fulfilOrderEvent(cancelled, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse: recordingProvider(),
-    });
+    await fulfil(cancelled);
 
     const items = transactions()[0];
     expect(items.at(-1)?.Update).toEqual({
@@ -150,10 +150,7 @@ describe('duplicates', () => {
       .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 3));
     const warehouse = recordingProvider();
 
-    const outcome = await fulfilOrderEvent(placed, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse,
-    });
+    const outcome = await fulfil(placed, warehouse);
 
     expect(outcome).toBe('duplicate');
     expect(warehouse.keys).toEqual([]);
@@ -165,10 +162,7 @@ describe('duplicates', () => {
     doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('fulfilment', placed.eventId), 3));
     const warehouse = recordingProvider();
 
-    const outcome = await fulfilOrderEvent(placed, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse,
-    });
+    const outcome = await fulfil(placed, warehouse);
 
     expect(outcome).toBe('duplicate');
     expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
@@ -182,10 +176,7 @@ describe('duplicates', () => {
       .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { supersededBy: cancelled.eventId }), 3));
     const warehouse = recordingProvider();
 
-    const outcome = await fulfilOrderEvent(placed, {
-      ledger: new DynamoDbFulfilmentLedger(client, options),
-      warehouse,
-    });
+    const outcome = await fulfil(placed, warehouse);
 
     expect(outcome).toBe('duplicate');
     expect(warehouse.keys).toEqual([]);
@@ -198,7 +189,7 @@ describe('duplicates', () => {
       .rejects(claimTaken(inboxEntry('loyalty', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 2));
     const mail = recordingProvider();
 
-    const outcome = await creditLoyaltyPoints(placed, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+    const outcome = await credit(placed, mail);
 
     expect(outcome).toBe('duplicate');
     expect(mail.keys).toEqual([]);
@@ -209,7 +200,7 @@ describe('duplicates', () => {
     doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('loyalty', placed.eventId), 2));
     const mail = recordingProvider();
 
-    await creditLoyaltyPoints(placed, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+    await credit(placed, mail);
 
     expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
     expect(doneMarks().map((m) => m.Key?.pk)).toEqual([`INBOX#loyalty#${placed.eventId}`]);

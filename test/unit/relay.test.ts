@@ -1,34 +1,18 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
-import type { BatchGetCommandInput, DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { BatchGetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
-import type { OrderCancelledEvent, OrderEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import type { OrderEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
-import { useUnitEnvironment } from '../support/handlers';
+import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
+import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
- * with SQS and DynamoDB mocked at the SDK. Each handler is imported in its own
- * module registry after its environment is set, with the SDK and the mock
- * library from that same registry (commands are matched with `instanceof`).
+ * with SQS and DynamoDB mocked at the SDK, each handler in its own module
+ * registry (loadWithMockedSdk).
  */
-
-type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
-type SqsSdk = typeof import('@aws-sdk/client-sqs');
-type Metrics = (typeof import('../../lambdas/shared/observability'))['metrics'];
-
-interface Harness<H> {
-  handler: H;
-  doc: AwsClientStub<DynamoDBDocumentClient>;
-  ddb: AwsClientStub<DynamoDBClient>;
-  sqs: AwsClientStub<SQSClient>;
-  docSdk: DocSdk;
-  sqsSdk: SqsSdk;
-  metrics: Metrics;
-}
 
 type RelayHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
 type SweeperHandler = (
@@ -46,42 +30,25 @@ const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fi
 const STANDARD_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty';
 const SWEEP_AGE_SECONDS = 300;
 
-async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Harness<H>> {
+async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<MockedSdkHandler<H>> {
   delete process.env.FAULT_INJECTION_FILE;
   delete process.env.FAULT_PARAMETER_NAME;
-  useUnitEnvironment({
-    ORDERS_TABLE_NAME: ORDERS_TABLE,
-    FIFO_QUEUE_URL: FIFO_URL,
-    STANDARD_QUEUE_URL: STANDARD_URL,
-    OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
-  });
-  let harness: Harness<H> | undefined;
-  await jest.isolateModulesAsync(async () => {
-    const ddbSdk = await import('@aws-sdk/client-dynamodb');
-    const docSdk = await import('@aws-sdk/lib-dynamodb');
-    const sqsSdk = await import('@aws-sdk/client-sqs');
-    const { mockClient } = await import('aws-sdk-client-mock');
-    const { metrics } = await import('../../lambdas/shared/observability');
-    const { handler } =
+  return loadWithMockedSdk<H>(
+    {
+      ORDERS_TABLE_NAME: ORDERS_TABLE,
+      FIFO_QUEUE_URL: FIFO_URL,
+      STANDARD_QUEUE_URL: STANDARD_URL,
+      OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
+    },
+    () =>
       module === 'outbox-relay'
-        ? await import('../../lambdas/handlers/outbox-relay')
-        : await import('../../lambdas/handlers/outbox-sweeper');
-    harness = {
-      handler: handler as H,
-      doc: mockClient(docSdk.DynamoDBDocumentClient),
-      ddb: mockClient(ddbSdk.DynamoDBClient),
-      sqs: mockClient(sqsSdk.SQSClient),
-      docSdk,
-      sqsSdk,
-      metrics,
-    };
-  });
-  if (harness === undefined) throw new Error(`could not load ${module}`);
-  return harness;
+        ? import('../../lambdas/handlers/outbox-relay')
+        : import('../../lambdas/handlers/outbox-sweeper'),
+  );
 }
 
-let relay: Harness<RelayHandler>;
-let sweeper: Harness<SweeperHandler>;
+let relay: MockedSdkHandler<RelayHandler>;
+let sweeper: MockedSdkHandler<SweeperHandler>;
 
 beforeAll(async () => {
   relay = await load<RelayHandler>('outbox-relay');
@@ -118,29 +85,6 @@ afterEach(() => {
 });
 
 // ---------------------------------------------------------------- fixtures
-
-function placed(orderId: string): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-    totalCents: 1_000,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-  };
-}
-
-function cancelled(orderId: string): OrderCancelledEvent {
-  return {
-    ...placed(orderId),
-    eventId: `${orderId}.cancelled`,
-    eventType: 'OrderCancelled',
-    version: 2,
-    occurredAt: '2030-01-02T04:00:00.000Z',
-  };
-}
 
 function outboxItem(event: OrderEvent, createdAt = event.occurredAt): Record<string, unknown> {
   return {
@@ -188,18 +132,18 @@ function runRelay(...records: DynamoDBRecord[]): Promise<DynamoDBBatchResponse> 
   return relay.handler({ Records: records }, lambdaContext());
 }
 
-function batchSends<H>(h: Harness<H>, queueUrl: string): SendMessageBatchRequestEntry[][] {
+function batchSends<H>(h: MockedSdkHandler<H>, queueUrl: string): SendMessageBatchRequestEntry[][] {
   return h.sqs
     .commandCalls(h.sqsSdk.SendMessageBatchCommand)
     .map((c) => c.args[0].input)
     .filter((input) => input.QueueUrl === queueUrl)
     .map((input) => input.Entries ?? []);
 }
-const sentEventIds = <H>(h: Harness<H>, queueUrl: string) =>
+const sentEventIds = <H>(h: MockedSdkHandler<H>, queueUrl: string) =>
   batchSends(h, queueUrl)
     .flat()
     .map((e) => e.MessageAttributes?.eventId?.StringValue);
-const markedEventIds = <H>(h: Harness<H>) =>
+const markedEventIds = <H>(h: MockedSdkHandler<H>) =>
   h.doc.commandCalls(h.docSdk.UpdateCommand).map((c) => String(c.args[0].input.Key?.sk).replace('OUTBOX#', ''));
 
 // ---------------------------------------------------------------- relay
@@ -617,7 +561,7 @@ describe('outbox sweeper', () => {
 
     test('it is published in the same EMF document, namespace and dimensions as OldestUndispatchedOutboxAgeSeconds', async () => {
       fakePendingIndex([malformedItem(() => undefined)]);
-      const documents: ReturnType<Metrics['serializeMetrics']>[] = [];
+      const documents: ReturnType<typeof sweeper.metrics.serializeMetrics>[] = [];
       jest.spyOn(sweeper.metrics, 'publishStoredMetrics').mockImplementation(() => {
         documents.push(sweeper.metrics.serializeMetrics());
         sweeper.metrics.clearMetrics();

@@ -1,42 +1,35 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { AwsClientStub } from 'aws-sdk-client-mock';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
-import { lambdaContext } from '../support/api-events';
-import { useUnitEnvironment } from '../support/handlers';
+import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
+import {
+  deadLettered,
+  deliver,
+  failedIds,
+  loadConsumer,
+  sqsMessage as message,
+  visibilityChanges,
+  type ConsumerHarness,
+  type ConsumerName,
+} from '../support/consumers';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
  * in-process, the FIFO consumer's own try count (so records skipped behind a
  * failing head cannot run out of receives untried), the all-fail batch, and
- * no visibility change while a try runs. Each handler is loaded in its own
- * module registry with the SDK and the mock library (see consumers.test.ts).
+ * no visibility change while a try runs. Each handler is loaded with the SDK
+ * mocked in its own module registry (loadConsumer).
  */
 
-type ConsumerName = 'fulfilment' | 'loyalty';
-type DocSdk = typeof import('@aws-sdk/lib-dynamodb');
-type DdbSdk = typeof import('@aws-sdk/client-dynamodb');
-type SqsSdk = typeof import('@aws-sdk/client-sqs');
-
-interface Harness {
-  name: ConsumerName;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
-  doc: AwsClientStub<DynamoDBDocumentClient>;
-  sqs: AwsClientStub<SQSClient>;
-  docSdk: DocSdk;
-  ddbSdk: DdbSdk;
-  sqsSdk: SqsSdk;
-}
+type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
 const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
 const QUEUE = { fulfilment: 'https://sqs/fulfilment.fifo', loyalty: 'https://sqs/loyalty' };
 
-async function loadConsumer(name: ConsumerName): Promise<Harness> {
-  useUnitEnvironment({
+async function load(name: ConsumerName): Promise<Harness> {
+  return loadConsumer(name, {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
     INBOX_TTL_SECONDS: String(21 * 86_400),
@@ -46,28 +39,6 @@ async function loadConsumer(name: ConsumerName): Promise<Harness> {
     BACKOFF_CAP_SECONDS: String(RETRY_BUDGET.capSeconds),
     RETRY_MAX_ATTEMPTS: String(TRIES),
   });
-  let harness: Harness | undefined;
-  await jest.isolateModulesAsync(async () => {
-    const ddbSdk = await import('@aws-sdk/client-dynamodb');
-    const docSdk = await import('@aws-sdk/lib-dynamodb');
-    const sqsSdk = await import('@aws-sdk/client-sqs');
-    const { mockClient } = await import('aws-sdk-client-mock');
-    const { handler } =
-      name === 'fulfilment'
-        ? await import('../../lambdas/handlers/fulfilment-consumer')
-        : await import('../../lambdas/handlers/loyalty-consumer');
-    harness = {
-      name,
-      handler,
-      doc: mockClient(docSdk.DynamoDBDocumentClient),
-      sqs: mockClient(sqsSdk.SQSClient),
-      docSdk,
-      ddbSdk,
-      sqsSdk,
-    };
-  });
-  if (harness === undefined) throw new Error(`could not load the ${name} consumer`);
-  return harness;
 }
 
 const harnesses = {} as Record<ConsumerName, Harness>;
@@ -75,8 +46,8 @@ const harnesses = {} as Record<ConsumerName, Harness>;
 let tryCounts: Map<string, number>;
 
 beforeAll(async () => {
-  harnesses.fulfilment = await loadConsumer('fulfilment');
-  harnesses.loyalty = await loadConsumer('loyalty');
+  harnesses.fulfilment = await load('fulfilment');
+  harnesses.loyalty = await load('loyalty');
 });
 
 beforeEach(() => {
@@ -102,60 +73,11 @@ afterEach(() => jest.restoreAllMocks());
 
 // ---------------------------------------------------------------- fixtures
 
-function placed(orderId: string): OrderPlacedEvent {
-  return {
-    eventId: `${orderId}.placed`,
-    eventType: 'OrderPlaced',
-    version: 1,
-    orderId,
-    customerId: `cust-${orderId}`,
-    items: [{ sku: 'SKU-A', quantity: 1, unitPriceCents: 1_000 }],
-    totalCents: 1_000,
-    occurredAt: '2030-01-02T03:04:05.000Z',
-  };
-}
-
-function cancelled(orderId: string): OrderCancelledEvent {
-  return { ...placed(orderId), eventId: `${orderId}.cancelled`, eventType: 'OrderCancelled', version: 2 };
-}
-
-function message(
-  h: Harness,
-  body: OrderPlacedEvent | OrderCancelledEvent | string,
-  options: { messageId: string; receiveCount?: number },
-): SQSRecord {
-  const event = typeof body === 'string' ? undefined : body;
-  return {
-    messageId: options.messageId,
-    receiptHandle: `receipt-${options.messageId}-${options.receiveCount ?? 1}`,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: '1893553445000',
-      SenderId: 'AIDAEXAMPLE',
-      ApproximateFirstReceiveTimestamp: '1893553445000',
-      ...(h.name === 'fulfilment'
-        ? { MessageGroupId: event?.orderId ?? 'ord-poison', MessageDeduplicationId: options.messageId }
-        : {}),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:queue',
-    awsRegion: 'us-east-1',
-  };
-}
-
-const deliver = (h: Harness, ...records: SQSRecord[]) => h.handler({ Records: records }, lambdaContext());
-const failedIds = (r: SQSBatchResponse) => r.batchItemFailures.map((f) => f.itemIdentifier);
 const transactionCount = (h: Harness) => h.doc.commandCalls(h.docSdk.TransactWriteCommand).length;
 const claimedEventIds = (h: Harness) =>
   h.doc
     .commandCalls(h.docSdk.TransactWriteCommand)
     .map((c) => String(c.args[0].input.TransactItems?.[0]?.Put?.Item?.eventId));
-const visibilityChanges = (h: Harness) =>
-  h.sqs.commandCalls(h.sqsSdk.ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
-const deadLettered = (h: Harness) => h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
 
 function cancellation(h: Harness, codes: string[]) {
   return new h.ddbSdk.TransactionCanceledException({
@@ -348,7 +270,7 @@ describe('fulfilment (FIFO): the retry budget counts tries, not receives', () =>
  * Backoff waits are not played out; only counts matter here.
  */
 async function playGroup(
-  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string }[],
+  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string; groupId?: string }[],
   options: { rounds: number; maxReceiveCount: number },
 ) {
   const h = harnesses.fulfilment;
@@ -364,7 +286,9 @@ async function playGroup(
     for (const r of pending) r.receives += 1;
     const response = await deliver(
       h,
-      ...pending.map((r) => message(h, r.body, { messageId: r.messageId, receiveCount: r.receives })),
+      ...pending.map((r) =>
+        message(h, r.body, { messageId: r.messageId, receiveCount: r.receives, groupId: r.groupId }),
+      ),
     );
     const failed = new Set(failedIds(response));
     for (const r of [...pending]) if (!failed.has(r.messageId)) pending.splice(pending.indexOf(r), 1);
@@ -435,7 +359,8 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
   test('a permanent-poison head goes to the DLQ at once with its cause; the record behind it is applied in the same batch', async () => {
     const { pending } = await playGroup(
       [
-        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison' },
+        // In the group of the record behind it.
+        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
         { body: cancelled('ord-poison'), messageId: 'next' },
       ],
       { rounds: 2, maxReceiveCount },
