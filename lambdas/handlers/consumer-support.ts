@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { retryBackoffSeconds } from '../domain/backoff';
+import { fullJitterBackoffSeconds, retryBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
 import { parseOrderEvent, type OrderEvent } from '../domain/events';
 import type { ApplyOutcome } from '../ports/ledgers';
@@ -165,8 +165,12 @@ export async function withContentionRetries<T>(work: () => Promise<T>, policy: I
       return await work();
     } catch (error) {
       if (attempt >= policy.attempts || !policy.isContention(error)) throw error;
-      const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 1));
-      const waitMs = Math.floor(random() * (ceiling + 1));
+      // The domain's full jitter, counted in milliseconds here.
+      const waitMs = fullJitterBackoffSeconds(
+        attempt,
+        { baseSeconds: policy.baseMs, capSeconds: policy.capMs },
+        random,
+      );
       logger.info('Contention: retrying in-process', { attempt, waitMs, error });
       await sleep(waitMs);
     }

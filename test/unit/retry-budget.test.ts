@@ -4,6 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/handlers/consumer-support';
 import { lambdaContext } from '../support/api-events';
 import { useUnitEnvironment } from '../support/handlers';
 
@@ -242,6 +243,25 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
     expect(transactionCount(h())).toBe(2);
     expect([...failedIds(first), ...failedIds(second)]).toEqual(['m1', 'm2']);
   });
+});
+
+test('in-process waits are full jitter: at most base x 2^(try-1) ms each, capped, attempts - 1 of them', async () => {
+  const waits: number[] = [];
+  const top = () => 0.999_999;
+  const contended = new Error('conflict');
+  const policy = {
+    ...IN_PROCESS_RETRY,
+    attempts: 6,
+    isContention: () => true,
+    sleep: async (ms: number) => void waits.push(ms),
+  };
+
+  await expect(withContentionRetries(() => Promise.reject(contended), { ...policy, random: top })).rejects.toBe(
+    contended,
+  );
+  await withContentionRetries(async () => 'done', { ...policy, random: top });
+
+  expect(waits).toEqual([100, 200, 400, 800, 1_000]);
 });
 
 // ---------------------------------------------------------------- all-fail batch
