@@ -1,5 +1,5 @@
-import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
 import { readFile } from 'node:fs/promises';
+import { readJsonParameter } from '../adapters/ssm-json-parameter';
 import { logger, metrics, MetricUnit } from '../shared/observability';
 import { FAULT_FILE_ENV, FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from './names';
 import { NO_FAULTS, parseFaultPlan, type FaultPlan } from './plan';
@@ -23,7 +23,7 @@ export function faultSourceFromEnv(env: NodeJS.ProcessEnv = process.env): FaultS
   const file = env[FAULT_FILE_ENV];
   if (file) return cachedSource(() => readFile(file, 'utf8').then((text) => JSON.parse(text)));
   const parameter = env[FAULT_PARAMETER_ENV];
-  if (parameter) return cachedSource(() => getParameter(parameter, { transform: 'json', maxAge: CACHE_SECONDS }));
+  if (parameter) return cachedSource(() => readJsonParameter(parameter, CACHE_SECONDS));
   return { current: async () => NO_FAULTS };
 }
 
