@@ -1,4 +1,5 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TryCounter } from '../ports/consumer-queue';
 import { expiresAfter, INBOX_TTL_ATTRIBUTE, triesKey } from './effects-table';
 
 /**
@@ -12,7 +13,7 @@ import { expiresAfter, INBOX_TTL_ATTRIBUTE, triesKey } from './effects-table';
  *
  * Cost: one UpdateItem per failed try, none on success.
  */
-export class DynamoDbTryCounter {
+export class DynamoDbTryCounter implements TryCounter {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly options: { tableName: string; ttlSeconds: number; now?: () => Date },

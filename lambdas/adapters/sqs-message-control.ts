@@ -1,11 +1,12 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DeadLetterMessage, MessageControl } from '../ports/consumer-queue';
 
 /**
  * What a consumer may do to the message it is handling, besides succeeding or
  * failing: move it straight to its DLQ (a permanent error), or change how long
  * it stays invisible (backoff for a transient error, heartbeat for a long job).
  */
-export class SqsMessageControl {
+export class SqsMessageControl implements MessageControl {
   constructor(
     private readonly client: SQSClient,
     private readonly options: { queueUrl: string; deadLetterQueueUrl: string; fifo: boolean },
@@ -25,12 +26,7 @@ export class SqsMessageControl {
    * Sends a copy to the DLQ with why it failed. The caller then acks the
    * original (reports success), so the poison message does not burn retries.
    */
-  async sendToDeadLetterQueue(message: {
-    body: string;
-    messageId: string;
-    groupId?: string;
-    attributes: Record<string, string>;
-  }): Promise<void> {
+  async sendToDeadLetterQueue(message: DeadLetterMessage): Promise<void> {
     await this.client.send(
       new SendMessageCommand({
         QueueUrl: this.options.deadLetterQueueUrl,

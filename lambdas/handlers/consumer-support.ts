@@ -2,25 +2,12 @@ import type { SQSRecord } from 'aws-lambda';
 import { fullJitterBackoffSeconds, retryBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
 import { parseOrderEvent, type OrderEvent } from '../domain/events';
+import type { MessageControl, TryCounter } from '../ports/consumer-queue';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
 
-/** What a consumer can do with a message besides acking or failing it (see adapters/sqs-message-control). */
-export interface MessageControl {
-  changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
-  sendToDeadLetterQueue(message: {
-    body: string;
-    messageId: string;
-    groupId?: string;
-    attributes: Record<string, string>;
-  }): Promise<void>;
-}
-
-/** The consumer's own count of failed tries of a message (see adapters/dynamodb-try-counter). */
-export interface TryCounter {
-  /** Counts one more failed try and returns the count so far, 1 on the first. */
-  recordFailedTry(consumer: string, messageId: string): Promise<number>;
-}
+// The ports stay importable from here too, where the consumer settings that use them live.
+export type { MessageControl, TryCounter } from '../ports/consumer-queue';
 
 /**
  * Contention (a transaction conflict, throttling) is retried inside the
