@@ -1,4 +1,5 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SQS_MAX_VISIBILITY_SECONDS } from '../domain/backoff';
 import type { DeadLetterMessage, MessageControl } from '../ports/consumer-queue';
 
 /**
@@ -17,7 +18,7 @@ export class SqsMessageControl implements MessageControl {
       new ChangeMessageVisibilityCommand({
         QueueUrl: this.options.queueUrl,
         ReceiptHandle: receiptHandle,
-        VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(seconds))),
+        VisibilityTimeout: Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, Math.round(seconds))),
       }),
     );
   }
