@@ -29,7 +29,15 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@aws-sdk/*'], message: 'Only lambdas/adapters may import the AWS SDK.' }] },
+        {
+          patterns: [
+            // Powertools' parameter utilities call SSM themselves: an SDK call like any other.
+            {
+              group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
+              message: 'Only lambdas/adapters may import the AWS SDK.',
+            },
+          ],
+        },
       ],
     },
   },

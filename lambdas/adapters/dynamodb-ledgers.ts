@@ -6,6 +6,7 @@ import { orderPlacedEventId, type OrderLine } from '../domain/order';
 import type { EffectsReader, FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../ports/ledgers';
 import {
   customerKey,
+  expiresAfter,
   fulfilmentKey,
   inboxKey,
   INBOX_TTL_ATTRIBUTE,
@@ -68,7 +69,7 @@ abstract class InboxLedger {
             consumer: this.consumer,
             eventId,
             claimedAt: now.toISOString(),
-            [INBOX_TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + this.options.inboxTtlSeconds,
+            [INBOX_TTL_ATTRIBUTE]: expiresAfter(now, this.options.inboxTtlSeconds),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -105,7 +106,6 @@ abstract class InboxLedger {
    */
   protected supersede(earlierEventId: string, eventId: string): TransactItem[] {
     if (this.inboxBypassed()) return [];
-    const now = this.now();
     return [
       {
         Update: {
@@ -115,7 +115,7 @@ abstract class InboxLedger {
           ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
           ExpressionAttributeValues: {
             ':by': eventId,
-            ':expires': Math.floor(now.getTime() / 1000) + this.options.inboxTtlSeconds,
+            ':expires': expiresAfter(this.now(), this.options.inboxTtlSeconds),
           },
         },
       },

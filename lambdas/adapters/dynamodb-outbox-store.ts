@@ -12,6 +12,9 @@ import { orderPk, outboxSk, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './order
 /** A pending item as the index lists it, with its base-table key. */
 type IndexedItem = PendingOutboxItem & { key: { pk: string; sk: string } };
 
+/** An item's `<pk>/<sk>`, as PendingOutboxItem.itemKey names it. */
+const itemKeyOf = (item: Record<string, unknown>): string => `${String(item.pk)}/${String(item.sk)}`;
+
 /** BatchGetItem takes at most 100 keys a call. */
 const BATCH_GET_LIMIT = 100;
 /** Rounds of UnprocessedKeys before the sweep gives up (and retries on its next run). */
@@ -71,27 +74,30 @@ export class DynamoDbOutboxStore implements OutboxStore {
 
   /** The candidates whose base item exists and is not dispatched, read with strong consistency. */
   private async stillPending(candidates: IndexedItem[]): Promise<IndexedItem[]> {
-    if (candidates.length === 0) return [];
-    const dispatchedOrGone = new Set(candidates.map((c) => c.itemKey));
+    const pending = new Set<string>();
     for (let start = 0; start < candidates.length; start += BATCH_GET_LIMIT) {
-      let keys: Record<string, unknown>[] | undefined = candidates
-        .slice(start, start + BATCH_GET_LIMIT)
-        .map((c) => ({ pk: c.key.pk, sk: c.key.sk }));
-      for (let round = 0; keys !== undefined && keys.length > 0; round++) {
-        if (round === BATCH_GET_ROUNDS) throw new Error('BatchGetItem left keys unprocessed; the sweep will retry');
-        const answer: BatchGetCommandOutput = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, sk, dispatchedAt' },
-            },
-          }),
-        );
-        for (const item of answer.Responses?.[this.tableName] ?? [])
-          if (item.dispatchedAt === undefined) dispatchedOrGone.delete(`${String(item.pk)}/${String(item.sk)}`);
-        keys = answer.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
+      const items = await this.batchGet(candidates.slice(start, start + BATCH_GET_LIMIT).map((c) => c.key));
+      for (const item of items) if (item.dispatchedAt === undefined) pending.add(itemKeyOf(item));
     }
-    return candidates.filter((c) => !dispatchedOrGone.has(c.itemKey));
+    return candidates.filter((c) => pending.has(c.itemKey));
+  }
+
+  /** The items of `keys` that exist (key and `dispatchedAt` only), following UnprocessedKeys a few rounds. */
+  private async batchGet(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    for (let round = 0; keys.length > 0; round++) {
+      if (round === BATCH_GET_ROUNDS) throw new Error('BatchGetItem left keys unprocessed; the sweep will retry');
+      const answer: BatchGetCommandOutput = await this.client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, sk, dispatchedAt' },
+          },
+        }),
+      );
+      items.push(...(answer.Responses?.[this.tableName] ?? []));
+      keys = answer.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return items;
   }
 
   private shards(): string[] {
@@ -115,7 +121,7 @@ export class DynamoDbOutboxStore implements OutboxStore {
     );
     return (Items ?? []).map((item) => ({
       key: { pk: String(item.pk), sk: String(item.sk) },
-      itemKey: `${String(item.pk)}/${String(item.sk)}`,
+      itemKey: itemKeyOf(item),
       event: item.event,
       createdAt: String(item.createdAt),
     }));

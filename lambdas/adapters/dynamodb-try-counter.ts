@@ -1,5 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { INBOX_TTL_ATTRIBUTE } from './effects-table';
+import type { TryCounter } from '../ports/consumer-queue';
+import { expiresAfter, INBOX_TTL_ATTRIBUTE, triesKey } from './effects-table';
 
 /**
  * The FIFO consumer's own count of failed tries per message, in the Effects
@@ -12,7 +13,7 @@ import { INBOX_TTL_ATTRIBUTE } from './effects-table';
  *
  * Cost: one UpdateItem per failed try, none on success.
  */
-export class DynamoDbTryCounter {
+export class DynamoDbTryCounter implements TryCounter {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly options: { tableName: string; ttlSeconds: number; now?: () => Date },
@@ -24,13 +25,13 @@ export class DynamoDbTryCounter {
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.options.tableName,
-        Key: { pk: `TRIES#${consumer}#${messageId}`, sk: 'TRIES' },
+        Key: triesKey(consumer, messageId),
         UpdateExpression:
           'SET firstFailedAt = if_not_exists(firstFailedAt, :now), lastFailedAt = :now, #ttl = :ttl ADD tries :one',
         ExpressionAttributeNames: { '#ttl': INBOX_TTL_ATTRIBUTE },
         ExpressionAttributeValues: {
           ':now': now.toISOString(),
-          ':ttl': Math.floor(now.getTime() / 1000) + this.options.ttlSeconds,
+          ':ttl': expiresAfter(now, this.options.ttlSeconds),
           ':one': 1,
         },
         ReturnValues: 'UPDATED_NEW',

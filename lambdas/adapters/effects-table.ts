@@ -9,6 +9,8 @@
  *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
  *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
  *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
+ *   pk = TRIES#<consumer>#<messageId> sk = TRIES     the FIFO consumer's count of failed tries of a message
+ *                                                     (dynamodb-try-counter.ts), with the same TTL attribute
  */
 export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
 export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
@@ -18,3 +20,10 @@ export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${c
 export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });
 export const customerKey = (customerId: string) => ({ pk: `CUSTOMER#${customerId}`, sk: 'CUSTOMER' });
 export const fulfilmentKey = (orderId: string) => ({ pk: `FULFILMENT#${orderId}`, sk: 'FULFILMENT' });
+export const triesKey = (consumer: string, messageId: string) => ({
+  pk: `TRIES#${consumer}#${messageId}`,
+  sk: 'TRIES',
+});
+
+/** The TTL attribute's value for an item written at `now` that must live `ttlSeconds` (epoch seconds). */
+export const expiresAfter = (now: Date, ttlSeconds: number): number => Math.floor(now.getTime() / 1000) + ttlSeconds;

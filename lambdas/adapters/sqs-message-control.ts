@@ -1,11 +1,13 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SQS_MAX_VISIBILITY_SECONDS } from '../domain/backoff';
+import type { DeadLetterMessage, MessageControl } from '../ports/consumer-queue';
 
 /**
  * What a consumer may do to the message it is handling, besides succeeding or
  * failing: move it straight to its DLQ (a permanent error), or change how long
  * it stays invisible (backoff for a transient error, heartbeat for a long job).
  */
-export class SqsMessageControl {
+export class SqsMessageControl implements MessageControl {
   constructor(
     private readonly client: SQSClient,
     private readonly options: { queueUrl: string; deadLetterQueueUrl: string; fifo: boolean },
@@ -16,7 +18,7 @@ export class SqsMessageControl {
       new ChangeMessageVisibilityCommand({
         QueueUrl: this.options.queueUrl,
         ReceiptHandle: receiptHandle,
-        VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(seconds))),
+        VisibilityTimeout: Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, Math.round(seconds))),
       }),
     );
   }
@@ -25,12 +27,7 @@ export class SqsMessageControl {
    * Sends a copy to the DLQ with why it failed. The caller then acks the
    * original (reports success), so the poison message does not burn retries.
    */
-  async sendToDeadLetterQueue(message: {
-    body: string;
-    messageId: string;
-    groupId?: string;
-    attributes: Record<string, string>;
-  }): Promise<void> {
+  async sendToDeadLetterQueue(message: DeadLetterMessage): Promise<void> {
     await this.client.send(
       new SendMessageCommand({
         QueueUrl: this.options.deadLetterQueueUrl,

@@ -1,6 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 
 /**
+ * How the functions classify SDK errors: here, next to the SDK, so the names
+ * DynamoDB gives its errors are listed once.
+ *
  * Which SDK errors are contention: another writer touched the same items
  * (TransactionConflict) or the table is throttling. Both usually clear within
  * milliseconds, so a consumer retries them in-process, with jitter, before it
@@ -34,4 +37,50 @@ export function isContention(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const throttling = (error as { $retryable?: { throttling?: boolean } }).$retryable?.throttling === true;
   return throttling || THROTTLING_NAMES.has(error.name);
+}
+
+/**
+ * Errors that say "not now", not "never", for the API: contention (above), plus
+ * a failing or unreachable service. Retrying can succeed.
+ */
+const TRANSIENT_ERRORS = new Set([...THROTTLING_NAMES, 'InternalServerError', 'ServiceUnavailable', 'TimeoutError']);
+
+/** The same, in a cancelled transaction's CancellationReasons (the exception names too, as some emulators give them). */
+const TRANSIENT_CANCELLATION_REASONS = new Set([
+  ...CONTENTION_REASONS,
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'TransactionInProgressException',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+
+/**
+ * Whether an error means a dependency (DynamoDB) is down, throttling or
+ * conflicting rather than a bug: those earn a 503 and a retry; a bug earns a 500.
+ * Judged by name, and through `cause`, because the error may reach the handler
+ * wrapped (Powertools' idempotency wraps what the persistence layer threw).
+ *
+ * A cancelled transaction is judged by its reasons: it is transient only when
+ * every reason that cancelled it is. A ValidationError (an item too large, a
+ * bad expression) or an unexpected condition failure would fail the same way
+ * on every retry, so telling the client to retry would be a lie: that is a 500.
+ */
+export function isDependencyFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const sdk = error as Error & { $fault?: string; code?: string; cause?: unknown; CancellationReasons?: unknown };
+  if (error.name === 'TransactionCanceledException') return cancelledByTransientReasons(sdk.CancellationReasons);
+  if (sdk.$fault === 'server' || TRANSIENT_ERRORS.has(error.name)) return true;
+  if (sdk.code !== undefined && NETWORK_ERROR_CODES.has(sdk.code)) return true;
+  return sdk.cause !== undefined && isDependencyFailure(sdk.cause);
+}
+
+function cancelledByTransientReasons(reasons: unknown): boolean {
+  if (!Array.isArray(reasons)) return false;
+  const codes = reasons.map((r) => (r as { Code?: unknown } | undefined)?.Code).filter((code) => code !== 'None');
+  return (
+    codes.length > 0 && codes.every((code) => typeof code === 'string' && TRANSIENT_CANCELLATION_REASONS.has(code))
+  );
 }

@@ -87,23 +87,23 @@ export function guaranteedBudgetSeconds(
   attempts: number,
   options: { baseSeconds: number; capSeconds: number },
 ): number {
-  let total = 0;
-  for (let n = 1; n < attempts; n++) total += guaranteedBackoffSeconds(n, options);
-  return total;
+  return sumOfWaits(attempts, (n) => guaranteedBackoffSeconds(n, options));
 }
 
 /** The same sum with each wait at the mean of its jitter range: what a message waits on average. */
 export function expectedBudgetSeconds(attempts: number, options: { baseSeconds: number; capSeconds: number }): number {
-  let total = 0;
-  for (let n = 1; n < attempts; n++)
-    total += (guaranteedBackoffSeconds(n, options) + backoffCeilingSeconds(n, options)) / 2;
-  return total;
+  return sumOfWaits(attempts, (n) => (guaranteedBackoffSeconds(n, options) + backoffCeilingSeconds(n, options)) / 2);
 }
 
 /** The same sum with every wait at its ceiling: the longest a message can back off. */
 export function ceilingBudgetSeconds(attempts: number, options: { baseSeconds: number; capSeconds: number }): number {
+  return sumOfWaits(attempts, (n) => backoffCeilingSeconds(n, options));
+}
+
+/** `wait(n)` summed over the waits after tries 1 .. attempts-1 (none after the last try). */
+function sumOfWaits(attempts: number, wait: (attempt: number) => number): number {
   let total = 0;
-  for (let n = 1; n < attempts; n++) total += backoffCeilingSeconds(n, options);
+  for (let n = 1; n < attempts; n++) total += wait(n);
   return total;
 }
 

@@ -1,11 +1,9 @@
 import type { ApplyOutcome } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
-import { metrics, MetricUnit } from '../shared/observability';
 import { crashProcess } from './crash';
-import { FAULT_PLAN_ACTIVE_METRIC } from './names';
 import { OutageProneProvider } from './outage-prone-provider';
-import { inConsumerOutage, InjectedTransientError, NO_FAULTS, roll, type FaultPlan } from './plan';
-import { faultSourceFromEnv, type FaultSource } from './source';
+import { inConsumerOutage, InjectedTransientError, roll } from './plan';
+import { faultSourceFromEnv, planHolder, type FaultSource } from './source';
 
 /** An event through the use case; resolves what applying it did. */
 export type Apply<E> = (event: E) => Promise<ApplyOutcome>;
@@ -23,19 +21,15 @@ export function consumerFaults(
   consumer: string,
   options: { source?: FaultSource; sleep?: (ms: number) => Promise<void>; crash?: (where: string) => never } = {},
 ) {
-  const source = options.source ?? faultSourceFromEnv();
+  const current = planHolder(options.source ?? faultSourceFromEnv());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const crash = options.crash ?? crashProcess;
-  let plan: FaultPlan = NO_FAULTS;
   return {
-    async refresh(): Promise<FaultPlan> {
-      plan = await source.current();
-      // What the fault-plan alarm watches: faults are being injected into this stack right now.
-      if (plan !== NO_FAULTS) metrics.addMetric(FAULT_PLAN_ACTIVE_METRIC, MetricUnit.Count, 1);
-      return plan;
-    },
+    refresh: current.refresh,
     apply<E extends { eventId: string }>(apply: Apply<E>): Apply<E> {
       return async (event) => {
+        // The plan of this invocation: refresh() runs once before its records.
+        const plan = current.plan();
         // Stands for a handler that outlives its visibility timeout (the fault runs shorten it).
         if (roll(plan.slowHandler, plan)) await sleep((plan.slowHandlerSeconds ?? 0) * 1000);
         if (roll(plan.transientError, plan)) throw new InjectedTransientError(consumer);
@@ -47,9 +41,9 @@ export function consumerFaults(
       };
     },
     provider(inner: ExternalProvider, name: string): ExternalProvider {
-      return new OutageProneProvider(inner, name, () => plan);
+      return new OutageProneProvider(inner, name, current.plan);
     },
-    plan: (): FaultPlan => plan,
+    plan: current.plan,
   };
 }
 

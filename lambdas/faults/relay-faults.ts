@@ -1,11 +1,9 @@
 import type { OrderEvent } from '../domain/events';
 import type { outboxWiring } from '../handlers/outbox-wiring';
 import type { EventPublisher } from '../ports/outbox';
-import { metrics, MetricUnit } from '../shared/observability';
 import { crashProcess } from './crash';
-import { FAULT_PLAN_ACTIVE_METRIC } from './names';
-import { NO_FAULTS, roll, type FaultPlan } from './plan';
-import { faultSourceFromEnv, type FaultSource } from './source';
+import { roll, type FaultPlan } from './plan';
+import { faultSourceFromEnv, planHolder, type FaultSource } from './source';
 
 /**
  * The producer-resend fault around the relay's publisher: after a publish, each
@@ -42,21 +40,17 @@ export const resendDeduplicationId = (event: OrderEvent): string => `${event.eve
  * dispatched something for the first time, so the retry goes through.
  */
 export function relayFaults(options: { source?: FaultSource; crash?: (where: string) => never } = {}) {
-  const source = options.source ?? faultSourceFromEnv();
+  const current = planHolder(options.source ?? faultSourceFromEnv());
   const crash = options.crash ?? crashProcess;
-  let plan: FaultPlan = NO_FAULTS;
   return {
-    async refresh(): Promise<FaultPlan> {
-      plan = await source.current();
-      if (plan !== NO_FAULTS) metrics.addMetric(FAULT_PLAN_ACTIVE_METRIC, MetricUnit.Count, 1);
-      return plan;
-    },
+    refresh: current.refresh,
     /** The relay's parts with its publisher decorated: resends go out under other FIFO dedup ids. */
     wire<W extends ReturnType<typeof outboxWiring>>(wiring: W): W {
       const resender = wiring.publisherWith({ deduplicationId: resendDeduplicationId });
-      return { ...wiring, publisher: new ResendingPublisher(wiring.publisher, resender, () => plan) };
+      return { ...wiring, publisher: new ResendingPublisher(wiring.publisher, resender, current.plan) };
     },
     afterRelay(firstDispatches: number): void {
+      const plan = current.plan();
       if (firstDispatches > 0 && roll(plan.relayCrashAfterPublish, plan))
         crash('relay after publishing, before the checkpoint');
     },

@@ -1,7 +1,7 @@
-import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
 import { readFile } from 'node:fs/promises';
-import { logger } from '../shared/observability';
-import { FAULT_FILE_ENV, FAULT_PARAMETER_ENV } from './names';
+import { readJsonParameter } from '../adapters/ssm-json-parameter';
+import { logger, metrics, MetricUnit } from '../shared/observability';
+import { FAULT_FILE_ENV, FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from './names';
 import { NO_FAULTS, parseFaultPlan, type FaultPlan } from './plan';
 
 /** Where the current run's fault plan comes from (an SSM parameter on AWS, a file locally). */
@@ -23,8 +23,26 @@ export function faultSourceFromEnv(env: NodeJS.ProcessEnv = process.env): FaultS
   const file = env[FAULT_FILE_ENV];
   if (file) return cachedSource(() => readFile(file, 'utf8').then((text) => JSON.parse(text)));
   const parameter = env[FAULT_PARAMETER_ENV];
-  if (parameter) return cachedSource(() => getParameter(parameter, { transform: 'json', maxAge: CACHE_SECONDS }));
+  if (parameter) return cachedSource(() => readJsonParameter(parameter, CACHE_SECONDS));
   return { current: async () => NO_FAULTS };
+}
+
+/**
+ * The plan a function's fault decorators run under: `refresh()` reads it once
+ * per invocation (from the cached source) and counts the invocation for the
+ * fault-plan alarm when a plan is on; `plan()` is the one read last.
+ */
+export function planHolder(source: FaultSource) {
+  let plan: FaultPlan = NO_FAULTS;
+  return {
+    async refresh(): Promise<FaultPlan> {
+      plan = await source.current();
+      // What the fault-plan alarm watches: faults are being injected into this stack right now.
+      if (plan !== NO_FAULTS) metrics.addMetric(FAULT_PLAN_ACTIVE_METRIC, MetricUnit.Count, 1);
+      return plan;
+    },
+    plan: (): FaultPlan => plan,
+  };
 }
 
 /** Re-reads the plan at most every few seconds; an expired plan reads as no faults (./plan.ts). */

@@ -1,26 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
-import { retryBackoffSeconds } from '../domain/backoff';
+import { fullJitterBackoffSeconds, retryBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
 import { parseOrderEvent, type OrderEvent } from '../domain/events';
+import type { MessageControl, TryCounter } from '../ports/consumer-queue';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
 
-/** What a consumer can do with a message besides acking or failing it (see adapters/sqs-message-control). */
-export interface MessageControl {
-  changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
-  sendToDeadLetterQueue(message: {
-    body: string;
-    messageId: string;
-    groupId?: string;
-    attributes: Record<string, string>;
-  }): Promise<void>;
-}
-
-/** The consumer's own count of failed tries of a message (see adapters/dynamodb-try-counter). */
-export interface TryCounter {
-  /** Counts one more failed try and returns the count so far, 1 on the first. */
-  recordFailedTry(consumer: string, messageId: string): Promise<number>;
-}
+// The ports stay importable from here too, where the consumer settings that use them live.
+export type { MessageControl, TryCounter } from '../ports/consumer-queue';
 
 /**
  * Contention (a transaction conflict, throttling) is retried inside the
@@ -165,8 +152,12 @@ export async function withContentionRetries<T>(work: () => Promise<T>, policy: I
       return await work();
     } catch (error) {
       if (attempt >= policy.attempts || !policy.isContention(error)) throw error;
-      const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 1));
-      const waitMs = Math.floor(random() * (ceiling + 1));
+      // The domain's full jitter, counted in milliseconds here.
+      const waitMs = fullJitterBackoffSeconds(
+        attempt,
+        { baseSeconds: policy.baseMs, capSeconds: policy.capMs },
+        random,
+      );
       logger.info('Contention: retrying in-process', { attempt, waitMs, error });
       await sleep(waitMs);
     }

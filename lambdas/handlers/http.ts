@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { isDependencyFailure } from '../adapters/transient-errors';
 import { callerPrincipal } from '../domain/caller';
 import { logger } from '../shared/observability';
 
@@ -101,59 +102,6 @@ export function serviceUnavailable(): HttpResponse {
 
 export function internalError(): HttpResponse {
   return problem({ status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred.' });
-}
-
-/** Errors that say "not now" (throttling, a conflicting transaction), not "never": retrying can succeed. */
-const TRANSIENT_ERRORS = new Set([
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'TransactionConflictException',
-  'TransactionInProgressException',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-]);
-
-/** The same, as DynamoDB names them in a cancelled transaction's CancellationReasons. */
-const TRANSIENT_CANCELLATION_REASONS = new Set([
-  'ThrottlingError',
-  'ProvisionedThroughputExceeded',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'ThrottlingException',
-  'TransactionConflict',
-  'TransactionInProgressException',
-  'InternalServerError',
-  'ServiceUnavailable',
-]);
-
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
-
-/**
- * Whether an error means a dependency (DynamoDB) is down, throttling or
- * conflicting rather than a bug: those earn a 503 and a retry; a bug earns a 500.
- *
- * A cancelled transaction is judged by its reasons: it is transient only when
- * every reason that cancelled it is. A ValidationError (an item too large, a
- * bad expression) or an unexpected condition failure would fail the same way
- * on every retry, so telling the client to retry would be a lie: that is a 500.
- */
-export function isDependencyFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const sdk = error as Error & { $fault?: string; code?: string; cause?: unknown; CancellationReasons?: unknown };
-  if (error.name === 'TransactionCanceledException') return cancelledByTransientReasons(sdk.CancellationReasons);
-  if (sdk.$fault === 'server' || TRANSIENT_ERRORS.has(error.name)) return true;
-  if (sdk.code !== undefined && NETWORK_ERROR_CODES.has(sdk.code)) return true;
-  return sdk.cause !== undefined && isDependencyFailure(sdk.cause);
-}
-
-function cancelledByTransientReasons(reasons: unknown): boolean {
-  if (!Array.isArray(reasons)) return false;
-  const codes = reasons.map((r) => (r as { Code?: unknown } | undefined)?.Code).filter((code) => code !== 'None');
-  return (
-    codes.length > 0 && codes.every((code) => typeof code === 'string' && TRANSIENT_CANCELLATION_REASONS.has(code))
-  );
 }
 
 /** Last-resort mapping for every API handler: 503 for a dependency, 500 for a bug, never a stack trace. */

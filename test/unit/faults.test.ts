@@ -185,6 +185,18 @@ describe('the relay fault decorators', () => {
     expect(() => faults.afterRelay(0)).not.toThrow();
     expect(() => faults.afterRelay(1)).toThrow(Crashed);
   });
+
+  test('counts each invocation under a plan, and none without', async () => {
+    const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation(() => metrics);
+    try {
+      await relayFaults({ source: sourceOf({ producerResend: 0.5, expiresAt: inAMinute }) }).refresh();
+      await relayFaults({ source: sourceOf({ producerResend: 0.5 }) }).refresh();
+
+      expect(addMetric.mock.calls).toEqual([['FaultPlanActive', 'Count', 1]]);
+    } finally {
+      addMetric.mockRestore();
+    }
+  });
 });
 
 describe('the proof kit and a stack without fault injection', () => {

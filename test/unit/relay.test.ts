@@ -1,7 +1,14 @@
 import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { BatchGetCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  QueryCommand,
+  type BatchGetCommandInput,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
 import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
 import type { OrderEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from '../support/api-events';
@@ -579,5 +586,59 @@ describe('outbox sweeper', () => {
         service: 'unit-test',
       });
     });
+  });
+});
+
+describe('the outbox store re-reads what the pending index lists (base table, consistent)', () => {
+  type Key = { pk: string; sk: string };
+  const item = (id: string): Key => ({ pk: `ORDER#${id}`, sk: `OUTBOX#${id}` });
+  const listed = ['a', 'b', 'c', 'd'].map((id) => ({
+    ...item(id),
+    event: {},
+    createdAt: `2030-01-01T00:00:00.00${id}Z`,
+  }));
+
+  /** The index lists `listed` on shard 0; `answer` plays the base table's BatchGetItem, one call at a time. */
+  function storeWith(answer: (keys: Key[], call: number) => { items: object[]; unprocessed?: Key[] }) {
+    const batchGets: Key[][] = [];
+    const client = {
+      send: async (command: unknown) => {
+        if (command instanceof QueryCommand)
+          return { Items: command.input.ExpressionAttributeValues?.[':s'] === '0' ? listed : [] };
+        if (command instanceof BatchGetCommand) {
+          const keys = (command.input.RequestItems?.outbox.Keys ?? []) as Key[];
+          batchGets.push(keys);
+          const { items, unprocessed } = answer(keys, batchGets.length);
+          return {
+            Responses: { outbox: items },
+            UnprocessedKeys: unprocessed ? { outbox: { Keys: unprocessed } } : {},
+          };
+        }
+        throw new Error('unexpected command');
+      },
+    } as unknown as DynamoDBDocumentClient;
+    return { store: new DynamoDbOutboxStore(client, 'outbox'), batchGets };
+  }
+
+  test('a dispatched or vanished item is dropped, and unprocessed keys are asked again', async () => {
+    const { store, batchGets } = storeWith((keys, call) =>
+      call === 1
+        ? { items: [item('a'), { ...item('b'), dispatchedAt: 'x' }], unprocessed: [item('c')] } // d: gone
+        : { items: keys },
+    );
+
+    const pending = await store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10);
+
+    expect(pending.map((p) => p.itemKey)).toEqual(['ORDER#a/OUTBOX#a', 'ORDER#c/OUTBOX#c']);
+    expect(batchGets).toEqual([listed.map(({ pk, sk }) => ({ pk, sk })), [item('c')]]);
+  });
+
+  test('keys still unprocessed after 5 rounds fail the read (the sweep retries), never count as pending', async () => {
+    const { store, batchGets } = storeWith((keys) => ({ items: [], unprocessed: keys }));
+
+    await expect(store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10)).rejects.toThrow(
+      'BatchGetItem left keys unprocessed',
+    );
+    expect(batchGets).toHaveLength(5);
   });
 });

@@ -12,6 +12,7 @@ import {
   type ConsumerHarness,
   type ConsumerName,
 } from '../support/consumers';
+import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/handlers/consumer-support';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
@@ -164,6 +165,25 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
     expect(transactionCount(h())).toBe(2);
     expect([...failedIds(first), ...failedIds(second)]).toEqual(['m1', 'm2']);
   });
+});
+
+test('in-process waits are full jitter: at most base x 2^(try-1) ms each, capped, attempts - 1 of them', async () => {
+  const waits: number[] = [];
+  const top = () => 0.999_999;
+  const contended = new Error('conflict');
+  const policy = {
+    ...IN_PROCESS_RETRY,
+    attempts: 6,
+    isContention: () => true,
+    sleep: async (ms: number) => void waits.push(ms),
+  };
+
+  await expect(withContentionRetries(() => Promise.reject(contended), { ...policy, random: top })).rejects.toBe(
+    contended,
+  );
+  await withContentionRetries(async () => 'done', { ...policy, random: top });
+
+  expect(waits).toEqual([100, 200, 400, 800, 1_000]);
 });
 
 // ---------------------------------------------------------------- all-fail batch
