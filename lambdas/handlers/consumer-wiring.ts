@@ -1,3 +1,4 @@
+import type { SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import type { LedgerOptions } from '../adapters/dynamodb-ledgers';
 import { DynamoDbTryCounter } from '../adapters/dynamodb-try-counter';
@@ -7,47 +8,102 @@ import { isContention } from '../adapters/transient-errors';
 import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../domain/backoff';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
 import { inboxClaimDisabled } from '../faults/inbox-bypass';
+import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
+import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { metrics } from '../shared/observability';
 import { IN_PROCESS_RETRY, type ConsumerSettings } from './consumer-support';
 
-/**
- * What both queue consumers build at cold start from their environment: the
- * ledger options (inbox table and TTL), the provider log, the message control
- * for their own queue and DLQ, the retry settings, and, in bundles built with
- * fault injection only, the fault decorators (lambdas/faults).
- */
-export function consumerWiring(options: { consumer: string; fifo: boolean }) {
-  const config = {
+/** What a queue consumer is configured with: the stack's environment, read once at cold start. */
+export interface ConsumerConfig {
+  consumer: string;
+  fifo: boolean;
+  effectsTable: string;
+  providerTable: string;
+  inboxTtlSeconds: number;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  backoff: { baseSeconds: number; capSeconds: number };
+  /** FIFO only: the consumer's own try limit. */
+  maxAttempts: number;
+}
+
+export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean }): ConsumerConfig {
+  return {
+    ...options,
     effectsTable: requireEnv('EFFECTS_TABLE_NAME'),
     providerTable: requireEnv('PROVIDER_LOG_TABLE_NAME'),
     inboxTtlSeconds: requireIntEnv('INBOX_TTL_SECONDS'),
     queueUrl: requireEnv('QUEUE_URL'),
     deadLetterQueueUrl: requireEnv('DEAD_LETTER_QUEUE_URL'),
-  };
-  const documents = dynamoDbDocumentClient();
-  // Dead code, dropped with the fault modules, in every bundle built without fault injection (faults/build.ts).
-  const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(options.consumer) : undefined;
-
-  const settings: ConsumerSettings = {
-    consumer: options.consumer,
-    control: new SqsMessageControl(sqsClient(), {
-      queueUrl: config.queueUrl,
-      deadLetterQueueUrl: config.deadLetterQueueUrl,
-      fifo: options.fifo,
-    }),
     // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.
     backoff: {
       baseSeconds: optionalIntEnv(RETRY_ENV.baseSeconds, RETRY_BUDGET.baseSeconds),
       capSeconds: optionalIntEnv(RETRY_ENV.capSeconds, RETRY_BUDGET.capSeconds),
     },
-    inProcess: { ...IN_PROCESS_RETRY, isContention },
-    tryLimit: options.fifo
+    maxAttempts: optionalIntEnv(RETRY_ENV.maxAttempts, attemptsForBudget(RETRY_BUDGET)),
+  };
+}
+
+/**
+ * What a consumer's parts are built on. A deployed function passes its AWS
+ * clients and nothing else; the simulation passes one invocation's clients,
+ * its virtual clock and waits, and its own providers.
+ */
+export interface ConsumerDependencies {
+  documents: ReturnType<typeof dynamoDbDocumentClient>;
+  sqs: ReturnType<typeof sqsClient>;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** The external provider called `name` (default: the provider log, RecordingProvider). */
+  provider?: (name: string) => ExternalProvider;
+  /**
+   * The ledger a record is applied through (default: the ledger itself). Only
+   * the simulation's guard switches replace it, to prove it notices an inbox
+   * keyed on the SQS message id; they need the record for that.
+   */
+  ledgerFor?: <L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord) => L;
+}
+
+/** A deployed consumer's wiring: its environment and AWS clients; its metrics carry the consumer's name. */
+export function deployedConsumerWiring(options: { consumer: string; fifo: boolean }): ConsumerWiring {
+  const wiring = consumerWiring(consumerConfigFromEnv(options), {
+    documents: dynamoDbDocumentClient(),
+    sqs: sqsClient(),
+  });
+  metrics.setDefaultDimensions({ consumer: options.consumer });
+  return wiring;
+}
+
+/**
+ * What both queue consumers build at cold start: the ledger options (inbox
+ * table and TTL), the providers, the message control for their own queue and
+ * DLQ, the retry settings, and, in bundles built with fault injection only,
+ * the fault decorators (lambdas/faults).
+ */
+export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
+  const { consumer, fifo } = config;
+  const { documents, now } = deps;
+  // Dead code, dropped with the fault modules, in every bundle built without fault injection (faults/build.ts).
+  const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(consumer) : undefined;
+
+  const settings: ConsumerSettings = {
+    consumer,
+    control: new SqsMessageControl(deps.sqs, {
+      queueUrl: config.queueUrl,
+      deadLetterQueueUrl: config.deadLetterQueueUrl,
+      fifo,
+    }),
+    backoff: config.backoff,
+    inProcess: { ...IN_PROCESS_RETRY, isContention, sleep: deps.sleep, random: deps.random },
+    tryLimit: fifo
       ? {
-          maxAttempts: optionalIntEnv(RETRY_ENV.maxAttempts, attemptsForBudget(RETRY_BUDGET)),
+          maxAttempts: config.maxAttempts,
           counter: new DynamoDbTryCounter(documents, {
             tableName: config.effectsTable,
             ttlSeconds: config.inboxTtlSeconds,
+            now,
           }),
         }
       : undefined,
@@ -55,22 +111,23 @@ export function consumerWiring(options: { consumer: string; fifo: boolean }) {
   const ledgerOptions: LedgerOptions = {
     tableName: config.effectsTable,
     inboxTtlSeconds: config.inboxTtlSeconds,
+    now,
     // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every transaction. No deployable
     // bundle has it: the condition is false there, and the bundler drops the branch.
     ...(process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
-      ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), options.consumer) }
+      ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), consumer) }
       : {}),
   };
-  metrics.setDefaultDimensions({ consumer: options.consumer });
+  const provider = deps.provider ?? ((name) => new RecordingProvider(documents, config.providerTable, name, now));
 
   return {
     documents,
     settings,
     ledgerOptions,
     /** The provider, behind the provider-outage fault where there is fault injection. */
-    provider: (name: string) => {
-      const provider = new RecordingProvider(documents, config.providerTable, name);
-      return faults?.provider(provider, name) ?? provider;
+    provider: (name: string): ExternalProvider => {
+      const inner = provider(name);
+      return faults?.provider(inner, name) ?? inner;
     },
     /** The use case, inside the consumer faults where there is fault injection. */
     withFaults: <E extends { eventId: string }>(apply: Apply<E>): Apply<E> => faults?.apply(apply) ?? apply,
@@ -78,5 +135,8 @@ export function consumerWiring(options: { consumer: string; fifo: boolean }) {
     refreshFaults: async (): Promise<void> => {
       await faults?.refresh();
     },
+    ledgerFor: deps.ledgerFor ?? (<L>(ledger: L): L => ledger),
   };
 }
+
+export type ConsumerWiring = ReturnType<typeof consumerWiring>;

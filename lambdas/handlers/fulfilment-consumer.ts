@@ -4,8 +4,8 @@ import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
 import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
-import { consumeRecord } from './consumer-support';
-import { consumerWiring } from './consumer-wiring';
+import { consumeRecord, type ConsumerSettings } from './consumer-support';
+import { deployedConsumerWiring, type ConsumerWiring } from './consumer-wiring';
 
 /**
  * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessorAsync handles
@@ -19,40 +19,46 @@ import { consumerWiring } from './consumer-wiring';
  * as a backstop for crashes. A record behind a failing head therefore waits,
  * untried, however long the head takes, and is tried once the head is applied
  * or has gone to the DLQ.
+ *
+ * `makeFulfilmentHandler` is the whole function on given parts: the deployed
+ * handler below builds them from its environment, the simulation from one
+ * simulated invocation's.
  */
-const wiring = consumerWiring({ consumer: 'fulfilment', fifo: true });
-const settings = wiring.settings;
-const deps = {
-  ledger: new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions),
-  warehouse: wiring.provider('warehouse'),
-};
-const apply = wiring.withFaults((e: OrderEvent) => fulfilOrderEvent(e, deps));
+export function makeFulfilmentHandler(wiring: ConsumerWiring) {
+  const settings = wiring.settings;
+  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
+  const warehouse = wiring.provider('warehouse');
+  const applyFor = (record: SQSRecord) =>
+    wiring.withFaults((e: OrderEvent) => fulfilOrderEvent(e, { ledger: wiring.ledgerFor(ledger, record), warehouse }));
 
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  logger.addContext(context);
-  await wiring.refreshFaults();
-  const processor = new SqsFifoPartialProcessorAsync();
-  const attempted = new Set<string>();
-  try {
-    const response = await processPartialResponse(
-      event,
-      (record: SQSRecord) => {
-        attempted.add(record.messageId);
-        return consumeRecord(record, settings, apply);
-      },
-      processor,
-      // Only the failed record's own group stops; other orders' groups go on. A batch in which
-      // every record fails is reported record by record too: thrown, it would skip the release
-      // below (the group would stay locked for the whole visibility timeout) and count as a
-      // function error, which is what the errors alarm watches.
-      { context, skipGroupOnError: true, throwOnFullBatchFailure: false },
-    );
-    await releaseSkipped(event, response, attempted);
-    return response;
-  } finally {
-    flushMetrics();
-  }
-};
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.addContext(context);
+    await wiring.refreshFaults();
+    const processor = new SqsFifoPartialProcessorAsync();
+    const attempted = new Set<string>();
+    try {
+      const response = await processPartialResponse(
+        event,
+        (record: SQSRecord) => {
+          attempted.add(record.messageId);
+          return consumeRecord(record, settings, applyFor(record));
+        },
+        processor,
+        // Only the failed record's own group stops; other orders' groups go on. A batch in which
+        // every record fails is reported record by record too: thrown, it would skip the release
+        // below (the group would stay locked for the whole visibility timeout) and count as a
+        // function error, which is what the errors alarm watches.
+        { context, skipGroupOnError: true, throwOnFullBatchFailure: false },
+      );
+      await releaseSkipped(event, response, attempted, settings);
+      return response;
+    } finally {
+      flushMetrics();
+    }
+  };
+}
+
+export const handler = makeFulfilmentHandler(deployedConsumerWiring({ consumer: 'fulfilment', fifo: true }));
 
 /**
  * Records skipped behind a failure in their group were never tried: make them
@@ -60,7 +66,12 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
  * holds them back until the failed message ahead of them (invisible for its
  * backoff) is done, so the order's events keep their order.
  */
-async function releaseSkipped(event: SQSEvent, response: SQSBatchResponse, attempted: Set<string>): Promise<void> {
+async function releaseSkipped(
+  event: SQSEvent,
+  response: SQSBatchResponse,
+  attempted: Set<string>,
+  settings: ConsumerSettings,
+): Promise<void> {
   const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
   const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
   await Promise.all(

@@ -6,40 +6,44 @@ import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 import { consumeRecord } from './consumer-support';
-import { consumerWiring } from './consumer-wiring';
+import { deployedConsumerWiring, type ConsumerWiring } from './consumer-wiring';
 
 /**
  * Standard-queue consumer: credits loyalty points and sends the confirmation
  * e-mail. Records are independent, so Powertools processes them in parallel and
  * reports exactly the failed message ids.
+ *
+ * `makeLoyaltyHandler` is the whole function on given parts (see fulfilment-consumer.ts).
  */
-const wiring = consumerWiring({ consumer: 'loyalty', fifo: false });
-const settings = wiring.settings;
-const deps = {
-  ledger: new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions),
-  mail: wiring.provider('mail'),
-};
-const apply = wiring.withFaults((e: OrderEvent) => {
-  if (e.eventType !== 'OrderPlaced') {
-    throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
-  }
-  return creditLoyaltyPoints(e, deps);
-});
+export function makeLoyaltyHandler(wiring: ConsumerWiring) {
+  const settings = wiring.settings;
+  const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
+  const mail = wiring.provider('mail');
+  const applyFor = (record: SQSRecord) =>
+    wiring.withFaults((e: OrderEvent) => {
+      if (e.eventType !== 'OrderPlaced') {
+        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+      }
+      return creditLoyaltyPoints(e, { ledger: wiring.ledgerFor(ledger, record), mail });
+    });
 
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-  logger.addContext(context);
-  await wiring.refreshFaults();
-  const processor = new BatchProcessor(EventType.SQS);
-  try {
-    return await processPartialResponse(
-      event,
-      (record: SQSRecord) => consumeRecord(record, settings, apply),
-      processor,
-      // Every record failed is still a partial response (all ids), not a thrown error: each
-      // record keeps its own backoff, and the batch does not count as a function error.
-      { context, throwOnFullBatchFailure: false },
-    );
-  } finally {
-    flushMetrics();
-  }
-};
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.addContext(context);
+    await wiring.refreshFaults();
+    const processor = new BatchProcessor(EventType.SQS);
+    try {
+      return await processPartialResponse(
+        event,
+        (record: SQSRecord) => consumeRecord(record, settings, applyFor(record)),
+        processor,
+        // Every record failed is still a partial response (all ids), not a thrown error: each
+        // record keeps its own backoff, and the batch does not count as a function error.
+        { context, throwOnFullBatchFailure: false },
+      );
+    } finally {
+      flushMetrics();
+    }
+  };
+}
+
+export const handler = makeLoyaltyHandler(deployedConsumerWiring({ consumer: 'loyalty', fifo: false }));

@@ -2,7 +2,10 @@ import type { Context } from 'aws-lambda';
 import { requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { sweepOutbox } from '../use-cases/relay-outbox';
-import { outboxWiring } from './outbox-wiring';
+import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
+
+/** Most pending items one sweep republishes; the next sweep, a minute later, takes the rest. */
+export const SWEEP_MAX_ITEMS = 500;
 
 /**
  * Scheduled safety net: the stream keeps records 24 h and the relay gives up on
@@ -10,28 +13,32 @@ import { outboxWiring } from './outbox-wiring';
  * OUTBOX_SWEEP_AGE_SECONDS is republished here. Publishes the age of the oldest
  * undispatched item (`OldestUndispatchedOutboxAgeSeconds`), which is alarmed,
  * and the number of pending items it skipped as unpublishable (`MalformedOutboxItem`).
+ *
+ * `makeSweeperHandler` is the whole function on given parts (see outbox-relay.ts).
  */
-const deps = {
-  ...outboxWiring(),
-  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
-  maxItems: 500,
-};
+export function makeSweeperHandler(wiring: OutboxWiring, options: { minAgeSeconds: number }) {
+  const deps = { ...wiring, minAgeSeconds: options.minAgeSeconds, maxItems: SWEEP_MAX_ITEMS };
 
-export const handler = async (_event: unknown, context: Context) => {
-  logger.addContext(context);
-  try {
-    const result = await sweepOutbox(deps);
-    const { malformed, ...counts } = result;
-    metrics.addMetric('OutboxEventsSwept', MetricUnit.Count, result.republished);
-    metrics.addMetric('OldestUndispatchedOutboxAgeSeconds', MetricUnit.Seconds, result.oldestPendingAgeSeconds);
-    // Same namespace and dimensions as the age metric; published every sweep (0 included) so its alarm has data.
-    metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed.length);
-    for (const item of malformed) logger.error('Malformed outbox item skipped; it needs repair', { ...item });
-    if (result.republished > 0 || result.failed > 0) logger.warn('Outbox sweep republished events', { ...counts });
-    // A failed republish must surface (async DLQ, errors alarm), not vanish; a malformed item never will, so it does not throw.
-    if (result.failed > 0) throw new Error(`${result.failed} outbox events could not be republished`);
-    return result;
-  } finally {
-    flushMetrics();
-  }
-};
+  return async (_event: unknown, context: Context) => {
+    logger.addContext(context);
+    try {
+      const result = await sweepOutbox(deps);
+      const { malformed, ...counts } = result;
+      metrics.addMetric('OutboxEventsSwept', MetricUnit.Count, result.republished);
+      metrics.addMetric('OldestUndispatchedOutboxAgeSeconds', MetricUnit.Seconds, result.oldestPendingAgeSeconds);
+      // Same namespace and dimensions as the age metric; published every sweep (0 included) so its alarm has data.
+      metrics.addMetric('MalformedOutboxItem', MetricUnit.Count, malformed.length);
+      for (const item of malformed) logger.error('Malformed outbox item skipped; it needs repair', { ...item });
+      if (result.republished > 0 || result.failed > 0) logger.warn('Outbox sweep republished events', { ...counts });
+      // A failed republish must surface (async DLQ, errors alarm), not vanish; a malformed item never will, so it does not throw.
+      if (result.failed > 0) throw new Error(`${result.failed} outbox events could not be republished`);
+      return result;
+    } finally {
+      flushMetrics();
+    }
+  };
+}
+
+export const handler = makeSweeperHandler(deployedOutboxWiring(), {
+  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
+});

@@ -8,4 +8,23 @@ process.env.POWERTOOLS_METRICS_NAMESPACE ??= 'Simulation';
 process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
+/**
+ * The handler modules build their deployed handler when they load, from this
+ * environment (read once, as at a cold start). The simulation never invokes
+ * those: it runs the same modules' `make*Handler` on each simulated
+ * invocation's parts. These placeholders only let the modules load.
+ */
+const PLACEHOLDERS: Record<string, string> = {
+  EFFECTS_TABLE_NAME: 'unused',
+  PROVIDER_LOG_TABLE_NAME: 'unused',
+  INBOX_TTL_SECONDS: '1',
+  QUEUE_URL: 'unused',
+  DEAD_LETTER_QUEUE_URL: 'unused',
+  ORDERS_TABLE_NAME: 'unused',
+  FIFO_QUEUE_URL: 'unused',
+  STANDARD_QUEUE_URL: 'unused',
+  OUTBOX_SWEEP_AGE_SECONDS: '1',
+};
+for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;
+
 export {};

@@ -1,23 +1,16 @@
 import './environment';
-import {
-  processPartialResponse,
-  BatchProcessor,
-  EventType,
-  SqsFifoPartialProcessorAsync,
-} from '@aws-lambda-powertools/batch';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import {
-  DynamoDbFulfilmentLedger,
-  DynamoDbLoyaltyLedger,
-  type LedgerOptions,
-} from '../../../lambdas/adapters/dynamodb-ledgers';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type {
+  APIGatewayProxyEvent,
+  AttributeValue,
+  Context,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSRecord,
+} from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
-import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
-import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
-import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
-import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
-import { isContention } from '../../../lambdas/adapters/transient-errors';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
@@ -25,24 +18,22 @@ import {
   RETRY_BUDGET,
   type RetryBudget,
 } from '../../../lambdas/domain/backoff';
-import { checkOutboxEvent } from '../../../lambdas/domain/outbox-event';
-import { PermanentError } from '../../../lambdas/domain/errors';
 import type { OrderEvent } from '../../../lambdas/domain/events';
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
-import {
-  consumeRecord,
-  IN_PROCESS_RETRY,
-  type ConsumerSettings,
-  type MessageControl,
-} from '../../../lambdas/handlers/consumer-support';
+import { NO_FAULTS } from '../../../lambdas/faults/plan';
+import { relayFaults } from '../../../lambdas/faults/relay-faults';
+import type { ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
+import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../lambdas/handlers/consumer-wiring';
+import { makeFulfilmentHandler } from '../../../lambdas/handlers/fulfilment-consumer';
 import { callerOf } from '../../../lambdas/handlers/http';
+import { makeLoyaltyHandler } from '../../../lambdas/handlers/loyalty-consumer';
+import { makeRelayHandler, type RelayFaults } from '../../../lambdas/handlers/outbox-relay';
+import { makeSweeperHandler } from '../../../lambdas/handlers/outbox-sweeper';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/handlers/outbox-wiring';
+import type { EventPublisher } from '../../../lambdas/ports/outbox';
 import type { FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
-import { flushMetrics } from '../../../lambdas/shared/observability';
-import { resendDeduplicationId } from '../../../lambdas/faults/relay-faults';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/use-cases/apply-order-events';
 import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
 import { IdempotencyKeyReusedError, placeOrder } from '../../../lambdas/use-cases/place-order';
-import { relayOutboxEvents, sweepOutbox } from '../../../lambdas/use-cases/relay-outbox';
 import type { Observation } from '../../../loadtest/drive';
 import type { PlannedRequest } from '../../../loadtest/plan';
 import { checkInvariants, type Verification } from '../../../loadtest/verify';
@@ -56,10 +47,10 @@ import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 /**
  * One simulated deployment driven by one seed: API clients, the Orders table
  * and its stream, the relay and the sweeper, both queues with their DLQs, both
- * consumers, the external providers. The protocol code is the real one
- * (use cases, adapters, consumeRecord, Powertools' batch processors); the
- * handlers' few lines of composition are repeated here, since the handler
- * modules build AWS clients from their environment at load.
+ * consumers, the external providers. The functions are the deployed ones:
+ * each invocation runs the handler modules' own `make*Handler` on that
+ * invocation's simulated clients, the virtual clock and the simulated
+ * providers, as the deployed handlers run it on their AWS clients.
  */
 export interface FaultRates {
   /** Per outside call of any invocation: the process dies at that await point. */
@@ -234,6 +225,8 @@ export interface SimulationResult {
 interface StreamRecord {
   sequenceNumber: string;
   event: OrderEvent;
+  /** The item as the stream carries it (NEW_IMAGE). */
+  image: Record<string, AttributeValue>;
   at: number;
 }
 
@@ -254,6 +247,23 @@ const STANDARD_BATCH = 10;
 const CONSUMER_CONCURRENCY = 3;
 const STREAM_SHARDS = 2;
 const RELAY_BATCH = 100;
+/** Stands for the table the deployed consumers log provider calls to; the simulated providers replace it. */
+const PROVIDER_LOG_TABLE = 'ProviderLog';
+/** The Lambda context every simulated invocation gets (the handlers only hand it to the logger and Powertools). */
+const SIMULATED_CONTEXT: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'simulation',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:simulation',
+  memoryLimitInMB: '256',
+  awsRequestId: 'simulation',
+  logGroupName: '/aws/lambda/simulation',
+  logStreamName: 'simulation',
+  getRemainingTimeInMillis: () => 30_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
 
 export class World {
   readonly scheduler: Scheduler;
@@ -281,6 +291,10 @@ export class World {
   private stopped = false;
   private redrivePending = false;
   private redriveAt = 0;
+  private readonly now = (): Date => this.scheduler.date();
+  private readonly consumerConfigs: Record<'fulfilment' | 'loyalty', ConsumerConfig>;
+  private readonly outboxConfig: OutboxConfig;
+  private readonly relayFaults: RelayFaults;
 
   constructor(readonly options: SimulationOptions) {
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
@@ -324,6 +338,31 @@ export class World {
       retentionSeconds: retention,
       deadLetterQueue: this.standardDlq,
       duplicateChance: options.faults.sqsDuplicate,
+    });
+    // What the stack puts in the functions' environment (lib/constructs), naming the simulated tables and queues.
+    const consumerConfig = (consumer: 'fulfilment' | 'loyalty', queue: SimQueue, dlq: SimQueue): ConsumerConfig => ({
+      consumer,
+      fifo: queue.options.fifo,
+      effectsTable: EFFECTS_TABLE,
+      providerTable: PROVIDER_LOG_TABLE,
+      inboxTtlSeconds: INBOX_TTL_SECONDS,
+      queueUrl: queue.url,
+      deadLetterQueueUrl: dlq.url,
+      backoff: { baseSeconds: s.retryBudget.baseSeconds, capSeconds: s.retryBudget.capSeconds },
+      maxAttempts: attempts,
+    });
+    this.consumerConfigs = {
+      fulfilment: consumerConfig('fulfilment', this.fifo, this.fifoDlq),
+      loyalty: consumerConfig('loyalty', this.standard, this.standardDlq),
+    };
+    this.outboxConfig = { ordersTable: ORDERS_TABLE, fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url };
+    // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
+    const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
+    this.relayFaults = relayFaults({
+      source: { current: () => Promise.resolve(resendPlan) },
+      crash: (where) => {
+        throw new Error(`the simulation injects no relay crash (${where})`);
+      },
     });
     this.relayFailures = this.queue({
       name: 'relay-on-failure',
@@ -596,6 +635,7 @@ export class World {
     shard.records.push({
       sequenceNumber: String(++this.streamSequence).padStart(12, '0'),
       event,
+      image: marshall(item, { removeUndefinedValues: true }) as Record<string, AttributeValue>,
       at: this.scheduler.now,
     });
     if (shard.idle) {
@@ -640,60 +680,50 @@ export class World {
     this.scheduler.trace(
       `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
     );
-    const publisher = this.publisher(invocation);
-    // The relay handler's check: an item that can never be published is skipped (and counted), not retried.
-    const checked = batch.map((r) => checkOutboxEvent(r.event));
-    const events = checked.flatMap((c) => (c.ok ? [c.event] : []));
-    for (const c of checked)
-      if (!c.ok) this.scheduler.trace(`${invocation.name} skipped a malformed outbox item: ${c.reason}`);
+    const wiring = this.outboxWiring(invocation);
+    // The resend fault publishes through `publisherWith`: counted here as it goes out.
+    const relay = makeRelayHandler(
+      { ...wiring, publisherWith: (o) => this.countingResends(wiring.publisherWith(o)) },
+      this.relayFaults,
+    );
     try {
-      const failedIds = await relayOutboxEvents(events, {
-        publisher,
-        outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
-        now: () => this.scheduler.date(),
-      });
-      const resends = events.filter(
-        (e) => !failedIds.has(e.eventId) && this.scheduler.chance(this.options.faults.producerResend),
-      );
-      for (const e of resends) this.scheduler.fault('producer-resend', e.eventId);
-      // A resend goes out as the relay's resend fault sends it: a new message, another FIFO dedup id.
-      if (resends.length > 0) await this.publisher(invocation, resendDeduplicationId).publish(resends);
+      const response = await relay(streamEvent(batch), SIMULATED_CONTEXT);
       if (invocation.crashed) return 0;
-      const firstFailed = checked.findIndex((c) => c.ok && failedIds.has(c.event.eventId));
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      const firstFailed = batch.findIndex((r) => failed.has(r.sequenceNumber));
       return firstFailed === -1 ? batch.length : firstFailed;
     } catch (error) {
       this.scheduler.trace(`${invocation.name} failed: ${String(error)}`);
       return 0;
-    } finally {
-      flushMetrics();
     }
+  }
+
+  private countingResends(publisher: EventPublisher): EventPublisher {
+    return {
+      publish: (events) => {
+        for (const e of events) this.scheduler.fault('producer-resend', e.eventId);
+        return publisher.publish(events);
+      },
+    };
   }
 
   private sweep(): void {
     if (this.stopped) return;
     const invocation = this.invocation('sweeper');
-    sweepOutbox({
-      publisher: this.publisher(invocation),
-      outbox: new DynamoDbOutboxStore(invocation.documents, ORDERS_TABLE),
-      now: () => this.scheduler.date(),
+    const sweeper = makeSweeperHandler(this.outboxWiring(invocation), {
       minAgeSeconds: this.options.settings.sweepAgeSeconds,
-      maxItems: 500,
-    }).then(
+    });
+    sweeper(undefined, SIMULATED_CONTEXT).then(
       (result) => {
-        if (result.republished > 0 || result.failed > 0)
-          this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
+        if (result.republished > 0) this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
       },
       (error) => this.scheduler.trace(`${invocation.name} failed: ${String(error)}`),
     );
     this.scheduler.at(60_000, () => this.sweep());
   }
 
-  private publisher(invocation: Invocation, deduplicationId?: (event: OrderEvent) => string): SqsEventPublisher {
-    return new SqsEventPublisher(
-      invocation.sqs,
-      { fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url },
-      { deduplicationId },
-    );
+  private outboxWiring(invocation: Invocation): OutboxWiring {
+    return outboxWiring(this.outboxConfig, { documents: invocation.documents, sqs: invocation.sqs, now: this.now });
   }
 
   // ---- queue consumers ----------------------------------------------------
@@ -713,128 +743,89 @@ export class World {
   }
 
   /**
-   * What consumer-wiring.ts builds from the stack's environment: the message
-   * control, the retry budget's backoff, in-process contention retries (on the
-   * virtual clock) and, on FIFO, the consumer's own try counter and try limit.
-   * `receives` maps each record's receipt handle to its receive count, for the
-   * guard-off budget's full-jitter backoff.
+   * The consumer's wiring (consumer-wiring.ts) on one invocation's clients,
+   * the virtual clock (in-process contention retries wait on it too) and the
+   * simulated providers; then the guards switched off, each as the test-only
+   * change it stands for.
    */
-  private consumerSettings(
-    invocation: Invocation,
-    consumer: 'fulfilment' | 'loyalty',
-    receives: ReadonlyMap<string, number>,
-  ): ConsumerSettings {
-    const fifo = consumer === 'fulfilment';
-    const budget = this.options.settings.retryBudget;
-    const control = new SqsMessageControl(invocation.sqs, {
-      queueUrl: fifo ? this.fifo.url : this.standard.url,
-      deadLetterQueueUrl: fifo ? this.fifoDlq.url : this.standardDlq.url,
-      fifo,
-    });
-    const inProcess = {
-      ...IN_PROCESS_RETRY,
-      isContention,
-      sleep: (ms: number) => invocation.sleep(ms),
+  private consumerWiring(invocation: Invocation, consumer: 'fulfilment' | 'loyalty', event: SQSEvent): ConsumerWiring {
+    const { guards } = this.options;
+    const wiring = consumerWiring(this.consumerConfigs[consumer], {
+      documents: invocation.documents,
+      sqs: invocation.sqs,
+      now: this.now,
+      sleep: (ms) => invocation.sleep(ms),
       random: this.scheduler.random,
+      provider: (name) => this.provider(invocation, name),
+      ledgerFor: (ledger, record) => this.guardedLedger(ledger, record),
+    });
+    return {
+      ...wiring,
+      ledgerOptions: guards.inboxClaim
+        ? wiring.ledgerOptions
+        : { ...wiring.ledgerOptions, unsafeDisableInbox: () => true },
+      settings: guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, event) : wiring.settings,
     };
-    if (this.options.guards.retryBudget === 'seconds') {
-      const old = OLD_BACKOFF[consumer];
-      // The old backoff: full jitter on the receive count, which may draw 0 s every time.
-      const oldControl: MessageControl = {
+  }
+
+  /**
+   * The retry budget before the fix: full jitter on the receive count (which
+   * may draw 0 s every time), no try count of the consumer's own.
+   */
+  private oldBudget(settings: ConsumerSettings, event: SQSEvent): ConsumerSettings {
+    const old = OLD_BACKOFF[settings.consumer as 'fulfilment' | 'loyalty'];
+    const receives = new Map(event.Records.map((r) => [r.receiptHandle, Number(r.attributes.ApproximateReceiveCount)]));
+    const { control } = settings;
+    return {
+      ...settings,
+      backoff: old,
+      tryLimit: undefined,
+      control: {
         changeVisibility: (handle, seconds) =>
           control.changeVisibility(
             handle,
             seconds === 0 ? 0 : fullJitterBackoffSeconds(receives.get(handle) ?? 1, old, this.scheduler.random),
           ),
         sendToDeadLetterQueue: (message) => control.sendToDeadLetterQueue(message),
-      };
-      return { consumer, control: oldControl, backoff: old, inProcess };
-    }
-    return {
-      consumer,
-      control,
-      backoff: { baseSeconds: budget.baseSeconds, capSeconds: budget.capSeconds },
-      inProcess,
-      tryLimit: fifo
-        ? {
-            maxAttempts: attemptsForBudget(budget),
-            counter: new DynamoDbTryCounter(invocation.documents, {
-              tableName: EFFECTS_TABLE,
-              ttlSeconds: INBOX_TTL_SECONDS,
-              now: () => this.scheduler.date(),
-            }),
-          }
-        : undefined,
-    };
-  }
-
-  private ledgerOptions(): LedgerOptions {
-    return {
-      tableName: EFFECTS_TABLE,
-      inboxTtlSeconds: INBOX_TTL_SECONDS,
-      now: () => this.scheduler.date(),
-      unsafeDisableInbox: this.options.guards.inboxClaim ? undefined : () => true,
+      },
     };
   }
 
   private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('fulfilment');
     const event = this.sqsEvent(this.fifo, messages);
-    const settings = this.consumerSettings(invocation, 'fulfilment', receiveCounts(event));
-    const ledger = new DynamoDbFulfilmentLedger(invocation.documents, this.ledgerOptions());
-    const warehouse = this.provider(invocation, 'warehouse');
-    const attempted = new Set<string>();
-    let response: SQSBatchResponse | undefined;
-    try {
-      response = await processPartialResponse(
-        event,
-        (record: SQSRecord) => {
-          attempted.add(record.messageId);
-          const deps = { ledger: this.guardedLedger(ledger, record), warehouse };
-          return consumeRecord(record, settings, (e) => fulfilOrderEvent(e, deps));
-        },
-        new SqsFifoPartialProcessorAsync(),
-        { skipGroupOnError: true, throwOnFullBatchFailure: false },
-      );
-      // The handler's release of records skipped behind a failure in their group.
-      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-      const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
-      await Promise.all(
-        skipped.map((r) => settings.control.changeVisibility(r.receiptHandle, 0).catch(() => undefined)),
-      );
-    } catch (error) {
-      this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
-    } finally {
-      flushMetrics();
-    }
-    this.acknowledge(invocation, this.fifo, messages, response);
+    const handler = makeFulfilmentHandler(this.consumerWiring(invocation, 'fulfilment', event));
+    this.acknowledge(
+      invocation,
+      this.fifo,
+      messages,
+      await this.invoke(invocation, () => handler(event, SIMULATED_CONTEXT)),
+    );
   }
 
   private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('loyalty');
     const event = this.sqsEvent(this.standard, messages);
-    const settings = this.consumerSettings(invocation, 'loyalty', receiveCounts(event));
-    const ledger = new DynamoDbLoyaltyLedger(invocation.documents, this.ledgerOptions());
-    const mail = this.provider(invocation, 'mail');
-    let response: SQSBatchResponse | undefined;
+    const handler = makeLoyaltyHandler(this.consumerWiring(invocation, 'loyalty', event));
+    this.acknowledge(
+      invocation,
+      this.standard,
+      messages,
+      await this.invoke(invocation, () => handler(event, SIMULATED_CONTEXT)),
+    );
+  }
+
+  /** The handler's response; undefined when the invocation threw (Lambda then retries the whole batch). */
+  private async invoke(
+    invocation: Invocation,
+    run: () => Promise<SQSBatchResponse>,
+  ): Promise<SQSBatchResponse | undefined> {
     try {
-      response = await processPartialResponse(
-        event,
-        (record: SQSRecord) =>
-          consumeRecord(record, settings, (e) => {
-            if (e.eventType !== 'OrderPlaced')
-              throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
-            return creditLoyaltyPoints(e, { ledger: this.guardedLedger(ledger, record), mail });
-          }),
-        new BatchProcessor(EventType.SQS),
-        { throwOnFullBatchFailure: false },
-      );
+      return await run();
     } catch (error) {
       this.scheduler.trace(`${invocation.name} invocation failed: ${(error as Error).name}`);
-    } finally {
-      flushMetrics();
+      return undefined;
     }
-    this.acknowledge(invocation, this.standard, messages, response);
   }
 
   /** The event source mapping: deletes what succeeded; a crash or a thrown invocation deletes nothing. */
@@ -992,8 +983,17 @@ interface Client {
   replayed: boolean;
 }
 
-function receiveCounts(event: SQSEvent): Map<string, number> {
-  return new Map(event.Records.map((r) => [r.receiptHandle, Number(r.attributes.ApproximateReceiveCount)]));
+/** The stream event the relay's event source mapping delivers: INSERTs, new images, in shard order. */
+function streamEvent(batch: StreamRecord[]): DynamoDBStreamEvent {
+  return {
+    Records: batch.map((r) => ({
+      eventID: r.sequenceNumber,
+      eventName: 'INSERT',
+      eventSource: 'aws:dynamodb',
+      awsRegion: 'us-east-1',
+      dynamodb: { SequenceNumber: r.sequenceNumber, NewImage: r.image, StreamViewType: 'NEW_IMAGE' },
+    })),
+  };
 }
 
 function isPoison(body: string): boolean {
