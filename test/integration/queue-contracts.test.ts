@@ -1,0 +1,65 @@
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { randomUUID } from 'node:crypto';
+import { describeQueueContract, type QueueHarness } from '../simulation/contracts/queue-contracts';
+import { useEmulatorEnvironment } from '../support/dynamodb';
+import { testSqsClient } from '../support/messaging';
+
+/** The same queue contract the simulated queues pass, here on fauxqs in real time. */
+async function fauxqsQueues(): Promise<QueueHarness> {
+  useEmulatorEnvironment();
+  const sqs = testSqsClient();
+  const run = randomUUID().slice(0, 8);
+  let pairs = 0;
+  const create = async (name: string, attributes: Record<string, string>) => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+    return QueueUrl!;
+  };
+  return {
+    sqs,
+    async createQueuePair({ fifo, visibilityTimeoutSeconds, maxReceiveCount }) {
+      pairs += 1;
+      const suffix = fifo ? '.fifo' : '';
+      const common = {
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
+        ...(fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {}),
+      };
+      const deadLetterQueueUrl = await create(`contract-${run}-${pairs}-dlq${suffix}`, common);
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: deadLetterQueueUrl, AttributeNames: ['QueueArn'] }),
+      );
+      const queueUrl = await create(`contract-${run}-${pairs}${suffix}`, {
+        ...common,
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes!.QueueArn, maxReceiveCount }),
+      });
+      return { queueUrl, deadLetterQueueUrl };
+    },
+    async receive(queueUrl, max) {
+      // A short poll: fauxqs holds each queue in one place, so it sees every visible message.
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      return Messages.map((m) => ({
+        messageId: m.MessageId!,
+        body: m.Body ?? '',
+        receiptHandle: m.ReceiptHandle!,
+        receiveCount: Number(m.Attributes?.ApproximateReceiveCount),
+        groupId: m.Attributes?.MessageGroupId,
+        attributes: Object.fromEntries(
+          Object.entries(m.MessageAttributes ?? {}).map(([name, value]) => [name, value.StringValue ?? '']),
+        ),
+      }));
+    },
+    elapse: (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000)),
+    close: async () => sqs.destroy(),
+  };
+}
+
+// fauxqs takes at most one message per group in a FIFO receive (SQS returns as many of a group as
+// it can, in order), so the case of several messages of one group in one batch runs on the simulation only.
+describeQueueContract('fauxqs', fauxqsQueues, { fifoOneMessagePerGroupPerReceive: true });

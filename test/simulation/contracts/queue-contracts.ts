@@ -1,0 +1,320 @@
+import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
+import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
+import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
+
+/**
+ * The queue contract: what the pipeline relies on from SQS, checked through the
+ * real adapters (SqsEventPublisher, SqsMessageControl) and an SQS client. It
+ * runs against the simulation's queues in virtual time (unit project) and
+ * against fauxqs in real time (integration project), so the simulated queues
+ * cannot drift from the queues the deployed code talks to. Where fauxqs
+ * differs from SQS, the contract keeps SQS's semantics and the emulator's run
+ * skips that case, saying why (see `QueueDeviations`).
+ */
+export interface ReceivedMessage {
+  messageId: string;
+  body: string;
+  receiptHandle: string;
+  receiveCount: number;
+  groupId?: string;
+  /** Message attributes, as their string values. */
+  attributes: Record<string, string>;
+}
+
+export interface QueuePair {
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+}
+
+export interface QueueHarness {
+  sqs: SQSClient;
+  /** A fresh queue and its DLQ (both FIFO or both standard), the queue redriving to the DLQ after `maxReceiveCount` receives. */
+  createQueuePair(options: { fifo: boolean; visibilityTimeoutSeconds: number; maxReceiveCount: number }): Promise<QueuePair>;
+  /** One ReceiveMessage of up to `max` messages, as a consumer (or Lambda's event source mapping) does. */
+  receive(queueUrl: string, max: number): Promise<ReceivedMessage[]>;
+  /** Lets time pass: the virtual clock in the simulation, a real wait on the emulator. */
+  elapse(seconds: number): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** Where an implementation is known to differ from SQS; each case that depends on it is skipped on that side. */
+export interface QueueDeviations {
+  /** A FIFO receive returns at most one message per group (SQS returns as many of a group as it can). */
+  fifoOneMessagePerGroupPerReceive?: boolean;
+}
+
+/** Visibility timeouts short enough for the emulator's real clock, long enough for a loaded machine. */
+const VISIBILITY_SECONDS = 1;
+/** Past a 1 s visibility timeout, well before a 3 s backoff ends. */
+const PAST_VISIBILITY = 1.3;
+const BACKOFF_SECONDS = 3;
+const MAX_RECEIVES = 2;
+
+let sequence = 0;
+function uniqueOrder() {
+  sequence += 1;
+  const tag = `${process.pid}-${Date.now()}-${sequence}`;
+  return {
+    orderId: `ord_${tag}`,
+    customerId: `cust-${tag}`,
+    items: [{ sku: `sku-${tag}`, quantity: 2, unitPriceCents: 500 }],
+    totalCents: 1_000,
+  };
+}
+
+export function describeQueueContract(
+  name: string,
+  makeHarness: () => Promise<QueueHarness>,
+  deviations: QueueDeviations = {},
+): void {
+  describe(`queue contract: ${name}`, () => {
+    let harness: QueueHarness;
+    beforeAll(async () => {
+      harness = await makeHarness();
+    });
+    afterAll(() => harness.close?.());
+
+    const pair = (fifo: boolean) =>
+      harness.createQueuePair({ fifo, visibilityTimeoutSeconds: VISIBILITY_SECONDS, maxReceiveCount: MAX_RECEIVES });
+    const send = (queueUrl: string, body: string, group?: string) =>
+      harness.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: body,
+          MessageAttributes: { marker: { DataType: 'String', StringValue: `attr-${body}` } },
+          ...(group === undefined ? {} : { MessageGroupId: group, MessageDeduplicationId: `dedup-${body}` }),
+        }),
+      );
+    const remove = (queueUrl: string, message: ReceivedMessage) =>
+      harness.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.receiptHandle }));
+    const bodies = (messages: ReceivedMessage[]) => messages.map((m) => m.body);
+    /** Receives and deletes until a receive comes back empty (or `limit` receives), as a consumer draining a queue. */
+    const drain = async (queueUrl: string, limit = 30) => {
+      const all: ReceivedMessage[] = [];
+      for (let i = 0; i < limit; i++) {
+        const messages = await harness.receive(queueUrl, 10);
+        if (messages.length === 0) break;
+        for (const message of messages) await remove(queueUrl, message);
+        all.push(...messages);
+      }
+      return all;
+    };
+    const publisher = (fifo: QueuePair, standard: QueuePair) =>
+      new SqsEventPublisher(harness.sqs, { fifoQueueUrl: fifo.queueUrl, standardQueueUrl: standard.queueUrl });
+
+    test('publisher: an order’s events land in its FIFO group in publish order across batches; OrderPlaced also on the standard queue', async () => {
+      const [fifo, standard] = [await pair(true), await pair(false)];
+      const order = uniqueOrder();
+      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+      // 12 events: more than one SendMessageBatch of 10.
+      const events: OrderEvent[] = [
+        orderPlacedEvent(order, '2026-01-01T00:00:00.000Z'),
+        ...Array.from({ length: 11 }, (_, i) => ({ ...cancelled, eventId: `${cancelled.eventId}.${i}` })),
+      ];
+
+      const failed = await publisher(fifo, standard).publish(events);
+      const onFifo = await drain(fifo.queueUrl);
+      const onStandard = await drain(standard.queueUrl);
+
+      expect([...failed]).toEqual([]);
+      expect(onFifo.map((m) => (JSON.parse(m.body) as OrderEvent).eventId)).toEqual(events.map((e) => e.eventId));
+      expect(onFifo.map((m) => m.attributes.eventId)).toEqual(events.map((e) => e.eventId));
+      expect(new Set(onFifo.map((m) => m.groupId))).toEqual(new Set([order.orderId]));
+      expect(onStandard.map((m) => m.attributes)).toEqual([{ eventId: events[0].eventId, eventType: 'OrderPlaced' }]);
+    });
+
+    test('publisher: the same event published again is accepted and dropped by FIFO (even after the first copy was consumed), but repeated on the standard queue', async () => {
+      const [fifo, standard] = [await pair(true), await pair(false)];
+      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+
+      const first = await publisher(fifo, standard).publish([placed]);
+      const consumed = await drain(fifo.queueUrl);
+      const second = await publisher(fifo, standard).publish([placed]);
+      const third = await publisher(fifo, standard).publish([placed]);
+
+      expect([...first, ...second, ...third]).toEqual([]);
+      expect(consumed).toHaveLength(1);
+      expect(await drain(fifo.queueUrl)).toEqual([]);
+      expect((await drain(standard.queueUrl)).map((m) => m.attributes.eventId)).toEqual([
+        placed.eventId,
+        placed.eventId,
+        placed.eventId,
+      ]);
+    });
+
+    test('publisher: a send to a queue that does not exist fails the call, and every event of it is reported unpublished', async () => {
+      const [fifo, standard] = [await pair(true), await pair(false)];
+      const order = uniqueOrder();
+      const events = [orderPlacedEvent(order, order.orderId), orderCancelledEvent(order, order.orderId)];
+
+      const failed = await new SqsEventPublisher(harness.sqs, {
+        fifoQueueUrl: `${fifo.queueUrl.replace(/\.fifo$/, '')}-missing.fifo`,
+        standardQueueUrl: standard.queueUrl,
+      }).publish(events);
+
+      expect([...failed].sort()).toEqual(events.map((e) => e.eventId).sort());
+    });
+
+    test('FIFO: a group is held while one of its messages is in flight, other groups are not; a delete releases the next in order', async () => {
+      const { queueUrl } = await pair(true);
+      await send(queueUrl, 'a1', 'a');
+      await send(queueUrl, 'a2', 'a');
+
+      const first = await harness.receive(queueUrl, 1);
+      await send(queueUrl, 'b1', 'b');
+      const whileInFlight = await harness.receive(queueUrl, 10);
+      await remove(queueUrl, first[0]);
+      const afterDelete = await harness.receive(queueUrl, 10);
+
+      expect(bodies(first)).toEqual(['a1']);
+      expect(bodies(whileInFlight)).toEqual(['b1']);
+      expect(bodies(afterDelete)).toEqual(['a2']);
+    });
+
+    // fauxqs hands out one message per group per receive, so it never puts two of a group in one batch.
+    (deviations.fifoOneMessagePerGroupPerReceive ? test.skip : test)(
+      'FIFO: one receive returns several messages of a group in order; those released (0 s) behind an in-flight one stay held until it is deleted',
+      async () => {
+        const { queueUrl } = await pair(true);
+        const control = new SqsMessageControl(harness.sqs, { queueUrl, deadLetterQueueUrl: '', fifo: true });
+        for (const body of ['a1', 'a2', 'a3']) await send(queueUrl, body, 'a');
+
+        const batch = await harness.receive(queueUrl, 10);
+        // The fulfilment consumer's release of the records skipped behind a failure.
+        for (const skipped of batch.slice(1)) await control.changeVisibility(skipped.receiptHandle, 0);
+        const whileHeadInFlight = await harness.receive(queueUrl, 10);
+        await remove(queueUrl, batch[0]);
+        const afterDelete = await harness.receive(queueUrl, 10);
+
+        expect(bodies(batch)).toEqual(['a1', 'a2', 'a3']);
+        expect(whileHeadInFlight).toEqual([]);
+        expect(afterDelete.map((m) => [m.body, m.receiveCount])).toEqual([
+          ['a2', 2],
+          ['a3', 2],
+        ]);
+      },
+    );
+
+    test('FIFO: a backoff (the message control’s ChangeMessageVisibility) holds the whole group until it ends; then the same message comes first', async () => {
+      const { queueUrl } = await pair(true);
+      const control = new SqsMessageControl(harness.sqs, { queueUrl, deadLetterQueueUrl: '', fifo: true });
+      await send(queueUrl, 'a1', 'a');
+      await send(queueUrl, 'a2', 'a');
+
+      const [head] = await harness.receive(queueUrl, 1);
+      await control.changeVisibility(head.receiptHandle, BACKOFF_SECONDS);
+      await harness.elapse(PAST_VISIBILITY);
+      const duringBackoff = await harness.receive(queueUrl, 10);
+      await harness.elapse(BACKOFF_SECONDS - PAST_VISIBILITY + 0.3);
+      const afterBackoff = await harness.receive(queueUrl, 10);
+
+      expect(head.body).toBe('a1');
+      expect(duringBackoff).toEqual([]);
+      expect(afterBackoff[0]).toMatchObject({ body: 'a1', receiveCount: 2 });
+    });
+
+    test('standard: a message not deleted comes back after its visibility timeout (same id, new receipt handle, receive count + 1); a delete with the latest handle removes it', async () => {
+      const { queueUrl } = await pair(false);
+      await send(queueUrl, 'm');
+
+      const [first] = await harness.receive(queueUrl, 10);
+      const whileInFlight = await harness.receive(queueUrl, 10);
+      await harness.elapse(PAST_VISIBILITY);
+      const [again] = await harness.receive(queueUrl, 10);
+      await remove(queueUrl, again);
+      await harness.elapse(PAST_VISIBILITY);
+      const afterDelete = await harness.receive(queueUrl, 10);
+
+      expect(first).toMatchObject({ body: 'm', receiveCount: 1, attributes: { marker: 'attr-m' } });
+      expect(whileInFlight).toEqual([]);
+      expect(again).toMatchObject({ messageId: first.messageId, receiveCount: 2 });
+      expect(again.receiptHandle).not.toBe(first.receiptHandle);
+      expect(afterDelete).toEqual([]);
+    });
+
+    test('standard: a backoff through the message control delays redelivery past the visibility timeout; a release (0 s) makes it receivable at once', async () => {
+      const { queueUrl } = await pair(false);
+      const control = new SqsMessageControl(harness.sqs, { queueUrl, deadLetterQueueUrl: '', fifo: false });
+      await send(queueUrl, 'm');
+
+      const [first] = await harness.receive(queueUrl, 10);
+      await control.changeVisibility(first.receiptHandle, BACKOFF_SECONDS);
+      await harness.elapse(PAST_VISIBILITY);
+      const duringBackoff = await harness.receive(queueUrl, 10);
+      await harness.elapse(BACKOFF_SECONDS - PAST_VISIBILITY + 0.3);
+      const [afterBackoff] = await harness.receive(queueUrl, 10);
+      await control.changeVisibility(afterBackoff.receiptHandle, 0);
+      const released = await harness.receive(queueUrl, 10);
+
+      expect(duringBackoff).toEqual([]);
+      expect(afterBackoff).toMatchObject({ messageId: first.messageId, receiveCount: 2 });
+      expect(released.map((m) => [m.messageId, m.receiveCount])).toEqual([[first.messageId, 3]]);
+    });
+
+    test.each<[string, boolean]>([
+      ['standard', false],
+      ['FIFO', true],
+    ])(
+      'redrive (%s): a message received maxReceiveCount times moves to its DLQ on the next receive, keeping id, body and attributes; the rest of the queue goes on',
+      async (_kind, fifo) => {
+        const { queueUrl, deadLetterQueueUrl } = await pair(fifo);
+        await send(queueUrl, 'poison', fifo ? 'g' : undefined);
+        // On FIFO, `next` waits behind `poison` in its group until poison is gone.
+        if (fifo) await send(queueUrl, 'next', 'g');
+
+        const received: ReceivedMessage[] = [];
+        for (let receive = 1; receive <= MAX_RECEIVES; receive++) {
+          received.push(...(await harness.receive(queueUrl, 1)));
+          await harness.elapse(PAST_VISIBILITY);
+        }
+        const afterLimit = await harness.receive(queueUrl, 10);
+        const dead = await harness.receive(deadLetterQueueUrl, 10);
+
+        expect(received.map((m) => [m.body, m.receiveCount])).toEqual([
+          ['poison', 1],
+          ['poison', 2],
+        ]);
+        expect(bodies(afterLimit)).toEqual(fifo ? ['next'] : []);
+        expect(dead).toHaveLength(1);
+        expect(dead[0]).toMatchObject({ messageId: received[0].messageId, body: 'poison', attributes: { marker: 'attr-poison' } });
+        if (fifo) expect(dead[0].groupId).toBe('g');
+      },
+    );
+
+    test.each<[string, boolean]>([
+      ['standard', false],
+      ['FIFO', true],
+    ])(
+      'dead-letter send (%s): the message control puts a copy on the DLQ with the cause attributes (each cut at 1,024 characters); a FIFO resend of it is dropped',
+      async (_kind, fifo) => {
+        const { queueUrl, deadLetterQueueUrl } = await pair(fifo);
+        const control = new SqsMessageControl(harness.sqs, { queueUrl, deadLetterQueueUrl, fifo });
+        await send(queueUrl, 'bad', fifo ? 'g' : undefined);
+        const [message] = await harness.receive(queueUrl, 10);
+        const cause = {
+          failureCause: 'SchemaViolation',
+          failureMessage: `PermanentError: ${'x'.repeat(2_000)}`,
+          consumer: 'fulfilment',
+          originalMessageId: message.messageId,
+        };
+        const deadLetter = { body: message.body, messageId: message.messageId, groupId: message.groupId, attributes: cause };
+
+        await control.sendToDeadLetterQueue(deadLetter);
+        if (fifo) await control.sendToDeadLetterQueue(deadLetter); // a consumer retried after a crash
+        await remove(queueUrl, message); // the consumer acks the original
+        const dead = await drain(deadLetterQueueUrl);
+        await harness.elapse(PAST_VISIBILITY);
+        const source = await harness.receive(queueUrl, 10);
+
+        expect(dead).toHaveLength(1);
+        expect(dead[0]).toMatchObject({
+          body: 'bad',
+          attributes: { ...cause, failureMessage: cause.failureMessage.slice(0, 1024) },
+        });
+        if (fifo) expect(dead[0].groupId).toBe('g');
+        expect(source).toEqual([]);
+      },
+    );
+  });
+}
