@@ -44,6 +44,7 @@ function simulatedQueues(): QueueHarness {
         maxReceiveCount,
         retentionSeconds,
         deadLetterQueue: dlq,
+        ...(fifo ? { deduplicationScope: 'messageGroup' as const } : {}),
       });
       return { deadLetterQueueUrl: add(dlq), queueUrl: add(queue) };
     },

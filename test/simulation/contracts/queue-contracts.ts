@@ -29,7 +29,11 @@ export interface QueuePair {
 
 export interface QueueHarness {
   sqs: SQSClient;
-  /** A fresh queue and its DLQ (both FIFO or both standard), the queue redriving to the DLQ after `maxReceiveCount` receives. */
+  /**
+   * A fresh queue and its DLQ (both FIFO or both standard), the queue redriving to the DLQ after
+   * `maxReceiveCount` receives. As the stack configures them: a FIFO source queue deduplicates per
+   * message group (DeduplicationScope messageGroup, FifoThroughputLimit perMessageGroupId), its DLQ per queue.
+   */
   createQueuePair(options: {
     fifo: boolean;
     visibilityTimeoutSeconds: number;
@@ -46,6 +50,8 @@ export interface QueueHarness {
 export interface QueueDeviations {
   /** A FIFO receive returns at most one message per group (SQS returns as many of a group as it can). */
   fifoOneMessagePerGroupPerReceive?: boolean;
+  /** A FIFO queue deduplicates across the whole queue even with DeduplicationScope messageGroup. */
+  fifoDeduplicationIgnoresScope?: boolean;
 }
 
 /** Visibility timeouts short enough for the emulator's real clock, long enough for a loaded machine. */
@@ -159,6 +165,29 @@ export function describeQueueContract(
 
       expect([...failed].sort()).toEqual(events.map((e) => e.eventId).sort());
     });
+
+    (deviations.fifoDeduplicationIgnoresScope ? test.skip : test)(
+      'FIFO source queue: deduplication is per message group: an id already seen is dropped in its group and a new message in another',
+      async () => {
+        const { queueUrl } = await pair(true);
+        const sendWith = (body: string, group: string) =>
+          harness.sqs.send(
+            new SendMessageCommand({
+              QueueUrl: queueUrl,
+              MessageBody: body,
+              MessageGroupId: group,
+              MessageDeduplicationId: 'same-id',
+            }),
+          );
+
+        await sendWith('first in a', 'a');
+        await sendWith('again in a', 'a');
+        await sendWith('first in b', 'b');
+        const delivered = await drain(queueUrl);
+
+        expect(bodies(delivered).sort()).toEqual(['first in a', 'first in b']);
+      },
+    );
 
     test('FIFO: a group is held while one of its messages is in flight, other groups are not; a delete releases the next in order', async () => {
       const { queueUrl } = await pair(true);

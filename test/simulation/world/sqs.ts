@@ -14,7 +14,8 @@ import type { Scheduler } from './scheduler';
  *   repeated (the copy stays visible: at-least-once);
  * - FIFO: per group in send order, a group is locked while one of its
  *   messages is in flight; a send with a deduplication id seen in the last
- *   5 minutes is accepted and dropped;
+ *   5 minutes (in the queue, or in its group when the deduplication scope
+ *   is messageGroup, as the stack's source queue has it) is accepted and dropped;
  * - both: visibility timeout per message (ChangeMessageVisibility on the
  *   latest receipt handle only), ApproximateReceiveCount, redrive to the DLQ
  *   when a receive would exceed maxReceiveCount, retention (an expired
@@ -40,6 +41,8 @@ export interface QueueOptions {
   maxReceiveCount?: number;
   retentionSeconds: number;
   deadLetterQueue?: SimQueue;
+  /** FIFO: where a deduplication id must be unique: the whole queue (SQS's default) or each message group. */
+  deduplicationScope?: 'queue' | 'messageGroup';
   /** Standard queues: chance that a received message stays visible too (delivered again). */
   duplicateChance?: number;
 }
@@ -71,12 +74,15 @@ export class SimQueue {
     if (this.options.fifo) {
       if (options.groupId === undefined || options.dedupId === undefined)
         throw new Error(`${this.options.name}: a FIFO send needs a group id and a deduplication id`);
-      const seenAt = this.dedup.get(options.dedupId);
+      // SQS ids never hold a newline, so the pair cannot collide with another.
+      const dedupKey =
+        this.options.deduplicationScope === 'messageGroup' ? `${options.groupId}\n${options.dedupId}` : options.dedupId;
+      const seenAt = this.dedup.get(dedupKey);
       if (seenAt !== undefined && now - seenAt < FIFO_DEDUP_WINDOW_MS) {
         this.scheduler.trace(`${this.options.name} dropped duplicate send ${options.dedupId}`);
         return `dedup-${options.dedupId}`;
       }
-      this.dedup.set(options.dedupId, now);
+      this.dedup.set(dedupKey, now);
     }
     const messageId = `${this.options.name}-m${++this.nextId}`;
     this.messages.set(messageId, {

@@ -319,6 +319,7 @@ export class World {
     this.fifo = this.queue({
       name: 'fulfilment.fifo',
       fifo: true,
+      deduplicationScope: 'messageGroup', // as lib/constructs/queue-with-dlq.ts configures the source queue
       visibilityTimeoutSeconds: visibility(0),
       maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : fifoMaxReceiveCount(attempts, FIFO_BATCH),
       retentionSeconds: retention,
