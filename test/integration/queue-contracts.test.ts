@@ -64,7 +64,8 @@ async function fauxqsQueues(): Promise<QueueHarness> {
   };
 }
 
-// Where fauxqs differs from SQS, the contract keeps SQS's semantics and skips the case here:
+// Where fauxqs differs from SQS, the contract keeps SQS's semantics and leaves the case out here
+// (the simulation side runs it: test/simulation/memory-queue-contracts.test.ts):
 // - a FIFO receive takes at most one message per group (SQS returns as many of a group as it can, in
 //   order), so fauxqs never puts two of a group in one batch;
 // - FIFO deduplication is keyed on the deduplication id alone: it ignores DeduplicationScope
