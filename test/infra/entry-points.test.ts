@@ -20,6 +20,7 @@ const INDEX = 'index.ts';
 
 /** Whether a module exports a value named `handler` (read from its source: importing it would run its start-up code). */
 function exportsHandler(file: string): boolean {
+  if (!fs.existsSync(file)) return false;
   const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);
   return source.statements.some((statement) => {
     if (ts.isExportDeclaration(statement)) {
