@@ -23,6 +23,7 @@ export default tseslint.config(
       'lambdas/domain/**/*.ts',
       'lambdas/use-cases/**/*.ts',
       'lambdas/ports/**/*.ts',
+      'lambdas/entry-points/**/*.ts',
       'lambdas/handlers/**/*.ts',
       'lambdas/faults/**/*.ts',
     ],
@@ -35,6 +36,24 @@ export default tseslint.config(
             {
               group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
               message: 'Only lambdas/adapters may import the AWS SDK.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The app names a function's code through the entry-point list; importing an entry module would run
+    // Lambda start-up code (configuration reads, SDK clients) at synth.
+    files: ['bin/**/*.ts', 'lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/entry-points/*', '!**/entry-points/index'],
+              message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
             },
           ],
         },

@@ -20,12 +20,12 @@ export class EffectsReadApi extends Construct {
     super(scope, id);
     const environment = { EFFECTS_TABLE_NAME: props.effectsTableName };
     this.getCustomer = new HouseFunction(this, 'GetCustomer', {
-      handler: 'get-customer',
+      entryPoint: 'get-customer',
       asyncDeadLetterQueue: false,
       environment,
     });
     this.getInventory = new HouseFunction(this, 'GetInventory', {
-      handler: 'get-inventory',
+      entryPoint: 'get-inventory',
       asyncDeadLetterQueue: false,
       environment,
     });

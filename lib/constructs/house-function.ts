@@ -5,7 +5,9 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
 import { DLQ_RETENTION } from './queue-with-dlq';
 
 export const SERVICE_NAME = 'exactly-once-orders';
@@ -62,15 +64,30 @@ export function lambdaBundling(build: FunctionBuild) {
   };
 }
 
-/** The entry module of a handler (`props.handler`). */
-export function handlerEntry(handler: string): string {
-  return path.join(__dirname, '..', '..', 'lambdas', 'handlers', `${handler}.ts`);
+const PROJECT_DIR = path.join(__dirname, '..', '..');
+export const ENTRY_POINTS_DIR = path.join(PROJECT_DIR, 'lambdas', 'entry-points');
+
+/**
+ * The module of an entry point. Throws at synth, in one line, for a name the list
+ * does not have (only reachable past the type checker) or a listed file that is
+ * not there, rather than leaving it to a bundling error.
+ */
+export function entryPointPath(entryPoint: EntryPoint): string {
+  if (!Object.hasOwn(ENTRY_POINTS, entryPoint)) {
+    throw new Error(`Entry point ${entryPoint} is not listed in lambdas/entry-points/index.ts`);
+  }
+  const file = path.join(ENTRY_POINTS_DIR, ENTRY_POINTS[entryPoint]);
+  if (!fs.existsSync(file)) {
+    throw new Error(`Entry point ${entryPoint}: ${path.relative(PROJECT_DIR, file)} does not exist`);
+  }
+  return file;
 }
+
 export const METRICS_NAMESPACE = 'ExactlyOnce';
 
 export interface HouseFunctionProps {
-  /** Path of the handler module below `lambdas/handlers`, without extension, e.g. `create-order`. */
-  handler: string;
+  /** The code the function runs: an entry point of lambdas/entry-points, e.g. `create-order`. */
+  entryPoint: EntryPoint;
   /** Default 10 seconds. Queue visibility timeouts are derived from it, so set it deliberately. */
   timeout?: Duration;
   /** Default 256 MiB. */
@@ -100,12 +117,12 @@ export interface HouseFunctionProps {
 export class HouseFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly asyncDeadLetterQueue?: sqs.Queue;
-  /** The handler module (`props.handler`): the function's name in alarms. */
-  readonly handler: string;
+  /** Its entry point (`props.entryPoint`): also the function's name in alarms. */
+  readonly entryPoint: EntryPoint;
 
   constructor(scope: Construct, id: string, props: HouseFunctionProps) {
     super(scope, id);
-    this.handler = props.handler;
+    this.entryPoint = props.entryPoint;
 
     if (props.asyncDeadLetterQueue !== false) {
       this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', {
@@ -121,7 +138,7 @@ export class HouseFunction extends Construct {
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
 
     this.fn = new NodejsFunction(this, 'Fn', {
-      entry: handlerEntry(props.handler),
+      entry: entryPointPath(props.entryPoint),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,

@@ -40,7 +40,7 @@ export interface MonitoringProps {
   /** Dead-letter queues not owned by a pipeline (e.g. async-invocation DLQs). */
   otherDeadLetterQueues: { name: string; queue: sqs.IQueue }[];
   sweepAge: Duration;
-  /** Each alarms on its errors and throttles, named by its handler. */
+  /** Each alarms on its errors and throttles, named by its entry point. */
   functions: HouseFunction[];
 }
 
@@ -139,7 +139,7 @@ export class Monitoring extends Construct {
         runbook: 'malformed-outbox-item',
       },
     );
-    for (const { handler: name, fn } of props.functions) {
+    for (const { entryPoint: name, fn } of props.functions) {
       this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations failed.`,

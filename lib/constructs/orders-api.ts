@@ -99,7 +99,7 @@ export class OrdersApi extends Construct {
     const ordersEnv = { ORDERS_TABLE_NAME: props.ordersTableName };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new HouseFunction(this, 'CreateOrder', {
-      handler: 'create-order',
+      entryPoint: 'create-order',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
@@ -108,12 +108,12 @@ export class OrdersApi extends Construct {
       },
     });
     this.cancelOrder = new HouseFunction(this, 'CancelOrder', {
-      handler: 'cancel-order',
+      entryPoint: 'cancel-order',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
     this.getOrder = new HouseFunction(this, 'GetOrder', {
-      handler: 'get-order',
+      entryPoint: 'get-order',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });

@@ -54,7 +54,7 @@ export class OutboxRelay extends Construct {
     });
 
     this.streamRelay = new HouseFunction(this, 'Relay', {
-      handler: 'outbox-relay',
+      entryPoint: 'outbox-relay',
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
@@ -87,7 +87,7 @@ export class OutboxRelay extends Construct {
     });
 
     this.sweeper = new HouseFunction(this, 'Sweeper', {
-      handler: 'outbox-sweeper',
+      entryPoint: 'outbox-sweeper',
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
       environment: {

@@ -8,6 +8,7 @@ import {
   RETRY_ENV,
   type RetryBudget,
 } from '../../lambdas/domain/backoff';
+import type { EntryPoint } from '../../lambdas/entry-points';
 import { requiredInboxTtlSeconds, VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
@@ -58,7 +59,7 @@ export class Pipelines extends Construct {
     super(scope, id);
     this.fulfilment = this.pipeline('Fulfilment', {
       name: 'fulfilment',
-      handler: 'fulfilment-consumer',
+      entryPoint: 'fulfilment-consumer',
       fifo: true,
       batchSize: 10,
       batchingWindow: Duration.seconds(0), // FIFO event sources take no batching window
@@ -67,7 +68,7 @@ export class Pipelines extends Construct {
     });
     this.loyalty = this.pipeline('Loyalty', {
       name: 'loyalty',
-      handler: 'loyalty-consumer',
+      entryPoint: 'loyalty-consumer',
       fifo: false,
       batchSize: 10,
       batchingWindow: Duration.seconds(1),
@@ -80,7 +81,7 @@ export class Pipelines extends Construct {
     id: string,
     options: {
       name: string;
-      handler: string;
+      entryPoint: EntryPoint;
       fifo: boolean;
       batchSize: number;
       batchingWindow: Duration;
@@ -106,7 +107,7 @@ export class Pipelines extends Construct {
     });
 
     const consumer = new HouseFunction(this, `${id}Consumer`, {
-      handler: options.handler,
+      entryPoint: options.entryPoint,
       timeout: consumerTimeout,
       // Invoked only through its event source mapping (synchronously): failures stay on the queue and redrive to its DLQ.
       asyncDeadLetterQueue: false,

@@ -3,7 +3,13 @@ import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
-import { functionBuildOf, handlerEntry, lambdaBundling, type FunctionBuild } from '../../lib/constructs/house-function';
+import type { EntryPoint } from '../../lambdas/entry-points';
+import {
+  entryPointPath,
+  functionBuildOf,
+  lambdaBundling,
+  type FunctionBuild,
+} from '../../lib/constructs/house-function';
 import { cdkContext } from '../support/synth';
 
 /**
@@ -11,7 +17,7 @@ import { cdkContext } from '../support/synth';
  * relay and consumer entry points are bundled here exactly as the function
  * construct bundles them (its `lambdaBundling`), and the output is searched.
  */
-const FAULT_ENTRIES = ['fulfilment-consumer', 'loyalty-consumer', 'outbox-relay'];
+const FAULT_ENTRIES: EntryPoint[] = ['fulfilment-consumer', 'loyalty-consumer', 'outbox-relay'];
 
 /** Strings only fault code carries. `\bFAULT_` skips the SDK's DEFAULT_* settings. */
 const FAULT_MARKERS: Record<string, RegExp> = {
@@ -28,10 +34,10 @@ const NONE: FunctionBuild = { faultInjection: false, inboxBypass: false };
 const FAULTS: FunctionBuild = { faultInjection: true, inboxBypass: false };
 const LOCAL: FunctionBuild = { faultInjection: true, inboxBypass: true };
 
-async function bundle(handler: string, functionBuild: FunctionBuild): Promise<string> {
+async function bundle(entryPoint: EntryPoint, functionBuild: FunctionBuild): Promise<string> {
   const options = lambdaBundling(functionBuild);
   const result = await build({
-    entryPoints: [handlerEntry(handler)],
+    entryPoints: [entryPointPath(entryPoint)],
     bundle: true,
     platform: 'node',
     write: false,
@@ -51,15 +57,15 @@ function markersIn(code: string, markers: Record<string, RegExp>): string[] {
     .map(([name]) => name);
 }
 
-describe.each(FAULT_ENTRIES)('the %s bundle', (handler) => {
+describe.each(FAULT_ENTRIES)('the %s bundle', (entryPoint) => {
   test('built without fault injection has no fault code and no inbox bypass', async () => {
-    const code = await bundle(handler, NONE);
+    const code = await bundle(entryPoint, NONE);
 
     expect(markersIn(code, { ...FAULT_MARKERS, disableInboxClaim: INBOX_BYPASS_MARKER })).toEqual([]);
   });
 
   test('built with fault injection has the fault code, still without the inbox bypass', async () => {
-    const code = await bundle(handler, FAULTS);
+    const code = await bundle(entryPoint, FAULTS);
 
     expect(
       markersIn(code, { FaultPlanActive: FAULT_MARKERS.FaultPlanActive, 'FAULT_*': FAULT_MARKERS['FAULT_*'] }),
@@ -68,11 +74,11 @@ describe.each(FAULT_ENTRIES)('the %s bundle', (handler) => {
   });
 });
 
-test.each([
+test.each<[EntryPoint, string[]]>([
   ['fulfilment-consumer', ['crashAfterEffect', 'providerOutage']],
   ['outbox-relay', ['producerResend', 'relayCrashAfterPublish']],
-])('the %s bundle with fault injection carries its faults', async (handler, faults) => {
-  const code = await bundle(handler, FAULTS);
+])('the %s bundle with fault injection carries its faults', async (entryPoint, faults) => {
+  const code = await bundle(entryPoint, FAULTS);
 
   expect(markersIn(code, FAULT_MARKERS)).toEqual(expect.arrayContaining(faults));
 });

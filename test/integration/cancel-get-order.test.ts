@@ -41,9 +41,13 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'recordCalls' },
   );
-  ({ handler: createOrder } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
-  ({ handler: cancelOrder } = (await import('../../lambdas/handlers/cancel-order')) as unknown as { handler: Handler });
-  ({ handler: getOrder } = (await import('../../lambdas/handlers/get-order')) as unknown as { handler: Handler });
+  ({ handler: createOrder } = (await import('../../lambdas/entry-points/create-order')) as unknown as {
+    handler: Handler;
+  });
+  ({ handler: cancelOrder } = (await import('../../lambdas/entry-points/cancel-order')) as unknown as {
+    handler: Handler;
+  });
+  ({ handler: getOrder } = (await import('../../lambdas/entry-points/get-order')) as unknown as { handler: Handler });
 }, 180_000);
 
 afterAll(async () => {

@@ -39,7 +39,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'countCalls' },
   );
-  ({ handler } = (await import('../../lambdas/handlers/create-order')) as unknown as { handler: Handler });
+  ({ handler } = (await import('../../lambdas/entry-points/create-order')) as unknown as { handler: Handler });
 }, 180_000);
 
 afterAll(async () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
-    const { handler } = await import('../../lambdas/handlers/outbox-sweeper');
+    const { handler } = await import('../../lambdas/entry-points/outbox-sweeper');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
   });
 }, 180_000);

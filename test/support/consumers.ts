@@ -17,8 +17,8 @@ export type ConsumerHarness = MockedSdkHandler<(event: SQSEvent, context: Contex
 export async function loadConsumer(name: ConsumerName, env: Record<string, string>): Promise<ConsumerHarness> {
   const loaded = await loadWithMockedSdk<ConsumerHarness['handler']>(env, () =>
     name === 'fulfilment'
-      ? import('../../lambdas/handlers/fulfilment-consumer')
-      : import('../../lambdas/handlers/loyalty-consumer'),
+      ? import('../../lambdas/entry-points/fulfilment-consumer')
+      : import('../../lambdas/entry-points/loyalty-consumer'),
   );
   return { ...loaded, name };
 }

@@ -13,6 +13,7 @@ import type {
   SQSEvent,
 } from 'aws-lambda';
 import type { OrderEvent } from '../../lambdas/domain/events';
+import type { EntryPoint } from '../../lambdas/entry-points';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import { createTestQueues, receiveMatching, StreamReader, testSqsClient, type TestQueues } from './messaging';
@@ -93,8 +94,12 @@ export class PipelineFixture {
     await this.tables.drop();
   }
 
-  /** Loads a handler module in a fresh registry with the given environment, counting its DynamoDB calls. */
-  private async load(name: string, env: Record<string, string>, log?: DynamoCallLog): Promise<{ handler: unknown }> {
+  /** Loads an entry point in a fresh registry with the given environment, counting its DynamoDB calls. */
+  private async load(
+    name: EntryPoint,
+    env: Record<string, string>,
+    log?: DynamoCallLog,
+  ): Promise<{ handler: unknown }> {
     Object.assign(process.env, env);
     let loaded: { handler: unknown } | undefined;
     await jest.isolateModulesAsync(async () => {
@@ -111,7 +116,7 @@ export class PipelineFixture {
           { step: 'initialize', name: 'countCalls' },
         );
       }
-      loaded = (await import(`../../lambdas/handlers/${name}`)) as { handler: unknown };
+      loaded = (await import(`../../lambdas/entry-points/${name}`)) as { handler: unknown };
     });
     return loaded!;
   }

@@ -32,7 +32,7 @@ const IDEMPOTENCY_TABLE = 'idempotency-table';
 const ALICE = 'arn:aws:iam::123456789012:user/alice';
 const BOB = 'arn:aws:iam::123456789012:user/bob';
 
-type Handler = (typeof import('../../lambdas/handlers/create-order'))['handler'];
+type Handler = (typeof import('../../lambdas/entry-points/create-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
@@ -42,7 +42,7 @@ beforeAll(async () => {
     IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
   });
   // The handler reads its configuration at import: environment first, then the module.
-  ({ handler } = await import('../../lambdas/handlers/create-order'));
+  ({ handler } = await import('../../lambdas/entry-points/create-order'));
 });
 
 beforeEach(() => {

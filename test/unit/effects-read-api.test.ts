@@ -12,13 +12,13 @@ const ddb = mockClient(DynamoDBClient);
 const doc = mockClient(DynamoDBDocumentClient);
 const EFFECTS_TABLE = 'effects-table';
 
-type Handler = (typeof import('../../lambdas/handlers/get-customer'))['handler'];
+type Handler = (typeof import('../../lambdas/entry-points/get-customer'))['handler'];
 const handlers = {} as Record<'customer' | 'inventory', Handler>;
 
 beforeAll(async () => {
   useUnitEnvironment({ EFFECTS_TABLE_NAME: EFFECTS_TABLE });
-  ({ handler: handlers.customer } = await import('../../lambdas/handlers/get-customer'));
-  ({ handler: handlers.inventory } = await import('../../lambdas/handlers/get-inventory'));
+  ({ handler: handlers.customer } = await import('../../lambdas/entry-points/get-customer'));
+  ({ handler: handlers.inventory } = await import('../../lambdas/entry-points/get-inventory'));
 });
 
 beforeEach(() => {

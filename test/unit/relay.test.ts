@@ -49,8 +49,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     },
     () =>
       module === 'outbox-relay'
-        ? import('../../lambdas/handlers/outbox-relay')
-        : import('../../lambdas/handlers/outbox-sweeper'),
+        ? import('../../lambdas/entry-points/outbox-relay')
+        : import('../../lambdas/entry-points/outbox-sweeper'),
   );
 }
 

@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { sweepOutbox } from '../use-cases/relay-outbox';
-import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
+import { deployedOutboxWiring, type OutboxWiring } from '../handlers/outbox-wiring';
 
 /** Most pending items one sweep republishes; the next sweep, a minute later, takes the rest. */
 export const SWEEP_MAX_ITEMS = 500;

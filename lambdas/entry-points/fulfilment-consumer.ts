@@ -4,8 +4,8 @@ import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
 import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
-import { consumeRecord, type ConsumerSettings } from './consumer-support';
-import { deployedConsumerWiring, type ConsumerWiring } from './consumer-wiring';
+import { consumeRecord, type ConsumerSettings } from '../handlers/consumer-support';
+import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
 
 /**
  * FIFO consumer: reserves and releases stock. SqsFifoPartialProcessorAsync handles

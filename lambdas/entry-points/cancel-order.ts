@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { cancelOrder } from '../use-cases/cancel-order';
-import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from './http';
-import { orderIdParam, orderRepositoryFromEnv } from './order-api-support';
+import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from '../handlers/http';
+import { orderIdParam, orderRepositoryFromEnv } from '../handlers/order-api-support';
 
 /** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
 const orders = orderRepositoryFromEnv();

@@ -5,7 +5,7 @@ import { checkOutboxEvent } from '../domain/outbox-event';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
 import { relayFaults } from '../faults/relay-faults';
-import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
+import { deployedOutboxWiring, type OutboxWiring } from '../handlers/outbox-wiring';
 
 /** The relay's fault hooks (faults/relay-faults.ts in bundles built with fault injection; the simulation's own). */
 export interface RelayFaults {

@@ -5,8 +5,8 @@ import { PermanentError } from '../domain/errors';
 import type { OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
-import { consumeRecord } from './consumer-support';
-import { deployedConsumerWiring, type ConsumerWiring } from './consumer-wiring';
+import { consumeRecord } from '../handlers/consumer-support';
+import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
 
 /**
  * Standard-queue consumer: credits loyalty points and sends the confirmation

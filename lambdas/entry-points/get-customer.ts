@@ -1,4 +1,4 @@
-import { effectReadHandler } from './effect-read-handler';
+import { effectReadHandler } from '../handlers/effect-read-handler';
 
 /** GET /customers/{customerId}: loyalty points, the loyalty consumer's effect. */
 export const handler = effectReadHandler({

@@ -1,4 +1,4 @@
-import { effectReadHandler } from './effect-read-handler';
+import { effectReadHandler } from '../handlers/effect-read-handler';
 
 /** GET /inventory/{sku}: reserved stock, the fulfilment consumer's effect. */
 export const handler = effectReadHandler({

@@ -10,7 +10,15 @@ import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import { requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
-import { callerOf, FORBIDDEN, headerValues, json, problem, unexpectedErrorResponse, type HttpResponse } from './http';
+import {
+  callerOf,
+  FORBIDDEN,
+  headerValues,
+  json,
+  problem,
+  unexpectedErrorResponse,
+  type HttpResponse,
+} from '../handlers/http';
 
 /**
  * POST /orders: the HTTP idempotency contract (README, "HTTP API") around one use case.

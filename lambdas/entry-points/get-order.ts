@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { logger } from '../shared/observability';
 import { getOrder } from '../use-cases/get-order';
-import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from './http';
-import { orderIdParam, orderRepositoryFromEnv } from './order-api-support';
+import { callerOf, FORBIDDEN, json, notFound, type HttpResponse, unexpectedErrorResponse } from '../handlers/http';
+import { orderIdParam, orderRepositoryFromEnv } from '../handlers/order-api-support';
 
 /** GET /orders/{orderId}: the order read model. An Idempotency-Key on a GET is ignored. */
 const orders = orderRepositoryFromEnv();
