@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/faults/names';
-import { METRICS_NAMESPACE, SERVICE_NAME } from './house-function';
+import { METRICS_NAMESPACE, serviceName } from './house-function';
 
 /**
  * The proof kit's fault-injection switch on AWS: an SSM parameter holding the
@@ -43,7 +43,7 @@ export class FaultInjectionSwitch extends Construct {
       new cloudwatch.Metric({
         namespace: METRICS_NAMESPACE,
         metricName: FAULT_PLAN_ACTIVE_METRIC,
-        dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+        dimensionsMap: { service: serviceName(this), ...dimensions },
         statistic: 'Sum',
         period: Duration.minutes(1),
       });

@@ -1,16 +1,25 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
 import { DLQ_RETENTION } from './queue-with-dlq';
 
-export const SERVICE_NAME = 'exactly-once-orders';
+/**
+ * The Powertools service name, and so the `service` dimension of every custom
+ * metric: the stack's name. One name for every stack would let two stages in
+ * one account and region publish the same metric, so one stage's alarms (the
+ * outbox age, malformed items) would fire on the other's data and the
+ * dashboards would add both.
+ */
+export function serviceName(scope: IConstruct): string {
+  return Stack.of(scope).stackName;
+}
 
 /**
  * Which optional code the bundles carry (lambdas/faults/build.ts). Set once per
@@ -111,7 +120,7 @@ export interface HouseFunctionProps {
  * - its own log group, JSON logs, retention one month, and a role that may
  *   write to that log group only (the AWS-managed basic execution role would
  *   allow every log group in the account);
- * - Powertools service name and metrics namespace set;
+ * - Powertools service name (the stack's name, {@link serviceName}) and metrics namespace set;
  * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age.
  */
 export class HouseFunction extends Construct {
@@ -155,7 +164,7 @@ export class HouseFunction extends Construct {
         ? { deadLetterQueue: this.asyncDeadLetterQueue, retryAttempts: 2, maxEventAge: Duration.hours(6) }
         : {}),
       environment: {
-        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_SERVICE_NAME: serviceName(this),
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',

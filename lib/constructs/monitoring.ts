@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAME, type HouseFunction } from './house-function';
+import { METRICS_NAMESPACE, serviceName, type HouseFunction } from './house-function';
 import type { ConsumerPipeline } from './pipelines';
 
 /** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
@@ -210,7 +210,7 @@ export class Monitoring extends Construct {
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName,
-      dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+      dimensionsMap: { service: serviceName(this), ...dimensions },
       statistic,
       period: Duration.minutes(1),
       label,

@@ -68,7 +68,7 @@ describe('with -c faultInjection=true', () => {
       AlarmDescription: expect.stringContaining('Runbook: docs/runbook.md#fault-plan-changed'),
       AlarmActions: [expect.anything()],
     });
-    // The relay and both consumers, each under the dimensions it emits with.
+    // The relay and both consumers, each under the dimensions it emits with (service: the stack's name).
     const dimensions = (
       alarm.Metrics as { MetricStat?: { Metric: { Dimensions: { Name: string; Value: string }[] } } }[]
     )
@@ -80,9 +80,9 @@ describe('with -c faultInjection=true', () => {
           .join(','),
       );
     expect(dimensions.sort()).toEqual([
-      'consumer=fulfilment,service=exactly-once-orders',
-      'consumer=loyalty,service=exactly-once-orders',
-      'service=exactly-once-orders',
+      'consumer=fulfilment,service=TestStack',
+      'consumer=loyalty,service=TestStack',
+      'service=TestStack',
     ]);
   });
 

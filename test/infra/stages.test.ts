@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { applyCorrectnessAspects } from '../../lib/aspects';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { METRICS_NAMESPACE } from '../../lib/constructs/house-function';
 import { cdkContext, configError } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 
@@ -156,6 +157,29 @@ describe('dev and prod deploy side by side in one account', () => {
     expect(apiAlarmDimensions(dev)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-dev' }]);
     expect(apiAlarmDimensions(prod)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-prod' }]);
     prod.template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'ExactlyOnce-prod' });
+  });
+
+  test("no alarm watches a custom metric the other stage publishes (the functions' service dimension is their stack's)", () => {
+    /** Each alarm's metrics in the stack's own namespace, as `namespace metric dimensions`. */
+    const customAlarmMetrics = (synth: StageSynth): string[] =>
+      resourcesOfType(synth.template, 'AWS::CloudWatch::Alarm').flatMap(([, alarm]) => {
+        const props = alarm.Properties ?? {};
+        const stats = (props.Metrics as { MetricStat?: { Metric: Record<string, unknown> } }[] | undefined)
+          ?.map((m) => m.MetricStat?.Metric)
+          .filter((m) => m !== undefined) ?? [props];
+        return stats
+          .filter((m) => m.Namespace === METRICS_NAMESPACE)
+          .map((m) => `${m.Namespace} ${m.MetricName} ${JSON.stringify(m.Dimensions)}`);
+      });
+    const devMetrics = customAlarmMetrics(dev);
+    const prodMetrics = customAlarmMetrics(prod);
+    const devServiceNames = resourcesOfType(dev.template, 'AWS::Lambda::Function').map(
+      ([, f]) => (f.Properties?.Environment as { Variables: Record<string, string> }).Variables.POWERTOOLS_SERVICE_NAME,
+    );
+
+    expect(prodMetrics.length).toBeGreaterThan(0); // the outbox age and malformed-item alarms, at least
+    expect(prodMetrics.filter((m) => devMetrics.includes(m))).toEqual([]);
+    expect(new Set(devServiceNames)).toEqual(new Set(['ExactlyOnce-dev']));
   });
 });
 
