@@ -430,14 +430,12 @@ function evaluate(
     case 'not_exists':
       return item[attributeName(condition.path, names)] === undefined;
     case 'compare': {
-      const resolve = (o: Operand) => ('path' in o ? item[attributeName(o.path, names)] : valueOf(o.value, values));
-      const left = resolve(condition.left);
-      const right = resolve(condition.right);
+      const left = operandValue(condition.left, item, names, values);
+      const right = operandValue(condition.right, item, names, values);
       // A comparison with a missing attribute is false in DynamoDB, even <>.
       if (left === undefined || right === undefined) return false;
-      const same = () => left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
-      if (condition.comparator === '=') return same();
-      if (condition.comparator === '<>') return !same();
+      if (condition.comparator === '=') return same(left, right);
+      if (condition.comparator === '<>') return !same(left, right);
       const order = compare(left, right);
       return condition.comparator === '<'
         ? order < 0
@@ -448,6 +446,19 @@ function evaluate(
             : order >= 0;
     }
   }
+}
+
+function operandValue(
+  operand: Operand,
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): unknown {
+  return 'path' in operand ? item[attributeName(operand.path, names)] : valueOf(operand.value, values);
+}
+
+function same(left: unknown, right: unknown): boolean {
+  return left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
 }
 
 type UpdateAction =
@@ -504,27 +515,35 @@ function setValue(
   names: Record<string, string>,
   values: Record<string, unknown>,
 ): unknown {
-  const term = (at: number): [unknown, number] => {
-    const token = tokens[at];
-    if (token === 'if_not_exists') {
-      // if_not_exists ( path , operand )
-      const existing = item[attributeName(tokens[at + 2], names)];
-      const [fallback, end] = term(at + 4);
-      return [existing !== undefined ? existing : fallback, end + 1];
-    }
-    if (token.startsWith(':')) return [valueOf(token, values), at + 1];
-    return [item[attributeName(token, names)], at + 1];
-  };
-  let [result, at] = term(0);
+  let [result, at] = setTerm(tokens, 0, item, names, values);
   while (at < tokens.length) {
     const operator = tokens[at];
-    const [right, next] = term(at + 1);
+    const [right, next] = setTerm(tokens, at + 1, item, names, values);
     if (operator === '+') result = Number(result) + Number(right);
     else if (operator === '-') result = Number(result) - Number(right);
     else throw new Error(`MemoryDynamoDb: unsupported SET value ${tokens.join(' ')}`);
     at = next;
   }
   return result;
+}
+
+/** One term of a SET value starting at `at`: its value and the index after it. */
+function setTerm(
+  tokens: string[],
+  at: number,
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): [unknown, number] {
+  const token = tokens[at];
+  if (token === 'if_not_exists') {
+    // if_not_exists ( path , operand )
+    const existing = item[attributeName(tokens[at + 2], names)];
+    const [fallback, end] = setTerm(tokens, at + 4, item, names, values);
+    return [existing !== undefined ? existing : fallback, end + 1];
+  }
+  if (token.startsWith(':')) return [valueOf(token, values), at + 1];
+  return [item[attributeName(token, names)], at + 1];
 }
 
 function applyUpdate(
