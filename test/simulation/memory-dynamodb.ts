@@ -61,6 +61,11 @@ export class MemoryDynamoDb {
     return [...this.table(table).items.values()].map(clone);
   }
 
+  /** The stored items themselves, not copies: for reading once nothing writes any more (the end of a run). */
+  storedItems(table: string): readonly Item[] {
+    return [...this.table(table).items.values()];
+  }
+
   /** A DocumentClient look-alike: only `send` is used by the adapters. */
   asDocumentClient(): DynamoDBDocumentClient {
     return { send: (command: unknown) => this.send(command) } as unknown as DynamoDBDocumentClient;
@@ -303,7 +308,10 @@ function clone<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(clone) as T;
   const copy: Record<string, unknown> = {};
-  for (const key in value) copy[key] = clone((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const field = (value as Record<string, unknown>)[key];
+    copy[key] = field === null || typeof field !== 'object' ? field : clone(field);
+  }
   return copy as T;
 }
 

@@ -56,6 +56,9 @@ export class SimQueue {
   private nextHandle = 0;
   expired: SimMessage[] = [];
   private waiters: (() => void)[] = [];
+  /** FIFO: the last receive in which each group was found blocked (cheaper than a new set per receive). */
+  private readonly groupBlockedIn = new Map<string, number>();
+  private receipts = 0;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -122,13 +125,15 @@ export class SimQueue {
     this.expire(now);
     const received: SimMessage[] = [];
     if (this.options.fifo) {
-      const blocked = new Set<string>();
+      // A group is blocked for this receive once one of its messages is found in flight.
+      const receipt = ++this.receipts;
+      const blockedIn = this.groupBlockedIn;
       for (const message of this.messages.values()) {
         if (received.length >= max) break;
         const group = message.groupId!;
-        if (blocked.has(group)) continue;
+        if (blockedIn.get(group) === receipt) continue;
         if (message.visibleAt > now) {
-          blocked.add(group); // in flight: the group waits for it
+          blockedIn.set(group, receipt); // in flight: the group waits for it
           continue;
         }
         if (this.moveIfExhausted(message)) continue;

@@ -945,8 +945,8 @@ export class World {
       orderIdOf: this.orderIdOf,
       isPoison: isPoison,
       pendingOutbox: this.pendingOutbox,
-      orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
-      effectItems: this.db.items(EFFECTS_TABLE),
+      orderItems: this.db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
+      effectItems: [...this.db.storedItems(EFFECTS_TABLE)],
       providerItems: this.providers.items(),
       deadLetterQueues: [
         { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },
