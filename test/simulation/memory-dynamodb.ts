@@ -131,16 +131,13 @@ export class MemoryDynamoDb {
   private transact(transactItems: readonly Record<string, unknown>[]): Record<string, unknown> {
     if (transactItems.length > 100) throw new Error('MemoryDynamoDb: more than 100 transaction items');
     const writes: PreparedWrite[] = [];
-    const seen = new Set<string>();
     for (const entry of transactItems) {
       const [kind, input] = Object.entries(entry)[0] as [WriteKind, WriteInput];
       this.beforeWrite(input.TableName, `Transact${kind}`);
       const write = this.prepare(kind, input);
-      const id = `${input.TableName}\u0000${write.key}`;
-      // DynamoDB refuses a transaction that touches one item twice.
-      if (seen.has(id))
+      // DynamoDB refuses a transaction that touches one item twice. (A scan: transactions hold a few items.)
+      if (writes.some((w) => w.key === write.key && w.table === write.table))
         throw new Error('ValidationException: Transaction request cannot include multiple operations on one item');
-      seen.add(id);
       writes.push(write);
     }
     if (writes.some((w) => !w.conditionHolds)) {
