@@ -165,14 +165,27 @@ function yieldToContinuations(): Promise<void> {
  *   stack nobody reads (traces and reports use name and message only).
  * - process.env becomes a plain copy: every read of the real one crosses into
  *   C++, and Powertools reads it several times per record (its invoke-store check).
+ * Runs that overlap (one process running two schedules at once) share one
+ * swap: the host is restored when the last of them ends, not left half-swapped.
  */
+let hostRuns = 0;
+let restoreHost: () => void = () => undefined;
+
 function cheapHost(): () => void {
-  const stackTraceLimit = Error.stackTraceLimit;
-  const env = process.env;
-  Error.stackTraceLimit = 0;
-  process.env = { ...env };
+  if (hostRuns++ === 0) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    const env = process.env;
+    Error.stackTraceLimit = 0;
+    process.env = { ...env };
+    restoreHost = () => {
+      Error.stackTraceLimit = stackTraceLimit;
+      process.env = env;
+    };
+  }
+  let restored = false;
   return () => {
-    Error.stackTraceLimit = stackTraceLimit;
-    process.env = env;
+    if (restored) return;
+    restored = true;
+    if (--hostRuns === 0) restoreHost();
   };
 }
