@@ -123,10 +123,15 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(2);
-  },
-);
+/**
+ * Exits once stdout has taken everything: into a pipe (`| less`, `| grep`) the
+ * writes queue up, and exiting at once would cut a long `--trace` short.
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+}
+
+main().then(exitAfterOutput, (error) => {
+  console.error(error instanceof Error ? error.message : error);
+  exitAfterOutput(2);
+});

@@ -61,6 +61,11 @@ export class MemoryDynamoDb {
     return [...this.table(table).items.values()].map(clone);
   }
 
+  /** The stored items themselves, not copies: for reading once nothing writes any more (the end of a run). */
+  storedItems(table: string): readonly Item[] {
+    return [...this.table(table).items.values()];
+  }
+
   /** A DocumentClient look-alike: only `send` is used by the adapters. */
   asDocumentClient(): DynamoDBDocumentClient {
     return { send: (command: unknown) => this.send(command) } as unknown as DynamoDBDocumentClient;
@@ -126,16 +131,13 @@ export class MemoryDynamoDb {
   private transact(transactItems: readonly Record<string, unknown>[]): Record<string, unknown> {
     if (transactItems.length > 100) throw new Error('MemoryDynamoDb: more than 100 transaction items');
     const writes: PreparedWrite[] = [];
-    const seen = new Set<string>();
     for (const entry of transactItems) {
       const [kind, input] = Object.entries(entry)[0] as [WriteKind, WriteInput];
       this.beforeWrite(input.TableName, `Transact${kind}`);
       const write = this.prepare(kind, input);
-      const id = `${input.TableName}\u0000${write.key}`;
-      // DynamoDB refuses a transaction that touches one item twice.
-      if (seen.has(id))
+      // DynamoDB refuses a transaction that touches one item twice. (A scan: transactions hold a few items.)
+      if (writes.some((w) => w.key === write.key && w.table === write.table))
         throw new Error('ValidationException: Transaction request cannot include multiple operations on one item');
-      seen.add(id);
       writes.push(write);
     }
     if (writes.some((w) => !w.conditionHolds)) {
@@ -303,7 +305,10 @@ function clone<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(clone) as T;
   const copy: Record<string, unknown> = {};
-  for (const key in value) copy[key] = clone((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const field = (value as Record<string, unknown>)[key];
+    copy[key] = field === null || typeof field !== 'object' ? field : clone(field);
+  }
   return copy as T;
 }
 
@@ -430,14 +435,12 @@ function evaluate(
     case 'not_exists':
       return item[attributeName(condition.path, names)] === undefined;
     case 'compare': {
-      const resolve = (o: Operand) => ('path' in o ? item[attributeName(o.path, names)] : valueOf(o.value, values));
-      const left = resolve(condition.left);
-      const right = resolve(condition.right);
+      const left = operandValue(condition.left, item, names, values);
+      const right = operandValue(condition.right, item, names, values);
       // A comparison with a missing attribute is false in DynamoDB, even <>.
       if (left === undefined || right === undefined) return false;
-      const same = () => left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
-      if (condition.comparator === '=') return same();
-      if (condition.comparator === '<>') return !same();
+      if (condition.comparator === '=') return same(left, right);
+      if (condition.comparator === '<>') return !same(left, right);
       const order = compare(left, right);
       return condition.comparator === '<'
         ? order < 0
@@ -448,6 +451,19 @@ function evaluate(
             : order >= 0;
     }
   }
+}
+
+function operandValue(
+  operand: Operand,
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): unknown {
+  return 'path' in operand ? item[attributeName(operand.path, names)] : valueOf(operand.value, values);
+}
+
+function same(left: unknown, right: unknown): boolean {
+  return left === right || (typeof left === 'object' && JSON.stringify(left) === JSON.stringify(right));
 }
 
 type UpdateAction =
@@ -504,27 +520,35 @@ function setValue(
   names: Record<string, string>,
   values: Record<string, unknown>,
 ): unknown {
-  const term = (at: number): [unknown, number] => {
-    const token = tokens[at];
-    if (token === 'if_not_exists') {
-      // if_not_exists ( path , operand )
-      const existing = item[attributeName(tokens[at + 2], names)];
-      const [fallback, end] = term(at + 4);
-      return [existing !== undefined ? existing : fallback, end + 1];
-    }
-    if (token.startsWith(':')) return [valueOf(token, values), at + 1];
-    return [item[attributeName(token, names)], at + 1];
-  };
-  let [result, at] = term(0);
+  let [result, at] = setTerm(tokens, 0, item, names, values);
   while (at < tokens.length) {
     const operator = tokens[at];
-    const [right, next] = term(at + 1);
+    const [right, next] = setTerm(tokens, at + 1, item, names, values);
     if (operator === '+') result = Number(result) + Number(right);
     else if (operator === '-') result = Number(result) - Number(right);
     else throw new Error(`MemoryDynamoDb: unsupported SET value ${tokens.join(' ')}`);
     at = next;
   }
   return result;
+}
+
+/** One term of a SET value starting at `at`: its value and the index after it. */
+function setTerm(
+  tokens: string[],
+  at: number,
+  item: Item,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): [unknown, number] {
+  const token = tokens[at];
+  if (token === 'if_not_exists') {
+    // if_not_exists ( path , operand )
+    const existing = item[attributeName(tokens[at + 2], names)];
+    const [fallback, end] = setTerm(tokens, at + 4, item, names, values);
+    return [existing !== undefined ? existing : fallback, end + 1];
+  }
+  if (token.startsWith(':')) return [valueOf(token, values), at + 1];
+  return [item[attributeName(token, names)], at + 1];
 }
 
 function applyUpdate(

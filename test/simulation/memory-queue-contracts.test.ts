@@ -22,11 +22,10 @@ function simulatedQueues(): QueueHarness {
   };
   return {
     // Every call completes at once: the contract is about the queues, not about latency or faults.
-    sqs: simulatedSqsClient(
-      queues,
-      async (_label, operation) => operation(),
-      () => undefined,
-    ),
+    sqs: simulatedSqsClient(queues, {
+      io: async (_label, operation) => operation(),
+      sqsSendFailure: () => undefined,
+    }),
     async createQueuePair({ fifo, visibilityTimeoutSeconds, maxReceiveCount }) {
       pairs += 1;
       const suffix = fifo ? '.fifo' : '';

@@ -77,30 +77,31 @@ export class Invocation {
   }
 
   get documents(): DynamoDBDocumentClient {
-    this.documentsClient ??= {
-      send: (command: unknown) =>
-        this.io(describeDynamoCommand(command), () => {
-          if (isTransaction(command) && this.scheduler.chance(this.faults.transactionConflict)) {
-            this.scheduler.fault('transaction-conflict', `${this.name}`);
-            throw MemoryDynamoDb.transactionConflict(transactionSize(command));
-          }
-          return this.db.execute(command);
-        }),
-    } as unknown as DynamoDBDocumentClient;
+    this.documentsClient ??= new SimulatedDocumentClient(this) as unknown as DynamoDBDocumentClient;
     return this.documentsClient;
   }
 
+  /** One DocumentClient call of this invocation, at its await point (see `io`). */
+  sendDocument(command: unknown): Promise<unknown> {
+    return this.io(describeDynamoCommand(command), () => {
+      if (isTransaction(command) && this.scheduler.chance(this.faults.transactionConflict)) {
+        this.scheduler.fault('transaction-conflict', `${this.name}`);
+        throw MemoryDynamoDb.transactionConflict(transactionSize(command));
+      }
+      return this.db.execute(command);
+    });
+  }
+
   get sqs(): SQSClient {
-    this.sqsClient ??= simulatedSqsClient(
-      this.queues,
-      (label, operation) => this.io(label, operation),
-      (queue) => {
-        if (!this.scheduler.chance(this.faults.sqsSendFailure)) return undefined;
-        this.scheduler.fault('sqs-send-failure', `${this.name} -> ${queue.options.name}`);
-        return new ServiceUnavailable(`SQS ${queue.options.name}`);
-      },
-    );
+    this.sqsClient ??= simulatedSqsClient(this.queues, this);
     return this.sqsClient;
+  }
+
+  /** Whether this SQS send fails as a whole (the error to throw), drawn on the seed. */
+  sqsSendFailure(queue: SimQueue): Error | undefined {
+    if (!this.scheduler.chance(this.faults.sqsSendFailure)) return undefined;
+    this.scheduler.fault('sqs-send-failure', `${this.name} -> ${queue.options.name}`);
+    return new ServiceUnavailable(`SQS ${queue.options.name}`);
   }
 
   private crash(where: string): SimulatedCrash {
@@ -123,16 +124,37 @@ function transactionSize(command: unknown): number {
   return ((command as CommandLike).input.TransactItems as unknown[]).length;
 }
 
+/**
+ * The DocumentClient the adapters get: only `send` is used. A class, not an
+ * object literal of closures, so an invocation creates no functions for it.
+ */
+class SimulatedDocumentClient {
+  constructor(private readonly invocation: Invocation) {}
+
+  send(command: unknown): Promise<unknown> {
+    return this.invocation.sendDocument(command);
+  }
+}
+
+function keyOf(input: Record<string, unknown>): string {
+  const key = (input.Key ?? input.Item) as Record<string, unknown> | undefined;
+  return key === undefined ? '' : `${String(key.pk ?? key.idempotencyKey)}|${String(key.sk ?? '')}`;
+}
+
 function describeDynamoCommand(command: unknown): string {
   const { constructor, input } = command as CommandLike;
-  const keyOf = (i: Record<string, unknown>) => {
-    const key = (i.Key ?? i.Item) as Record<string, unknown> | undefined;
-    return key === undefined ? '' : `${String(key.pk ?? key.idempotencyKey)}|${String(key.sk ?? '')}`;
-  };
-  if (constructor.name === 'TransactWriteCommand') {
+  const name = constructor.name;
+  if (name === 'TransactWriteCommand') {
     const items = input.TransactItems as Record<string, Record<string, unknown>>[];
-    return `TransactWrite[${items.map((i) => `${Object.keys(i)[0]} ${keyOf(Object.values(i)[0])}`).join(', ')}]`;
+    let described = '';
+    for (const item of items) {
+      for (const kind in item) {
+        described += `${described === '' ? '' : ', '}${kind} ${keyOf(item[kind])}`;
+        break;
+      }
+    }
+    return `TransactWrite[${described}]`;
   }
-  if (constructor.name === 'QueryCommand') return `Query ${String(input.IndexName ?? input.TableName)}`;
-  return `${constructor.name.replace('Command', '')} ${keyOf(input)}`;
+  if (name === 'QueryCommand') return `Query ${String(input.IndexName ?? input.TableName)}`;
+  return `${name.replace('Command', '')} ${keyOf(input)}`;
 }

@@ -38,18 +38,19 @@ export class SimProviders {
       this.scheduler.fault('provider-failure', `${name} ${idempotencyKey}`);
       throw new ServiceUnavailable(name);
     }
+    const calledAt = this.scheduler.date().toISOString();
     const entry = this.log.get(idempotencyKey) ?? {
       idempotencyKey,
       provider: name,
       payload,
       calls: 0,
       effects: 0,
-      firstCalledAt: this.scheduler.date().toISOString(),
+      firstCalledAt: calledAt,
       lastCalledAt: '',
       lastSeenAt: -Infinity,
     };
     entry.calls += 1;
-    entry.lastCalledAt = this.scheduler.date().toISOString();
+    entry.lastCalledAt = calledAt;
     if (now - entry.lastSeenAt >= this.options.memorySeconds * 1000) entry.effects += 1;
     entry.lastSeenAt = now;
     this.log.set(idempotencyKey, entry);

@@ -100,14 +100,21 @@ export class Scheduler {
 
   /** Runs events until none is left or the clock passes `untilMs`. */
   async run(untilMs = Number.POSITIVE_INFINITY): Promise<void> {
-    while (this.heap.length > 0 && this.heap[0].at <= untilMs) {
-      const event = this.pop();
-      this.now = event.at;
-      this.eventsRun += 1;
-      event.run();
-      await yieldToContinuations();
+    const restoreHost = cheapHost();
+    try {
+      while (this.heap.length > 0 && this.heap[0].at <= untilMs) {
+        const event = this.pop();
+        this.now = event.at;
+        this.eventsRun += 1;
+        event.run();
+        await yieldToContinuations();
+      }
+    } finally {
+      restoreHost();
     }
     if (untilMs !== Number.POSITIVE_INFINITY) this.now = Math.max(this.now, untilMs);
+    // Back to the host's event loop once per run: output and timers of the host (jest, the CLI) get their turn.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   pending(): number {
@@ -139,6 +146,46 @@ function before(a: ScheduledEvent, b: ScheduledEvent): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
+/**
+ * Resolves once every promise continuation queued so far, and every one those
+ * queue in turn, has run: Node runs the nextTick queue only after the
+ * microtask queue is empty. (setImmediate would wait for the same, plus a turn
+ * of the event loop per event, which costs more than most events.) The code
+ * under test schedules nothing with nextTick or timers: its clock is this one.
+ */
 function yieldToContinuations(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => process.nextTick(resolve));
+}
+
+/**
+ * Host settings that make the simulated functions cheaper to run without
+ * changing what they do; returns the function that restores them.
+ * - Errors keep no stack: the simulated services throw thousands of them a
+ *   second (conditional-check failures, outages, crashes), each capturing a
+ *   stack nobody reads (traces and reports use name and message only).
+ * - process.env becomes a plain copy: every read of the real one crosses into
+ *   C++, and Powertools reads it several times per record (its invoke-store check).
+ * Runs that overlap (one process running two schedules at once) share one
+ * swap: the host is restored when the last of them ends, not left half-swapped.
+ */
+let hostRuns = 0;
+let restoreHost: () => void = () => undefined;
+
+function cheapHost(): () => void {
+  if (hostRuns++ === 0) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    const env = process.env;
+    Error.stackTraceLimit = 0;
+    process.env = { ...env };
+    restoreHost = () => {
+      Error.stackTraceLimit = stackTraceLimit;
+      process.env = env;
+    };
+  }
+  let restored = false;
+  return () => {
+    if (restored) return;
+    restored = true;
+    if (--hostRuns === 0) restoreHost();
+  };
 }

@@ -56,6 +56,9 @@ export class SimQueue {
   private nextHandle = 0;
   expired: SimMessage[] = [];
   private waiters: (() => void)[] = [];
+  /** FIFO: the last receive in which each group was found blocked (cheaper than a new set per receive). */
+  private readonly groupBlockedIn = new Map<string, number>();
+  private receipts = 0;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -122,13 +125,15 @@ export class SimQueue {
     this.expire(now);
     const received: SimMessage[] = [];
     if (this.options.fifo) {
-      const blocked = new Set<string>();
+      // A group is blocked for this receive once one of its messages is found in flight.
+      const receipt = ++this.receipts;
+      const blockedIn = this.groupBlockedIn;
       for (const message of this.messages.values()) {
         if (received.length >= max) break;
         const group = message.groupId!;
-        if (blocked.has(group)) continue;
+        if (blockedIn.get(group) === receipt) continue;
         if (message.visibleAt > now) {
-          blocked.add(group); // in flight: the group waits for it
+          blockedIn.set(group, receipt); // in flight: the group waits for it
           continue;
         }
         if (this.moveIfExhausted(message)) continue;
@@ -225,7 +230,8 @@ export class SimQueue {
   private expire(now: number): void {
     const limit = now - this.options.retentionSeconds * 1000;
     for (const message of this.messages.values()) {
-      if (message.sentAt >= limit) continue;
+      // Messages are only ever added at the end, stamped with the current time: the rest are younger.
+      if (message.sentAt >= limit) break;
       this.messages.delete(message.messageId);
       this.expired.push(message);
       this.scheduler.trace(`${this.options.name} expired ${message.messageId} (retention)`);
@@ -235,26 +241,32 @@ export class SimQueue {
 
 /**
  * The subset of the SQS client the real adapters call (SqsEventPublisher,
- * SqsMessageControl), on simulated queues; `io` decides when each call
- * completes and whether it fails or crashes.
+ * SqsMessageControl), on simulated queues; the invocation's `io` decides when
+ * each call completes and whether it crashes, and its `sqsSendFailure` whether
+ * a send fails as a whole.
  */
-export function simulatedSqsClient(
-  queues: ReadonlyMap<string, SimQueue>,
-  io: <T>(label: string, operation: () => T) => Promise<T>,
-  failure: (queue: SimQueue) => Error | undefined,
-): SQSClient {
-  const queueOf = (url: string | undefined) => {
-    const queue = queues.get(url ?? '');
-    if (queue === undefined) throw new Error(`QueueDoesNotExist: ${url}`);
-    return queue;
-  };
-  const attributesOf = (attributes: Record<string, { StringValue?: string }> | undefined) =>
-    Object.fromEntries(Object.entries(attributes ?? {}).map(([k, v]) => [k, v.StringValue ?? '']));
-  const send = (command: unknown): Promise<unknown> => {
+export interface SqsCaller {
+  io<T>(label: string, operation: () => T): Promise<T>;
+  sqsSendFailure(queue: SimQueue): Error | undefined;
+}
+
+export function simulatedSqsClient(queues: ReadonlyMap<string, SimQueue>, caller: SqsCaller): SQSClient {
+  return new SimulatedSqsClient(queues, caller) as unknown as SQSClient;
+}
+
+/** A class, not an object literal of closures, so an invocation creates no functions for it. */
+class SimulatedSqsClient {
+  constructor(
+    private readonly queues: ReadonlyMap<string, SimQueue>,
+    private readonly caller: SqsCaller,
+  ) {}
+
+  send(command: unknown): Promise<unknown> {
+    const { caller } = this;
     if (command instanceof SendMessageBatchCommand) {
-      const queue = queueOf(command.input.QueueUrl);
-      return io(`SendMessageBatch ${queue.options.name} x${command.input.Entries?.length}`, () => {
-        const error = failure(queue);
+      const queue = this.queueOf(command.input.QueueUrl);
+      return caller.io(`SendMessageBatch ${queue.options.name} x${command.input.Entries?.length}`, () => {
+        const error = caller.sqsSendFailure(queue);
         if (error !== undefined) throw error;
         const Successful = (command.input.Entries ?? []).map((entry) => ({
           Id: entry.Id,
@@ -268,9 +280,9 @@ export function simulatedSqsClient(
       });
     }
     if (command instanceof SendMessageCommand) {
-      const queue = queueOf(command.input.QueueUrl);
-      return io(`SendMessage ${queue.options.name}`, () => {
-        const error = failure(queue);
+      const queue = this.queueOf(command.input.QueueUrl);
+      return caller.io(`SendMessage ${queue.options.name}`, () => {
+        const error = caller.sqsSendFailure(queue);
         if (error !== undefined) throw error;
         return {
           MessageId: queue.send(command.input.MessageBody ?? '', {
@@ -282,19 +294,33 @@ export function simulatedSqsClient(
       });
     }
     if (command instanceof ChangeMessageVisibilityCommand) {
-      const queue = queueOf(command.input.QueueUrl);
-      return io(`ChangeMessageVisibility ${command.input.ReceiptHandle} ${command.input.VisibilityTimeout}s`, () => {
-        queue.changeVisibility(command.input.ReceiptHandle ?? '', command.input.VisibilityTimeout ?? 0);
-        return {};
-      });
+      const queue = this.queueOf(command.input.QueueUrl);
+      return caller.io(
+        `ChangeMessageVisibility ${command.input.ReceiptHandle} ${command.input.VisibilityTimeout}s`,
+        () => {
+          queue.changeVisibility(command.input.ReceiptHandle ?? '', command.input.VisibilityTimeout ?? 0);
+          return {};
+        },
+      );
     }
     if (command instanceof DeleteMessageCommand) {
-      const queue = queueOf(command.input.QueueUrl);
-      return io(`DeleteMessage ${command.input.ReceiptHandle}`, () => ({
+      const queue = this.queueOf(command.input.QueueUrl);
+      return caller.io(`DeleteMessage ${command.input.ReceiptHandle}`, () => ({
         deleted: queue.delete(command.input.ReceiptHandle ?? ''),
       }));
     }
     throw new Error(`simulated SQS: unsupported command ${(command as object).constructor.name}`);
-  };
-  return { send } as unknown as SQSClient;
+  }
+
+  private queueOf(url: string | undefined): SimQueue {
+    const queue = this.queues.get(url ?? '');
+    if (queue === undefined) throw new Error(`QueueDoesNotExist: ${url}`);
+    return queue;
+  }
+}
+
+function attributesOf(attributes: Record<string, { StringValue?: string }> | undefined): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name in attributes) values[name] = attributes[name].StringValue ?? '';
+  return values;
 }

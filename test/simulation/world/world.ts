@@ -612,7 +612,17 @@ export class World {
   }
 
   /** The order a client's key must map to: the one its first session's caller derives. */
-  private readonly orderIdOf = (client: string, key: string): string => deriveOrderId(this.apiCaller(client, 1), key);
+  private readonly orderIdOf = (client: string, key: string): string => {
+    // Asked again for each cancel and by the final check: derived once per client and key (it hashes).
+    const known = `${client}\n${key}`;
+    let orderId = this.orderIds.get(known);
+    if (orderId === undefined) {
+      orderId = deriveOrderId(this.apiCaller(client, 1), key);
+      this.orderIds.set(known, orderId);
+    }
+    return orderId;
+  };
+  private readonly orderIds = new Map<string, string>();
 
   /** The API's error classes: 422 for key reuse, 503 for a dependency that failed transiently, no answer on a crash. */
   private statusOf(error: unknown, who: string): number | 'no-response' {
@@ -945,8 +955,8 @@ export class World {
       orderIdOf: this.orderIdOf,
       isPoison: isPoison,
       pendingOutbox: this.pendingOutbox,
-      orderItems: this.db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
-      effectItems: this.db.items(EFFECTS_TABLE),
+      orderItems: this.db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
+      effectItems: [...this.db.storedItems(EFFECTS_TABLE)],
       providerItems: this.providers.items(),
       deadLetterQueues: [
         { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },

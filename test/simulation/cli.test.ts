@@ -1,0 +1,31 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const tsxCli = join(__dirname, '../../node_modules/tsx/dist/cli.mjs');
+
+/** Runs `npm run sim -- ...args` with stdout into a pipe that is read slowly, as `| less` reads it. */
+function runSimIntoSlowPipe(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [tsxCli, join(__dirname, 'cli.ts'), ...args], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      // A slow reader: the pipe fills and the CLI's writes queue up behind it.
+      child.stdout.pause();
+      setTimeout(() => child.stdout.resume(), 5);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(chunks).toString('utf8') }));
+  });
+}
+
+test('a replayed trace reaches a slow pipe whole: the CLI exits only after stdout took every line', async () => {
+  const { code, stdout } = await runSimIntoSlowPipe(['--orders', '200', '--seed', '7', '--trace']);
+
+  const lines = stdout.trimEnd().split('\n');
+  expect(code).toBe(0);
+  expect(lines.length).toBeGreaterThan(1000);
+  expect(lines[lines.length - 1]).toMatch(/^trace hash [0-9a-f]{8}; violations: 0$/);
+}, 60_000);
