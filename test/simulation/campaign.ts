@@ -27,6 +27,7 @@ export interface CampaignReport {
   wallSeconds: number;
   cpuSeconds: number;
   faults: Record<string, number>;
+  consequences: Record<string, number>;
   failure?: FailureReport;
 }
 
@@ -52,6 +53,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     wallSeconds: 0,
     cpuSeconds: 0,
     faults: {},
+    consequences: {},
   };
   for (let seed = options.firstSeed; report.orders < options.orders; seed++) {
     const orders = Math.min(options.ordersPerSchedule, options.orders - report.orders);
@@ -61,6 +63,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     report.requests += result.requests;
     report.events += result.events;
     for (const [kind, count] of Object.entries(result.faults)) report.faults[kind] = (report.faults[kind] ?? 0) + count;
+    for (const [kind, count] of Object.entries(result.consequences))
+      report.consequences[kind] = (report.consequences[kind] ?? 0) + count;
     options.onProgress?.({ schedules: report.schedules, orders: report.orders });
     if (failed(result)) {
       report.failure = await explain(simulationOptions({ ...options.base, seed, orders }));

@@ -115,6 +115,9 @@ async function main(): Promise<number> {
   );
   console.log('  faults injected by kind:');
   for (const [kind, count] of Object.entries(report.faults).sort()) console.log(`    ${kind.padEnd(26)} ${count}`);
+  console.log('  consequences by kind:');
+  for (const [kind, count] of Object.entries(report.consequences).sort())
+    console.log(`    ${kind.padEnd(26)} ${count}`);
   if (report.failure !== undefined) {
     console.log(formatFailure(report.failure));
     return 1;

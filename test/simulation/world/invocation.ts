@@ -12,6 +12,17 @@ export class SimulatedCrash extends Error {
   }
 }
 
+/**
+ * The function ran past its timeout and Lambda stopped it: its result is lost
+ * (as on a crash), and what it was awaiting never completes from its view.
+ */
+export class FunctionTimeout extends Error {
+  constructor(name: string, seconds: number) {
+    super(`${name} timed out after ${seconds} s`);
+    this.name = 'FunctionTimeout';
+  }
+}
+
 export class ServiceUnavailable extends Error {
   constructor(what: string) {
     super(`${what} unavailable`);
@@ -26,7 +37,17 @@ export interface InvocationFaults {
   transactionConflict: number;
   /** Per SQS send: chance the call fails as a whole. */
   sqsSendFailure: number;
+  /**
+   * Per call of a function with a timeout: chance the call hangs past the
+   * function's timeout (a slow dependency), so Lambda stops the function.
+   */
+  timeoutPerCall: number;
 }
+
+/** A call the function sent before it was stopped lands (or not) at the service: a coin toss. */
+const LANDS_AFTER_TIMEOUT = 0.5;
+/** Never settles: what an await of a stopped function sees. */
+const NEVER = new Promise<never>(() => undefined);
 
 /**
  * One function invocation (or one API request). Every call it makes to the
@@ -37,8 +58,15 @@ export interface InvocationFaults {
  */
 export class Invocation {
   crashed = false;
+  /** Stopped by its timeout: nothing it awaits completes any more. */
+  timedOut = false;
   private documentsClient?: DynamoDBDocumentClient;
   private sqsClient?: SQSClient;
+  /** Virtual ms at which Lambda stops the function (Infinity: no timeout, as for the API's simulated requests). */
+  private readonly deadline: number;
+  private deadlineArmed = false;
+  private settled = false;
+  private stopRun?: (error: FunctionTimeout) => void;
 
   constructor(
     readonly name: string,
@@ -46,13 +74,65 @@ export class Invocation {
     private readonly db: MemoryDynamoDb,
     private readonly queues: ReadonlyMap<string, SimQueue>,
     private readonly faults: InvocationFaults,
-  ) {}
+    private readonly timeoutSeconds?: number,
+  ) {
+    this.deadline = timeoutSeconds === undefined ? Number.POSITIVE_INFINITY : scheduler.now + timeoutSeconds * 1000;
+  }
+
+  /** The invocation as Lambda runs it: the handler's outcome, or a FunctionTimeout when it is stopped first. */
+  run<T>(handler: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.stopRun = reject;
+      handler().then(
+        (value) => {
+          this.settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.settled = true;
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
+  /**
+   * Lambda stops the function at its deadline; armed only when something would
+   * still be running then (most invocations end long before: no event for them).
+   */
+  private armDeadline(what: string): void {
+    if (this.deadlineArmed) return;
+    this.deadlineArmed = true;
+    this.scheduler.at(this.deadline - this.scheduler.now, () => {
+      if (this.settled || this.crashed) return;
+      this.timedOut = true;
+      this.scheduler.fault('timeout', `${this.name} stopped after ${this.timeoutSeconds} s (${what} still running)`);
+      this.stopRun?.(new FunctionTimeout(this.name, this.timeoutSeconds ?? 0));
+    });
+  }
 
   io<T>(label: string, operation: () => T): Promise<T> {
     const scheduler = this.scheduler;
+    if (this.timedOut) return NEVER;
     return new Promise<T>((resolve, reject) => {
       if (this.crashed) return reject(new SimulatedCrash(`${this.name} (already dead)`));
-      scheduler.at(scheduler.between(1, 25), () => {
+      let latency = scheduler.between(1, 25);
+      if (this.deadline !== Number.POSITIVE_INFINITY) {
+        if (scheduler.chance(this.faults.timeoutPerCall)) latency += this.deadline - scheduler.now;
+        if (scheduler.now + latency > this.deadline) this.armDeadline(label);
+      }
+      scheduler.at(latency, () => {
+        if (this.timedOut) {
+          // The function is gone; the request it had sent may still land at the service.
+          if (!scheduler.chance(LANDS_AFTER_TIMEOUT)) return;
+          try {
+            operation();
+            scheduler.trace(`${this.name} ${label} landed after the function timed out`);
+          } catch (error) {
+            scheduler.trace(`${this.name} ${label} landed after the function timed out -> ${(error as Error).name}`);
+          }
+          return;
+        }
         if (this.crashed) return reject(new SimulatedCrash(`${this.name} (already dead)`));
         if (scheduler.chance(this.faults.crashPerCall / 2)) return reject(this.crash(`before ${label}`));
         let result: T;
@@ -73,7 +153,13 @@ export class Invocation {
 
   /** A wait inside the invocation (in-process retries), on the virtual clock. */
   sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.scheduler.at(ms, resolve));
+    if (this.timedOut) return NEVER;
+    if (this.scheduler.now + ms > this.deadline) this.armDeadline(`a ${ms} ms wait`);
+    return new Promise((resolve) =>
+      this.scheduler.at(ms, () => {
+        if (!this.timedOut) resolve();
+      }),
+    );
   }
 
   get documents(): DynamoDBDocumentClient {

@@ -23,6 +23,8 @@ export class Scheduler {
   now = 0;
   readonly random: () => number;
   readonly faults: Record<string, number> = {};
+  /** What the simulated services did in answer to faults (a bisected batch, a record given up on), by kind. */
+  readonly consequences: Record<string, number> = {};
   private readonly heap: ScheduledEvent[] = [];
   private seq = 0;
   private hash = 0x811c9dc5;
@@ -79,6 +81,12 @@ export class Scheduler {
   fault(kind: string, detail: string): void {
     this.faults[kind] = (this.faults[kind] ?? 0) + 1;
     this.trace(`FAULT ${kind}: ${detail}`);
+  }
+
+  /** Counts a consequence of faults by kind and traces it. */
+  count(kind: string, detail: string): void {
+    this.consequences[kind] = (this.consequences[kind] ?? 0) + 1;
+    this.trace(`${kind}: ${detail}`);
   }
 
   trace(line: string): void {

@@ -42,6 +42,7 @@ import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
 import { SimProviders } from './provider';
 import { Scheduler } from './scheduler';
 import { SimQueue, type SimMessage } from './sqs';
+import { StreamMapping, type BatchOutcome, type StreamRecordBase } from './stream';
 import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 
 /**
@@ -55,6 +56,12 @@ import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 export interface FaultRates {
   /** Per outside call of any invocation: the process dies at that await point. */
   crashPerCall: number;
+  /**
+   * Per outside call of the relay, the sweeper or a consumer: the call hangs
+   * past the function's timeout and Lambda stops the function (its result is
+   * lost; the call may still land).
+   */
+  timeoutPerCall: number;
   transactionConflict: number;
   sqsSendFailure: number;
   /** Standard queue: a received message is delivered again while in flight. */
@@ -119,7 +126,13 @@ export interface Settings {
   /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/constructs/pipelines.ts. */
   retryBudget: RetryBudget;
   consumerTimeoutSeconds: number;
+  relayTimeoutSeconds: number;
+  sweeperTimeoutSeconds: number;
+  /** The relay's stream event source mapping. */
+  relayBatchSize: number;
   relayRetryAttempts: number;
+  relayMaxRecordAgeSeconds: number;
+  relayBisectOnFunctionError: boolean;
   sweepAgeSeconds: number;
   providerMemorySeconds: number;
 }
@@ -142,11 +155,20 @@ export interface SimulationOptions {
   keepTrace?: number;
 }
 
-/** The deployed stack's numbers (lib/constructs) and a fault mix that a correct system survives. */
+/**
+ * The deployed stack's numbers (lib/constructs: pipelines.ts, outbox-relay.ts),
+ * checked against the synthesized template by stack-settings.test.ts; and a
+ * fault mix that a correct system survives.
+ */
 export const DEFAULT_SETTINGS: Settings = {
   retryBudget: RETRY_BUDGET,
   consumerTimeoutSeconds: 30,
+  relayTimeoutSeconds: 30,
+  sweeperTimeoutSeconds: 60,
+  relayBatchSize: 100,
   relayRetryAttempts: 8,
+  relayMaxRecordAgeSeconds: 6 * 3600,
+  relayBisectOnFunctionError: true,
   sweepAgeSeconds: 300,
   providerMemorySeconds: 24 * 3600,
 };
@@ -156,6 +178,8 @@ export const DEFAULT_FAULTS: FaultRates = {
   // At 0.02 (1 in 2) crashes of batch-mates burn a FIFO record's 5 receives on main
   // and applied records are dead-lettered (`--fault crashPerCall=0.02`, seed 5).
   crashPerCall: 0.003,
+  // A third of the crash rate, on the functions only: about 1 consumer batch in 30 is stopped by its timeout.
+  timeoutPerCall: 0.001,
   transactionConflict: 0.02,
   sqsSendFailure: 0.01,
   sqsDuplicate: 0.02,
@@ -216,26 +240,18 @@ export interface SimulationResult {
   traceHash: string;
   trace: string[];
   faults: Record<string, number>;
+  /** What the simulated services did in answer to faults (stream bisects, records given up on), by kind. */
+  consequences: Record<string, number>;
   events: number;
   virtualSeconds: number;
   requests: number;
   unexpectedErrors: string[];
 }
 
-interface StreamRecord {
-  sequenceNumber: string;
+interface StreamRecord extends StreamRecordBase {
   event: OrderEvent;
   /** The item as the stream carries it (NEW_IMAGE). */
   image: Record<string, AttributeValue>;
-  at: number;
-}
-
-interface Shard {
-  records: StreamRecord[];
-  position: number;
-  attempts: number;
-  /** Nothing to read: the next insert wakes the poller. */
-  idle: boolean;
 }
 
 const FIFO_BATCH = 10;
@@ -246,7 +262,6 @@ const INBOX_TTL_SECONDS = 21 * 86400;
 const STANDARD_BATCH = 10;
 const CONSUMER_CONCURRENCY = 3;
 const STREAM_SHARDS = 2;
-const RELAY_BATCH = 100;
 /** Stands for the table the deployed consumers log provider calls to; the simulated providers replace it. */
 const PROVIDER_LOG_TABLE = 'ProviderLog';
 /** The Lambda context every simulated invocation gets (the handlers only hand it to the logger and Powertools). */
@@ -274,18 +289,12 @@ export class World {
   readonly standardDlq: SimQueue;
   readonly relayFailures: SimQueue;
   private readonly queues = new Map<string, SimQueue>();
-  private readonly shards: Shard[] = Array.from({ length: STREAM_SHARDS }, () => ({
-    records: [],
-    position: 0,
-    attempts: 0,
-    idle: false,
-  }));
+  private readonly stream: StreamMapping<StreamRecord>;
   private readonly providers: SimProviders;
   private readonly plan: PlannedRequest[] = [];
   private readonly observations: Observation[] = [];
   private readonly unexpectedErrors: string[] = [];
   private pendingOutbox = 0;
-  private streamSequence = 0;
   private invocations = 0;
   private activeClients = 0;
   private stopped = false;
@@ -371,6 +380,23 @@ export class World {
       visibilityTimeoutSeconds: 30,
       retentionSeconds: dlqRetention,
     });
+    this.stream = new StreamMapping<StreamRecord>(
+      this.scheduler,
+      {
+        shards: STREAM_SHARDS,
+        batchSize: s.relayBatchSize,
+        retryAttempts: s.relayRetryAttempts,
+        maxRecordAgeSeconds: s.relayMaxRecordAgeSeconds,
+        bisectOnFunctionError: s.relayBisectOnFunctionError,
+        redeliveryChance: options.faults.streamRedelivery,
+      },
+      (batch) => this.relayBatch(batch),
+      (records, reason) =>
+        // What the mapping sends is metadata about the batch; the event ids stand for it here.
+        this.relayFailures.send(JSON.stringify({ onFailure: records.map((r) => r.event.eventId) }), {
+          attributes: { failureCause: `stream ${reason}` },
+        }),
+    );
     this.db.onChange = (change) => {
       if (change.table !== ORDERS_TABLE) return;
       const wasPending = change.oldImage?.pendingShard !== undefined;
@@ -388,14 +414,23 @@ export class World {
     return queue;
   }
 
-  private invocation(kind: string): Invocation {
+  /** One invocation; `timeoutSeconds` for the functions Lambda stops at their timeout (not the API's requests). */
+  private invocation(kind: string, timeoutSeconds?: number): Invocation {
     this.invocations += 1;
     const f = this.options.faults;
-    return new Invocation(`${kind}#${this.invocations}`, this.scheduler, this.db, this.queues, {
-      crashPerCall: f.crashPerCall,
-      transactionConflict: f.transactionConflict,
-      sqsSendFailure: f.sqsSendFailure,
-    });
+    return new Invocation(
+      `${kind}#${this.invocations}`,
+      this.scheduler,
+      this.db,
+      this.queues,
+      {
+        crashPerCall: f.crashPerCall,
+        transactionConflict: f.transactionConflict,
+        sqsSendFailure: f.sqsSendFailure,
+        timeoutPerCall: f.timeoutPerCall,
+      },
+      timeoutSeconds,
+    );
   }
 
   async run(): Promise<SimulationResult> {
@@ -439,7 +474,7 @@ export class World {
           this.pollQueue(this.standard, STANDARD_BATCH, (m) => this.loyaltyBatch(m)),
         );
       }
-      for (const shard of this.shards) scheduler.at(scheduler.between(0, 500), () => this.pollShard(shard));
+      this.stream.start();
       scheduler.at(60_000, () => this.sweep());
       if (options.redriveDlqsAfterSeconds !== undefined) {
         this.redrivePending = true;
@@ -642,52 +677,20 @@ export class World {
       return;
     }
     // Per-key order: an order's records always land on one shard.
-    const shard = this.shards[hashOf(String(item.pk)) % this.shards.length];
-    shard.records.push({
-      sequenceNumber: String(++this.streamSequence).padStart(12, '0'),
+    this.stream.insert(hashOf(String(item.pk)), {
+      sequenceNumber: this.stream.nextSequenceNumber(),
       event,
       image: marshall(item, { removeUndefinedValues: true }) as Record<string, AttributeValue>,
       at: this.scheduler.now,
     });
-    if (shard.idle) {
-      shard.idle = false;
-      // The mapping's batching window (1 s) lets a batch fill before the relay is invoked.
-      this.scheduler.at(this.scheduler.between(0, 1000), () => this.pollShard(shard));
-    }
   }
 
-  private pollShard(shard: Shard): void {
-    if (this.stopped) return;
-    const { scheduler } = this;
-    if (shard.position >= shard.records.length) {
-      shard.idle = true;
-      return;
-    }
-    const batch = shard.records.slice(shard.position, shard.position + RELAY_BATCH);
-    void this.relayBatch(batch).then((failedFrom) => {
-      if (failedFrom < batch.length) {
-        shard.attempts += 1;
-        if (shard.attempts > this.options.settings.relayRetryAttempts) {
-          // Retries exhausted: the records go to the on-failure destination and the shard moves on.
-          const skipped = batch.slice(failedFrom);
-          this.relayFailures.send(JSON.stringify({ onFailure: skipped.map((r) => r.event.eventId) }));
-          scheduler.trace(`relay gave up on ${skipped.length} stream records after ${shard.attempts - 1} retries`);
-          shard.position += batch.length;
-          shard.attempts = 0;
-        } else shard.position += failedFrom;
-      } else {
-        shard.attempts = 0;
-        if (scheduler.chance(this.options.faults.streamRedelivery))
-          scheduler.fault('stream-redelivery', `${batch.length} records`);
-        else shard.position += batch.length;
-      }
-      scheduler.at(scheduler.between(10, 500), () => this.pollShard(shard));
-    });
-  }
-
-  /** One relay invocation; resolves the index of the first record to retry (batch.length when all went through). */
-  private async relayBatch(batch: StreamRecord[]): Promise<number> {
-    const invocation = this.invocation('relay');
+  /**
+   * One relay invocation: its batch response, or a function error when it
+   * crashed, threw or was stopped by its timeout (the mapping then bisects).
+   */
+  private async relayBatch(batch: StreamRecord[]): Promise<BatchOutcome> {
+    const invocation = this.invocation('relay', this.options.settings.relayTimeoutSeconds);
     this.scheduler.trace(
       `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
     );
@@ -698,14 +701,17 @@ export class World {
       this.relayFaults,
     );
     try {
-      const response = await relay(streamEvent(batch), SIMULATED_CONTEXT);
-      if (invocation.crashed) return 0;
+      const response = await invocation.run(() => relay(streamEvent(batch), SIMULATED_CONTEXT));
+      if (invocation.crashed) {
+        this.scheduler.trace(`${invocation.name} crashed: function error`);
+        return { kind: 'function-error' };
+      }
       const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
       const firstFailed = batch.findIndex((r) => failed.has(r.sequenceNumber));
-      return firstFailed === -1 ? batch.length : firstFailed;
+      return { kind: 'response', failedFrom: firstFailed === -1 ? batch.length : firstFailed };
     } catch (error) {
       this.scheduler.trace(`${invocation.name} failed: ${String(error)}`);
-      return 0;
+      return { kind: 'function-error' };
     }
   }
 
@@ -720,16 +726,18 @@ export class World {
 
   private sweep(): void {
     if (this.stopped) return;
-    const invocation = this.invocation('sweeper');
+    const invocation = this.invocation('sweeper', this.options.settings.sweeperTimeoutSeconds);
     const sweeper = makeSweeperHandler(this.outboxWiring(invocation), {
       minAgeSeconds: this.options.settings.sweepAgeSeconds,
     });
-    sweeper(undefined, SIMULATED_CONTEXT).then(
-      (result) => {
-        if (result.republished > 0) this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
-      },
-      (error) => this.scheduler.trace(`${invocation.name} failed: ${String(error)}`),
-    );
+    invocation
+      .run(() => sweeper(undefined, SIMULATED_CONTEXT))
+      .then(
+        (result) => {
+          if (result.republished > 0) this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
+        },
+        (error) => this.scheduler.trace(`${invocation.name} failed: ${String(error)}`),
+      );
     this.scheduler.at(60_000, () => this.sweep());
   }
 
@@ -803,30 +811,30 @@ export class World {
   }
 
   private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
-    const invocation = this.invocation('fulfilment');
+    const invocation = this.invocation('fulfilment', this.options.settings.consumerTimeoutSeconds);
     const event = this.sqsEvent(this.fifo, messages);
     const handler = makeFulfilmentHandler(this.consumerWiring(invocation, 'fulfilment', event));
     this.acknowledge(
       invocation,
       this.fifo,
       messages,
-      await this.invoke(invocation, () => handler(event, SIMULATED_CONTEXT)),
+      await this.invoke(invocation, () => invocation.run(() => handler(event, SIMULATED_CONTEXT))),
     );
   }
 
   private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
-    const invocation = this.invocation('loyalty');
+    const invocation = this.invocation('loyalty', this.options.settings.consumerTimeoutSeconds);
     const event = this.sqsEvent(this.standard, messages);
     const handler = makeLoyaltyHandler(this.consumerWiring(invocation, 'loyalty', event));
     this.acknowledge(
       invocation,
       this.standard,
       messages,
-      await this.invoke(invocation, () => handler(event, SIMULATED_CONTEXT)),
+      await this.invoke(invocation, () => invocation.run(() => handler(event, SIMULATED_CONTEXT))),
     );
   }
 
-  /** The handler's response; undefined when the invocation threw (Lambda then retries the whole batch). */
+  /** The handler's response; undefined when the invocation threw or timed out (nothing is deleted: all come back). */
   private async invoke(
     invocation: Invocation,
     run: () => Promise<SQSBatchResponse>,
@@ -847,7 +855,8 @@ export class World {
     response: SQSBatchResponse | undefined,
   ): void {
     if (invocation.crashed || response === undefined) {
-      this.scheduler.trace(`${invocation.name} acked nothing (${invocation.crashed ? 'crashed' : 'failed'})`);
+      const why = invocation.crashed ? 'crashed' : invocation.timedOut ? 'timed out' : 'failed';
+      this.scheduler.trace(`${invocation.name} acked nothing (${why})`);
       return;
     }
     const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
@@ -921,16 +930,17 @@ export class World {
       this.pendingOutbox === 0 &&
       this.fifo.messages.size === 0 &&
       this.standard.messages.size === 0 &&
-      this.shards.every((s) => s.position >= s.records.length);
+      this.stream.backlog().every((left) => left === 0);
     const idle = quiet && !this.redrivePending;
     if (idle || this.scheduler.now >= deadline) {
       this.stopped = true;
+      this.stream.stop();
       this.scheduler.trace(
         idle
           ? 'drained'
           : `deadline reached before the system drained: ${this.activeClients} clients busy, ${this.pendingOutbox} outbox items pending, ` +
               `${this.fifo.messages.size} + ${this.standard.messages.size} messages queued, ` +
-              `${this.shards.map((s) => s.records.length - s.position).join('+')} stream records left`,
+              `${this.stream.backlog().join('+')} stream records left`,
       );
       return;
     }
@@ -973,6 +983,7 @@ export class World {
       traceHash: this.scheduler.traceHash(),
       trace: this.scheduler.traceTail(),
       faults: { ...this.scheduler.faults },
+      consequences: { ...this.scheduler.consequences },
       events: this.scheduler.eventsRun,
       virtualSeconds: this.scheduler.now / 1000,
       requests: this.plan.length,
