@@ -692,7 +692,7 @@ export class World {
   private async relayBatch(batch: StreamRecord[]): Promise<BatchOutcome> {
     const invocation = this.invocation('relay', this.options.settings.relayTimeoutSeconds);
     this.scheduler.trace(
-      `${invocation.name} got stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
+      `${invocation.name} got ${batch.length} stream records ${batch[0].sequenceNumber}..${batch[batch.length - 1].sequenceNumber}`,
     );
     const wiring = this.outboxWiring(invocation);
     // The resend fault publishes through `publisherWith`: counted here as it goes out.
@@ -813,6 +813,7 @@ export class World {
   private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('fulfilment', this.options.settings.consumerTimeoutSeconds);
     const event = this.sqsEvent(this.fifo, messages);
+    this.traceReceipt(invocation, messages);
     const handler = makeFulfilmentHandler(this.consumerWiring(invocation, 'fulfilment', event));
     this.acknowledge(
       invocation,
@@ -825,6 +826,7 @@ export class World {
   private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
     const invocation = this.invocation('loyalty', this.options.settings.consumerTimeoutSeconds);
     const event = this.sqsEvent(this.standard, messages);
+    this.traceReceipt(invocation, messages);
     const handler = makeLoyaltyHandler(this.consumerWiring(invocation, 'loyalty', event));
     this.acknowledge(
       invocation,
@@ -832,6 +834,12 @@ export class World {
       messages,
       await this.invoke(invocation, () => invocation.run(() => handler(event, SIMULATED_CONTEXT))),
     );
+  }
+
+  private traceReceipt(invocation: Invocation, messages: SimMessage[]): void {
+    let ids = '';
+    for (const m of messages) ids += ` ${m.messageId}`;
+    this.scheduler.trace(`${invocation.name} got${ids}`);
   }
 
   /** The handler's response; undefined when the invocation threw or timed out (nothing is deleted: all come back). */
