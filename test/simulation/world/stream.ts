@@ -8,7 +8,7 @@ import type { Scheduler } from './scheduler';
  *   are done; the rest is retried, as one retry attempt;
  * - a function error (the invocation crashed, threw or timed out): with
  *   bisect on, a batch of more than one record is split in two and the halves
- *   are retried one after the other, without spending a retry attempt; a batch
+ *   are retried one after the other, each with the full retry attempts; a batch
  *   of one (or any batch with bisect off) is retried as one retry attempt;
  * - past `retryAttempts` retries, the batch goes to the on-failure destination
  *   and the shard moves on;
@@ -109,9 +109,11 @@ export class StreamMapping<R extends StreamRecordBase> {
     const batch = shard.records.slice(shard.position, shard.position + size);
     void this.invoke(batch).then((outcome) => {
       if (outcome.kind === 'function-error' && settings.bisectOnFunctionError && batch.length > 1) {
-        // Splitting spends no retry attempt: the halves are tried in order.
+        // Splitting spends no retry attempt: the halves are tried in order, each with its own retry attempts
+        // (as the local runtime's stream poller does, local/sources/stream-poller.ts).
         const first = Math.ceil(batch.length / 2);
         shard.splits.splice(0, shard.splits.length > 0 ? 1 : 0, first, batch.length - first);
+        shard.attempts = 0;
         scheduler.count('stream-bisect', `${batch.length} records -> ${first} + ${batch.length - first}`);
       } else {
         const failedFrom = outcome.kind === 'function-error' ? 0 : outcome.failedFrom;
