@@ -1,6 +1,7 @@
 import './environment';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { lambdaContext } from '../../support/api-events';
 import type {
   APIGatewayProxyEvent,
   AttributeValue,
@@ -264,22 +265,6 @@ const CONSUMER_CONCURRENCY = 3;
 const STREAM_SHARDS = 2;
 /** Stands for the table the deployed consumers log provider calls to; the simulated providers replace it. */
 const PROVIDER_LOG_TABLE = 'ProviderLog';
-/** The Lambda context every simulated invocation gets (the handlers only hand it to the logger and Powertools). */
-const SIMULATED_CONTEXT: Context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'simulation',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:simulation',
-  memoryLimitInMB: '256',
-  awsRequestId: 'simulation',
-  logGroupName: '/aws/lambda/simulation',
-  logStreamName: 'simulation',
-  getRemainingTimeInMillis: () => 30_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-};
-
 export class World {
   readonly scheduler: Scheduler;
   readonly db = new MemoryDynamoDb();
@@ -701,7 +686,9 @@ export class World {
       this.relayFaults,
     );
     try {
-      const response = await invocation.run(() => relay(streamEvent(batch), SIMULATED_CONTEXT));
+      const response = await invocation.run(() =>
+        relay(streamEvent(batch), this.contextOf(invocation, this.options.settings.relayTimeoutSeconds)),
+      );
       if (invocation.crashed) {
         this.scheduler.trace(`${invocation.name} crashed: function error`);
         return { kind: 'function-error' };
@@ -731,7 +718,7 @@ export class World {
       minAgeSeconds: this.options.settings.sweepAgeSeconds,
     });
     invocation
-      .run(() => sweeper(undefined, SIMULATED_CONTEXT))
+      .run(() => sweeper(undefined, this.contextOf(invocation, this.options.settings.sweeperTimeoutSeconds)))
       .then(
         (result) => {
           if (result.republished > 0) this.scheduler.trace(`${invocation.name} ${JSON.stringify(result)}`);
@@ -810,30 +797,38 @@ export class World {
     };
   }
 
-  private async fulfilmentBatch(messages: SimMessage[]): Promise<void> {
-    const invocation = this.invocation('fulfilment', this.options.settings.consumerTimeoutSeconds);
-    const event = this.sqsEvent(this.fifo, messages);
+  private fulfilmentBatch(messages: SimMessage[]): Promise<void> {
+    return this.consumerBatch('fulfilment', this.fifo, makeFulfilmentHandler, messages);
+  }
+
+  private loyaltyBatch(messages: SimMessage[]): Promise<void> {
+    return this.consumerBatch('loyalty', this.standard, makeLoyaltyHandler, messages);
+  }
+
+  /** One invocation of a consumer's deployed handler on a received batch, then what Lambda does with its answer. */
+  private async consumerBatch(
+    consumer: 'fulfilment' | 'loyalty',
+    queue: SimQueue,
+    makeHandler: typeof makeFulfilmentHandler,
+    messages: SimMessage[],
+  ): Promise<void> {
+    const timeoutSeconds = this.options.settings.consumerTimeoutSeconds;
+    const invocation = this.invocation(consumer, timeoutSeconds);
+    const event = this.sqsEvent(queue, messages);
     this.traceReceipt(invocation, messages);
-    const handler = makeFulfilmentHandler(this.consumerWiring(invocation, 'fulfilment', event));
+    const handler = makeHandler(this.consumerWiring(invocation, consumer, event));
+    const context = this.contextOf(invocation, timeoutSeconds);
     this.acknowledge(
       invocation,
-      this.fifo,
+      queue,
       messages,
-      await this.invoke(invocation, () => invocation.run(() => handler(event, SIMULATED_CONTEXT))),
+      await this.invoke(invocation, () => invocation.run(() => handler(event, context))),
     );
   }
 
-  private async loyaltyBatch(messages: SimMessage[]): Promise<void> {
-    const invocation = this.invocation('loyalty', this.options.settings.consumerTimeoutSeconds);
-    const event = this.sqsEvent(this.standard, messages);
-    this.traceReceipt(invocation, messages);
-    const handler = makeLoyaltyHandler(this.consumerWiring(invocation, 'loyalty', event));
-    this.acknowledge(
-      invocation,
-      this.standard,
-      messages,
-      await this.invoke(invocation, () => invocation.run(() => handler(event, SIMULATED_CONTEXT))),
-    );
+  /** The Lambda context of one invocation: its deadline on the virtual clock, its name as the request id. */
+  private contextOf(invocation: Invocation, timeoutSeconds: number): Context {
+    return lambdaContext(timeoutSeconds * 1000, { clock: () => this.scheduler.now, requestId: invocation.name });
   }
 
   private traceReceipt(invocation: Invocation, messages: SimMessage[]): void {
