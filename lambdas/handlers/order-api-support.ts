@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { dynamoDbDocumentClient } from '../adapters/aws-clients';
 import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
 import { requireEnv } from '../shared/config';
-import { problem, type HttpResponse } from './http';
+import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
 
 /** The repository for the read/cancel handlers, built once per process. */
 export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
@@ -27,4 +27,17 @@ export function orderIdParam(
     };
   }
   return { ok: true, orderId };
+}
+
+/**
+ * What GET and cancel on `/orders/{orderId}` start from: the caller (403
+ * without one) and the order id (400 when it cannot be one), in that order.
+ */
+export function orderRequestOf(
+  event: APIGatewayProxyEvent,
+): { ok: true; caller: string; orderId: string } | { ok: false; response: HttpResponse } {
+  const caller = callerOf(event);
+  if (caller === undefined) return { ok: false, response: FORBIDDEN };
+  const id = orderIdParam(event);
+  return id.ok ? { ok: true, caller, orderId: id.orderId } : id;
 }
