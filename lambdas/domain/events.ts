@@ -30,6 +30,9 @@ const orderCancelledSchema = eventBase.extend({
 
 const orderEventSchema = z.discriminatedUnion('eventType', [orderPlacedSchema, orderCancelledSchema]);
 
+/** Every event type the orders domain writes to the outbox; a consumer may take only these. */
+export const ORDER_EVENT_TYPES = ['OrderPlaced', 'OrderCancelled'] as const;
+
 export type OrderPlacedEvent = z.infer<typeof orderPlacedSchema>;
 export type OrderCancelledEvent = z.infer<typeof orderCancelledSchema>;
 export type OrderEvent = OrderPlacedEvent | OrderCancelledEvent;
