@@ -1,49 +1,33 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
+import { consumerSpec } from '../consumers';
 import { PermanentError } from '../domain/errors';
-import type { OrderEvent } from '../domain/events';
-import { flushMetrics, logger } from '../shared/observability';
-import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
-import { consumeRecord } from '../handlers/consumer-support';
+import { parseOrderEvent } from '../domain/events';
 import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
+import { queueConsumerHandler } from '../handlers/queue-consumer';
+import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
+
+const SPEC = consumerSpec('loyalty');
 
 /**
  * Standard-queue consumer: credits loyalty points and sends the confirmation
- * e-mail. Records are independent, so Powertools processes them in parallel and
- * reports exactly the failed message ids.
+ * e-mail. Records are independent, so they are processed in parallel
+ * (queue-consumer.ts).
  *
- * `makeLoyaltyHandler` is the whole function on given parts (see fulfilment-consumer.ts).
+ * `makeHandler` is the whole function on given parts (see fulfilment-consumer.ts).
  */
-export function makeLoyaltyHandler(wiring: ConsumerWiring) {
-  const settings = wiring.settings;
+export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
   const mail = wiring.provider('mail');
-  const applyFor = (record: SQSRecord) =>
-    wiring.withFaults((e: OrderEvent) => {
-      if (e.eventType !== 'OrderPlaced') {
-        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+  return queueConsumerHandler(wiring, {
+    fifo: SPEC.fifo,
+    parse: parseOrderEvent,
+    apply: (event, record) => {
+      if (event.eventType !== 'OrderPlaced') {
+        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.eventType}`);
       }
-      return creditLoyaltyPoints(e, { ledger: wiring.ledgerFor(ledger, record), mail });
-    });
-
-  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    logger.addContext(context);
-    await wiring.refreshFaults();
-    const processor = new BatchProcessor(EventType.SQS);
-    try {
-      return await processPartialResponse(
-        event,
-        (record: SQSRecord) => consumeRecord(record, settings, applyFor(record)),
-        processor,
-        // Every record failed is still a partial response (all ids), not a thrown error: each
-        // record keeps its own backoff, and the batch does not count as a function error.
-        { context, throwOnFullBatchFailure: false },
-      );
-    } finally {
-      flushMetrics();
-    }
-  };
+      return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail });
+    },
+  });
 }
 
-export const handler = makeLoyaltyHandler(deployedConsumerWiring({ consumer: 'loyalty', fifo: false }));
+export const handler = makeHandler(deployedConsumerWiring(SPEC));

@@ -65,14 +65,24 @@ const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
  * message. A heartbeat could only fire after the job had been killed, and
  * would then overwrite the backoff set on failure.
  */
-export async function consumeRecord(
+export function consumeRecord(
   record: SQSRecord,
   settings: ConsumerSettings,
   apply: (event: OrderEvent) => Promise<ApplyOutcome>,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
+  return consumeRecordWith(record, settings, parseOrderEvent, apply);
+}
+
+/** {@link consumeRecord} for any event: `parse` reads the body, throwing a PermanentError on one it cannot use. */
+export async function consumeRecordWith<E extends { eventId: string }>(
+  record: SQSRecord,
+  settings: ConsumerSettings,
+  parse: (body: string) => E,
+  apply: (event: E) => Promise<ApplyOutcome>,
+): Promise<ApplyOutcome | 'dead-lettered'> {
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
   try {
-    const event = parseOrderEvent(record.body);
+    const event = parse(record.body);
     const outcome = await withContentionRetries(() => apply(event), settings.inProcess);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied')

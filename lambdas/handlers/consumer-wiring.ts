@@ -8,6 +8,7 @@ import { isContention } from '../adapters/transient-errors';
 import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../domain/backoff';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
 import { inboxClaimDisabled } from '../faults/inbox-bypass';
+import type { ConsumerSpec } from '../messaging/consumer-spec';
 import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
@@ -66,13 +67,13 @@ export interface ConsumerDependencies {
   ledgerFor?: <L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord) => L;
 }
 
-/** A deployed consumer's wiring: its environment and AWS clients; its metrics carry the consumer's name. */
-export function deployedConsumerWiring(options: { consumer: string; fifo: boolean }): ConsumerWiring {
-  const wiring = consumerWiring(consumerConfigFromEnv(options), {
+/** A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name. */
+export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo'>): ConsumerWiring {
+  const wiring = consumerWiring(consumerConfigFromEnv({ consumer: spec.name, fifo: spec.fifo }), {
     documents: dynamoDbDocumentClient(),
     sqs: sqsClient(),
   });
-  metrics.setDefaultDimensions({ consumer: options.consumer });
+  metrics.setDefaultDimensions({ consumer: spec.name });
   return wiring;
 }
 
