@@ -3,9 +3,17 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
 import { orderPlacedEventId, type OrderLine } from '../domain/order';
-import type { EffectsReader, FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../ports/ledgers';
+import type { EventEnvelope } from '../messaging/envelope';
+import type {
+  EffectsReader,
+  EntityEffectLedger,
+  FulfilmentLedger,
+  LedgerResult,
+  LoyaltyLedger,
+} from '../ports/ledgers';
 import {
   customerKey,
+  entityEffectKey,
   expiresAfter,
   fulfilmentKey,
   inboxKey,
@@ -293,6 +301,38 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
           Key: customerKey(event.customerId),
           UpdateExpression: 'SET customerId = :id ADD points :points',
           ExpressionAttributeValues: { ':id': event.customerId, ':points': points },
+        },
+      },
+    ]);
+  }
+}
+
+/**
+ * The effect of a consumer made by `npm run new:consumer`: one item per
+ * consumer and entity (`EFFECT#<consumer>#<entityId>`), `appliedCount += 1` and
+ * `lastEventId` under the inbox claim `INBOX#<consumer>#<eventId>`. The ADD is
+ * deliberately not idempotent: only the claim stops a duplicate from counting
+ * twice, so the proof kit can see a double when the claim is switched off.
+ */
+export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEffectLedger {
+  constructor(client: DynamoDBDocumentClient, consumer: string, options: LedgerOptions) {
+    super(client, consumer, options);
+  }
+
+  async apply(event: EventEnvelope): Promise<LedgerResult> {
+    return this.transact(event.eventId, [
+      {
+        Update: {
+          TableName: this.options.tableName,
+          Key: entityEffectKey(this.consumer, event.entityId),
+          UpdateExpression:
+            'SET consumer = :consumer, entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
+          ExpressionAttributeValues: {
+            ':consumer': this.consumer,
+            ':entityId': event.entityId,
+            ':eventId': event.eventId,
+            ':one': 1,
+          },
         },
       },
     ]);

@@ -9,6 +9,8 @@
  *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
  *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
  *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
+ *   pk = EFFECT#<consumer>#<entityId> sk = EFFECT     a generated consumer's effect (new:consumer): `appliedCount`
+ *                                                     of events applied to the entity, and `lastEventId`
  *   pk = TRIES#<consumer>#<messageId> sk = TRIES     the FIFO consumer's count of failed tries of a message
  *                                                     (dynamodb-try-counter.ts), with the same TTL attribute
  */
@@ -20,6 +22,10 @@ export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${c
 export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });
 export const customerKey = (customerId: string) => ({ pk: `CUSTOMER#${customerId}`, sk: 'CUSTOMER' });
 export const fulfilmentKey = (orderId: string) => ({ pk: `FULFILMENT#${orderId}`, sk: 'FULFILMENT' });
+export const entityEffectKey = (consumer: string, entityId: string) => ({
+  pk: `EFFECT#${consumer}#${entityId}`,
+  sk: 'EFFECT',
+});
 export const triesKey = (consumer: string, messageId: string) => ({
   pk: `TRIES#${consumer}#${messageId}`,
   sk: 'TRIES',

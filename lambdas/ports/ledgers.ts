@@ -1,4 +1,5 @@
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
 
 /**
  * What applying an event did:
@@ -45,6 +46,17 @@ export interface FulfilmentLedger extends ProviderCallRecord {
 export interface LoyaltyLedger extends ProviderCallRecord {
   /** Inbox claim + `points += n` on the customer, in one transaction. */
   credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult>;
+}
+
+/**
+ * The generic effect of a consumer made by `npm run new:consumer`: a count of
+ * the events applied per entity. It knows no domain, and it is not idempotent
+ * on its own (an ADD), so a missing inbox claim shows as a double count.
+ * Nothing supersedes it: every event's provider call is owed until recorded done.
+ */
+export interface EntityEffectLedger extends ProviderCallRecord {
+  /** Inbox claim + `appliedCount += 1` and `lastEventId` on the consumer's item for `event.entityId`, in one transaction. */
+  apply(event: EventEnvelope): Promise<LedgerResult>;
 }
 
 /** Read models for the API. */

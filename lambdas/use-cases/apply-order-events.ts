@@ -1,7 +1,8 @@
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import { loyaltyPoints } from '../domain/order';
-import type { ApplyOutcome, FulfilmentLedger, LedgerResult, LoyaltyLedger, ProviderCallRecord } from '../ports/ledgers';
+import type { ApplyOutcome, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
+import { callProviderIfOwed } from './call-provider-if-owed';
 
 /**
  * The two consumers' use cases. Each applies its effect through a ledger that
@@ -45,18 +46,4 @@ export async function creditLoyaltyPoints(
       pointsEarned: points,
     }),
   );
-}
-
-/** A provider failure propagates (transient: the message is retried, and the call is still owed then). */
-async function callProviderIfOwed(
-  result: LedgerResult,
-  eventId: string,
-  record: ProviderCallRecord,
-  call: () => Promise<void>,
-): Promise<ApplyOutcome> {
-  if (result.providerCallPending) {
-    await call();
-    await record.recordProviderCallDone(eventId);
-  }
-  return result.outcome;
 }

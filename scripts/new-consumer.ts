@@ -1,0 +1,311 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as prettier from 'prettier';
+import { CONSUMERS } from '../lambdas/consumers';
+import { ORDER_EVENT_TYPES } from '../lambdas/domain/events';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
+
+/**
+ * `npm run new:consumer -- <name> [--fifo]`: scaffolds a queue consumer.
+ *
+ * Writes its entry point (the handler, lambdas/handlers/queue-consumer.ts on its
+ * spec), its effect module (the generic effect, to be replaced by the user's
+ * own) and its unit test, then adds its spec to lambdas/consumers.ts (above the
+ * marker line) and its entry point to ENTRY_POINTS. The consumer list drives
+ * the rest: queues, routing, grants, alarms, outputs, the proof kit.
+ *
+ * Everything is checked before anything is written: a bad name (the rule of
+ * validateConsumerSpecs, which this runs on the list with the new spec), a name
+ * or a file that exists, a list without its marker. Then it exits 1 with one
+ * line on stderr, and the repository is unchanged.
+ */
+
+const MARKER = '// new:consumer inserts above this line';
+const ENTRY_POINTS_END = '} as const satisfies Record<string, string>;';
+/** Standard queue: parallel, for effects that do not care about order. */
+const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
+/** FIFO: one entity's events in order; FIFO event sources take no batching window. */
+const FIFO = { batchSize: 10, batchingWindowSeconds: 0, maxConcurrency: 10 };
+
+class Refused extends Error {}
+
+interface Plan {
+  writes: { path: string; text: string; what: string }[];
+  spec: ConsumerSpec;
+}
+
+export async function main(argv: string[], root = resolve(__dirname, '..')): Promise<number> {
+  try {
+    const plan = await planConsumer(argv, root);
+    for (const { path, text } of plan.writes) writeFileSync(join(root, path), text);
+    report(plan);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error;
+    console.error(`new:consumer: ${error.message}`);
+    return 1;
+  }
+}
+
+async function planConsumer(argv: string[], root: string): Promise<Plan> {
+  const { name, fifo } = parseCommandLine(argv);
+  const entryPoint = `${name}-consumer`;
+  const spec: ConsumerSpec = {
+    name,
+    fifo,
+    // FIFO: everything the producer writes, in order per entity; standard: its first type.
+    eventTypes: fifo ? [...ORDER_EVENT_TYPES] : [ORDER_EVENT_TYPES[0]],
+    entryPoint: entryPoint as ConsumerSpec['entryPoint'],
+    ...(fifo ? FIFO : STANDARD),
+  };
+  try {
+    validateConsumerSpecs([...CONSUMERS, spec], ORDER_EVENT_TYPES);
+  } catch (error) {
+    throw new Refused((error as Error).message);
+  }
+
+  const id = consumerId(name);
+  const files = {
+    entryPoint: `lambdas/entry-points/${entryPoint}.ts`,
+    effect: `lambdas/use-cases/${name}-effect.ts`,
+    test: `test/unit/${entryPoint}.test.ts`,
+  };
+  for (const path of Object.values(files))
+    if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
+
+  const consumersPath = 'lambdas/consumers.ts';
+  const entryPointsPath = 'lambdas/entry-points/index.ts';
+  const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
+  const entryPoints = read(root, entryPointsPath);
+  if (entryPoints.includes(`'${entryPoint}':`)) throw new Refused(`${entryPointsPath} already lists ${entryPoint}`);
+  const index = insertBefore(
+    entryPoints,
+    entryPointsPath,
+    ENTRY_POINTS_END,
+    `  '${entryPoint}': '${entryPoint}.ts',\n`,
+  );
+
+  const sources = [
+    { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
+    { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
+    { path: files.test, text: testSource(spec), what: 'its unit test' },
+    { path: consumersPath, text: consumers, what: `its spec (${describe(spec)})` },
+    { path: entryPointsPath, text: index, what: `'${entryPoint}' in ENTRY_POINTS` },
+  ];
+  const writes = [];
+  for (const source of sources) writes.push({ ...source, text: await format(root, source.path, source.text) });
+  return { writes, spec };
+}
+
+function parseCommandLine(argv: string[]): { name: string; fifo: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { fifo: { type: 'boolean', default: false } }, allowPositionals: true });
+  } catch (error) {
+    throw new Refused(`${(error as Error).message} (usage: npm run new:consumer -- <name> [--fifo])`);
+  }
+  if (parsed.positionals.length !== 1)
+    throw new Refused('give one consumer name (usage: npm run new:consumer -- <name> [--fifo])');
+  return { name: parsed.positionals[0], fifo: parsed.values.fifo === true };
+}
+
+function read(root: string, path: string): string {
+  return readFileSync(join(root, path), 'utf8');
+}
+
+/** `text` with `insertion` on its own lines just above the line holding `marker` (the marker found exactly once). */
+function insertBefore(text: string, path: string, marker: string, insertion: string): string {
+  const at = text.indexOf(marker);
+  if (at < 0 || text.indexOf(marker, at + 1) >= 0)
+    throw new Refused(`${path} must hold the line "${marker}" exactly once`);
+  const lineStart = text.lastIndexOf('\n', at) + 1;
+  return text.slice(0, lineStart) + insertion + text.slice(lineStart);
+}
+
+async function format(root: string, path: string, text: string): Promise<string> {
+  const filepath = join(root, path);
+  const options = (await prettier.resolveConfig(filepath)) ?? {};
+  return prettier.format(text, { ...options, filepath });
+}
+
+const describe = (spec: ConsumerSpec) =>
+  `${spec.fifo ? 'FIFO' : 'standard'} queue, ${spec.eventTypes.join(' and ')}, batch ${spec.batchSize}, ` +
+  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}`;
+
+function report(plan: Plan): void {
+  const { name } = plan.spec;
+  const width = Math.max(...plan.writes.map((w) => w.path.length));
+  console.log(`new:consumer: ${name} (${describe(plan.spec)})`);
+  for (const { path, what } of plan.writes) console.log(`  ${path.padEnd(width)}  ${what}`);
+  console.log(
+    [
+      'Next:',
+      `  npx jest test/unit/${name}-consumer.test.ts`,
+      '  npm run typecheck && npm run lint',
+      '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
+      '  npm start, then npm run loadtest -- --profile smoke --faults all',
+      `  then write your effect in lambdas/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+    ].join('\n'),
+  );
+}
+
+// ---------------------------------------------------------------- templates
+
+function specSource(spec: ConsumerSpec): string {
+  return `  {
+    name: '${spec.name}',
+    fifo: ${spec.fifo},
+    eventTypes: [${spec.eventTypes.map((t) => `'${t}'`).join(', ')}],
+    entryPoint: '${spec.entryPoint}',
+    batchSize: ${spec.batchSize},
+    batchingWindowSeconds: ${spec.batchingWindowSeconds},
+    maxConcurrency: ${spec.maxConcurrency},
+  },
+`;
+}
+
+function entryPointSource(spec: ConsumerSpec, id: string): string {
+  const queue = spec.fifo
+    ? 'FIFO queue: one entity’s events in order; a failed record stops its group.'
+    : 'Standard queue: records in parallel, in any order.';
+  return `import { DynamoDbEntityEffectLedger } from '../adapters/dynamodb-ledgers';
+import { consumerSpec } from '../consumers';
+import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
+import { queueConsumerHandler } from '../handlers/queue-consumer';
+import { parseEnvelope } from '../messaging/envelope';
+import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
+
+const SPEC = consumerSpec('${spec.name}');
+
+/**
+ * The ${spec.name} consumer, made by \`npm run new:consumer\`.
+ * ${queue} (lambdas/handlers/queue-consumer.ts).
+ * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts),
+ * then its provider hears of it under \`${spec.name}:<eventId>\`.
+ *
+ * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
+ */
+export function makeHandler(wiring: ConsumerWiring) {
+  const ledger = new DynamoDbEntityEffectLedger(wiring.documents, SPEC.name, wiring.ledgerOptions);
+  const provider = wiring.provider(SPEC.name);
+  return queueConsumerHandler(wiring, {
+    fifo: SPEC.fifo,
+    parse: parseEnvelope,
+    apply: (event) => apply${id}Effect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }),
+  });
+}
+
+export const handler = makeHandler(deployedConsumerWiring(SPEC));
+`;
+}
+
+function effectSource(spec: ConsumerSpec, id: string): string {
+  return `import type { EventEnvelope } from '../messaging/envelope';
+import type { ApplyOutcome } from '../ports/ledgers';
+import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect';
+
+/**
+ * What the ${spec.name} consumer does with an event it takes. For now the generic
+ * effect (apply-entity-effect.ts): a count per entity under the inbox claim,
+ * then one provider call under \`${spec.name}:<eventId>\`.
+ *
+ * Replace it with your own: read \`event.payload\` with your schema (parseWith
+ * from messaging/envelope.ts, a PermanentError for a payload no retry can fix);
+ * write the effect in the same transaction as the inbox claim (a ledger method
+ * on an InboxLedger subclass, adapters/dynamodb-ledgers.ts); call the provider
+ * through callProviderIfOwed under providerKey(consumer, eventId).
+ */
+export function apply${id}Effect(event: EventEnvelope, deps: EntityEffectDeps): Promise<ApplyOutcome> {
+  return applyEntityEffect(event, deps);
+}
+`;
+}
+
+function testSource(spec: ConsumerSpec): string {
+  const name = spec.name;
+  return `import { consumerSpec } from '../../lambdas/consumers';
+import {
+  deadLettered,
+  deliver,
+  envelope,
+  loadGeneratedConsumer,
+  providerKeys,
+  recordOf,
+  resetGeneratedConsumer,
+  type GeneratedConsumer,
+} from '../support/generated-consumers';
+
+/**
+ * The ${name} consumer (made by \`npm run new:consumer\`) with the SDK mocked,
+ * a small Effects table enforcing the inbox claim behind it
+ * (test/support/generated-consumers.ts).
+ */
+
+const SPEC = consumerSpec('${name}');
+const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
+let h: GeneratedConsumer;
+
+beforeAll(async () => {
+  h = await loadGeneratedConsumer(SPEC, () => import('../../lambdas/entry-points/${name}-consumer'));
+});
+
+beforeEach(() => resetGeneratedConsumer(h));
+
+test('the same event delivered twice is applied once and reaches the provider once', async () => {
+  const event = envelope(SPEC.eventTypes[0], 'entity-1');
+
+  const first = await deliver(h, recordOf(h, event));
+  const second = await deliver(h, recordOf(h, event));
+
+  expect([first.batchItemFailures, second.batchItemFailures]).toEqual([[], []]);
+  expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([
+    expect.objectContaining({ entityId: 'entity-1', appliedCount: 1, lastEventId: event.eventId }),
+  ]);
+  expect(providerKeys(h)).toEqual([\`\${SPEC.name}:\${event.eventId}\`]);
+});
+
+test('two different events of one entity are both applied and both reach the provider', async () => {
+  const events = [envelope(SPEC.eventTypes[0], 'entity-2', 'event-a'), envelope(SPEC.eventTypes[0], 'entity-2', 'event-b')];
+
+  const response = await deliver(h, ...events.map((e) => recordOf(h, e)));
+
+  expect(response.batchItemFailures).toEqual([]);
+  expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
+  expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
+});
+
+test.each([
+  ['an event type it does not take', 'UnknownEntity', JSON.stringify(envelope('NotTakenByThisConsumer', 'entity-3'))],
+  ['a body that is not an event envelope', 'SchemaViolation', JSON.stringify({ hello: 'world' })],
+])('%s goes to its DLQ with cause %s, is acked, and applies nothing', async (_what, cause, body) => {
+  const record = recordOf(h, body);
+
+  const response = await deliver(h, record);
+
+  expect(response.batchItemFailures).toEqual([]);
+  expect(deadLettered(h)).toEqual([
+    expect.objectContaining({
+      QueueUrl: h.deadLetterQueueUrl,
+      MessageBody: body,
+      MessageAttributes: expect.objectContaining({
+        failureCause: { DataType: 'String', StringValue: cause },
+        consumer: { DataType: 'String', StringValue: SPEC.name },
+      }),
+    }),
+  ]);
+  expect(h.table.items.size).toBe(0);
+  expect(providerKeys(h)).toEqual([]);
+});
+`;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+}

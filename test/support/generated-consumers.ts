@@ -1,0 +1,188 @@
+import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import type { QueueConsumerHandler } from '../../lambdas/handlers/queue-consumer';
+import type { EventEnvelope } from '../../lambdas/messaging/envelope';
+import { lambdaContext } from './api-events';
+import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
+
+/**
+ * A consumer made by `npm run new:consumer`, with the SDK mocked, for its unit
+ * test: its environment, the envelope records its queue delivers, and a small
+ * Effects table behind the document client that enforces the inbox claim's
+ * condition as DynamoDB does (the whole transaction is cancelled, the old entry
+ * returned), so a test reads the effect that resulted.
+ */
+export const EFFECTS_TABLE = 'effects-table';
+export const PROVIDER_TABLE = 'provider-log';
+const ACCOUNT_QUEUES = 'https://sqs.us-east-1.amazonaws.com/123456789012';
+
+export interface GeneratedConsumer extends MockedSdkHandler<QueueConsumerHandler> {
+  name: string;
+  fifo: boolean;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  table: EffectsTableFake;
+}
+
+/** Loads the consumer's module (an `import()` written in the test) in its own registry, as a Lambda would. */
+export async function loadGeneratedConsumer(
+  spec: { name: string; fifo: boolean },
+  importHandler: () => Promise<{ handler: unknown }>,
+): Promise<GeneratedConsumer> {
+  const suffix = spec.fifo ? '.fifo' : '';
+  const queueUrl = `${ACCOUNT_QUEUES}/${spec.name}${suffix}`;
+  const deadLetterQueueUrl = `${ACCOUNT_QUEUES}/${spec.name}-dlq${suffix}`;
+  const loaded = await loadWithMockedSdk<QueueConsumerHandler>(
+    {
+      EFFECTS_TABLE_NAME: EFFECTS_TABLE,
+      PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
+      INBOX_TTL_SECONDS: String(21 * 86_400),
+      QUEUE_URL: queueUrl,
+      DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
+    },
+    importHandler,
+  );
+  const consumer = { ...loaded, ...spec, queueUrl, deadLetterQueueUrl } as GeneratedConsumer;
+  consumer.table = new EffectsTableFake(consumer);
+  return consumer;
+}
+
+/** Clears every mock and the table; the SDK calls the consumer makes then resolve as AWS would answer them. */
+export function resetGeneratedConsumer(h: GeneratedConsumer): void {
+  h.doc.reset();
+  h.ddb.reset();
+  h.sqs.reset();
+  h.table = new EffectsTableFake(h);
+  h.doc.on(h.docSdk.UpdateCommand, { TableName: PROVIDER_TABLE }).resolves({});
+  h.sqs.on(h.sqsSdk.SendMessageCommand).resolves({ MessageId: 'dlq-copy' });
+  h.sqs.on(h.sqsSdk.ChangeMessageVisibilityCommand).resolves({});
+}
+
+let sequence = 0;
+
+/** An envelope as the relay publishes it. */
+export function envelope(type: string, entityId: string, eventId = `${entityId}.${type}`): EventEnvelope {
+  return { eventId, type, entityId, version: 1, occurredAt: '2030-01-01T00:00:00.000Z', payload: {} };
+}
+
+/** An SQS record carrying `event` (or a raw body), with the FIFO attributes when the queue is FIFO. */
+export function recordOf(h: GeneratedConsumer, event: EventEnvelope | string): SQSRecord {
+  sequence += 1;
+  const messageId = `msg-${sequence}`;
+  const body = typeof event === 'string' ? event : JSON.stringify(event);
+  const group = typeof event === 'string' ? 'group-unknown' : event.entityId;
+  return {
+    messageId,
+    receiptHandle: `receipt-${messageId}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '1893553445000',
+      SenderId: 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: '1893553445000',
+      ...(h.fifo
+        ? { MessageGroupId: group, MessageDeduplicationId: messageId, SequenceNumber: String(10_000 + sequence) }
+        : {}),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${h.name}`,
+    awsRegion: 'us-east-1',
+  };
+}
+
+export const deliver = (h: GeneratedConsumer, ...records: SQSRecord[]) =>
+  h.handler({ Records: records }, lambdaContext());
+
+/** The provider calls that reached the provider (the recording provider's log writes), by key. */
+export const providerKeys = (h: GeneratedConsumer) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.TableName === PROVIDER_TABLE)
+    .map((input) => input.Key?.idempotencyKey);
+
+/** The messages copied to the consumer's DLQ. */
+export const deadLettered = (h: GeneratedConsumer) =>
+  h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * The Effects table behind TransactWriteItems and the inbox's UpdateItem:
+ * all-or-nothing, `attribute_not_exists(pk)` enforced (with the old image when
+ * ALL_OLD is asked), `attribute_exists(pk)` on the inbox's own update, and
+ * SET/ADD of plain values applied.
+ */
+export class EffectsTableFake {
+  readonly items = new Map<string, Record<string, unknown>>();
+
+  constructor(private readonly h: GeneratedConsumer) {
+    h.doc.on(h.docSdk.TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => this.transact(input));
+    h.doc
+      .on(h.docSdk.UpdateCommand, { TableName: EFFECTS_TABLE })
+      .callsFake((input: UpdateCommandInput) => this.update(input));
+  }
+
+  /** The items whose key starts with `prefix` (e.g. `EFFECT#audit#`). */
+  itemsStartingWith(prefix: string): Record<string, unknown>[] {
+    return [...this.items].filter(([pk]) => pk.startsWith(prefix)).map(([, item]) => item);
+  }
+
+  private transact(input: TransactWriteCommandInput): Record<string, never> {
+    const items = input.TransactItems ?? [];
+    const reasons = items.map((item) => this.check(item));
+    if (reasons.some((r) => r.Code !== 'None')) {
+      throw new this.h.ddbSdk.TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: reasons,
+      });
+    }
+    for (const item of items) this.apply(item);
+    return {};
+  }
+
+  private update(input: UpdateCommandInput): Record<string, never> {
+    if (input.ConditionExpression !== 'attribute_exists(pk)' || !this.items.has(String(input.Key?.pk)))
+      throw new this.h.ddbSdk.ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+      });
+    this.apply({ Update: input as NonNullable<TransactItem['Update']> });
+    return {};
+  }
+
+  private check(item: TransactItem) {
+    const condition = item.Put?.ConditionExpression ?? item.Update?.ConditionExpression;
+    if (condition === undefined) return { Code: 'None' };
+    if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
+    const old = this.items.get(String(item.Put?.Item?.pk ?? item.Update?.Key?.pk));
+    if (old === undefined) return { Code: 'None' };
+    const allOld = (item.Put ?? item.Update)?.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
+    return { Code: 'ConditionalCheckFailed', ...(allOld ? { Item: marshall(old) } : {}) };
+  }
+
+  private apply(item: TransactItem): void {
+    if (item.Put) {
+      this.items.set(String(item.Put.Item?.pk), { ...item.Put.Item });
+      return;
+    }
+    const update = item.Update;
+    if (update === undefined) throw new Error('fake table: only Put and Update are used by the ledgers');
+    const pk = String(update.Key?.pk);
+    const next: Record<string, unknown> = { ...update.Key, ...this.items.get(pk) };
+    const values = update.ExpressionAttributeValues ?? {};
+    const nameOf = (token: string) => update.ExpressionAttributeNames?.[token] ?? token;
+    for (const [, verb, body] of (update.UpdateExpression ?? '').matchAll(/(SET|ADD)\s+(.*?)(?=\s+(?:SET|ADD)\s|$)/g)) {
+      for (const clause of body.split(',').map((c) => c.trim())) {
+        const [name, value] = verb === 'SET' ? clause.split(/\s*=\s*/) : clause.split(/\s+/);
+        if (!value.startsWith(':')) throw new Error(`fake table: unsupported ${verb} ${clause}`);
+        next[nameOf(name)] = verb === 'SET' ? values[value] : Number(next[nameOf(name)] ?? 0) + Number(values[value]);
+      }
+    }
+    this.items.set(pk, next);
+  }
+}
