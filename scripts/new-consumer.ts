@@ -59,6 +59,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     entryPoint: entryPoint as ConsumerSpec['entryPoint'],
     ...(fifo ? FIFO : STANDARD),
   };
+  if (CONSUMERS.some((c) => c.name === name))
+    throw new Refused(`a consumer named "${name}" exists (lambdas/consumers.ts)`);
   try {
     validateConsumerSpecs([...CONSUMERS, spec], ORDER_EVENT_TYPES);
   } catch (error) {

@@ -1,0 +1,165 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+/**
+ * `npm run new:consumer` in a copy of the repository (the files git tracks,
+ * with this checkout's node_modules linked in): what it generates must
+ * typecheck with the rest, pass lint, and its generated unit test must pass
+ * there; a name it refuses must leave the copy as it was.
+ *
+ * One standard and one FIFO consumer are generated into the same copy, so one
+ * typecheck and one jest run cover both templates. About a minute, most of it
+ * the typecheck.
+ */
+
+const REPO = resolve(__dirname, '../..');
+const GENERATED = [
+  { name: 'audit', args: ['audit'] },
+  { name: 'stock-audit', args: ['stock-audit', '--fifo'] },
+];
+const filesOf = (name: string) => [
+  `lambdas/entry-points/${name}-consumer.ts`,
+  `lambdas/use-cases/${name}-effect.ts`,
+  `test/unit/${name}-consumer.test.ts`,
+];
+const CHANGED = ['lambdas/consumers.ts', 'lambdas/entry-points/index.ts'];
+/** The copy's typecheck alone takes 30-90 s on a busy machine. */
+const SLOW = 240_000;
+
+let copy: string;
+
+function copyOfRepository(): string {
+  const root = mkdtempSync(join(tmpdir(), 'new-consumer-'));
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' }).split('\0');
+  for (const path of tracked) {
+    if (path === '' || !existsSync(join(REPO, path))) continue;
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    cpSync(join(REPO, path), join(root, path));
+  }
+  symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir');
+  return root;
+}
+
+/** Runs a tool of node_modules/.bin in the copy; its status and output, never a throw. */
+function run(tool: string, args: string[]) {
+  const result = spawnSync(join(copy, 'node_modules/.bin', tool), args, {
+    cwd: copy,
+    encoding: 'utf8',
+    env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', FORCE_COLOR: '0' },
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+const newConsumer = (...args: string[]) => run('tsx', ['scripts/new-consumer.ts', ...args]);
+
+/** Every file under lambdas/ and test/unit/ with its content: what a refusal must leave untouched. */
+function snapshot(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const dir of ['lambdas', 'test/unit'])
+    for (const entry of readdirSync(join(copy, dir), { recursive: true, withFileTypes: true }))
+      if (entry.isFile()) {
+        const path = join(entry.parentPath, entry.name);
+        files.set(path, readFileSync(path, 'utf8'));
+      }
+  return files;
+}
+
+beforeAll(() => {
+  copy = copyOfRepository();
+}, SLOW);
+
+afterAll(() => {
+  if (copy !== undefined) rmSync(copy, { recursive: true, force: true });
+});
+
+describe('refused names write nothing', () => {
+  test.each([
+    ['an upper-case name', ['Audit'], /lower-case letters, digits and hyphens/],
+    ['the name of a consumer on the list', ['loyalty'], /a consumer named "loyalty" exists/],
+    ['no name', [], /give one consumer name/],
+    ['an unknown option', ['audit', '--fifoo'], /Unknown option '--fifoo'/],
+  ])('%s: exit 1, one line on stderr, no file changed', (_what, args, reason) => {
+    const before = snapshot();
+
+    const { status, output } = newConsumer(...args);
+
+    expect(status).toBe(1);
+    expect(output.trim()).toMatch(reason);
+    expect(output.trim().split('\n')).toHaveLength(1);
+    expect(snapshot()).toEqual(before);
+  });
+
+  test('a name whose files exist, though it is not on the list: exit 1, no file changed', () => {
+    const before = snapshot();
+    const existing = join(copy, 'test/unit/orphan-consumer.test.ts');
+    cpSync(join(copy, 'test/unit/consumers.test.ts'), existing);
+
+    const { status, output } = newConsumer('orphan');
+
+    rmSync(existing);
+    expect(status).toBe(1);
+    expect(output.trim()).toBe(
+      'new:consumer: test/unit/orphan-consumer.test.ts exists; remove it or choose another name',
+    );
+    expect(snapshot()).toEqual(before);
+  });
+});
+
+describe('a standard and a FIFO consumer, generated', () => {
+  beforeAll(() => {
+    for (const { args } of GENERATED) {
+      const { status, output } = newConsumer(...args);
+      if (status !== 0) throw new Error(`new:consumer ${args.join(' ')} failed:\n${output}`);
+    }
+  }, SLOW);
+
+  test('writes the entry point, the effect and the test, and adds the spec and the entry point to the lists', () => {
+    const consumers = readFileSync(join(copy, 'lambdas/consumers.ts'), 'utf8');
+    const entryPoints = readFileSync(join(copy, 'lambdas/entry-points/index.ts'), 'utf8');
+
+    for (const { name } of GENERATED) {
+      for (const path of filesOf(name)) expect(existsSync(join(copy, path))).toBe(true);
+      expect(entryPoints).toContain(`'${name}-consumer': '${name}-consumer.ts',`);
+    }
+    // Above the marker, so the next one goes after them.
+    expect(consumers.indexOf("name: 'stock-audit'")).toBeGreaterThan(consumers.indexOf("name: 'audit'"));
+    expect(consumers.indexOf('// new:consumer inserts above this line')).toBeGreaterThan(
+      consumers.indexOf("name: 'stock-audit'"),
+    );
+    expect(consumers).toMatch(
+      /name: 'audit',\s+fifo: false,\s+eventTypes: \['OrderPlaced'\],\s+entryPoint: 'audit-consumer',\s+batchSize: 10,\s+batchingWindowSeconds: 1,\s+maxConcurrency: 10,/,
+    );
+    expect(consumers).toMatch(
+      /name: 'stock-audit',\s+fifo: true,\s+eventTypes: \['OrderPlaced', 'OrderCancelled'\],\s+entryPoint: 'stock-audit-consumer',\s+batchSize: 10,\s+batchingWindowSeconds: 0,/,
+    );
+  });
+
+  test(
+    'the repository with them typechecks',
+    () => {
+      const { status, output } = run('tsc', ['--noEmit', '-p', '.']);
+
+      expect(output).toBe('');
+      expect(status).toBe(0);
+    },
+    SLOW,
+  );
+
+  test('what it wrote passes lint and prettier', () => {
+    const written = [...GENERATED.flatMap(({ name }) => filesOf(name)), ...CHANGED];
+
+    expect(run('eslint', written)).toEqual({ status: 0, output: '' });
+    expect(run('prettier', ['--check', ...written])).toMatchObject({ status: 0 });
+  });
+
+  test('the generated unit tests pass: exactly once, and the DLQ for what the consumer does not take', () => {
+    const tests = GENERATED.map(({ name }) => `test/unit/${name}-consumer.test.ts`);
+
+    const { status, output } = run('jest', ['--selectProjects', 'unit', '--ci', ...tests]);
+
+    expect(output).toMatch(/Tests:\s+8 passed, 8 total/);
+    expect(status).toBe(0);
+  });
+});
