@@ -1,0 +1,106 @@
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/adapters/dynamodb-ledgers';
+import { entityEffectKey, inboxKey } from '../../lambdas/adapters/effects-table';
+import type { EventEnvelope } from '../../lambdas/messaging/envelope';
+import type { ExternalProvider } from '../../lambdas/ports/providers';
+import { applyEntityEffect } from '../../lambdas/use-cases/apply-entity-effect';
+import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+
+/**
+ * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
+ * Local with the template's Effects table: the inbox claim and the count commit
+ * together, a duplicate is recognised by the claim's condition alone, and the
+ * provider hears of an event until its call is recorded done.
+ */
+
+const CONSUMER = 'audit';
+let documents: DynamoDBDocumentClient;
+let effectsTable: string;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  useEmulatorEnvironment();
+  const tables = await createStackTables();
+  effectsTable = tables.names.Effects;
+  drop = tables.drop;
+  documents = DynamoDBDocumentClient.from(testDynamoDbClient());
+});
+
+afterAll(async () => {
+  documents.destroy();
+  await drop();
+});
+
+const envelope = (eventId: string, entityId: string, type = 'OrderPlaced'): EventEnvelope => ({
+  eventId,
+  type,
+  entityId,
+  version: 1,
+  occurredAt: '2030-01-01T00:00:00.000Z',
+  payload: {},
+});
+
+function parts(failProvider = false) {
+  const calls: string[] = [];
+  const provider: ExternalProvider = {
+    send: async (key) => {
+      if (failProvider) throw new Error('provider down');
+      calls.push(key);
+    },
+  };
+  const ledger = new DynamoDbEntityEffectLedger(documents, CONSUMER, {
+    tableName: effectsTable,
+    inboxTtlSeconds: 3600,
+  });
+  return { calls, deps: { consumer: CONSUMER, eventTypes: ['OrderPlaced'], ledger, provider } };
+}
+
+const get = async (key: { pk: string; sk: string }) =>
+  (await documents.send(new GetCommand({ TableName: effectsTable, Key: key, ConsistentRead: true }))).Item;
+
+test('the same event applied twice counts once and calls the provider once', async () => {
+  const { calls, deps } = parts();
+  const event = envelope('evt-1', 'entity-1');
+
+  const outcomes = [await applyEntityEffect(event, deps), await applyEntityEffect(event, deps)];
+
+  expect(outcomes).toEqual(['applied', 'duplicate']);
+  expect(await get(entityEffectKey(CONSUMER, 'entity-1'))).toMatchObject({ appliedCount: 1, lastEventId: 'evt-1' });
+  expect(calls).toEqual(['audit:evt-1']);
+  expect(await get(inboxKey(CONSUMER, 'evt-1'))).toMatchObject({ providerCallDoneAt: expect.any(String) });
+});
+
+test('two events of one entity both count', async () => {
+  const { deps } = parts();
+
+  await applyEntityEffect(envelope('evt-2a', 'entity-2'), deps);
+  await applyEntityEffect(envelope('evt-2b', 'entity-2'), deps);
+
+  expect(await get(entityEffectKey(CONSUMER, 'entity-2'))).toMatchObject({ appliedCount: 2, lastEventId: 'evt-2b' });
+});
+
+test('a provider failure leaves the call owed: the duplicate calls it, and the count stays 1', async () => {
+  const failing = parts(true);
+  const event = envelope('evt-3', 'entity-3');
+  await expect(applyEntityEffect(event, failing.deps)).rejects.toThrow('provider down');
+  const { calls, deps } = parts();
+
+  const outcome = await applyEntityEffect(event, deps);
+
+  expect(outcome).toBe('duplicate');
+  expect(calls).toEqual(['audit:evt-3']);
+  expect(await get(entityEffectKey(CONSUMER, 'entity-3'))).toMatchObject({ appliedCount: 1 });
+});
+
+test('a type the consumer does not take is refused as UnknownEntity and writes nothing', async () => {
+  const { calls, deps } = parts();
+
+  await expect(applyEntityEffect(envelope('evt-4', 'entity-4', 'OrderCancelled'), deps)).rejects.toMatchObject({
+    name: 'PermanentError',
+    permanentCause: 'UnknownEntity',
+  });
+
+  expect(await get(inboxKey(CONSUMER, 'evt-4'))).toBeUndefined();
+  expect(await get(entityEffectKey(CONSUMER, 'entity-4'))).toBeUndefined();
+  expect(calls).toEqual([]);
+});
