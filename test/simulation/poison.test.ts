@@ -11,7 +11,7 @@ test('malformed messages land in both DLQs at once with their cause, and every o
   expect(result.faults['poison-message']).toBe(2);
   expect(result.verification.violations).toEqual([]);
   expect(result.verification.deadLetters).toEqual([
-    { queue: 'loyalty DLQ', cause: 'poison (SchemaViolation)', count: 2, expected: true },
     { queue: 'fulfilment DLQ', cause: 'poison (SchemaViolation)', count: 2, expected: true },
+    { queue: 'loyalty DLQ', cause: 'poison (SchemaViolation)', count: 2, expected: true },
   ]);
 });

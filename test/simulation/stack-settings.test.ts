@@ -1,29 +1,47 @@
+import { CONSUMERS } from '../../lambdas/consumers';
+import { RETRY_ENV } from '../../lambdas/domain/backoff';
+import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
 import { synthStack } from '../support/synth';
 import { referencedId, resourcesOfType, type CfnResource } from '../support/template';
-import { DEFAULT_SETTINGS } from './world/world';
+import { DEFAULT_SETTINGS, simulationOptions, World } from './world/world';
 
 /**
  * The simulation runs the settings the stack deploys: its numbers for the
- * functions' timeouts and the relay's stream event source mapping are read
- * here from the synthesized template, so a change to lib/constructs that the
+ * functions' timeouts, the relay's stream event source mapping and each
+ * consumer's queue, DLQ, event source mapping and environment are read here
+ * from the synthesized template, so a change to lib/constructs that the
  * simulation does not follow fails this test instead of drifting silently.
  */
 interface MappingProps {
   EventSourceArn: unknown;
   FunctionName: unknown;
   BatchSize?: number;
+  MaximumBatchingWindowInSeconds?: number;
+  ScalingConfig?: { MaximumConcurrency?: number };
   FunctionResponseTypes?: string[];
   BisectBatchOnFunctionError?: boolean;
   MaximumRetryAttempts?: number;
   MaximumRecordAgeInSeconds?: number;
 }
 
+interface QueueProps {
+  FifoQueue?: boolean;
+  DeduplicationScope?: string;
+  VisibilityTimeout?: number;
+  MessageRetentionPeriod?: number;
+  RedrivePolicy?: { maxReceiveCount?: number };
+}
+
 let resources: Record<string, CfnResource>;
+let outputs: Record<string, { Value: unknown }>;
 let mappings: MappingProps[];
 
 beforeAll(() => {
   const { template } = synthStack();
-  resources = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources;
+  ({ Resources: resources, Outputs: outputs } = template.toJSON() as {
+    Resources: Record<string, CfnResource>;
+    Outputs: Record<string, { Value: unknown }>;
+  });
   mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(
     ([, m]) => m.Properties as unknown as MappingProps,
   );
@@ -57,7 +75,7 @@ test("the relay's stream mapping settings are the simulated mapping's", () => {
   expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
 });
 
-test("the relay's, the sweeper's and both consumers' timeouts are the simulated ones", () => {
+test("the relay's, the sweeper's and every consumer's timeouts are the simulated ones", () => {
   const relay = referencedId(streamMapping().FunctionName)!;
   const consumers = mappings
     .filter((m) => resources[referencedId(m.EventSourceArn) ?? '']?.Type === 'AWS::SQS::Queue')
@@ -68,7 +86,7 @@ test("the relay's, the sweeper's and both consumers' timeouts are the simulated 
       functionProps(id).Environment?.Variables?.OUTBOX_SWEEP_AGE_SECONDS !== undefined,
   );
 
-  expect(consumers).toHaveLength(2);
+  expect(consumers).toHaveLength(CONSUMERS.length);
   expect(sweepers).toHaveLength(1);
   expect(functionProps(relay).Timeout).toBe(DEFAULT_SETTINGS.relayTimeoutSeconds);
   expect(functionProps(sweepers[0]).Timeout).toBe(DEFAULT_SETTINGS.sweeperTimeoutSeconds);
@@ -77,4 +95,52 @@ test("the relay's, the sweeper's and both consumers' timeouts are the simulated 
   );
   for (const consumer of consumers)
     expect(functionProps(consumer).Timeout).toBe(DEFAULT_SETTINGS.consumerTimeoutSeconds);
+});
+
+test("each consumer's simulated queue, DLQ, pollers and environment are the stack's for that consumer", () => {
+  const world = new World(simulationOptions({ seed: 1 }));
+
+  for (const spec of CONSUMERS) {
+    const names = consumerOutputNames(spec.name);
+    const queueId = referencedId(outputs[names.queueUrl]?.Value)!;
+    const queue = resources[queueId].Properties as QueueProps;
+    const dlq = resources[referencedId(outputs[names.deadLetterQueueUrl]?.Value)!].Properties as QueueProps;
+    const mapping = mappings.find((m) => referencedId(m.EventSourceArn) === queueId)!;
+    const environment = functionProps(referencedId(mapping.FunctionName)!).Environment!.Variables!;
+    const simulated = world.consumers.get(spec.name)!;
+
+    expect({
+      consumer: spec.name,
+      fifo: queue.FifoQueue === true,
+      deduplicationScope: queue.DeduplicationScope,
+      visibilityTimeoutSeconds: queue.VisibilityTimeout,
+      maxReceiveCount: queue.RedrivePolicy?.maxReceiveCount,
+      retentionSeconds: queue.MessageRetentionPeriod,
+      deadLetterRetentionSeconds: dlq.MessageRetentionPeriod,
+      batchSize: mapping.BatchSize,
+      batchingWindowSeconds: mapping.MaximumBatchingWindowInSeconds ?? 0,
+      maxConcurrency: mapping.ScalingConfig?.MaximumConcurrency,
+      inboxTtlSeconds: Number(environment.INBOX_TTL_SECONDS),
+      backoff: {
+        baseSeconds: Number(environment[RETRY_ENV.baseSeconds]),
+        capSeconds: Number(environment[RETRY_ENV.capSeconds]),
+      },
+      maxAttempts: spec.fifo ? Number(environment[RETRY_ENV.maxAttempts]) : undefined,
+    }).toEqual({
+      consumer: spec.name,
+      fifo: simulated.queue.options.fifo,
+      deduplicationScope: simulated.queue.options.deduplicationScope === 'messageGroup' ? 'messageGroup' : undefined,
+      visibilityTimeoutSeconds: simulated.queue.options.visibilityTimeoutSeconds,
+      maxReceiveCount: simulated.queue.options.maxReceiveCount,
+      retentionSeconds: simulated.queue.options.retentionSeconds,
+      deadLetterRetentionSeconds: simulated.deadLetterQueue.options.retentionSeconds,
+      // The simulated pollers take the spec's numbers (world.ts: pollQueue).
+      batchSize: simulated.spec.batchSize,
+      batchingWindowSeconds: simulated.spec.batchingWindowSeconds,
+      maxConcurrency: simulated.spec.maxConcurrency,
+      inboxTtlSeconds: simulated.config.inboxTtlSeconds,
+      backoff: simulated.config.backoff,
+      maxAttempts: spec.fifo ? simulated.config.maxAttempts : undefined,
+    });
+  }
 });

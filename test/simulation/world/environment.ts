@@ -1,3 +1,7 @@
+import { CONSUMERS } from '../../../lambdas/consumers';
+import { ENV } from '../../../lambdas/shared/env-names';
+import { consumerRoutes } from './consumers';
+
 /**
  * Imported first by the simulation: Powertools reads these at module load.
  * The simulated functions log nothing and publish no metrics (thousands of
@@ -11,8 +15,10 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 /**
  * The handler modules build their deployed handler when they load, from this
  * environment (read once, as at a cold start). The simulation never invokes
- * those: it runs the same modules' `make*Handler` on each simulated
- * invocation's parts. These placeholders only let the modules load.
+ * those: it runs the same modules' handler factories on each simulated
+ * invocation's parts. These placeholders only let the modules load; the
+ * relay's routes name the simulated queues of the consumer list, as the
+ * stack's do the deployed ones (a world given another list routes by that).
  */
 const PLACEHOLDERS: Record<string, string> = {
   EFFECTS_TABLE_NAME: 'unused',
@@ -24,6 +30,7 @@ const PLACEHOLDERS: Record<string, string> = {
   FIFO_QUEUE_URL: 'unused',
   STANDARD_QUEUE_URL: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
+  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(CONSUMERS)),
 };
 for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;
 

@@ -5,6 +5,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { simQueueUrl } from './consumers';
 import type { Scheduler } from './scheduler';
 
 /**
@@ -66,7 +67,7 @@ export class SimQueue {
   ) {}
 
   get url(): string {
-    return `https://sqs.sim.local/${this.options.name}`;
+    return simQueueUrl(this.options.name);
   }
 
   send(

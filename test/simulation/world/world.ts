@@ -19,26 +19,29 @@ import {
   RETRY_BUDGET,
   type RetryBudget,
 } from '../../../lambdas/domain/backoff';
-import type { OrderEvent } from '../../../lambdas/domain/events';
+import { CONSUMERS } from '../../../lambdas/consumers';
+import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/domain/events';
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
 import { NO_FAULTS } from '../../../lambdas/faults/plan';
 import { relayFaults } from '../../../lambdas/faults/relay-faults';
 import type { ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
 import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../lambdas/handlers/consumer-wiring';
-import { makeHandler as makeFulfilmentHandler } from '../../../lambdas/entry-points/fulfilment-consumer';
 import { callerOf } from '../../../lambdas/handlers/http';
-import { makeHandler as makeLoyaltyHandler } from '../../../lambdas/entry-points/loyalty-consumer';
 import { makeRelayHandler, type RelayFaults } from '../../../lambdas/entry-points/outbox-relay';
 import { makeSweeperHandler } from '../../../lambdas/entry-points/outbox-sweeper';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/handlers/outbox-wiring';
 import type { EventPublisher } from '../../../lambdas/ports/outbox';
-import type { FulfilmentLedger, LedgerResult, LoyaltyLedger } from '../../../lambdas/ports/ledgers';
+import type { LedgerResult } from '../../../lambdas/ports/ledgers';
+import { validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/messaging/consumer-spec';
+import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
+import { ENV } from '../../../lambdas/shared/env-names';
 import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
 import { IdempotencyKeyReusedError, placeOrder } from '../../../lambdas/use-cases/place-order';
 import type { Observation } from '../../../loadtest/drive';
 import type { PlannedRequest } from '../../../loadtest/plan';
 import { checkInvariants, type Verification } from '../../../loadtest/verify';
 import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
+import { consumerRoutes, handlerFactory, queueNamesOf, type HandlerFactory } from './consumers';
 import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
 import { SimProviders } from './provider';
 import { Scheduler } from './scheduler';
@@ -48,11 +51,12 @@ import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 
 /**
  * One simulated deployment driven by one seed: API clients, the Orders table
- * and its stream, the relay and the sweeper, both queues with their DLQs, both
- * consumers, the external providers. The functions are the deployed ones:
- * each invocation runs the handler modules' own `make*Handler` on that
- * invocation's simulated clients, the virtual clock and the simulated
- * providers, as the deployed handlers run it on their AWS clients.
+ * and its stream, the relay and the sweeper, and for each consumer of the list
+ * (lambdas/consumers.ts) its queue and DLQ, its event source mapping and its
+ * function; the external providers. The functions are the deployed ones: each
+ * invocation runs the handler modules' own factories on that invocation's
+ * simulated clients, the virtual clock and the simulated providers, as the
+ * deployed handlers run them on their AWS clients.
  */
 export interface FaultRates {
   /** Per outside call of any invocation: the process dies at that await point. */
@@ -95,7 +99,7 @@ export interface FaultRates {
   outageProviders: ('warehouse' | 'mail')[];
   /** API: a retry comes from a new session of the client's role (its credentials rotated). */
   credentialRotation: number;
-  /** Malformed messages sent straight to each queue per run (they belong in the DLQs, with their cause). */
+  /** Malformed messages sent straight to every consumer's queue per run (they belong in the DLQs, with their cause). */
   poisonMessages: number;
 }
 
@@ -150,7 +154,7 @@ export interface SimulationOptions {
   faults: FaultRates;
   guards: Guards;
   settings: Settings;
-  /** Operator action: redrive both DLQs to their queues this long after the last order arrived (undefined: never). */
+  /** Operator action: redrive every consumer's DLQ to its queue this long after the last order arrived (undefined: never). */
   redriveDlqsAfterSeconds?: number;
   /** Trace lines kept for the report (all lines are hashed). */
   keepTrace?: number;
@@ -203,7 +207,7 @@ export const DEFAULT_FAULTS: FaultRates = {
 };
 
 /**
- * The operator redrives both DLQs an hour after the last order arrived: after
+ * The operator redrives the consumers' DLQs an hour after the last order arrived: after
  * every outage window has closed and every message it dead-lettered got there,
  * and after the cancels of those orders were applied.
  */
@@ -255,23 +259,37 @@ interface StreamRecord extends StreamRecordBase {
   image: Record<string, AttributeValue>;
 }
 
-const FIFO_BATCH = 10;
 /** The retry budget before the fix (guard `retryBudget: 'seconds'`): 5 receives, full jitter from 2 s, capped at 60 s (FIFO) and 300 s. */
 const OLD_MAX_RECEIVE_COUNT = 5;
-const OLD_BACKOFF = { fulfilment: { baseSeconds: 2, capSeconds: 60 }, loyalty: { baseSeconds: 2, capSeconds: 300 } };
+const oldBackoff = (fifo: boolean) => ({ baseSeconds: 2, capSeconds: fifo ? 60 : 300 });
 const INBOX_TTL_SECONDS = 21 * 86400;
-const STANDARD_BATCH = 10;
-const CONSUMER_CONCURRENCY = 3;
+/**
+ * Pollers per consumer queue: the simulation runs 3, fewer where the spec's
+ * maxConcurrency is lower (the event source mapping never runs more batches
+ * at once than that). Lambda starts an SQS mapping at 5 concurrent batches and
+ * scales up from there; 3 keeps batches of one queue contending while the
+ * traces the README cites stay as they were.
+ */
+const SIMULATED_POLLERS = 3;
 const STREAM_SHARDS = 2;
 /** Stands for the table the deployed consumers log provider calls to; the simulated providers replace it. */
 const PROVIDER_LOG_TABLE = 'ProviderLog';
+/** One consumer of the list, simulated: its queue and DLQ as the stack configures them, its environment, its function. */
+export interface SimConsumer {
+  spec: ConsumerSpec;
+  queue: SimQueue;
+  deadLetterQueue: SimQueue;
+  config: ConsumerConfig;
+  makeHandler: HandlerFactory;
+}
+
 export class World {
   readonly scheduler: Scheduler;
   readonly db = new MemoryDynamoDb();
-  readonly fifo: SimQueue;
-  readonly fifoDlq: SimQueue;
-  readonly standard: SimQueue;
-  readonly standardDlq: SimQueue;
+  /** By spec name, in the list's order. */
+  readonly consumers = new Map<string, SimConsumer>();
+  /** The relay's routes (ENV.consumerRoutes) to the simulated queues. */
+  readonly routes: ConsumerRoute[];
   readonly relayFailures: SimQueue;
   private readonly queues = new Map<string, SimQueue>();
   private readonly stream: StreamMapping<StreamRecord>;
@@ -286,11 +304,15 @@ export class World {
   private redrivePending = false;
   private redriveAt = 0;
   private readonly now = (): Date => this.scheduler.date();
-  private readonly consumerConfigs: Record<'fulfilment' | 'loyalty', ConsumerConfig>;
   private readonly outboxConfig: OutboxConfig;
   private readonly relayFaults: RelayFaults;
 
-  constructor(readonly options: SimulationOptions) {
+  /** `consumerSpecs`: who consumes what (default: the deployed list); checked as the stack checks it. */
+  constructor(
+    readonly options: SimulationOptions,
+    consumerSpecs: readonly ConsumerSpec[] = CONSUMERS,
+  ) {
+    validateConsumerSpecs(consumerSpecs, ORDER_EVENT_TYPES);
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
     this.providers = new SimProviders(this.scheduler, {
       memorySeconds: options.settings.providerMemorySeconds,
@@ -304,53 +326,46 @@ export class World {
     const oldBudget = options.guards.retryBudget === 'seconds';
     const retention = 4 * 86400;
     const dlqRetention = 14 * 86400;
-    this.fifoDlq = this.queue({
-      name: 'fulfilment-dlq.fifo',
-      fifo: true,
-      visibilityTimeoutSeconds: 30,
-      retentionSeconds: dlqRetention,
-    });
-    this.fifo = this.queue({
-      name: 'fulfilment.fifo',
-      fifo: true,
-      deduplicationScope: 'messageGroup', // as lib/constructs/queue-with-dlq.ts configures the source queue
-      visibilityTimeoutSeconds: visibility(0),
-      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : fifoMaxReceiveCount(attempts, FIFO_BATCH),
-      retentionSeconds: retention,
-      deadLetterQueue: this.fifoDlq,
-    });
-    this.standardDlq = this.queue({
-      name: 'loyalty-dlq',
-      fifo: false,
-      visibilityTimeoutSeconds: 30,
-      retentionSeconds: dlqRetention,
-    });
-    this.standard = this.queue({
-      name: 'loyalty',
-      fifo: false,
-      visibilityTimeoutSeconds: visibility(1),
-      maxReceiveCount: oldBudget ? OLD_MAX_RECEIVE_COUNT : attempts,
-      retentionSeconds: retention,
-      deadLetterQueue: this.standardDlq,
-      duplicateChance: options.faults.sqsDuplicate,
-    });
-    // What the stack puts in the functions' environment (lib/constructs), naming the simulated tables and queues.
-    const consumerConfig = (consumer: 'fulfilment' | 'loyalty', queue: SimQueue, dlq: SimQueue): ConsumerConfig => ({
-      consumer,
-      fifo: queue.options.fifo,
-      effectsTable: EFFECTS_TABLE,
-      providerTable: PROVIDER_LOG_TABLE,
-      inboxTtlSeconds: INBOX_TTL_SECONDS,
-      queueUrl: queue.url,
-      deadLetterQueueUrl: dlq.url,
-      backoff: { baseSeconds: s.retryBudget.baseSeconds, capSeconds: s.retryBudget.capSeconds },
-      maxAttempts: attempts,
-    });
-    this.consumerConfigs = {
-      fulfilment: consumerConfig('fulfilment', this.fifo, this.fifoDlq),
-      loyalty: consumerConfig('loyalty', this.standard, this.standardDlq),
-    };
-    this.outboxConfig = { ordersTable: ORDERS_TABLE, fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url };
+    for (const spec of consumerSpecs) {
+      const names = queueNamesOf(spec);
+      const deadLetterQueue = this.queue({
+        name: names.deadLetterQueue,
+        fifo: spec.fifo,
+        visibilityTimeoutSeconds: 30,
+        retentionSeconds: dlqRetention,
+      });
+      const queue = this.queue({
+        name: names.queue,
+        fifo: spec.fifo,
+        visibilityTimeoutSeconds: visibility(spec.batchingWindowSeconds),
+        maxReceiveCount: oldBudget
+          ? OLD_MAX_RECEIVE_COUNT
+          : spec.fifo
+            ? fifoMaxReceiveCount(attempts, spec.batchSize)
+            : attempts,
+        retentionSeconds: retention,
+        deadLetterQueue,
+        // As lib/constructs/queue-with-dlq.ts configures a FIFO source queue; a standard queue delivers duplicates.
+        ...(spec.fifo
+          ? { deduplicationScope: 'messageGroup' as const }
+          : { duplicateChance: options.faults.sqsDuplicate }),
+      });
+      // What the stack puts in the function's environment (lib/constructs), naming the simulated tables and queues.
+      const config: ConsumerConfig = {
+        consumer: spec.name,
+        fifo: spec.fifo,
+        effectsTable: EFFECTS_TABLE,
+        providerTable: PROVIDER_LOG_TABLE,
+        inboxTtlSeconds: INBOX_TTL_SECONDS,
+        queueUrl: queue.url,
+        deadLetterQueueUrl: deadLetterQueue.url,
+        backoff: { baseSeconds: s.retryBudget.baseSeconds, capSeconds: s.retryBudget.capSeconds },
+        maxAttempts: attempts,
+      };
+      this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
+    }
+    this.routes = consumerRoutes(consumerSpecs);
+    this.outboxConfig = { ordersTable: ORDERS_TABLE, ...twoQueuePublisherUrls(this.routes) };
     // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
     const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
     this.relayFaults = relayFaults({
@@ -389,6 +404,7 @@ export class World {
       this.pendingOutbox += Number(isPending) - Number(wasPending);
       if (change.oldImage === undefined && change.newImage?.entity === 'OUTBOX') this.streamInsert(change.newImage);
     };
+    // The version condition is fulfilment's own (its per-order item); no other consumer's ledger has one.
     if (!options.guards.versionCheck)
       this.db.ignoreConditionOn = (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#');
   }
@@ -422,8 +438,11 @@ export class World {
     const { scheduler, options } = this;
     const savedRandom = Math.random;
     const savedBypass = process.env.INBOX_BYPASS_BUILD;
+    const savedRoutes = process.env[ENV.consumerRoutes];
     // The real code draws backoff jitter from Math.random: the seed must decide it too.
     Math.random = scheduler.random;
+    // The relay's routing as the stack hands it over, for this world's consumer list.
+    process.env[ENV.consumerRoutes] = JSON.stringify(this.routes);
     // The inbox-claim guard can only be switched off in the local build (the bundles of every
     // other build drop the switch); this run is that build when it switches the guard off.
     if (!options.guards.inboxClaim) process.env.INBOX_BYPASS_BUILD = 'true';
@@ -446,19 +465,17 @@ export class World {
       for (let p = 0; p < options.faults.poisonMessages; p++) {
         scheduler.at(scheduler.between(0, arrivalsMs), () => {
           const body = JSON.stringify({ poison: true, n: p });
-          this.fifo.send(body, { groupId: `poison-${p}`, dedupId: `poison-${p}` });
-          this.standard.send(body);
-          scheduler.fault('poison-message', `${body} to both queues`);
+          for (const { queue } of this.consumers.values())
+            if (queue.options.fifo) queue.send(body, { groupId: `poison-${p}`, dedupId: `poison-${p}` });
+            else queue.send(body);
+          scheduler.fault('poison-message', `${body} to ${everyQueue(this.consumers.size)}`);
         });
       }
-      for (let c = 0; c < CONSUMER_CONCURRENCY; c++) {
-        scheduler.at(scheduler.between(0, 200), () =>
-          this.pollQueue(this.fifo, FIFO_BATCH, (m) => this.fulfilmentBatch(m)),
-        );
-        scheduler.at(scheduler.between(0, 200), () =>
-          this.pollQueue(this.standard, STANDARD_BATCH, (m) => this.loyaltyBatch(m)),
-        );
-      }
+      // Round by round over the consumers, so the pollers' start times are drawn in one order per list.
+      for (let c = 0; c < SIMULATED_POLLERS; c++)
+        for (const consumer of this.consumers.values())
+          if (c < Math.min(SIMULATED_POLLERS, consumer.spec.maxConcurrency))
+            scheduler.at(scheduler.between(0, 200), () => this.pollQueue(consumer));
       this.stream.start();
       scheduler.at(60_000, () => this.sweep());
       if (options.redriveDlqsAfterSeconds !== undefined) {
@@ -466,7 +483,8 @@ export class World {
         this.redriveAt = arrivalsMs + options.redriveDlqsAfterSeconds * 1000;
         scheduler.at(this.redriveAt, () => {
           this.redrivePending = false;
-          const moved = this.fifoDlq.redriveTo(this.fifo) + this.standardDlq.redriveTo(this.standard);
+          let moved = 0;
+          for (const { queue, deadLetterQueue } of this.consumers.values()) moved += deadLetterQueue.redriveTo(queue);
           scheduler.fault('dlq-redrive', `${moved} messages back to their queues`);
         });
       }
@@ -476,8 +494,8 @@ export class World {
       return this.result();
     } finally {
       Math.random = savedRandom;
-      if (savedBypass === undefined) delete process.env.INBOX_BYPASS_BUILD;
-      else process.env.INBOX_BYPASS_BUILD = savedBypass;
+      restoreEnv('INBOX_BYPASS_BUILD', savedBypass);
+      restoreEnv(ENV.consumerRoutes, savedRoutes);
     }
   }
 
@@ -734,17 +752,17 @@ export class World {
 
   // ---- queue consumers ----------------------------------------------------
 
-  private pollQueue(queue: SimQueue, batchSize: number, invoke: (messages: SimMessage[]) => Promise<void>): void {
+  /** One poller of a consumer's event source mapping: a batch of up to the spec's size, then the next. */
+  private pollQueue(consumer: SimConsumer): void {
     if (this.stopped) return;
-    const messages = queue.receive(batchSize);
+    const { queue } = consumer;
+    const messages = queue.receive(consumer.spec.batchSize);
     if (messages.length === 0) {
-      queue.waitForMessages(() =>
-        this.scheduler.at(this.scheduler.between(1, 20), () => this.pollQueue(queue, batchSize, invoke)),
-      );
+      queue.waitForMessages(() => this.scheduler.at(this.scheduler.between(1, 20), () => this.pollQueue(consumer)));
       return;
     }
-    void invoke(messages).then(() =>
-      this.scheduler.at(this.scheduler.between(1, 50), () => this.pollQueue(queue, batchSize, invoke)),
+    void this.consumerBatch(consumer, messages).then(() =>
+      this.scheduler.at(this.scheduler.between(1, 50), () => this.pollQueue(consumer)),
     );
   }
 
@@ -754,9 +772,9 @@ export class World {
    * simulated providers; then the guards switched off, each as the test-only
    * change it stands for.
    */
-  private consumerWiring(invocation: Invocation, consumer: 'fulfilment' | 'loyalty', event: SQSEvent): ConsumerWiring {
+  private consumerWiring(invocation: Invocation, consumer: SimConsumer, event: SQSEvent): ConsumerWiring {
     const { guards } = this.options;
-    const wiring = consumerWiring(this.consumerConfigs[consumer], {
+    const wiring = consumerWiring(consumer.config, {
       documents: invocation.documents,
       sqs: invocation.sqs,
       now: this.now,
@@ -770,7 +788,8 @@ export class World {
       ledgerOptions: guards.inboxClaim
         ? wiring.ledgerOptions
         : { ...wiring.ledgerOptions, unsafeDisableInbox: () => true },
-      settings: guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, event) : wiring.settings,
+      settings:
+        guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, consumer.spec.fifo, event) : wiring.settings,
     };
   }
 
@@ -778,8 +797,8 @@ export class World {
    * The retry budget before the fix: full jitter on the receive count (which
    * may draw 0 s every time), no try count of the consumer's own.
    */
-  private oldBudget(settings: ConsumerSettings, event: SQSEvent): ConsumerSettings {
-    const old = OLD_BACKOFF[settings.consumer as 'fulfilment' | 'loyalty'];
+  private oldBudget(settings: ConsumerSettings, fifo: boolean, event: SQSEvent): ConsumerSettings {
+    const old = oldBackoff(fifo);
     const receives = new Map(event.Records.map((r) => [r.receiptHandle, Number(r.attributes.ApproximateReceiveCount)]));
     const { control } = settings;
     return {
@@ -797,26 +816,14 @@ export class World {
     };
   }
 
-  private fulfilmentBatch(messages: SimMessage[]): Promise<void> {
-    return this.consumerBatch('fulfilment', this.fifo, makeFulfilmentHandler, messages);
-  }
-
-  private loyaltyBatch(messages: SimMessage[]): Promise<void> {
-    return this.consumerBatch('loyalty', this.standard, makeLoyaltyHandler, messages);
-  }
-
   /** One invocation of a consumer's deployed handler on a received batch, then what Lambda does with its answer. */
-  private async consumerBatch(
-    consumer: 'fulfilment' | 'loyalty',
-    queue: SimQueue,
-    makeHandler: typeof makeFulfilmentHandler,
-    messages: SimMessage[],
-  ): Promise<void> {
+  private async consumerBatch(consumer: SimConsumer, messages: SimMessage[]): Promise<void> {
+    const { queue } = consumer;
     const timeoutSeconds = this.options.settings.consumerTimeoutSeconds;
-    const invocation = this.invocation(consumer, timeoutSeconds);
+    const invocation = this.invocation(consumer.spec.name, timeoutSeconds);
     const event = this.sqsEvent(queue, messages);
     this.traceReceipt(invocation, messages);
-    const handler = makeHandler(this.consumerWiring(invocation, consumer, event));
+    const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event));
     const context = this.contextOf(invocation, timeoutSeconds);
     this.acknowledge(
       invocation,
@@ -872,26 +879,26 @@ export class World {
    * messageId instead of the producer's eventId, and/or let every duplicate
    * call the provider again (ignoring `providerCallDoneAt` and `supersededBy`).
    */
-  private guardedLedger<L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord): L {
+  private guardedLedger<L extends object>(ledger: L, record: SQSRecord): L {
     const { dedupeOn, providerCompletion } = this.options.guards;
     if (dedupeOn === 'eventId' && providerCompletion) return ledger;
-    const rekey = <E extends OrderEvent>(e: E): E => (dedupeOn === 'eventId' ? e : { ...e, eventId: record.messageId });
+    const rekey = (eventId: string) => (dedupeOn === 'eventId' ? eventId : record.messageId);
     const owed = async (result: Promise<LedgerResult>): Promise<LedgerResult> => {
       const r = await result;
       return providerCompletion || r.outcome !== 'duplicate' ? r : { ...r, providerCallPending: true };
     };
-    const recordProviderCallDone = (eventId: string) =>
-      ledger.recordProviderCallDone(dedupeOn === 'eventId' ? eventId : record.messageId);
-    if ('credit' in ledger)
-      return {
-        credit: (e, points) => owed(ledger.credit(rekey(e), points)),
-        recordProviderCallDone,
-      } as LoyaltyLedger as L;
-    return {
-      reserve: (e) => owed(ledger.reserve(rekey(e))),
-      release: (e) => owed(ledger.release(rekey(e))),
-      recordProviderCallDone,
-    } as FulfilmentLedger as L;
+    // Any consumer's ledger: its effects take the event first and answer a LedgerResult;
+    // recordProviderCallDone takes the event id the claim was keyed on.
+    return new Proxy(ledger, {
+      get: (target, property) => {
+        const member: unknown = Reflect.get(target, property);
+        if (typeof member !== 'function') return member;
+        if (property === 'recordProviderCallDone')
+          return (eventId: string) => member.call(target, rekey(eventId)) as unknown;
+        return (event: { eventId: string }, ...rest: unknown[]) =>
+          owed(member.call(target, { ...event, eventId: rekey(event.eventId) }, ...rest) as Promise<LedgerResult>);
+      },
+    });
   }
 
   private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
@@ -928,11 +935,11 @@ export class World {
   // ---- the end ------------------------------------------------------------
 
   private checkDrained(deadline: number): void {
+    const queues = [...this.consumers.values()].map((c) => c.queue);
     const quiet =
       this.activeClients === 0 &&
       this.pendingOutbox === 0 &&
-      this.fifo.messages.size === 0 &&
-      this.standard.messages.size === 0 &&
+      queues.every((queue) => queue.messages.size === 0) &&
       this.stream.backlog().every((left) => left === 0);
     const idle = quiet && !this.redrivePending;
     if (idle || this.scheduler.now >= deadline) {
@@ -942,7 +949,7 @@ export class World {
         idle
           ? 'drained'
           : `deadline reached before the system drained: ${this.activeClients} clients busy, ${this.pendingOutbox} outbox items pending, ` +
-              `${this.fifo.messages.size} + ${this.standard.messages.size} messages queued, ` +
+              `${queues.map((queue) => queue.messages.size).join(' + ')} messages queued, ` +
               `${this.stream.backlog().join('+')} stream records left`,
       );
       return;
@@ -972,12 +979,14 @@ export class World {
       effectItems: [...this.db.storedItems(EFFECTS_TABLE)],
       providerItems: this.providers.items(),
       deadLetterQueues: [
-        { name: 'loyalty DLQ', messages: this.standardDlq.all().map(toMessage) },
-        { name: 'fulfilment DLQ', messages: this.fifoDlq.all().map(toMessage) },
+        ...[...this.consumers.values()].map(({ spec, deadLetterQueue }) => ({
+          name: `${spec.name} DLQ`,
+          messages: deadLetterQueue.all().map(toMessage),
+        })),
         { name: 'relay on-failure queue', messages: this.relayFailures.all().map(toMessage) },
       ],
     });
-    const lost = [...this.fifo.expired, ...this.standard.expired];
+    const lost = [...this.consumers.values()].flatMap((c) => c.queue.expired);
     for (const m of lost)
       verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
     return {
@@ -1031,6 +1040,32 @@ function hashOf(text: string): number {
   return hash;
 }
 
-export function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  return new World(options).run();
+/**
+ * The current publisher's two queues, taken from the routes. It sends every
+ * event to one FIFO queue and OrderPlaced to one standard queue; once the relay
+ * routes by ENV.consumerRoutes (this.routes), this goes.
+ */
+function twoQueuePublisherUrls(routes: readonly ConsumerRoute[]) {
+  const fifo = routes.find((route) => route.fifo);
+  const standard = routes.find((route) => !route.fifo);
+  if (fifo === undefined || standard === undefined)
+    throw new Error('The relay publishes to one FIFO and one standard queue: the consumer list needs both');
+  return { fifoQueueUrl: fifo.queueUrl, standardQueueUrl: standard.queueUrl };
+}
+
+/** How the poison fault names the queues it went to. */
+function everyQueue(count: number): string {
+  return count === 1 ? 'the queue' : count === 2 ? 'both queues' : `all ${count} queues`;
+}
+
+function restoreEnv(name: string, saved: string | undefined): void {
+  if (saved === undefined) delete process.env[name];
+  else process.env[name] = saved;
+}
+
+export function simulate(
+  options: SimulationOptions,
+  consumerSpecs: readonly ConsumerSpec[] = CONSUMERS,
+): Promise<SimulationResult> {
+  return new World(options, consumerSpecs).run();
 }
