@@ -80,7 +80,12 @@ test('a placed order without its PICK is a violation; a cancelled one whose plac
   superseded.providerItems.splice(1, 1);
   const placedOnly = {
     orders: [{ orderId: ORDER, status: 'PLACED' }],
-    effects: new Map([[`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }], inbox('loyalty', PLACED)]),
+    // Reserved (its claim is there), but the PICK never reached the warehouse.
+    effects: new Map([
+      [`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }],
+      inbox('loyalty', PLACED),
+      inbox('fulfilment', PLACED, {}),
+    ]),
     providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
   };
 
