@@ -235,7 +235,7 @@ export function checkInvariants(options: RunFacts): Verification {
   }
   const consumerMetrics: Record<string, Record<string, number>> = {};
   for (const [key, value] of Object.entries(options.metrics ?? {})) {
-    const match = /^(\w+)\{consumer=(\w+)\}$/.exec(key);
+    const match = /^(\w+)\{consumer=([\w-]+)\}$/.exec(key); // consumer names may have hyphens
     if (match === null) continue;
     consumerMetrics[match[2]] = { ...consumerMetrics[match[2]], [match[1]]: value };
   }

@@ -8,7 +8,7 @@ import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import type { Observation } from '../../loadtest/drive';
 import type { PlannedRequest } from '../../loadtest/plan';
 import type { Target } from '../../loadtest/target';
-import { verify } from '../../loadtest/verify';
+import { checkInvariants, verify } from '../../loadtest/verify';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
@@ -217,4 +217,24 @@ describe('with a third consumer (audit) on the consumer list', () => {
       'The stack has no output AuditDlqUrl',
     );
   });
+});
+
+test("a consumer's metrics are read under its spec name, hyphens included", () => {
+  const verification = checkInvariants({
+    runId: RUN,
+    checkIntents: false,
+    plan,
+    observations: [],
+    orderIdOf: deriveOrderId,
+    isPoison: () => false,
+    pendingOutbox: 0,
+    metrics: { 'DuplicateSuppressed{consumer=gift-cards}': 3, 'EffectApplied{consumer=gift-cards}': 7 },
+    orderItems: [],
+    effectItems: [],
+    providerItems: [],
+    deadLetterQueues: [],
+  });
+
+  expect(verification.consumerMetrics['gift-cards']).toEqual({ DuplicateSuppressed: 3, EffectApplied: 7 });
+  expect(verification.duplicatesSuppressed['gift-cards']).toBe(3);
 });
