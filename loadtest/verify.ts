@@ -322,6 +322,8 @@ export function producedEvents(orders: readonly { orderId: string; status: strin
  *   call retried (a duplicate that came before the call was recorded done),
  *   which the key makes harmless; the report counts it as a suppressed duplicate.
  * `optional`: keys a consumer's own rule lets go unapplied. Returns the keys owed.
+ * Claims expire with the inbox TTL (weeks): verify-only over orders older than
+ * that reports their claims missing, naming each one.
  */
 export function checkEachEventOncePerConsumer(input: {
   events: readonly ProducedEvent[];
