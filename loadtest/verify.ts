@@ -10,7 +10,7 @@ import {
   SUPERSEDED_BY_ATTRIBUTE,
 } from '../lambdas/adapters/effects-table';
 import { ENTITY_ORDER } from '../lambdas/adapters/order-table';
-import { CONSUMERS } from '../lambdas/consumers';
+import { CONSUMERS, type ConsumerName } from '../lambdas/consumers';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import type { EventEnvelope } from '../lambdas/messaging/envelope';
@@ -388,10 +388,12 @@ export function checkProviderCalls(
     const [consumer, eventId] = key.split(':');
     return input.effects.get(inboxKey(consumer, eventId).pk);
   };
+  // Typed: a rename of the consumer fails typecheck here instead of silently dropping its rules.
+  const fulfilmentConsumer: ConsumerName = 'fulfilment';
   const optional = new Set<string>();
   for (const order of input.orders) {
-    const pick = providerKey('fulfilment', orderPlacedEventId(order.orderId));
-    const cancelPick = providerKey('fulfilment', orderCancelledEventId(order.orderId));
+    const pick = providerKey(fulfilmentConsumer, orderPlacedEventId(order.orderId));
+    const cancelPick = providerKey(fulfilmentConsumer, orderCancelledEventId(order.orderId));
     const fulfilment = input.effects.get(fulfilmentKey(order.orderId).pk);
     // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
     // A cancel that superseded the place before its PICK went through: the PICK must never follow.
