@@ -32,7 +32,8 @@ import type { Target } from './target';
  *    kit's own poison is expected there); nothing is left undispatched;
  * 6. each event once per consumer, for any consumer of the list (lambdas/consumers.ts):
  *    every event the outbox produced is claimed on the inbox of every consumer
- *    that takes its type (see `checkEachEventOncePerConsumer`).
+ *    that takes its type, its provider key was called, and never more than once
+ *    without a claim behind it (see `checkEachEventOncePerConsumer`).
  * Each violation names the ids involved.
  */
 export interface Violation {
