@@ -3,7 +3,7 @@ import { waitForDrain } from '../loadtest/drain';
 import { drive, type Observation } from '../loadtest/drive';
 import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
 import { seededRandom } from '../loadtest/random';
-import { acceptedOrders, CONSUMERS, firstCalls } from '../loadtest/sampler';
+import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../loadtest/sampler';
 import type { Target } from '../loadtest/target';
 import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
 
@@ -55,11 +55,11 @@ export async function measurePipeline(
   const accepted = driven.observations.filter((o) => o.status === 201);
   const acceptedAt = new Map(acceptedOrders(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
   const applied = await firstCalls(target, [...acceptedAt.keys()]);
-  const lags: Record<string, number[]> = Object.fromEntries(CONSUMERS.map((c) => [c, []]));
+  const lags: Record<string, number[]> = Object.fromEntries(CONSUMER_NAMES.map((c) => [c, []]));
   let lastEffect = 0;
   let missing = 0;
   for (const [eventId, at] of acceptedAt) {
-    for (const consumer of CONSUMERS) {
+    for (const consumer of CONSUMER_NAMES) {
       const when = applied.get(`${consumer}:${eventId}`);
       if (when === undefined) {
         missing++;

@@ -1,22 +1,31 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '../lambdas/adapters/order-table';
+import type { ConsumerSpec } from '../lambdas/messaging/consumer-spec';
+import { consumerQueueUrls } from '../ops/stack';
 import type { Target } from './target';
 
 /**
  * Waits (bounded) until nothing is in flight: no undispatched outbox item, and
- * no message visible or in flight on either source queue, twice in a row.
- * Returns whether it drained, and what was left if not.
+ * no message visible or in flight on any consumer's source queue (every
+ * consumer of the list), twice in a row. Returns whether it drained, and what
+ * was left if not.
  */
 export async function waitForDrain(
   target: Target,
-  options: { timeoutMs: number; pollMs?: number; onPoll?: (state: DrainState) => void },
+  options: {
+    timeoutMs: number;
+    pollMs?: number;
+    onPoll?: (state: DrainState) => void;
+    consumers?: readonly ConsumerSpec[];
+  },
 ): Promise<{ drained: boolean; state: DrainState; waitedMs: number }> {
   const started = Date.now();
   let quietPolls = 0;
-  let state = await drainState(target);
+  const queueUrls = consumerQueueUrls(target.outputs, options.consumers).map((q) => q.queueUrl);
+  let state = await drainState(target, queueUrls);
   while (Date.now() - started < options.timeoutMs) {
-    state = await drainState(target);
+    state = await drainState(target, queueUrls);
     options.onPoll?.(state);
     quietPolls = state.pendingOutbox === 0 && state.inFlightMessages === 0 ? quietPolls + 1 : 0;
     if (quietPolls >= 2) return { drained: true, state, waitedMs: Date.now() - started };
@@ -30,13 +39,12 @@ export interface DrainState {
   inFlightMessages: number;
 }
 
-async function drainState(target: Target): Promise<DrainState> {
-  const [pendingOutbox, fifo, standard] = await Promise.all([
+async function drainState(target: Target, queueUrls: readonly string[]): Promise<DrainState> {
+  const [pendingOutbox, ...depths] = await Promise.all([
     pendingOutboxCount(target),
-    queueDepth(target, target.outputs.FulfilmentQueueUrl),
-    queueDepth(target, target.outputs.LoyaltyQueueUrl),
+    ...queueUrls.map((url) => queueDepth(target, url)),
   ]);
-  return { pendingOutbox, inFlightMessages: fifo + standard };
+  return { pendingOutbox, inFlightMessages: depths.reduce((sum, depth) => sum + depth, 0) };
 }
 
 /** Every message a queue still holds: visible, in flight or delayed. */

@@ -4,11 +4,15 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CONSUMERS } from '../lambdas/consumers';
 import type { FaultPlan } from '../lambdas/faults/plan';
+import type { ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import { seeded } from '../lambdas/shared/random';
 import { redrive } from '../ops/dlq/messages';
 import { discoverDeadLetterQueues } from '../ops/dlq/queues';
+import { consumerQueueUrls } from '../ops/stack';
 import type { Target } from './target';
+import type { ProducedEvent } from './verify';
 
 /**
  * The fault switch per run: locally a file every function re-reads, on AWS the
@@ -159,23 +163,43 @@ export function poisonBody(runId: string, n: number): string {
   });
 }
 
-export async function sendPoison(target: Target, runId: string, perQueue: number): Promise<number> {
+/**
+ * Sends `perQueue` poison messages to every consumer's source queue (every
+ * consumer of the list). Returns how many were sent.
+ */
+export async function sendPoison(
+  target: Target,
+  runId: string,
+  perQueue: number,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): Promise<number> {
+  const queues = consumerQueueUrls(target.outputs, consumers);
   let sent = 0;
   for (let n = 0; n < perQueue; n++) {
-    await target.sqs.send(
-      new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyQueueUrl, MessageBody: poisonBody(runId, n) }),
-    );
-    await target.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: target.outputs.FulfilmentQueueUrl,
-        MessageBody: poisonBody(runId, n),
-        MessageGroupId: `poison-${runId}-${n}`,
-        MessageDeduplicationId: `poison-${runId}-${n}`,
-      }),
-    );
-    sent += 2;
+    for (const { consumer, queueUrl } of queues) {
+      const id = `poison-${runId}-${n}`;
+      await sendMessage(target, consumer, queueUrl, poisonBody(runId, n), { groupId: id, deduplicationId: id });
+      sent += 1;
+    }
   }
   return sent;
+}
+
+/** One message; on a FIFO queue with its group and deduplication id (SQS refuses a FIFO message without a group). */
+async function sendMessage(
+  target: Target,
+  consumer: ConsumerSpec,
+  queueUrl: string,
+  body: string,
+  fifo: { groupId: string; deduplicationId: string },
+): Promise<void> {
+  await target.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: body,
+      ...(consumer.fifo ? { MessageGroupId: fifo.groupId, MessageDeduplicationId: fifo.deduplicationId } : {}),
+    }),
+  );
 }
 
 /**
@@ -184,32 +208,47 @@ export async function sendPoison(target: Target, runId: string, perQueue: number
  * ack had then been lost until maxReceiveCount. Redriving them must not apply
  * anything twice. Returns how many were seeded.
  */
-export async function seedDeadLetters(target: Target, runId: string, count: number): Promise<number> {
+export async function seedDeadLetters(
+  target: Target,
+  runId: string,
+  count: number,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): Promise<number> {
+  const queues = consumerQueueUrls(target.outputs, consumers);
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
       TableName: target.outputs.OrdersTableName,
-      FilterExpression: 'entity = :outbox AND begins_with(#event.customerId, :run)',
-      ExpressionAttributeNames: { '#event': 'event' },
+      // The run's customers; in an envelope the domain's fields are in its payload.
+      FilterExpression:
+        'entity = :outbox AND (begins_with(#event.customerId, :run) OR begins_with(#event.#payload.customerId, :run))',
+      ExpressionAttributeNames: { '#event': 'event', '#payload': 'payload' },
       ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
     }),
   );
-  const events = Items.map(
-    (item) => unmarshall(item).event as { eventType: string; orderId: string; eventId: string },
-  ).slice(0, count);
+  const events = Items.map((item) => unmarshall(item).event as Record<string, unknown>).slice(0, count);
   for (const event of events) {
+    const { eventId, type, entityId } = outboxEventKeys(event);
     const body = JSON.stringify(event);
-    if (event.eventType === 'OrderPlaced')
-      await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyDlqUrl, MessageBody: body }));
-    await target.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: target.outputs.FulfilmentDlqUrl,
-        MessageBody: body,
-        MessageGroupId: event.orderId,
-        MessageDeduplicationId: `dlq-seed-${event.eventId}`,
-      }),
-    );
+    // Into the DLQ of every consumer that takes the event, as the relay would have routed it.
+    for (const { consumer, deadLetterQueueUrl } of queues.filter((q) => q.consumer.eventTypes.includes(type)))
+      await sendMessage(target, consumer, deadLetterQueueUrl, body, {
+        groupId: entityId,
+        deduplicationId: `dlq-seed-${eventId}`,
+      });
   }
   return events.length;
+}
+
+/**
+ * The id, type and entity of an outbox item's event: the envelope's fields,
+ * or, on an event written before the envelope, `eventType` and `orderId`.
+ */
+export function outboxEventKeys(event: Record<string, unknown>): ProducedEvent {
+  return {
+    eventId: String(event.eventId),
+    type: String(event.type ?? event.eventType),
+    entityId: String(event.entityId ?? event.orderId),
+  };
 }
 
 /**
@@ -238,7 +277,7 @@ export async function redriveDeadLetters(
 }
 
 /**
- * Local fault runs shorten the source queues' visibility timeout, breaking the
+ * Local fault runs shorten every consumer's source queue's visibility timeout, breaking the
  * synth-time rule on purpose and restoring it afterwards: a batch lost to an
  * injected crash comes back in seconds, not minutes, and the slow-handler fault
  * can outlive its visibility as it is meant to (a conforming deployment makes
@@ -246,8 +285,12 @@ export async function redriveDeadLetters(
  * only bites with --slow-seconds above the consumer timeout (30 s): the handler
  * then runs into its own timeout and the batch is redelivered. Returns the restore function.
  */
-export async function setLocalVisibility(target: Target, seconds: number): Promise<() => Promise<void>> {
-  const urls = [target.outputs.FulfilmentQueueUrl, target.outputs.LoyaltyQueueUrl];
+export async function setLocalVisibility(
+  target: Target,
+  seconds: number,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): Promise<() => Promise<void>> {
+  const urls = consumerQueueUrls(target.outputs, consumers).map((q) => q.queueUrl);
   const original = await Promise.all(
     urls.map(async (url) => {
       const { Attributes = {} } = await target.sqs.send(

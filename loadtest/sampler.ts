@@ -1,5 +1,7 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
+import { CONSUMERS } from '../lambdas/consumers';
 import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { consumerOutputNames, providerKey, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
@@ -19,14 +21,16 @@ import type { Target } from './target';
  * Effect lag (order accepted -> effect applied) is read once at the end from
  * the provider log, where each consumer's last step records its first call.
  */
-export const SAMPLED_QUEUES = [
-  'FulfilmentQueueUrl',
-  'LoyaltyQueueUrl',
-  'FulfilmentDlqUrl',
-  'LoyaltyDlqUrl',
-  'RelayFailureQueueUrl',
-] as const;
-export const CONSUMERS = ['fulfilment', 'loyalty'] as const;
+export const CONSUMER_NAMES: readonly string[] = CONSUMERS.map((c) => c.name);
+/** Output names of the sampled queues: every consumer's source queue, then their DLQs, then the relay's failure queue. */
+export function sampledQueues(consumers: readonly ConsumerSpec[] = CONSUMERS): string[] {
+  return [
+    ...consumers.map((c) => consumerOutputNames(c.name).queueUrl),
+    ...consumers.map((c) => consumerOutputNames(c.name).deadLetterQueueUrl),
+    'RelayFailureQueueUrl',
+  ];
+}
+export const SAMPLED_QUEUES: readonly string[] = sampledQueues();
 const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'TransientFailure', 'PermanentFailure'] as const;
 
 export interface PipelineSample {
@@ -117,7 +121,8 @@ export async function startSampler(
   };
 }
 
-function queueName(output: string): string {
+/** `FulfilmentQueueUrl` -> `Fulfilment`, `FulfilmentDlqUrl` -> `Fulfilment DLQ`: the report's chart labels. */
+export function queueName(output: string): string {
   return output
     .replace(/Url$/, '')
     .replace(/Queue$/, '')
@@ -161,7 +166,7 @@ export async function firstCalls(target: Target, eventIds: readonly string[]): P
   const table = target.outputs.ProviderLogTableName;
   const found = new Map<string, number>();
   if (table === undefined) return found;
-  const keys = eventIds.flatMap((id) => CONSUMERS.map((c) => `${c}:${id}`));
+  const keys = eventIds.flatMap((id) => CONSUMER_NAMES.map((c) => providerKey(c, id)));
   for (let i = 0; i < keys.length; i += 100) {
     let request: Record<string, { Keys: Record<string, { S: string }>[]; ProjectionExpression?: string }> | undefined =
       {
@@ -190,8 +195,8 @@ export function lagOverTime(
   const buckets = new Map<string, { second: number; consumer: string; lags: number[] }>();
   for (const { eventId, acceptedAt } of accepted) {
     const second = Math.floor((acceptedAt - startedAt) / 1000 / bucketSeconds) * bucketSeconds;
-    for (const consumer of CONSUMERS) {
-      const at = applied.get(`${consumer}:${eventId}`);
+    for (const consumer of CONSUMER_NAMES) {
+      const at = applied.get(providerKey(consumer, eventId));
       if (at === undefined) continue;
       const key = `${consumer}@${second}`;
       const bucket = buckets.get(key) ?? { second, consumer, lags: [] };

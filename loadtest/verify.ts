@@ -10,7 +10,11 @@ import {
   SUPERSEDED_BY_ATTRIBUTE,
 } from '../lambdas/adapters/effects-table';
 import { ENTITY_ORDER } from '../lambdas/adapters/order-table';
+import { CONSUMERS, type ConsumerName } from '../lambdas/consumers';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
+import { consumerOutputNames, providerKey, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
+import type { EventEnvelope } from '../lambdas/messaging/envelope';
+import { requiredOutput } from '../ops/stack';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';
@@ -25,13 +29,29 @@ import type { Target } from './target';
  *    the inbox records it done; no call for an order's event reached the provider
  *    after a later event of that order had (no PICK after CANCEL_PICK);
  * 5. every message is applied once or sits in a DLQ with its cause (only the
- *    kit's own poison is expected there); nothing is left undispatched.
+ *    kit's own poison is expected there); nothing is left undispatched;
+ * 6. each event once per consumer, for any consumer of the list (lambdas/consumers.ts):
+ *    every event the outbox produced is claimed on the inbox of every consumer
+ *    that takes its type, its provider key was called, and never more than once
+ *    without a claim behind it (see `checkEachEventOncePerConsumer`).
  * Each violation names the ids involved.
  */
 export interface Violation {
-  invariant: 'orders' | 'replay' | 'reserved' | 'points' | 'provider' | 'provider-order' | 'dlq' | 'outbox';
+  invariant:
+    | 'orders'
+    | 'replay'
+    | 'reserved'
+    | 'points'
+    | 'provider'
+    | 'provider-order'
+    | 'dlq'
+    | 'outbox'
+    | typeof EACH_EVENT_ONCE;
   detail: string;
 }
+
+/** The generic invariant's name: it holds for any consumer, whatever its effect. */
+export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
 
 export interface Verification {
   violations: Violation[];
@@ -57,13 +77,17 @@ export interface OrderItem {
   totalCents: number;
 }
 
-/** Reads the facts from the target's tables and dead-letter queues, then judges them with `checkInvariants`. */
+/**
+ * Reads the facts from the target's tables and dead-letter queues, then judges them with `checkInvariants`.
+ * Every consumer's DLQ is read, found by its output name (`consumerOutputNames`).
+ */
 export async function verify(
   options: Omit<RunFacts, 'orderItems' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
     target: Target;
   },
 ): Promise<Verification> {
   const { target, runId } = options;
+  const consumers = options.consumers ?? CONSUMERS;
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
     (i) => i.entity === ENTITY_ORDER && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
@@ -72,10 +96,12 @@ export async function verify(
   const providerItems = await scan(documents, target.outputs.ProviderLogTableName);
   const deadLetterQueues: RunFacts['deadLetterQueues'] = [];
   for (const [name, url] of [
-    ['loyalty DLQ', target.outputs.LoyaltyDlqUrl],
-    ['fulfilment DLQ', target.outputs.FulfilmentDlqUrl],
+    ...consumers.map((c) => [
+      `${c.name} DLQ`,
+      requiredOutput(target.outputs, consumerOutputNames(c.name).deadLetterQueueUrl),
+    ]),
     ['relay on-failure queue', target.outputs.RelayFailureQueueUrl],
-  ] as const) {
+  ]) {
     deadLetterQueues.push({ name, messages: await peekAll(target, url) });
   }
   return checkInvariants({ ...options, orderItems, effectItems, providerItems, deadLetterQueues });
@@ -104,6 +130,8 @@ export interface RunFacts {
   effectItems: Record<string, unknown>[];
   providerItems: Record<string, unknown>[];
   deadLetterQueues: { name: string; messages: Message[] }[];
+  /** Who consumes what; the deployed list unless a test judges another. */
+  consumers?: readonly ConsumerSpec[];
 }
 
 /** The invariant checks, pure: no I/O, same answer for the same facts. */
@@ -197,7 +225,7 @@ export function checkInvariants(options: RunFacts): Verification {
     ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
   );
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
-  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems }));
+  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems }, options.consumers));
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
   // lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
   const duplicatesSuppressed: Record<string, number> = {};
@@ -208,7 +236,7 @@ export function checkInvariants(options: RunFacts): Verification {
   }
   const consumerMetrics: Record<string, Record<string, number>> = {};
   for (const [key, value] of Object.entries(options.metrics ?? {})) {
-    const match = /^(\w+)\{consumer=(\w+)\}$/.exec(key);
+    const match = /^(\w+)\{consumer=([\w-]+)\}$/.exec(key); // consumer names may have hyphens
     if (match === null) continue;
     consumerMetrics[match[2]] = { ...consumerMetrics[match[2]], [match[1]]: value };
   }
@@ -266,61 +294,135 @@ export function checkInvariants(options: RunFacts): Verification {
   };
 }
 
+/** An event the outbox produced, by what every consumer keys it on. */
+export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId'>;
+
+/**
+ * The events the outbox produced for these orders: OrderPlaced for every
+ * order, OrderCancelled for a cancelled one. The only place the verification
+ * knows which events an order makes.
+ */
+export function producedEvents(orders: readonly { orderId: string; status: string }[]): ProducedEvent[] {
+  return orders.flatMap((order) => [
+    { eventId: orderPlacedEventId(order.orderId), type: 'OrderPlaced', entityId: order.orderId },
+    ...(order.status === 'CANCELLED'
+      ? [{ eventId: orderCancelledEventId(order.orderId), type: 'OrderCancelled', entityId: order.orderId }]
+      : []),
+  ]);
+}
+
+/**
+ * Each event once per consumer, for any consumer on the list: for every
+ * produced event and every consumer whose spec takes its type,
+ * - its inbox claim `INBOX#<consumer>#<eventId>` exists: the event was applied,
+ *   and the claim is what makes a second delivery a no-op;
+ * - the provider log has its key `providerKey(consumer, eventId)`
+ *   (reported under `provider`, as the provider checks always were);
+ * - a key called more than once with no claim behind it is a double effect:
+ *   nothing deduplicated it. With the claim, a repeat under the key is the owed
+ *   call retried (a duplicate that came before the call was recorded done),
+ *   which the key makes harmless; the report counts it as a suppressed duplicate.
+ * `optional`: keys a consumer's own rule lets go unapplied. Returns the keys owed.
+ * Claims expire with the inbox TTL (weeks): verify-only over orders older than
+ * that reports their claims missing, naming each one.
+ */
+export function checkEachEventOncePerConsumer(input: {
+  events: readonly ProducedEvent[];
+  consumers: readonly ConsumerSpec[];
+  effects: ReadonlyMap<string, Record<string, unknown>>;
+  providerLog: ReadonlyMap<string, Record<string, unknown>>;
+  optional?: ReadonlySet<string>;
+}): { violations: Violation[]; owedKeys: Set<string> } {
+  const violations: Violation[] = [];
+  const owedKeys = new Set<string>();
+  for (const event of input.events) {
+    for (const consumer of input.consumers) {
+      if (!consumer.eventTypes.includes(event.type)) continue;
+      const key = providerKey(consumer.name, event.eventId);
+      if (input.optional?.has(key)) continue;
+      owedKeys.add(key);
+      const claim = inboxKey(consumer.name, event.eventId).pk;
+      const claimed = input.effects.has(claim);
+      if (!claimed)
+        violations.push({
+          invariant: EACH_EVENT_ONCE,
+          detail: `${consumer.name}: ${event.type} ${event.eventId} has no inbox claim ${claim}: never applied, or applied without its claim`,
+        });
+      const calls = Number(input.providerLog.get(key)?.calls ?? 0);
+      if (calls === 0) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
+      else if (calls > 1 && !claimed)
+        violations.push({
+          invariant: EACH_EVENT_ONCE,
+          detail: `key ${key} called ${calls} times with no inbox claim to deduplicate: a double effect`,
+        });
+    }
+  }
+  return { violations, owedKeys };
+}
+
 /**
  * The provider invariants, from the orders, the Effects table (fulfilment
  * states and inbox entries, by pk) and the provider log (one item per key, as
  * the recording provider keeps it: `calls`, `firstCalledAt`, `lastCalledAt`):
- * - completed exactly once: every expected key reached the provider (which
- *   performs one effect per key), no other key did, and the consumer's inbox
- *   entry records the call done, or superseded by a later event of its order;
- * - in order: no call under an order's earlier event was made after the first
- *   call of a later event of that order reached the provider.
- * A PICK is owed unless the order was cancelled before its reservation, or the
- * cancel superseded the place before its PICK went through; then it may be absent.
+ * - each event once per consumer (`checkEachEventOncePerConsumer`), for every
+ *   consumer of `consumers`; no key outside what they owe reached the provider,
+ *   and the consumer's inbox entry records each call done, or superseded by a
+ *   later event of its order;
+ * - fulfilment's own rules, layered on the generic one: a PICK is owed unless
+ *   the order was cancelled before its reservation (the late OrderPlaced is
+ *   stale: no claim, no call), or the cancel superseded the place before its
+ *   PICK went through; then it may be absent. And in order: no call under an
+ *   order's earlier event was made after the first call of a later event of
+ *   that order reached the provider.
  */
-export function checkProviderCalls(input: {
-  orders: readonly { orderId: string; status: string }[];
-  effects: ReadonlyMap<string, Record<string, unknown>>;
-  providerItems: readonly Record<string, unknown>[];
-}): Violation[] {
+export function checkProviderCalls(
+  input: {
+    orders: readonly { orderId: string; status: string }[];
+    effects: ReadonlyMap<string, Record<string, unknown>>;
+    providerItems: readonly Record<string, unknown>[];
+  },
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): Violation[] {
   const violations: Violation[] = [];
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
   const inbox = (key: string) => {
     const [consumer, eventId] = key.split(':');
     return input.effects.get(inboxKey(consumer, eventId).pk);
   };
-  const expectedKeys = new Set<string>();
-  const allowedKeys = new Set<string>();
+  // Typed: a rename of the consumer fails typecheck here instead of silently dropping its rules.
+  const fulfilmentConsumer: ConsumerName = 'fulfilment';
+  const optional = new Set<string>();
   for (const order of input.orders) {
-    const placed = orderPlacedEventId(order.orderId);
-    const cancelled = orderCancelledEventId(order.orderId);
-    expectedKeys.add(`loyalty:${placed}`);
-    const pick = `fulfilment:${placed}`;
+    const pick = providerKey(fulfilmentConsumer, orderPlacedEventId(order.orderId));
+    const cancelPick = providerKey(fulfilmentConsumer, orderCancelledEventId(order.orderId));
     const fulfilment = input.effects.get(fulfilmentKey(order.orderId).pk);
     // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
     // A cancel that superseded the place before its PICK went through: the PICK must never follow.
-    const pickOptional =
-      fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
-    (pickOptional ? allowedKeys : expectedKeys).add(pick);
-    if (order.status === 'CANCELLED') expectedKeys.add(`fulfilment:${cancelled}`);
-    const [earlier, later] = [log.get(pick), log.get(`fulfilment:${cancelled}`)];
+    if (fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined)
+      optional.add(pick);
+    const [earlier, later] = [log.get(pick), log.get(cancelPick)];
     if (earlier !== undefined && later !== undefined && String(earlier.lastCalledAt) > String(later.firstCalledAt)) {
       violations.push({
         invariant: 'provider-order',
-        detail: `order ${order.orderId}: ${pick} called at ${String(earlier.lastCalledAt)}, after fulfilment:${cancelled} reached the provider at ${String(later.firstCalledAt)}`,
+        detail: `order ${order.orderId}: ${pick} called at ${String(earlier.lastCalledAt)}, after ${cancelPick} reached the provider at ${String(later.firstCalledAt)}`,
       });
     }
   }
-  for (const key of expectedKeys) {
-    if (!log.has(key)) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
-  }
+  const generic = checkEachEventOncePerConsumer({
+    events: producedEvents(input.orders),
+    consumers,
+    effects: input.effects,
+    providerLog: log,
+    optional,
+  });
+  violations.push(...generic.violations);
   for (const key of log.keys()) {
-    if (!expectedKeys.has(key) && !allowedKeys.has(key)) {
+    if (!generic.owedKeys.has(key) && !optional.has(key)) {
       violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });
       continue;
     }
     const entry = inbox(key);
-    // No entry: expired (TTL) or never written (inbox switched off, caught by the effect checks).
+    // No entry: expired (TTL) or never written (inbox switched off, reported by the generic check).
     if (
       entry !== undefined &&
       entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined &&

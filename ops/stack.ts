@@ -1,6 +1,8 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CONSUMERS } from '../lambdas/consumers';
+import { consumerOutputNames, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 
 /**
  * Where a stack's outputs come from, for every tool that looks inside a stack
@@ -70,4 +72,30 @@ export function requiredOutput(outputs: Record<string, string>, name: string): s
   const value = outputs[name];
   if (value === undefined) throw new StackNotFoundError(`The stack has no output ${name}`);
   return value;
+}
+
+/** A consumer of the list with its queue and DLQ, as the stack outputs them. */
+export interface ConsumerQueueUrls {
+  consumer: ConsumerSpec;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+}
+
+/**
+ * Every consumer's queue and DLQ, found by the output names its spec derives
+ * (`consumerOutputNames`), so the tools name no consumer. A consumer on the list
+ * that the stack does not output is an error: its queues would go unwatched.
+ */
+export function consumerQueueUrls(
+  outputs: Record<string, string>,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): ConsumerQueueUrls[] {
+  return consumers.map((consumer) => {
+    const names = consumerOutputNames(consumer.name);
+    return {
+      consumer,
+      queueUrl: requiredOutput(outputs, names.queueUrl),
+      deadLetterQueueUrl: requiredOutput(outputs, names.deadLetterQueueUrl),
+    };
+  });
 }

@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util';
+import { CONSUMERS } from '../../lambdas/consumers';
 import { UsageError } from './queues';
+
+const QUEUE_NAMES = [...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
 
 export const USAGE = `Usage: npm run dlq -- <command> [options]
   list                                  every DLQ of the stack: messages, oldest age, counts by failureCause,
@@ -17,7 +20,7 @@ Options:
                    default: the local runtime's .local/outputs.json (npm start)
   --json           machine-readable output on stdout
   -h, --help       this text
-<queue> is a name from \`list\` (fulfilment, loyalty, relay-failures, sweeper), its output key or its URL.
+<queue> is a name from \`list\` (${QUEUE_NAMES}), its output key or its URL.
 Exit codes: 0 done, 1 something failed (the output says what), 2 usage error.`;
 
 export type Command =

@@ -1,8 +1,14 @@
+import { CONSUMERS } from '../../lambdas/consumers';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+
 /**
  * Every dead-letter queue of the stack, found from its outputs by name, so a
  * DLQ added with an output of the same shape is covered without editing the tool:
- * - `<X>DlqUrl` next to `<X>QueueUrl`: a consumer's DLQ; its messages are events
- *   and go back to `<X>QueueUrl`;
+ * - each consumer of the list (lambdas/consumers.ts) by the output names its
+ *   spec derives (`consumerOutputNames`), named and FIFO as its spec says; its
+ *   messages are events and go back to its queue;
+ * - another `<X>DlqUrl` next to `<X>QueueUrl`: a consumer's DLQ all the same
+ *   (e.g. one deployed from a list that has since changed);
  * - `<X>DlqUrl` alone: a function's async-invocation DLQ (failed scheduled runs);
  * - `<X>FailureQueueUrl`: a stream event source's on-failure destination; its
  *   messages are pointers into the table's stream, not events.
@@ -10,7 +16,7 @@
 export type DeadLetterKind = 'consumer' | 'async-invoke' | 'stream-pointers';
 
 export interface DeadLetterQueue {
-  /** What an operator types: `fulfilment`, `loyalty`, `relay-failures`, `sweeper`. */
+  /** What an operator types: a consumer's name (`fulfilment`, `loyalty`), `relay-failures`, `sweeper`. */
   name: string;
   outputKey: string;
   url: string;
@@ -31,25 +37,28 @@ export class UsageError extends Error {
 
 const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
-export function discoverDeadLetterQueues(outputs: Record<string, string>): DeadLetterQueue[] {
+export function discoverDeadLetterQueues(
+  outputs: Record<string, string>,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): DeadLetterQueue[] {
   const found: DeadLetterQueue[] = [];
+  for (const consumer of consumers) {
+    const names = consumerOutputNames(consumer.name);
+    const [url, sourceUrl] = [outputs[names.deadLetterQueueUrl], outputs[names.queueUrl]];
+    // Not in the stack: deployed before this consumer was added (findDeadLetterQueue says so if asked).
+    if (url === undefined || sourceUrl === undefined) continue;
+    found.push(consumerQueue(consumer.name, names.deadLetterQueueUrl, url, sourceUrl, consumer.fifo));
+  }
+  const listed = new Set(found.map((q) => q.outputKey));
   for (const [key, url] of Object.entries(outputs)) {
+    if (listed.has(key)) continue;
     const dlq = /^(.+)DlqUrl$/.exec(key);
     const failures = /^(.+)FailureQueueUrl$/.exec(key);
     if (dlq !== null) {
-      const sourceKey = `${dlq[1]}QueueUrl`;
-      const sourceUrl = outputs[sourceKey];
+      const sourceUrl = outputs[`${dlq[1]}QueueUrl`];
       found.push(
         sourceUrl !== undefined
-          ? {
-              name: kebab(dlq[1]),
-              outputKey: key,
-              url,
-              fifo: url.endsWith('.fifo'),
-              kind: 'consumer',
-              sourceUrl,
-              redrivesTo: queueName(sourceUrl),
-            }
+          ? consumerQueue(kebab(dlq[1]), key, url, sourceUrl, url.endsWith('.fifo'))
           : {
               name: kebab(dlq[1]),
               outputKey: key,
@@ -73,12 +82,27 @@ export function discoverDeadLetterQueues(outputs: Record<string, string>): DeadL
   return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** A queue by its name, its output key or its URL; anything else is a usage error that lists the names. */
-export function findDeadLetterQueue(queues: DeadLetterQueue[], wanted: string): DeadLetterQueue {
+function consumerQueue(name: string, outputKey: string, url: string, sourceUrl: string, fifo: boolean) {
+  return { name, outputKey, url, fifo, kind: 'consumer', sourceUrl, redrivesTo: queueName(sourceUrl) } as const;
+}
+
+/**
+ * A queue by its name, its output key or its URL; anything else is a usage error that lists the names,
+ * and says so when the name is a consumer of the list that the stack does not have yet.
+ */
+export function findDeadLetterQueue(
+  queues: DeadLetterQueue[],
+  wanted: string,
+  consumers: readonly ConsumerSpec[] = CONSUMERS,
+): DeadLetterQueue {
   const queue = queues.find((q) => q.name === wanted || q.outputKey === wanted || q.url === wanted);
-  if (queue === undefined)
-    throw new UsageError(`Unknown DLQ "${wanted}". This stack has: ${queues.map((q) => q.name).join(', ') || 'none'}`);
-  return queue;
+  if (queue !== undefined) return queue;
+  const has = `This stack has: ${queues.map((q) => q.name).join(', ') || 'none'}`;
+  if (consumers.some((c) => c.name === wanted))
+    throw new UsageError(
+      `The stack has no DLQ of consumer "${wanted}" (no output ${consumerOutputNames(wanted).deadLetterQueueUrl}): it was deployed before the consumer was added; deploy it again. ${has}`,
+    );
+  throw new UsageError(`Unknown DLQ "${wanted}". ${has}`);
 }
 
 export function queueName(url: string): string {

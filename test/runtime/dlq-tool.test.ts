@@ -19,12 +19,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
+import { CONSUMERS } from '../../lambdas/consumers';
 import { signedFetch } from '../../local/api/sign';
 import type { LocalRuntime } from '../../local/runtime';
 import { main } from '../../ops/dlq/cli';
 import type { ListReport, RedriveReport, ShowReport } from '../../ops/dlq/commands';
 import { openContext } from '../../ops/dlq/context';
-import { LOCAL_CREDENTIALS } from '../../ops/stack';
+import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../ops/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
 
 /**
@@ -151,7 +152,14 @@ describe('on the local runtime', () => {
 
     expect(code).toBe(0);
     const byName = Object.fromEntries(report.queues.map((q) => [q.name, q]));
-    expect(Object.keys(byName).sort()).toEqual(['fulfilment', 'loyalty', 'relay-failures', 'sweeper']);
+    // Every consumer of the list, whatever it holds, and the stack's other DLQs.
+    expect(Object.keys(byName).sort()).toEqual([...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].sort());
+    for (const { consumer, queueUrl } of consumerQueueUrls(outputs))
+      expect(byName[consumer.name]).toMatchObject({
+        kind: 'consumer',
+        fifo: consumer.fifo,
+        redrivesTo: queueUrl.split('/').pop(),
+      });
     expect(byName.fulfilment).toMatchObject({
       messages: 2,
       byCause: { RetriesExhausted: 1, SchemaViolation: 1 },
@@ -195,9 +203,9 @@ describe('on the local runtime', () => {
     ]);
     expect(loyalty.report.result!.moved).toHaveLength(1);
     expect(await depth(outputs.FulfilmentDlqUrl)).toBe(1); // the poison stays
+    const sourceQueues = consumerQueueUrls(outputs).map((q) => q.queueUrl);
     await eventually(
-      async () =>
-        (await depth(outputs.FulfilmentQueueUrl)) + (await depth(outputs.LoyaltyQueueUrl)) === 0 ? true : undefined,
+      async () => ((await Promise.all(sourceQueues.map(depth))).every((n) => n === 0) ? true : undefined),
       20_000,
       'the redriven events to be consumed',
     );

@@ -12,7 +12,8 @@ import { parseCommand } from '../../ops/dlq/args';
 import { main } from '../../ops/dlq/cli';
 import type { DlqContext } from '../../ops/dlq/context';
 import { redrive } from '../../ops/dlq/messages';
-import { discoverDeadLetterQueues, UsageError } from '../../ops/dlq/queues';
+import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../ops/dlq/queues';
+import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
 
 const OUTPUTS = {
   ApiUrl: 'https://example/prod/',
@@ -126,6 +127,41 @@ test('every DLQ is discovered from the outputs, each with what redrive does with
     ['relay-failures', 'stream-pointers', false, undefined],
     ['sweeper', 'async-invoke', false, undefined],
   ]);
+});
+
+describe('consumer DLQs come from the consumer list', () => {
+  // "tier-2" makes output names Tier2QueueUrl/Tier2DlqUrl: only its spec says what an operator types.
+  const tier2 = { ...consumerSpec('fulfilment'), name: 'tier-2' };
+  const withTier2 = {
+    ...OUTPUTS,
+    Tier2QueueUrl: 'https://sqs/1/tier-2.fifo',
+    Tier2DlqUrl: 'https://sqs/1/tier-2-dlq.fifo',
+  };
+
+  test("a consumer on the list is found by the output names its spec derives, under the spec's name and FIFO-ness", () => {
+    const queues = discoverDeadLetterQueues(withTier2, [...CONSUMERS, tier2]);
+
+    expect(queues.find((q) => q.outputKey === 'Tier2DlqUrl')).toEqual({
+      name: 'tier-2',
+      outputKey: 'Tier2DlqUrl',
+      url: withTier2.Tier2DlqUrl,
+      fifo: true,
+      kind: 'consumer',
+      sourceUrl: withTier2.Tier2QueueUrl,
+      redrivesTo: 'tier-2.fifo',
+    });
+    expect(findDeadLetterQueue(queues, 'tier-2', [...CONSUMERS, tier2]).url).toBe(withTier2.Tier2DlqUrl);
+  });
+
+  test('a consumer on the list that the stack does not output yet is a usage error that says so', () => {
+    const queues = discoverDeadLetterQueues(OUTPUTS, [...CONSUMERS, tier2]);
+
+    expect(() => findDeadLetterQueue(queues, 'tier-2', [...CONSUMERS, tier2])).toThrow(
+      new UsageError(
+        'The stack has no DLQ of consumer "tier-2" (no output Tier2DlqUrl): it was deployed before the consumer was added; deploy it again. This stack has: fulfilment, loyalty, relay-failures, sweeper',
+      ),
+    );
+  });
 });
 
 describe('redrive on AWS (SDK mocked)', () => {

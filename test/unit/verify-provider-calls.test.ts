@@ -1,5 +1,6 @@
+import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { checkProviderCalls } from '../../loadtest/verify';
+import { checkProviderCalls, producedEvents } from '../../loadtest/verify';
 
 /**
  * The proof kit's provider invariants on crafted tables: each check passes on
@@ -80,7 +81,12 @@ test('a placed order without its PICK is a violation; a cancelled one whose plac
   superseded.providerItems.splice(1, 1);
   const placedOnly = {
     orders: [{ orderId: ORDER, status: 'PLACED' }],
-    effects: new Map([[`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }], inbox('loyalty', PLACED)]),
+    // Reserved (its claim is there), but the PICK never reached the warehouse.
+    effects: new Map([
+      [`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }],
+      inbox('loyalty', PLACED),
+      inbox('fulfilment', PLACED, {}),
+    ]),
     providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
   };
 
@@ -98,5 +104,88 @@ test('a key no event of the order owes (a CANCEL_PICK for an order still placed)
 
   expect(checkProviderCalls(record)).toEqual([
     { invariant: 'provider', detail: `unexpected provider call under key fulfilment:${CANCELLED}` },
+  ]);
+});
+
+// --- Each event once per consumer: the generic invariant, for a consumer no code of the kit names. ---
+describe('each event once per consumer, with a third consumer on the list', () => {
+  // Takes OrderPlaced only, so a key under OrderCancelled is one it never owes.
+  const audit = { ...consumerSpec('loyalty'), name: 'audit', eventTypes: ['OrderPlaced'] };
+  const consumers = [...CONSUMERS, audit];
+
+  /** The clean cancelled order, with audit's claim and its one call. */
+  function withAudit() {
+    const record = cancelledOrder();
+    record.effects.set(...inbox('audit', PLACED));
+    record.providerItems.push(call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z'));
+    return record;
+  }
+
+  test('its claim and one provider call per event it takes: no violation', () => {
+    expect(checkProviderCalls(withAudit(), consumers)).toEqual([]);
+  });
+
+  test('an event it takes with no inbox claim is reported: never applied, or applied without its claim', () => {
+    const record = withAudit();
+    record.effects.delete(`INBOX#audit#${PLACED}`);
+
+    expect(checkProviderCalls(record, consumers)).toEqual([
+      {
+        invariant: 'each-event-once-per-consumer',
+        detail: `audit: OrderPlaced ${PLACED} has no inbox claim INBOX#audit#${PLACED}: never applied, or applied without its claim`,
+      },
+    ]);
+  });
+
+  test('its provider called twice with no claim to deduplicate is a double effect', () => {
+    const record = withAudit();
+    record.effects.delete(`INBOX#audit#${PLACED}`);
+    record.providerItems[3] = call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
+
+    expect(checkProviderCalls(record, consumers)).toContainEqual({
+      invariant: 'each-event-once-per-consumer',
+      detail: `key audit:${PLACED} called 2 times with no inbox claim to deduplicate: a double effect`,
+    });
+  });
+
+  test('a repeat under its key with the claim in place is the owed call retried, which the key makes harmless', () => {
+    const record = withAudit();
+    record.providerItems[3] = call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
+
+    expect(checkProviderCalls(record, consumers)).toEqual([]);
+  });
+
+  test('an event it takes that never reached its provider is reported under its key', () => {
+    const record = withAudit();
+    record.providerItems.pop();
+
+    expect(checkProviderCalls(record, consumers)).toEqual([
+      { invariant: 'provider', detail: `no provider call under key audit:${PLACED}` },
+    ]);
+  });
+
+  test('a key for an event type its spec does not take, or for a consumer not on the list, is unexpected', () => {
+    const record = withAudit();
+    record.providerItems.push(call(`audit:${CANCELLED}`, '2030-01-01T00:00:06.000Z'));
+
+    expect(checkProviderCalls(record, consumers)).toEqual([
+      { invariant: 'provider', detail: `unexpected provider call under key audit:${CANCELLED}` },
+    ]);
+    expect(checkProviderCalls(withAudit())).toEqual([
+      { invariant: 'provider', detail: `unexpected provider call under key audit:${PLACED}` },
+    ]);
+  });
+});
+
+test('the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order', () => {
+  expect(
+    producedEvents([
+      { orderId: 'a', status: 'PLACED' },
+      { orderId: 'b', status: 'CANCELLED' },
+    ]),
+  ).toEqual([
+    { eventId: orderPlacedEventId('a'), type: 'OrderPlaced', entityId: 'a' },
+    { eventId: orderPlacedEventId('b'), type: 'OrderPlaced', entityId: 'b' },
+    { eventId: orderCancelledEventId('b'), type: 'OrderCancelled', entityId: 'b' },
   ]);
 });

@@ -2,11 +2,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { deriveOrderId, loyaltyPoints } from '../../lambdas/domain/order';
+import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
+import { deriveOrderId, loyaltyPoints, orderPlacedEventId } from '../../lambdas/domain/order';
+import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import type { Observation } from '../../loadtest/drive';
 import type { PlannedRequest } from '../../loadtest/plan';
 import type { Target } from '../../loadtest/target';
-import { verify } from '../../loadtest/verify';
+import { checkInvariants, verify } from '../../loadtest/verify';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
@@ -29,6 +31,7 @@ const target = {
     ProviderLogTableName: 'provider',
     LoyaltyDlqUrl: 'loyalty-dlq',
     FulfilmentDlqUrl: 'fulfilment-dlq',
+    AuditDlqUrl: 'audit-dlq',
     RelayFailureQueueUrl: 'relay-failures',
   },
   callers: [],
@@ -51,21 +54,26 @@ const plan: PlannedRequest[] = [
 ];
 const orderId = deriveOrderId(CALLER, 'key-1');
 
-function tables(items: { orders?: Record<string, unknown>[]; effects?: Record<string, unknown>[] }): void {
+function tables(items: {
+  orders?: Record<string, unknown>[];
+  effects?: Record<string, unknown>[];
+  provider?: Record<string, unknown>[];
+}): void {
   doc.on(ScanCommand, { TableName: 'orders' }).resolves({ Items: items.orders ?? [] });
   doc.on(ScanCommand, { TableName: 'effects' }).resolves({ Items: items.effects ?? [] });
-  doc.on(ScanCommand, { TableName: 'provider' }).resolves({ Items: [] });
+  doc.on(ScanCommand, { TableName: 'provider' }).resolves({ Items: items.provider ?? [] });
 }
 
-const verifyRun = (observations: Observation[]) =>
+const verifyRun = (observations: Observation[], consumers?: readonly ConsumerSpec[], on: Target = target) =>
   verify({
-    target,
+    target: on,
     runId: RUN,
     plan,
     observations,
     orderIdOf: deriveOrderId,
     isPoison: () => false,
     pendingOutbox: 0,
+    consumers,
   });
 
 const answered = (status: number, body?: string): Observation => ({
@@ -120,4 +128,113 @@ test('double loyalty points are reported as "more than expected", lost ones as "
   );
   expect(details).toContain(`reserved: sku ${RUN}-s1: reserved 0, less than expected 1`);
   expect(details.join('\n')).not.toContain('no POST got a 201');
+});
+
+// --- A third consumer on the list: verified by the generic invariant, its DLQ read, nothing named by hand. ---
+describe('with a third consumer (audit) on the consumer list', () => {
+  const audit = { ...consumerSpec('loyalty'), name: 'audit', eventTypes: ['OrderPlaced'] };
+  const consumers = [...CONSUMERS, audit];
+  const placed = orderPlacedEventId(orderId);
+  const totalCents = 1000;
+  const claim = (consumer: string) => ({
+    pk: `INBOX#${consumer}#${placed}`,
+    providerCallDoneAt: '2030-01-01T00:00:09Z',
+  });
+  const called = (consumer: string) => ({
+    idempotencyKey: `${consumer}:${placed}`,
+    calls: 1,
+    firstCalledAt: '2030-01-01T00:00:01Z',
+    lastCalledAt: '2030-01-01T00:00:01Z',
+  });
+  /** One placed order, every effect right, each consumer's claim and call once, audit's included. */
+  const cleanRun = () => ({
+    orders: [
+      {
+        entity: 'ORDER',
+        orderId,
+        status: 'PLACED',
+        customerId: `${RUN}-c1`,
+        items: [{ sku: `${RUN}-s1`, quantity: 1 }],
+        totalCents,
+      },
+    ],
+    effects: [
+      { pk: `CUSTOMER#${RUN}-c1`, points: loyaltyPoints(totalCents) },
+      { pk: `SKU#${RUN}-s1`, reserved: 1 },
+      claim('fulfilment'),
+      claim('loyalty'),
+      claim('audit'),
+    ],
+    provider: [called('fulfilment'), called('loyalty'), called('audit')],
+  });
+  const ok = () => [answered(201, JSON.stringify({ orderId }))];
+
+  test('every consumer claimed the event and called its provider once: no violation', async () => {
+    tables(cleanRun());
+
+    const verification = await verifyRun(ok(), consumers);
+
+    expect(verification.violations).toEqual([]);
+  });
+
+  test("audit's missing claim is reported under the generic invariant", async () => {
+    const run = cleanRun();
+    run.effects = run.effects.filter((e) => e.pk !== `INBOX#audit#${placed}`);
+    tables(run);
+
+    const verification = await verifyRun(ok(), consumers);
+
+    expect(verification.violations).toEqual([
+      {
+        invariant: 'each-event-once-per-consumer',
+        detail: `audit: OrderPlaced ${placed} has no inbox claim INBOX#audit#${placed}: never applied, or applied without its claim`,
+      },
+    ]);
+  });
+
+  test("a message in audit's DLQ (found by its output name AuditDlqUrl) is judged", async () => {
+    tables(cleanRun());
+    sqs
+      .on(ReceiveMessageCommand, { QueueUrl: 'audit-dlq' })
+      .resolvesOnce({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: `{"customerId":"${RUN}-c1"}` }] })
+      .resolves({ Messages: [] });
+
+    const verification = await verifyRun(ok(), consumers);
+
+    expect(verification.violations).toEqual([
+      {
+        invariant: 'dlq',
+        detail: `audit DLQ: message m1 (moved after maxReceiveCount): {"customerId":"${RUN}-c1"}`,
+      },
+    ]);
+  });
+
+  test('a consumer on the list whose DLQ the stack does not output is a clear error, not a skipped queue', async () => {
+    tables(cleanRun());
+    const { AuditDlqUrl: _omitted, ...outputs } = target.outputs;
+
+    await expect(verifyRun(ok(), consumers, { ...target, outputs })).rejects.toThrow(
+      'The stack has no output AuditDlqUrl',
+    );
+  });
+});
+
+test("a consumer's metrics are read under its spec name, hyphens included", () => {
+  const verification = checkInvariants({
+    runId: RUN,
+    checkIntents: false,
+    plan,
+    observations: [],
+    orderIdOf: deriveOrderId,
+    isPoison: () => false,
+    pendingOutbox: 0,
+    metrics: { 'DuplicateSuppressed{consumer=gift-cards}': 3, 'EffectApplied{consumer=gift-cards}': 7 },
+    orderItems: [],
+    effectItems: [],
+    providerItems: [],
+    deadLetterQueues: [],
+  });
+
+  expect(verification.consumerMetrics['gift-cards']).toEqual({ DuplicateSuppressed: 3, EffectApplied: 7 });
+  expect(verification.duplicatesSuppressed['gift-cards']).toBe(3);
 });
