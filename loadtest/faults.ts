@@ -188,23 +188,23 @@ export async function seedDeadLetters(target: Target, runId: string, count: numb
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
       TableName: target.outputs.OrdersTableName,
-      FilterExpression: 'entity = :outbox AND begins_with(#event.customerId, :run)',
-      ExpressionAttributeNames: { '#event': 'event' },
+      FilterExpression: 'entity = :outbox AND begins_with(#event.#payload.customerId, :run)',
+      ExpressionAttributeNames: { '#event': 'event', '#payload': 'payload' },
       ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
     }),
   );
   const events = Items.map(
-    (item) => unmarshall(item).event as { eventType: string; orderId: string; eventId: string },
+    (item) => unmarshall(item).event as { type: string; entityId: string; eventId: string },
   ).slice(0, count);
   for (const event of events) {
     const body = JSON.stringify(event);
-    if (event.eventType === 'OrderPlaced')
+    if (event.type === 'OrderPlaced')
       await target.sqs.send(new SendMessageCommand({ QueueUrl: target.outputs.LoyaltyDlqUrl, MessageBody: body }));
     await target.sqs.send(
       new SendMessageCommand({
         QueueUrl: target.outputs.FulfilmentDlqUrl,
         MessageBody: body,
-        MessageGroupId: event.orderId,
+        MessageGroupId: event.entityId,
         MessageDeduplicationId: `dlq-seed-${event.eventId}`,
       }),
     );

@@ -1,7 +1,7 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoDbFulfilmentLedger } from '../adapters/dynamodb-ledgers';
-import type { OrderEvent } from '../domain/events';
+import { parseOrderEvent, type OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 import { consumeRecord, type ConsumerSettings } from '../handlers/consumer-support';
@@ -41,7 +41,7 @@ export function makeFulfilmentHandler(wiring: ConsumerWiring) {
         event,
         (record: SQSRecord) => {
           attempted.add(record.messageId);
-          return consumeRecord(record, settings, applyFor(record));
+          return consumeRecord(record, settings, parseOrderEvent, applyFor(record));
         },
         processor,
         // Only the failed record's own group stops; other orders' groups go on. A batch in which

@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DynamoDbLoyaltyLedger } from '../adapters/dynamodb-ledgers';
 import { PermanentError } from '../domain/errors';
-import type { OrderEvent } from '../domain/events';
+import { parseOrderEvent, type OrderEvent } from '../domain/events';
 import { flushMetrics, logger } from '../shared/observability';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 import { consumeRecord } from '../handlers/consumer-support';
@@ -21,8 +21,8 @@ export function makeLoyaltyHandler(wiring: ConsumerWiring) {
   const mail = wiring.provider('mail');
   const applyFor = (record: SQSRecord) =>
     wiring.withFaults((e: OrderEvent) => {
-      if (e.eventType !== 'OrderPlaced') {
-        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.eventType}`);
+      if (e.type !== 'OrderPlaced') {
+        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${e.type}`);
       }
       return creditLoyaltyPoints(e, { ledger: wiring.ledgerFor(ledger, record), mail });
     });
@@ -34,7 +34,7 @@ export function makeLoyaltyHandler(wiring: ConsumerWiring) {
     try {
       return await processPartialResponse(
         event,
-        (record: SQSRecord) => consumeRecord(record, settings, applyFor(record)),
+        (record: SQSRecord) => consumeRecord(record, settings, parseOrderEvent, applyFor(record)),
         processor,
         // Every record failed is still a partial response (all ids), not a thrown error: each
         // record keeps its own backoff, and the batch does not count as a function error.

@@ -21,8 +21,8 @@ const PLACEHOLDERS: Record<string, string> = {
   QUEUE_URL: 'unused',
   DEAD_LETTER_QUEUE_URL: 'unused',
   ORDERS_TABLE_NAME: 'unused',
-  FIFO_QUEUE_URL: 'unused',
-  STANDARD_QUEUE_URL: 'unused',
+  // Read and checked at load: a well-formed list, pointing nowhere.
+  CONSUMER_ROUTES: JSON.stringify([{ consumer: 'unused', queueUrl: 'unused', fifo: false, eventTypes: ['unused'] }]),
   OUTBOX_SWEEP_AGE_SECONDS: '1',
 };
 for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;

@@ -20,6 +20,7 @@ import {
   type RetryBudget,
 } from '../../../lambdas/domain/backoff';
 import type { OrderEvent } from '../../../lambdas/domain/events';
+import { CONSUMERS } from '../../../lambdas/consumers';
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
 import { NO_FAULTS } from '../../../lambdas/faults/plan';
 import { relayFaults } from '../../../lambdas/faults/relay-faults';
@@ -350,7 +351,16 @@ export class World {
       fulfilment: consumerConfig('fulfilment', this.fifo, this.fifoDlq),
       loyalty: consumerConfig('loyalty', this.standard, this.standardDlq),
     };
-    this.outboxConfig = { ordersTable: ORDERS_TABLE, fifoQueueUrl: this.fifo.url, standardQueueUrl: this.standard.url };
+    const queueOf = { fulfilment: this.fifo, loyalty: this.standard };
+    this.outboxConfig = {
+      ordersTable: ORDERS_TABLE,
+      routes: CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+        consumer: name,
+        queueUrl: queueOf[name].url,
+        fifo,
+        eventTypes: [...eventTypes],
+      })),
+    };
     // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
     const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
     this.relayFaults = relayFaults({
