@@ -363,6 +363,64 @@ describe('outbox relay', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(relay.sqs.calls()).toHaveLength(0);
   });
+
+  test('an event of a type no consumer takes is sent nowhere and marked dispatched, so it does not hold the shard', async () => {
+    const shipped = { ...placed('ord-1'), eventId: 'ord-1.shipped', type: 'OrderShipped' } as unknown as OrderEvent;
+
+    const response = await runRelay(insertOf(shipped), insertOf(cancelled('ord-2')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-2.cancelled']);
+    expect(batchSends(relay, STANDARD_URL)).toEqual([]);
+    expect(markedEventIds(relay)).toEqual(['ord-1.shipped', 'ord-2.cancelled']);
+  });
+});
+
+describe('the relay and the sweeper read their routes once, at cold start', () => {
+  afterEach(() => {
+    process.env.CONSUMER_ROUTES = JSON.stringify(ROUTES);
+  });
+
+  test.each([
+    ['not JSON', '[{"consumer":', /CONSUMER_ROUTES is not JSON/],
+    ['an empty list', '[]', /CONSUMER_ROUTES is not a list of consumer routes/],
+    [
+      'a route without its queue',
+      JSON.stringify([{ consumer: 'loyalty', fifo: false, eventTypes: ['OrderPlaced'] }]),
+      /CONSUMER_ROUTES is not a list of consumer routes: 0\.queueUrl/,
+    ],
+    [
+      'a route taking no event type',
+      JSON.stringify([{ consumer: 'loyalty', queueUrl: STANDARD_URL, fifo: false, eventTypes: [] }]),
+      /0\.eventTypes/,
+    ],
+  ])(
+    'CONSUMER_ROUTES that is %s stops the function from loading, naming the variable',
+    async (_what, routes, error) => {
+      for (const module of ['outbox-relay', 'outbox-sweeper'] as const) {
+        const loading = loadWithMockedSdk(
+          { ORDERS_TABLE_NAME: ORDERS_TABLE, CONSUMER_ROUTES: routes, OUTBOX_SWEEP_AGE_SECONDS: '300' },
+          () =>
+            module === 'outbox-relay'
+              ? import('../../lambdas/entry-points/outbox-relay')
+              : import('../../lambdas/entry-points/outbox-sweeper'),
+        );
+
+        await expect(loading).rejects.toThrow(error);
+      }
+    },
+  );
+
+  test('without CONSUMER_ROUTES the function does not load', async () => {
+    delete process.env.CONSUMER_ROUTES;
+
+    const loading = loadWithMockedSdk(
+      { ORDERS_TABLE_NAME: ORDERS_TABLE },
+      () => import('../../lambdas/entry-points/outbox-relay'),
+    );
+
+    await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);
+  });
 });
 
 // ---------------------------------------------------------------- sweeper
