@@ -11,6 +11,7 @@ export function outboxEventOf(record: DynamoDBRecord): EventEnvelope | 'not-outb
   const item = unmarshall(image as Record<string, AttributeValue>);
   if (item.entity !== ENTITY_OUTBOX) return 'not-outbox';
   const event = item.event as EventEnvelope | undefined;
-  if (event === undefined || typeof event.eventId !== 'string' || typeof event.entityId !== 'string') return 'malformed';
+  if (event === undefined || typeof event.eventId !== 'string' || typeof event.entityId !== 'string')
+    return 'malformed';
   return event;
 }

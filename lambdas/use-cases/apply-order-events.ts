@@ -20,8 +20,7 @@ export async function fulfilOrderEvent(
   event: OrderEvent,
   deps: { ledger: FulfilmentLedger; warehouse: ExternalProvider },
 ): Promise<ApplyOutcome> {
-  const result =
-    event.type === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
+  const result = event.type === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
   return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
     deps.warehouse.send(`fulfilment:${event.eventId}`, {
       instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',

@@ -16,7 +16,14 @@ import type { OrderEvent } from '../../lambdas/domain/events';
 import type { EntryPoint } from '../../lambdas/entry-points';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
-import { createTestQueues, receiveMatching, StreamReader, testRoutes, testSqsClient, type TestQueues } from './messaging';
+import {
+  createTestQueues,
+  receiveMatching,
+  StreamReader,
+  testRoutes,
+  testSqsClient,
+  type TestQueues,
+} from './messaging';
 
 type ApiHandler = (
   e: APIGatewayProxyEvent,
