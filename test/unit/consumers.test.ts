@@ -847,7 +847,7 @@ describe('fulfilment consumer', () => {
 
   test('a permanent error goes to the FIFO DLQ in its message group with a deduplication id, and the rest of the batch carries on', async () => {
     const table = new FakeEffectsTable(h());
-    const poison = message(h(), '{"eventType":"OrderPlaced"}', { groupId: 'ord-1', messageId: 'm-poison' });
+    const poison = message(h(), '{"type":"OrderPlaced"}', { groupId: 'ord-1', messageId: 'm-poison' });
     const next = message(h(), placed('ord-1'));
 
     const response = await deliver(h(), poison, next);

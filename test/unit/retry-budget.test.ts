@@ -381,7 +381,7 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
     const { pending } = await playGroup(
       [
         // In the group of the record behind it.
-        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
+        { body: '{"type":"OrderPlaced","entityId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
         { body: cancelled('ord-poison'), messageId: 'next' },
       ],
       { rounds: 2, maxReceiveCount },
