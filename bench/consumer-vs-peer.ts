@@ -82,18 +82,18 @@ export async function compareConsumers(options: {
   peerConfig.registerLambdaContext(BENCH_LAMBDA_CONTEXT);
   const peer: Consume = makeIdempotent(
     async (event: OrderPlacedEvent) => {
-      const points = loyaltyPoints(event.totalCents);
+      const points = loyaltyPoints(event.payload.totalCents);
       await peerDocs.send(
         new UpdateCommand({
           TableName: options.tables.effects,
-          Key: customerKey(`${event.customerId}-peer`),
+          Key: customerKey(`${event.payload.customerId}-peer`),
           UpdateExpression: 'SET customerId = :id ADD points :points',
-          ExpressionAttributeValues: { ':id': event.customerId, ':points': points },
+          ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
         }),
       );
       await peerMail.send(`peer-loyalty:${event.eventId}`, {
-        customerId: event.customerId,
-        orderId: event.orderId,
+        customerId: event.payload.customerId,
+        orderId: event.entityId,
         pointsEarned: points,
       });
       return { points };

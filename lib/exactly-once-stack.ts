@@ -1,6 +1,7 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
+import { consumerSpec } from '../lambdas/consumers';
 import { applyCorrectnessAspects } from './aspects';
 import { LogRetentionAspect } from './aspects/log-retention';
 import type { AppConfig } from './config';
@@ -67,8 +68,10 @@ export class ExactlyOnceStack extends Stack {
 
     const outbox = new OutboxRelay(this, 'OutboxRelay', {
       ordersTable: storage.ordersTable,
-      fifoQueueUrl: pipelines.fulfilment.queues.queue.queueUrl,
-      standardQueueUrl: pipelines.loyalty.queues.queue.queueUrl,
+      routes: (['fulfilment', 'loyalty'] as const).map((name) => {
+        const { fifo, eventTypes } = consumerSpec(name);
+        return { consumer: name, queueUrl: pipelines[name].queues.queue.queueUrl, fifo, eventTypes: [...eventTypes] };
+      }),
     });
     for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
       pipelines.fulfilment.queues.queue.grantSendMessages(publisher.fn);

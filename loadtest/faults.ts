@@ -218,9 +218,9 @@ export async function seedDeadLetters(
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
       TableName: target.outputs.OrdersTableName,
-      // The run's customers; in an envelope the domain's fields are in its payload.
+      // The run's customers: the domain's fields are in the envelope's payload.
       FilterExpression:
-        'entity = :outbox AND (begins_with(#event.customerId, :run) OR begins_with(#event.#payload.customerId, :run))',
+        'entity = :outbox AND (begins_with(#event.#payload.customerId, :run))',
       ExpressionAttributeNames: { '#event': 'event', '#payload': 'payload' },
       ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
     }),

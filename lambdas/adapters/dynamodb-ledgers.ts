@@ -213,8 +213,8 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
           Put: {
             TableName: this.options.tableName,
             Item: {
-              ...fulfilmentKey(event.orderId),
-              orderId: event.orderId,
+              ...fulfilmentKey(event.entityId),
+              orderId: event.entityId,
               version: 1,
               state: 'RESERVED',
               updatedAt: this.now().toISOString(),
@@ -225,7 +225,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             ...(this.inboxBypassed() ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
           },
         },
-        ...this.stockDeltas(event.items, 1),
+        ...this.stockDeltas(event.payload.items, 1),
       ]);
     } catch (error) {
       if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
@@ -239,7 +239,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         {
           Update: {
             TableName: this.options.tableName,
-            Key: fulfilmentKey(event.orderId),
+            Key: fulfilmentKey(event.entityId),
             UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
             ConditionExpression: 'version = :reserved',
             ExpressionAttributeNames: { '#state': 'state' },
@@ -252,9 +252,9 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
-        ...this.stockDeltas(event.items, -1),
+        ...this.stockDeltas(event.payload.items, -1),
         // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
-        ...this.supersede(orderPlacedEventId(event.orderId), event.eventId),
+        ...this.supersede(orderPlacedEventId(event.entityId), event.eventId),
       ]);
     } catch (error) {
       if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
@@ -274,8 +274,8 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         Put: {
           TableName: this.options.tableName,
           Item: {
-            ...fulfilmentKey(event.orderId),
-            orderId: event.orderId,
+            ...fulfilmentKey(event.entityId),
+            orderId: event.entityId,
             version: 2,
             state: 'CANCELLED_UNRESERVED',
             updatedAt: this.now().toISOString(),
@@ -298,9 +298,9 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
       {
         Update: {
           TableName: this.options.tableName,
-          Key: customerKey(event.customerId),
+          Key: customerKey(event.payload.customerId),
           UpdateExpression: 'SET customerId = :id ADD points :points',
-          ExpressionAttributeValues: { ':id': event.customerId, ':points': points },
+          ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
         },
       },
     ]);

@@ -3,7 +3,7 @@ import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderEvent } from '../domain/events';
 import type { CancelResult, OrderRepository, PlaceResult, StoredOrder } from '../ports/order-repository';
-import { ENTITY_ORDER, ENTITY_OUTBOX, ORDER_SK, orderPk, outboxSk, pendingShardOf } from './order-table';
+import { ENTITY_ORDER, ENTITY_OUTBOX, ORDER_SK, orderPk, outboxKey, pendingShardOf } from './order-table';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(
@@ -88,12 +88,11 @@ export class DynamoDbOrderRepository implements OrderRepository {
       Put: {
         TableName: this.tableName,
         Item: {
-          pk: orderPk(event.orderId),
-          sk: outboxSk(event.eventId),
+          ...outboxKey(event),
           entity: ENTITY_OUTBOX,
           eventId: event.eventId,
-          eventType: event.eventType,
-          orderId: event.orderId,
+          type: event.type,
+          entityId: event.entityId,
           event,
           createdAt: event.occurredAt,
           // Sparse-index key, removed once the relay has published the event.

@@ -5,9 +5,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import type { OrderEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
 import type { OutboxStore, PendingOutboxItem } from '../ports/outbox';
-import { orderPk, outboxSk, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './order-table';
+import { outboxKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './order-table';
 
 /** A pending item as the index lists it, with its base-table key. */
 type IndexedItem = PendingOutboxItem & { key: { pk: string; sk: string } };
@@ -28,12 +28,12 @@ export class DynamoDbOutboxStore implements OutboxStore {
     private readonly tableName: string,
   ) {}
 
-  async markDispatched(event: OrderEvent, at: Date): Promise<boolean> {
+  async markDispatched(event: EventEnvelope, at: Date): Promise<boolean> {
     // A MODIFY in the stream: the relay's filter only admits INSERTs, so this does not re-trigger it.
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: orderPk(event.orderId), sk: outboxSk(event.eventId) },
+        Key: outboxKey(event),
         UpdateExpression: 'SET dispatchedAt = if_not_exists(dispatchedAt, :at) REMOVE pendingShard',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':at': at.toISOString() },

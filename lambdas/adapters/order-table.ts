@@ -23,6 +23,14 @@ export function outboxSk(eventId: string): string {
   return `${OUTBOX_SK_PREFIX}${eventId}`;
 }
 
+/**
+ * Where an event's outbox item lives: in its entity's partition (the order's),
+ * so it is written in the same transaction as the entity's change.
+ */
+export function outboxKey(event: { entityId: string; eventId: string }): { pk: string; sk: string } {
+  return { pk: orderPk(event.entityId), sk: outboxSk(event.eventId) };
+}
+
 /** Stable shard for an event id, so a retried write lands on the same shard. */
 export function pendingShardOf(eventId: string): string {
   let hash = 0;

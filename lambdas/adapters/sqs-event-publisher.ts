@@ -1,18 +1,24 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import type { OrderEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
+import { routesFor, type ConsumerRoute } from '../messaging/routes';
 import type { EventPublisher } from '../ports/outbox';
 import { logger } from '../shared/observability';
 
 const SQS_BATCH_LIMIT = 10;
 
+type Entry = SendMessageBatchRequestEntry & { Id: string };
+
 /**
- * Publishes outbox events: every event to the FIFO queue (group = orderId so an
- * order's events stay in order, dedup id = eventId), and OrderPlaced also to the
- * standard queue. Every entry of every batch is checked: SendMessageBatch
- * succeeds as a call even when some entries fail.
+ * Publishes outbox events to every consumer route that takes their type
+ * (lambdas/messaging/routes.ts). On a FIFO queue the message group is the
+ * event's entityId, so one entity's events stay in order, and the dedup id is
+ * its eventId. Every entry of every batch is checked: SendMessageBatch succeeds
+ * as a call even when some entries fail. An event is failed if any of its
+ * destinations failed: its retry may deliver it twice to the others, which
+ * dedupe on eventId.
  */
 export class SqsEventPublisher implements EventPublisher {
-  private readonly deduplicationId: (event: OrderEvent) => string;
+  private readonly deduplicationId: (event: EventEnvelope) => string;
 
   /**
    * `deduplicationId`: the FIFO dedup id of an event; its id by default, so
@@ -20,41 +26,50 @@ export class SqsEventPublisher implements EventPublisher {
    */
   constructor(
     private readonly client: SQSClient,
-    private readonly queues: { fifoQueueUrl: string; standardQueueUrl: string },
-    options: { deduplicationId?: (event: OrderEvent) => string } = {},
+    private readonly routes: readonly ConsumerRoute[],
+    options: { deduplicationId?: (event: EventEnvelope) => string } = {},
   ) {
     this.deduplicationId = options.deduplicationId ?? ((event) => event.eventId);
   }
 
-  async publish(events: readonly OrderEvent[]): Promise<Set<string>> {
+  async publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
     const failed = new Set<string>();
-    const fifo = events.map((e) => this.entry(e, true));
-    const standard = events.filter((e) => e.eventType === 'OrderPlaced').map((e) => this.entry(e, false));
-    await Promise.all([
-      this.sendAll(this.queues.fifoQueueUrl, fifo, failed),
-      this.sendAll(this.queues.standardQueueUrl, standard, failed),
-    ]);
+    // A type no route takes counts as published, and is logged: nobody consumes it, so there is nothing to
+    // deliver. Reported failed, it would never succeed: the relay would retry it (holding its stream shard
+    // behind it) and the sweeper republish it every minute, raising the outbox-age alarm, for good. The
+    // consumer list is checked against the types the domain writes, so this is a type written before any
+    // consumer takes it (or after the last one stopped).
+    const unrouted = events.filter((e) => routesFor(this.routes, e.type).length === 0);
+    if (unrouted.length > 0)
+      logger.warn('Events no consumer takes: marked dispatched, delivered nowhere', {
+        events: unrouted.map((e) => ({ eventId: e.eventId, type: e.type })),
+      });
+    await Promise.all(
+      this.routes.map((route) =>
+        this.sendAll(
+          route.queueUrl,
+          events.filter((e) => route.eventTypes.includes(e.type)).map((e) => this.entry(e, route.fifo)),
+          failed,
+        ),
+      ),
+    );
     return failed;
   }
 
-  private entry(event: OrderEvent, fifo: boolean): SendMessageBatchRequestEntry & { Id: string } {
+  private entry(event: EventEnvelope, fifo: boolean): Entry {
     return {
       // Batch entry ids allow only [A-Za-z0-9_-]; the event id goes in an attribute.
       Id: event.eventId.replace(/[^A-Za-z0-9_-]/g, '_'),
       MessageBody: JSON.stringify(event),
       MessageAttributes: {
         eventId: { DataType: 'String', StringValue: event.eventId },
-        eventType: { DataType: 'String', StringValue: event.eventType },
+        type: { DataType: 'String', StringValue: event.type },
       },
-      ...(fifo ? { MessageGroupId: event.orderId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
+      ...(fifo ? { MessageGroupId: event.entityId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
     };
   }
 
-  private async sendAll(
-    queueUrl: string,
-    entries: (SendMessageBatchRequestEntry & { Id: string })[],
-    failed: Set<string>,
-  ) {
+  private async sendAll(queueUrl: string, entries: Entry[], failed: Set<string>) {
     const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue ?? '';
     for (let i = 0; i < entries.length; i += SQS_BATCH_LIMIT) {
       const chunk = entries.slice(i, i + SQS_BATCH_LIMIT);

@@ -1,39 +1,42 @@
 import { z } from 'zod';
-import { PermanentError } from './errors';
+import { envelopeSchema, parseJsonBody, parseWith } from '../messaging/envelope';
 import { orderCancelledEventId, orderLineSchema, orderPlacedEventId, type OrderLine } from './order';
 
 /**
- * Integration events written to the outbox in the same transaction as the
- * state change they describe. `eventId` is assigned by the producer and is the
- * only dedupe key consumers trust (an SQS messageId changes on every resend).
+ * The orders domain's integration events, written to the outbox in the same
+ * transaction as the state change they describe. Each is an envelope
+ * (lambdas/messaging/envelope.ts) whose entity is the order (`entityId` =
+ * orderId: the FIFO group) and whose payload is the domain's own fields.
  * `version` orders the events of one order: placed = 1, cancelled = 2.
  * The schemas are the single definition: the types are inferred from them.
  */
-const eventBase = z.object({
-  eventId: z.string().min(1),
-  orderId: z.string().min(1),
-  customerId: z.string().min(1),
-  items: z.array(orderLineSchema).min(1),
-  occurredAt: z.string(),
-});
-
-const orderPlacedSchema = eventBase.extend({
-  eventType: z.literal('OrderPlaced'),
+const orderPlacedSchema = envelopeSchema.extend({
+  type: z.literal('OrderPlaced'),
   version: z.literal(1),
-  totalCents: z.int().min(0),
+  payload: z.object({
+    customerId: z.string().min(1),
+    items: z.array(orderLineSchema).min(1),
+    totalCents: z.int().min(0),
+  }),
 });
 
-const orderCancelledSchema = eventBase.extend({
-  eventType: z.literal('OrderCancelled'),
+const orderCancelledSchema = envelopeSchema.extend({
+  type: z.literal('OrderCancelled'),
   version: z.literal(2),
+  payload: z.object({
+    customerId: z.string().min(1),
+    items: z.array(orderLineSchema).min(1),
+  }),
 });
 
-const orderEventSchema = z.discriminatedUnion('eventType', [orderPlacedSchema, orderCancelledSchema]);
+const orderEventSchema = z.discriminatedUnion('type', [orderPlacedSchema, orderCancelledSchema]);
 
 /** Every event type the orders domain writes to the outbox; a consumer may take only these. */
 export const ORDER_EVENT_TYPES = ['OrderPlaced', 'OrderCancelled'] as const;
 
+/** EventEnvelope<'OrderPlaced', { customerId, items, totalCents }>, version 1. */
 export type OrderPlacedEvent = z.infer<typeof orderPlacedSchema>;
+/** EventEnvelope<'OrderCancelled', { customerId, items }>, version 2. */
 export type OrderCancelledEvent = z.infer<typeof orderCancelledSchema>;
 export type OrderEvent = OrderPlacedEvent | OrderCancelledEvent;
 
@@ -44,13 +47,11 @@ export function orderPlacedEvent(order: OrderFacts & { totalCents: number }, occ
   const { orderId, customerId, items, totalCents } = order;
   return {
     eventId: orderPlacedEventId(orderId),
-    eventType: 'OrderPlaced',
+    type: 'OrderPlaced',
+    entityId: orderId,
     version: 1,
-    orderId,
-    customerId,
-    items,
-    totalCents,
     occurredAt,
+    payload: { customerId, items, totalCents },
   };
 }
 
@@ -59,30 +60,18 @@ export function orderCancelledEvent(order: OrderFacts, occurredAt: string): Orde
   const { orderId, customerId, items } = order;
   return {
     eventId: orderCancelledEventId(orderId),
-    eventType: 'OrderCancelled',
+    type: 'OrderCancelled',
+    entityId: orderId,
     version: 2,
-    orderId,
-    customerId,
-    items,
     occurredAt,
+    payload: { customerId, items },
   };
 }
 
 /**
- * Parses a message body into an event. A body that is not one of our events
- * can never succeed however often it is retried: that is a PermanentError.
+ * Parses a message body into an order event. A body that is not one of our
+ * events can never succeed however often it is retried: that is a PermanentError.
  */
 export function parseOrderEvent(body: string): OrderEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new PermanentError('SchemaViolation', 'Message body is not JSON');
-  }
-  const parsed = orderEventSchema.safeParse(json);
-  if (!parsed.success) {
-    const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
-    throw new PermanentError('SchemaViolation', `Message body is not an order event: ${where}`);
-  }
-  return parsed.data;
+  return parseWith(orderEventSchema, parseJsonBody(body), 'an order event');
 }

@@ -22,8 +22,8 @@ export function makeHandler(wiring: ConsumerWiring) {
     fifo: SPEC.fifo,
     parse: parseOrderEvent,
     apply: (event, record) => {
-      if (event.eventType !== 'OrderPlaced') {
-        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.eventType}`);
+      if (event.type !== 'OrderPlaced') {
+        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
       }
       return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail });
     },

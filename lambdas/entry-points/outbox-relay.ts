@@ -1,7 +1,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { outboxEventOf } from '../adapters/outbox-stream-record';
-import type { OrderEvent } from '../domain/events';
-import { checkOutboxEvent } from '../domain/outbox-event';
+import type { EventEnvelope } from '../messaging/envelope';
+import { checkOutboxEvent } from '../messaging/outbox-event';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { relayOutboxEvents } from '../use-cases/relay-outbox';
 import { relayFaults } from '../faults/relay-faults';
@@ -32,7 +32,7 @@ export function makeRelayHandler(wiring: OutboxWiring, faults?: RelayFaults) {
     logger.addContext(context);
     try {
       const failures: string[] = [];
-      const relayable: { record: DynamoDBRecord; event: OrderEvent }[] = [];
+      const relayable: { record: DynamoDBRecord; event: EventEnvelope }[] = [];
       let malformed = 0;
       for (const record of event.Records) {
         const outboxEvent = outboxEventOf(record);

@@ -1,5 +1,5 @@
-import type { OrderEvent } from '../domain/events';
 import type { outboxWiring } from '../handlers/outbox-wiring';
+import type { EventEnvelope } from '../messaging/envelope';
 import type { EventPublisher } from '../ports/outbox';
 import { crashProcess } from './crash';
 import { roll, type FaultPlan } from './plan';
@@ -19,7 +19,7 @@ export class ResendingPublisher implements EventPublisher {
     private readonly plan: () => FaultPlan,
   ) {}
 
-  async publish(events: readonly OrderEvent[]): Promise<Set<string>> {
+  async publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
     const failed = await this.inner.publish(events);
     const plan = this.plan();
     const resends = events.filter((e) => !failed.has(e.eventId) && roll(plan.producerResend, plan));
@@ -30,7 +30,7 @@ export class ResendingPublisher implements EventPublisher {
 }
 
 /** The FIFO dedup id of a resent event: not the event id, so FIFO's dedup lets it through. */
-export const resendDeduplicationId = (event: OrderEvent): string => `${event.eventId}.resend`;
+export const resendDeduplicationId = (event: EventEnvelope): string => `${event.eventId}.resend`;
 
 /**
  * The relay's faults, for the bundles built with fault injection only

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { fullJitterBackoffSeconds, retryBackoffSeconds } from '../domain/backoff';
 import { PermanentError } from '../domain/errors';
-import { parseOrderEvent, type OrderEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
 import type { MessageControl, TryCounter } from '../ports/consumer-queue';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { logger, metrics, MetricUnit } from '../shared/observability';
@@ -50,7 +50,8 @@ const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
 
 /**
  * One SQS record through a consumer:
- * - parse; a body that is not an event is a PermanentError;
+ * - parse with the consumer's own `parse` (its domain's schema, or parseEnvelope
+ *   for the envelope alone); a body it refuses is a PermanentError;
  * - apply (claim + effect in one transaction), retrying contention in-process;
  * - PermanentError: copy to the DLQ with cause, consumer and attempt, then ack,
  *   so the poison message does not burn the queue's retries;
@@ -65,16 +66,7 @@ const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
  * message. A heartbeat could only fire after the job had been killed, and
  * would then overwrite the backoff set on failure.
  */
-export function consumeRecord(
-  record: SQSRecord,
-  settings: ConsumerSettings,
-  apply: (event: OrderEvent) => Promise<ApplyOutcome>,
-): Promise<ApplyOutcome | 'dead-lettered'> {
-  return consumeRecordWith(record, settings, parseOrderEvent, apply);
-}
-
-/** {@link consumeRecord} for any event: `parse` reads the body, throwing a PermanentError on one it cannot use. */
-export async function consumeRecordWith<E extends { eventId: string }>(
+export async function consumeRecord<E extends EventEnvelope>(
   record: SQSRecord,
   settings: ConsumerSettings,
   parse: (body: string) => E,

@@ -1,22 +1,24 @@
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
 import { DynamoDbOutboxStore } from '../adapters/dynamodb-outbox-store';
 import { SqsEventPublisher } from '../adapters/sqs-event-publisher';
-import type { OrderEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
+import { parseRoutes, type ConsumerRoute } from '../messaging/routes';
 import type { EventPublisher, OutboxStore } from '../ports/outbox';
 import { requireEnv } from '../shared/config';
+import { ENV } from '../shared/env-names';
 
 /** Where both outbox publishers read and publish: the stack's environment, read once at cold start. */
 export interface OutboxConfig {
   ordersTable: string;
-  fifoQueueUrl: string;
-  standardQueueUrl: string;
+  /** Every consumer's queue and the event types it takes. */
+  routes: ConsumerRoute[];
 }
 
+/** Throws at cold start on a missing table name or missing or malformed routes, naming the variable. */
 export function outboxConfigFromEnv(): OutboxConfig {
   return {
-    ordersTable: requireEnv('ORDERS_TABLE_NAME'),
-    fifoQueueUrl: requireEnv('FIFO_QUEUE_URL'),
-    standardQueueUrl: requireEnv('STANDARD_QUEUE_URL'),
+    ordersTable: requireEnv(ENV.ordersTable),
+    routes: parseRoutes(requireEnv(ENV.consumerRoutes), ENV.consumerRoutes),
   };
 }
 
@@ -34,13 +36,12 @@ export function deployedOutboxWiring(): OutboxWiring {
 
 /**
  * What both outbox publishers (the stream relay and the sweeper) build at cold
- * start: the Orders table's outbox and a publisher to the two queues.
+ * start: the Orders table's outbox and a publisher to the consumers' queues.
  */
 export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): OutboxWiring {
-  const queues = { fifoQueueUrl: config.fifoQueueUrl, standardQueueUrl: config.standardQueueUrl };
   return {
-    publisher: new SqsEventPublisher(deps.sqs, queues),
-    publisherWith: (options) => new SqsEventPublisher(deps.sqs, queues, options),
+    publisher: new SqsEventPublisher(deps.sqs, config.routes),
+    publisherWith: (options) => new SqsEventPublisher(deps.sqs, config.routes, options),
     outbox: new DynamoDbOutboxStore(deps.documents, config.ordersTable),
     now: deps.now ?? (() => new Date()),
   };
@@ -49,7 +50,7 @@ export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): Ou
 export interface OutboxWiring {
   publisher: EventPublisher;
   /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
-  publisherWith(options: { deduplicationId?: (event: OrderEvent) => string }): EventPublisher;
+  publisherWith(options: { deduplicationId?: (event: EventEnvelope) => string }): EventPublisher;
   outbox: OutboxStore;
   now: () => Date;
 }

@@ -5,13 +5,14 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { EventEnvelope } from '../messaging/envelope';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { flushMetrics, logger } from '../shared/observability';
-import { consumeRecordWith, type ConsumerSettings } from './consumer-support';
+import { consumeRecord, type ConsumerSettings } from './consumer-support';
 import type { ConsumerWiring } from './consumer-wiring';
 
 /** What makes one queue consumer differ from another: its queue type, its event and its use case. */
-export interface QueueConsumer<E extends { eventId: string }> {
+export interface QueueConsumer<E extends EventEnvelope> {
   /** The spec's `fifo`: the processor must match the queue the stack gives the consumer. */
   fifo: boolean;
   /** A message body as this consumer's event; throws a PermanentError on a body it can never use. */
@@ -23,7 +24,7 @@ export interface QueueConsumer<E extends { eventId: string }> {
 export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /**
- * The Lambda handler of a queue consumer: every record through consumeRecordWith
+ * The Lambda handler of a queue consumer: every record through consumeRecord
  * (parse, apply with in-process contention retries, DLQ on a PermanentError,
  * backoff and a reported failure on any other error), inside the consumer
  * faults where the bundle has them, as a Powertools partial batch response.
@@ -41,13 +42,13 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * visibility timeout), throw away each record's own backoff, and count as a
  * function error, which is what the errors alarm watches.
  */
-export function queueConsumerHandler<E extends { eventId: string }>(
+export function queueConsumerHandler<E extends EventEnvelope>(
   wiring: ConsumerWiring,
   consumer: QueueConsumer<E>,
 ): QueueConsumerHandler {
   const { settings } = wiring;
   const consume = (record: SQSRecord) =>
-    consumeRecordWith(
+    consumeRecord(
       record,
       settings,
       consumer.parse,

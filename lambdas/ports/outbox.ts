@@ -1,12 +1,12 @@
-import type { OrderEvent } from '../domain/events';
+import type { EventEnvelope } from '../messaging/envelope';
 
-/** Where outbox events go: the FIFO queue (all events) and the standard queue (OrderPlaced). */
+/** Where outbox events go: every consumer route that takes the event's type (lambdas/messaging/routes.ts). */
 export interface EventPublisher {
   /**
    * Publishes every event; returns the ids of the events that could not be
    * published (any destination failed). Never throws for a per-entry failure.
    */
-  publish(events: readonly OrderEvent[]): Promise<Set<string>>;
+  publish(events: readonly EventEnvelope[]): Promise<Set<string>>;
 }
 
 /** A pending outbox item as stored: its event is unchecked until the sweeper validates it. */
@@ -19,7 +19,7 @@ export interface PendingOutboxItem {
 
 export interface OutboxStore {
   /** Marks an event dispatched, which drops it from the sweeper's pending index; true the first time. */
-  markDispatched(event: OrderEvent, at: Date): Promise<boolean>;
+  markDispatched(event: EventEnvelope, at: Date): Promise<boolean>;
   /** Outbox items not dispatched and created before `olderThan`. */
   pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]>;
   /** Creation time of the oldest undispatched outbox item, if any. */

@@ -21,13 +21,12 @@ export async function fulfilOrderEvent(
   event: OrderEvent,
   deps: { ledger: FulfilmentLedger; warehouse: ExternalProvider },
 ): Promise<ApplyOutcome> {
-  const result =
-    event.eventType === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
+  const result = event.type === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
   return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
     deps.warehouse.send(`fulfilment:${event.eventId}`, {
-      instruction: event.eventType === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
-      orderId: event.orderId,
-      items: event.items,
+      instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
+      orderId: event.entityId,
+      items: event.payload.items,
     }),
   );
 }
@@ -36,13 +35,13 @@ export async function creditLoyaltyPoints(
   event: OrderPlacedEvent,
   deps: { ledger: LoyaltyLedger; mail: ExternalProvider },
 ): Promise<ApplyOutcome> {
-  const points = loyaltyPoints(event.totalCents);
+  const points = loyaltyPoints(event.payload.totalCents);
   const result = await deps.ledger.credit(event, points);
   return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
     deps.mail.send(`loyalty:${event.eventId}`, {
       template: 'order-confirmation',
-      customerId: event.customerId,
-      orderId: event.orderId,
+      customerId: event.payload.customerId,
+      orderId: event.entityId,
       pointsEarned: points,
     }),
   );

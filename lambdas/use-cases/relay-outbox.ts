@@ -1,5 +1,5 @@
-import type { OrderEvent } from '../domain/events';
-import { checkOutboxEvent } from '../domain/outbox-event';
+import type { EventEnvelope } from '../messaging/envelope';
+import { checkOutboxEvent } from '../messaging/outbox-event';
 import type { EventPublisher, OutboxStore } from '../ports/outbox';
 
 /**
@@ -8,12 +8,12 @@ import type { EventPublisher, OutboxStore } from '../ports/outbox';
  * for retry. A retry may publish an event twice; consumers dedupe on eventId.
  */
 export async function relayOutboxEvents(
-  events: readonly OrderEvent[],
+  events: readonly EventEnvelope[],
   deps: {
     publisher: EventPublisher;
     outbox: OutboxStore;
     now: () => Date;
-    onFirstDispatch?: (event: OrderEvent) => void;
+    onFirstDispatch?: (event: EventEnvelope) => void;
   },
 ): Promise<Set<string>> {
   const failed = await deps.publisher.publish(events);
@@ -58,7 +58,7 @@ export async function sweepOutbox(deps: {
 }> {
   const now = deps.now();
   const stale = await deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems);
-  const events: OrderEvent[] = [];
+  const events: EventEnvelope[] = [];
   const malformed: MalformedOutboxItem[] = [];
   for (const item of stale) {
     const check = checkOutboxEvent(item.event);

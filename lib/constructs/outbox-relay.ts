@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -6,13 +6,15 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { ConsumerRoute } from '../../lambdas/messaging/routes';
+import { ENV } from '../../lambdas/shared/env-names';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION } from './queue-with-dlq';
 
 export interface OutboxRelayProps {
   ordersTable: dynamodb.ITable;
-  fifoQueueUrl: string;
-  standardQueueUrl: string;
+  /** Every consumer's queue and the event types it takes: the relay and the sweeper route by them. */
+  routes: ConsumerRoute[];
   /** The sweeper republishes outbox items older than this. Default 5 minutes. */
   sweepAge?: Duration;
 }
@@ -41,7 +43,8 @@ export class OutboxRelay extends Construct {
   constructor(scope: Construct, id: string, props: OutboxRelayProps) {
     super(scope, id);
     this.sweepAge = props.sweepAge ?? Duration.minutes(5);
-    const queueEnv = { FIFO_QUEUE_URL: props.fifoQueueUrl, STANDARD_QUEUE_URL: props.standardQueueUrl };
+    // One JSON variable; the queue URLs in it are tokens, which toJsonString resolves at deploy.
+    const queueEnv = { [ENV.consumerRoutes]: Stack.of(this).toJsonString(props.routes) };
 
     this.failureQueue = new sqs.Queue(this, 'RelayFailures', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

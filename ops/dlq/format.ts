@@ -68,7 +68,7 @@ function formatShow(report: ShowReport): string {
       const pending = pointer.items.filter((item) => item.state === 'pending');
       lines.push(`  outbox items: ${pointer.items.length}, still pending ${pending.length}`);
       for (const item of pointer.items)
-        lines.push(`    ${item.state.padEnd(10)} ${item.eventType ?? ''} order ${item.orderId} event ${item.eventId}`);
+        lines.push(`    ${item.state.padEnd(10)} ${item.type ?? ''} entity ${item.entityId} event ${item.eventId}`);
     } else lines.push(`  body ${m.bodyPreview}`);
   });
   return lines.join('\n');

@@ -6,7 +6,7 @@ import {
   type DynamoDBStreamsClient,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
-import { ENTITY_OUTBOX, orderPk, outboxSk } from '../../lambdas/adapters/order-table';
+import { ENTITY_OUTBOX, outboxKey } from '../../lambdas/adapters/order-table';
 import { release, type DeadLetter } from './messages';
 
 /**
@@ -27,9 +27,10 @@ export interface StreamPointer {
 }
 
 export interface PointedOutboxItem {
-  orderId: string;
+  /** The envelope's entityId (the order): the outbox item lives in its partition. */
+  entityId: string;
   eventId: string;
-  eventType?: string;
+  type?: string;
   state: 'pending' | 'dispatched' | 'gone';
   createdAt?: string;
 }
@@ -116,9 +117,9 @@ async function outboxItemsOf(context: StreamContext, records: _Record[]): Promis
       }),
     );
     items.push({
-      orderId: event?.orderId?.S ?? image.pk.S!.replace(/^ORDER#/, ''),
+      entityId: event?.entityId?.S ?? image.pk.S!.replace(/^ORDER#/, ''),
       eventId: event?.eventId?.S ?? image.sk.S!.replace(/^OUTBOX#/, ''),
-      eventType: event?.eventType?.S,
+      type: event?.type?.S,
       // Dispatch removes pendingShard (the sparse index the sweeper reads).
       state: Item === undefined ? 'gone' : Item.pendingShard !== undefined ? 'pending' : 'dispatched',
       createdAt: Item?.createdAt?.S,
@@ -154,11 +155,12 @@ export async function explainPointer(context: StreamContext, message: DeadLetter
  * originalCreatedAt. Conditional on still pending: a dispatched item is left alone.
  */
 export async function markForSweeper(context: StreamContext, item: PointedOutboxItem, now: Date): Promise<boolean> {
+  const key = outboxKey(item);
   try {
     await context.dynamodb.send(
       new UpdateItemCommand({
         TableName: context.ordersTableName,
-        Key: { pk: { S: orderPk(item.orderId) }, sk: { S: outboxSk(item.eventId) } },
+        Key: { pk: { S: key.pk }, sk: { S: key.sk } },
         UpdateExpression:
           'SET originalCreatedAt = if_not_exists(originalCreatedAt, createdAt), createdAt = :due, sweepRequestedAt = :now',
         ConditionExpression: 'attribute_exists(pendingShard)',

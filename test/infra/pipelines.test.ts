@@ -1,6 +1,11 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
 import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
+import { CONSUMERS } from '../../lambdas/consumers';
+import { parseRoutes } from '../../lambdas/messaging/routes';
+import { ENV } from '../../lambdas/shared/env-names';
+import { IntrinsicResolver } from '../../local/template/intrinsics';
+import type { CfnTemplate } from '../../local/template/model';
 import { synthStack } from '../support/synth';
 import {
   dynamoDbGrants,
@@ -87,6 +92,17 @@ const propsOf = <T>(id: string): T => (resourceById(template, id).Properties ?? 
 const idsOfType = (type: string) => resourcesOfType(template, type).map(([id]) => id);
 const isType = (id: string | undefined, type: string) => id !== undefined && resources[id]?.Type === type;
 const envOf = (functionId: string) => propsOf<FunctionProps>(functionId).Environment?.Variables ?? {};
+/**
+ * A function's CONSUMER_ROUTES as the local runtime resolves it (the stack
+ * writes it as a JSON string joined around the queues' Refs), each Ref
+ * standing as `ref:<logicalId>`; parsed as the relay parses it at cold start.
+ */
+const routesOf = (functionId: string) => {
+  const refs = { ref: (id: string) => `ref:${id}`, getAtt: (id: string, attribute: string) => `${id}.${attribute}` };
+  const resolver = new IntrinsicResolver(template.toJSON() as CfnTemplate, refs, {});
+  const json = resolver.resolveString(envOf(functionId)[ENV.consumerRoutes], ENV.consumerRoutes);
+  return parseRoutes(json, ENV.consumerRoutes);
+};
 const timeoutOf = (functionId: string) => propsOf<FunctionProps>(functionId).Timeout ?? LAMBDA_DEFAULT_TIMEOUT;
 const retentionOf = (queueId: string) => propsOf<QueueProps>(queueId).MessageRetentionPeriod ?? SQS_DEFAULT_RETENTION;
 const visibilityOf = (queueId: string) => propsOf<QueueProps>(queueId).VisibilityTimeout ?? SQS_DEFAULT_VISIBILITY;
@@ -437,9 +453,21 @@ describe('outbox relay', () => {
 
   test('relay and sweeper publish to the FIFO and the standard queue of the pipelines, and mark the Orders table', () => {
     for (const functionId of [streamMapping().functionId, sweeperId()]) {
-      expect(referencedId(envOf(functionId).FIFO_QUEUE_URL)).toBe(pipeline('fifo').queueId);
-      expect(referencedId(envOf(functionId).STANDARD_QUEUE_URL)).toBe(pipeline('standard').queueId);
+      const queueIdOf = (consumer: string) =>
+        routesOf(functionId)
+          .find((r) => r.consumer === consumer)
+          ?.queueUrl.replace(/^ref:/, '');
+      expect(queueIdOf('fulfilment')).toBe(pipeline('fifo').queueId);
+      expect(queueIdOf('loyalty')).toBe(pipeline('standard').queueId);
       expect(referencedId(envOf(functionId).ORDERS_TABLE_NAME)).toBe(tableId('Orders'));
+    }
+  });
+
+  test('relay and sweeper route by the consumer list: each consumer its FIFO setting and event types', () => {
+    for (const functionId of [streamMapping().functionId, sweeperId()]) {
+      expect(routesOf(functionId).map(({ consumer, fifo, eventTypes }) => ({ consumer, fifo, eventTypes }))).toEqual(
+        CONSUMERS.map(({ name, fifo, eventTypes }) => ({ consumer: name, fifo, eventTypes })),
+      );
     }
   });
 });

@@ -114,8 +114,8 @@ async function partition(orderId: string) {
   return items.filter((i) => i.pk === `ORDER#${orderId}`);
 }
 
-const outboxOf = (items: Record<string, unknown>[], eventType: string) =>
-  items.filter((i) => i.entity === 'OUTBOX' && i.eventType === eventType);
+const outboxOf = (items: Record<string, unknown>[], type: string) =>
+  items.filter((i) => i.entity === 'OUTBOX' && i.type === type);
 
 describe('placing an order', () => {
   test('writes exactly one order and one OrderPlaced outbox item, in one transaction', async () => {
@@ -144,18 +144,20 @@ describe('placing an order', () => {
     expect(outbox).toMatchObject({
       sk: `OUTBOX#${eventId}`,
       eventId,
-      orderId: order.orderId,
+      entityId: order.orderId,
       createdAt: order.createdAt,
       pendingShard: expect.stringMatching(/^\d+$/),
       event: {
         eventId,
-        eventType: 'OrderPlaced',
+        type: 'OrderPlaced',
+        entityId: order.orderId,
         version: 1,
-        orderId: order.orderId,
-        customerId: VALID_ORDER.customerId,
-        items: VALID_ORDER.items,
-        totalCents: order.totalCents,
         occurredAt: order.createdAt,
+        payload: {
+          customerId: VALID_ORDER.customerId,
+          items: VALID_ORDER.items,
+          totalCents: order.totalCents,
+        },
       },
     });
     // Both items came from one TransactWriteItems; nothing else wrote to the Orders table.
@@ -177,7 +179,7 @@ describe('placing an order', () => {
           pk: `ORDER#${orderId}`,
           sk: `OUTBOX#${orderId}.placed`,
           entity: 'OUTBOX',
-          eventType: 'Blocker',
+          type: 'Blocker',
         }),
       }),
     );
@@ -227,9 +229,9 @@ describe('cancelling', () => {
       pendingShard: expect.stringMatching(/^\d+$/),
       event: {
         eventId,
-        eventType: 'OrderCancelled',
+        type: 'OrderCancelled',
         version: 2,
-        orderId: order.orderId,
+        entityId: order.orderId,
         occurredAt: cancelled.cancelledAt,
       },
     });

@@ -6,7 +6,7 @@ import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/ev
 import type { StoredOrder } from '../../lambdas/ports/order-repository';
 import { lambdaContext } from '../support/api-events';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
-import { createTestQueues, receiveMatching, type TestQueues } from '../support/messaging';
+import { createTestQueues, receiveMatching, testRoutes, type TestQueues } from '../support/messaging';
 
 /**
  * The sweeper (the safety net behind the stream) on DynamoDB Local and fauxqs,
@@ -31,8 +31,7 @@ beforeAll(async () => {
   repository = new DynamoDbOrderRepository(documents, tables.names.Orders);
   Object.assign(process.env, {
     ORDERS_TABLE_NAME: tables.names.Orders,
-    FIFO_QUEUE_URL: queues.fifoQueueUrl,
-    STANDARD_QUEUE_URL: queues.standardQueueUrl,
+    CONSUMER_ROUTES: JSON.stringify(testRoutes(queues)),
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
@@ -57,7 +56,7 @@ async function placeOrderAged(ageSeconds: number): Promise<OrderPlacedEvent> {
   const order: StoredOrder = {
     orderId,
     status: 'PLACED',
-    customerId: event.customerId,
+    customerId: event.payload.customerId,
     items,
     totalCents: 1000,
     createdAt: occurredAt,
@@ -73,7 +72,7 @@ async function outboxItem(event: OrderPlacedEvent): Promise<Record<string, unkno
   const { Item } = await documents.send(
     new GetCommand({
       TableName: tables.names.Orders,
-      Key: { pk: orderPk(event.orderId), sk: outboxSk(event.eventId) },
+      Key: { pk: orderPk(event.entityId), sk: outboxSk(event.eventId) },
       ConsistentRead: true,
     }),
   );
@@ -112,7 +111,7 @@ test('an outbox item the stream never relayed, older than the sweep age, is publ
   await documents.send(
     new UpdateCommand({
       TableName: tables.names.Orders,
-      Key: { pk: orderPk(young.orderId), sk: outboxSk(young.eventId) },
+      Key: { pk: orderPk(young.entityId), sk: outboxSk(young.eventId) },
       UpdateExpression: 'SET dispatchedAt = :at REMOVE pendingShard',
       ExpressionAttributeValues: { ':at': new Date().toISOString() },
     }),
@@ -134,7 +133,7 @@ test('index lag: an item marked dispatched on its base item but still in the pen
   await documents.send(
     new UpdateCommand({
       TableName: tables.names.Orders,
-      Key: { pk: orderPk(relayed.orderId), sk: outboxSk(relayed.eventId) },
+      Key: { pk: orderPk(relayed.entityId), sk: outboxSk(relayed.eventId) },
       UpdateExpression: 'SET dispatchedAt = :at',
       ExpressionAttributeValues: { ':at': new Date().toISOString() },
     }),

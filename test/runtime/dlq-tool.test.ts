@@ -302,7 +302,9 @@ describe('on the local runtime', () => {
 
     expect(shown.code).toBe(0);
     expect(shown.report.pointers![0].pointer).toMatchObject({ shardId: pointer.DDBStreamBatchInfo.shardId });
-    expect(shown.report.pointers![0].items).toEqual([expect.objectContaining({ orderId, eventId, state: 'pending' })]);
+    expect(shown.report.pointers![0].items).toEqual([
+      expect.objectContaining({ entityId: orderId, eventId, state: 'pending' }),
+    ]);
     expect(redriven.code).toBe(0);
     expect(redriven.report.pointers).toEqual([expect.objectContaining({ marked: [eventId] })]);
     expect(await depth(outputs.RelayFailureQueueUrl)).toBe(0);

@@ -49,7 +49,7 @@ export function sqsMessage(
       ApproximateFirstReceiveTimestamp: '1893553445000',
       ...(h.name === 'fulfilment'
         ? {
-            MessageGroupId: options.groupId ?? event?.orderId ?? 'group-unknown',
+            MessageGroupId: options.groupId ?? event?.entityId ?? 'group-unknown',
             MessageDeduplicationId: event?.eventId ?? `dedup-${messageId}`,
             SequenceNumber: String(10_000 + messageSeq),
           }

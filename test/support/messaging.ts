@@ -9,6 +9,8 @@ import {
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { CONSUMERS } from '../../lambdas/consumers';
+import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { createQueues } from '../../local/provision';
 import { matchesAnyFilter } from '../../local/sources/event-filter';
 import { eventSourceDefinitions } from '../../local/template/event-sources';
@@ -235,4 +237,15 @@ function relayStreamFilters(): unknown[] {
   if (streams.length !== 1) throw new Error(`Expected one stream event source, found ${streams.length}`);
   if (streams[0].filters.length === 0) throw new Error('The relay stream mapping has no filter');
   return streams[0].filters;
+}
+
+/** The relay's routes to the test queues, from the consumer list, as the stack builds them for CONSUMER_ROUTES. */
+export function testRoutes(queues: TestQueues): ConsumerRoute[] {
+  const queueUrlOf = { fulfilment: queues.fifoQueueUrl, loyalty: queues.standardQueueUrl };
+  return CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+    consumer: name,
+    queueUrl: queueUrlOf[name],
+    fifo,
+    eventTypes: [...eventTypes],
+  }));
 }

@@ -16,7 +16,14 @@ import type { OrderEvent } from '../../lambdas/domain/events';
 import type { EntryPoint } from '../../lambdas/entry-points';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
-import { createTestQueues, receiveMatching, StreamReader, testSqsClient, type TestQueues } from './messaging';
+import {
+  createTestQueues,
+  receiveMatching,
+  StreamReader,
+  testRoutes,
+  testSqsClient,
+  type TestQueues,
+} from './messaging';
 
 type ApiHandler = (
   e: APIGatewayProxyEvent,
@@ -64,8 +71,7 @@ export class PipelineFixture {
       IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
       EFFECTS_TABLE_NAME: this.tables.names.Effects,
       PROVIDER_LOG_TABLE_NAME: this.tables.names.ProviderLog,
-      FIFO_QUEUE_URL: this.queues.fifoQueueUrl,
-      STANDARD_QUEUE_URL: this.queues.standardQueueUrl,
+      CONSUMER_ROUTES: JSON.stringify(testRoutes(this.queues)),
       INBOX_TTL_SECONDS: String(21 * 86400),
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
@@ -189,10 +195,10 @@ export class PipelineFixture {
     sqs.destroy();
   }
 
-  /** Sends an event to the FIFO queue as the outbox publisher does: group = orderId, dedup id = eventId. */
+  /** Sends an event to the FIFO queue as the outbox publisher does: group = entityId, dedup id = eventId. */
   sendToFifo(event: OrderEvent): Promise<void> {
     return this.send(this.queues.fifoQueueUrl, JSON.stringify(event), {
-      groupId: event.orderId,
+      groupId: event.entityId,
       dedupId: event.eventId,
     });
   }

@@ -164,23 +164,29 @@ describe('fullJitterBackoffSeconds', () => {
 describe('parseOrderEvent', () => {
   const placedEvent: OrderPlacedEvent = {
     eventId: 'ord_1.placed',
-    eventType: 'OrderPlaced',
+    type: 'OrderPlaced',
+    entityId: 'ord_1',
     version: 1,
-    orderId: 'ord_1',
-    customerId: 'cust-1',
-    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-    totalCents: 1_000,
     occurredAt: '2030-01-02T03:04:05.000Z',
+    payload: {
+      customerId: 'cust-1',
+      items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
+      totalCents: 1_000,
+    },
   };
   const cancelledEvent: OrderCancelledEvent = {
     eventId: 'ord_1.cancelled',
-    eventType: 'OrderCancelled',
+    type: 'OrderCancelled',
+    entityId: 'ord_1',
     version: 2,
-    orderId: 'ord_1',
-    customerId: 'cust-1',
-    items: placedEvent.items,
     occurredAt: '2030-01-02T04:00:00.000Z',
+    payload: { customerId: 'cust-1', items: placedEvent.payload.items },
   };
+  /** The placed event with some payload fields replaced. */
+  const placedWith = (payload: Record<string, unknown>) => ({
+    ...placedEvent,
+    payload: { ...placedEvent.payload, ...payload },
+  });
 
   function permanentErrorOf(body: string): PermanentError {
     try {
@@ -213,21 +219,22 @@ describe('parseOrderEvent', () => {
   test.each([
     ['no eventId', { ...placedEvent, eventId: undefined }, 'eventId'],
     ['an empty eventId', { ...placedEvent, eventId: '' }, 'eventId'],
-    ['an unknown eventType', { ...placedEvent, eventType: 'OrderShipped' }, 'eventType'],
+    ['an unknown type', { ...placedEvent, type: 'OrderShipped' }, 'type'],
     ['OrderPlaced at version 2', { ...placedEvent, version: 2 }, 'version'],
     ['OrderCancelled at version 1', { ...cancelledEvent, version: 1 }, 'version'],
-    ['no items', { ...placedEvent, items: [] }, 'items'],
-    ['a quantity of 0', { ...placedEvent, items: [{ sku: 'S', quantity: 0, unitPriceCents: 1 }] }, 'items.0.quantity'],
+    ['no items', placedWith({ items: [] }), 'items'],
+    ['a quantity of 0', placedWith({ items: [{ sku: 'S', quantity: 0, unitPriceCents: 1 }] }), 'items.0.quantity'],
     [
       'a fractional quantity',
-      { ...placedEvent, items: [{ sku: 'S', quantity: 1.5, unitPriceCents: 1 }] },
+      placedWith({ items: [{ sku: 'S', quantity: 1.5, unitPriceCents: 1 }] }),
       'items.0.quantity',
     ],
-    ['an empty sku', { ...placedEvent, items: [{ sku: '', quantity: 1, unitPriceCents: 1 }] }, 'items.0.sku'],
-    ['a negative total', { ...placedEvent, totalCents: -1 }, 'totalCents'],
-    ['an OrderPlaced without total', { ...placedEvent, totalCents: undefined }, 'totalCents'],
-    ['no orderId', { ...cancelledEvent, orderId: undefined }, 'orderId'],
-    ['no customerId', { ...placedEvent, customerId: undefined }, 'customerId'],
+    ['an empty sku', placedWith({ items: [{ sku: '', quantity: 1, unitPriceCents: 1 }] }), 'items.0.sku'],
+    ['a negative total', placedWith({ totalCents: -1 }), 'totalCents'],
+    ['an OrderPlaced without total', placedWith({ totalCents: undefined }), 'totalCents'],
+    ['no entityId', { ...cancelledEvent, entityId: undefined }, 'entityId'],
+    ['no customerId', placedWith({ customerId: undefined }), 'customerId'],
+    ['no payload', { ...placedEvent, payload: undefined }, 'payload'],
   ])('an event with %s is a SchemaViolation naming the field', (_what, body, field) => {
     const error = permanentErrorOf(JSON.stringify(body));
 
@@ -239,13 +246,11 @@ describe('parseOrderEvent', () => {
 describe('outboxEventOf (the relay reading a stream record)', () => {
   const event = {
     eventId: 'ord_1.placed',
-    eventType: 'OrderPlaced',
+    type: 'OrderPlaced',
+    entityId: 'ord_1',
     version: 1,
-    orderId: 'ord_1',
-    customerId: 'c',
-    items: [{ sku: 'S', quantity: 1, unitPriceCents: 1 }],
-    totalCents: 1,
     occurredAt: 'x',
+    payload: { customerId: 'c', items: [{ sku: 'S', quantity: 1, unitPriceCents: 1 }], totalCents: 1 },
   };
   const record = (eventName: string, image?: Record<string, unknown>): DynamoDBRecord => ({
     eventName: eventName as DynamoDBRecord['eventName'],
@@ -271,7 +276,7 @@ describe('outboxEventOf (the relay reading a stream record)', () => {
   test.each([
     ['no event', { entity: 'OUTBOX' }],
     ['an event without eventId', { entity: 'OUTBOX', event: { ...event, eventId: undefined } }],
-    ['an event without orderId', { entity: 'OUTBOX', event: { ...event, orderId: 7 } }],
+    ['an event without entityId', { entity: 'OUTBOX', event: { ...event, entityId: 7 } }],
   ])('an outbox INSERT with %s is malformed', (_what, image) => {
     expect(outboxEventOf(record('INSERT', JSON.parse(JSON.stringify(image))))).toBe('malformed');
   });

@@ -95,14 +95,15 @@ const LINES = [
   { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
   { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
 ];
-const placed = (orderId: string, overrides: Partial<OrderPlacedEvent> = {}): OrderPlacedEvent => ({
-  ...placedEvent(orderId, LINES),
-  ...overrides,
-});
-const cancelled = (orderId: string, overrides: Partial<OrderCancelledEvent> = {}): OrderCancelledEvent => ({
-  ...cancelledEvent(orderId, LINES),
-  ...overrides,
-});
+/** An OrderPlaced event of the order, some of its payload fields replaced. */
+const placed = (orderId: string, payload: Partial<OrderPlacedEvent['payload']> = {}): OrderPlacedEvent => {
+  const event = placedEvent(orderId, LINES);
+  return { ...event, payload: { ...event.payload, ...payload } };
+};
+const cancelled = (orderId: string, payload: Partial<OrderCancelledEvent['payload']> = {}): OrderCancelledEvent => {
+  const event = cancelledEvent(orderId, LINES);
+  return { ...event, payload: { ...event.payload, ...payload } };
+};
 
 const transactions = (h: Harness): TransactItem[][] =>
   h.doc.commandCalls(h.docSdk.TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
@@ -298,8 +299,8 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
     test.each([
       ['a body that is not JSON', 'this is not json {'],
       ['an empty object', '{}'],
-      ['an unknown event type', JSON.stringify({ ...placed('ord-x'), eventType: 'OrderShipped' })],
-      ['an OrderPlaced without items', JSON.stringify({ ...placed('ord-x'), items: [] })],
+      ['an unknown event type', JSON.stringify({ ...placed('ord-x'), type: 'OrderShipped' })],
+      ['an OrderPlaced without items', JSON.stringify(placed('ord-x', { items: [] }))],
       ['an OrderPlaced with the wrong version', JSON.stringify({ ...placed('ord-x'), version: 2 })],
       [
         'a line with quantity 0',
@@ -448,7 +449,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       expect(redelivery.batchItemFailures).toEqual([]);
       expect(table.commits).toBe(2); // ord-1 once, ord-other once
       expect(providerKeys(h()).filter((k) => k === `${name}:${event.eventId}`)).toHaveLength(2);
-      if (name === 'loyalty') expect(table.points(event.customerId)).toBe(19);
+      if (name === 'loyalty') expect(table.points(event.payload.customerId)).toBe(19);
       else expect(table.reserved('SKU-A')).toBe(6); // 3 for ord-1 + 3 for ord-other, each once
     });
   });
@@ -486,7 +487,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
         expect(second.batchItemFailures).toEqual([]);
         expect(table.commits).toBe(1);
         if (name === 'loyalty') {
-          expect(table.points(event.customerId)).toBe(19);
+          expect(table.points(event.payload.customerId)).toBe(19);
         } else {
           expect(table.reserved('SKU-A')).toBe(3);
           expect(table.reserved('SKU-B')).toBe(1);
@@ -520,7 +521,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       ]).toContainEqual(firstOutcomes);
       expect(redelivery.batchItemFailures).toEqual([]);
       expect(table.commits).toBe(1);
-      if (name === 'loyalty') expect(table.points(event.customerId)).toBe(19);
+      if (name === 'loyalty') expect(table.points(event.payload.customerId)).toBe(19);
       else expect(table.reserved('SKU-A')).toBe(3);
       expect(new Set(providerKeys(h()))).toEqual(new Set([`${name}:${event.eventId}`]));
       expect(table.inbox(event.eventId)?.providerCallDoneAt).toEqual(expect.any(String));
@@ -563,7 +564,7 @@ describe('loyalty consumer', () => {
     expect(claim.Put?.Item?.pk).toBe(`INBOX#loyalty#${event.eventId}`);
     expect(credit.Update).toMatchObject({
       TableName: EFFECTS_TABLE,
-      Key: { pk: `CUSTOMER#${event.customerId}`, sk: 'CUSTOMER' },
+      Key: { pk: `CUSTOMER#${event.payload.customerId}`, sk: 'CUSTOMER' },
       UpdateExpression: expect.stringContaining('ADD points :points'),
       ExpressionAttributeValues: expect.objectContaining({ ':points': 19 }),
     });
@@ -575,8 +576,8 @@ describe('loyalty consumer', () => {
           ':provider': 'mail',
           ':payload': {
             template: 'order-confirmation',
-            customerId: event.customerId,
-            orderId: event.orderId,
+            customerId: event.payload.customerId,
+            orderId: event.entityId,
             pointsEarned: 19,
           },
         }),
@@ -682,7 +683,7 @@ describe('fulfilment consumer', () => {
         Key: { idempotencyKey: `fulfilment:${event.eventId}` },
         ExpressionAttributeValues: expect.objectContaining({
           ':provider': 'warehouse',
-          ':payload': { instruction: 'PICK', orderId: 'ord-1', items: event.items },
+          ':payload': { instruction: 'PICK', orderId: 'ord-1', items: event.payload.items },
         }),
       }),
     ]);
@@ -846,7 +847,7 @@ describe('fulfilment consumer', () => {
 
   test('a permanent error goes to the FIFO DLQ in its message group with a deduplication id, and the rest of the batch carries on', async () => {
     const table = new FakeEffectsTable(h());
-    const poison = message(h(), '{"eventType":"OrderPlaced"}', { groupId: 'ord-1', messageId: 'm-poison' });
+    const poison = message(h(), '{"type":"OrderPlaced"}', { groupId: 'ord-1', messageId: 'm-poison' });
     const next = message(h(), placed('ord-1'));
 
     const response = await deliver(h(), poison, next);

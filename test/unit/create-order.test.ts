@@ -168,7 +168,7 @@ describe('201 Created', () => {
     expect(outboxPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
     expect(outboxPut.Item).toMatchObject({
       pk: orderPut.Item!.pk,
-      eventType: 'OrderPlaced',
+      type: 'OrderPlaced',
       eventId: `${JSON.parse(response.body).orderId}.placed`,
       pendingShard: expect.any(String),
     });

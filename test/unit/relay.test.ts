@@ -10,7 +10,9 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
 import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
+import { CONSUMERS } from '../../lambdas/consumers';
 import type { OrderEvent } from '../../lambdas/domain/events';
+import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
@@ -36,6 +38,13 @@ const ORDERS_TABLE = 'orders-table';
 const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo';
 const STANDARD_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty';
 const SWEEP_AGE_SECONDS = 300;
+/** The stack's routing: each consumer on the list, fulfilment at FIFO_URL, loyalty at STANDARD_URL. */
+const ROUTES: ConsumerRoute[] = CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+  consumer: name,
+  queueUrl: name === 'fulfilment' ? FIFO_URL : STANDARD_URL,
+  fifo,
+  eventTypes: [...eventTypes],
+}));
 
 async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<MockedSdkHandler<H>> {
   delete process.env.FAULT_INJECTION_FILE;
@@ -43,8 +52,7 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
   return loadWithMockedSdk<H>(
     {
       ORDERS_TABLE_NAME: ORDERS_TABLE,
-      FIFO_QUEUE_URL: FIFO_URL,
-      STANDARD_QUEUE_URL: STANDARD_URL,
+      CONSUMER_ROUTES: JSON.stringify(ROUTES),
       OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
     },
     () =>
@@ -95,12 +103,12 @@ afterEach(() => {
 
 function outboxItem(event: OrderEvent, createdAt = event.occurredAt): Record<string, unknown> {
   return {
-    pk: `ORDER#${event.orderId}`,
+    pk: `ORDER#${event.entityId}`,
     sk: `OUTBOX#${event.eventId}`,
     entity: 'OUTBOX',
     eventId: event.eventId,
-    eventType: event.eventType,
-    orderId: event.orderId,
+    type: event.type,
+    entityId: event.entityId,
     event,
     createdAt,
     pendingShard: pendingShardOf(event.eventId),
@@ -156,7 +164,7 @@ const markedEventIds = <H>(h: MockedSdkHandler<H>) =>
 // ---------------------------------------------------------------- relay
 
 describe('outbox relay', () => {
-  test('every event goes to the FIFO queue (group = orderId, dedup id = eventId), OrderPlaced also to the standard queue', async () => {
+  test('every event goes to the FIFO queue (group = entityId, dedup id = eventId), OrderPlaced also to the standard queue', async () => {
     const events = [placed('ord-1'), cancelled('ord-1'), placed('ord-2')];
 
     const response = await runRelay(...events.map(insertOf));
@@ -172,7 +180,7 @@ describe('outbox relay', () => {
     expect(fifo.map((e) => JSON.parse(String(e.MessageBody)))).toEqual(events);
     expect(fifo[1].MessageAttributes).toEqual({
       eventId: { DataType: 'String', StringValue: 'ord-1.cancelled' },
-      eventType: { DataType: 'String', StringValue: 'OrderCancelled' },
+      type: { DataType: 'String', StringValue: 'OrderCancelled' },
     });
     expect(fifo.every((e) => /^[A-Za-z0-9_-]{1,80}$/.test(String(e.Id)))).toBe(true);
 
@@ -299,7 +307,10 @@ describe('outbox relay', () => {
     ['without a readable event', (item: Record<string, unknown>) => ({ ...item, event: undefined })],
     [
       'whose event SQS would refuse (U+FFFE)',
-      (item: Record<string, unknown>) => ({ ...item, event: { ...(item.event as object), customerId: 'c\uFFFE' } }),
+      (item: Record<string, unknown>) => {
+        const event = item.event as OrderEvent;
+        return { ...item, event: { ...event, payload: { ...event.payload, customerId: 'c\uFFFE' } } };
+      },
     ],
   ])(
     'an outbox INSERT %s is skipped and counted, not retried (it never could succeed); the others are relayed',
@@ -351,6 +362,64 @@ describe('outbox relay', () => {
 
     expect(response.batchItemFailures).toEqual([]);
     expect(relay.sqs.calls()).toHaveLength(0);
+  });
+
+  test('an event of a type no consumer takes is sent nowhere and marked dispatched, so it does not hold the shard', async () => {
+    const shipped = { ...placed('ord-1'), eventId: 'ord-1.shipped', type: 'OrderShipped' } as unknown as OrderEvent;
+
+    const response = await runRelay(insertOf(shipped), insertOf(cancelled('ord-2')));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-2.cancelled']);
+    expect(batchSends(relay, STANDARD_URL)).toEqual([]);
+    expect(markedEventIds(relay)).toEqual(['ord-1.shipped', 'ord-2.cancelled']);
+  });
+});
+
+describe('the relay and the sweeper read their routes once, at cold start', () => {
+  afterEach(() => {
+    process.env.CONSUMER_ROUTES = JSON.stringify(ROUTES);
+  });
+
+  test.each([
+    ['not JSON', '[{"consumer":', /CONSUMER_ROUTES is not JSON/],
+    ['an empty list', '[]', /CONSUMER_ROUTES is not a list of consumer routes/],
+    [
+      'a route without its queue',
+      JSON.stringify([{ consumer: 'loyalty', fifo: false, eventTypes: ['OrderPlaced'] }]),
+      /CONSUMER_ROUTES is not a list of consumer routes: 0\.queueUrl/,
+    ],
+    [
+      'a route taking no event type',
+      JSON.stringify([{ consumer: 'loyalty', queueUrl: STANDARD_URL, fifo: false, eventTypes: [] }]),
+      /0\.eventTypes/,
+    ],
+  ])(
+    'CONSUMER_ROUTES that is %s stops the function from loading, naming the variable',
+    async (_what, routes, error) => {
+      for (const module of ['outbox-relay', 'outbox-sweeper'] as const) {
+        const loading = loadWithMockedSdk(
+          { ORDERS_TABLE_NAME: ORDERS_TABLE, CONSUMER_ROUTES: routes, OUTBOX_SWEEP_AGE_SECONDS: '300' },
+          () =>
+            module === 'outbox-relay'
+              ? import('../../lambdas/entry-points/outbox-relay')
+              : import('../../lambdas/entry-points/outbox-sweeper'),
+        );
+
+        await expect(loading).rejects.toThrow(error);
+      }
+    },
+  );
+
+  test('without CONSUMER_ROUTES the function does not load', async () => {
+    delete process.env.CONSUMER_ROUTES;
+
+    const loading = loadWithMockedSdk(
+      { ORDERS_TABLE_NAME: ORDERS_TABLE },
+      () => import('../../lambdas/entry-points/outbox-relay'),
+    );
+
+    await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);
   });
 });
 
@@ -495,7 +564,7 @@ describe('outbox sweeper', () => {
     test('[valid, malformed, valid]: both valid ones published and marked, the metric once (1), no throw', async () => {
       const pending = fakePendingIndex([
         { event: placed('ord-first'), createdAt: ago(2_000) },
-        malformedItem((event) => ({ ...event, customerId: 'cust-\uFFFE' })),
+        malformedItem((event) => ({ ...event, payload: { ...(event.payload as object), customerId: 'cust-\uFFFE' } })),
         { event: cancelled('ord-last'), createdAt: ago(1_000) },
       ]);
 
@@ -519,20 +588,20 @@ describe('outbox sweeper', () => {
     test.each([
       ['no event at all', () => undefined],
       [
-        'an event that is not an order event',
-        (event: Record<string, unknown>) => ({ ...event, eventType: 'OrderShipped' }),
+        'an event that is not an envelope (no type)',
+        (event: Record<string, unknown>) => ({ ...event, type: undefined }),
       ],
-      ['an event with no items', (event: Record<string, unknown>) => ({ ...event, items: [] })],
+      ['an event with no version', (event: Record<string, unknown>) => ({ ...event, version: 0 })],
       [
         'a sku holding U+FFFF',
         (event: Record<string, unknown>) => ({
           ...event,
-          items: [{ sku: 'sku-\uFFFF', quantity: 1, unitPriceCents: 1 }],
+          payload: { ...(event.payload as object), items: [{ sku: 'sku-\uFFFF', quantity: 1, unitPriceCents: 1 }] },
         }),
       ],
       [
-        'an orderId that cannot be a FIFO group id',
-        (event: Record<string, unknown>) => ({ ...event, orderId: 'ord bad' }),
+        'an entityId that cannot be a FIFO group id',
+        (event: Record<string, unknown>) => ({ ...event, entityId: 'ord bad' }),
       ],
     ])('%s: skipped and counted, the valid item still published', async (_name, breakIt) => {
       fakePendingIndex([malformedItem(breakIt), { event: placed('ord-ok'), createdAt: ago(1_000) }]);
@@ -545,10 +614,10 @@ describe('outbox sweeper', () => {
     });
 
     test('an event written before identifiers were restricted (a space in its ids) is deliverable, so it is published', async () => {
+      const event = placed('ord-legacy');
       const legacy = {
-        ...placed('ord-legacy'),
-        customerId: 'cust 1',
-        items: [{ sku: 'sku 1', quantity: 1, unitPriceCents: 1 }],
+        ...event,
+        payload: { ...event.payload, customerId: 'cust 1', items: [{ sku: 'sku 1', quantity: 1, unitPriceCents: 1 }] },
       };
       fakePendingIndex([{ event: legacy, createdAt: ago(1_000) }]);
 

@@ -1,6 +1,7 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { parseEnvelope } from '../../lambdas/messaging/envelope';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import {
   deadLettered,
@@ -380,7 +381,7 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
     const { pending } = await playGroup(
       [
         // In the group of the record behind it.
-        { body: '{"eventType":"OrderPlaced","orderId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
+        { body: '{"type":"OrderPlaced","entityId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
         { body: cancelled('ord-poison'), messageId: 'next' },
       ],
       { rounds: 2, maxReceiveCount },
@@ -416,6 +417,7 @@ describe('no visibility heartbeat', () => {
         backoff: RETRY_BUDGET,
         inProcess: { ...IN_PROCESS_RETRY, isContention: () => false },
       },
+      parseEnvelope,
       () => work,
     );
     await jest.advanceTimersByTimeAsync(15 * 60 * 1000);

@@ -80,8 +80,8 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const outcomes = [await fulfilment.reserve(placed), await fulfilment.reserve(placed)];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
-      expect(await reader.reservedStock(placed.items[0].sku)).toBe(3);
-      expect(await reader.reservedStock(placed.items[1].sku)).toBe(1);
+      expect(await reader.reservedStock(placed.payload.items[0].sku)).toBe(3);
+      expect(await reader.reservedStock(placed.payload.items[1].sku)).toBe(1);
     });
 
     test('release after reserve gives the stock back once; a duplicate release changes nothing', async () => {
@@ -123,7 +123,10 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
     test('credit applies once per event id; a duplicate credits nothing', async () => {
       const { loyalty, reader } = ledgers();
       const first = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
-      const second = { ...orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z'), customerId: first.customerId };
+      const second = orderPlacedEvent(
+        { ...uniqueOrder(), customerId: first.payload.customerId },
+        '2026-01-01T00:00:00.000Z',
+      );
 
       const outcomes = [
         await loyalty.credit(first, 17),
@@ -132,7 +135,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       ];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate', 'applied']);
-      expect(await reader.customerPoints(first.customerId)).toBe(22);
+      expect(await reader.customerPoints(first.payload.customerId)).toBe(22);
     });
 
     test('a duplicate owes the provider its call until the call is recorded done, read from the failed claim (ALL_OLD)', async () => {
@@ -201,7 +204,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       })();
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'applied']);
-      expect(await reader.customerPoints(placed.customerId)).toBe(34);
+      expect(await reader.customerPoints(placed.payload.customerId)).toBe(34);
     });
   });
 }

@@ -2,6 +2,8 @@ import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-s
 import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
 import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
 import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
+import { CONSUMERS } from '../../../lambdas/consumers';
+import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
 
 /**
  * The queue contract: what the pipeline relies on from SQS, checked through the
@@ -110,8 +112,16 @@ export function describeQueueContract(
       }
       return all;
     };
+    /** The stack's routes (the consumer list) with fulfilment's queue at `fifoUrl` and loyalty's at `standardUrl`. */
+    const routesTo = (fifoUrl: string, standardUrl: string): ConsumerRoute[] =>
+      CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+        consumer: name,
+        queueUrl: name === 'fulfilment' ? fifoUrl : standardUrl,
+        fifo,
+        eventTypes: [...eventTypes],
+      }));
     const publisher = (fifo: QueuePair, standard: QueuePair) =>
-      new SqsEventPublisher(harness.sqs, { fifoQueueUrl: fifo.queueUrl, standardQueueUrl: standard.queueUrl });
+      new SqsEventPublisher(harness.sqs, routesTo(fifo.queueUrl, standard.queueUrl));
 
     test('publisher: an order’s events land in its FIFO group in publish order across batches; OrderPlaced also on the standard queue', async () => {
       const [fifo, standard] = [await pair(true), await pair(false)];
@@ -131,7 +141,7 @@ export function describeQueueContract(
       expect(onFifo.map((m) => (JSON.parse(m.body) as OrderEvent).eventId)).toEqual(events.map((e) => e.eventId));
       expect(onFifo.map((m) => m.attributes.eventId)).toEqual(events.map((e) => e.eventId));
       expect(new Set(onFifo.map((m) => m.groupId))).toEqual(new Set([order.orderId]));
-      expect(onStandard.map((m) => m.attributes)).toEqual([{ eventId: events[0].eventId, eventType: 'OrderPlaced' }]);
+      expect(onStandard.map((m) => m.attributes)).toEqual([{ eventId: events[0].eventId, type: 'OrderPlaced' }]);
     });
 
     test('publisher: the same event published again is accepted and dropped by FIFO (even after the first copy was consumed), but repeated on the standard queue', async () => {
@@ -158,10 +168,10 @@ export function describeQueueContract(
       const order = uniqueOrder();
       const events = [orderPlacedEvent(order, order.orderId), orderCancelledEvent(order, order.orderId)];
 
-      const failed = await new SqsEventPublisher(harness.sqs, {
-        fifoQueueUrl: `${fifo.queueUrl.replace(/\.fifo$/, '')}-missing.fifo`,
-        standardQueueUrl: standard.queueUrl,
-      }).publish(events);
+      const failed = await new SqsEventPublisher(
+        harness.sqs,
+        routesTo(`${fifo.queueUrl.replace(/\.fifo$/, '')}-missing.fifo`, standard.queueUrl),
+      ).publish(events);
 
       expect([...failed].sort()).toEqual(events.map((e) => e.eventId).sort());
     });

@@ -27,8 +27,6 @@ const PLACEHOLDERS: Record<string, string> = {
   QUEUE_URL: 'unused',
   DEAD_LETTER_QUEUE_URL: 'unused',
   ORDERS_TABLE_NAME: 'unused',
-  FIFO_QUEUE_URL: 'unused',
-  STANDARD_QUEUE_URL: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
   [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(CONSUMERS)),
 };

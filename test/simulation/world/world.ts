@@ -365,7 +365,7 @@ export class World {
       this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
     }
     this.routes = consumerRoutes(consumerSpecs);
-    this.outboxConfig = { ordersTable: ORDERS_TABLE, ...twoQueuePublisherUrls(this.routes) };
+    this.outboxConfig = { ordersTable: ORDERS_TABLE, routes: this.routes };
     // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
     const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
     this.relayFaults = relayFaults({
@@ -1045,14 +1045,6 @@ function hashOf(text: string): number {
  * event to one FIFO queue and OrderPlaced to one standard queue; once the relay
  * routes by ENV.consumerRoutes (this.routes), this goes.
  */
-function twoQueuePublisherUrls(routes: readonly ConsumerRoute[]) {
-  const fifo = routes.find((route) => route.fifo);
-  const standard = routes.find((route) => !route.fifo);
-  if (fifo === undefined || standard === undefined)
-    throw new Error('The relay publishes to one FIFO and one standard queue: the consumer list needs both');
-  return { fifoQueueUrl: fifo.queueUrl, standardQueueUrl: standard.queueUrl };
-}
-
 /** How the poison fault names the queues it went to. */
 function everyQueue(count: number): string {
   return count === 1 ? 'the queue' : count === 2 ? 'both queues' : `all ${count} queues`;
