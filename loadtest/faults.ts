@@ -219,8 +219,7 @@ export async function seedDeadLetters(
     new ScanCommand({
       TableName: target.outputs.OrdersTableName,
       // The run's customers: the domain's fields are in the envelope's payload.
-      FilterExpression:
-        'entity = :outbox AND (begins_with(#event.#payload.customerId, :run))',
+      FilterExpression: 'entity = :outbox AND (begins_with(#event.#payload.customerId, :run))',
       ExpressionAttributeNames: { '#event': 'event', '#payload': 'payload' },
       ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
     }),
