@@ -69,7 +69,11 @@ export async function compareConsumers(options: {
   const oursLog = countRoundTrips(oursClient);
   const oursDocs = DynamoDBDocumentClient.from(oursClient);
   const oursDeps = {
-    ledger: new DynamoDbLoyaltyLedger(oursDocs, { tableName: options.tables.effects, inboxTtlSeconds: 3 * 24 * 3600 }),
+    ledger: new DynamoDbLoyaltyLedger(oursDocs, {
+      consumer: 'loyalty',
+      tableName: options.tables.effects,
+      inboxTtlSeconds: 3 * 24 * 3600,
+    }),
     mail: new RecordingProvider(oursDocs, options.tables.providerLog, 'bench-mail'),
   };
   const ours: Consume = (event) => creditLoyaltyPoints(event, oursDeps);

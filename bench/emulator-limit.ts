@@ -71,11 +71,11 @@ export function orderPath(endpoint: string, region: string, tables: Tables, runI
   const outbox = new DynamoDbOutboxStore(documents, tables.orders);
   const ledgerOptions = { tableName: tables.effects, inboxTtlSeconds: INBOX_TTL_SECONDS };
   const fulfilment = {
-    ledger: new DynamoDbFulfilmentLedger(documents, ledgerOptions),
+    ledger: new DynamoDbFulfilmentLedger(documents, { ...ledgerOptions, consumer: 'fulfilment' }),
     warehouse: new RecordingProvider(documents, tables.providerLog, 'warehouse'),
   };
   const loyalty = {
-    ledger: new DynamoDbLoyaltyLedger(documents, ledgerOptions),
+    ledger: new DynamoDbLoyaltyLedger(documents, { ...ledgerOptions, consumer: 'loyalty' }),
     mail: new RecordingProvider(documents, tables.providerLog, 'mail'),
   };
   const idempotencyConfig = new IdempotencyConfig({

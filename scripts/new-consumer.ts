@@ -189,7 +189,7 @@ const SPEC = consumerSpec('${spec.name}');
  * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
  */
 export function makeHandler(wiring: ConsumerWiring) {
-  const ledger = new DynamoDbEntityEffectLedger(wiring.documents, SPEC.name, wiring.ledgerOptions);
+  const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
   const provider = wiring.provider(SPEC.name);
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,

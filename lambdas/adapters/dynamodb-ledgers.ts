@@ -26,6 +26,8 @@ import {
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
 export interface LedgerOptions {
+  /** The consumer's spec name (lambdas/consumers.ts): its inbox key prefix `INBOX#<consumer>#`. */
+  consumer: string;
   tableName: string;
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
@@ -52,11 +54,14 @@ export interface LedgerOptions {
 abstract class InboxLedger {
   protected readonly now: () => Date;
 
+  /** Whose inbox this is: the spec's name, from the wiring, never written here. */
+  readonly consumer: string;
+
   constructor(
     protected readonly client: DynamoDBDocumentClient,
-    protected readonly consumer: string,
     protected readonly options: LedgerOptions,
   ) {
+    this.consumer = options.consumer;
     this.now = options.now ?? (() => new Date());
   }
 
@@ -202,10 +207,6 @@ export class EffectConditionFailed extends Error {
  * state before it, so a stale or out-of-order event is a no-op, never an effect.
  */
 export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentLedger {
-  constructor(client: DynamoDBDocumentClient, options: LedgerOptions) {
-    super(client, 'fulfilment', options);
-  }
-
   async reserve(event: OrderPlacedEvent): Promise<LedgerResult> {
     try {
       return await this.transact(event.eventId, [
@@ -289,10 +290,6 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
 
 /** Loyalty points: `points += n`, a non-idempotent ADD guarded only by the inbox claim. */
 export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger {
-  constructor(client: DynamoDBDocumentClient, options: LedgerOptions) {
-    super(client, 'loyalty', options);
-  }
-
   async credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult> {
     return this.transact(event.eventId, [
       {
@@ -315,10 +312,6 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
  * twice, so the proof kit can see a double when the claim is switched off.
  */
 export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEffectLedger {
-  constructor(client: DynamoDBDocumentClient, consumer: string, options: LedgerOptions) {
-    super(client, consumer, options);
-  }
-
   async apply(event: EventEnvelope): Promise<LedgerResult> {
     return this.transact(event.eventId, [
       {

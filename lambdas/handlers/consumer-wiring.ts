@@ -110,6 +110,7 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       : undefined,
   };
   const ledgerOptions: LedgerOptions = {
+    consumer,
     tableName: config.effectsTable,
     inboxTtlSeconds: config.inboxTtlSeconds,
     now,

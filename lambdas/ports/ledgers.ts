@@ -27,6 +27,8 @@ export interface LedgerResult {
 
 /** The inbox's record of a provider call, shared by both ledgers. */
 export interface ProviderCallRecord {
+  /** The consumer whose inbox this is (its spec name): the prefix of its provider keys too. */
+  readonly consumer: string;
   /** Marks the provider call for this event done on its inbox entry (after the provider accepted it). */
   recordProviderCallDone(eventId: string): Promise<void>;
 }

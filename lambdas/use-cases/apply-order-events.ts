@@ -1,3 +1,4 @@
+import { providerKey } from '../messaging/consumer-spec';
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import { loyaltyPoints } from '../domain/order';
 import type { ApplyOutcome, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
@@ -23,7 +24,7 @@ export async function fulfilOrderEvent(
 ): Promise<ApplyOutcome> {
   const result = event.type === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
   return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
-    deps.warehouse.send(`fulfilment:${event.eventId}`, {
+    deps.warehouse.send(providerKey(deps.ledger.consumer, event.eventId), {
       instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
       orderId: event.entityId,
       items: event.payload.items,
@@ -38,7 +39,7 @@ export async function creditLoyaltyPoints(
   const points = loyaltyPoints(event.payload.totalCents);
   const result = await deps.ledger.credit(event, points);
   return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
-    deps.mail.send(`loyalty:${event.eventId}`, {
+    deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), {
       template: 'order-confirmation',
       customerId: event.payload.customerId,
       orderId: event.entityId,

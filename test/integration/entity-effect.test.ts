@@ -48,7 +48,8 @@ function parts(failProvider = false) {
       calls.push(key);
     },
   };
-  const ledger = new DynamoDbEntityEffectLedger(documents, CONSUMER, {
+  const ledger = new DynamoDbEntityEffectLedger(documents, {
+    consumer: CONSUMER,
     tableName: effectsTable,
     inboxTtlSeconds: 3600,
   });

@@ -75,9 +75,12 @@ const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unk
 
 /** The use cases on ledgers over the mocked document client. */
 const fulfil = (event: OrderEvent, warehouse = recordingProvider()) =>
-  fulfilOrderEvent(event, { ledger: new DynamoDbFulfilmentLedger(client, options), warehouse });
+  fulfilOrderEvent(event, {
+    ledger: new DynamoDbFulfilmentLedger(client, { ...options, consumer: 'fulfilment' }),
+    warehouse,
+  });
 const credit = (event: OrderPlacedEvent, mail: ExternalProvider) =>
-  creditLoyaltyPoints(event, { ledger: new DynamoDbLoyaltyLedger(client, options), mail });
+  creditLoyaltyPoints(event, { ledger: new DynamoDbLoyaltyLedger(client, { ...options, consumer: 'loyalty' }), mail });
 
 const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const doneMarks = () => doc.commandCalls(UpdateCommand).map((c) => c.args[0].input);
@@ -208,7 +211,11 @@ describe('duplicates', () => {
 
   test('with the inbox switched off (test-only), nothing is claimed, superseded or recorded', async () => {
     process.env.INBOX_BYPASS_BUILD = 'true'; // the local runtime's build: the only one with the switch
-    const ledger = new DynamoDbFulfilmentLedger(client, { ...options, unsafeDisableInbox: () => true });
+    const ledger = new DynamoDbFulfilmentLedger(client, {
+      ...options,
+      consumer: 'fulfilment',
+      unsafeDisableInbox: () => true,
+    });
 
     await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() }).finally(
       () => delete process.env.INBOX_BYPASS_BUILD,
@@ -220,7 +227,11 @@ describe('duplicates', () => {
   });
 
   test('outside the local runtime build the switch is ignored: the claim is made', async () => {
-    const ledger = new DynamoDbFulfilmentLedger(client, { ...options, unsafeDisableInbox: () => true });
+    const ledger = new DynamoDbFulfilmentLedger(client, {
+      ...options,
+      consumer: 'fulfilment',
+      unsafeDisableInbox: () => true,
+    });
 
     await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() });
 

@@ -54,8 +54,8 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         unsafeDisableInbox: () => inboxDisabled,
       };
       return {
-        fulfilment: new DynamoDbFulfilmentLedger(store.documents, options),
-        loyalty: new DynamoDbLoyaltyLedger(store.documents, options),
+        fulfilment: new DynamoDbFulfilmentLedger(store.documents, { ...options, consumer: 'fulfilment' }),
+        loyalty: new DynamoDbLoyaltyLedger(store.documents, { ...options, consumer: 'loyalty' }),
         reader: new DynamoDbEffectsReader(store.documents, store.tables.effects),
       };
     };
