@@ -94,13 +94,14 @@ export class Monitoring extends Construct {
 
     for (const pipeline of props.pipelines) {
       const { queue, deadLetterQueue } = pipeline.queues;
-      this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
+      const { name } = pipeline.spec;
+      this.deadLetterAlarms(`${name} DLQ`, deadLetterQueue);
       this.addAlarm(
-        `${pipeline.name}-source-oldest-age`,
+        `${name}-source-oldest-age`,
         queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }),
         {
           threshold: pipeline.queues.visibilityTimeout.toSeconds(),
-          description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+          description: `${name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
           runbook: 'source-queue-age',
         },
       );
@@ -139,7 +140,7 @@ export class Monitoring extends Construct {
         runbook: 'malformed-outbox-item',
       },
     );
-    for (const { entryPoint: name, fn } of props.functions) {
+    for (const { name, fn } of props.functions) {
       this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations failed.`,
@@ -162,7 +163,7 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: metricName,
         width: 12,
-        left: props.pipelines.map((p) => this.appMetric(metricName, { consumer: p.name }, 'Sum', p.name)),
+        left: props.pipelines.map(({ spec }) => this.appMetric(metricName, { consumer: spec.name }, 'Sum', spec.name)),
       });
     this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
@@ -175,8 +176,8 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues: visible messages',
         width: 12,
-        left: props.pipelines.map((p) =>
-          p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name }),
+        left: props.pipelines.map(({ spec, queues }) =>
+          queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: spec.name }),
         ),
       }),
     );

@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -6,13 +6,15 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { ConsumerRoute } from '../../lambdas/messaging/routes';
+import { ENV } from '../../lambdas/shared/env-names';
 import { HouseFunction } from './house-function';
-import { DLQ_RETENTION } from './queue-with-dlq';
+import { deadLetterQueueProps } from './queue-defaults';
 
 export interface OutboxRelayProps {
   ordersTable: dynamodb.ITable;
-  fifoQueueUrl: string;
-  standardQueueUrl: string;
+  /** Where each event type goes: one route per consumer, built from the consumer list. */
+  routes: ConsumerRoute[];
   /** The sweeper republishes outbox items older than this. Default 5 minutes. */
   sweepAge?: Duration;
 }
@@ -41,13 +43,14 @@ export class OutboxRelay extends Construct {
   constructor(scope: Construct, id: string, props: OutboxRelayProps) {
     super(scope, id);
     this.sweepAge = props.sweepAge ?? Duration.minutes(5);
-    const queueEnv = { FIFO_QUEUE_URL: props.fifoQueueUrl, STANDARD_QUEUE_URL: props.standardQueueUrl };
+    // The relay and the sweeper publish the same way: both get the routes, as JSON, in one variable.
+    const queueEnv: Record<string, string> = {
+      [ENV.consumerRoutes]: Stack.of(this).toJsonString(props.routes),
+      // The publisher of this branch still reads one FIFO and one standard queue URL: removed at merge.
+      ...legacyQueueEnv(props.routes),
+    };
 
-    this.failureQueue = new sqs.Queue(this, 'RelayFailures', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: DLQ_RETENTION,
-    });
+    this.failureQueue = new sqs.Queue(this, 'RelayFailures', deadLetterQueueProps());
     Validations.of(this.failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason: "This queue is itself a dead-letter queue: the stream event source mapping's on-failure destination.",
@@ -58,7 +61,7 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
-      environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv },
+      environment: { [ENV.ordersTable]: props.ordersTable.tableName, ...queueEnv },
     });
     this.streamRelay.fn.addEventSource(
       new DynamoEventSource(props.ordersTable, {
@@ -91,9 +94,9 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
       environment: {
-        ORDERS_TABLE_NAME: props.ordersTable.tableName,
+        [ENV.ordersTable]: props.ordersTable.tableName,
         ...queueEnv,
-        OUTBOX_SWEEP_AGE_SECONDS: String(this.sweepAge.toSeconds()),
+        [ENV.outboxSweepAgeSeconds]: String(this.sweepAge.toSeconds()),
       },
     });
     new events.Rule(this, 'SweepSchedule', {
@@ -106,4 +109,14 @@ export class OutboxRelay extends Construct {
       ],
     });
   }
+}
+
+/** FIFO_QUEUE_URL / STANDARD_QUEUE_URL, from the first FIFO and the first standard route: removed at merge. */
+function legacyQueueEnv(routes: readonly ConsumerRoute[]): Record<string, string> {
+  const fifo = routes.find((r) => r.fifo);
+  const standard = routes.find((r) => !r.fifo);
+  return {
+    ...(fifo !== undefined ? { FIFO_QUEUE_URL: fifo.queueUrl } : {}),
+    ...(standard !== undefined ? { STANDARD_QUEUE_URL: standard.queueUrl } : {}),
+  };
 }
