@@ -11,6 +11,7 @@ import {
   expectedRoutes,
   pipelineOf,
   routesOf,
+  THIRD_CONSUMER,
   type TemplatePipeline,
 } from '../support/consumer-pipelines';
 import { cdkContext, defaultStackTemplate } from '../support/synth';
@@ -34,16 +35,7 @@ import {
  * fails synth with its reason.
  */
 
-/** Batch settings unlike the other consumers', so they can only come from this spec. */
-const AUDIT: ConsumerSpec = {
-  name: 'audit',
-  fifo: false,
-  eventTypes: ['OrderPlaced'],
-  entryPoint: 'loyalty-consumer',
-  batchSize: 5,
-  batchingWindowSeconds: 3,
-  maxConcurrency: 4,
-};
+const AUDIT = THIRD_CONSUMER;
 const WITH_AUDIT: readonly ConsumerSpec[] = [...CONSUMERS, AUDIT];
 const DAY = 86_400;
 

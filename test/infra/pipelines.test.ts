@@ -406,11 +406,6 @@ describe('consumer event sources', () => {
     expect(mapping.ScalingConfig?.MaximumConcurrency).toBe(specOf(name).maxConcurrency);
   });
 
-  test('the standard mapping waits up to 1 s to fill a batch; the FIFO one takes no batching window', () => {
-    expect(pipeline('loyalty').mapping.MaximumBatchingWindowInSeconds).toBe(1);
-    expect(pipeline('fulfilment').mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
-  });
-
   eachConsumer()("%s: waits up to its spec's batching window to fill a batch (FIFO: none)", (name) => {
     const { batchingWindowSeconds } = specOf(name);
 
@@ -425,7 +420,7 @@ describe('consumer event sources', () => {
     expect(Number(envOf(functionId).INBOX_TTL_SECONDS)).toBeGreaterThan(retentionOf(queueId) + retentionOf(dlqId));
   });
 
-  test('the Effects table, where both consumers claim and apply, expires claims by the attribute the ledgers write', () => {
+  test('the Effects table, where every consumer claims and applies, expires claims by the attribute the ledgers write', () => {
     for (const { functionId } of sqsPipelines())
       expect(referencedId(envOf(functionId).EFFECTS_TABLE_NAME)).toBe(tableId('Effects'));
 

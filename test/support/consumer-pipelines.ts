@@ -17,6 +17,21 @@ export interface TemplatePipeline {
   mapping: Record<string, unknown>;
 }
 
+/**
+ * A third consumer for infra tests: standard, on OrderPlaced, running the
+ * loyalty entry point, with batch settings unlike the other consumers', so
+ * they can only come from this spec.
+ */
+export const THIRD_CONSUMER: ConsumerSpec = Object.freeze({
+  name: 'audit',
+  fifo: false,
+  eventTypes: Object.freeze(['OrderPlaced']),
+  entryPoint: 'loyalty-consumer',
+  batchSize: 5,
+  batchingWindowSeconds: 3,
+  maxConcurrency: 4,
+});
+
 const outputsOf = (template: Template) =>
   (template.toJSON() as { Outputs?: Record<string, { Value: unknown }> }).Outputs ?? {};
 
