@@ -125,7 +125,7 @@ function sqsPipelines(): Pipeline[] {
 /** A consumer's pipeline, found from its stack outputs. */
 function pipeline(name: string): Pipeline {
   const found = pipelineIn(template, name);
-  return { ...found, mapping: found.mapping as MappingProps };
+  return { ...found, mapping: found.mapping as unknown as MappingProps };
 }
 
 const specOf = (name: string): ConsumerSpec => {
