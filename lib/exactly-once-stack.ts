@@ -108,9 +108,6 @@ export class ExactlyOnceStack extends Stack {
       pipelines: pipelines.all,
       relay: outbox.streamRelay.fn,
       relayFailureQueue: outbox.failureQueue,
-      otherDeadLetterQueues: outbox.sweeper.asyncDeadLetterQueue
-        ? [{ name: 'sweeper async DLQ', queue: outbox.sweeper.asyncDeadLetterQueue }]
-        : [],
       sweepAge: outbox.sweepAge,
       // Every function of the stack, by construction: one added later gets its alarms without a list to update.
       functions: this.node.findAll().filter((c): c is HouseFunction => c instanceof HouseFunction),

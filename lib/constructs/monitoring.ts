@@ -37,10 +37,8 @@ export interface MonitoringProps {
   pipelines: ConsumerPipeline[];
   relay: lambda.IFunction;
   relayFailureQueue: sqs.IQueue;
-  /** Dead-letter queues not owned by a pipeline (e.g. async-invocation DLQs). */
-  otherDeadLetterQueues: { name: string; queue: sqs.IQueue }[];
   sweepAge: Duration;
-  /** Each alarms on its errors and throttles, named by its entry point. */
+  /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
   functions: HouseFunction[];
 }
 
@@ -107,7 +105,9 @@ export class Monitoring extends Construct {
       );
     }
     this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
-    for (const other of props.otherDeadLetterQueues) this.deadLetterAlarms(other.name, other.queue);
+    // Every function's async DLQ, by construction: a function added later cannot leave one unwatched.
+    for (const { name, asyncDeadLetterQueue } of props.functions)
+      if (asyncDeadLetterQueue !== undefined) this.deadLetterAlarms(`${name} async DLQ`, asyncDeadLetterQueue);
 
     this.addAlarm(
       'relay-iterator-age',
