@@ -1,7 +1,9 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
-import { consumerSpec } from '../lambdas/consumers';
+import { CONSUMERS } from '../lambdas/consumers';
+import { ORDER_EVENT_TYPES } from '../lambdas/domain/events';
+import { consumerOutputNames, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import { applyCorrectnessAspects } from './aspects';
 import { LogRetentionAspect } from './aspects/log-retention';
 import type { AppConfig } from './config';
@@ -17,6 +19,8 @@ import { grantIndexActions, grantTableActions } from './grants';
 
 export interface ExactlyOnceStackProps extends StackProps {
   config: AppConfig;
+  /** Who consumes what; default the consumer list (lambdas/consumers.ts). */
+  consumers?: readonly ConsumerSpec[];
 }
 
 /**
@@ -57,10 +61,12 @@ export class ExactlyOnceStack extends Stack {
     grantTableActions(ordersApi.getOrder.fn, storage.ordersTable, ['GetItem']);
 
     const pipelines = new Pipelines(this, 'Pipelines', {
+      consumers: props.consumers ?? CONSUMERS,
+      producedTypes: ORDER_EVENT_TYPES,
       effectsTableName: storage.effectsTable.tableName,
       providerLogTableName: storage.providerLogTable.tableName,
     });
-    for (const { consumer } of [pipelines.fulfilment, pipelines.loyalty]) {
+    for (const { consumer } of pipelines.all) {
       // Inbox claim (Put) and effects (Update) in one transaction; then the provider call.
       grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);
       grantTableActions(consumer.fn, storage.providerLogTable, ['UpdateItem']);
@@ -68,14 +74,15 @@ export class ExactlyOnceStack extends Stack {
 
     const outbox = new OutboxRelay(this, 'OutboxRelay', {
       ordersTable: storage.ordersTable,
-      routes: (['fulfilment', 'loyalty'] as const).map((name) => {
-        const { fifo, eventTypes } = consumerSpec(name);
-        return { consumer: name, queueUrl: pipelines[name].queues.queue.queueUrl, fifo, eventTypes: [...eventTypes] };
-      }),
+      routes: pipelines.all.map((p) => ({
+        consumer: p.spec.name,
+        queueUrl: p.queues.queue.queueUrl,
+        fifo: p.spec.fifo,
+        eventTypes: [...p.spec.eventTypes],
+      })),
     });
     for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
-      pipelines.fulfilment.queues.queue.grantSendMessages(publisher.fn);
-      pipelines.loyalty.queues.queue.grantSendMessages(publisher.fn);
+      for (const { queues } of pipelines.all) queues.queue.grantSendMessages(publisher.fn);
       grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
     }
     grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
@@ -85,8 +92,7 @@ export class ExactlyOnceStack extends Stack {
     // The proof kit's fault switch: only with -c faultInjection=true, never in prod (config refuses it).
     const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;
     if (faultSwitch !== undefined) {
-      for (const f of [outbox.streamRelay, pipelines.fulfilment.consumer, pipelines.loyalty.consumer])
-        faultSwitch.attach(f.fn);
+      for (const f of [outbox.streamRelay, ...pipelines.all.map((p) => p.consumer)]) faultSwitch.attach(f.fn);
     }
 
     const reads = new EffectsReadApi(this, 'EffectsReadApi', {
@@ -99,12 +105,9 @@ export class ExactlyOnceStack extends Stack {
     const monitoring = new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
       api: ordersApi.api,
-      pipelines: [pipelines.fulfilment, pipelines.loyalty],
+      pipelines: pipelines.all,
       relay: outbox.streamRelay.fn,
       relayFailureQueue: outbox.failureQueue,
-      otherDeadLetterQueues: outbox.sweeper.asyncDeadLetterQueue
-        ? [{ name: 'sweeper async DLQ', queue: outbox.sweeper.asyncDeadLetterQueue }]
-        : [],
       sweepAge: outbox.sweepAge,
       // Every function of the stack, by construction: one added later gets its alarms without a list to update.
       functions: this.node.findAll().filter((c): c is HouseFunction => c instanceof HouseFunction),
@@ -113,15 +116,11 @@ export class ExactlyOnceStack extends Stack {
     if (faultSwitch !== undefined) {
       // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
       // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
-      monitoring.addAlarm(
-        'fault-plan-active',
-        faultSwitch.activePlanMetric([pipelines.fulfilment.name, pipelines.loyalty.name]),
-        {
-          threshold: 1,
-          description: 'Functions are running under a fault plan: failures are being injected into this stack.',
-          runbook: 'fault-plan-changed',
-        },
-      );
+      monitoring.addAlarm('fault-plan-active', faultSwitch.activePlanMetric(pipelines.all.map((p) => p.spec.name)), {
+        threshold: 1,
+        description: 'Functions are running under a fault plan: failures are being injected into this stack.',
+        runbook: 'fault-plan-changed',
+      });
     }
     if (config.localRuntime) {
       // The local runtime's build carries a switch that disables deduplication: CloudFormation refuses it.
@@ -149,10 +148,12 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'IdempotencyTableName', { value: storage.idempotencyTable.tableName });
     new CfnOutput(this, 'EffectsTableName', { value: storage.effectsTable.tableName });
     new CfnOutput(this, 'ProviderLogTableName', { value: storage.providerLogTable.tableName });
-    new CfnOutput(this, 'FulfilmentQueueUrl', { value: pipelines.fulfilment.queues.queue.queueUrl });
-    new CfnOutput(this, 'FulfilmentDlqUrl', { value: pipelines.fulfilment.queues.deadLetterQueue.queueUrl });
-    new CfnOutput(this, 'LoyaltyQueueUrl', { value: pipelines.loyalty.queues.queue.queueUrl });
-    new CfnOutput(this, 'LoyaltyDlqUrl', { value: pipelines.loyalty.queues.deadLetterQueue.queueUrl });
+    // Tools (`npm run dlq`, the proof kit) find each consumer's queue and DLQ by these names.
+    for (const { spec, queues } of pipelines.all) {
+      const names = consumerOutputNames(spec.name);
+      new CfnOutput(this, names.queueUrl, { value: queues.queue.queueUrl });
+      new CfnOutput(this, names.deadLetterQueueUrl, { value: queues.deadLetterQueue.queueUrl });
+    }
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: outbox.failureQueue.queueUrl });
     // `npm run dlq` finds every DLQ by these output names.
     if (outbox.sweeper.asyncDeadLetterQueue)

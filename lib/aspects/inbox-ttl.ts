@@ -1,3 +1,4 @@
+import { ENV } from '../../lambdas/shared/env-names';
 import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
 import {
   EVENT_SOURCE_MAPPING,
@@ -9,7 +10,7 @@ import {
 } from './model';
 
 /** The environment variable from which a consumer takes the TTL of its inbox records, in seconds. */
-export const INBOX_TTL_ENV = 'INBOX_TTL_SECONDS';
+export const INBOX_TTL_ENV = ENV.inboxTtlSeconds;
 /** Default time allowed for a dead-lettered message to be redriven and processed: 1 day. */
 export const DEFAULT_REDRIVE_ALLOWANCE_SECONDS = 86_400;
 

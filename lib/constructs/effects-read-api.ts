@@ -1,4 +1,5 @@
 import { Construct } from 'constructs';
+import { ENV } from '../../lambdas/shared/env-names';
 import { HouseFunction } from './house-function';
 import type { OrdersApi } from './orders-api';
 
@@ -18,7 +19,7 @@ export class EffectsReadApi extends Construct {
 
   constructor(scope: Construct, id: string, props: EffectsReadApiProps) {
     super(scope, id);
-    const environment = { EFFECTS_TABLE_NAME: props.effectsTableName };
+    const environment = { [ENV.effectsTable]: props.effectsTableName };
     this.getCustomer = new HouseFunction(this, 'GetCustomer', {
       entryPoint: 'get-customer',
       asyncDeadLetterQueue: false,

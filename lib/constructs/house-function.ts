@@ -8,7 +8,8 @@ import { Construct, type IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
-import { DLQ_RETENTION } from './queue-with-dlq';
+import { defaultLogGroupProps } from './log-group-defaults';
+import { deadLetterQueueProps } from './queue-defaults';
 
 /**
  * The Powertools service name, and so the `service` dimension of every custom
@@ -97,6 +98,12 @@ export const METRICS_NAMESPACE = 'ExactlyOnce';
 export interface HouseFunctionProps {
   /** The code the function runs: an entry point of lambdas/entry-points, e.g. `create-order`. */
   entryPoint: EntryPoint;
+  /**
+   * Its name in alarms (alarm ids derive from it, so it is unique in the
+   * stack). Default the entry point; set it where two functions run one entry
+   * point (e.g. a consumer named by its spec).
+   */
+  name?: string;
   /** Default 10 seconds. Queue visibility timeouts are derived from it, so set it deliberately. */
   timeout?: Duration;
   /** Default 256 MiB. */
@@ -126,22 +133,21 @@ export interface HouseFunctionProps {
 export class HouseFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly asyncDeadLetterQueue?: sqs.Queue;
-  /** Its entry point (`props.entryPoint`): also the function's name in alarms. */
+  /** Its entry point (`props.entryPoint`). */
   readonly entryPoint: EntryPoint;
+  /** Its name in alarms (`props.name`, default the entry point). */
+  readonly name: string;
 
   constructor(scope: Construct, id: string, props: HouseFunctionProps) {
     super(scope, id);
     this.entryPoint = props.entryPoint;
+    this.name = props.name ?? props.entryPoint;
 
     if (props.asyncDeadLetterQueue !== false) {
-      this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: DLQ_RETENTION,
-      });
+      this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', deadLetterQueueProps());
     }
 
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+    const logGroup = new logs.LogGroup(this, 'Logs', defaultLogGroupProps());
     const role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     // The group exists before the function (it is in the template), so CreateLogGroup is not needed.
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');

@@ -37,10 +37,8 @@ export interface MonitoringProps {
   pipelines: ConsumerPipeline[];
   relay: lambda.IFunction;
   relayFailureQueue: sqs.IQueue;
-  /** Dead-letter queues not owned by a pipeline (e.g. async-invocation DLQs). */
-  otherDeadLetterQueues: { name: string; queue: sqs.IQueue }[];
   sweepAge: Duration;
-  /** Each alarms on its errors and throttles, named by its entry point. */
+  /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
   functions: HouseFunction[];
 }
 
@@ -94,19 +92,22 @@ export class Monitoring extends Construct {
 
     for (const pipeline of props.pipelines) {
       const { queue, deadLetterQueue } = pipeline.queues;
-      this.deadLetterAlarms(`${pipeline.name} DLQ`, deadLetterQueue);
+      const { name } = pipeline.spec;
+      this.deadLetterAlarms(`${name} DLQ`, deadLetterQueue);
       this.addAlarm(
-        `${pipeline.name}-source-oldest-age`,
+        `${name}-source-oldest-age`,
         queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }),
         {
           threshold: pipeline.queues.visibilityTimeout.toSeconds(),
-          description: `${pipeline.name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+          description: `${name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
           runbook: 'source-queue-age',
         },
       );
     }
     this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
-    for (const other of props.otherDeadLetterQueues) this.deadLetterAlarms(other.name, other.queue);
+    // Every function's async DLQ, by construction: a function added later cannot leave one unwatched.
+    for (const { name, asyncDeadLetterQueue } of props.functions)
+      if (asyncDeadLetterQueue !== undefined) this.deadLetterAlarms(`${name} async DLQ`, asyncDeadLetterQueue);
 
     this.addAlarm(
       'relay-iterator-age',
@@ -139,7 +140,7 @@ export class Monitoring extends Construct {
         runbook: 'malformed-outbox-item',
       },
     );
-    for (const { entryPoint: name, fn } of props.functions) {
+    for (const { name, fn } of props.functions) {
       this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
         threshold: 1,
         description: `${name}: invocations failed.`,
@@ -162,7 +163,7 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: metricName,
         width: 12,
-        left: props.pipelines.map((p) => this.appMetric(metricName, { consumer: p.name }, 'Sum', p.name)),
+        left: props.pipelines.map(({ spec }) => this.appMetric(metricName, { consumer: spec.name }, 'Sum', spec.name)),
       });
     this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
@@ -175,8 +176,8 @@ export class Monitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues: visible messages',
         width: 12,
-        left: props.pipelines.map((p) =>
-          p.queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: p.name }),
+        left: props.pipelines.map(({ spec, queues }) =>
+          queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: spec.name }),
         ),
       }),
     );

@@ -4,7 +4,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/domain/order';
+import { ENV } from '../../lambdas/shared/env-names';
 import { HouseFunction } from './house-function';
+import { defaultLogGroupProps } from './log-group-defaults';
 
 /** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
 const MESSAGE_STRING = '$context.error.messageString';
@@ -62,7 +64,7 @@ export class OrdersApi extends Construct {
     super(scope, id);
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
+      ...defaultLogGroupProps(),
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
@@ -96,15 +98,15 @@ export class OrdersApi extends Construct {
       validateRequestParameters: true,
     });
 
-    const ordersEnv = { ORDERS_TABLE_NAME: props.ordersTableName };
+    const ordersEnv = { [ENV.ordersTable]: props.ordersTableName };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new HouseFunction(this, 'CreateOrder', {
       entryPoint: 'create-order',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
-        IDEMPOTENCY_TABLE_NAME: props.idempotencyTableName,
-        IDEMPOTENCY_KEY_EXPIRY_SECONDS: String(props.idempotencyKeyExpiry.toSeconds()),
+        [ENV.idempotencyTable]: props.idempotencyTableName,
+        [ENV.idempotencyKeyExpirySeconds]: String(props.idempotencyKeyExpiry.toSeconds()),
       },
     });
     this.cancelOrder = new HouseFunction(this, 'CancelOrder', {

@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
 import { HouseFunction } from './house-function';
-import { DLQ_RETENTION } from './queue-with-dlq';
+import { deadLetterQueueProps } from './queue-defaults';
 
 export interface OutboxRelayProps {
   ordersTable: dynamodb.ITable;
@@ -46,11 +46,7 @@ export class OutboxRelay extends Construct {
     // One JSON variable; the queue URLs in it are tokens, which toJsonString resolves at deploy.
     const queueEnv = { [ENV.consumerRoutes]: Stack.of(this).toJsonString(props.routes) };
 
-    this.failureQueue = new sqs.Queue(this, 'RelayFailures', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: DLQ_RETENTION,
-    });
+    this.failureQueue = new sqs.Queue(this, 'RelayFailures', deadLetterQueueProps());
     Validations.of(this.failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason: "This queue is itself a dead-letter queue: the stream event source mapping's on-failure destination.",
@@ -61,7 +57,7 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
-      environment: { ORDERS_TABLE_NAME: props.ordersTable.tableName, ...queueEnv },
+      environment: { [ENV.ordersTable]: props.ordersTable.tableName, ...queueEnv },
     });
     this.streamRelay.fn.addEventSource(
       new DynamoEventSource(props.ordersTable, {
@@ -94,9 +90,9 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
       environment: {
-        ORDERS_TABLE_NAME: props.ordersTable.tableName,
+        [ENV.ordersTable]: props.ordersTable.tableName,
         ...queueEnv,
-        OUTBOX_SWEEP_AGE_SECONDS: String(this.sweepAge.toSeconds()),
+        [ENV.outboxSweepAgeSeconds]: String(this.sweepAge.toSeconds()),
       },
     });
     new events.Rule(this, 'SweepSchedule', {

@@ -8,12 +8,18 @@ import {
   RETRY_ENV,
   type RetryBudget,
 } from '../../lambdas/domain/backoff';
-import type { EntryPoint } from '../../lambdas/entry-points';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { ENV } from '../../lambdas/shared/env-names';
 import { requiredInboxTtlSeconds, VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
 import { HouseFunction } from './house-function';
-import { DLQ_RETENTION, QueueWithDlq } from './queue-with-dlq';
+import { DLQ_RETENTION } from './queue-defaults';
+import { QueueWithDlq } from './queue-with-dlq';
 
 export interface PipelinesProps {
+  /** Who consumes what (lambdas/consumers.ts): one pipeline each, in this order. */
+  consumers: readonly ConsumerSpec[];
+  /** The event types the producers write; a consumer taking any other is refused at synth. */
+  producedTypes: readonly string[];
   effectsTableName: string;
   providerLogTableName: string;
   /** Default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most). */
@@ -23,17 +29,23 @@ export interface PipelinesProps {
 /** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
 export const REDRIVE_ALLOWANCE = Duration.days(3);
 
+/** Every consumer's Lambda timeout; its queue's visibility timeout is derived from it. */
+const CONSUMER_TIMEOUT = Duration.seconds(30);
+
 export interface ConsumerPipeline {
-  name: string;
+  spec: ConsumerSpec;
   queues: QueueWithDlq;
   consumer: HouseFunction;
 }
 
 /**
- * The two delivery pipelines, each a queue + DLQ and its consumer:
- * - fulfilment: FIFO (group = orderId), one batch per group at a time, so an
- *   order's events arrive in order; reserves and releases stock;
- * - loyalty: standard queue, parallel, credits points on OrderPlaced.
+ * One delivery pipeline per consumer spec: a queue + DLQ (FIFO or standard,
+ * as the spec says) and its consumer function on an SQS event source with the
+ * spec's batch settings. A FIFO queue hands out one batch per message group
+ * (entity) at a time, so an entity's events arrive in order; a standard queue
+ * is parallel and unordered. Construct ids are `<Id>Queues` / `<Id>Consumer`
+ * (Id = consumerId(name)), so a consumer's resources keep their logical ids
+ * when others are added or removed.
  *
  * Visibility timeout = 6 x consumer timeout + batching window (AWS's guidance
  * for SQS event sources): shorter, and a slow batch reappears while still being
@@ -52,53 +64,37 @@ export interface ConsumerPipeline {
  * delivery, and its claim must still be there to stop a second effect.
  */
 export class Pipelines extends Construct {
-  readonly fulfilment: ConsumerPipeline;
-  readonly loyalty: ConsumerPipeline;
+  /** Every consumer's pipeline, in the order of the consumer list. */
+  readonly all: ConsumerPipeline[];
 
   constructor(scope: Construct, id: string, props: PipelinesProps) {
     super(scope, id);
-    this.fulfilment = this.pipeline('Fulfilment', {
-      name: 'fulfilment',
-      entryPoint: 'fulfilment-consumer',
-      fifo: true,
-      batchSize: 10,
-      batchingWindow: Duration.seconds(0), // FIFO event sources take no batching window
-      maxConcurrency: 10,
-      props,
-    });
-    this.loyalty = this.pipeline('Loyalty', {
-      name: 'loyalty',
-      entryPoint: 'loyalty-consumer',
-      fifo: false,
-      batchSize: 10,
-      batchingWindow: Duration.seconds(1),
-      maxConcurrency: 10,
-      props,
-    });
+    // A bad list fails synth with the spec's one-line reason, before anything is built from it.
+    validateConsumerSpecs(props.consumers, props.producedTypes);
+    // The relay refuses an empty route list at cold start: refuse it here, before a deploy.
+    if (props.consumers.length === 0) throw new Error('No consumers: the consumer list needs at least one spec');
+    this.all = props.consumers.map((spec) => this.pipeline(spec, props));
   }
 
-  private pipeline(
-    id: string,
-    options: {
-      name: string;
-      entryPoint: EntryPoint;
-      fifo: boolean;
-      batchSize: number;
-      batchingWindow: Duration;
-      maxConcurrency: number;
-      props: PipelinesProps;
-    },
-  ): ConsumerPipeline {
-    const consumerTimeout = Duration.seconds(30);
+  /** The pipeline of the consumer named `name`; throws for a name not on the list. */
+  byName(name: string): ConsumerPipeline {
+    const found = this.all.find((p) => p.spec.name === name);
+    if (found === undefined) throw new Error(`No consumer pipeline named "${name}"`);
+    return found;
+  }
+
+  private pipeline(spec: ConsumerSpec, props: PipelinesProps): ConsumerPipeline {
+    const id = consumerId(spec.name);
+    const batchingWindow = Duration.seconds(spec.batchingWindowSeconds);
     const visibilityTimeout = Duration.seconds(
-      VISIBILITY_TIMEOUT_FACTOR * consumerTimeout.toSeconds() + options.batchingWindow.toSeconds(),
+      VISIBILITY_TIMEOUT_FACTOR * CONSUMER_TIMEOUT.toSeconds() + batchingWindow.toSeconds(),
     );
-    const budget = options.props.retryBudget ?? RETRY_BUDGET;
+    const budget = props.retryBudget ?? RETRY_BUDGET;
     const attempts = attemptsForBudget(budget);
     const queues = new QueueWithDlq(this, `${id}Queues`, {
-      fifo: options.fifo,
+      fifo: spec.fifo,
       visibilityTimeout,
-      maxReceiveCount: options.fifo ? fifoMaxReceiveCount(attempts, options.batchSize) : attempts,
+      maxReceiveCount: spec.fifo ? fifoMaxReceiveCount(attempts, spec.batchSize) : attempts,
     });
     const inboxTtl = requiredInboxTtlSeconds({
       sourceRetentionSeconds: queues.retentionPeriod.toSeconds(),
@@ -107,31 +103,34 @@ export class Pipelines extends Construct {
     });
 
     const consumer = new HouseFunction(this, `${id}Consumer`, {
-      entryPoint: options.entryPoint,
-      timeout: consumerTimeout,
+      entryPoint: spec.entryPoint,
+      // Named by the consumer, not its code: two consumers may run one entry point.
+      name: `${spec.name}-consumer`,
+      timeout: CONSUMER_TIMEOUT,
       // Invoked only through its event source mapping (synchronously): failures stay on the queue and redrive to its DLQ.
       asyncDeadLetterQueue: false,
       environment: {
-        EFFECTS_TABLE_NAME: options.props.effectsTableName,
-        PROVIDER_LOG_TABLE_NAME: options.props.providerLogTableName,
-        INBOX_TTL_SECONDS: String(inboxTtl),
-        QUEUE_URL: queues.queue.queueUrl,
-        DEAD_LETTER_QUEUE_URL: queues.deadLetterQueue.queueUrl,
+        [ENV.effectsTable]: props.effectsTableName,
+        [ENV.providerLogTable]: props.providerLogTableName,
+        [ENV.inboxTtlSeconds]: String(inboxTtl),
+        [ENV.queueUrl]: queues.queue.queueUrl,
+        [ENV.deadLetterQueueUrl]: queues.deadLetterQueue.queueUrl,
         [RETRY_ENV.baseSeconds]: String(budget.baseSeconds),
         [RETRY_ENV.capSeconds]: String(budget.capSeconds),
-        ...(options.fifo ? { [RETRY_ENV.maxAttempts]: String(attempts) } : {}),
+        ...(spec.fifo ? { [RETRY_ENV.maxAttempts]: String(attempts) } : {}),
       },
     });
     consumer.fn.addEventSource(
       new SqsEventSource(queues.queue, {
-        batchSize: options.batchSize,
-        maxBatchingWindow: options.batchingWindow.toSeconds() > 0 ? options.batchingWindow : undefined,
+        batchSize: spec.batchSize,
+        // FIFO event sources take no batching window (validateConsumerSpecs refuses one).
+        maxBatchingWindow: spec.batchingWindowSeconds > 0 ? batchingWindow : undefined,
         reportBatchItemFailures: true,
-        maxConcurrency: options.maxConcurrency,
+        maxConcurrency: spec.maxConcurrency,
       }),
     );
     // A permanent error goes straight to the DLQ, with its cause, without burning retries.
     queues.deadLetterQueue.grantSendMessages(consumer.fn);
-    return { name: options.name, queues, consumer };
+    return { spec, queues, consumer };
   }
 }

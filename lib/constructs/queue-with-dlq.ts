@@ -1,6 +1,7 @@
-import { Duration } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DEFAULT_SOURCE_RETENTION, deadLetterQueueProps, sourceQueueProps } from './queue-defaults';
 
 export interface QueueWithDlqProps {
   fifo: boolean;
@@ -15,13 +16,10 @@ export interface QueueWithDlqProps {
   maxReceiveCount: number;
 }
 
-export const DLQ_RETENTION = Duration.days(14);
-export const DEFAULT_SOURCE_RETENTION = Duration.days(4);
-
 /**
- * A source queue and its dead-letter queue of the same type (a FIFO queue can
- * only redrive to a FIFO DLQ). Both encrypted and TLS-only. FIFO queues use the
- * high-throughput settings: dedup scope and throughput limit per message group.
+ * A source queue and its dead-letter queue of the same type, both with the
+ * project's queue defaults (queue-defaults.ts: encrypted, TLS-only, the
+ * retentions, FIFO high-throughput settings).
  */
 export class QueueWithDlq extends Construct {
   readonly queue: sqs.Queue;
@@ -35,27 +33,18 @@ export class QueueWithDlq extends Construct {
     this.retentionPeriod = props.retentionPeriod ?? DEFAULT_SOURCE_RETENTION;
     this.visibilityTimeout = props.visibilityTimeout;
     this.maxReceiveCount = props.maxReceiveCount;
-    const fifoSettings: Partial<sqs.QueueProps> = props.fifo ? { fifo: true, contentBasedDeduplication: false } : {};
 
-    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', {
-      ...fifoSettings,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: DLQ_RETENTION,
-    });
-    this.queue = new sqs.Queue(this, 'Queue', {
-      ...fifoSettings,
-      ...(props.fifo
-        ? {
-            deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
-            fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-          }
-        : {}),
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: props.visibilityTimeout,
-      retentionPeriod: this.retentionPeriod,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: this.maxReceiveCount },
-    });
+    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', deadLetterQueueProps({ fifo: props.fifo }));
+    this.queue = new sqs.Queue(
+      this,
+      'Queue',
+      sourceQueueProps({
+        fifo: props.fifo,
+        visibilityTimeout: props.visibilityTimeout,
+        retentionPeriod: this.retentionPeriod,
+        deadLetterQueue: this.deadLetterQueue,
+        maxReceiveCount: this.maxReceiveCount,
+      }),
+    );
   }
 }

@@ -1,4 +1,6 @@
 import { App } from 'aws-cdk-lib';
+import { CONSUMERS } from '../../lambdas/consumers';
+import { consumerId } from '../../lambdas/messaging/consumer-spec';
 import { readConfig } from '../../lib/config';
 import { configError, synthStack } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
@@ -43,16 +45,19 @@ describe('by default (every stage)', () => {
 });
 
 describe('with -c faultInjection=true', () => {
-  test('the switch exists, and exactly the relay and the two consumers read it', () => {
+  test('the switch exists, and exactly the relay and every consumer read it', () => {
     const parameters = resourcesOfType(withFaults.template, 'AWS::SSM::Parameter');
 
     expect(parameters).toHaveLength(1);
     expect(parameters[0][1].Properties?.Value).toBe('{}');
-    expect(functionsWithFaultVariables(withFaults.template).sort()).toEqual([
-      expect.stringMatching(/^OutboxRelay/),
-      expect.stringMatching(/^PipelinesFulfilment/),
-      expect.stringMatching(/^PipelinesLoyalty/),
-    ]);
+    const readers = functionsWithFaultVariables(withFaults.template);
+    expect(readers).toHaveLength(1 + CONSUMERS.length);
+    expect(readers).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^OutboxRelay/),
+        ...CONSUMERS.map((c) => expect.stringMatching(new RegExp(`^Pipelines${consumerId(c.name)}Consumer`))),
+      ]),
+    );
     expect(outputs(withFaults)).toContain('FaultParameterName');
   });
 
@@ -68,7 +73,7 @@ describe('with -c faultInjection=true', () => {
       AlarmDescription: expect.stringContaining('Runbook: docs/runbook.md#fault-plan-changed'),
       AlarmActions: [expect.anything()],
     });
-    // The relay and both consumers, each under the dimensions it emits with (service: the stack's name).
+    // The relay and every consumer, each under the dimensions it emits with (service: the stack's name).
     const dimensions = (
       alarm.Metrics as { MetricStat?: { Metric: { Dimensions: { Name: string; Value: string }[] } } }[]
     )
@@ -79,11 +84,9 @@ describe('with -c faultInjection=true', () => {
           .sort()
           .join(','),
       );
-    expect(dimensions.sort()).toEqual([
-      'consumer=fulfilment,service=TestStack',
-      'consumer=loyalty,service=TestStack',
-      'service=TestStack',
-    ]);
+    expect(dimensions.sort()).toEqual(
+      [...CONSUMERS.map((c) => `consumer=${c.name},service=TestStack`), 'service=TestStack'].sort(),
+    );
   });
 
   test('is still deployable: the local runtime rule comes only with -c localRuntime=true', () => {

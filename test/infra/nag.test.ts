@@ -6,9 +6,11 @@ import type { IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CONSUMERS } from '../../lambdas/consumers';
 import { readConfig } from '../../lib/config';
 import { HouseFunction } from '../../lib/constructs/house-function';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { THIRD_CONSUMER } from '../support/consumer-pipelines';
 import { cdkContext } from '../support/synth';
 
 /**
@@ -108,6 +110,18 @@ describe('the stack', () => {
     for (const { path: at, id, reason } of acknowledgements) {
       expect({ at, id, reason }).toEqual({ at, id, reason: expect.stringMatching(/\S.{14,}/) });
     }
+  });
+});
+
+describe('the stack with a third consumer on the list', () => {
+  test('synthesizes with zero unacknowledged findings: its queues, function and grants come with the same defaults', () => {
+    const result = synthWithNag(
+      (app) =>
+        new ExactlyOnceStack(app, 'NagStack', { config: readConfig(app), consumers: [...CONSUMERS, THIRD_CONSUMER] }),
+    );
+
+    expect(findings(result.violations)).toEqual([]);
+    expect(result.error).toBeUndefined();
   });
 });
 

@@ -2,10 +2,9 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
 import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
 import { CONSUMERS } from '../../lambdas/consumers';
-import { parseRoutes } from '../../lambdas/messaging/routes';
+import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
-import { IntrinsicResolver } from '../../local/template/intrinsics';
-import type { CfnTemplate } from '../../local/template/model';
+import { expectedRoutes, pipelineOf as pipelineIn, routesOf } from '../support/consumer-pipelines';
 import { synthStack } from '../support/synth';
 import {
   dynamoDbGrants,
@@ -23,8 +22,10 @@ import {
 /**
  * The messaging half, read from the synthesized template: queues, event source
  * mappings, the relay and sweeper, alarms, dashboard and grants. Everything is
- * found by following references (mapping -> queue -> DLQ -> function), never
- * by logical id, and every limit is computed from the template itself.
+ * found by following references (output -> queue -> mapping -> function,
+ * queue -> DLQ), never by logical id, and every limit is computed from the
+ * template itself. Per-consumer checks run for every spec of the consumer list
+ * (lambdas/consumers.ts), so a consumer added to it is checked too.
  */
 
 const DAY = 86_400;
@@ -92,17 +93,6 @@ const propsOf = <T>(id: string): T => (resourceById(template, id).Properties ?? 
 const idsOfType = (type: string) => resourcesOfType(template, type).map(([id]) => id);
 const isType = (id: string | undefined, type: string) => id !== undefined && resources[id]?.Type === type;
 const envOf = (functionId: string) => propsOf<FunctionProps>(functionId).Environment?.Variables ?? {};
-/**
- * A function's CONSUMER_ROUTES as the local runtime resolves it (the stack
- * writes it as a JSON string joined around the queues' Refs), each Ref
- * standing as `ref:<logicalId>`; parsed as the relay parses it at cold start.
- */
-const routesOf = (functionId: string) => {
-  const refs = { ref: (id: string) => `ref:${id}`, getAtt: (id: string, attribute: string) => `${id}.${attribute}` };
-  const resolver = new IntrinsicResolver(template.toJSON() as CfnTemplate, refs, {});
-  const json = resolver.resolveString(envOf(functionId)[ENV.consumerRoutes], ENV.consumerRoutes);
-  return parseRoutes(json, ENV.consumerRoutes);
-};
 const timeoutOf = (functionId: string) => propsOf<FunctionProps>(functionId).Timeout ?? LAMBDA_DEFAULT_TIMEOUT;
 const retentionOf = (queueId: string) => propsOf<QueueProps>(queueId).MessageRetentionPeriod ?? SQS_DEFAULT_RETENTION;
 const visibilityOf = (queueId: string) => propsOf<QueueProps>(queueId).VisibilityTimeout ?? SQS_DEFAULT_VISIBILITY;
@@ -132,12 +122,28 @@ function sqsPipelines(): Pipeline[] {
     });
 }
 
-function pipeline(kind: 'fifo' | 'standard'): Pipeline {
-  const matches = sqsPipelines().filter(
-    (p) => (propsOf<QueueProps>(p.queueId).FifoQueue === true) === (kind === 'fifo'),
-  );
-  expect(matches).toHaveLength(1);
-  return matches[0];
+/** A consumer's pipeline, found from its stack outputs. */
+function pipeline(name: string): Pipeline {
+  const found = pipelineIn(template, name);
+  return { ...found, mapping: found.mapping as unknown as MappingProps };
+}
+
+const specOf = (name: string): ConsumerSpec => {
+  const spec = CONSUMERS.find((c) => c.name === name);
+  if (spec === undefined) throw new Error(`No consumer ${name}`);
+  return spec;
+};
+const isFifo = (spec: ConsumerSpec) => spec.fifo;
+const isStandard = (spec: ConsumerSpec) => !spec.fifo;
+
+/**
+ * test.each over the names of the consumers `which` selects. A list with none
+ * of them (a fork with no FIFO consumer) skips the test instead of failing on
+ * an empty table.
+ */
+function eachConsumer(which: (spec: ConsumerSpec) => boolean = () => true) {
+  const names: string[] = CONSUMERS.filter(which).map((c) => c.name);
+  return (names.length > 0 ? test : test.skip).each(names.length > 0 ? names : ['(none)']);
 }
 
 function streamMapping(): { mapping: MappingProps; functionId: string } {
@@ -212,44 +218,44 @@ function onlyAlarm(metric: string, dimension: string, target: string): AlarmProp
 // ---------------------------------------------------------------- queues
 
 describe('queues', () => {
-  test('fulfilment: a FIFO queue with the high-throughput settings, content dedup off (the relay sets eventId), and a FIFO DLQ', () => {
-    const { queueId, dlqId, functionId } = pipeline('fifo');
+  eachConsumer(isFifo)(
+    '%s (FIFO): a FIFO queue with the high-throughput settings, content dedup off (the relay sets eventId), and a FIFO DLQ',
+    (name) => {
+      const { queueId, dlqId, functionId } = pipeline(name);
 
-    expect(propsOf<QueueProps>(queueId)).toMatchObject({
-      FifoQueue: true,
-      ContentBasedDeduplication: false,
-      DeduplicationScope: 'messageGroup',
-      FifoThroughputLimit: 'perMessageGroupId',
-    });
-    expect(propsOf<QueueProps>(dlqId).FifoQueue).toBe(true);
-    expect(referencedId(envOf(functionId).QUEUE_URL)).toBe(queueId);
-    expect(referencedId(envOf(functionId).DEAD_LETTER_QUEUE_URL)).toBe(dlqId);
-  });
-
-  test('loyalty: a standard queue with a standard DLQ', () => {
-    const { queueId, dlqId, functionId } = pipeline('standard');
-
-    expect(propsOf<QueueProps>(queueId).FifoQueue).toBeUndefined();
-    expect(propsOf<QueueProps>(dlqId).FifoQueue).toBeUndefined();
-    expect(referencedId(envOf(functionId).QUEUE_URL)).toBe(queueId);
-    expect(referencedId(envOf(functionId).DEAD_LETTER_QUEUE_URL)).toBe(dlqId);
-  });
-
-  test.each(['fifo', 'standard'] as const)(
-    '%s: maxReceiveCount >= 5; DLQ keeps messages 14 days, longer than the source',
-    (kind) => {
-      const { queueId, dlqId } = pipeline(kind);
-
-      expect(propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount).toBeGreaterThanOrEqual(5);
-      expect(retentionOf(dlqId)).toBe(14 * DAY);
-      expect(retentionOf(dlqId)).toBeGreaterThan(retentionOf(queueId));
+      expect(propsOf<QueueProps>(queueId)).toMatchObject({
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+      });
+      expect(propsOf<QueueProps>(dlqId).FifoQueue).toBe(true);
+      expect(referencedId(envOf(functionId)[ENV.queueUrl])).toBe(queueId);
+      expect(referencedId(envOf(functionId)[ENV.deadLetterQueueUrl])).toBe(dlqId);
     },
   );
 
-  test.each(['fifo', 'standard'] as const)(
+  eachConsumer(isStandard)('%s (standard): a standard queue with a standard DLQ', (name) => {
+    const { queueId, dlqId, functionId } = pipeline(name);
+
+    expect(propsOf<QueueProps>(queueId).FifoQueue).toBeUndefined();
+    expect(propsOf<QueueProps>(dlqId).FifoQueue).toBeUndefined();
+    expect(referencedId(envOf(functionId)[ENV.queueUrl])).toBe(queueId);
+    expect(referencedId(envOf(functionId)[ENV.deadLetterQueueUrl])).toBe(dlqId);
+  });
+
+  eachConsumer()('%s: maxReceiveCount >= 5; DLQ keeps messages 14 days, longer than the source', (name) => {
+    const { queueId, dlqId } = pipeline(name);
+
+    expect(propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(retentionOf(dlqId)).toBe(14 * DAY);
+    expect(retentionOf(dlqId)).toBeGreaterThan(retentionOf(queueId));
+  });
+
+  eachConsumer()(
     "%s: visibility >= 6 x consumer timeout + batching window, so no try outlives its message's visibility (no heartbeat needed)",
-    (kind) => {
-      const { queueId, functionId, mapping } = pipeline(kind);
+    (name) => {
+      const { queueId, functionId, mapping } = pipeline(name);
       const window = mapping.MaximumBatchingWindowInSeconds ?? 0;
       const required = 6 * timeoutOf(functionId) + window;
 
@@ -272,44 +278,52 @@ describe('queues', () => {
     const ceilings = (tries: number, base: number, cap: number) =>
       Array.from({ length: tries - 1 }, (_, i) => Math.min(cap, base * 2 ** i)).reduce((a, b) => a + b, 0);
 
-    test('standard: 14 receives, base 2 s, cap 300 s: 1005 s (> 15 min) of backoff guaranteed before the DLQ, 2010 s at most', () => {
-      const { queueId, functionId } = pipeline('standard');
-      const env = envOf(functionId);
-      const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
-      const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
+    eachConsumer(isStandard)(
+      '%s (standard): 14 receives, base 2 s, cap 300 s: 1005 s (> 15 min) of backoff guaranteed before the DLQ, 2010 s at most',
+      (name) => {
+        const { queueId, functionId } = pipeline(name);
+        const env = envOf(functionId);
+        const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
+        const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
 
-      expect({ receives, base, cap }).toEqual({ receives: 14, base: 2, cap: 300 });
-      expect(guaranteed(receives, base, cap)).toBe(1005);
-      expect(guaranteed(receives, base, cap)).toBeGreaterThanOrEqual(15 * 60);
-      expect(guaranteed(receives - 1, base, cap)).toBeLessThan(15 * 60); // the fewest receives that do
-      expect(ceilings(receives, base, cap)).toBe(2010);
-      expect(env.RETRY_MAX_ATTEMPTS).toBeUndefined(); // SQS's redrive counts; the consumer keeps no count
-    });
-
-    test('fifo: the consumer dead-letters after 14 tries of its own (1005 s guaranteed); the queue backstop is 14 x batch size receives', () => {
-      const { queueId, functionId, mapping } = pipeline('fifo');
-      const env = envOf(functionId);
-      const tries = Number(env.RETRY_MAX_ATTEMPTS);
-      const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
-      const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
-      const batchSize = mapping.BatchSize ?? 10;
-
-      expect({ tries, base, cap, batchSize }).toEqual({ tries: 14, base: 2, cap: 300, batchSize: 10 });
-      expect(guaranteed(tries, base, cap)).toBeGreaterThanOrEqual(15 * 60);
-      // A record behind up to batchSize - 1 failing records is received, untried, at most once per their tries.
-      expect(receives).toBe(tries * batchSize);
-      expect(receives).toBeLessThanOrEqual(1000); // SQS's largest maxReceiveCount
-    });
-
-    test.each(['fifo', 'standard'] as const)(
-      '%s: every wait fits SQS (cap <= 5 min <= 12 h visibility limit)',
-      (kind) => {
-        const { functionId } = pipeline(kind);
-
-        expect(Number(envOf(functionId).BACKOFF_CAP_SECONDS)).toBeLessThanOrEqual(300);
-        expect(Number(envOf(functionId).BACKOFF_BASE_SECONDS)).toBeGreaterThanOrEqual(1);
+        expect({ receives, base, cap }).toEqual({ receives: 14, base: 2, cap: 300 });
+        expect(guaranteed(receives, base, cap)).toBe(1005);
+        expect(guaranteed(receives, base, cap)).toBeGreaterThanOrEqual(15 * 60);
+        expect(guaranteed(receives - 1, base, cap)).toBeLessThan(15 * 60); // the fewest receives that do
+        expect(ceilings(receives, base, cap)).toBe(2010);
+        expect(env.RETRY_MAX_ATTEMPTS).toBeUndefined(); // SQS's redrive counts; the consumer keeps no count
       },
     );
+
+    eachConsumer(isFifo)(
+      '%s (FIFO): the consumer dead-letters after 14 tries of its own (1005 s guaranteed); the queue backstop is 14 x batch size receives',
+      (name) => {
+        const { queueId, functionId, mapping } = pipeline(name);
+        const env = envOf(functionId);
+        const tries = Number(env.RETRY_MAX_ATTEMPTS);
+        const [base, cap] = [Number(env.BACKOFF_BASE_SECONDS), Number(env.BACKOFF_CAP_SECONDS)];
+        const receives = propsOf<QueueProps>(queueId).RedrivePolicy?.maxReceiveCount ?? 0;
+        const batchSize = mapping.BatchSize ?? 10;
+
+        expect({ tries, base, cap, batchSize }).toEqual({
+          tries: 14,
+          base: 2,
+          cap: 300,
+          batchSize: specOf(name).batchSize,
+        });
+        expect(guaranteed(tries, base, cap)).toBeGreaterThanOrEqual(15 * 60);
+        // A record behind up to batchSize - 1 failing records is received, untried, at most once per their tries.
+        expect(receives).toBe(tries * batchSize);
+        expect(receives).toBeLessThanOrEqual(1000); // SQS's largest maxReceiveCount
+      },
+    );
+
+    eachConsumer()('%s: every wait fits SQS (cap <= 5 min <= 12 h visibility limit)', (name) => {
+      const { functionId } = pipeline(name);
+
+      expect(Number(envOf(functionId).BACKOFF_CAP_SECONDS)).toBeLessThanOrEqual(300);
+      expect(Number(envOf(functionId).BACKOFF_BASE_SECONDS)).toBeGreaterThanOrEqual(1);
+    });
   });
 
   test('every queue is encrypted at rest', () => {
@@ -373,36 +387,40 @@ describe('queues', () => {
 // ---------------------------------------------------------------- consumers
 
 describe('consumer event sources', () => {
-  test('exactly two SQS-sourced mappings: the FIFO and the standard pipeline', () => {
-    expect(sqsPipelines()).toHaveLength(2);
+  test('one SQS-sourced mapping per consumer on the list, each on its own queue', () => {
+    const queues = CONSUMERS.map((c) => pipeline(c.name).queueId);
+
+    expect(
+      sqsPipelines()
+        .map((p) => p.queueId)
+        .sort(),
+    ).toEqual([...queues].sort());
+    expect(new Set(queues).size).toBe(CONSUMERS.length);
   });
 
-  test.each(['fifo', 'standard'] as const)(
-    '%s: reports batch item failures, batches of 10, bounded concurrency',
-    (kind) => {
-      const { mapping } = pipeline(kind);
+  eachConsumer()("%s: reports batch item failures, with its spec's batch size and maximum concurrency", (name) => {
+    const { mapping } = pipeline(name);
 
-      expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
-      expect(mapping.BatchSize).toBe(10);
-      expect(mapping.ScalingConfig?.MaximumConcurrency).toBe(10);
-    },
-  );
-
-  test('the standard mapping waits up to 1 s to fill a batch; the FIFO one takes no batching window', () => {
-    expect(pipeline('standard').mapping.MaximumBatchingWindowInSeconds).toBe(1);
-    expect(pipeline('fifo').mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping.BatchSize).toBe(specOf(name).batchSize);
+    expect(mapping.ScalingConfig?.MaximumConcurrency).toBe(specOf(name).maxConcurrency);
   });
 
-  test.each(['fifo', 'standard'] as const)(
-    '%s: inbox claims outlive source retention + DLQ retention (redrive time on top)',
-    (kind) => {
-      const { queueId, dlqId, functionId } = pipeline(kind);
+  eachConsumer()("%s: waits up to its spec's batching window to fill a batch (FIFO: none)", (name) => {
+    const { batchingWindowSeconds } = specOf(name);
 
-      expect(Number(envOf(functionId).INBOX_TTL_SECONDS)).toBeGreaterThan(retentionOf(queueId) + retentionOf(dlqId));
-    },
-  );
+    expect(pipeline(name).mapping.MaximumBatchingWindowInSeconds).toBe(
+      batchingWindowSeconds > 0 ? batchingWindowSeconds : undefined,
+    );
+  });
 
-  test('the Effects table, where both consumers claim and apply, expires claims by the attribute the ledgers write', () => {
+  eachConsumer()('%s: inbox claims outlive source retention + DLQ retention (redrive time on top)', (name) => {
+    const { queueId, dlqId, functionId } = pipeline(name);
+
+    expect(Number(envOf(functionId).INBOX_TTL_SECONDS)).toBeGreaterThan(retentionOf(queueId) + retentionOf(dlqId));
+  });
+
+  test('the Effects table, where every consumer claims and applies, expires claims by the attribute the ledgers write', () => {
     for (const { functionId } of sqsPipelines())
       expect(referencedId(envOf(functionId).EFFECTS_TABLE_NAME)).toBe(tableId('Effects'));
 
@@ -451,23 +469,10 @@ describe('outbox relay', () => {
     expect(mapping.ParallelizationFactor).toBe(1);
   });
 
-  test('relay and sweeper publish to the FIFO and the standard queue of the pipelines, and mark the Orders table', () => {
+  test("relay and sweeper route by CONSUMER_ROUTES: one route per consumer, with its queue, its queue's type and the event types it takes", () => {
     for (const functionId of [streamMapping().functionId, sweeperId()]) {
-      const queueIdOf = (consumer: string) =>
-        routesOf(functionId)
-          .find((r) => r.consumer === consumer)
-          ?.queueUrl.replace(/^ref:/, '');
-      expect(queueIdOf('fulfilment')).toBe(pipeline('fifo').queueId);
-      expect(queueIdOf('loyalty')).toBe(pipeline('standard').queueId);
-      expect(referencedId(envOf(functionId).ORDERS_TABLE_NAME)).toBe(tableId('Orders'));
-    }
-  });
-
-  test('relay and sweeper route by the consumer list: each consumer its FIFO setting and event types', () => {
-    for (const functionId of [streamMapping().functionId, sweeperId()]) {
-      expect(routesOf(functionId).map(({ consumer, fifo, eventTypes }) => ({ consumer, fifo, eventTypes }))).toEqual(
-        CONSUMERS.map(({ name, fifo, eventTypes }) => ({ consumer: name, fifo, eventTypes })),
-      );
+      expect(routesOf(template, functionId)).toEqual(expectedRoutes(template, CONSUMERS));
+      expect(referencedId(envOf(functionId)[ENV.ordersTable])).toBe(tableId('Orders'));
     }
   });
 });
@@ -520,9 +525,9 @@ describe('alarms', () => {
   test('every dead-letter queue alarms as soon as it holds a message, and on its oldest message well before it is deleted', () => {
     const dlqs = [...deadLetterQueueIds()];
 
-    // Both pipelines' DLQs, the relay's on-failure queue, the sweeper's async DLQ.
-    expect(dlqs).toEqual(expect.arrayContaining([pipeline('fifo').dlqId, pipeline('standard').dlqId]));
-    expect(dlqs.length).toBeGreaterThanOrEqual(4);
+    // Every consumer's DLQ, the relay's on-failure queue, the sweeper's async DLQ.
+    expect(dlqs).toEqual(expect.arrayContaining(CONSUMERS.map((c) => pipeline(c.name).dlqId)));
+    expect(dlqs.length).toBeGreaterThanOrEqual(CONSUMERS.length + 2);
     for (const dlq of dlqs) {
       const notEmpty = onlyAlarm('ApproximateNumberOfMessagesVisible', 'QueueName', dlq);
       expect([breaches(notEmpty, 1), breaches(notEmpty, 0)]).toEqual([true, false]);
@@ -537,10 +542,10 @@ describe('alarms', () => {
     expect(alarmsOn('ApproximateNumberOfMessagesVisible', 'QueueName', failureQueue)).toHaveLength(1);
   });
 
-  test.each(['fifo', 'standard'] as const)(
+  eachConsumer()(
     '%s source queue: alarms when its oldest message waited longer than the visibility timeout',
-    (kind) => {
-      const { queueId } = pipeline(kind);
+    (name) => {
+      const { queueId } = pipeline(name);
 
       const alarm = onlyAlarm('ApproximateAgeOfOldestMessage', 'QueueName', queueId);
       expect(breaches(alarm, visibilityOf(queueId))).toBe(true);
@@ -640,9 +645,8 @@ describe('dashboard', () => {
   test.each(CONSUMER_METRICS)('graphs %s for each consumer, as the consumers emit it', (metricName) => {
     const metrics = dashboardMetrics();
 
-    for (const consumer of ['fulfilment', 'loyalty']) {
-      const kind = consumer === 'fulfilment' ? 'fifo' : 'standard';
-      const env = envOf(pipeline(kind).functionId);
+    for (const { name: consumer } of CONSUMERS) {
+      const env = envOf(pipeline(consumer).functionId);
       const match = metrics.find((m) => {
         const [namespace, name, ...rest] = m;
         const dims = rest.filter((x) => typeof x === 'string') as string[];
@@ -693,34 +697,27 @@ describe('least privilege', () => {
       .flatMap((s) => s.Resource.map((r) => (r === '*' ? '*' : referencedId(r))))
       .sort();
 
-  test.each(['fifo', 'standard'] as const)(
-    '%s consumer: only PutItem/UpdateItem on Effects and UpdateItem on ProviderLog',
-    (kind) => {
-      const { functionId } = pipeline(kind);
+  eachConsumer()('%s consumer: only PutItem/UpdateItem on Effects and UpdateItem on ProviderLog', (name) => {
+    const { functionId } = pipeline(name);
 
-      expect(dynamoDbGrants(template, roleOfFunction(template, functionId), tables)).toEqual({
-        Effects: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        ProviderLog: ['dynamodb:UpdateItem'],
-      });
-    },
-  );
+    expect(dynamoDbGrants(template, roleOfFunction(template, functionId), tables)).toEqual({
+      Effects: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      ProviderLog: ['dynamodb:UpdateItem'],
+    });
+  });
 
-  test.each(['fifo', 'standard'] as const)(
-    '%s consumer: sends only to its own DLQ, changes visibility only on its own queue',
-    (kind) => {
-      const { functionId, queueId, dlqId } = pipeline(kind);
+  eachConsumer()('%s consumer: sends only to its own DLQ, changes visibility only on its own queue', (name) => {
+    const { functionId, queueId, dlqId } = pipeline(name);
 
-      expect(sqsResources(functionId, 'sqs:SendMessage')).toEqual([dlqId]);
-      expect(sqsResources(functionId, 'sqs:ChangeMessageVisibility')).toEqual([queueId]);
-    },
-  );
+    expect(sqsResources(functionId, 'sqs:SendMessage')).toEqual([dlqId]);
+    expect(sqsResources(functionId, 'sqs:ChangeMessageVisibility')).toEqual([queueId]);
+  });
 
-  test('relay and sweeper may send to both pipeline queues, and to no dead-letter queue of the pipelines', () => {
+  test("relay and sweeper may send to every consumer's queue, and to no consumer's dead-letter queue", () => {
     for (const functionId of [streamMapping().functionId, sweeperId()]) {
       const targets = sqsResources(functionId, 'sqs:SendMessage');
-      expect(targets).toEqual(expect.arrayContaining([pipeline('fifo').queueId, pipeline('standard').queueId]));
-      expect(targets).not.toContain(pipeline('fifo').dlqId);
-      expect(targets).not.toContain(pipeline('standard').dlqId);
+      expect(targets).toEqual(expect.arrayContaining(CONSUMERS.map((c) => pipeline(c.name).queueId)));
+      for (const { name } of CONSUMERS) expect(targets).not.toContain(pipeline(name).dlqId);
       expect(targets).not.toContain('*');
     }
   });
