@@ -345,7 +345,7 @@ export class World {
             : attempts,
         retentionSeconds: retention,
         deadLetterQueue,
-        // As lib/constructs/queue-with-dlq.ts configures a FIFO source queue; a standard queue delivers duplicates.
+        // As lib/constructs/queue-defaults.ts configures a FIFO source queue; a standard queue delivers duplicates.
         ...(spec.fifo
           ? { deduplicationScope: 'messageGroup' as const }
           : { duplicateChance: options.faults.sqsDuplicate }),
