@@ -24,6 +24,8 @@ const PLACEHOLDERS: Record<string, string> = {
   FIFO_QUEUE_URL: 'unused',
   STANDARD_QUEUE_URL: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
+  IDEMPOTENCY_TABLE_NAME: 'unused',
+  IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',
 };
 for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;
 
