@@ -9,6 +9,7 @@ import { makeCreateOrderHandler } from '../../../lambdas/entry-points/create-ord
 import { apiEvent } from '../../support/api-events';
 import type { MemoryDynamoDb } from '../memory-dynamodb';
 import type { Invocation } from './invocation';
+import { lowLevelClient } from '../low-level-client';
 import { IDEMPOTENCY_TABLE, ORDERS_TABLE } from './tables';
 
 /**
@@ -42,8 +43,7 @@ export function createOrderHandler(
   idempotency: ApiIdempotency,
   now: () => Date,
 ): ReturnType<typeof makeCreateOrderHandler> {
-  const client = new SimulatedLowLevelClient(invocation, db) as unknown as DynamoDBClient;
-  const store = idempotencyStore(IDEMPOTENCY_TABLE, client);
+  const store = idempotencyStore(IDEMPOTENCY_TABLE, invocationClient(invocation, db));
   if (idempotency === 'no-payload-validation') withoutPayloadValidation(store);
   return makeCreateOrderHandler({
     orders: new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE),
@@ -75,24 +75,14 @@ function withoutPayloadValidation(store: DynamoDBPersistenceLayer): void {
 }
 
 /**
- * The low-level DynamoDB client of one simulated request: each command goes
- * through the invocation's await point (latency, crash before or after it
- * lands) to the in-memory DynamoDB. `config` and `middlewareStack` are what
- * Powertools checks before it uses a given client (else it builds its own);
- * the user-agent middleware it adds has no HTTP request to act on here.
+ * The low-level client of one simulated request: each command goes through
+ * the invocation's await point (latency, crash before or after it lands) to
+ * the in-memory DynamoDB.
  */
-class SimulatedLowLevelClient {
-  readonly config = {};
-  readonly middlewareStack = { identify: (): string[] => [], addRelativeTo: (): void => undefined };
-
-  constructor(
-    private readonly invocation: Invocation,
-    private readonly db: MemoryDynamoDb,
-  ) {}
-
-  send(command: { constructor: { name: string }; input: Record<string, unknown> }): Promise<unknown> {
+function invocationClient(invocation: Invocation, db: MemoryDynamoDb): DynamoDBClient {
+  return lowLevelClient((command) => {
     const key = (command.input.Key ?? command.input.Item) as Record<string, AttributeValue> | undefined;
     const label = `${command.constructor.name.replace('Command', '')} ${key?.id?.S ?? ''}`;
-    return this.invocation.io(label, () => this.db.execute(command));
-  }
+    return invocation.io(label, () => db.execute(command));
+  });
 }
