@@ -6,7 +6,7 @@ import { deriveOrderId, loyaltyPoints } from '../../lambdas/domain/order';
 import type { Observation } from '../../loadtest/drive';
 import type { PlannedRequest } from '../../loadtest/plan';
 import type { Target } from '../../loadtest/target';
-import { verify } from '../../loadtest/verify';
+import { checkInvariants, verify } from '../../loadtest/verify';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
@@ -120,4 +120,32 @@ test('double loyalty points are reported as "more than expected", lost ones as "
   );
   expect(details).toContain(`reserved: sku ${RUN}-s1: reserved 0, less than expected 1`);
   expect(details.join('\n')).not.toContain('no POST got a 201');
+});
+
+test('one key answered 201 to two different request bodies is a replay violation: a key reused with another body must be refused', () => {
+  const reused: PlannedRequest = {
+    ...plan[0],
+    index: 1,
+    op: 'retry-sequential',
+    body: { ...plan[0].body!, customerId: `${RUN}-c2` },
+  };
+  const firstAnswer = JSON.stringify({ orderId, customerId: `${RUN}-c1` });
+  const facts = (requests: PlannedRequest[]) =>
+    checkInvariants({
+      runId: RUN,
+      plan: requests,
+      observations: [answered(201, firstAnswer), { ...answered(201, firstAnswer), index: 1, replayed: true }],
+      orderIdOf: deriveOrderId,
+      isPoison: () => false,
+      pendingOutbox: 0,
+      orderItems: [{ orderId, status: 'PLACED', customerId: `${RUN}-c1`, items: [], totalCents: 1000 }],
+      effectItems: [],
+      providerItems: [],
+      deadLetterQueues: [],
+    }).violations.filter((v) => v.invariant === 'replay');
+
+  expect(facts([plan[0], reused])).toEqual([
+    { invariant: 'replay', detail: `key ${CALLER} key-1: 201 for 2 different request bodies` },
+  ]);
+  expect(facts([plan[0], { ...plan[0], index: 1, op: 'retry-sequential' }])).toEqual([]);
 });
