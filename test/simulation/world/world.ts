@@ -59,7 +59,7 @@ export interface FaultRates {
   /** Per outside call of any invocation: the process dies at that await point. */
   crashPerCall: number;
   /**
-   * Per outside call of the relay, the sweeper or a consumer: the call hangs
+   * Per outside call of the relay, the sweeper, a consumer or POST /orders: the call hangs
    * past the function's timeout and Lambda stops the function (its result is
    * lost; the call may still land).
    */
@@ -660,7 +660,9 @@ export class World {
     });
     const invocation = this.invocation('api-cancel');
     const caller = this.apiCaller(client.caller, client.session);
-    scheduler.trace(`${invocation.name} ${caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
+    scheduler.trace(
+      `${invocation.name} ${caller} POST /orders/${orderId}/cancel key=${client.key} (attempt ${attempt})`,
+    );
     cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
       caller,
       orderId,
@@ -673,7 +675,7 @@ export class World {
       .then((status) => {
         if (invocation.crashed) status = 'no-response';
         this.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
-        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId}`);
+        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId} key=${client.key}`);
         if ((status === 'no-response' || status >= 500) && attempt < 8)
           scheduler.at(scheduler.between(200, 2000 * attempt), () => this.cancel(client, attempt + 1));
         else if (status === 200) {
