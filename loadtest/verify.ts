@@ -22,7 +22,8 @@ import type { Target } from './target';
 /**
  * Checks every invariant the README lists ("Prove it") after a run, from the tables and the queues:
  * 1. orders = distinct (caller, Idempotency-Key) pairs that got a 201, and every
- *    201 for one key carried the same order;
+ *    201 for one key carried the same order, in answer to the same body (a key
+ *    sent again with another body must be refused, not answered with the first order);
  * 2. reserved per SKU = sum of quantities of placed-and-not-cancelled orders;
  * 3. points per customer = sum of points of every order they placed;
  * 4. every expected provider call was made under its key, once as an effect, and
@@ -140,7 +141,10 @@ export function checkInvariants(options: RunFacts): Verification {
   const violations: Violation[] = [];
 
   // 1. Intents: keys that got a 201, and what each 201 said.
-  const intents = new Map<string, { caller: string; key: string; bodies: Set<string>; orderIds: Set<string> }>();
+  const intents = new Map<
+    string,
+    { caller: string; key: string; bodies: Set<string>; requests: Set<string>; orderIds: Set<string> }
+  >();
   const unanswered = new Set<string>();
   for (const observation of options.observations) {
     const planned = options.plan[observation.index];
@@ -152,9 +156,11 @@ export function checkInvariants(options: RunFacts): Verification {
         caller: planned.caller,
         key: planned.idempotencyKey!,
         bodies: new Set(),
+        requests: new Set(),
         orderIds: new Set(),
       };
       intent.bodies.add(observation.body ?? '');
+      if (planned.body !== undefined) intent.requests.add(JSON.stringify(planned.body));
       intent.orderIds.add(JSON.parse(observation.body ?? '{}').orderId);
       intents.set(id, intent);
     }
@@ -166,6 +172,11 @@ export function checkInvariants(options: RunFacts): Verification {
     expectedOrderIds.add(orderId);
     if (intent.bodies.size > 1)
       violations.push({ invariant: 'replay', detail: `key ${id}: ${intent.bodies.size} different 201 bodies` });
+    if (intent.requests.size > 1)
+      violations.push({
+        invariant: 'replay',
+        detail: `key ${id}: 201 for ${intent.requests.size} different request bodies`,
+      });
     if (intent.orderIds.size !== 1 || !intent.orderIds.has(orderId)) {
       violations.push({
         invariant: 'orders',

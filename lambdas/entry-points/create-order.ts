@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { dynamoDbDocumentClient } from '../adapters/aws-clients';
 import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
@@ -9,6 +10,7 @@ import { parseIdempotencyKey } from '../domain/idempotency-key';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import { requireEnv, requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
+import type { OrderRepository } from '../ports/order-repository';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
 import {
   callerOf,
@@ -26,27 +28,20 @@ import {
  * Order of work matters: the key and body are validated *before* the
  * idempotent section, so a rejected request stores nothing and a corrected
  * request with the same key is accepted.
+ *
+ * `makeCreateOrderHandler` is the whole function on given parts: the deployed
+ * handler below builds them from its environment, the simulation from one
+ * simulated invocation's (its clients and its virtual clock).
  */
-const config = {
-  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
-  idempotencyTable: requireEnv('IDEMPOTENCY_TABLE_NAME'),
-  keyExpirySeconds: requireIntEnv('IDEMPOTENCY_KEY_EXPIRY_SECONDS'),
-};
+export interface CreateOrderParts {
+  orders: OrderRepository;
+  /** Powertools' persistence layer for the idempotency records; one per handler (see idempotency-store). */
+  idempotencyStore: BasePersistenceLayer;
+  keyExpirySeconds: number;
+  now: () => Date;
+}
 
 const ROUTE = 'POST /orders';
-const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), config.ordersTable);
-
-const idempotencyConfig = new IdempotencyConfig({
-  eventKeyJmesPath: 'scope',
-  payloadValidationJmesPath: 'fingerprint',
-  expiresAfterSeconds: config.keyExpirySeconds,
-  // A stored success served again: same status and body, plus the replay header.
-  responseHook: (response) => {
-    metrics.addMetric('ReplayServed', MetricUnit.Count, 1);
-    const stored = response as unknown as HttpResponse;
-    return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } };
-  },
-});
 
 /** What the idempotent section sees; frozen because Powertools hashes it again on completion. */
 interface IdempotentPlaceOrder {
@@ -57,27 +52,57 @@ interface IdempotentPlaceOrder {
   request: PlaceOrderRequest;
 }
 
-const placeOrderOnce = makeIdempotent(
-  async (input: IdempotentPlaceOrder): Promise<HttpResponse> => {
-    const order = await placeOrder(orders, { ...input, now: new Date() });
-    metrics.addMetric('OrderPlaced', MetricUnit.Count, 1);
-    return json(201, order, { Location: `/orders/${order.orderId}` });
-  },
-  { persistenceStore: idempotencyStore(config.idempotencyTable), config: idempotencyConfig, keyPrefix: 'create-order' },
-);
+export function makeCreateOrderHandler(parts: CreateOrderParts) {
+  const idempotencyConfig = new IdempotencyConfig({
+    eventKeyJmesPath: 'scope',
+    payloadValidationJmesPath: 'fingerprint',
+    expiresAfterSeconds: parts.keyExpirySeconds,
+    // A stored success served again: same status and body, plus the replay header.
+    responseHook: (response) => {
+      metrics.addMetric('ReplayServed', MetricUnit.Count, 1);
+      const stored = response as unknown as HttpResponse;
+      return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } };
+    },
+  });
 
-export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
-  logger.addContext(context);
-  // Without the context the in-progress lock never expires after a crash.
-  idempotencyConfig.registerLambdaContext(context);
-  try {
-    return await handle(event);
-  } finally {
-    flushMetrics();
-  }
+  const placeOrderOnce = makeIdempotent(
+    async (input: IdempotentPlaceOrder): Promise<HttpResponse> => {
+      const order = await placeOrder(parts.orders, { ...input, now: parts.now() });
+      metrics.addMetric('OrderPlaced', MetricUnit.Count, 1);
+      return json(201, order, { Location: `/orders/${order.orderId}` });
+    },
+    { persistenceStore: parts.idempotencyStore, config: idempotencyConfig, keyPrefix: 'create-order' },
+  );
+
+  return async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
+    logger.addContext(context);
+    // Without the context the in-progress lock never expires after a crash.
+    idempotencyConfig.registerLambdaContext(context);
+    try {
+      return await handle(event, placeOrderOnce);
+    } finally {
+      flushMetrics();
+    }
+  };
+}
+
+const config = {
+  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
+  idempotencyTable: requireEnv('IDEMPOTENCY_TABLE_NAME'),
+  keyExpirySeconds: requireIntEnv('IDEMPOTENCY_KEY_EXPIRY_SECONDS'),
 };
 
-async function handle(event: APIGatewayProxyEvent): Promise<HttpResponse> {
+export const handler = makeCreateOrderHandler({
+  orders: new DynamoDbOrderRepository(dynamoDbDocumentClient(), config.ordersTable),
+  idempotencyStore: idempotencyStore(config.idempotencyTable),
+  keyExpirySeconds: config.keyExpirySeconds,
+  now: () => new Date(),
+});
+
+async function handle(
+  event: APIGatewayProxyEvent,
+  placeOrderOnce: (input: IdempotentPlaceOrder) => Promise<HttpResponse>,
+): Promise<HttpResponse> {
   const caller = callerOf(event);
   if (caller === undefined) return FORBIDDEN;
 

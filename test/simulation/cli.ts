@@ -63,6 +63,11 @@ function parse(argv: string[]) {
       else if (name === 'callerScope' && (raw === 'principal' || raw === 'session')) guards.callerScope = raw;
       else if (name === 'retryBudget' && (raw === 'budget' || raw === 'seconds')) guards.retryBudget = raw;
       else if (
+        name === 'apiIdempotency' &&
+        (raw === 'powertools' || raw === 'no-payload-validation' || raw === 'bypassed')
+      )
+        guards.apiIdempotency = raw;
+      else if (
         (name === 'inboxClaim' || name === 'versionCheck' || name === 'providerCompletion') &&
         (raw === 'true' || raw === 'false')
       )
@@ -70,7 +75,8 @@ function parse(argv: string[]) {
       else
         throw new Error(
           `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck, providerCompletion (true|false), ` +
-            'dedupeOn (eventId|messageId), callerScope (principal|session), retryBudget (budget|seconds)',
+            'dedupeOn (eventId|messageId), callerScope (principal|session), retryBudget (budget|seconds), ' +
+            'apiIdempotency (powertools|no-payload-validation|bypassed)',
         );
     } else throw new Error(`unknown argument ${flag}`);
   }

@@ -1,4 +1,12 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  TransactionCanceledException,
+  UpdateItemCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -10,7 +18,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 
 /**
  * An in-memory DynamoDB behind the DocumentClient's `send`, so the real
@@ -20,6 +28,9 @@ import { marshall } from '@aws-sdk/util-dynamodb';
  * first, then all writes or none; CancellationReasons per item, with the old
  * item when ReturnValuesOnConditionCheckFailure is ALL_OLD), ReturnValues,
  * strongly consistent Get/Scan, and Query on the table or a sparse index.
+ * The low-level client's GetItem/PutItem/UpdateItem/DeleteItem are served too,
+ * with marshalled attributes in and out (Powertools' idempotency persistence
+ * layer sends those), by the same conditions and writes.
  * The port contract suites (test/simulation/contracts) run the same adapters
  * on this and on DynamoDB Local, so the two cannot drift apart unnoticed.
  *
@@ -86,22 +97,57 @@ export class MemoryDynamoDb {
     if (command instanceof BatchGetCommand) return this.batchGet(command.input.RequestItems ?? {});
     if (command instanceof QueryCommand) return this.query(command.input);
     if (command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand) {
-      const input = command.input as WriteInput;
       const kind = command instanceof PutCommand ? 'Put' : command instanceof UpdateCommand ? 'Update' : 'Delete';
-      this.beforeWrite(input.TableName, kind);
-      const write = this.prepare(kind, input);
-      if (!write.conditionHolds) {
-        throw new ConditionalCheckFailedException({
-          message: 'The conditional request failed',
-          $metadata: {},
-          Item: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && write.old ? marshall(write.old) : undefined,
-        });
-      }
-      this.commit([write]);
-      return { Attributes: clone(returnValues(input, write.old, write.next)) };
+      return { Attributes: clone(this.write(kind, command.input as WriteInput)) };
     }
+    if (
+      command instanceof GetItemCommand ||
+      command instanceof PutItemCommand ||
+      command instanceof UpdateItemCommand ||
+      command instanceof DeleteItemCommand
+    )
+      return this.executeLowLevel(command);
     if (command instanceof TransactWriteCommand) return this.transact(command.input.TransactItems ?? []);
     throw new Error(`MemoryDynamoDb: unsupported command ${(command as object).constructor.name}`);
+  }
+
+  /** One conditional Put/Update/Delete: the ReturnValues attributes (not copied), or ConditionalCheckFailed. */
+  private write(kind: 'Put' | 'Update' | 'Delete', input: WriteInput): Item | undefined {
+    this.beforeWrite(input.TableName, kind);
+    const write = this.prepare(kind, input);
+    if (!write.conditionHolds) {
+      // The exception carries the old item marshalled, from the document client as from the low-level one.
+      throw new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+        Item: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && write.old ? marshall(write.old) : undefined,
+      });
+    }
+    this.commit([write]);
+    return returnValues(input, write.old, write.next);
+  }
+
+  /** The low-level client's item commands: attribute values unmarshalled in, marshalled out. */
+  private executeLowLevel(
+    command: GetItemCommand | PutItemCommand | UpdateItemCommand | DeleteItemCommand,
+  ): Record<string, unknown> {
+    const input = command.input;
+    const plain = (attributes: Record<string, AttributeValue> | undefined) =>
+      attributes === undefined ? undefined : (unmarshall(attributes) as Item);
+    const out = (item: Item | undefined) =>
+      item === undefined ? undefined : marshall(item, { removeUndefinedValues: true });
+    if (command instanceof GetItemCommand) {
+      const table = command.input.TableName!;
+      return { Item: out(this.table(table).items.get(this.keyOf(table, plain(command.input.Key)!))) };
+    }
+    const kind = command instanceof PutItemCommand ? 'Put' : command instanceof UpdateItemCommand ? 'Update' : 'Delete';
+    const writeInput = {
+      ...input,
+      Item: plain((input as PutItemCommand['input']).Item),
+      Key: plain((input as UpdateItemCommand['input']).Key),
+      ExpressionAttributeValues: plain((input as UpdateItemCommand['input']).ExpressionAttributeValues),
+    } as WriteInput;
+    return { Attributes: out(this.write(kind, writeInput)) };
   }
 
   /** BatchGetItem, read consistently; a missing key is simply absent, as on DynamoDB. Top-level projections only. */

@@ -238,3 +238,31 @@ test("a consumer's metrics are read under its spec name, hyphens included", () =
   expect(verification.consumerMetrics['gift-cards']).toEqual({ DuplicateSuppressed: 3, EffectApplied: 7 });
   expect(verification.duplicatesSuppressed['gift-cards']).toBe(3);
 });
+
+test('one key answered 201 to two different request bodies is a replay violation: a key reused with another body must be refused', () => {
+  const reused: PlannedRequest = {
+    ...plan[0],
+    index: 1,
+    op: 'retry-sequential',
+    body: { ...plan[0].body!, customerId: `${RUN}-c2` },
+  };
+  const firstAnswer = JSON.stringify({ orderId, customerId: `${RUN}-c1` });
+  const facts = (requests: PlannedRequest[]) =>
+    checkInvariants({
+      runId: RUN,
+      plan: requests,
+      observations: [answered(201, firstAnswer), { ...answered(201, firstAnswer), index: 1, replayed: true }],
+      orderIdOf: deriveOrderId,
+      isPoison: () => false,
+      pendingOutbox: 0,
+      orderItems: [{ orderId, status: 'PLACED', customerId: `${RUN}-c1`, items: [], totalCents: 1000 }],
+      effectItems: [],
+      providerItems: [],
+      deadLetterQueues: [],
+    }).violations.filter((v) => v.invariant === 'replay');
+
+  expect(facts([plan[0], reused])).toEqual([
+    { invariant: 'replay', detail: `key ${CALLER} key-1: 201 for 2 different request bodies` },
+  ]);
+  expect(facts([plan[0], { ...plan[0], index: 1, op: 'retry-sequential' }])).toEqual([]);
+});

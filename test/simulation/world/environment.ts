@@ -29,6 +29,8 @@ const PLACEHOLDERS: Record<string, string> = {
   ORDERS_TABLE_NAME: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
   [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(CONSUMERS)),
+  IDEMPOTENCY_TABLE_NAME: 'unused',
+  IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',
 };
 for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;
 

@@ -4,8 +4,10 @@ import { MemoryDynamoDb } from '../memory-dynamodb';
 
 export const ORDERS_TABLE = 'Orders';
 export const EFFECTS_TABLE = 'Effects';
+/** Powertools' idempotency records of POST /orders (keyed on `id`, as the stack declares it). */
+export const IDEMPOTENCY_TABLE = 'Idempotency';
 
-/** The two tables the adapters use, with the keys and the sparse index the stack declares. */
+/** The tables the adapters use, with the keys and the sparse index the stack declares. */
 export function createSimulatedTables(db: MemoryDynamoDb): void {
   db.createTable(ORDERS_TABLE, {
     hash: 'pk',
@@ -13,6 +15,7 @@ export function createSimulatedTables(db: MemoryDynamoDb): void {
     indexes: { [PENDING_OUTBOX_INDEX]: { hash: 'pendingShard', range: 'createdAt' } },
   });
   db.createTable(EFFECTS_TABLE, { hash: 'pk', range: 'sk' });
+  db.createTable(IDEMPOTENCY_TABLE, { hash: 'id' });
 }
 
 export function memoryTableStore(): TableStore & { db: MemoryDynamoDb } {

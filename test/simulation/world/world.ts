@@ -36,15 +36,16 @@ import { validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/messa
 import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
 import { ENV } from '../../../lambdas/shared/env-names';
 import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
-import { IdempotencyKeyReusedError, placeOrder } from '../../../lambdas/use-cases/place-order';
+import { IdempotencyKeyReusedError } from '../../../lambdas/use-cases/place-order';
 import type { Observation } from '../../../loadtest/drive';
 import type { PlannedRequest } from '../../../loadtest/plan';
 import { checkInvariants, type Verification } from '../../../loadtest/verify';
 import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
+import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, placeOrderEvent, type ApiIdempotency } from './api';
 import { consumerRoutes, handlerFactory, queueNamesOf, type HandlerFactory } from './consumers';
-import { Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
+import { FunctionTimeout, Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
 import { SimProviders } from './provider';
-import { Scheduler } from './scheduler';
+import { EPOCH_MS, Scheduler } from './scheduler';
 import { SimQueue, type SimMessage } from './sqs';
 import { StreamMapping, type BatchOutcome, type StreamRecordBase } from './stream';
 import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
@@ -62,7 +63,7 @@ export interface FaultRates {
   /** Per outside call of any invocation: the process dies at that await point. */
   crashPerCall: number;
   /**
-   * Per outside call of the relay, the sweeper or a consumer: the call hangs
+   * Per outside call of the relay, the sweeper, a consumer or POST /orders: the call hangs
    * past the function's timeout and Lambda stops the function (its result is
    * lost; the call may still land).
    */
@@ -110,8 +111,14 @@ export interface Guards {
   dedupeOn: 'eventId' | 'messageId';
   /** Fulfilment's per-order version condition. */
   versionCheck: boolean;
-  /** Whom keys and orders are scoped to: the API's own `callerOf` (principal), or the raw session ARN (a bug). */
+  /**
+   * Whom keys and orders are scoped to: the principal (the API's own `callerOf`
+   * on an assumed-role session), or each session (a bug; here each session
+   * signs as an identity of its own, so the deployed handler scopes to it).
+   */
   callerScope: 'principal' | 'session';
+  /** POST /orders' Powertools idempotency layer, or a break of it (see ApiIdempotency). */
+  apiIdempotency: ApiIdempotency;
   /**
    * Whether a duplicate asks the inbox if its provider call is still owed (the
    * ledgers' `providerCallPending`). Off (a bug): every duplicate calls the
@@ -151,6 +158,8 @@ export interface SimulationOptions {
   cancelChance: number;
   concurrentRetryChance: number;
   replayChance: number;
+  /** A client sends its key again with another body (a client bug): it must get 422, never the first order. */
+  keyReuseChance: number;
   faults: FaultRates;
   guards: Guards;
   settings: Settings;
@@ -220,6 +229,7 @@ export const ALL_GUARDS: Guards = {
   callerScope: 'principal',
   providerCompletion: true,
   retryBudget: 'budget',
+  apiIdempotency: 'powertools',
 };
 
 export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
@@ -231,6 +241,7 @@ export function simulationOptions(overrides: Partial<SimulationOptions> & { seed
     cancelChance: 0.2,
     concurrentRetryChance: 0.1,
     replayChance: 0.1,
+    keyReuseChance: 0.02,
     faults: DEFAULT_FAULTS,
     guards: ALL_GUARDS,
     settings: DEFAULT_SETTINGS,
@@ -259,6 +270,8 @@ interface StreamRecord extends StreamRecordBase {
   image: Record<string, AttributeValue>;
 }
 
+/** A client retries a 409 (its key in flight) this many times: past a crashed attempt's 10 s in-progress record. */
+const MAX_IN_FLIGHT_RETRIES = 20;
 /** The retry budget before the fix (guard `retryBudget: 'seconds'`): 5 receives, full jitter from 2 s, capped at 60 s (FIFO) and 300 s. */
 const OLD_MAX_RECEIVE_COUNT = 5;
 const oldBackoff = (fifo: boolean) => ({ baseSeconds: 2, capSeconds: fifo ? 60 : 300 });
@@ -437,12 +450,18 @@ export class World {
   async run(): Promise<SimulationResult> {
     const { scheduler, options } = this;
     const savedRandom = Math.random;
+    const savedNow = Date.now;
     const savedBypass = process.env.INBOX_BYPASS_BUILD;
     const savedRoutes = process.env[ENV.consumerRoutes];
+    const savedIdempotencyDisabled = process.env.POWERTOOLS_IDEMPOTENCY_DISABLED;
     // The real code draws backoff jitter from Math.random: the seed must decide it too.
     Math.random = scheduler.random;
+    // Powertools' idempotency layer reads the time from Date.now (record expiry, in-progress expiry, its put's condition).
+    Date.now = () => EPOCH_MS + scheduler.now;
     // The relay's routing as the stack hands it over, for this world's consumer list.
     process.env[ENV.consumerRoutes] = JSON.stringify(this.routes);
+    // Powertools' own off switch, read when a handler's idempotency config is built: the 'bypassed' break.
+    if (options.guards.apiIdempotency === 'bypassed') process.env.POWERTOOLS_IDEMPOTENCY_DISABLED = 'true';
     // The inbox-claim guard can only be switched off in the local build (the bundles of every
     // other build drop the switch); this run is that build when it switches the guard off.
     if (!options.guards.inboxClaim) process.env.INBOX_BYPASS_BUILD = 'true';
@@ -494,6 +513,8 @@ export class World {
       return this.result();
     } finally {
       Math.random = savedRandom;
+      Date.now = savedNow;
+      restoreEnv('POWERTOOLS_IDEMPOTENCY_DISABLED', savedIdempotencyDisabled);
       restoreEnv('INBOX_BYPASS_BUILD', savedBypass);
       restoreEnv(ENV.consumerRoutes, savedRoutes);
     }
@@ -517,10 +538,11 @@ export class World {
       session: 1,
       key: `key-${index}`,
       request,
-      fingerprint: `fp-${index}`,
       chains: 0,
       created: false,
       replayed: false,
+      reusedKey: false,
+      cancelled: false,
     };
     this.activeClients += 1;
     this.place(client, 'new', 1);
@@ -532,16 +554,21 @@ export class World {
 
   /**
    * What a client does once none of its requests is in flight any more: maybe
-   * replay the request (same key), then maybe cancel. A replay is sent only
-   * before the cancel: the API's idempotency record (which would replay the
-   * first answer after a cancel too) is not simulated.
+   * replay the request (same key and body; again after a cancel, when the API
+   * must still answer with the first answer), maybe send the key again with
+   * another body (it must get 422), then maybe cancel.
    */
   private afterRequests(client: Client): void {
     const { scheduler, options } = this;
     if (client.created && !client.replayed && scheduler.chance(options.replayChance)) {
       client.replayed = true;
       scheduler.at(scheduler.between(100, 600_000), () => this.place(client, 'retry-sequential', 1));
-    } else if (client.created && scheduler.chance(options.cancelChance)) {
+    } else if (client.created && !client.reusedKey && scheduler.chance(options.keyReuseChance)) {
+      client.reusedKey = true;
+      const other = { ...client.request, customerId: `${client.request.customerId}-other` };
+      scheduler.fault('client-key-reuse', client.key);
+      scheduler.at(scheduler.between(100, 600_000), () => this.place(client, 'retry-sequential', 1, false, other));
+    } else if (client.created && !client.cancelled && scheduler.chance(options.cancelChance)) {
       scheduler.at(scheduler.between(0, 120_000), () => this.cancel(client, 1));
     } else {
       this.activeClients -= 1;
@@ -549,7 +576,19 @@ export class World {
     }
   }
 
-  private place(client: Client, op: PlannedRequest['op'], attempt: number, continuesChain = false): void {
+  /**
+   * One POST /orders through the deployed create-order handler (Powertools'
+   * idempotency layer, then the use case), then what the client does with
+   * the answer: retry the same key after no answer or a 5xx, and after a 409
+   * (in flight) once its Retry-After has passed.
+   */
+  private place(
+    client: Client,
+    op: PlannedRequest['op'],
+    attempt: number,
+    continuesChain = false,
+    body: PlaceOrderRequest = client.request,
+  ): void {
     const { scheduler } = this;
     const index = this.plan.length;
     if (!continuesChain) client.chains += 1;
@@ -558,42 +597,64 @@ export class World {
       scheduler.fault('credential-rotation', `${client.caller} now signs as session ${client.session}`);
     }
     // The intent is the client's, whatever session signs it (the verification groups by plan.caller).
-    this.plan.push({ index, op, caller: client.caller, method: 'POST', path: '/orders', idempotencyKey: client.key });
-    const invocation = this.invocation(`api-place`);
-    const startedAt = scheduler.now;
-    const caller = this.apiCaller(client.caller, client.session);
-    scheduler.trace(`${invocation.name} ${caller} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
-    placeOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
-      caller,
+    this.plan.push({
+      index,
+      op,
+      caller: client.caller,
+      method: 'POST',
+      path: '/orders',
       idempotencyKey: client.key,
-      fingerprint: client.fingerprint,
-      request: client.request,
-      now: scheduler.date(),
-    })
+      body,
+    });
+    const invocation = this.invocation('api-place', CREATE_ORDER_TIMEOUT_SECONDS);
+    const startedAt = scheduler.now;
+    const userArn = this.apiUserArn(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${userArn} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
+    const handler = createOrderHandler(invocation, this.db, this.options.guards.apiIdempotency, this.now);
+    const context = this.contextOf(invocation, CREATE_ORDER_TIMEOUT_SECONDS);
+    invocation
+      .run(() => handler(placeOrderEvent(userArn, client.key, body), context))
       .then(
-        (view) => ({ status: 201 as number | 'no-response', body: JSON.stringify(view) }),
-        (error) => ({ status: this.statusOf(error, invocation.name), body: undefined }),
+        (response) => {
+          if (response.statusCode === 500 && !invocation.crashed)
+            this.unexpectedErrors.push(`${invocation.name}: 500 ${response.body}`);
+          return {
+            status: response.statusCode as number | 'no-response',
+            body: response.body as string | undefined,
+            replayed: response.headers['Idempotent-Replayed'] === 'true',
+          };
+        },
+        (error) => ({ status: this.statusOf(error, invocation.name), body: undefined, replayed: false }),
       )
       .then((answer) => {
-        if (invocation.crashed) answer = { status: 'no-response', body: undefined };
+        if (invocation.crashed || invocation.timedOut)
+          answer = { status: 'no-response', body: undefined, replayed: false };
         else if (answer.status !== 'no-response' && scheduler.chance(this.options.faults.responseLost)) {
           scheduler.fault('response-lost', `${invocation.name} ${client.key}`);
-          answer = { status: 'no-response', body: undefined };
+          answer = { status: 'no-response', body: undefined, replayed: false };
         }
         this.observations.push({
           index,
           status: answer.status,
           body: answer.body,
-          replayed: false,
+          replayed: answer.replayed,
           startedAt,
           latencyMs: scheduler.now - startedAt,
         });
-        scheduler.trace(`${invocation.name} answered ${answer.status} to ${client.caller} key=${client.key}`);
+        scheduler.trace(
+          `${invocation.name} answered ${answer.status}${answer.replayed ? ' (replayed)' : ''} to ${client.caller} key=${client.key}`,
+        );
         if (answer.status === 201) client.created = true;
-        else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
+        else if (answer.status === 409 && attempt < MAX_IN_FLIGHT_RETRIES) {
+          // In flight elsewhere (or a crashed attempt's record, until its in-progress expiry): Retry-After 1 s.
+          scheduler.at(scheduler.between(1000, 2000), () =>
+            this.place(client, 'retry-sequential', attempt + 1, true, body),
+          );
+          return;
+        } else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
           // The retry continues this chain: the client is still busy with the key.
           scheduler.at(scheduler.between(200, 2000 * attempt), () =>
-            this.place(client, 'retry-sequential', attempt + 1, true),
+            this.place(client, 'retry-sequential', attempt + 1, true, body),
           );
           return;
         }
@@ -616,7 +677,9 @@ export class World {
     });
     const invocation = this.invocation('api-cancel');
     const caller = this.apiCaller(client.caller, client.session);
-    scheduler.trace(`${invocation.name} ${caller} POST /orders/${orderId}/cancel (attempt ${attempt})`);
+    scheduler.trace(
+      `${invocation.name} ${caller} POST /orders/${orderId}/cancel key=${client.key} (attempt ${attempt})`,
+    );
     cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
       caller,
       orderId,
@@ -629,23 +692,35 @@ export class World {
       .then((status) => {
         if (invocation.crashed) status = 'no-response';
         this.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
-        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId}`);
+        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId} key=${client.key}`);
         if ((status === 'no-response' || status >= 500) && attempt < 8)
           scheduler.at(scheduler.between(200, 2000 * attempt), () => this.cancel(client, attempt + 1));
-        else this.activeClients -= 1;
+        else if (status === 200) {
+          // Cancelled: the client may still replay its POST, which must answer as the first time.
+          client.cancelled = true;
+          client.replayed = false;
+          this.afterRequests(client);
+        } else this.activeClients -= 1;
       });
   }
 
   /**
-   * Who the API says is calling: the real `callerOf` applied to the request
-   * context an assumed-role session produces (with the guard off: the raw session ARN).
+   * The identity a client's session signs with: an assumed-role session of
+   * the client's role (the API's `callerOf` maps it to the role); with the
+   * session-scope guard off, an identity per session, which is what scoping
+   * to the session makes of it.
    */
+  private apiUserArn(client: string, session: number): string {
+    return this.options.guards.callerScope === 'session'
+      ? `arn:aws:iam::111122223333:user/${client}.session-${session}`
+      : `arn:aws:sts::111122223333:assumed-role/${client}/session-${session}`;
+  }
+
+  /** Who the API says is calling: the real `callerOf` on the request context that identity produces. */
   private apiCaller(client: string, session: number): string {
-    const userArn = `arn:aws:sts::111122223333:assumed-role/${client}/session-${session}`;
-    if (this.options.guards.callerScope === 'session') return userArn;
-    const event = { requestContext: { identity: { userArn, caller: `AROAEXAMPLE:session-${session}` } } };
+    const event = { requestContext: { identity: { userArn: this.apiUserArn(client, session) } } };
     const caller = callerOf(event as unknown as APIGatewayProxyEvent);
-    if (caller === undefined) throw new Error('callerOf found no caller on an assumed-role request');
+    if (caller === undefined) throw new Error('callerOf found no caller on a simulated request');
     return caller;
   }
 
@@ -664,7 +739,7 @@ export class World {
 
   /** The API's error classes: 422 for key reuse, 503 for a dependency that failed transiently, no answer on a crash. */
   private statusOf(error: unknown, who: string): number | 'no-response' {
-    if (error instanceof SimulatedCrash) return 'no-response';
+    if (error instanceof SimulatedCrash || error instanceof FunctionTimeout) return 'no-response';
     if (error instanceof IdempotencyKeyReusedError) return 422;
     if (error instanceof TransactionCanceledException || error instanceof ServiceUnavailable) return 503;
     this.unexpectedErrors.push(`${who}: ${String(error)}`);
@@ -1010,11 +1085,13 @@ interface Client {
   /** The client's role session; it changes when its credentials rotate. */
   session: number;
   request: PlaceOrderRequest;
-  fingerprint: string;
   /** Requests of this client in flight or waiting to be retried. */
   chains: number;
   created: boolean;
+  /** Replayed since the last cancel (or ever, before one). */
   replayed: boolean;
+  reusedKey: boolean;
+  cancelled: boolean;
 }
 
 /** The stream event the relay's event source mapping delivers: INSERTs, new images, in shard order. */
