@@ -194,7 +194,13 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseEnvelope,
-    apply: (event) => apply${id}Effect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }),
+    apply: (event, record) =>
+      apply${id}Effect(event, {
+        consumer: SPEC.name,
+        eventTypes: SPEC.eventTypes,
+        ledger: wiring.ledgerFor(ledger, record),
+        provider,
+      }),
   });
 }
 

@@ -9,7 +9,7 @@ import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../domain/backoff';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
 import { inboxClaimDisabled } from '../faults/inbox-bypass';
 import type { ConsumerSpec } from '../messaging/consumer-spec';
-import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
+import type { ProviderCallRecord } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { metrics } from '../shared/observability';
@@ -64,7 +64,7 @@ export interface ConsumerDependencies {
    * the simulation's guard switches replace it, to prove it notices an inbox
    * keyed on the SQS message id; they need the record for that.
    */
-  ledgerFor?: <L extends FulfilmentLedger | LoyaltyLedger>(ledger: L, record: SQSRecord) => L;
+  ledgerFor?: <L extends ProviderCallRecord>(ledger: L, record: SQSRecord) => L;
 }
 
 /** A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name. */

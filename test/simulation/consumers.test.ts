@@ -55,25 +55,20 @@ test("the relay's routes name every consumer's simulated queue, in the world and
   expect(loaded).toEqual(world.routes.filter((r) => r.consumer !== 'audit'));
 });
 
-// Needs the relay to route by ENV.consumerRoutes and the loyalty handler's ledger to claim under the
-// wiring's consumer name (today it publishes to two fixed queues and claims as 'loyalty'): until both
-// are in, this fails, and `test.failing` says so; once they are, make it `test`.
-test.failing(
-  'a third consumer on the list is delivered every OrderPlaced: its handler claims each in its own inbox',
-  async () => {
-    const world = new World(options, withAudit);
+// The relay routes by the list and the ledger claims under the wiring's (the spec's) name: audit gets its own inbox.
+test('a third consumer on the list is delivered every OrderPlaced: its handler claims each in its own inbox', async () => {
+  const world = new World(options, withAudit);
 
-    await world.run();
+  await world.run();
 
-    const placed = world.db
-      .storedItems(ORDERS_TABLE)
-      .filter((item) => item.entity === 'ORDER')
-      .map((order) => orderPlacedEventId(String(order.orderId)));
-    const claims = new Set(world.db.storedItems(EFFECTS_TABLE).map((item) => String(item.pk)));
-    expect(placed.length).toBeGreaterThan(0);
-    expect(placed.filter((eventId) => !claims.has(`INBOX#audit#${eventId}`))).toEqual([]);
-  },
-);
+  const placed = world.db
+    .storedItems(ORDERS_TABLE)
+    .filter((item) => item.entity === 'ORDER')
+    .map((order) => orderPlacedEventId(String(order.orderId)));
+  const claims = new Set(world.db.storedItems(EFFECTS_TABLE).map((item) => String(item.pk)));
+  expect(placed.length).toBeGreaterThan(0);
+  expect(placed.filter((eventId) => !claims.has(`INBOX#audit#${eventId}`))).toEqual([]);
+});
 
 test('a consumer list the stack would refuse is refused by the world too, with the reason', () => {
   expect(() => new World(options, [...CONSUMERS, { ...audit, name: 'Audit' }])).toThrow(
