@@ -3,6 +3,7 @@ import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { CONSUMERS } from '../../lambdas/consumers';
 import type { EntryPoint } from '../../lambdas/entry-points';
 import {
   entryPointPath,
@@ -14,10 +15,11 @@ import { cdkContext } from '../support/synth';
 
 /**
  * Fault code is in a bundle only when the stack is synthesized with it: the
- * relay and consumer entry points are bundled here exactly as the function
+ * relay and every consumer's entry point (the consumer list, so a consumer
+ * added by new:consumer is searched too) are bundled here exactly as the function
  * construct bundles them (its `lambdaBundling`), and the output is searched.
  */
-const FAULT_ENTRIES: EntryPoint[] = ['fulfilment-consumer', 'loyalty-consumer', 'outbox-relay'];
+const FAULT_ENTRIES: EntryPoint[] = [...CONSUMERS.map((c) => c.entryPoint), 'outbox-relay'];
 
 /** Strings only fault code carries. `\bFAULT_` skips the SDK's DEFAULT_* settings. */
 const FAULT_MARKERS: Record<string, RegExp> = {
