@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommandInput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { useUnitEnvironment } from './handlers';
@@ -55,4 +55,18 @@ export async function loadWithMockedSdk<H>(
   });
   if (loaded === undefined) throw new Error('the handler did not load');
   return loaded;
+}
+
+/** A mocked SendMessageBatch that accepts every entry, unless `fail` names it (SQS then lists it under Failed). */
+export function acceptEntries(fail: (queueUrl: string, entry: SendMessageBatchRequestEntry) => boolean = () => false) {
+  return (input: SendMessageBatchCommandInput) => {
+    const entries = input.Entries ?? [];
+    const failed = entries.filter((e) => fail(String(input.QueueUrl), e));
+    return {
+      Successful: entries
+        .filter((e) => !failed.includes(e))
+        .map((e) => ({ Id: e.Id, MessageId: `msg-${e.Id}`, MD5OfMessageBody: 'md5' })),
+      Failed: failed.map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'try again' })),
+    };
+  };
 }

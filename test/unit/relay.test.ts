@@ -15,7 +15,7 @@ import type { OrderEvent } from '../../lambdas/domain/events';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
-import { loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
+import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
@@ -69,20 +69,6 @@ beforeAll(async () => {
   relay = await load<RelayHandler>('outbox-relay');
   sweeper = await load<SweeperHandler>('outbox-sweeper');
 });
-
-/** SendMessageBatch that accepts every entry, unless `fail` names it. */
-function acceptEntries(fail: (queueUrl: string, entry: SendMessageBatchRequestEntry) => boolean = () => false) {
-  return (input: SendMessageBatchCommandInput) => {
-    const entries = input.Entries ?? [];
-    const failed = entries.filter((e) => fail(String(input.QueueUrl), e));
-    return {
-      Successful: entries
-        .filter((e) => !failed.includes(e))
-        .map((e) => ({ Id: e.Id, MessageId: `msg-${e.Id}`, MD5OfMessageBody: 'md5' })),
-      Failed: failed.map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'try again' })),
-    };
-  };
-}
 
 beforeEach(() => {
   for (const h of [relay, sweeper]) {

@@ -1,14 +1,10 @@
-import {
-  SendMessageBatchCommand,
-  SQSClient,
-  type SendMessageBatchCommandInput,
-  type SendMessageBatchRequestEntry,
-} from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SqsEventPublisher } from '../../lambdas/adapters/sqs-event-publisher';
 import type { EventEnvelope } from '../../lambdas/messaging/envelope';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { logger } from '../../lambdas/shared/observability';
+import { acceptEntries } from '../support/mocked-sdk';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 
 /**
@@ -29,20 +25,6 @@ const ROUTES: ConsumerRoute[] = [
 
 const sqs = mockClient(SQSClient);
 const client = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-
-/** SendMessageBatch accepting every entry, unless `fail` names it. */
-function acceptEntries(fail: (queueUrl: string, entry: SendMessageBatchRequestEntry) => boolean = () => false) {
-  return (input: SendMessageBatchCommandInput) => {
-    const entries = input.Entries ?? [];
-    const failed = entries.filter((e) => fail(String(input.QueueUrl), e));
-    return {
-      Successful: entries
-        .filter((e) => !failed.includes(e))
-        .map((e) => ({ Id: e.Id, MessageId: `msg-${e.Id}`, MD5OfMessageBody: 'md5' })),
-      Failed: failed.map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'try again' })),
-    };
-  };
-}
 
 const sentTo = (queueUrl: string): SendMessageBatchRequestEntry[] =>
   sqs
