@@ -35,13 +35,18 @@ type SweeperHandler = (
 }>;
 
 const ORDERS_TABLE = 'orders-table';
-const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo';
-const STANDARD_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty';
+const queueUrlOf = (consumer: string, fifo: boolean) =>
+  `https://sqs.us-east-1.amazonaws.com/123456789012/${consumer}${fifo ? '.fifo' : ''}`;
+const FIFO_URL = queueUrlOf('fulfilment', true);
+const STANDARD_URL = queueUrlOf('loyalty', false);
 const SWEEP_AGE_SECONDS = 300;
-/** The stack's routing: each consumer on the list, fulfilment at FIFO_URL, loyalty at STANDARD_URL. */
+/**
+ * The stack's routing: each consumer on the list at a queue of its own (fulfilment at FIFO_URL, loyalty at
+ * STANDARD_URL), so a consumer added to the list (npm run new:consumer) changes nothing these tests count.
+ */
 const ROUTES: ConsumerRoute[] = CONSUMERS.map(({ name, fifo, eventTypes }) => ({
   consumer: name,
-  queueUrl: name === 'fulfilment' ? FIFO_URL : STANDARD_URL,
+  queueUrl: queueUrlOf(name, fifo),
   fifo,
   eventTypes: [...eventTypes],
 }));
