@@ -21,6 +21,7 @@ import {
   unexpectedErrorResponse,
   type HttpResponse,
 } from '../handlers/http';
+import { ENV } from '../shared/env-names';
 
 /**
  * POST /orders: the HTTP idempotency contract (README, "HTTP API") around one use case.
@@ -87,9 +88,9 @@ export function makeCreateOrderHandler(parts: CreateOrderParts) {
 }
 
 const config = {
-  ordersTable: requireEnv('ORDERS_TABLE_NAME'),
-  idempotencyTable: requireEnv('IDEMPOTENCY_TABLE_NAME'),
-  keyExpirySeconds: requireIntEnv('IDEMPOTENCY_KEY_EXPIRY_SECONDS'),
+  ordersTable: requireEnv(ENV.ordersTable),
+  idempotencyTable: requireEnv(ENV.idempotencyTable),
+  keyExpirySeconds: requireIntEnv(ENV.idempotencyKeyExpirySeconds),
 };
 
 export const handler = makeCreateOrderHandler({

@@ -3,6 +3,7 @@ import { requireIntEnv } from '../shared/config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { sweepOutbox } from '../use-cases/relay-outbox';
 import { deployedOutboxWiring, type OutboxWiring } from '../handlers/outbox-wiring';
+import { ENV } from '../shared/env-names';
 
 /** Most pending items one sweep republishes; the next sweep, a minute later, takes the rest. */
 export const SWEEP_MAX_ITEMS = 500;
@@ -40,5 +41,5 @@ export function makeSweeperHandler(wiring: OutboxWiring, options: { minAgeSecond
 }
 
 export const handler = makeSweeperHandler(deployedOutboxWiring(), {
-  minAgeSeconds: requireIntEnv('OUTBOX_SWEEP_AGE_SECONDS'),
+  minAgeSeconds: requireIntEnv(ENV.outboxSweepAgeSeconds),
 });

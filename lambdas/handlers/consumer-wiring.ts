@@ -14,6 +14,7 @@ import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { metrics } from '../shared/observability';
 import { IN_PROCESS_RETRY, type ConsumerSettings } from './consumer-support';
+import { ENV } from '../shared/env-names';
 
 /** What a queue consumer is configured with: the stack's environment, read once at cold start. */
 export interface ConsumerConfig {
@@ -32,11 +33,11 @@ export interface ConsumerConfig {
 export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean }): ConsumerConfig {
   return {
     ...options,
-    effectsTable: requireEnv('EFFECTS_TABLE_NAME'),
-    providerTable: requireEnv('PROVIDER_LOG_TABLE_NAME'),
-    inboxTtlSeconds: requireIntEnv('INBOX_TTL_SECONDS'),
-    queueUrl: requireEnv('QUEUE_URL'),
-    deadLetterQueueUrl: requireEnv('DEAD_LETTER_QUEUE_URL'),
+    effectsTable: requireEnv(ENV.effectsTable),
+    providerTable: requireEnv(ENV.providerLogTable),
+    inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
+    queueUrl: requireEnv(ENV.queueUrl),
+    deadLetterQueueUrl: requireEnv(ENV.deadLetterQueueUrl),
     // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.
     backoff: {
       baseSeconds: optionalIntEnv(RETRY_ENV.baseSeconds, RETRY_BUDGET.baseSeconds),

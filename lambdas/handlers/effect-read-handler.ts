@@ -5,6 +5,7 @@ import type { EffectsReader } from '../ports/ledgers';
 import { requireEnv } from '../shared/config';
 import { logger } from '../shared/observability';
 import { json, notFound, problem, unexpectedErrorResponse, type HttpResponse } from './http';
+import { ENV } from '../shared/env-names';
 
 /**
  * A GET on one consumer effect (points of a customer, reserved stock of a SKU):
@@ -18,7 +19,7 @@ export function effectReadHandler(options: {
   body: (id: string, value: number) => Record<string, unknown>;
   missing: (id: string) => string;
 }): (event: APIGatewayProxyEvent, context: Context) => Promise<HttpResponse> {
-  const reader = new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv('EFFECTS_TABLE_NAME'));
+  const reader = new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv(ENV.effectsTable));
   return async (event, context) => {
     logger.addContext(context);
     const id = event.pathParameters?.[options.parameter];

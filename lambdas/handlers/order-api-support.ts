@@ -3,10 +3,11 @@ import { dynamoDbDocumentClient } from '../adapters/aws-clients';
 import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
 import { requireEnv } from '../shared/config';
 import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
+import { ENV } from '../shared/env-names';
 
 /** The repository for the read/cancel handlers, built once per process. */
 export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
-  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv('ORDERS_TABLE_NAME'));
+  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(ENV.ordersTable));
 }
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;
