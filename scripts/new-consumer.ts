@@ -169,8 +169,8 @@ function specSource(spec: ConsumerSpec): string {
 
 function entryPointSource(spec: ConsumerSpec, id: string): string {
   const queue = spec.fifo
-    ? 'FIFO queue: one entity’s events in order; a failed record stops its group.'
-    : 'Standard queue: records in parallel, in any order.';
+    ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
+    : 'Standard queue: records in parallel, in any order';
   return `import { DynamoDbEntityEffectLedger } from '../adapters/dynamodb-ledgers';
 import { consumerSpec } from '../consumers';
 import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
