@@ -14,7 +14,8 @@ import { signedFetch } from '../../local/api/sign';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { waitForDrain, queueDepth } from '../../loadtest/drain';
 import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../loadtest/faults';
-import { checkProviderCalls, scan } from '../../loadtest/verify';
+import { checkProviderCalls, EACH_EVENT_ONCE, scan } from '../../loadtest/verify';
+import { CONSUMERS } from '../../lambdas/consumers';
 import { eventually } from './fixtures';
 // ---- provider outage, cancel, redrive: imports (end) ----
 import { htmlReport, writeReports, type RunResults } from '../../loadtest/report';
@@ -180,10 +181,31 @@ test.each([
     const doubles = results.verification.violations.filter((v) => v.invariant === invariant);
     expect(doubles.length).toBeGreaterThan(0);
     for (const violation of doubles) expect(violation.detail).toMatch(detail);
+    // The generic invariant sees it too: the consumer's events have no inbox claim.
+    expect(unclaimedBy(results, consumer)).toBeGreaterThan(0);
     expect(htmlReport(results)).toContain('FAIL');
   },
   900_000,
 );
+
+// Every other consumer on the list (one made by `npm run new:consumer`, say) has no effect-specific invariant
+// here: the generic one (each event once per consumer) must fail the kit when its inbox claim is off.
+for (const { name } of CONSUMERS.filter((c) => c.name !== 'loyalty' && c.name !== 'fulfilment')) {
+  test(`the kit can fail: with the ${name} inbox claim disabled, the generic invariant reports its events`, async () => {
+    const results = await run(['resend'], 302, [name]);
+
+    expect(results.passed).toBe(false);
+    expect(unclaimedBy(results, name)).toBeGreaterThan(0);
+  }, 900_000);
+}
+
+/** How many of the consumer's events the generic invariant found without an inbox claim. */
+function unclaimedBy(results: RunResults, consumer: string): number {
+  return results.verification.violations.filter(
+    (v) =>
+      v.invariant === EACH_EVENT_ONCE && v.detail.startsWith(`${consumer}: `) && v.detail.includes('no inbox claim'),
+  ).length;
+}
 // --- end of the kit can fail ---
 
 // ---- provider outage, cancel, redrive (begin) ----
