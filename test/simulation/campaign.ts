@@ -15,6 +15,8 @@ export interface CampaignOptions {
   orders: number;
   ordersPerSchedule: number;
   firstSeed: number;
+  /** The schedules to run, in this order; default campaignSchedules(orders, ordersPerSchedule, firstSeed). */
+  schedules?: readonly Schedule[];
   base?: Partial<Omit<SimulationOptions, 'seed' | 'orders'>>;
   onProgress?: (done: { schedules: number; orders: number }) => void;
 }
@@ -42,6 +44,23 @@ export interface FailureReport {
   trace: string[];
 }
 
+/** One schedule of a campaign: its seed and how many orders it places. */
+export interface Schedule {
+  seed: number;
+  orders: number;
+}
+
+/** Seeds S, S+1, ... of K orders each (the last one fewer) until N orders: the campaign's schedules, in order. */
+export function campaignSchedules(orders: number, ordersPerSchedule: number, firstSeed: number): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (let done = 0, seed = firstSeed; done < orders; seed++) {
+    const count = Math.min(ordersPerSchedule, orders - done);
+    schedules.push({ seed, orders: count });
+    done += count;
+  }
+  return schedules;
+}
+
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
   const started = Date.now();
   const cpu = process.cpuUsage();
@@ -55,8 +74,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     faults: {},
     consequences: {},
   };
-  for (let seed = options.firstSeed; report.orders < options.orders; seed++) {
-    const orders = Math.min(options.ordersPerSchedule, options.orders - report.orders);
+  const schedules =
+    options.schedules ?? campaignSchedules(options.orders, options.ordersPerSchedule, options.firstSeed);
+  for (const { seed, orders } of schedules) {
     const result = await simulate(simulationOptions({ ...options.base, seed, orders }));
     report.schedules += 1;
     report.orders += orders;
@@ -75,6 +95,40 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   report.wallSeconds = (Date.now() - started) / 1000;
   report.cpuSeconds = (used.user + used.system) / 1e6;
   return report;
+}
+
+/**
+ * The reports of campaigns that ran disjoint parts of one schedule list side
+ * by side (`npm run sim -- --jobs N`), as one: counts added, CPU seconds added,
+ * the wall clock the caller measured. Each part stops at its own first failing
+ * schedule, having run all of its schedules before it, so the failure with the
+ * lowest seed is the one a single campaign would have stopped at: the result
+ * does not depend on how the schedules were shared out.
+ */
+export function mergeCampaignReports(parts: readonly CampaignReport[], wallSeconds: number): CampaignReport {
+  const merged: CampaignReport = {
+    schedules: 0,
+    orders: 0,
+    requests: 0,
+    events: 0,
+    wallSeconds,
+    cpuSeconds: 0,
+    faults: {},
+    consequences: {},
+  };
+  for (const part of parts) {
+    merged.schedules += part.schedules;
+    merged.orders += part.orders;
+    merged.requests += part.requests;
+    merged.events += part.events;
+    merged.cpuSeconds += part.cpuSeconds;
+    for (const [kind, count] of Object.entries(part.faults)) merged.faults[kind] = (merged.faults[kind] ?? 0) + count;
+    for (const [kind, count] of Object.entries(part.consequences))
+      merged.consequences[kind] = (merged.consequences[kind] ?? 0) + count;
+  }
+  const failures = parts.flatMap((part) => (part.failure === undefined ? [] : [part.failure]));
+  merged.failure = failures.sort((a, b) => a.seed - b.seed)[0];
+  return merged;
 }
 
 export function failed(result: SimulationResult): boolean {

@@ -1,4 +1,14 @@
-import { formatFailure, runCampaign } from './campaign';
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import {
+  campaignSchedules,
+  formatFailure,
+  mergeCampaignReports,
+  runCampaign,
+  type CampaignOptions,
+  type CampaignReport,
+  type Schedule,
+} from './campaign';
 import {
   simulate,
   simulationOptions,
@@ -11,7 +21,7 @@ import {
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
- *                [--redrive-after SECONDS | --no-redrive] [--cancels SHARE] [--trace]
+ *                [--redrive-after SECONDS | --no-redrive] [--cancels SHARE] [--trace] [--jobs J]
  *
  * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
  * simulated (default 10,000), and prints orders per second, schedules explored
@@ -19,6 +29,11 @@ import {
  * how a failure's seed is replayed (`--trace` prints its whole trace).
  * The operator redrives both DLQs an hour after the last order by default.
  * Exits 1 on a violation, after printing the shrunk failure and its replay command.
+ *
+ * The schedules are independent, so they run in J processes side by side
+ * (default: one per core): each takes every J-th schedule, and the reports are
+ * added up. Each schedule's outcome depends on its seed alone, so the totals and
+ * the failure reported are those of one process (`--jobs 1`) running them all.
  */
 function parse(argv: string[]) {
   const options = {
@@ -26,6 +41,8 @@ function parse(argv: string[]) {
     seed: 1,
     perSchedule: 200,
     trace: false,
+    jobs: availableParallelism(),
+    part: undefined as Schedule[] | undefined,
     redriveAfter: DEFAULT_REDRIVE_AFTER_SECONDS as number | undefined,
     cancels: undefined as number | undefined,
   };
@@ -47,6 +64,9 @@ function parse(argv: string[]) {
     else if (flag === '--seed') options.seed = integer();
     else if (flag === '--per-schedule') options.perSchedule = Math.max(1, integer());
     else if (flag === '--trace') options.trace = true;
+    else if (flag === '--jobs') options.jobs = Math.max(1, integer());
+    // Internal: a child process of --jobs, given its share of the schedules.
+    else if (flag === '--part') options.part = JSON.parse(value()) as Schedule[];
     else if (flag === '--redrive-after') options.redriveAfter = integer();
     else if (flag === '--no-redrive') options.redriveAfter = undefined;
     else if (flag === '--cancels') {
@@ -84,7 +104,8 @@ function parse(argv: string[]) {
 }
 
 async function main(): Promise<number> {
-  const { orders, seed, perSchedule, trace, faults, guards, redriveAfter, cancels } = parse(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, cancels } = parse(argv);
   const mix = cancels === undefined ? {} : { cancelChance: cancels };
   if (trace) {
     const result = await simulate(
@@ -103,7 +124,7 @@ async function main(): Promise<number> {
     for (const v of result.verification.violations) console.log(`  - ${v.invariant}: ${v.detail}`);
     return result.verification.violations.length > 0 ? 1 : 0;
   }
-  const report = await runCampaign({
+  const campaign: CampaignOptions = {
     orders,
     ordersPerSchedule: perSchedule,
     firstSeed: seed,
@@ -111,7 +132,16 @@ async function main(): Promise<number> {
     onProgress: ({ schedules, orders: done }) => {
       if (schedules % 25 === 0) process.stderr.write(`  ${done} orders, ${schedules} schedules\n`);
     },
-  });
+  };
+  if (part !== undefined) {
+    console.log(PART_REPORT + JSON.stringify(await runCampaign({ ...campaign, schedules: part })));
+    return 0;
+  }
+  const schedules = campaignSchedules(orders, perSchedule, seed);
+  const report =
+    Math.min(jobs, schedules.length) <= 1
+      ? await runCampaign(campaign)
+      : await runInParallel(schedules, Math.min(jobs, schedules.length), argv);
   console.log(
     `simulated ${report.orders} orders (${report.requests} API requests) in ${report.schedules} schedules, seeds ${seed}..${seed + report.schedules - 1}`,
   );
@@ -130,6 +160,35 @@ async function main(): Promise<number> {
   }
   console.log('  every invariant held');
   return 0;
+}
+
+const PART_REPORT = 'campaign part report: ';
+
+/** Every J-th schedule to each of J child processes running this CLI with `--part`; their reports added up. */
+async function runInParallel(schedules: Schedule[], jobs: number, argv: string[]): Promise<CampaignReport> {
+  const started = Date.now();
+  const parts = Array.from({ length: jobs }, (_, j) => schedules.filter((_, i) => i % jobs === j));
+  const reports = await Promise.all(parts.map((part) => runPart(part, argv)));
+  return mergeCampaignReports(reports, (Date.now() - started) / 1000);
+}
+
+function runPart(part: Schedule[], argv: string[]): Promise<CampaignReport> {
+  return new Promise((resolve, reject) => {
+    // The same node, loader flags (tsx) and script as this process.
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, process.argv[1], ...argv, '--part', JSON.stringify(part)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(PART_REPORT));
+      if (code !== 0 || line === undefined) reject(new Error(`a campaign part exited with ${code}: ${stdout}`));
+      else resolve(JSON.parse(line.slice(PART_REPORT.length)) as CampaignReport);
+    });
+  });
 }
 
 /**
