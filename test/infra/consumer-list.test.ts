@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { CONSUMERS } from '../../lambdas/consumers';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
 import { readConfig } from '../../lib/config';
 import type { Pipelines } from '../../lib/constructs/pipelines';
@@ -36,6 +36,7 @@ import {
  */
 
 const AUDIT = THIRD_CONSUMER;
+const AUDIT_OUTPUTS = consumerOutputNames(AUDIT.name);
 const WITH_AUDIT: readonly ConsumerSpec[] = [...CONSUMERS, AUDIT];
 const DAY = 86_400;
 
@@ -51,7 +52,7 @@ let audit: TemplatePipeline;
 
 beforeAll(() => {
   ({ stack, template } = build(WITH_AUDIT, { faultInjection: 'true' }));
-  audit = pipelineOf(template, 'audit');
+  audit = pipelineOf(template, AUDIT.name);
 });
 
 const propsOf = (id: string) => resourceById(template, id).Properties ?? {};
@@ -83,7 +84,7 @@ const publishers = () => {
 };
 
 describe('a third consumer on the list', () => {
-  test('gets its outputs AuditQueueUrl and AuditDlqUrl, a standard queue and a standard DLQ', () => {
+  test(`gets its outputs ${AUDIT_OUTPUTS.queueUrl} and ${AUDIT_OUTPUTS.deadLetterQueueUrl}, a standard queue and a standard DLQ`, () => {
     expect(propsOf(audit.queueId).FifoQueue).toBeUndefined();
     expect(propsOf(audit.dlqId).FifoQueue).toBeUndefined();
     expect(referencedId(envOf(audit.functionId)[ENV.queueUrl])).toBe(audit.queueId);
@@ -164,7 +165,7 @@ describe('a third consumer on the list', () => {
     };
 
     for (const metricName of ['EffectApplied', 'DuplicateSuppressed', 'StaleEventIgnored', 'PermanentFailure']) {
-      const graphed = metrics.some((m) => m[1] === metricName && dimensionPairs(m).consumer === 'audit');
+      const graphed = metrics.some((m) => m[1] === metricName && dimensionPairs(m).consumer === AUDIT.name);
       expect({ metricName, graphed }).toEqual({ metricName, graphed: true });
     }
     const dlqGraphed = metrics.some(
@@ -182,14 +183,14 @@ describe('a third consumer on the list', () => {
       .flatMap((m) => m.MetricStat?.Metric.Dimensions ?? [])
       .filter((d) => d.Name === 'consumer')
       .map((d) => d.Value);
-    expect(consumers.sort()).toEqual(['audit', 'fulfilment', 'loyalty']);
+    expect(consumers.sort()).toEqual(WITH_AUDIT.map((c) => c.name).sort());
   });
 
   test('the relay and the sweeper route OrderPlaced to its queue, and may send to it', () => {
     for (const publisher of publishers()) {
       expect(routesOf(template, publisher)).toEqual(expectedRoutes(template, WITH_AUDIT));
       expect(routesOf(template, publisher)).toContainEqual({
-        consumer: 'audit',
+        consumer: AUDIT.name,
         queueUrl: audit.queueId,
         fifo: false,
         eventTypes: ['OrderPlaced'],
@@ -201,8 +202,8 @@ describe('a third consumer on the list', () => {
   test('the pipelines look it up by name', () => {
     const pipelines = stack.node.findChild('Pipelines') as Pipelines;
 
-    expect(pipelines.all.map((p) => p.spec.name)).toEqual(['fulfilment', 'loyalty', 'audit']);
-    expect(pipelines.byName('audit').spec).toBe(AUDIT);
+    expect(pipelines.all.map((p) => p.spec.name)).toEqual(WITH_AUDIT.map((c) => c.name));
+    expect(pipelines.byName(AUDIT.name).spec).toBe(AUDIT);
     expect(() => pipelines.byName('nobody')).toThrow('No consumer pipeline named "nobody"');
   });
 
@@ -219,13 +220,13 @@ describe('a list the specs refuse fails synth with the reason', () => {
     [
       'an event type nobody produces',
       [...CONSUMERS, { ...AUDIT, eventTypes: ['OrderShipped'] }],
-      'consumer "audit": takes "OrderShipped", which no producer writes (known: OrderPlaced, OrderCancelled)',
+      `consumer "${AUDIT.name}": takes "OrderShipped", which no producer writes (known: OrderPlaced, OrderCancelled)`,
     ],
     ['a name used twice', [...CONSUMERS, { ...AUDIT, name: 'loyalty' }], 'consumer "loyalty": the name is used twice'],
     [
       'a FIFO consumer with a batching window',
       [...CONSUMERS, { ...AUDIT, fifo: true }],
-      'consumer "audit": FIFO event sources take no batching window (set 0)',
+      `consumer "${AUDIT.name}": FIFO event sources take no batching window (set 0)`,
     ],
     ['no consumer at all', [], 'No consumers: the consumer list needs at least one spec'],
   ])('%s', (_, consumers, message) => {

@@ -3,6 +3,7 @@ import { orderPlacedEventId } from '../../lambdas/domain/order';
 import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { parseRoutes } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
+import { unusedConsumerName } from '../support/consumer-list';
 import { handlerFactory } from './world/consumers';
 import { EFFECTS_TABLE, ORDERS_TABLE } from './world/tables';
 import { simulationOptions, World } from './world/world';
@@ -11,9 +12,10 @@ import { simulationOptions, World } from './world/world';
  * The world is built from the consumer list (lambdas/consumers.ts), so a
  * consumer added to it is simulated without editing the simulation. The third
  * consumer here reuses the loyalty entry point: no other handler exists yet.
+ * It is named like no consumer on the list.
  */
 const audit: ConsumerSpec = {
-  name: 'audit',
+  name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: ['OrderPlaced'],
   entryPoint: 'loyalty-consumer',
@@ -31,14 +33,14 @@ test('a third consumer on the list gets its own queue, DLQ and function: poison 
 
   expect(result.faults['poison-message']).toBe(2);
   expect(result.verification.deadLetters).toContainEqual({
-    queue: 'audit DLQ',
+    queue: `${audit.name} DLQ`,
     cause: 'poison (SchemaViolation)',
     count: 2,
     expected: true,
   });
   // Copied by the handler (not moved by SQS), with the consumer's name from its wiring.
-  const copies = world.consumers.get('audit')!.deadLetterQueue.all();
-  expect(copies.map((m) => m.attributes.consumer)).toEqual(['audit', 'audit']);
+  const copies = world.consumers.get(audit.name)!.deadLetterQueue.all();
+  expect(copies.map((m) => m.attributes.consumer)).toEqual([audit.name, audit.name]);
   // Only the poison is there. (Other invariants are not this list's: a second loyalty handler credits points twice.)
   expect(result.verification.violations.filter((v) => v.invariant === 'dlq')).toEqual([]);
 });
@@ -52,7 +54,7 @@ test("the relay's routes name every consumer's simulated queue, in the world and
   expect(routes).toEqual(
     withAudit.map((spec) => [spec.name, world.consumers.get(spec.name)!.queue.url, spec.fifo, spec.eventTypes]),
   );
-  expect(loaded).toEqual(world.routes.filter((r) => r.consumer !== 'audit'));
+  expect(loaded).toEqual(world.routes.filter((r) => r.consumer !== audit.name));
 });
 
 // The relay routes by the list and the ledger claims under the wiring's (the spec's) name: audit gets its own inbox.
@@ -67,7 +69,7 @@ test('a third consumer on the list is delivered every OrderPlaced: its handler c
     .map((order) => orderPlacedEventId(String(order.orderId)));
   const claims = new Set(world.db.storedItems(EFFECTS_TABLE).map((item) => String(item.pk)));
   expect(placed.length).toBeGreaterThan(0);
-  expect(placed.filter((eventId) => !claims.has(`INBOX#audit#${eventId}`))).toEqual([]);
+  expect(placed.filter((eventId) => !claims.has(`INBOX#${audit.name}#${eventId}`))).toEqual([]);
 });
 
 test('a consumer list the stack would refuse is refused by the world too, with the reason', () => {
@@ -75,7 +77,7 @@ test('a consumer list the stack would refuse is refused by the world too, with t
     'consumer "Audit": a name is 2-32 lower-case letters',
   );
   expect(() => new World(options, [...CONSUMERS, { ...audit, eventTypes: ['OrderShipped'] }])).toThrow(
-    'consumer "audit": takes "OrderShipped", which no producer writes',
+    `consumer "${audit.name}": takes "OrderShipped", which no producer writes`,
   );
 });
 

@@ -4,6 +4,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { parseRoutes, type ConsumerRoute } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
+import { unusedConsumerName } from './consumer-list';
 import { referencedId, resourceById, resourcesOfType } from './template';
 
 /**
@@ -22,10 +23,12 @@ export interface TemplatePipeline {
 /**
  * A third consumer for infra tests: standard, on OrderPlaced, running the
  * loyalty entry point, with batch settings unlike the other consumers', so
- * they can only come from this spec.
+ * they can only come from this spec. Named 'audit' unless a consumer on the
+ * list already is (then 'audit-2', ...); its outputs are
+ * `consumerOutputNames(THIRD_CONSUMER.name)`.
  */
 export const THIRD_CONSUMER: ConsumerSpec = Object.freeze({
-  name: 'audit',
+  name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: Object.freeze(['OrderPlaced']),
   entryPoint: 'loyalty-consumer',

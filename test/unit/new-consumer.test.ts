@@ -2,22 +2,27 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { unusedConsumerName } from '../support/consumer-list';
 
 /**
- * `npm run new:consumer` in a copy of the repository (the files git tracks,
- * with this checkout's node_modules linked in): what it generates must
+ * `npm run new:consumer` in a copy of the repository (the files git tracks or
+ * would track, so a consumer already generated here comes along, with this
+ * checkout's node_modules linked in): what it generates must
  * typecheck with the rest, pass lint, and its generated unit test must pass
  * there; a name it refuses must leave the copy as it was.
  *
  * One standard and one FIFO consumer are generated into the same copy, so one
  * typecheck and one jest run cover both templates. About a minute, most of it
- * the typecheck.
+ * the typecheck. Their names are ones no consumer on the list has ('audit'
+ * unless `npm run new:consumer -- audit` was run here, then 'audit-2', ...).
  */
 
 const REPO = resolve(__dirname, '../..');
+const STANDARD = unusedConsumerName('audit');
+const FIFO = unusedConsumerName('stock-audit');
 const GENERATED = [
-  { name: 'audit', args: ['audit'] },
-  { name: 'stock-audit', args: ['stock-audit', '--fifo'] },
+  { name: STANDARD, args: [STANDARD] },
+  { name: FIFO, args: [FIFO, '--fifo'] },
 ];
 const filesOf = (name: string) => [
   `lambdas/entry-points/${name}-consumer.ts`,
@@ -32,7 +37,10 @@ let copy: string;
 
 function copyOfRepository(): string {
   const root = mkdtempSync(join(tmpdir(), 'new-consumer-'));
-  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' }).split('\0');
+  const tracked = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  }).split('\0');
   for (const path of tracked) {
     if (path === '' || !existsSync(join(REPO, path))) continue;
     mkdirSync(dirname(join(root, path)), { recursive: true });
@@ -79,7 +87,7 @@ describe('refused names write nothing', () => {
     ['an upper-case name', ['Audit'], /lower-case letters, digits and hyphens/],
     ['the name of a consumer on the list', ['loyalty'], /a consumer named "loyalty" exists/],
     ['no name', [], /give one consumer name/],
-    ['an unknown option', ['audit', '--fifoo'], /Unknown option '--fifoo'/],
+    ['an unknown option', [STANDARD, '--fifoo'], /Unknown option '--fifoo'/],
   ])('%s: exit 1, one line on stderr, no file changed', (_what, args, reason) => {
     const before = snapshot();
 
@@ -124,15 +132,20 @@ describe('a standard and a FIFO consumer, generated', () => {
       expect(entryPoints).toContain(`'${name}-consumer': '${name}-consumer.ts',`);
     }
     // Above the marker, so the next one goes after them.
-    expect(consumers.indexOf("name: 'stock-audit'")).toBeGreaterThan(consumers.indexOf("name: 'audit'"));
+    expect(consumers.indexOf(`name: '${FIFO}'`)).toBeGreaterThan(consumers.indexOf(`name: '${STANDARD}'`));
     expect(consumers.indexOf('// new:consumer inserts above this line')).toBeGreaterThan(
-      consumers.indexOf("name: 'stock-audit'"),
+      consumers.indexOf(`name: '${FIFO}'`),
+    );
+    // Names are lower-case letters, digits and hyphens: nothing in them a pattern would read as special.
+    expect(consumers).toMatch(
+      new RegExp(
+        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\['OrderPlaced'\\],\\s+entryPoint: '${STANDARD}-consumer',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
+      ),
     );
     expect(consumers).toMatch(
-      /name: 'audit',\s+fifo: false,\s+eventTypes: \['OrderPlaced'\],\s+entryPoint: 'audit-consumer',\s+batchSize: 10,\s+batchingWindowSeconds: 1,\s+maxConcurrency: 10,/,
-    );
-    expect(consumers).toMatch(
-      /name: 'stock-audit',\s+fifo: true,\s+eventTypes: \['OrderPlaced', 'OrderCancelled'\],\s+entryPoint: 'stock-audit-consumer',\s+batchSize: 10,\s+batchingWindowSeconds: 0,/,
+      new RegExp(
+        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\['OrderPlaced', 'OrderCancelled'\\],\\s+entryPoint: '${FIFO}-consumer',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
+      ),
     );
   });
 

@@ -9,10 +9,12 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
+import { consumerId, consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
 import { waitForDrain } from '../../loadtest/drain';
 import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../loadtest/faults';
 import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../loadtest/sampler';
 import type { Target } from '../../loadtest/target';
+import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**
  * The proof kit finds every consumer's queues from the consumer list and the
@@ -22,9 +24,11 @@ import type { Target } from '../../loadtest/target';
 const sqs = mockClient(SQSClient);
 const dynamodb = mockClient(DynamoDBClient);
 
-// A FIFO third consumer that takes OrderCancelled only.
-const audit = { ...consumerSpec('fulfilment'), name: 'audit', eventTypes: ['OrderCancelled'] };
-const consumers = [...CONSUMERS, audit];
+// A FIFO third consumer that takes OrderCancelled only, named like no consumer on the list. The outputs below
+// are the example consumers' and its own, so the kit runs with those three.
+const audit = { ...consumerSpec('fulfilment'), name: unusedConsumerName('audit'), eventTypes: ['OrderCancelled'] };
+const AUDIT_OUTPUTS = consumerOutputNames(audit.name);
+const consumers = [...EXAMPLE_CONSUMERS, audit];
 
 const target = {
   kind: 'local',
@@ -37,8 +41,8 @@ const target = {
     FulfilmentDlqUrl: 'fulfilment-dlq.fifo',
     LoyaltyQueueUrl: 'loyalty',
     LoyaltyDlqUrl: 'loyalty-dlq',
-    AuditQueueUrl: 'audit.fifo',
-    AuditDlqUrl: 'audit-dlq.fifo',
+    [AUDIT_OUTPUTS.queueUrl]: 'audit.fifo',
+    [AUDIT_OUTPUTS.deadLetterQueueUrl]: 'audit-dlq.fifo',
   },
   callers: [],
   dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
@@ -139,10 +143,10 @@ describe('the drain', () => {
   });
 
   test('a consumer on the list whose queue the stack does not output is a clear error', async () => {
-    const { AuditQueueUrl: _omitted, ...outputs } = target.outputs;
+    const { [AUDIT_OUTPUTS.queueUrl]: _omitted, ...outputs } = target.outputs;
 
     await expect(waitForDrain({ ...target, outputs }, { timeoutMs: 50, consumers })).rejects.toThrow(
-      'The stack has no output AuditQueueUrl',
+      `The stack has no output ${AUDIT_OUTPUTS.queueUrl}`,
     );
   });
 });
@@ -151,20 +155,24 @@ test("the sampler's queues are every consumer's queue and DLQ by their output na
   expect(sampledQueues(consumers)).toEqual([
     'FulfilmentQueueUrl',
     'LoyaltyQueueUrl',
-    'AuditQueueUrl',
+    AUDIT_OUTPUTS.queueUrl,
     'FulfilmentDlqUrl',
     'LoyaltyDlqUrl',
-    'AuditDlqUrl',
+    AUDIT_OUTPUTS.deadLetterQueueUrl,
     'RelayFailureQueueUrl',
   ]);
   expect(sampledQueues(consumers).map(queueName).slice(2, 6)).toEqual([
-    'Audit',
+    consumerId(audit.name),
     'Fulfilment DLQ',
     'Loyalty DLQ',
-    'Audit DLQ',
+    `${consumerId(audit.name)} DLQ`,
   ]);
-  // The deployed list: the chart names of the two shipped consumers are as they were.
-  expect(SAMPLED_QUEUES).toEqual([
+  // The deployed list: every consumer's queue and DLQ, and the chart names of the two shipped consumers are as
+  // they were (besides them, the list holds whatever `npm run new:consumer` added).
+  const added = CONSUMERS.filter((c) => !EXAMPLE_CONSUMERS.some((e) => e.name === c.name));
+  const addedOutputs = new Set(added.flatMap((c) => Object.values(consumerOutputNames(c.name))));
+  expect(SAMPLED_QUEUES).toHaveLength(2 * CONSUMERS.length + 1);
+  expect(SAMPLED_QUEUES.filter((q) => !addedOutputs.has(q))).toEqual([
     'FulfilmentQueueUrl',
     'LoyaltyQueueUrl',
     'FulfilmentDlqUrl',

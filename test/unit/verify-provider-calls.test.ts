@@ -1,10 +1,14 @@
-import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
+import { consumerSpec } from '../../lambdas/consumers';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { checkProviderCalls, producedEvents } from '../../loadtest/verify';
+import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**
  * The proof kit's provider invariants on crafted tables: each check passes on
  * a clean record and fails on a record that breaks it, so the kit can fail.
+ * The records hold the example consumers' claims and calls (fulfilment's PICK
+ * and CANCEL_PICK, loyalty's call), so they are checked against those
+ * consumers, whatever else the list holds.
  */
 
 const ORDER = 'ord-1';
@@ -43,7 +47,7 @@ function cancelledOrder() {
 }
 
 test('a clean record: PICK before CANCEL_PICK, every call recorded done: no violation', () => {
-  expect(checkProviderCalls(cancelledOrder())).toEqual([]);
+  expect(checkProviderCalls(cancelledOrder(), EXAMPLE_CONSUMERS)).toEqual([]);
 });
 
 test('a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation', () => {
@@ -51,7 +55,7 @@ test('a PICK made after the CANCEL_PICK reached the warehouse is a provider-orde
   // The PICK's key was called again (a late redrive) after the cancel went out.
   record.providerItems[1] = call(`fulfilment:${PLACED}`, '2030-01-01T00:00:01.000Z', '2030-01-01T00:00:06.000Z');
 
-  const violations = checkProviderCalls(record);
+  const violations = checkProviderCalls(record, EXAMPLE_CONSUMERS);
 
   expect(violations).toEqual([
     {
@@ -67,7 +71,7 @@ test('a call that reached the provider but is not recorded done on the inbox is 
   const record = cancelledOrder();
   record.effects.set(...inbox('loyalty', PLACED, {}));
 
-  expect(checkProviderCalls(record)).toEqual([
+  expect(checkProviderCalls(record, EXAMPLE_CONSUMERS)).toEqual([
     {
       invariant: 'provider',
       detail: `key loyalty:${PLACED} reached the provider but the inbox does not record the call done`,
@@ -90,8 +94,8 @@ test('a placed order without its PICK is a violation; a cancelled one whose plac
     providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
   };
 
-  expect(checkProviderCalls(superseded)).toEqual([]);
-  expect(checkProviderCalls(placedOnly)).toEqual([
+  expect(checkProviderCalls(superseded, EXAMPLE_CONSUMERS)).toEqual([]);
+  expect(checkProviderCalls(placedOnly, EXAMPLE_CONSUMERS)).toEqual([
     { invariant: 'provider', detail: `no provider call under key fulfilment:${PLACED}` },
   ]);
 });
@@ -102,7 +106,7 @@ test('a key no event of the order owes (a CANCEL_PICK for an order still placed)
   record.effects.set(`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 });
   record.effects.set(...inbox('fulfilment', PLACED));
 
-  expect(checkProviderCalls(record)).toEqual([
+  expect(checkProviderCalls(record, EXAMPLE_CONSUMERS)).toEqual([
     { invariant: 'provider', detail: `unexpected provider call under key fulfilment:${CANCELLED}` },
   ]);
 });
@@ -110,14 +114,16 @@ test('a key no event of the order owes (a CANCEL_PICK for an order still placed)
 // --- Each event once per consumer: the generic invariant, for a consumer no code of the kit names. ---
 describe('each event once per consumer, with a third consumer on the list', () => {
   // Takes OrderPlaced only, so a key under OrderCancelled is one it never owes.
-  const audit = { ...consumerSpec('loyalty'), name: 'audit', eventTypes: ['OrderPlaced'] };
-  const consumers = [...CONSUMERS, audit];
+  // Named like no consumer on the list.
+  const AUDIT = unusedConsumerName('audit');
+  const audit = { ...consumerSpec('loyalty'), name: AUDIT, eventTypes: ['OrderPlaced'] };
+  const consumers = [...EXAMPLE_CONSUMERS, audit];
 
-  /** The clean cancelled order, with audit's claim and its one call. */
+  /** The clean cancelled order, with the third consumer's claim and its one call. */
   function withAudit() {
     const record = cancelledOrder();
-    record.effects.set(...inbox('audit', PLACED));
-    record.providerItems.push(call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z'));
+    record.effects.set(...inbox(AUDIT, PLACED));
+    record.providerItems.push(call(`${AUDIT}:${PLACED}`, '2030-01-01T00:00:02.000Z'));
     return record;
   }
 
@@ -127,30 +133,30 @@ describe('each event once per consumer, with a third consumer on the list', () =
 
   test('an event it takes with no inbox claim is reported: never applied, or applied without its claim', () => {
     const record = withAudit();
-    record.effects.delete(`INBOX#audit#${PLACED}`);
+    record.effects.delete(`INBOX#${AUDIT}#${PLACED}`);
 
     expect(checkProviderCalls(record, consumers)).toEqual([
       {
         invariant: 'each-event-once-per-consumer',
-        detail: `audit: OrderPlaced ${PLACED} has no inbox claim INBOX#audit#${PLACED}: never applied, or applied without its claim`,
+        detail: `${AUDIT}: OrderPlaced ${PLACED} has no inbox claim INBOX#${AUDIT}#${PLACED}: never applied, or applied without its claim`,
       },
     ]);
   });
 
   test('its provider called twice with no claim to deduplicate is a double effect', () => {
     const record = withAudit();
-    record.effects.delete(`INBOX#audit#${PLACED}`);
-    record.providerItems[3] = call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
+    record.effects.delete(`INBOX#${AUDIT}#${PLACED}`);
+    record.providerItems[3] = call(`${AUDIT}:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
 
     expect(checkProviderCalls(record, consumers)).toContainEqual({
       invariant: 'each-event-once-per-consumer',
-      detail: `key audit:${PLACED} called 2 times with no inbox claim to deduplicate: a double effect`,
+      detail: `key ${AUDIT}:${PLACED} called 2 times with no inbox claim to deduplicate: a double effect`,
     });
   });
 
   test('a repeat under its key with the claim in place is the owed call retried, which the key makes harmless', () => {
     const record = withAudit();
-    record.providerItems[3] = call(`audit:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
+    record.providerItems[3] = call(`${AUDIT}:${PLACED}`, '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:03.000Z');
 
     expect(checkProviderCalls(record, consumers)).toEqual([]);
   });
@@ -160,19 +166,19 @@ describe('each event once per consumer, with a third consumer on the list', () =
     record.providerItems.pop();
 
     expect(checkProviderCalls(record, consumers)).toEqual([
-      { invariant: 'provider', detail: `no provider call under key audit:${PLACED}` },
+      { invariant: 'provider', detail: `no provider call under key ${AUDIT}:${PLACED}` },
     ]);
   });
 
   test('a key for an event type its spec does not take, or for a consumer not on the list, is unexpected', () => {
     const record = withAudit();
-    record.providerItems.push(call(`audit:${CANCELLED}`, '2030-01-01T00:00:06.000Z'));
+    record.providerItems.push(call(`${AUDIT}:${CANCELLED}`, '2030-01-01T00:00:06.000Z'));
 
     expect(checkProviderCalls(record, consumers)).toEqual([
-      { invariant: 'provider', detail: `unexpected provider call under key audit:${CANCELLED}` },
+      { invariant: 'provider', detail: `unexpected provider call under key ${AUDIT}:${CANCELLED}` },
     ]);
-    expect(checkProviderCalls(withAudit())).toEqual([
-      { invariant: 'provider', detail: `unexpected provider call under key audit:${PLACED}` },
+    expect(checkProviderCalls(withAudit(), EXAMPLE_CONSUMERS)).toEqual([
+      { invariant: 'provider', detail: `unexpected provider call under key ${AUDIT}:${PLACED}` },
     ]);
   });
 });

@@ -2,13 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
+import { consumerSpec } from '../../lambdas/consumers';
 import { deriveOrderId, loyaltyPoints, orderPlacedEventId } from '../../lambdas/domain/order';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import type { Observation } from '../../loadtest/drive';
 import type { PlannedRequest } from '../../loadtest/plan';
 import type { Target } from '../../loadtest/target';
 import { checkInvariants, verify } from '../../loadtest/verify';
+import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
@@ -17,6 +18,10 @@ import { checkInvariants, verify } from '../../loadtest/verify';
  */
 const doc = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+
+// A third consumer the tests make up, named like no consumer on the list; its DLQ by its output name.
+const AUDIT = unusedConsumerName('audit');
+const AUDIT_DLQ_OUTPUT = consumerOutputNames(AUDIT).deadLetterQueueUrl;
 
 const CALLER = 'arn:aws:iam::000000000000:user/AKIALOADTEST0001';
 const RUN = 'ltunit';
@@ -31,7 +36,7 @@ const target = {
     ProviderLogTableName: 'provider',
     LoyaltyDlqUrl: 'loyalty-dlq',
     FulfilmentDlqUrl: 'fulfilment-dlq',
-    AuditDlqUrl: 'audit-dlq',
+    [AUDIT_DLQ_OUTPUT]: 'audit-dlq',
     RelayFailureQueueUrl: 'relay-failures',
   },
   callers: [],
@@ -64,7 +69,12 @@ function tables(items: {
   doc.on(ScanCommand, { TableName: 'provider' }).resolves({ Items: items.provider ?? [] });
 }
 
-const verifyRun = (observations: Observation[], consumers?: readonly ConsumerSpec[], on: Target = target) =>
+/** The fixtures hold the example consumers' effects, claims and calls, so the verification judges those consumers. */
+const verifyRun = (
+  observations: Observation[],
+  consumers: readonly ConsumerSpec[] = EXAMPLE_CONSUMERS,
+  on: Target = target,
+) =>
   verify({
     target: on,
     runId: RUN,
@@ -131,9 +141,9 @@ test('double loyalty points are reported as "more than expected", lost ones as "
 });
 
 // --- A third consumer on the list: verified by the generic invariant, its DLQ read, nothing named by hand. ---
-describe('with a third consumer (audit) on the consumer list', () => {
-  const audit = { ...consumerSpec('loyalty'), name: 'audit', eventTypes: ['OrderPlaced'] };
-  const consumers = [...CONSUMERS, audit];
+describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
+  const audit = { ...consumerSpec('loyalty'), name: AUDIT, eventTypes: ['OrderPlaced'] };
+  const consumers = [...EXAMPLE_CONSUMERS, audit];
   const placed = orderPlacedEventId(orderId);
   const totalCents = 1000;
   const claim = (consumer: string) => ({
@@ -146,7 +156,7 @@ describe('with a third consumer (audit) on the consumer list', () => {
     firstCalledAt: '2030-01-01T00:00:01Z',
     lastCalledAt: '2030-01-01T00:00:01Z',
   });
-  /** One placed order, every effect right, each consumer's claim and call once, audit's included. */
+  /** One placed order, every effect right, each consumer's claim and call once, the third's included. */
   const cleanRun = () => ({
     orders: [
       {
@@ -163,9 +173,9 @@ describe('with a third consumer (audit) on the consumer list', () => {
       { pk: `SKU#${RUN}-s1`, reserved: 1 },
       claim('fulfilment'),
       claim('loyalty'),
-      claim('audit'),
+      claim(AUDIT),
     ],
-    provider: [called('fulfilment'), called('loyalty'), called('audit')],
+    provider: [called('fulfilment'), called('loyalty'), called(AUDIT)],
   });
   const ok = () => [answered(201, JSON.stringify({ orderId }))];
 
@@ -177,9 +187,9 @@ describe('with a third consumer (audit) on the consumer list', () => {
     expect(verification.violations).toEqual([]);
   });
 
-  test("audit's missing claim is reported under the generic invariant", async () => {
+  test(`${AUDIT}'s missing claim is reported under the generic invariant`, async () => {
     const run = cleanRun();
-    run.effects = run.effects.filter((e) => e.pk !== `INBOX#audit#${placed}`);
+    run.effects = run.effects.filter((e) => e.pk !== `INBOX#${AUDIT}#${placed}`);
     tables(run);
 
     const verification = await verifyRun(ok(), consumers);
@@ -187,12 +197,12 @@ describe('with a third consumer (audit) on the consumer list', () => {
     expect(verification.violations).toEqual([
       {
         invariant: 'each-event-once-per-consumer',
-        detail: `audit: OrderPlaced ${placed} has no inbox claim INBOX#audit#${placed}: never applied, or applied without its claim`,
+        detail: `${AUDIT}: OrderPlaced ${placed} has no inbox claim INBOX#${AUDIT}#${placed}: never applied, or applied without its claim`,
       },
     ]);
   });
 
-  test("a message in audit's DLQ (found by its output name AuditDlqUrl) is judged", async () => {
+  test(`a message in ${AUDIT}'s DLQ (found by its output name ${AUDIT_DLQ_OUTPUT}) is judged`, async () => {
     tables(cleanRun());
     sqs
       .on(ReceiveMessageCommand, { QueueUrl: 'audit-dlq' })
@@ -204,17 +214,17 @@ describe('with a third consumer (audit) on the consumer list', () => {
     expect(verification.violations).toEqual([
       {
         invariant: 'dlq',
-        detail: `audit DLQ: message m1 (moved after maxReceiveCount): {"customerId":"${RUN}-c1"}`,
+        detail: `${AUDIT} DLQ: message m1 (moved after maxReceiveCount): {"customerId":"${RUN}-c1"}`,
       },
     ]);
   });
 
   test('a consumer on the list whose DLQ the stack does not output is a clear error, not a skipped queue', async () => {
     tables(cleanRun());
-    const { AuditDlqUrl: _omitted, ...outputs } = target.outputs;
+    const { [AUDIT_DLQ_OUTPUT]: _omitted, ...outputs } = target.outputs;
 
     await expect(verifyRun(ok(), consumers, { ...target, outputs })).rejects.toThrow(
-      'The stack has no output AuditDlqUrl',
+      `The stack has no output ${AUDIT_DLQ_OUTPUT}`,
     );
   });
 });

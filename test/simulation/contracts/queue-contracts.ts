@@ -2,8 +2,8 @@ import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-s
 import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
 import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
 import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
-import { CONSUMERS } from '../../../lambdas/consumers';
 import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
+import { EXAMPLE_CONSUMERS } from '../../support/consumer-list';
 
 /**
  * The queue contract: what the pipeline relies on from SQS, checked through the
@@ -113,11 +113,11 @@ export function describeQueueContract(
       return all;
     };
     /**
-     * The stack's routes for the two example consumers (from the consumer list), fulfilment's queue at `fifoUrl`
-     * and loyalty's at `standardUrl`. A consumer a fork adds has no queue in this contract: it is left out.
+     * The example consumers' routes, fulfilment's queue at `fifoUrl` and loyalty's at `standardUrl` (a consumer
+     * `npm run new:consumer` added has no queue here: its route would send OrderPlaced to one of these twice).
      */
     const routesTo = (fifoUrl: string, standardUrl: string): ConsumerRoute[] =>
-      CONSUMERS.filter(({ name }) => name === 'fulfilment' || name === 'loyalty').map(({ name, fifo, eventTypes }) => ({
+      EXAMPLE_CONSUMERS.map(({ name, fifo, eventTypes }) => ({
         consumer: name,
         queueUrl: name === 'fulfilment' ? fifoUrl : standardUrl,
         fifo,
