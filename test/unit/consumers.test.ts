@@ -887,4 +887,54 @@ describe('fulfilment consumer', () => {
     expect(changes[1].VisibilityTimeout).toBe(0);
     expect(table.reserved('SKU-A')).toBe(6);
   });
+
+  test('FIFO: message groups run side by side, while one group\'s records go one at a time, in order', async () => {
+    // Every transaction stays in flight for a few turns of the event loop, so overlaps show.
+    const log: string[] = [];
+    const inFlight = new Set<string>();
+    let mostInFlight = 0;
+    h().doc.on(h().docSdk.TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
+      const id = claimOf(input.TransactItems ?? []).replace('INBOX#fulfilment#', '');
+      inFlight.add(id);
+      mostInFlight = Math.max(mostInFlight, inFlight.size);
+      log.push(`start ${id}`);
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      inFlight.delete(id);
+      log.push(`end ${id}`);
+      return {};
+    });
+    const records = [
+      message(h(), placed('ord-1'), { messageId: 'm1' }),
+      message(h(), cancelled('ord-1'), { messageId: 'm2' }),
+      message(h(), placed('ord-2'), { messageId: 'm3' }),
+      message(h(), placed('ord-3'), { messageId: 'm4' }),
+    ];
+
+    const response = await deliver(h(), ...records);
+
+    expect(response.batchItemFailures).toEqual([]);
+    // The three orders' first events overlapped (one at a time, the most would be 1).
+    expect(mostInFlight).toBe(3);
+    // ord-1's cancel started only after its place had ended.
+    expect(log.indexOf('start ord-1.cancelled')).toBeGreaterThan(log.indexOf('end ord-1.placed'));
+  });
+
+  test('FIFO: the failures of groups run side by side are reported in the batch\'s record order', async () => {
+    const table = new FakeEffectsTable(h());
+    const { InternalServerError } = h().ddbSdk;
+    table.failFor.set('ord-3.placed', new InternalServerError({ message: 'boom', $metadata: {} }));
+    table.failFor.set('ord-1.placed', new InternalServerError({ message: 'boom', $metadata: {} }));
+    const records = [
+      message(h(), placed('ord-1'), { messageId: 'm1' }),
+      message(h(), placed('ord-2'), { messageId: 'm2' }),
+      message(h(), placed('ord-3'), { messageId: 'm3' }),
+      message(h(), cancelled('ord-1'), { messageId: 'm4' }),
+      message(h(), cancelled('ord-3'), { messageId: 'm5' }),
+    ];
+
+    const response = await deliver(h(), ...records);
+
+    expect(failedIds(response)).toEqual(['m1', 'm3', 'm4', 'm5']);
+    expect(table.reserved('SKU-A')).toBe(3);
+  });
 });
