@@ -10,9 +10,10 @@ import { orderTotalCents } from '../lambdas/domain/order';
 import type { RuntimeStats } from '../local/runtime';
 import { compareConsumers } from './consumer-vs-peer';
 import { gbSecondsPerOrder, unitsByTable } from './cost-model';
-import { benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
+import { benchDynamoDbClient, benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
 import { closingLines, ratio } from './figures';
 import { benchPlan, drivePlan, measurePipeline, measureReplays } from './pipeline';
+import { createPrivateTables } from './private-tables';
 import { acquireRuntime, type BenchFunction, type BenchRuntime } from './runtime';
 
 /**
@@ -118,18 +119,36 @@ async function runBench(
     effects: target.outputs.EffectsTableName,
     providerLog: target.outputs.ProviderLogTableName,
   };
-  const label = (name: string) => Object.entries(tables).find(([, t]) => t === name)?.[0] ?? name;
   const load = () => os.loadavg()[0].toFixed(1);
   print(`runtime ${runtime.source}; ${os.cpus().length} CPUs, load average ${load()} at start`);
 
-  // The consumers first: they also warm DynamoDB Local's JIT before the limit is measured.
-  const consumers = await compareConsumers({
-    endpoint: runtime.dynamodbEndpoint,
-    region: target.region,
-    tables,
-    messages: profile.consumerMessages,
-    concurrency: profile.consumerConcurrency,
-  });
+  // The consumer comparison and the limit write to stream-less copies of the tables, so the running
+  // pipeline never sees (and spends the machine on) what they write (private-tables.ts).
+  const admin = benchDynamoDbClient(runtime.dynamodbEndpoint, target.region);
+  const direct = await createPrivateTables(admin, tables, `bench-${Date.now().toString(36)}`);
+  const label = (name: string) => Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0] ?? name;
+  let consumers: Awaited<ReturnType<typeof compareConsumers>>;
+  let limit: Awaited<ReturnType<typeof measureEmulatorLimit>>;
+  try {
+    // The consumers first: they also warm DynamoDB Local's JIT before the limit is measured.
+    consumers = await compareConsumers({
+      endpoint: runtime.dynamodbEndpoint,
+      region: target.region,
+      tables: direct.tables,
+      messages: profile.consumerMessages,
+      concurrency: profile.consumerConcurrency,
+    });
+    limit = await measureEmulatorLimit({
+      endpoint: runtime.dynamodbEndpoint,
+      region: target.region,
+      tables: direct.tables,
+      orders: profile.limitOrders,
+      concurrency: profile.limitConcurrency,
+    });
+  } finally {
+    await direct.drop();
+    admin.destroy();
+  }
   for (const [name, side] of [
     ['this consumer', consumers.ours],
     ['Powertools-idempotency consumer', consumers.peer],
@@ -139,13 +158,6 @@ async function runBench(
     );
   }
 
-  const limit = await measureEmulatorLimit({
-    endpoint: runtime.dynamodbEndpoint,
-    region: target.region,
-    tables,
-    orders: profile.limitOrders,
-    concurrency: profile.limitConcurrency,
-  });
   print(`order mix (DynamoDB, from the code paths): ${limit.mix}`);
   print(
     `emulator limit ${limit.ordersPerSecond.toFixed(1)} orders/s (${limit.orders} orders at concurrency ${limit.concurrency}, ${limit.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
