@@ -888,21 +888,23 @@ describe('fulfilment consumer', () => {
     expect(table.reserved('SKU-A')).toBe(6);
   });
 
-  test('FIFO: message groups run side by side, while one group\'s records go one at a time, in order', async () => {
+  test("FIFO: message groups run side by side, while one group's records go one at a time, in order", async () => {
     // Every transaction stays in flight for a few turns of the event loop, so overlaps show.
     const log: string[] = [];
     const inFlight = new Set<string>();
     let mostInFlight = 0;
-    h().doc.on(h().docSdk.TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
-      const id = claimOf(input.TransactItems ?? []).replace('INBOX#fulfilment#', '');
-      inFlight.add(id);
-      mostInFlight = Math.max(mostInFlight, inFlight.size);
-      log.push(`start ${id}`);
-      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
-      inFlight.delete(id);
-      log.push(`end ${id}`);
-      return {};
-    });
+    h()
+      .doc.on(h().docSdk.TransactWriteCommand)
+      .callsFake(async (input: TransactWriteCommandInput) => {
+        const id = claimOf(input.TransactItems ?? []).replace('INBOX#fulfilment#', '');
+        inFlight.add(id);
+        mostInFlight = Math.max(mostInFlight, inFlight.size);
+        log.push(`start ${id}`);
+        for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+        inFlight.delete(id);
+        log.push(`end ${id}`);
+        return {};
+      });
     const records = [
       message(h(), placed('ord-1'), { messageId: 'm1' }),
       message(h(), cancelled('ord-1'), { messageId: 'm2' }),
@@ -919,7 +921,7 @@ describe('fulfilment consumer', () => {
     expect(log.indexOf('start ord-1.cancelled')).toBeGreaterThan(log.indexOf('end ord-1.placed'));
   });
 
-  test('FIFO: the failures of groups run side by side are reported in the batch\'s record order', async () => {
+  test("FIFO: the failures of groups run side by side are reported in the batch's record order", async () => {
     const table = new FakeEffectsTable(h());
     const { InternalServerError } = h().ddbSdk;
     table.failFor.set('ord-3.placed', new InternalServerError({ message: 'boom', $metadata: {} }));
