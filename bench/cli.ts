@@ -11,9 +11,10 @@ import type { RuntimeStats } from '../local/runtime';
 import { compareConsumers } from './consumer-vs-peer';
 import { gbSecondsPerOrder, unitsByTable } from './cost-model';
 import { benchDynamoDbClient, benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
-import { closingLines, ratio } from './figures';
+import { closingLines, ratio, stepRatesLine } from './figures';
 import { benchPlan, drivePlan, measurePipeline, measureReplays } from './pipeline';
 import { createPrivateTables } from './private-tables';
+import { measureStepRates } from './step-rates';
 import { acquireRuntime, type BenchFunction, type BenchRuntime } from './runtime';
 
 /**
@@ -129,6 +130,7 @@ async function runBench(
   const label = (name: string) => Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0] ?? name;
   let consumers: Awaited<ReturnType<typeof compareConsumers>>;
   let limit: Awaited<ReturnType<typeof measureEmulatorLimit>>;
+  let stepRates: Awaited<ReturnType<typeof measureStepRates>>;
   try {
     // The consumers first: they also warm DynamoDB Local's JIT before the limit is measured.
     consumers = await compareConsumers({
@@ -136,6 +138,13 @@ async function runBench(
       region: target.region,
       tables: direct.tables,
       messages: profile.consumerMessages,
+      concurrency: profile.consumerConcurrency,
+    });
+    stepRates = await measureStepRates({
+      endpoint: runtime.dynamodbEndpoint,
+      region: target.region,
+      table: direct.tables.effects,
+      requests: profile.consumerMessages,
       concurrency: profile.consumerConcurrency,
     });
     limit = await measureEmulatorLimit({
@@ -158,6 +167,7 @@ async function runBench(
     );
   }
 
+  console.log(stepRatesLine(stepRates));
   print(`order mix (DynamoDB, from the code paths): ${limit.mix}`);
   print(
     `emulator limit ${limit.ordersPerSecond.toFixed(1)} orders/s (${limit.orders} orders at concurrency ${limit.concurrency}, ${limit.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
@@ -250,7 +260,7 @@ async function runBench(
 
   return {
     emulatorLimit: limit,
-    consumers,
+    consumers: { ...consumers, stepRates },
     pipeline: { ...pipeline, plan: undefined, observations: undefined },
     api: {
       firstRequest: pipeline.firstRequest,

@@ -53,3 +53,32 @@ export function closingLines(f: ClosingFigures): string[] {
     `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million orders (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)`,
   ];
 }
+
+export interface StepRateFigures {
+  concurrency: number;
+  conditionalPutPerSecond: number;
+  updatePerSecond: number;
+  twoItemTransactionPerSecond: number;
+}
+
+/**
+ * The consumer comparison predicted from the emulator's step rates: a first
+ * delivery here is one two-item transaction and two updates (provider log,
+ * completion); the Powertools consumer's is a conditional put (lock) and three
+ * updates (ADD, provider log, completion). Time per message is the sum of its
+ * steps' times (1 / rate), so the expected ratio is the peer's sum over ours.
+ */
+export function consumerStepModel(r: StepRateFigures): { transactionInUpdates: number; expectedRatio: number } {
+  const time = (rate: number) => ratio(1, rate);
+  const ours = time(r.twoItemTransactionPerSecond) + 2 * time(r.updatePerSecond);
+  const peer = time(r.conditionalPutPerSecond) + 3 * time(r.updatePerSecond);
+  return {
+    transactionInUpdates: ratio(time(r.twoItemTransactionPerSecond), time(r.updatePerSecond)),
+    expectedRatio: ratio(peer, ours),
+  };
+}
+
+export function stepRatesLine(r: StepRateFigures): string {
+  const model = consumerStepModel(r);
+  return `bench: emulator requests/s at concurrency ${r.concurrency}: conditional PutItem ${Math.round(r.conditionalPutPerSecond)}, UpdateItem ${Math.round(r.updatePerSecond)}, TransactWriteItems(2 items) ${Math.round(r.twoItemTransactionPerSecond)}; one transaction takes as long as ${model.transactionInUpdates.toFixed(1)} updates, so the consumer comparison is expected at ${model.expectedRatio.toFixed(1)}x here (1 transaction + 2 updates against 1 put + 3 updates)`;
+}

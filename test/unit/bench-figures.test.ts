@@ -1,5 +1,12 @@
 import { gbSecondsPerOrder, unitsByTable } from '../../bench/cost-model';
-import { closingLines, perSecond, ratio, summarizeLatencies } from '../../bench/figures';
+import {
+  closingLines,
+  consumerStepModel,
+  perSecond,
+  ratio,
+  stepRatesLine,
+  summarizeLatencies,
+} from '../../bench/figures';
 import { describeMix, type RoundTrip } from '../../bench/round-trips';
 import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
 
@@ -149,5 +156,36 @@ describe('bench closing lines', () => {
     expect(consumer).toBe(
       'bench: consumer 2.0x a Powertools-idempotency consumer (10 vs 5 msg/s); round trips per message 1.3 vs 3',
     );
+  });
+});
+
+describe('bench consumer step model', () => {
+  it('predicts the consumer ratio from the step rates: 1 transaction + 2 updates against 1 put + 3 updates', () => {
+    // Put and update 10 ms each, transaction 40 ms: ours 40 + 20 = 60 ms, the peer's 10 + 30 = 40 ms.
+    const rates = {
+      concurrency: 16,
+      conditionalPutPerSecond: 100,
+      updatePerSecond: 100,
+      twoItemTransactionPerSecond: 25,
+    };
+
+    const model = consumerStepModel(rates);
+
+    expect(model.transactionInUpdates).toBeCloseTo(4);
+    expect(model.expectedRatio).toBeCloseTo(40 / 60);
+    expect(stepRatesLine(rates)).toBe(
+      'bench: emulator requests/s at concurrency 16: conditional PutItem 100, UpdateItem 100, TransactWriteItems(2 items) 25; one transaction takes as long as 4.0 updates, so the consumer comparison is expected at 0.7x here (1 transaction + 2 updates against 1 put + 3 updates)',
+    );
+  });
+
+  it('a transaction as cheap as an update predicts the round-trip ratio (4 against 3 steps)', () => {
+    const model = consumerStepModel({
+      concurrency: 16,
+      conditionalPutPerSecond: 100,
+      updatePerSecond: 100,
+      twoItemTransactionPerSecond: 100,
+    });
+
+    expect(model.expectedRatio).toBeCloseTo(4 / 3);
   });
 });
