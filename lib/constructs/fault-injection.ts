@@ -1,10 +1,26 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/faults/names';
 import { METRICS_NAMESPACE, serviceName } from './house-function';
+
+/**
+ * The tag that marks the functions faults are aimed at, with the value
+ * `<stack name>:consumer` or `<stack name>:relay`: an AWS FIS experiment
+ * selects its targets by it (loadtest/aws/fis-lambda-faults.json), so a
+ * consumer added to the list is a target without editing the experiment (FIS
+ * also takes at most five ARNs per target), and another stage's functions are
+ * not. Only the Lambda functions carry it, not their roles or log groups.
+ */
+export const FAULT_TARGET_TAG = 'exactly-once-effects:fault-target';
+
+export function tagFaultTarget(fn: lambda.IFunction, role: 'consumer' | 'relay'): void {
+  Tags.of(fn).add(FAULT_TARGET_TAG, `${Stack.of(fn).stackName}:${role}`, {
+    includeResourceTypes: ['AWS::Lambda::Function'],
+  });
+}
 
 /**
  * The proof kit's fault-injection switch on AWS: an SSM parameter holding the

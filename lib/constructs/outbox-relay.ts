@@ -8,6 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
+import { tagFaultTarget } from './fault-injection';
 import { HouseFunction } from './house-function';
 import { deadLetterQueueProps } from './queue-defaults';
 
@@ -78,6 +79,8 @@ export class OutboxRelay extends Construct {
         ],
       }),
     );
+
+    tagFaultTarget(this.streamRelay.fn, 'relay');
 
     Validations.of(this.streamRelay.fn.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

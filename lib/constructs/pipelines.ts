@@ -11,6 +11,7 @@ import {
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
 import { requiredInboxTtlSeconds, VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
+import { tagFaultTarget } from './fault-injection';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
@@ -131,6 +132,7 @@ export class Pipelines extends Construct {
     );
     // A permanent error goes straight to the DLQ, with its cause, without burning retries.
     queues.deadLetterQueue.grantSendMessages(consumer.fn);
+    tagFaultTarget(consumer.fn, 'consumer');
     return { spec, queues, consumer };
   }
 }

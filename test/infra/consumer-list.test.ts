@@ -1,9 +1,12 @@
 import { App } from 'aws-cdk-lib';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
 import { readConfig } from '../../lib/config';
+import { FAULT_TARGET_TAG } from '../../lib/constructs/fault-injection';
 import type { Pipelines } from '../../lib/constructs/pipelines';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
 import {
@@ -197,6 +200,31 @@ describe('a third consumer on the list', () => {
       });
       expect(sqsTargets(publisher, 'sqs:SendMessage')).toContain(audit.queueId);
     }
+  });
+
+  test('it and every other consumer carry the fault-target tag, as the relay does; the FIS template selects by that tag', () => {
+    const tagOf = (functionId: string) =>
+      ((propsOf(functionId).Tags ?? []) as { Key: string; Value: string }[]).find((t) => t.Key === FAULT_TARGET_TAG)
+        ?.Value;
+    const consumerIds = WITH_AUDIT.map((spec) => pipelineOf(template, spec.name).functionId);
+    const relayId = publishers()[0];
+    const fis = JSON.parse(fs.readFileSync(path.join(__dirname, '../../loadtest/aws/fis-lambda-faults.json'), 'utf8'));
+
+    for (const id of consumerIds) expect(tagOf(id)).toBe(`${stack.stackName}:consumer`);
+    expect(tagOf(relayId)).toBe(`${stack.stackName}:relay`);
+    const tagged = resourcesOfType(template, 'AWS::Lambda::Function')
+      .map(([id]) => id)
+      .filter((id) => tagOf(id) !== undefined);
+    expect(tagged.sort()).toEqual([...consumerIds, relayId].sort());
+    // Nothing but functions: FIS would not pick the roles, but the tag says "aim faults here".
+    const taggedOther = Object.values(
+      template.toJSON().Resources as Record<string, { Type: string; Properties?: { Tags?: unknown } }>,
+    )
+      .filter((r) => r.Type !== 'AWS::Lambda::Function')
+      .filter((r) => JSON.stringify(r.Properties?.Tags ?? []).includes(FAULT_TARGET_TAG));
+    expect(taggedOther).toEqual([]);
+    expect(fis.targets.Consumers.resourceTags).toEqual({ [FAULT_TARGET_TAG]: 'STACK_NAME:consumer' });
+    expect(fis.targets.Relay.resourceTags).toEqual({ [FAULT_TARGET_TAG]: 'STACK_NAME:relay' });
   });
 
   test('the pipelines look it up by name', () => {
