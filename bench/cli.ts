@@ -9,7 +9,7 @@ import { orderPlacedEvent } from '../lambdas/domain/events';
 import { orderTotalCents } from '../lambdas/domain/order';
 import type { RuntimeStats } from '../local/runtime';
 import { compareConsumers } from './consumer-vs-peer';
-import { gbSecondsPerOrder, unitsByTable } from './cost-model';
+import { gbSecondsPerOrder, unitsByTable, unitsPerOrderByTable } from './cost-model';
 import { benchDynamoDbClient, benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
 import { closingLines, ratio, stepRatesLine } from './figures';
 import { benchPlan, drivePlan, measurePipeline, measureReplays } from './pipeline';
@@ -276,9 +276,7 @@ async function measureAll(
     apiRequestsPerOrder: ratio(plan.length, ordersPlaced),
     lambdaInvocationsPerOrder: perOrder('lambdaInvocations'),
     lambdaGbSecondsPerOrder: gbSeconds(fnDefaultBefore, fnDefaultAfter, ordersPlaced),
-    dynamoDb: {
-      'all tables (measured)': { writeUnits: perOrder('dynamodbWrites'), readUnits: perOrder('dynamodbReads') },
-    },
+    dynamoDb: unitsPerOrderByTable(defaultBefore, defaultAfter, ordersPlaced, label),
     sqsRequestsPerOrder: sqsChunks * perOrder('sqs'),
   });
   printCost(`default plan (${plan.length} requests for ${ordersPlaced} orders)`, defaultPlan, print);

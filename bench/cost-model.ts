@@ -1,3 +1,5 @@
+import type { RuntimeStats } from '../local/runtime';
+import { ratio } from './figures';
 import type { RoundTrip } from './round-trips';
 
 /**
@@ -35,4 +37,27 @@ export function unitsByTable(
 export function gbSecondsPerOrder(functions: readonly { memoryMb: number; busyMs: number }[], orders: number): number {
   if (orders <= 0) return 0;
   return functions.reduce((sum, f) => sum + (f.memoryMb / 1024) * (f.busyMs / 1000), 0) / orders;
+}
+
+/**
+ * DynamoDB units per order by table between two stats snapshots, as the
+ * runtime's counting proxy saw them (labelled `orders`, `effects`, ...).
+ */
+export function unitsPerOrderByTable(
+  before: Pick<RuntimeStats, 'dynamodbByTable'>,
+  after: Pick<RuntimeStats, 'dynamodbByTable'>,
+  orders: number,
+  label: (table: string) => string,
+): Record<string, { writeUnits: number; readUnits: number }> {
+  const result: Record<string, { writeUnits: number; readUnits: number }> = {};
+  for (const [table, units] of Object.entries(after.dynamodbByTable ?? {})) {
+    const earlier = before.dynamodbByTable?.[table] ?? { writeUnits: 0, readUnits: 0 };
+    const writeUnits = ratio(units.writeUnits - earlier.writeUnits, orders);
+    const readUnits = ratio(units.readUnits - earlier.readUnits, orders);
+    if (writeUnits === 0 && readUnits === 0) continue;
+    const entry = (result[label(table)] ??= { writeUnits: 0, readUnits: 0 });
+    entry.writeUnits += writeUnits;
+    entry.readUnits += readUnits;
+  }
+  return result;
 }

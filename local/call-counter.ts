@@ -13,6 +13,8 @@ export interface CallCounts {
   writeUnits: number;
   /** DynamoDB read request units (strongly consistent reads, one per item or query page here). */
   readUnits: number;
+  /** The same units by table name, so a cost can be broken down per table. */
+  byTable: Record<string, { writeUnits: number; readUnits: number }>;
   total: number;
 }
 
@@ -24,10 +26,16 @@ export interface CountingProxy {
 
 const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 const DYNAMODB_READS = new Set(['GetItem', 'Query', 'Scan']);
+const DYNAMODB_BATCHES: Record<string, { field: string; unitsPerItem: number; kind: 'writeUnits' | 'readUnits' }> = {
+  // A transactional item costs two units (AWS pricing); a batch item one, like its single-item request.
+  TransactWriteItems: { field: 'TransactItems', unitsPerItem: 2, kind: 'writeUnits' },
+  BatchWriteItem: { field: 'RequestItems', unitsPerItem: 1, kind: 'writeUnits' },
+  BatchGetItem: { field: 'RequestItems', unitsPerItem: 1, kind: 'readUnits' },
+};
 
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
   const upstream = new URL(target);
-  const counts: CallCounts = { byOperation: {}, writeUnits: 0, readUnits: 0, total: 0 };
+  const counts: CallCounts = { byOperation: {}, writeUnits: 0, readUnits: 0, byTable: {}, total: 0 };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -85,22 +93,53 @@ export function countCall(counts: CallCounts, operation: string): void {
 function count(counts: CallCounts, target: string, body: Buffer): void {
   const operation = target.includes('.') ? target.slice(target.lastIndexOf('.') + 1) : queryAction(body);
   countCall(counts, operation);
-  if (DYNAMODB_WRITES.has(operation)) counts.writeUnits += 1;
-  if (DYNAMODB_READS.has(operation)) counts.readUnits += 1;
-  if (operation === 'TransactWriteItems' || operation === 'BatchWriteItem') {
-    const items = itemCount(body, operation === 'TransactWriteItems' ? 'TransactItems' : 'RequestItems');
-    counts.writeUnits += operation === 'TransactWriteItems' ? 2 * items : items;
+  const single = DYNAMODB_WRITES.has(operation)
+    ? 'writeUnits'
+    : DYNAMODB_READS.has(operation)
+      ? 'readUnits'
+      : undefined;
+  const batch = DYNAMODB_BATCHES[operation];
+  if (single === undefined && batch === undefined) return;
+  const input = parseJson(body);
+  const add = (table: string, kind: 'writeUnits' | 'readUnits', units: number) => {
+    counts[kind] += units;
+    const entry = (counts.byTable[table] ??= { writeUnits: 0, readUnits: 0 });
+    entry[kind] += units;
+  };
+  if (single !== undefined) {
+    add(String(input?.TableName ?? 'unknown'), single, 1);
+    return;
+  }
+  for (const table of batchTables(input?.[batch.field], operation === 'TransactWriteItems'))
+    add(table, batch.kind, batch.unitsPerItem);
+}
+
+function parseJson(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
   }
 }
 
-function itemCount(body: Buffer, field: string): number {
-  try {
-    const value = JSON.parse(body.toString('utf8'))[field];
-    if (Array.isArray(value)) return value.length;
-    return Object.values(value as Record<string, unknown[]>).reduce((n, list) => n + list.length, 0);
-  } catch {
-    return 1;
-  }
+/**
+ * One table name per item: a transaction lists items each naming its table
+ * (`[{ Put: { TableName } }, ...]`); a batch maps table names to lists of
+ * requests (BatchWriteItem) or to `{ Keys }` (BatchGetItem). An unreadable
+ * body counts as one item of an unknown table.
+ */
+function batchTables(value: unknown, transactional: boolean): string[] {
+  if (transactional && Array.isArray(value))
+    return value.map((item) => {
+      const inner = Object.values(item as Record<string, { TableName?: string }>)[0];
+      return String(inner?.TableName ?? 'unknown');
+    });
+  if (!transactional && value !== null && typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>).flatMap(([table, requests]) => {
+      const list = Array.isArray(requests) ? requests : ((requests as { Keys?: unknown[] }).Keys ?? []);
+      return list.map(() => table);
+    });
+  return ['unknown'];
 }
 
 /** SQS's older query protocol names the operation in the form body. */

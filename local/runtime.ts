@@ -52,6 +52,8 @@ export interface RuntimeStats {
   dynamodbWrites: number;
   dynamodbReads: number;
   dynamodbCalls: number;
+  /** Write and read units by table name (the same units as dynamodbWrites / dynamodbReads). */
+  dynamodbByTable: Record<string, { writeUnits: number; readUnits: number }>;
   sqs: number;
   lambdaInvocations: number;
   byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
@@ -322,6 +324,9 @@ async function start(
     dynamodbWrites: dynamoProxy?.counts.writeUnits ?? 0,
     dynamodbReads: dynamoProxy?.counts.readUnits ?? 0,
     dynamodbCalls: dynamoProxy?.counts.total ?? 0,
+    dynamodbByTable: Object.fromEntries(
+      Object.entries(dynamoProxy?.counts.byTable ?? {}).map(([table, units]) => [table, { ...units }]),
+    ),
     sqs: sqsProxy?.counts.total ?? 0,
     lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
     byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },

@@ -7,6 +7,7 @@ import {
   stepRatesLine,
   summarizeLatencies,
 } from '../../bench/figures';
+import { unitsPerOrderByTable } from '../../bench/cost-model';
 import { describeMix, type RoundTrip } from '../../bench/round-trips';
 import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
 
@@ -187,5 +188,27 @@ describe('bench consumer step model', () => {
     });
 
     expect(model.expectedRatio).toBeCloseTo(4 / 3);
+  });
+});
+
+describe('bench default-plan units by table', () => {
+  it("divides each table's units between two snapshots by the orders, labelled, leaving out tables with none", () => {
+    const before = {
+      dynamodbByTable: { 'orders-x': { writeUnits: 10, readUnits: 2 }, 'idle-x': { writeUnits: 5, readUnits: 0 } },
+    };
+    const after = {
+      dynamodbByTable: {
+        'orders-x': { writeUnits: 70, readUnits: 8 },
+        'idle-x': { writeUnits: 5, readUnits: 0 },
+        'effects-x': { writeUnits: 140, readUnits: 0 },
+      },
+    };
+
+    const units = unitsPerOrderByTable(before, after, 10, (t) => t.replace(/-x$/, ''));
+
+    expect(units).toEqual({
+      orders: { writeUnits: 6, readUnits: 0.6 },
+      effects: { writeUnits: 14, readUnits: 0 },
+    });
   });
 });
