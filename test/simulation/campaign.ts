@@ -64,16 +64,7 @@ export function campaignSchedules(orders: number, ordersPerSchedule: number, fir
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
   const started = Date.now();
   const cpu = process.cpuUsage();
-  const report: CampaignReport = {
-    schedules: 0,
-    orders: 0,
-    requests: 0,
-    events: 0,
-    wallSeconds: 0,
-    cpuSeconds: 0,
-    faults: {},
-    consequences: {},
-  };
+  const report = emptyReport();
   const schedules =
     options.schedules ?? campaignSchedules(options.orders, options.ordersPerSchedule, options.firstSeed);
   for (const { seed, orders } of schedules) {
@@ -82,9 +73,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     report.orders += orders;
     report.requests += result.requests;
     report.events += result.events;
-    for (const [kind, count] of Object.entries(result.faults)) report.faults[kind] = (report.faults[kind] ?? 0) + count;
-    for (const [kind, count] of Object.entries(result.consequences))
-      report.consequences[kind] = (report.consequences[kind] ?? 0) + count;
+    addCounts(report.faults, result.faults);
+    addCounts(report.consequences, result.consequences);
     options.onProgress?.({ schedules: report.schedules, orders: report.orders });
     if (failed(result)) {
       report.failure = await explain(simulationOptions({ ...options.base, seed, orders }));
@@ -106,29 +96,37 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
  * does not depend on how the schedules were shared out.
  */
 export function mergeCampaignReports(parts: readonly CampaignReport[], wallSeconds: number): CampaignReport {
-  const merged: CampaignReport = {
-    schedules: 0,
-    orders: 0,
-    requests: 0,
-    events: 0,
-    wallSeconds,
-    cpuSeconds: 0,
-    faults: {},
-    consequences: {},
-  };
+  const merged = { ...emptyReport(), wallSeconds };
   for (const part of parts) {
     merged.schedules += part.schedules;
     merged.orders += part.orders;
     merged.requests += part.requests;
     merged.events += part.events;
     merged.cpuSeconds += part.cpuSeconds;
-    for (const [kind, count] of Object.entries(part.faults)) merged.faults[kind] = (merged.faults[kind] ?? 0) + count;
-    for (const [kind, count] of Object.entries(part.consequences))
-      merged.consequences[kind] = (merged.consequences[kind] ?? 0) + count;
+    addCounts(merged.faults, part.faults);
+    addCounts(merged.consequences, part.consequences);
   }
   const failures = parts.flatMap((part) => (part.failure === undefined ? [] : [part.failure]));
   merged.failure = failures.sort((a, b) => a.seed - b.seed)[0];
   return merged;
+}
+
+function emptyReport(): CampaignReport {
+  return {
+    schedules: 0,
+    orders: 0,
+    requests: 0,
+    events: 0,
+    wallSeconds: 0,
+    cpuSeconds: 0,
+    faults: {},
+    consequences: {},
+  };
+}
+
+/** Adds each kind's count of `from` to `into`. */
+function addCounts(into: Record<string, number>, from: Readonly<Record<string, number>>): void {
+  for (const [kind, count] of Object.entries(from)) into[kind] = (into[kind] ?? 0) + count;
 }
 
 export function failed(result: SimulationResult): boolean {
