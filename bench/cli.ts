@@ -117,9 +117,10 @@ async function runBench(
   // pipeline never sees (and spends the machine on) what they write (private-tables.ts).
   const admin = benchDynamoDbClient(runtime.dynamodbEndpoint, runtime.target.region);
   try {
-    const direct = await createPrivateTables(admin, stackTables(runtime), `bench-${Date.now().toString(36)}`);
+    const tables = stackTables(runtime);
+    const direct = await createPrivateTables(admin, tables, `bench-${Date.now().toString(36)}`);
     try {
-      return await measureAll(runtime, profile, print, direct);
+      return await measureAll(runtime, profile, print, tables, direct);
     } finally {
       await direct.drop();
     }
@@ -142,10 +143,10 @@ async function measureAll(
   runtime: BenchRuntime,
   profile: (typeof BENCH_PROFILES)['full'],
   print: (line: string) => void,
+  tables: Tables,
   direct: PrivateTables,
 ) {
   const { target } = runtime;
-  const tables = stackTables(runtime);
   const load = () => os.loadavg()[0].toFixed(1);
   print(`runtime ${runtime.source}; ${os.cpus().length} CPUs, load average ${load()} at start`);
 

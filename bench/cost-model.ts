@@ -1,6 +1,6 @@
 import type { RuntimeStats } from '../local/runtime';
 import { ratio } from './figures';
-import type { RoundTrip } from './round-trips';
+import { READ_OPERATIONS, type RoundTrip } from './round-trips';
 
 /**
  * Write and read units by table for a set of round trips. Single-item requests
@@ -25,7 +25,7 @@ export function unitsByTable(
       for (const [table, c] of reported) add(table, c.write, c.read);
       continue;
     }
-    const isRead = ['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems'].includes(trip.operation);
+    const isRead = READ_OPERATIONS.has(trip.operation);
     const units = transactional ? 2 * trip.items : trip.items;
     for (const table of trip.tables)
       add(table, isRead ? 0 : units / trip.tables.length, isRead ? units / trip.tables.length : 0);

@@ -83,7 +83,14 @@ interface Consumed {
   ReadCapacityUnits?: number;
 }
 
-const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+/** DynamoDB operations that consume read units (everything else the bench sends writes). */
+export const READ_OPERATIONS: ReadonlySet<string> = new Set([
+  'GetItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'TransactGetItems',
+]);
 
 function capacityByTable(consumed: unknown, operation: string): Record<string, { write: number; read: number }> {
   const list = (Array.isArray(consumed) ? consumed : consumed === undefined ? [] : [consumed]) as Consumed[];

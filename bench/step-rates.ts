@@ -33,30 +33,28 @@ export async function measureStepRates(options: {
   const { table, requests, concurrency } = options;
   // A new item per request: the step's own cost, with no two requests racing for one item.
   const key = (prefix: string, i: number) => ({ pk: `STEP#${run}#${prefix}-${i}`, sk: 'STEP' });
-  const put = (prefix: string) => (i: number) =>
-    documents
-      .send(
-        new PutCommand({
-          TableName: table,
-          Item: key(prefix, i),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      )
-      .then(() => undefined);
-  const update = (prefix: string) => (i: number) =>
-    documents
-      .send(
-        new UpdateCommand({
-          TableName: table,
-          Key: key(prefix, i),
-          UpdateExpression: 'ADD points :one',
-          ExpressionAttributeValues: { ':one': 1 },
-        }),
-      )
-      .then(() => undefined);
-  const transaction = (prefix: string) => (i: number) =>
-    documents
-      .send(
+  // A step as runPool takes it: only its time counts, not what it returns.
+  const step =
+    (request: (i: number) => Promise<unknown>) =>
+    async (i: number): Promise<void> => {
+      await request(i);
+    };
+  const put = (prefix: string) =>
+    step((i) =>
+      documents.send(
+        new PutCommand({ TableName: table, Item: key(prefix, i), ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
+    );
+  const addOne = (prefix: string, i: number) => ({
+    TableName: table,
+    Key: key(prefix, i),
+    UpdateExpression: 'ADD points :one',
+    ExpressionAttributeValues: { ':one': 1 },
+  });
+  const update = (prefix: string) => step((i) => documents.send(new UpdateCommand(addOne(prefix, i))));
+  const transaction = (prefix: string) =>
+    step((i) =>
+      documents.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -66,18 +64,11 @@ export async function measureStepRates(options: {
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
-            {
-              Update: {
-                TableName: table,
-                Key: key(`${prefix}-effect`, i),
-                UpdateExpression: 'ADD points :one',
-                ExpressionAttributeValues: { ':one': 1 },
-              },
-            },
+            { Update: addOne(`${prefix}-effect`, i) },
           ],
         }),
-      )
-      .then(() => undefined);
+      ),
+    );
   try {
     // A warm-up of each kind first, not measured.
     for (const step of [put('warm-put'), update('warm-update'), transaction('warm-transaction')])
