@@ -1,6 +1,12 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import {
+  callerRule,
+  CallerRuleError,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+} from '../lambdas/domain/caller';
 import { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from './aspects/reserved-concurrency';
 
 /** A deployment stage. Each deploys as its own stack (`ExactlyOnce-<stage>`), side by side in one account. */
@@ -53,6 +59,13 @@ export interface AppConfig {
   apiGatewayAccountRole: ApiGatewayAccountRole;
   /** Lets functions reserve concurrency (refused at synth otherwise; see lib/aspects/reserved-concurrency.ts). */
   allowReservedConcurrency: boolean;
+  /**
+   * Who a caller is (lambdas/domain/caller.ts): the role-name patterns whose sessions are people, so each
+   * session is a caller of its own; every other role's sessions are one caller, the role. `-c
+   * humanRolePatterns=AWSReservedSSO_*,MySamlRole` (comma-separated, `*` a wildcard; cdk.json may give a list)
+   * replaces the default, IAM Identity Center permission sets only (`AWSReservedSSO_*`).
+   */
+  humanRolePatterns: readonly string[];
 }
 
 /** A bad context value. bin/app.ts prints its message alone, on one line. */
@@ -130,6 +143,7 @@ export function readConfig(scope: Construct): AppConfig {
       'create',
     ),
     allowReservedConcurrency: flag(ALLOW_RESERVED_CONCURRENCY_CONTEXT, ctx(ALLOW_RESERVED_CONCURRENCY_CONTEXT), false),
+    humanRolePatterns: humanRolePatterns('humanRolePatterns', ctx('humanRolePatterns')),
   };
 }
 
@@ -163,6 +177,28 @@ function cloudFormationStackName(key: string, value: unknown): string | undefine
   throw new ConfigError(
     `Context ${key} must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got ${JSON.stringify(value)}`,
   );
+}
+
+/** A comma-separated string (`-c`) or a list of strings (cdk.json); unset is the default. */
+function humanRolePatterns(key: string, value: unknown): readonly string[] {
+  if (value === undefined) return DEFAULT_HUMAN_ROLE_PATTERNS;
+  const patterns =
+    typeof value === 'string'
+      ? parseHumanRolePatterns(value)
+      : Array.isArray(value) && value.every((p) => typeof p === 'string')
+        ? value.map((p: string) => p.trim())
+        : undefined;
+  if (patterns === undefined) {
+    throw new ConfigError(
+      `Context ${key} must be role-name patterns, comma-separated or a list, got ${JSON.stringify(value)}`,
+    );
+  }
+  try {
+    return callerRule(patterns).humanRolePatterns;
+  } catch (error) {
+    if (!(error instanceof CallerRuleError)) throw error;
+    throw new ConfigError(`Context ${key}: ${error.message}, got ${JSON.stringify(value)}`);
+  }
 }
 
 function email(key: string, value: unknown): string | undefined {

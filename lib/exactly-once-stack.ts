@@ -1,6 +1,7 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { CUSTOMER_ACCESS_PK_PREFIX, PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
 import { CONSUMERS } from '../lambdas/consumers';
 import { ORDER_EVENT_TYPES } from '../lambdas/domain/events';
 import { consumerOutputNames, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
@@ -48,8 +49,9 @@ export class ExactlyOnceStack extends Stack {
       rateLimit: config.apiRateLimit,
       burstLimit: config.apiBurstLimit,
       createAccountLoggingRole: config.apiGatewayAccountRole === 'create',
+      humanRolePatterns: config.humanRolePatterns,
     });
-    // Transactions need each item action on the table: the order put and the outbox put.
+    // Transactions need each item action on the table: the order put, the outbox put and the customer access put.
     grantTableActions(ordersApi.createOrder.fn, storage.ordersTable, ['PutItem', 'GetItem']);
     grantTableActions(ordersApi.createOrder.fn, storage.idempotencyTable, [
       'PutItem',
@@ -98,8 +100,18 @@ export class ExactlyOnceStack extends Stack {
     const reads = new EffectsReadApi(this, 'EffectsReadApi', {
       ordersApi,
       effectsTableName: storage.effectsTable.tableName,
+      ordersTableName: storage.ordersTable.tableName,
     });
     grantTableActions(reads.getCustomer.fn, storage.effectsTable, ['GetItem']);
+    // Whether the caller placed an order for the customer: a Query of the access items' partitions only,
+    // so the read function can see no order (IAM checks the partition key of every item it returns).
+    reads.getCustomer.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [storage.ordersTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${CUSTOMER_ACCESS_PK_PREFIX}*`] } },
+      }),
+    );
     grantTableActions(reads.getInventory.fn, storage.effectsTable, ['GetItem']);
 
     const monitoring = new Monitoring(this, 'Monitoring', {
@@ -143,16 +155,19 @@ export class ExactlyOnceStack extends Stack {
     }
 
     new CfnOutput(this, 'Stage', { value: config.stage });
+    // The proof kit derives its own caller (and so its order ids) by the stage's rule.
+    new CfnOutput(this, 'HumanRolePatterns', { value: config.humanRolePatterns.join(',') });
     new CfnOutput(this, 'ApiUrl', { value: ordersApi.api.url });
     new CfnOutput(this, 'OrdersTableName', { value: storage.ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: storage.idempotencyTable.tableName });
     new CfnOutput(this, 'EffectsTableName', { value: storage.effectsTable.tableName });
     new CfnOutput(this, 'ProviderLogTableName', { value: storage.providerLogTable.tableName });
     // Tools (`npm run dlq`, the proof kit) find each consumer's queue and DLQ by these names.
-    for (const { spec, queues } of pipelines.all) {
+    for (const { spec, queues, dedupe } of pipelines.all) {
       const names = consumerOutputNames(spec.name);
       new CfnOutput(this, names.queueUrl, { value: queues.queue.queueUrl });
       new CfnOutput(this, names.deadLetterQueueUrl, { value: queues.deadLetterQueue.queueUrl });
+      new CfnOutput(this, names.dedupeHorizonSeconds, { value: String(dedupe.horizonSeconds) });
     }
     new CfnOutput(this, 'RelayFailureQueueUrl', { value: outbox.failureQueue.queueUrl });
     // `npm run dlq` finds every DLQ by these output names.

@@ -12,7 +12,8 @@ import { awsTarget, localTarget } from './target';
  * invariant and exits non-zero on any violation.
  */
 const USAGE = `Usage: npm run loadtest -- [options]
-  --profile smoke|default|soak   sizes and concurrency (default: default)
+  --profile NAME                 smoke|default|hot-sku|soak: sizes and concurrency (default: default;
+                                 hot-sku: the default load with every order on at most 3 SKUs)
   --orders N                     new orders to place (overrides the profile)
   --connections N                concurrent HTTP connections
   --rate N                       requests per second overall (default: as fast as possible)

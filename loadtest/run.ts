@@ -31,9 +31,18 @@ export interface Profile {
   drainTimeoutMs: number;
 }
 
-export const PROFILES: Record<'smoke' | 'default' | 'soak', Profile> = {
+/**
+ * - smoke: a minute, for a first look and CI;
+ * - default: the proof run;
+ * - hot-sku: the default load with every order on one SKU per line position (at
+ *   most 3 SKUs in all), so orders in one FIFO batch contend for the same stock
+ *   items: transaction conflicts, retried in-process with jitter;
+ * - soak: long and wide.
+ */
+export const PROFILES: Record<'smoke' | 'default' | 'hot-sku' | 'soak', Profile> = {
   smoke: { orders: 20, connections: 4, customers: 5, skus: 5, drainTimeoutMs: 60_000 },
   default: { orders: 300, connections: 16, customers: 40, skus: 25, drainTimeoutMs: 240_000 },
+  'hot-sku': { orders: 300, connections: 16, customers: 40, skus: 1, drainTimeoutMs: 240_000 },
   soak: { orders: 20_000, connections: 32, rate: 100, customers: 500, skus: 200, drainTimeoutMs: 900_000 },
 };
 

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { callerPrincipal, callerRule, DEFAULT_CALLER_RULE, parseHumanRolePatterns } from '../lambdas/domain/caller';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import * as path from 'node:path';
 import {
@@ -87,11 +88,20 @@ export async function awsTarget(stackName: string): Promise<Target> {
     region,
     apiUrl: requiredOutput(outputs, 'ApiUrl'),
     outputs,
-    callers: [{ arn: identity.Arn!, credentials }],
+    // The API scopes keys and orders to the principal (a workload role's sessions collapse to the role), so the
+    // kit derives its order ids from the same principal, by the stage's rule (older stacks: the default rule).
+    callers: [{ arn: deployedCaller(identity.Arn!, outputs.HumanRolePatterns), credentials }],
     ...clients(new DynamoDBClient({}), new SQSClient({})),
     // A stack deployed without fault injection has no switch: runs without in-function faults still work.
     ...(outputs.FaultParameterName ? { faultSwitch: { parameterName: outputs.FaultParameterName } } : {}),
   };
+}
+
+/** The caller the deployed API sees for the STS identity `arn`: its principal by the stage's caller rule. */
+export function deployedCaller(arn: string, humanRolePatterns: string | undefined): string {
+  const rule =
+    humanRolePatterns === undefined ? DEFAULT_CALLER_RULE : callerRule(parseHumanRolePatterns(humanRolePatterns));
+  return callerPrincipal({ userArn: arn }, rule) ?? arn;
 }
 
 function clients(dynamodb: DynamoDBClient, sqs: SQSClient) {

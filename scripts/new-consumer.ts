@@ -194,13 +194,17 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseEnvelope,
-    apply: (event, record) =>
-      apply${id}Effect(event, {
-        consumer: SPEC.name,
-        eventTypes: SPEC.eventTypes,
-        ledger: wiring.ledgerFor(ledger, record),
-        provider,
-      }),
+    apply: (event, record, work) =>
+      apply${id}Effect(
+        event,
+        {
+          consumer: SPEC.name,
+          eventTypes: SPEC.eventTypes,
+          ledger: wiring.ledgerFor(ledger, record),
+          provider,
+        },
+        work,
+      ),
   });
 }
 
@@ -209,7 +213,8 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 }
 
 function effectSource(spec: ConsumerSpec, id: string): string {
-  return `import type { EventEnvelope } from '../messaging/envelope';
+  return `import type { RecordWork } from '../domain/record-work';
+import type { EventEnvelope } from '../messaging/envelope';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect';
 
@@ -222,10 +227,15 @@ import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect'
  * from messaging/envelope.ts, a PermanentError for a payload no retry can fix);
  * write the effect in the same transaction as the inbox claim (a ledger method
  * on an InboxLedger subclass, adapters/dynamodb-ledgers.ts); call the provider
- * through callProviderIfOwed under providerKey(consumer, eventId).
+ * through callProviderIfOwed under providerKey(consumer, eventId), passing \`work\`
+ * on (its signal to every call, its lease to the provider call).
  */
-export function apply${id}Effect(event: EventEnvelope, deps: EntityEffectDeps): Promise<ApplyOutcome> {
-  return applyEntityEffect(event, deps);
+export function apply${id}Effect(
+  event: EventEnvelope,
+  deps: EntityEffectDeps,
+  work: RecordWork,
+): Promise<ApplyOutcome> {
+  return applyEntityEffect(event, deps, work);
 }
 `;
 }

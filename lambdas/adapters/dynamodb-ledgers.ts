@@ -1,8 +1,9 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
 import { orderPlacedEventId, type OrderLine } from '../domain/order';
+import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 import type {
   EffectsReader,
@@ -10,7 +11,9 @@ import type {
   FulfilmentLedger,
   LedgerResult,
   LoyaltyLedger,
+  ProviderCallLease,
 } from '../ports/ledgers';
+import { withContentionRetries, type InProcessRetry } from '../shared/contention-retry';
 import {
   customerKey,
   entityEffectKey,
@@ -20,6 +23,8 @@ import {
   INBOX_TTL_ATTRIBUTE,
   inventoryKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
 } from './effects-table';
 
@@ -32,6 +37,12 @@ export interface LedgerOptions {
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
   now?: () => Date;
+  /**
+   * How a transaction or a done-mark is retried on contention inside the
+   * invocation (each write on its own, never the provider call between them).
+   * Default: not retried here (the queue's backoff retries it).
+   */
+  contention?: InProcessRetry;
   /**
    * The local runtime's build only: skip the inbox claim (and fulfilment's state guard on
    * reserve), so duplicates become double effects, to prove the proof kit notices them.
@@ -70,7 +81,12 @@ abstract class InboxLedger {
     return process.env.INBOX_BYPASS_BUILD === 'true' && this.options.unsafeDisableInbox?.() === true;
   }
 
-  protected claim(eventId: string): TransactItem[] {
+  /**
+   * The claim; with `work`, it also takes the lease on the provider call that
+   * follows the commit, so a concurrent copy of the event finds the call leased
+   * at no extra write.
+   */
+  protected claim(eventId: string, work: RecordWork | undefined): TransactItem[] {
     if (this.inboxBypassed()) return [];
     const now = this.now();
     return [
@@ -83,6 +99,12 @@ abstract class InboxLedger {
             eventId,
             claimedAt: now.toISOString(),
             [INBOX_TTL_ATTRIBUTE]: expiresAfter(now, this.options.inboxTtlSeconds),
+            ...(work === undefined
+              ? {}
+              : {
+                  [PROVIDER_CALL_LEASE_ATTRIBUTE]: work.leaseUntil,
+                  [PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE]: work.leaseHolder,
+                }),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -97,18 +119,105 @@ abstract class InboxLedger {
    * it never creates an entry without its TTL; with the inbox switched off
    * (test-only) there is nothing to record.
    */
-  async recordProviderCallDone(eventId: string): Promise<void> {
+  async recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void> {
     if (this.inboxBypassed()) return;
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.options.tableName,
-        Key: inboxKey(this.consumer, eventId),
-        UpdateExpression: 'SET #done = :at',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
-        ExpressionAttributeValues: { ':at': this.now().toISOString() },
-      }),
+    await this.withRetries(
+      () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.options.tableName,
+            Key: inboxKey(this.consumer, eventId),
+            UpdateExpression: 'SET #done = :at',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
+            ExpressionAttributeValues: { ':at': this.now().toISOString() },
+          }),
+          { abortSignal: work?.signal },
+        ),
+      work,
     );
+  }
+
+  /**
+   * A duplicate that owes the provider its call takes the call's lease first:
+   * a conditional update that succeeds only while the call is not done, not
+   * superseded, and no other copy holds an unexpired lease (this try's own
+   * lease counts as free). 'held' means another delivery is calling (or was,
+   * until its invocation ended): this copy must not call now. The claim of a
+   * first delivery holds the lease already.
+   */
+  async leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease> {
+    if (this.inboxBypassed()) return 'granted';
+    try {
+      await this.withRetries(
+        () =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.options.tableName,
+              Key: inboxKey(this.consumer, eventId),
+              UpdateExpression: 'SET #lease = :until, #holder = :me',
+              ConditionExpression:
+                'attribute_exists(pk) AND attribute_not_exists(#done) AND attribute_not_exists(#superseded) ' +
+                'AND (attribute_not_exists(#lease) OR #lease < :now OR #holder = :me)',
+              ExpressionAttributeNames: {
+                '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE,
+                '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+                '#done': PROVIDER_CALL_DONE_ATTRIBUTE,
+                '#superseded': SUPERSEDED_BY_ATTRIBUTE,
+              },
+              ExpressionAttributeValues: {
+                ':until': work.leaseUntil,
+                ':me': work.leaseHolder,
+                ':now': this.now().getTime(),
+              },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+            { abortSignal: work.signal },
+          ),
+        work,
+      );
+      return 'granted';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Done or superseded since the claim was read: nothing is owed. Otherwise a live lease
+      // (or, never expected, an entry gone): not now.
+      return error.Item !== undefined && !providerCallPending(error.Item) ? 'done' : 'held';
+    }
+  }
+
+  /**
+   * After this try's provider call failed (the call has settled: nothing of it
+   * is in flight any more): give the lease back, so the next try need not wait
+   * for it to lapse. Only this try's own lease is removed; failing to remove it
+   * costs only that wait, so the failure is logged by the caller, not thrown.
+   */
+  async releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void> {
+    if (this.inboxBypassed()) return;
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: inboxKey(this.consumer, eventId),
+          UpdateExpression: 'REMOVE #lease, #holder',
+          ConditionExpression: '#holder = :me',
+          ExpressionAttributeNames: {
+            '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE,
+            '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+          },
+          ExpressionAttributeValues: { ':me': work.leaseHolder },
+        }),
+      );
+    } catch (error) {
+      // Someone else's lease now (ours had lapsed and was taken): not ours to remove.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** One write, retried on contention in-process (options.contention), never past the record's deadline. */
+  protected withRetries<T>(write: () => Promise<T>, work: RecordWork | undefined): Promise<T> {
+    return this.options.contention === undefined
+      ? write()
+      : withContentionRetries(write, this.options.contention, work?.signal);
   }
 
   /**
@@ -141,10 +250,16 @@ abstract class InboxLedger {
    * entry the cancellation returned); throws every other error, including an
    * effect condition failure, which is returned to the caller as {@link EffectConditionFailed}.
    */
-  protected async transact(eventId: string, effect: TransactItem[]): Promise<LedgerResult> {
-    const claim = this.claim(eventId);
+  protected async transact(eventId: string, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
+    const claim = this.claim(eventId, work);
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: [...claim, ...effect] }));
+      await this.withRetries(
+        () =>
+          this.client.send(new TransactWriteCommand({ TransactItems: [...claim, ...effect] }), {
+            abortSignal: work?.signal,
+          }),
+        work,
+      );
       return { outcome: 'applied', providerCallPending: true };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
@@ -207,100 +322,97 @@ export class EffectConditionFailed extends Error {
  * state before it, so a stale or out-of-order event is a no-op, never an effect.
  */
 export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentLedger {
-  async reserve(event: OrderPlacedEvent): Promise<LedgerResult> {
+  async reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult> {
     try {
-      return await this.transact(event.eventId, [
-        {
-          Put: {
-            TableName: this.options.tableName,
-            Item: {
-              ...fulfilmentKey(event.entityId),
-              orderId: event.entityId,
-              version: 1,
-              state: 'RESERVED',
-              updatedAt: this.now().toISOString(),
-            },
-            // Any existing state is newer than "placed": the cancel got here first.
-            // The test-only broken consumer drops this guard too: the state alone would
-            // still stop a duplicate reserve, and the proof kit could not show a double.
-            ...(this.inboxBypassed() ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
-          },
-        },
-        ...this.stockDeltas(event.payload.items, 1),
-      ]);
+      return await this.transact(
+        event.eventId,
+        [
+          // Any existing state is newer than "placed": the cancel got here first.
+          // The test-only broken consumer drops this guard too: the state alone would
+          // still stop a duplicate reserve, and the proof kit could not show a double.
+          this.firstState(event.entityId, 1, 'RESERVED', !this.inboxBypassed()),
+          ...this.stockDeltas(event.payload.items, 1),
+        ],
+        work,
+      );
     } catch (error) {
       if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
       throw error;
     }
   }
 
-  async release(event: OrderCancelledEvent): Promise<LedgerResult> {
+  async release(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
     try {
-      return await this.transact(event.eventId, [
-        {
-          Update: {
-            TableName: this.options.tableName,
-            Key: fulfilmentKey(event.entityId),
-            UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
-            ConditionExpression: 'version = :reserved',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':released': 2,
-              ':reserved': 1,
-              ':state': 'RELEASED',
-              ':at': this.now().toISOString(),
+      return await this.transact(
+        event.eventId,
+        [
+          {
+            Update: {
+              TableName: this.options.tableName,
+              Key: fulfilmentKey(event.entityId),
+              UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
+              ConditionExpression: 'version = :reserved',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':released': 2,
+                ':reserved': 1,
+                ':state': 'RELEASED',
+                ':at': this.now().toISOString(),
+              },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
-        },
-        ...this.stockDeltas(event.payload.items, -1),
-        // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
-        ...this.supersede(orderPlacedEventId(event.entityId), event.eventId),
-      ]);
+          ...this.stockDeltas(event.payload.items, -1),
+          // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
+          ...this.supersede(orderPlacedEventId(event.entityId), event.eventId),
+        ],
+        work,
+      );
     } catch (error) {
       if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
       if (error.oldItem !== undefined) return STALE; // already version 2
       // Nothing reserved yet (cancel overtook place, e.g. after a DLQ redrive):
       // record the cancellation so the late OrderPlaced is recognised as stale.
-      return this.recordCancelBeforeReserve(event);
+      return this.recordCancelBeforeReserve(event, work);
     }
   }
 
-  private async recordCancelBeforeReserve(event: OrderCancelledEvent): Promise<LedgerResult> {
+  private async recordCancelBeforeReserve(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
     // A concurrent reserve between the two transactions fails this condition;
     // the error is transient and the retry takes the normal release path.
     // The late OrderPlaced is stale (its state put fails), so it never reaches the warehouse.
-    return this.transact(event.eventId, [
-      {
-        Put: {
-          TableName: this.options.tableName,
-          Item: {
-            ...fulfilmentKey(event.entityId),
-            orderId: event.entityId,
-            version: 2,
-            state: 'CANCELLED_UNRESERVED',
-            updatedAt: this.now().toISOString(),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
+    return this.transact(event.eventId, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED', true)], work);
+  }
+
+  /** An order's first fulfilment state, put only where it has none yet when `guarded`. */
+  private firstState(orderId: string, version: 1 | 2, state: string, guarded: boolean): TransactItem {
+    return {
+      Put: {
+        TableName: this.options.tableName,
+        Item: { ...fulfilmentKey(orderId), orderId, version, state, updatedAt: this.now().toISOString() },
+        ...(guarded ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
       },
-    ]);
+    };
   }
 }
 
 /** Loyalty points: `points += n`, a non-idempotent ADD guarded only by the inbox claim. */
 export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger {
-  async credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult> {
-    return this.transact(event.eventId, [
-      {
-        Update: {
-          TableName: this.options.tableName,
-          Key: customerKey(event.payload.customerId),
-          UpdateExpression: 'SET customerId = :id ADD points :points',
-          ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
+  async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
+    return this.transact(
+      event.eventId,
+      [
+        {
+          Update: {
+            TableName: this.options.tableName,
+            Key: customerKey(event.payload.customerId),
+            UpdateExpression: 'SET customerId = :id ADD points :points',
+            ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
+          },
         },
-      },
-    ]);
+      ],
+      work,
+    );
   }
 }
 
@@ -312,23 +424,27 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
  * twice, so the proof kit can see a double when the claim is switched off.
  */
 export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEffectLedger {
-  async apply(event: EventEnvelope): Promise<LedgerResult> {
-    return this.transact(event.eventId, [
-      {
-        Update: {
-          TableName: this.options.tableName,
-          Key: entityEffectKey(this.consumer, event.entityId),
-          UpdateExpression:
-            'SET consumer = :consumer, entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
-          ExpressionAttributeValues: {
-            ':consumer': this.consumer,
-            ':entityId': event.entityId,
-            ':eventId': event.eventId,
-            ':one': 1,
+  async apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult> {
+    return this.transact(
+      event.eventId,
+      [
+        {
+          Update: {
+            TableName: this.options.tableName,
+            Key: entityEffectKey(this.consumer, event.entityId),
+            UpdateExpression:
+              'SET consumer = :consumer, entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
+            ExpressionAttributeValues: {
+              ':consumer': this.consumer,
+              ':entityId': event.entityId,
+              ':eventId': event.eventId,
+              ':one': 1,
+            },
           },
         },
-      },
-    ]);
+      ],
+      work,
+    );
   }
 }
 

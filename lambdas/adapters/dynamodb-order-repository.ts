@@ -1,9 +1,19 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderEvent } from '../domain/events';
 import type { CancelResult, OrderRepository, PlaceResult, StoredOrder } from '../ports/order-repository';
-import { ENTITY_ORDER, ENTITY_OUTBOX, ORDER_SK, orderPk, outboxKey, pendingShardOf } from './order-table';
+import {
+  customerAccessKey,
+  customerAccessPk,
+  ENTITY_CUSTOMER_ACCESS,
+  ENTITY_ORDER,
+  ENTITY_OUTBOX,
+  ORDER_SK,
+  orderPk,
+  outboxKey,
+  pendingShardOf,
+} from './order-table';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(
@@ -26,6 +36,14 @@ export class DynamoDbOrderRepository implements OrderRepository {
               },
             },
             this.outboxPut(event),
+            // The caller's access to the customer (GET /customers/{id}). Unconditional: its key is the
+            // order's, so a second write is the same item; and it never fails the order's transaction.
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...customerAccessKey(order), entity: ENTITY_CUSTOMER_ACCESS },
+              },
+            },
           ],
         }),
       );
@@ -75,6 +93,21 @@ export class DynamoDbOrderRepository implements OrderRepository {
       new GetCommand({ TableName: this.tableName, Key: { pk: orderPk(orderId), sk: ORDER_SK }, ConsistentRead: true }),
     );
     return Item === undefined ? undefined : toStoredOrder(Item);
+  }
+
+  async hasPlacedFor(caller: string, customerId: string): Promise<boolean> {
+    const { Items } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': customerAccessPk(caller, customerId) },
+        ProjectionExpression: 'pk',
+        Limit: 1,
+        // Read-your-writes: a caller reads its customer right after placing the order.
+        ConsistentRead: true,
+      }),
+    );
+    return (Items ?? []).length > 0;
   }
 
   private async mustGet(orderId: string): Promise<StoredOrder> {

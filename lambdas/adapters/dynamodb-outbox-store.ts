@@ -9,8 +9,18 @@ import type { EventEnvelope } from '../messaging/envelope';
 import type { OutboxStore, PendingOutboxItem } from '../ports/outbox';
 import { outboxKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './order-table';
 
-/** A pending item as the index lists it, with its base-table key. */
-type IndexedItem = PendingOutboxItem & { key: { pk: string; sk: string } };
+/** A pending item as the index lists it, with the index partition it was listed in. */
+type IndexedItem = PendingOutboxItem & { shard: string };
+
+/**
+ * The pending index's partition for items the sweeper set aside as
+ * unpublishable (`pendingShard` = this instead of a shard number). No shard
+ * query reads it, so however many there are, they never take a place among
+ * the oldest pending items; they are still undispatched and still in the
+ * index, where the sweeper re-checks them every run (a repaired one is
+ * published) and counts them in the age of the oldest undispatched item.
+ */
+export const SET_ASIDE_PARTITION = 'malformed';
 
 /** An item's `<pk>/<sk>`, as PendingOutboxItem.itemKey names it. */
 const itemKeyOf = (item: Record<string, unknown>): string => `${String(item.pk)}/${String(item.sk)}`;
@@ -46,8 +56,9 @@ export class DynamoDbOutboxStore implements OutboxStore {
   /**
    * Pending items older than `olderThan`, oldest first. The pending index is a GSI, so
    * eventually consistent: it can still list an item the relay has just marked
-   * dispatched. Each candidate is re-read from the base table (consistently) and
-   * dropped if dispatched, so a lagging index neither republishes an item nor
+   * dispatched (or the sweeper has just set aside). Each candidate is re-read from the
+   * base table (consistently) and dropped unless it is still undispatched in the
+   * partition it was listed in, so a lagging index neither republishes an item nor
    * makes it count as the oldest pending one (which would raise the outbox-age alarm).
    */
   async pendingOlderThan(olderThan: Date, limit: number): Promise<PendingOutboxItem[]> {
@@ -61,9 +72,38 @@ export class DynamoDbOutboxStore implements OutboxStore {
     return this.stillPending(candidates);
   }
 
+  /**
+   * Moves the item to the set-aside partition, keeping it undispatched, and notes why and when
+   * (`malformedReason`, `malformedAt`) for whoever repairs it. Only if it is still pending in a
+   * shard: a dispatched, deleted or already set-aside item is left alone. The update is a MODIFY
+   * in the stream, which the relay's filter (INSERTs only) does not let in.
+   */
+  async setAside(item: PendingOutboxItem, reason: string, at: Date): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: item.key,
+          UpdateExpression: 'SET pendingShard = :aside, malformedAt = :at, malformedReason = :reason',
+          // `<>` is false on a missing attribute: a dispatched item (no pendingShard) is not matched.
+          ConditionExpression: 'pendingShard <> :aside AND attribute_not_exists(dispatchedAt)',
+          ExpressionAttributeValues: { ':aside': SET_ASIDE_PARTITION, ':at': at.toISOString(), ':reason': reason },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async setAsideItems(limit: number): Promise<PendingOutboxItem[]> {
+    return this.stillPending(await this.queryShard(SET_ASIDE_PARTITION, { limit }));
+  }
+
   async oldestPendingCreatedAt(): Promise<string | undefined> {
     const heads = await Promise.all(
-      this.shards().map(async (shard) => {
+      [...this.shards(), SET_ASIDE_PARTITION].map(async (shard) => {
         // A few heads per shard: the first ones may be dispatched items the index has not dropped yet.
         const pending = await this.stillPending(await this.queryShard(shard, { limit: HEADS_PER_SHARD }));
         return pending[0]?.createdAt;
@@ -72,17 +112,23 @@ export class DynamoDbOutboxStore implements OutboxStore {
     return heads.filter((h): h is string => h !== undefined).sort()[0];
   }
 
-  /** The candidates whose base item exists and is not dispatched, read with strong consistency. */
-  private async stillPending(candidates: IndexedItem[]): Promise<IndexedItem[]> {
-    const pending = new Set<string>();
+  /**
+   * The candidates whose base item exists, is not dispatched and is still in the partition the
+   * index listed it in, read with strong consistency. Returned as the port's items (no partition).
+   */
+  private async stillPending(candidates: IndexedItem[]): Promise<PendingOutboxItem[]> {
+    const partitionOf = new Map<string, unknown>();
     for (let start = 0; start < candidates.length; start += BATCH_GET_LIMIT) {
       const items = await this.batchGet(candidates.slice(start, start + BATCH_GET_LIMIT).map((c) => c.key));
-      for (const item of items) if (item.dispatchedAt === undefined) pending.add(itemKeyOf(item));
+      for (const item of items)
+        if (item.dispatchedAt === undefined) partitionOf.set(itemKeyOf(item), item.pendingShard);
     }
-    return candidates.filter((c) => pending.has(c.itemKey));
+    return candidates
+      .filter((c) => partitionOf.get(c.itemKey) === c.shard)
+      .map(({ itemKey, key, event, createdAt }) => ({ itemKey, key, event, createdAt }));
   }
 
-  /** The items of `keys` that exist (key and `dispatchedAt` only), following UnprocessedKeys a few rounds. */
+  /** The items of `keys` that exist (key, `dispatchedAt`, `pendingShard` only), following UnprocessedKeys a few rounds. */
   private async batchGet(keys: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     for (let round = 0; keys.length > 0; round++) {
@@ -90,7 +136,11 @@ export class DynamoDbOutboxStore implements OutboxStore {
       const answer: BatchGetCommandOutput = await this.client.send(
         new BatchGetCommand({
           RequestItems: {
-            [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, sk, dispatchedAt' },
+            [this.tableName]: {
+              Keys: keys,
+              ConsistentRead: true,
+              ProjectionExpression: 'pk, sk, dispatchedAt, pendingShard',
+            },
           },
         }),
       );
@@ -124,6 +174,7 @@ export class DynamoDbOutboxStore implements OutboxStore {
       itemKey: itemKeyOf(item),
       event: item.event,
       createdAt: String(item.createdAt),
+      shard,
     }));
   }
 }

@@ -5,7 +5,10 @@
  *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`), and what became
  *                                                     of its provider call: `providerCallDoneAt` once the
  *                                                     provider accepted it, `supersededBy` once a later event
- *                                                     of the same entity was applied (its call must not follow)
+ *                                                     of the same entity was applied (its call must not follow);
+ *                                                     `providerCallLeaseUntil`/`-Holder`: the delivery that may call
+ *                                                     the provider now (taken by the claim, or by a duplicate that
+ *                                                     owes the call), so two copies never call at once
  *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
  *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
  *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
@@ -17,6 +20,9 @@
 export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
 export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
 export const SUPERSEDED_BY_ATTRIBUTE = 'supersededBy';
+/** Epoch ms until which one delivery holds the right to call the provider for the event, and who holds it. */
+export const PROVIDER_CALL_LEASE_ATTRIBUTE = 'providerCallLeaseUntil';
+export const PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE = 'providerCallLeaseHolder';
 
 export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${consumer}#${eventId}`, sk: 'INBOX' });
 export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });

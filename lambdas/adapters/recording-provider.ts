@@ -25,7 +25,11 @@ export class RecordingProvider implements ExternalProvider {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async send(idempotencyKey: string, payload: Record<string, unknown>): Promise<void> {
+  async send(
+    idempotencyKey: string,
+    payload: Record<string, unknown>,
+    options?: { signal?: AbortSignal },
+  ): Promise<void> {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -39,6 +43,7 @@ export class RecordingProvider implements ExternalProvider {
           ':one': 1,
         },
       }),
+      { abortSignal: options?.signal },
     );
   }
 }

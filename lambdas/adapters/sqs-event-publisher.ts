@@ -47,8 +47,8 @@ export class SqsEventPublisher implements EventPublisher {
     await Promise.all(
       this.routes.map((route) =>
         this.sendAll(
-          route.queueUrl,
-          events.filter((e) => route.eventTypes.includes(e.type)).map((e) => this.entry(e, route.fifo)),
+          route,
+          events.filter((e) => route.eventTypes.includes(e.type)),
           failed,
         ),
       ),
@@ -56,10 +56,17 @@ export class SqsEventPublisher implements EventPublisher {
     return failed;
   }
 
-  private entry(event: EventEnvelope, fifo: boolean): Entry {
+  /**
+   * A batch entry's `Id` is its position in its chunk (`"0"`..`"9"`), never derived from the event:
+   * SQS wants 1-80 characters of [A-Za-z0-9_-], distinct within the call, and rejects the whole call
+   * otherwise. An event id may be up to 128 printable characters (lambdas/messaging/outbox-event.ts),
+   * and two of them can map to the same id once their other characters are replaced (`a.1`, `a:1`):
+   * either would fail the call on every retry and every sweep, with the nine events beside it. The
+   * event id travels in the `eventId` attribute (and the body); the answer is mapped back by position.
+   */
+  private entry(event: EventEnvelope, fifo: boolean, position: number): Entry {
     return {
-      // Batch entry ids allow only [A-Za-z0-9_-]; the event id goes in an attribute.
-      Id: event.eventId.replace(/[^A-Za-z0-9_-]/g, '_'),
+      Id: String(position),
       MessageBody: JSON.stringify(event),
       MessageAttributes: {
         eventId: { DataType: 'String', StringValue: event.eventId },
@@ -69,20 +76,27 @@ export class SqsEventPublisher implements EventPublisher {
     };
   }
 
-  private async sendAll(queueUrl: string, entries: Entry[], failed: Set<string>) {
-    const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue ?? '';
-    for (let i = 0; i < entries.length; i += SQS_BATCH_LIMIT) {
-      const chunk = entries.slice(i, i + SQS_BATCH_LIMIT);
+  private async sendAll(route: ConsumerRoute, events: EventEnvelope[], failed: Set<string>) {
+    const queueUrl = route.queueUrl;
+    for (let i = 0; i < events.length; i += SQS_BATCH_LIMIT) {
+      const chunk = events.slice(i, i + SQS_BATCH_LIMIT);
+      const entries = chunk.map((event, position) => this.entry(event, route.fifo, position));
       try {
-        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk }));
+        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+        // Only an entry listed under Successful was published: one missing from both lists is failed too.
         const ok = new Set((result.Successful ?? []).map((s) => s.Id));
-        for (const entry of chunk) if (!ok.has(entry.Id)) failed.add(eventIdOf(entry));
+        entries.forEach((entry, position) => {
+          if (!ok.has(entry.Id)) failed.add(chunk[position].eventId);
+        });
         if (result.Failed?.length)
-          logger.warn('Some batch entries were not published', { queueUrl, failed: result.Failed });
+          logger.warn('Some batch entries were not published', {
+            queueUrl,
+            failed: result.Failed.map((f) => ({ ...f, eventId: chunk[Number(f.Id)]?.eventId })),
+          });
       } catch (error) {
         // The whole call failed: every entry of the chunk is unpublished and will be retried.
         logger.warn('SendMessageBatch failed', { queueUrl, error });
-        for (const entry of chunk) failed.add(eventIdOf(entry));
+        for (const event of chunk) failed.add(event.eventId);
       }
     }
   }

@@ -122,14 +122,23 @@ export function attemptsForBudget(budget: RetryBudget): number {
 }
 
 /**
+ * Receives a FIFO record may take that count no try: invocations that crashed
+ * or were killed at their timeout (a record's deadline makes that rare, not
+ * impossible: an out-of-memory kill, a host failure). Each burns a receive but
+ * no try of the consumer's own count.
+ */
+export const FIFO_CRASH_ALLOWANCE = 10;
+
+/**
  * The FIFO queue's maxReceiveCount, a backstop only: its consumer dead-letters
  * a transiently failing record itself after `attempts` tries of its own. A
  * record skipped behind a failure in its group is received (and counted by
  * SQS) without being tried; in one batch at most `batchSize - 1` records are
  * ahead of it, each tried at most `attempts` times, so it is received at most
- * batchSize x attempts times before its own last try. Crashes and timeouts
- * (no try counted) come on top and are what the backstop is for.
+ * batchSize x attempts times before its own last try. Crashes and timeouts (no
+ * try counted) come on top: FIFO_CRASH_ALLOWANCE of them, so one crash does not
+ * let SQS dead-letter, with no cause, a record that still has tries.
  */
 export function fifoMaxReceiveCount(attempts: number, batchSize: number): number {
-  return attempts * batchSize;
+  return attempts * batchSize + FIFO_CRASH_ALLOWANCE;
 }

@@ -13,4 +13,12 @@ export class PermanentError extends Error {
   }
 }
 
-export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'InjectedPoison';
+/**
+ * - SchemaViolation: the body is not an event the consumer can read;
+ * - UnknownEntity: an event type the consumer does not take;
+ * - DedupeHorizonPassed: the event is older than the consumer's dedupe horizon
+ *   (domain/dedupe-horizon): its inbox claim may be gone, so only a person may
+ *   decide to apply it;
+ * - InjectedPoison: the proof kit's poison fault.
+ */
+export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizonPassed' | 'InjectedPoison';

@@ -2,15 +2,16 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { flushMetrics, logger, metrics, MetricUnit } from '../shared/observability';
 import { cancelOrder } from '../use-cases/cancel-order';
 import { json, notFound, type HttpResponse, unexpectedErrorResponse } from '../handlers/http';
-import { orderRequestOf, orderRepositoryFromEnv } from '../handlers/order-api-support';
+import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv } from '../handlers/order-api-support';
 
 /** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
 const orders = orderRepositoryFromEnv();
+const callerRule = callerRuleFromEnv();
 
 export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
   logger.addContext(context);
   try {
-    const request = orderRequestOf(event);
+    const request = orderRequestOf(event, callerRule);
     if (!request.ok) return request.response;
     const { caller, orderId } = request;
 

@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { dynamoDbDocumentClient } from '../adapters/aws-clients';
 import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
 import { idempotencyStore } from '../adapters/idempotency-store';
+import { DEFAULT_CALLER_RULE, type CallerRule } from '../domain/caller';
 import { canonicalJson } from '../domain/canonical-json';
 import { parseIdempotencyKey } from '../domain/idempotency-key';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
@@ -21,6 +22,7 @@ import {
   unexpectedErrorResponse,
   type HttpResponse,
 } from '../handlers/http';
+import { callerRuleFromEnv } from '../handlers/order-api-support';
 import { ENV } from '../shared/env-names';
 
 /**
@@ -40,6 +42,8 @@ export interface CreateOrderParts {
   idempotencyStore: BasePersistenceLayer;
   keyExpirySeconds: number;
   now: () => Date;
+  /** Which role sessions are people (lambdas/domain/caller.ts); the default rule when not given. */
+  callerRule?: CallerRule;
 }
 
 const ROUTE = 'POST /orders';
@@ -80,7 +84,7 @@ export function makeCreateOrderHandler(parts: CreateOrderParts) {
     // Without the context the in-progress lock never expires after a crash.
     idempotencyConfig.registerLambdaContext(context);
     try {
-      return await handle(event, placeOrderOnce);
+      return await handle(event, placeOrderOnce, parts.callerRule ?? DEFAULT_CALLER_RULE);
     } finally {
       flushMetrics();
     }
@@ -91,6 +95,7 @@ const config = {
   ordersTable: requireEnv(ENV.ordersTable),
   idempotencyTable: requireEnv(ENV.idempotencyTable),
   keyExpirySeconds: requireIntEnv(ENV.idempotencyKeyExpirySeconds),
+  callerRule: callerRuleFromEnv(),
 };
 
 export const handler = makeCreateOrderHandler({
@@ -98,13 +103,15 @@ export const handler = makeCreateOrderHandler({
   idempotencyStore: idempotencyStore(config.idempotencyTable),
   keyExpirySeconds: config.keyExpirySeconds,
   now: () => new Date(),
+  callerRule: config.callerRule,
 });
 
 async function handle(
   event: APIGatewayProxyEvent,
   placeOrderOnce: (input: IdempotentPlaceOrder) => Promise<HttpResponse>,
+  callerRule: CallerRule,
 ): Promise<HttpResponse> {
-  const caller = callerOf(event);
+  const caller = callerOf(event, callerRule);
   if (caller === undefined) return FORBIDDEN;
 
   const key = parseIdempotencyKey(headerValues(event, 'Idempotency-Key'));

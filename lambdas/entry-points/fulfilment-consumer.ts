@@ -29,7 +29,8 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseOrderEvent,
-    apply: (event, record) => fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }),
+    apply: (event, record, work) =>
+      fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }, work),
   });
 }
 

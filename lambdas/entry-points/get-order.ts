@@ -2,15 +2,16 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { logger } from '../shared/observability';
 import { getOrder } from '../use-cases/get-order';
 import { json, notFound, type HttpResponse, unexpectedErrorResponse } from '../handlers/http';
-import { orderRequestOf, orderRepositoryFromEnv } from '../handlers/order-api-support';
+import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv } from '../handlers/order-api-support';
 
 /** GET /orders/{orderId}: the order read model. An Idempotency-Key on a GET is ignored. */
 const orders = orderRepositoryFromEnv();
+const callerRule = callerRuleFromEnv();
 
 export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
   logger.addContext(context);
   try {
-    const request = orderRequestOf(event);
+    const request = orderRequestOf(event, callerRule);
     if (!request.ok) return request.response;
     const { caller, orderId } = request;
 

@@ -21,11 +21,11 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseOrderEvent,
-    apply: (event, record) => {
+    apply: (event, record, work) => {
       if (event.type !== 'OrderPlaced') {
         throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
       }
-      return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail });
+      return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
     },
   });
 }

@@ -1,3 +1,4 @@
+import type { RecordWork } from '../domain/record-work';
 import type { ApplyOutcome } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 import { crashProcess } from './crash';
@@ -5,8 +6,8 @@ import { OutageProneProvider } from './outage-prone-provider';
 import { inConsumerOutage, InjectedTransientError, roll } from './plan';
 import { faultSourceFromEnv, planHolder, type FaultSource } from './source';
 
-/** An event through the use case; resolves what applying it did. */
-export type Apply<E> = (event: E) => Promise<ApplyOutcome>;
+/** An event through the use case, within its record's work (deadline, lease); resolves what applying it did. */
+export type Apply<E> = (event: E, work: RecordWork) => Promise<ApplyOutcome>;
 
 /**
  * A consumer's faults, as decorators around its real parts, for the bundles
@@ -27,14 +28,18 @@ export function consumerFaults(
   return {
     refresh: current.refresh,
     apply<E extends { eventId: string }>(apply: Apply<E>): Apply<E> {
-      return async (event) => {
+      return async (event, work) => {
         // The plan of this invocation: refresh() runs once before its records.
         const plan = current.plan();
-        // Stands for a handler that outlives its visibility timeout (the fault runs shorten it).
-        if (roll(plan.slowHandler, plan)) await sleep((plan.slowHandlerSeconds ?? 0) * 1000);
+        // Stands for a handler that outlives its visibility timeout (the fault runs shorten it). A slow
+        // step past the record's deadline stops there, as an aborted call would.
+        if (roll(plan.slowHandler, plan)) {
+          await sleep((plan.slowHandlerSeconds ?? 0) * 1000);
+          if (work.signal.aborted) throw work.signal.reason;
+        }
         if (roll(plan.transientError, plan)) throw new InjectedTransientError(consumer);
         if (inConsumerOutage(plan)) throw new InjectedTransientError(`${consumer} (outage)`);
-        const outcome = await apply(event);
+        const outcome = await apply(event, work);
         if (outcome === 'applied' && roll(plan.crashAfterEffect, plan))
           crash(`${consumer} after the effect of ${event.eventId}, before the ack`);
         return outcome;

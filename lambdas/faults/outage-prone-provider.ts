@@ -16,8 +16,12 @@ export class OutageProneProvider implements ExternalProvider {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async send(idempotencyKey: string, payload: Record<string, unknown>): Promise<void> {
+  async send(
+    idempotencyKey: string,
+    payload: Record<string, unknown>,
+    options?: { signal?: AbortSignal },
+  ): Promise<void> {
     if (providerDown(this.plan(), this.name, this.now())) throw new InjectedProviderOutage(this.name);
-    await this.inner.send(idempotencyKey, payload);
+    await this.inner.send(idempotencyKey, payload, options);
   }
 }

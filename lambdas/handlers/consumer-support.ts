@@ -1,36 +1,27 @@
 import type { SQSRecord } from 'aws-lambda';
-import { fullJitterBackoffSeconds, retryBackoffSeconds } from '../domain/backoff';
+import { retryBackoffSeconds } from '../domain/backoff';
+import { isPastHorizon } from '../domain/dedupe-horizon';
 import { PermanentError } from '../domain/errors';
+import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { MessageControl, TryCounter } from '../ports/consumer-queue';
 import type { ApplyOutcome } from '../ports/ledgers';
+import { beforeAbort } from '../shared/abort';
 import { logger, metrics, MetricUnit } from '../shared/observability';
-
-// The ports stay importable from here too, where the consumer settings that use them live.
-export type { MessageControl, TryCounter } from '../ports/consumer-queue';
-
-/**
- * Contention (a transaction conflict, throttling) is retried inside the
- * invocation first: a few tries, full-jitter waits of at most
- * `attempts - 1` x `capMs` in all, far inside the function timeout.
- */
-export interface InProcessRetry {
-  attempts: number;
-  baseMs: number;
-  capMs: number;
-  isContention(error: unknown): boolean;
-  sleep?(ms: number): Promise<void>;
-  random?(): number;
-}
-
-export const IN_PROCESS_RETRY = Object.freeze({ attempts: 3, baseMs: 100, capMs: 1_000 });
 
 export interface ConsumerSettings {
   consumer: string;
   control: MessageControl;
   /** The queue backoff after a failed try: ceiling min(cap, base * 2^(try-1)), equal jitter (domain/backoff). */
   backoff: { baseSeconds: number; capSeconds: number };
-  inProcess: InProcessRetry;
+  /**
+   * The oldest an event may be (by its `occurredAt`) for this consumer to apply
+   * it by itself (domain/dedupe-horizon); an older one is dead-letterd with the
+   * cause DedupeHorizonPassed, since its inbox claim may be gone.
+   */
+  dedupeHorizonSeconds: number;
+  /** The clock the horizon is judged on. */
+  now: () => Date;
   /**
    * FIFO only: the consumer counts its own tries and dead-letters a transiently
    * failing record itself after `maxAttempts` of them, because SQS's receive
@@ -52,7 +43,12 @@ const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
  * One SQS record through a consumer:
  * - parse with the consumer's own `parse` (its domain's schema, or parseEnvelope
  *   for the envelope alone); a body it refuses is a PermanentError;
- * - apply (claim + effect in one transaction), retrying contention in-process;
+ * - an event older than the dedupe horizon (or with no readable `occurredAt`)
+ *   is a PermanentError too: applied nothing, called no provider;
+ * - apply (claim + effect in one transaction, contention retried in-process
+ *   by the ledger), until the record's deadline (`work`): past it, the record
+ *   fails as a transient error would, so its try is counted and backed off and
+ *   the batch still answers before the function times out;
  * - PermanentError: copy to the DLQ with cause, consumer and attempt, then ack,
  *   so the poison message does not burn the queue's retries;
  * - any other error: set the message's visibility to the backoff of its try
@@ -70,12 +66,14 @@ export async function consumeRecord<E extends EventEnvelope>(
   record: SQSRecord,
   settings: ConsumerSettings,
   parse: (body: string) => E,
-  apply: (event: E) => Promise<ApplyOutcome>,
+  apply: (event: E, work: RecordWork) => Promise<ApplyOutcome>,
+  work: RecordWork,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
   try {
     const event = parse(record.body);
-    const outcome = await withContentionRetries(() => apply(event), settings.inProcess);
+    refusePastHorizon(event, settings);
+    const outcome = await beforeAbort(apply(event, work), work.signal);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied')
       logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
@@ -145,23 +143,19 @@ function deadLetter(
   });
 }
 
-/** Runs `work`, retrying contention up to `policy.attempts` tries in all with full-jitter waits; rethrows the rest. */
-export async function withContentionRetries<T>(work: () => Promise<T>, policy: InProcessRetry): Promise<T> {
-  const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const random = policy.random ?? Math.random;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (attempt >= policy.attempts || !policy.isContention(error)) throw error;
-      // The domain's full jitter, counted in milliseconds here.
-      const waitMs = fullJitterBackoffSeconds(
-        attempt,
-        { baseSeconds: policy.baseMs, capSeconds: policy.capMs },
-        random,
-      );
-      logger.info('Contention: retrying in-process', { attempt, waitMs, error });
-      await sleep(waitMs);
-    }
-  }
+/**
+ * An event whose claim may have expired is not applied automatically: with the
+ * claim gone, a second delivery would apply the effect again. A person decides
+ * (the DLQ tool's redrive --past-horizon, after checking the effect by hand).
+ */
+function refusePastHorizon(event: EventEnvelope, settings: ConsumerSettings): void {
+  const now = settings.now();
+  if (Number.isNaN(Date.parse(event.occurredAt)))
+    throw new PermanentError('SchemaViolation', `occurredAt "${event.occurredAt}" is not a timestamp`);
+  if (isPastHorizon(event.occurredAt, now, settings.dedupeHorizonSeconds))
+    throw new PermanentError(
+      'DedupeHorizonPassed',
+      `${event.eventId} occurred at ${event.occurredAt}, more than ${settings.dedupeHorizonSeconds} s before ` +
+        `${now.toISOString()}: its inbox claim may have expired, so applying it could apply its effect twice`,
+    );
 }

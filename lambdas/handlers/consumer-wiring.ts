@@ -12,9 +12,10 @@ import type { ConsumerSpec } from '../messaging/consumer-spec';
 import type { ProviderCallRecord } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
-import { metrics } from '../shared/observability';
-import { IN_PROCESS_RETRY, type ConsumerSettings } from './consumer-support';
+import { IN_PROCESS_RETRY } from '../shared/contention-retry';
 import { ENV } from '../shared/env-names';
+import { metrics } from '../shared/observability';
+import type { ConsumerSettings } from './consumer-support';
 
 /** What a queue consumer is configured with: the stack's environment, read once at cold start. */
 export interface ConsumerConfig {
@@ -23,6 +24,8 @@ export interface ConsumerConfig {
   effectsTable: string;
   providerTable: string;
   inboxTtlSeconds: number;
+  /** The oldest event (by occurredAt) the consumer applies by itself; derived with inboxTtlSeconds. */
+  dedupeHorizonSeconds: number;
   queueUrl: string;
   deadLetterQueueUrl: string;
   backoff: { baseSeconds: number; capSeconds: number };
@@ -36,6 +39,7 @@ export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean
     effectsTable: requireEnv(ENV.effectsTable),
     providerTable: requireEnv(ENV.providerLogTable),
     inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
+    dedupeHorizonSeconds: requireIntEnv(ENV.dedupeHorizonSeconds),
     queueUrl: requireEnv(ENV.queueUrl),
     deadLetterQueueUrl: requireEnv(ENV.deadLetterQueueUrl),
     // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.
@@ -58,6 +62,11 @@ export interface ConsumerDependencies {
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /**
+   * Starts a timer that calls `fire` after `ms`, returning its cancel (default:
+   * setTimeout): the records' deadline. The simulation's runs on its virtual clock.
+   */
+  setTimer?: (ms: number, fire: () => void) => () => void;
   /** The external provider called `name` (default: the provider log, RecordingProvider). */
   provider?: (name: string) => ExternalProvider;
   /**
@@ -87,6 +96,7 @@ export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo'>
 export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
   const { consumer, fifo } = config;
   const { documents, now } = deps;
+  const contention = { ...IN_PROCESS_RETRY, isContention, sleep: deps.sleep, random: deps.random };
   // Dead code, dropped with the fault modules, in every bundle built without fault injection (faults/build.ts).
   const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(consumer) : undefined;
 
@@ -98,7 +108,8 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       fifo,
     }),
     backoff: config.backoff,
-    inProcess: { ...IN_PROCESS_RETRY, isContention, sleep: deps.sleep, random: deps.random },
+    dedupeHorizonSeconds: config.dedupeHorizonSeconds,
+    now: now ?? (() => new Date()),
     tryLimit: fifo
       ? {
           maxAttempts: config.maxAttempts,
@@ -115,6 +126,7 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     tableName: config.effectsTable,
     inboxTtlSeconds: config.inboxTtlSeconds,
     now,
+    contention,
     // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every transaction. No deployable
     // bundle has it: the condition is false there, and the bundler drops the branch.
     ...(process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
@@ -139,7 +151,13 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       await faults?.refresh();
     },
     ledgerFor: deps.ledgerFor ?? (<L>(ledger: L): L => ledger),
+    setTimer: deps.setTimer ?? realTimer,
   };
 }
 
 export type ConsumerWiring = ReturnType<typeof consumerWiring>;
+
+function realTimer(ms: number, fire: () => void): () => void {
+  const timer = setTimeout(fire, Math.max(0, ms));
+  return () => clearTimeout(timer);
+}

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { isDependencyFailure } from '../adapters/transient-errors';
-import { callerPrincipal } from '../domain/caller';
+import { callerPrincipal, DEFAULT_CALLER_RULE, type CallerRule } from '../domain/caller';
 import { logger } from '../shared/observability';
 
 /**
@@ -56,14 +56,15 @@ export function headerValues(event: APIGatewayProxyEvent, name: string): string[
 }
 
 /**
- * The authenticated principal (IAM auth): the role, not the session (see
+ * The authenticated principal (IAM auth): for a workload role the role, not
+ * the session; for a role whose sessions are people (`rule`) the session (see
  * callerPrincipal). Idempotency keys and orders are scoped to it, so two
  * callers never collide on a key and one caller's retry after a credential
  * rotation lands in the same key space.
  */
-export function callerOf(event: APIGatewayProxyEvent): string | undefined {
+export function callerOf(event: APIGatewayProxyEvent, rule: CallerRule = DEFAULT_CALLER_RULE): string | undefined {
   const identity = event.requestContext?.identity ?? {};
-  const caller = callerPrincipal(identity);
+  const caller = callerPrincipal(identity, rule);
   if (caller === undefined) {
     logger.warn('No usable caller identity', {
       userArn: identity.userArn,

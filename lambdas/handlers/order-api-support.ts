@@ -1,13 +1,38 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { dynamoDbDocumentClient } from '../adapters/aws-clients';
 import { DynamoDbOrderRepository } from '../adapters/dynamodb-order-repository';
-import { requireEnv } from '../shared/config';
+import {
+  callerRule,
+  CallerRuleError,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+  type CallerRule,
+} from '../domain/caller';
+import { optionalEnv, requireEnv } from '../shared/config';
 import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
 import { ENV } from '../shared/env-names';
 
 /** The repository for the read/cancel handlers, built once per process. */
 export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
   return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(ENV.ordersTable));
+}
+
+/**
+ * Which role sessions are people, for every API function that derives the
+ * caller: read once per process, at cold start. The stack always sets it (the
+ * default included); unset, the documented default applies. A bad list stops
+ * the function there, naming the variable (synth refuses it first).
+ */
+export function callerRuleFromEnv(): CallerRule {
+  const list = optionalEnv(ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+  try {
+    return callerRule(parseHumanRolePatterns(list));
+  } catch (error) {
+    if (error instanceof CallerRuleError) {
+      throw new Error(`Environment variable ${ENV.humanRolePatterns}: ${error.message}`);
+    }
+    throw error;
+  }
 }
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;
@@ -31,13 +56,15 @@ export function orderIdParam(
 }
 
 /**
- * What GET and cancel on `/orders/{orderId}` start from: the caller (403
- * without one) and the order id (400 when it cannot be one), in that order.
+ * What GET and cancel on `/orders/{orderId}` start from: the caller under
+ * `rule` (403 without one) and the order id (400 when it cannot be one), in
+ * that order.
  */
 export function orderRequestOf(
   event: APIGatewayProxyEvent,
+  rule: CallerRule,
 ): { ok: true; caller: string; orderId: string } | { ok: false; response: HttpResponse } {
-  const caller = callerOf(event);
+  const caller = callerOf(event, rule);
   if (caller === undefined) return { ok: false, response: FORBIDDEN };
   const id = orderIdParam(event);
   return id.ok ? { ok: true, caller, orderId: id.orderId } : id;

@@ -5,6 +5,9 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { setMaxListeners } from 'node:events';
+import { beforeAbort } from '../shared/abort';
+import { DeadlineExceeded, type RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { ApplyOutcome } from '../ports/ledgers';
 import { flushMetrics, logger } from '../shared/observability';
@@ -17,9 +20,42 @@ export interface QueueConsumer<E extends EventEnvelope> {
   fifo: boolean;
   /** A message body as this consumer's event; throws a PermanentError on a body it can never use. */
   parse(body: string): E;
-  /** The use case on one event. The record is there for `wiring.ledgerFor` (the simulation's guard switches). */
-  apply(event: E, record: SQSRecord): Promise<ApplyOutcome>;
+  /**
+   * The use case on one event, within `work` (its deadline's signal for every
+   * call, its provider-call lease). The record is there for `wiring.ledgerFor`
+   * (the simulation's guard switches).
+   */
+  apply(event: E, record: SQSRecord, work: RecordWork): Promise<ApplyOutcome>;
 }
+
+/**
+ * How long before the invocation's end the records' deadline falls: time for
+ * the failure path (count the try, set its backoff, release skipped records)
+ * and the partial response. A fifth of the time left, at most 5 s: 25 s of work
+ * in a 30 s consumer.
+ */
+export const RECORD_DEADLINE_MARGIN_MS = 5_000;
+/** A lease outlives the invocation that took it by this much (clock skew between the writers). */
+export const LEASE_SKEW_MS = 2_000;
+
+/**
+ * The deadline and lease of every record of one invocation, and `answerBy`:
+ * the last moment for a record's failure path (count the try, set its backoff,
+ * copy to the DLQ), which takes no signal of its own. A record still on it then
+ * is reported failed as it is, so even a hung DLQ send cannot make the batch
+ * miss its answer: the message simply comes back.
+ */
+export function invocationDeadlines(startedAt: number, remainingMs: number) {
+  const endsAt = startedAt + remainingMs;
+  return {
+    deadline: endsAt - Math.min(RECORD_DEADLINE_MARGIN_MS, Math.floor(remainingMs / 5)),
+    answerBy: endsAt - Math.min(ANSWER_MARGIN_MS, Math.floor(remainingMs / 10)),
+    leaseUntil: endsAt + LEASE_SKEW_MS,
+  };
+}
+
+/** Time kept after `answerBy` for the partial response itself. */
+export const ANSWER_MARGIN_MS = 1_000;
 
 export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -40,6 +76,13 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * - Standard: BatchProcessor handles the records in parallel and reports
  *   exactly the failed message ids.
  *
+ * Deadline: every record gets one (invocationDeadlines), with an AbortSignal
+ * for its calls; a record not done by then is failed like a transient error
+ * (try counted, backoff set), and a FIFO record whose turn comes after it is
+ * not started but released like a skipped one, so the batch answers before the
+ * timeout and one hung call cannot hold every group's records for the whole
+ * visibility timeout.
+ *
  * A batch in which every record failed is a partial response listing them all,
  * never a thrown error (throwOnFullBatchFailure false): thrown, it would skip
  * the release of skipped records (their group would stay locked for the whole
@@ -51,17 +94,38 @@ export function queueConsumerHandler<E extends EventEnvelope>(
   consumer: QueueConsumer<E>,
 ): QueueConsumerHandler {
   const { settings } = wiring;
-  const consume = (record: SQSRecord) =>
-    consumeRecord(
-      record,
-      settings,
-      consumer.parse,
-      wiring.withFaults((event: E) => consumer.apply(event, record)),
-    );
 
   return async (event, context) => {
     logger.addContext(context);
     await wiring.refreshFaults();
+    const startedAt = settings.now().getTime();
+    const { deadline, answerBy, leaseUntil } = invocationDeadlines(startedAt, context.getRemainingTimeInMillis());
+    const controller = new AbortController();
+    const answer = new AbortController();
+    // One listener per record and per SDK call in flight: more than Node's default of 10 is expected here.
+    setMaxListeners(1_000, controller.signal, answer.signal);
+    const cancelTimers = [
+      wiring.setTimer(deadline - startedAt, () => controller.abort(new DeadlineExceeded(deadline))),
+      wiring.setTimer(answerBy - startedAt, () => answer.abort(new DeadlineExceeded(answerBy))),
+    ];
+    const consume = (record: SQSRecord) => {
+      const work: RecordWork = {
+        signal: controller.signal,
+        deadline,
+        leaseUntil,
+        leaseHolder: `${context.awsRequestId}:${record.messageId}`,
+      };
+      return beforeAbort(
+        consumeRecord(
+          record,
+          settings,
+          consumer.parse,
+          wiring.withFaults((e: E, w: RecordWork) => consumer.apply(e, record, w)),
+          work,
+        ),
+        answer.signal,
+      );
+    };
     try {
       if (!consumer.fifo) {
         return await processPartialResponse(event, consume, new BatchProcessor(EventType.SQS), {
@@ -71,12 +135,17 @@ export function queueConsumerHandler<E extends EventEnvelope>(
       }
       const attempted = new Set<string>();
       const response = await processGroupsSideBySide(event, context, (record: SQSRecord) => {
+        // Its turn came after the deadline: not tried, so not counted; released with the skipped ones.
+        if (controller.signal.aborted) return Promise.reject(new DeadlineExceeded(deadline));
         attempted.add(record.messageId);
         return consume(record);
       });
-      await releaseSkipped(event, response, attempted, settings);
+      await beforeAbort(releaseSkipped(event, response, attempted, settings), answer.signal).catch(() =>
+        logger.warn('Releasing skipped records did not finish in time: they come back after their visibility timeout'),
+      );
       return response;
     } finally {
+      for (const cancel of cancelTimers) cancel();
       flushMetrics();
     }
   };

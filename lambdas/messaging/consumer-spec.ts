@@ -44,6 +44,8 @@ export const consumerId = (name: string): string =>
 export const consumerOutputNames = (name: string) => ({
   queueUrl: `${consumerId(name)}QueueUrl`,
   deadLetterQueueUrl: `${consumerId(name)}DlqUrl`,
+  /** The consumer's dedupe horizon in seconds: the DLQ tool judges a message's age by it. */
+  dedupeHorizonSeconds: `${consumerId(name)}DedupeHorizonSeconds`,
 });
 
 /** The idempotency key a consumer gives its external provider for one event. */

@@ -1,4 +1,5 @@
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
+import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 
 /**
@@ -25,29 +26,40 @@ export interface LedgerResult {
   providerCallPending: boolean;
 }
 
-/** The inbox's record of a provider call, shared by both ledgers. */
+/**
+ * A duplicate's try for the lease on a provider call it owes: 'granted' (call
+ * now), 'done' (done or superseded meanwhile: call nothing), 'held' (another
+ * delivery holds a live lease: do not call now, retry later).
+ */
+export type ProviderCallLease = 'granted' | 'done' | 'held';
+
+/** The inbox's record of a provider call, shared by every ledger. */
 export interface ProviderCallRecord {
   /** The consumer whose inbox this is (its spec name): the prefix of its provider keys too. */
   readonly consumer: string;
   /** Marks the provider call for this event done on its inbox entry (after the provider accepted it). */
-  recordProviderCallDone(eventId: string): Promise<void>;
+  recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void>;
+  /** Takes the lease on an owed provider call for `work`'s try (a first delivery's claim holds it already). */
+  leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease>;
+  /** Gives this try's lease back after its provider call failed. */
+  releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void>;
 }
 
 /** Stock reservations, applied per order in version order (FIFO consumer). */
 export interface FulfilmentLedger extends ProviderCallRecord {
   /** Inbox claim + fulfilment state 0 -> 1 (RESERVED) + `reserved += qty` per SKU, in one transaction. */
-  reserve(event: OrderPlacedEvent): Promise<LedgerResult>;
+  reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult>;
   /**
    * Inbox claim + state 1 -> 2 (RELEASED) + `reserved -= qty` + the OrderPlaced
    * inbox entry marked superseded, or 0 -> 2 when nothing was reserved yet.
    */
-  release(event: OrderCancelledEvent): Promise<LedgerResult>;
+  release(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult>;
 }
 
 /** Loyalty points (standard-queue consumer). Nothing supersedes a credit: points are not taken back. */
 export interface LoyaltyLedger extends ProviderCallRecord {
   /** Inbox claim + `points += n` on the customer, in one transaction. */
-  credit(event: OrderPlacedEvent, points: number): Promise<LedgerResult>;
+  credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult>;
 }
 
 /**
@@ -58,7 +70,7 @@ export interface LoyaltyLedger extends ProviderCallRecord {
  */
 export interface EntityEffectLedger extends ProviderCallRecord {
   /** Inbox claim + `appliedCount += 1` and `lastEventId` on the consumer's item for `event.entityId`, in one transaction. */
-  apply(event: EventEnvelope): Promise<LedgerResult>;
+  apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult>;
 }
 
 /** Read models for the API. */

@@ -18,9 +18,17 @@ export type CancelResult =
  * the event describing it land together or not at all.
  */
 export interface OrderRepository {
-  /** Writes the order (only if absent) and its OrderPlaced outbox item. */
+  /**
+   * Writes the order (only if absent), its OrderPlaced outbox item, and the
+   * record that its caller placed an order for its customer (see hasPlacedFor).
+   */
   place(order: StoredOrder, event: OrderPlacedEvent): Promise<PlaceResult>;
   /** PLACED -> CANCELLED (only from PLACED) plus the OrderCancelled outbox item. */
   cancel(order: StoredOrder, cancelledAt: string, event: OrderCancelledEvent): Promise<CancelResult>;
   get(orderId: string): Promise<StoredOrder | undefined>;
+  /**
+   * Whether `caller` ever placed an order for `customerId` (cancelled or not),
+   * read consistently: what makes the customer's data the caller's to read.
+   */
+  hasPlacedFor(caller: string, customerId: string): Promise<boolean>;
 }

@@ -8,5 +8,6 @@
  * when the provider has forgotten the key) never reaches it.
  */
 export interface ExternalProvider {
-  send(idempotencyKey: string, payload: Record<string, unknown>): Promise<void>;
+  /** `signal` aborts at the record's deadline: an adapter must give up the call then (its outcome is unknown). */
+  send(idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<void>;
 }

@@ -24,3 +24,9 @@ export function requireIntEnv(name: string): number {
 export function optionalIntEnv(name: string, defaultValue: number): number {
   return process.env[name] === undefined || process.env[name] === '' ? defaultValue : requireIntEnv(name);
 }
+
+/** An optional setting with a documented default: unset or empty gives the default. */
+export function optionalEnv(name: string, defaultValue: string): string {
+  const value = process.env[name];
+  return value === undefined || value.trim() === '' ? defaultValue : value;
+}

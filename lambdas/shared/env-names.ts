@@ -7,9 +7,13 @@ export const ENV = Object.freeze({
   ordersTable: 'ORDERS_TABLE_NAME',
   idempotencyTable: 'IDEMPOTENCY_TABLE_NAME',
   idempotencyKeyExpirySeconds: 'IDEMPOTENCY_KEY_EXPIRY_SECONDS',
+  /** The API functions' caller rule: comma-separated role-name patterns whose sessions are people (lambdas/domain/caller.ts). */
+  humanRolePatterns: 'HUMAN_ROLE_PATTERNS',
   effectsTable: 'EFFECTS_TABLE_NAME',
   providerLogTable: 'PROVIDER_LOG_TABLE_NAME',
   inboxTtlSeconds: 'INBOX_TTL_SECONDS',
+  /** A consumer's dedupe horizon (lambdas/domain/dedupe-horizon.ts), set with the inbox TTL from one derivation. */
+  dedupeHorizonSeconds: 'DEDUPE_HORIZON_SECONDS',
   /** A consumer's own queue and DLQ. */
   queueUrl: 'QUEUE_URL',
   deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',

@@ -1,4 +1,5 @@
 import { PermanentError } from '../domain/errors';
+import type { RecordWork } from '../domain/record-work';
 import { providerKey } from '../messaging/consumer-spec';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { ApplyOutcome, EntityEffectLedger } from '../ports/ledgers';
@@ -21,21 +22,34 @@ export interface EntityEffectDeps {
  * call is owed (call-provider-if-owed.ts). A type the consumer does not take is
  * a PermanentError: no retry can make it one it takes.
  */
-export async function applyEntityEffect(event: EventEnvelope, deps: EntityEffectDeps): Promise<ApplyOutcome> {
+export async function applyEntityEffect(
+  event: EventEnvelope,
+  deps: EntityEffectDeps,
+  work?: RecordWork,
+): Promise<ApplyOutcome> {
   if (!deps.eventTypes.includes(event.type)) {
     throw new PermanentError(
       'UnknownEntity',
       `${deps.consumer} takes ${deps.eventTypes.join(', ')} only, got ${event.type}`,
     );
   }
-  const result = await deps.ledger.apply(event);
-  return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
-    deps.provider.send(providerKey(deps.consumer, event.eventId), {
-      consumer: deps.consumer,
-      eventId: event.eventId,
-      type: event.type,
-      entityId: event.entityId,
-      version: event.version,
-    }),
+  const result = await deps.ledger.apply(event, work);
+  return callProviderIfOwed(
+    result,
+    event.eventId,
+    deps.ledger,
+    (signal) =>
+      deps.provider.send(
+        providerKey(deps.consumer, event.eventId),
+        {
+          consumer: deps.consumer,
+          eventId: event.eventId,
+          type: event.type,
+          entityId: event.entityId,
+          version: event.version,
+        },
+        { signal },
+      ),
+    work,
   );
 }

@@ -1,5 +1,6 @@
 import { providerKey } from '../messaging/consumer-spec';
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
+import type { RecordWork } from '../domain/record-work';
 import { loyaltyPoints } from '../domain/order';
 import type { ApplyOutcome, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
@@ -16,34 +17,56 @@ import { callProviderIfOwed } from './call-provider-if-owed';
  * Once recorded done, or once a later event of the same order superseded this
  * one, a duplicate stays away from the provider: real providers forget keys,
  * and a PICK after a CANCEL_PICK is wrong whatever the key. On `stale` there is
- * nothing to tell anyone.
+ * nothing to tell anyone. `work` carries the record's deadline (its signal
+ * reaches every write and the provider call) and the provider-call lease.
  */
 export async function fulfilOrderEvent(
   event: OrderEvent,
   deps: { ledger: FulfilmentLedger; warehouse: ExternalProvider },
+  work?: RecordWork,
 ): Promise<ApplyOutcome> {
-  const result = event.type === 'OrderPlaced' ? await deps.ledger.reserve(event) : await deps.ledger.release(event);
-  return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
-    deps.warehouse.send(providerKey(deps.ledger.consumer, event.eventId), {
-      instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
-      orderId: event.entityId,
-      items: event.payload.items,
-    }),
+  const result =
+    event.type === 'OrderPlaced' ? await deps.ledger.reserve(event, work) : await deps.ledger.release(event, work);
+  return callProviderIfOwed(
+    result,
+    event.eventId,
+    deps.ledger,
+    (signal) =>
+      deps.warehouse.send(
+        providerKey(deps.ledger.consumer, event.eventId),
+        {
+          instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
+          orderId: event.entityId,
+          items: event.payload.items,
+        },
+        { signal },
+      ),
+    work,
   );
 }
 
 export async function creditLoyaltyPoints(
   event: OrderPlacedEvent,
   deps: { ledger: LoyaltyLedger; mail: ExternalProvider },
+  work?: RecordWork,
 ): Promise<ApplyOutcome> {
   const points = loyaltyPoints(event.payload.totalCents);
-  const result = await deps.ledger.credit(event, points);
-  return callProviderIfOwed(result, event.eventId, deps.ledger, () =>
-    deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), {
-      template: 'order-confirmation',
-      customerId: event.payload.customerId,
-      orderId: event.entityId,
-      pointsEarned: points,
-    }),
+  const result = await deps.ledger.credit(event, points, work);
+  return callProviderIfOwed(
+    result,
+    event.eventId,
+    deps.ledger,
+    (signal) =>
+      deps.mail.send(
+        providerKey(deps.ledger.consumer, event.eventId),
+        {
+          template: 'order-confirmation',
+          customerId: event.payload.customerId,
+          orderId: event.entityId,
+          pointsEarned: points,
+        },
+        { signal },
+      ),
+    work,
   );
 }

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../messaging/envelope';
 import { checkOutboxEvent } from '../messaging/outbox-event';
-import type { EventPublisher, OutboxStore } from '../ports/outbox';
+import type { EventPublisher, OutboxStore, PendingOutboxItem } from '../ports/outbox';
 
 /**
  * Publishes outbox events, then marks each published one dispatched. Returns
@@ -26,11 +26,17 @@ export async function relayOutboxEvents(
   return failed;
 }
 
-/** An outbox item the sweeper skipped because it can never be published. */
+/** An outbox item the sweeper cannot publish: it is set aside, and reported on every sweep until repaired. */
 export interface MalformedOutboxItem {
   itemKey: string;
   createdAt: string;
   reason: string;
+  /**
+   * Whether it is out of the pending items the sweep reads (set aside by this sweep or an
+   * earlier one). False only when setting it aside failed: it stays where it was, and the
+   * next sweep tries again.
+   */
+  setAside: boolean;
 }
 
 /**
@@ -40,9 +46,18 @@ export interface MalformedOutboxItem {
  *
  * Each item is validated first. One that is not a publishable event (no
  * event, a broken shape, characters SQS refuses) is returned as malformed and
- * skipped: it would fail on every sweep, and throwing would stop the sweep
- * for every good item behind it. It stays pending, so it is reported again
- * on every sweep until someone repairs or removes it.
+ * set aside instead of published: it would fail on every sweep, and throwing
+ * would stop the sweep for every good item behind it. Left among the pending
+ * items, it would also keep its place among the `maxItems` oldest the sweep
+ * reads, on every sweep: `maxItems` of them would hide every newer event for
+ * good. Set aside, it is still undispatched (and in the oldest-pending age),
+ * and every sweep re-checks up to `maxSetAside` set-aside items: still
+ * malformed, they are returned again (so the malformed alarm keeps firing
+ * until someone repairs or removes them); repaired, they are published.
+ *
+ * An item that fails to publish is never set aside: publishing can fail for
+ * reasons that pass (a queue throttling, SQS down), so it stays pending and
+ * the next sweep retries it.
  */
 export async function sweepOutbox(deps: {
   publisher: EventPublisher;
@@ -50,6 +65,7 @@ export async function sweepOutbox(deps: {
   now: () => Date;
   minAgeSeconds: number;
   maxItems: number;
+  maxSetAside: number;
 }): Promise<{
   republished: number;
   failed: number;
@@ -57,14 +73,35 @@ export async function sweepOutbox(deps: {
   oldestPendingAgeSeconds: number;
 }> {
   const now = deps.now();
-  const stale = await deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems);
+  // Both read before anything is set aside, so an item this sweep sets aside is not also listed as set aside.
+  const [stale, setAside] = await Promise.all([
+    deps.outbox.pendingOlderThan(new Date(now.getTime() - deps.minAgeSeconds * 1000), deps.maxItems),
+    deps.outbox.setAsideItems(deps.maxSetAside),
+  ]);
   const events: EventEnvelope[] = [];
   const malformed: MalformedOutboxItem[] = [];
+  const toSetAside: { item: PendingOutboxItem; reason: string }[] = [];
   for (const item of stale) {
     const check = checkOutboxEvent(item.event);
     if (check.ok) events.push(check.event);
-    else malformed.push({ itemKey: item.itemKey, createdAt: item.createdAt, reason: check.reason });
+    else toSetAside.push({ item, reason: check.reason });
   }
+  for (const item of setAside) {
+    const check = checkOutboxEvent(item.event);
+    if (check.ok)
+      events.push(check.event); // repaired: published, which takes it out of the index
+    else malformed.push({ itemKey: item.itemKey, createdAt: item.createdAt, reason: check.reason, setAside: true });
+  }
+  const moves = await Promise.allSettled(toSetAside.map(({ item, reason }) => deps.outbox.setAside(item, reason, now)));
+  toSetAside.forEach(({ item, reason }, i) =>
+    malformed.push({
+      itemKey: item.itemKey,
+      createdAt: item.createdAt,
+      reason,
+      // Not moved because it was dispatched, removed or set aside meanwhile: it is out of the pending items either way.
+      setAside: moves[i].status === 'fulfilled',
+    }),
+  );
   const failed = events.length === 0 ? new Set<string>() : await relayOutboxEvents(events, deps);
   const oldest = await deps.outbox.oldestPendingCreatedAt();
   const oldestPendingAgeSeconds = oldest === undefined ? 0 : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000);

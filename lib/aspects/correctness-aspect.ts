@@ -9,6 +9,7 @@ export type CorrectnessRule =
   | 'ReportBatchItemFailures'
   | 'StreamSource'
   | 'InboxTtl'
+  | 'DedupeHorizon'
   | 'AlarmDelivery'
   | 'RetryBudget'
   | 'ReservedConcurrency';

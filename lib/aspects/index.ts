@@ -3,6 +3,7 @@ import type { IConstruct } from 'constructs';
 import { AlarmDeliveryAspect } from './alarm-delivery';
 import type { CorrectnessAspect } from './correctness-aspect';
 import { DeadLetterQueueAspect } from './dead-letter-queue';
+import { DedupeHorizonAspect } from './dedupe-horizon';
 import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
@@ -14,6 +15,7 @@ import { VisibilityTimeoutAspect } from './visibility-timeout';
 export { AlarmDeliveryAspect } from './alarm-delivery';
 export { CorrectnessAspect, type CorrectnessAspectOptions, type CorrectnessRule } from './correctness-aspect';
 export { DeadLetterQueueAspect, MIN_MAX_RECEIVE_COUNT } from './dead-letter-queue';
+export { DEDUPE_HORIZON_ENV, DedupeHorizonAspect } from './dedupe-horizon';
 export {
   DEFAULT_REDRIVE_ALLOWANCE_SECONDS,
   INBOX_TTL_ENV,
@@ -49,6 +51,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new ReportBatchItemFailuresAspect(common),
     new StreamSourceAspect(common),
     new InboxTtlAspect({ ...common, redriveAllowanceSeconds: options.redriveAllowanceSeconds }),
+    new DedupeHorizonAspect(common),
     new AlarmDeliveryAspect(common),
     new RetryBudgetAspect(common),
     new ReservedConcurrencyAspect(common),

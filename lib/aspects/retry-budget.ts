@@ -1,6 +1,8 @@
 import {
   attemptsForBudget,
   ceilingBudgetSeconds,
+  FIFO_CRASH_ALLOWANCE,
+  fifoMaxReceiveCount,
   guaranteedBudgetSeconds,
   MAX_BACKOFF_CAP_SECONDS,
   RETRY_BUDGET,
@@ -38,7 +40,8 @@ export interface RetryBudgetOptions extends CorrectnessAspectOptions {
  *   floor(min(cap, base x 2^(n-1)) / 2) over tries 1 .. N-1, is at least the
  *   budget (15 minutes), where N is the queue's maxReceiveCount on a standard
  *   queue, and the consumer's own try limit `RETRY_MAX_ATTEMPTS` on a FIFO one;
- * - FIFO: maxReceiveCount >= try limit x batch size, so a record skipped,
+ * - FIFO: maxReceiveCount >= try limit x batch size + a crash allowance
+ *   (fifoMaxReceiveCount), so a record skipped,
  *   untried, behind failures in its group cannot run out of receives first;
  * - the visibility timeout outlasts an invocation (function timeout + batching
  *   window): the consumers keep no heartbeat, so a try must not outlive it.
@@ -124,13 +127,15 @@ export class RetryBudgetAspect extends CorrectnessAspect {
       }
       if (fifo) {
         const batchSize = seconds(esm, 'BatchSize', SQS_DEFAULT_BATCH_SIZE);
-        if (maxReceiveCount < attempts * batchSize) {
+        const needed = fifoMaxReceiveCount(attempts, batchSize);
+        if (maxReceiveCount < needed) {
           this.fail(
             queue,
             `FIFO queue ${queue.name} has maxReceiveCount ${maxReceiveCount}, below ${attempts} tries x ${batchSize} ` +
-              `(batch size of ${esm.name}) = ${attempts * batchSize}: a record skipped, untried, behind failures in its ` +
-              'group is received each time and could be dead-lettered before it is ever tried. ' +
-              `Set maxReceiveCount to at least ${attempts * batchSize}.`,
+              `(batch size of ${esm.name}) + ${FIFO_CRASH_ALLOWANCE} (crash allowance) = ${needed}: a record skipped, ` +
+              'untried, behind failures in its group is received each time, and a crash or timeout counts a receive ' +
+              'but no try, so it could be dead-lettered by SQS, with no cause, before its own tries are spent. ' +
+              `Set maxReceiveCount to at least ${needed}.`,
           );
         }
       }

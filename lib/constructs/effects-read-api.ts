@@ -7,11 +7,15 @@ export interface EffectsReadApiProps {
   /** The API the read routes join. */
   ordersApi: OrdersApi;
   effectsTableName: string;
+  /** Where the customer read finds which caller placed orders for which customer. */
+  ordersTableName: string;
 }
 
 /**
  * Read models of the consumers' effects, on the same IAM-authenticated API:
- * GET /customers/{customerId} (points) and GET /inventory/{sku} (reserved).
+ * GET /customers/{customerId} (points, for the callers who placed orders for
+ * the customer: it derives the caller with the API's rule and reads the Orders
+ * table's access items) and GET /inventory/{sku} (reserved, shared stock).
  */
 export class EffectsReadApi extends Construct {
   readonly getCustomer: HouseFunction;
@@ -23,7 +27,7 @@ export class EffectsReadApi extends Construct {
     this.getCustomer = new HouseFunction(this, 'GetCustomer', {
       entryPoint: 'get-customer',
       asyncDeadLetterQueue: false,
-      environment,
+      environment: { ...environment, [ENV.ordersTable]: props.ordersTableName, ...props.ordersApi.callerEnvironment },
     });
     this.getInventory = new HouseFunction(this, 'GetInventory', {
       entryPoint: 'get-inventory',

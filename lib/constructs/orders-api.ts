@@ -46,6 +46,8 @@ export interface OrdersApiProps {
    * account already has. Access logging fails to deploy without one.
    */
   createAccountLoggingRole: boolean;
+  /** Role-name patterns whose sessions are people (lib/config.ts, lambdas/domain/caller.ts). */
+  humanRolePatterns: readonly string[];
 }
 
 /**
@@ -58,6 +60,12 @@ export class OrdersApi extends Construct {
   readonly createOrder: HouseFunction;
   readonly cancelOrder: HouseFunction;
   readonly getOrder: HouseFunction;
+  /**
+   * The caller rule, as every function that derives the caller gets it: the
+   * routes other constructs add to this API set it too, so one API has one idea
+   * of who a caller is.
+   */
+  readonly callerEnvironment: Readonly<Record<string, string>>;
   private readonly validator: apigw.RequestValidator;
 
   constructor(scope: Construct, id: string, props: OrdersApiProps) {
@@ -98,7 +106,8 @@ export class OrdersApi extends Construct {
       validateRequestParameters: true,
     });
 
-    const ordersEnv = { [ENV.ordersTable]: props.ordersTableName };
+    this.callerEnvironment = { [ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
+    const ordersEnv = { [ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new HouseFunction(this, 'CreateOrder', {
       entryPoint: 'create-order',

@@ -8,9 +8,10 @@ import {
   RETRY_ENV,
   type RetryBudget,
 } from '../../lambdas/domain/backoff';
+import { dedupeWindow, type DedupeWindow } from '../../lambdas/domain/dedupe-horizon';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
-import { requiredInboxTtlSeconds, VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
+import { VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
 import { tagFaultTarget } from './fault-injection';
 import { HouseFunction } from './house-function';
 import { DLQ_RETENTION } from './queue-defaults';
@@ -37,6 +38,8 @@ export interface ConsumerPipeline {
   spec: ConsumerSpec;
   queues: QueueWithDlq;
   consumer: HouseFunction;
+  /** Its claim TTL and dedupe horizon (lambdas/domain/dedupe-horizon.ts), as its function's environment has them. */
+  dedupe: DedupeWindow;
 }
 
 /**
@@ -60,9 +63,12 @@ export interface ConsumerPipeline {
  * see fulfilment-consumer). The consumers get base, cap and try limit through
  * their environment; the RetryBudget Aspect re-checks the sums on the template.
  *
- * Inbox TTL = source retention + DLQ retention + redrive allowance: a message
- * can be redelivered (or redriven from the DLQ) that long after its first
- * delivery, and its claim must still be there to stop a second effect.
+ * Dedupe horizon = source retention + DLQ retention + redrive allowance: a
+ * message can be redelivered (or redriven from the DLQ) that long after its
+ * first delivery; the consumer applies nothing older by itself. Inbox TTL =
+ * horizon + a margin for clock skew (lambdas/domain/dedupe-horizon.ts), so a
+ * claim outlives every event young enough to be applied. A redrive can give an
+ * event ever new retention: the horizon, not the TTL, is what bounds it.
  */
 export class Pipelines extends Construct {
   /** Every consumer's pipeline, in the order of the consumer list. */
@@ -97,7 +103,7 @@ export class Pipelines extends Construct {
       visibilityTimeout,
       maxReceiveCount: spec.fifo ? fifoMaxReceiveCount(attempts, spec.batchSize) : attempts,
     });
-    const inboxTtl = requiredInboxTtlSeconds({
+    const dedupe = dedupeWindow({
       sourceRetentionSeconds: queues.retentionPeriod.toSeconds(),
       deadLetterRetentionSeconds: DLQ_RETENTION.toSeconds(),
       redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds(),
@@ -113,7 +119,8 @@ export class Pipelines extends Construct {
       environment: {
         [ENV.effectsTable]: props.effectsTableName,
         [ENV.providerLogTable]: props.providerLogTableName,
-        [ENV.inboxTtlSeconds]: String(inboxTtl),
+        [ENV.inboxTtlSeconds]: String(dedupe.claimTtlSeconds),
+        [ENV.dedupeHorizonSeconds]: String(dedupe.horizonSeconds),
         [ENV.queueUrl]: queues.queue.queueUrl,
         [ENV.deadLetterQueueUrl]: queues.deadLetterQueue.queueUrl,
         [RETRY_ENV.baseSeconds]: String(budget.baseSeconds),
@@ -133,6 +140,6 @@ export class Pipelines extends Construct {
     // A permanent error goes straight to the DLQ, with its cause, without burning retries.
     queues.deadLetterQueue.grantSendMessages(consumer.fn);
     tagFaultTarget(consumer.fn, 'consumer');
-    return { spec, queues, consumer };
+    return { spec, queues, consumer, dedupe };
   }
 }

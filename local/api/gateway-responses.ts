@@ -1,11 +1,19 @@
 import type { GatewayResponseDefinition } from '../template/api';
 
 export interface GatewayError {
-  /** API Gateway's response type, e.g. MISSING_AUTHENTICATION_TOKEN. */
+  /**
+   * API Gateway's gateway response type, e.g. MISSING_AUTHENTICATION_TOKEN: one of the
+   * types a template can configure, or DEFAULT_4XX/DEFAULT_5XX for an error that has none.
+   */
   type: string;
   status: number;
   message: string;
   validationErrorString?: string;
+  /**
+   * The `x-amzn-ErrorType` header, when it is not named after the type: an error served by
+   * DEFAULT_4XX still says what it was (e.g. IncompleteSignatureException).
+   */
+  errorType?: string;
 }
 
 export interface HttpReply {
@@ -37,7 +45,7 @@ export function renderGatewayError(
       headers: {
         'Content-Type': 'application/problem+json',
         ...(response?.headers ?? {}),
-        'x-amzn-ErrorType': errorTypeHeader(error.type),
+        'x-amzn-ErrorType': error.errorType ?? errorTypeHeader(error.type),
       },
       body: JSON.stringify({
         type: 'about:blank',
@@ -63,7 +71,7 @@ export function renderGatewayError(
     headers: {
       'Content-Type': 'application/json',
       ...response.headers,
-      'x-amzn-ErrorType': errorTypeHeader(error.type),
+      'x-amzn-ErrorType': error.errorType ?? errorTypeHeader(error.type),
     },
     body,
   };

@@ -152,9 +152,16 @@ export class ApiServer {
       );
     }
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'malformed') {
+      // An Authorization header that is not a SigV4 signature (`Bearer ...`, `Basic ...`, a bare algorithm):
+      // API Gateway refuses it with 403 IncompleteSignatureException. No gateway response type names that
+      // error (the types are listed in lib/constructs/orders-api.ts), so API Gateway renders it with the
+      // API's DEFAULT_4XX response, keeping the 403 unless DEFAULT_4XX sets a status of its own.
       const message =
         "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";
-      return this.gatewayError({ type: 'INCOMPLETE_SIGNATURE', status: 403, message }, requestId);
+      return this.gatewayError(
+        { type: 'DEFAULT_4XX', status: 403, message, errorType: 'IncompleteSignatureException' },
+        requestId,
+      );
     }
     const missing = missingParameters(match.route, req, url, match);
     if (missing.length > 0) {

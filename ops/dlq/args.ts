@@ -1,24 +1,38 @@
 import { parseArgs } from 'node:util';
 import { CONSUMERS } from '../../lambdas/consumers';
+import { PAST_HORIZON_RUNBOOK } from './horizon';
 import { UsageError } from './queues';
 
 const QUEUE_NAMES = [...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
 
 export const USAGE = `Usage: npm run dlq -- <command> [options]
   list                                  every DLQ of the stack: messages, oldest age, counts by failureCause,
-                                        and where redrive sends them
+                                        how many are past the consumer's dedupe horizon, where redrive sends them
   show <queue> [--max N]                the messages (default 10) with their attributes and a body preview;
-                                        nothing is consumed. For relay-failures: the stream range each record
-                                        points at and which outbox items are still pending
-  redrive <queue> [--max N | --all] [--cause C] [--include-poison] [--dry-run]
+                                        nothing is consumed. For a consumer: each event's occurredAt and age
+                                        against the consumer's dedupe horizon. For relay-failures: the stream
+                                        range each record points at and which outbox items are still pending
+  redrive <queue> [--max N | --all] [--cause C] [--include-poison] [--past-horizon ID,...] [--dry-run]
                                         moves at most N messages (default 10) back to their source queue;
-                                        poison (SchemaViolation) stays unless --include-poison. On AWS,
-                                        --all --include-poison without --cause is one StartMessageMoveTask.
-                                        relay-failures: marks the pending outbox items for the sweeper
+                                        poison (SchemaViolation) stays unless --include-poison; an event past
+                                        the consumer's dedupe horizon stays unless --past-horizon names it.
+                                        On AWS, --all --include-poison without --cause is one
+                                        StartMessageMoveTask, but only for a consumer without a dedupe horizon
+                                        (it moves every body as it is). relay-failures: marks the pending
+                                        outbox items for the sweeper
 Options:
   --stack NAME     a deployed stack (outputs from CloudFormation, your AWS credentials);
                    default: the local runtime's .local/outputs.json (npm start)
   --json           machine-readable output on stdout
+  --past-horizon ID,...
+                   redrive: resend these events, past the dedupe horizon, with occurredAt set to now (the original
+                   kept in the message attribute originalOccurredAt), so that the consumer applies each one once;
+                   only after checking that the effect was NOT applied (its inbox claim may be gone, so the consumer cannot tell)
+                   in the effects table, in the provider's log under <consumer>:<eventId> and in the inbox item
+                   INBOX#<consumer>#<eventId>. If it was applied, do not redrive it: delete it or let it expire.
+                   Repeat the flag or separate the ids with commas. The procedure:
+                   ${PAST_HORIZON_RUNBOOK}
+  --dry-run        redrive: what would be moved, rewritten and left, without moving anything
   -h, --help       this text
 <queue> is a name from \`list\` (${QUEUE_NAMES}), its output key or its URL.
 Exit codes: 0 done, 1 something failed (the output says what), 2 usage error.`;
@@ -34,6 +48,8 @@ export type Command =
       all: boolean;
       cause?: string;
       includePoison: boolean;
+      /** --past-horizon: eventIds past the horizon whose effect a person checked was NOT applied. */
+      pastHorizon: string[];
       dryRun: boolean;
       stack?: string;
       json: boolean;
@@ -45,6 +61,19 @@ function positiveInteger(value: string | undefined, name: string): number {
   if (value === undefined) return DEFAULT_MAX;
   if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
   return Number(value);
+}
+
+/**
+ * --past-horizon's eventIds, comma-separated or repeated. Named one by one on
+ * purpose: each is an event a person checked by hand, so there is no "all".
+ */
+function eventIds(values: string[] | undefined): string[] {
+  const ids = (values ?? []).flatMap((value) => value.split(',')).map((id) => id.trim());
+  if (values !== undefined && (ids.length === 0 || ids.some((id) => id === '')))
+    throw new UsageError(
+      '--past-horizon needs the eventIds whose effect you checked was NOT applied, comma-separated (an empty one was given)',
+    );
+  return [...new Set(ids)];
 }
 
 /** The command line, checked completely before anything is read or moved. */
@@ -62,6 +91,7 @@ export function parseCommand(argv: string[]): Command {
         all: { type: 'boolean', default: false },
         cause: { type: 'string' },
         'include-poison': { type: 'boolean', default: false },
+        'past-horizon': { type: 'string', multiple: true },
         'dry-run': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -74,7 +104,7 @@ export function parseCommand(argv: string[]): Command {
   const [command, queue, ...extra] = positionals;
   const common = { stack: values.stack, json: values.json ?? false };
   if (values.stack !== undefined && values.stack.trim() === '') throw new UsageError('--stack needs a stack name');
-  const redriveOnly = (['all', 'cause', 'include-poison', 'dry-run'] as const).filter(
+  const redriveOnly = (['all', 'cause', 'include-poison', 'past-horizon', 'dry-run'] as const).filter(
     (name) => values[name] !== undefined && values[name] !== false,
   );
   switch (command) {
@@ -107,6 +137,7 @@ export function parseCommand(argv: string[]): Command {
         all: values.all ?? false,
         cause: values.cause,
         includePoison: values['include-poison'] ?? false,
+        pastHorizon: eventIds(values['past-horizon']),
         dryRun: values['dry-run'] ?? false,
         ...common,
       };

@@ -12,7 +12,8 @@ import {
   type QueueInventory,
   type RedriveResult,
 } from './messages';
-import { discoverDeadLetterQueues, findDeadLetterQueue, type DeadLetterQueue } from './queues';
+import { judgeHorizon, type HorizonJudgement } from './horizon';
+import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError, type DeadLetterQueue } from './queues';
 import {
   explainPointer,
   redrivePointers,
@@ -27,10 +28,16 @@ export interface ListReport {
   command: 'list';
   stack: string;
   target: 'local' | 'aws';
-  queues: (Pick<DeadLetterQueue, 'name' | 'url' | 'kind' | 'fifo' | 'redrivesTo'> & QueueInventory)[];
+  queues: (Pick<DeadLetterQueue, 'name' | 'url' | 'kind' | 'fifo' | 'redrivesTo' | 'dedupeHorizonSeconds'> &
+    QueueInventory)[];
 }
 
-export interface ShownMessage {
+/**
+ * A message as `show` reports it. For a consumer DLQ it is judged against the
+ * consumer's dedupe horizon (horizon.ts): `occurredAt`, `ageSeconds`,
+ * `dedupeHorizonSeconds` and `horizon` ('past' | 'within' | 'unknown').
+ */
+export interface ShownMessage extends Partial<HorizonJudgement> {
   messageId: string;
   sentAt?: string;
   groupId?: string;
@@ -80,7 +87,11 @@ function streamContext(context: DlqContext): StreamContext {
   };
 }
 
-export function shown(message: DeadLetter): ShownMessage {
+/** A message as `show` reports it; with `horizon` (a consumer DLQ), judged against the consumer's dedupe horizon. */
+export function shown(
+  message: DeadLetter,
+  horizon?: { dedupeHorizonSeconds: number | undefined; now: Date },
+): ShownMessage {
   const { consumer, attempt, originalMessageId } = message.attributes;
   return {
     messageId: message.messageId,
@@ -93,6 +104,7 @@ export function shown(message: DeadLetter): ShownMessage {
     originalMessageId: originalMessageId ?? message.messageId,
     attributes: message.attributes,
     bodyPreview: message.body.length > PREVIEW_CHARS ? `${message.body.slice(0, PREVIEW_CHARS)}...` : message.body,
+    ...(horizon === undefined ? {} : judgeHorizon(message.body, horizon.dedupeHorizonSeconds, horizon.now)),
   };
 }
 
@@ -107,19 +119,25 @@ export async function runCommand(
   command: Exclude<Command, { command: 'help' }>,
   context: DlqContext,
   progress: (line: string) => void = () => undefined,
+  now: () => Date = () => new Date(),
 ): Promise<Report> {
   const queues = discoverDeadLetterQueues(context.stack.outputs);
   const wait = waitSeconds(context);
   if (command.command === 'list') {
     const rows = [];
     for (const queue of queues) {
-      const found = await inventory(context.sqs, queue.url, LIST_SAMPLE, { waitSeconds: wait });
+      const found = await inventory(context.sqs, queue.url, LIST_SAMPLE, {
+        waitSeconds: wait,
+        now: now(),
+        dedupeHorizonSeconds: queue.dedupeHorizonSeconds,
+      });
       rows.push({
         name: queue.name,
         url: queue.url,
         kind: queue.kind,
         fifo: queue.fifo,
         redrivesTo: queue.redrivesTo,
+        ...(queue.dedupeHorizonSeconds === undefined ? {} : { dedupeHorizonSeconds: queue.dedupeHorizonSeconds }),
         ...found,
       });
     }
@@ -129,7 +147,15 @@ export async function runCommand(
   const queue = findDeadLetterQueue(queues, command.queue);
   if (command.command === 'show') {
     const messages = await peek(context.sqs, queue.url, command.max, { waitSeconds: wait });
-    const report: ShowReport = { command: 'show', queue: queue.name, kind: queue.kind, messages: messages.map(shown) };
+    const at = now();
+    const horizon =
+      queue.kind === 'consumer' ? { dedupeHorizonSeconds: queue.dedupeHorizonSeconds, now: at } : undefined;
+    const report: ShowReport = {
+      command: 'show',
+      queue: queue.name,
+      kind: queue.kind,
+      messages: messages.map((m) => shown(m, horizon)),
+    };
     if (queue.kind === 'stream-pointers') {
       report.pointers = [];
       for (const message of messages) report.pointers.push(await explainPointer(streamContext(context), message));
@@ -137,14 +163,22 @@ export async function runCommand(
     return report;
   }
 
+  if (command.pastHorizon.length > 0 && queue.kind !== 'consumer')
+    throw new UsageError(`--past-horizon is for a consumer's DLQ: ${queue.name} holds no events to resend`);
+  if (command.pastHorizon.length > 0 && queue.dedupeHorizonSeconds === undefined)
+    throw new UsageError(
+      `--past-horizon: the stack outputs no dedupe horizon for ${queue.name} (deployed before consumers had one), so nothing is past it`,
+    );
   const options = {
     max: command.max,
     all: command.all,
     cause: command.cause,
     includePoison: command.includePoison,
+    pastHorizon: command.pastHorizon,
     dryRun: command.dryRun,
     onAws: context.stack.kind === 'aws',
     waitSeconds: wait,
+    now,
     onProgress: ({ moved, skipped, failed }: { moved: number; skipped: number; failed: number }) =>
       progress(
         `${queue.name}: ${moved} ${command.dryRun ? 'would move' : 'moved'}, ${skipped} skipped, ${failed} failed`,

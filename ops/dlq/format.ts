@@ -1,4 +1,5 @@
 import type { ListReport, Report, RedriveReport, ShowReport } from './commands';
+import { days, describeHorizon } from './horizon';
 
 /** The reports as an operator reads them in a terminal. */
 export function formatReport(report: Report): string {
@@ -27,7 +28,7 @@ function table(rows: string[][]): string {
 }
 
 function formatList(report: ListReport): string {
-  const rows = [['QUEUE', 'MESSAGES', 'IN FLIGHT', 'OLDEST', 'BY CAUSE', 'REDRIVES TO']];
+  const rows = [['QUEUE', 'MESSAGES', 'IN FLIGHT', 'OLDEST', 'PAST HORIZON', 'BY CAUSE', 'REDRIVES TO']];
   for (const q of report.queues) {
     const causes = Object.entries(q.byCause)
       .map(([cause, n]) => `${cause}=${n}`)
@@ -38,11 +39,19 @@ function formatList(report: ListReport): string {
       String(q.messages),
       String(q.inFlight),
       age(q.oldestAgeSeconds),
+      pastHorizon(q),
       (causes || '-') + sampled,
       q.redrivesTo,
     ]);
   }
   return `Stack ${report.stack} (${report.target})\n${table(rows)}`;
+}
+
+/** A consumer DLQ's count past its horizon (`2 (21 d)`); `?` without a horizon; `-` for other DLQs. */
+function pastHorizon(q: ListReport['queues'][number]): string {
+  if (q.kind !== 'consumer') return '-';
+  if (q.pastHorizon === undefined || q.dedupeHorizonSeconds === undefined) return '?';
+  return `${q.pastHorizon} (${days(q.dedupeHorizonSeconds)})`;
 }
 
 function formatShow(report: ShowReport): string {
@@ -55,6 +64,7 @@ function formatShow(report: ShowReport): string {
       lines.push(
         `  cause ${m.cause}  consumer ${m.consumer ?? '-'}  attempt ${m.attempt ?? '-'}  eventId ${m.eventId ?? '-'}  original ${m.originalMessageId}`,
       );
+    if (m.horizon !== undefined) lines.push(`  ${describeHorizon({ ...m, horizon: m.horizon })}`);
     if (m.attributes.failureMessage) lines.push(`  message ${m.attributes.failureMessage}`);
     const pointer = report.pointers?.[i];
     if (pointer?.pointer !== undefined) {
@@ -73,6 +83,11 @@ function formatShow(report: ShowReport): string {
   });
   return lines.join('\n');
 }
+
+const MOVE_VERBS = {
+  move: ['moved', 'would move'],
+  rewrite: ['rewrote and moved', 'would rewrite and move'],
+} as const;
 
 function formatRedrive(report: RedriveReport): string {
   const verb = report.dryRun ? 'would be' : '';
@@ -100,13 +115,28 @@ function formatRedrive(report: RedriveReport): string {
   lines.push(
     `${report.queue}: ${result.moved.length} message(s) ${report.dryRun ? `would be ${action}` : action}, ${result.skipped.length} skipped, ${result.failed.length} failed`,
   );
-  for (const m of result.moved)
+  for (const m of result.moved) {
+    const rewritten =
+      m.originalOccurredAt === undefined
+        ? ''
+        : `, occurredAt ${m.originalOccurredAt} -> ${m.occurredAt} (the original kept in originalOccurredAt)`;
+    const verb = MOVE_VERBS[m.originalOccurredAt === undefined ? 'move' : 'rewrite'][report.dryRun ? 1 : 0];
     lines.push(
-      `  ${report.dryRun ? 'would move' : 'moved'} ${m.messageId} eventId ${m.eventId ?? '-'}${m.groupId ? ` group ${m.groupId}` : ''} (${m.cause})`,
+      `  ${verb} ${m.messageId} eventId ${m.eventId ?? '-'}${m.groupId ? ` group ${m.groupId}` : ''} (${m.cause})${rewritten}`,
     );
+  }
   const reasons = new Map<string, number>();
   for (const s of result.skipped) reasons.set(s.reason, (reasons.get(s.reason) ?? 0) + 1);
   for (const [reason, n] of reasons) lines.push(`  skipped ${n}: ${reason}`);
   for (const f of result.failed) lines.push(`  FAILED ${f.messageId}: ${f.error}`);
+  const horizon = result.horizon;
+  if (horizon !== undefined && (horizon.leftPastHorizon > 0 || horizon.rewritten > 0 || horizon.notSeen.length > 0))
+    lines.push(
+      `  dedupe horizon ${days(horizon.dedupeHorizonSeconds)}: ${horizon.leftPastHorizon} message(s) past it ${report.dryRun ? 'would be left' : 'left'} in the DLQ, ${horizon.rewritten} ${report.dryRun ? 'would be resent' : 'resent'} with a fresh occurredAt`,
+    );
+  if (horizon !== undefined && horizon.notSeen.length > 0)
+    lines.push(
+      `  --past-horizon named events not seen past the horizon in this pass (within it, elsewhere, or beyond --max): ${horizon.notSeen.join(', ')}`,
+    );
   return lines.join('\n');
 }

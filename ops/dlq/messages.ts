@@ -10,6 +10,14 @@ import {
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { parseOrderEvent } from '../../lambdas/domain/events';
+import {
+  days,
+  envelopeOccurredAt,
+  judgeHorizon,
+  ORIGINAL_OCCURRED_AT,
+  PAST_HORIZON_RUNBOOK,
+  withFreshOccurredAt,
+} from './horizon';
 import type { DeadLetterQueue } from './queues';
 
 /** A message in a DLQ, with what the consumer wrote about its failure. */
@@ -35,15 +43,18 @@ export function causeOf(message: DeadLetter): string {
   return message.attributes.failureCause ?? RETRIES_EXHAUSTED;
 }
 
-/** Poison by its cause, or (moved by SQS with no cause) by a body that is not an order event. */
+/**
+ * Poison by its cause, or (moved by SQS with no cause) by a body that is not an
+ * order event or whose occurredAt is no timestamp (the consumer refuses both as SchemaViolation).
+ */
 export function isPoison(message: DeadLetter): boolean {
   if (message.attributes.failureCause !== undefined) return message.attributes.failureCause === POISON_CAUSE;
   try {
     parseOrderEvent(message.body);
-    return false;
   } catch {
     return true;
   }
+  return envelopeOccurredAt(message.body) === undefined;
 }
 
 export function eventIdOf(body: string): string | undefined {
@@ -128,6 +139,8 @@ export interface QueueInventory {
   /** From the oldest message read; undefined when the queue is empty. */
   oldestAgeSeconds?: number;
   byCause: Record<string, number>;
+  /** Consumer DLQs with a dedupe horizon only: how many of the messages read are past it. */
+  pastHorizon?: number;
   /** How many messages the counts above were read from (at most the sample size). */
   sampled: number;
 }
@@ -136,7 +149,7 @@ export async function inventory(
   sqs: SQSClient,
   url: string,
   sample: number,
-  options: ReadOptions & { now?: Date },
+  options: ReadOptions & { now?: Date; dedupeHorizonSeconds?: number },
 ): Promise<QueueInventory> {
   const { Attributes = {} } = await sqs.send(
     new GetQueueAttributesCommand({
@@ -151,12 +164,17 @@ export async function inventory(
     .map((m) => m.sentAt)
     .filter((t): t is string => t !== undefined)
     .sort()[0];
-  const now = (options.now ?? new Date()).getTime();
+  const now = options.now ?? new Date();
+  const horizon = options.dedupeHorizonSeconds;
   return {
     messages: Number(Attributes.ApproximateNumberOfMessages ?? 0),
     inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    oldestAgeSeconds: oldest === undefined ? undefined : Math.max(0, Math.round((now - Date.parse(oldest)) / 1000)),
+    oldestAgeSeconds:
+      oldest === undefined ? undefined : Math.max(0, Math.round((now.getTime() - Date.parse(oldest)) / 1000)),
     byCause,
+    ...(horizon === undefined
+      ? {}
+      : { pastHorizon: messages.filter((m) => judgeHorizon(m.body, horizon, now).horizon === 'past').length }),
     sampled: messages.length,
   };
 }
@@ -169,29 +187,86 @@ export interface RedriveOptions {
   cause?: string;
   includePoison?: boolean;
   dryRun?: boolean;
+  /**
+   * The events (by eventId) past the queue's dedupe horizon that a person has
+   * checked were NOT applied: these are resent with a fresh occurredAt (the
+   * original in the attribute originalOccurredAt). Every other message past the
+   * horizon stays in the DLQ.
+   */
+  pastHorizon?: readonly string[];
   /** An extra filter (the proof kit moves only its own run's messages). */
   select?: (message: DeadLetter) => boolean;
-  /** Where the tool runs: a whole-queue, unfiltered move on AWS is one StartMessageMoveTask. */
+  /**
+   * Where the tool runs: a whole-queue, unfiltered move on AWS is one
+   * StartMessageMoveTask, unless the queue has a dedupe horizon (see redrive).
+   */
   onAws?: boolean;
   waitSeconds: number;
+  /** The clock messages are judged on and a rewritten occurredAt comes from. */
+  now?: () => Date;
   onProgress?: (progress: { moved: number; skipped: number; failed: number }) => void;
+}
+
+export interface MovedMessage {
+  messageId: string;
+  eventId?: string;
+  groupId?: string;
+  cause: string;
+  /** Past the horizon and named by --past-horizon: the occurredAt it was (or would be) sent with... */
+  occurredAt?: string;
+  /** ...and the one it had, kept in the attribute originalOccurredAt. */
+  originalOccurredAt?: string;
 }
 
 export interface RedriveResult {
   method: 'receive-send-delete' | 'message-move-task' | 'discard';
-  moved: { messageId: string; eventId?: string; groupId?: string; cause: string }[];
+  moved: MovedMessage[];
   skipped: { messageId: string; reason: string }[];
   failed: { messageId: string; error: string }[];
+  /** Consumer DLQs with a dedupe horizon, moved message by message: what the horizon did. */
+  horizon?: {
+    dedupeHorizonSeconds: number;
+    /** Past the horizon and not named by --past-horizon: left in the DLQ. */
+    leftPastHorizon: number;
+    /** Past the horizon, named, and resent (or, in a dry run, to be resent) with a fresh occurredAt. */
+    rewritten: number;
+    /** Event ids named by --past-horizon that this pass did not see past the horizon. */
+    notSeen: string[];
+  };
   /** StartMessageMoveTask only: the task to follow with ListMessageMoveTasks. */
   taskHandle?: string;
   approximateMessages?: number;
 }
 
-function skipReason(message: DeadLetter, options: RedriveOptions): string | undefined {
-  if (options.cause !== undefined && causeOf(message) !== options.cause) return `cause ${causeOf(message)}`;
-  if (!options.includePoison && isPoison(message)) return 'poison (use --include-poison to move it anyway)';
-  if (options.select !== undefined && !options.select(message)) return 'not selected';
-  return undefined;
+/** Why a message past the horizon stays: it would only be refused again, and only a person can say more. */
+export function pastHorizonReason(dedupeHorizonSeconds: number): string {
+  return (
+    `past the ${days(dedupeHorizonSeconds)} dedupe horizon: the consumer would refuse it (DedupeHorizonPassed). ` +
+    `Check by hand whether its effect was applied (${PAST_HORIZON_RUNBOOK}); ` +
+    `only if it was NOT, redrive it with --past-horizon <eventId>`
+  );
+}
+
+/**
+ * What redrive does with one message: skip it (and why), move it as it is, or
+ * (past the horizon and named by --past-horizon) rewrite its occurredAt and move it.
+ */
+export function redriveDecision(
+  message: DeadLetter,
+  options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon'>,
+  dedupeHorizonSeconds: number | undefined,
+  now: Date,
+): { skip: string } | { move: 'as-is' | 'rewrite' } {
+  if (options.cause !== undefined && causeOf(message) !== options.cause) return { skip: `cause ${causeOf(message)}` };
+  if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
+  if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
+  if (dedupeHorizonSeconds !== undefined && judgeHorizon(message.body, dedupeHorizonSeconds, now).horizon === 'past') {
+    const eventId = eventIdOf(message.body);
+    if (eventId === undefined || !(options.pastHorizon ?? []).includes(eventId))
+      return { skip: pastHorizonReason(dedupeHorizonSeconds) };
+    return { move: 'rewrite' };
+  }
+  return { move: 'as-is' };
 }
 
 /**
@@ -203,15 +278,28 @@ function skipReason(message: DeadLetter, options: RedriveOptions): string | unde
  * moved is made visible again at once. A failed send leaves the message where
  * it is; a failed delete after a send can only duplicate a delivery, which the
  * consumers' eventId inbox absorbs.
+ *
+ * A message past the queue's dedupe horizon stays in the DLQ (the consumer
+ * would refuse it again at once), unless its eventId is named in `pastHorizon`:
+ * then its copy has occurredAt set to now and the original in the attribute
+ * originalOccurredAt (horizon.ts). StartMessageMoveTask moves bodies as they
+ * are and every one of them, so it is used only for a queue without a horizon
+ * (a stack deployed before consumers had one); a queue with one is always
+ * moved message by message, so that nothing past the horizon is moved unasked.
  */
 export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: RedriveOptions): Promise<RedriveResult> {
   if (queue.kind !== 'consumer' || queue.sourceUrl === undefined)
     throw new Error(`${queue.name} has no source queue to redrive to`);
+  const horizon = queue.dedupeHorizonSeconds;
+  if ((options.pastHorizon ?? []).length > 0 && horizon === undefined)
+    throw new Error(`${queue.name} has no dedupe horizon in the stack outputs: nothing is past it`);
   const wholeQueue = options.all && options.cause === undefined && options.select === undefined;
-  if (options.onAws && wholeQueue && options.includePoison && !options.dryRun)
+  if (options.onAws && wholeQueue && options.includePoison && !options.dryRun && horizon === undefined)
     return startMessageMoveTask(sqs, queue.url, queue.sourceUrl);
 
+  const clock = options.now ?? (() => new Date());
   const result: RedriveResult = { method: 'receive-send-delete', moved: [], skipped: [], failed: [] };
+  const seenPastHorizon = new Set<string>();
   const held: DeadLetter[] = [];
   const seen = new Set<string>();
   const limit = options.all ? Number.POSITIVE_INFINITY : options.max;
@@ -230,13 +318,24 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
       }
       for (const message of batch) seen.add(message.messageId);
       for (const message of batch) {
-        const reason = skipReason(message, options);
-        const entry = {
+        const now = clock();
+        const decision = redriveDecision(message, options, horizon, now);
+        const reason = 'skip' in decision ? decision.skip : undefined;
+        const entry: MovedMessage = {
           messageId: message.messageId,
           eventId: eventIdOf(message.body),
           groupId: message.groupId,
           cause: causeOf(message),
         };
+        if (horizon !== undefined && judgeHorizon(message.body, horizon, now).horizon === 'past')
+          seenPastHorizon.add(entry.eventId ?? message.messageId);
+        let body = message.body;
+        if ('move' in decision && decision.move === 'rewrite') {
+          const rewritten = withFreshOccurredAt(message.body, now);
+          body = rewritten.body;
+          entry.occurredAt = now.toISOString();
+          entry.originalOccurredAt = rewritten.originalOccurredAt;
+        }
         if (reason !== undefined || options.dryRun || result.moved.length >= limit) {
           held.push(message);
           if (reason !== undefined) result.skipped.push({ messageId: message.messageId, reason });
@@ -247,8 +346,13 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
           await sqs.send(
             new SendMessageCommand({
               QueueUrl: queue.sourceUrl,
-              MessageBody: message.body,
-              MessageAttributes: { redrivenFrom: { DataType: 'String', StringValue: queue.name } },
+              MessageBody: body,
+              MessageAttributes: {
+                redrivenFrom: { DataType: 'String', StringValue: queue.name },
+                ...(entry.originalOccurredAt === undefined
+                  ? {}
+                  : { [ORIGINAL_OCCURRED_AT]: { DataType: 'String', StringValue: entry.originalOccurredAt } }),
+              },
               ...(queue.fifo
                 ? {
                     MessageGroupId: message.groupId ?? message.messageId,
@@ -280,6 +384,15 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
     }
   } finally {
     await release(sqs, queue.url, held);
+  }
+  if (horizon !== undefined) {
+    const pastReason = pastHorizonReason(horizon);
+    result.horizon = {
+      dedupeHorizonSeconds: horizon,
+      leftPastHorizon: result.skipped.filter((s) => s.reason === pastReason).length,
+      rewritten: result.moved.filter((m) => m.originalOccurredAt !== undefined).length,
+      notSeen: (options.pastHorizon ?? []).filter((eventId) => !seenPastHorizon.has(eventId)),
+    };
   }
   return result;
 }

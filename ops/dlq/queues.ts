@@ -6,9 +6,11 @@ import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/
  * DLQ added with an output of the same shape is covered without editing the tool:
  * - each consumer of the list (lambdas/consumers.ts) by the output names its
  *   spec derives (`consumerOutputNames`), named and FIFO as its spec says; its
- *   messages are events and go back to its queue;
+ *   messages are events and go back to its queue, and its dedupe horizon is the
+ *   output `<X>DedupeHorizonSeconds` (none on a stack deployed before it);
  * - another `<X>DlqUrl` next to `<X>QueueUrl`: a consumer's DLQ all the same
- *   (e.g. one deployed from a list that has since changed);
+ *   (e.g. one deployed from a list that has since changed), with the horizon
+ *   `<X>DedupeHorizonSeconds` if the stack outputs one;
  * - `<X>DlqUrl` alone: a function's async-invocation DLQ (failed scheduled runs);
  * - `<X>FailureQueueUrl`: a stream event source's on-failure destination; its
  *   messages are pointers into the table's stream, not events.
@@ -24,6 +26,12 @@ export interface DeadLetterQueue {
   kind: DeadLetterKind;
   /** Consumer DLQs only: where redriven messages go. */
   sourceUrl?: string;
+  /**
+   * Consumer DLQs only: the consumer's dedupe horizon, from the stack outputs; an
+   * event older than it is refused by the consumer (DedupeHorizonPassed).
+   * Undefined on a stack deployed before consumers had one.
+   */
+  dedupeHorizonSeconds?: number;
   /** What redrive does with this queue's messages, in words. */
   redrivesTo: string;
 }
@@ -47,7 +55,8 @@ export function discoverDeadLetterQueues(
     const [url, sourceUrl] = [outputs[names.deadLetterQueueUrl], outputs[names.queueUrl]];
     // Not in the stack: deployed before this consumer was added (findDeadLetterQueue says so if asked).
     if (url === undefined || sourceUrl === undefined) continue;
-    found.push(consumerQueue(consumer.name, names.deadLetterQueueUrl, url, sourceUrl, consumer.fifo));
+    const horizon = horizonOutput(outputs, names.dedupeHorizonSeconds);
+    found.push(consumerQueue(consumer.name, names.deadLetterQueueUrl, url, sourceUrl, consumer.fifo, horizon));
   }
   const listed = new Set(found.map((q) => q.outputKey));
   for (const [key, url] of Object.entries(outputs)) {
@@ -58,7 +67,14 @@ export function discoverDeadLetterQueues(
       const sourceUrl = outputs[`${dlq[1]}QueueUrl`];
       found.push(
         sourceUrl !== undefined
-          ? consumerQueue(kebab(dlq[1]), key, url, sourceUrl, url.endsWith('.fifo'))
+          ? consumerQueue(
+              kebab(dlq[1]),
+              key,
+              url,
+              sourceUrl,
+              url.endsWith('.fifo'),
+              horizonOutput(outputs, `${dlq[1]}DedupeHorizonSeconds`),
+            )
           : {
               name: kebab(dlq[1]),
               outputKey: key,
@@ -82,8 +98,33 @@ export function discoverDeadLetterQueues(
   return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function consumerQueue(name: string, outputKey: string, url: string, sourceUrl: string, fifo: boolean) {
-  return { name, outputKey, url, fifo, kind: 'consumer', sourceUrl, redrivesTo: queueName(sourceUrl) } as const;
+function consumerQueue(
+  name: string,
+  outputKey: string,
+  url: string,
+  sourceUrl: string,
+  fifo: boolean,
+  dedupeHorizonSeconds: number | undefined,
+): DeadLetterQueue {
+  return {
+    name,
+    outputKey,
+    url,
+    fifo,
+    kind: 'consumer',
+    sourceUrl,
+    redrivesTo: queueName(sourceUrl),
+    ...(dedupeHorizonSeconds === undefined ? {} : { dedupeHorizonSeconds }),
+  };
+}
+
+/** A horizon output: whole seconds, or absent. Anything else is a broken stack, not a horizon to guess. */
+function horizonOutput(outputs: Record<string, string>, key: string): number | undefined {
+  const value = outputs[key];
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value))
+    throw new Error(`The stack output ${key} is not a whole number of seconds: "${value}"`);
+  return Number(value);
 }
 
 /**

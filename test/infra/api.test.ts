@@ -1,12 +1,14 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { MAX_ITEMS } from '../../lambdas/domain/order';
-import { synthStack } from '../support/synth';
+import { ENV } from '../../lambdas/shared/env-names';
+import { configError, synthStack } from '../support/synth';
 import {
   apiMethods,
   dynamoDbGrants,
   managedPolicyArnsOfRole,
   methodAt,
   referencedId,
+  referencedIds,
   resourceById,
   resourcesOfType,
   roleOfFunction,
@@ -27,6 +29,15 @@ beforeAll(() => {
   template = synth.template;
   tables = tableNamesOf(synth.stack);
 });
+
+const ordersTableId = () => Object.entries(tables).find(([, name]) => name === 'Orders')![0];
+
+/** A role's policy statements as synthesized, conditions included. */
+function rawStatementsOfRole(roleId: string): { Action: unknown; Resource: unknown; Condition?: unknown }[] {
+  return resourcesOfType(template, 'AWS::IAM::Policy')
+    .filter(([, policy]) => referencedIds(policy.Properties?.Roles).includes(roleId))
+    .flatMap(([, policy]) => (policy.Properties?.PolicyDocument as { Statement: never[] }).Statement);
+}
 
 const ORDER_ROUTES = ['POST /orders', 'POST /orders/{orderId}/cancel', 'GET /orders/{orderId}'];
 
@@ -275,7 +286,7 @@ describe('functions', () => {
     }
   });
 
-  describe('least privilege: each order function may touch only its own tables, with only its actions', () => {
+  describe('least privilege: each API function may touch only its own tables, with only its actions', () => {
     const EXPECTED: Record<string, Record<string, string[]>> = {
       // Powertools idempotency: lock (Put), fallback read (Get), complete (Update), release (Delete).
       // Orders: the transaction's two puts, and a read when a retry finds its order already there.
@@ -286,6 +297,9 @@ describe('functions', () => {
       // Read, then one transaction: conditional update of the order + put of the outbox item.
       'POST /orders/{orderId}/cancel': { Orders: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
       'GET /orders/{orderId}': { Orders: ['dynamodb:GetItem'] },
+      // The caller's access to the customer (a query of its access partition, see below), then the points.
+      'GET /customers/{customerId}': { Effects: ['dynamodb:GetItem'], Orders: ['dynamodb:Query'] },
+      'GET /inventory/{sku}': { Effects: ['dynamodb:GetItem'] },
     };
     const X_RAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
     const OWN_LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
@@ -302,6 +316,18 @@ describe('functions', () => {
       expect(managedPolicyArnsOfRole(template, role)).toEqual([]);
     });
 
+    test('get-customer may query the customer access partitions only, never an order', () => {
+      const role = roleOfFunction(template, methodAt(template, 'GET /customers/{customerId}').functionId!);
+      const onOrders = rawStatementsOfRole(role).filter((st) => JSON.stringify(st.Resource).includes(ordersTableId()));
+
+      expect(onOrders).toEqual([
+        expect.objectContaining({
+          Action: 'dynamodb:Query',
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CALLER#*'] } },
+        }),
+      ]);
+    });
+
     test('create-order can neither scan, query, batch nor delete orders', () => {
       const role = roleOfFunction(template, methodAt(template, 'POST /orders').functionId!);
       const onOrders = dynamoDbGrants(template, role, tables).Orders;
@@ -309,6 +335,60 @@ describe('functions', () => {
       for (const action of ['Scan', 'Query', 'BatchWriteItem', 'BatchGetItem', 'DeleteItem', 'UpdateItem']) {
         expect(onOrders).not.toContain(`dynamodb:${action}`);
       }
+    });
+  });
+
+  describe('who a caller is: every function that derives the caller gets the same rule', () => {
+    const CALLER_ROUTES = [...ORDER_ROUTES, 'GET /customers/{customerId}'];
+    const envOf = (t: Template, route: string) =>
+      (
+        resourceById(t, methodAt(t, route).functionId!).Properties?.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+
+    test.each(CALLER_ROUTES)('%s: the default, IAM Identity Center permission sets only', (route) => {
+      expect(envOf(template, route)[ENV.humanRolePatterns]).toBe('AWSReservedSSO_*');
+    });
+
+    test('a stage configures it: -c humanRolePatterns=... reaches every one of them', () => {
+      const { template: configured } = synthStack({ humanRolePatterns: 'AWSReservedSSO_*,Okta-*' });
+
+      for (const route of CALLER_ROUTES) {
+        expect({ route, patterns: envOf(configured, route)[ENV.humanRolePatterns] }).toEqual({
+          route,
+          patterns: 'AWSReservedSSO_*,Okta-*',
+        });
+      }
+    });
+
+    test('cdk.json may give the patterns as a list', () => {
+      const { template: configured } = synthStack({ humanRolePatterns: ['AWSReservedSSO_*', 'Okta-*'] });
+
+      expect(envOf(configured, 'POST /orders')[ENV.humanRolePatterns]).toBe('AWSReservedSSO_*,Okta-*');
+    });
+
+    test.each([
+      ['an empty value', '', /empty role-name pattern/],
+      ['an empty pattern in the list', 'AWSReservedSSO_*,,Okta-*', /empty role-name pattern/],
+      ['a space', 'My Role', /"My Role"/],
+      ['a role path', 'team/Operators', /"team\/Operators"/],
+      ['a bare wildcard', '*', /matches every role/],
+      ['not a string or a list of strings', 42, /must be role-name patterns/],
+    ])('synth refuses %s with a one-line error', (_name, value, message) => {
+      const error = configError({ humanRolePatterns: value });
+
+      expect(error).toMatch(/^Context humanRolePatterns/);
+      expect(error).toMatch(message);
+      expect(error).not.toContain('\n');
+    });
+
+    test('GET /inventory/{sku} is shared stock: it derives no caller, so it has no rule', () => {
+      expect(envOf(template, 'GET /inventory/{sku}')[ENV.humanRolePatterns]).toBeUndefined();
+    });
+
+    test("get-customer reads the Orders table's access items: it has the table's name", () => {
+      expect(referencedId(envOf(template, 'GET /customers/{customerId}')[ENV.ordersTable])).toBe(ordersTableId());
     });
   });
 

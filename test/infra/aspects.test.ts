@@ -14,7 +14,8 @@ import { Construct, type IConstruct } from 'constructs';
 import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
 import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
-import { attemptsForBudget, RETRY_BUDGET } from '../../lambdas/domain/backoff';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
+import { maxHorizonForClaimTtl } from '../../lambdas/domain/dedupe-horizon';
 import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
 
 /*
@@ -87,13 +88,15 @@ interface QueuePipelineProps {
   /** Default 5 s for a standard queue, none for FIFO (which does not take one). */
   batchingWindow?: number;
   sourceRetention?: number;
-  /** Default a DLQ of the same type, 14 days, maxReceiveCount from the retry budget (14, FIFO 140); false for none. */
+  /** Default a DLQ of the same type, 14 days, maxReceiveCount from the retry budget (14, FIFO 150); false for none. */
   dlq?: false | { fifo?: boolean; retention?: number; maxReceiveCount?: number };
   /** Default the retry budget's variables (RETRY_BUDGET); 'unset' for none. */
   retryEnv?: Record<string, string> | 'unset';
   reportBatchItemFailures?: boolean;
   /** Default exactly the required TTL; 'unset' for no variable. */
   inboxTtl?: string | 'unset';
+  /** Default the largest horizon the TTL keeps safe (TTL - 1 day); 'unset' for no variable. */
+  dedupeHorizon?: string | 'unset';
 }
 
 /** A source queue, its DLQ and an inbox consumer: correct unless told otherwise. */
@@ -105,7 +108,12 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
   const dlqProps =
     props.dlq === false
       ? undefined
-      : { fifo, retention: FOURTEEN_DAYS, maxReceiveCount: fifo ? RETRY_TRIES * 10 : RETRY_TRIES, ...props.dlq };
+      : {
+          fifo,
+          retention: FOURTEEN_DAYS,
+          maxReceiveCount: fifo ? fifoMaxReceiveCount(RETRY_TRIES, 10) : RETRY_TRIES,
+          ...props.dlq,
+        };
   const dlq =
     dlqProps &&
     new sqs.Queue(group, 'Dlq', {
@@ -127,10 +135,13 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
         deadLetterRetentionSeconds: dlqProps?.retention ?? 0,
       }),
     );
+  const dedupeHorizon =
+    props.dedupeHorizon ?? String(/^\d+$/.test(inboxTtl) ? maxHorizonForClaimTtl(Number(inboxTtl)) : DAY);
   const consumer = inlineFunction(group, 'Consumer', {
     timeout: timeout === 'unset' ? undefined : Duration.seconds(timeout),
     environment: {
       ...(inboxTtl === 'unset' ? {} : { INBOX_TTL_SECONDS: inboxTtl }),
+      ...(dedupeHorizon === 'unset' ? {} : { DEDUPE_HORIZON_SECONDS: dedupeHorizon }),
       ...(props.retryEnv === 'unset' ? {} : (props.retryEnv ?? retryEnvOf(fifo))),
     },
   });
@@ -220,6 +231,7 @@ describe('correctness aspects', () => {
       'ReportBatchItemFailures',
       'StreamSource',
       'InboxTtl',
+      'DedupeHorizon',
       'AlarmDelivery',
       'RetryBudget',
       'ReservedConcurrency',
@@ -288,7 +300,11 @@ describe('correctness aspects', () => {
       });
       const fn = inlineFunction(stack, 'Fn', {
         timeout: Duration.seconds(20),
-        environment: { INBOX_TTL_SECONDS: String(30 * DAY), ...retryEnvOf(false) },
+        environment: {
+          INBOX_TTL_SECONDS: String(30 * DAY),
+          DEDUPE_HORIZON_SECONDS: String(29 * DAY),
+          ...retryEnvOf(false),
+        },
       });
       const alias = new lambda.Alias(stack, 'Live', { aliasName: 'live', version: fn.currentVersion });
       alias.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
@@ -595,6 +611,41 @@ describe('correctness aspects', () => {
     });
   });
 
+  describe('DedupeHorizon', () => {
+    const ttl = 22 * DAY;
+
+    test('a horizon of TTL minus the 1-day clock-skew margin passes', () => {
+      const { app } = withPipeline({ inboxTtl: String(ttl), dedupeHorizon: String(ttl - DAY) });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('one second more fails: an event that young could find its claim expired', () => {
+      const { app, consumer } = withPipeline({ inboxTtl: String(ttl), dedupeHorizon: String(ttl - DAY + 1) });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'DedupeHorizon',
+          /Function S\/P\/Consumer has DEDUPE_HORIZON_SECONDS 1814401, above its INBOX_TTL_SECONDS 1900800 minus 86400 s \(clock-skew margin\) = 1814400 s: an event redriven after its inbox claim expired would be claimed again/,
+        ),
+      ]);
+    });
+
+    test.each([
+      ['missing', 'unset', /Function S\/P\/Consumer consumes queue S\/P\/Queue with no DEDUPE_HORIZON_SECONDS/],
+      [
+        'not whole seconds',
+        '21d',
+        /Function S\/P\/Consumer consumes queue S\/P\/Queue with DEDUPE_HORIZON_SECONDS "21d"/,
+      ],
+    ])('a %s horizon fails', (_what, dedupeHorizon, message) => {
+      const { app, consumer } = withPipeline({ inboxTtl: String(ttl), dedupeHorizon });
+
+      expectRuleErrors(app, [error(consumer, 'DedupeHorizon', message)]);
+    });
+  });
+
   describe('RetryBudget', () => {
     const standardEnv = (base: number, cap: number) => ({
       BACKOFF_BASE_SECONDS: String(base),
@@ -640,15 +691,15 @@ describe('correctness aspects', () => {
       ]);
     });
 
-    test('FIFO: maxReceiveCount below tries x batch size fails (skipped records could run out of receives untried); at it passes', () => {
-      const below = withPipeline({ fifo: true, dlq: { maxReceiveCount: 139 } });
-      const at = withPipeline({ fifo: true, dlq: { maxReceiveCount: 140 } });
+    test('FIFO: maxReceiveCount below tries x batch size + the crash allowance fails (one crash could dead-letter a record with tries left); at it passes', () => {
+      const below = withPipeline({ fifo: true, dlq: { maxReceiveCount: 149 } });
+      const at = withPipeline({ fifo: true, dlq: { maxReceiveCount: 150 } });
 
       expectRuleErrors(below.app, [
         error(
           below.queue,
           'RetryBudget',
-          /FIFO queue S\/P\/Queue has maxReceiveCount 139, below 14 tries x 10 \(batch size of .*\) = 140: .* before it is ever tried\. Set maxReceiveCount to at least 140\./,
+          /FIFO queue S\/P\/Queue has maxReceiveCount 149, below 14 tries x 10 \(batch size of .*\) \+ 10 \(crash allowance\) = 150: .* before its own tries are spent\. Set maxReceiveCount to at least 150\./,
         ),
       ]);
       expect(synthErrors(at.app)).toEqual([]);
@@ -711,6 +762,7 @@ describe('correctness aspects', () => {
       expectRuleErrors(app, [
         error(esm, 'VisibilityTimeout', cannot),
         error(esm, 'InboxTtl', cannot),
+        error(esm, 'DedupeHorizon', cannot),
         error(esm, 'RetryBudget', cannot),
       ]);
     });

@@ -27,6 +27,8 @@ beforeAll(async () => {
   process.env.ORDERS_TABLE_NAME = tables.names.Orders;
   process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
   process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
+  // A stage whose SAML-federated roles are people, as the stack sets it (-c humanRolePatterns=...).
+  process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,Okta-*';
   const clients = await import('../../lambdas/adapters/aws-clients');
   // Records every DynamoDB call the handlers make (the document client shares this middleware stack).
   clients.dynamoDbClient().middlewareStack.add(
@@ -118,7 +120,7 @@ const outboxOf = (items: Record<string, unknown>[], type: string) =>
   items.filter((i) => i.entity === 'OUTBOX' && i.type === type);
 
 describe('placing an order', () => {
-  test('writes exactly one order and one OrderPlaced outbox item, in one transaction', async () => {
+  test("writes exactly one order, one OrderPlaced outbox item and the caller's customer access, in one transaction", async () => {
     const caller = newCaller();
 
     const { response, order } = await place(caller);
@@ -160,9 +162,20 @@ describe('placing an order', () => {
         },
       },
     });
-    // Both items came from one TransactWriteItems; nothing else wrote to the Orders table.
+    // Who may read the customer (GET /customers/{id}): one item per order, in a partition of its own.
+    const access = (await scanAll(tables.names.Orders)).filter(
+      (i) => i.entity === 'CUSTOMER_ACCESS' && i.sk === `ORDER#${order.orderId}`,
+    );
+    expect(access).toEqual([
+      {
+        pk: `CALLER#${caller}#CUSTOMER#${VALID_ORDER.customerId}`,
+        sk: `ORDER#${order.orderId}`,
+        entity: 'CUSTOMER_ACCESS',
+      },
+    ]);
+    // All three items came from one TransactWriteItems; nothing else wrote to the Orders table.
     expect(dynamoCalls.filter((c) => c.command === 'TransactWriteItemsCommand')).toEqual([
-      { command: 'TransactWriteItemsCommand', table: 'transaction', transactItems: 2 },
+      { command: 'TransactWriteItemsCommand', table: 'transaction', transactItems: 3 },
     ]);
     expect(dynamoCalls.filter((c) => c.table === tables.names.Orders)).toEqual([]);
   });
@@ -192,6 +205,8 @@ describe('placing an order', () => {
     expect(response.statusCode).toBe(500);
     expect(response.headers['Retry-After']).toBeUndefined();
     expect((await partition(orderId)).filter((i) => i.sk === 'ORDER')).toEqual([]);
+    // Nor is the caller's access to the customer: it would let the caller read a customer it has no order for.
+    expect((await scanAll(tables.names.Orders)).filter((i) => i.sk === `ORDER#${orderId}`)).toEqual([]);
   });
 });
 
@@ -323,5 +338,32 @@ describe('reading', () => {
       expect(response.body).toBe(plain.body);
     }
     expect((await scanAll(tables.names.Idempotency)).length).toBe(idempotencyRecords);
+  });
+});
+
+describe('people: two users of one SAML role (configured as people) are two callers', () => {
+  test("each reads and cancels only their own orders; a workload role's sessions stay one caller", async () => {
+    const samlRole = `arn:aws:sts::123456789012:assumed-role/Okta-ShopOperators-${Date.now()}`;
+    const [jane, john] = [`${samlRole}/jane.doe@example.com`, `${samlRole}/john.roe@example.com`];
+    const { order } = await place(jane, 'people-key');
+
+    const johnReads = await get(john, order.orderId);
+    const johnCancels = await cancel(john, order.orderId);
+    const janeReads = await get(jane, order.orderId);
+    // John's own order with the same key is another order: keys are per person.
+    const { order: johnsOrder } = await place(john, 'people-key');
+
+    expect(johnReads.statusCode).toBe(404);
+    expect(johnCancels.statusCode).toBe(404);
+    expect(janeReads.statusCode).toBe(200);
+    expect(JSON.parse(janeReads.body)).toMatchObject({ orderId: order.orderId, status: 'PLACED' });
+    expect(johnsOrder.orderId).not.toBe(order.orderId);
+    expect((await partition(order.orderId)).find((i) => i.sk === 'ORDER')).toMatchObject({ caller: jane });
+    expect((await cancel(jane, order.orderId)).statusCode).toBe(200);
+
+    const workload = `arn:aws:sts::123456789012:assumed-role/OrderService-${Date.now()}`;
+    const { order: workloadOrder } = await place(`${workload}/i-0abc123def4567890`, 'workload-key');
+    const afterRotation = await cancel(`${workload}/botocore-session-1700000000`, workloadOrder.orderId);
+    expect(afterRotation.statusCode).toBe(200);
   });
 });

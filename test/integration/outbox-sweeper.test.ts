@@ -1,7 +1,7 @@
-import { GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
-import { orderPk, outboxSk } from '../../lambdas/adapters/order-table';
+import { orderPk, outboxSk, pendingShardOf } from '../../lambdas/adapters/order-table';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import type { StoredOrder } from '../../lambdas/ports/order-repository';
 import { lambdaContext } from '../support/api-events';
@@ -16,7 +16,13 @@ import { createTestQueues, receiveMatching, testRoutes, type TestQueues } from '
  */
 const SWEEP_AGE_SECONDS = 300;
 
-type SweepResult = { republished: number; failed: number; oldestPendingAgeSeconds: number };
+type SweepResult = {
+  republished: number;
+  failed: number;
+  malformed: { itemKey: string; setAside: boolean }[];
+  oldestPendingAgeSeconds: number;
+};
+let limits: { maxItems: number; maxSetAside: number };
 let sweep: () => Promise<SweepResult>;
 let tables: Awaited<ReturnType<typeof createStackTables>>;
 let queues: TestQueues;
@@ -35,8 +41,9 @@ beforeAll(async () => {
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
-    const { handler } = await import('../../lambdas/entry-points/outbox-sweeper');
+    const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } = await import('../../lambdas/entry-points/outbox-sweeper');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
+    limits = { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE };
   });
 }, 180_000);
 
@@ -144,3 +151,68 @@ test('index lag: an item marked dispatched on its base item but still in the pen
   expect(await published(relayed)).toEqual({ fifo: 0, standard: 0 });
   expect(result).toMatchObject({ republished: 0, failed: 0, oldestPendingAgeSeconds: 0 });
 });
+
+/** Writes (`put`) or deletes outbox items straight into the Orders table, 25 a call (BatchWriteItem's limit). */
+async function batchWrite(requests: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
+    while (pending !== undefined && pending.length > 0) {
+      const { UnprocessedItems } = await documents.send(
+        new BatchWriteCommand({ RequestItems: { [tables.names.Orders]: pending as never } }),
+      );
+      pending = UnprocessedItems?.[tables.names.Orders] as Record<string, unknown>[] | undefined;
+    }
+  }
+}
+
+/*
+ * The sweeper reads the SWEEP_MAX_ITEMS oldest pending items. Items it cannot
+ * publish (written by a buggy writer or edited by hand: the API cannot write
+ * one) that stayed pending would be those oldest items on every sweep, and
+ * every newer event would wait behind them for good. They are set aside
+ * instead: out of the pending shards, into the index's set-aside partition,
+ * undispatched, reported on every sweep.
+ */
+test('more malformed items than a sweep reads, all older than a stranded event, do not hide it: set aside, then the event is published', async () => {
+  const createdAt = (i: number) => new Date(Date.now() - (SWEEP_AGE_SECONDS + 3_600 - i) * 1000).toISOString();
+  const malformed = Array.from({ length: limits.maxItems }, (_, i) => {
+    const orderId = `ord_malformed${String(i).padStart(4, '0')}${Date.now().toString(36)}`;
+    const eventId = `${orderId}.placed`;
+    // No event at all: what a writer that lost it would leave.
+    return {
+      pk: orderPk(orderId),
+      sk: outboxSk(eventId),
+      entity: 'OUTBOX',
+      eventId,
+      createdAt: createdAt(i),
+      pendingShard: pendingShardOf(eventId),
+    };
+  });
+  await batchWrite(malformed.map((Item) => ({ PutRequest: { Item } })));
+  const stranded = await placeOrderAged(SWEEP_AGE_SECONDS + 300); // newer than every malformed item
+  try {
+    const first = await sweep();
+    const second = await sweep();
+
+    // The first sweep's read is all malformed items: each is set aside.
+    expect(first).toMatchObject({ republished: 0, failed: 0 });
+    expect(first.malformed).toHaveLength(limits.maxItems);
+    expect(first.malformed.every((m) => m.setAside)).toBe(true);
+    // The second reaches the stranded event.
+    expect(second).toMatchObject({ republished: 1, failed: 0 });
+    expect(await published(stranded)).toEqual({ fifo: 1, standard: 1 });
+    expect((await outboxItem(stranded))?.dispatchedAt).toEqual(expect.any(String));
+    // Set aside, not dropped: undispatched, in the index's set-aside partition, with the reason, reported again.
+    const aside = await documents.send(
+      new GetCommand({ TableName: tables.names.Orders, Key: { pk: malformed[0].pk, sk: malformed[0].sk } }),
+    );
+    expect(aside.Item).toMatchObject({ pendingShard: 'malformed', malformedReason: 'The outbox item has no event.' });
+    expect(aside.Item?.dispatchedAt).toBeUndefined();
+    expect(second.malformed).toHaveLength(limits.maxSetAside);
+    // Still the oldest undispatched items: the age alarm sees them.
+    expect(second.oldestPendingAgeSeconds).toBeGreaterThan(SWEEP_AGE_SECONDS + 3_000);
+  } finally {
+    // Leave nothing pending for the other tests' oldest-pending figures.
+    await batchWrite(malformed.map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } })));
+  }
+}, 300_000);

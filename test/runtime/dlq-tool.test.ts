@@ -1,4 +1,4 @@
-import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -20,10 +20,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
 import { CONSUMERS } from '../../lambdas/consumers';
+import { loyaltyPoints } from '../../lambdas/domain/order';
+import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
 import { signedFetch } from '../../local/api/sign';
 import type { LocalRuntime } from '../../local/runtime';
 import { main } from '../../ops/dlq/cli';
 import type { ListReport, RedriveReport, ShowReport } from '../../ops/dlq/commands';
+import { PAST_HORIZON_RUNBOOK } from '../../ops/dlq/horizon';
 import { openContext } from '../../ops/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../ops/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
@@ -54,14 +57,20 @@ afterAll(async () => {
 });
 
 async function dlq<T>(...argv: string[]): Promise<{ code: number; report: T; stderr: string }> {
+  const { code, stdout, stderr } = await dlqText(...argv, '--json');
+  return { code, report: (stdout !== '' ? JSON.parse(stdout) : undefined) as T, stderr };
+}
+
+/** The CLI as an operator reads it (no --json). */
+async function dlqText(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main([...argv, '--json'], {
+  const code = await main(argv, {
     out: (t) => out.push(t),
     err: (t) => err.push(t),
     open: () => openContext({ outputsFile: process.env.DLQ_TEST_OUTPUTS ?? outputsFile }),
   });
-  return { code, report: (out.length > 0 ? JSON.parse(out.join('\n')) : undefined) as T, stderr: err.join('\n') };
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
 async function placeOrder(suffix: string): Promise<{ orderId: string; sku: string; customerId: string }> {
@@ -312,6 +321,189 @@ describe('on the local runtime', () => {
     const due = await sweeperView.pendingOlderThan(new Date(Date.now() - 3600_000), 100);
     expect(due.map((p) => (p.event as { eventId?: string }).eventId)).toContain(eventId);
   }, 60_000);
+
+  describe('the dedupe horizon', () => {
+    const DAY_MS = 86_400_000;
+    const HORIZON_SECONDS = 21 * 86_400;
+    const sixtyDaysAgo = () => new Date(Date.now() - 60 * DAY_MS).toISOString();
+
+    test("the local runtime writes every consumer's dedupe horizon to its outputs (21 days)", () => {
+      const file = JSON.parse(fs.readFileSync(outputsFile, 'utf8'));
+      for (const consumer of CONSUMERS)
+        expect(file.stackOutputs[consumerOutputNames(consumer.name).dedupeHorizonSeconds]).toBe(
+          String(HORIZON_SECONDS),
+        );
+      expect(outputs.FulfilmentDedupeHorizonSeconds).toBe('1814400');
+    });
+
+    test('a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once', async () => {
+      // An event the loyalty consumer never applied (its own customer, its own eventId), dead-lettered as too old.
+      const suffix = Date.now().toString(36);
+      const customerId = `horizon-cust-${suffix}`;
+      const original = JSON.parse(eventBody);
+      const event = {
+        ...original,
+        eventId: `horizon-${suffix}`,
+        occurredAt: sixtyDaysAgo(),
+        payload: { ...original.payload, customerId },
+      };
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: outputs.LoyaltyDlqUrl,
+          MessageBody: JSON.stringify(event),
+          MessageAttributes: {
+            failureCause: { DataType: 'String', StringValue: 'DedupeHorizonPassed' },
+            consumer: { DataType: 'String', StringValue: 'loyalty' },
+            attempt: { DataType: 'String', StringValue: '1' },
+          },
+        }),
+      );
+
+      const shown = await dlq<ShowReport>('show', 'loyalty');
+      const shownText = await dlqText('show', 'loyalty');
+      const listed = await dlq<ListReport>('list');
+
+      expect(shown.code).toBe(0);
+      expect(shown.report.messages).toEqual([
+        expect.objectContaining({
+          eventId: event.eventId,
+          cause: 'DedupeHorizonPassed',
+          occurredAt: event.occurredAt,
+          ageSeconds: expect.any(Number),
+          dedupeHorizonSeconds: HORIZON_SECONDS,
+          horizon: 'past',
+        }),
+      ]);
+      expect(shown.report.messages[0].ageSeconds! / 86_400).toBeCloseTo(60, 1);
+      expect(shownText.stdout).toContain(
+        `occurredAt ${event.occurredAt}, age 60.0 d, PAST the 21 d dedupe horizon (see ${PAST_HORIZON_RUNBOOK})`,
+      );
+      expect(listed.report.queues.find((q) => q.name === 'loyalty')).toMatchObject({
+        messages: 1,
+        pastHorizon: 1,
+        dedupeHorizonSeconds: HORIZON_SECONDS,
+      });
+
+      // Without --past-horizon it stays, and the report says so.
+      const left = await dlq<RedriveReport>('redrive', 'loyalty');
+      const leftText = await dlqText('redrive', 'loyalty', '--dry-run');
+
+      expect(left.code).toBe(0);
+      expect(left.report.result!.moved).toEqual([]);
+      expect(left.report.result!.skipped).toEqual([
+        { messageId: expect.any(String), reason: expect.stringMatching(/^past the 21 d dedupe horizon/) },
+      ]);
+      expect(left.report.result!.horizon).toEqual({
+        dedupeHorizonSeconds: HORIZON_SECONDS,
+        leftPastHorizon: 1,
+        rewritten: 0,
+        notSeen: [],
+      });
+      expect(leftText.stdout).toContain('dedupe horizon 21 d: 1 message(s) past it would be left in the DLQ');
+      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(1);
+
+      // A dry run of --past-horizon says what it would rewrite and moves nothing.
+      const dryRun = await dlq<RedriveReport>('redrive', 'loyalty', '--past-horizon', event.eventId, '--dry-run');
+
+      expect(dryRun.report.result!.moved).toEqual([
+        expect.objectContaining({ eventId: event.eventId, originalOccurredAt: event.occurredAt }),
+      ]);
+      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(1);
+
+      // Checked by hand: not applied (no claim, no points). Resent with a fresh occurredAt.
+      const before = Date.now();
+      const resent = await dlq<RedriveReport>('redrive', 'loyalty', '--past-horizon', event.eventId);
+
+      expect(resent.code).toBe(0);
+      const [moved] = resent.report.result!.moved;
+      expect(moved).toMatchObject({ eventId: event.eventId, originalOccurredAt: event.occurredAt });
+      expect(Date.parse(moved.occurredAt!)).toBeGreaterThanOrEqual(before - 1000);
+      expect(resent.report.result!.horizon).toMatchObject({ leftPastHorizon: 0, rewritten: 1 });
+      // The consumer takes it (its horizon check passes the fresh occurredAt) and applies it once.
+      const points = await eventually(
+        async () => {
+          const { Item } = await dynamodb.send(
+            new GetItemCommand({
+              TableName: outputs.EffectsTableName,
+              Key: { pk: { S: `CUSTOMER#${customerId}` }, sk: { S: 'CUSTOMER' } },
+              ConsistentRead: true,
+            }),
+          );
+          return Item === undefined ? undefined : Number(Item.points.N);
+        },
+        20_000,
+        'the resent event to be applied',
+      );
+      expect(points).toBe(loyaltyPoints(event.payload.totalCents));
+      await eventually(async () => ((await depth(outputs.LoyaltyQueueUrl)) === 0 ? true : undefined), 20_000);
+      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(0); // not dead-lettered again
+      const { Item: claim } = await dynamodb.send(
+        new GetItemCommand({
+          TableName: outputs.EffectsTableName,
+          Key: { pk: { S: `INBOX#loyalty#${event.eventId}` }, sk: { S: 'INBOX' } },
+          ConsistentRead: true,
+        }),
+      );
+      expect(claim).toBeDefined();
+    }, 90_000);
+
+    test('--past-horizon moves the named event with occurredAt now and originalOccurredAt, the rest of the body as it was', async () => {
+      // A DLQ/source pair no poller reads, published the way the stack's outputs are, so the copy stays observable.
+      const create = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl!;
+      const [dlqUrl, sourceUrl] = [await create('horizon-test-dlq'), await create('horizon-test-queue')];
+      const extended = path.join(work, 'outputs-horizon-test.json');
+      const file = JSON.parse(fs.readFileSync(outputsFile, 'utf8'));
+      file.stackOutputs = {
+        ...file.stackOutputs,
+        HorizonTestDlqUrl: dlqUrl,
+        HorizonTestQueueUrl: sourceUrl,
+        HorizonTestDedupeHorizonSeconds: outputs.FulfilmentDedupeHorizonSeconds,
+      };
+      fs.writeFileSync(extended, JSON.stringify(file));
+      const old = { ...JSON.parse(eventBody), eventId: 'horizon-old', occurredAt: sixtyDaysAgo() };
+      const recent = { ...JSON.parse(eventBody), eventId: 'horizon-recent', occurredAt: new Date().toISOString() };
+      for (const body of [old, recent])
+        await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: JSON.stringify(body) }));
+      const receiveAll = async () => {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+        );
+        for (const m of Messages)
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: sourceUrl, ReceiptHandle: m.ReceiptHandle! }));
+        return Messages;
+      };
+
+      process.env.DLQ_TEST_OUTPUTS = extended;
+      try {
+        const first = await dlq<RedriveReport>('redrive', 'horizon-test');
+        const firstMoved = await receiveAll();
+
+        expect(first.code).toBe(0);
+        expect(first.report.result!.moved.map((m) => m.eventId)).toEqual(['horizon-recent']);
+        expect(first.report.result!.horizon).toMatchObject({ leftPastHorizon: 1, rewritten: 0 });
+        expect(firstMoved.map((m) => JSON.parse(m.Body!))).toEqual([recent]);
+        expect(await depth(dlqUrl)).toBe(1);
+
+        const before = Date.now();
+        const second = await dlq<RedriveReport>('redrive', 'horizon-test', '--past-horizon', 'horizon-old');
+        const [copy, ...more] = await receiveAll();
+
+        expect(second.code).toBe(0);
+        expect(more).toEqual([]);
+        const body = JSON.parse(copy.Body!);
+        expect(body).toEqual({ ...old, occurredAt: expect.any(String) });
+        expect(Date.parse(body.occurredAt)).toBeGreaterThanOrEqual(before - 1000);
+        expect(Date.parse(body.occurredAt)).toBeLessThanOrEqual(Date.now());
+        expect(copy.MessageAttributes).toMatchObject({
+          originalOccurredAt: { DataType: 'String', StringValue: old.occurredAt },
+          redrivenFrom: { DataType: 'String', StringValue: 'horizon-test' },
+        });
+        expect(await depth(dlqUrl)).toBe(0);
+      } finally {
+        delete process.env.DLQ_TEST_OUTPUTS;
+      }
+    });
+  });
 });
 
 /** Lambda's on-failure record for the stream record that inserted this outbox item. */

@@ -45,6 +45,33 @@ test('a request without Authorization gets 403, a problem+json body and the stat
   });
 });
 
+test.each([
+  ['a bearer token', 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl'],
+  ['basic credentials', 'Basic dXNlcjpwYXNz'],
+  ['the SigV4 algorithm alone', 'AWS4-HMAC-SHA256'],
+])(
+  "an Authorization header holding %s gets 403 IncompleteSignatureException with the stack's DEFAULT_4XX problem+json body",
+  async (_what, authorization) => {
+    const response = await fetch(`${server.url}/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"k1"', Authorization: authorization },
+      body: '{}',
+    });
+
+    // API Gateway has no gateway response type for an incomplete signature: the API's DEFAULT_4XX renders it.
+    expect(api.gatewayResponses.INCOMPLETE_SIGNATURE).toBeUndefined();
+    expect(response.status).toBe(403);
+    expect(response.headers.get('content-type')).toBe(api.gatewayResponses.DEFAULT_4XX.headers['Content-Type']);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(response.headers.get('x-amzn-errortype')).toBe('IncompleteSignatureException');
+    expect(await response.json()).toEqual({
+      type: 'urn:problem-type:default-4xx',
+      title: 'Request refused',
+      detail: expect.stringMatching(/^Authorization header requires 'Credential'/),
+    });
+  },
+);
+
 test('a signed request without its required Idempotency-Key gets 400 with the status in the body', async () => {
   const response = await fetch(`${server.url}/orders`, {
     method: 'POST',

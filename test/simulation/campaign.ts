@@ -181,6 +181,8 @@ export function replayArguments(options: SimulationOptions): string {
   if (options.redriveDlqsAfterSeconds === undefined) args.push('--no-redrive');
   else if (options.redriveDlqsAfterSeconds !== defaults.redriveDlqsAfterSeconds)
     args.push(`--redrive-after ${options.redriveDlqsAfterSeconds}`);
+  if (options.longRedrive !== undefined)
+    args.push(`--long-redrive ${options.longRedrive.redrives},${options.longRedrive.everyDays}`);
   if (options.cancelChance !== defaults.cancelChance) args.push(`--cancels ${options.cancelChance}`);
   return args.join(' ');
 }

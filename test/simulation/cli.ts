@@ -21,13 +21,17 @@ import {
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
- *                [--redrive-after SECONDS | --no-redrive] [--cancels SHARE] [--trace] [--jobs J]
+ *                [--redrive-after SECONDS | --no-redrive | --long-redrive N,DAYS] [--cancels SHARE] [--trace] [--jobs J]
  *
  * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
  * simulated (default 10,000), and prints orders per second, schedules explored
  * and faults injected by kind. With N <= K it runs the one schedule S: that is
  * how a failure's seed is replayed (`--trace` prints its whole trace).
- * The operator redrives both DLQs an hour after the last order by default.
+ * The operator redrives both DLQs an hour after the last order by default;
+ * `--long-redrive 4,13` instead redrives them 4 times, every 13 days (weeks of
+ * virtual time, with DynamoDB's TTL deleting expired inbox claims: keep the
+ * orders few, and make something fail for weeks, e.g. `--fault providerOutages=1
+ * --fault longOutageChance=1 --fault longOutageSeconds=[5184000,5184000]`).
  * Exits 1 on a violation, after printing the shrunk failure and its replay command.
  *
  * The schedules are independent, so they run in J processes side by side
@@ -44,6 +48,7 @@ function parse(argv: string[]) {
     jobs: availableParallelism(),
     part: undefined as Schedule[] | undefined,
     redriveAfter: DEFAULT_REDRIVE_AFTER_SECONDS as number | undefined,
+    longRedrive: undefined as { redrives: number; everyDays: number } | undefined,
     cancels: undefined as number | undefined,
   };
   const faults: FaultRates = { ...DEFAULT_FAULTS };
@@ -69,7 +74,12 @@ function parse(argv: string[]) {
     else if (flag === '--part') options.part = JSON.parse(value()) as Schedule[];
     else if (flag === '--redrive-after') options.redriveAfter = integer();
     else if (flag === '--no-redrive') options.redriveAfter = undefined;
-    else if (flag === '--cancels') {
+    else if (flag === '--long-redrive') {
+      const [redrives, everyDays] = value().split(',').map(Number);
+      if (!(Number.isInteger(redrives) && redrives > 0 && everyDays > 0))
+        throw new Error('--long-redrive needs REDRIVES,DAYS (e.g. 4,13)');
+      options.longRedrive = { redrives, everyDays };
+    } else if (flag === '--cancels') {
       const rate = Number(value());
       if (!(rate >= 0 && rate <= 1)) throw new Error('--cancels needs a share between 0 and 1');
       options.cancels = rate;
@@ -88,13 +98,19 @@ function parse(argv: string[]) {
       )
         guards.apiIdempotency = raw;
       else if (
-        (name === 'inboxClaim' || name === 'versionCheck' || name === 'providerCompletion') &&
+        (name === 'inboxClaim' ||
+          name === 'versionCheck' ||
+          name === 'providerCompletion' ||
+          name === 'recordDeadline' ||
+          name === 'dedupeHorizon' ||
+          name === 'providerCallLease') &&
         (raw === 'true' || raw === 'false')
       )
         guards[name] = raw === 'true';
       else
         throw new Error(
-          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck, providerCompletion (true|false), ` +
+          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck, providerCompletion, ` +
+            'recordDeadline, dedupeHorizon, providerCallLease (true|false), ' +
             'dedupeOn (eventId|messageId), callerScope (principal|session), retryBudget (budget|seconds), ' +
             'apiIdempotency (powertools|no-payload-validation|bypassed)',
         );
@@ -105,8 +121,12 @@ function parse(argv: string[]) {
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, cancels } = parse(argv);
-  const mix = cancels === undefined ? {} : { cancelChance: cancels };
+  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } =
+    parse(argv);
+  const mix = {
+    ...(cancels === undefined ? {} : { cancelChance: cancels }),
+    ...(longRedrive === undefined ? {} : { longRedrive }),
+  };
   if (trace) {
     const result = await simulate(
       simulationOptions({

@@ -121,6 +121,48 @@ test('with keys scoped to the session, a retry from rotated credentials creates 
   expect(failed(found!.guarded)).toBe(false);
 });
 
+test('without the record deadline, a hung call holds its batch until Lambda stops the consumer, and none of the batch is acked: found within 2 seeds', async () => {
+  // A consumer stopped by its timeout breaks no invariant (its messages come back after their visibility
+  // timeout), so the trace tells: Lambda stopped a consumer. Calls hang ten times as often as by default
+  // (as in timeouts.test.ts), so each schedule has a few.
+  const hangs: Partial<SimulationOptions> = {
+    faults: { ...DEFAULT_FAULTS, timeoutPerCall: 0.01 },
+    keepTrace: Number.MAX_SAFE_INTEGER,
+  };
+  const stoppedConsumers = (r: SimulationResult) =>
+    r.trace.flatMap((line) => /FAULT timeout: ((?:fulfilment|loyalty)#\d+) stopped/.exec(line)?.[1] ?? []);
+  const consumerStopped = (r: SimulationResult) =>
+    stoppedConsumers(r).some((name) => r.trace.some((line) => line.endsWith(`${name} acked nothing (timed out)`)));
+
+  const found = await firstSeedWhere(hangs, { recordDeadline: false }, consumerStopped, 2);
+
+  expect(found?.seed).toBeLessThanOrEqual(2);
+  expect(failed(found!.guarded)).toBe(false);
+  expect(stoppedConsumers(found!.guarded)).toEqual([]);
+  expect(found!.guarded.consequences['record-deadline']).toBeGreaterThan(0);
+});
+
+test('without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds', async () => {
+  const found = await firstSeedWhere(weeksOfRedrives(), { dedupeHorizon: false }, violated('points'), 2);
+
+  expect(found?.seed).toBeLessThanOrEqual(2);
+  expect(failed(found!.guarded)).toBe(false);
+  // With the horizon, the events still circulating are refused once too old: they sit in the loyalty
+  // DLQ with their cause (applied once, their e-mail for a person to send).
+  expect(found!.guarded.verification.deadLetters).toContainEqual(
+    expect.objectContaining({ queue: 'loyalty DLQ', cause: expect.stringMatching(/^DedupeHorizonPassed/) }),
+  );
+  expect(found!.guarded.virtualSeconds).toBeGreaterThan(50 * DAY_SECONDS);
+});
+
+test('without the provider-call lease, concurrent copies of an event (standard-queue duplicates) call the provider under one key at once: found within 2 seeds', async () => {
+  const found = await firstSeedWhere({}, { providerCallLease: false }, violated('provider-overlap'), 2);
+
+  expect(found?.seed).toBeLessThanOrEqual(2);
+  expect(failed(found!.guarded)).toBe(false);
+  expect(found!.guarded.providerOverlaps).toEqual([]);
+});
+
 test('an outage longer than the budget, cancels, then the operator redrive: every dead-lettered message is applied once, no PICK after CANCEL_PICK', async () => {
   const result = await simulate(
     simulationOptions({ orders: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),
@@ -139,5 +181,27 @@ function longWarehouseOutage(): FaultRates {
     longOutageChance: 1,
     longOutageSeconds: [1500, 1500],
     outageProviders: ['warehouse'],
+  };
+}
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * Weeks of virtual time, few orders: the mail provider goes down for 60 days while the orders arrive,
+ * so every loyalty OrderPlaced credited while it lasts fails its e-mail on each try and is dead-lettered
+ * after its 14 tries (effect committed, call owed); the operator redrives the DLQs every 13 days, four
+ * times. The inbox claims expire after 22 days and DynamoDB's TTL deletes them up to 2 days later.
+ */
+function weeksOfRedrives(): Partial<SimulationOptions> {
+  return {
+    orders: 15,
+    faults: {
+      ...DEFAULT_FAULTS,
+      providerOutages: 1,
+      longOutageChance: 1,
+      longOutageSeconds: [60 * DAY_SECONDS, 60 * DAY_SECONDS],
+      outageProviders: ['mail'],
+    },
+    longRedrive: { redrives: 4, everyDays: 13 },
   };
 }

@@ -31,3 +31,18 @@ test('during an outage every call to that provider is refused and nothing is rec
   p.call('mail', 'loyalty:e1', {});
   expect(p.items().map((i) => i.idempotencyKey)).toEqual(['loyalty:e1']);
 });
+
+test('a call is in flight from its arrival until its answer: calls under one key in flight at once are counted, calls one after another are not', async () => {
+  const scheduler = new Scheduler(1);
+  const p = new SimProviders(scheduler, { memorySeconds: 24 * 3600, failureChance: 0, answerMs: [100, 100] });
+  const answers: number[] = [];
+  answers.push(p.call('mail', 'loyalty:e1', {}));
+  scheduler.at(50, () => p.call('mail', 'loyalty:e1', {})); // while the first is in flight
+  scheduler.at(60, () => p.call('mail', 'loyalty:e1', {})); // three at once
+  scheduler.at(500, () => p.call('mail', 'loyalty:e2', {}));
+  scheduler.at(700, () => p.call('mail', 'loyalty:e2', {})); // the first was answered at 600
+  await scheduler.run();
+
+  expect(answers).toEqual([100]);
+  expect(p.overlaps()).toEqual([{ idempotencyKey: 'loyalty:e1', maxInFlight: 3, pairs: 3 }]);
+});

@@ -94,3 +94,42 @@ test('a message older than the retention period is gone, and counted as expired'
   expect(queue.receive(10)).toHaveLength(0);
   expect(queue.expired.map((m) => m.body)).toEqual(['old']);
 });
+
+test("a DLQ's retention: a standard queue's move keeps the message's enqueue time, FIFO's restarts it", async () => {
+  const DAY_MS = 86400 * 1000;
+  const inDlqOn = async (fifo: boolean, days: number[]) => {
+    const { scheduler, queue, dlq } = queues(fifo);
+    if (fifo) queue.send('m', { groupId: 'g', dedupId: 'm' });
+    else queue.send('m');
+    // Received three times, never deleted; the fourth receive (day 1) moves it to the DLQ.
+    for (const at of [0, 31_000, 62_000, DAY_MS]) scheduler.at(at, () => queue.receive(10));
+    const seen: boolean[] = [];
+    for (const day of days) scheduler.at(day * DAY_MS, () => seen.push(dlq.all().length === 1));
+    await scheduler.run();
+    return { seen, expired: dlq.expired.map((m) => m.body) };
+  };
+
+  // 14 days from its first send (day 0), not from its move (day 1).
+  expect(await inDlqOn(false, [13.9, 14.1])).toEqual({ seen: [true, false], expired: ['m'] });
+  expect(await inDlqOn(true, [14.1, 14.9, 15.1])).toEqual({ seen: [true, true, false], expired: ['m'] });
+});
+
+test('a redrive sends each DLQ message back as a new message: new id, no receives yet, retention from the redrive', async () => {
+  const DAY_MS = 86400 * 1000;
+  const { scheduler, queue, dlq } = queues(false);
+  const original = dlq.send('m', { attributes: { failureCause: 'RetryBudgetExhausted' } });
+  const redriven: { ids: string[]; receives: number[] }[] = [];
+  scheduler.at(13 * DAY_MS, () => {
+    expect(dlq.redriveTo(queue)).toBe(1);
+    redriven.push({ ids: queue.all().map((m) => m.messageId), receives: queue.all().map((m) => m.receiveCount) });
+  });
+  // Past the DLQ's 14 days from the original send, inside the source queue's 4 from the redrive.
+  scheduler.at(16 * DAY_MS, () => redriven.push({ ids: queue.all().map((m) => m.messageId), receives: [] }));
+  await scheduler.run();
+
+  expect(redriven[0].ids).toHaveLength(1);
+  expect(redriven[0].ids[0]).not.toBe(original);
+  expect(redriven[0].receives).toEqual([0]);
+  expect(redriven[1].ids).toEqual(redriven[0].ids);
+  expect(queue.expired).toEqual([]);
+});

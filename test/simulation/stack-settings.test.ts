@@ -121,6 +121,7 @@ test("each consumer's simulated queue, DLQ, pollers and environment are the stac
       batchingWindowSeconds: mapping.MaximumBatchingWindowInSeconds ?? 0,
       maxConcurrency: mapping.ScalingConfig?.MaximumConcurrency,
       inboxTtlSeconds: Number(environment.INBOX_TTL_SECONDS),
+      dedupeHorizonSeconds: Number(environment.DEDUPE_HORIZON_SECONDS),
       backoff: {
         baseSeconds: Number(environment[RETRY_ENV.baseSeconds]),
         capSeconds: Number(environment[RETRY_ENV.capSeconds]),
@@ -139,6 +140,7 @@ test("each consumer's simulated queue, DLQ, pollers and environment are the stac
       batchingWindowSeconds: simulated.spec.batchingWindowSeconds,
       maxConcurrency: simulated.spec.maxConcurrency,
       inboxTtlSeconds: simulated.config.inboxTtlSeconds,
+      dedupeHorizonSeconds: simulated.config.dedupeHorizonSeconds,
       backoff: simulated.config.backoff,
       maxAttempts: spec.fifo ? simulated.config.maxAttempts : undefined,
     });

@@ -23,6 +23,9 @@ export async function loadConsumer(name: ConsumerName, env: Record<string, strin
   return { ...loaded, name };
 }
 
+/** The dedupe horizon the stack derives (21 days): the tests' consumers get it through their environment. */
+export const HORIZON_FOR_TESTS = 21 * 86_400;
+
 const QUEUE_NAME: Record<ConsumerName, string> = { fulfilment: 'fulfilment.fifo', loyalty: 'loyalty' };
 let messageSeq = 0;
 

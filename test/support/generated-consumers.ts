@@ -37,7 +37,8 @@ export async function loadGeneratedConsumer(
     {
       EFFECTS_TABLE_NAME: EFFECTS_TABLE,
       PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-      INBOX_TTL_SECONDS: String(21 * 86_400),
+      INBOX_TTL_SECONDS: String(22 * 86_400),
+      DEDUPE_HORIZON_SECONDS: String(21 * 86_400),
       QUEUE_URL: queueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
     },

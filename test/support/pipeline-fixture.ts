@@ -72,7 +72,8 @@ export class PipelineFixture {
       EFFECTS_TABLE_NAME: this.tables.names.Effects,
       PROVIDER_LOG_TABLE_NAME: this.tables.names.ProviderLog,
       CONSUMER_ROUTES: JSON.stringify(testRoutes(this.queues)),
-      INBOX_TTL_SECONDS: String(21 * 86400),
+      INBOX_TTL_SECONDS: String(22 * 86400),
+      DEDUPE_HORIZON_SECONDS: String(21 * 86400),
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
     };
@@ -175,12 +176,18 @@ export class PipelineFixture {
     return receiveMatching(queueUrl, count, marker);
   }
 
+  /** Ends the message's invisibility now; one already visible again (its backoff ran out) is left as it is. */
   async makeVisibleAgain(queueUrl: string, receiptHandle: string): Promise<void> {
     const sqs = testSqsClient();
-    await sqs.send(
-      new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }),
-    );
-    sqs.destroy();
+    try {
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: 0 }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'MessageNotInflight') throw error;
+    } finally {
+      sqs.destroy();
+    }
   }
 
   async send(queueUrl: string, body: string, fifo?: { groupId: string; dedupId: string }): Promise<void> {

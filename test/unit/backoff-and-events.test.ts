@@ -5,6 +5,7 @@ import {
   attemptsForBudget,
   ceilingBudgetSeconds,
   expectedBudgetSeconds,
+  FIFO_CRASH_ALLOWANCE,
   fifoMaxReceiveCount,
   fullJitterBackoffSeconds,
   guaranteedBudgetSeconds,
@@ -64,8 +65,9 @@ describe('the retry budget (one setting for the queues and the consumers)', () =
     expect(guaranteedBudgetSeconds(5, { baseSeconds: 2, capSeconds: 60 })).toBeLessThan(900);
   });
 
-  test('the FIFO backstop: tries x batch size receives (140 for 14 tries of 10-record batches)', () => {
-    expect(fifoMaxReceiveCount(14, 10)).toBe(140);
+  test('the FIFO backstop: tries x batch size receives + a crash allowance (150 for 14 tries of 10-record batches)', () => {
+    expect(fifoMaxReceiveCount(14, 10)).toBe(14 * 10 + FIFO_CRASH_ALLOWANCE);
+    expect(FIFO_CRASH_ALLOWANCE).toBe(10);
   });
 
   test('a backoff that guarantees no wait is refused; a 0 budget needs one try', () => {

@@ -1,13 +1,25 @@
-import { callerPrincipal } from '../../lambdas/domain/caller';
+import {
+  callerPrincipal,
+  callerRule,
+  CallerRuleError,
+  DEFAULT_CALLER_RULE,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+  type CallerIdentity,
+} from '../../lambdas/domain/caller';
+import { callerRuleFromEnv } from '../../lambdas/handlers/order-api-support';
 
 /**
- * The caller is the principal, not the session: every session of a role is
- * one caller, so a retry after a credential rotation stays in its key space.
+ * The caller is the principal: every session of a workload role is one caller,
+ * so a retry after a credential rotation stays in its key space; a session of a
+ * role whose sessions are people (Identity Center by default) is the person.
  * ARN shapes as API Gateway puts them in requestContext.identity.userArn.
  */
 const COGNITO_ID = 'us-east-1:3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b';
+/** The deployed default: sessions of IAM Identity Center permission sets are people. */
+const caller = (identity: CallerIdentity) => callerPrincipal(identity, DEFAULT_CALLER_RULE);
 
-describe('assumed-role sessions map to their role', () => {
+describe('workload role sessions map to their role', () => {
   test.each([
     [
       'aws',
@@ -30,36 +42,161 @@ describe('assumed-role sessions map to their role', () => {
       'arn:aws:sts::123456789012:assumed-role/Order_Writer+v2=x,y.z@team-1',
     ],
     [
-      'an SSO role and an e-mail session name',
-      'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_AdministratorAccess_0123456789abcdef/jane.doe@example.com',
-      'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_AdministratorAccess_0123456789abcdef',
-    ],
-    [
       'a session name with @ = , . -',
       'arn:aws:sts::123456789012:assumed-role/OrderWriter/a@b=c,d.e-f',
       'arn:aws:sts::123456789012:assumed-role/OrderWriter',
     ],
   ])('%s', (_name, userArn, principal) => {
-    expect(callerPrincipal({ userArn })).toBe(principal);
+    expect(caller({ userArn })).toBe(principal);
   });
 
   test('two sessions of one role are one caller; two roles are two', () => {
     const session = (role: string, name: string) => `arn:aws:sts::123456789012:assumed-role/${role}/${name}`;
 
-    const before = callerPrincipal({ userArn: session('OrderWriter', 'ecs-task-a') });
-    const afterRotation = callerPrincipal({ userArn: session('OrderWriter', 'ecs-task-b') });
-    const otherRole = callerPrincipal({ userArn: session('OrderReader', 'ecs-task-a') });
+    const before = caller({ userArn: session('OrderWriter', 'ecs-task-a') });
+    const afterRotation = caller({ userArn: session('OrderWriter', 'ecs-task-b') });
+    const otherRole = caller({ userArn: session('OrderReader', 'ecs-task-a') });
 
     expect(afterRotation).toBe(before);
     expect(otherRole).not.toBe(before);
   });
 
   test('the same role name in two accounts or partitions is two callers', () => {
-    const a = callerPrincipal({ userArn: 'arn:aws:sts::111111111111:assumed-role/OrderWriter/s1' });
-    const b = callerPrincipal({ userArn: 'arn:aws:sts::222222222222:assumed-role/OrderWriter/s1' });
-    const c = callerPrincipal({ userArn: 'arn:aws-cn:sts::111111111111:assumed-role/OrderWriter/s1' });
+    const a = caller({ userArn: 'arn:aws:sts::111111111111:assumed-role/OrderWriter/s1' });
+    const b = caller({ userArn: 'arn:aws:sts::222222222222:assumed-role/OrderWriter/s1' });
+    const c = caller({ userArn: 'arn:aws-cn:sts::111111111111:assumed-role/OrderWriter/s1' });
 
     expect(new Set([a, b, c]).size).toBe(3);
+  });
+});
+
+const IDENTITY_CENTER = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_AdministratorAccess_0123456789abcdef';
+const SAML_ROLE = 'arn:aws:sts::123456789012:assumed-role/Okta-ShopOperators';
+const WORKLOAD_ROLE = 'arn:aws:sts::123456789012:assumed-role/OrderService';
+/** A stage that also federates people through its SAML IdP's roles (`-c humanRolePatterns=AWSReservedSSO_*,Okta-*`). */
+const WITH_SAML = callerRule(['AWSReservedSSO_*', 'Okta-*']);
+
+describe('people: a session of a role the rule names is a caller of its own', () => {
+  test('the default names IAM Identity Center permission sets only', () => {
+    expect(DEFAULT_HUMAN_ROLE_PATTERNS).toEqual(['AWSReservedSSO_*']);
+    expect(DEFAULT_CALLER_RULE.humanRolePatterns).toEqual(['AWSReservedSSO_*']);
+  });
+
+  test.each([
+    ['Identity Center, an e-mail user name', `${IDENTITY_CENTER}/alice@example.com`],
+    ['Identity Center, a plain user name', `${IDENTITY_CENTER}/alice`],
+    [
+      'Identity Center, aws-us-gov',
+      'arn:aws-us-gov:sts::123456789012:assumed-role/AWSReservedSSO_ReadOnly_fedcba9876543210/bob@example.com',
+    ],
+  ])('%s: the session ARN as is', (_name, userArn) => {
+    expect(caller({ userArn })).toBe(userArn);
+  });
+
+  test('two users of one permission set are two callers; one user on refreshed credentials stays one', () => {
+    const alice = caller({ userArn: `${IDENTITY_CENTER}/alice@example.com` });
+    // A refresh gives new keys but the same session name: Identity Center sets it to the user name.
+    const aliceAfterRefresh = caller({ userArn: `${IDENTITY_CENTER}/alice@example.com` });
+    const bob = caller({ userArn: `${IDENTITY_CENTER}/bob@example.com` });
+
+    expect(aliceAfterRefresh).toBe(alice);
+    expect(bob).not.toBe(alice);
+    expect(alice).not.toBe(IDENTITY_CENTER);
+  });
+
+  test('a SAML-federated role configured as people: each user is a caller', () => {
+    const jane = `${SAML_ROLE}/jane.doe@example.com`;
+    const john = `${SAML_ROLE}/john.roe@example.com`;
+
+    expect(callerPrincipal({ userArn: jane }, WITH_SAML)).toBe(jane);
+    expect(callerPrincipal({ userArn: john }, WITH_SAML)).toBe(john);
+  });
+
+  test('the same SAML role without that configuration collapses to the role (the safe default for unknown names)', () => {
+    expect(caller({ userArn: `${SAML_ROLE}/jane.doe@example.com` })).toBe(SAML_ROLE);
+  });
+
+  test.each([
+    ['an EC2 instance profile / ECS task session', `${WORKLOAD_ROLE}/i-0abc123def4567890`],
+    ['an SDK session (botocore)', `${WORKLOAD_ROLE}/botocore-session-1700000000`],
+    ['a Lambda session', `${WORKLOAD_ROLE}/order-service-fn`],
+  ])('a workload role under a rule with people roles still collapses: %s', (_name, userArn) => {
+    expect(callerPrincipal({ userArn }, WITH_SAML)).toBe(WORKLOAD_ROLE);
+    expect(caller({ userArn })).toBe(WORKLOAD_ROLE);
+  });
+
+  test.each([
+    ['a prefix pattern is anchored at the start', 'Okta-*', 'MyOkta-Admins'],
+    ['an exact name is not a prefix', 'ShopOperators', 'ShopOperators2'],
+    ['a suffix pattern is anchored at the end', '*-Humans', 'Shop-Humans-CI'],
+    ['the Identity Center prefix is not matched mid-name', 'AWSReservedSSO_*', 'NotAWSReservedSSO_Admin_0123'],
+  ])('a pattern that does not match leaves the role a workload: %s', (_name, pattern, role) => {
+    const rule = callerRule([pattern]);
+    const userArn = `arn:aws:sts::123456789012:assumed-role/${role}/jane@example.com`;
+
+    expect(callerPrincipal({ userArn }, rule)).toBe(`arn:aws:sts::123456789012:assumed-role/${role}`);
+  });
+
+  test.each([
+    ['a prefix', 'Okta-*', 'Okta-ShopOperators'],
+    ['a suffix', '*-Humans', 'Shop-Humans'],
+    ['an exact name', 'ShopOperators', 'ShopOperators'],
+    ['two wildcards', 'Saml-*-People-*', 'Saml-Shop-People-eu'],
+    ['case-insensitively, as IAM treats role names', 'okta-*', 'OKTA-ShopOperators'],
+    // A comma cannot be written in a pattern (it separates them); a role name with one still matches through `*`.
+    ['a role name with punctuation, its comma through *', 'Team+Ops=1*2.x@y-*', 'Team+Ops=1,2.x@y-z'],
+  ])('a pattern matches %s', (_name, pattern, role) => {
+    const rule = callerRule([pattern]);
+    const userArn = `arn:aws:sts::123456789012:assumed-role/${role}/jane@example.com`;
+
+    expect(callerPrincipal({ userArn }, rule)).toBe(userArn);
+  });
+
+  test('a Cognito identity still wins over its pool role, whatever the rule says of the role', () => {
+    const userArn = 'arn:aws:sts::123456789012:assumed-role/Cognito_PoolAuth_Role/CognitoIdentityCredentials';
+
+    expect(callerPrincipal({ userArn, cognitoIdentityId: COGNITO_ID }, callerRule(['Cognito_*']))).toBe(COGNITO_ID);
+  });
+
+  test('IAM users, federated users and root keep their ARN under any rule', () => {
+    for (const userArn of [
+      'arn:aws:iam::123456789012:user/alice',
+      'arn:aws:sts::123456789012:federated-user/jane@example.com',
+      'arn:aws:iam::123456789012:root',
+    ]) {
+      expect(callerPrincipal({ userArn }, WITH_SAML)).toBe(userArn);
+    }
+  });
+});
+
+describe('the rule refuses patterns it cannot take', () => {
+  test.each([
+    ['no pattern', []],
+    ['an empty pattern', ['']],
+    ['an empty pattern in a list', parseHumanRolePatterns('AWSReservedSSO_*,,Okta-*')],
+    ['a space', ['My Role']],
+    ['a slash (a role path is not part of the name)', ['team/Operators']],
+    ['a comma (it separates patterns)', ['Okta,Admins']],
+    ['a glob character other than *', ['Okta-?']],
+    ['a character class', ['Okta-[ab]']],
+    ['a non-ASCII letter', ['Opérateurs']],
+    ['longer than a role name', ['x'.repeat(65)]],
+    ['only a wildcard: every workload would become people', ['*']],
+    ['only wildcards', ['AWSReservedSSO_*', '**']],
+  ])('%s', (_name, patterns) => {
+    expect(() => callerRule(patterns)).toThrow(CallerRuleError);
+  });
+
+  test('the error names the pattern', () => {
+    expect(() => callerRule(['My Role'])).toThrow('"My Role"');
+  });
+
+  test('a comma-separated list is split and trimmed', () => {
+    expect(parseHumanRolePatterns('AWSReservedSSO_*, Okta-* ')).toEqual(['AWSReservedSSO_*', 'Okta-*']);
+    expect(callerRule(parseHumanRolePatterns('AWSReservedSSO_*, Okta-*')).humanRolePatterns).toEqual([
+      'AWSReservedSSO_*',
+      'Okta-*',
+    ]);
   });
 });
 
@@ -72,7 +209,7 @@ describe('other principals keep their ARN', () => {
     ['the account root', 'arn:aws:iam::123456789012:root'],
     ['the account root, aws-cn', 'arn:aws-cn:iam::123456789012:root'],
   ])('%s', (_name, userArn) => {
-    expect(callerPrincipal({ userArn })).toBe(userArn);
+    expect(caller({ userArn })).toBe(userArn);
   });
 });
 
@@ -80,22 +217,22 @@ describe('a Cognito identity is its identity id', () => {
   test("it wins over the userArn, which is the pool role's session that every pool user shares", () => {
     const userArn = 'arn:aws:sts::123456789012:assumed-role/Cognito_PoolAuth_Role/CognitoIdentityCredentials';
 
-    expect(callerPrincipal({ userArn, cognitoIdentityId: COGNITO_ID })).toBe(COGNITO_ID);
+    expect(caller({ userArn, cognitoIdentityId: COGNITO_ID })).toBe(COGNITO_ID);
   });
 
   test('two identities of one pool are two callers', () => {
     const userArn = 'arn:aws:sts::123456789012:assumed-role/Cognito_PoolAuth_Role/CognitoIdentityCredentials';
     const other = 'us-gov-west-1:00000000-1111-4222-8333-444444444444';
 
-    expect(callerPrincipal({ userArn, cognitoIdentityId: other })).toBe(other);
-    expect(callerPrincipal({ userArn, cognitoIdentityId: other })).not.toBe(COGNITO_ID);
+    expect(caller({ userArn, cognitoIdentityId: other })).toBe(other);
+    expect(caller({ userArn, cognitoIdentityId: other })).not.toBe(COGNITO_ID);
   });
 
   test('an empty identity id is absent (API Gateway sends null or ""), so the userArn decides', () => {
-    expect(callerPrincipal({ userArn: 'arn:aws:iam::123456789012:user/alice', cognitoIdentityId: '' })).toBe(
+    expect(caller({ userArn: 'arn:aws:iam::123456789012:user/alice', cognitoIdentityId: '' })).toBe(
       'arn:aws:iam::123456789012:user/alice',
     );
-    expect(callerPrincipal({ userArn: 'arn:aws:iam::123456789012:user/alice', cognitoIdentityId: null })).toBe(
+    expect(caller({ userArn: 'arn:aws:iam::123456789012:user/alice', cognitoIdentityId: null })).toBe(
       'arn:aws:iam::123456789012:user/alice',
     );
   });
@@ -121,6 +258,62 @@ describe('no usable identity is no caller (the handlers answer 403)', () => {
       { userArn: 'arn:aws:iam::123456789012:user/alice', cognitoIdentityId: 'alice' },
     ],
   ])('%s', (_name, identity) => {
-    expect(callerPrincipal(identity)).toBeUndefined();
+    expect(caller(identity)).toBeUndefined();
+  });
+});
+
+describe('the API functions read the rule from HUMAN_ROLE_PATTERNS at cold start', () => {
+  const saved = process.env.HUMAN_ROLE_PATTERNS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.HUMAN_ROLE_PATTERNS;
+    else process.env.HUMAN_ROLE_PATTERNS = saved;
+  });
+
+  test.each([
+    ['unset', undefined],
+    ['empty', ''],
+  ])('%s: the default, Identity Center only', (_name, value) => {
+    if (value === undefined) delete process.env.HUMAN_ROLE_PATTERNS;
+    else process.env.HUMAN_ROLE_PATTERNS = value;
+
+    expect(callerRuleFromEnv().humanRolePatterns).toEqual(DEFAULT_HUMAN_ROLE_PATTERNS);
+  });
+
+  test('a list as the stack sets it', () => {
+    process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,Okta-*';
+
+    const rule = callerRuleFromEnv();
+
+    expect(rule.humanRolePatterns).toEqual(['AWSReservedSSO_*', 'Okta-*']);
+    expect(callerPrincipal({ userArn: `${SAML_ROLE}/jane@example.com` }, rule)).toBe(`${SAML_ROLE}/jane@example.com`);
+  });
+
+  test('a bad list stops the function, naming the variable', () => {
+    process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,My Role';
+
+    expect(() => callerRuleFromEnv()).toThrow(/^Environment variable HUMAN_ROLE_PATTERNS: .*"My Role"/);
+  });
+});
+
+describe('the proof kit on a deployed stack derives its caller as the API does', () => {
+  test('a workload role session is the role; an Identity Center session is the person; by the stack output', async () => {
+    const { deployedCaller } = await import('../../loadtest/target');
+    const workload = 'arn:aws:sts::123456789012:assumed-role/CiRole/botocore-session-1700000000';
+    const person = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin_0123456789abcdef/alice@example.com';
+    const saml = 'arn:aws:sts::123456789012:assumed-role/Okta-Engineers/bob@example.com';
+
+    const callers = [
+      deployedCaller(workload, undefined),
+      deployedCaller(person, undefined),
+      deployedCaller(saml, undefined),
+      deployedCaller(saml, 'AWSReservedSSO_*,Okta-*'),
+    ];
+
+    expect(callers).toEqual([
+      'arn:aws:sts::123456789012:assumed-role/CiRole',
+      person,
+      'arn:aws:sts::123456789012:assumed-role/Okta-Engineers',
+      saml,
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import { lambdaContext } from '../support/api-events';
 import { cancelledEvent, placedEvent } from '../support/orders';
 import {
   deadLettered,
@@ -11,6 +12,7 @@ import {
   visibilityChanges,
   type ConsumerHarness,
   type ConsumerName,
+  HORIZON_FOR_TESTS,
 } from '../support/consumers';
 
 /**
@@ -32,7 +34,7 @@ type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
-const INBOX_TTL_SECONDS = 21 * 86_400;
+const INBOX_TTL_SECONDS = 22 * 86_400;
 const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
   fulfilment: {
     queue: 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo',
@@ -53,6 +55,7 @@ async function load(name: ConsumerName): Promise<Harness> {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
     INBOX_TTL_SECONDS: String(INBOX_TTL_SECONDS),
+    DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
     QUEUE_URL: QUEUES[name].queue,
     DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
   });
@@ -115,6 +118,11 @@ const providerCalls = (h: Harness) =>
     .map((c) => c.args[0].input)
     .filter((input) => input.TableName === PROVIDER_TABLE);
 const providerKeys = (h: Harness) => providerCalls(h).map((c) => c.Key?.idempotencyKey);
+const leaseReleases = (h: Harness) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.UpdateExpression?.startsWith('REMOVE #lease'));
 const metricNames = (h: Harness) => addMetric[h.name].mock.calls.map((c) => c[0]);
 
 function canceledTransaction(h: Harness, reasons: { Code: string; Item?: Record<string, unknown> }[]) {
@@ -148,6 +156,8 @@ class FakeEffectsTable {
   readonly failFor = new Map<string, Error>();
   conflicts = false;
   conflictsRaised = 0;
+  /** Fails the next done-mark (provider call recorded done) with this error, once. */
+  failDoneMarkOnce: Error | undefined;
   commits = 0;
   private readonly inFlight = new Set<string>();
 
@@ -202,20 +212,50 @@ class FakeEffectsTable {
     }
   }
 
-  /** The inbox's own write (the provider call recorded done): `attribute_exists(pk)` only. */
+  /**
+   * The inbox's own writes: the provider call recorded done (`attribute_exists(pk)`),
+   * its lease taken by a duplicate (done, superseded, a live lease of another: refused
+   * with the old item), and the lease given back by its holder.
+   */
   private update(input: UpdateCommandInput): Record<string, never> {
     const pk = String(input.Key?.pk);
     if (this.conflicts && this.inFlight.has(pk)) {
       this.conflictsRaised += 1;
       throw new this.h.ddbSdk.TransactionConflictException({ message: 'Transaction is ongoing', $metadata: {} });
     }
-    if (input.ConditionExpression !== 'attribute_exists(pk)')
-      throw new Error(`fake table: unsupported condition ${input.ConditionExpression}`);
-    if (!this.items.has(pk))
+    const old = this.items.get(pk);
+    const values = input.ExpressionAttributeValues ?? {};
+    const refuse = () => {
       throw new this.h.ddbSdk.ConditionalCheckFailedException({
         message: 'The conditional request failed',
         $metadata: {},
+        Item: input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && old ? (marshall(old) as never) : undefined,
       });
+    };
+    const condition = input.ConditionExpression ?? '';
+    if (condition === '#holder = :me') {
+      if (old?.providerCallLeaseHolder !== values[':me']) refuse();
+      delete old!.providerCallLeaseUntil;
+      delete old!.providerCallLeaseHolder;
+      return {};
+    }
+    if (condition.includes('#lease < :now')) {
+      const free =
+        old !== undefined &&
+        old.providerCallDoneAt === undefined &&
+        old.supersededBy === undefined &&
+        (old.providerCallLeaseUntil === undefined ||
+          Number(old.providerCallLeaseUntil) < Number(values[':now']) ||
+          old.providerCallLeaseHolder === values[':me']);
+      if (!free) refuse();
+    } else if (condition !== 'attribute_exists(pk)') {
+      throw new Error(`fake table: unsupported condition ${input.ConditionExpression}`);
+    } else if (old === undefined) refuse();
+    else if (this.failDoneMarkOnce !== undefined) {
+      const error = this.failDoneMarkOnce;
+      this.failDoneMarkOnce = undefined;
+      throw error;
+    }
     this.apply({ Update: input as NonNullable<TransactItem['Update']> });
     return {};
   }
@@ -451,6 +491,134 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       expect(providerKeys(h()).filter((k) => k === `${name}:${event.eventId}`)).toHaveLength(2);
       if (name === 'loyalty') expect(table.points(event.payload.customerId)).toBe(19);
       else expect(table.reserved('SKU-A')).toBe(6); // 3 for ord-1 + 3 for ord-other, each once
+    });
+  });
+
+  describe('an event older than the dedupe horizon is dead-lettered, never applied', () => {
+    const DAY = 86_400_000;
+    const aged = (orderId: string, ageMs: number): OrderPlacedEvent => ({
+      ...placed(orderId),
+      occurredAt: new Date(Date.now() - ageMs).toISOString(),
+    });
+
+    test('60 days old: DLQ with cause DedupeHorizonPassed, acked; no transaction, no provider call', async () => {
+      const old = message(h(), aged('ord-old', 60 * DAY), { messageId: 'm-old' });
+      const young = message(h(), aged('ord-young', HORIZON_FOR_TESTS * 1000 - DAY), { messageId: 'm-young' });
+
+      const response = await deliver(h(), old, young);
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(claimedEventIds(h())).toEqual(['ord-young.placed']);
+      expect(providerKeys(h())).toEqual([`${name}:ord-young.placed`]);
+      expect(deadLettered(h())).toEqual([
+        expect.objectContaining({
+          QueueUrl: QUEUES[name].dlq,
+          MessageAttributes: expect.objectContaining({
+            failureCause: { DataType: 'String', StringValue: 'DedupeHorizonPassed' },
+            failureMessage: { DataType: 'String', StringValue: expect.stringMatching(/inbox claim may have expired/) },
+          }),
+        }),
+      ]);
+    });
+
+    test('an occurredAt that is no timestamp cannot be judged: SchemaViolation, nothing applied', async () => {
+      const event = { ...placed('ord-1'), occurredAt: 'yesterday' };
+
+      const response = await deliver(h(), message(h(), JSON.stringify(event)));
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(transactions(h())).toEqual([]);
+      expect(deadLettered(h())[0].MessageAttributes?.failureCause?.StringValue).toBe('SchemaViolation');
+    });
+  });
+
+  describe('a record has a deadline: a hung call fails its record, not the batch', () => {
+    test('a provider that never answers: the batch answers before the timeout, the other record is acked, the hung one backs off', async () => {
+      const hung = placed('ord-hung');
+      h()
+        .doc.on(h().docSdk.UpdateCommand, { Key: { idempotencyKey: `${name}:${hung.eventId}` } })
+        .callsFake(() => new Promise(() => undefined));
+      h()
+        .doc.on(h().docSdk.UpdateCommand, { Key: { pk: `TRIES#${name}#m-hung` } })
+        .resolves({ Attributes: { tries: 1 } });
+      const records = [
+        message(h(), hung, { messageId: 'm-hung' }),
+        message(h(), placed('ord-ok'), { messageId: 'm-ok' }),
+      ];
+      const started = Date.now();
+
+      const response = await h().handler({ Records: records }, lambdaContext(2_000));
+
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(failedIds(response)).toEqual(['m-hung']);
+      expect(visibilityChanges(h())).toEqual([
+        expect.objectContaining({ ReceiptHandle: records[0].receiptHandle, VisibilityTimeout: expect.any(Number) }),
+      ]);
+      expect(metricNames(h()).sort()).toEqual(['EffectApplied', 'TransientFailure']);
+      // FIFO counts its own tries: the hung try was counted.
+      if (name === 'fulfilment')
+        expect(
+          h()
+            .doc.commandCalls(h().docSdk.UpdateCommand)
+            .some((c) => c.args[0].input.Key?.pk === `TRIES#${name}#m-hung`),
+        ).toBe(true);
+    });
+  });
+
+  describe('provider calls: one at a time per event, and the done-mark retried on its own', () => {
+    test('a copy delivered while the first is mid-call finds the lease held: it fails for later and calls nothing', async () => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+      let answer: () => void = () => undefined;
+      h()
+        .doc.on(h().docSdk.UpdateCommand, { Key: { idempotencyKey: `${name}:${event.eventId}` } })
+        .callsFakeOnce(() => new Promise((resolve) => (answer = () => resolve({}))))
+        .resolves({});
+
+      const first = deliver(h(), message(h(), event, { messageId: 'm-first' }));
+      await new Promise((r) => setTimeout(r, 50)); // the first copy is now inside its provider call
+      const concurrent = await deliver(h(), message(h(), event, { messageId: 'm-copy' }));
+      answer();
+      const firstResponse = await first;
+      const later = await deliver(h(), message(h(), event, { messageId: 'm-copy', receiveCount: 2 }));
+
+      expect(failedIds(concurrent)).toEqual(['m-copy']);
+      expect(firstResponse.batchItemFailures).toEqual([]);
+      expect(later.batchItemFailures).toEqual([]);
+      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`]);
+      expect(table.commits).toBe(1);
+      expect(table.inbox(event.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+    });
+
+    test('a provider call that failed on its own gives its lease back, so the retry need not wait for it to lapse', async () => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+      h()
+        .doc.on(h().docSdk.UpdateCommand, { Key: { idempotencyKey: `${name}:${event.eventId}` } })
+        .rejectsOnce(new Error('provider 503'))
+        .resolves({});
+
+      const first = await deliver(h(), message(h(), event, { messageId: 'm-1' }));
+      const retry = await deliver(h(), message(h(), event, { messageId: 'm-1', receiveCount: 2 }));
+
+      expect(failedIds(first)).toEqual(['m-1']);
+      expect(leaseReleases(h())).toHaveLength(1);
+      expect(retry.batchItemFailures).toEqual([]);
+      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`, `${name}:${event.eventId}`]);
+      expect(table.inbox(event.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+    });
+
+    test('a throttled done-mark is retried alone: the provider is called once and the record is acked', async () => {
+      const table = new FakeEffectsTable(h());
+      const event = placed('ord-1');
+      table.failDoneMarkOnce = throttled(h());
+
+      const response = await deliver(h(), message(h(), event, { messageId: 'm-1' }));
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(providerKeys(h())).toEqual([`${name}:${event.eventId}`]);
+      expect(table.commits).toBe(1);
+      expect(table.inbox(event.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
     });
   });
 

@@ -118,6 +118,8 @@ function orderAlreadyExists(change: (attempted: Record<string, unknown>) => Reco
           Item: marshall(change(orderPutOf(input))),
         },
         { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
+        // The customer access put has no condition.
+        { Code: 'None' },
       ],
     });
   });
@@ -146,7 +148,7 @@ describe('201 Created', () => {
     expect(response.headers.Location).toBe(`/orders/${orderId}`);
   });
 
-  test('takes the lock, writes order + outbox in one conditional transaction, then stores the response', async () => {
+  test('takes the lock, writes order + outbox + customer access in one transaction, then stores the response', async () => {
     const response = await post();
 
     const [lock] = idempotencyPuts();
@@ -156,8 +158,8 @@ describe('201 Created', () => {
     expect(lock.Item?.status).toEqual({ S: 'INPROGRESS' });
 
     const [transaction] = transactions();
-    expect(transaction.TransactItems).toHaveLength(2);
-    const [orderPut, outboxPut] = transaction.TransactItems!.map((t) => t.Put!);
+    expect(transaction.TransactItems).toHaveLength(3);
+    const [orderPut, outboxPut, accessPut] = transaction.TransactItems!.map((t) => t.Put!);
     expect(orderPut).toMatchObject({ TableName: ORDERS_TABLE, ConditionExpression: 'attribute_not_exists(pk)' });
     expect(orderPut.Item).toMatchObject({
       sk: 'ORDER',
@@ -171,6 +173,16 @@ describe('201 Created', () => {
       type: 'OrderPlaced',
       eventId: `${JSON.parse(response.body).orderId}.placed`,
       pendingShard: expect.any(String),
+    });
+    // Who may read the customer (GET /customers/{id}): one tiny item per order, with no condition, so it
+    // can neither fail the order's transaction nor conflict with another order's (its key is this order's).
+    expect(accessPut).toEqual({
+      TableName: ORDERS_TABLE,
+      Item: {
+        pk: `CALLER#${ALICE}#CUSTOMER#${VALID_ORDER.customerId}`,
+        sk: orderPut.Item!.pk,
+        entity: 'CUSTOMER_ACCESS',
+      },
     });
 
     const [completion] = idempotencyUpdates();
@@ -504,7 +516,7 @@ describe('403 Forbidden', () => {
   });
 });
 
-describe('the caller is the principal, not the session', () => {
+describe('the caller is the principal, not the session, unless the session is a person', () => {
   const ROLE = 'arn:aws:sts::123456789012:assumed-role/OrderWriter';
 
   test('two sessions of one role: one idempotency record, one order id, scoped to the role', async () => {
@@ -525,6 +537,23 @@ describe('the caller is the principal, not the session', () => {
 
     const [first, second] = idempotencyPuts().map((p) => p.Item!);
     expect(second.id).not.toEqual(first.id);
+  });
+
+  test('an IAM Identity Center session is the person (the default rule, the variable unset): two users, two callers', async () => {
+    const permissionSet = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_ShopOperators_0123456789abcdef';
+    const alice = `${permissionSet}/alice@example.com`;
+    const bob = `${permissionSet}/bob@example.com`;
+
+    await post({ caller: alice, key: '"same-key"' });
+    await post({ caller: bob, key: '"same-key"' });
+
+    const [first, second] = idempotencyPuts().map((p) => p.Item!);
+    expect(second.id).not.toEqual(first.id);
+    const [aliceOrder, bobOrder] = transactions().map(orderPutOf);
+    expect(aliceOrder.caller).toBe(alice);
+    expect(aliceOrder.orderId).toBe(deriveOrderId(alice, 'same-key'));
+    expect(bobOrder.caller).toBe(bob);
+    expect(transactions()[1].TransactItems![2].Put!.Item!.pk).toBe(`CALLER#${bob}#CUSTOMER#${VALID_ORDER.customerId}`);
   });
 
   test("a Cognito identity is its identity id, not the pool role's session", async () => {

@@ -8,10 +8,21 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { parseCommand } from '../../ops/dlq/args';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseCommand, USAGE } from '../../ops/dlq/args';
 import { main } from '../../ops/dlq/cli';
+import { shown, type ListReport, type RedriveReport, type ShowReport } from '../../ops/dlq/commands';
 import type { DlqContext } from '../../ops/dlq/context';
-import { redrive } from '../../ops/dlq/messages';
+import { formatReport } from '../../ops/dlq/format';
+import {
+  describeHorizon,
+  judgeHorizon,
+  ORIGINAL_OCCURRED_AT,
+  PAST_HORIZON_RUNBOOK,
+  withFreshOccurredAt,
+} from '../../ops/dlq/horizon';
+import { pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../ops/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../ops/dlq/queues';
 import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
 
@@ -42,6 +53,11 @@ describe('argument parsing', () => {
     [['redrive', 'loyalty', 'extra'], /Unexpected argument "extra"/],
     [['list', '--stak', 'x'], /Unknown option '--stak'/],
     [['list', '--stack', ''], /--stack needs a stack name/],
+    [['show', 'loyalty', '--past-horizon', 'e-1'], /--past-horizon is a redrive option/],
+    [['list', '--past-horizon', 'e-1'], /list takes only/],
+    [['redrive', 'loyalty', '--past-horizon'], /argument missing/],
+    [['redrive', 'loyalty', '--past-horizon', '--dry-run'], /argument is ambiguous/],
+    [['redrive', 'loyalty', '--past-horizon', 'e-1,'], /--past-horizon needs the eventIds/],
   ])('%j is a usage error (%s)', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
     expect(() => parseCommand(argv)).toThrow(message);
@@ -55,6 +71,7 @@ describe('argument parsing', () => {
       all: false,
       cause: undefined,
       includePoison: false,
+      pastHorizon: [],
       dryRun: false,
       stack: undefined,
       json: false,
@@ -67,6 +84,31 @@ describe('argument parsing', () => {
       json: true,
     });
   });
+});
+
+test('--past-horizon names events, comma-separated or repeated, each once; it is for redrive only', () => {
+  expect(
+    parseCommand(['redrive', 'loyalty', '--past-horizon', 'e-1, e-2', '--past-horizon', 'e-1', '--all', '--dry-run']),
+  ).toMatchObject({ command: 'redrive', all: true, dryRun: true, pastHorizon: ['e-1', 'e-2'] });
+});
+
+test('the usage says what --past-horizon does and what a person must check first, and names a runbook section that exists', () => {
+  expect(USAGE).toMatch(/redrive <queue> .*\[--past-horizon ID,\.\.\.\]/);
+  expect(USAGE).toContain(
+    'only after checking that the effect was NOT applied (its inbox claim may be gone, so the consumer cannot tell)',
+  );
+  expect(USAGE).toMatch(/occurredAt set to now \(the original\s+kept in the message attribute originalOccurredAt\)/);
+  expect(USAGE).toContain(PAST_HORIZON_RUNBOOK);
+  // The section, by GitHub's anchor rules (as test/infra/runbook.test.ts computes them).
+  const runbook = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'runbook.md'), 'utf8');
+  const anchors = [...runbook.matchAll(/^#{1,6}\s+(.+?)\s*$/gm)].map(([, heading]) =>
+    heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .trim()
+      .replace(/\s/g, '-'),
+  );
+  expect(anchors).toContain(PAST_HORIZON_RUNBOOK.split('#')[1]);
 });
 
 describe('exit codes', () => {
@@ -266,3 +308,354 @@ describe('redrive on AWS (SDK mocked)', () => {
     ]);
   });
 });
+
+describe('the dedupe horizon', () => {
+  const HORIZON = 21 * 86_400; // FulfilmentDedupeHorizonSeconds today
+  const NOW = new Date('2026-12-01T10:00:00Z');
+  const daysBefore = (n: number) => new Date(NOW.getTime() - n * 86_400_000).toISOString();
+  const envelope = (eventId: string, occurredAt: unknown) =>
+    JSON.stringify({ eventId, type: 'OrderPlaced', entityId: 'order-1', version: 1, occurredAt, payload: {} });
+  const deadLetter = (id: string, body: string, attributes: Record<string, string> = {}): DeadLetter => ({
+    messageId: id,
+    receiptHandle: `rh-${id}`,
+    body,
+    groupId: 'order-1',
+    attributes: { failureCause: 'DedupeHorizonPassed', consumer: 'fulfilment', attempt: '1', ...attributes },
+  });
+
+  describe('judging a message by its envelope occurredAt, as the consumer does', () => {
+    test.each([
+      ['60 days old', envelope('e', '2026-10-02T10:00:00Z'), 'past', 60 * 86_400],
+      ['3 days old', envelope('e', daysBefore(3)), 'within', 3 * 86_400],
+      ['exactly the horizon old (the consumer refuses only older)', envelope('e', daysBefore(21)), 'within', HORIZON],
+      [
+        'a second past the horizon',
+        envelope('e', new Date(NOW.getTime() - HORIZON * 1000 - 1000).toISOString()),
+        'past',
+        HORIZON + 1,
+      ],
+      ['ahead of the clock', envelope('e', '2026-12-01T10:01:00Z'), 'within', -60],
+    ])('%s: %s', (_, body, horizon, ageSeconds) => {
+      expect(judgeHorizon(body, HORIZON, NOW)).toEqual({
+        occurredAt: JSON.parse(body).occurredAt,
+        ageSeconds,
+        dedupeHorizonSeconds: HORIZON,
+        horizon,
+      });
+    });
+
+    test.each([
+      ['not JSON', 'not json'],
+      ['JSON but no object', '[1,2]'],
+      ['no occurredAt', JSON.stringify({ eventId: 'e' })],
+      ['occurredAt no timestamp', envelope('e', 'last tuesday')],
+      ['occurredAt no string', envelope('e', 1764583200000)],
+    ])('%s: unknown age', (_, body) => {
+      expect(judgeHorizon(body, HORIZON, NOW)).toEqual({ dedupeHorizonSeconds: HORIZON, horizon: 'unknown' });
+    });
+
+    test('a stack without the horizon output: the age is known, the judgement is not', () => {
+      expect(judgeHorizon(envelope('e', daysBefore(60)), undefined, NOW)).toMatchObject({
+        ageSeconds: 60 * 86_400,
+        horizon: 'unknown',
+      });
+    });
+  });
+
+  test("show's line: occurredAt, the age in days and the horizon, PAST in capitals", () => {
+    const line = (body: string) => describeHorizon(judgeHorizon(body, HORIZON, NOW));
+
+    expect(line(envelope('e', '2026-10-01T05:12:00Z'))).toBe(
+      `occurredAt 2026-10-01T05:12:00Z, age 61.2 d, PAST the 21 d dedupe horizon (see ${PAST_HORIZON_RUNBOOK})`,
+    );
+    expect(line(envelope('e', '2026-11-28T10:00:00Z'))).toBe(
+      'occurredAt 2026-11-28T10:00:00Z, age 3.0 d of 21 d horizon',
+    );
+    expect(line('{"poison":true}')).toMatch(/^occurredAt unknown, age unknown \(no readable occurredAt/);
+    expect(describeHorizon(judgeHorizon(envelope('e', '2026-11-28T10:00:00Z'), undefined, NOW))).toBe(
+      'occurredAt 2026-11-28T10:00:00Z, age 3.0 d (the stack outputs no dedupe horizon for it)',
+    );
+  });
+
+  test('show --json carries occurredAt, ageSeconds, dedupeHorizonSeconds and horizon per consumer message; the text prints the line', () => {
+    const messages = [
+      deadLetter('m-old', envelope('e-old', '2026-10-01T05:12:00Z')),
+      deadLetter('m-new', envelope('e-new', '2026-11-28T10:00:00Z'), { failureCause: 'UnknownEntity' }),
+      deadLetter('m-poison', '{"poison":true}', { failureCause: 'SchemaViolation' }),
+    ];
+    const report: ShowReport = {
+      command: 'show',
+      queue: 'fulfilment',
+      kind: 'consumer',
+      messages: messages.map((m) => shown(m, { dedupeHorizonSeconds: HORIZON, now: NOW })),
+    };
+
+    expect(
+      JSON.parse(JSON.stringify(report.messages)).map((m: ShowReport['messages'][number]) => [
+        m.eventId,
+        m.occurredAt,
+        m.ageSeconds,
+        m.dedupeHorizonSeconds,
+        m.horizon,
+      ]),
+    ).toEqual([
+      ['e-old', '2026-10-01T05:12:00Z', 5_287_680, HORIZON, 'past'],
+      ['e-new', '2026-11-28T10:00:00Z', 259_200, HORIZON, 'within'],
+      [undefined, undefined, undefined, HORIZON, 'unknown'],
+    ]);
+    const text = formatReport(report).split('\n');
+    expect(text).toContain(
+      `  occurredAt 2026-10-01T05:12:00Z, age 61.2 d, PAST the 21 d dedupe horizon (see ${PAST_HORIZON_RUNBOOK})`,
+    );
+    expect(text).toContain('  occurredAt 2026-11-28T10:00:00Z, age 3.0 d of 21 d horizon');
+    expect(text.filter((l) => l.startsWith('  occurredAt unknown, age unknown'))).toHaveLength(1);
+    // Other DLQs hold no events: no horizon line.
+    expect(shown(messages[0])).not.toHaveProperty('horizon');
+  });
+
+  test('list shows per consumer DLQ how many of the messages read are past its horizon', () => {
+    const report: ListReport = {
+      command: 'list',
+      stack: 'S',
+      target: 'local',
+      queues: [
+        { ...queueRow('fulfilment', 'consumer'), dedupeHorizonSeconds: HORIZON, pastHorizon: 2 },
+        { ...queueRow('old-consumer', 'consumer') },
+        { ...queueRow('sweeper', 'async-invoke') },
+      ],
+    };
+
+    const [header, ...rows] = formatReport(report).split('\n').slice(1);
+    const column = header.indexOf('PAST HORIZON');
+    expect(column).toBeGreaterThan(0);
+    expect(rows.map((r) => r.slice(column).split(/\s{2,}/)[0])).toEqual(['2 (21 d)', '?', '-']);
+  });
+
+  describe('which messages redrive moves', () => {
+    const old = deadLetter('m-old', envelope('e-old', daysBefore(60)));
+    const recent = deadLetter('m-new', envelope('e-new', daysBefore(3)), { failureCause: 'UnknownEntity' });
+    const decide = (message: DeadLetter, options: Parameters<typeof redriveDecision>[1] = {}) =>
+      redriveDecision(message, options, HORIZON, NOW);
+
+    test('past the horizon: left, with the reason and what to do, unless --past-horizon names its eventId', () => {
+      expect(decide(old)).toEqual({ skip: pastHorizonReason(HORIZON) });
+      expect(pastHorizonReason(HORIZON)).toMatch(
+        /^past the 21 d dedupe horizon: the consumer would refuse it \(DedupeHorizonPassed\)\. Check by hand .*--past-horizon <eventId>$/,
+      );
+      expect(decide(old, { pastHorizon: ['e-other'] })).toEqual({ skip: pastHorizonReason(HORIZON) });
+      expect(decide(old, { pastHorizon: ['e-other', 'e-old'] })).toEqual({ move: 'rewrite' });
+    });
+
+    test('within the horizon: moved as it is, named or not', () => {
+      expect(decide(recent)).toEqual({ move: 'as-is' });
+      expect(decide(recent, { pastHorizon: ['e-new'] })).toEqual({ move: 'as-is' });
+    });
+
+    test('the other filters come first: a named event of another cause, or poison, stays for their reason', () => {
+      expect(decide(old, { pastHorizon: ['e-old'], cause: 'UnknownEntity' })).toEqual({
+        skip: 'cause DedupeHorizonPassed',
+      });
+      const poison = deadLetter('m-p', envelope('e-p', daysBefore(60)), { failureCause: 'SchemaViolation' });
+      expect(decide(poison, { pastHorizon: ['e-p'] })).toEqual({ skip: expect.stringMatching(/^poison/) });
+    });
+
+    test('no readable occurredAt is poison, not a horizon question: moved only with --include-poison', () => {
+      const unreadable = deadLetter('m-u', envelope('e-u', 'last tuesday'), { failureCause: undefined as never });
+      delete (unreadable.attributes as Record<string, unknown>).failureCause;
+
+      expect(decide(unreadable)).toEqual({ skip: expect.stringMatching(/^poison/) });
+      expect(decide(unreadable, { includePoison: true })).toEqual({ move: 'as-is' });
+    });
+
+    test('without a horizon (a stack deployed before it) nothing is judged past it', () => {
+      expect(redriveDecision(old, {}, undefined, NOW)).toEqual({ move: 'as-is' });
+    });
+
+    test('the rewrite sets occurredAt to now and keeps everything else of the body', () => {
+      const { body, originalOccurredAt } = withFreshOccurredAt(old.body, NOW);
+
+      expect(originalOccurredAt).toBe(daysBefore(60));
+      expect(JSON.parse(body)).toEqual({ ...JSON.parse(old.body), occurredAt: NOW.toISOString() });
+      expect(Object.keys(JSON.parse(body))).toEqual(Object.keys(JSON.parse(old.body)));
+      expect(() => withFreshOccurredAt('{"poison":true}', NOW)).toThrow(/no readable occurredAt/);
+    });
+  });
+
+  describe('redrive of a consumer DLQ with a horizon (SDK mocked)', () => {
+    const sqsMock = mockClient(SQSClient);
+    const sqs = new SQSClient({ region: 'us-east-1' });
+    const outputs = { ...OUTPUTS, FulfilmentDedupeHorizonSeconds: String(HORIZON) };
+    const [fulfilment] = discoverDeadLetterQueues(outputs);
+    const sqsMessage = (id: string, occurredAt: string, cause = 'DedupeHorizonPassed') => ({
+      MessageId: id,
+      ReceiptHandle: `rh-${id}`,
+      Body: envelope(`e-${id}`, occurredAt),
+      Attributes: { MessageGroupId: 'order-1', SentTimestamp: '0' },
+      MessageAttributes: { failureCause: { DataType: 'String', StringValue: cause } },
+    });
+    beforeEach(() => {
+      sqsMock.reset();
+      sqsMock
+        .on(GetQueueAttributesCommand)
+        .resolves({ Attributes: { QueueArn: 'arn', ApproximateNumberOfMessages: '2' } });
+      sqsMock.on(StartMessageMoveTaskCommand).resolves({ TaskHandle: 'task-1' });
+      sqsMock.on(ChangeMessageVisibilityBatchCommand).resolves({});
+      sqsMock.on(SendMessageCommand).resolves({});
+      sqsMock.on(DeleteMessageCommand).resolves({});
+      sqsMock
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [sqsMessage('old', daysBefore(60)), sqsMessage('new', daysBefore(3), 'UnknownEntity')],
+        })
+        .resolves({ Messages: [] });
+    });
+
+    test('the horizon comes from the stack output <Consumer>DedupeHorizonSeconds; a malformed one is an error', () => {
+      expect(fulfilment.dedupeHorizonSeconds).toBe(HORIZON);
+      expect(discoverDeadLetterQueues(OUTPUTS)[0]).not.toHaveProperty('dedupeHorizonSeconds');
+      expect(() => discoverDeadLetterQueues({ ...OUTPUTS, FulfilmentDedupeHorizonSeconds: '21d' })).toThrow(
+        /FulfilmentDedupeHorizonSeconds is not a whole number of seconds/,
+      );
+    });
+
+    test('the event past the horizon stays in the DLQ (not sent, not deleted, visible again) and the result says so', async () => {
+      const result = await redrive(sqs, fulfilment, { max: 10, waitSeconds: 0, now: () => NOW });
+
+      expect(result.moved.map((m) => m.eventId)).toEqual(['e-new']);
+      expect(result.skipped).toEqual([{ messageId: 'old', reason: pastHorizonReason(HORIZON) }]);
+      expect(result.horizon).toEqual({ dedupeHorizonSeconds: HORIZON, leftPastHorizon: 1, rewritten: 0, notSeen: [] });
+      expect(
+        sqsMock.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!).eventId),
+      ).toEqual(['e-new']);
+      expect(sqsMock.commandCalls(DeleteMessageCommand).map((c) => c.args[0].input.ReceiptHandle)).toEqual(['rh-new']);
+      expect(sqsMock.commandCalls(ChangeMessageVisibilityBatchCommand)[0].args[0].input.Entries).toEqual([
+        { Id: '0', ReceiptHandle: 'rh-old', VisibilityTimeout: 0 },
+      ]);
+    });
+
+    test('named by --past-horizon: resent with occurredAt now, the original in originalOccurredAt, its group kept', async () => {
+      const result = await redrive(sqs, fulfilment, {
+        max: 10,
+        waitSeconds: 0,
+        now: () => NOW,
+        pastHorizon: ['e-old', 'e-gone'],
+      });
+
+      const [sent] = sqsMock.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+      expect(JSON.parse(sent.MessageBody!)).toEqual({
+        ...JSON.parse(envelope('e-old', '')),
+        occurredAt: NOW.toISOString(),
+      });
+      expect(sent.MessageAttributes).toEqual({
+        redrivenFrom: { DataType: 'String', StringValue: 'fulfilment' },
+        [ORIGINAL_OCCURRED_AT]: { DataType: 'String', StringValue: daysBefore(60) },
+      });
+      expect(sent.MessageGroupId).toBe('order-1');
+      expect(result.moved[0]).toEqual({
+        messageId: 'old',
+        eventId: 'e-old',
+        groupId: 'order-1',
+        cause: 'DedupeHorizonPassed',
+        occurredAt: NOW.toISOString(),
+        originalOccurredAt: daysBefore(60),
+      });
+      expect(result.horizon).toEqual({
+        dedupeHorizonSeconds: HORIZON,
+        leftPastHorizon: 0,
+        rewritten: 1,
+        notSeen: ['e-gone'],
+      });
+      expect(sqsMock.commandCalls(DeleteMessageCommand)).toHaveLength(2);
+    });
+
+    test('on AWS, --all --include-poison (with or without --past-horizon) moves message by message: a move task would move the past-horizon body as it is', async () => {
+      for (const pastHorizon of [[], ['e-old']]) {
+        sqsMock
+          .on(ReceiveMessageCommand)
+          .resolvesOnce({ Messages: [sqsMessage('old', daysBefore(60))] })
+          .resolves({ Messages: [] });
+        const result = await redrive(sqs, fulfilment, {
+          max: 10,
+          all: true,
+          includePoison: true,
+          onAws: true,
+          waitSeconds: 1,
+          now: () => NOW,
+          pastHorizon,
+        });
+
+        expect(result.method).toBe('receive-send-delete');
+        expect(result.horizon).toMatchObject({ leftPastHorizon: pastHorizon.length === 0 ? 1 : 0 });
+      }
+      expect(sqsMock.commandCalls(StartMessageMoveTaskCommand)).toHaveLength(0);
+    });
+
+    test('--dry-run says what would be moved, rewritten and left, and moves nothing', async () => {
+      sqsMock
+        .on(ReceiveMessageCommand)
+        .resolvesOnce({
+          Messages: [
+            sqsMessage('old', daysBefore(60)),
+            sqsMessage('older', daysBefore(90)),
+            sqsMessage('new', daysBefore(3), 'UnknownEntity'),
+          ],
+        })
+        .resolves({ Messages: [] });
+
+      const result = await redrive(sqs, fulfilment, {
+        max: 10,
+        waitSeconds: 0,
+        now: () => NOW,
+        dryRun: true,
+        pastHorizon: ['e-old'],
+      });
+      const text = formatReport({ command: 'redrive', queue: 'fulfilment', dryRun: true, result } as RedriveReport);
+
+      expect(sqsMock.commandCalls(SendMessageCommand)).toHaveLength(0);
+      expect(sqsMock.commandCalls(DeleteMessageCommand)).toHaveLength(0);
+      expect(text.split('\n')).toEqual([
+        'fulfilment: 2 message(s) would be moved, 1 skipped, 0 failed',
+        `  would rewrite and move old eventId e-old group order-1 (DedupeHorizonPassed), occurredAt ${daysBefore(60)} -> ${NOW.toISOString()} (the original kept in originalOccurredAt)`,
+        '  would move new eventId e-new group order-1 (UnknownEntity)',
+        `  skipped 1: ${pastHorizonReason(HORIZON)}`,
+        '  dedupe horizon 21 d: 1 message(s) past it would be left in the DLQ, 1 would be resent with a fresh occurredAt',
+      ]);
+    });
+
+    test('--past-horizon on a DLQ that holds no events, or on a consumer without a horizon, is a usage error', async () => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const open = async (stackOutputs: Record<string, string>) =>
+        ({
+          stack: { kind: 'local', name: 'S', outputs: stackOutputs, endpoints: {} },
+          sqs,
+          close: () => undefined,
+        }) as unknown as DlqContext;
+      const io = (stackOutputs: Record<string, string>) => ({
+        out: (t: string) => out.push(t),
+        err: (t: string) => err.push(t),
+        open: () => open(stackOutputs),
+      });
+
+      expect(await main(['redrive', 'sweeper', '--past-horizon', 'e-1'], io(outputs))).toBe(2);
+      expect(await main(['redrive', 'fulfilment', '--past-horizon', 'e-1'], io(OUTPUTS))).toBe(2);
+      expect(err.join('\n')).toMatch(/--past-horizon is for a consumer's DLQ: sweeper/);
+      expect(err.join('\n')).toMatch(/--past-horizon: the stack outputs no dedupe horizon for fulfilment/);
+      expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(0);
+    });
+  });
+});
+
+function queueRow(name: string, kind: ListReport['queues'][number]['kind']): ListReport['queues'][number] {
+  return {
+    name,
+    url: `https://sqs/1/${name}`,
+    kind,
+    fifo: false,
+    redrivesTo: '-',
+    messages: 2,
+    inFlight: 0,
+    byCause: {},
+    sampled: 2,
+  };
+}

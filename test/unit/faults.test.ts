@@ -21,6 +21,7 @@ import {
   type FaultSettings,
 } from '../../loadtest/faults';
 import { awsTarget, type Target } from '../../loadtest/target';
+import { UNBOUNDED_WORK } from '../support/record-work';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 const inAMinute = new Date(NOW + 60_000).toISOString();
@@ -100,7 +101,7 @@ describe('the consumer fault decorator', () => {
       applied.push(e.eventId);
       return outcome;
     });
-    return { run: () => apply(event), applied };
+    return { run: () => apply(event, UNBOUNDED_WORK), applied };
   };
 
   test('crashes after the effect, before the ack, only when the effect was applied', async () => {

@@ -20,6 +20,8 @@ import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } fro
 import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../loadtest/faults';
 import type { ExternalProvider } from '../../lambdas/ports/providers';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';
+import { callProviderIfOwed } from '../../lambdas/use-cases/call-provider-if-owed';
+import { recordWork } from '../support/record-work';
 
 /**
  * Provider calls that respect what already happened, at the ledger and use-case
@@ -320,5 +322,33 @@ describe('the provider-outage fault', () => {
     ).toEqual(plan.providerOutageWindow);
     expect(reversed.providerOutageWindow).toBeUndefined();
     expect(onlyWarehouse.providerOutageProviders).toEqual(['warehouse']);
+  });
+});
+
+describe('the provider-call lease after a failed call', () => {
+  const recordOf = (released: string[]) => ({
+    consumer: 'loyalty',
+    recordProviderCallDone: async () => undefined,
+    leaseProviderCall: async () => 'granted' as const,
+    releaseProviderCallLease: async (eventId: string) => void released.push(eventId),
+  });
+  const applied = { outcome: 'applied' as const, providerCallPending: true };
+
+  test('a call cut at the deadline keeps its lease (it may still land); one that failed on its own gives it back', async () => {
+    const released: string[] = [];
+    const record = recordOf(released);
+    const cutAtDeadline = recordWork();
+    const failedOnItsOwn = recordWork();
+    const abortable = (signal: AbortSignal | undefined) =>
+      new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+
+    const cut = callProviderIfOwed(applied, 'evt-cut', record, abortable, cutAtDeadline.work);
+    cutAtDeadline.controller.abort();
+    await expect(cut).rejects.toThrow('aborted');
+    await expect(
+      callProviderIfOwed(applied, 'evt-503', record, () => Promise.reject(new Error('503')), failedOnItsOwn.work),
+    ).rejects.toThrow('503');
+
+    expect(released).toEqual(['evt-503']);
   });
 });

@@ -5,6 +5,7 @@ import {
   type BatchGetCommandInput,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -30,7 +31,7 @@ type SweeperHandler = (
 ) => Promise<{
   republished: number;
   failed: number;
-  malformed: { itemKey: string; createdAt: string; reason: string }[];
+  malformed: { itemKey: string; createdAt: string; reason: string; setAside: boolean }[];
   oldestPendingAgeSeconds: number;
 }>;
 
@@ -63,9 +64,14 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     () =>
       module === 'outbox-relay'
         ? import('../../lambdas/entry-points/outbox-relay')
-        : import('../../lambdas/entry-points/outbox-sweeper'),
+        : import('../../lambdas/entry-points/outbox-sweeper').then((sweeperModule) => {
+            sweepLimits = { maxItems: sweeperModule.SWEEP_MAX_ITEMS, maxSetAside: sweeperModule.SWEEP_MAX_SET_ASIDE };
+            return sweeperModule;
+          }),
   );
 }
+/** The sweeper's SWEEP_MAX_ITEMS and SWEEP_MAX_SET_ASIDE, read from the module the handler was loaded from. */
+let sweepLimits: { maxItems: number; maxSetAside: number };
 
 let relay: MockedSdkHandler<RelayHandler>;
 let sweeper: MockedSdkHandler<SweeperHandler>;
@@ -149,8 +155,18 @@ const sentEventIds = <H>(h: MockedSdkHandler<H>, queueUrl: string) =>
   batchSends(h, queueUrl)
     .flat()
     .map((e) => e.MessageAttributes?.eventId?.StringValue);
+/** The events marked dispatched (the dispatch update, not the sweeper setting an item aside). */
 const markedEventIds = <H>(h: MockedSdkHandler<H>) =>
-  h.doc.commandCalls(h.docSdk.UpdateCommand).map((c) => String(c.args[0].input.Key?.sk).replace('OUTBOX#', ''));
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .filter((c) => String(c.args[0].input.UpdateExpression).includes('REMOVE pendingShard'))
+    .map((c) => String(c.args[0].input.Key?.sk).replace('OUTBOX#', ''));
+/** The outbox items the sweeper set aside (moved out of their pending shard). */
+const setAsideKeys = <H>(h: MockedSdkHandler<H>) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .filter((c) => c.args[0].input.ExpressionAttributeValues?.[':aside'] !== undefined)
+    .map((c) => String(c.args[0].input.Key?.sk));
 
 // ---------------------------------------------------------------- relay
 
@@ -418,11 +434,20 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
 
 describe('outbox sweeper', () => {
   /**
-   * The pending-outbox index: Query honours shard, `createdAt < :before`, order and Limit; a dispatch mark
-   * removes the item. An entry is an event (stored as the repository writes it) or a raw stored item.
+   * The pending-outbox index: Query honours the partition (`pendingShard`), `createdAt < :before`, order and
+   * Limit; a dispatch mark removes the item from it, setting it aside moves it to its partition (conditions
+   * as DynamoDB evaluates them). An entry is an event (stored as the repository writes it) or a raw stored
+   * item. Returns the items still in the index, which the tests read.
    */
-  function fakePendingIndex(entries: ({ event: OrderEvent; createdAt: string } | { item: Record<string, unknown> })[]) {
+  function fakePendingIndex(
+    entries: ({ event: OrderEvent; createdAt: string } | { item: Record<string, unknown> })[],
+    options: { setAsideFailsOnce?: Error } = {},
+  ) {
     const pending = entries.map((e) => ('item' in e ? e.item : outboxItem(e.event, e.createdAt)));
+    // The base table: every item, dispatched or not.
+    const everything = [...pending];
+    const find = (key: Record<string, unknown> | undefined) =>
+      everything.find((i) => i.pk === key?.pk && i.sk === key?.sk);
     sweeper.doc.on(sweeper.docSdk.QueryCommand).callsFake((input: QueryCommandInput) => {
       const values = input.ExpressionAttributeValues ?? {};
       const before = values[':before'] as string | undefined;
@@ -431,22 +456,36 @@ describe('outbox sweeper', () => {
         .sort((a, b) => String(a.createdAt).localeCompare(String(b.createdAt)));
       return { Items: matches.slice(0, input.Limit) };
     });
-    const dispatched = new Set<string>();
-    sweeper.doc.on(sweeper.docSdk.UpdateCommand).callsFake((input: { Key: { sk: string } }) => {
-      const index = pending.findIndex((p) => p.sk === input.Key.sk);
-      if (index >= 0) pending.splice(index, 1);
-      dispatched.add(input.Key.sk);
+    sweeper.doc.on(sweeper.docSdk.UpdateCommand).callsFake((input: UpdateCommandInput) => {
+      const item = find(input.Key);
+      const values = input.ExpressionAttributeValues ?? {};
+      if (String(input.UpdateExpression).includes('REMOVE pendingShard')) {
+        if (item === undefined) throw Object.assign(new Error('gone'), { name: 'ConditionalCheckFailedException' });
+        const wasDispatched = item.dispatchedAt !== undefined;
+        item.dispatchedAt ??= values[':at'];
+        delete item.pendingShard;
+        pending.splice(pending.indexOf(item), pending.includes(item) ? 1 : 0);
+        return wasDispatched ? { Attributes: { dispatchedAt: item.dispatchedAt } } : {};
+      }
+      // Setting aside: `pendingShard <> :aside AND attribute_not_exists(dispatchedAt)`.
+      const failure = options.setAsideFailsOnce;
+      options.setAsideFailsOnce = undefined;
+      if (failure !== undefined) throw failure;
+      const aside = values[':aside'];
+      if (item?.pendingShard === undefined || item.pendingShard === aside || item.dispatchedAt !== undefined)
+        throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+      Object.assign(item, { pendingShard: aside, malformedAt: values[':at'], malformedReason: values[':reason'] });
       return {};
     });
     // The base table, read consistently: the sweeper re-reads each candidate before trusting the index.
-    const everything = [...pending];
     sweeper.doc.on(sweeper.docSdk.BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
       const [[table, request]] = Object.entries(input.RequestItems ?? {});
-      const items = (request.Keys ?? []).flatMap((key) =>
-        everything
-          .filter((i) => i.pk === key.pk && i.sk === key.sk)
-          .map((i) => ({ pk: i.pk, sk: i.sk, ...(dispatched.has(String(i.sk)) ? { dispatchedAt: 'x' } : {}) })),
-      );
+      const items = (request.Keys ?? []).flatMap((key) => {
+        const i = find(key);
+        return i === undefined
+          ? []
+          : [{ pk: i.pk, sk: i.sk, dispatchedAt: i.dispatchedAt, pendingShard: i.pendingShard }];
+      });
       return { Responses: { [table]: items } };
     });
     return pending;
@@ -543,7 +582,7 @@ describe('outbox sweeper', () => {
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(2_000);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(2_010);
   });
-  describe('a malformed pending item is logged, counted and skipped; the sweep goes on', () => {
+  describe('a malformed pending item is logged, counted and set aside; the sweep goes on', () => {
     /** A stored outbox item whose event is broken by `breakIt`, pending in the shard its event id maps to. */
     function malformedItem(breakIt: (event: Record<string, unknown>) => unknown, orderId = 'ord-bad') {
       const good = outboxItem(placed(orderId), ago(1_500));
@@ -570,10 +609,14 @@ describe('outbox sweeper', () => {
           itemKey: 'ORDER#ord-bad/OUTBOX#ord-bad.placed',
           createdAt: expect.any(String),
           reason: expect.stringMatching(/U\+FFFE/),
+          setAside: true,
         },
       ]);
-      // Skipped, not dropped: it stays pending (and keeps the age alarm honest) until repaired.
-      expect(pending.map((p) => p.sk)).toEqual(['OUTBOX#ord-bad.placed']);
+      // Set aside, not dropped: still undispatched and in the index, in the set-aside partition.
+      expect(pending.map((p) => [p.sk, p.pendingShard, p.dispatchedAt])).toEqual([
+        ['OUTBOX#ord-bad.placed', 'malformed', undefined],
+      ]);
+      expect(pending[0].malformedReason).toMatch(/U\+FFFE/);
     });
 
     test.each([
@@ -646,6 +689,98 @@ describe('outbox sweeper', () => {
         service: 'unit-test',
       });
     });
+
+    test('a full read (SWEEP_MAX_ITEMS) of malformed items older than a good one does not hide it: set aside by one sweep, the next publishes it', async () => {
+      const { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE } = sweepLimits;
+      const bad = Array.from({ length: SWEEP_MAX_ITEMS }, (_, i) => {
+        const { item } = malformedItem(() => undefined, `ord-bad${String(i).padStart(3, '0')}`);
+        return { item: { ...item, createdAt: ago(5_000 - i) } };
+      });
+      const pending = fakePendingIndex([...bad, { event: placed('ord-newer'), createdAt: ago(1_000) }]);
+
+      const first = await sweep();
+      const second = await sweep();
+      const third = await sweep();
+
+      // The first sweep reads only the oldest SWEEP_MAX_ITEMS: every one malformed, every one set aside.
+      expect(first).toMatchObject({ republished: 0, failed: 0 });
+      expect(first.malformed).toHaveLength(SWEEP_MAX_ITEMS);
+      expect(first.malformed.every((m) => m.setAside)).toBe(true);
+      expect(setAsideKeys(sweeper)).toHaveLength(SWEEP_MAX_ITEMS);
+      // The next one reaches the event behind them.
+      expect(second).toMatchObject({ republished: 1, failed: 0 });
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-newer.placed']);
+      // Still undispatched, all of them; and still reported, so the malformed-outbox-item alarm keeps firing.
+      expect(pending.filter((p) => p.pendingShard === 'malformed')).toHaveLength(SWEEP_MAX_ITEMS);
+      expect(malformedMetricCalls().map((c) => c[2])).toEqual([
+        SWEEP_MAX_ITEMS,
+        SWEEP_MAX_SET_ASIDE,
+        SWEEP_MAX_SET_ASIDE,
+      ]);
+      expect(third).toMatchObject({ republished: 0, failed: 0 });
+      // Set aside once: later sweeps only re-read them.
+      expect(setAsideKeys(sweeper)).toHaveLength(SWEEP_MAX_ITEMS);
+      // They are still the oldest undispatched items: the age alarm sees them too.
+      expect(third.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(5_000);
+    });
+
+    test('a set-aside item is reported on every sweep until repaired; the next sweep publishes the repaired item', async () => {
+      const broken = malformedItem((event) => ({ ...event, version: 0 }), 'ord-fixme');
+      const pending = fakePendingIndex([broken]);
+
+      const first = await sweep();
+      const second = await sweep();
+      // An operator repairs the event in place (runbook, "Malformed outbox item"), leaving the rest as it is.
+      pending[0].event = placed('ord-fixme');
+      const third = await sweep();
+      const fourth = await sweep();
+
+      expect([first.malformed, second.malformed].map((m) => m.map((i) => i.itemKey))).toEqual([
+        ['ORDER#ord-fixme/OUTBOX#ord-fixme.placed'],
+        ['ORDER#ord-fixme/OUTBOX#ord-fixme.placed'],
+      ]);
+      expect(malformedMetricCalls().map((c) => c[2])).toEqual([1, 1, 0, 0]);
+      expect(third).toMatchObject({ republished: 1, failed: 0, malformed: [], oldestPendingAgeSeconds: 0 });
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-fixme.placed']);
+      expect(markedEventIds(sweeper)).toEqual(['ord-fixme.placed']);
+      expect(pending).toEqual([]); // dispatched: out of the index
+      expect(fourth).toMatchObject({ republished: 0, malformed: [] });
+    });
+
+    test('an item that fails to publish is not set aside: it stays in its shard and the next sweep retries it', async () => {
+      const stuck = cancelled('ord-stuck');
+      const pending = fakePendingIndex([{ event: stuck, createdAt: ago(2_000) }]);
+      sweeper.sqs
+        .on(sweeper.sqsSdk.SendMessageBatchCommand)
+        .rejectsOnce(new Error('throttled'))
+        .callsFake(acceptEntries());
+
+      await expect(sweep()).rejects.toThrow('1 outbox events could not be republished');
+      expect(setAsideKeys(sweeper)).toEqual([]);
+      expect(pending.map((p) => p.pendingShard)).toEqual([pendingShardOf(stuck.eventId)]);
+
+      await expect(sweep()).resolves.toMatchObject({ republished: 1, failed: 0 });
+      expect(markedEventIds(sweeper)).toEqual(['ord-stuck.cancelled']);
+    });
+
+    test('setting an item aside failing is reported (the next sweep tries again), and the sweep goes on', async () => {
+      const pending = fakePendingIndex(
+        [malformedItem(() => undefined), { event: placed('ord-ok'), createdAt: ago(1_000) }],
+        {
+          setAsideFailsOnce: Object.assign(new Error('Throughput exceeded'), {
+            name: 'ProvisionedThroughputExceededException',
+          }),
+        },
+      );
+
+      const first = await sweep();
+      const second = await sweep();
+
+      expect(first).toMatchObject({ republished: 1, failed: 0 });
+      expect(first.malformed.map((m) => m.setAside)).toEqual([false]);
+      expect(second.malformed.map((m) => m.setAside)).toEqual([true]);
+      expect(pending.map((p) => p.pendingShard)).toEqual(['malformed']);
+    });
   });
 });
 
@@ -656,7 +791,10 @@ describe('the outbox store re-reads what the pending index lists (base table, co
     ...item(id),
     event: {},
     createdAt: `2030-01-01T00:00:00.00${id}Z`,
+    pendingShard: '0',
   }));
+  /** The base item as BatchGetItem projects it, still pending in shard 0. */
+  const base = (id: string) => ({ ...item(id), pendingShard: '0' });
 
   /** The index lists `listed` on shard 0; `answer` plays the base table's BatchGetItem, one call at a time. */
   function storeWith(answer: (keys: Key[], call: number) => { items: object[]; unprocessed?: Key[] }) {
@@ -683,14 +821,24 @@ describe('the outbox store re-reads what the pending index lists (base table, co
   test('a dispatched or vanished item is dropped, and unprocessed keys are asked again', async () => {
     const { store, batchGets } = storeWith((keys, call) =>
       call === 1
-        ? { items: [item('a'), { ...item('b'), dispatchedAt: 'x' }], unprocessed: [item('c')] } // d: gone
-        : { items: keys },
+        ? { items: [base('a'), { ...item('b'), dispatchedAt: 'x' }], unprocessed: [item('c')] } // d: gone
+        : { items: keys.map((k) => ({ ...k, pendingShard: '0' })) },
     );
 
     const pending = await store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10);
 
     expect(pending.map((p) => p.itemKey)).toEqual(['ORDER#a/OUTBOX#a', 'ORDER#c/OUTBOX#c']);
     expect(batchGets).toEqual([listed.map(({ pk, sk }) => ({ pk, sk })), [item('c')]]);
+  });
+
+  test('an item the base table shows in another partition (set aside since the index listed it) is dropped', async () => {
+    const { store } = storeWith(() => ({
+      items: [base('a'), { ...item('b'), pendingShard: 'malformed' }, { ...item('c'), pendingShard: '3' }, base('d')],
+    }));
+
+    const pending = await store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10);
+
+    expect(pending.map((p) => p.itemKey)).toEqual(['ORDER#a/OUTBOX#a', 'ORDER#d/OUTBOX#d']);
   });
 
   test('keys still unprocessed after 5 rounds fail the read (the sweep retries), never count as pending', async () => {

@@ -13,7 +13,9 @@ import {
   type ConsumerHarness,
   type ConsumerName,
 } from '../support/consumers';
-import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/handlers/consumer-support';
+import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/shared/contention-retry';
+import { HORIZON_FOR_TESTS } from '../support/consumers';
+import { UNBOUNDED_WORK } from '../support/record-work';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
@@ -34,7 +36,8 @@ async function load(name: ConsumerName): Promise<Harness> {
   return loadConsumer(name, {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-    INBOX_TTL_SECONDS: String(21 * 86_400),
+    INBOX_TTL_SECONDS: String(22 * 86_400),
+    DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
     QUEUE_URL: QUEUE[name],
     DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
     BACKOFF_BASE_SECONDS: String(RETRY_BUDGET.baseSeconds),
@@ -125,7 +128,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
     expect(visibilityChanges(h())).toEqual([]);
   });
 
-  test('conflicts on all 3 in-process tries: the message is failed with its queue backoff', async () => {
+  test('conflicts on all 6 in-process tries: the message is failed with its queue backoff', async () => {
     h()
       .doc.on(h().docSdk.TransactWriteCommand)
       .rejects(cancellation(h(), ['TransactionConflict', 'None']));
@@ -134,7 +137,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
     const response = await deliver(h(), record);
 
     expect(failedIds(response)).toEqual(['m1']);
-    expect(transactionCount(h())).toBe(3);
+    expect(transactionCount(h())).toBe(IN_PROCESS_RETRY.attempts);
     // First failed try: ceiling 2 s, guaranteed floor 1 s (jitter at its bottom).
     expect(visibilityChanges(h())).toEqual([
       { QueueUrl: QUEUE[name], ReceiptHandle: record.receiptHandle, VisibilityTimeout: 1 },
@@ -184,7 +187,7 @@ test('in-process waits are full jitter: at most base x 2^(try-1) ms each, capped
   );
   await withContentionRetries(async () => 'done', { ...policy, random: top });
 
-  expect(waits).toEqual([100, 200, 400, 800, 1_000]);
+  expect(waits).toEqual([50, 100, 200, 400, 800]);
 });
 
 // ---------------------------------------------------------------- all-fail batch
@@ -400,7 +403,7 @@ describe('no visibility heartbeat', () => {
 
   test("a try that runs for Lambda's longest timeout (15 min) changes no visibility; a failure then sets only its backoff", async () => {
     jest.useFakeTimers();
-    const { consumeRecord, IN_PROCESS_RETRY } = await import('../../lambdas/handlers/consumer-support');
+    const { consumeRecord } = await import('../../lambdas/handlers/consumer-support');
     const control = {
       changeVisibility: jest.fn(async () => undefined),
       sendToDeadLetterQueue: jest.fn(async () => undefined),
@@ -415,10 +418,12 @@ describe('no visibility heartbeat', () => {
         consumer: 'loyalty',
         control,
         backoff: RETRY_BUDGET,
-        inProcess: { ...IN_PROCESS_RETRY, isContention: () => false },
+        dedupeHorizonSeconds: HORIZON_FOR_TESTS,
+        now: () => new Date(),
       },
       parseEnvelope,
       () => work,
+      UNBOUNDED_WORK,
     );
     await jest.advanceTimersByTimeAsync(15 * 60 * 1000);
     const duringTheTry = control.changeVisibility.mock.calls.length;

@@ -1,4 +1,9 @@
-import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import {
+  SendMessageBatchCommand,
+  SQSClient,
+  type SendMessageBatchCommandInput,
+  type SendMessageBatchRequestEntry,
+} from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SqsEventPublisher } from '../../lambdas/adapters/sqs-event-publisher';
 import type { EventEnvelope } from '../../lambdas/messaging/envelope';
@@ -107,5 +112,57 @@ test('an event of a type no route takes is sent nowhere, logged, and not failed 
   expect(sentTo(FULFILMENT_URL).map((e) => e.MessageAttributes?.eventId?.StringValue)).toEqual(['ord-2.cancelled']);
   expect(warn).toHaveBeenCalledWith(expect.stringMatching(/no consumer takes/i), {
     events: [{ eventId: 'ord-1.shipped', type: 'OrderShipped' }],
+  });
+});
+
+describe('batch entry ids are positions in the chunk, never derived from event ids', () => {
+  /**
+   * SendMessageBatch as SQS checks it: an entry id outside 1-80 characters of [A-Za-z0-9_-], or two
+   * equal ids in one call, fail the whole call (every entry of the chunk, on every retry).
+   */
+  function sqsCheckingIds(fail: (entry: SendMessageBatchRequestEntry) => boolean = () => false) {
+    return (input: SendMessageBatchCommandInput) => {
+      const entries = input.Entries ?? [];
+      const ids = entries.map((e) => String(e.Id));
+      if (ids.some((id) => !/^[A-Za-z0-9_-]{1,80}$/.test(id)))
+        throw Object.assign(new Error('A batch entry id can only contain [A-Za-z0-9_-], 1-80 characters'), {
+          name: 'InvalidBatchEntryId',
+        });
+      if (new Set(ids).size !== ids.length)
+        throw Object.assign(new Error('Two or more batch entries have the same Id'), {
+          name: 'BatchEntryIdsNotDistinct',
+        });
+      return acceptEntries((_queueUrl, entry) => fail(entry))(input);
+    };
+  }
+  const withId = (eventId: string): EventEnvelope => ({ ...cancelled('ord-1'), eventId });
+  const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue;
+
+  test('an event id over 80 characters and two ids equal once punctuation is replaced (a.1, a:1) publish, with the nine beside them', async () => {
+    sqs.on(SendMessageBatchCommand).callsFake(sqsCheckingIds());
+    // 128 printable characters: a valid event id (a FIFO dedup id), not a valid batch entry id.
+    const long = withId(`ord-1.${'x'.repeat(122)}`);
+    const events = [long, withId('a.1'), withId('a:1'), ...Array.from({ length: 7 }, (_, i) => withId(`ord-${i}`))];
+
+    const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
+
+    expect([...failed]).toEqual([]);
+    expect(sentTo(FULFILMENT_URL).map(eventIdOf)).toEqual(events.map((e) => e.eventId));
+    expect(sentTo(FULFILMENT_URL).map((e) => e.Id)).toEqual(events.map((_, i) => String(i)));
+  });
+
+  test('a failed entry is mapped back to its event by position, chunk by chunk (ids restart at 0 in each chunk of 10)', async () => {
+    // The 12th event (position 1 of the second chunk) fails; its entry id, "1", is also the 2nd event's.
+    sqs.on(SendMessageBatchCommand).callsFake(sqsCheckingIds((entry) => eventIdOf(entry) === 'ord-11.cancelled'));
+    const events = Array.from({ length: 12 }, (_, i) => cancelled(`ord-${i}`));
+
+    const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
+
+    expect([...failed]).toEqual(['ord-11.cancelled']);
+    const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries ?? []);
+    expect(calls.map((entries) => entries.map((e) => e.Id))).toEqual([
+      ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'],
+      ['0', '1'],
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
 import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/adapters/effects-table';
 import {
@@ -151,6 +151,86 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false });
       expect(await inboxEntry('loyalty', placed.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+    });
+
+    test('the claim takes the provider-call lease: a concurrent duplicate is refused it until it lapses, its holder may take it again', async () => {
+      const { loyalty } = ledgers();
+      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const now = Date.now();
+      const first = {
+        signal: new AbortController().signal,
+        deadline: now + 25_000,
+        leaseUntil: now + 32_000,
+        leaseHolder: 'req-1:m-1',
+      };
+      const second = { ...first, leaseHolder: 'req-2:m-2' };
+      const lapsed = { ...first, leaseHolder: 'req-3:m-3', leaseUntil: now + 90_000 };
+
+      await loyalty.credit(placed, 17, first);
+      const duplicate = await loyalty.credit(placed, 17, second);
+      const whileHeld = await loyalty.leaseProviderCall(placed.eventId, second);
+      const byItsHolder = await loyalty.leaseProviderCall(placed.eventId, first);
+      await store.documents.send(
+        new UpdateCommand({
+          TableName: store.tables.effects,
+          Key: inboxKey('loyalty', placed.eventId),
+          UpdateExpression: 'SET providerCallLeaseUntil = :past',
+          ExpressionAttributeValues: { ':past': now - 1 },
+        }),
+      );
+      const afterItLapsed = await loyalty.leaseProviderCall(placed.eventId, lapsed);
+
+      expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true });
+      expect([whileHeld, byItsHolder, afterItLapsed]).toEqual(['held', 'granted', 'granted']);
+      expect(await inboxEntry('loyalty', placed.eventId)).toMatchObject({
+        providerCallLeaseHolder: 'req-3:m-3',
+        providerCallLeaseUntil: now + 90_000,
+      });
+    });
+
+    test('a lease given back by its holder is free at once; one given back by another stays', async () => {
+      const { loyalty } = ledgers();
+      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const now = Date.now();
+      const holder = {
+        signal: new AbortController().signal,
+        deadline: now + 25_000,
+        leaseUntil: now + 32_000,
+        leaseHolder: 'req-1:m-1',
+      };
+      const other = { ...holder, leaseHolder: 'req-2:m-2' };
+      await loyalty.credit(placed, 17, holder);
+
+      await loyalty.releaseProviderCallLease(placed.eventId, other);
+      const stillHeld = await loyalty.leaseProviderCall(placed.eventId, other);
+      await loyalty.releaseProviderCallLease(placed.eventId, holder);
+      const free = await loyalty.leaseProviderCall(placed.eventId, other);
+
+      expect([stillHeld, free]).toEqual(['held', 'granted']);
+    });
+
+    test('no lease is granted for a call recorded done or superseded: the duplicate calls nothing', async () => {
+      const { loyalty, fulfilment } = ledgers();
+      const order = uniqueOrder();
+      const placedForMail = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const placed = orderPlacedEvent(order, order.createdAt);
+      const now = Date.now();
+      const work = {
+        signal: new AbortController().signal,
+        deadline: now - 10_000,
+        leaseUntil: now - 1,
+        leaseHolder: 'req-1:m-1',
+      };
+      const later = { ...work, leaseUntil: now + 32_000, leaseHolder: 'req-2:m-2' };
+      await loyalty.credit(placedForMail, 17, work);
+      await loyalty.recordProviderCallDone(placedForMail.eventId, work);
+      await fulfilment.reserve(placed, work);
+      await fulfilment.release(orderCancelledEvent(order, '2026-01-01T00:01:00.000Z'), work);
+
+      const afterDone = await loyalty.leaseProviderCall(placedForMail.eventId, later);
+      const afterCancel = await fulfilment.leaseProviderCall(placed.eventId, later);
+
+      expect([afterDone, afterCancel]).toEqual(['done', 'done']);
     });
 
     test('recording a provider call done for an event never claimed fails and creates no entry', async () => {

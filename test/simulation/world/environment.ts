@@ -24,6 +24,7 @@ const PLACEHOLDERS: Record<string, string> = {
   EFFECTS_TABLE_NAME: 'unused',
   PROVIDER_LOG_TABLE_NAME: 'unused',
   INBOX_TTL_SECONDS: '1',
+  DEDUPE_HORIZON_SECONDS: '1',
   QUEUE_URL: 'unused',
   DEAD_LETTER_QUEUE_URL: 'unused',
   ORDERS_TABLE_NAME: 'unused',

@@ -23,6 +23,18 @@ export class FunctionTimeout extends Error {
   }
 }
 
+/**
+ * What a call whose AbortSignal fired rejects with, as the SDK's and fetch's
+ * aborted requests do: at once, whatever the call was doing. The request may
+ * still have reached the service (see `io`).
+ */
+export class CallAborted extends Error {
+  constructor(what: string) {
+    super(`${what} aborted`);
+    this.name = 'AbortError';
+  }
+}
+
 export class ServiceUnavailable extends Error {
   constructor(what: string) {
     super(`${what} unavailable`);
@@ -44,8 +56,24 @@ export interface InvocationFaults {
   timeoutPerCall: number;
 }
 
-/** A call the function sent before it was stopped lands (or not) at the service: a coin toss. */
+/** A call the function sent before it was stopped (or before it aborted the call) lands (or not) at the service: a coin toss. */
 const LANDS_AFTER_TIMEOUT = 0.5;
+
+/** How one call through `io` may end early, and what it does at the service. */
+export interface CallOptions<T> {
+  /**
+   * The call's AbortSignal (the record's deadline): aborted before the call is
+   * sent, it is never sent; aborted while it is pending, the call rejects at
+   * once with CallAborted, and what was sent may still land at the service.
+   */
+  signal?: AbortSignal;
+  /**
+   * The service keeps the call in flight this long after it acted (a provider
+   * that answers after its work), drawn by the service from the call's result;
+   * the caller's answer comes only then. Default: it answers at once.
+   */
+  answerAfterMs?: (result: T) => number;
+}
 /** Never settles: what an await of a stopped function sees. */
 const NEVER = new Promise<never>(() => undefined);
 
@@ -54,7 +82,9 @@ const NEVER = new Promise<never>(() => undefined);
  * outside goes through `io`: the call completes after a random latency, on
  * the virtual clock, and the scheduler may crash the invocation at that await
  * point. A crash after the call landed is the classic "effect committed, ack
- * never sent".
+ * never sent". A call given an AbortSignal (the records' deadline) rejects at
+ * once when it fires, as an aborted HTTP request does, so an aborted record's
+ * work does not run on in the background; what it had sent may still land.
  */
 export class Invocation {
   crashed = false;
@@ -67,6 +97,10 @@ export class Invocation {
   private deadlineArmed = false;
   private settled = false;
   private stopRun?: (error: FunctionTimeout) => void;
+  /** Calls and waits still pending: a timer that fires with none pending cut nothing. */
+  private pending = 0;
+  /** Per AbortSignal, the pending calls to reject when it fires: one listener per signal, not one per call. */
+  private readonly onAbort = new Map<AbortSignal, Set<() => void>>();
 
   constructor(
     readonly name: string,
@@ -111,9 +145,15 @@ export class Invocation {
     });
   }
 
-  io<T>(label: string, operation: () => T): Promise<T> {
+  io<T>(label: string, operation: () => T, options: CallOptions<T> = {}): Promise<T> {
     const scheduler = this.scheduler;
+    const { signal } = options;
     if (this.timedOut) return NEVER;
+    if (signal?.aborted === true) {
+      // Aborted before it was sent: the SDK never sends it.
+      scheduler.trace(`${this.name} ${label} not sent: aborted`);
+      return Promise.reject(new CallAborted(label));
+    }
     return new Promise<T>((resolve, reject) => {
       if (this.crashed) return reject(new SimulatedCrash(`${this.name} (already dead)`));
       let latency = scheduler.between(1, 25);
@@ -121,20 +161,43 @@ export class Invocation {
         if (scheduler.chance(this.faults.timeoutPerCall)) latency += this.deadline - scheduler.now;
         if (scheduler.now + latency > this.deadline) this.armDeadline(label);
       }
+      // The caller's view: settled once (an answer, an error, or the abort, whichever is first).
+      let done = false;
+      this.pending += 1;
+      const settle = () => {
+        if (done) return false;
+        done = true;
+        this.pending -= 1;
+        if (signal !== undefined) this.onAbort.get(signal)?.delete(abort);
+        return true;
+      };
+      const abort = () => {
+        if (!settle()) return;
+        scheduler.trace(`${this.name} ${label} cut: its signal aborted`);
+        reject(new CallAborted(label));
+      };
+      if (signal !== undefined) this.listen(signal, abort);
       scheduler.at(latency, () => {
-        if (this.timedOut) {
-          // The function is gone; the request it had sent may still land at the service.
+        if (this.timedOut || done) {
+          // The function is gone (or gave the call up); the request it had sent may still land at the service.
           if (!scheduler.chance(LANDS_AFTER_TIMEOUT)) return;
+          const why = this.timedOut ? 'the function timed out' : 'its call was aborted';
           try {
             operation();
-            scheduler.trace(`${this.name} ${label} landed after the function timed out`);
+            scheduler.trace(`${this.name} ${label} landed after ${why}`);
           } catch (error) {
-            scheduler.trace(`${this.name} ${label} landed after the function timed out -> ${(error as Error).name}`);
+            scheduler.trace(`${this.name} ${label} landed after ${why} -> ${(error as Error).name}`);
           }
           return;
         }
-        if (this.crashed) return reject(new SimulatedCrash(`${this.name} (already dead)`));
-        if (scheduler.chance(this.faults.crashPerCall / 2)) return reject(this.crash(`before ${label}`));
+        if (this.crashed) {
+          settle();
+          return reject(new SimulatedCrash(`${this.name} (already dead)`));
+        }
+        if (scheduler.chance(this.faults.crashPerCall / 2)) {
+          settle();
+          return reject(this.crash(`before ${label}`));
+        }
         let result: T;
         try {
           result = operation();
@@ -142,24 +205,74 @@ export class Invocation {
           scheduler.trace(
             `${this.name} ${label} -> ${(error as Error).name}: ${(error as Error).message.slice(0, 80)}`,
           );
+          settle();
           return reject(error);
         }
         scheduler.trace(`${this.name} ${label} ok`);
-        if (scheduler.chance(this.faults.crashPerCall / 2)) return reject(this.crash(`after ${label}`));
-        resolve(result);
+        const answer = () => {
+          if (this.timedOut || done) return; // stopped: never answered; aborted: rejected already
+          settle();
+          if (this.crashed) return reject(new SimulatedCrash(`${this.name} (already dead)`));
+          if (scheduler.chance(this.faults.crashPerCall / 2)) return reject(this.crash(`after ${label}`));
+          resolve(result);
+        };
+        const answerAfter = options.answerAfterMs?.(result) ?? 0;
+        if (answerAfter <= 0) return answer();
+        if (scheduler.now + answerAfter > this.deadline) this.armDeadline(label);
+        scheduler.at(answerAfter, answer);
       });
     });
+  }
+
+  /** Registers a pending call's abort with its signal (one listener per signal and invocation). */
+  private listen(signal: AbortSignal, abort: () => void): void {
+    let calls = this.onAbort.get(signal);
+    if (calls === undefined) {
+      const registered = new Set<() => void>();
+      calls = registered;
+      this.onAbort.set(signal, registered);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.onAbort.delete(signal);
+          for (const call of [...registered]) call();
+        },
+        { once: true },
+      );
+    }
+    calls.add(abort);
   }
 
   /** A wait inside the invocation (in-process retries), on the virtual clock. */
   sleep(ms: number): Promise<void> {
     if (this.timedOut) return NEVER;
     if (this.scheduler.now + ms > this.deadline) this.armDeadline(`a ${ms} ms wait`);
+    this.pending += 1;
     return new Promise((resolve) =>
       this.scheduler.at(ms, () => {
+        this.pending -= 1;
         if (!this.timedOut) resolve();
       }),
     );
+  }
+
+  /**
+   * A timer of the function's own (the records' deadline) on the virtual clock;
+   * returns its cancel. It never fires in an invocation that crashed or was
+   * stopped. Fired while calls or waits were pending, it is counted
+   * (`record-deadline`): the deadline cut work short.
+   */
+  timer(ms: number, fire: () => void): () => void {
+    let cancelled = false;
+    this.scheduler.at(ms, () => {
+      if (cancelled || this.crashed || this.timedOut) return;
+      if (this.pending > 0)
+        this.scheduler.count('record-deadline', `${this.name} deadline with ${this.pending} calls or waits pending`);
+      fire();
+    });
+    return () => {
+      cancelled = true;
+    };
   }
 
   get documents(): DynamoDBDocumentClient {
@@ -167,15 +280,19 @@ export class Invocation {
     return this.documentsClient;
   }
 
-  /** One DocumentClient call of this invocation, at its await point (see `io`). */
-  sendDocument(command: unknown): Promise<unknown> {
-    return this.io(describeDynamoCommand(command), () => {
-      if (isTransaction(command) && this.scheduler.chance(this.faults.transactionConflict)) {
-        this.scheduler.fault('transaction-conflict', `${this.name}`);
-        throw MemoryDynamoDb.transactionConflict(transactionSize(command));
-      }
-      return this.db.execute(command);
-    });
+  /** One DocumentClient call of this invocation, at its await point (see `io`), aborted by `signal`. */
+  sendDocument(command: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.io(
+      describeDynamoCommand(command),
+      () => {
+        if (isTransaction(command) && this.scheduler.chance(this.faults.transactionConflict)) {
+          this.scheduler.fault('transaction-conflict', `${this.name}`);
+          throw MemoryDynamoDb.transactionConflict(transactionSize(command));
+        }
+        return this.db.execute(command);
+      },
+      { signal },
+    );
   }
 
   get sqs(): SQSClient {
@@ -211,14 +328,15 @@ function transactionSize(command: unknown): number {
 }
 
 /**
- * The DocumentClient the adapters get: only `send` is used. A class, not an
- * object literal of closures, so an invocation creates no functions for it.
+ * The DocumentClient the adapters get: only `send` is used, with the SDK's
+ * `abortSignal` option. A class, not an object literal of closures, so an
+ * invocation creates no functions for it.
  */
 class SimulatedDocumentClient {
   constructor(private readonly invocation: Invocation) {}
 
-  send(command: unknown): Promise<unknown> {
-    return this.invocation.sendDocument(command);
+  send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> {
+    return this.invocation.sendDocument(command, options?.abortSignal);
   }
 }
 

@@ -19,8 +19,11 @@ import type { Scheduler } from './scheduler';
  *   is messageGroup, as the stack's source queue has it) is accepted and dropped;
  * - both: visibility timeout per message (ChangeMessageVisibility on the
  *   latest receipt handle only), ApproximateReceiveCount, redrive to the DLQ
- *   when a receive would exceed maxReceiveCount, retention (an expired
- *   message is gone, which the invariants then notice).
+ *   when a receive would exceed maxReceiveCount, retention per queue (an
+ *   expired message is gone, from a DLQ too, which the invariants then notice).
+ *   Retention counts from the message's enqueue time: a send (the consumer's
+ *   own DLQ copy, an operator's redrive: new messages) starts it afresh; SQS's
+ *   own move to the DLQ keeps it on a standard queue and restarts it on FIFO.
  */
 export interface SimMessage {
   messageId: string;
@@ -28,6 +31,8 @@ export interface SimMessage {
   groupId?: string;
   dedupId?: string;
   sentAt: number;
+  /** Where its retention counts from: the send, or for a standard queue's move to its DLQ, the original send. */
+  enqueuedAt: number;
   firstReceivedAt?: number;
   receiveCount: number;
   visibleAt: number;
@@ -60,6 +65,9 @@ export class SimQueue {
   /** FIFO: the last receive in which each group was found blocked (cheaper than a new set per receive). */
   private readonly groupBlockedIn = new Map<string, number>();
   private receipts = 0;
+  /** A message older than one before it was added (a standard queue's move to this DLQ): expire scans them all. */
+  private unordered = false;
+  private newestEnqueuedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -89,12 +97,14 @@ export class SimQueue {
       this.dedup.set(dedupKey, now);
     }
     const messageId = `${this.options.name}-m${++this.nextId}`;
+    this.newestEnqueuedAt = now;
     this.messages.set(messageId, {
       messageId,
       body,
       groupId: options.groupId,
       dedupId: options.dedupId,
       sentAt: now,
+      enqueuedAt: now,
       receiveCount: 0,
       visibleAt: now,
       attributes: options.attributes ?? {},
@@ -187,8 +197,13 @@ export class SimQueue {
     return [...this.messages.values()];
   }
 
-  /** Operator redrive: moves every message back to `target` as a new message (new id, new dedup id). */
+  /**
+   * Operator redrive: moves every message (those past retention are gone
+   * first) back to `target` as a new message: new id, new dedup id, fresh
+   * retention, receive count 0.
+   */
   redriveTo(target: SimQueue): number {
+    this.expire(this.scheduler.now);
     let moved = 0;
     for (const message of [...this.messages.values()]) {
       this.messages.delete(message.messageId);
@@ -216,9 +231,12 @@ export class SimQueue {
     const dlq = this.options.deadLetterQueue;
     if (max === undefined || dlq === undefined || message.receiveCount < max) return false;
     this.messages.delete(message.messageId);
-    dlq.messages.set(message.messageId, {
+    // A standard queue's message keeps its enqueue time in the DLQ (its retention runs on); FIFO's restarts.
+    const enqueuedAt = this.options.fifo ? this.scheduler.now : message.enqueuedAt;
+    dlq.accept({
       ...message,
       sentAt: this.scheduler.now,
+      enqueuedAt,
       handle: undefined,
       visibleAt: this.scheduler.now,
     });
@@ -228,11 +246,22 @@ export class SimQueue {
     return true;
   }
 
+  /** A message SQS moves here from its source queue after maxReceiveCount. */
+  private accept(message: SimMessage): void {
+    if (message.enqueuedAt < this.newestEnqueuedAt) this.unordered = true;
+    this.newestEnqueuedAt = Math.max(this.newestEnqueuedAt, message.enqueuedAt);
+    this.messages.set(message.messageId, message);
+  }
+
   private expire(now: number): void {
     const limit = now - this.options.retentionSeconds * 1000;
     for (const message of this.messages.values()) {
-      // Messages are only ever added at the end, stamped with the current time: the rest are younger.
-      if (message.sentAt >= limit) break;
+      // Messages are added at the end, stamped with the current time (unless a move kept an older
+      // stamp: then every message is looked at): the rest are younger.
+      if (message.enqueuedAt >= limit) {
+        if (this.unordered) continue;
+        break;
+      }
       this.messages.delete(message.messageId);
       this.expired.push(message);
       this.scheduler.trace(`${this.options.name} expired ${message.messageId} (retention)`);

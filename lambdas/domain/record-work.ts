@@ -1,0 +1,52 @@
+/**
+ * The time one SQS record's work may take, and how it is stopped.
+ *
+ * A batch must return its partial response before the function times out:
+ * thrown away by a timeout, every record of the batch comes back (applied ones
+ * included), no try is counted, and a FIFO group stays blocked behind the hung
+ * record. So the batch handler gives each record a deadline some margin before
+ * the invocation ends, aborts `signal` there, and reports the record failed
+ * (a try counted, its backoff set) if it is not done. Every SDK and provider
+ * call of the record takes the signal, so a hung call is cancelled, not left
+ * running into the next invocation.
+ */
+export interface RecordWork {
+  /** Aborted at `deadline`: pass it to every SDK and provider call the record makes. */
+  readonly signal: AbortSignal;
+  /** Epoch ms by which the record's work must be done. */
+  readonly deadline: number;
+  /**
+   * Epoch ms until which a provider-call lease taken for this record holds: past
+   * the invocation's own end, so no copy of the record can still be calling the
+   * provider when the lease lapses.
+   */
+  readonly leaseUntil: number;
+  /** Who holds a lease taken for this record: unique per try (the invocation's request id and the message id). */
+  readonly leaseHolder: string;
+}
+
+/** Thrown into a record's work at its deadline; transient: the record is tried again later. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly deadline: number) {
+    super(`The record's deadline (${new Date(deadline).toISOString()}) passed before its work was done`);
+    this.name = 'DeadlineExceeded';
+  }
+}
+
+/**
+ * Another copy of the same event holds the lease on its provider call (it is
+ * calling right now, or was until its invocation ended); transient: this copy is
+ * retried later and by then finds the call done, or the lease lapsed.
+ */
+export class ProviderCallInProgress extends Error {
+  constructor(
+    readonly eventId: string,
+    readonly leaseUntil: number | undefined,
+  ) {
+    super(
+      `The provider call for ${eventId} is leased by another delivery` +
+        (leaseUntil === undefined ? '' : ` until ${new Date(leaseUntil).toISOString()}`),
+    );
+    this.name = 'ProviderCallInProgress';
+  }
+}

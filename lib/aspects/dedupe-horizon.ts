@@ -1,0 +1,54 @@
+import { DEDUPE_HORIZON_MARGIN_SECONDS, maxHorizonForClaimTtl } from '../../lambdas/domain/dedupe-horizon';
+import { ENV } from '../../lambdas/shared/env-names';
+import { CorrectnessAspect } from './correctness-aspect';
+import { EVENT_SOURCE_MAPPING, environmentVariable, type RenderedResource, type StackModel } from './model';
+
+/** The environment variable from which a consumer takes its dedupe horizon, in seconds. */
+export const DEDUPE_HORIZON_ENV = ENV.dedupeHorizonSeconds;
+
+/**
+ * Rule DedupeHorizon: every function that consumes an SQS queue through an
+ * event source mapping has `DEDUPE_HORIZON_SECONDS` (a whole number of seconds)
+ * and it is at most its `INBOX_TTL_SECONDS` minus the clock-skew margin (1 day).
+ *
+ * Why: a redrive gives a message fresh retention, so no queue setting bounds
+ * how late an event can arrive; the consumer's horizon does (it dead-letters an
+ * event older than that with the cause DedupeHorizonPassed). An event younger
+ * than the horizon must still find its inbox claim, or its effect is applied a
+ * second time: so the claim must outlive the horizon by more than the clocks of
+ * producer and consumer can disagree. (The InboxTtl rule checks the TTL itself
+ * against the queues.) The error is on the function.
+ */
+export class DedupeHorizonAspect extends CorrectnessAspect {
+  readonly rule = 'DedupeHorizon' as const;
+  protected readonly resourceType = EVENT_SOURCE_MAPPING;
+
+  protected check(esm: RenderedResource, model: StackModel): void {
+    const consumer = model.sqsConsumer(esm);
+    if (consumer === undefined) return;
+    const { fn, queue } = consumer;
+    const horizon = environmentVariable(fn, DEDUPE_HORIZON_ENV);
+    const ttl = environmentVariable(fn, ENV.inboxTtlSeconds);
+    const consequence =
+      'an event redriven after its inbox claim expired would be claimed again and have its effect applied a second time';
+    if (horizon === undefined || !/^\d+$/.test(horizon)) {
+      this.fail(
+        fn,
+        `Function ${fn.name} consumes queue ${queue.name} with ${horizon === undefined ? `no ${DEDUPE_HORIZON_ENV}` : `${DEDUPE_HORIZON_ENV} "${horizon}"`}: ` +
+          `it needs a whole number of seconds, the oldest event it may apply by itself; without it ${consequence}.`,
+      );
+      return;
+    }
+    // The InboxTtl rule reports a missing or malformed TTL.
+    if (ttl === undefined || !/^\d+$/.test(ttl)) return;
+    const largest = maxHorizonForClaimTtl(Number(ttl));
+    if (Number(horizon) > largest) {
+      this.fail(
+        fn,
+        `Function ${fn.name} has ${DEDUPE_HORIZON_ENV} ${horizon}, above its ${ENV.inboxTtlSeconds} ${ttl} minus ` +
+          `${DEDUPE_HORIZON_MARGIN_SECONDS} s (clock-skew margin) = ${largest} s: ${consequence}. ` +
+          `Lower the horizon or raise the TTL (lambdas/domain/dedupe-horizon.ts derives both).`,
+      );
+    }
+  }
+}
