@@ -565,6 +565,26 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
     });
   });
 
+  describe('the failure path is bounded too: a hung DLQ send cannot lose the batch answer', () => {
+    test('a poison record whose DLQ copy never completes is reported failed before the timeout; the other is acked', async () => {
+      h()
+        .sqs.on(h().sqsSdk.SendMessageCommand, { QueueUrl: QUEUES[name].dlq })
+        .callsFake(() => new Promise(() => undefined));
+      const records = [
+        message(h(), '{"not": "an order event"}', { messageId: 'm-poison' }),
+        message(h(), placed('ord-ok'), { messageId: 'm-ok' }),
+      ];
+      const started = Date.now();
+
+      const response = await h().handler({ Records: records }, lambdaContext(2_000));
+
+      expect(Date.now() - started).toBeLessThan(2_000);
+      // Not acked: the message stays on its queue and comes back, to be dead-lettered then.
+      expect(failedIds(response)).toEqual(['m-poison']);
+      expect(providerKeys(h())).toEqual([`${name}:ord-ok.placed`]);
+    });
+  });
+
   describe('provider calls: one at a time per event, and the done-mark retried on its own', () => {
     test('a copy delivered while the first is mid-call finds the lease held: it fails for later and calls nothing', async () => {
       const table = new FakeEffectsTable(h());
