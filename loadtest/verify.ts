@@ -20,7 +20,7 @@ import type { PlannedRequest } from './plan';
 import type { Target } from './target';
 
 /**
- * Checks every invariant the README lists ("Prove it") after a run, from the tables and the queues:
+ * Checks every invariant docs/proof-kit.md lists after a run, from the tables and the queues:
  * 1. orders = distinct (caller, Idempotency-Key) pairs that got a 201, and every
  *    201 for one key carried the same order, in answer to the same body (a key
  *    sent again with another body must be refused, not answered with the first order);

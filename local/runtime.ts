@@ -158,7 +158,7 @@ async function start(
   const sqsProxy = sqsEmulator ? await startCountingProxy(sqsEmulator.endpoint) : undefined;
   for (const proxy of [dynamoProxy, sqsProxy]) if (proxy !== undefined) stoppers.push(() => proxy.stop());
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (README, "Pitfalls worth knowing").
+  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (docs/pitfalls.md).
   const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
   const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
   // The pollers' receives and deletes are billed on AWS too, so they are counted, but they go

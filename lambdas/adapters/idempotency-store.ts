@@ -5,7 +5,7 @@ import { dynamoDbClient } from './aws-clients';
 /**
  * Powertools' DynamoDB persistence for idempotency records. One instance per
  * idempotency config: sharing one between configs completes records under the
- * wrong key prefix (Powertools 2.35.0, README "Pitfalls worth knowing").
+ * wrong key prefix (Powertools 2.35.0, docs/pitfalls.md).
  * The client is the process's own unless given (the simulation passes one
  * simulated invocation's).
  */

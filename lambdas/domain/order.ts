@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
-/** Limits from the public API contract (README, "HTTP API"). */
+/** Limits from the public API contract (docs/http-api.md). */
 export const MAX_ITEMS = 50;
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -92,7 +92,7 @@ export function orderTotalCents(items: readonly OrderLine[]): number {
   return items.reduce((sum, line) => sum + line.quantity * line.unitPriceCents, 0);
 }
 
-/** Loyalty points for an order: one point per whole currency unit (README, "Prove it"). */
+/** Loyalty points for an order: one point per whole currency unit (docs/proof-kit.md). */
 export function loyaltyPoints(totalCents: number): number {
   return Math.floor(totalCents / 100);
 }

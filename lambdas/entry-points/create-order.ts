@@ -26,7 +26,7 @@ import { callerRuleFromEnv } from '../handlers/order-api-support';
 import { ENV } from '../shared/env-names';
 
 /**
- * POST /orders: the HTTP idempotency contract (README, "HTTP API") around one use case.
+ * POST /orders: the HTTP idempotency contract (docs/http-api.md) around one use case.
  *
  * Order of work matters: the key and body are validated *before* the
  * idempotent section, so a rejected request stores nothing and a corrected

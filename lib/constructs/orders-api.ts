@@ -51,7 +51,7 @@ export interface OrdersApiProps {
 }
 
 /**
- * The public REST API (README, "HTTP API"): IAM (SigV4) on every method, request
+ * The public REST API (docs/http-api.md): IAM (SigV4) on every method, request
  * validation, access logs, stage throttling, and every gateway-made error as
  * application/problem+json like the ones the handlers make.
  */
@@ -160,7 +160,7 @@ export class OrdersApi extends Construct {
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
-      reason: 'Callers are IAM principals (SigV4); there is no Cognito user pool by design (README, "HTTP API").',
+      reason: 'Callers are IAM principals (SigV4); there is no Cognito user pool by design (docs/http-api.md).',
     });
   }
 

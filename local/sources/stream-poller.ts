@@ -12,7 +12,7 @@ import { sleep } from './sleep';
 interface Pending {
   record: StreamRecord;
   /**
-   * DynamoDB Local rounds ApproximateCreationDateTime to the minute (README, "Pitfalls worth knowing"),
+   * DynamoDB Local rounds ApproximateCreationDateTime to the minute (docs/pitfalls.md),
    * so record age is measured from when the poller read the record; locally
    * that is milliseconds after the write.
    */
@@ -259,7 +259,7 @@ export class StreamPoller {
     const known = record.eventName === 'INSERT' || record.eventName === 'MODIFY' || record.eventName === 'REMOVE';
     return {
       ...record,
-      // DynamoDB Local reports TTL deletions with an unknown event name (README, "Pitfalls worth knowing"); AWS reports a REMOVE by the service.
+      // DynamoDB Local reports TTL deletions with an unknown event name (docs/pitfalls.md); AWS reports a REMOVE by the service.
       ...(known
         ? {}
         : { eventName: 'REMOVE', userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' } }),

@@ -26,7 +26,7 @@ import { capturingLogger, startSynthesizedStack } from './fixtures';
 /**
  * The proof kit's fault matrix on the local runtime, at small scale: each fault
  * alone, then all together, every run verified against the invariants of
- * the README ("Prove it"). Then proof that the kit can fail: with one consumer's inbox claim
+ * docs/proof-kit.md. Then proof that the kit can fail: with one consumer's inbox claim
  * switched off (a test-only switch), the verification must report the doubles.
  */
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-kit-'));

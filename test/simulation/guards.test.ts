@@ -18,7 +18,7 @@ import { EFFECTS_TABLE } from './world/tables';
  * simulation is only worth its green runs if it turns red when a guard is
  * missing. Each test runs schedules 1, 2, ... until one violates the invariant
  * the guard protects, and checks that the same schedule with every guard on
- * holds it. The seed each one needed is in the README's guard table.
+ * holds it. The seed each one needed is in the guard table of docs/simulation.md.
  */
 const ORDERS = 100;
 

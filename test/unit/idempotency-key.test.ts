@@ -1,6 +1,6 @@
 import { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from '../../lambdas/domain/idempotency-key';
 
-/** The Idempotency-Key header (README, "HTTP API"): an RFC 9651 sf-string or a bare token, 1-255 printable ASCII. */
+/** The Idempotency-Key header (docs/http-api.md): an RFC 9651 sf-string or a bare token, 1-255 printable ASCII. */
 
 function keyOf(...values: string[]): string | undefined {
   const result = parseIdempotencyKey(values);

@@ -12,7 +12,7 @@ import {
 import { orderIdParam } from '../../lambdas/handlers/order-api-support';
 import { apiEvent, VALID_ORDER } from '../support/api-events';
 
-/** The order domain: body validation (the limits of the README's HTTP API), deterministic ids, totals. */
+/** The order domain: body validation (the limits of docs/http-api.md), deterministic ids, totals. */
 
 const line = (i: number) => ({ sku: `sku-${i}`, quantity: 1, unitPriceCents: 100 });
 

@@ -336,7 +336,7 @@ const oldBackoff = (fifo: boolean) => ({ baseSeconds: 2, capSeconds: fifo ? 60 :
  * maxConcurrency is lower (the event source mapping never runs more batches
  * at once than that). Lambda starts an SQS mapping at 5 concurrent batches and
  * scales up from there; 3 keeps batches of one queue contending while the
- * traces the README cites stay as they were.
+ * traces docs/simulation.md cites stay as they were.
  */
 const SIMULATED_POLLERS = 3;
 const STREAM_SHARDS = 2;
