@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
 import { orderPlacedEventId, type OrderLine } from '../domain/order';
@@ -27,6 +33,9 @@ import {
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
 } from './effects-table';
+
+/** The lease's two attributes, as the lease's expressions name them. */
+const LEASE_NAMES = { '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE, '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE };
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
@@ -121,21 +130,12 @@ abstract class InboxLedger {
    */
   async recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void> {
     if (this.inboxBypassed()) return;
-    await this.withRetries(
-      () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.options.tableName,
-            Key: inboxKey(this.consumer, eventId),
-            UpdateExpression: 'SET #done = :at',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
-            ExpressionAttributeValues: { ':at': this.now().toISOString() },
-          }),
-          { abortSignal: work?.signal },
-        ),
-      work,
-    );
+    await this.updateInboxEntry(eventId, work, {
+      UpdateExpression: 'SET #done = :at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
+      ExpressionAttributeValues: { ':at': this.now().toISOString() },
+    });
   }
 
   /**
@@ -149,33 +149,19 @@ abstract class InboxLedger {
   async leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease> {
     if (this.inboxBypassed()) return 'granted';
     try {
-      await this.withRetries(
-        () =>
-          this.client.send(
-            new UpdateCommand({
-              TableName: this.options.tableName,
-              Key: inboxKey(this.consumer, eventId),
-              UpdateExpression: 'SET #lease = :until, #holder = :me',
-              ConditionExpression:
-                'attribute_exists(pk) AND attribute_not_exists(#done) AND attribute_not_exists(#superseded) ' +
-                'AND (attribute_not_exists(#lease) OR #lease < :now OR #holder = :me)',
-              ExpressionAttributeNames: {
-                '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE,
-                '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
-                '#done': PROVIDER_CALL_DONE_ATTRIBUTE,
-                '#superseded': SUPERSEDED_BY_ATTRIBUTE,
-              },
-              ExpressionAttributeValues: {
-                ':until': work.leaseUntil,
-                ':me': work.leaseHolder,
-                ':now': this.now().getTime(),
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-            { abortSignal: work.signal },
-          ),
-        work,
-      );
+      await this.updateInboxEntry(eventId, work, {
+        UpdateExpression: 'SET #lease = :until, #holder = :me',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(#done) AND attribute_not_exists(#superseded) ' +
+          'AND (attribute_not_exists(#lease) OR #lease < :now OR #holder = :me)',
+        ExpressionAttributeNames: {
+          ...LEASE_NAMES,
+          '#done': PROVIDER_CALL_DONE_ATTRIBUTE,
+          '#superseded': SUPERSEDED_BY_ATTRIBUTE,
+        },
+        ExpressionAttributeValues: { ':until': work.leaseUntil, ':me': work.leaseHolder, ':now': this.now().getTime() },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return 'granted';
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -194,23 +180,26 @@ abstract class InboxLedger {
   async releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void> {
     if (this.inboxBypassed()) return;
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: inboxKey(this.consumer, eventId),
-          UpdateExpression: 'REMOVE #lease, #holder',
-          ConditionExpression: '#holder = :me',
-          ExpressionAttributeNames: {
-            '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE,
-            '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
-          },
-          ExpressionAttributeValues: { ':me': work.leaseHolder },
-        }),
-      );
+      await this.updateInboxEntry(eventId, work, {
+        UpdateExpression: 'REMOVE #lease, #holder',
+        ConditionExpression: '#holder = :me',
+        ExpressionAttributeNames: LEASE_NAMES,
+        ExpressionAttributeValues: { ':me': work.leaseHolder },
+      });
     } catch (error) {
       // Someone else's lease now (ours had lapsed and was taken): not ours to remove.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
+  }
+
+  /** One UpdateItem on this consumer's inbox entry for `eventId`, with the record's signal, retried on contention. */
+  private updateInboxEntry(
+    eventId: string,
+    work: RecordWork | undefined,
+    update: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
+  ): Promise<unknown> {
+    const input = { TableName: this.options.tableName, Key: inboxKey(this.consumer, eventId), ...update };
+    return this.withRetries(() => this.client.send(new UpdateCommand(input), { abortSignal: work?.signal }), work);
   }
 
   /** One write, retried on contention in-process (options.contention), never past the record's deadline. */

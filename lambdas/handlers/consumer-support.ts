@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { retryBackoffSeconds } from '../domain/backoff';
-import { isPastHorizon } from '../domain/dedupe-horizon';
+import { eventAgeSeconds } from '../domain/dedupe-horizon';
 import { PermanentError } from '../domain/errors';
 import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
@@ -150,9 +150,10 @@ function deadLetter(
  */
 function refusePastHorizon(event: EventEnvelope, settings: ConsumerSettings): void {
   const now = settings.now();
-  if (Number.isNaN(Date.parse(event.occurredAt)))
+  const age = eventAgeSeconds(event.occurredAt, now);
+  if (age === undefined)
     throw new PermanentError('SchemaViolation', `occurredAt "${event.occurredAt}" is not a timestamp`);
-  if (isPastHorizon(event.occurredAt, now, settings.dedupeHorizonSeconds))
+  if (age > settings.dedupeHorizonSeconds)
     throw new PermanentError(
       'DedupeHorizonPassed',
       `${event.eventId} occurred at ${event.occurredAt}, more than ${settings.dedupeHorizonSeconds} s before ` +

@@ -2,6 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { OrderEvent } from '../../lambdas/domain/events';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
+import { TEST_DEDUPE } from './dedupe';
 
 /**
  * The two SQS consumers with the SDK mocked, the SQS records Lambda hands
@@ -24,7 +25,7 @@ export async function loadConsumer(name: ConsumerName, env: Record<string, strin
 }
 
 /** The dedupe horizon the stack derives (21 days): the tests' consumers get it through their environment. */
-export const HORIZON_FOR_TESTS = 21 * 86_400;
+export const HORIZON_FOR_TESTS = TEST_DEDUPE.horizonSeconds;
 
 const QUEUE_NAME: Record<ConsumerName, string> = { fulfilment: 'fulfilment.fifo', loyalty: 'loyalty' };
 let messageSeq = 0;

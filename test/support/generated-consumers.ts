@@ -5,6 +5,7 @@ import type { QueueConsumerHandler } from '../../lambdas/handlers/queue-consumer
 import type { EventEnvelope } from '../../lambdas/messaging/envelope';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
+import { TEST_DEDUPE } from './dedupe';
 
 /**
  * A consumer made by `npm run new:consumer`, with the SDK mocked, for its unit
@@ -37,8 +38,8 @@ export async function loadGeneratedConsumer(
     {
       EFFECTS_TABLE_NAME: EFFECTS_TABLE,
       PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-      INBOX_TTL_SECONDS: String(22 * 86_400),
-      DEDUPE_HORIZON_SECONDS: String(21 * 86_400),
+      INBOX_TTL_SECONDS: String(TEST_DEDUPE.claimTtlSeconds),
+      DEDUPE_HORIZON_SECONDS: String(TEST_DEDUPE.horizonSeconds),
       QUEUE_URL: queueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
     },

@@ -24,6 +24,7 @@ import {
   testSqsClient,
   type TestQueues,
 } from './messaging';
+import { TEST_DEDUPE } from './dedupe';
 
 type ApiHandler = (
   e: APIGatewayProxyEvent,
@@ -72,8 +73,8 @@ export class PipelineFixture {
       EFFECTS_TABLE_NAME: this.tables.names.Effects,
       PROVIDER_LOG_TABLE_NAME: this.tables.names.ProviderLog,
       CONSUMER_ROUTES: JSON.stringify(testRoutes(this.queues)),
-      INBOX_TTL_SECONDS: String(22 * 86400),
-      DEDUPE_HORIZON_SECONDS: String(21 * 86400),
+      INBOX_TTL_SECONDS: String(TEST_DEDUPE.claimTtlSeconds),
+      DEDUPE_HORIZON_SECONDS: String(TEST_DEDUPE.horizonSeconds),
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
     };

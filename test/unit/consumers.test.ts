@@ -14,6 +14,7 @@ import {
   type ConsumerName,
   HORIZON_FOR_TESTS,
 } from '../support/consumers';
+import { TEST_DEDUPE } from '../support/dedupe';
 
 /**
  * The two consumer handlers, every record path, with the SDK mocked.
@@ -34,7 +35,7 @@ type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
-const INBOX_TTL_SECONDS = 22 * 86_400;
+const INBOX_TTL_SECONDS = TEST_DEDUPE.claimTtlSeconds;
 const QUEUES: Record<ConsumerName, { queue: string; dlq: string }> = {
   fulfilment: {
     queue: 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo',

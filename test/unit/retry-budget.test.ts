@@ -16,6 +16,7 @@ import {
 import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/shared/contention-retry';
 import { HORIZON_FOR_TESTS } from '../support/consumers';
 import { UNBOUNDED_WORK } from '../support/record-work';
+import { TEST_DEDUPE } from '../support/dedupe';
 
 /**
  * The retry budget in the consumers, with the SDK mocked: contention retried
@@ -36,7 +37,7 @@ async function load(name: ConsumerName): Promise<Harness> {
   return loadConsumer(name, {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
-    INBOX_TTL_SECONDS: String(22 * 86_400),
+    INBOX_TTL_SECONDS: String(TEST_DEDUPE.claimTtlSeconds),
     DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
     QUEUE_URL: QUEUE[name],
     DEAD_LETTER_QUEUE_URL: `${QUEUE[name]}-dlq`,
