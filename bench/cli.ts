@@ -8,21 +8,30 @@ import { costBreakdown, sqsBilledRequests, UNIT_PRICES, type CostBreakdown } fro
 import { orderPlacedEvent } from '../lambdas/domain/events';
 import { orderTotalCents } from '../lambdas/domain/order';
 import type { RuntimeStats } from '../local/runtime';
-import { compareConsumers } from './consumer-vs-peer';
+import { CLEAN_MIX } from './pipeline';
+import { scheduleDefinitions } from '../local/template/schedules';
+import { compareConsumers, type ConsumerKind } from './consumer-vs-peer';
 import { gbSecondsPerOrder, unitsByTable, unitsPerOrderByTable } from './cost-model';
+import { cpuMeter, perCpuSecond } from './cpu';
 import { benchDynamoDbClient, benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
-import { closingLines, ratio, stepRatesLine } from './figures';
+import { compareUnderFaults } from './fault-comparison';
+import { closingLines, consumerLine, faultLine, hopLine, ratio, stepRatesLine } from './figures';
+import { measureHops } from './hops';
+import { idleCost, idleCostLine, type ScheduledMeasurement } from './idle-cost';
 import { benchPlan, drivePlan, measurePipeline, measureReplays } from './pipeline';
 import { createPrivateTables, type PrivateTables } from './private-tables';
 import { measureStepRates } from './step-rates';
 import { acquireRuntime, type BenchFunction, type BenchRuntime } from './runtime';
 
 /**
- * `npm run bench [-- --profile quick|full] [--use-running] [--synth]`: the
- * emulator limit, the pipeline against it, this consumer against a Powertools
- * idempotency consumer, API first request against replay, and the cost per
- * million orders, in one run on the local runtime. Prints one line per figure
- * and writes bench-results/<id>.json.
+ * `npm run bench [-- --profile quick|full] [--hot-sku] [--use-running] [--synth]`:
+ * in one run on the local runtime, what exactly-once costs over what a user
+ * would build instead (a plain at-least-once consumer, a Powertools-idempotency
+ * one) and what those get wrong under the same seeded faults; the emulator
+ * limit, the pipeline against it (steady-window throughput, effect lag, lag
+ * per hop at light load, per CPU-second too); API first request against
+ * replay; cost per million orders and idle cost per month. Prints one line per
+ * figure and writes bench-results/<id>.json.
  */
 // The SDK's Node-version notice is noise between the figures (the runtime hides it the same way).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -33,10 +42,17 @@ export const BENCH_PROFILES = {
     limitConcurrency: 64,
     consumerMessages: 200,
     consumerConcurrency: 16,
-    pipelineOrders: 120,
+    pipelineOrders: 200,
+    /** Offered load: the drive must outlast the lag, or there is no steady window to measure. */
+    pipelineOrdersPerSecond: 15,
     connections: 16,
     defaultPlanOrders: 40,
     drainTimeoutMs: 120_000,
+    faultMessages: 200,
+    faultSeed: 7,
+    hopOrders: 10,
+    hopOrdersPerSecond: 2,
+    hotSkuOrders: 120,
   },
   full: {
     limitOrders: 1_000,
@@ -44,14 +60,21 @@ export const BENCH_PROFILES = {
     consumerMessages: 1_000,
     consumerConcurrency: 16,
     pipelineOrders: 600,
+    pipelineOrdersPerSecond: 30,
     connections: 16,
     defaultPlanOrders: 200,
     drainTimeoutMs: 240_000,
+    faultMessages: 200,
+    faultSeed: 7,
+    hopOrders: 30,
+    hopOrdersPerSecond: 2,
+    hotSkuOrders: 300,
   },
 };
 
-const USAGE = `Usage: npm run bench -- [--profile quick|full] [--use-running] [--synth] [--results-dir DIR]
-  --profile quick   under 2 minutes (CI); full (default) under 10 minutes
+const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku] [--use-running] [--synth] [--results-dir DIR]
+  --profile quick   a few minutes; full (default) under 15 minutes
+  --hot-sku         also run the pipeline with every order on 1-3 SKUs: rate, effect lag, tries per message
   --use-running     measure the runtime \`npm start\` runs (.local/outputs.json) instead of starting one
   --synth           synthesize even when cdk.out exists`;
 
@@ -61,6 +84,7 @@ async function main(): Promise<number> {
       profile: { type: 'string', default: 'full' },
       'use-running': { type: 'boolean', default: false },
       synth: { type: 'boolean', default: false },
+      'hot-sku': { type: 'boolean', default: false },
       'results-dir': { type: 'string', default: 'bench-results' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -80,9 +104,8 @@ async function main(): Promise<number> {
   const started = Date.now();
   const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
   try {
-    const results = await runBench(runtime, profile, print);
+    const results = await runBench(runtime, profile, values['hot-sku']!, print);
     const lines = closingLines(results.closing);
-    for (const line of lines) console.log(line);
     const dir = path.resolve(values['results-dir']!);
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${id}.json`);
@@ -102,6 +125,8 @@ async function main(): Promise<number> {
     console.log(
       `bench: results in ${path.relative(process.cwd(), file)} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
     );
+    // The closing lines last: the comparison under faults is the headline.
+    for (const line of lines) console.log(line);
     return 0;
   } finally {
     await runtime.stop();
@@ -111,6 +136,7 @@ async function main(): Promise<number> {
 async function runBench(
   runtime: BenchRuntime,
   profile: (typeof BENCH_PROFILES)['full'],
+  hotSku: boolean,
   print: (line: string) => void,
 ) {
   // The consumer comparison and the limit write to stream-less copies of the tables, so the running
@@ -120,7 +146,7 @@ async function runBench(
     const tables = stackTables(runtime);
     const direct = await createPrivateTables(admin, tables, `bench-${Date.now().toString(36)}`);
     try {
-      return await measureAll(runtime, profile, print, tables, direct);
+      return await measureAll(runtime, profile, hotSku, print, tables, direct);
     } finally {
       await direct.drop();
     }
@@ -142,6 +168,7 @@ function stackTables(runtime: BenchRuntime): Tables {
 async function measureAll(
   runtime: BenchRuntime,
   profile: (typeof BENCH_PROFILES)['full'],
+  hotSku: boolean,
   print: (line: string) => void,
   tables: Tables,
   direct: PrivateTables,
@@ -149,6 +176,18 @@ async function measureAll(
   const { target } = runtime;
   const load = () => os.loadavg()[0].toFixed(1);
   print(`runtime ${runtime.source}; ${os.cpus().length} CPUs, load average ${load()} at start`);
+  // CPU seconds of this process and every runtime process (the JVM, fauxqs, the function environments).
+  const cpu = cpuMeter(() => runtime.pids());
+  print(
+    cpu.includesChildren
+      ? 'CPU-normalised rates count this process and the runtime processes (DynamoDB Local, fauxqs, function environments)'
+      : 'CPU-normalised rates count this process only: the runtime processes are not reachable from here',
+  );
+  const cpuSpan = async <T>(work: () => Promise<T>): Promise<{ result: T; cpuSeconds: number }> => {
+    const before = cpu.read();
+    const result = await work();
+    return { result, cpuSeconds: cpu.read() - before };
+  };
 
   const label = (name: string) => Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0] ?? name;
   const limitOptions = {
@@ -165,7 +204,31 @@ async function measureAll(
     tables: direct.tables,
     messages: profile.consumerMessages,
     concurrency: profile.consumerConcurrency,
+    cpuSeconds: () => cpu.read(),
   });
+  const consumerNames: Record<ConsumerKind, string> = {
+    plain: 'plain at-least-once consumer',
+    powertools: 'Powertools-idempotency consumer',
+    ours: 'this consumer',
+  };
+  for (const [kind, side] of Object.entries(consumers.sides) as [ConsumerKind, (typeof consumers.sides)['ours']][])
+    console.log(
+      consumerLine(consumerNames[kind], side, perCpuSecond(consumers.messages, side.firstPassCpuSeconds), consumers),
+    );
+
+  const faults = await compareUnderFaults({
+    endpoint: runtime.dynamodbEndpoint,
+    region: target.region,
+    tables: direct.tables,
+    messages: profile.faultMessages,
+    concurrency: profile.consumerConcurrency,
+    seed: profile.faultSeed,
+  });
+  console.log(faultLine(faults));
+  print(
+    `fault model: a delivery's invocation lasts ${faults.timing.invocationMs} ms (Powertools' in-progress lock and this consumer's provider-call lease last as long); a delivery not acked comes back after ${faults.timing.visibilityMs} ms; a slow handler stalls ${faults.timing.slowMs} ms after its effect while a second copy arrives at ${faults.timing.concurrentAfterMs} ms`,
+  );
+
   const stepRates = await measureStepRates({
     endpoint: runtime.dynamodbEndpoint,
     region: target.region,
@@ -173,42 +236,78 @@ async function measureAll(
     requests: profile.consumerMessages,
     concurrency: profile.consumerConcurrency,
   });
-  const limitBefore = await measureEmulatorLimit(limitOptions);
-  for (const [name, side] of [
-    ['this consumer', consumers.ours],
-    ['Powertools-idempotency consumer', consumers.peer],
-  ] as const) {
-    print(
-      `${name}: first delivery ${side.messagesPerSecond.first.toFixed(0)} msg/s, ${side.roundTripsPerMessage.first.toFixed(1)} round trips/msg; duplicate ${side.messagesPerSecond.duplicate.toFixed(0)} msg/s, ${side.roundTripsPerMessage.duplicate.toFixed(1)} round trips/msg; provider calls/msg ${side.providerCallsPerMessage.first.toFixed(1)} then ${side.providerCallsPerMessage.duplicate.toFixed(1)} (${consumers.messages} messages at concurrency ${consumers.concurrency})`,
-    );
-  }
-
   console.log(stepRatesLine(stepRates));
+  const { result: limitBefore, cpuSeconds: limitCpu } = await cpuSpan(() => measureEmulatorLimit(limitOptions));
   print(`order mix (DynamoDB, from the code paths): ${limitBefore.mix}`);
   print(
-    `emulator limit ${limitBefore.ordersPerSecond.toFixed(1)} orders/s (${limitBefore.orders} orders at concurrency ${limitBefore.concurrency}, ${limitBefore.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
+    `emulator limit ${limitBefore.ordersPerSecond.toFixed(1)} orders/s, ${perCpuSecond(limitBefore.orders, limitCpu).toFixed(1)} orders per CPU-second (${limitBefore.orders} orders at concurrency ${limitBefore.concurrency}, ${limitBefore.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
   );
 
   // Pipeline, clean path: new orders only.
   const statsBefore = await runtime.stats();
   const fnBefore = runtime.functions();
-  const pipeline = await measurePipeline(target, {
-    orders: profile.pipelineOrders,
-    connections: profile.connections,
-    drainTimeoutMs: profile.drainTimeoutMs,
-    seed: 11,
-  });
+  const { result: pipeline, cpuSeconds: pipelineCpu } = await cpuSpan(() =>
+    measurePipeline(target, {
+      orders: profile.pipelineOrders,
+      connections: profile.connections,
+      drainTimeoutMs: profile.drainTimeoutMs,
+      seed: 11,
+      ordersPerSecond: profile.pipelineOrdersPerSecond,
+    }),
+  );
   const statsAfter = await runtime.stats();
   const fnAfter = runtime.functions();
-  print(
-    `pipeline ${pipeline.ordersPerSecond.toFixed(1)} orders/s end to end (${pipeline.accepted}/${pipeline.orders} accepted, first request to last effect ${(pipeline.firstRequestToLastEffectMs / 1000).toFixed(1)} s, ${profile.connections} connections, drained: ${pipeline.drained ? 'yes' : 'NO'}${pipeline.effectsMissing ? `, ${pipeline.effectsMissing} effects missing` : ''})`,
-  );
+  const pipelinePerCpu = cpu.includesChildren ? perCpuSecond(pipeline.accepted, pipelineCpu) : undefined;
+  print(pipelineLine('pipeline', pipeline, pipelinePerCpu, profile.connections));
   const profileLine = functionProfile(fnBefore, fnAfter);
   if (profileLine !== undefined) print(`where the pipeline's function time went: ${profileLine}`);
   for (const [consumer, lag] of Object.entries(pipeline.effectLagMs))
     print(
       `effect lag ${consumer}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (order accepted -> effect applied, ${lag.count} orders)`,
     );
+
+  // Hot SKUs: every order on one SKU per line position (at most 3), so the fulfilment consumer's
+  // inventory items are contended; tries per message from the consumers' own outcome metrics.
+  let hotSkuResult: Record<string, unknown> | undefined;
+  if (hotSku) {
+    const hotBefore = await runtime.stats();
+    const { result: hot, cpuSeconds: hotCpu } = await cpuSpan(() =>
+      measurePipeline(target, {
+        orders: profile.hotSkuOrders,
+        connections: profile.connections,
+        drainTimeoutMs: profile.drainTimeoutMs,
+        seed: 14,
+        skus: 1,
+        ordersPerSecond: profile.pipelineOrdersPerSecond,
+      }),
+    );
+    const hotAfter = await runtime.stats();
+    const tries = triesPerMessage(hotBefore.metrics, hotAfter.metrics, hot.accepted);
+    print(
+      pipelineLine(
+        'hot-SKU pipeline (1-3 SKUs)',
+        hot,
+        cpu.includesChildren ? perCpuSecond(hot.accepted, hotCpu) : undefined,
+        profile.connections,
+      ),
+    );
+    print(
+      `hot-SKU effect lag ${Object.entries(hot.effectLagMs)
+        .map(([c, lag]) => `${c} p50 ${lag.p50} ms, p99 ${lag.p99} ms`)
+        .join('; ')}; tries per message ${Object.entries(tries)
+        .map(([c, t]) => `${c} ${t.toFixed(2)}`)
+        .join(', ')} (consumer outcomes: applied + duplicate + transient + permanent failures, per order)`,
+    );
+    hotSkuResult = { ...hot, plan: undefined, observations: undefined, triesPerMessage: tries };
+  }
+
+  // Lag per hop at light load, after the loaded runs: every function environment is warm by then.
+  const hopPlan = benchPlan(target, profile.hopOrders, CLEAN_MIX, 13);
+  const hops = await measureHops(target, hopPlan, runtime.template, profile.drainTimeoutMs, profile.hopOrdersPerSecond);
+  print(
+    `lag per hop at light load (${hops.orders} orders at ${hops.ordersPerSecond}/s on one connection; local figures, no AWS latencies are measured here):`,
+  );
+  for (const hop of hops.hops) console.log(hopLine(hop.hop, hop.lag, hop.waitsOn));
 
   // API: the same requests again, each a replay.
   const replayBefore = await runtime.stats();
@@ -225,6 +324,7 @@ async function measureAll(
   const limit = {
     ...limitBefore,
     ordersPerSecond: (limitBefore.ordersPerSecond + limitAfter.ordersPerSecond) / 2,
+    ordersPerCpuSecond: perCpuSecond(limitBefore.orders, limitCpu),
     beforePipeline: limitBefore.ordersPerSecond,
     afterPipeline: limitAfter.ordersPerSecond,
   };
@@ -283,12 +383,25 @@ async function measureAll(
   printCost(`default plan (${plan.length} requests for ${ordersPlaced} orders)`, defaultPlan, print);
   if (runtime.functions() === undefined)
     print('Lambda duration not measured: only a runtime the bench starts itself reports per-function time');
+
+  // Idle cost: the template's fixed items, and one scheduled invocation measured while nothing else runs.
+  const idle = runtime.template === undefined ? undefined : idleCost(runtime.template, await measureScheduled(runtime));
+  if (idle === undefined) print('idle cost not computed: no synthesized template (cdk.out) found');
+  else console.log(idleCostLine(idle));
+  print(`prices: ${UNIT_PRICES.asOf}`);
   print(`load average ${load()} at the end (${os.cpus().length} CPUs): figures are as measured on a shared machine`);
 
+  const side = (kind: ConsumerKind) => ({
+    messagesPerSecond: consumers.sides[kind].messagesPerSecond.first,
+    roundTripsPerMessage: consumers.sides[kind].roundTripsPerMessage.first,
+  });
   return {
     emulatorLimit: limit,
     consumers: { ...consumers, stepRates },
-    pipeline: { ...pipeline, plan: undefined, observations: undefined },
+    faults,
+    hops,
+    pipeline: { ...pipeline, plan: undefined, observations: undefined, ordersPerCpuSecond: pipelinePerCpu },
+    hotSku: hotSkuResult,
     api: {
       firstRequest: pipeline.firstRequest,
       firstRequestDynamoDbCalls: limit.createOrderRoundTrips,
@@ -298,21 +411,83 @@ async function measureAll(
     cost: {
       cleanPath: clean,
       defaultPlan,
+      idle,
       statsDelta: { clean: delta(statsBefore, statsAfter), defaultPlan: delta(defaultBefore, defaultAfter) },
     },
     closing: {
-      pipelineOrdersPerSecond: pipeline.ordersPerSecond,
+      pipelineOrdersPerSecond: pipeline.steady?.ordersPerSecond,
+      pipelineOrdersPerCpuSecond: pipelinePerCpu,
       emulatorLimitOrdersPerSecond: limit.ordersPerSecond,
-      consumerMessagesPerSecond: consumers.ours.messagesPerSecond.first,
-      peerMessagesPerSecond: consumers.peer.messagesPerSecond.first,
-      consumerRoundTripsPerMessage: consumers.ours.roundTripsPerMessage.first,
-      peerRoundTripsPerMessage: consumers.peer.roundTripsPerMessage.first,
       apiReplayP50Ms: replays.latency.p50,
       apiFirstRequestP50Ms: pipeline.firstRequest.p50,
       cleanPathCostPerMillion: clean.totalPerMillionOrders,
       defaultPlanCostPerMillion: defaultPlan.totalPerMillionOrders,
+      idleCostPerMonth: idle?.totalPerMonth,
+      consumers: { plain: side('plain'), powertools: side('powertools'), ours: side('ours') },
+      faults: {
+        messages: faults.messages,
+        seed: faults.seed,
+        ours: faults.sides.ours.double,
+        plain: faults.sides.plain.double,
+        powertools: faults.sides.powertools.double,
+      },
     },
   };
+}
+
+function pipelineLine(
+  name: string,
+  p: Awaited<ReturnType<typeof measurePipeline>>,
+  perCpu: number | undefined,
+  connections: number,
+): string {
+  const steady =
+    p.steady === undefined
+      ? 'steady window: none (the last order was accepted before the first completed)'
+      : `${p.steady.ordersPerSecond.toFixed(1)} orders/s over the steady window (${p.steady.completed} orders completed in ${(p.steady.spanMs / 1000).toFixed(1)} s between the first order completed and the last accepted)`;
+  const cpuPart = perCpu === undefined ? 'per CPU-second not measured' : `${perCpu.toFixed(1)} orders per CPU-second`;
+  return `${name} ${steady}; ${p.ordersPerSecond.toFixed(1)} orders/s end to end (first request to last effect ${(p.firstRequestToLastEffectMs / 1000).toFixed(1)} s, fixed lag included); ${cpuPart}; ${p.accepted}/${p.orders} accepted, offered ${p.offeredOrdersPerSecond ?? 'unpaced'} orders/s on ${connections} connections, drained: ${p.drained ? 'yes' : 'NO'}${p.effectsMissing ? `, ${p.effectsMissing} effects missing` : ''}`;
+}
+
+/** Consumer tries per order over a phase, from the outcome metrics the consumers emit. */
+function triesPerMessage(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  orders: number,
+): Record<string, number> {
+  const tries: Record<string, number> = {};
+  for (const [key, value] of Object.entries(after)) {
+    const match = /^(EffectApplied|DuplicateSuppressed|TransientFailure|PermanentFailure)\{consumer=([^,}]+)/.exec(key);
+    if (match === null) continue;
+    tries[match[2]] = (tries[match[2]] ?? 0) + value - (before[key] ?? 0);
+  }
+  return Object.fromEntries(Object.entries(tries).map(([c, n]) => [c, ratio(n, orders)]));
+}
+
+/**
+ * One invocation of each scheduled function, at idle (after the last drain), with what it read and
+ * logged: the runtime's counters move only for it then. Empty for a runtime the bench did not start.
+ */
+async function measureScheduled(runtime: BenchRuntime): Promise<Record<string, ScheduledMeasurement>> {
+  const measured: Record<string, ScheduledMeasurement> = {};
+  if (runtime.template === undefined || runtime.invoke === undefined) return measured;
+  for (const schedule of scheduleDefinitions(runtime.template).schedules)
+    for (const { functionLogicalId: id } of schedule.targets) {
+      const event = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
+      await runtime.invoke(id, event); // warm: a cold start is not the steady cost
+      const stats = await runtime.stats();
+      const busy = runtime.functions()?.find((f) => f.logicalId === id)?.busyMs ?? 0;
+      const logs = runtime.logBytes();
+      await runtime.invoke(id, event);
+      const after = await runtime.stats();
+      const logsAfter = runtime.logBytes();
+      measured[id] = {
+        durationMs: (runtime.functions()?.find((f) => f.logicalId === id)?.busyMs ?? 0) - busy,
+        readUnits: after.dynamodbReads - stats.dynamodbReads,
+        logBytes: logs === undefined || logsAfter === undefined ? undefined : logsAfter - logs,
+      };
+    }
+  return measured;
 }
 
 function gbSeconds(

@@ -1,153 +1,252 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { DynamoDbLoyaltyLedger } from '../lambdas/adapters/dynamodb-ledgers';
 import { customerKey } from '../lambdas/adapters/effects-table';
 import { RecordingProvider } from '../lambdas/adapters/recording-provider';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../lambdas/domain/events';
 import { loyaltyPoints, orderTotalCents } from '../lambdas/domain/order';
+import type { ExternalProvider } from '../lambdas/ports/providers';
 import { creditLoyaltyPoints } from '../lambdas/use-cases/apply-order-events';
-import { BENCH_LAMBDA_CONTEXT, benchDynamoDbClient, benchOrder, type Tables } from './emulator-limit';
+import { unitsByTable } from './cost-model';
+import { benchDynamoDbClient, benchOrder, type Tables } from './emulator-limit';
+import type { Delivery, DeliveryHooks, FaultConsumer } from './fault-schedule';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 import { countRoundTrips, type RoundTripLog } from './round-trips';
 
 /**
- * This design's loyalty consumer against what a user would otherwise build:
- * Powertools' `makeIdempotent` around a handler that does the same effect as a
- * plain, non-transactional `ADD points` and the same provider call, with
- * Powertools' lock and completion records (here in the same Effects table,
- * keyed pk/sk as Powertools allows). Same messages, same concurrency, each
- * delivered twice (first delivery, then the duplicate).
+ * Three loyalty consumers over the same Effects table, each doing the same
+ * effect (`ADD points` on the customer) and the same provider call (the mail,
+ * through the provider log), built here and nowhere else:
+ * - plain: what a user writes first, at-least-once: the effect, the call, then ack;
+ * - Powertools: `makeIdempotent` around that handler (lock, effect, call, completion
+ *   record), its records in the same table keyed pk/sk as Powertools allows;
+ * - this design: the loyalty use case (inbox claim + effect in one transaction,
+ *   the call, the done-mark), with the real consumer's provider-call lease.
+ * Each writes its own customer items (`<customer>-plain`, `<customer>-powertools`,
+ * `<customer>`), so the effect state of each can be read back apart.
  *
- * Round trips per message count the DynamoDB requests of the consumer itself;
- * the provider log write stands in for an external provider's API (both sides
- * make it once per first delivery) and is reported separately.
+ * Round trips and write units per message count the consumer's own DynamoDB
+ * requests; the provider log write stands in for an external provider's API
+ * (every side makes it once per first delivery) and is reported separately.
  */
+export const CONSUMER_KINDS = ['plain', 'powertools', 'ours'] as const;
+export type ConsumerKind = (typeof CONSUMER_KINDS)[number];
+
+export interface BenchConsumer {
+  kind: ConsumerKind;
+  consume: FaultConsumer<OrderPlacedEvent>;
+  log: RoundTripLog;
+  client: DynamoDBClient;
+  /** Points on each customer's item of this consumer, by customer id. */
+  pointsOf(customerIds: readonly string[]): Promise<Map<string, number>>;
+  destroy(): void;
+}
+
+const NO_HOOKS: DeliveryHooks = { afterEffect: async () => undefined };
+
+/** A provider that runs the delivery's hook first: the crash point after the effect, before the call. */
+function afterEffect(provider: ExternalProvider, hooks: DeliveryHooks): ExternalProvider {
+  return {
+    send: async (key, payload, options) => {
+      await hooks.afterEffect();
+      await provider.send(key, payload, options);
+    },
+  };
+}
+
+export function buildConsumer(
+  kind: ConsumerKind,
+  options: { endpoint: string; region: string; tables: Tables; runId: string; invocationMs: number },
+): BenchConsumer {
+  const client = benchDynamoDbClient(options.endpoint, options.region);
+  const log = countRoundTrips(client);
+  const docs = DynamoDBDocumentClient.from(client);
+  const table = options.tables.effects;
+  const itemOf = (customerId: string) => (kind === 'ours' ? customerId : `${customerId}-${kind}`);
+  const mail = new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-mail`);
+
+  // The plain handler: the effect, the hook, the call. Powertools wraps exactly this.
+  const plain = async (event: OrderPlacedEvent, hooks: DeliveryHooks) => {
+    const points = loyaltyPoints(event.payload.totalCents);
+    await docs.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: customerKey(itemOf(event.payload.customerId)),
+        UpdateExpression: 'SET customerId = :id ADD points :points',
+        ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
+      }),
+    );
+    await hooks.afterEffect();
+    await mail.send(`${kind}-loyalty:${event.eventId}`, {
+      customerId: event.payload.customerId,
+      orderId: event.entityId,
+      pointsEarned: points,
+    });
+    return { points };
+  };
+
+  let consume: FaultConsumer<OrderPlacedEvent>;
+  if (kind === 'plain') {
+    consume = async (event, hooks) => void (await plain(event, hooks));
+  } else if (kind === 'powertools') {
+    const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: 3 * 24 * 3600 });
+    // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
+    config.registerLambdaContext({ getRemainingTimeInMillis: () => options.invocationMs } as unknown as Context);
+    const wrapped = makeIdempotent(plain, {
+      persistenceStore: new DynamoDBPersistenceLayer({
+        tableName: table,
+        awsSdkV3Client: client,
+        keyAttr: 'pk',
+        sortKeyAttr: 'sk',
+        staticPkValue: 'POWERTOOLS',
+        expiryAttr: 'expiresAt',
+      }),
+      config,
+      keyPrefix: `bench-powertools-${options.runId}`,
+    });
+    consume = async (event, hooks) => void (await wrapped(event, hooks));
+  } else {
+    const ledger = new DynamoDbLoyaltyLedger(docs, {
+      consumer: 'loyalty',
+      tableName: table,
+      inboxTtlSeconds: 3 * 24 * 3600,
+    });
+    consume = async (event, hooks, delivery: Delivery) =>
+      void (await creditLoyaltyPoints(
+        event,
+        { ledger, mail: afterEffect(mail, hooks) },
+        // As the queue consumer gives it: the lease on the provider call lasts the invocation.
+        {
+          // Never aborted (no deadline is enforced here), one per delivery as in the handler.
+          signal: new AbortController().signal,
+          deadline: delivery.invocationEndsAt,
+          leaseUntil: delivery.invocationEndsAt,
+          leaseHolder: delivery.id,
+        },
+      ));
+  }
+
+  const pointsOf = async (customerIds: readonly string[]) => {
+    const found = new Map<string, number>();
+    for (let i = 0; i < customerIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = customerIds
+        .slice(i, i + 100)
+        .map((id) => customerKey(itemOf(id)));
+      while (keys !== undefined && keys.length > 0) {
+        const output: BatchGetCommandOutput = await docs.send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of output.Responses?.[table] ?? [])
+          found.set(String(item.customerId), Number(item.points ?? 0));
+        keys = output.UnprocessedKeys?.[table]?.Keys;
+      }
+    }
+    return found;
+  };
+  return { kind, consume, log, client, pointsOf, destroy: () => client.destroy() };
+}
+
+/** OrderPlaced events of the bench's loyalty orders, `offset`..`offset + count - 1`, one customer each when `ownCustomer`. */
+export function benchEvents(runId: string, count: number, offset = 0, ownCustomer = false): OrderPlacedEvent[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = offset + i;
+    const request = benchOrder(runId, n);
+    const order = {
+      orderId: `${runId}-order-${n}`,
+      customerId: ownCustomer ? `${runId}-only-${n}` : request.customerId,
+      items: request.items,
+      totalCents: orderTotalCents(request.items),
+    };
+    return orderPlacedEvent(order, new Date().toISOString());
+  });
+}
+
 export interface ConsumerSide {
   messagesPerSecond: { first: number; duplicate: number };
   roundTripsPerMessage: { first: number; duplicate: number };
+  writeUnitsPerMessage: { first: number; duplicate: number };
   providerCallsPerMessage: { first: number; duplicate: number };
+  /** Wall-clock ms of the first-delivery pass (for the CPU-normalised rate). */
+  firstPassMs: number;
+  /** CPU seconds the bench and the emulators used during the first-delivery pass; undefined when not measured. */
+  firstPassCpuSeconds?: number;
 }
 
 export interface ConsumerComparison {
   messages: number;
   concurrency: number;
-  ours: ConsumerSide;
-  peer: ConsumerSide;
+  sides: Record<ConsumerKind, ConsumerSide>;
 }
 
-type Consume = (event: OrderPlacedEvent) => Promise<unknown>;
-
+/** Without faults: each consumer alone, the same messages at the same concurrency, then each message again. */
 export async function compareConsumers(options: {
   endpoint: string;
   region: string;
   tables: Tables;
   messages: number;
   concurrency: number;
+  /** CPU seconds used so far by the bench and the emulators, if measurable. */
+  cpuSeconds?: () => number | undefined;
 }): Promise<ConsumerComparison> {
   const runId = `bc${Date.now().toString(36)}`;
-  const makeEvents = (count: number, offset: number) =>
-    Array.from({ length: count }, (_, i) => {
-      const n = offset + i;
-      const request = benchOrder(runId, n);
-      const order = {
-        orderId: `${runId}-order-${n}`,
-        customerId: request.customerId,
-        items: request.items,
-        totalCents: orderTotalCents(request.items),
-      };
-      return orderPlacedEvent(order, new Date().toISOString());
-    });
-  const events = makeEvents(options.messages, 0);
-  // Other events, to warm the emulator's JIT and both clients before anything is measured.
-  const warmUp = makeEvents(Math.ceil(options.messages / 4), options.messages);
-  const client = () => benchDynamoDbClient(options.endpoint, options.region);
-
-  const oursClient = client();
-  const oursLog = countRoundTrips(oursClient);
-  const oursDocs = DynamoDBDocumentClient.from(oursClient);
-  const oursDeps = {
-    ledger: new DynamoDbLoyaltyLedger(oursDocs, {
-      consumer: 'loyalty',
-      tableName: options.tables.effects,
-      inboxTtlSeconds: 3 * 24 * 3600,
-    }),
-    mail: new RecordingProvider(oursDocs, options.tables.providerLog, 'bench-mail'),
-  };
-  const ours: Consume = (event) => creditLoyaltyPoints(event, oursDeps);
-
-  const peerClient = client();
-  const peerLog = countRoundTrips(peerClient);
-  const peerDocs = DynamoDBDocumentClient.from(peerClient);
-  const peerMail = new RecordingProvider(peerDocs, options.tables.providerLog, 'bench-peer-mail');
-  const peerConfig = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: 3 * 24 * 3600 });
-  peerConfig.registerLambdaContext(BENCH_LAMBDA_CONTEXT);
-  const peer: Consume = makeIdempotent(
-    async (event: OrderPlacedEvent) => {
-      const points = loyaltyPoints(event.payload.totalCents);
-      await peerDocs.send(
-        new UpdateCommand({
-          TableName: options.tables.effects,
-          Key: customerKey(`${event.payload.customerId}-peer`),
-          UpdateExpression: 'SET customerId = :id ADD points :points',
-          ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
-        }),
-      );
-      await peerMail.send(`peer-loyalty:${event.eventId}`, {
-        customerId: event.payload.customerId,
-        orderId: event.entityId,
-        pointsEarned: points,
-      });
-      return { points };
-    },
-    {
-      persistenceStore: new DynamoDBPersistenceLayer({
-        tableName: options.tables.effects,
-        awsSdkV3Client: peerClient,
-        keyAttr: 'pk',
-        sortKeyAttr: 'sk',
-        staticPkValue: 'POWERTOOLS',
-        expiryAttr: 'expiresAt',
-      }),
-      config: peerConfig,
-      keyPrefix: `bench-peer-${runId}`,
-    },
-  );
-
+  const events = benchEvents(runId, options.messages);
+  // Other events, to warm the emulator's JIT and every client before anything is measured.
+  const warmUp = benchEvents(runId, Math.ceil(options.messages / 4), options.messages);
+  const consumers = CONSUMER_KINDS.map((kind) => buildConsumer(kind, { ...options, runId, invocationMs: 30_000 }));
+  const provider = options.tables.providerLog;
+  const label = (t: string) => (t === provider ? 'provider' : 'own');
   try {
-    // Warm both clients (connection set-up is not the consumer's cost).
-    for (const c of [oursClient, peerClient])
-      await c.send(new DescribeTableCommand({ TableName: options.tables.effects }));
-    for (const consume of [ours, peer])
-      await runPool(warmUp.length, options.concurrency, async (i) => void (await consume(warmUp[i])));
-    const side = async (consume: Consume, log: RoundTripLog): Promise<ConsumerSide> => {
+    for (const c of consumers) await c.client.send(new DescribeTableCommand({ TableName: options.tables.effects }));
+    for (const c of consumers)
+      await runPool(warmUp.length, options.concurrency, async (i) =>
+        c.consume(warmUp[i], NO_HOOKS, { id: `w${i}`, attempt: 1, invocationEndsAt: Date.now() + 30_000 }),
+      );
+    const sides = {} as Record<ConsumerKind, ConsumerSide>;
+    for (const c of consumers) {
       const pass = async () => {
-        log.reset();
-        const ms = await runPool(events.length, options.concurrency, async (i) => {
-          await consume(events[i]);
-        });
-        const provider = log.trips.filter((t) => t.tables.includes(options.tables.providerLog)).length;
+        c.log.reset();
+        const cpuBefore = options.cpuSeconds?.();
+        const ms = await runPool(events.length, options.concurrency, (i) =>
+          c.consume(events[i], NO_HOOKS, {
+            id: `m${i}-${Date.now()}`,
+            attempt: 1,
+            invocationEndsAt: Date.now() + 30_000,
+          }),
+        );
+        const cpuAfter = options.cpuSeconds?.();
+        const units = unitsByTable(c.log.trips, label);
+        const providerTrips = c.log.trips.filter((t) => t.tables.includes(provider)).length;
         return {
+          ms,
+          cpu: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
           rate: perSecond(events.length, ms),
-          trips: (log.trips.length - provider) / events.length,
-          provider: provider / events.length,
+          trips: (c.log.trips.length - providerTrips) / events.length,
+          writeUnits: (units.own?.writeUnits ?? 0) / events.length,
+          provider: providerTrips / events.length,
         };
       };
       const first = await pass();
       const duplicate = await pass();
-      return {
+      sides[c.kind] = {
         messagesPerSecond: { first: first.rate, duplicate: duplicate.rate },
         roundTripsPerMessage: { first: first.trips, duplicate: duplicate.trips },
+        writeUnitsPerMessage: { first: first.writeUnits, duplicate: duplicate.writeUnits },
         providerCallsPerMessage: { first: first.provider, duplicate: duplicate.provider },
+        firstPassMs: first.ms,
+        firstPassCpuSeconds: first.cpu,
       };
-    };
-    const oursSide = await side(ours, oursLog);
-    const peerSide = await side(peer, peerLog);
-    return { messages: events.length, concurrency: options.concurrency, ours: oursSide, peer: peerSide };
+    }
+    return { messages: events.length, concurrency: options.concurrency, sides };
   } finally {
-    oursClient.destroy();
-    peerClient.destroy();
+    for (const c of consumers) c.destroy();
   }
 }

@@ -2,7 +2,7 @@ import { percentile } from '../loadtest/report';
 
 /**
  * The bench's arithmetic and its output lines, kept free of I/O so the unit
- * tests can pin both: percentiles, rates, ratios and the four closing lines.
+ * tests can pin both: percentiles, rates, ratios, the steady window and the closing lines.
  */
 export interface LatencySummary {
   count: number;
@@ -25,17 +25,51 @@ export function ratio(a: number, b: number): number {
   return b === 0 ? 0 : a / b;
 }
 
+/**
+ * Pipeline throughput without the fixed lag: from the first order completed
+ * (every effect applied) to the last order accepted, the orders completed in
+ * between over that span. Until the first completion the pipeline is filling,
+ * after the last acceptance it is draining; in between it runs as fast as the
+ * offered load lets it. Undefined when the last order was accepted before the
+ * first completed (a run shorter than the lag has no steady window).
+ */
+export interface SteadyWindow {
+  startMs: number;
+  endMs: number;
+  spanMs: number;
+  completed: number;
+  ordersPerSecond: number;
+}
+
+export function steadyWindow(acceptedAt: readonly number[], completedAt: readonly number[]): SteadyWindow | undefined {
+  if (acceptedAt.length === 0 || completedAt.length === 0) return undefined;
+  const startMs = Math.min(...completedAt);
+  const endMs = Math.max(...acceptedAt);
+  if (endMs <= startMs) return undefined;
+  // The completion that opens the window is its start, not part of its rate.
+  const completed = completedAt.filter((t) => t > startMs && t <= endMs).length;
+  const spanMs = endMs - startMs;
+  return { startMs, endMs, spanMs, completed, ordersPerSecond: perSecond(completed, spanMs) };
+}
+
+export interface ConsumerFigures {
+  messagesPerSecond: number;
+  roundTripsPerMessage: number;
+}
+
 export interface ClosingFigures {
-  pipelineOrdersPerSecond: number;
+  /** Steady-window orders/s; undefined when the run had no steady window. */
+  pipelineOrdersPerSecond: number | undefined;
+  /** Orders per CPU-second over the pipeline phase; undefined when not measured. */
+  pipelineOrdersPerCpuSecond: number | undefined;
   emulatorLimitOrdersPerSecond: number;
-  consumerMessagesPerSecond: number;
-  peerMessagesPerSecond: number;
-  consumerRoundTripsPerMessage: number;
-  peerRoundTripsPerMessage: number;
   apiReplayP50Ms: number;
   apiFirstRequestP50Ms: number;
   cleanPathCostPerMillion: number;
   defaultPlanCostPerMillion: number;
+  idleCostPerMonth: number | undefined;
+  consumers: { plain: ConsumerFigures; powertools: ConsumerFigures; ours: ConsumerFigures };
+  faults: { messages: number; seed: number; ours: number; plain: number; powertools: number };
 }
 
 /** Round trips print without decimals when whole (1 vs 3), else with one. */
@@ -43,15 +77,66 @@ function count(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
-/** The four lines that close every bench run, in this exact form. */
+/** The lines that close every bench run, in this exact form; the comparison under faults is the last. */
 export function closingLines(f: ClosingFigures): string[] {
-  const pipelineShare = Math.round(100 * ratio(f.pipelineOrdersPerSecond, f.emulatorLimitOrdersPerSecond));
+  const { plain, powertools, ours } = f.consumers;
+  const pipeline =
+    f.pipelineOrdersPerSecond === undefined
+      ? `bench: pipeline steady-window throughput not measured (the last order was accepted before the first completed: too few orders for the lag); emulator limit ${f.emulatorLimitOrdersPerSecond.toFixed(1)} orders/s`
+      : `bench: pipeline ${f.pipelineOrdersPerSecond.toFixed(1)} orders/s over the steady window = ${Math.round(100 * ratio(f.pipelineOrdersPerSecond, f.emulatorLimitOrdersPerSecond))}% of the emulator limit (${f.emulatorLimitOrdersPerSecond.toFixed(1)} orders/s)`;
+  const cpu =
+    f.pipelineOrdersPerCpuSecond === undefined
+      ? '; per CPU-second not measured'
+      : `; ${f.pipelineOrdersPerCpuSecond.toFixed(1)} orders per CPU-second`;
+  const idle = f.idleCostPerMonth === undefined ? '' : `; idle $${f.idleCostPerMonth.toFixed(2)} per month`;
   return [
-    `bench: pipeline ${f.pipelineOrdersPerSecond.toFixed(1)} orders/s = ${pipelineShare}% of the emulator limit (${f.emulatorLimitOrdersPerSecond.toFixed(1)} orders/s)`,
-    `bench: consumer ${ratio(f.consumerMessagesPerSecond, f.peerMessagesPerSecond).toFixed(1)}x a Powertools-idempotency consumer (${Math.round(f.consumerMessagesPerSecond)} vs ${Math.round(f.peerMessagesPerSecond)} msg/s); round trips per message ${count(f.consumerRoundTripsPerMessage)} vs ${count(f.peerRoundTripsPerMessage)}`,
+    `${pipeline}${cpu}`,
     `bench: api replay p50 ${ratio(f.apiReplayP50Ms, f.apiFirstRequestP50Ms).toFixed(2)}x first-request p50 (${Math.round(f.apiReplayP50Ms)} vs ${Math.round(f.apiFirstRequestP50Ms)} ms)`,
-    `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million orders (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)`,
+    `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million orders (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)${idle}`,
+    `bench: exactly-once ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)}; ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer`,
+    `bench: double effects under crash and duplicate faults (${f.faults.messages} messages, seed ${f.faults.seed}): this ${f.faults.ours}, plain ${f.faults.plain}, Powertools ${f.faults.powertools}`,
   ];
+}
+
+/** One consumer's figures without faults, first delivery then duplicate, with the CPU-normalised rate. */
+export function consumerLine(
+  name: string,
+  side: {
+    messagesPerSecond: { first: number; duplicate: number };
+    roundTripsPerMessage: { first: number; duplicate: number };
+    writeUnitsPerMessage: { first: number; duplicate: number };
+    providerCallsPerMessage: { first: number; duplicate: number };
+  },
+  perCpuSecond: number | undefined,
+  run: { messages: number; concurrency: number },
+): string {
+  const cpu =
+    perCpuSecond === undefined ? 'per CPU-second not measured' : `${perCpuSecond.toFixed(0)} msg per CPU-second`;
+  return `bench: ${name}: first delivery ${side.messagesPerSecond.first.toFixed(0)} msg/s (${cpu}), ${side.roundTripsPerMessage.first.toFixed(1)} round trips and ${side.writeUnitsPerMessage.first.toFixed(1)} WRU/msg; duplicate ${side.messagesPerSecond.duplicate.toFixed(0)} msg/s, ${side.roundTripsPerMessage.duplicate.toFixed(1)} round trips and ${side.writeUnitsPerMessage.duplicate.toFixed(1)} WRU/msg; provider calls/msg ${side.providerCallsPerMessage.first.toFixed(1)} then ${side.providerCallsPerMessage.duplicate.toFixed(1)} (${run.messages} messages at concurrency ${run.concurrency})`;
+}
+
+/** The fault comparison's detail line: the schedule, then per consumer what it did and how often it applied twice. */
+export function faultLine(f: {
+  messages: number;
+  seed: number;
+  faults: Record<string, number>;
+  sides: Record<string, { deliveries: number; crashes: number; failures: number; double: number; missing: number }>;
+}): string {
+  const schedule = Object.entries(f.faults)
+    .map(([fault, n]) => `${fault} ${n}`)
+    .join(', ');
+  const sides = Object.entries(f.sides)
+    .map(
+      ([name, s]) =>
+        `${name} ${s.double} double, ${s.missing} missing (${s.deliveries} deliveries, ${s.crashes} crashes, ${s.failures} retried)`,
+    )
+    .join('; ');
+  return `bench: faults (${f.messages} messages, seed ${f.seed}): ${schedule}; ${sides}`;
+}
+
+/** One hop of the effect lag at light load, with what the hop waits on locally. */
+export function hopLine(hop: string, lag: LatencySummary, waitsOn: string): string {
+  return `bench: lag ${hop}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (${lag.count} events; ${waitsOn})`;
 }
 
 export interface StepRateFigures {

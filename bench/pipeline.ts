@@ -5,7 +5,7 @@ import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
 import { seededRandom } from '../loadtest/random';
 import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../loadtest/sampler';
 import type { Target } from '../loadtest/target';
-import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
+import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
 
 /**
  * The pipeline end to end, through the proof kit's own plan, driver and drain:
@@ -13,12 +13,16 @@ import { perSecond, summarizeLatencies, type LatencySummary } from './figures';
  * replay). Effects are read back from the provider log, where each consumer's
  * last step records its first call: `<consumer>:<eventId>` with firstCalledAt.
  */
-const CLEAN_MIX: Mix = { new: 1, retrySequential: 0, retryConcurrent: 0, cancel: 0, read: 0 };
+export const CLEAN_MIX: Mix = { new: 1, retrySequential: 0, retryConcurrent: 0, cancel: 0, read: 0 };
 
 export interface PipelineResult {
   orders: number;
   accepted: number;
+  offeredOrdersPerSecond?: number;
+  /** First request to last effect: fixed lag included. */
   ordersPerSecond: number;
+  /** Orders completed (every effect applied) between the first effect and the last order accepted. */
+  steady: SteadyWindow | undefined;
   firstRequestToLastEffectMs: number;
   effectLagMs: Record<string, LatencySummary>;
   effectsMissing: number;
@@ -28,29 +32,44 @@ export interface PipelineResult {
   observations: Observation[];
 }
 
-export function benchPlan(target: Target, orders: number, mix: Mix, seed: number): PlannedRequest[] {
+export function benchPlan(
+  target: Target,
+  orders: number,
+  mix: Mix,
+  seed: number,
+  skus = Math.max(5, Math.ceil(orders / 12)),
+): PlannedRequest[] {
   const runId = `bp${Date.now().toString(36)}${seed}`;
   return buildPlan(seededRandom(seed), {
     orders,
     mix,
     callers: target.callers.map((c) => c.arn),
     customers: Math.max(5, Math.ceil(orders / 8)),
-    skus: Math.max(5, Math.ceil(orders / 12)),
+    // 1: every order on one SKU per line position (the proof kit's hot-sku profile).
+    skus,
     runId,
     orderIdOf: deriveOrderId,
   });
 }
 
-export async function drivePlan(target: Target, plan: readonly PlannedRequest[], connections: number) {
-  return drive(plan, { apiUrl: target.apiUrl, region: target.region, callers: target.callers, connections });
+export async function drivePlan(target: Target, plan: readonly PlannedRequest[], connections: number, rate?: number) {
+  return drive(plan, { apiUrl: target.apiUrl, region: target.region, callers: target.callers, connections, rate });
 }
 
 export async function measurePipeline(
   target: Target,
-  options: { orders: number; connections: number; drainTimeoutMs: number; seed: number },
+  options: {
+    orders: number;
+    connections: number;
+    drainTimeoutMs: number;
+    seed: number;
+    skus?: number;
+    /** Offered load; undefined: as fast as the connections go. */
+    ordersPerSecond?: number;
+  },
 ): Promise<PipelineResult> {
-  const plan = benchPlan(target, options.orders, CLEAN_MIX, options.seed);
-  const driven = await drivePlan(target, plan, options.connections);
+  const plan = benchPlan(target, options.orders, CLEAN_MIX, options.seed, options.skus);
+  const driven = await drivePlan(target, plan, options.connections, options.ordersPerSecond);
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
   const accepted = driven.observations.filter((o) => o.status === 201);
   const acceptedAt = new Map(acceptedOrders(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
@@ -58,23 +77,30 @@ export async function measurePipeline(
   const lags: Record<string, number[]> = Object.fromEntries(CONSUMER_NAMES.map((c) => [c, []]));
   let lastEffect = 0;
   let missing = 0;
+  const completedAt: number[] = [];
   for (const [eventId, at] of acceptedAt) {
+    let complete = 0;
     for (const consumer of CONSUMER_NAMES) {
       const when = applied.get(`${consumer}:${eventId}`);
       if (when === undefined) {
         missing++;
+        complete = Number.NaN;
         continue;
       }
       lags[consumer].push(Math.max(0, when - at));
       lastEffect = Math.max(lastEffect, when);
+      complete = Math.max(complete, when);
     }
+    if (!Number.isNaN(complete)) completedAt.push(complete);
   }
   const firstRequest = Math.min(...driven.observations.map((o) => o.startedAt));
   const spanMs = lastEffect - firstRequest;
   return {
     orders: options.orders,
     accepted: accepted.length,
+    offeredOrdersPerSecond: options.ordersPerSecond,
     ordersPerSecond: perSecond(accepted.length, spanMs),
+    steady: steadyWindow([...acceptedAt.values()], completedAt),
     firstRequestToLastEffectMs: spanMs,
     effectLagMs: Object.fromEntries(Object.entries(lags).map(([c, values]) => [c, summarizeLatencies(values)])),
     effectsMissing: missing,

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../loadtest/target';
 import { startRuntime, type LocalRuntime, type RuntimeStats } from '../local/runtime';
-import { synthesize } from '../local/template/cloud-assembly';
+import { readCloudAssembly, selectStack, synthesize } from '../local/template/cloud-assembly';
+import type { CfnTemplate } from '../local/template/model';
 
 /**
  * The local runtime the bench measures: a running one (`npm start`, found
@@ -26,7 +27,20 @@ export interface BenchRuntime {
   stats(): Promise<RuntimeStats>;
   /** Per-function counters; undefined for a runtime the bench did not start. */
   functions(): BenchFunction[] | undefined;
+  /** The runtime's processes (emulators, function environments); empty when not reachable from here. */
+  pids(): number[];
+  /** The synthesized template the runtime runs (from cdk.out); undefined when there is none. */
+  template: CfnTemplate | undefined;
+  /** One invocation of a function, waited for; undefined for a runtime the bench did not start. */
+  invoke?(logicalId: string, event: unknown): Promise<void>;
+  /** Bytes of log lines the functions have written so far; undefined when not seen from here. */
+  logBytes(): number | undefined;
   stop(): Promise<void>;
+}
+
+function readTemplate(cdkOut: string): CfnTemplate | undefined {
+  if (!fs.existsSync(path.join(cdkOut, 'manifest.json'))) return undefined;
+  return selectStack(readCloudAssembly(cdkOut)).template;
 }
 
 const projectDir = path.resolve(__dirname, '..');
@@ -47,10 +61,12 @@ export async function acquireRuntime(options: {
     await synthesize(projectDir, cdkOut);
   }
   const outputsFile = path.join(projectDir, '.local', 'bench-outputs.json');
+  let logBytes = 0;
   const runtime: LocalRuntime = await startRuntime({
     cdkOut,
     port: 0,
-    log: () => undefined, // the functions' logs would bury the figures
+    // The functions' logs would bury the figures: only their size is kept (the idle cost's log ingestion).
+    log: (_source, line) => void (logBytes += Buffer.byteLength(line) + 1),
     outputsFile,
     faultInjectionFile: path.join(projectDir, '.local', 'bench-faults-none.json'),
   });
@@ -67,6 +83,15 @@ export async function acquireRuntime(options: {
         invocations: host.stats.invocations,
         busyMs: host.stats.busyMs,
       })),
+    pids: () => runtime.pids(),
+    template: readTemplate(cdkOut),
+    invoke: async (logicalId, event) => {
+      const host = runtime.hosts.get(logicalId);
+      if (host === undefined) throw new Error(`bench: no function ${logicalId} in the runtime`);
+      const result = await host.invoke(event, 'wait');
+      if (!result.ok) throw new Error(`bench: ${logicalId} failed`);
+    },
+    logBytes: () => logBytes,
     stop: async () => {
       target.close();
       await runtime.stop();
@@ -92,6 +117,9 @@ async function runningRuntime(): Promise<BenchRuntime | undefined> {
     source: 'running (npm start)',
     stats,
     functions: () => undefined,
+    pids: () => [],
+    template: readTemplate(path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'))),
+    logBytes: () => undefined,
     stop: async () => target.close(),
   };
 }

@@ -107,3 +107,25 @@ function lambdaDurationComponent(gbSecondsPerOrder: number): CostComponent {
 export function sqsBilledRequests(payloadBytes: number): number {
   return Math.max(1, Math.ceil(payloadBytes / (64 * 1024)));
 }
+
+/**
+ * What a deployed stack costs per month before any order: published AWS list
+ * prices (us-east-1), for the bench's idle cost (bench/idle-cost.ts). A month
+ * is 730 hours, as AWS prices monthly items.
+ */
+export const IDLE_UNIT_PRICES = {
+  asOf: '2025-01, AWS us-east-1 list prices; check the pricing pages for your region and date',
+  hoursPerMonth: 730,
+  /** Per alarm metric, standard resolution (period of 60 s or more). */
+  cloudWatchAlarmPerMonth: 0.1,
+  /** Per alarm metric, high resolution (period under 60 s). */
+  cloudWatchHighResolutionAlarmPerMonth: 0.3,
+  /** Per dashboard; an account's first three (up to 50 metrics each) are free. */
+  cloudWatchDashboardPerMonth: 3,
+  /** Per customer managed key; with rotation on, each of the first two yearly rotations adds $1. */
+  kmsKeyPerMonth: 1,
+  cloudWatchLogsIngestionPerGb: 0.5,
+  cloudWatchLogsStoragePerGbMonth: 0.03,
+  /** Scheduled EventBridge rules on the default bus: no charge for the scheduled events. */
+  eventBridgeScheduledEventPerMillion: 0,
+};

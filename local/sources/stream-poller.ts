@@ -22,7 +22,7 @@ interface Pending {
 export type FailureCondition = 'RetryAttemptsExhausted' | 'RecordAgeExceeded';
 
 /** Lambda polls each shard about four times a second. */
-const POLL_INTERVAL_MS = 250;
+export const POLL_INTERVAL_MS = 250;
 
 /**
  * A DynamoDB Streams event source mapping with Lambda's semantics, one shard

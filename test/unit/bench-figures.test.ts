@@ -1,9 +1,14 @@
 import { gbSecondsPerOrder, unitsByTable } from '../../bench/cost-model';
+import { parseProcStatTicks, perCpuSecond } from '../../bench/cpu';
 import {
   closingLines,
+  consumerLine,
   consumerStepModel,
+  faultLine,
+  hopLine,
   perSecond,
   ratio,
+  steadyWindow,
   stepRatesLine,
   summarizeLatencies,
 } from '../../bench/figures';
@@ -116,47 +121,131 @@ describe('bench arithmetic', () => {
   });
 });
 
+const closing = {
+  pipelineOrdersPerSecond: 41.2,
+  pipelineOrdersPerCpuSecond: 22.5,
+  emulatorLimitOrdersPerSecond: 72,
+  apiReplayP50Ms: 11,
+  apiFirstRequestP50Ms: 27,
+  cleanPathCostPerMillion: 13.2,
+  defaultPlanCostPerMillion: 19.4,
+  idleCostPerMonth: 7.45,
+  consumers: {
+    plain: { messagesPerSecond: 208, roundTripsPerMessage: 1 },
+    powertools: { messagesPerSecond: 180, roundTripsPerMessage: 3 },
+    ours: { messagesPerSecond: 171, roundTripsPerMessage: 2 },
+  },
+  faults: { messages: 200, seed: 7, ours: 0, plain: 31, powertools: 9 },
+};
+
 describe('bench closing lines', () => {
-  it('print exactly the four agreed lines', () => {
-    const lines = closingLines({
-      pipelineOrdersPerSecond: 41.2,
-      emulatorLimitOrdersPerSecond: 72,
-      consumerMessagesPerSecond: 412,
-      peerMessagesPerSecond: 179,
-      consumerRoundTripsPerMessage: 1,
-      peerRoundTripsPerMessage: 3,
-      apiReplayP50Ms: 11,
-      apiFirstRequestP50Ms: 27,
-      cleanPathCostPerMillion: 13.2,
-      defaultPlanCostPerMillion: 19.4,
-    });
+  it('print exactly the agreed lines, the comparison under faults last', () => {
+    const lines = closingLines(closing);
 
     expect(lines).toEqual([
-      'bench: pipeline 41.2 orders/s = 57% of the emulator limit (72.0 orders/s)',
-      'bench: consumer 2.3x a Powertools-idempotency consumer (412 vs 179 msg/s); round trips per message 1 vs 3',
+      'bench: pipeline 41.2 orders/s over the steady window = 57% of the emulator limit (72.0 orders/s); 22.5 orders per CPU-second',
       'bench: api replay p50 0.41x first-request p50 (11 vs 27 ms)',
-      'bench: cost $13.20 per million orders (clean path), $19.40 (default plan)',
+      'bench: cost $13.20 per million orders (clean path), $19.40 (default plan); idle $7.45 per month',
+      "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2 round trips vs 1; 0.95x the Powertools consumer",
+      'bench: double effects under crash and duplicate faults (200 messages, seed 7): this 0, plain 31, Powertools 9',
     ]);
   });
 
-  it('round the pipeline share to the nearest percent and print fractional round trips with one decimal', () => {
-    const [pipeline, consumer] = closingLines({
-      pipelineOrdersPerSecond: 2,
-      emulatorLimitOrdersPerSecond: 3,
-      consumerMessagesPerSecond: 10,
-      peerMessagesPerSecond: 5,
-      consumerRoundTripsPerMessage: 1.25,
-      peerRoundTripsPerMessage: 3,
-      apiReplayP50Ms: 1,
-      apiFirstRequestP50Ms: 2,
-      cleanPathCostPerMillion: 1,
-      defaultPlanCostPerMillion: 1,
+  it('say what was not measured rather than print a zero, and print fractional round trips with one decimal', () => {
+    const lines = closingLines({
+      ...closing,
+      pipelineOrdersPerSecond: undefined,
+      pipelineOrdersPerCpuSecond: undefined,
+      idleCostPerMonth: undefined,
+      consumers: { ...closing.consumers, ours: { messagesPerSecond: 171, roundTripsPerMessage: 2.25 } },
     });
 
-    expect(pipeline).toBe('bench: pipeline 2.0 orders/s = 67% of the emulator limit (3.0 orders/s)');
-    expect(consumer).toBe(
-      'bench: consumer 2.0x a Powertools-idempotency consumer (10 vs 5 msg/s); round trips per message 1.3 vs 3',
+    expect(lines[0]).toBe(
+      'bench: pipeline steady-window throughput not measured (the last order was accepted before the first completed: too few orders for the lag); emulator limit 72.0 orders/s; per CPU-second not measured',
     );
+    expect(lines[2]).toBe('bench: cost $13.20 per million orders (clean path), $19.40 (default plan)');
+    expect(lines[3]).toBe(
+      "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2.3 round trips vs 1; 0.95x the Powertools consumer",
+    );
+  });
+});
+
+describe('bench steady window', () => {
+  it('counts the orders completed between the first completion and the last acceptance, over that span', () => {
+    // Accepted at 0..9 s; each completes 3 s later (fixed lag): the window is 3 s..9 s.
+    const accepted = Array.from({ length: 10 }, (_, i) => i * 1_000);
+    const completed = accepted.map((t) => t + 3_000);
+
+    const window = steadyWindow(accepted, completed);
+
+    // Completions at 4..9 s are inside (3 s opens the window): 6 orders in 6 s.
+    expect(window).toEqual({ startMs: 3_000, endMs: 9_000, spanMs: 6_000, completed: 6, ordersPerSecond: 1 });
+  });
+
+  it('is the same rate whatever the fixed lag, as long as the run is longer than the lag', () => {
+    const accepted = Array.from({ length: 21 }, (_, i) => i * 500);
+    const short = steadyWindow(
+      accepted,
+      accepted.map((t) => t + 1_000),
+    );
+    const long = steadyWindow(
+      accepted,
+      accepted.map((t) => t + 6_000),
+    );
+
+    expect(short?.ordersPerSecond).toBeCloseTo(2);
+    expect(long?.ordersPerSecond).toBeCloseTo(2);
+  });
+
+  it('has no window when the last order was accepted before the first completed', () => {
+    expect(steadyWindow([0, 100, 200], [5_000, 5_100, 5_200])).toBeUndefined();
+    expect(steadyWindow([], [])).toBeUndefined();
+  });
+});
+
+describe('bench detail lines', () => {
+  it('print a consumer side with its CPU-normalised rate and write units', () => {
+    const side = {
+      messagesPerSecond: { first: 171.4, duplicate: 300 },
+      roundTripsPerMessage: { first: 2, duplicate: 1 },
+      writeUnitsPerMessage: { first: 5, duplicate: 4 },
+      providerCallsPerMessage: { first: 1, duplicate: 0 },
+    };
+
+    expect(consumerLine('this consumer', side, 95.2, { messages: 200, concurrency: 16 })).toBe(
+      'bench: this consumer: first delivery 171 msg/s (95 msg per CPU-second), 2.0 round trips and 5.0 WRU/msg; duplicate 300 msg/s, 1.0 round trips and 4.0 WRU/msg; provider calls/msg 1.0 then 0.0 (200 messages at concurrency 16)',
+    );
+    expect(consumerLine('this consumer', side, undefined, { messages: 200, concurrency: 16 })).toContain(
+      '(per CPU-second not measured)',
+    );
+  });
+
+  it('print the fault schedule and each side', () => {
+    expect(
+      faultLine({
+        messages: 40,
+        seed: 7,
+        faults: { 'crash-before-ack': 1, 'crash-before-completion': 2, duplicate: 3, slow: 4 },
+        sides: { ours: { deliveries: 52, crashes: 3, failures: 4, double: 0, missing: 0 } },
+      }),
+    ).toBe(
+      'bench: faults (40 messages, seed 7): crash-before-ack 1, crash-before-completion 2, duplicate 3, slow 4; ours 0 double, 0 missing (52 deliveries, 3 crashes, 4 retried)',
+    );
+  });
+
+  it('print a hop with what it waits on', () => {
+    expect(hopLine('accepted -> relayed', { count: 10, p50: 1210, p99: 1480 }, 'relay batching window 1 s')).toBe(
+      'bench: lag accepted -> relayed: p50 1210 ms, p99 1480 ms (10 events; relay batching window 1 s)',
+    );
+  });
+
+  it('read utime + stime from a /proc stat line whose command holds spaces and parentheses', () => {
+    const stat = '4242 (java (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 30 0 100 0 0';
+
+    expect(parseProcStatTicks(stat)).toBe(1234 + 567);
+    expect(perCpuSecond(100, 4)).toBe(25);
+    expect(perCpuSecond(100, 0)).toBe(0);
+    expect(perCpuSecond(100, undefined)).toBe(0);
   });
 });
 

@@ -1,0 +1,173 @@
+import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { inboxKey } from '../lambdas/adapters/effects-table';
+import { outboxKey } from '../lambdas/adapters/order-table';
+import { deriveOrderId, orderPlacedEventId } from '../lambdas/domain/order';
+import { waitForDrain } from '../loadtest/drain';
+import type { PlannedRequest } from '../loadtest/plan';
+import { CONSUMER_NAMES, firstCalls } from '../loadtest/sampler';
+import type { Target } from '../loadtest/target';
+import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../local/sources/stream-poller';
+import { eventSourceDefinitions } from '../local/template/event-sources';
+import type { CfnTemplate } from '../local/template/model';
+import { summarizeLatencies, type LatencySummary } from './figures';
+import { drivePlan } from './pipeline';
+
+/**
+ * Where an effect's lag goes, at light load (one connection, a few orders a second), from the
+ * timestamps the pipeline itself writes: the API's answer (accepted), the
+ * outbox item's `dispatchedAt` (the relay sent it to SQS), each consumer's
+ * inbox `claimedAt` (its transaction committed) and the provider log's
+ * `firstCalledAt`. All are written on this machine, by one clock.
+ */
+export interface Hop {
+  hop: string;
+  lag: LatencySummary;
+  waitsOn: string;
+}
+
+/** A batching window and batch size per event source, read from the template; the stream poll interval from the local poller. */
+export function pollerSettings(template: CfnTemplate | undefined): { stream?: string; sqs: Record<string, string> } {
+  const settings: { stream?: string; sqs: Record<string, string> } = { sqs: {} };
+  const interval = STREAM_POLL_INTERVAL_MS;
+  if (template === undefined) return settings;
+  for (const source of eventSourceDefinitions(template).sources) {
+    const window = `batching window ${source.batchingWindowSeconds} s, batch ${source.batchSize}`;
+    if (source.kind === 'dynamodb')
+      settings.stream = `local stream poll every ${interval} ms when idle, relay ${window}`;
+    else {
+      const consumer = CONSUMER_NAMES.find((c) => source.functionLogicalId.toLowerCase().includes(c.toLowerCase()));
+      // SQS pollers long-poll (20 s), answered as soon as a message arrives.
+      settings.sqs[consumer ?? source.functionLogicalId] = `SQS long poll, ${window}`;
+    }
+  }
+  return settings;
+}
+
+export async function measureHops(
+  target: Target,
+  plan: readonly PlannedRequest[],
+  template: CfnTemplate | undefined,
+  drainTimeoutMs: number,
+  ordersPerSecond: number,
+): Promise<{ hops: Hop[]; orders: number; ordersPerSecond: number }> {
+  const driven = await drivePlan(target, plan, 1, ordersPerSecond);
+  await waitForDrain(target, { timeoutMs: drainTimeoutMs, pollMs: 250 });
+  const accepted = driven.observations
+    .filter((o) => o.status === 201 && !o.replayed)
+    .map((o) => {
+      const request = plan[o.index];
+      const orderId = deriveOrderId(request.caller, request.idempotencyKey!);
+      return { orderId, eventId: orderPlacedEventId(orderId), acceptedAt: o.startedAt + o.latencyMs };
+    });
+  const ordersTable = target.outputs.OrdersTableName;
+  const effectsTable = target.outputs.EffectsTableName;
+  const dispatched = await readTimes(
+    target,
+    ordersTable,
+    accepted.map((a) => ({ id: a.eventId, key: outboxKey({ entityId: a.orderId, eventId: a.eventId }) })),
+    'dispatchedAt',
+  );
+  const claimed = new Map<string, Map<string, number>>();
+  for (const consumer of CONSUMER_NAMES)
+    claimed.set(
+      consumer,
+      await readTimes(
+        target,
+        effectsTable,
+        accepted.map((a) => ({ id: a.eventId, key: inboxKey(consumer, a.eventId) })),
+        'claimedAt',
+      ),
+    );
+  const called = await firstCalls(
+    target,
+    accepted.map((a) => a.eventId),
+  );
+
+  const settings = pollerSettings(template);
+  const gaps = (from: (eventId: string) => number | undefined, to: (eventId: string) => number | undefined) =>
+    summarizeLatencies(
+      accepted.flatMap((a) => {
+        const start = from(a.eventId);
+        const end = to(a.eventId);
+        // Signed: the relay marks an event dispatched after its SQS send returns, so a consumer may claim first.
+        return start === undefined || end === undefined ? [] : [end - start];
+      }),
+    );
+  const acceptedAt = new Map(accepted.map((a) => [a.eventId, a.acceptedAt]));
+  const hops: Hop[] = [
+    {
+      hop: 'accepted -> relayed (stream, relay, SQS send)',
+      lag: gaps(
+        (id) => acceptedAt.get(id),
+        (id) => dispatched.get(id),
+      ),
+      waitsOn: settings.stream ?? 'stream source not found in the template',
+    },
+  ];
+  for (const consumer of CONSUMER_NAMES) {
+    const claims = claimed.get(consumer)!;
+    hops.push(
+      {
+        hop: `relayed -> ${consumer} claimed (SQS, poller, invocation, transaction)`,
+        lag: gaps(
+          (id) => dispatched.get(id),
+          (id) => claims.get(id),
+        ),
+        waitsOn: `${settings.sqs[consumer] ?? 'queue source not found in the template'}; below 0: claimed before the relay's dispatched mark, written after its SQS send`,
+      },
+      {
+        hop: `${consumer} claimed -> provider called`,
+        lag: gaps(
+          (id) => claims.get(id),
+          (id) => called.get(`${consumer}:${id}`),
+        ),
+        waitsOn: 'one provider-log write',
+      },
+      {
+        hop: `accepted -> ${consumer} effect, end to end`,
+        lag: gaps(
+          (id) => acceptedAt.get(id),
+          (id) => called.get(`${consumer}:${id}`),
+        ),
+        waitsOn: 'the sum',
+      },
+    );
+  }
+  return { hops, orders: accepted.length, ordersPerSecond };
+}
+
+/** An ISO timestamp attribute of items by key, as epoch ms by the caller's id, read in batches of 100. */
+async function readTimes(
+  target: Target,
+  table: string,
+  items: { id: string; key: { pk: string; sk: string } }[],
+  attribute: string,
+): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  const idOf = new Map(items.map((i) => [`${i.key.pk}\n${i.key.sk}`, i.id]));
+  for (let i = 0; i < items.length; i += 100) {
+    let keys: Record<string, AttributeValue>[] | undefined = items
+      .slice(i, i + 100)
+      .map(({ key }) => ({ pk: { S: key.pk }, sk: { S: key.sk } }));
+    while (keys !== undefined && keys.length > 0) {
+      const output: BatchGetItemCommandOutput = await target.dynamodb.send(
+        new BatchGetItemCommand({
+          RequestItems: {
+            [table]: {
+              Keys: keys,
+              ProjectionExpression: 'pk, sk, #at',
+              ExpressionAttributeNames: { '#at': attribute },
+            },
+          },
+        }),
+      );
+      for (const item of output.Responses?.[table] ?? []) {
+        const id = idOf.get(`${item.pk.S}\n${item.sk.S}`);
+        const at = item[attribute]?.S;
+        if (id !== undefined && at !== undefined) found.set(id, Date.parse(at));
+      }
+      keys = output.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return found;
+}
