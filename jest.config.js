@@ -1,24 +1,48 @@
 /**
- * Four suites, split by where they run:
- * - unit: pure code and handlers with a mocked SDK;
+ * Five projects, split by where they run and how long they take:
+ * - unit: pure code and handlers with a mocked SDK, and the simulation's own tests;
  * - infra: the synthesized template (no bundling);
+ * - long: unit-tier code that runs for a minute or more: the 100-schedule simulation campaign, the
+ *   scaffolder generating consumers into a copy of the repository and type-checking it, the
+ *   simulation CLI sharing schedules over processes;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
+ * `npm run test:quick` runs unit and infra; `npm test` runs all five.
  * @swc/jest strips types only; `npm run typecheck` does the type checking.
  */
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
+const LONG = [
+  '<rootDir>/test/simulation/campaign.test.ts',
+  '<rootDir>/test/simulation/cli.test.ts',
+  '<rootDir>/test/unit/new-consumer.test.ts',
+];
+
+// The infra files run as one suite (test/infra/all.suite.ts): in one module registry aws-cdk-lib loads
+// once, where each file of its own spent most of its time loading it again (about 4x the time). A
+// contributor naming one infra file on the command line gets that file alone.
+const oneInfraFile = process.argv.some((arg) => /test\/infra\/[^/]+\.test\.ts$/.test(arg));
+
 module.exports = {
   // Integration and runtime tests talk to real emulators; a unit test never gets near this.
   testTimeout: 60_000,
+  // Jest's default on 2 cores is one worker; the runtime and integration suites mostly wait on the
+  // emulators, so two workers use the machine (a larger machine gets one per core).
+  maxWorkers: '100%',
   projects: [
     {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/simulation/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...LONG.map((file) => file.replace('<rootDir>', ''))],
     },
-    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'infra',
+      testMatch: [oneInfraFile ? '<rootDir>/test/infra/*.test.ts' : '<rootDir>/test/infra/all.suite.ts'],
+    },
+    { ...common, displayName: 'long', testMatch: LONG },
     {
       ...common,
       displayName: 'integration',
@@ -26,6 +50,13 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/emulators-setup.ts',
       globalTeardown: '<rootDir>/test/support/emulators-teardown.ts',
     },
-    { ...common, displayName: 'runtime', testMatch: ['<rootDir>/test/runtime/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'runtime',
+      testMatch: ['<rootDir>/test/runtime/**/*.test.ts'],
+      // One `cdk synth` with bundling for every runtime test file.
+      globalSetup: '<rootDir>/test/support/runtime-setup.ts',
+      globalTeardown: '<rootDir>/test/support/runtime-teardown.ts',
+    },
   ],
 };

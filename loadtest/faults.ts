@@ -47,6 +47,8 @@ export interface FaultSettings {
   enabled: FaultName[];
   /** Probability per message/record for the in-function faults. */
   rate: number;
+  /** Per-fault probabilities that override `rate` for those faults (the relay crash at 1 beside others at 0.3). */
+  rates?: Partial<Record<FaultName, number>>;
   /** How long the slow handler sleeps (longer than the queue's visibility timeout in the fault runs). */
   slowSeconds: number;
   /** Poison messages sent to each source queue. */
@@ -93,18 +95,19 @@ export function providerOutageWindow(
 
 export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Date()): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
+  const rateOf = (name: FaultName) => (on(name) ? (settings.rates?.[name] ?? settings.rate) : undefined);
   return {
     // ---- provider outage (begin) ----
-    providerOutage: on('provider-outage') ? settings.rate : undefined,
+    providerOutage: rateOf('provider-outage'),
     providerOutageWindow: on('provider-outage') ? providerOutageWindow(settings, seed, now) : undefined,
     // ---- provider outage (end) ----
     seed,
-    crashAfterEffect: on('crash') ? settings.rate : undefined,
-    slowHandler: on('slow') ? settings.rate : undefined,
+    crashAfterEffect: rateOf('crash'),
+    slowHandler: rateOf('slow'),
     slowHandlerSeconds: on('slow') ? settings.slowSeconds : undefined,
-    transientError: on('transient') ? settings.rate : undefined,
-    relayCrashAfterPublish: on('relay-crash') ? settings.rate : undefined,
-    producerResend: on('resend') ? settings.rate : undefined,
+    transientError: rateOf('transient'),
+    relayCrashAfterPublish: rateOf('relay-crash'),
+    producerResend: rateOf('resend'),
     disableInboxClaim: settings.disableInboxClaim,
     ...consumerOutageOf(settings, now),
   };

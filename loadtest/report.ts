@@ -183,14 +183,15 @@ export function terminalSummary(r: RunResults): string {
       .map(([s, n]) => `${s}: ${n}`)
       .join(', ')}`,
     `  retries         ${r.http.replaysServed} replays served, ${r.http.conflicts409} answered 409 (in progress)`,
+    `  applied         ${appliedSummary(v)}`,
     `  deliveries      ${
       Object.keys(v.consumerMetrics).length > 0
-        ? Object.entries(v.consumerMetrics)
+        ? `${METRICS_CAVEAT}: ${Object.entries(v.consumerMetrics)
             .map(
               ([c, m]) =>
-                `${c}: ${m.EffectApplied ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
+                `${c}: ${m.EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
             )
-            .join('; ')
+            .join('; ')}`
         : `duplicates suppressed (lower bound from provider repeats): ${
             Object.entries(v.duplicatesSuppressed)
               .map(([c, n]) => `${c} ${n}`)
@@ -212,6 +213,30 @@ export function terminalSummary(r: RunResults): string {
   return lines.join('\n');
 }
 
+/**
+ * The consumers' metrics are flushed when an invocation ends, so an invocation that crashed (the
+ * `crash` fault, an out-of-memory kill) took its counts with it: they undercount, never overcount.
+ */
+const METRICS_CAVEAT = 'metrics flushed (a crashed invocation flushes none)';
+
+/** `fulfilment 20, loyalty 20 (inbox claims stored)`: what was applied, from the tables. */
+function appliedSummary(v: Verification): string {
+  const entries = Object.entries(v.appliedEffects);
+  return entries.length === 0
+    ? 'none'
+    : `${entries.map(([c, n]) => `${c} ${n}`).join(', ')} (inbox claims stored for the judged orders' events)`;
+}
+
+/** `fulfilment 15 of 20 applied, loyalty 0 of 20 applied`: how much of it the metrics saw. */
+function metricsFlushed(v: Verification): string {
+  const consumers = Object.keys(v.consumerMetrics);
+  if (consumers.length === 0) return 'not measured on this target';
+  const seen = consumers
+    .map((c) => `${c} ${v.consumerMetrics[c].EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied`)
+    .join(', ');
+  return `${seen}; a crashed invocation flushes none`;
+}
+
 export function htmlReport(r: RunResults): string {
   const v = r.verification;
   const charts = [
@@ -230,6 +255,22 @@ export function htmlReport(r: RunResults): string {
         x: 'seconds into the run',
         y: 'requests',
       },
+    ),
+    barChart(
+      'Effects applied, per consumer: stored (inbox claims) and as the flushed metrics counted them',
+      Object.entries(v.appliedEffects).flatMap(([consumer, stored], i) => [
+        { label: `${consumer} stored`, value: stored, color: PALETTE[(2 * i) % PALETTE.length] },
+        ...(v.consumerMetrics[consumer] === undefined
+          ? []
+          : [
+              {
+                label: `${consumer} metrics`,
+                value: v.consumerMetrics[consumer].EffectApplied ?? 0,
+                color: PALETTE[(2 * i + 1) % PALETTE.length],
+              },
+            ]),
+      ]),
+      'effects',
     ),
     barChart(
       'Duplicate deliveries suppressed, per consumer',
@@ -267,6 +308,8 @@ export function htmlReport(r: RunResults): string {
     ['throughput', `${r.http.throughputPerSecond.toFixed(1)} req/s`],
     ['latency', `p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms`],
     ['orders / intents', `${v.counts.orders} / ${v.counts.intents}`],
+    ['effects applied', appliedSummary(v)],
+    ['metrics flushed', metricsFlushed(v)],
     [
       'cost',
       r.costPerMillionOrders === undefined
@@ -348,7 +391,7 @@ export function pipelineCharts(p: PipelineSamples): string[] {
       marks,
     ),
     lineChart(
-      'Effects applied and duplicates suppressed, per consumer (cumulative)',
+      `Effects applied and duplicates suppressed, per consumer (cumulative, ${METRICS_CAVEAT})`,
       counterSeries(['EffectApplied', 'DuplicateSuppressed']),
       { x: 'seconds into the run', y: 'events' },
       marks,

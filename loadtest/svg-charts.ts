@@ -45,7 +45,12 @@ export function lineChart(
   const lines = series
     .map((s) => {
       const d = s.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
-      return `<path class="series" data-series="${escape(s.name)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`;
+      // A path of one point draws nothing, and a smoke run puts every order in one bucket: draw it as a dot.
+      const dot =
+        s.points.length === 1
+          ? `<circle class="point" data-series="${escape(s.name)}" cx="${sx(s.points[0].x).toFixed(1)}" cy="${sy(s.points[0].y).toFixed(1)}" r="4" fill="${s.color}"/>`
+          : '';
+      return `<path class="series" data-series="${escape(s.name)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>${dot}`;
     })
     .join('');
   const markLines = marks

@@ -65,6 +65,12 @@ export interface Verification {
     providerKeys: number;
   };
   duplicatesSuppressed: Record<string, number>;
+  /**
+   * Per consumer: the judged orders' events it applied, counted from what is stored (their inbox
+   * claims, which commit with the effect). The metrics cannot give this: a crashed invocation dies
+   * before it flushes them.
+   */
+  appliedEffects: Record<string, number>;
   /** Per consumer: EffectApplied, DuplicateSuppressed, StaleEventIgnored, PermanentFailure... where measured. */
   consumerMetrics: Record<string, Record<string, number>>;
   deadLetters: { queue: string; cause: string; count: number; expected: boolean }[];
@@ -254,6 +260,7 @@ export function checkInvariants(options: RunFacts): Verification {
   for (const consumer of new Set([...Object.keys(providerRepeats), ...Object.keys(consumerMetrics)])) {
     duplicatesSuppressed[consumer] = consumerMetrics[consumer]?.DuplicateSuppressed ?? providerRepeats[consumer] ?? 0;
   }
+  const appliedEffects = countAppliedEffects(producedEvents(orderItems), options.consumers ?? CONSUMERS, effects);
 
   // 5. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
   const deadLetters: Verification['deadLetters'] = [];
@@ -300,9 +307,31 @@ export function checkInvariants(options: RunFacts): Verification {
       providerKeys: providerKeys.size,
     },
     duplicatesSuppressed,
+    appliedEffects,
     consumerMetrics,
     deadLetters,
   };
+}
+
+/**
+ * Per consumer, how many of these events its inbox records as claimed (0 for a consumer that applied
+ * none). A claim carries `claimedAt`; an entry without it was only marked superseded by a later event
+ * of its entity (the ledgers' `supersede`), so its own event was never applied.
+ */
+export function countAppliedEffects(
+  events: readonly ProducedEvent[],
+  consumers: readonly ConsumerSpec[],
+  effects: ReadonlyMap<string, Record<string, unknown>>,
+): Record<string, number> {
+  const applied: Record<string, number> = {};
+  for (const consumer of consumers) {
+    applied[consumer.name] = events.filter(
+      (event) =>
+        consumer.eventTypes.includes(event.type) &&
+        effects.get(inboxKey(consumer.name, event.eventId).pk)?.claimedAt !== undefined,
+    ).length;
+  }
+  return applied;
 }
 
 /** An event the outbox produced, by what every consumer keys it on. */

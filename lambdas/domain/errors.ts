@@ -19,6 +19,43 @@ export class PermanentError extends Error {
  * - DedupeHorizonPassed: the event is older than the consumer's dedupe horizon
  *   (domain/dedupe-horizon): its inbox claim may be gone, so only a person may
  *   decide to apply it;
- * - InjectedPoison: the proof kit's poison fault.
+ * - ProviderRejected: an external provider refused the call for good (a 4xx
+ *   other than 409 and 429, e.g. 422: the same idempotency key came with
+ *   another payload, a bug on our side); retrying the same request under the
+ *   same key would be refused the same way.
+ * The proof kit's poison fault sends bodies that are not events: they are SchemaViolation like any other.
  */
-export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizonPassed' | 'InjectedPoison';
+export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizonPassed' | 'ProviderRejected';
+
+/**
+ * A transient error that says how long to wait before the next try: a
+ * provider's `Retry-After` (429, 503) or its "still running that key" (409).
+ * The consumer backs the message off for the longer of its own backoff and
+ * this hint, never above the queue's backoff cap (domain/backoff
+ * honourRetryHint), so a hint can neither shorten the retry budget nor hold a
+ * message longer than the cap allows for one wait.
+ */
+export class RetryLater extends Error {
+  constructor(
+    /** The least the provider asks us to wait, in seconds (not negative, not necessarily whole). */
+    readonly retryAfterSeconds: number,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'RetryLater';
+  }
+}
+
+/**
+ * The backoff hint an error carries: the `retryAfterSeconds` of the first
+ * RetryLater on its `cause` chain (a wrapper may sit in front of it), or
+ * undefined when there is none or it is not a finite, non-negative number.
+ */
+export function retryAfterSecondsOf(error: unknown): number | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (e instanceof RetryLater)
+      return Number.isFinite(e.retryAfterSeconds) && e.retryAfterSeconds >= 0 ? e.retryAfterSeconds : undefined;
+  }
+  return undefined;
+}

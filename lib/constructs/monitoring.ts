@@ -1,4 +1,4 @@
-import { Duration, Lazy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Lazy, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -89,6 +89,11 @@ export class Monitoring extends Construct {
     );
     if (props.alarmEmail !== undefined)
       this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    // So a pager, chat hook or ticketing system can subscribe without digging the ARN out of the console.
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.topic.topicArn,
+      description: 'The SNS topic every alarm of this stack notifies on ALARM and OK: subscribe to it to be paged.',
+    }).overrideLogicalId('AlarmTopicArn');
 
     for (const pipeline of props.pipelines) {
       const { queue, deadLetterQueue } = pipeline.queues;

@@ -73,3 +73,12 @@ test("a malformed outbox item alarms on the sweeper's metric, with the dimension
     AlarmDescription: expect.stringMatching(/Runbook: docs\/runbook\.md#malformed-outbox-item$/),
   });
 });
+
+test('the alarm topic is a stack output, AlarmTopicArn, with a description, so its ARN needs no console', () => {
+  const [[topicId]] = ofType('AWS::SNS::Topic');
+
+  const outputs = (defaultStackTemplate() as { Outputs: Record<string, { Value: unknown; Description?: string }> })
+    .Outputs;
+
+  expect(outputs.AlarmTopicArn).toEqual({ Value: { Ref: topicId }, Description: expect.stringContaining('SNS topic') });
+});

@@ -96,7 +96,7 @@ describe('the numbers the README states are the synthesized ones', () => {
   const variable = (fn: { Properties?: Record<string, unknown> }, name: string) =>
     (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[name];
 
-  test('each consumer keeps inbox claims 1,814,400 s: its source queue (4 d) + its DLQ (14 d) + a 3-day redrive allowance', () => {
+  test('each consumer keeps inbox claims 1,900,800 s: a dedupe horizon of its source queue (4 d) + its DLQ (14 d) + a 3-day redrive allowance, plus a 1-day clock-skew margin', () => {
     const consumers = functionsWithVariable('INBOX_TTL_SECONDS');
 
     // One function per consumer on the list (the stack is built from it), and no other function keeps claims.

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { Logger } from '../../local/log';
 import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../local/runtime';
 import { synthesize } from '../../local/template/cloud-assembly';
+import { SHARED_CDK_OUT_ENV } from '../support/runtime-setup';
 import type { CfnResource } from '../../local/template/model';
 
 /**
@@ -117,7 +118,8 @@ export async function eventually<T>(
 
 /**
  * The real stack as `npm start` runs it: `cdk synth` with bundling into
- * `<work>/cdk.out` (a fresh folder unless given), then the runtime on the
+ * `<work>/cdk.out` (a fresh folder unless given; a copy of the runtime project's one synthesis,
+ * test/support/runtime-setup.ts, when jest made it), then the runtime on the
  * synthesized template, its API on a free port, its log captured and dropped
  * unless `log` is given.
  */
@@ -126,7 +128,9 @@ export async function startSynthesizedStack(
 ): Promise<LocalRuntime> {
   const { work = fs.mkdtempSync(path.join(os.tmpdir(), 'stack-')), ...runtimeOptions } = options;
   const cdkOut = path.join(work, 'cdk.out');
-  await synthesize(path.resolve(__dirname, '..', '..'), cdkOut);
+  const shared = process.env[SHARED_CDK_OUT_ENV];
+  if (shared !== undefined) fs.cpSync(shared, cdkOut, { recursive: true });
+  else await synthesize(path.resolve(__dirname, '..', '..'), cdkOut);
   return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
 }
 

@@ -324,3 +324,21 @@ describe("a run's fault plan is timed from one clock", () => {
     expect(Date.parse(plan.providerOutageWindow!.from)).toBeGreaterThanOrEqual(NOW + FAULT_SWITCH_DELAY_MS);
   });
 });
+
+describe("a run's fault rates", () => {
+  test('a per-fault rate overrides the run rate for that fault only; a fault not enabled gets none', () => {
+    const settings: FaultSettings = {
+      enabled: ['relay-crash', 'resend'],
+      rate: 0.3,
+      rates: { 'relay-crash': 1, crash: 1 },
+      slowSeconds: 0,
+      poisonPerQueue: 0,
+    };
+
+    const plan = faultPlanOf(settings, 7, new Date(NOW));
+
+    expect(plan.relayCrashAfterPublish).toBe(1);
+    expect(plan.producerResend).toBe(0.3);
+    expect(plan.crashAfterEffect).toBeUndefined();
+  });
+});

@@ -10,6 +10,7 @@ const verification = {
   violations: [],
   counts: { intents: 2, orders: 2, cancelledOrders: 0, skusChecked: 1, customersChecked: 1, providerKeys: 4 },
   duplicatesSuppressed: {},
+  appliedEffects: {},
   consumerMetrics: {},
   deadLetters: [],
 };
@@ -65,7 +66,7 @@ describe('proof report: the pipeline over time', () => {
       'Queue depth (visible + delayed), per source queue',
       'In flight (received, not yet deleted), per source queue',
       'DLQ depth, per dead-letter queue',
-      'Effects applied and duplicates suppressed, per consumer (cumulative)',
+      'Effects applied and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
       'Failures, injected or not, per consumer (cumulative)',
       'Effect lag, order accepted -&gt; effect applied (by second accepted)',
     ])
@@ -77,6 +78,19 @@ describe('proof report: the pipeline over time', () => {
     expect(html).toContain('data-series="fulfilment p99"');
     expect(html.match(/class="mark"/g)).toHaveLength(6);
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
+  });
+
+  it('draws a series of one point as a dot: a smoke run accepts every order in one effect-lag bucket', () => {
+    const oneBucket: PipelineSamples = {
+      ...samples,
+      effectLag: [{ second: 0, consumer: 'loyalty', p50: 400, p99: 1_200, count: 20 }],
+    };
+
+    const html = htmlReport(results(oneBucket));
+
+    expect(html).toMatch(/<circle class="point" data-series="loyalty p50" cx="[\d.]+" cy="[\d.]+" r="4"/);
+    expect(html).toMatch(/<circle class="point" data-series="loyalty p99" /);
+    expect(html).not.toMatch(/<circle class="point" data-series="applied \(fulfilment\)"/); // two points: a line
   });
 
   it('keeps the report as it was when the run was not sampled', () => {

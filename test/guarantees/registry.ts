@@ -1,0 +1,1537 @@
+/**
+ * What this project guarantees, and what it does not, as data: each guarantee names the code that
+ * enforces it, the tests that prove it and the page that explains it. `check.ts` holds every entry to
+ * the repository (a renamed test, a moved symbol or a deleted page is a failing unit test), and
+ * `render.ts` writes docs/guarantees.md's table from it: edit here, then `npx tsx test/guarantees/render.ts`.
+ */
+
+/** An identifier declared in a file (paths from the repository root). */
+export interface CodeRef {
+  file: string;
+  symbol: string;
+}
+
+/**
+ * A test that proves the guarantee: its file and its title as written (a test, it or describe), whole;
+ * or, with `templated`, a distinctive literal part of a templated title (`${x} fails ...`, `.each`'s
+ * `%s`). A shared suite (a contract) is written in a module that test files run: `runBy` names those
+ * files, and each must import the module.
+ */
+export interface TestRef {
+  file: string;
+  name: string;
+  templated?: true;
+  runBy?: readonly string[];
+}
+
+/** A page under docs/ that explains it, and the heading's anchor where one fits. */
+export interface DocRef {
+  page: string;
+  anchor?: string;
+}
+
+export interface Guarantee {
+  id: string;
+  statement: string;
+  enforcedIn: readonly CodeRef[];
+  provedBy: readonly TestRef[];
+  doc: DocRef;
+}
+
+/** What is explicitly not guaranteed, and where a test shows the limit. */
+export interface NonGuarantee {
+  id: string;
+  statement: string;
+  doc: DocRef;
+  shownBy?: readonly TestRef[];
+}
+
+export interface Registry {
+  guarantees: readonly Guarantee[];
+  nonGuarantees: readonly NonGuarantee[];
+}
+
+const ARCHITECTURE = 'docs/architecture.md';
+const HTTP_API: DocRef = { page: 'docs/http-api.md' };
+const PROOF_KIT: DocRef = { page: 'docs/proof-kit.md' };
+const SIMULATION: DocRef = { page: 'docs/simulation.md' };
+const architecture = (anchor: string): DocRef => ({ page: ARCHITECTURE, anchor });
+
+const PORT_CONTRACTS = 'test/simulation/contracts/port-contracts.ts';
+const PORT_CONTRACT_RUNNERS = ['test/simulation/memory-contracts.test.ts', 'test/integration/port-contracts.test.ts'];
+const QUEUE_CONTRACTS = 'test/simulation/contracts/queue-contracts.ts';
+const QUEUE_CONTRACT_RUNNERS = [
+  'test/simulation/memory-queue-contracts.test.ts',
+  'test/integration/queue-contracts.test.ts',
+];
+const IDEMPOTENCY_CONTRACTS = 'test/simulation/contracts/idempotency-contracts.ts';
+const IDEMPOTENCY_CONTRACT_RUNNERS = [
+  'test/simulation/memory-idempotency-contracts.test.ts',
+  'test/integration/idempotency-contracts.test.ts',
+];
+
+const LEDGERS = 'lambdas/adapters/dynamodb-ledgers.ts';
+const PUBLISHER = 'lambdas/adapters/sqs-event-publisher.ts';
+const QUEUE_CONSUMER = 'lambdas/handlers/queue-consumer.ts';
+const CONSUMER_SUPPORT = 'lambdas/handlers/consumer-support.ts';
+const BACKOFF = 'lambdas/domain/backoff.ts';
+const ORDER = 'lambdas/domain/order.ts';
+const ORDERS_API = 'lib/constructs/orders-api.ts';
+const HOUSE_FUNCTION = 'lib/constructs/house-function.ts';
+const STACK = 'lib/exactly-once-stack.ts';
+const VERIFY = 'loadtest/verify.ts';
+
+const UNIT_CREATE = 'test/unit/create-order.test.ts';
+const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
+const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
+const UNIT_RELAY = 'test/unit/relay.test.ts';
+const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
+const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
+const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
+const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
+const INT_CREATE = 'test/integration/create-order.test.ts';
+const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
+const INT_PIPELINES = 'test/integration/pipelines.test.ts';
+const INT_SWEEPER = 'test/integration/outbox-sweeper.test.ts';
+const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
+const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
+const INFRA_API = 'test/infra/api.test.ts';
+const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
+const OUTAGES_TEST = 'test/runtime/outages.test.ts';
+const GUARDS = 'test/simulation/guards.test.ts';
+const TIMEOUTS = 'test/simulation/timeouts.test.ts';
+
+export const GUARANTEES: readonly Guarantee[] = [
+  {
+    id: 'idempotency-key-contract',
+    statement:
+      'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
+    enforcedIn: [
+      { file: 'lambdas/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+      { file: 'lambdas/domain/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
+      { file: 'lambdas/domain/canonical-json.ts', symbol: 'canonicalJson' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_CREATE,
+        name: 'the idempotency record is keyed on (caller, unquoted key) and fingerprinted on the canonical body',
+      },
+      { file: UNIT_CREATE, name: 'the key expires after 24 h, and the in-progress lock with the Lambda deadline' },
+      { file: 'test/unit/idempotency-key.test.ts', name: 'quoted and bare forms of the same key are the same key' },
+      { file: 'test/unit/canonical-json.test.ts', name: 'key order does not matter, at any depth' },
+      {
+        file: INT_CREATE,
+        name: 'the same key twice makes one order and replays the identical response with the replay header',
+      },
+      { file: INT_CREATE, name: 'the same key with a different body is 422 and still one order' },
+      {
+        file: INT_CREATE,
+        name: '20 concurrent requests with one key: one 201, the rest 409 or replay, no 5xx, one order',
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'validation-before-idempotency',
+    statement: 'Input is validated before the idempotent section, so a rejected request stores nothing',
+    enforcedIn: [
+      { file: 'lambdas/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+      { file: ORDER, symbol: 'parsePlaceOrderBody' },
+    ],
+    provedBy: [
+      {
+        file: INT_CREATE,
+        name: 'an invalid body is 400 with field errors, stores nothing, and the corrected request with the same key is 201',
+      },
+      { file: UNIT_CREATE, name: 'an invalid body: problem with the field errors, and no DynamoDB call at all' },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'deterministic-order-id',
+    statement:
+      'Deterministic `orderId` = f(caller, key) plus a conditional write: no second order even if the idempotency record is lost or its lock expires',
+    enforcedIn: [
+      { file: ORDER, symbol: 'deriveOrderId' },
+      { file: 'lambdas/use-cases/place-order.ts', symbol: 'placeOrder' },
+      { file: 'lambdas/adapters/dynamodb-order-repository.ts', symbol: 'place' },
+    ],
+    provedBy: [
+      {
+        file: INT_CREATE,
+        name: 'a crash after the order transaction leaves a lock; once it expires the retry returns the same order, still one order',
+      },
+      { file: 'test/unit/order.test.ts', name: 'is scoped to the caller: the same key from two callers is two orders' },
+      { file: UNIT_CREATE, name: 'a retry after a crash finds its own order already written and answers with it' },
+      { file: UNIT_CREATE, name: 'the idempotency record is gone but the order the key made has another fingerprint' },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'transactional-outbox',
+    statement:
+      'Transactional outbox: the state change and its event (deterministic `eventId`) in one `TransactWriteItems`',
+    enforcedIn: [
+      { file: 'lambdas/adapters/dynamodb-order-repository.ts', symbol: 'outboxPut' },
+      { file: 'lambdas/adapters/order-table.ts', symbol: 'outboxKey' },
+      { file: ORDER, symbol: 'orderPlacedEventId' },
+    ],
+    provedBy: [
+      {
+        file: INT_CANCEL_GET,
+        name: "writes exactly one order, one OrderPlaced outbox item and the caller's customer access, in one transaction",
+      },
+      { file: INT_CANCEL_GET, name: 'if the outbox item cannot be written, neither is the order (one transaction)' },
+      { file: 'test/unit/order.test.ts', name: 'event ids are deterministic and distinct per event type' },
+    ],
+    doc: architecture('a-transactional-outbox-not-write-then-publish'),
+  },
+  {
+    id: 'cancel-idempotent',
+    statement: 'Cancel is idempotent by nature (conditional on PLACED)',
+    enforcedIn: [{ file: 'lambdas/use-cases/cancel-order.ts', symbol: 'cancelOrder' }],
+    provedBy: [
+      { file: UNIT_CANCEL, name: 'cancelling an already cancelled order returns it as it is and writes nothing' },
+      { file: UNIT_CANCEL, name: 'losing a race with a concurrent cancel still answers with the cancelled order' },
+      {
+        file: INT_CANCEL_GET,
+        name: 'twice returns the cancelled order both times and writes exactly one OrderCancelled outbox item',
+      },
+      {
+        file: INT_CANCEL_GET,
+        name: 'concurrently: no 4xx/5xx other than 503, one cancellation time, one OrderCancelled item',
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'relay',
+    statement:
+      'Relay: only outbox INSERTs invoke it; every batch entry is checked; exactly the failed sequence numbers are reported; bisect, bounded retries, on-failure queue; `SendMessageBatch` entry ids are positions in the chunk, never derived from event ids (which may be long or collide once punctuation is replaced)',
+    enforcedIn: [
+      { file: 'lambdas/entry-points/outbox-relay.ts', symbol: 'makeRelayHandler' },
+      { file: PUBLISHER, symbol: 'SqsEventPublisher' },
+      { file: 'lib/constructs/outbox-relay.ts', symbol: 'OutboxRelay' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_RELAY,
+        name: 'records that are not outbox INSERTs are ignored: nothing sent, nothing marked, nothing failed',
+      },
+      { file: UNIT_RELAY, name: ' fails exactly that record, and it is not marked dispatched', templated: true },
+      { file: UNIT_RELAY, name: 'an entry missing from both Successful and Failed is treated as failed' },
+      { file: UNIT_PUBLISHER, name: 'batch entry ids are positions in the chunk, never derived from event ids' },
+      {
+        file: UNIT_PUBLISHER,
+        name: 'an event id over 80 characters and two ids equal once punctuation is replaced (a.1, a:1) publish, with the nine beside them',
+      },
+      { file: INFRA_PIPELINES, name: 'its stream filter pattern is eventName = INSERT and NewImage.entity.S = OUTBOX' },
+      {
+        file: INFRA_PIPELINES,
+        name: 'bisects on error, retries a bounded number of times for a bounded age, then sends to an on-failure queue',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'the relay marks each outbox item dispatched, and that MODIFY does not pass the filter',
+      },
+    ],
+    doc: architecture('a-transactional-outbox-not-write-then-publish'),
+  },
+  {
+    id: 'sweeper',
+    statement:
+      'Sweeper: a safety net for outbox items the stream never relayed; it re-reads each index candidate from the table, so a lagging index neither republishes a dispatched item nor counts it as pending',
+    enforcedIn: [
+      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'sweepOutbox' },
+      { file: 'lambdas/adapters/dynamodb-outbox-store.ts', symbol: 'stillPending' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_RELAY,
+        name: 'republishes only items pending longer than the sweep age, oldest first, and marks them dispatched',
+      },
+      { file: UNIT_RELAY, name: 'a dispatched or vanished item is dropped, and unprocessed keys are asked again' },
+      {
+        file: INT_SWEEPER,
+        name: 'an outbox item the stream never relayed, older than the sweep age, is published once and marked dispatched; the next sweep publishes nothing',
+      },
+      {
+        file: INT_SWEEPER,
+        name: 'index lag: an item marked dispatched on its base item but still in the pending index is neither republished nor counted as oldest pending',
+      },
+    ],
+    doc: architecture('a-transactional-outbox-not-write-then-publish'),
+  },
+  {
+    id: 'inbox-claim',
+    statement:
+      'Inbox claim (`attribute_not_exists`) and effect in the same transaction; only the claim\'s condition failure means "already done"',
+    enforcedIn: [
+      { file: LEDGERS, symbol: 'InboxLedger' },
+      { file: LEDGERS, symbol: 'claim' },
+    ],
+    provedBy: [
+      { file: INT_PIPELINES, name: 'a crash after the transaction but before the ack: the redelivery is suppressed' },
+      {
+        file: INT_PIPELINES,
+        name: 'two concurrent deliveries of one message: one applied, the other duplicate or transient; redelivered, one effect and one provider call',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'redriving a DLQ copy of an applied message (receive, send, delete) makes no second effect',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'the claim cancelled with ConditionalCheckFailed is a duplicate: acked, effect not repeated, provider still called with the key',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'the inbox claim is keyed by consumer and eventId, conditioned on absence, and outlives redeliveries (TTL)',
+      },
+      { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
+    ],
+    doc: architecture('the-inbox-claim-in-the-same-transaction-as-the-effect'),
+  },
+  {
+    id: 'version-check',
+    statement:
+      'Per-order version check: a stale or out-of-order event is an acked no-op (`StaleEventIgnored`); a cancel that arrives before its place leaves nothing reserved',
+    enforcedIn: [{ file: LEDGERS, symbol: 'DynamoDbFulfilmentLedger' }],
+    provedBy: [
+      {
+        file: UNIT_CONSUMERS,
+        name: 'a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
+      },
+      {
+        file: GUARDS,
+        name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
+      },
+    ],
+    doc: architecture('fifo-per-order-with-a-version-check'),
+  },
+  {
+    id: 'fifo-per-entity',
+    statement:
+      "FIFO order per entity: group = the envelope's `entityId` (the order id); records behind a failure in their group are not processed but released at once (FIFO keeps them behind the failed one); other groups go on, side by side in the batch, one record at a time within a group",
+    enforcedIn: [
+      { file: PUBLISHER, symbol: 'SqsEventPublisher' },
+      { file: QUEUE_CONSUMER, symbol: 'processGroupsSideBySide' },
+      { file: QUEUE_CONSUMER, symbol: 'releaseSkipped' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_PUBLISHER,
+        name: 'on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither',
+      },
+      {
+        file: UNIT_RELAY,
+        name: 'every event goes to the FIFO queue (group = entityId, dedup id = eventId), OrderPlaced also to the standard queue',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: "FIFO: after a failure the rest of that order's group is reported failed, untried and released; other groups go on",
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: "FIFO: message groups run side by side, while one group's records go one at a time, in order",
+      },
+    ],
+    doc: architecture('fifo-per-order-with-a-version-check'),
+  },
+  {
+    id: 'error-classification',
+    statement:
+      'Error classification: permanent → DLQ at once with cause, consumer, attempt; transient → exponential backoff (equal jitter) by visibility; no heartbeat: visibility ≥ 6 × timeout, so no try outlives it',
+    enforcedIn: [
+      { file: CONSUMER_SUPPORT, symbol: 'deadLetter' },
+      { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
+      { file: 'lambdas/domain/errors.ts', symbol: 'PermanentError' },
+      { file: BACKOFF, symbol: 'retryBackoffSeconds' },
+      { file: 'lambdas/adapters/sqs-message-control.ts', symbol: 'SqsMessageControl' },
+      { file: 'lib/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
+    ],
+    provedBy: [
+      { file: UNIT_CONSUMERS, name: 'permanent errors go to the DLQ at once, with why, and are acked' },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'transient errors: backoff from the receive count, reported failed, never swallowed',
+      },
+      { file: UNIT_BACKOFF, name: '(equal jitter: half the ceiling is guaranteed)', templated: true },
+      {
+        file: UNIT_RETRY,
+        name: "a try that runs for Lambda's longest timeout (15 min) changes no visibility; a failure then sets only its backoff",
+      },
+      { file: INFRA_ASPECTS, name: 'visibility exactly 6 × timeout + batching window passes' },
+      {
+        file: INFRA_ASPECTS,
+        name: 'a visibility timeout shorter than one invocation fails: there is no heartbeat to extend it',
+      },
+      { file: INFRA_PIPELINES, name: 'retry budget, from the deployed numbers' },
+      {
+        file: INT_PIPELINES,
+        name: 'a poison (permanent) message goes to the DLQ at once with its cause, without burning retries',
+      },
+    ],
+    doc: architecture('a-retry-budget-and-dead-letter-queues'),
+  },
+  {
+    id: 'provider-key',
+    statement:
+      'Provider idempotency keys `<consumer>:<eventId>`; a duplicate calls the provider again, under the same key, only while the call is owed (next row)',
+    enforcedIn: [
+      { file: 'lambdas/messaging/consumer-spec.ts', symbol: 'providerKey' },
+      { file: 'lambdas/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
+      { file: 'lambdas/use-cases/apply-entity-effect.ts', symbol: 'applyEntityEffect' },
+      { file: 'lambdas/ports/providers.ts', symbol: 'ExternalProvider' },
+      { file: 'lambdas/adapters/recording-provider.ts', symbol: 'RecordingProvider' },
+    ],
+    provedBy: [
+      {
+        file: INT_PIPELINES,
+        name: 'an order flows from the outbox through both queues: one reservation, one credit, one call per provider key',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'a duplicate after the provider call failed (the effect committed) calls the provider once more; later copies do not',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'the provider failing after the commit is transient; the redelivery is a duplicate and calls the provider again, same key',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'OrderPlaced: claim + points += floor(total/100) in one transaction, then the mail provider with loyalty:<eventId>',
+      },
+    ],
+    doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
+  },
+  {
+    id: 'provider-state',
+    statement:
+      'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the order (no PICK after CANCEL_PICK); a duplicate reads it from its failed claim (ALL_OLD)',
+    enforcedIn: [
+      { file: LEDGERS, symbol: 'recordProviderCallDone' },
+      { file: LEDGERS, symbol: 'supersede' },
+      { file: 'lambdas/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
+      { file: 'lambdas/ports/ledgers.ts', symbol: 'ProviderCallRecord' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_PROVIDER,
+        name: 'the claim asks for the existing entry on failure (ALL_OLD), so a duplicate needs no read',
+      },
+      { file: UNIT_PROVIDER, name: 'after a completed call: the provider is not called again, and no read was issued' },
+      {
+        file: UNIT_PROVIDER,
+        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+      },
+      {
+        file: UNIT_PROVIDER,
+        name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'the warehouse down until OrderPlaced dead-letters, then the cancel goes through: the redriven OrderPlaced sends no PICK',
+      },
+      {
+        file: GUARDS,
+        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+      },
+    ],
+    doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
+  },
+  {
+    id: 'proof-kit-provider-calls',
+    statement:
+      'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
+    enforcedIn: [
+      { file: VERIFY, symbol: 'checkProviderCalls' },
+      { file: 'lambdas/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
+      { file: 'loadtest/faults.ts', symbol: 'providerOutageWindow' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'a call that reached the provider but is not recorded done on the inbox is a provider violation',
+      },
+      {
+        file: UNIT_PROVIDER,
+        name: 'the plan carries the window and the rate through JSON; a malformed window is dropped',
+      },
+      { file: OUTAGES_TEST, name: 'provider outage, then cancel, then redrive' },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'inbox-ttl',
+    statement: 'Inbox TTL ≥ source retention + DLQ retention + redrive allowance (computed, and enforced at synth)',
+    enforcedIn: [
+      { file: 'lib/constructs/pipelines.ts', symbol: 'REDRIVE_ALLOWANCE' },
+      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'requiredInboxTtlSeconds' },
+      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+    ],
+    provedBy: [
+      { file: INFRA_ASPECTS, name: 'exactly source + DLQ retention + redrive allowance passes' },
+      { file: INFRA_ASPECTS, name: 'one second less fails, with the breakdown' },
+      {
+        file: INFRA_PIPELINES,
+        name: 'the Effects table, where every consumer claims and applies, expires claims by the attribute the ledgers write',
+      },
+      {
+        file: 'test/infra/promises.test.ts',
+        name: 'each consumer keeps inbox claims 1,900,800 s: a dedupe horizon of its source queue (4 d) + its DLQ (14 d) + a 3-day redrive allowance, plus a 1-day clock-skew margin',
+      },
+    ],
+    doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
+  },
+  {
+    id: 'dedupe-horizon',
+    statement:
+      'Dedupe horizon: a consumer never applies, by itself, an event whose `occurredAt` is older than its horizon (21 d; claim TTL = horizon + 1 d clock-skew margin, derived in one place); it dead-letters it as `DedupeHorizonPassed`, calls no provider; the DLQ tool refuses to redrive it without `--past-horizon`',
+    enforcedIn: [
+      { file: 'lambdas/domain/dedupe-horizon.ts', symbol: 'dedupeWindow' },
+      { file: CONSUMER_SUPPORT, symbol: 'refusePastHorizon' },
+      { file: 'lib/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
+      { file: 'ops/dlq/horizon.ts', symbol: 'judgeHorizon' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_CONSUMERS,
+        name: '60 days old: DLQ with cause DedupeHorizonPassed, acked; no transaction, no provider call',
+      },
+      { file: INFRA_ASPECTS, name: 'one second more fails: an event that young could find its claim expired' },
+      {
+        file: GUARDS,
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+      },
+      {
+        file: 'test/unit/dlq-cli.test.ts',
+        name: 'past the horizon: left, with the reason and what to do, unless --past-horizon names its eventId',
+      },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
+      },
+    ],
+    doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
+  },
+  {
+    id: 'record-deadline',
+    statement:
+      "Every record has a deadline (invocation end − min(5 s, ⅕ of the time left)) and an `AbortSignal` for its calls: a hung call fails its record (try counted, backoff set), never the batch; FIFO's `maxReceiveCount` = tries × batch + 10 crash allowance",
+    enforcedIn: [
+      { file: QUEUE_CONSUMER, symbol: 'invocationDeadlines' },
+      { file: 'lambdas/domain/record-work.ts', symbol: 'RecordWork' },
+      { file: BACKOFF, symbol: 'fifoMaxReceiveCount' },
+      { file: 'lib/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+    ],
+    provedBy: [
+      { file: UNIT_CONSUMERS, name: 'a record has a deadline: a hung call fails its record, not the batch' },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'a provider that never answers: the batch answers before the timeout, the other record is acked, the hung one backs off',
+      },
+      {
+        file: TIMEOUTS,
+        name: 'a consumer call that hangs is cut at its record deadline: no consumer is stopped by its timeout, the hung record fails with its backoff and comes back after it, its batch-mates are acked',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: 'FIFO: maxReceiveCount below tries x batch size + the crash allowance fails (one crash could dead-letter a record with tries left); at it passes',
+      },
+      {
+        file: UNIT_BACKOFF,
+        name: 'the FIFO backstop: tries x batch size receives + a crash allowance (150 for 14 tries of 10-record batches)',
+      },
+      {
+        file: GUARDS,
+        name: 'without the record deadline, a hung call holds its batch until Lambda stops the consumer, and none of the batch is acked: found within 2 seeds',
+      },
+    ],
+    doc: architecture('every-record-has-a-deadline'),
+  },
+  {
+    id: 'provider-call-lease',
+    statement:
+      "One provider call at a time per event: the claim takes a lease on the call, a duplicate that owes it must take the lease (refused while another delivery's is live); only single writes are retried on contention, never the provider call. Residue for a provider without keys (SMTP, SES): a second send only after a crash between the send and its done-mark",
+    enforcedIn: [
+      { file: LEDGERS, symbol: 'leaseProviderCall' },
+      { file: 'lambdas/use-cases/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
+    ],
+    provedBy: [
+      { file: UNIT_CONSUMERS, name: 'provider calls: one at a time per event, and the done-mark retried on its own' },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'a copy delivered while the first is mid-call finds the lease held: it fails for later and calls nothing',
+      },
+      {
+        file: PORT_CONTRACTS,
+        name: 'the claim takes the provider-call lease: a concurrent duplicate is refused it until it lapses, its holder may take it again',
+        runBy: PORT_CONTRACT_RUNNERS,
+      },
+      {
+        file: TIMEOUTS,
+        name: 'a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no PICK after CANCEL_PICK',
+      },
+      {
+        file: GUARDS,
+        name: 'without the provider-call lease, concurrent copies of an event (standard-queue duplicates) call the provider under one key at once: found within 2 seeds',
+      },
+    ],
+    doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
+  },
+  {
+    id: 'synth-time-invariants',
+    statement: 'Synth-time correctness invariants (visibility, DLQs, batch item failures, stream sources, inbox TTL)',
+    enforcedIn: [
+      { file: 'lib/aspects/index.ts', symbol: 'applyCorrectnessAspects' },
+      { file: 'lib/aspects/visibility-timeout.ts', symbol: 'VisibilityTimeoutAspect' },
+      { file: 'lib/aspects/dead-letter-queue.ts', symbol: 'DeadLetterQueueAspect' },
+      { file: 'lib/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
+      { file: 'lib/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
+      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+      { file: STACK, symbol: 'ExactlyOnceStack' },
+    ],
+    provedBy: [
+      { file: INFRA_ASPECTS, name: 'a correct stack synthesizes with no error or warning from the rules' },
+      { file: INFRA_ASPECTS, name: 'VisibilityTimeout' },
+      { file: INFRA_ASPECTS, name: 'DeadLetterQueue' },
+      { file: INFRA_ASPECTS, name: 'ReportBatchItemFailures' },
+      { file: INFRA_ASPECTS, name: 'StreamSource' },
+      { file: INFRA_ASPECTS, name: 'InboxTtl' },
+      {
+        file: 'test/infra/promises.test.ts',
+        name: 'the real stack refuses a broken override at synth (the correctness Aspects are applied to it)',
+      },
+      {
+        file: 'test/infra/promises.test.ts',
+        name: 'Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)',
+      },
+      {
+        file: 'test/infra/promises.test.ts',
+        name: 'the relay reads the stream with bisect, 8 retries, a 6 h maximum record age and an on-failure queue',
+      },
+    ],
+    doc: architecture('correctness-settings-are-checked-at-synth-time'),
+  },
+  {
+    id: 'least-privilege',
+    statement: 'Least privilege; cdk-nag with every acknowledgement justified',
+    enforcedIn: [
+      { file: 'lib/grants.ts', symbol: 'grantTableActions' },
+      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: 'bin/app.ts', symbol: 'app' },
+    ],
+    provedBy: [
+      {
+        file: INFRA_API,
+        name: 'least privilege: each API function may touch only its own tables, with only its actions',
+      },
+      {
+        file: INFRA_API,
+        name: 'no function role anywhere has dynamodb:* or *, or DynamoDB data access on every table',
+      },
+      { file: INFRA_PIPELINES, name: 'least privilege' },
+      {
+        file: 'test/infra/nag.test.ts',
+        name: 'synthesizes with the AwsSolutions checks and zero unacknowledged findings',
+      },
+      { file: 'test/infra/nag.test.ts', name: 'every acknowledgement says why' },
+    ],
+    doc: { page: 'docs/adapting.md', anchor: 'the-checks' },
+  },
+  {
+    id: 'problem-json',
+    statement: 'Every error is `application/problem+json`, including the ones the gateway makes',
+    enforcedIn: [
+      { file: 'lambdas/handlers/http.ts', symbol: 'problem' },
+      { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
+    ],
+    provedBy: [
+      { file: UNIT_CREATE, name: 'an unexpected bug: a generic problem, no stack trace or error text' },
+      { file: UNIT_CANCEL, name: 'an unexpected bug is a generic 500 without stack trace or error text' },
+      { file: INFRA_API, name: 'gateway-made errors are problem+json too' },
+      {
+        file: 'test/runtime/gateway-responses.test.ts',
+        name: 'a request without Authorization gets 403, a problem+json body and the status in it',
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'caller-scope',
+    statement:
+      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are readable only by the callers who ordered for it",
+    enforcedIn: [
+      { file: 'lambdas/domain/caller.ts', symbol: 'callerPrincipal' },
+      { file: 'lambdas/domain/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
+      { file: 'lambdas/handlers/http.ts', symbol: 'callerOf' },
+      { file: 'local/api/proxy-event.ts', symbol: 'sigV4Caller' },
+    ],
+    provedBy: [
+      { file: 'test/unit/caller.test.ts', name: 'two sessions of one role are one caller; two roles are two' },
+      {
+        file: 'test/unit/caller.test.ts',
+        name: 'two users of one permission set are two callers; one user on refreshed credentials stays one',
+      },
+      { file: 'test/unit/caller.test.ts', name: 'a Cognito identity is its identity id' },
+      { file: 'test/unit/caller.test.ts', name: 'no usable identity is no caller (the handlers answer 403)' },
+      {
+        file: 'test/runtime/caller-scope.test.ts',
+        name: 'same role, two sessions, one Idempotency-Key: one order, the second answer is its replay',
+      },
+      {
+        file: 'test/integration/customer-scope.test.ts',
+        name: 'caller A places an order for c1: A reads c1 (200); B gets 404 problem+json, like an unknown customer; the reads write nothing',
+      },
+      {
+        file: 'test/integration/customer-scope.test.ts',
+        name: 'a customer ordered for by two callers is readable by both, and each order records its own access',
+      },
+      { file: INT_CANCEL_GET, name: "another caller's order is 404, exactly like an unknown one" },
+      {
+        file: GUARDS,
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+      },
+    ],
+    doc: architecture('who-a-caller-is-and-what-a-caller-may-read'),
+  },
+  {
+    id: 'sqs-safe-identifiers',
+    statement:
+      'Identifiers deliverable to SQS: `customerId` and `sku` are 1–64 of `[A-Za-z0-9._:-]`, in the zod schema and in the gateway model generated from it',
+    enforcedIn: [
+      { file: ORDER, symbol: 'IDENTIFIER_PATTERN' },
+      { file: ORDER, symbol: 'identifierSchema' },
+      { file: ORDERS_API, symbol: 'OrdersApi' },
+    ],
+    provedBy: [
+      { file: UNIT_CREATE, name: 'identifiers are limited to what every queue, key and path can carry' },
+      { file: UNIT_CREATE, name: 'the edge characters and 64 characters are accepted' },
+      { file: 'test/unit/order.test.ts', name: 'customerId and sku: 1-64 ASCII letters, digits and . _ : -' },
+      {
+        file: INT_CREATE,
+        name: 'ids SQS could not carry (U+FFFE in customerId, U+FFFF in a sku) are 400, store nothing, and the corrected request is 201',
+      },
+      {
+        file: INFRA_API,
+        name: 'POST /orders requires the Idempotency-Key header and a JSON body matching the order model',
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'malformed-outbox-items',
+    statement:
+      'Sweeper (and relay) skip an outbox item that can never be published (no event, bad shape, characters SQS refuses): logged, counted in `MalformedOutboxItem`, and set aside by the sweeper (`pendingShard = malformed`) so it cannot hide newer events; re-checked and reported every sweep, published once repaired',
+    enforcedIn: [
+      { file: 'lambdas/messaging/outbox-event.ts', symbol: 'checkOutboxEvent' },
+      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'MalformedOutboxItem' },
+      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'sweepOutbox' },
+      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/adapters/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_RELAY,
+        name: '[valid, malformed, valid]: both valid ones published and marked, the metric once (1), no throw',
+      },
+      {
+        file: UNIT_RELAY,
+        name: ' is skipped and counted, not retried (it never could succeed); the others are relayed',
+        templated: true,
+      },
+      {
+        file: UNIT_RELAY,
+        name: 'a full read (SWEEP_MAX_ITEMS) of malformed items older than a good one does not hide it: set aside by one sweep, the next publishes it',
+      },
+      {
+        file: UNIT_RELAY,
+        name: 'a set-aside item is reported on every sweep until repaired; the next sweep publishes the repaired item',
+      },
+      {
+        file: INT_SWEEPER,
+        name: 'more malformed items than a sweep reads, all older than a stranded event, do not hide it: set aside, then the event is published',
+      },
+    ],
+    doc: { page: 'docs/runbook.md', anchor: 'malformed-outbox-item' },
+  },
+  {
+    id: 'dependency-failure-503',
+    statement:
+      '503 only for throttling, conflicts and unavailability; a transaction cancelled by `ValidationError` is a 500',
+    enforcedIn: [
+      { file: 'lambdas/adapters/transient-errors.ts', symbol: 'isDependencyFailure' },
+      { file: 'lambdas/handlers/http.ts', symbol: 'serviceUnavailable' },
+    ],
+    provedBy: [
+      { file: UNIT_CREATE, name: 'error classes of the order transaction' },
+      { file: UNIT_CREATE, name: ': 503 with Retry-After, and the lock is released for the retry', templated: true },
+      { file: UNIT_CREATE, name: ': 500 (a bug; retrying cannot help), no Retry-After', templated: true },
+      { file: UNIT_CANCEL, name: 'error classes of the cancel transaction' },
+      { file: UNIT_CANCEL, name: 'the transaction is cancelled by a conflict, not by our condition' },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'alarm-delivery',
+    statement:
+      "Alarms are deliverable: the topic policy lets CloudWatch publish (this account, exactly this stack's alarms) and the key lets it use only Decrypt/GenerateDataKey*; synth fails otherwise",
+    enforcedIn: [
+      { file: 'lib/constructs/monitoring.ts', symbol: 'Monitoring' },
+      { file: 'lib/aspects/alarm-delivery.ts', symbol: 'AlarmDeliveryAspect' },
+    ],
+    provedBy: [
+      { file: INFRA_ASPECTS, name: 'the real stack passes, and every one of its alarms notifies the topic' },
+      {
+        file: INFRA_ASPECTS,
+        name: 'a topic policy with only the TLS Deny (enforceSSL alone) fails, naming the alarm, the topic and the policy',
+      },
+      { file: INFRA_ASPECTS, name: 'a key policy that lets CloudWatch encrypt but not decrypt fails' },
+      {
+        file: 'test/runtime/alarm-delivery.test.ts',
+        name: 'with no topic policy statement for CloudWatch, it says plainly that CloudWatch could not publish, and why',
+      },
+    ],
+    doc: { page: 'docs/operations.md' },
+  },
+  {
+    id: 'gateway-status',
+    statement:
+      'Gateway-made errors carry `status`: one gateway response per response type with its own status, valid JSON',
+    enforcedIn: [
+      { file: ORDERS_API, symbol: 'GATEWAY_ERRORS' },
+      { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
+    ],
+    provedBy: [
+      { file: INFRA_API, name: ', and a problem+json body that says it', templated: true },
+      {
+        file: INFRA_API,
+        name: 'a BAD_REQUEST_BODY whose validator message quotes field names still renders valid JSON',
+      },
+      {
+        file: 'test/runtime/gateway-responses.test.ts',
+        name: 'a signed request without its required Idempotency-Key gets 400 with the status in the body',
+      },
+      {
+        file: 'test/runtime/gateway-responses.test.ts',
+        name: 'a BAD_REQUEST_BODY whose validator message quotes field names renders JSON that parses',
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'effects-equal-intents',
+    statement:
+      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a second message id)',
+    enforcedIn: [
+      { file: VERIFY, symbol: 'checkInvariants' },
+      { file: 'loadtest/run.ts', symbol: 'runLoadTest' },
+      { file: 'local/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
+    ],
+    provedBy: [
+      { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
+      {
+        file: PROOF_KIT_TEST,
+        name: 'all faults together: effects equal intents, calls per order measured, report renders',
+      },
+      {
+        file: 'test/unit/delivery-evidence.test.ts',
+        name: 'a message handed over again while its first invocation still works on it, which then completes it, counts as a redelivery while running',
+      },
+      {
+        file: 'test/unit/delivery-evidence.test.ts',
+        name: 'one eventId under a second message id counts once per event; bodies without an eventId are ignored',
+      },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'dedupe-on-event-id',
+    statement:
+      "Dedupe on the producer's `eventId`, never the SQS messageId: a producer resend or a DLQ redrive is a new message and still one effect",
+    enforcedIn: [
+      { file: LEDGERS, symbol: 'claim' },
+      { file: PUBLISHER, symbol: 'SqsEventPublisher' },
+    ],
+    provedBy: [
+      {
+        file: INT_PIPELINES,
+        name: 'a producer resend with a new messageId is applied once, and reaches the provider once',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'a message that keeps failing transiently reaches the DLQ after maxReceiveCount attempts, then a redrive applies it once',
+      },
+      {
+        file: UNIT_PUBLISHER,
+        name: 'the deduplicationId option sets the FIFO dedup id (the resend fault), and only that',
+      },
+      {
+        file: GUARDS,
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+      },
+    ],
+    doc: architecture('deduplicate-on-the-producers-eventid-never-on-the-sqs-message-id'),
+  },
+  {
+    id: 'proof-can-fail',
+    statement:
+      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; loyalty or fulfilment), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
+    enforcedIn: [
+      { file: VERIFY, symbol: 'checkIntents' },
+      { file: 'lambdas/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
+    ],
+    provedBy: [
+      { file: PROOF_KIT_TEST, name: ', reported as "more than expected"', templated: true },
+      {
+        file: PROOF_KIT_TEST,
+        name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
+      },
+      {
+        file: 'test/unit/verify.test.ts',
+        name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
+      },
+      {
+        file: 'test/unit/verify.test.ts',
+        name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
+      },
+      { file: 'test/unit/faults.test.ts', name: 'in the local runtime build it disables the named consumer only' },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'fault-injection-opt-in',
+    statement:
+      'Fault injection is opt-in, never in prod: without `-c faultInjection=true` no switch and no fault code in any bundle; inbox bypass only in the local build; plans expire; an active plan alarms',
+    enforcedIn: [
+      { file: 'lib/config.ts', symbol: 'readConfig' },
+      { file: HOUSE_FUNCTION, symbol: 'bundleDefines' },
+      { file: 'lib/constructs/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
+      { file: 'lambdas/faults/build.ts', symbol: 'BUILD_FLAGS' },
+      { file: 'lambdas/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
+    ],
+    provedBy: [
+      {
+        file: 'test/infra/fault-injection.test.ts',
+        name: 'there is no SSM parameter, no fault variable on any function, no fault alarm and no output',
+      },
+      {
+        file: 'test/infra/fault-injection.test.ts',
+        name: 'an alarm fires on the first invocation under a plan, to the alarm topic, and names its runbook',
+      },
+      { file: 'test/infra/fault-injection.test.ts', name: 'fault injection is off by default in dev and prod' },
+      {
+        file: 'test/infra/bundles.test.ts',
+        name: 'built without fault injection has no fault code and no inbox bypass',
+      },
+      { file: 'test/infra/bundles.test.ts', name: 'only the local runtime build carries the inbox bypass' },
+      { file: 'test/unit/faults.test.ts', name: 'a fault plan expires' },
+      {
+        file: 'test/unit/faults.test.ts',
+        name: 'a plan naming a consumer does not disable its claim outside the local runtime build',
+      },
+    ],
+    doc: architecture('stages-and-what-a-fork-can-deploy-safely'),
+  },
+  {
+    id: 'stages-side-by-side',
+    statement:
+      "Stages side by side without name collisions, each stage's alarms on its own metrics (the `service` dimension is the stack's name); prod retains and deletion-protects its tables, keeps logs a year and has no fault switch; no function reserves concurrency",
+    enforcedIn: [
+      { file: 'lib/config.ts', symbol: 'STAGE_DEFAULTS' },
+      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: HOUSE_FUNCTION, symbol: 'serviceName' },
+      { file: 'lib/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
+    ],
+    provedBy: [
+      { file: 'test/infra/stages.test.ts', name: 'no explicit name is shared' },
+      {
+        file: 'test/infra/stages.test.ts',
+        name: "no alarm watches a custom metric the other stage publishes (the functions' service dimension is their stack's)",
+      },
+      { file: 'test/infra/stages.test.ts', name: 'every table is retained and refuses deletion' },
+      { file: 'test/infra/stages.test.ts', name: 'keeps every log group a year' },
+      {
+        file: 'test/infra/stages.test.ts',
+        name: 'has no fault switch: no SSM parameter, no fault variable on any function, no output',
+      },
+      {
+        file: 'test/infra/stages.test.ts',
+        name: 'no function of the stack reserves concurrency (a fresh account could not deploy it)',
+      },
+    ],
+    doc: { page: 'docs/adapting.md', anchor: '4-deploy-two-stages-side-by-side' },
+  },
+  {
+    id: 'entry-point-list',
+    statement:
+      "Every function's code is a listed entry point (`lambdas/entry-points/index.ts`): a misspelt name fails typecheck, a missing file fails synth in one line, and no entry module goes unlisted or unused by the dev and prod stacks",
+    enforcedIn: [
+      { file: 'lambdas/entry-points/index.ts', symbol: 'ENTRY_POINTS' },
+      { file: HOUSE_FUNCTION, symbol: 'entryPointPath' },
+    ],
+    provedBy: [
+      { file: 'test/infra/entry-points.test.ts', name: 'every file of lambdas/entry-points is a listed entry point' },
+      { file: 'test/infra/entry-points.test.ts', name: 'a listed entry point whose file is missing' },
+      { file: 'test/infra/entry-points.test.ts', name: 'a name the list does not have (a typo is a type error first)' },
+      {
+        file: 'test/infra/entry-points.test.ts',
+        name: 'every listed entry point is the code of a function of the ',
+        templated: true,
+      },
+    ],
+    doc: { page: 'docs/adapting.md' },
+  },
+  {
+    id: 'consumers-are-data',
+    statement:
+      'Consumers are data: one list (`lambdas/consumers.ts`) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
+    enforcedIn: [
+      { file: 'lambdas/consumers.ts', symbol: 'CONSUMERS' },
+      { file: 'lambdas/messaging/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'lib/constructs/pipelines.ts', symbol: 'Pipelines' },
+      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: 'lib/constructs/fault-injection.ts', symbol: 'tagFaultTarget' },
+      { file: 'scripts/new-consumer.ts', symbol: 'planConsumer' },
+    ],
+    provedBy: [
+      { file: 'test/infra/consumer-list.test.ts', name: 'a third consumer on the list' },
+      { file: 'test/infra/consumer-list.test.ts', name: 'a list the specs refuse fails synth with the reason' },
+      {
+        file: 'test/infra/consumer-list.test.ts',
+        name: 'it and every other consumer carry the fault-target tag, as the relay does; the FIS template selects by that tag',
+      },
+      {
+        file: 'test/unit/proof-kit-consumers.test.ts',
+        name: 'poison goes to every consumer queue; a FIFO one gets a group and deduplication id, a standard one neither',
+      },
+      { file: 'test/unit/dlq-cli.test.ts', name: 'consumer DLQs come from the consumer list' },
+      {
+        file: 'test/simulation/consumers.test.ts',
+        name: 'a third consumer on the list is delivered every OrderPlaced: its handler claims each in its own inbox',
+      },
+      { file: 'test/unit/new-consumer.test.ts', name: 'the repository with them typechecks' },
+      { file: 'test/unit/new-consumer.test.ts', name: 'what it wrote passes lint and prettier' },
+      {
+        file: 'test/unit/new-consumer.test.ts',
+        name: 'the generated unit tests pass: exactly once, and the DLQ for what the consumer does not take',
+      },
+    ],
+    doc: { page: 'docs/adapting.md', anchor: '2-add-a-consumer-a-third-queue-consumer-eg-audit' },
+  },
+  {
+    id: 'relay-routes',
+    statement:
+      'The relay routes each event to every consumer whose spec takes its type (routes read once at cold start from `CONSUMER_ROUTES`; a malformed value stops the function loading); a type no consumer takes is marked dispatched, so it cannot hold its shard or be swept forever',
+    enforcedIn: [
+      { file: 'lambdas/messaging/routes.ts', symbol: 'parseRoutes' },
+      { file: 'lambdas/messaging/routes.ts', symbol: 'routesFor' },
+      { file: PUBLISHER, symbol: 'SqsEventPublisher' },
+      { file: 'lambdas/handlers/outbox-wiring.ts', symbol: 'outboxConfigFromEnv' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_PUBLISHER,
+        name: 'each event goes to every route that takes its type: a third route taking OrderPlaced gets it, routes not taking OrderCancelled do not',
+      },
+      {
+        file: UNIT_PUBLISHER,
+        name: 'an event of a type no route takes is sent nowhere, logged, and not failed (it would block the outbox for good)',
+      },
+      { file: UNIT_RELAY, name: 'the relay and the sweeper read their routes once, at cold start' },
+      { file: UNIT_RELAY, name: ' stops the function from loading, naming the variable', templated: true },
+      {
+        file: UNIT_RELAY,
+        name: 'an event of a type no consumer takes is sent nowhere and marked dispatched, so it does not hold the shard',
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: "relay and sweeper route by CONSUMER_ROUTES: one route per consumer, with its queue, its queue's type and the event types it takes",
+      },
+    ],
+    doc: architecture('the-mechanism-is-generic-orders-are-the-example'),
+  },
+  {
+    id: 'each-event-once-per-consumer',
+    statement:
+      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
+    enforcedIn: [
+      { file: VERIFY, symbol: 'checkEachEventOncePerConsumer' },
+      { file: VERIFY, symbol: 'producedEvents' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'an event it takes with no inbox claim is reported: never applied, or applied without its claim',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'its provider called twice with no claim to deduplicate is a double effect',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
+      },
+      {
+        file: 'test/unit/verify.test.ts',
+        name: "'s missing claim is reported under the generic invariant",
+        templated: true,
+      },
+      { file: PROOF_KIT_TEST, name: ': the generic invariant reports its events as unclaimed', templated: true },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'simulation-api',
+    statement:
+      "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
+    enforcedIn: [
+      { file: 'test/simulation/world/api.ts', symbol: 'createOrderHandler' },
+      { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
+      { file: 'test/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
+    ],
+    provedBy: [
+      {
+        file: 'test/simulation/api.test.ts',
+        name: 'two requests with one key at once: one places the order, the other gets 409; a retry later replays the same answer',
+      },
+      {
+        file: 'test/simulation/api.test.ts',
+        name: 'the order written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that order',
+      },
+      {
+        file: 'test/simulation/api-guards.test.ts',
+        name: 'without payload validation, a key sent again with another body is answered with the first order: found within 2 seeds',
+      },
+      {
+        file: IDEMPOTENCY_CONTRACTS,
+        name: 'idempotency store contract: ',
+        templated: true,
+        runBy: IDEMPOTENCY_CONTRACT_RUNNERS,
+      },
+      {
+        file: 'test/simulation/cli.test.ts',
+        name: 'schedules shared out over two processes (--jobs 2) report what one process running them all reports, the failure included',
+      },
+    ],
+    doc: SIMULATION,
+  },
+  {
+    id: 'retry-budget',
+    statement:
+      "Retry budget: a transient failure never dead-letters a message before 15 min of guaranteed backoff (base 2 s doubling, cap 5 min, wait in [ceiling/2, ceiling]; 14 tries = 1,005 s guaranteed, ~1,508 s expected); `maxReceiveCount` and the consumers' settings come from one `RETRY_BUDGET`, checked at synth",
+    enforcedIn: [
+      { file: BACKOFF, symbol: 'RETRY_BUDGET' },
+      { file: BACKOFF, symbol: 'guaranteedBudgetSeconds' },
+      { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
+      { file: 'lib/constructs/pipelines.ts', symbol: 'Pipelines' },
+      { file: 'lib/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_BACKOFF,
+        name: '14 tries: 1005 s of backoff guaranteed before the last (>= 900 s), about 1508 s expected, 2010 s at most',
+      },
+      {
+        file: UNIT_BACKOFF,
+        name: 'the guarantee holds however the jitter falls: the sum of real draws is never below it',
+      },
+      { file: INFRA_PIPELINES, name: 'retry budget, from the deployed numbers' },
+      {
+        file: INFRA_ASPECTS,
+        name: 'standard queue: maxReceiveCount 14 passes (base 2 s, cap 300 s: 1005 s guaranteed before the 14th try)',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: 'standard queue: maxReceiveCount 13 fails (855 s guaranteed), on the queue, with the numbers and the fix',
+      },
+      {
+        file: OUTAGES_TEST,
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
+      },
+      {
+        file: GUARDS,
+        name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
+      },
+    ],
+    doc: architecture('a-retry-budget-and-dead-letter-queues'),
+  },
+  {
+    id: 'contention-retry',
+    statement:
+      'Transaction conflicts and throttling are retried in-process, each write on its own (6 tries, full jitter from 50 ms, capped at 1 s a wait, never past the record\'s deadline) before the message is failed; a claim\'s ConditionalCheckFailed is still "duplicate", never retried',
+    enforcedIn: [
+      { file: 'lambdas/adapters/transient-errors.ts', symbol: 'isContention' },
+      { file: 'lambdas/shared/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
+      { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
+      { file: LEDGERS, symbol: 'withRetries' },
+    ],
+    provedBy: [
+      { file: UNIT_RETRY, name: ': contention is retried in-process first', templated: true },
+      { file: UNIT_RETRY, name: 'a TransactionConflict, then success: applied once, not failed, no visibility change' },
+      { file: UNIT_RETRY, name: 'conflicts on all 6 in-process tries: the message is failed with its queue backoff' },
+      {
+        file: UNIT_RETRY,
+        name: 'a ConditionalCheckFailed on the claim is a duplicate: one transaction, never retried, acked',
+      },
+      {
+        file: UNIT_RETRY,
+        name: 'in-process waits are full jitter: at most base x 2^(try-1) ms each, capped, attempts - 1 of them',
+      },
+    ],
+    doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
+  },
+  {
+    id: 'fifo-try-counter',
+    statement:
+      "FIFO: a record skipped behind a failing head is never dead-lettered untried: the consumer counts its own tries (`TRIES#` items) and dead-letters after 14 (`RetryBudgetExhausted`, with the last error); the queue's `maxReceiveCount` (14 × batch size + 10 for crashes = 150) is only a backstop",
+    enforcedIn: [
+      { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
+      { file: 'lambdas/adapters/dynamodb-try-counter.ts', symbol: 'DynamoDbTryCounter' },
+      { file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' },
+    ],
+    provedBy: [
+      { file: UNIT_RETRY, name: 'fulfilment (FIFO): the retry budget counts tries, not receives' },
+      {
+        file: UNIT_RETRY,
+        name: 'th failed try the consumer moves the record to the DLQ with the last error, and acks it',
+        templated: true,
+      },
+      {
+        file: UNIT_RETRY,
+        name: 'a head failing transiently for longer than the budget: the consumer dead-letters it after its tries, then the records behind it are applied',
+      },
+      {
+        file: UNIT_RETRY,
+        name: 'a permanent-poison head goes to the DLQ at once with its cause; the record behind it is applied in the same batch',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: "FIFO: the consumer's own try limit is what must reach the budget; 13 fails on the function",
+      },
+      {
+        file: PORT_CONTRACTS,
+        name: 'counts failed tries per consumer and message: 1, 2, 3; another message starts at 1',
+        runBy: PORT_CONTRACT_RUNNERS,
+      },
+    ],
+    doc: architecture('a-retry-budget-and-dead-letter-queues'),
+  },
+  {
+    id: 'full-batch-failure',
+    statement:
+      'A batch in which every record fails is reported record by record (`throwOnFullBatchFailure: false`), never thrown: FIFO still releases the skipped records, and the batch is no function error',
+    enforcedIn: [{ file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' }],
+    provedBy: [
+      {
+        file: UNIT_RETRY,
+        name: 'loyalty: every id reported as a batch item failure, nothing thrown, each with its own backoff',
+      },
+      {
+        file: UNIT_RETRY,
+        name: 'fulfilment: every id reported, nothing thrown; the heads back off, the skipped records are released at once',
+      },
+      {
+        file: UNIT_CONSUMERS,
+        name: 'a batch in which every record fails reports each as a batch item failure, and does not throw',
+      },
+      {
+        file: OUTAGES_TEST,
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
+      },
+    ],
+    doc: architecture('a-retry-budget-and-dead-letter-queues'),
+  },
+  {
+    id: 'alarm-runbook',
+    statement: 'Every alarm names its runbook section, and the section exists',
+    enforcedIn: [
+      { file: 'lib/constructs/monitoring.ts', symbol: 'addAlarm' },
+      { file: 'lib/constructs/monitoring.ts', symbol: 'RunbookSection' },
+    ],
+    provedBy: [
+      {
+        file: 'test/infra/runbook.test.ts',
+        name: 'the runbook has one section per alarm kind, under the headings alarms link to',
+      },
+      { file: 'test/infra/runbook.test.ts', name: 'every alarm of the stack names a runbook section that exists' },
+    ],
+    doc: { page: 'docs/runbook.md' },
+  },
+  {
+    id: 'dlq-redrive',
+    statement:
+      'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',
+    enforcedIn: [
+      { file: 'ops/dlq/messages.ts', symbol: 'redrive' },
+      { file: 'ops/dlq/messages.ts', symbol: 'redriveDecision' },
+      { file: 'ops/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
+    ],
+    provedBy: [
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice',
+      },
+      { file: 'test/runtime/dlq-tool.test.ts', name: 'a FIFO redrive keeps each message group and its order' },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive refuses poison by cause without --include-poison (usage error, nothing moved)',
+      },
+      {
+        file: 'test/unit/dlq-cli.test.ts',
+        name: 'a FIFO copy keeps its group and gets a fresh deduplication id each time it is redriven',
+      },
+    ],
+    doc: { page: 'docs/runbook.md', anchor: 'why-a-redrive-is-safe-and-when-it-is-not' },
+  },
+  {
+    id: 'own-log-group',
+    statement: 'Each function writes only to its own log group',
+    enforcedIn: [{ file: HOUSE_FUNCTION, symbol: 'HouseFunction' }],
+    provedBy: [
+      {
+        file: 'test/infra/function-logs.test.ts',
+        name: ': may create streams and put events on its own log group, and on no other',
+        templated: true,
+      },
+      {
+        file: 'test/infra/function-logs.test.ts',
+        name: ': its role has no AWS-managed basic execution role',
+        templated: true,
+      },
+    ],
+    doc: { page: 'docs/deploying.md' },
+  },
+  {
+    id: 'local-loopback-only',
+    statement:
+      'The local runtime answers loopback only: emulators on 127.0.0.1 where they allow it, a non-loopback Host refused (DNS rebinding)',
+    enforcedIn: [
+      { file: 'local/emulators.ts', symbol: 'startDynamoDbLocal' },
+      { file: 'local/emulators.ts', symbol: 'startFauxqs' },
+      { file: 'local/api/server.ts', symbol: 'isLoopbackHost' },
+    ],
+    provedBy: [
+      {
+        file: 'test/runtime/api-host-check.test.ts',
+        name: ' is refused with a 403 problem+json, and no function runs',
+        templated: true,
+      },
+      { file: 'test/runtime/api-host-check.test.ts', name: 'the local-only routes are behind the same check' },
+      {
+        file: 'test/runtime/emulators.test.ts',
+        name: 'DynamoDB Local gives other origins no CORS access; its own loopback origin keeps it',
+      },
+    ],
+    doc: { page: 'docs/local-runtime.md' },
+  },
+  {
+    id: 'simulation-finds-guards',
+    statement:
+      'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease) within a few seeds, and holds every invariant with the guards on',
+    enforcedIn: [
+      { file: 'test/simulation/world/world.ts', symbol: 'Guards' },
+      { file: 'test/simulation/campaign.ts', symbol: 'runCampaign' },
+    ],
+    provedBy: [
+      { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
+      {
+        file: GUARDS,
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'without the record deadline, a hung call holds its batch until Lambda stops the consumer, and none of the batch is acked: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'without the provider-call lease, concurrent copies of an event (standard-queue duplicates) call the provider under one key at once: found within 2 seeds',
+      },
+      {
+        file: 'test/simulation/campaign.test.ts',
+        name: '20,000 simulated orders over 100 seeded fault schedules keep every invariant',
+      },
+    ],
+    doc: SIMULATION,
+  },
+  {
+    id: 'simulation-contracts',
+    statement:
+      "The simulation's DynamoDB and SQS behave as DynamoDB Local and fauxqs wherever the pipeline relies on them: the same contract suites run the real adapters on both",
+    enforcedIn: [
+      { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
+      { file: PORT_CONTRACTS, symbol: 'describeOrderOutboxContract' },
+      { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
+      { file: 'test/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
+      { file: 'test/simulation/world/sqs.ts', symbol: 'SimQueue' },
+    ],
+    provedBy: [
+      { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
+      {
+        file: PORT_CONTRACTS,
+        name: 'order repository and outbox contract: ',
+        templated: true,
+        runBy: PORT_CONTRACT_RUNNERS,
+      },
+      { file: PORT_CONTRACTS, name: 'try counter contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
+      { file: QUEUE_CONTRACTS, name: 'queue contract: ', templated: true, runBy: QUEUE_CONTRACT_RUNNERS },
+    ],
+    doc: SIMULATION,
+  },
+  {
+    id: 'simulation-runs-deployed-code',
+    statement:
+      "The simulation runs the deployed relay, sweeper and every consumer of the list (`makeRelayHandler`, `makeSweeperHandler`, each consumer's `makeHandler`) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
+    enforcedIn: [
+      { file: 'lambdas/entry-points/outbox-relay.ts', symbol: 'makeRelayHandler' },
+      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
+      { file: 'lambdas/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
+      { file: 'test/simulation/world/consumers.ts', symbol: 'handlerFactory' },
+      { file: 'test/simulation/world/stream.ts', symbol: 'StreamMapping' },
+    ],
+    provedBy: [
+      {
+        file: 'test/simulation/stream.test.ts',
+        name: 'a relay that fails as a whole on a poison record: the batch is halved until the record is alone, which alone spends the retries and goes to the on-failure queue',
+      },
+      {
+        file: 'test/simulation/stream.test.ts',
+        name: 'records older than the maximum record age when read go to the on-failure queue unprocessed; younger ones are relayed',
+      },
+      {
+        file: TIMEOUTS,
+        name: 'a relay stopped by its timeout is a function error: its batch is bisected or retried, and every outbox item is still relayed',
+      },
+      {
+        file: 'test/simulation/stack-settings.test.ts',
+        name: "the relay's stream mapping settings are the simulated mapping's",
+      },
+      {
+        file: 'test/simulation/stack-settings.test.ts',
+        name: "the relay's, the sweeper's and every consumer's timeouts are the simulated ones",
+      },
+      {
+        file: 'test/simulation/stack-settings.test.ts',
+        name: "each consumer's simulated queue, DLQ, pollers and environment are the stack's for that consumer",
+      },
+    ],
+    doc: SIMULATION,
+  },
+];
+
+export const NON_GUARANTEES: readonly NonGuarantee[] = [
+  {
+    id: 'keyless-provider-resend',
+    statement:
+      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send after a crash between the send and its done-mark; never two sends at once.',
+    doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
+    shownBy: [
+      {
+        file: UNIT_PROVIDER,
+        name: 'after a crash between the effect and the provider call: the provider is called once more, then recorded',
+      },
+    ],
+  },
+  {
+    id: 'forgetful-provider',
+    statement:
+      'A provider that forgets keys (Stripe: 24 h) is called again only while the call is still owed in the inbox, so a late duplicate after its done-mark never reaches it.',
+    doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
+    shownBy: [
+      {
+        file: UNIT_PROVIDER,
+        name: 'loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it',
+      },
+      { file: UNIT_PROVIDER, name: 'loyalty: the confirmation e-mail is not repeated once recorded done' },
+    ],
+  },
+  {
+    id: 'past-horizon-or-poison-waits',
+    statement: 'An event past the dedupe horizon, or poison, is not applied: it waits in a DLQ for a person.',
+    doc: { page: 'docs/runbook.md', anchor: 'a-message-past-the-dedupe-horizon-dedupehorizonpassed' },
+    shownBy: [
+      {
+        file: UNIT_CONSUMERS,
+        name: '60 days old: DLQ with cause DedupeHorizonPassed, acked; no transaction, no provider call',
+      },
+      {
+        file: INT_PIPELINES,
+        name: 'a poison (permanent) message goes to the DLQ at once with its cause, without burning retries',
+      },
+    ],
+  },
+  {
+    id: 'points-kept-on-cancel',
+    statement: 'Points are not taken back when an order is cancelled (the example keeps it simple).',
+    doc: architecture('fifo-per-order-with-a-version-check'),
+    shownBy: [
+      {
+        file: INT_PIPELINES,
+        name: 'place then cancel through the API: reserved goes up then back to zero, points stay',
+      },
+    ],
+  },
+  {
+    id: 'writes-around-the-api',
+    statement: 'Nothing is guaranteed for writes made around the API or the outbox (a manual table edit).',
+    doc: { page: 'docs/runbook.md', anchor: 'malformed-outbox-item' },
+  },
+  {
+    id: 'retention',
+    statement:
+      'Order, outbox, customer-access and provider-log items are kept (no TTL: delete them yourself if you must); idempotency records expire by DynamoDB TTL after their 24 h, inbox claims after 22 days.',
+    doc: { page: 'docs/operations.md', anchor: 'data-kept' },
+    shownBy: [
+      {
+        file: 'test/infra/storage.test.ts',
+        name: 'expires records through TTL on `expiration`, the attribute Powertools writes its expiry to',
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: 'the Effects table, where every consumer claims and applies, expires claims by the attribute the ledgers write',
+      },
+    ],
+  },
+];
+
+export const REGISTRY: Registry = { guarantees: GUARANTEES, nonGuarantees: NON_GUARANTEES };

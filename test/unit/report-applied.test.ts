@@ -1,0 +1,107 @@
+import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
+import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { htmlReport, summarize, terminalSummary } from '../../loadtest/report';
+import { checkInvariants, type OrderItem } from '../../loadtest/verify';
+
+/**
+ * The report's "applied" counts come from what was stored (the inbox claims),
+ * not from the consumers' metrics, which a crashed invocation never flushes:
+ * a run under the crash fault must not say "0 applied" next to a PASS.
+ */
+const CALLER = 'arn:aws:iam::000000000000:user/AKIAREPORT0001';
+const placed = deriveOrderId(CALLER, 'k1');
+const cancelled = deriveOrderId(CALLER, 'k2');
+const orders: OrderItem[] = [
+  { orderId: placed, status: 'PLACED', customerId: 'lt-c1', items: [{ sku: 'lt-s1', quantity: 1 }], totalCents: 100 },
+  {
+    orderId: cancelled,
+    status: 'CANCELLED',
+    customerId: 'lt-c1',
+    items: [{ sku: 'lt-s1', quantity: 1 }],
+    totalCents: 100,
+  },
+];
+const claim = (consumer: string, eventId: string) => ({
+  ...inboxKey(consumer, eventId),
+  consumer,
+  eventId,
+  claimedAt: '2026-01-01T00:00:00.000Z',
+});
+
+/** Every event claimed by its consumers, while the metrics saw loyalty apply nothing (its invocations crashed). */
+function verification() {
+  return checkInvariants({
+    runId: 'lt',
+    checkIntents: false,
+    plan: [],
+    observations: [],
+    orderIdOf: deriveOrderId,
+    isPoison: () => false,
+    pendingOutbox: 0,
+    metrics: {
+      'EffectApplied{consumer=fulfilment}': 2,
+      'DuplicateSuppressed{consumer=fulfilment}': 1,
+      'DuplicateSuppressed{consumer=loyalty}': 5,
+    },
+    orderItems: orders,
+    effectItems: [
+      claim('fulfilment', orderPlacedEventId(placed)),
+      // The cancelled order's place was superseded before it was applied: an entry, but no claim.
+      { ...inboxKey('fulfilment', orderPlacedEventId(cancelled)), [SUPERSEDED_BY_ATTRIBUTE]: 'x' },
+      claim('fulfilment', orderCancelledEventId(cancelled)),
+      claim('loyalty', orderPlacedEventId(placed)),
+      claim('loyalty', orderPlacedEventId(cancelled)),
+    ],
+    providerItems: [],
+    deadLetterQueues: [],
+  });
+}
+
+function run() {
+  return summarize({
+    runId: 'lt',
+    target: 'local:test',
+    seed: 1,
+    profile: 'smoke',
+    faults: ['crash'],
+    startedAt: '2026-01-01T00:00:00.000Z',
+    plan: [],
+    observations: [{ index: 0, status: 201, replayed: false, startedAt: 0, latencyMs: 10 }],
+    durationMs: 1_000,
+    injected: { poisonMessages: 0, redriven: 0 },
+    drain: { drained: true, waitedMs: 1 },
+    verification: verification(),
+    calls: { apiRequests: 1 },
+  });
+}
+
+test('applied effects are counted from the stored inbox claims, not from the metrics; a superseded-only entry is no claim', () => {
+  const counted = verification();
+
+  expect(counted.appliedEffects).toEqual({ fulfilment: 2, loyalty: 2 });
+  expect(counted.consumerMetrics.loyalty?.EffectApplied).toBeUndefined();
+});
+
+test('the terminal summary states the stored counts and how much of them the flushed metrics saw', () => {
+  const summary = terminalSummary(run());
+
+  expect(summary).toContain(
+    "applied         fulfilment 2, loyalty 2 (inbox claims stored for the judged orders' events)",
+  );
+  expect(summary).toContain('metrics flushed (a crashed invocation flushes none): fulfilment: 2 of 2 applied');
+  expect(summary).toContain('loyalty: 0 of 2 applied, 5 duplicates suppressed');
+  expect(summary).not.toMatch(/loyalty: 0 applied/);
+});
+
+test('the HTML report shows the stored counts in its table and next to the metrics in a chart', () => {
+  const html = htmlReport(run());
+
+  expect(html).toContain(
+    '<tr><th>effects applied</th><td>fulfilment 2, loyalty 2 (inbox claims stored for the judged orders&#39; events)</td></tr>',
+  );
+  expect(html).toContain(
+    '<tr><th>metrics flushed</th><td>fulfilment 2 of 2 applied, loyalty 0 of 2 applied; a crashed invocation flushes none</td></tr>',
+  );
+  expect(html).toContain('data-label="loyalty stored" data-value="2"');
+  expect(html).toContain('data-label="loyalty metrics" data-value="0"');
+});
