@@ -70,7 +70,7 @@ export interface CallerRule {
  */
 export const DEFAULT_HUMAN_ROLE_PATTERNS: readonly string[] = Object.freeze(['AWSReservedSSO_*']);
 
-/** A pattern the rule cannot take, with the reason; lib/config.ts turns it into a one-line synth error. */
+/** A pattern the rule cannot take, with the reason; lib/shop/config.ts turns it into a one-line synth error. */
 export class CallerRuleError extends Error {
   override readonly name = 'CallerRuleError';
 }

@@ -1,7 +1,7 @@
 /**
  * The Lambda entry points: each deployed function's code starts at one of these
  * modules (its exported `handler`), and the function construct
- * (lib/constructs/house-function.ts) takes a name of this list, so a misspelt
+ * (lib/exactly-once/function-defaults.ts) takes a name of this list, so a misspelt
  * entry point fails typecheck, not a bundling step. test/infra/entry-points.test.ts
  * keeps the list and this folder equal, checks that each module exports
  * `handler`, and that each entry point is used by a function of the stack.

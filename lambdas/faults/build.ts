@@ -1,6 +1,6 @@
 /**
  * Which optional code a bundle carries. The bundler replaces each of these
- * `process.env.<name>` reads with a literal (lib/constructs/house-function.ts,
+ * `process.env.<name>` reads with a literal (lib/exactly-once/function-defaults.ts,
  * `bundleDefines`), so in a bundle built without it the guarded code is dead
  * and esbuild drops it, modules included: a deployment without fault injection
  * has no fault code to switch on. Write the guard as

@@ -76,9 +76,9 @@ const QUEUE_CONSUMER = 'lambdas/handlers/queue-consumer.ts';
 const CONSUMER_SUPPORT = 'lambdas/handlers/consumer-support.ts';
 const BACKOFF = 'lambdas/domain/backoff.ts';
 const ORDER = 'lambdas/domain/order.ts';
-const ORDERS_API = 'lib/constructs/orders-api.ts';
-const HOUSE_FUNCTION = 'lib/constructs/house-function.ts';
-const STACK = 'lib/exactly-once-stack.ts';
+const ORDERS_API = 'lib/shop/orders-api.ts';
+const HOUSE_FUNCTION = 'lib/exactly-once/function-defaults.ts';
+const STACK = 'lib/shop/shop-stack.ts';
 const VERIFY = 'loadtest/verify.ts';
 
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
@@ -211,7 +211,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lambdas/entry-points/outbox-relay.ts', symbol: 'makeRelayHandler' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
-      { file: 'lib/constructs/outbox-relay.ts', symbol: 'OutboxRelay' },
+      { file: 'lib/exactly-once/outbox-relay.ts', symbol: 'OutboxRelay' },
     ],
     provedBy: [
       {
@@ -361,7 +361,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/domain/errors.ts', symbol: 'PermanentError' },
       { file: BACKOFF, symbol: 'retryBackoffSeconds' },
       { file: 'lambdas/adapters/sqs-message-control.ts', symbol: 'SqsMessageControl' },
-      { file: 'lib/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
+      { file: 'lib/exactly-once/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
     ],
     provedBy: [
       { file: UNIT_CONSUMERS, name: 'permanent errors go to the DLQ at once, with why, and are acked' },
@@ -483,9 +483,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'inbox-ttl',
     statement: 'Inbox TTL ≥ source retention + DLQ retention + redrive allowance (computed, and enforced at synth)',
     enforcedIn: [
-      { file: 'lib/constructs/pipelines.ts', symbol: 'REDRIVE_ALLOWANCE' },
-      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'requiredInboxTtlSeconds' },
-      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'REDRIVE_ALLOWANCE' },
+      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'requiredInboxTtlSeconds' },
+      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'exactly source + DLQ retention + redrive allowance passes' },
@@ -508,7 +508,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lambdas/domain/dedupe-horizon.ts', symbol: 'dedupeWindow' },
       { file: CONSUMER_SUPPORT, symbol: 'refusePastHorizon' },
-      { file: 'lib/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
+      { file: 'lib/exactly-once/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
       { file: 'ops/dlq/horizon.ts', symbol: 'judgeHorizon' },
     ],
     provedBy: [
@@ -540,7 +540,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: QUEUE_CONSUMER, symbol: 'invocationDeadlines' },
       { file: 'lambdas/domain/record-work.ts', symbol: 'RecordWork' },
       { file: BACKOFF, symbol: 'fifoMaxReceiveCount' },
-      { file: 'lib/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
     ],
     provedBy: [
       { file: UNIT_CONSUMERS, name: 'a record has a deadline: a hung call fails its record, not the batch' },
@@ -602,12 +602,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'synth-time-invariants',
     statement: 'Synth-time correctness invariants (visibility, DLQs, batch item failures, stream sources, inbox TTL)',
     enforcedIn: [
-      { file: 'lib/aspects/index.ts', symbol: 'applyCorrectnessAspects' },
-      { file: 'lib/aspects/visibility-timeout.ts', symbol: 'VisibilityTimeoutAspect' },
-      { file: 'lib/aspects/dead-letter-queue.ts', symbol: 'DeadLetterQueueAspect' },
-      { file: 'lib/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
-      { file: 'lib/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
-      { file: 'lib/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+      { file: 'lib/exactly-once/aspects/index.ts', symbol: 'applyCorrectnessAspects' },
+      { file: 'lib/exactly-once/aspects/visibility-timeout.ts', symbol: 'VisibilityTimeoutAspect' },
+      { file: 'lib/exactly-once/aspects/dead-letter-queue.ts', symbol: 'DeadLetterQueueAspect' },
+      { file: 'lib/exactly-once/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
+      { file: 'lib/exactly-once/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
+      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
     ],
     provedBy: [
@@ -636,7 +636,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'least-privilege',
     statement: 'Least privilege; cdk-nag with every acknowledgement justified',
     enforcedIn: [
-      { file: 'lib/grants.ts', symbol: 'grantTableActions' },
+      { file: 'lib/exactly-once/grants.ts', symbol: 'grantTableActions' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: 'bin/app.ts', symbol: 'app' },
     ],
@@ -796,8 +796,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Alarms are deliverable: the topic policy lets CloudWatch publish (this account, exactly this stack's alarms) and the key lets it use only Decrypt/GenerateDataKey*; synth fails otherwise",
     enforcedIn: [
-      { file: 'lib/constructs/monitoring.ts', symbol: 'Monitoring' },
-      { file: 'lib/aspects/alarm-delivery.ts', symbol: 'AlarmDeliveryAspect' },
+      { file: 'lib/exactly-once/monitoring.ts', symbol: 'Monitoring' },
+      { file: 'lib/exactly-once/aspects/alarm-delivery.ts', symbol: 'AlarmDeliveryAspect' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'the real stack passes, and every one of its alarms notifies the topic' },
@@ -923,9 +923,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Fault injection is opt-in, never in prod: without `-c faultInjection=true` no switch and no fault code in any bundle; inbox bypass only in the local build; plans expire; an active plan alarms',
     enforcedIn: [
-      { file: 'lib/config.ts', symbol: 'readConfig' },
+      { file: 'lib/shop/config.ts', symbol: 'readConfig' },
       { file: HOUSE_FUNCTION, symbol: 'bundleDefines' },
-      { file: 'lib/constructs/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
+      { file: 'lib/exactly-once/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
       { file: 'lambdas/faults/build.ts', symbol: 'BUILD_FLAGS' },
       { file: 'lambdas/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
     ],
@@ -957,10 +957,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Stages side by side without name collisions, each stage's alarms on its own metrics (the `service` dimension is the stack's name); prod retains and deletion-protects its tables, keeps logs a year and has no fault switch; no function reserves concurrency",
     enforcedIn: [
-      { file: 'lib/config.ts', symbol: 'STAGE_DEFAULTS' },
+      { file: 'lib/shop/config.ts', symbol: 'STAGE_DEFAULTS' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: HOUSE_FUNCTION, symbol: 'serviceName' },
-      { file: 'lib/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
+      { file: 'lib/exactly-once/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
     ],
     provedBy: [
       { file: 'test/infra/stages.test.ts', name: 'no explicit name is shared' },
@@ -1008,9 +1008,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lambdas/consumers.ts', symbol: 'CONSUMERS' },
       { file: 'lambdas/messaging/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
-      { file: 'lib/constructs/pipelines.ts', symbol: 'Pipelines' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
-      { file: 'lib/constructs/fault-injection.ts', symbol: 'tagFaultTarget' },
+      { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
       { file: 'scripts/new-consumer.ts', symbol: 'planConsumer' },
     ],
     provedBy: [
@@ -1143,8 +1143,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: BACKOFF, symbol: 'RETRY_BUDGET' },
       { file: BACKOFF, symbol: 'guaranteedBudgetSeconds' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lib/constructs/pipelines.ts', symbol: 'Pipelines' },
-      { file: 'lib/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
+      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
     ],
     provedBy: [
       {
@@ -1265,8 +1265,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'alarm-runbook',
     statement: 'Every alarm names its runbook section, and the section exists',
     enforcedIn: [
-      { file: 'lib/constructs/monitoring.ts', symbol: 'addAlarm' },
-      { file: 'lib/constructs/monitoring.ts', symbol: 'RunbookSection' },
+      { file: 'lib/exactly-once/monitoring.ts', symbol: 'addAlarm' },
+      { file: 'lib/exactly-once/monitoring.ts', symbol: 'RunbookSection' },
     ],
     provedBy: [
       {

@@ -11,9 +11,13 @@ import { DynamoEventSource, KinesisEventSource, SqsDlq, SqsEventSource } from 'a
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
-import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '../../lib/aspects';
-import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import {
+  applyCorrectnessAspects,
+  requiredInboxTtlSeconds,
+  type CorrectnessOptions,
+} from '../../lib/exactly-once/aspects';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
 import { maxHorizonForClaimTtl } from '../../lambdas/domain/dedupe-horizon';
 import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';

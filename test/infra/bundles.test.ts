@@ -1,8 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
-import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { CONSUMERS } from '../../lambdas/consumers';
 import type { EntryPoint } from '../../lambdas/entry-points';
 import {
@@ -10,7 +10,7 @@ import {
   functionBuildOf,
   lambdaBundling,
   type FunctionBuild,
-} from '../../lib/constructs/house-function';
+} from '../../lib/exactly-once/function-defaults';
 import { cdkContext } from '../support/synth';
 
 /**

@@ -5,10 +5,10 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
-import { readConfig } from '../../lib/config';
-import { FAULT_TARGET_TAG } from '../../lib/constructs/fault-injection';
-import type { Pipelines } from '../../lib/constructs/pipelines';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { FAULT_TARGET_TAG } from '../../lib/exactly-once/fault-injection';
+import type { Pipelines } from '../../lib/exactly-once/consumer-pipelines';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import {
   dashboardMetrics,
   expectedRoutes,

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
-import { readConfig } from '../../lib/config';
-import { ENTRY_POINTS_DIR, HouseFunction } from '../../lib/constructs/house-function';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { ENTRY_POINTS_DIR, HouseFunction } from '../../lib/exactly-once/function-defaults';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext } from '../support/synth';
 
 /**

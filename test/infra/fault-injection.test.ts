@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { consumerId } from '../../lambdas/messaging/consumer-spec';
-import { readConfig } from '../../lib/config';
+import { readConfig } from '../../lib/shop/config';
 import { configError, synthStack } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
 

@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONSUMERS } from '../../lambdas/consumers';
-import { readConfig } from '../../lib/config';
-import { HouseFunction } from '../../lib/constructs/house-function';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { HouseFunction } from '../../lib/exactly-once/function-defaults';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { THIRD_CONSUMER } from '../support/consumer-pipelines';
 import { cdkContext } from '../support/synth';
 

@@ -1,13 +1,13 @@
 import { App, CfnResource } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { CONSUMERS } from '../../lambdas/consumers';
-import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext, synthErrors, synthStack } from '../support/synth';
 import { referencedId, resourceById, resourcesOfType } from '../support/template';
 
 /**
- * What the README promises, pinned on the real stack (lib/exactly-once-stack.ts),
+ * What the README promises, pinned on the real stack (lib/shop/shop-stack.ts),
  * not on a hand-built one: the correctness Aspects are applied to it (a broken
  * override fails synth), and the numbers the README states are the deployed ones.
  */

@@ -3,10 +3,10 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { applyCorrectnessAspects } from '../../lib/aspects';
-import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
-import { METRICS_NAMESPACE } from '../../lib/constructs/house-function';
+import { applyCorrectnessAspects } from '../../lib/exactly-once/aspects';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import { METRICS_NAMESPACE } from '../../lib/exactly-once/function-defaults';
 import { cdkContext, configError } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 

@@ -9,7 +9,7 @@ import { DEFAULT_SETTINGS, simulationOptions, World } from './world/world';
  * The simulation runs the settings the stack deploys: its numbers for the
  * functions' timeouts, the relay's stream event source mapping and each
  * consumer's queue, DLQ, event source mapping and environment are read here
- * from the synthesized template, so a change to lib/constructs that the
+ * from the synthesized template, so a change to lib/ that the
  * simulation does not follow fails this test instead of drifting silently.
  */
 interface MappingProps {

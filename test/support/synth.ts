@@ -2,8 +2,8 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/exactly-once-stack';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 
 /**
  * The cdk.json context (feature flags included), because `new App()` in a test

@@ -166,7 +166,7 @@ export interface Guards {
 }
 
 export interface Settings {
-  /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/constructs/pipelines.ts. */
+  /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/exactly-once/consumer-pipelines.ts. */
   retryBudget: RetryBudget;
   consumerTimeoutSeconds: number;
   relayTimeoutSeconds: number;
@@ -210,7 +210,7 @@ export interface SimulationOptions {
 }
 
 /**
- * The deployed stack's numbers (lib/constructs: pipelines.ts, outbox-relay.ts),
+ * The deployed stack's numbers (lib/exactly-once: consumer-pipelines.ts, outbox-relay.ts),
  * checked against the synthesized template by stack-settings.test.ts; and a
  * fault mix that a correct system survives.
  */
@@ -398,12 +398,12 @@ export class World {
     createSimulatedTables(this.db);
     const s = options.settings;
     const visibility = (window: number) => 6 * s.consumerTimeoutSeconds + window;
-    // As lib/constructs/pipelines.ts derives them; the guard-off budget is the old flat 5 receives.
+    // As lib/exactly-once/consumer-pipelines.ts derives them; the guard-off budget is the old flat 5 receives.
     const attempts = attemptsForBudget(s.retryBudget);
     const oldBudget = options.guards.retryBudget === 'seconds';
     const retention = 4 * 86400;
     const dlqRetention = 14 * 86400;
-    // As lib/constructs/pipelines.ts derives them, with its 3-day redrive allowance.
+    // As lib/exactly-once/consumer-pipelines.ts derives them, with its 3-day redrive allowance.
     const dedupe = dedupeWindow({
       sourceRetentionSeconds: retention,
       deadLetterRetentionSeconds: dlqRetention,
@@ -428,12 +428,12 @@ export class World {
             : attempts,
         retentionSeconds: retention,
         deadLetterQueue,
-        // As lib/constructs/queue-defaults.ts configures a FIFO source queue; a standard queue delivers duplicates.
+        // As lib/exactly-once/queue-defaults.ts configures a FIFO source queue; a standard queue delivers duplicates.
         ...(spec.fifo
           ? { deduplicationScope: 'messageGroup' as const }
           : { duplicateChance: options.faults.sqsDuplicate }),
       });
-      // What the stack puts in the function's environment (lib/constructs), naming the simulated tables and queues.
+      // What the stack puts in the function's environment (lib/exactly-once), naming the simulated tables and queues.
       const config: ConsumerConfig = {
         consumer: spec.name,
         fifo: spec.fifo,

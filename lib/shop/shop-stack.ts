@@ -1,22 +1,22 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { CUSTOMER_ACCESS_PK_PREFIX, PENDING_OUTBOX_INDEX } from '../lambdas/adapters/order-table';
-import { CONSUMERS } from '../lambdas/consumers';
-import { ORDER_EVENT_TYPES } from '../lambdas/domain/events';
-import { consumerOutputNames, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
-import { applyCorrectnessAspects } from './aspects';
-import { LogRetentionAspect } from './aspects/log-retention';
+import { CUSTOMER_ACCESS_PK_PREFIX, PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
+import { CONSUMERS } from '../../lambdas/consumers';
+import { ORDER_EVENT_TYPES } from '../../lambdas/domain/events';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { applyCorrectnessAspects } from '../exactly-once/aspects';
+import { LogRetentionAspect } from '../exactly-once/aspects/log-retention';
 import type { AppConfig } from './config';
-import { EffectsReadApi } from './constructs/effects-read-api';
-import { FaultInjectionSwitch } from './constructs/fault-injection';
-import { HouseFunction, setFunctionBuild } from './constructs/house-function';
-import { Monitoring } from './constructs/monitoring';
-import { OrdersApi } from './constructs/orders-api';
-import { OutboxRelay } from './constructs/outbox-relay';
-import { Pipelines, REDRIVE_ALLOWANCE } from './constructs/pipelines';
-import { IDEMPOTENCY_KEY_EXPIRY, Storage } from './constructs/storage';
-import { grantIndexActions, grantTableActions } from './grants';
+import { EffectsReadApi } from './effects-read-api';
+import { FaultInjectionSwitch } from '../exactly-once/fault-injection';
+import { HouseFunction, setFunctionBuild } from '../exactly-once/function-defaults';
+import { Monitoring } from '../exactly-once/monitoring';
+import { OrdersApi } from './orders-api';
+import { OutboxRelay } from '../exactly-once/outbox-relay';
+import { Pipelines, REDRIVE_ALLOWANCE } from '../exactly-once/consumer-pipelines';
+import { IDEMPOTENCY_KEY_EXPIRY, Storage } from './storage';
+import { grantIndexActions, grantTableActions } from '../exactly-once/grants';
 
 export interface ExactlyOnceStackProps extends StackProps {
   config: AppConfig;

@@ -9,8 +9,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, serviceName, type HouseFunction } from './house-function';
-import type { ConsumerPipeline } from './pipelines';
+import { METRICS_NAMESPACE, serviceName, type HouseFunction } from './function-defaults';
+import type { ConsumerPipeline } from './consumer-pipelines';
 
 /** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
 export type RunbookSection =

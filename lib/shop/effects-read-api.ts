@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { ENV } from '../../lambdas/shared/env-names';
-import { HouseFunction } from './house-function';
+import { HouseFunction } from '../exactly-once/function-defaults';
 import type { OrdersApi } from './orders-api';
 
 export interface EffectsReadApiProps {

@@ -8,7 +8,7 @@ import {
   RETRY_BUDGET,
   RETRY_ENV,
   SQS_MAX_VISIBILITY_SECONDS,
-} from '../../lambdas/domain/backoff';
+} from '../../../lambdas/domain/backoff';
 import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
 import {
   EVENT_SOURCE_MAPPING,

@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/faults/names';
-import { METRICS_NAMESPACE, serviceName } from './house-function';
+import { METRICS_NAMESPACE, serviceName } from './function-defaults';
 
 /**
  * The tag that marks the functions faults are aimed at, with the value

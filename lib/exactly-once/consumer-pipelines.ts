@@ -11,9 +11,9 @@ import {
 import { dedupeWindow, type DedupeWindow } from '../../lambdas/domain/dedupe-horizon';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
-import { VISIBILITY_TIMEOUT_FACTOR } from '../aspects';
+import { VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
-import { HouseFunction } from './house-function';
+import { HouseFunction } from './function-defaults';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
 

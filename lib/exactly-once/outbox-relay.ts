@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
 import { tagFaultTarget } from './fault-injection';
-import { HouseFunction } from './house-function';
+import { HouseFunction } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
 export interface OutboxRelayProps {
@@ -32,7 +32,7 @@ export interface OutboxRelayProps {
  * deduplication id is the eventId, consumers claim the eventId in their inbox
  * before any effect, and marking an item dispatched is idempotent. A reserved
  * concurrency of 1 would buy nothing but a failed first deploy in accounts at
- * the default concurrency quota (see lib/aspects/reserved-concurrency.ts).
+ * the default concurrency quota (see lib/exactly-once/aspects/reserved-concurrency.ts).
  */
 export class OutboxRelay extends Construct {
   /** Publishes outbox items from the table's stream. */

@@ -1,5 +1,5 @@
-import { DEDUPE_HORIZON_MARGIN_SECONDS, maxHorizonForClaimTtl } from '../../lambdas/domain/dedupe-horizon';
-import { ENV } from '../../lambdas/shared/env-names';
+import { DEDUPE_HORIZON_MARGIN_SECONDS, maxHorizonForClaimTtl } from '../../../lambdas/domain/dedupe-horizon';
+import { ENV } from '../../../lambdas/shared/env-names';
 import { CorrectnessAspect } from './correctness-aspect';
 import { EVENT_SOURCE_MAPPING, environmentVariable, type RenderedResource, type StackModel } from './model';
 

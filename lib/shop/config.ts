@@ -6,8 +6,8 @@ import {
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
-} from '../lambdas/domain/caller';
-import { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from './aspects/reserved-concurrency';
+} from '../../lambdas/domain/caller';
+import { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from '../exactly-once/aspects/reserved-concurrency';
 
 /** A deployment stage. Each deploys as its own stack (`ExactlyOnce-<stage>`), side by side in one account. */
 export type Stage = 'dev' | 'prod';
@@ -57,7 +57,7 @@ export interface AppConfig {
   apiRateLimit: number;
   apiBurstLimit: number;
   apiGatewayAccountRole: ApiGatewayAccountRole;
-  /** Lets functions reserve concurrency (refused at synth otherwise; see lib/aspects/reserved-concurrency.ts). */
+  /** Lets functions reserve concurrency (refused at synth otherwise; see lib/exactly-once/aspects/reserved-concurrency.ts). */
   allowReservedConcurrency: boolean;
   /**
    * Who a caller is (lambdas/domain/caller.ts): the role-name patterns whose sessions are people, so each

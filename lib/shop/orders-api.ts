@@ -5,8 +5,8 @@ import { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/domain/order';
 import { ENV } from '../../lambdas/shared/env-names';
-import { HouseFunction } from './house-function';
-import { defaultLogGroupProps } from './log-group-defaults';
+import { HouseFunction } from '../exactly-once/function-defaults';
+import { defaultLogGroupProps } from '../exactly-once/log-group-defaults';
 
 /** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
 const MESSAGE_STRING = '$context.error.messageString';
@@ -46,7 +46,7 @@ export interface OrdersApiProps {
    * account already has. Access logging fails to deploy without one.
    */
   createAccountLoggingRole: boolean;
-  /** Role-name patterns whose sessions are people (lib/config.ts, lambdas/domain/caller.ts). */
+  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/domain/caller.ts). */
   humanRolePatterns: readonly string[];
 }
 
