@@ -8,9 +8,9 @@ import { CONSUMERS } from '../lambdas/consumers';
 import type { FaultPlan } from '../lambdas/faults/plan';
 import type { ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import { seeded } from '../lambdas/shared/random';
-import { redrive } from '../ops/dlq/messages';
-import { discoverDeadLetterQueues } from '../ops/dlq/queues';
-import { consumerQueueUrls } from '../ops/stack';
+import { redrive } from '../tools/dlq/messages';
+import { discoverDeadLetterQueues } from '../tools/dlq/queues';
+import { consumerQueueUrls } from '../tools/stack';
 import type { Target } from './target';
 import type { ProducedEvent } from './verify';
 

@@ -110,7 +110,7 @@ export function sqsBilledRequests(payloadBytes: number): number {
 
 /**
  * What a deployed stack costs per month before any order: published AWS list
- * prices (us-east-1), for the bench's idle cost (bench/idle-cost.ts). A month
+ * prices (us-east-1), for the bench's idle cost (tools/bench/idle-cost.ts). A month
  * is 730 hours, as AWS prices monthly items.
  */
 export const IDLE_UNIT_PRICES = {

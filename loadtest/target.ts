@@ -10,7 +10,7 @@ import {
   LOCAL_OUTPUTS_FILE,
   localStackOutputs,
   requiredOutput,
-} from '../ops/stack';
+} from '../tools/stack';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose

@@ -14,7 +14,7 @@ import { CONSUMERS, type ConsumerName } from '../lambdas/consumers';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
 import type { EventEnvelope } from '../lambdas/messaging/envelope';
-import { requiredOutput } from '../ops/stack';
+import { requiredOutput } from '../tools/stack';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';

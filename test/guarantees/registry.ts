@@ -509,7 +509,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/domain/dedupe-horizon.ts', symbol: 'dedupeWindow' },
       { file: CONSUMER_SUPPORT, symbol: 'refusePastHorizon' },
       { file: 'lib/exactly-once/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
-      { file: 'ops/dlq/horizon.ts', symbol: 'judgeHorizon' },
+      { file: 'tools/dlq/horizon.ts', symbol: 'judgeHorizon' },
     ],
     provedBy: [
       {
@@ -1011,7 +1011,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
-      { file: 'scripts/new-consumer.ts', symbol: 'planConsumer' },
+      { file: 'tools/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
     ],
     provedBy: [
       { file: 'test/infra/consumer-list.test.ts', name: 'a third consumer on the list' },
@@ -1282,9 +1282,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',
     enforcedIn: [
-      { file: 'ops/dlq/messages.ts', symbol: 'redrive' },
-      { file: 'ops/dlq/messages.ts', symbol: 'redriveDecision' },
-      { file: 'ops/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
+      { file: 'tools/dlq/messages.ts', symbol: 'redrive' },
+      { file: 'tools/dlq/messages.ts', symbol: 'redriveDecision' },
+      { file: 'tools/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
     ],
     provedBy: [
       {

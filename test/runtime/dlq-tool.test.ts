@@ -24,11 +24,11 @@ import { loyaltyPoints } from '../../lambdas/domain/order';
 import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
 import { signedFetch } from '../../local/api/sign';
 import type { LocalRuntime } from '../../local/runtime';
-import { main } from '../../ops/dlq/cli';
-import type { ListReport, RedriveReport, ShowReport } from '../../ops/dlq/commands';
-import { PAST_HORIZON_RUNBOOK } from '../../ops/dlq/horizon';
-import { openContext } from '../../ops/dlq/context';
-import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../ops/stack';
+import { main } from '../../tools/dlq/cli';
+import type { ListReport, RedriveReport, ShowReport } from '../../tools/dlq/commands';
+import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
+import { openContext } from '../../tools/dlq/context';
+import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
 
 /**

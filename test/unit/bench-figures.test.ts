@@ -1,5 +1,5 @@
-import { gbSecondsPerOrder, unitsByTable } from '../../bench/cost-model';
-import { parseProcStatTicks, perCpuSecond } from '../../bench/cpu';
+import { gbSecondsPerOrder, unitsByTable } from '../../tools/bench/cost-model';
+import { parseProcStatTicks, perCpuSecond } from '../../tools/bench/cpu';
 import {
   closingLines,
   consumerLine,
@@ -11,9 +11,9 @@ import {
   steadyWindow,
   stepRatesLine,
   summarizeLatencies,
-} from '../../bench/figures';
-import { unitsPerOrderByTable } from '../../bench/cost-model';
-import { describeMix, type RoundTrip } from '../../bench/round-trips';
+} from '../../tools/bench/figures';
+import { unitsPerOrderByTable } from '../../tools/bench/cost-model';
+import { describeMix, type RoundTrip } from '../../tools/bench/round-trips';
 import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({

@@ -1,4 +1,4 @@
-import { idleCost, idleCostLine } from '../../bench/idle-cost';
+import { idleCost, idleCostLine } from '../../tools/bench/idle-cost';
 import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../loadtest/prices';
 import type { CfnTemplate } from '../../local/template/model';
 

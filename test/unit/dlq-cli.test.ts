@@ -10,20 +10,20 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseCommand, USAGE } from '../../ops/dlq/args';
-import { main } from '../../ops/dlq/cli';
-import { shown, type ListReport, type RedriveReport, type ShowReport } from '../../ops/dlq/commands';
-import type { DlqContext } from '../../ops/dlq/context';
-import { formatReport } from '../../ops/dlq/format';
+import { parseCommand, USAGE } from '../../tools/dlq/args';
+import { main } from '../../tools/dlq/cli';
+import { shown, type ListReport, type RedriveReport, type ShowReport } from '../../tools/dlq/commands';
+import type { DlqContext } from '../../tools/dlq/context';
+import { formatReport } from '../../tools/dlq/format';
 import {
   describeHorizon,
   judgeHorizon,
   ORIGINAL_OCCURRED_AT,
   PAST_HORIZON_RUNBOOK,
   withFreshOccurredAt,
-} from '../../ops/dlq/horizon';
-import { pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../ops/dlq/messages';
-import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../ops/dlq/queues';
+} from '../../tools/dlq/horizon';
+import { pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
+import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
 import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
 
 const OUTPUTS = {

@@ -60,7 +60,7 @@ function run(tool: string, args: string[]) {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const newConsumer = (...args: string[]) => run('tsx', ['scripts/new-consumer.ts', ...args]);
+const newConsumer = (...args: string[]) => run('tsx', ['tools/scaffolder/new-consumer.ts', ...args]);
 
 /** Every file under lambdas/ and test/unit/ with its content: what a refusal must leave untouched. */
 function snapshot(): Map<string, string> {

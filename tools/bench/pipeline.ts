@@ -1,10 +1,10 @@
-import { deriveOrderId } from '../lambdas/domain/order';
-import { waitForDrain } from '../loadtest/drain';
-import { drive, type Observation } from '../loadtest/drive';
-import { buildPlan, type Mix, type PlannedRequest } from '../loadtest/plan';
-import { seededRandom } from '../loadtest/random';
-import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../loadtest/sampler';
-import type { Target } from '../loadtest/target';
+import { deriveOrderId } from '../../lambdas/domain/order';
+import { waitForDrain } from '../../loadtest/drain';
+import { drive, type Observation } from '../../loadtest/drive';
+import { buildPlan, type Mix, type PlannedRequest } from '../../loadtest/plan';
+import { seededRandom } from '../../loadtest/random';
+import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../../loadtest/sampler';
+import type { Target } from '../../loadtest/target';
 import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
 
 /**

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../loadtest/target';
-import { startRuntime, type LocalRuntime, type RuntimeStats } from '../local/runtime';
-import { readCloudAssembly, selectStack, synthesize } from '../local/template/cloud-assembly';
-import type { CfnTemplate } from '../local/template/model';
+import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../../loadtest/target';
+import { startRuntime, type LocalRuntime, type RuntimeStats } from '../../local/runtime';
+import { readCloudAssembly, selectStack, synthesize } from '../../local/template/cloud-assembly';
+import type { CfnTemplate } from '../../local/template/model';
 
 /**
  * The local runtime the bench measures: a running one (`npm start`, found
@@ -43,7 +43,7 @@ function readTemplate(cdkOut: string): CfnTemplate | undefined {
   return selectStack(readCloudAssembly(cdkOut)).template;
 }
 
-const projectDir = path.resolve(__dirname, '..');
+const projectDir = path.resolve(__dirname, '..', '..');
 
 export async function acquireRuntime(options: {
   useRunning: boolean;

@@ -2,9 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
-import { CONSUMERS } from '../lambdas/consumers';
-import { ORDER_EVENT_TYPES } from '../lambdas/domain/events';
-import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/consumers';
+import { ORDER_EVENT_TYPES } from '../../lambdas/domain/events';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 
 /**
  * `npm run new:consumer -- <name> [--fifo]`: scaffolds a queue consumer.
@@ -35,7 +35,7 @@ interface Plan {
   spec: ConsumerSpec;
 }
 
-export async function main(argv: string[], root = resolve(__dirname, '..')): Promise<number> {
+export async function main(argv: string[], root = resolve(__dirname, '..', '..')): Promise<number> {
   try {
     const plan = await planConsumer(argv, root);
     for (const { path, text } of plan.writes) writeFileSync(join(root, path), text);

@@ -1,6 +1,6 @@
-import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../loadtest/prices';
-import { resourcesOfType, type CfnTemplate } from '../local/template/model';
-import { scheduleDefinitions } from '../local/template/schedules';
+import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../loadtest/prices';
+import { resourcesOfType, type CfnTemplate } from '../../local/template/model';
+import { scheduleDefinitions } from '../../local/template/schedules';
 
 /**
  * What the stack costs per month with no orders, read from the synthesized
