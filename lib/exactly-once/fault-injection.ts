@@ -9,7 +9,7 @@ import { METRICS_NAMESPACE, serviceName } from './function-defaults';
 /**
  * The tag that marks the functions faults are aimed at, with the value
  * `<stack name>:consumer` or `<stack name>:relay`: an AWS FIS experiment
- * selects its targets by it (loadtest/aws/fis-lambda-faults.json), so a
+ * selects its targets by it (tools/proof-kit/aws/fis-lambda-faults.json), so a
  * consumer added to the list is a target without editing the experiment (FIS
  * also takes at most five ARNs per target), and another stage's functions are
  * not. Only the Lambda functions carry it, not their roles or log groups.

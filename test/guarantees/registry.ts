@@ -79,7 +79,7 @@ const ORDER = 'lambdas/domain/order.ts';
 const ORDERS_API = 'lib/shop/orders-api.ts';
 const HOUSE_FUNCTION = 'lib/exactly-once/function-defaults.ts';
 const STACK = 'lib/shop/shop-stack.ts';
-const VERIFY = 'loadtest/verify.ts';
+const VERIFY = 'tools/proof-kit/verify.ts';
 
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
 const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
@@ -460,7 +460,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
       { file: 'lambdas/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
-      { file: 'loadtest/faults.ts', symbol: 'providerOutageWindow' },
+      { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],
     provedBy: [
       {
@@ -844,7 +844,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a second message id)',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkInvariants' },
-      { file: 'loadtest/run.ts', symbol: 'runLoadTest' },
+      { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
       { file: 'local/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
@@ -1105,9 +1105,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'test/simulation/world/api.ts', symbol: 'createOrderHandler' },
+      { file: 'tools/simulation/world/api.ts', symbol: 'createOrderHandler' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
-      { file: 'test/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
+      { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
     provedBy: [
       {
@@ -1349,8 +1349,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease) within a few seeds, and holds every invariant with the guards on',
     enforcedIn: [
-      { file: 'test/simulation/world/world.ts', symbol: 'Guards' },
-      { file: 'test/simulation/campaign.ts', symbol: 'runCampaign' },
+      { file: 'tools/simulation/world/world.ts', symbol: 'Guards' },
+      { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
       { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
@@ -1401,8 +1401,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
       { file: PORT_CONTRACTS, symbol: 'describeOrderOutboxContract' },
       { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
-      { file: 'test/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
-      { file: 'test/simulation/world/sqs.ts', symbol: 'SimQueue' },
+      { file: 'tools/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
+      { file: 'tools/simulation/world/sqs.ts', symbol: 'SimQueue' },
     ],
     provedBy: [
       { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
@@ -1426,8 +1426,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
       { file: 'lambdas/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
       { file: 'lambdas/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
-      { file: 'test/simulation/world/consumers.ts', symbol: 'handlerFactory' },
-      { file: 'test/simulation/world/stream.ts', symbol: 'StreamMapping' },
+      { file: 'tools/simulation/world/consumers.ts', symbol: 'handlerFactory' },
+      { file: 'tools/simulation/world/stream.ts', symbol: 'StreamMapping' },
     ],
     provedBy: [
       {

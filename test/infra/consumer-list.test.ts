@@ -208,7 +208,9 @@ describe('a third consumer on the list', () => {
         ?.Value;
     const consumerIds = WITH_AUDIT.map((spec) => pipelineOf(template, spec.name).functionId);
     const relayId = publishers()[0];
-    const fis = JSON.parse(fs.readFileSync(path.join(__dirname, '../../loadtest/aws/fis-lambda-faults.json'), 'utf8'));
+    const fis = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '../../tools/proof-kit/aws/fis-lambda-faults.json'), 'utf8'),
+    );
 
     for (const id of consumerIds) expect(tagOf(id)).toBe(`${stack.stackName}:consumer`);
     expect(tagOf(relayId)).toBe(`${stack.stackName}:relay`);

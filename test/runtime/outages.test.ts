@@ -8,12 +8,12 @@ import * as path from 'node:path';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { signedFetch } from '../../local/api/sign';
 import type { LocalRuntime } from '../../local/runtime';
-import { queueDepth, waitForDrain } from '../../loadtest/drain';
-import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../loadtest/faults';
-import { localCallCounters } from '../../loadtest/local-counters';
-import { runLoadTest, type Profile } from '../../loadtest/run';
-import { localTarget, type Target } from '../../loadtest/target';
-import { checkProviderCalls, scan } from '../../loadtest/verify';
+import { queueDepth, waitForDrain } from '../../tools/proof-kit/drain';
+import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../tools/proof-kit/faults';
+import { localCallCounters } from '../../tools/proof-kit/local-counters';
+import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
+import { localTarget, type Target } from '../../tools/proof-kit/target';
+import { checkProviderCalls, scan } from '../../tools/proof-kit/verify';
 import { capturingLogger, eventually, startSynthesizedStack } from './fixtures';
 
 /**

@@ -4,12 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LocalRuntime } from '../../local/runtime';
 import { CONSUMERS } from '../../lambdas/consumers';
-import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../loadtest/faults';
-import { localCallCounters } from '../../loadtest/local-counters';
-import { htmlReport, writeReports, type RunResults } from '../../loadtest/report';
-import { runLoadTest, type Profile } from '../../loadtest/run';
-import { localTarget, type Target } from '../../loadtest/target';
-import { EACH_EVENT_ONCE } from '../../loadtest/verify';
+import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
+import { localCallCounters } from '../../tools/proof-kit/local-counters';
+import { htmlReport, writeReports, type RunResults } from '../../tools/proof-kit/report';
+import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
+import { localTarget, type Target } from '../../tools/proof-kit/target';
+import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
 import { capturingLogger, startSynthesizedStack } from './fixtures';
 
 /**
@@ -86,7 +86,7 @@ function evidence(
 const transientFailures = (r: RunResults) =>
   Object.values(r.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0);
 
-/** The DLQ copies the redrive fault seeds (loadtest/run.ts): at least two, one per ten orders. */
+/** The DLQ copies the redrive fault seeds (tools/proof-kit/run.ts): at least two, one per ten orders. */
 const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.orders / 10));
 
 /**

@@ -1,6 +1,6 @@
-import { failed } from './campaign';
-import type { ApiIdempotency } from './world/api';
-import { ALL_GUARDS, simulate, simulationOptions, type SimulationResult } from './world/world';
+import { failed } from '../../tools/simulation/campaign';
+import type { ApiIdempotency } from '../../tools/simulation/world/api';
+import { ALL_GUARDS, simulate, simulationOptions, type SimulationResult } from '../../tools/simulation/world/world';
 
 /**
  * The API's idempotency layer broken (test-only, in the simulation's wiring of

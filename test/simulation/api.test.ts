@@ -1,14 +1,14 @@
-import './world/environment';
+import '../../tools/simulation/world/environment';
 import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
 import { idempotencyStore } from '../../lambdas/adapters/idempotency-store';
 import { makeCreateOrderHandler } from '../../lambdas/entry-points/create-order';
 import { cancelOrder } from '../../lambdas/use-cases/cancel-order';
 import { lambdaContext, VALID_ORDER } from '../support/api-events';
-import { lowLevelClient } from './low-level-client';
-import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from './world/api';
-import { EPOCH_MS } from './world/scheduler';
-import { IDEMPOTENCY_TABLE, memoryTableStore, ORDERS_TABLE } from './world/tables';
-import { simulationOptions, World } from './world/world';
+import { lowLevelClient } from '../../tools/simulation/low-level-client';
+import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../tools/simulation/world/api';
+import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
+import { IDEMPOTENCY_TABLE, memoryTableStore, ORDERS_TABLE } from '../../tools/simulation/world/tables';
+import { simulationOptions, World } from '../../tools/simulation/world/world';
 
 /**
  * POST /orders as the simulation runs it: the deployed create-order handler,

@@ -1,4 +1,4 @@
-import { formatFailure, runCampaign } from './campaign';
+import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
 
 /**
  * The quick campaign `npm test` runs: 20,000 simulated orders over 100 seeded

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
+const SIM_CLI = join(__dirname, '../../tools/simulation/cli.ts');
 const tsxCli = join(__dirname, '../../node_modules/tsx/dist/cli.mjs');
 
 /** Runs `npm run sim -- ...args` with stdout into a pipe that is read slowly, as `| less` reads it. */
 function runSimIntoSlowPipe(args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsxCli, join(__dirname, 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, [tsxCli, SIM_CLI, ...args], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const chunks: Buffer[] = [];
@@ -33,7 +34,7 @@ test('a replayed trace reaches a slow pipe whole: the CLI exits only after stdou
 /** Runs `npm run sim -- ...args` and returns what it printed (stdout). */
 function runSim(args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsxCli, join(__dirname, 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, [tsxCli, SIM_CLI, ...args], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let stdout = '';

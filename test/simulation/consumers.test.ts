@@ -4,9 +4,9 @@ import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { parseRoutes } from '../../lambdas/messaging/routes';
 import { ENV } from '../../lambdas/shared/env-names';
 import { unusedConsumerName } from '../support/consumer-list';
-import { handlerFactory } from './world/consumers';
-import { EFFECTS_TABLE, ORDERS_TABLE } from './world/tables';
-import { simulationOptions, World } from './world/world';
+import { handlerFactory } from '../../tools/simulation/world/consumers';
+import { EFFECTS_TABLE, ORDERS_TABLE } from '../../tools/simulation/world/tables';
+import { simulationOptions, World } from '../../tools/simulation/world/world';
 
 /**
  * The world is built from the consumer list (lambdas/consumers.ts), so a

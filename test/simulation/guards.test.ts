@@ -1,4 +1,4 @@
-import { failed } from './campaign';
+import { failed } from '../../tools/simulation/campaign';
 import {
   ALL_GUARDS,
   DEFAULT_FAULTS,
@@ -9,8 +9,8 @@ import {
   type SimulationOptions,
   type SimulationResult,
   World,
-} from './world/world';
-import { EFFECTS_TABLE } from './world/tables';
+} from '../../tools/simulation/world/world';
+import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
 
 /**
  * Each guard switched off (test-only, in the simulation's wiring; production

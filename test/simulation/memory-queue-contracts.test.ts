@@ -1,7 +1,7 @@
-import './world/environment';
+import '../../tools/simulation/world/environment';
 import { describeQueueContract, type QueueHarness } from './contracts/queue-contracts';
-import { Scheduler } from './world/scheduler';
-import { SimQueue, simulatedSqsClient } from './world/sqs';
+import { Scheduler } from '../../tools/simulation/world/scheduler';
+import { SimQueue, simulatedSqsClient } from '../../tools/simulation/world/sqs';
 
 /**
  * The simulated queues under the real SQS adapters pass the queue contract, in

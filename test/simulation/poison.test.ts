@@ -1,5 +1,5 @@
 import { CONSUMERS } from '../../lambdas/consumers';
-import { simulate, simulationOptions } from './world/world';
+import { simulate, simulationOptions } from '../../tools/simulation/world/world';
 
 /**
  * Error classification end to end: a malformed message is a permanent error,

@@ -3,7 +3,7 @@ import { RETRY_ENV } from '../../lambdas/domain/backoff';
 import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
 import { synthStack } from '../support/synth';
 import { referencedId, resourcesOfType, type CfnResource } from '../support/template';
-import { DEFAULT_SETTINGS, simulationOptions, World } from './world/world';
+import { DEFAULT_SETTINGS, simulationOptions, World } from '../../tools/simulation/world/world';
 
 /**
  * The simulation runs the settings the stack deploys: its numbers for the

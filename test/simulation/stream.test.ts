@@ -1,5 +1,10 @@
-import { Scheduler } from './world/scheduler';
-import { StreamMapping, type BatchOutcome, type OnFailureReason, type StreamMappingSettings } from './world/stream';
+import { Scheduler } from '../../tools/simulation/world/scheduler';
+import {
+  StreamMapping,
+  type BatchOutcome,
+  type OnFailureReason,
+  type StreamMappingSettings,
+} from '../../tools/simulation/world/stream';
 
 /**
  * The relay's stream event source mapping on its own, driven by a scripted

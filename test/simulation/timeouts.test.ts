@@ -1,4 +1,10 @@
-import { ALL_GUARDS, DEFAULT_FAULTS, simulate, simulationOptions, type Guards } from './world/world';
+import {
+  ALL_GUARDS,
+  DEFAULT_FAULTS,
+  simulate,
+  simulationOptions,
+  type Guards,
+} from '../../tools/simulation/world/world';
 
 /**
  * Lambda timeouts: a call that hangs past the function's timeout gets the

@@ -1,6 +1,6 @@
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { scan } from '../../loadtest/verify';
+import { scan } from '../../tools/proof-kit/verify';
 import { randomUUID } from 'node:crypto';
 import { createTable, tableDefinitions } from '../../local/template/dynamodb';
 import { defaultStackTemplate } from './synth';

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
  * they are checked for validity instead: the Artillery scenario's structure and
  * hooks, the processor's signing, and the FIS template's shape and action ids.
  */
-const dir = path.join(__dirname, '..', '..', 'loadtest', 'aws');
+const dir = path.join(__dirname, '..', '..', 'tools', 'proof-kit', 'aws');
 
 type Step = Record<string, { beforeRequest?: string; url?: string } | string>;
 

@@ -14,7 +14,7 @@ import {
 } from '../../tools/bench/figures';
 import { unitsPerOrderByTable } from '../../tools/bench/cost-model';
 import { describeMix, type RoundTrip } from '../../tools/bench/round-trips';
-import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../loadtest/prices';
+import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({
   operation,

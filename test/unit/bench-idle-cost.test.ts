@@ -1,5 +1,5 @@
 import { idleCost, idleCostLine } from '../../tools/bench/idle-cost';
-import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../loadtest/prices';
+import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../tools/proof-kit/prices';
 import type { CfnTemplate } from '../../local/template/model';
 
 /** A small template with one of each item the idle cost reads. */

@@ -297,7 +297,7 @@ describe('the API functions read the rule from HUMAN_ROLE_PATTERNS at cold start
 
 describe('the proof kit on a deployed stack derives its caller as the API does', () => {
   test('a workload role session is the role; an Identity Center session is the person; by the stack output', async () => {
-    const { deployedCaller } = await import('../../loadtest/target');
+    const { deployedCaller } = await import('../../tools/proof-kit/target');
     const workload = 'arn:aws:sts::123456789012:assumed-role/CiRole/botocore-session-1700000000';
     const person = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin_0123456789abcdef/alice@example.com';
     const saml = 'arn:aws:sts::123456789012:assumed-role/Okta-Engineers/bob@example.com';

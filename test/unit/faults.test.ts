@@ -19,8 +19,8 @@ import {
   setFaultPlan,
   switchFaultsOn,
   type FaultSettings,
-} from '../../loadtest/faults';
-import { awsTarget, type Target } from '../../loadtest/target';
+} from '../../tools/proof-kit/faults';
+import { awsTarget, type Target } from '../../tools/proof-kit/target';
 import { UNBOUNDED_WORK } from '../support/record-work';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');

@@ -10,10 +10,10 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
 import { consumerId, consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
-import { waitForDrain } from '../../loadtest/drain';
-import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../loadtest/faults';
-import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../loadtest/sampler';
-import type { Target } from '../../loadtest/target';
+import { waitForDrain } from '../../tools/proof-kit/drain';
+import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../tools/proof-kit/faults';
+import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../tools/proof-kit/sampler';
+import type { Target } from '../../tools/proof-kit/target';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**

@@ -17,7 +17,7 @@ import {
   type OrderPlacedEvent,
 } from '../../lambdas/domain/events';
 import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/faults/plan';
-import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../loadtest/faults';
+import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../tools/proof-kit/faults';
 import type { ExternalProvider } from '../../lambdas/ports/providers';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';
 import { callProviderIfOwed } from '../../lambdas/use-cases/call-provider-if-owed';

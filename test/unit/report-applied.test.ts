@@ -1,7 +1,7 @@
 import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
 import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { htmlReport, summarize, terminalSummary } from '../../loadtest/report';
-import { checkInvariants, type OrderItem } from '../../loadtest/verify';
+import { htmlReport, summarize, terminalSummary } from '../../tools/proof-kit/report';
+import { checkInvariants, type OrderItem } from '../../tools/proof-kit/verify';
 
 /**
  * The report's "applied" counts come from what was stored (the inbox claims),

@@ -2,9 +2,9 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { htmlReport, summarize, UNIT_PRICES, type CallCounts } from '../../loadtest/report';
-import { lagOverTime, startSampler, type PipelineSamples } from '../../loadtest/sampler';
-import type { Target } from '../../loadtest/target';
+import { htmlReport, summarize, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
+import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
+import type { Target } from '../../tools/proof-kit/target';
 
 const verification = {
   violations: [],

@@ -1,6 +1,6 @@
 import { consumerSpec } from '../../lambdas/consumers';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { checkProviderCalls, producedEvents } from '../../loadtest/verify';
+import { checkProviderCalls, producedEvents } from '../../tools/proof-kit/verify';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**

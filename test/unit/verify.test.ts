@@ -5,10 +5,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { consumerSpec } from '../../lambdas/consumers';
 import { deriveOrderId, loyaltyPoints, orderPlacedEventId } from '../../lambdas/domain/order';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import type { Observation } from '../../loadtest/drive';
-import type { PlannedRequest } from '../../loadtest/plan';
-import type { Target } from '../../loadtest/target';
-import { checkInvariants, verify } from '../../loadtest/verify';
+import type { Observation } from '../../tools/proof-kit/drive';
+import type { PlannedRequest } from '../../tools/proof-kit/plan';
+import type { Target } from '../../tools/proof-kit/target';
+import { checkInvariants, verify } from '../../tools/proof-kit/verify';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**

@@ -1,4 +1,4 @@
-import { pick, seededRandom } from '../../loadtest/random';
+import { pick, seededRandom } from '../proof-kit/random';
 
 /**
  * At-least-once delivery with faults, in-process and domain-free: a seeded

@@ -1,4 +1,4 @@
-import { percentile } from '../../loadtest/report';
+import { percentile } from '../proof-kit/report';
 
 /**
  * The bench's arithmetic and its output lines, kept free of I/O so the unit

@@ -2,10 +2,10 @@ import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutpu
 import { inboxKey } from '../../lambdas/adapters/effects-table';
 import { outboxKey } from '../../lambdas/adapters/order-table';
 import { deriveOrderId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { waitForDrain } from '../../loadtest/drain';
-import type { PlannedRequest } from '../../loadtest/plan';
-import { CONSUMER_NAMES, firstCalls } from '../../loadtest/sampler';
-import type { Target } from '../../loadtest/target';
+import { waitForDrain } from '../proof-kit/drain';
+import type { PlannedRequest } from '../proof-kit/plan';
+import { CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
+import type { Target } from '../proof-kit/target';
 import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../local/sources/stream-poller';
 import { eventSourceDefinitions } from '../../local/template/event-sources';
 import type { CfnTemplate } from '../../local/template/model';

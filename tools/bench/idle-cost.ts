@@ -1,4 +1,4 @@
-import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../loadtest/prices';
+import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../proof-kit/prices';
 import { resourcesOfType, type CfnTemplate } from '../../local/template/model';
 import { scheduleDefinitions } from '../../local/template/schedules';
 

@@ -1,10 +1,10 @@
 import { deriveOrderId } from '../../lambdas/domain/order';
-import { waitForDrain } from '../../loadtest/drain';
-import { drive, type Observation } from '../../loadtest/drive';
-import { buildPlan, type Mix, type PlannedRequest } from '../../loadtest/plan';
-import { seededRandom } from '../../loadtest/random';
-import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../../loadtest/sampler';
-import type { Target } from '../../loadtest/target';
+import { waitForDrain } from '../proof-kit/drain';
+import { drive, type Observation } from '../proof-kit/drive';
+import { buildPlan, type Mix, type PlannedRequest } from '../proof-kit/plan';
+import { seededRandom } from '../proof-kit/random';
+import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
+import type { Target } from '../proof-kit/target';
 import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
 
 /**

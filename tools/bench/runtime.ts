@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../../loadtest/target';
+import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../proof-kit/target';
 import { startRuntime, type LocalRuntime, type RuntimeStats } from '../../local/runtime';
 import { readCloudAssembly, selectStack, synthesize } from '../../local/template/cloud-assembly';
 import type { CfnTemplate } from '../../local/template/model';

@@ -29,7 +29,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants over every order in the stack
-                                 (after an Artillery run or an FIS experiment; see loadtest/aws/)
+                                 (after an Artillery run or an FIS experiment; see tools/proof-kit/aws/)
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
 
 async function main(): Promise<number> {

@@ -2,7 +2,7 @@ import './environment';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { lambdaContext } from '../../support/api-events';
+import { lambdaContext } from '../../../test/support/api-events';
 import type {
   APIGatewayProxyEvent,
   AttributeValue,
@@ -40,9 +40,9 @@ import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
 import { ENV } from '../../../lambdas/shared/env-names';
 import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
 import { IdempotencyKeyReusedError } from '../../../lambdas/use-cases/place-order';
-import type { Observation } from '../../../loadtest/drive';
-import type { PlannedRequest } from '../../../loadtest/plan';
-import { checkInvariants, type Verification, type Violation } from '../../../loadtest/verify';
+import type { Observation } from '../../proof-kit/drive';
+import type { PlannedRequest } from '../../proof-kit/plan';
+import { checkInvariants, type Verification, type Violation } from '../../proof-kit/verify';
 import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, placeOrderEvent, type ApiIdempotency } from './api';
 import { consumerRoutes, handlerFactory, queueNamesOf, type HandlerFactory } from './consumers';

@@ -6,7 +6,7 @@ import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-orde
 import { idempotencyStore } from '../../../lambdas/adapters/idempotency-store';
 import type { PlaceOrderRequest } from '../../../lambdas/domain/order';
 import { makeCreateOrderHandler } from '../../../lambdas/entry-points/create-order';
-import { apiEvent } from '../../support/api-events';
+import { apiEvent } from '../../../test/support/api-events';
 import type { MemoryDynamoDb } from '../memory-dynamodb';
 import type { Invocation } from './invocation';
 import { lowLevelClient } from '../low-level-client';

@@ -8,13 +8,13 @@ import {
   inventoryKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
-} from '../lambdas/adapters/effects-table';
-import { ENTITY_ORDER } from '../lambdas/adapters/order-table';
-import { CONSUMERS, type ConsumerName } from '../lambdas/consumers';
-import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../lambdas/domain/order';
-import { consumerOutputNames, providerKey, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
-import type { EventEnvelope } from '../lambdas/messaging/envelope';
-import { requiredOutput } from '../tools/stack';
+} from '../../lambdas/adapters/effects-table';
+import { ENTITY_ORDER } from '../../lambdas/adapters/order-table';
+import { CONSUMERS, type ConsumerName } from '../../lambdas/consumers';
+import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import type { EventEnvelope } from '../../lambdas/messaging/envelope';
+import { requiredOutput } from '../stack';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { callerPrincipal, callerRule, DEFAULT_CALLER_RULE, parseHumanRolePatterns } from '../lambdas/domain/caller';
+import { callerPrincipal, callerRule, DEFAULT_CALLER_RULE, parseHumanRolePatterns } from '../../lambdas/domain/caller';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import * as path from 'node:path';
 import {
@@ -10,7 +10,7 @@ import {
   LOCAL_OUTPUTS_FILE,
   localStackOutputs,
   requiredOutput,
-} from '../tools/stack';
+} from '../stack';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -42,7 +42,7 @@ export interface Target {
 
 export { LOCAL_OUTPUTS_FILE };
 export const LOCAL_FAULTS_FILE = path.resolve(
-  process.env.FAULTS_FILE ?? path.join(__dirname, '..', '.local', 'faults.json'),
+  process.env.FAULTS_FILE ?? path.join(__dirname, '..', '..', '.local', 'faults.json'),
 );
 
 /** The local runtime, as `npm start` (or a test) left it in its outputs file. */

@@ -1,4 +1,4 @@
-// Artillery processor for loadtest/aws/artillery.yml: SigV4-signs each request with the AWS SDK's
+// Artillery processor for tools/proof-kit/aws/artillery.yml: SigV4-signs each request with the AWS SDK's
 // own signer and the worker's default credentials (the Lambda or Fargate task role).
 'use strict';
 const crypto = require('node:crypto');

@@ -1,5 +1,5 @@
 import { PENDING_OUTBOX_INDEX } from '../../../lambdas/adapters/order-table';
-import type { TableStore } from '../contracts/port-contracts';
+import type { TableStore } from '../../../test/simulation/contracts/port-contracts';
 import { MemoryDynamoDb } from '../memory-dynamodb';
 
 export const ORDERS_TABLE = 'Orders';
