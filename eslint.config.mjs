@@ -60,4 +60,26 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The mechanism's CDK side can be lifted out of the example: it imports nothing of the shop, the tools
+    // or the tests (a later rule of the same name replaces the one above for these files, so it repeats it).
+    files: ['lib/exactly-once/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/entry-points/*', '!**/entry-points/index'],
+              message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
+            },
+            {
+              group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**', '**/local/**'],
+              message: 'lib/exactly-once imports nothing of the example (lib/shop), the tools or the tests.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
