@@ -69,6 +69,29 @@ export function retryBackoffSeconds(
   return Math.min(ceiling, floor + Math.floor(random() * (ceiling - floor + 1)));
 }
 
+/**
+ * The queue backoff of a try that failed with a hint (RetryLater: a provider's
+ * `Retry-After`, or its "still running that key"): the longer of the drawn
+ * backoff and the hint (rounded up to whole seconds), but a hint never raises
+ * a wait above `capSeconds`. So:
+ * - never shorter than the draw: every wait is still at least its guaranteed
+ *   floor, and guaranteedBudgetSeconds (the retry budget) holds as before;
+ * - never above the cap: a provider asking for an hour gets the cap's 5
+ *   minutes, and is asked again then. A hinted wait may exceed its attempt's
+ *   ceiling, so with hints the longest a message can back off is
+ *   (attempts - 1) x cap instead of ceilingBudgetSeconds (65 min for the
+ *   design's 14 tries), still far inside the queues' retention;
+ * - no hint, or one that is not a finite number: the draw, unchanged.
+ */
+export function honourRetryHint(
+  backoffSeconds: number,
+  hintSeconds: number | undefined,
+  options: { capSeconds: number },
+): number {
+  if (hintSeconds === undefined || !Number.isFinite(hintSeconds)) return backoffSeconds;
+  return Math.max(backoffSeconds, Math.min(options.capSeconds, Math.ceil(hintSeconds)));
+}
+
 /** The least retryBackoffSeconds can draw for an attempt. */
 export function guaranteedBackoffSeconds(
   attempt: number,

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
-import { retryBackoffSeconds } from '../domain/backoff';
+import { honourRetryHint, retryBackoffSeconds } from '../domain/backoff';
 import { eventAgeSeconds } from '../domain/dedupe-horizon';
-import { PermanentError } from '../domain/errors';
+import { PermanentError, retryAfterSecondsOf } from '../domain/errors';
 import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { MessageControl, TryCounter } from '../ports/consumer-queue';
@@ -52,7 +52,8 @@ const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
  * - PermanentError: copy to the DLQ with cause, consumer and attempt, then ack,
  *   so the poison message does not burn the queue's retries;
  * - any other error: set the message's visibility to the backoff of its try
- *   number and rethrow, so the batch reports it failed (or, on FIFO, once its
+ *   number (lengthened, up to the cap, by the error's RetryLater hint: a
+ *   provider's Retry-After) and rethrow, so the batch reports it failed (or, on FIFO, once its
  *   own tries are spent, copy it to the DLQ with the last error and ack).
  * Nothing is swallowed: only the inbox claim's condition failure counts as done.
  *
@@ -121,12 +122,20 @@ async function failTransiently(
     }
     attempt = tries ?? receiveCount;
   }
-  const delay = retryBackoffSeconds(attempt, settings.backoff);
+  // The error's own hint (a provider's Retry-After) may lengthen the wait, up to the cap, never shorten it.
+  const hint = retryAfterSecondsOf(error);
+  const delay = honourRetryHint(retryBackoffSeconds(attempt, settings.backoff), hint, settings.backoff);
   await settings.control
     .changeVisibility(record.receiptHandle, delay)
     .catch((visibilityError) => logger.warn('Could not set retry backoff', { visibilityError }));
   metrics.addMetric('TransientFailure', MetricUnit.Count, 1);
-  logger.warn('Transient failure: message will be retried', { messageId: record.messageId, attempt, delay, error });
+  logger.warn('Transient failure: message will be retried', {
+    messageId: record.messageId,
+    attempt,
+    delay,
+    retryAfterSeconds: hint,
+    error,
+  });
   throw error;
 }
 
