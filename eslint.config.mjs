@@ -74,7 +74,7 @@ export default tseslint.config(
               message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
             },
             {
-              group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**', '**/local/**'],
+              group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**', '**/tools/local-runtime/**'],
               message: 'lib/exactly-once imports nothing of the example (lib/shop), the tools or the tests.',
             },
           ],

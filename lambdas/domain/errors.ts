@@ -53,9 +53,11 @@ export class RetryLater extends Error {
  * undefined when there is none or it is not a finite, non-negative number.
  */
 export function retryAfterSecondsOf(error: unknown): number | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+  let e = error;
+  for (let depth = 0; typeof e === 'object' && e !== null && depth < 10; depth++) {
     if (e instanceof RetryLater)
       return Number.isFinite(e.retryAfterSeconds) && e.retryAfterSeconds >= 0 ? e.retryAfterSeconds : undefined;
+    e = (e as { cause?: unknown }).cause;
   }
   return undefined;
 }

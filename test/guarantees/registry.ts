@@ -684,7 +684,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/domain/caller.ts', symbol: 'callerPrincipal' },
       { file: 'lambdas/domain/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
       { file: 'lambdas/handlers/http.ts', symbol: 'callerOf' },
-      { file: 'local/api/proxy-event.ts', symbol: 'sigV4Caller' },
+      { file: 'tools/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
     ],
     provedBy: [
       { file: 'test/unit/caller.test.ts', name: 'two sessions of one role are one caller; two roles are two' },
@@ -845,7 +845,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: VERIFY, symbol: 'checkInvariants' },
       { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
-      { file: 'local/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
+      { file: 'tools/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
       { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
@@ -1326,9 +1326,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The local runtime answers loopback only: emulators on 127.0.0.1 where they allow it, a non-loopback Host refused (DNS rebinding)',
     enforcedIn: [
-      { file: 'local/emulators.ts', symbol: 'startDynamoDbLocal' },
-      { file: 'local/emulators.ts', symbol: 'startFauxqs' },
-      { file: 'local/api/server.ts', symbol: 'isLoopbackHost' },
+      { file: 'tools/local-runtime/emulators.ts', symbol: 'startDynamoDbLocal' },
+      { file: 'tools/local-runtime/emulators.ts', symbol: 'startFauxqs' },
+      { file: 'tools/local-runtime/api/server.ts', symbol: 'isLoopbackHost' },
     ],
     provedBy: [
       {

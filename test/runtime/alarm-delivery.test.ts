@@ -1,6 +1,6 @@
-import { AlarmEvaluator } from '../../local/alarms';
-import { alarmDefinitions } from '../../local/template/alarms';
-import type { CfnTemplate } from '../../local/template/model';
+import { AlarmEvaluator } from '../../tools/local-runtime/alarms';
+import { alarmDefinitions } from '../../tools/local-runtime/template/alarms';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import { defaultStackTemplate } from '../support/synth';
 
 /**

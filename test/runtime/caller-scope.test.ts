@@ -1,5 +1,5 @@
-import { localRoleSessionToken, signedFetch, type SignedRequestOptions } from '../../local/api/sign';
-import type { LocalRuntime } from '../../local/runtime';
+import { localRoleSessionToken, signedFetch, type SignedRequestOptions } from '../../tools/local-runtime/api/sign';
+import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { startSynthesizedStack } from './fixtures';
 
 /**

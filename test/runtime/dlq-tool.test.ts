@@ -22,8 +22,8 @@ import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-stor
 import { CONSUMERS } from '../../lambdas/consumers';
 import { loyaltyPoints } from '../../lambdas/domain/order';
 import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
-import { signedFetch } from '../../local/api/sign';
-import type { LocalRuntime } from '../../local/runtime';
+import { signedFetch } from '../../tools/local-runtime/api/sign';
+import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { main } from '../../tools/dlq/cli';
 import type { ListReport, RedriveReport, ShowReport } from '../../tools/dlq/commands';
 import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';

@@ -1,6 +1,12 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { freePort, listTables, startDynamoDbLocal, startFauxqs, type Emulator } from '../../local/emulators';
+import {
+  freePort,
+  listTables,
+  startDynamoDbLocal,
+  startFauxqs,
+  type Emulator,
+} from '../../tools/local-runtime/emulators';
 
 /**
  * The emulators the runtime starts: fauxqs on loopback only and on a port it

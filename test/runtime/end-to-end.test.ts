@@ -1,5 +1,5 @@
-import { signedFetch } from '../../local/api/sign';
-import type { LocalRuntime } from '../../local/runtime';
+import { signedFetch } from '../../tools/local-runtime/api/sign';
+import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 
 /**

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Logger } from '../../local/log';
-import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../local/runtime';
-import { synthesize } from '../../local/template/cloud-assembly';
+import type { Logger } from '../../tools/local-runtime/log';
+import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../tools/local-runtime/runtime';
+import { synthesize } from '../../tools/local-runtime/template/cloud-assembly';
 import { SHARED_CDK_OUT_ENV } from '../support/runtime-setup';
-import type { CfnResource } from '../../local/template/model';
+import type { CfnResource } from '../../tools/local-runtime/template/model';
 
 /**
  * Hand-made cloud assemblies for the runtime's tests: a manifest, an asset

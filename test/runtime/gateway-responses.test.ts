@@ -1,7 +1,7 @@
-import { renderGatewayError } from '../../local/api/gateway-responses';
-import { ApiServer } from '../../local/api/server';
-import { restApiDefinitions, type RestApiDefinition } from '../../local/template/api';
-import type { CfnTemplate } from '../../local/template/model';
+import { renderGatewayError } from '../../tools/local-runtime/api/gateway-responses';
+import { ApiServer } from '../../tools/local-runtime/api/server';
+import { restApiDefinitions, type RestApiDefinition } from '../../tools/local-runtime/template/api';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import { defaultStackTemplate } from '../support/synth';
 
 /**

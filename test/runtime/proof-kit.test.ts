@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { LocalRuntime } from '../../local/runtime';
+import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
 import { localCallCounters } from '../../tools/proof-kit/local-counters';

@@ -1,5 +1,5 @@
-import { IntrinsicResolver } from '../../local/template/intrinsics';
-import type { CfnTemplate } from '../../local/template/model';
+import { IntrinsicResolver } from '../../tools/local-runtime/template/intrinsics';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { parseRoutes, type ConsumerRoute } from '../../lambdas/messaging/routes';

@@ -2,7 +2,7 @@ import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { scan } from '../../tools/proof-kit/verify';
 import { randomUUID } from 'node:crypto';
-import { createTable, tableDefinitions } from '../../local/template/dynamodb';
+import { createTable, tableDefinitions } from '../../tools/local-runtime/template/dynamodb';
 import { defaultStackTemplate } from './synth';
 
 /**

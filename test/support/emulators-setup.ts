@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, startFauxqs } from '../../local/emulators';
+import { startDynamoDbLocal, startFauxqs } from '../../tools/local-runtime/emulators';
 
 /**
  * Starts DynamoDB Local and fauxqs once for the whole integration suite and

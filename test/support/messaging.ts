@@ -11,12 +11,12 @@ import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'a
 import { randomUUID } from 'node:crypto';
 import { CONSUMERS } from '../../lambdas/consumers';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
-import { createQueues } from '../../local/provision';
-import { matchesAnyFilter } from '../../local/sources/event-filter';
-import { eventSourceDefinitions } from '../../local/template/event-sources';
-import type { CfnTemplate } from '../../local/template/model';
-import { LocalReferences } from '../../local/template/references';
-import { queueDefinitions } from '../../local/template/sqs';
+import { createQueues } from '../../tools/local-runtime/provision';
+import { matchesAnyFilter } from '../../tools/local-runtime/sources/event-filter';
+import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { LocalReferences } from '../../tools/local-runtime/template/references';
+import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
 import { testDynamoDbClient } from './dynamodb';
 import { defaultStackTemplate } from './synth';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { synthesize } from '../../local/template/cloud-assembly';
+import { synthesize } from '../../tools/local-runtime/template/cloud-assembly';
 
 /** Where the runtime project's one synthesized cloud assembly is, for every test file to copy. */
 export const SHARED_CDK_OUT_ENV = 'RUNTIME_TEST_CDK_OUT';

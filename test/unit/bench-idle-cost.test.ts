@@ -1,6 +1,6 @@
 import { idleCost, idleCostLine } from '../../tools/bench/idle-cost';
 import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../tools/proof-kit/prices';
-import type { CfnTemplate } from '../../local/template/model';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 
 /** A small template with one of each item the idle cost reads. */
 const template: CfnTemplate = {

@@ -1,4 +1,4 @@
-import { DeliveryEvidence } from '../../local/host/delivery-evidence';
+import { DeliveryEvidence } from '../../tools/local-runtime/host/delivery-evidence';
 
 /** The host's evidence that a delivery fault fired, from the SQS events it hands to a function. */
 const sqsEvent = (...records: { messageId: string; eventId?: string }[]) => ({

@@ -1,7 +1,7 @@
-import type { FunctionHost } from '../../local/host/function-host';
-import { sigV4Caller } from '../../local/api/proxy-event';
-import { ApiServer } from '../../local/api/server';
-import type { RestApiDefinition } from '../../local/template/api';
+import type { FunctionHost } from '../../tools/local-runtime/host/function-host';
+import { sigV4Caller } from '../../tools/local-runtime/api/proxy-event';
+import { ApiServer } from '../../tools/local-runtime/api/server';
+import type { RestApiDefinition } from '../../tools/local-runtime/template/api';
 
 /**
  * The local API's authentication errors on a hand-made API definition (no

@@ -5,7 +5,7 @@ import {
   type ProviderEmulator,
   type ProviderEmulatorOptions,
   type ProviderEndpoint,
-} from '../../local/provider';
+} from '../../tools/local-runtime/provider';
 
 /**
  * The local provider over loopback HTTP: Stripe-like key semantics, the

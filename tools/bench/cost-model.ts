@@ -1,4 +1,4 @@
-import type { RuntimeStats } from '../../local/runtime';
+import type { RuntimeStats } from '../local-runtime/runtime';
 import { ratio } from './figures';
 import { READ_OPERATIONS, type RoundTrip } from './round-trips';
 

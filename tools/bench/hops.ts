@@ -6,9 +6,9 @@ import { waitForDrain } from '../proof-kit/drain';
 import type { PlannedRequest } from '../proof-kit/plan';
 import { CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
 import type { Target } from '../proof-kit/target';
-import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../local/sources/stream-poller';
-import { eventSourceDefinitions } from '../../local/template/event-sources';
-import type { CfnTemplate } from '../../local/template/model';
+import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../local-runtime/sources/stream-poller';
+import { eventSourceDefinitions } from '../local-runtime/template/event-sources';
+import type { CfnTemplate } from '../local-runtime/template/model';
 import { summarizeLatencies, type LatencySummary } from './figures';
 import { drivePlan } from './pipeline';
 

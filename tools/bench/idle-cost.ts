@@ -1,6 +1,6 @@
 import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../proof-kit/prices';
-import { resourcesOfType, type CfnTemplate } from '../../local/template/model';
-import { scheduleDefinitions } from '../../local/template/schedules';
+import { resourcesOfType, type CfnTemplate } from '../local-runtime/template/model';
+import { scheduleDefinitions } from '../local-runtime/template/schedules';
 
 /**
  * What the stack costs per month with no orders, read from the synthesized

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../proof-kit/target';
-import { startRuntime, type LocalRuntime, type RuntimeStats } from '../../local/runtime';
-import { readCloudAssembly, selectStack, synthesize } from '../../local/template/cloud-assembly';
-import type { CfnTemplate } from '../../local/template/model';
+import { startRuntime, type LocalRuntime, type RuntimeStats } from '../local-runtime/runtime';
+import { readCloudAssembly, selectStack, synthesize } from '../local-runtime/template/cloud-assembly';
+import type { CfnTemplate } from '../local-runtime/template/model';
 
 /**
  * The local runtime the bench measures: a running one (`npm start`, found

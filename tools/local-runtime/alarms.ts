@@ -1,4 +1,4 @@
-import type { ActionDelivery } from '../lib/exactly-once/aspects/alarm-delivery-policy';
+import type { ActionDelivery } from '../../lib/exactly-once/aspects/alarm-delivery-policy';
 import type { AlarmDefinition } from './template/alarms';
 
 export type AlarmState = 'INSUFFICIENT_DATA' | 'OK' | 'ALARM';

@@ -4,16 +4,16 @@ import { localRoleSessionToken, signedFetch } from './api/sign';
 
 /**
  * Sends one SigV4-signed request to the local API (or any URL), e.g.
- *   npx tsx local/call.ts POST /orders '{"customerId":"c1","items":[...]}' --idempotency-key order-1
- *   npx tsx local/call.ts GET /orders/<orderId> --access-key AKIAALICE
- *   npx tsx local/call.ts GET /orders/<orderId> --role OrderWriter --session task-2
+ *   npx tsx tools/local-runtime/call.ts POST /orders '{"customerId":"c1","items":[...]}' --idempotency-key order-1
+ *   npx tsx tools/local-runtime/call.ts GET /orders/<orderId> --access-key AKIAALICE
+ *   npx tsx tools/local-runtime/call.ts GET /orders/<orderId> --role OrderWriter --session task-2
  * Options: --idempotency-key K (sent as the sf-string "K"), --header 'Name: value',
  * --access-key ID (the caller, as an IAM user; default AKIALOCALEXAMPLE),
  * --role NAME [--session NAME] (the caller is the role; sent as a session of it, default session "local-cli"),
  * --url BASE (default: .local/outputs.json apiUrl).
  */
 const USAGE =
-  'usage: npx tsx local/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--role NAME [--session NAME]] [--url BASE]';
+  'usage: npx tsx tools/local-runtime/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--role NAME [--session NAME]] [--url BASE]';
 
 async function main(argv: string[]): Promise<number> {
   const positional: string[] = [];
@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function readOutputs(): { apiUrl?: string; region?: string } | undefined {
-  const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '.local', 'outputs.json'));
+  const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '..', '.local', 'outputs.json'));
   return fs.existsSync(file)
     ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string })
     : undefined;

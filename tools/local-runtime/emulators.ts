@@ -208,7 +208,7 @@ export function listTables(endpoint: string, signal?: AbortSignal): Promise<Resp
       'Content-Type': 'application/x-amz-json-1.0',
       'X-Amz-Target': 'DynamoDB_20120810.ListTables',
       Authorization:
-        'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+        'AWS4-HMAC-SHA256 Credential=tools/local-runtime/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
     },
     body: '{}',
     signal,

@@ -16,7 +16,7 @@ import { TemplateError } from './template/model';
  * `--no-synth` to reuse the existing cloud assembly, CDK_OUT (default cdk.out)
  * and OUTPUTS_FILE (default .local/outputs.json).
  */
-const projectDir = path.resolve(__dirname, '..');
+const projectDir = path.resolve(__dirname, '..', '..');
 const cdkOut = path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'));
 const outputsFile = path.resolve(process.env.OUTPUTS_FILE ?? path.join(projectDir, '.local', 'outputs.json'));
 // The proof kit (npm run loadtest) writes each run's fault plan here; no file, no faults.
@@ -87,8 +87,8 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
     lines.push(
       `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
       'Try it:',
-      `  npx tsx local/call.ts POST /orders '{"customerId":"cust-1","items":[{"sku":"sku-1","quantity":2,"unitPriceCents":1250}]}' --idempotency-key order-1`,
-      '  npx tsx local/call.ts GET /orders/<orderId from the response>',
+      `  npx tsx tools/local-runtime/call.ts POST /orders '{"customerId":"cust-1","items":[{"sku":"sku-1","quantity":2,"unitPriceCents":1250}]}' --idempotency-key order-1`,
+      '  npx tsx tools/local-runtime/call.ts GET /orders/<orderId from the response>',
     );
   }
   lines.push('Ctrl-C stops everything.');

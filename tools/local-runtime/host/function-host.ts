@@ -192,7 +192,7 @@ export class FunctionHost {
       invokedFunctionArn: this.fn.arn,
       memoryLimitInMB: this.fn.memoryMb,
       logGroupName: `/aws/lambda/${this.fn.functionName}`,
-      logStreamName: `local/[$LATEST]${randomUUID().replace(/-/g, '')}`,
+      logStreamName: `tools/local-runtime/[$LATEST]${randomUUID().replace(/-/g, '')}`,
     };
   }
 
@@ -208,7 +208,7 @@ export class FunctionHost {
       Object.entries(options.endpoints).map(([service, url]) => [`AWS_ENDPOINT_URL_${service}`, url]),
     );
     return {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      PATH: process.env.PATH ?? '/usr/tools/local-runtime/bin:/usr/bin:/bin',
       LANG: 'en_US.UTF-8',
       TZ: 'UTC',
       // The function runs on fn.runtime on AWS; the SDK's warning about the laptop's Node version is noise here.

@@ -2,7 +2,7 @@ import {
   alarmActionDelivery,
   templateLookup,
   type ActionDelivery,
-} from '../../lib/exactly-once/aspects/alarm-delivery-policy';
+} from '../../../lib/exactly-once/aspects/alarm-delivery-policy';
 import { displayName, LOCAL_ACCOUNT_ID, resourcesOfType, type CfnTemplate } from './model';
 
 export type SqsMetric = 'ApproximateNumberOfMessagesVisible' | 'ApproximateAgeOfOldestMessage';

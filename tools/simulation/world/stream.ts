@@ -110,7 +110,7 @@ export class StreamMapping<R extends StreamRecordBase> {
     void this.invoke(batch).then((outcome) => {
       if (outcome.kind === 'function-error' && settings.bisectOnFunctionError && batch.length > 1) {
         // Splitting spends no retry attempt: the halves are tried in order, each with its own retry attempts
-        // (as the local runtime's stream poller does, local/sources/stream-poller.ts).
+        // (as the local runtime's stream poller does, tools/local-runtime/sources/stream-poller.ts).
         const first = Math.ceil(batch.length / 2);
         shard.splits.splice(0, shard.splits.length > 0 ? 1 : 0, first, batch.length - first);
         shard.attempts = 0;
