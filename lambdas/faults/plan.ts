@@ -36,7 +36,6 @@ export interface FaultPlan {
    * by the local runtime's build (./inbox-bypass.ts), ignored everywhere else.
    */
   disableInboxClaim?: string[];
-  // ---- provider outage (begin) ----
   /** Providers: a call fails before reaching the provider (a 5xx or timeout), with this probability. */
   providerOutage?: number;
   /**
@@ -46,15 +45,12 @@ export interface FaultPlan {
   providerOutageWindow?: { from: string; until: string };
   /** Providers the outage applies to (`warehouse`, `mail`); every provider when absent. */
   providerOutageProviders?: string[];
-  // ---- provider outage (end) ----
-  // ---- consumer outage (retry budget) --------------------------------------------------------
   /**
    * Consumers: until this ISO time every try throws a transient error (an outage of
    * everything behind the consumer); from then on the fault is gone. Proves a
    * dependency down for longer than a short retry budget dead-letters nothing.
    */
   consumerOutageUntil?: string;
-  // ---- end consumer outage --------------------------------------------------------------------
   /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
    * a restarted process must not replay the roll that crashed its predecessor.
@@ -74,7 +70,6 @@ export function roll(rate: number | undefined, plan: Pick<FaultPlan, 'random'> =
   return rate !== undefined && rate > 0 && (plan.random ?? Math.random)() < rate;
 }
 
-// ---- provider outage (begin) ----
 export class InjectedProviderOutage extends Error {
   constructor(provider: string) {
     super(`Injected outage of provider ${provider}`);
@@ -98,7 +93,6 @@ function parseOutageWindow(raw: unknown): FaultPlan['providerOutageWindow'] {
   const end = Date.parse(until);
   return Number.isFinite(start) && Number.isFinite(end) && start < end ? { from, until } : undefined;
 }
-// ---- provider outage (end) ----
 
 export class InjectedTransientError extends Error {
   constructor(where: string) {
@@ -133,20 +127,16 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
     transientError: rate('transientError'),
     relayCrashAfterPublish: rate('relayCrashAfterPublish'),
     producerResend: rate('producerResend'),
-    // ---- provider outage (begin) ----
     providerOutage: rate('providerOutage'),
     providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
     providerOutageProviders: Array.isArray(source.providerOutageProviders)
       ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
       : undefined,
-    // ---- provider outage (end) ----
     ...parseConsumerOutage(source),
     // Dead code, and so absent, in every bundle but the local runtime's (./build.ts).
     ...(process.env.INBOX_BYPASS_BUILD === 'true' ? parseInboxBypass(source) : {}),
   };
 }
-
-// ---- consumer outage (retry budget) ----------------------------------------------------------
 
 function parseConsumerOutage(source: Record<string, unknown>): Pick<FaultPlan, 'consumerOutageUntil'> {
   const until = source.consumerOutageUntil;
@@ -157,5 +147,3 @@ function parseConsumerOutage(source: Record<string, unknown>): Pick<FaultPlan, '
 export function inConsumerOutage(plan: Pick<FaultPlan, 'consumerOutageUntil'>, now: number = Date.now()): boolean {
   return plan.consumerOutageUntil !== undefined && now < Date.parse(plan.consumerOutageUntil);
 }
-
-// ---- end consumer outage ---------------------------------------------------------------------

@@ -179,7 +179,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
   allFaultsReport = files.html;
 }, 1_200_000);
 
-// --- The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere. ---
+// The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere.
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
 if (CHROMIUM === undefined)
   console.warn('proof-kit: SKIPPED the HTML render check: no Chromium at /usr/bin (apt-get install chromium)');
@@ -195,9 +195,8 @@ let allFaultsVerdict: string | undefined;
   },
   120_000,
 );
-// --- end of the HTML render check ---
 
-// --- The kit can fail: every consumer broken in one run, and each violation says which way the effect is off. ---
+// The kit can fail: every consumer broken in one run, and each violation says which way the effect is off.
 describe('the kit can fail: with every inbox claim disabled, resent events are applied again and reported', () => {
   let results: RunResults;
   beforeAll(async () => {
@@ -236,7 +235,6 @@ function unclaimedBy(results: RunResults, consumer: string): number {
       v.invariant === EACH_EVENT_ONCE && v.detail.startsWith(`${consumer}: `) && v.detail.includes('no inbox claim'),
   ).length;
 }
-// --- end of the kit can fail ---
 
 /** The verdict in the DOM headless Chromium builds from the report file. */
 function renderedVerdict(chromium: string, file: string): string | undefined {

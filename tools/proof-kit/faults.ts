@@ -20,16 +20,7 @@ import type { ProducedEvent } from './verify';
  * kit itself adds poison messages and a DLQ redrive step.
  */
 export type FaultName =
-  | 'crash'
-  | 'slow'
-  | 'transient'
-  | 'poison'
-  | 'relay-crash'
-  | 'resend'
-  | 'redrive'
-  // ---- provider outage (begin) ----
-  | 'provider-outage';
-// ---- provider outage (end) ----
+  'crash' | 'slow' | 'transient' | 'poison' | 'relay-crash' | 'resend' | 'redrive' | 'provider-outage';
 export const ALL_FAULTS: FaultName[] = [
   'crash',
   'slow',
@@ -38,9 +29,7 @@ export const ALL_FAULTS: FaultName[] = [
   'relay-crash',
   'resend',
   'redrive',
-  // ---- provider outage (begin) ----
   'provider-outage',
-  // ---- provider outage (end) ----
 ];
 
 export interface FaultSettings {
@@ -61,21 +50,16 @@ export interface FaultSettings {
    * comes back in seconds instead of minutes, and the slow fault can outlive it.
    */
   localVisibilitySeconds?: number;
-  // ---- provider outage (begin) ----
   /** How long the providers are down in one window of the `provider-outage` fault (default 10 s). */
   providerOutageSeconds?: number;
-  // ---- provider outage (end) ----
-  // ---- consumer outage (retry budget) --------------------------------------------------------
   /**
    * Every consumer try fails (transiently) for this many seconds after the plan
-   * is switched on and read, then the outage ends: longer than the old 30 s
-   * retry budget, it would have dead-lettered live traffic. Off when unset or 0.
+   * is switched on and read, then the outage ends: the retry budget must
+   * outlast it, with nothing dead-lettered. Off when unset or 0.
    */
   consumerOutageSeconds?: number;
-  // ---- end consumer outage --------------------------------------------------------------------
 }
 
-// ---- provider outage (begin) ----
 /**
  * The outage window: it opens a seeded 0-5 s after every function has re-read
  * the plan (so it falls inside the load) and lasts `providerOutageSeconds`.
@@ -91,16 +75,13 @@ export function providerOutageWindow(
   const until = from + (settings.providerOutageSeconds ?? 10) * 1000;
   return { from: new Date(from).toISOString(), until: new Date(until).toISOString() };
 }
-// ---- provider outage (end) ----
 
 export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Date()): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   const rateOf = (name: FaultName) => (on(name) ? (settings.rates?.[name] ?? settings.rate) : undefined);
   return {
-    // ---- provider outage (begin) ----
     providerOutage: rateOf('provider-outage'),
     providerOutageWindow: on('provider-outage') ? providerOutageWindow(settings, seed, now) : undefined,
-    // ---- provider outage (end) ----
     seed,
     crashAfterEffect: rateOf('crash'),
     slowHandler: rateOf('slow'),
@@ -113,16 +94,12 @@ export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Da
   };
 }
 
-// ---- consumer outage (retry budget) ----------------------------------------------------------
-
 /** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
 function consumerOutageOf(settings: FaultSettings, now: Date): Pick<FaultPlan, 'consumerOutageUntil'> {
   const seconds = settings.consumerOutageSeconds ?? 0;
   if (seconds <= 0) return {};
   return { consumerOutageUntil: new Date(now.getTime() + FAULT_SWITCH_DELAY_MS + seconds * 1000).toISOString() };
 }
-
-// ---- end consumer outage ---------------------------------------------------------------------
 
 /** A plan set without an expiry (tests, by hand) turns itself off after this long. */
 export const DEFAULT_PLAN_LIFETIME_MS = 15 * 60 * 1000;
