@@ -98,6 +98,7 @@ const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
 const INFRA_API = 'test/infra/api.test.ts';
 const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
+const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
 
@@ -850,7 +851,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
       {
-        file: PROOF_KIT_TEST,
+        file: ALL_FAULTS_TEST,
         name: 'all faults together: effects equal intents, calls per order measured, report renders',
       },
       {

@@ -1,75 +1,18 @@
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
-import { localCallCounters } from '../../tools/proof-kit/local-counters';
-import { htmlReport, writeReports, type RunResults } from '../../tools/proof-kit/report';
-import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
-import { localTarget, type Target } from '../../tools/proof-kit/target';
+import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
 import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
-import { capturingLogger, startSynthesizedStack } from './fixtures';
+import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
  * The proof kit's fault matrix on the local runtime, at small scale: the faults in
- * two groups (each fault's own evidence asserted), then all together, every run
- * verified against the invariants of docs/proof-kit.md. Then proof that the kit can
- * fail: with the consumers' inbox claims switched off (a test-only switch), the
- * verification must report the doubles. Long outages are in outages.test.ts.
+ * two groups (each fault's own evidence asserted), every run verified against the
+ * invariants of docs/proof-kit.md. Then proof that the kit can fail: with the
+ * consumers' inbox claims switched off (a test-only switch), the verification must
+ * report the doubles. All faults at once: proof-kit-all-faults.test.ts; long
+ * outages: outages.test.ts.
  */
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'proof-kit-'));
-let runtime: LocalRuntime;
-let target: Target;
-const runtimeLog = capturingLogger();
-
-const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
-
-beforeAll(async () => {
-  runtime = await startSynthesizedStack({
-    work,
-    log: runtimeLog.log,
-    outputsFile: path.join(work, 'outputs.json'),
-    faultInjectionFile: path.join(work, 'faults.json'),
-  });
-  target = localTarget({ outputsFile: path.join(work, 'outputs.json'), faultsFile: path.join(work, 'faults.json') });
-}, 240_000);
-
-afterAll(async () => {
-  target?.close();
-  await runtime?.stop();
-});
-
-function run(
-  faults: FaultName[],
-  seed: number,
-  options: { disableInboxClaim?: string[]; rate?: number; rates?: FaultSettings['rates'] } = {},
-): Promise<RunResults> {
-  const { disableInboxClaim, rate = 0.3, rates } = options;
-  return runLoadTest({
-    target,
-    profileName: 'test',
-    profile: SMALL,
-    seed,
-    faults: {
-      enabled: faults,
-      rate,
-      rates,
-      slowSeconds: 4,
-      poisonPerQueue: 2,
-      disableInboxClaim,
-      localVisibilitySeconds: 3,
-    },
-    callCounters: localCallCounters(target),
-  });
-}
-
-const totalSuppressed = (r: RunResults) =>
-  Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
-
-/** Every planned order gets its 201 unless the machine drops a connection: a run far below this proves little. */
-const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.orders * 0.9);
+const { run } = useProofKitRuntime('proof-kit');
 
 /** A fault evidence counter summed over the functions whose display name contains `functions`, over one run. */
 function evidence(
@@ -118,7 +61,6 @@ const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
 /**
  * The fault matrix as two runs instead of one per fault: the faults inside the consumers, and the
  * faults around them (producer, relay, providers, operator), each fault's evidence asserted apart.
- * All of them together follow, where chains of failures on one message are the point.
  */
 const FAULT_GROUPS: readonly { faults: FaultName[]; rate: number; rates?: FaultSettings['rates']; seed: number }[] = [
   // Three ways a try goes wrong: at 0.2 each a message still gets through in a few tries.
@@ -152,49 +94,6 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
     expect(totalSuppressed(results)).toBeGreaterThan(0);
   }, 900_000);
 });
-
-test('all faults together: effects equal intents, calls per order measured, report renders', async () => {
-  // Every fault at once, each at 10 %: chains of failures on one message (provider outage, transient,
-  // crash, slow) still happen, and each failure doubles the message's backoff: at higher rates one
-  // unlucky message waits minutes, and the drain with it.
-  const results = await run([...ALL_FAULTS], 200, { rate: 0.1 });
-  const files = writeReports(results, path.join(work, 'reports'));
-  const html = fs.readFileSync(files.html, 'utf8');
-
-  expect(results.verification.violations).toEqual([]);
-  // Not `passed`: with every fault at once a few messages can still be backing off when the drain bound
-  // ends on a loaded 2-core machine; the invariants above are checked all the same.
-  expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
-  expect(totalSuppressed(results)).toBeGreaterThan(0);
-  expect(results.perOrder.dynamodbWrites).toBeGreaterThan(0);
-  expect(results.perOrder.sqsRequests).toBeGreaterThan(0);
-  expect(results.costPerMillionOrders).toBeGreaterThan(0);
-  // Four charts of the HTTP side, one of the effects applied (stored and as metrics), six of the pipeline
-  // over time (queues, effects, faults, lag).
-  expect(html.match(/<svg /g)).toHaveLength(11);
-  expect(html).toContain(results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)');
-  allFaultsVerdict = results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)';
-  const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];
-  expect(JSON.parse(embedded).runId).toBe(results.runId);
-  allFaultsReport = files.html;
-}, 1_200_000);
-
-// The HTML report as a browser renders it: real where Chromium is installed, visibly skipped elsewhere.
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
-if (CHROMIUM === undefined)
-  console.warn('proof-kit: SKIPPED the HTML render check: no Chromium at /usr/bin (apt-get install chromium)');
-let allFaultsReport: string | undefined;
-let allFaultsVerdict: string | undefined;
-
-(CHROMIUM === undefined ? test.skip : test)(
-  'the all-faults report, rendered by headless Chromium, shows the PASS verdict',
-  () => {
-    expect(allFaultsReport).toBeDefined(); // written by the all-faults test above
-
-    expect(renderedVerdict(CHROMIUM!, allFaultsReport!)).toBe(allFaultsVerdict);
-  },
-  120_000,
-);
 
 // The kit can fail: every consumer broken in one run, and each violation says which way the effect is off.
 describe('the kit can fail: with every inbox claim disabled, resent events are applied again and reported', () => {
@@ -234,23 +133,4 @@ function unclaimedBy(results: RunResults, consumer: string): number {
     (v) =>
       v.invariant === EACH_EVENT_ONCE && v.detail.startsWith(`${consumer}: `) && v.detail.includes('no inbox claim'),
   ).length;
-}
-
-/** The verdict in the DOM headless Chromium builds from the report file. */
-function renderedVerdict(chromium: string, file: string): string | undefined {
-  const result = spawnSync(
-    chromium,
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--no-first-run',
-      `--user-data-dir=${path.join(work, 'chrome')}`,
-      '--dump-dom',
-      `file://${file}`,
-    ],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  return /<span id="verdict"[^>]*>([^<]*)</.exec(result.stdout)?.[1];
 }

@@ -1,0 +1,75 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { LocalRuntime } from '../../tools/local-runtime/runtime';
+import type { FaultName, FaultSettings } from '../../tools/proof-kit/faults';
+import { localCallCounters } from '../../tools/proof-kit/local-counters';
+import type { RunResults } from '../../tools/proof-kit/report';
+import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
+import { localTarget, type Target } from '../../tools/proof-kit/target';
+import { capturingLogger, startSynthesizedStack } from './fixtures';
+
+/** The proof kit's runs at small scale: 20 orders on 4 customers and 4 SKUs. */
+export const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
+
+/** Every planned order gets its 201 unless the machine drops a connection: a run far below this proves little. */
+export const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.orders * 0.9);
+
+export const totalSuppressed = (r: RunResults) =>
+  Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
+
+/**
+ * A test file's own local runtime on the synthesized stack, with its fault switch and a
+ * proof-kit target, started before its tests and stopped after; `run` is one proof run on it
+ * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s).
+ */
+export function useProofKitRuntime(name: string) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  const runtimeLog = capturingLogger();
+  let runtime: LocalRuntime | undefined;
+  let target: Target | undefined;
+
+  beforeAll(async () => {
+    runtime = await startSynthesizedStack({
+      work,
+      log: runtimeLog.log,
+      outputsFile: path.join(work, 'outputs.json'),
+      faultInjectionFile: path.join(work, 'faults.json'),
+    });
+    target = localTarget({ outputsFile: path.join(work, 'outputs.json'), faultsFile: path.join(work, 'faults.json') });
+  }, 240_000);
+
+  afterAll(async () => {
+    target?.close();
+    await runtime?.stop();
+  });
+
+  return {
+    work,
+    runtimeLog,
+    target: () => target!,
+    run(
+      faults: FaultName[],
+      seed: number,
+      options: { disableInboxClaim?: string[]; rate?: number; rates?: FaultSettings['rates'] } = {},
+    ): Promise<RunResults> {
+      const { disableInboxClaim, rate = 0.3, rates } = options;
+      return runLoadTest({
+        target: target!,
+        profileName: 'test',
+        profile: SMALL,
+        seed,
+        faults: {
+          enabled: faults,
+          rate,
+          rates,
+          slowSeconds: 4,
+          poisonPerQueue: 2,
+          disableInboxClaim,
+          localVisibilitySeconds: 3,
+        },
+        callCounters: localCallCounters(target!),
+      });
+    },
+  };
+}
