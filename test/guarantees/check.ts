@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import type { CodeRef, DocRef, Registry, TestRef } from './registry';
+import { headingAnchors } from '../support/markdown';
 
 /**
  * Checks a guarantee registry against the repository: every file, symbol, test title and doc page it
@@ -253,22 +254,4 @@ function mismatchHint(titles: Title[], ref: TestRef, source: string): string {
     return ' (a longer title contains it: name a plain title whole)';
   }
   return source.includes(ref.name) ? ' (the text is in the file, but not as a test title)' : '';
-}
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-export function headingAnchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const result = new Set<string>();
-  const withoutCode = markdown.replace(/^```[\s\S]*?^```/gm, '');
-  for (const [, heading] of withoutCode.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = heading
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .trim()
-      .replace(/\s/g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    result.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return result;
 }

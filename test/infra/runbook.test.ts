@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultStackTemplate } from '../support/synth';
+import { headingAnchors } from '../support/markdown';
 
 /**
  * Every alarm's description names the runbook section that says what to do
@@ -10,23 +11,6 @@ import { defaultStackTemplate } from '../support/synth';
 const RUNBOOK = 'docs/runbook.md';
 const runbook = fs.readFileSync(path.join(__dirname, '..', '..', RUNBOOK), 'utf8');
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const result = new Set<string>();
-  for (const [, heading] of markdown.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = heading
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .trim()
-      .replace(/\s/g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    result.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return result;
-}
-
 type Alarm = { Properties: { AlarmDescription?: unknown } };
 
 function alarms(): [string, Alarm][] {
@@ -35,7 +19,7 @@ function alarms(): [string, Alarm][] {
 }
 
 test('the runbook has one section per alarm kind, under the headings alarms link to', () => {
-  const sections = anchors(runbook);
+  const sections = headingAnchors(runbook);
 
   for (const anchor of [
     'dlq-not-empty',
@@ -54,7 +38,7 @@ test('the runbook has one section per alarm kind, under the headings alarms link
 });
 
 test('every alarm of the stack names a runbook section that exists', () => {
-  const sections = anchors(runbook);
+  const sections = headingAnchors(runbook);
   const found = alarms();
 
   expect(found.length).toBeGreaterThan(20);
@@ -71,7 +55,7 @@ test('every alarm of the stack names a runbook section that exists', () => {
 });
 
 test('anchors are computed the way GitHub computes them', () => {
-  expect([...anchors('## API 5xx\n## Why a redrive is safe, and when it is not\n## API 5xx\n')]).toEqual([
+  expect([...headingAnchors('## API 5xx\n## Why a redrive is safe, and when it is not\n## API 5xx\n')]).toEqual([
     'api-5xx',
     'why-a-redrive-is-safe-and-when-it-is-not',
     'api-5xx-1',

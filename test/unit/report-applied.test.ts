@@ -1,7 +1,8 @@
 import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
 import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { htmlReport, summarize, terminalSummary } from '../../tools/proof-kit/report';
+import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
 import { checkInvariants, type OrderItem } from '../../tools/proof-kit/verify';
+import { smokeRunResults } from '../support/run-results';
 
 /**
  * The report's "applied" counts come from what was stored (the inbox claims),
@@ -57,24 +58,6 @@ function verification() {
   });
 }
 
-function run() {
-  return summarize({
-    runId: 'lt',
-    target: 'local:test',
-    seed: 1,
-    profile: 'smoke',
-    faults: ['crash'],
-    startedAt: '2026-01-01T00:00:00.000Z',
-    plan: [],
-    observations: [{ index: 0, status: 201, replayed: false, startedAt: 0, latencyMs: 10 }],
-    durationMs: 1_000,
-    injected: { poisonMessages: 0, redriven: 0 },
-    drain: { drained: true, waitedMs: 1 },
-    verification: verification(),
-    calls: { apiRequests: 1 },
-  });
-}
-
 test('applied effects are counted from the stored inbox claims, not from the metrics; a superseded-only entry is no claim', () => {
   const counted = verification();
 
@@ -83,7 +66,7 @@ test('applied effects are counted from the stored inbox claims, not from the met
 });
 
 test('the terminal summary states the stored counts and how much of them the flushed metrics saw', () => {
-  const summary = terminalSummary(run());
+  const summary = terminalSummary(smokeRunResults(verification()));
 
   expect(summary).toContain(
     "applied         fulfilment 2, loyalty 2 (inbox claims stored for the judged orders' events)",
@@ -94,7 +77,7 @@ test('the terminal summary states the stored counts and how much of them the flu
 });
 
 test('the HTML report shows the stored counts in its table and next to the metrics in a chart', () => {
-  const html = htmlReport(run());
+  const html = htmlReport(smokeRunResults(verification()));
 
   expect(html).toContain(
     '<tr><th>effects applied</th><td>fulfilment 2, loyalty 2 (inbox claims stored for the judged orders&#39; events)</td></tr>',

@@ -2,9 +2,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { htmlReport, summarize, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
+import { htmlReport, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
 import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
 import type { Target } from '../../tools/proof-kit/target';
+import { smokeRunResults } from '../support/run-results';
 
 const verification = {
   violations: [],
@@ -15,24 +16,7 @@ const verification = {
   deadLetters: [],
 };
 
-function results(pipeline?: PipelineSamples, calls: CallCounts = { apiRequests: 1 }) {
-  return summarize({
-    runId: 'lt1',
-    target: 'local:test',
-    seed: 1,
-    profile: 'smoke',
-    faults: ['crash'],
-    startedAt: '2026-01-01T00:00:00.000Z',
-    plan: [],
-    observations: [{ index: 0, status: 201, replayed: false, startedAt: 0, latencyMs: 10 }],
-    durationMs: 1_000,
-    injected: { poisonMessages: 0, redriven: 0 },
-    drain: { drained: true, waitedMs: 1 },
-    verification,
-    calls,
-    pipeline,
-  });
-}
+const results = (pipeline?: PipelineSamples, calls?: CallCounts) => smokeRunResults(verification, { pipeline, calls });
 
 const samples: PipelineSamples = {
   intervalMs: 1_000,
