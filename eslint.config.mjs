@@ -1,6 +1,13 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
+// The app names a function's code through the entry-point list; importing an entry module would run
+// Lambda start-up code (configuration reads, SDK clients) at synth.
+const NO_ENTRY_POINT_MODULE = {
+  group: ['**/entry-points/*', '!**/entry-points/index'],
+  message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
+};
+
 export default tseslint.config(
   // JavaScript files (configs, the local runtime's worker, the Artillery processor) are linted like TypeScript.
   { ignores: ['node_modules/', 'cdk.out/', '.local/', 'coverage/', 'loadtest-results/', 'bench-results/'] },
@@ -43,19 +50,12 @@ export default tseslint.config(
     },
   },
   {
-    // The app names a function's code through the entry-point list; importing an entry module would run
-    // Lambda start-up code (configuration reads, SDK clients) at synth.
     files: ['bin/**/*.ts', 'lib/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              group: ['**/entry-points/*', '!**/entry-points/index'],
-              message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
-            },
-          ],
+          patterns: [NO_ENTRY_POINT_MODULE],
         },
       ],
     },
@@ -69,10 +69,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            {
-              group: ['**/entry-points/*', '!**/entry-points/index'],
-              message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
-            },
+            NO_ENTRY_POINT_MODULE,
             {
               group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**', '**/tools/local-runtime/**'],
               message: 'lib/exactly-once imports nothing of the example (lib/shop), the tools or the tests.',

@@ -1139,18 +1139,27 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'retry-budget',
     statement:
-      "Retry budget: a transient failure never dead-letters a message before 15 min of guaranteed backoff (base 2 s doubling, cap 5 min, wait in [ceiling/2, ceiling]; 14 tries = 1,005 s guaranteed, ~1,508 s expected); `maxReceiveCount` and the consumers' settings come from one `RETRY_BUDGET`, checked at synth",
+      "Retry budget: a transient failure never dead-letters a message before 15 min of guaranteed backoff (base 2 s doubling, cap 5 min, wait in [ceiling/2, ceiling]; 14 tries = 1,005 s guaranteed, ~1,508 s expected); a provider's Retry-After lengthens a wait up to the cap, never shortens one; `maxReceiveCount` and the consumers' settings come from one `RETRY_BUDGET`, checked at synth",
     enforcedIn: [
       { file: BACKOFF, symbol: 'RETRY_BUDGET' },
       { file: BACKOFF, symbol: 'guaranteedBudgetSeconds' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
       { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
       { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+      { file: BACKOFF, symbol: 'honourRetryHint' },
     ],
     provedBy: [
       {
         file: UNIT_BACKOFF,
         name: '14 tries: 1005 s of backoff guaranteed before the last (>= 900 s), about 1508 s expected, 2010 s at most',
+      },
+      {
+        file: 'test/unit/retry-after.test.ts',
+        name: 'whatever the hints, every wait stays between its floor and the cap, and the guaranteed budget holds',
+      },
+      {
+        file: 'test/unit/retry-after.test.ts',
+        name: 'FIFO, at its last try: a hint extends no budget, the record is dead-lettered as RetryBudgetExhausted',
       },
       {
         file: UNIT_BACKOFF,

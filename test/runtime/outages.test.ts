@@ -2,19 +2,16 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
-import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { queueDepth, waitForDrain } from '../../tools/proof-kit/drain';
 import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../tools/proof-kit/faults';
 import { localCallCounters } from '../../tools/proof-kit/local-counters';
-import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
-import { localTarget, type Target } from '../../tools/proof-kit/target';
+import { runLoadTest } from '../../tools/proof-kit/run';
+import type { Target } from '../../tools/proof-kit/target';
 import { checkProviderCalls, scan } from '../../tools/proof-kit/verify';
-import { capturingLogger, eventually, startSynthesizedStack } from './fixtures';
+import { eventually } from './fixtures';
+import { SMALL, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
  * Outages on the local runtime, with the deployed queues' settings: a provider down long enough that
@@ -22,26 +19,11 @@ import { capturingLogger, eventually, startSynthesizedStack } from './fixtures';
  * the cancel superseded), and a consumer whose every try fails for 75 s (the retry budget must outlast
  * it). Apart from the fault matrix (proof-kit.test.ts) so the two run side by side.
  */
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'outages-'));
-let runtime: LocalRuntime;
+const kit = useProofKitRuntime('outages');
+const runtimeLog = kit.runtimeLog;
 let target: Target;
-const runtimeLog = capturingLogger();
-
-const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
-
-beforeAll(async () => {
-  runtime = await startSynthesizedStack({
-    work,
-    log: runtimeLog.log,
-    outputsFile: path.join(work, 'outputs.json'),
-    faultInjectionFile: path.join(work, 'faults.json'),
-  });
-  target = localTarget({ outputsFile: path.join(work, 'outputs.json'), faultsFile: path.join(work, 'faults.json') });
-}, 240_000);
-
-afterAll(async () => {
-  target?.close();
-  await runtime?.stop();
+beforeAll(() => {
+  target = kit.target(); // the kit's own beforeAll, registered first, has started it
 });
 
 describe('provider outage, then cancel, then redrive', () => {
