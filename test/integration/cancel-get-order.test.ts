@@ -1,64 +1,24 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { deriveOrderId } from '../../lambdas/domain/order';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
-import { createStackTables, scanAll, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { useApiOnEmulators, type ApiHandler } from '../support/api-on-emulators';
+import { scanAll, testDynamoDbClient } from '../support/dynamodb';
 
 /**
  * Placing, cancelling and reading orders against DynamoDB Local, with the
  * tables created as the synthesized stack declares them. Each test uses its
  * own caller, so tests never share orders.
  */
-type Handler = (
-  event: APIGatewayProxyEvent,
-  context: Context,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
-
-let createOrder: Handler;
-let cancelOrder: Handler;
-let getOrder: Handler;
-let tables: Awaited<ReturnType<typeof createStackTables>>;
-let dynamoCalls: { command: string; table: string; transactItems?: number }[] = [];
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  tables = await createStackTables();
-  process.env.ORDERS_TABLE_NAME = tables.names.Orders;
-  process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
-  process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
-  // A stage whose SAML-federated roles are people, as the stack sets it (-c humanRolePatterns=...).
-  process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,Okta-*';
-  const clients = await import('../../lambdas/adapters/aws-clients');
-  // Records every DynamoDB call the handlers make (the document client shares this middleware stack).
-  clients.dynamoDbClient().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { TableName?: string; TransactItems?: unknown[] };
-      dynamoCalls.push({
-        command: context.commandName ?? 'unknown',
-        table: input.TableName ?? 'transaction',
-        transactItems: input.TransactItems?.length,
-      });
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordCalls' },
-  );
-  ({ handler: createOrder } = (await import('../../lambdas/entry-points/create-order')) as unknown as {
-    handler: Handler;
-  });
-  ({ handler: cancelOrder } = (await import('../../lambdas/entry-points/cancel-order')) as unknown as {
-    handler: Handler;
-  });
-  ({ handler: getOrder } = (await import('../../lambdas/entry-points/get-order')) as unknown as { handler: Handler });
-}, 180_000);
-
-afterAll(async () => {
-  await tables.drop();
-});
-
-beforeEach(() => {
-  dynamoCalls = [];
-});
+const api = useApiOnEmulators(['create-order', 'cancel-order', 'get-order'] as const);
+const tables = {
+  get names() {
+    return api.tables();
+  },
+};
+const createOrder: ApiHandler = (event, context) => api.handler('create-order')(event, context);
+const cancelOrder: ApiHandler = (event, context) => api.handler('cancel-order')(event, context);
+const getOrder: ApiHandler = (event, context) => api.handler('get-order')(event, context);
 
 let callerSeq = 0;
 function newCaller(): string {
@@ -174,10 +134,10 @@ describe('placing an order', () => {
       },
     ]);
     // All three items came from one TransactWriteItems; nothing else wrote to the Orders table.
-    expect(dynamoCalls.filter((c) => c.command === 'TransactWriteItemsCommand')).toEqual([
+    expect(api.calls().filter((c) => c.command === 'TransactWriteItemsCommand')).toEqual([
       { command: 'TransactWriteItemsCommand', table: 'transaction', transactItems: 3 },
     ]);
-    expect(dynamoCalls.filter((c) => c.table === tables.names.Orders)).toEqual([]);
+    expect(api.calls().filter((c) => c.table === tables.names.Orders)).toEqual([]);
   });
 
   test('if the outbox item cannot be written, neither is the order (one transaction)', async () => {
@@ -216,7 +176,7 @@ describe('cancelling', () => {
     const { order } = await place(caller);
 
     const first = await cancel(caller, order.orderId);
-    dynamoCalls = [];
+    api.resetCalls();
     const second = await cancel(caller, order.orderId);
 
     expect(first.statusCode).toBe(200);
@@ -225,7 +185,7 @@ describe('cancelling', () => {
     expect(cancelled).toEqual({ ...order, status: 'CANCELLED', cancelledAt: expect.any(String) });
     expect(JSON.parse(second.body)).toEqual(cancelled);
     // The second cancel only read.
-    expect(dynamoCalls.map((c) => c.command)).toEqual(['GetItemCommand']);
+    expect(api.calls().map((c) => c.command)).toEqual(['GetItemCommand']);
 
     const items = await partition(order.orderId);
     expect(items).toHaveLength(3);

@@ -1,55 +1,20 @@
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
-import { createStackTables, scanAll, useEmulatorEnvironment } from '../support/dynamodb';
+import { useApiOnEmulators, type ApiHandler } from '../support/api-on-emulators';
+import { scanAll } from '../support/dynamodb';
 import { pollUntil } from '../support/poll';
 
 /**
  * POST /orders against DynamoDB Local, tables created as the synthesized stack
  * declares them. Each test uses its own caller, so tests do not share keys.
  */
-type Handler = (
-  event: APIGatewayProxyEvent,
-  context: Context,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
-
-let handler: Handler;
-let tables: Awaited<ReturnType<typeof createStackTables>>;
-let dynamoCalls: { table: string; command: string }[] = [];
-let failNext: ((command: string, table: string) => boolean) | undefined;
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  tables = await createStackTables();
-  process.env.ORDERS_TABLE_NAME = tables.names.Orders;
-  process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
-  process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
-  const clients = await import('../../lambdas/adapters/aws-clients');
-  // Counts (and on demand fails) every DynamoDB call the handler makes, through the SDK's own middleware.
-  clients.dynamoDbClient().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { TableName?: string; TransactItems?: unknown[] };
-      const command = context.commandName ?? 'unknown';
-      const table = input.TableName ?? 'transaction';
-      dynamoCalls.push({ table, command });
-      if (failNext?.(command, table)) {
-        failNext = undefined;
-        throw Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' });
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'countCalls' },
-  );
-  ({ handler } = (await import('../../lambdas/entry-points/create-order')) as unknown as { handler: Handler });
-}, 180_000);
-
-afterAll(async () => {
-  await tables.drop();
-});
-
-beforeEach(() => {
-  dynamoCalls = [];
-  failNext = undefined;
-});
+const api = useApiOnEmulators(['create-order'] as const);
+const tables = {
+  get names() {
+    return api.tables();
+  },
+};
+const handler: ApiHandler = (event, context) => api.handler('create-order')(event, context);
 
 let callerSeq = 0;
 function newCaller(): string {
@@ -143,7 +108,7 @@ test('two callers with the same key get two orders', async () => {
 test('a crash after the order transaction leaves a lock; once it expires the retry returns the same order, still one order', async () => {
   const caller = newCaller();
   // The function "dies" when it tries to mark the idempotency record complete.
-  failNext = (command, table) => command === 'UpdateItemCommand' && table === tables.names.Idempotency;
+  api.failNext((command, table) => command === 'UpdateItemCommand' && table === tables.names.Idempotency);
 
   const crashed = await post(caller, 'key-crash', VALID_ORDER, lambdaContext(1_500));
   const whileLocked = await post(caller, 'key-crash', VALID_ORDER);
@@ -238,10 +203,10 @@ test('DynamoDB calls: a first request makes at most 3, a replay exactly 1', asyn
   const caller = newCaller();
 
   await post(caller, 'key-count', VALID_ORDER);
-  const firstCalls = dynamoCalls.length;
-  dynamoCalls = [];
+  const firstCalls = api.calls().length;
+  api.resetCalls();
   await post(caller, 'key-count', VALID_ORDER);
-  const replayCalls = dynamoCalls.length;
+  const replayCalls = api.calls().length;
 
   expect(firstCalls).toBeLessThanOrEqual(3);
   expect(replayCalls).toBe(1);

@@ -1,9 +1,9 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { customerKey } from '../../lambdas/adapters/effects-table';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
-import { createStackTables, scanAll, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { useApiOnEmulators, type ApiHandler } from '../support/api-on-emulators';
+import { scanAll, testDynamoDbClient } from '../support/dynamodb';
 
 /**
  * GET /customers/{customerId} is scoped to the callers who placed orders for
@@ -15,48 +15,14 @@ import { createStackTables, scanAll, testDynamoDbClient, useEmulatorEnvironment 
  * Identity Center permission sets and of `Okta-*` roles are people, every
  * other role is one caller.
  */
-type Handler = (
-  event: APIGatewayProxyEvent,
-  context: Context,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
-
-let createOrder: Handler;
-let getCustomer: Handler;
-let tables: Awaited<ReturnType<typeof createStackTables>>;
-let dynamoCalls: string[] = [];
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  tables = await createStackTables();
-  process.env.ORDERS_TABLE_NAME = tables.names.Orders;
-  process.env.IDEMPOTENCY_TABLE_NAME = tables.names.Idempotency;
-  process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
-  process.env.EFFECTS_TABLE_NAME = tables.names.Effects;
-  process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,Okta-*';
-  const clients = await import('../../lambdas/adapters/aws-clients');
-  // Records every DynamoDB call the handlers make (the document client shares this middleware stack).
-  clients.dynamoDbClient().middlewareStack.add(
-    (next, context) => async (args) => {
-      dynamoCalls.push(context.commandName ?? 'unknown');
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordCalls' },
-  );
-  ({ handler: createOrder } = (await import('../../lambdas/entry-points/create-order')) as unknown as {
-    handler: Handler;
-  });
-  ({ handler: getCustomer } = (await import('../../lambdas/entry-points/get-customer')) as unknown as {
-    handler: Handler;
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await tables.drop();
-});
-
-beforeEach(() => {
-  dynamoCalls = [];
-});
+const api = useApiOnEmulators(['create-order', 'get-customer'] as const);
+const tables = {
+  get names() {
+    return api.tables();
+  },
+};
+const createOrder: ApiHandler = (event, context) => api.handler('create-order')(event, context);
+const getCustomer: ApiHandler = (event, context) => api.handler('get-customer')(event, context);
 
 let seq = 0;
 /** A fresh id, so tests never share callers or customers. */
@@ -111,10 +77,10 @@ async function creditPoints(customerId: string, points: number): Promise<void> {
 
 /** What `run` answered, and the DynamoDB calls it made. */
 async function recordingCalls<T>(run: () => Promise<T>): Promise<[T, string[]]> {
-  dynamoCalls = [];
+  api.resetCalls();
   const result = await run();
-  const calls = dynamoCalls;
-  dynamoCalls = [];
+  const calls = api.calls().map((c) => c.command);
+  api.resetCalls();
   return [result, calls];
 }
 
