@@ -1,6 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TryCounter } from '../ports/consumer-queue';
-import { expiresAfter, INBOX_TTL_ATTRIBUTE, triesKey } from './effects-table';
+import { expiresAfter, INBOX_TTL_ATTRIBUTE, triesKey } from './inbox-table';
 
 /**
  * The FIFO consumer's own count of failed tries per message, in the Effects

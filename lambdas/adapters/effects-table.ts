@@ -1,41 +1,11 @@
 /**
- * Layout of the Effects table: the consumers' inbox and the effects it guards,
- * in one table so each claim and its effect commit in one transaction.
+ * The shop's effect items in the effects table, beside the mechanism's inbox items (inbox-table.ts,
+ * whose INBOX#, EFFECT# and TRIES# prefixes these must not use):
  *
- *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`), and what became
- *                                                     of its provider call: `providerCallDoneAt` once the
- *                                                     provider accepted it, `supersededBy` once a later event
- *                                                     of the same entity was applied (its call must not follow);
- *                                                     `providerCallLeaseUntil`/`-Holder`: the delivery that may call
- *                                                     the provider now (taken by the claim, or by a duplicate that
- *                                                     owes the call), so two copies never call at once
  *   pk = SKU#<sku>                   sk = INVENTORY   reserved stock
  *   pk = CUSTOMER#<customerId>       sk = CUSTOMER    loyalty points
  *   pk = FULFILMENT#<orderId>        sk = FULFILMENT  per-order version for ordering
- *   pk = EFFECT#<consumer>#<entityId> sk = EFFECT     a generated consumer's effect (new:consumer): `appliedCount`
- *                                                     of events applied to the entity, and `lastEventId`
- *   pk = TRIES#<consumer>#<messageId> sk = TRIES     the FIFO consumer's count of failed tries of a message
- *                                                     (dynamodb-try-counter.ts), with the same TTL attribute
  */
-export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
-export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
-export const SUPERSEDED_BY_ATTRIBUTE = 'supersededBy';
-/** Epoch ms until which one delivery holds the right to call the provider for the event, and who holds it. */
-export const PROVIDER_CALL_LEASE_ATTRIBUTE = 'providerCallLeaseUntil';
-export const PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE = 'providerCallLeaseHolder';
-
-export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${consumer}#${eventId}`, sk: 'INBOX' });
 export const inventoryKey = (sku: string) => ({ pk: `SKU#${sku}`, sk: 'INVENTORY' });
 export const customerKey = (customerId: string) => ({ pk: `CUSTOMER#${customerId}`, sk: 'CUSTOMER' });
 export const fulfilmentKey = (orderId: string) => ({ pk: `FULFILMENT#${orderId}`, sk: 'FULFILMENT' });
-export const entityEffectKey = (consumer: string, entityId: string) => ({
-  pk: `EFFECT#${consumer}#${entityId}`,
-  sk: 'EFFECT',
-});
-export const triesKey = (consumer: string, messageId: string) => ({
-  pk: `TRIES#${consumer}#${messageId}`,
-  sk: 'TRIES',
-});
-
-/** The TTL attribute's value for an item written at `now` that must live `ttlSeconds` (epoch seconds). */
-export const expiresAfter = (now: Date, ttlSeconds: number): number => Math.floor(now.getTime() / 1000) + ttlSeconds;

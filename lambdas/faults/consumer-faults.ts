@@ -1,5 +1,5 @@
 import type { RecordWork } from '../domain/record-work';
-import type { ApplyOutcome } from '../ports/ledgers';
+import type { ApplyOutcome } from '../ports/inbox';
 import type { ExternalProvider } from '../ports/providers';
 import { crashProcess } from './crash';
 import { OutageProneProvider } from './outage-prone-provider';

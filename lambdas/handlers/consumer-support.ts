@@ -5,7 +5,7 @@ import { PermanentError, retryAfterSecondsOf } from '../domain/errors';
 import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { MessageControl, TryCounter } from '../ports/consumer-queue';
-import type { ApplyOutcome } from '../ports/ledgers';
+import type { ApplyOutcome } from '../ports/inbox';
 import { beforeAbort } from '../shared/abort';
 import { logger, metrics, MetricUnit } from '../shared/observability';
 

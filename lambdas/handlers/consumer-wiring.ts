@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../adapters/aws-clients';
-import type { LedgerOptions } from '../adapters/dynamodb-ledgers';
+import type { LedgerOptions } from '../adapters/inbox-ledger';
 import { DynamoDbTryCounter } from '../adapters/dynamodb-try-counter';
 import { RecordingProvider } from '../adapters/recording-provider';
 import { SqsMessageControl } from '../adapters/sqs-message-control';
@@ -9,7 +9,7 @@ import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../domain/backoff';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
 import { inboxClaimDisabled } from '../faults/inbox-bypass';
 import type { ConsumerSpec } from '../messaging/consumer-spec';
-import type { ProviderCallRecord } from '../ports/ledgers';
+import type { ProviderCallRecord } from '../ports/inbox';
 import type { ExternalProvider } from '../ports/providers';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../shared/config';
 import { IN_PROCESS_RETRY } from '../shared/contention-retry';

@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { beforeAbort } from '../shared/abort';
 import { DeadlineExceeded, type RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
-import type { ApplyOutcome } from '../ports/ledgers';
+import type { ApplyOutcome } from '../ports/inbox';
 import { flushMetrics, logger } from '../shared/observability';
 import { consumeRecord, type ConsumerSettings } from './consumer-support';
 import type { ConsumerWiring } from './consumer-wiring';

@@ -2,7 +2,7 @@ import { PermanentError } from '../domain/errors';
 import type { RecordWork } from '../domain/record-work';
 import { providerKey } from '../messaging/consumer-spec';
 import type { EventEnvelope } from '../messaging/envelope';
-import type { ApplyOutcome, EntityEffectLedger } from '../ports/ledgers';
+import type { ApplyOutcome, EntityEffectLedger } from '../ports/inbox';
 import type { ExternalProvider } from '../ports/providers';
 import { callProviderIfOwed } from './call-provider-if-owed';
 

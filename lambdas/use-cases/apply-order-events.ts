@@ -2,7 +2,8 @@ import { providerKey } from '../messaging/consumer-spec';
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import type { RecordWork } from '../domain/record-work';
 import { loyaltyPoints } from '../domain/order';
-import type { ApplyOutcome, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
+import type { ApplyOutcome } from '../ports/inbox';
+import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 import type { ExternalProvider } from '../ports/providers';
 import { callProviderIfOwed } from './call-provider-if-owed';
 

@@ -1,5 +1,5 @@
 import { ProviderCallInProgress, type RecordWork } from '../domain/record-work';
-import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../ports/ledgers';
+import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../ports/inbox';
 import { logger } from '../shared/observability';
 
 /**

@@ -71,6 +71,7 @@ const IDEMPOTENCY_CONTRACT_RUNNERS = [
 ];
 
 const LEDGERS = 'lambdas/adapters/dynamodb-ledgers.ts';
+const INBOX_LEDGER = 'lambdas/adapters/inbox-ledger.ts';
 const PUBLISHER = 'lambdas/adapters/sqs-event-publisher.ts';
 const QUEUE_CONSUMER = 'lambdas/handlers/queue-consumer.ts';
 const CONSUMER_SUPPORT = 'lambdas/handlers/consumer-support.ts';
@@ -269,8 +270,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Inbox claim (`attribute_not_exists`) and effect in the same transaction; only the claim\'s condition failure means "already done"',
     enforcedIn: [
-      { file: LEDGERS, symbol: 'InboxLedger' },
-      { file: LEDGERS, symbol: 'claim' },
+      { file: INBOX_LEDGER, symbol: 'InboxLedger' },
+      { file: INBOX_LEDGER, symbol: 'claim' },
     ],
     provedBy: [
       { file: INT_PIPELINES, name: 'a crash after the transaction but before the ack: the redelivery is suppressed' },
@@ -424,10 +425,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the order (no PICK after CANCEL_PICK); a duplicate reads it from its failed claim (ALL_OLD)',
     enforcedIn: [
-      { file: LEDGERS, symbol: 'recordProviderCallDone' },
-      { file: LEDGERS, symbol: 'supersede' },
+      { file: INBOX_LEDGER, symbol: 'recordProviderCallDone' },
+      { file: INBOX_LEDGER, symbol: 'supersede' },
       { file: 'lambdas/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
-      { file: 'lambdas/ports/ledgers.ts', symbol: 'ProviderCallRecord' },
+      { file: 'lambdas/ports/inbox.ts', symbol: 'ProviderCallRecord' },
     ],
     provedBy: [
       {
@@ -573,7 +574,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "One provider call at a time per event: the claim takes a lease on the call, a duplicate that owes it must take the lease (refused while another delivery's is live); only single writes are retried on contention, never the provider call. Residue for a provider without keys (SMTP, SES): a second send only after a crash between the send and its done-mark",
     enforcedIn: [
-      { file: LEDGERS, symbol: 'leaseProviderCall' },
+      { file: INBOX_LEDGER, symbol: 'leaseProviderCall' },
       { file: 'lambdas/use-cases/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
       { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
     ],
@@ -870,7 +871,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Dedupe on the producer's `eventId`, never the SQS messageId: a producer resend or a DLQ redrive is a new message and still one effect",
     enforcedIn: [
-      { file: LEDGERS, symbol: 'claim' },
+      { file: INBOX_LEDGER, symbol: 'claim' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
     ],
     provedBy: [
@@ -1193,7 +1194,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/adapters/transient-errors.ts', symbol: 'isContention' },
       { file: 'lambdas/shared/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
       { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
-      { file: LEDGERS, symbol: 'withRetries' },
+      { file: INBOX_LEDGER, symbol: 'withRetries' },
     ],
     provedBy: [
       { file: UNIT_RETRY, name: ': contention is retried in-process first', templated: true },

@@ -1,6 +1,6 @@
 import { FIFO_CRASH_ALLOWANCE } from '../../lambdas/domain/backoff';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
+import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
 import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
 import { CONSUMERS } from '../../lambdas/consumers';
 import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';

@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/adapters/dynamodb-ledgers';
-import { entityEffectKey, inboxKey } from '../../lambdas/adapters/effects-table';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/adapters/entity-effect-ledger';
+import { entityEffectKey, inboxKey } from '../../lambdas/adapters/inbox-table';
 import type { EventEnvelope } from '../../lambdas/messaging/envelope';
 import type { ExternalProvider } from '../../lambdas/ports/providers';
 import { applyEntityEffect } from '../../lambdas/use-cases/apply-entity-effect';

@@ -1,4 +1,4 @@
-import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/effects-table';
+import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
 import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
 import { checkInvariants, type OrderItem } from '../../tools/proof-kit/verify';

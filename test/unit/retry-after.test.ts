@@ -13,7 +13,7 @@ import { retryAfterSecondsOf, RetryLater } from '../../lambdas/domain/errors';
 import { DeadlineExceeded, type RecordWork } from '../../lambdas/domain/record-work';
 import type { ConsumerSettings } from '../../lambdas/handlers/consumer-support';
 import { parseEnvelope, type EventEnvelope } from '../../lambdas/messaging/envelope';
-import type { ApplyOutcome } from '../../lambdas/ports/ledgers';
+import type { ApplyOutcome } from '../../lambdas/ports/inbox';
 import { HORIZON_FOR_TESTS, sqsMessage, type ConsumerHarness } from '../support/consumers';
 import { useUnitEnvironment } from '../support/handlers';
 import { placedEvent } from '../support/orders';

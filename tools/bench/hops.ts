@@ -1,5 +1,5 @@
 import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { inboxKey } from '../../lambdas/adapters/effects-table';
+import { inboxKey } from '../../lambdas/adapters/inbox-table';
 import { outboxKey } from '../../lambdas/adapters/order-table';
 import { deriveOrderId, orderPlacedEventId } from '../../lambdas/domain/order';
 import { waitForDrain } from '../proof-kit/drain';

@@ -1,14 +1,8 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  customerKey,
-  fulfilmentKey,
-  inboxKey,
-  inventoryKey,
-  PROVIDER_CALL_DONE_ATTRIBUTE,
-  SUPERSEDED_BY_ATTRIBUTE,
-} from '../../lambdas/adapters/effects-table';
+import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/adapters/effects-table';
+import { inboxKey, PROVIDER_CALL_DONE_ATTRIBUTE, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
 import { ENTITY_ORDER } from '../../lambdas/adapters/order-table';
 import { CONSUMERS, type ConsumerName } from '../../lambdas/consumers';
 import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';

@@ -171,7 +171,7 @@ function entryPointSource(spec: ConsumerSpec, id: string): string {
   const queue = spec.fifo
     ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
     : 'Standard queue: records in parallel, in any order';
-  return `import { DynamoDbEntityEffectLedger } from '../adapters/dynamodb-ledgers';
+  return `import { DynamoDbEntityEffectLedger } from '../adapters/entity-effect-ledger';
 import { consumerSpec } from '../consumers';
 import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
 import { queueConsumerHandler } from '../handlers/queue-consumer';
@@ -215,7 +215,7 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 function effectSource(spec: ConsumerSpec, id: string): string {
   return `import type { RecordWork } from '../domain/record-work';
 import type { EventEnvelope } from '../messaging/envelope';
-import type { ApplyOutcome } from '../ports/ledgers';
+import type { ApplyOutcome } from '../ports/inbox';
 import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect';
 
 /**
@@ -226,7 +226,7 @@ import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect'
  * Replace it with your own: read \`event.payload\` with your schema (parseWith
  * from messaging/envelope.ts, a PermanentError for a payload no retry can fix);
  * write the effect in the same transaction as the inbox claim (a ledger method
- * on an InboxLedger subclass, adapters/dynamodb-ledgers.ts); call the provider
+ * on an InboxLedger subclass, adapters/inbox-ledger.ts); call the provider
  * through callProviderIfOwed under providerKey(consumer, eventId), passing \`work\`
  * on (its signal to every call, its lease to the provider call).
  */

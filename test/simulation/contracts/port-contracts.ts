@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
-import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/adapters/effects-table';
+import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/adapters/inbox-table';
 import {
   DynamoDbEffectsReader,
   DynamoDbFulfilmentLedger,

@@ -13,7 +13,7 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
-import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/adapters/effects-table';
+import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/adapters/inbox-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
@@ -34,7 +34,7 @@ import { makeRelayHandler, type RelayFaults } from '../../../lambdas/entry-point
 import { makeSweeperHandler } from '../../../lambdas/entry-points/outbox-sweeper';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/handlers/outbox-wiring';
 import type { EventPublisher } from '../../../lambdas/ports/outbox';
-import type { LedgerResult, ProviderCallLease } from '../../../lambdas/ports/ledgers';
+import type { LedgerResult, ProviderCallLease } from '../../../lambdas/ports/inbox';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/messaging/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
 import { ENV } from '../../../lambdas/shared/env-names';
