@@ -8,12 +8,11 @@ import {
   customerAccessPk,
   ENTITY_CUSTOMER_ACCESS,
   ENTITY_ORDER,
-  ENTITY_OUTBOX,
   ORDER_SK,
   orderPk,
   outboxKey,
-  pendingShardOf,
 } from './order-table';
+import { ENTITY_OUTBOX, pendingShardOf } from './outbox-table';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { EventEnvelope } from '../messaging/envelope';
 import type { OutboxStore, PendingOutboxItem } from '../ports/outbox';
-import { outboxKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './order-table';
+import { outboxItemKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './outbox-table';
 
 /** A pending item as the index lists it, with the index partition it was listed in. */
 type IndexedItem = PendingOutboxItem & { shard: string };
@@ -36,6 +36,8 @@ export class DynamoDbOutboxStore implements OutboxStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    /** The entities' partition-key prefix: an event's outbox item is under `<prefix><entityId>`. */
+    private readonly entityPartitionPrefix: string,
   ) {}
 
   async markDispatched(event: EventEnvelope, at: Date): Promise<boolean> {
@@ -43,7 +45,7 @@ export class DynamoDbOutboxStore implements OutboxStore {
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: outboxKey(event),
+        Key: outboxItemKey(event, this.entityPartitionPrefix),
         UpdateExpression: 'SET dispatchedAt = if_not_exists(dispatchedAt, :at) REMOVE pendingShard',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':at': at.toISOString() },

@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { EventEnvelope } from '../messaging/envelope';
-import { ENTITY_OUTBOX } from './order-table';
+import { ENTITY_OUTBOX } from './outbox-table';
 
 /** The event an outbox INSERT stream record carries, or why there is none. */
 export function outboxEventOf(record: DynamoDBRecord): EventEnvelope | 'not-outbox' | 'malformed' {

@@ -23,7 +23,7 @@ import {
   type HttpResponse,
 } from '../handlers/http';
 import { callerRuleFromEnv } from '../handlers/order-api-support';
-import { ENV } from '../shared/env-names';
+import { SHOP_ENV } from '../shop/env-names';
 
 /**
  * POST /orders: the HTTP idempotency contract (docs/http-api.md) around one use case.
@@ -92,9 +92,9 @@ export function makeCreateOrderHandler(parts: CreateOrderParts) {
 }
 
 const config = {
-  ordersTable: requireEnv(ENV.ordersTable),
-  idempotencyTable: requireEnv(ENV.idempotencyTable),
-  keyExpirySeconds: requireIntEnv(ENV.idempotencyKeyExpirySeconds),
+  ordersTable: requireEnv(SHOP_ENV.ordersTable),
+  idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable),
+  keyExpirySeconds: requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds),
   callerRule: callerRuleFromEnv(),
 };
 

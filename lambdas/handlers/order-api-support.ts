@@ -10,11 +10,11 @@ import {
 } from '../domain/caller';
 import { optionalEnv, requireEnv } from '../shared/config';
 import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
-import { ENV } from '../shared/env-names';
+import { SHOP_ENV } from '../shop/env-names';
 
 /** The repository for the read/cancel handlers, built once per process. */
 export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
-  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(ENV.ordersTable));
+  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
 }
 
 /**
@@ -24,12 +24,12 @@ export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
  * the function there, naming the variable (synth refuses it first).
  */
 export function callerRuleFromEnv(): CallerRule {
-  const list = optionalEnv(ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+  const list = optionalEnv(SHOP_ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
   try {
     return callerRule(parseHumanRolePatterns(list));
   } catch (error) {
     if (error instanceof CallerRuleError) {
-      throw new Error(`Environment variable ${ENV.humanRolePatterns}: ${error.message}`);
+      throw new Error(`Environment variable ${SHOP_ENV.humanRolePatterns}: ${error.message}`);
     }
     throw error;
   }

@@ -9,7 +9,10 @@ import { ENV } from '../shared/env-names';
 
 /** Where both outbox publishers read and publish: the stack's environment, read once at cold start. */
 export interface OutboxConfig {
-  ordersTable: string;
+  /** The table holding the outbox items. */
+  outboxTable: string;
+  /** The partition-key prefix of the entities whose partitions hold their outbox items. */
+  entityPartitionPrefix: string;
   /** Every consumer's queue and the event types it takes. */
   routes: ConsumerRoute[];
 }
@@ -17,7 +20,8 @@ export interface OutboxConfig {
 /** Throws at cold start on a missing table name or missing or malformed routes, naming the variable. */
 export function outboxConfigFromEnv(): OutboxConfig {
   return {
-    ordersTable: requireEnv(ENV.ordersTable),
+    outboxTable: requireEnv(ENV.outboxTable),
+    entityPartitionPrefix: requireEnv(ENV.outboxEntityPartitionPrefix),
     routes: parseRoutes(requireEnv(ENV.consumerRoutes), ENV.consumerRoutes),
   };
 }
@@ -36,13 +40,13 @@ export function deployedOutboxWiring(): OutboxWiring {
 
 /**
  * What both outbox publishers (the stream relay and the sweeper) build at cold
- * start: the Orders table's outbox and a publisher to the consumers' queues.
+ * start: the outbox table's store and a publisher to the consumers' queues.
  */
 export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): OutboxWiring {
   return {
     publisher: new SqsEventPublisher(deps.sqs, config.routes),
     publisherWith: (options) => new SqsEventPublisher(deps.sqs, config.routes, options),
-    outbox: new DynamoDbOutboxStore(deps.documents, config.ordersTable),
+    outbox: new DynamoDbOutboxStore(deps.documents, config.outboxTable, config.entityPartitionPrefix),
     now: deps.now ?? (() => new Date()),
   };
 }

@@ -1,14 +1,16 @@
 /**
- * The environment variable names the stack sets and the handlers read: one
- * constant on both sides, so a rename cannot leave a function reading a name
- * nobody sets (it would fail at cold start, after a deploy).
+ * The environment variable names the mechanism's constructs set and its handlers read: one
+ * constant on both sides, so a rename cannot leave a function reading a name nobody sets (it
+ * would fail at cold start, after a deploy). An application's own names live with it.
  */
 export const ENV = Object.freeze({
-  ordersTable: 'ORDERS_TABLE_NAME',
-  idempotencyTable: 'IDEMPOTENCY_TABLE_NAME',
-  idempotencyKeyExpirySeconds: 'IDEMPOTENCY_KEY_EXPIRY_SECONDS',
-  /** The API functions' caller rule: comma-separated role-name patterns whose sessions are people (lambdas/domain/caller.ts). */
-  humanRolePatterns: 'HUMAN_ROLE_PATTERNS',
+  /** The table that holds the outbox items (and streams them): read by the relay and the sweeper. */
+  outboxTable: 'OUTBOX_TABLE_NAME',
+  /**
+   * The partition-key prefix of the entities whose partitions hold their outbox items
+   * (`<prefix><entityId>`), so the relay and the sweeper can mark an item dispatched.
+   */
+  outboxEntityPartitionPrefix: 'OUTBOX_ENTITY_PARTITION_PREFIX',
   effectsTable: 'EFFECTS_TABLE_NAME',
   providerLogTable: 'PROVIDER_LOG_TABLE_NAME',
   inboxTtlSeconds: 'INBOX_TTL_SECONDS',

@@ -7,13 +7,20 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
+import { ENTITY_OUTBOX } from '../../lambdas/adapters/outbox-table';
 import { ENV } from '../../lambdas/shared/env-names';
 import { tagFaultTarget } from './fault-injection';
 import { HouseFunction } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
 export interface OutboxRelayProps {
-  ordersTable: dynamodb.ITable;
+  /** The table whose stream carries the outbox items (NEW_IMAGE) and whose pending-outbox index the sweeper reads. */
+  outboxTable: dynamodb.ITable;
+  /**
+   * The partition-key prefix of the entities whose partitions hold their outbox items
+   * (`<prefix><entityId>`): how the relay and the sweeper find an item to mark it dispatched.
+   */
+  entityPartitionPrefix: string;
   /** Every consumer's queue and the event types it takes: the relay and the sweeper route by them. */
   routes: ConsumerRoute[];
   /** The sweeper republishes outbox items older than this. Default 5 minutes. */
@@ -21,7 +28,7 @@ export interface OutboxRelayProps {
 }
 
 /**
- * Moves outbox items from the Orders table to the queues:
+ * Moves outbox items from the outbox table to the queues:
  * - the relay, on the table's stream: only outbox INSERTs invoke it (filter);
  *   one batch at a time per shard, so records of one order stay in order;
  *   bisect on error, bounded retries and record age, then an on-failure queue;
@@ -46,6 +53,10 @@ export class OutboxRelay extends Construct {
     this.sweepAge = props.sweepAge ?? Duration.minutes(5);
     // One JSON variable; the queue URLs in it are tokens, which toJsonString resolves at deploy.
     const queueEnv = { [ENV.consumerRoutes]: Stack.of(this).toJsonString(props.routes) };
+    const outboxEnv = {
+      [ENV.outboxTable]: props.outboxTable.tableName,
+      [ENV.outboxEntityPartitionPrefix]: props.entityPartitionPrefix,
+    };
 
     this.failureQueue = new sqs.Queue(this, 'RelayFailures', deadLetterQueueProps());
     Validations.of(this.failureQueue).acknowledge({
@@ -58,10 +69,10 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
-      environment: { [ENV.ordersTable]: props.ordersTable.tableName, ...queueEnv },
+      environment: { ...outboxEnv, ...queueEnv },
     });
     this.streamRelay.fn.addEventSource(
-      new DynamoEventSource(props.ordersTable, {
+      new DynamoEventSource(props.outboxTable, {
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
         batchSize: 100,
         maxBatchingWindow: Duration.seconds(1),
@@ -74,7 +85,7 @@ export class OutboxRelay extends Construct {
         filters: [
           lambda.FilterCriteria.filter({
             eventName: lambda.FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { entity: { S: lambda.FilterRule.isEqual('OUTBOX') } } },
+            dynamodb: { NewImage: { entity: { S: lambda.FilterRule.isEqual(ENTITY_OUTBOX) } } },
           }),
         ],
       }),
@@ -93,7 +104,7 @@ export class OutboxRelay extends Construct {
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
       environment: {
-        [ENV.ordersTable]: props.ordersTable.tableName,
+        ...outboxEnv,
         ...queueEnv,
         [ENV.outboxSweepAgeSeconds]: String(this.sweepAge.toSeconds()),
       },

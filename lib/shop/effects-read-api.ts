@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
 import { ENV } from '../../lambdas/shared/env-names';
+import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { HouseFunction } from '../exactly-once/function-defaults';
 import type { OrdersApi } from './orders-api';
 
@@ -27,7 +28,11 @@ export class EffectsReadApi extends Construct {
     this.getCustomer = new HouseFunction(this, 'GetCustomer', {
       entryPoint: 'get-customer',
       asyncDeadLetterQueue: false,
-      environment: { ...environment, [ENV.ordersTable]: props.ordersTableName, ...props.ordersApi.callerEnvironment },
+      environment: {
+        ...environment,
+        [SHOP_ENV.ordersTable]: props.ordersTableName,
+        ...props.ordersApi.callerEnvironment,
+      },
     });
     this.getInventory = new HouseFunction(this, 'GetInventory', {
       entryPoint: 'get-inventory',

@@ -4,7 +4,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/domain/order';
-import { ENV } from '../../lambdas/shared/env-names';
+import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { HouseFunction } from '../exactly-once/function-defaults';
 import { defaultLogGroupProps } from '../exactly-once/log-group-defaults';
 
@@ -106,16 +106,16 @@ export class OrdersApi extends Construct {
       validateRequestParameters: true,
     });
 
-    this.callerEnvironment = { [ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
-    const ordersEnv = { [ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
+    this.callerEnvironment = { [SHOP_ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
+    const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new HouseFunction(this, 'CreateOrder', {
       entryPoint: 'create-order',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
-        [ENV.idempotencyTable]: props.idempotencyTableName,
-        [ENV.idempotencyKeyExpirySeconds]: String(props.idempotencyKeyExpiry.toSeconds()),
+        [SHOP_ENV.idempotencyTable]: props.idempotencyTableName,
+        [SHOP_ENV.idempotencyKeyExpirySeconds]: String(props.idempotencyKeyExpiry.toSeconds()),
       },
     });
     this.cancelOrder = new HouseFunction(this, 'CancelOrder', {

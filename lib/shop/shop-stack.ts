@@ -1,7 +1,8 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { CUSTOMER_ACCESS_PK_PREFIX, PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
+import { CUSTOMER_ACCESS_PK_PREFIX, ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/outbox-table';
 import { CONSUMERS } from '../../lambdas/consumers';
 import { ORDER_EVENT_TYPES } from '../../lambdas/domain/events';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
@@ -75,7 +76,8 @@ export class ExactlyOnceStack extends Stack {
     }
 
     const outbox = new OutboxRelay(this, 'OutboxRelay', {
-      ordersTable: storage.ordersTable,
+      outboxTable: storage.ordersTable,
+      entityPartitionPrefix: ORDER_PK_PREFIX,
       routes: pipelines.all.map((p) => ({
         consumer: p.spec.name,
         queueUrl: p.queues.queue.queueUrl,

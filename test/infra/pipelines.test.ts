@@ -1,7 +1,8 @@
 import { FIFO_CRASH_ALLOWANCE } from '../../lambdas/domain/backoff';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/order-table';
+import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/outbox-table';
 import { CONSUMERS } from '../../lambdas/consumers';
 import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
 import { ENV } from '../../lambdas/shared/env-names';
@@ -474,7 +475,9 @@ describe('outbox relay', () => {
   test("relay and sweeper route by CONSUMER_ROUTES: one route per consumer, with its queue, its queue's type and the event types it takes", () => {
     for (const functionId of [streamMapping().functionId, sweeperId()]) {
       expect(routesOf(template, functionId)).toEqual(expectedRoutes(template, CONSUMERS));
-      expect(referencedId(envOf(functionId)[ENV.ordersTable])).toBe(tableId('Orders'));
+      expect(referencedId(envOf(functionId)[ENV.outboxTable])).toBe(tableId('Orders'));
+      // An order's outbox items live in its partition: the relay and the sweeper mark them there.
+      expect(envOf(functionId)[ENV.outboxEntityPartitionPrefix]).toBe(ORDER_PK_PREFIX);
     }
   });
 });

@@ -1,7 +1,8 @@
 import { BatchWriteCommand, GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
-import { orderPk, outboxSk, pendingShardOf } from '../../lambdas/adapters/order-table';
+import { orderPk } from '../../lambdas/adapters/order-table';
+import { outboxSk, pendingShardOf } from '../../lambdas/adapters/outbox-table';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
 import type { StoredOrder } from '../../lambdas/ports/order-repository';
 import { lambdaContext } from '../support/api-events';
@@ -36,7 +37,8 @@ beforeAll(async () => {
   documents = DynamoDBDocumentClient.from(testDynamoDbClient());
   repository = new DynamoDbOrderRepository(documents, tables.names.Orders);
   Object.assign(process.env, {
-    ORDERS_TABLE_NAME: tables.names.Orders,
+    OUTBOX_TABLE_NAME: tables.names.Orders,
+    OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
     CONSUMER_ROUTES: JSON.stringify(testRoutes(queues)),
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });

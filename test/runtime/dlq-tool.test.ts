@@ -30,6 +30,7 @@ import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
 import { openContext } from '../../tools/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
+import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
 
 /**
  * `npm run dlq` against the real stack on the local runtime: the CLI's main()
@@ -317,7 +318,7 @@ describe('on the local runtime', () => {
     expect(redriven.code).toBe(0);
     expect(redriven.report.pointers).toEqual([expect.objectContaining({ marked: [eventId] })]);
     expect(await depth(outputs.RelayFailureQueueUrl)).toBe(0);
-    const sweeperView = new DynamoDbOutboxStore(documents, outputs.OrdersTableName);
+    const sweeperView = new DynamoDbOutboxStore(documents, outputs.OrdersTableName, ORDER_PK_PREFIX);
     const due = await sweeperView.pendingOlderThan(new Date(Date.now() - 3600_000), 100);
     expect(due.map((p) => (p.event as { eventId?: string }).eventId)).toContain(eventId);
   }, 60_000);

@@ -68,6 +68,8 @@ export class PipelineFixture {
     this.stream = new StreamReader(this.tables.names.Orders);
     const common = {
       ORDERS_TABLE_NAME: this.tables.names.Orders,
+      OUTBOX_TABLE_NAME: this.tables.names.Orders,
+      OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
       IDEMPOTENCY_TABLE_NAME: this.tables.names.Idempotency,
       IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
       EFFECTS_TABLE_NAME: this.tables.names.Effects,

@@ -10,13 +10,14 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
-import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/order-table';
+import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/outbox-table';
 import { CONSUMERS } from '../../lambdas/consumers';
 import type { OrderEvent } from '../../lambdas/domain/events';
 import type { ConsumerRoute } from '../../lambdas/messaging/routes';
 import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
+import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
@@ -57,7 +58,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
   delete process.env.FAULT_PARAMETER_NAME;
   return loadWithMockedSdk<H>(
     {
-      ORDERS_TABLE_NAME: ORDERS_TABLE,
+      OUTBOX_TABLE_NAME: ORDERS_TABLE,
+      OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
       CONSUMER_ROUTES: JSON.stringify(ROUTES),
       OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
     },
@@ -406,7 +408,12 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
     async (_what, routes, error) => {
       for (const module of ['outbox-relay', 'outbox-sweeper'] as const) {
         const loading = loadWithMockedSdk(
-          { ORDERS_TABLE_NAME: ORDERS_TABLE, CONSUMER_ROUTES: routes, OUTBOX_SWEEP_AGE_SECONDS: '300' },
+          {
+            OUTBOX_TABLE_NAME: ORDERS_TABLE,
+            OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+            CONSUMER_ROUTES: routes,
+            OUTBOX_SWEEP_AGE_SECONDS: '300',
+          },
           () =>
             module === 'outbox-relay'
               ? import('../../lambdas/entry-points/outbox-relay')
@@ -422,7 +429,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
     delete process.env.CONSUMER_ROUTES;
 
     const loading = loadWithMockedSdk(
-      { ORDERS_TABLE_NAME: ORDERS_TABLE },
+      { OUTBOX_TABLE_NAME: ORDERS_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#' },
       () => import('../../lambdas/entry-points/outbox-relay'),
     );
 
@@ -815,7 +822,7 @@ describe('the outbox store re-reads what the pending index lists (base table, co
         throw new Error('unexpected command');
       },
     } as unknown as DynamoDBDocumentClient;
-    return { store: new DynamoDbOutboxStore(client, 'outbox'), batchGets };
+    return { store: new DynamoDbOutboxStore(client, 'outbox', ORDER_PK_PREFIX), batchGets };
   }
 
   test('a dispatched or vanished item is dropped, and unprocessed keys are asked again', async () => {

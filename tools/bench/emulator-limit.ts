@@ -18,6 +18,7 @@ import { relayOutboxEvents } from '../../lambdas/use-cases/relay-outbox';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 import { countRoundTrips, describeMix, type RoundTrip } from './round-trips';
+import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
 
 /**
  * The emulator's ceiling for this design: everything one order writes to
@@ -68,7 +69,7 @@ export function orderPath(endpoint: string, region: string, tables: Tables, runI
   const log = countRoundTrips(client);
   const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const orders = new DynamoDbOrderRepository(documents, tables.orders);
-  const outbox = new DynamoDbOutboxStore(documents, tables.orders);
+  const outbox = new DynamoDbOutboxStore(documents, tables.orders, ORDER_PK_PREFIX);
   const ledgerOptions = { tableName: tables.effects, inboxTtlSeconds: INBOX_TTL_SECONDS };
   const fulfilment = {
     ledger: new DynamoDbFulfilmentLedger(documents, { ...ledgerOptions, consumer: 'fulfilment' }),

@@ -6,7 +6,8 @@ import {
   type DynamoDBStreamsClient,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
-import { ENTITY_OUTBOX, outboxKey } from '../../lambdas/adapters/order-table';
+import { outboxKey } from '../../lambdas/adapters/order-table';
+import { ENTITY_OUTBOX } from '../../lambdas/adapters/outbox-table';
 import { release, type DeadLetter } from './messages';
 
 /**

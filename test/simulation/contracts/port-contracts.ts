@@ -10,6 +10,7 @@ import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-orde
 import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
 import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
 import type { StoredOrder } from '../../../lambdas/ports/order-repository';
+import { ORDER_PK_PREFIX } from '../../../lambdas/adapters/order-table';
 
 /**
  * Port contract suites. Each runs the real adapters against a table store
@@ -294,7 +295,7 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
     let store: TableStore;
     const ports = () => ({
       orders: new DynamoDbOrderRepository(store.documents, store.tables.orders),
-      outbox: new DynamoDbOutboxStore(store.documents, store.tables.orders),
+      outbox: new DynamoDbOutboxStore(store.documents, store.tables.orders, ORDER_PK_PREFIX),
     });
     beforeAll(async () => {
       store = await makeStore();

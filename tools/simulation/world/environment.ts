@@ -28,6 +28,8 @@ const PLACEHOLDERS: Record<string, string> = {
   QUEUE_URL: 'unused',
   DEAD_LETTER_QUEUE_URL: 'unused',
   ORDERS_TABLE_NAME: 'unused',
+  OUTBOX_TABLE_NAME: 'unused',
+  OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
   [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(CONSUMERS)),
   IDEMPOTENCY_TABLE_NAME: 'unused',

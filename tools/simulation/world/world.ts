@@ -14,6 +14,7 @@ import type {
 } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
 import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/adapters/inbox-table';
+import { ORDER_PK_PREFIX } from '../../../lambdas/adapters/order-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
@@ -449,7 +450,7 @@ export class World {
       this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
     }
     this.routes = consumerRoutes(consumerSpecs);
-    this.outboxConfig = { ordersTable: ORDERS_TABLE, routes: this.routes };
+    this.outboxConfig = { outboxTable: ORDERS_TABLE, entityPartitionPrefix: ORDER_PK_PREFIX, routes: this.routes };
     // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
     const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
     this.relayFaults = relayFaults({
