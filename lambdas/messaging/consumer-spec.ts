@@ -1,5 +1,3 @@
-import type { EntryPoint } from '../entry-points';
-
 /**
  * One consumer of outbox events, as data. The list of them
  * (lambdas/consumers.ts) is the only place that says who consumes what; from
@@ -22,8 +20,11 @@ export interface ConsumerSpec {
   readonly fifo: boolean;
   /** The envelope types the relay routes to this consumer; anything else it receives is dead-lettered. */
   readonly eventTypes: readonly string[];
-  /** Its Lambda entry point (lambdas/entry-points/): the effect. */
-  readonly entryPoint: EntryPoint;
+  /**
+   * Its Lambda entry: the module (relative to the project root) that exports the consumer's
+   * `handler` and its `makeHandler(wiring)` (the simulation builds the consumer with it).
+   */
+  readonly entry: string;
   readonly batchSize: number;
   /** 0 for FIFO: FIFO event sources take no batching window. */
   readonly batchingWindowSeconds: number;

@@ -110,7 +110,7 @@ export class Pipelines extends Construct {
     });
 
     const consumer = new HouseFunction(this, `${id}Consumer`, {
-      entryPoint: spec.entryPoint,
+      entry: spec.entry,
       // Named by the consumer, not its code: two consumers may run one entry point.
       name: `${spec.name}-consumer`,
       timeout: CONSUMER_TIMEOUT,

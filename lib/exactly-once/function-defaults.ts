@@ -7,7 +7,6 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
 import { defaultLogGroupProps } from './log-group-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
@@ -74,21 +73,17 @@ export function lambdaBundling(build: FunctionBuild) {
   };
 }
 
-const PROJECT_DIR = path.join(__dirname, '..', '..');
-export const ENTRY_POINTS_DIR = path.join(PROJECT_DIR, 'lambdas', 'entry-points');
+/** The project's root (where cdk.json is): entry paths are relative to it. */
+export const PROJECT_DIR = path.join(__dirname, '..', '..');
 
 /**
- * The module of an entry point. Throws at synth, in one line, for a name the list
- * does not have (only reachable past the type checker) or a listed file that is
- * not there, rather than leaving it to a bundling error.
+ * The module of an entry (a path relative to the project root). Throws at synth, in one line, for
+ * a file that is not there, rather than leaving it to a bundling error.
  */
-export function entryPointPath(entryPoint: EntryPoint): string {
-  if (!Object.hasOwn(ENTRY_POINTS, entryPoint)) {
-    throw new Error(`Entry point ${entryPoint} is not listed in lambdas/entry-points/index.ts`);
-  }
-  const file = path.join(ENTRY_POINTS_DIR, ENTRY_POINTS[entryPoint]);
+export function entryPointPath(entry: string): string {
+  const file = path.resolve(PROJECT_DIR, entry);
   if (!fs.existsSync(file)) {
-    throw new Error(`Entry point ${entryPoint}: ${path.relative(PROJECT_DIR, file)} does not exist`);
+    throw new Error(`Entry ${entry} does not exist (a path relative to the project root)`);
   }
   return file;
 }
@@ -96,12 +91,14 @@ export function entryPointPath(entryPoint: EntryPoint): string {
 export const METRICS_NAMESPACE = 'ExactlyOnce';
 
 export interface HouseFunctionProps {
-  /** The code the function runs: an entry point of lambdas/entry-points, e.g. `create-order`. */
-  entryPoint: EntryPoint;
   /**
-   * Its name in alarms (alarm ids derive from it, so it is unique in the
-   * stack). Default the entry point; set it where two functions run one entry
-   * point (e.g. a consumer named by its spec).
+   * The module the function runs (its exported `handler`), as a path relative to the project
+   * root, e.g. `lambdas/shop/entry-points/create-order.ts`.
+   */
+  entry: string;
+  /**
+   * Its name in alarms (alarm ids derive from it, so it is unique in the stack).
+   * @default the entry's file name without its extension, e.g. `create-order`
    */
   name?: string;
   /** Default 10 seconds. Queue visibility timeouts are derived from it, so set it deliberately. */
@@ -133,15 +130,15 @@ export interface HouseFunctionProps {
 export class HouseFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly asyncDeadLetterQueue?: sqs.Queue;
-  /** Its entry point (`props.entryPoint`). */
-  readonly entryPoint: EntryPoint;
-  /** Its name in alarms (`props.name`, default the entry point). */
+  /** Its module, relative to the project root (`props.entry`). */
+  readonly entry: string;
+  /** Its name in alarms (`props.name`, default the entry's file name). */
   readonly name: string;
 
   constructor(scope: Construct, id: string, props: HouseFunctionProps) {
     super(scope, id);
-    this.entryPoint = props.entryPoint;
-    this.name = props.name ?? props.entryPoint;
+    this.entry = props.entry;
+    this.name = props.name ?? path.basename(props.entry, path.extname(props.entry));
 
     if (props.asyncDeadLetterQueue !== false) {
       this.asyncDeadLetterQueue = new sqs.Queue(this, 'AsyncDlq', deadLetterQueueProps());
@@ -153,7 +150,7 @@ export class HouseFunction extends Construct {
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
 
     this.fn = new NodejsFunction(this, 'Fn', {
-      entry: entryPointPath(props.entryPoint),
+      entry: entryPointPath(props.entry),
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,

@@ -13,6 +13,10 @@ import { tagFaultTarget } from './fault-injection';
 import { HouseFunction } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
+/** The relay's and the sweeper's handler modules, relative to the project root. */
+export const RELAY_ENTRY = 'lambdas/entry-points/outbox-relay.ts';
+export const SWEEPER_ENTRY = 'lambdas/entry-points/outbox-sweeper.ts';
+
 export interface OutboxRelayProps {
   /** The table whose stream carries the outbox items (NEW_IMAGE) and whose pending-outbox index the sweeper reads. */
   outboxTable: dynamodb.ITable;
@@ -65,7 +69,7 @@ export class OutboxRelay extends Construct {
     });
 
     this.streamRelay = new HouseFunction(this, 'Relay', {
-      entryPoint: 'outbox-relay',
+      entry: RELAY_ENTRY,
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
       asyncDeadLetterQueue: false,
@@ -100,7 +104,7 @@ export class OutboxRelay extends Construct {
     });
 
     this.sweeper = new HouseFunction(this, 'Sweeper', {
-      entryPoint: 'outbox-sweeper',
+      entry: SWEEPER_ENTRY,
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).
       environment: {

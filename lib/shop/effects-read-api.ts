@@ -26,7 +26,7 @@ export class EffectsReadApi extends Construct {
     super(scope, id);
     const environment = { [ENV.effectsTable]: props.effectsTableName };
     this.getCustomer = new HouseFunction(this, 'GetCustomer', {
-      entryPoint: 'get-customer',
+      entry: 'lambdas/entry-points/get-customer.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...environment,
@@ -35,7 +35,7 @@ export class EffectsReadApi extends Construct {
       },
     });
     this.getInventory = new HouseFunction(this, 'GetInventory', {
-      entryPoint: 'get-inventory',
+      entry: 'lambdas/entry-points/get-inventory.ts',
       asyncDeadLetterQueue: false,
       environment,
     });

@@ -110,7 +110,7 @@ export class OrdersApi extends Construct {
     const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new HouseFunction(this, 'CreateOrder', {
-      entryPoint: 'create-order',
+      entry: 'lambdas/entry-points/create-order.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
@@ -119,12 +119,12 @@ export class OrdersApi extends Construct {
       },
     });
     this.cancelOrder = new HouseFunction(this, 'CancelOrder', {
-      entryPoint: 'cancel-order',
+      entry: 'lambdas/entry-points/cancel-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
     this.getOrder = new HouseFunction(this, 'GetOrder', {
-      entryPoint: 'get-order',
+      entry: 'lambdas/entry-points/get-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });

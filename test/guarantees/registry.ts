@@ -986,18 +986,17 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'entry-point-list',
     statement:
-      "Every function's code is a listed entry point (`lambdas/entry-points/index.ts`): a misspelt name fails typecheck, a missing file fails synth in one line, and no entry module goes unlisted or unused by the dev and prod stacks",
-    enforcedIn: [
-      { file: 'lambdas/entry-points/index.ts', symbol: 'ENTRY_POINTS' },
-      { file: HOUSE_FUNCTION, symbol: 'entryPointPath' },
-    ],
+      "Every function names its code by a module path relative to the project root (a consumer's is in its spec): a missing file fails synth in one line, every function's module exports `handler`, and no module of the entry folder goes unused by the dev and prod stacks",
+    enforcedIn: [{ file: HOUSE_FUNCTION, symbol: 'entryPointPath' }],
     provedBy: [
-      { file: 'test/infra/entry-points.test.ts', name: 'every file of lambdas/entry-points is a listed entry point' },
-      { file: 'test/infra/entry-points.test.ts', name: 'a listed entry point whose file is missing' },
-      { file: 'test/infra/entry-points.test.ts', name: 'a name the list does not have (a typo is a type error first)' },
       {
         file: 'test/infra/entry-points.test.ts',
-        name: 'every listed entry point is the code of a function of the ',
+        name: 'a function whose entry is missing fails at synth with a one-line error',
+      },
+      { file: 'test/infra/entry-points.test.ts', name: "every function's entry exists and exports handler" },
+      {
+        file: 'test/infra/entry-points.test.ts',
+        name: 'every module of the entry folders is the code of a function of the ',
         templated: true,
       },
     ],

@@ -4,7 +4,7 @@ import { build } from 'esbuild';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { CONSUMERS } from '../../lambdas/consumers';
-import type { EntryPoint } from '../../lambdas/entry-points';
+import { RELAY_ENTRY } from '../../lib/exactly-once/outbox-relay';
 import {
   entryPointPath,
   functionBuildOf,
@@ -19,7 +19,7 @@ import { cdkContext } from '../support/synth';
  * added by new:consumer is searched too) are bundled here exactly as the function
  * construct bundles them (its `lambdaBundling`), and the output is searched.
  */
-const FAULT_ENTRIES: EntryPoint[] = [...CONSUMERS.map((c) => c.entryPoint), 'outbox-relay'];
+const FAULT_ENTRIES: string[] = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY];
 
 /** Strings only fault code carries. `\bFAULT_` skips the SDK's DEFAULT_* settings. */
 const FAULT_MARKERS: Record<string, RegExp> = {
@@ -36,10 +36,10 @@ const NONE: FunctionBuild = { faultInjection: false, inboxBypass: false };
 const FAULTS: FunctionBuild = { faultInjection: true, inboxBypass: false };
 const LOCAL: FunctionBuild = { faultInjection: true, inboxBypass: true };
 
-async function bundle(entryPoint: EntryPoint, functionBuild: FunctionBuild): Promise<string> {
+async function bundle(entry: string, functionBuild: FunctionBuild): Promise<string> {
   const options = lambdaBundling(functionBuild);
   const result = await build({
-    entryPoints: [entryPointPath(entryPoint)],
+    entryPoints: [entryPointPath(entry)],
     bundle: true,
     platform: 'node',
     write: false,
@@ -76,9 +76,9 @@ describe.each(FAULT_ENTRIES)('the %s bundle', (entryPoint) => {
   });
 });
 
-test.each<[EntryPoint, string[]]>([
-  ['fulfilment-consumer', ['crashAfterEffect', 'providerOutage']],
-  ['outbox-relay', ['producerResend', 'relayCrashAfterPublish']],
+test.each<[string, string[]]>([
+  ['lambdas/entry-points/fulfilment-consumer.ts', ['crashAfterEffect', 'providerOutage']],
+  [RELAY_ENTRY, ['producerResend', 'relayCrashAfterPublish']],
 ])('the %s bundle with fault injection carries its faults', async (entryPoint, faults) => {
   const code = await bundle(entryPoint, FAULTS);
 
@@ -86,7 +86,7 @@ test.each<[EntryPoint, string[]]>([
 });
 
 test('only the local runtime build carries the inbox bypass', async () => {
-  const code = await bundle('loyalty-consumer', LOCAL);
+  const code = await bundle('lambdas/entry-points/loyalty-consumer.ts', LOCAL);
 
   expect(INBOX_BYPASS_MARKER.test(code)).toBe(true);
 });

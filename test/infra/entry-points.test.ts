@@ -2,21 +2,20 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { ENTRY_POINTS, type EntryPoint } from '../../lambdas/entry-points';
 import { readConfig } from '../../lib/shop/config';
-import { ENTRY_POINTS_DIR, HouseFunction } from '../../lib/exactly-once/function-defaults';
+import { HouseFunction, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext } from '../support/synth';
 
 /**
- * lambdas/entry-points/index.ts lists the Lambda entry points, and functions
- * name their code by that list. These checks keep the list, the folder and the
- * stack in step: no entry module nobody lists, no listed module that is missing
- * or has no `handler`, no listed entry point that no function deploys.
+ * Every function names its code by a module path (relative to the project root); the consumer
+ * list names its consumers' modules the same way. These checks keep the entry folders and the
+ * stack in step: no entry module that no function of the dev or prod stack runs, no function
+ * whose module is missing or has no `handler`.
  */
 
-const LISTED = Object.keys(ENTRY_POINTS) as EntryPoint[];
-const INDEX = 'index.ts';
+/** The folders whose every module is a Lambda entry (a handler's first module). */
+const ENTRY_FOLDERS = ['lambdas/entry-points'];
 
 /** Whether a module exports a value named `handler` (read from its source: importing it would run its start-up code). */
 function exportsHandler(file: string): boolean {
@@ -44,8 +43,8 @@ function exportsHandler(file: string): boolean {
   });
 }
 
-/** The entry points the functions of a stage's stack run, built as bin/app.ts builds it (without bundling). */
-function entryPointsOfStage(context: Record<string, unknown>): Set<EntryPoint> {
+/** The entries the functions of a stage's stack run, built as bin/app.ts builds it (without bundling). */
+function entriesOfStage(context: Record<string, unknown>): Set<string> {
   const app = new App({ context: cdkContext(context) });
   const config = readConfig(app);
   const stack = new ExactlyOnceStack(app, config.stackName, { config });
@@ -53,59 +52,42 @@ function entryPointsOfStage(context: Record<string, unknown>): Set<EntryPoint> {
     stack.node
       .findAll()
       .filter((c): c is HouseFunction => c instanceof HouseFunction)
-      .map((fn) => fn.entryPoint),
+      .map((fn) => path.normalize(fn.entry)),
   );
 }
 
-test('every file of lambdas/entry-points is a listed entry point', () => {
-  const listedFiles = new Set<string>(Object.values(ENTRY_POINTS));
-
-  const unlisted = fs.readdirSync(ENTRY_POINTS_DIR).filter((file) => file !== INDEX && !listedFiles.has(file));
-
-  expect(unlisted).toEqual([]);
-});
-
-test('every listed entry point has its file', () => {
-  const missing = LISTED.filter((name) => !fs.existsSync(path.join(ENTRY_POINTS_DIR, ENTRY_POINTS[name])));
-
-  expect(missing).toEqual([]);
-});
-
-test('every listed entry point exports handler', () => {
-  const withoutHandler = LISTED.filter((name) => !exportsHandler(path.join(ENTRY_POINTS_DIR, ENTRY_POINTS[name])));
-
-  expect(withoutHandler).toEqual([]);
-});
+const entryModules = (): string[] =>
+  ENTRY_FOLDERS.flatMap((folder) =>
+    fs
+      .readdirSync(path.join(PROJECT_DIR, folder))
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => path.join(folder, file)),
+  );
 
 test.each([
   ['dev', {}],
   ['prod', { stage: 'prod' }],
-])('every listed entry point is the code of a function of the %s stack', (_, context) => {
-  const used = entryPointsOfStage(context);
+])('every module of the entry folders is the code of a function of the %s stack', (_, context) => {
+  const used = entriesOfStage(context);
 
-  expect(LISTED.filter((name) => !used.has(name))).toEqual([]);
+  expect(entryModules().filter((file) => !used.has(file))).toEqual([]);
 });
 
-describe('a function whose entry point cannot be resolved fails at synth with a one-line error', () => {
-  const stackForProbe = () => new Stack(new App({ context: cdkContext() }), 'Probe');
+test("every function's entry exists and exports handler", () => {
+  const entries = [...entriesOfStage({})];
 
-  afterEach(() => jest.restoreAllMocks());
+  const withoutHandler = entries.filter((entry) => !exportsHandler(path.join(PROJECT_DIR, entry)));
 
-  test('a listed entry point whose file is missing', () => {
-    jest.replaceProperty(ENTRY_POINTS as Record<EntryPoint, string>, 'get-order', 'moved-away.ts');
-    const stack = stackForProbe();
+  expect(entries.length).toBeGreaterThan(0);
+  expect(withoutHandler).toEqual([]);
+});
 
-    const create = () => new HouseFunction(stack, 'Fn', { entryPoint: 'get-order' });
+test('a function whose entry is missing fails at synth with a one-line error', () => {
+  const stack = new Stack(new App({ context: cdkContext() }), 'Probe');
 
-    expect(create).toThrow(/^Entry point get-order: lambdas\/entry-points\/moved-away\.ts does not exist$/);
-  });
+  const create = () => new HouseFunction(stack, 'Fn', { entry: 'lambdas/entry-points/moved-away.ts' });
 
-  test('a name the list does not have (a typo is a type error first)', () => {
-    const stack = stackForProbe();
-
-    // @ts-expect-error a misspelt entry point does not typecheck; if this line compiles, typecheck fails here
-    const create = () => new HouseFunction(stack, 'Fn', { entryPoint: 'create-ordr' });
-
-    expect(create).toThrow(/^Entry point create-ordr is not listed in lambdas\/entry-points\/index\.ts$/);
-  });
+  expect(create).toThrow(
+    /^Entry lambdas\/entry-points\/moved-away\.ts does not exist \(a path relative to the project root\)$/,
+  );
 });

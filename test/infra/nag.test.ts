@@ -159,7 +159,7 @@ describe('the check is live', () => {
     test('a house function passes on its own: its role carries the acknowledgement', () => {
       const result = synthWithNag((app) => {
         const stack = new Stack(app, 'ProbeStack');
-        new HouseFunction(stack, 'Probe', { entryPoint: 'get-order', asyncDeadLetterQueue: false });
+        new HouseFunction(stack, 'Probe', { entry: 'lambdas/entry-points/get-order.ts', asyncDeadLetterQueue: false });
       });
 
       expect(findings(result.violations)).toEqual([]);

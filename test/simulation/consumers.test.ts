@@ -18,7 +18,7 @@ const audit: ConsumerSpec = {
   name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: ['OrderPlaced'],
-  entryPoint: 'loyalty-consumer',
+  entry: 'lambdas/entry-points/loyalty-consumer.ts',
   batchSize: 10,
   batchingWindowSeconds: 1,
   maxConcurrency: 10,
@@ -82,7 +82,7 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entryPoint: 'outbox-relay' })).toThrow(
-    'consumer "audit": lambdas/entry-points/outbox-relay exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/entry-points/outbox-relay.ts' })).toThrow(
+    'consumer "audit": lambdas/entry-points/outbox-relay.ts exports no makeHandler(wiring)',
   );
 });

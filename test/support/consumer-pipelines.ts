@@ -31,7 +31,7 @@ export const THIRD_CONSUMER: ConsumerSpec = Object.freeze({
   name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: Object.freeze(['OrderPlaced']),
-  entryPoint: 'loyalty-consumer',
+  entry: 'lambdas/entry-points/loyalty-consumer.ts',
   batchSize: 5,
   batchingWindowSeconds: 3,
   maxConcurrency: 4,

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
@@ -13,7 +14,6 @@ import type {
   SQSEvent,
 } from 'aws-lambda';
 import type { OrderEvent } from '../../lambdas/domain/events';
-import type { EntryPoint } from '../../lambdas/entry-points';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import {
@@ -25,6 +25,9 @@ import {
   type TestQueues,
 } from './messaging';
 import { TEST_DEDUPE } from './dedupe';
+
+/** The project's root: entry modules are named relative to it, as the stack names them. */
+const PROJECT_ROOT = path.join(__dirname, '..', '..');
 
 type ApiHandler = (
   e: APIGatewayProxyEvent,
@@ -80,19 +83,20 @@ export class PipelineFixture {
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
     };
-    this.createOrder = (await this.load('create-order', common)).handler as ApiHandler;
-    this.cancelOrder = (await this.load('cancel-order', common)).handler as ApiHandler;
-    this.relay = (await this.load('outbox-relay', common, this.dynamoCalls.relay)).handler as StreamHandler;
+    this.createOrder = (await this.load('lambdas/entry-points/create-order.ts', common)).handler as ApiHandler;
+    this.cancelOrder = (await this.load('lambdas/entry-points/cancel-order.ts', common)).handler as ApiHandler;
+    this.relay = (await this.load('lambdas/entry-points/outbox-relay.ts', common, this.dynamoCalls.relay))
+      .handler as StreamHandler;
     this.fulfilment = (
       await this.load(
-        'fulfilment-consumer',
+        'lambdas/entry-points/fulfilment-consumer.ts',
         { ...common, QUEUE_URL: this.queues.fifoQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.fifoDlqUrl },
         this.dynamoCalls.fulfilment,
       )
     ).handler as SqsHandler;
     this.loyalty = (
       await this.load(
-        'loyalty-consumer',
+        'lambdas/entry-points/loyalty-consumer.ts',
         { ...common, QUEUE_URL: this.queues.standardQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.standardDlqUrl },
         this.dynamoCalls.loyalty,
       )
@@ -104,12 +108,8 @@ export class PipelineFixture {
     await this.tables.drop();
   }
 
-  /** Loads an entry point in a fresh registry with the given environment, counting its DynamoDB calls. */
-  private async load(
-    name: EntryPoint,
-    env: Record<string, string>,
-    log?: DynamoCallLog,
-  ): Promise<{ handler: unknown }> {
+  /** Loads an entry module (relative to the project root) in a fresh registry with the given environment, counting its DynamoDB calls. */
+  private async load(entry: string, env: Record<string, string>, log?: DynamoCallLog): Promise<{ handler: unknown }> {
     Object.assign(process.env, env);
     let loaded: { handler: unknown } | undefined;
     await jest.isolateModulesAsync(async () => {
@@ -126,7 +126,7 @@ export class PipelineFixture {
           { step: 'initialize', name: 'countCalls' },
         );
       }
-      loaded = (await import(`../../lambdas/entry-points/${name}`)) as { handler: unknown };
+      loaded = (await import(path.join(PROJECT_ROOT, entry))) as { handler: unknown };
     });
     return loaded!;
   }

@@ -12,7 +12,7 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  * Writes its entry point (the handler, lambdas/handlers/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
  * own) and its unit test, then adds its spec to lambdas/consumers.ts (above the
- * marker line) and its entry point to ENTRY_POINTS. The consumer list drives
+ * marker line). The consumer list drives
  * the rest: queues, routing, grants, alarms, outputs, the proof kit.
  *
  * Everything is checked before anything is written: a bad name (the rule of
@@ -22,7 +22,6 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  */
 
 const MARKER = '// new:consumer inserts above this line';
-const ENTRY_POINTS_END = '} as const satisfies Record<string, string>;';
 /** Standard queue: parallel, for effects that do not care about order. */
 const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
 /** FIFO: one entity's events in order; FIFO event sources take no batching window. */
@@ -56,7 +55,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     fifo,
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
     eventTypes: fifo ? [...ORDER_EVENT_TYPES] : [ORDER_EVENT_TYPES[0]],
-    entryPoint: entryPoint as ConsumerSpec['entryPoint'],
+    entry: `lambdas/entry-points/${entryPoint}.ts`,
     ...(fifo ? FIFO : STANDARD),
   };
   if (CONSUMERS.some((c) => c.name === name))
@@ -69,7 +68,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
 
   const id = consumerId(name);
   const files = {
-    entryPoint: `lambdas/entry-points/${entryPoint}.ts`,
+    entryPoint: spec.entry,
     effect: `lambdas/use-cases/${name}-effect.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
   };
@@ -77,23 +76,13 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
 
   const consumersPath = 'lambdas/consumers.ts';
-  const entryPointsPath = 'lambdas/entry-points/index.ts';
   const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
-  const entryPoints = read(root, entryPointsPath);
-  if (entryPoints.includes(`'${entryPoint}':`)) throw new Refused(`${entryPointsPath} already lists ${entryPoint}`);
-  const index = insertBefore(
-    entryPoints,
-    entryPointsPath,
-    ENTRY_POINTS_END,
-    `  '${entryPoint}': '${entryPoint}.ts',\n`,
-  );
 
   const sources = [
     { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
     { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
     { path: files.test, text: testSource(spec), what: 'its unit test' },
     { path: consumersPath, text: consumers, what: `its spec (${describe(spec)})` },
-    { path: entryPointsPath, text: index, what: `'${entryPoint}' in ENTRY_POINTS` },
   ];
   const writes = [];
   for (const source of sources) writes.push({ ...source, text: await format(root, source.path, source.text) });
@@ -159,7 +148,7 @@ function specSource(spec: ConsumerSpec): string {
     name: '${spec.name}',
     fifo: ${spec.fifo},
     eventTypes: [${spec.eventTypes.map((t) => `'${t}'`).join(', ')}],
-    entryPoint: '${spec.entryPoint}',
+    entry: '${spec.entry}',
     batchSize: ${spec.batchSize},
     batchingWindowSeconds: ${spec.batchingWindowSeconds},
     maxConcurrency: ${spec.maxConcurrency},

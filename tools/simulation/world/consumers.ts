@@ -2,6 +2,10 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { ConsumerWiring } from '../../../lambdas/handlers/consumer-wiring';
 import type { ConsumerSpec } from '../../../lambdas/messaging/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
+import * as path from 'node:path';
+
+/** The project's root: a spec's entry is relative to it. */
+const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
 
 /**
  * What the simulation derives from one consumer spec (lambdas/consumers.ts),
@@ -35,19 +39,16 @@ export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQS
 export type HandlerFactory = (wiring: ConsumerWiring) => ConsumerHandler;
 
 /**
- * The whole consumer function on given parts, from its spec's entry point
+ * The whole consumer function on given parts, from its spec's entry
  * module: by convention each exports `makeHandler(wiring)`. The module is
  * named by data (the spec), so there is no hand-kept registry to forget a
  * consumer in.
  */
-export function handlerFactory(spec: Pick<ConsumerSpec, 'name' | 'entryPoint'>): HandlerFactory {
-  const path = `../../../lambdas/entry-points/${spec.entryPoint}`;
+export function handlerFactory(spec: Pick<ConsumerSpec, 'name' | 'entry'>): HandlerFactory {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module is named by the spec, not by an import.
-  const entry = require(path) as Record<string, unknown>;
+  const entry = require(path.join(PROJECT_ROOT, spec.entry)) as Record<string, unknown>;
   const factory = entry.makeHandler;
   if (typeof factory !== 'function')
-    throw new Error(
-      `consumer "${spec.name}": lambdas/entry-points/${spec.entryPoint} exports no makeHandler(wiring) to simulate it with`,
-    );
+    throw new Error(`consumer "${spec.name}": ${spec.entry} exports no makeHandler(wiring) to simulate it with`);
   return factory as HandlerFactory;
 }
