@@ -1,12 +1,28 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
-// The app names a function's code through the entry-point list; importing an entry module would run
-// Lambda start-up code (configuration reads, SDK clients) at synth.
-const NO_ENTRY_POINT_MODULE = {
-  group: ['**/entry-points/*', '!**/entry-points/index'],
-  message: 'Name an entry point through lambdas/entry-points (its index); do not import its module.',
+// The stack names a function's code by its module path; importing a handler module would run Lambda
+// start-up code (configuration reads, SDK clients) at synth.
+const NO_HANDLER_MODULE = {
+  group: ['**/entry-points/*', '**/*-handler'],
+  message: 'Name a handler module by its path (FunctionWithDefaults entry); do not import it into the CDK app.',
 };
+// Powertools' parameter utilities call SSM themselves: an SDK call like any other.
+const NO_SDK = {
+  group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
+  message: 'Only the aws/ folders (lambdas/exactly-once/aws, lambdas/shop/aws) may import the AWS SDK.',
+};
+// The mechanism can be lifted out of the example: it imports nothing of the shop, the tools or the tests.
+const NOTHING_OF_THE_EXAMPLE = {
+  group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**'],
+  message: 'The exactly-once folders import nothing of the example (shop), the tools or the tests.',
+};
+// The example uses the mechanism through its public surface only: the folder's index.ts.
+const MECHANISM_THROUGH_ITS_INDEX = {
+  group: ['**/exactly-once/*', '**/exactly-once/**/*'],
+  message: "Import the mechanism from its index ('../exactly-once'), not from a file inside it.",
+};
+const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
   // JavaScript files (configs, the local runtime's worker, the Artillery processor) are linted like TypeScript.
@@ -15,7 +31,6 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      // Domain code must not touch AWS: only adapters (and infrastructure/tooling) import the SDK.
       'no-restricted-imports': 'off',
     },
   },
@@ -25,58 +40,19 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  // Each file gets exactly one of the rule sets below (a later no-restricted-imports replaces an earlier one).
   {
-    files: [
-      'lambdas/domain/**/*.ts',
-      'lambdas/use-cases/**/*.ts',
-      'lambdas/ports/**/*.ts',
-      'lambdas/entry-points/**/*.ts',
-      'lambdas/handlers/**/*.ts',
-      'lambdas/faults/**/*.ts',
-    ],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            // Powertools' parameter utilities call SSM themselves: an SDK call like any other.
-            {
-              group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
-              message: 'Only lambdas/adapters may import the AWS SDK.',
-            },
-          ],
-        },
-      ],
-    },
+    files: ['lambdas/exactly-once/**/*.ts'],
+    ignores: ['lambdas/exactly-once/aws/**'],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE),
   },
+  { files: ['lambdas/exactly-once/aws/**/*.ts'], rules: restrict(NOTHING_OF_THE_EXAMPLE) },
   {
-    files: ['bin/**/*.ts', 'lib/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [NO_ENTRY_POINT_MODULE],
-        },
-      ],
-    },
+    files: ['lambdas/shop/**/*.ts'],
+    ignores: ['lambdas/shop/aws/**'],
+    rules: restrict(NO_SDK, MECHANISM_THROUGH_ITS_INDEX),
   },
-  {
-    // The mechanism's CDK side can be lifted out of the example: it imports nothing of the shop, the tools
-    // or the tests (a later rule of the same name replaces the one above for these files, so it repeats it).
-    files: ['lib/exactly-once/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            NO_ENTRY_POINT_MODULE,
-            {
-              group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**', '**/tools/local-runtime/**'],
-              message: 'lib/exactly-once imports nothing of the example (lib/shop), the tools or the tests.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  { files: ['lambdas/shop/aws/**/*.ts'], rules: restrict(MECHANISM_THROUGH_ITS_INDEX) },
+  { files: ['bin/**/*.ts', 'lib/shop/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
+  { files: ['lib/exactly-once/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
 );

@@ -1,8 +1,8 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CONSUMERS } from '../lambdas/consumers';
-import { consumerOutputNames, type ConsumerSpec } from '../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../lambdas/shop/consumers';
+import { consumerOutputNames, type ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
 
 /**
  * Where a stack's outputs come from, for every tool that looks inside a stack

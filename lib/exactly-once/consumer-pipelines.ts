@@ -7,18 +7,18 @@ import {
   RETRY_BUDGET,
   RETRY_ENV,
   type RetryBudget,
-} from '../../lambdas/domain/backoff';
-import { dedupeWindow, type DedupeWindow } from '../../lambdas/domain/dedupe-horizon';
-import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { ENV } from '../../lambdas/shared/env-names';
+} from '../../lambdas/exactly-once/consumer/retry-budget';
+import { dedupeWindow, type DedupeWindow } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
-import { HouseFunction } from './function-defaults';
+import { FunctionWithDefaults } from './function-defaults';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
 
 export interface PipelinesProps {
-  /** Who consumes what (lambdas/consumers.ts): one pipeline each, in this order. */
+  /** Who consumes what (lambdas/shop/consumers.ts): one pipeline each, in this order. */
   consumers: readonly ConsumerSpec[];
   /** The event types the producers write; a consumer taking any other is refused at synth. */
   producedTypes: readonly string[];
@@ -37,8 +37,8 @@ const CONSUMER_TIMEOUT = Duration.seconds(30);
 export interface ConsumerPipeline {
   spec: ConsumerSpec;
   queues: QueueWithDlq;
-  consumer: HouseFunction;
-  /** Its claim TTL and dedupe horizon (lambdas/domain/dedupe-horizon.ts), as its function's environment has them. */
+  consumer: FunctionWithDefaults;
+  /** Its claim TTL and dedupe horizon (lambdas/exactly-once/consumer/dedupe-horizon.ts), as its function's environment has them. */
   dedupe: DedupeWindow;
 }
 
@@ -66,11 +66,11 @@ export interface ConsumerPipeline {
  * Dedupe horizon = source retention + DLQ retention + redrive allowance: a
  * message can be redelivered (or redriven from the DLQ) that long after its
  * first delivery; the consumer applies nothing older by itself. Inbox TTL =
- * horizon + a margin for clock skew (lambdas/domain/dedupe-horizon.ts), so a
+ * horizon + a margin for clock skew (lambdas/exactly-once/consumer/dedupe-horizon.ts), so a
  * claim outlives every event young enough to be applied. A redrive can give an
  * event ever new retention: the horizon, not the TTL, is what bounds it.
  */
-export class Pipelines extends Construct {
+export class ConsumerPipelines extends Construct {
   /** Every consumer's pipeline, in the order of the consumer list. */
   readonly all: ConsumerPipeline[];
 
@@ -109,7 +109,7 @@ export class Pipelines extends Construct {
       redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds(),
     });
 
-    const consumer = new HouseFunction(this, `${id}Consumer`, {
+    const consumer = new FunctionWithDefaults(this, `${id}Consumer`, {
       entry: spec.entry,
       // Named by the consumer, not its code: two consumers may run one entry point.
       name: `${spec.name}-consumer`,

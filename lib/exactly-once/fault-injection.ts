@@ -3,7 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/faults/names';
+import { FAULT_PARAMETER_ENV, FAULT_PLAN_ACTIVE_METRIC } from '../../lambdas/exactly-once/faults/names';
 import { METRICS_NAMESPACE, serviceName } from './function-defaults';
 
 /**
@@ -24,7 +24,7 @@ export function tagFaultTarget(fn: lambda.IFunction, role: 'consumer' | 'relay')
 
 /**
  * The proof kit's fault-injection switch on AWS: an SSM parameter holding the
- * run's fault plan as JSON (see lambdas/faults/plan.ts). It is `{}` (no
+ * run's fault plan as JSON (see lambdas/exactly-once/faults/plan.ts). It is `{}` (no
  * faults) as deployed; `npm run loadtest -- --stack NAME --faults ...` sets it
  * for a run, with an expiry, and puts `{}` back afterwards. Functions re-read it
  * every few seconds. The stack creates it only when synthesized with

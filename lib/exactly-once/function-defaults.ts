@@ -22,8 +22,8 @@ export function serviceName(scope: IConstruct): string {
 }
 
 /**
- * Which optional code the bundles carry (lambdas/faults/build.ts). Set once per
- * stack with {@link setFunctionBuild}; without it, none.
+ * Which optional code the bundles carry ({@link bundleDefines}). Set once per stack with
+ * {@link setFunctionBuild}; without it, none.
  */
 export interface FunctionBuild {
   /** The fault-injection code (`-c faultInjection=true`). */
@@ -49,8 +49,15 @@ export function functionBuildOf(scope: Construct): FunctionBuild {
 }
 
 /**
- * The esbuild `define`s of a build: each guard of lambdas/faults/build.ts becomes
- * a literal, so the code behind a false one is dead and esbuild drops it.
+ * The esbuild `define`s of a build. The bundler replaces each `process.env.<flag>` read with a
+ * literal, so in a bundle built without the flag the guarded code is dead and esbuild drops it,
+ * modules included: a deployment without fault injection has no fault code to switch on. The
+ * guard is written `process.env.FAULT_INJECTION_BUILD === 'true'` where it is used: esbuild folds
+ * a literal comparison, not a constant imported from another module. Outside a bundle (unit tests
+ * run the source) the guards read the real environment, which leaves them off.
+ * - `FAULT_INJECTION_BUILD`: `-c faultInjection=true` (never prod): the plan source and the fault decorators.
+ * - `INBOX_BYPASS_BUILD`: the local runtime's build only (`-c localRuntime=true`): the switch that
+ *   turns a consumer's inbox claim off, to prove the proof kit's verification can fail.
  */
 export function bundleDefines(build: FunctionBuild): Record<string, string> {
   return {
@@ -90,7 +97,7 @@ export function entryPointPath(entry: string): string {
 
 export const METRICS_NAMESPACE = 'ExactlyOnce';
 
-export interface HouseFunctionProps {
+export interface FunctionWithDefaultsProps {
   /**
    * The module the function runs (its exported `handler`), as a path relative to the project
    * root, e.g. `lambdas/shop/entry-points/create-order.ts`.
@@ -127,7 +134,7 @@ export interface HouseFunctionProps {
  * - Powertools service name (the stack's name, {@link serviceName}) and metrics namespace set;
  * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age.
  */
-export class HouseFunction extends Construct {
+export class FunctionWithDefaults extends Construct {
   readonly fn: NodejsFunction;
   readonly asyncDeadLetterQueue?: sqs.Queue;
   /** Its module, relative to the project root (`props.entry`). */
@@ -135,7 +142,7 @@ export class HouseFunction extends Construct {
   /** Its name in alarms (`props.name`, default the entry's file name). */
   readonly name: string;
 
-  constructor(scope: Construct, id: string, props: HouseFunctionProps) {
+  constructor(scope: Construct, id: string, props: FunctionWithDefaultsProps) {
     super(scope, id);
     this.entry = props.entry;
     this.name = props.name ?? path.basename(props.entry, path.extname(props.entry));

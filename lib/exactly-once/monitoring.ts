@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, serviceName, type HouseFunction } from './function-defaults';
+import { METRICS_NAMESPACE, serviceName, type FunctionWithDefaults } from './function-defaults';
 import type { ConsumerPipeline } from './consumer-pipelines';
 
 /** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
@@ -39,7 +39,7 @@ export interface MonitoringProps {
   relayFailureQueue: sqs.IQueue;
   sweepAge: Duration;
   /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
-  functions: HouseFunction[];
+  functions: FunctionWithDefaults[];
 }
 
 /**

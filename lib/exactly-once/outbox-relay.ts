@@ -6,16 +6,16 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { ConsumerRoute } from '../../lambdas/messaging/routes';
-import { ENTITY_OUTBOX } from '../../lambdas/adapters/outbox-table';
-import { ENV } from '../../lambdas/shared/env-names';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { tagFaultTarget } from './fault-injection';
-import { HouseFunction } from './function-defaults';
+import { FunctionWithDefaults } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
 /** The relay's and the sweeper's handler modules, relative to the project root. */
-export const RELAY_ENTRY = 'lambdas/entry-points/outbox-relay.ts';
-export const SWEEPER_ENTRY = 'lambdas/entry-points/outbox-sweeper.ts';
+export const RELAY_ENTRY = 'lambdas/exactly-once/outbox/relay-handler.ts';
+export const SWEEPER_ENTRY = 'lambdas/exactly-once/outbox/sweeper-handler.ts';
 
 export interface OutboxRelayProps {
   /** The table whose stream carries the outbox items (NEW_IMAGE) and whose pending-outbox index the sweeper reads. */
@@ -47,8 +47,8 @@ export interface OutboxRelayProps {
  */
 export class OutboxRelay extends Construct {
   /** Publishes outbox items from the table's stream. */
-  readonly streamRelay: HouseFunction;
-  readonly sweeper: HouseFunction;
+  readonly streamRelay: FunctionWithDefaults;
+  readonly sweeper: FunctionWithDefaults;
   readonly failureQueue: sqs.Queue;
   readonly sweepAge: Duration;
 
@@ -68,7 +68,7 @@ export class OutboxRelay extends Construct {
       reason: "This queue is itself a dead-letter queue: the stream event source mapping's on-failure destination.",
     });
 
-    this.streamRelay = new HouseFunction(this, 'Relay', {
+    this.streamRelay = new FunctionWithDefaults(this, 'Relay', {
       entry: RELAY_ENTRY,
       timeout: Duration.seconds(30),
       // Stream-invoked: failures go to the mapping's on-failure destination, not an async DLQ.
@@ -103,7 +103,7 @@ export class OutboxRelay extends Construct {
         'Besides X-Ray (as every function), the stream event source needs dynamodb:ListStreams, which supports no resource-level permissions.',
     });
 
-    this.sweeper = new HouseFunction(this, 'Sweeper', {
+    this.sweeper = new FunctionWithDefaults(this, 'Sweeper', {
       entry: SWEEPER_ENTRY,
       timeout: Duration.seconds(60),
       // No reserved concurrency: an overlapping sweep only republishes what consumers dedupe (see above).

@@ -10,7 +10,7 @@ export interface QueueWithDlqProps {
   retentionPeriod?: Duration;
   /**
    * Receives before SQS moves a message to the DLQ. Derive it from the retry
-   * budget (lambdas/domain/backoff: attemptsForBudget, fifoMaxReceiveCount), as
+   * budget (lambdas/exactly-once/consumer/retry-budget: attemptsForBudget, fifoMaxReceiveCount), as
    * the pipelines do; the RetryBudget Aspect checks the arithmetic.
    */
   maxReceiveCount: number;

@@ -1,7 +1,6 @@
 import { Construct } from 'constructs';
-import { ENV } from '../../lambdas/shared/env-names';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { HouseFunction } from '../exactly-once/function-defaults';
+import { ENV, FunctionWithDefaults } from '../exactly-once';
 import type { OrdersApi } from './orders-api';
 
 export interface EffectsReadApiProps {
@@ -19,14 +18,14 @@ export interface EffectsReadApiProps {
  * table's access items) and GET /inventory/{sku} (reserved, shared stock).
  */
 export class EffectsReadApi extends Construct {
-  readonly getCustomer: HouseFunction;
-  readonly getInventory: HouseFunction;
+  readonly getCustomer: FunctionWithDefaults;
+  readonly getInventory: FunctionWithDefaults;
 
   constructor(scope: Construct, id: string, props: EffectsReadApiProps) {
     super(scope, id);
     const environment = { [ENV.effectsTable]: props.effectsTableName };
-    this.getCustomer = new HouseFunction(this, 'GetCustomer', {
-      entry: 'lambdas/entry-points/get-customer.ts',
+    this.getCustomer = new FunctionWithDefaults(this, 'GetCustomer', {
+      entry: 'lambdas/shop/entry-points/get-customer.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...environment,
@@ -34,8 +33,8 @@ export class EffectsReadApi extends Construct {
         ...props.ordersApi.callerEnvironment,
       },
     });
-    this.getInventory = new HouseFunction(this, 'GetInventory', {
-      entry: 'lambdas/entry-points/get-inventory.ts',
+    this.getInventory = new FunctionWithDefaults(this, 'GetInventory', {
+      entry: 'lambdas/shop/entry-points/get-inventory.ts',
       asyncDeadLetterQueue: false,
       environment,
     });

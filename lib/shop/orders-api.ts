@@ -3,10 +3,9 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { z } from 'zod';
-import { placeOrderRequestSchema } from '../../lambdas/domain/order';
+import { placeOrderRequestSchema } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { HouseFunction } from '../exactly-once/function-defaults';
-import { defaultLogGroupProps } from '../exactly-once/log-group-defaults';
+import { defaultLogGroupProps, FunctionWithDefaults } from '../exactly-once';
 
 /** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
 const MESSAGE_STRING = '$context.error.messageString';
@@ -46,7 +45,7 @@ export interface OrdersApiProps {
    * account already has. Access logging fails to deploy without one.
    */
   createAccountLoggingRole: boolean;
-  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/domain/caller.ts). */
+  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/shop/domain/caller.ts). */
   humanRolePatterns: readonly string[];
 }
 
@@ -57,9 +56,9 @@ export interface OrdersApiProps {
  */
 export class OrdersApi extends Construct {
   readonly api: apigw.RestApi;
-  readonly createOrder: HouseFunction;
-  readonly cancelOrder: HouseFunction;
-  readonly getOrder: HouseFunction;
+  readonly createOrder: FunctionWithDefaults;
+  readonly cancelOrder: FunctionWithDefaults;
+  readonly getOrder: FunctionWithDefaults;
   /**
    * The caller rule, as every function that derives the caller gets it: the
    * routes other constructs add to this API set it too, so one API has one idea
@@ -109,8 +108,8 @@ export class OrdersApi extends Construct {
     this.callerEnvironment = { [SHOP_ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
     const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
-    this.createOrder = new HouseFunction(this, 'CreateOrder', {
-      entry: 'lambdas/entry-points/create-order.ts',
+    this.createOrder = new FunctionWithDefaults(this, 'CreateOrder', {
+      entry: 'lambdas/shop/entry-points/create-order.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
@@ -118,13 +117,13 @@ export class OrdersApi extends Construct {
         [SHOP_ENV.idempotencyKeyExpirySeconds]: String(props.idempotencyKeyExpiry.toSeconds()),
       },
     });
-    this.cancelOrder = new HouseFunction(this, 'CancelOrder', {
-      entry: 'lambdas/entry-points/cancel-order.ts',
+    this.cancelOrder = new FunctionWithDefaults(this, 'CancelOrder', {
+      entry: 'lambdas/shop/entry-points/cancel-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
-    this.getOrder = new HouseFunction(this, 'GetOrder', {
-      entry: 'lambdas/entry-points/get-order.ts',
+    this.getOrder = new FunctionWithDefaults(this, 'GetOrder', {
+      entry: 'lambdas/shop/entry-points/get-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
@@ -165,7 +164,7 @@ export class OrdersApi extends Construct {
   }
 
   /** A GET on `resource` backed by `fn`, with its path parameter required. */
-  addGet(resource: apigw.IResource, fn: HouseFunction, pathParameter: string): void {
+  addGet(resource: apigw.IResource, fn: FunctionWithDefaults, pathParameter: string): void {
     resource.addMethod('GET', new apigw.LambdaIntegration(fn.fn), {
       requestValidator: this.validator,
       requestParameters: { [`method.request.path.${pathParameter}`]: true },

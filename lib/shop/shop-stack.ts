@@ -1,27 +1,33 @@
 import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { CUSTOMER_ACCESS_PK_PREFIX, ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/outbox-table';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { ORDER_EVENT_TYPES } from '../../lambdas/domain/events';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { applyCorrectnessAspects } from '../exactly-once/aspects';
-import { LogRetentionAspect } from '../exactly-once/aspects/log-retention';
+import { CUSTOMER_ACCESS_PK_PREFIX, ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
+import {
+  applyCorrectnessAspects,
+  consumerOutputNames,
+  ConsumerPipelines,
+  type ConsumerSpec,
+  FaultInjectionSwitch,
+  FunctionWithDefaults,
+  grantIndexActions,
+  grantTableActions,
+  LogRetentionAspect,
+  Monitoring,
+  OutboxRelay,
+  PENDING_OUTBOX_INDEX,
+  REDRIVE_ALLOWANCE,
+  setFunctionBuild,
+} from '../exactly-once';
 import type { AppConfig } from './config';
 import { EffectsReadApi } from './effects-read-api';
-import { FaultInjectionSwitch } from '../exactly-once/fault-injection';
-import { HouseFunction, setFunctionBuild } from '../exactly-once/function-defaults';
-import { Monitoring } from '../exactly-once/monitoring';
 import { OrdersApi } from './orders-api';
-import { OutboxRelay } from '../exactly-once/outbox-relay';
-import { Pipelines, REDRIVE_ALLOWANCE } from '../exactly-once/consumer-pipelines';
 import { IDEMPOTENCY_KEY_EXPIRY, Storage } from './storage';
-import { grantIndexActions, grantTableActions } from '../exactly-once/grants';
 
 export interface ExactlyOnceStackProps extends StackProps {
   config: AppConfig;
-  /** Who consumes what; default the consumer list (lambdas/consumers.ts). */
+  /** Who consumes what; default the consumer list (lambdas/shop/consumers.ts). */
   consumers?: readonly ConsumerSpec[];
 }
 
@@ -63,7 +69,7 @@ export class ExactlyOnceStack extends Stack {
     grantTableActions(ordersApi.cancelOrder.fn, storage.ordersTable, ['GetItem', 'UpdateItem', 'PutItem']);
     grantTableActions(ordersApi.getOrder.fn, storage.ordersTable, ['GetItem']);
 
-    const pipelines = new Pipelines(this, 'Pipelines', {
+    const pipelines = new ConsumerPipelines(this, 'Pipelines', {
       consumers: props.consumers ?? CONSUMERS,
       producedTypes: ORDER_EVENT_TYPES,
       effectsTableName: storage.effectsTable.tableName,
@@ -124,7 +130,7 @@ export class ExactlyOnceStack extends Stack {
       relayFailureQueue: outbox.failureQueue,
       sweepAge: outbox.sweepAge,
       // Every function of the stack, by construction: one added later gets its alarms without a list to update.
-      functions: this.node.findAll().filter((c): c is HouseFunction => c instanceof HouseFunction),
+      functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
     });
 
     if (faultSwitch !== undefined) {

@@ -1,8 +1,7 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/outbox-table';
+import { INBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '../exactly-once';
 
 export interface StorageProps {
   removalPolicy: RemovalPolicy;

@@ -70,15 +70,15 @@ const IDEMPOTENCY_CONTRACT_RUNNERS = [
   'test/integration/idempotency-contracts.test.ts',
 ];
 
-const LEDGERS = 'lambdas/adapters/dynamodb-ledgers.ts';
-const INBOX_LEDGER = 'lambdas/adapters/inbox-ledger.ts';
-const PUBLISHER = 'lambdas/adapters/sqs-event-publisher.ts';
-const QUEUE_CONSUMER = 'lambdas/handlers/queue-consumer.ts';
-const CONSUMER_SUPPORT = 'lambdas/handlers/consumer-support.ts';
-const BACKOFF = 'lambdas/domain/backoff.ts';
-const ORDER = 'lambdas/domain/order.ts';
+const LEDGERS = 'lambdas/shop/aws/ledgers.ts';
+const INBOX_LEDGER = 'lambdas/exactly-once/aws/inbox-ledger.ts';
+const PUBLISHER = 'lambdas/exactly-once/aws/sqs-event-publisher.ts';
+const QUEUE_CONSUMER = 'lambdas/exactly-once/consumer/queue-consumer.ts';
+const CONSUMER_SUPPORT = 'lambdas/exactly-once/consumer/consume-record.ts';
+const BACKOFF = 'lambdas/exactly-once/consumer/retry-budget.ts';
+const ORDER = 'lambdas/shop/domain/order.ts';
 const ORDERS_API = 'lib/shop/orders-api.ts';
-const HOUSE_FUNCTION = 'lib/exactly-once/function-defaults.ts';
+const FUNCTION_DEFAULTS = 'lib/exactly-once/function-defaults.ts';
 const STACK = 'lib/shop/shop-stack.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
@@ -109,9 +109,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
     enforcedIn: [
-      { file: 'lambdas/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
-      { file: 'lambdas/domain/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
-      { file: 'lambdas/domain/canonical-json.ts', symbol: 'canonicalJson' },
+      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+      { file: 'lambdas/shop/domain/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
+      { file: 'lambdas/shop/domain/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
       {
@@ -137,7 +137,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'validation-before-idempotency',
     statement: 'Input is validated before the idempotent section, so a rejected request stores nothing',
     enforcedIn: [
-      { file: 'lambdas/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
       { file: ORDER, symbol: 'parsePlaceOrderBody' },
     ],
     provedBy: [
@@ -155,8 +155,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Deterministic `orderId` = f(caller, key) plus a conditional write: no second order even if the idempotency record is lost or its lock expires',
     enforcedIn: [
       { file: ORDER, symbol: 'deriveOrderId' },
-      { file: 'lambdas/use-cases/place-order.ts', symbol: 'placeOrder' },
-      { file: 'lambdas/adapters/dynamodb-order-repository.ts', symbol: 'place' },
+      { file: 'lambdas/shop/use-cases/place-order.ts', symbol: 'placeOrder' },
+      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'place' },
     ],
     provedBy: [
       {
@@ -174,8 +174,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Transactional outbox: the state change and its event (deterministic `eventId`) in one `TransactWriteItems`',
     enforcedIn: [
-      { file: 'lambdas/adapters/dynamodb-order-repository.ts', symbol: 'outboxPut' },
-      { file: 'lambdas/adapters/order-table.ts', symbol: 'outboxKey' },
+      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'outboxPut' },
+      { file: 'lambdas/shop/aws/order-table.ts', symbol: 'outboxKey' },
       { file: ORDER, symbol: 'orderPlacedEventId' },
     ],
     provedBy: [
@@ -191,7 +191,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'cancel-idempotent',
     statement: 'Cancel is idempotent by nature (conditional on PLACED)',
-    enforcedIn: [{ file: 'lambdas/use-cases/cancel-order.ts', symbol: 'cancelOrder' }],
+    enforcedIn: [{ file: 'lambdas/shop/use-cases/cancel-order.ts', symbol: 'cancelOrder' }],
     provedBy: [
       { file: UNIT_CANCEL, name: 'cancelling an already cancelled order returns it as it is and writes nothing' },
       { file: UNIT_CANCEL, name: 'losing a race with a concurrent cancel still answers with the cancelled order' },
@@ -211,7 +211,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Relay: only outbox INSERTs invoke it; every batch entry is checked; exactly the failed sequence numbers are reported; bisect, bounded retries, on-failure queue; `SendMessageBatch` entry ids are positions in the chunk, never derived from event ids (which may be long or collide once punctuation is replaced)',
     enforcedIn: [
-      { file: 'lambdas/entry-points/outbox-relay.ts', symbol: 'makeRelayHandler' },
+      { file: 'lambdas/exactly-once/outbox/relay-handler.ts', symbol: 'makeRelayHandler' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
       { file: 'lib/exactly-once/outbox-relay.ts', symbol: 'OutboxRelay' },
     ],
@@ -244,9 +244,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper: a safety net for outbox items the stream never relayed; it re-reads each index candidate from the table, so a lagging index neither republishes a dispatched item nor counts it as pending',
     enforcedIn: [
-      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'sweepOutbox' },
-      { file: 'lambdas/adapters/dynamodb-outbox-store.ts', symbol: 'stillPending' },
+      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
+      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'stillPending' },
     ],
     provedBy: [
       {
@@ -360,9 +360,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: CONSUMER_SUPPORT, symbol: 'deadLetter' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lambdas/domain/errors.ts', symbol: 'PermanentError' },
+      { file: 'lambdas/exactly-once/errors.ts', symbol: 'PermanentError' },
       { file: BACKOFF, symbol: 'retryBackoffSeconds' },
-      { file: 'lambdas/adapters/sqs-message-control.ts', symbol: 'SqsMessageControl' },
+      { file: 'lambdas/exactly-once/aws/sqs-message-control.ts', symbol: 'SqsMessageControl' },
       { file: 'lib/exactly-once/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
     ],
     provedBy: [
@@ -394,11 +394,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Provider idempotency keys `<consumer>:<eventId>`; a duplicate calls the provider again, under the same key, only while the call is owed (next row)',
     enforcedIn: [
-      { file: 'lambdas/messaging/consumer-spec.ts', symbol: 'providerKey' },
-      { file: 'lambdas/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
-      { file: 'lambdas/use-cases/apply-entity-effect.ts', symbol: 'applyEntityEffect' },
-      { file: 'lambdas/ports/providers.ts', symbol: 'ExternalProvider' },
-      { file: 'lambdas/adapters/recording-provider.ts', symbol: 'RecordingProvider' },
+      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'providerKey' },
+      { file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
+      { file: 'lambdas/exactly-once/inbox/entity-effect.ts', symbol: 'applyEntityEffect' },
+      { file: 'lambdas/exactly-once/provider/provider.ts', symbol: 'ExternalProvider' },
+      { file: 'lambdas/exactly-once/aws/recording-provider.ts', symbol: 'RecordingProvider' },
     ],
     provedBy: [
       {
@@ -427,8 +427,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: INBOX_LEDGER, symbol: 'recordProviderCallDone' },
       { file: INBOX_LEDGER, symbol: 'supersede' },
-      { file: 'lambdas/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
-      { file: 'lambdas/ports/inbox.ts', symbol: 'ProviderCallRecord' },
+      { file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
+      { file: 'lambdas/exactly-once/inbox/ports.ts', symbol: 'ProviderCallRecord' },
     ],
     provedBy: [
       {
@@ -461,7 +461,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
-      { file: 'lambdas/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
+      { file: 'lambdas/exactly-once/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
       { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],
     provedBy: [
@@ -508,7 +508,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Dedupe horizon: a consumer never applies, by itself, an event whose `occurredAt` is older than its horizon (21 d; claim TTL = horizon + 1 d clock-skew margin, derived in one place); it dead-letters it as `DedupeHorizonPassed`, calls no provider; the DLQ tool refuses to redrive it without `--past-horizon`',
     enforcedIn: [
-      { file: 'lambdas/domain/dedupe-horizon.ts', symbol: 'dedupeWindow' },
+      { file: 'lambdas/exactly-once/consumer/dedupe-horizon.ts', symbol: 'dedupeWindow' },
       { file: CONSUMER_SUPPORT, symbol: 'refusePastHorizon' },
       { file: 'lib/exactly-once/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
       { file: 'tools/dlq/horizon.ts', symbol: 'judgeHorizon' },
@@ -540,7 +540,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       "Every record has a deadline (invocation end − min(5 s, ⅕ of the time left)) and an `AbortSignal` for its calls: a hung call fails its record (try counted, backoff set), never the batch; FIFO's `maxReceiveCount` = tries × batch + 10 crash allowance",
     enforcedIn: [
       { file: QUEUE_CONSUMER, symbol: 'invocationDeadlines' },
-      { file: 'lambdas/domain/record-work.ts', symbol: 'RecordWork' },
+      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'RecordWork' },
       { file: BACKOFF, symbol: 'fifoMaxReceiveCount' },
       { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
     ],
@@ -575,8 +575,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       "One provider call at a time per event: the claim takes a lease on the call, a duplicate that owes it must take the lease (refused while another delivery's is live); only single writes are retried on contention, never the provider call. Residue for a provider without keys (SMTP, SES): a second send only after a crash between the send and its done-mark",
     enforcedIn: [
       { file: INBOX_LEDGER, symbol: 'leaseProviderCall' },
-      { file: 'lambdas/use-cases/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
-      { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
+      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
     ],
     provedBy: [
       { file: UNIT_CONSUMERS, name: 'provider calls: one at a time per event, and the done-mark retried on its own' },
@@ -664,7 +664,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'problem-json',
     statement: 'Every error is `application/problem+json`, including the ones the gateway makes',
     enforcedIn: [
-      { file: 'lambdas/handlers/http.ts', symbol: 'problem' },
+      { file: 'lambdas/shop/api/http.ts', symbol: 'problem' },
       { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
@@ -683,9 +683,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are readable only by the callers who ordered for it",
     enforcedIn: [
-      { file: 'lambdas/domain/caller.ts', symbol: 'callerPrincipal' },
-      { file: 'lambdas/domain/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
-      { file: 'lambdas/handlers/http.ts', symbol: 'callerOf' },
+      { file: 'lambdas/shop/domain/caller.ts', symbol: 'callerPrincipal' },
+      { file: 'lambdas/shop/domain/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
+      { file: 'lambdas/shop/api/http.ts', symbol: 'callerOf' },
       { file: 'tools/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
     ],
     provedBy: [
@@ -745,11 +745,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper (and relay) skip an outbox item that can never be published (no event, bad shape, characters SQS refuses): logged, counted in `MalformedOutboxItem`, and set aside by the sweeper (`pendingShard = malformed`) so it cannot hide newer events; re-checked and reported every sweep, published once repaired',
     enforcedIn: [
-      { file: 'lambdas/messaging/outbox-event.ts', symbol: 'checkOutboxEvent' },
-      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'MalformedOutboxItem' },
-      { file: 'lambdas/use-cases/relay-outbox.ts', symbol: 'sweepOutbox' },
-      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/adapters/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
+      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
+      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'MalformedOutboxItem' },
+      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
+      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
     ],
     provedBy: [
       {
@@ -781,8 +781,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       '503 only for throttling, conflicts and unavailability; a transaction cancelled by `ValidationError` is a 500',
     enforcedIn: [
-      { file: 'lambdas/adapters/transient-errors.ts', symbol: 'isDependencyFailure' },
-      { file: 'lambdas/handlers/http.ts', symbol: 'serviceUnavailable' },
+      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isDependencyFailure' },
+      { file: 'lambdas/shop/api/http.ts', symbol: 'serviceUnavailable' },
     ],
     provedBy: [
       { file: UNIT_CREATE, name: 'error classes of the order transaction' },
@@ -900,7 +900,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof can fail: with one consumer\'s inbox claim switched off (test-only; loyalty or fulfilment), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
-      { file: 'lambdas/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
+      { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
     ],
     provedBy: [
       { file: PROOF_KIT_TEST, name: ', reported as "more than expected"', templated: true },
@@ -926,10 +926,9 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Fault injection is opt-in, never in prod: without `-c faultInjection=true` no switch and no fault code in any bundle; inbox bypass only in the local build; plans expire; an active plan alarms',
     enforcedIn: [
       { file: 'lib/shop/config.ts', symbol: 'readConfig' },
-      { file: HOUSE_FUNCTION, symbol: 'bundleDefines' },
+      { file: FUNCTION_DEFAULTS, symbol: 'bundleDefines' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
-      { file: 'lambdas/faults/build.ts', symbol: 'BUILD_FLAGS' },
-      { file: 'lambdas/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
+      { file: 'lambdas/exactly-once/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
     ],
     provedBy: [
       {
@@ -961,7 +960,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lib/shop/config.ts', symbol: 'STAGE_DEFAULTS' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
-      { file: HOUSE_FUNCTION, symbol: 'serviceName' },
+      { file: FUNCTION_DEFAULTS, symbol: 'serviceName' },
       { file: 'lib/exactly-once/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
     ],
     provedBy: [
@@ -987,7 +986,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'entry-point-list',
     statement:
       "Every function names its code by a module path relative to the project root (a consumer's is in its spec): a missing file fails synth in one line, every function's module exports `handler`, and no module of the entry folder goes unused by the dev and prod stacks",
-    enforcedIn: [{ file: HOUSE_FUNCTION, symbol: 'entryPointPath' }],
+    enforcedIn: [{ file: FUNCTION_DEFAULTS, symbol: 'entryPointPath' }],
     provedBy: [
       {
         file: 'test/infra/entry-points.test.ts',
@@ -1005,11 +1004,11 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'consumers-are-data',
     statement:
-      'Consumers are data: one list (`lambdas/consumers.ts`) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
+      'Consumers are data: one list (`lambdas/shop/consumers.ts`) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
     enforcedIn: [
-      { file: 'lambdas/consumers.ts', symbol: 'CONSUMERS' },
-      { file: 'lambdas/messaging/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
+      { file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' },
+      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
       { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
       { file: 'tools/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
@@ -1044,10 +1043,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The relay routes each event to every consumer whose spec takes its type (routes read once at cold start from `CONSUMER_ROUTES`; a malformed value stops the function loading); a type no consumer takes is marked dispatched, so it cannot hold its shard or be swept forever',
     enforcedIn: [
-      { file: 'lambdas/messaging/routes.ts', symbol: 'parseRoutes' },
-      { file: 'lambdas/messaging/routes.ts', symbol: 'routesFor' },
+      { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'parseRoutes' },
+      { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'routesFor' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
-      { file: 'lambdas/handlers/outbox-wiring.ts', symbol: 'outboxConfigFromEnv' },
+      { file: 'lambdas/exactly-once/outbox/wiring.ts', symbol: 'outboxConfigFromEnv' },
     ],
     provedBy: [
       {
@@ -1144,7 +1143,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: BACKOFF, symbol: 'RETRY_BUDGET' },
       { file: BACKOFF, symbol: 'guaranteedBudgetSeconds' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'Pipelines' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
       { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
       { file: BACKOFF, symbol: 'honourRetryHint' },
     ],
@@ -1190,9 +1189,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Transaction conflicts and throttling are retried in-process, each write on its own (6 tries, full jitter from 50 ms, capped at 1 s a wait, never past the record\'s deadline) before the message is failed; a claim\'s ConditionalCheckFailed is still "duplicate", never retried',
     enforcedIn: [
-      { file: 'lambdas/adapters/transient-errors.ts', symbol: 'isContention' },
-      { file: 'lambdas/shared/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
-      { file: 'lambdas/shared/contention-retry.ts', symbol: 'withContentionRetries' },
+      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isContention' },
+      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
+      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
       { file: INBOX_LEDGER, symbol: 'withRetries' },
     ],
     provedBy: [
@@ -1216,7 +1215,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       "FIFO: a record skipped behind a failing head is never dead-lettered untried: the consumer counts its own tries (`TRIES#` items) and dead-letters after 14 (`RetryBudgetExhausted`, with the last error); the queue's `maxReceiveCount` (14 × batch size + 10 for crashes = 150) is only a backstop",
     enforcedIn: [
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lambdas/adapters/dynamodb-try-counter.ts', symbol: 'DynamoDbTryCounter' },
+      { file: 'lambdas/exactly-once/aws/dynamodb-try-counter.ts', symbol: 'DynamoDbTryCounter' },
       { file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' },
     ],
     provedBy: [
@@ -1316,7 +1315,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'own-log-group',
     statement: 'Each function writes only to its own log group',
-    enforcedIn: [{ file: HOUSE_FUNCTION, symbol: 'HouseFunction' }],
+    enforcedIn: [{ file: FUNCTION_DEFAULTS, symbol: 'FunctionWithDefaults' }],
     provedBy: [
       {
         file: 'test/infra/function-logs.test.ts',
@@ -1432,10 +1431,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs the deployed relay, sweeper and every consumer of the list (`makeRelayHandler`, `makeSweeperHandler`, each consumer's `makeHandler`) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
     enforcedIn: [
-      { file: 'lambdas/entry-points/outbox-relay.ts', symbol: 'makeRelayHandler' },
-      { file: 'lambdas/entry-points/outbox-sweeper.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
-      { file: 'lambdas/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
+      { file: 'lambdas/exactly-once/outbox/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/shop/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
+      { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
       { file: 'tools/simulation/world/consumers.ts', symbol: 'handlerFactory' },
       { file: 'tools/simulation/world/stream.ts', symbol: 'StreamMapping' },
     ],

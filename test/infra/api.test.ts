@@ -1,5 +1,5 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import { MAX_ITEMS } from '../../lambdas/domain/order';
+import { MAX_ITEMS } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { configError, synthStack } from '../support/synth';
 import {

@@ -18,8 +18,8 @@ import {
 } from '../../lib/exactly-once/aspects';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
-import { maxHorizonForClaimTtl } from '../../lambdas/domain/dedupe-horizon';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
+import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
 
 /*

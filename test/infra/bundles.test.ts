@@ -3,7 +3,7 @@ import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { RELAY_ENTRY } from '../../lib/exactly-once/outbox-relay';
 import {
   entryPointPath,
@@ -77,7 +77,7 @@ describe.each(FAULT_ENTRIES)('the %s bundle', (entryPoint) => {
 });
 
 test.each<[string, string[]]>([
-  ['lambdas/entry-points/fulfilment-consumer.ts', ['crashAfterEffect', 'providerOutage']],
+  ['lambdas/shop/entry-points/fulfilment-consumer.ts', ['crashAfterEffect', 'providerOutage']],
   [RELAY_ENTRY, ['producerResend', 'relayCrashAfterPublish']],
 ])('the %s bundle with fault injection carries its faults', async (entryPoint, faults) => {
   const code = await bundle(entryPoint, FAULTS);
@@ -86,7 +86,7 @@ test.each<[string, string[]]>([
 });
 
 test('only the local runtime build carries the inbox bypass', async () => {
-  const code = await bundle('lambdas/entry-points/loyalty-consumer.ts', LOCAL);
+  const code = await bundle('lambdas/shop/entry-points/loyalty-consumer.ts', LOCAL);
 
   expect(INBOX_BYPASS_MARKER.test(code)).toBe(true);
 });

@@ -2,12 +2,12 @@ import { App } from 'aws-cdk-lib';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { ENV } from '../../lambdas/shared/env-names';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { readConfig } from '../../lib/shop/config';
 import { FAULT_TARGET_TAG } from '../../lib/exactly-once/fault-injection';
-import type { Pipelines } from '../../lib/exactly-once/consumer-pipelines';
+import type { ConsumerPipelines } from '../../lib/exactly-once/consumer-pipelines';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import {
   dashboardMetrics,
@@ -230,7 +230,7 @@ describe('a third consumer on the list', () => {
   });
 
   test('the pipelines look it up by name', () => {
-    const pipelines = stack.node.findChild('Pipelines') as Pipelines;
+    const pipelines = stack.node.findChild('Pipelines') as ConsumerPipelines;
 
     expect(pipelines.all.map((p) => p.spec.name)).toEqual(WITH_AUDIT.map((c) => c.name));
     expect(pipelines.byName(AUDIT.name).spec).toBe(AUDIT);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { readConfig } from '../../lib/shop/config';
-import { HouseFunction, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
+import { FunctionWithDefaults, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext } from '../support/synth';
 
@@ -15,7 +15,7 @@ import { cdkContext } from '../support/synth';
  */
 
 /** The folders whose every module is a Lambda entry (a handler's first module). */
-const ENTRY_FOLDERS = ['lambdas/entry-points'];
+const ENTRY_FOLDERS = ['lambdas/shop/entry-points'];
 
 /** Whether a module exports a value named `handler` (read from its source: importing it would run its start-up code). */
 function exportsHandler(file: string): boolean {
@@ -51,7 +51,7 @@ function entriesOfStage(context: Record<string, unknown>): Set<string> {
   return new Set(
     stack.node
       .findAll()
-      .filter((c): c is HouseFunction => c instanceof HouseFunction)
+      .filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults)
       .map((fn) => path.normalize(fn.entry)),
   );
 }
@@ -85,9 +85,9 @@ test("every function's entry exists and exports handler", () => {
 test('a function whose entry is missing fails at synth with a one-line error', () => {
   const stack = new Stack(new App({ context: cdkContext() }), 'Probe');
 
-  const create = () => new HouseFunction(stack, 'Fn', { entry: 'lambdas/entry-points/moved-away.ts' });
+  const create = () => new FunctionWithDefaults(stack, 'Fn', { entry: 'lambdas/shop/entry-points/moved-away.ts' });
 
   expect(create).toThrow(
-    /^Entry lambdas\/entry-points\/moved-away\.ts does not exist \(a path relative to the project root\)$/,
+    /^Entry lambdas\/shop\/entry-points\/moved-away\.ts does not exist \(a path relative to the project root\)$/,
   );
 });

@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { consumerId } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
 import { readConfig } from '../../lib/shop/config';
 import { configError, synthStack } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType } from '../support/template';

@@ -6,9 +6,9 @@ import type { IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { readConfig } from '../../lib/shop/config';
-import { HouseFunction } from '../../lib/exactly-once/function-defaults';
+import { FunctionWithDefaults } from '../../lib/exactly-once/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { THIRD_CONSUMER } from '../support/consumer-pipelines';
 import { cdkContext } from '../support/synth';
@@ -159,7 +159,10 @@ describe('the check is live', () => {
     test('a house function passes on its own: its role carries the acknowledgement', () => {
       const result = synthWithNag((app) => {
         const stack = new Stack(app, 'ProbeStack');
-        new HouseFunction(stack, 'Probe', { entry: 'lambdas/entry-points/get-order.ts', asyncDeadLetterQueue: false });
+        new FunctionWithDefaults(stack, 'Probe', {
+          entry: 'lambdas/shop/entry-points/get-order.ts',
+          asyncDeadLetterQueue: false,
+        });
       });
 
       expect(findings(result.violations)).toEqual([]);

@@ -1,11 +1,11 @@
-import { FIFO_CRASH_ALLOWANCE } from '../../lambdas/domain/backoff';
+import { FIFO_CRASH_ALLOWANCE } from '../../lambdas/exactly-once/consumer/retry-budget';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
-import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/adapters/outbox-table';
-import { CONSUMERS } from '../../lambdas/consumers';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { ENV } from '../../lambdas/shared/env-names';
+import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
+import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { expectedRoutes, pipelineOf as pipelineIn, routesOf } from '../support/consumer-pipelines';
 import { synthStack } from '../support/synth';
 import {
@@ -27,7 +27,7 @@ import {
  * found by following references (output -> queue -> mapping -> function,
  * queue -> DLQ), never by logical id, and every limit is computed from the
  * template itself. Per-consumer checks run for every spec of the consumer list
- * (lambdas/consumers.ts), so a consumer added to it is checked too.
+ * (lambdas/shop/consumers.ts), so a consumer added to it is checked too.
  */
 
 const DAY = 86_400;

@@ -1,6 +1,6 @@
 import { App, CfnResource } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext, synthErrors, synthStack } from '../support/synth';

@@ -1,6 +1,6 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { customerKey } from '../../lambdas/adapters/effects-table';
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { useApiOnEmulators, type ApiHandler } from '../support/api-on-emulators';
 import { scanAll, testDynamoDbClient } from '../support/dynamodb';

@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/adapters/entity-effect-ledger';
-import { entityEffectKey, inboxKey } from '../../lambdas/adapters/inbox-table';
-import type { EventEnvelope } from '../../lambdas/messaging/envelope';
-import type { ExternalProvider } from '../../lambdas/ports/providers';
-import { applyEntityEffect } from '../../lambdas/use-cases/apply-entity-effect';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
+import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
 
 /**

@@ -1,10 +1,10 @@
 import { BatchWriteCommand, GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
-import { orderPk } from '../../lambdas/adapters/order-table';
-import { outboxSk, pendingShardOf } from '../../lambdas/adapters/outbox-table';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
-import type { StoredOrder } from '../../lambdas/ports/order-repository';
+import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
+import { orderPk } from '../../lambdas/shop/aws/order-table';
+import { outboxSk, pendingShardOf } from '../../lambdas/exactly-once/aws/outbox-table';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
+import type { StoredOrder } from '../../lambdas/shop/ports/order-repository';
 import { lambdaContext } from '../support/api-events';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
 import { createTestQueues, receiveMatching, testRoutes, type TestQueues } from '../support/messaging';
@@ -43,7 +43,8 @@ beforeAll(async () => {
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
-    const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } = await import('../../lambdas/entry-points/outbox-sweeper');
+    const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } =
+      await import('../../lambdas/exactly-once/outbox/sweeper-handler');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
     limits = { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE };
   });

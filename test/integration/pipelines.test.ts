@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
-import { orderPlacedEventId, orderTotalCents } from '../../lambdas/domain/order';
-import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
+import { orderPlacedEventId, orderTotalCents } from '../../lambdas/shop/domain/order';
+import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { randomUUID } from 'node:crypto';
 import { passesRelayFilter, receiveMatching } from '../support/messaging';

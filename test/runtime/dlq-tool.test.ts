@@ -18,10 +18,10 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { loyaltyPoints } from '../../lambdas/domain/order';
-import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
+import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { loyaltyPoints } from '../../lambdas/shop/domain/order';
+import { consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
 import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { main } from '../../tools/dlq/cli';
@@ -30,7 +30,7 @@ import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
 import { openContext } from '../../tools/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
-import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
+import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 
 /**
  * `npm run dlq` against the real stack on the local runtime: the CLI's main()

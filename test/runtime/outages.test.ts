@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
 import { queueDepth, waitForDrain } from '../../tools/proof-kit/drain';
 import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../tools/proof-kit/faults';

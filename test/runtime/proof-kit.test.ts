@@ -1,4 +1,4 @@
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
 import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
 import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';

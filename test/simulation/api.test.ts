@@ -1,8 +1,8 @@
 import '../../tools/simulation/world/environment';
-import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
-import { idempotencyStore } from '../../lambdas/adapters/idempotency-store';
-import { makeCreateOrderHandler } from '../../lambdas/entry-points/create-order';
-import { cancelOrder } from '../../lambdas/use-cases/cancel-order';
+import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
+import { idempotencyStore } from '../../lambdas/shop/aws/idempotency-store';
+import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-order';
+import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
 import { lambdaContext, VALID_ORDER } from '../support/api-events';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
 import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../tools/simulation/world/api';

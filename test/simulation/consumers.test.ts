@@ -1,15 +1,15 @@
-import { CONSUMERS } from '../../lambdas/consumers';
-import { orderPlacedEventId } from '../../lambdas/domain/order';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { parseRoutes } from '../../lambdas/messaging/routes';
-import { ENV } from '../../lambdas/shared/env-names';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { orderPlacedEventId } from '../../lambdas/shop/domain/order';
+import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { parseRoutes } from '../../lambdas/exactly-once/outbox/routes';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { unusedConsumerName } from '../support/consumer-list';
 import { handlerFactory } from '../../tools/simulation/world/consumers';
 import { EFFECTS_TABLE, ORDERS_TABLE } from '../../tools/simulation/world/tables';
 import { simulationOptions, World } from '../../tools/simulation/world/world';
 
 /**
- * The world is built from the consumer list (lambdas/consumers.ts), so a
+ * The world is built from the consumer list (lambdas/shop/consumers.ts), so a
  * consumer added to it is simulated without editing the simulation. The third
  * consumer here reuses the loyalty entry point: no other handler exists yet.
  * It is named like no consumer on the list.
@@ -18,7 +18,7 @@ const audit: ConsumerSpec = {
   name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: ['OrderPlaced'],
-  entry: 'lambdas/entry-points/loyalty-consumer.ts',
+  entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
   batchSize: 10,
   batchingWindowSeconds: 1,
   maxConcurrency: 10,
@@ -82,7 +82,7 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/entry-points/outbox-relay.ts' })).toThrow(
-    'consumer "audit": lambdas/entry-points/outbox-relay.ts exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/exactly-once/outbox/relay-handler.ts' })).toThrow(
+    'consumer "audit": lambdas/exactly-once/outbox/relay-handler.ts exports no makeHandler(wiring)',
   );
 });

@@ -1,4 +1,4 @@
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { simulate, simulationOptions } from '../../tools/simulation/world/world';
 
 /**

@@ -1,6 +1,6 @@
-import { CONSUMERS } from '../../lambdas/consumers';
-import { RETRY_ENV } from '../../lambdas/domain/backoff';
-import { consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { RETRY_ENV } from '../../lambdas/exactly-once/consumer/retry-budget';
+import { consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { synthStack } from '../support/synth';
 import { referencedId, resourcesOfType, type CfnResource } from '../support/template';
 import { DEFAULT_SETTINGS, simulationOptions, World } from '../../tools/simulation/world/world';

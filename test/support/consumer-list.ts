@@ -1,5 +1,5 @@
-import { CONSUMERS, consumerSpec } from '../../lambdas/consumers';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS, consumerSpec } from '../../lambdas/shop/consumers';
+import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
  * The two consumers the repository ships with. Fixtures written for their

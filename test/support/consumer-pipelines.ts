@@ -1,9 +1,9 @@
 import { IntrinsicResolver } from '../../tools/local-runtime/template/intrinsics';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import { parseRoutes, type ConsumerRoute } from '../../lambdas/messaging/routes';
-import { ENV } from '../../lambdas/shared/env-names';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { parseRoutes, type ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { unusedConsumerName } from './consumer-list';
 import { referencedId, resourceById, resourcesOfType } from './template';
 
@@ -31,7 +31,7 @@ export const THIRD_CONSUMER: ConsumerSpec = Object.freeze({
   name: unusedConsumerName('audit'),
   fifo: false,
   eventTypes: Object.freeze(['OrderPlaced']),
-  entry: 'lambdas/entry-points/loyalty-consumer.ts',
+  entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
   batchSize: 5,
   batchingWindowSeconds: 3,
   maxConcurrency: 4,

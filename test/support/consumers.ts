@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { OrderEvent } from '../../lambdas/domain/events';
+import type { OrderEvent } from '../../lambdas/shop/domain/events';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
 import { TEST_DEDUPE } from './dedupe';
@@ -18,8 +18,8 @@ export type ConsumerHarness = MockedSdkHandler<(event: SQSEvent, context: Contex
 export async function loadConsumer(name: ConsumerName, env: Record<string, string>): Promise<ConsumerHarness> {
   const loaded = await loadWithMockedSdk<ConsumerHarness['handler']>(env, () =>
     name === 'fulfilment'
-      ? import('../../lambdas/entry-points/fulfilment-consumer')
-      : import('../../lambdas/entry-points/loyalty-consumer'),
+      ? import('../../lambdas/shop/entry-points/fulfilment-consumer')
+      : import('../../lambdas/shop/entry-points/loyalty-consumer'),
   );
   return { ...loaded, name };
 }

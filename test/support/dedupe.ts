@@ -1,4 +1,4 @@
-import { dedupeWindow } from '../../lambdas/domain/dedupe-horizon';
+import { dedupeWindow } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 
 const DAY = 86_400;
 

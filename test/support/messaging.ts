@@ -9,8 +9,8 @@ import {
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { CONSUMERS } from '../../lambdas/consumers';
-import type { ConsumerRoute } from '../../lambdas/messaging/routes';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
 import { createQueues } from '../../tools/local-runtime/provision';
 import { matchesAnyFilter } from '../../tools/local-runtime/sources/event-filter';
 import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';

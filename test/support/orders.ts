@@ -3,9 +3,9 @@ import {
   orderPlacedEvent,
   type OrderCancelledEvent,
   type OrderPlacedEvent,
-} from '../../lambdas/domain/events';
-import { deriveOrderId, orderTotalCents, type OrderLine } from '../../lambdas/domain/order';
-import type { StoredOrder } from '../../lambdas/ports/order-repository';
+} from '../../lambdas/shop/domain/events';
+import { deriveOrderId, orderTotalCents, type OrderLine } from '../../lambdas/shop/domain/order';
+import type { StoredOrder } from '../../lambdas/shop/ports/order-repository';
 import { VALID_ORDER } from './api-events';
 
 export const ALICE = 'arn:aws:iam::123456789012:user/alice';

@@ -13,7 +13,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type { OrderEvent } from '../../lambdas/domain/events';
+import type { OrderEvent } from '../../lambdas/shop/domain/events';
 import { lambdaContext } from './api-events';
 import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import {
@@ -83,20 +83,20 @@ export class PipelineFixture {
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
     };
-    this.createOrder = (await this.load('lambdas/entry-points/create-order.ts', common)).handler as ApiHandler;
-    this.cancelOrder = (await this.load('lambdas/entry-points/cancel-order.ts', common)).handler as ApiHandler;
-    this.relay = (await this.load('lambdas/entry-points/outbox-relay.ts', common, this.dynamoCalls.relay))
+    this.createOrder = (await this.load('lambdas/shop/entry-points/create-order.ts', common)).handler as ApiHandler;
+    this.cancelOrder = (await this.load('lambdas/shop/entry-points/cancel-order.ts', common)).handler as ApiHandler;
+    this.relay = (await this.load('lambdas/exactly-once/outbox/relay-handler.ts', common, this.dynamoCalls.relay))
       .handler as StreamHandler;
     this.fulfilment = (
       await this.load(
-        'lambdas/entry-points/fulfilment-consumer.ts',
+        'lambdas/shop/entry-points/fulfilment-consumer.ts',
         { ...common, QUEUE_URL: this.queues.fifoQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.fifoDlqUrl },
         this.dynamoCalls.fulfilment,
       )
     ).handler as SqsHandler;
     this.loyalty = (
       await this.load(
-        'lambdas/entry-points/loyalty-consumer.ts',
+        'lambdas/shop/entry-points/loyalty-consumer.ts',
         { ...common, QUEUE_URL: this.queues.standardQueueUrl, DEAD_LETTER_QUEUE_URL: this.queues.standardDlqUrl },
         this.dynamoCalls.loyalty,
       )
@@ -114,7 +114,7 @@ export class PipelineFixture {
     let loaded: { handler: unknown } | undefined;
     await jest.isolateModulesAsync(async () => {
       if (log !== undefined) {
-        const clients = await import('../../lambdas/adapters/aws-clients');
+        const clients = await import('../../lambdas/exactly-once/aws/clients');
         clients.dynamoDbClient().middlewareStack.add(
           (next, context) => async (args) => {
             const command = context.commandName ?? 'unknown';

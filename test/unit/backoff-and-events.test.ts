@@ -1,6 +1,6 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { outboxEventOf } from '../../lambdas/adapters/outbox-stream-record';
+import { outboxEventOf } from '../../lambdas/exactly-once/aws/outbox-stream-record';
 import {
   attemptsForBudget,
   ceilingBudgetSeconds,
@@ -11,10 +11,10 @@ import {
   guaranteedBudgetSeconds,
   RETRY_BUDGET,
   retryBackoffSeconds,
-} from '../../lambdas/domain/backoff';
-import { PermanentError } from '../../lambdas/domain/errors';
-import { parseOrderEvent, type OrderCancelledEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
-import { inConsumerOutage, parseFaultPlan } from '../../lambdas/faults/plan';
+} from '../../lambdas/exactly-once/consumer/retry-budget';
+import { PermanentError } from '../../lambdas/exactly-once/errors';
+import { parseOrderEvent, type OrderCancelledEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { inConsumerOutage, parseFaultPlan } from '../../lambdas/exactly-once/faults/plan';
 
 /** Pure pieces of the messaging half: retry backoff, the event schema, the stream record reader. */
 

@@ -6,8 +6,8 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
   type CallerIdentity,
-} from '../../lambdas/domain/caller';
-import { callerRuleFromEnv } from '../../lambdas/handlers/order-api-support';
+} from '../../lambdas/shop/domain/caller';
+import { callerRuleFromEnv } from '../../lambdas/shop/api/order-request';
 
 /**
  * The caller is the principal: every session of a workload role is one caller,

@@ -7,7 +7,7 @@ import {
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { deriveOrderId } from '../../lambdas/domain/order';
+import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
@@ -18,12 +18,12 @@ const ddb = mockClient(DynamoDBClient);
 const doc = mockClient(DynamoDBDocumentClient);
 const ORDERS_TABLE = 'orders-table';
 
-type Handler = (typeof import('../../lambdas/entry-points/cancel-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/entry-points/cancel-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
   useUnitEnvironment({ ORDERS_TABLE_NAME: ORDERS_TABLE });
-  ({ handler } = await import('../../lambdas/entry-points/cancel-order'));
+  ({ handler } = await import('../../lambdas/shop/entry-points/cancel-order'));
 });
 
 beforeEach(() => {

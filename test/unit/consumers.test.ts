@@ -1,6 +1,6 @@
 import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
+import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { lambdaContext } from '../support/api-events';
 import { cancelledEvent, placedEvent } from '../support/orders';
 import {

@@ -13,7 +13,7 @@ import {
 import { DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { deriveOrderId, orderTotalCents } from '../../lambdas/domain/order';
+import { deriveOrderId, orderTotalCents } from '../../lambdas/shop/domain/order';
 import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
@@ -32,7 +32,7 @@ const IDEMPOTENCY_TABLE = 'idempotency-table';
 const ALICE = 'arn:aws:iam::123456789012:user/alice';
 const BOB = 'arn:aws:iam::123456789012:user/bob';
 
-type Handler = (typeof import('../../lambdas/entry-points/create-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/entry-points/create-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
@@ -42,7 +42,7 @@ beforeAll(async () => {
     IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
   });
   // The handler reads its configuration at import: environment first, then the module.
-  ({ handler } = await import('../../lambdas/entry-points/create-order'));
+  ({ handler } = await import('../../lambdas/shop/entry-points/create-order'));
 });
 
 beforeEach(() => {

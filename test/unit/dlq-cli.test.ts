@@ -24,7 +24,7 @@ import {
 } from '../../tools/dlq/horizon';
 import { pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
-import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
+import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
 
 const OUTPUTS = {
   ApiUrl: 'https://example/prod/',

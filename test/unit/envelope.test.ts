@@ -1,6 +1,6 @@
-import { PermanentError } from '../../lambdas/domain/errors';
-import { parseEnvelope } from '../../lambdas/messaging/envelope';
-import { checkOutboxEvent } from '../../lambdas/messaging/outbox-event';
+import { PermanentError } from '../../lambdas/exactly-once/errors';
+import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
+import { checkOutboxEvent } from '../../lambdas/exactly-once/outbox/outbox-event';
 import { placedEvent } from '../support/orders';
 
 /** The envelope alone: what the generic consumer pipeline and the outbox check read, whatever the domain. */

@@ -4,14 +4,19 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { OrderEvent } from '../../lambdas/domain/events';
-import { consumerFaults } from '../../lambdas/faults/consumer-faults';
-import { inboxClaimDisabled } from '../../lambdas/faults/inbox-bypass';
-import { InjectedTransientError, MAX_PLAN_LIFETIME_MS, NO_FAULTS, parseFaultPlan } from '../../lambdas/faults/plan';
-import { relayFaults, ResendingPublisher } from '../../lambdas/faults/relay-faults';
-import { cachedSource, type FaultSource } from '../../lambdas/faults/source';
-import type { EventPublisher } from '../../lambdas/ports/outbox';
-import { metrics } from '../../lambdas/shared/observability';
+import type { OrderEvent } from '../../lambdas/shop/domain/events';
+import { consumerFaults } from '../../lambdas/exactly-once/faults/consumer-faults';
+import { inboxClaimDisabled } from '../../lambdas/exactly-once/faults/inbox-bypass';
+import {
+  InjectedTransientError,
+  MAX_PLAN_LIFETIME_MS,
+  NO_FAULTS,
+  parseFaultPlan,
+} from '../../lambdas/exactly-once/faults/plan';
+import { relayFaults, ResendingPublisher } from '../../lambdas/exactly-once/faults/relay-faults';
+import { cachedSource, type FaultSource } from '../../lambdas/exactly-once/faults/source';
+import type { EventPublisher } from '../../lambdas/exactly-once/outbox/ports';
+import { metrics } from '../../lambdas/exactly-once/runtime/observability';
 import {
   FAULT_SWITCH_DELAY_MS,
   faultPlanLifetimeMs,

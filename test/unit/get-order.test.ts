@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { deriveOrderId } from '../../lambdas/domain/order';
+import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
 import { ALICE, BOB, storedOrderItem, viewOf } from '../support/orders';
@@ -17,12 +17,12 @@ const ddb = mockClient(DynamoDBClient);
 const doc = mockClient(DynamoDBDocumentClient);
 const ORDERS_TABLE = 'orders-table';
 
-type Handler = (typeof import('../../lambdas/entry-points/get-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/entry-points/get-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
   useUnitEnvironment({ ORDERS_TABLE_NAME: ORDERS_TABLE });
-  ({ handler } = await import('../../lambdas/entry-points/get-order'));
+  ({ handler } = await import('../../lambdas/shop/entry-points/get-order'));
 });
 
 beforeEach(() => {

@@ -113,21 +113,21 @@ describe('the checker catches drift, on a copy of a real entry', () => {
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: enforced in lambdas/use-cases/cancel-order.ts: no declaration of cancelOrderTwice in it',
+      'cancel-idempotent: enforced in lambdas/shop/use-cases/cancel-order.ts: no declaration of cancelOrderTwice in it',
     ]);
   });
 
   test('a symbol that the file only imports, or names in a comment, is not declared there', () => {
-    // lambdas/handlers/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
+    // lambdas/shop/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
     const entry: Guarantee = {
       ...CANCEL,
-      enforcedIn: [{ file: 'lambdas/handlers/http.ts', symbol: 'isDependencyFailure' }],
+      enforcedIn: [{ file: 'lambdas/shop/api/http.ts', symbol: 'isDependencyFailure' }],
     };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: enforced in lambdas/handlers/http.ts: no declaration of isDependencyFailure in it',
+      'cancel-idempotent: enforced in lambdas/shop/api/http.ts: no declaration of isDependencyFailure in it',
     ]);
   });
 

@@ -1,8 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpProvider, ProviderUnavailable, type HttpProviderOptions } from '../../lambdas/adapters/http-provider';
-import { PermanentError, RetryLater } from '../../lambdas/domain/errors';
-import { DeadlineExceeded } from '../../lambdas/domain/record-work';
+import {
+  HttpProvider,
+  ProviderUnavailable,
+  type HttpProviderOptions,
+} from '../../lambdas/exactly-once/aws/http-provider';
+import { PermanentError, RetryLater } from '../../lambdas/exactly-once/errors';
+import { DeadlineExceeded } from '../../lambdas/exactly-once/consumer/record-work';
 
 /**
  * The HTTP provider adapter against a local `node:http` server on 127.0.0.1

@@ -25,11 +25,11 @@ const GENERATED = [
   { name: FIFO, args: [FIFO, '--fifo'] },
 ];
 const filesOf = (name: string) => [
-  `lambdas/entry-points/${name}-consumer.ts`,
-  `lambdas/use-cases/${name}-effect.ts`,
+  `lambdas/shop/entry-points/${name}-consumer.ts`,
+  `lambdas/shop/use-cases/${name}-effect.ts`,
   `test/unit/${name}-consumer.test.ts`,
 ];
-const CHANGED = ['lambdas/consumers.ts'];
+const CHANGED = ['lambdas/shop/consumers.ts'];
 /** The copy's typecheck alone takes 30-90 s on a busy machine. */
 const SLOW = 240_000;
 
@@ -124,7 +124,7 @@ describe('a standard and a FIFO consumer, generated', () => {
   }, SLOW);
 
   test('writes the entry point, the effect and the test, and adds the spec to the consumer list', () => {
-    const consumers = readFileSync(join(copy, 'lambdas/consumers.ts'), 'utf8');
+    const consumers = readFileSync(join(copy, 'lambdas/shop/consumers.ts'), 'utf8');
 
     for (const { name } of GENERATED) {
       for (const path of filesOf(name)) expect(existsSync(join(copy, path))).toBe(true);
@@ -137,12 +137,12 @@ describe('a standard and a FIFO consumer, generated', () => {
     // Names are lower-case letters, digits and hyphens: nothing in them a pattern would read as special.
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\['OrderPlaced'\\],\\s+entry: 'lambdas/entry-points/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
+        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\['OrderPlaced'\\],\\s+entry: 'lambdas/shop/entry-points/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
       ),
     );
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\['OrderPlaced', 'OrderCancelled'\\],\\s+entry: 'lambdas/entry-points/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
+        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\['OrderPlaced', 'OrderCancelled'\\],\\s+entry: 'lambdas/shop/entry-points/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
       ),
     );
   });

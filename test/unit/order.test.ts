@@ -8,8 +8,8 @@ import {
   orderTotalCents,
   parsePlaceOrderBody,
   type FieldError,
-} from '../../lambdas/domain/order';
-import { orderIdParam } from '../../lambdas/handlers/order-api-support';
+} from '../../lambdas/shop/domain/order';
+import { orderIdParam } from '../../lambdas/shop/api/order-request';
 import { apiEvent, VALID_ORDER } from '../support/api-events';
 
 /** The order domain: body validation (the limits of docs/http-api.md), deterministic ids, totals. */

@@ -8,8 +8,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { consumerSpec, CONSUMERS } from '../../lambdas/consumers';
-import { consumerId, consumerOutputNames } from '../../lambdas/messaging/consumer-spec';
+import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
+import { consumerId, consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { waitForDrain } from '../../tools/proof-kit/drain';
 import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../tools/proof-kit/faults';
 import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../tools/proof-kit/sampler';

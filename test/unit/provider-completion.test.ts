@@ -8,19 +8,24 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
-import { OutageProneProvider } from '../../lambdas/faults/outage-prone-provider';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
+import { OutageProneProvider } from '../../lambdas/exactly-once/faults/outage-prone-provider';
 import {
   orderCancelledEvent,
   orderPlacedEvent,
   type OrderEvent,
   type OrderPlacedEvent,
-} from '../../lambdas/domain/events';
-import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '../../lambdas/faults/plan';
+} from '../../lambdas/shop/domain/events';
+import {
+  InjectedProviderOutage,
+  NO_FAULTS,
+  parseFaultPlan,
+  type FaultPlan,
+} from '../../lambdas/exactly-once/faults/plan';
 import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../tools/proof-kit/faults';
-import type { ExternalProvider } from '../../lambdas/ports/providers';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';
-import { callProviderIfOwed } from '../../lambdas/use-cases/call-provider-if-owed';
+import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
+import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
 import { recordWork } from '../support/record-work';
 
 /**

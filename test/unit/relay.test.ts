@@ -9,15 +9,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
-import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/adapters/outbox-table';
-import { CONSUMERS } from '../../lambdas/consumers';
-import type { OrderEvent } from '../../lambdas/domain/events';
-import type { ConsumerRoute } from '../../lambdas/messaging/routes';
+import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
+import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import type { OrderEvent } from '../../lambdas/shop/domain/events';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
 import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
-import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
+import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
@@ -65,8 +65,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     },
     () =>
       module === 'outbox-relay'
-        ? import('../../lambdas/entry-points/outbox-relay')
-        : import('../../lambdas/entry-points/outbox-sweeper').then((sweeperModule) => {
+        ? import('../../lambdas/exactly-once/outbox/relay-handler')
+        : import('../../lambdas/exactly-once/outbox/sweeper-handler').then((sweeperModule) => {
             sweepLimits = { maxItems: sweeperModule.SWEEP_MAX_ITEMS, maxSetAside: sweeperModule.SWEEP_MAX_SET_ASIDE };
             return sweeperModule;
           }),
@@ -416,8 +416,8 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
           },
           () =>
             module === 'outbox-relay'
-              ? import('../../lambdas/entry-points/outbox-relay')
-              : import('../../lambdas/entry-points/outbox-sweeper'),
+              ? import('../../lambdas/exactly-once/outbox/relay-handler')
+              : import('../../lambdas/exactly-once/outbox/sweeper-handler'),
         );
 
         await expect(loading).rejects.toThrow(error);
@@ -430,7 +430,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
 
     const loading = loadWithMockedSdk(
       { OUTBOX_TABLE_NAME: ORDERS_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#' },
-      () => import('../../lambdas/entry-points/outbox-relay'),
+      () => import('../../lambdas/exactly-once/outbox/relay-handler'),
     );
 
     await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);

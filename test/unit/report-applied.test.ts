@@ -1,5 +1,5 @@
-import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
-import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
+import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
 import { checkInvariants, type OrderItem } from '../../tools/proof-kit/verify';
 import { smokeRunResults } from '../support/run-results';

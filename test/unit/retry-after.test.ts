@@ -1,19 +1,19 @@
 import { createServer, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SQSRecord } from 'aws-lambda';
-import { HttpProvider } from '../../lambdas/adapters/http-provider';
+import { HttpProvider } from '../../lambdas/exactly-once/aws/http-provider';
 import {
   attemptsForBudget,
   guaranteedBudgetSeconds,
   honourRetryHint,
   RETRY_BUDGET,
   retryBackoffSeconds,
-} from '../../lambdas/domain/backoff';
-import { retryAfterSecondsOf, RetryLater } from '../../lambdas/domain/errors';
-import { DeadlineExceeded, type RecordWork } from '../../lambdas/domain/record-work';
-import type { ConsumerSettings } from '../../lambdas/handlers/consumer-support';
-import { parseEnvelope, type EventEnvelope } from '../../lambdas/messaging/envelope';
-import type { ApplyOutcome } from '../../lambdas/ports/inbox';
+} from '../../lambdas/exactly-once/consumer/retry-budget';
+import { retryAfterSecondsOf, RetryLater } from '../../lambdas/exactly-once/errors';
+import { DeadlineExceeded, type RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
+import type { ConsumerSettings } from '../../lambdas/exactly-once/consumer/consume-record';
+import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
 import { HORIZON_FOR_TESTS, sqsMessage, type ConsumerHarness } from '../support/consumers';
 import { useUnitEnvironment } from '../support/handlers';
 import { placedEvent } from '../support/orders';
@@ -28,11 +28,11 @@ import { recordWork, UNBOUNDED_WORK } from '../support/record-work';
  * the last tests put the HTTP provider, against a local server, in front of it.
  */
 
-let consumeRecord: typeof import('../../lambdas/handlers/consumer-support').consumeRecord;
+let consumeRecord: typeof import('../../lambdas/exactly-once/consumer/consume-record').consumeRecord;
 
 beforeAll(async () => {
   useUnitEnvironment(); // before the logger and metrics load
-  ({ consumeRecord } = await import('../../lambdas/handlers/consumer-support'));
+  ({ consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record'));
 });
 
 beforeEach(() => jest.spyOn(Math, 'random').mockReturnValue(0)); // every draw at its guaranteed floor

@@ -1,7 +1,7 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/domain/backoff';
-import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/domain/events';
-import { parseEnvelope } from '../../lambdas/messaging/envelope';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
+import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import {
   deadLettered,
@@ -13,7 +13,7 @@ import {
   type ConsumerHarness,
   type ConsumerName,
 } from '../support/consumers';
-import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/shared/contention-retry';
+import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/exactly-once/runtime/contention-retry';
 import { HORIZON_FOR_TESTS } from '../support/consumers';
 import { UNBOUNDED_WORK } from '../support/record-work';
 import { TEST_DEDUPE } from '../support/dedupe';
@@ -404,7 +404,7 @@ describe('no visibility heartbeat', () => {
 
   test("a try that runs for Lambda's longest timeout (15 min) changes no visibility; a failure then sets only its backoff", async () => {
     jest.useFakeTimers();
-    const { consumeRecord } = await import('../../lambdas/handlers/consumer-support');
+    const { consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record');
     const control = {
       changeVisibility: jest.fn(async () => undefined),
       sendToDeadLetterQueue: jest.fn(async () => undefined),

@@ -5,10 +5,10 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { SqsEventPublisher } from '../../lambdas/adapters/sqs-event-publisher';
-import type { EventEnvelope } from '../../lambdas/messaging/envelope';
-import type { ConsumerRoute } from '../../lambdas/messaging/routes';
-import { logger } from '../../lambdas/shared/observability';
+import { SqsEventPublisher } from '../../lambdas/exactly-once/aws/sqs-event-publisher';
+import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import { logger } from '../../lambdas/exactly-once/runtime/observability';
 import { acceptEntries } from '../support/mocked-sdk';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 

@@ -1,5 +1,5 @@
-import { consumerSpec } from '../../lambdas/consumers';
-import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { consumerSpec } from '../../lambdas/shop/consumers';
+import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { checkProviderCalls, producedEvents } from '../../tools/proof-kit/verify';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 

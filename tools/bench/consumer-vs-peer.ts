@@ -8,13 +8,13 @@ import {
   type BatchGetCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
-import { customerKey } from '../../lambdas/adapters/effects-table';
-import { RecordingProvider } from '../../lambdas/adapters/recording-provider';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
-import { loyaltyPoints, orderTotalCents } from '../../lambdas/domain/order';
-import type { ExternalProvider } from '../../lambdas/ports/providers';
-import { creditLoyaltyPoints } from '../../lambdas/use-cases/apply-order-events';
+import { DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
+import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { loyaltyPoints, orderTotalCents } from '../../lambdas/shop/domain/order';
+import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { creditLoyaltyPoints } from '../../lambdas/shop/use-cases/apply-order-events';
 import { unitsByTable } from './cost-model';
 import { benchDynamoDbClient, benchOrder, type Tables } from './emulator-limit';
 import type { Delivery, DeliveryHooks, FaultConsumer } from './fault-schedule';

@@ -5,20 +5,20 @@ import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/adapters/dynamodb-ledgers';
-import { DynamoDbOrderRepository } from '../../lambdas/adapters/dynamodb-order-repository';
-import { DynamoDbOutboxStore } from '../../lambdas/adapters/dynamodb-outbox-store';
-import { RecordingProvider } from '../../lambdas/adapters/recording-provider';
-import { canonicalJson } from '../../lambdas/domain/canonical-json';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/domain/events';
-import { orderTotalCents, type PlaceOrderRequest } from '../../lambdas/domain/order';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/use-cases/apply-order-events';
-import { placeOrder } from '../../lambdas/use-cases/place-order';
-import { relayOutboxEvents } from '../../lambdas/use-cases/relay-outbox';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
+import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
+import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
+import { canonicalJson } from '../../lambdas/shop/domain/canonical-json';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { orderTotalCents, type PlaceOrderRequest } from '../../lambdas/shop/domain/order';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
+import { placeOrder } from '../../lambdas/shop/use-cases/place-order';
+import { relayOutboxEvents } from '../../lambdas/exactly-once/outbox/relay';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 import { countRoundTrips, describeMix, type RoundTrip } from './round-trips';
-import { ORDER_PK_PREFIX } from '../../lambdas/adapters/order-table';
+import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 
 /**
  * The emulator's ceiling for this design: everything one order writes to

@@ -1,4 +1,4 @@
-import { loyaltyPoints } from '../../lambdas/domain/order';
+import { loyaltyPoints } from '../../lambdas/shop/domain/order';
 import { benchEvents, buildConsumer, CONSUMER_KINDS, type ConsumerKind } from './consumer-vs-peer';
 import type { Tables } from './emulator-limit';
 import {

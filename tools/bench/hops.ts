@@ -1,7 +1,7 @@
 import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { inboxKey } from '../../lambdas/adapters/inbox-table';
-import { outboxKey } from '../../lambdas/adapters/order-table';
-import { deriveOrderId, orderPlacedEventId } from '../../lambdas/domain/order';
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { outboxKey } from '../../lambdas/shop/aws/order-table';
+import { deriveOrderId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { waitForDrain } from '../proof-kit/drain';
 import type { PlannedRequest } from '../proof-kit/plan';
 import { CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';

@@ -1,4 +1,4 @@
-import { deriveOrderId } from '../../lambdas/domain/order';
+import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { waitForDrain } from '../proof-kit/drain';
 import { drive, type Observation } from '../proof-kit/drive';
 import { buildPlan, type Mix, type PlannedRequest } from '../proof-kit/plan';

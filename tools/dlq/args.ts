@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CONSUMERS } from '../../lambdas/consumers';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
 import { UsageError } from './queues';
 

@@ -1,8 +1,8 @@
-import { eventAgeSeconds, isPastHorizon } from '../../lambdas/domain/dedupe-horizon';
+import { eventAgeSeconds, isPastHorizon } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 
 /**
  * A consumer DLQ message against its consumer's dedupe horizon
- * (lambdas/domain/dedupe-horizon.ts): the consumer refuses, with the cause
+ * (lambdas/exactly-once/consumer/dedupe-horizon.ts): the consumer refuses, with the cause
  * DedupeHorizonPassed, an event whose envelope `occurredAt` is older than the
  * horizon, because its inbox claim may be gone. The tool judges the same way,
  * with the same function, so `show` says what the consumer will do with a

@@ -9,7 +9,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { parseOrderEvent } from '../../lambdas/domain/events';
+import { parseOrderEvent } from '../../lambdas/shop/domain/events';
 import {
   days,
   envelopeOccurredAt,

@@ -1,10 +1,10 @@
-import { CONSUMERS } from '../../lambdas/consumers';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
  * Every dead-letter queue of the stack, found from its outputs by name, so a
  * DLQ added with an output of the same shape is covered without editing the tool:
- * - each consumer of the list (lambdas/consumers.ts) by the output names its
+ * - each consumer of the list (lambdas/shop/consumers.ts) by the output names its
  *   spec derives (`consumerOutputNames`), named and FIFO as its spec says; its
  *   messages are events and go back to its queue, and its dedupe horizon is the
  *   output `<X>DedupeHorizonSeconds` (none on a stack deployed before it);

@@ -6,8 +6,8 @@ import {
   type DynamoDBStreamsClient,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
-import { outboxKey } from '../../lambdas/adapters/order-table';
-import { ENTITY_OUTBOX } from '../../lambdas/adapters/outbox-table';
+import { outboxKey } from '../../lambdas/shop/aws/order-table';
+import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
 import { release, type DeadLetter } from './messages';
 
 /**

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '../../lambdas/adapters/outbox-table';
-import type { ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
+import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { consumerQueueUrls } from '../stack';
 import type { Target } from './target';
 

@@ -1,4 +1,4 @@
-import { seeded } from '../../lambdas/shared/random';
+import { seeded } from '../../lambdas/exactly-once/runtime/random';
 
 /**
  * A seeded PRNG (mulberry32): the same seed gives the same request plan and the

@@ -1,4 +1,4 @@
-import { deriveOrderId } from '../../lambdas/domain/order';
+import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
 import {

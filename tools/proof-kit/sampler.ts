@@ -1,7 +1,7 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { deriveOrderId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { deriveOrderId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
+import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';

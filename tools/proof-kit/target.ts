@@ -1,7 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { callerPrincipal, callerRule, DEFAULT_CALLER_RULE, parseHumanRolePatterns } from '../../lambdas/domain/caller';
+import {
+  callerPrincipal,
+  callerRule,
+  DEFAULT_CALLER_RULE,
+  parseHumanRolePatterns,
+} from '../../lambdas/shop/domain/caller';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import * as path from 'node:path';
 import {

@@ -1,13 +1,17 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/adapters/effects-table';
-import { inboxKey, PROVIDER_CALL_DONE_ATTRIBUTE, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/adapters/inbox-table';
-import { ENTITY_ORDER } from '../../lambdas/adapters/order-table';
-import { CONSUMERS, type ConsumerName } from '../../lambdas/consumers';
-import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/domain/order';
-import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
-import type { EventEnvelope } from '../../lambdas/messaging/envelope';
+import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
+import {
+  inboxKey,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
+} from '../../lambdas/exactly-once/aws/inbox-table';
+import { ENTITY_ORDER } from '../../lambdas/shop/aws/order-table';
+import { CONSUMERS, type ConsumerName } from '../../lambdas/shop/consumers';
+import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
+import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import { requiredOutput } from '../stack';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
@@ -25,7 +29,7 @@ import type { Target } from './target';
  *    after a later event of that order had (no PICK after CANCEL_PICK);
  * 5. every message is applied once or sits in a DLQ with its cause (only the
  *    kit's own poison is expected there); nothing is left undispatched;
- * 6. each event once per consumer, for any consumer of the list (lambdas/consumers.ts):
+ * 6. each event once per consumer, for any consumer of the list (lambdas/shop/consumers.ts):
  *    every event the outbox produced is claimed on the inbox of every consumer
  *    that takes its type, its provider key was called, and never more than once
  *    without a claim behind it (see `checkEachEventOncePerConsumer`).

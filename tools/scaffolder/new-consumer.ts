@@ -2,16 +2,16 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
-import { CONSUMERS } from '../../lambdas/consumers';
-import { ORDER_EVENT_TYPES } from '../../lambdas/domain/events';
-import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/messaging/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
  * `npm run new:consumer -- <name> [--fifo]`: scaffolds a queue consumer.
  *
- * Writes its entry point (the handler, lambdas/handlers/queue-consumer.ts on its
+ * Writes its entry point (the handler, lambdas/exactly-once/consumer/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
- * own) and its unit test, then adds its spec to lambdas/consumers.ts (above the
+ * own) and its unit test, then adds its spec to lambdas/shop/consumers.ts (above the
  * marker line). The consumer list drives
  * the rest: queues, routing, grants, alarms, outputs, the proof kit.
  *
@@ -55,11 +55,11 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     fifo,
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
     eventTypes: fifo ? [...ORDER_EVENT_TYPES] : [ORDER_EVENT_TYPES[0]],
-    entry: `lambdas/entry-points/${entryPoint}.ts`,
+    entry: `lambdas/shop/entry-points/${entryPoint}.ts`,
     ...(fifo ? FIFO : STANDARD),
   };
   if (CONSUMERS.some((c) => c.name === name))
-    throw new Refused(`a consumer named "${name}" exists (lambdas/consumers.ts)`);
+    throw new Refused(`a consumer named "${name}" exists (lambdas/shop/consumers.ts)`);
   try {
     validateConsumerSpecs([...CONSUMERS, spec], ORDER_EVENT_TYPES);
   } catch (error) {
@@ -69,13 +69,13 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const id = consumerId(name);
   const files = {
     entryPoint: spec.entry,
-    effect: `lambdas/use-cases/${name}-effect.ts`,
+    effect: `lambdas/shop/use-cases/${name}-effect.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
   };
   for (const path of Object.values(files))
     if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
 
-  const consumersPath = 'lambdas/consumers.ts';
+  const consumersPath = 'lambdas/shop/consumers.ts';
   const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
 
   const sources = [
@@ -136,7 +136,7 @@ function report(plan: Plan): void {
       '  npm run typecheck && npm run lint',
       '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
       '  npm start, then npm run loadtest -- --profile smoke --faults all',
-      `  then write your effect in lambdas/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+      `  then write your effect in lambdas/shop/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
     ].join('\n'),
   );
 }
@@ -160,18 +160,21 @@ function entryPointSource(spec: ConsumerSpec, id: string): string {
   const queue = spec.fifo
     ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
     : 'Standard queue: records in parallel, in any order';
-  return `import { DynamoDbEntityEffectLedger } from '../adapters/entity-effect-ledger';
+  return `import {
+  deployedConsumerWiring,
+  DynamoDbEntityEffectLedger,
+  parseEnvelope,
+  queueConsumerHandler,
+  type ConsumerWiring,
+} from '../../exactly-once';
 import { consumerSpec } from '../consumers';
-import { deployedConsumerWiring, type ConsumerWiring } from '../handlers/consumer-wiring';
-import { queueConsumerHandler } from '../handlers/queue-consumer';
-import { parseEnvelope } from '../messaging/envelope';
 import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
 
 const SPEC = consumerSpec('${spec.name}');
 
 /**
  * The ${spec.name} consumer, made by \`npm run new:consumer\`.
- * ${queue} (lambdas/handlers/queue-consumer.ts).
+ * ${queue} (lambdas/exactly-once/consumer/queue-consumer.ts).
  * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts),
  * then its provider hears of it under \`${spec.name}:<eventId>\`.
  *
@@ -202,20 +205,17 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 }
 
 function effectSource(spec: ConsumerSpec, id: string): string {
-  return `import type { RecordWork } from '../domain/record-work';
-import type { EventEnvelope } from '../messaging/envelope';
-import type { ApplyOutcome } from '../ports/inbox';
-import { applyEntityEffect, type EntityEffectDeps } from './apply-entity-effect';
+  return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '../../exactly-once';
 
 /**
  * What the ${spec.name} consumer does with an event it takes. For now the generic
- * effect (apply-entity-effect.ts): a count per entity under the inbox claim,
+ * effect (applyEntityEffect, lambdas/exactly-once): a count per entity under the inbox claim,
  * then one provider call under \`${spec.name}:<eventId>\`.
  *
- * Replace it with your own: read \`event.payload\` with your schema (parseWith
- * from messaging/envelope.ts, a PermanentError for a payload no retry can fix);
- * write the effect in the same transaction as the inbox claim (a ledger method
- * on an InboxLedger subclass, adapters/inbox-ledger.ts); call the provider
+ * Replace it with your own: read \`event.payload\` with your schema (parseWith,
+ * a PermanentError for a payload no retry can fix); write the effect in the
+ * same transaction as the inbox claim (a ledger method on an InboxLedger
+ * subclass, as lambdas/shop/aws/ledgers.ts does); call the provider
  * through callProviderIfOwed under providerKey(consumer, eventId), passing \`work\`
  * on (its signal to every call, its lease to the provider call).
  */
@@ -231,7 +231,7 @@ export function apply${id}Effect(
 
 function testSource(spec: ConsumerSpec): string {
   const name = spec.name;
-  return `import { consumerSpec } from '../../lambdas/consumers';
+  return `import { consumerSpec } from '../../lambdas/shop/consumers';
 import {
   deadLettered,
   deliver,
@@ -254,7 +254,7 @@ const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(SPEC, () => import('../../lambdas/entry-points/${name}-consumer'));
+  h = await loadGeneratedConsumer(SPEC, () => import('../../lambdas/shop/entry-points/${name}-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));

@@ -1,5 +1,8 @@
-import { DEDUPE_HORIZON_MARGIN_SECONDS, maxHorizonForClaimTtl } from '../../../lambdas/domain/dedupe-horizon';
-import { ENV } from '../../../lambdas/shared/env-names';
+import {
+  DEDUPE_HORIZON_MARGIN_SECONDS,
+  maxHorizonForClaimTtl,
+} from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { CorrectnessAspect } from './correctness-aspect';
 import { EVENT_SOURCE_MAPPING, environmentVariable, type RenderedResource, type StackModel } from './model';
 
@@ -47,7 +50,7 @@ export class DedupeHorizonAspect extends CorrectnessAspect {
         fn,
         `Function ${fn.name} has ${DEDUPE_HORIZON_ENV} ${horizon}, above its ${ENV.inboxTtlSeconds} ${ttl} minus ` +
           `${DEDUPE_HORIZON_MARGIN_SECONDS} s (clock-skew margin) = ${largest} s: ${consequence}. ` +
-          `Lower the horizon or raise the TTL (lambdas/domain/dedupe-horizon.ts derives both).`,
+          `Lower the horizon or raise the TTL (lambdas/exactly-once/consumer/dedupe-horizon.ts derives both).`,
       );
     }
   }

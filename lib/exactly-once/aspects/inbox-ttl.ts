@@ -1,4 +1,4 @@
-import { ENV } from '../../../lambdas/shared/env-names';
+import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
 import {
   EVENT_SOURCE_MAPPING,

@@ -23,8 +23,10 @@ export {
   requiredInboxTtlSeconds,
   type InboxTtlOptions,
 } from './inbox-ttl';
+export { LogRetentionAspect } from './log-retention';
 export { StackModels, Unverifiable } from './model';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+export { ALLOW_RESERVED_CONCURRENCY_CONTEXT, ReservedConcurrencyAspect } from './reserved-concurrency';
 export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
 export { StreamSourceAspect } from './stream-source';
 export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';

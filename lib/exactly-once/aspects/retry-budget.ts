@@ -8,7 +8,7 @@ import {
   RETRY_BUDGET,
   RETRY_ENV,
   SQS_MAX_VISIBILITY_SECONDS,
-} from '../../../lambdas/domain/backoff';
+} from '../../../lambdas/exactly-once/consumer/retry-budget';
 import { CorrectnessAspect, type CorrectnessAspectOptions } from './correctness-aspect';
 import {
   EVENT_SOURCE_MAPPING,
@@ -49,7 +49,7 @@ export interface RetryBudgetOptions extends CorrectnessAspectOptions {
  * Why: with maxReceiveCount 5 and a 2 s base, a dependency down for half a
  * minute dead-lettered live traffic. The floors (not the ceilings) are summed
  * because the consumers draw each wait in [ceiling/2, ceiling]: the sum is a
- * guarantee, not an average. See lambdas/domain/backoff.ts.
+ * guarantee, not an average. See lambdas/exactly-once/consumer/retry-budget.ts.
  * Errors are reported on the queue, except a missing or wrong variable (on the function).
  */
 export class RetryBudgetAspect extends CorrectnessAspect {
@@ -149,7 +149,7 @@ export class RetryBudgetAspect extends CorrectnessAspect {
       this.fail(
         fn,
         `Function ${fn.name} consumes a queue but has no ${name} environment variable: its retry budget cannot be ` +
-          'checked. Set the retry variables from the shared retry budget (lambdas/domain/backoff.ts).',
+          'checked. Set the retry variables from the shared retry budget (lambdas/exactly-once/consumer/retry-budget.ts).',
       );
       return undefined;
     }

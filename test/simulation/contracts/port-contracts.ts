@@ -1,16 +1,16 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTryCounter } from '../../../lambdas/adapters/dynamodb-try-counter';
-import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/adapters/inbox-table';
+import { DynamoDbTryCounter } from '../../../lambdas/exactly-once/aws/dynamodb-try-counter';
+import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
 import {
   DynamoDbEffectsReader,
   DynamoDbFulfilmentLedger,
   DynamoDbLoyaltyLedger,
-} from '../../../lambdas/adapters/dynamodb-ledgers';
-import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
-import { DynamoDbOutboxStore } from '../../../lambdas/adapters/dynamodb-outbox-store';
-import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
-import type { StoredOrder } from '../../../lambdas/ports/order-repository';
-import { ORDER_PK_PREFIX } from '../../../lambdas/adapters/order-table';
+} from '../../../lambdas/shop/aws/ledgers';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-outbox-store';
+import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/shop/domain/events';
+import type { StoredOrder } from '../../../lambdas/shop/ports/order-repository';
+import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
 
 /**
  * Port contract suites. Each runs the real adapters against a table store

@@ -1,8 +1,8 @@
 import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { SqsEventPublisher } from '../../../lambdas/adapters/sqs-event-publisher';
-import { SqsMessageControl } from '../../../lambdas/adapters/sqs-message-control';
-import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/domain/events';
-import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
+import { SqsEventPublisher } from '../../../lambdas/exactly-once/aws/sqs-event-publisher';
+import { SqsMessageControl } from '../../../lambdas/exactly-once/aws/sqs-message-control';
+import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/shop/domain/events';
+import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { EXAMPLE_CONSUMERS } from '../../support/consumer-list';
 
 /**

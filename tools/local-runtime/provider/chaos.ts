@@ -1,4 +1,4 @@
-import { seeded } from '../../../lambdas/shared/random';
+import { seeded } from '../../../lambdas/exactly-once/runtime/random';
 
 /** The provider's endpoints: a mail API and a warehouse API. */
 export type ProviderEndpoint = 'mail' | 'warehouse';

@@ -2,10 +2,10 @@ import type { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotenc
 import type { BasePersistenceLayerOptions } from '@aws-lambda-powertools/idempotency/types';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
-import { idempotencyStore } from '../../../lambdas/adapters/idempotency-store';
-import type { PlaceOrderRequest } from '../../../lambdas/domain/order';
-import { makeCreateOrderHandler } from '../../../lambdas/entry-points/create-order';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
+import { idempotencyStore } from '../../../lambdas/shop/aws/idempotency-store';
+import type { PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
+import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
 import { apiEvent } from '../../../test/support/api-events';
 import type { MemoryDynamoDb } from '../memory-dynamodb';
 import type { Invocation } from './invocation';

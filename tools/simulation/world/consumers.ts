@@ -1,14 +1,14 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { ConsumerWiring } from '../../../lambdas/handlers/consumer-wiring';
-import type { ConsumerSpec } from '../../../lambdas/messaging/consumer-spec';
-import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
+import type { ConsumerWiring } from '../../../lambdas/exactly-once/consumer/wiring';
+import type { ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
+import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import * as path from 'node:path';
 
 /** The project's root: a spec's entry is relative to it. */
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
 
 /**
- * What the simulation derives from one consumer spec (lambdas/consumers.ts),
+ * What the simulation derives from one consumer spec (lambdas/shop/consumers.ts),
  * so a consumer added to the list is simulated without editing the world:
  * its queue names, the relay's route to it, and its handler factory.
  */

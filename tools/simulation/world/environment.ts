@@ -1,16 +1,9 @@
-import { CONSUMERS } from '../../../lambdas/consumers';
-import { ENV } from '../../../lambdas/shared/env-names';
+// First: the modules below load Powertools, which reads its settings when it loads.
+import './quiet-powertools';
+import { CONSUMERS } from '../../../lambdas/shop/consumers';
+import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { consumerRoutes } from './consumers';
 
-/**
- * Imported first by the simulation: Powertools reads these at module load.
- * The simulated functions log nothing and publish no metrics (thousands of
- * invocations a second would drown the output and the run).
- */
-process.env.POWERTOOLS_SERVICE_NAME ??= 'simulation';
-process.env.POWERTOOLS_METRICS_NAMESPACE ??= 'Simulation';
-process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 /**
  * The handler modules build their deployed handler when they load, from this

@@ -1,4 +1,4 @@
-import { seeded } from '../../../lambdas/shared/random';
+import { seeded } from '../../../lambdas/exactly-once/runtime/random';
 
 /**
  * Virtual time and a seeded event queue. Nothing sleeps: the clock jumps to

@@ -1,4 +1,4 @@
-import { PENDING_OUTBOX_INDEX } from '../../../lambdas/adapters/outbox-table';
+import { PENDING_OUTBOX_INDEX } from '../../../lambdas/exactly-once/aws/outbox-table';
 import type { TableStore } from '../../../test/simulation/contracts/port-contracts';
 import { MemoryDynamoDb } from '../memory-dynamodb';
 

@@ -12,35 +12,39 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../../lambdas/adapters/dynamodb-order-repository';
-import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/adapters/inbox-table';
-import { ORDER_PK_PREFIX } from '../../../lambdas/adapters/order-table';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
+import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/exactly-once/aws/inbox-table';
+import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
   fullJitterBackoffSeconds,
   RETRY_BUDGET,
   type RetryBudget,
-} from '../../../lambdas/domain/backoff';
-import { CONSUMERS } from '../../../lambdas/consumers';
-import { dedupeWindow } from '../../../lambdas/domain/dedupe-horizon';
-import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/domain/events';
-import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/domain/order';
-import { NO_FAULTS } from '../../../lambdas/faults/plan';
-import { relayFaults } from '../../../lambdas/faults/relay-faults';
-import type { ConsumerSettings } from '../../../lambdas/handlers/consumer-support';
-import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../lambdas/handlers/consumer-wiring';
-import { callerOf } from '../../../lambdas/handlers/http';
-import { makeRelayHandler, type RelayFaults } from '../../../lambdas/entry-points/outbox-relay';
-import { makeSweeperHandler } from '../../../lambdas/entry-points/outbox-sweeper';
-import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/handlers/outbox-wiring';
-import type { EventPublisher } from '../../../lambdas/ports/outbox';
-import type { LedgerResult, ProviderCallLease } from '../../../lambdas/ports/inbox';
-import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/messaging/consumer-spec';
-import type { ConsumerRoute } from '../../../lambdas/messaging/routes';
-import { ENV } from '../../../lambdas/shared/env-names';
-import { cancelOrder } from '../../../lambdas/use-cases/cancel-order';
-import { IdempotencyKeyReusedError } from '../../../lambdas/use-cases/place-order';
+} from '../../../lambdas/exactly-once/consumer/retry-budget';
+import { CONSUMERS } from '../../../lambdas/shop/consumers';
+import { dedupeWindow } from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/shop/domain/events';
+import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
+import { NO_FAULTS } from '../../../lambdas/exactly-once/faults/plan';
+import { relayFaults } from '../../../lambdas/exactly-once/faults/relay-faults';
+import type { ConsumerSettings } from '../../../lambdas/exactly-once/consumer/consume-record';
+import {
+  consumerWiring,
+  type ConsumerConfig,
+  type ConsumerWiring,
+} from '../../../lambdas/exactly-once/consumer/wiring';
+import { callerOf } from '../../../lambdas/shop/api/http';
+import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/outbox/relay-handler';
+import { makeSweeperHandler } from '../../../lambdas/exactly-once/outbox/sweeper-handler';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/outbox/wiring';
+import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
+import type { LedgerResult, ProviderCallLease } from '../../../lambdas/exactly-once/inbox/ports';
+import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
+import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
+import { ENV } from '../../../lambdas/exactly-once/env-names';
+import { cancelOrder } from '../../../lambdas/shop/use-cases/cancel-order';
+import { IdempotencyKeyReusedError } from '../../../lambdas/shop/use-cases/place-order';
 import type { Observation } from '../../proof-kit/drive';
 import type { PlannedRequest } from '../../proof-kit/plan';
 import { checkInvariants, type Verification, type Violation } from '../../proof-kit/verify';
@@ -57,7 +61,7 @@ import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 /**
  * One simulated deployment driven by one seed: API clients, the Orders table
  * and its stream, the relay and the sweeper, and for each consumer of the list
- * (lambdas/consumers.ts) its queue and DLQ, its event source mapping and its
+ * (lambdas/shop/consumers.ts) its queue and DLQ, its event source mapping and its
  * function; the external providers. The functions are the deployed ones: each
  * invocation runs the handler modules' own factories on that invocation's
  * simulated clients, the virtual clock and the simulated providers, as the

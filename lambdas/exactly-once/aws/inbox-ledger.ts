@@ -1,0 +1,279 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { RecordWork } from '../consumer/record-work';
+import type { LedgerResult, ProviderCallLease } from '../inbox/ports';
+import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
+import {
+  expiresAfter,
+  inboxKey,
+  INBOX_TTL_ATTRIBUTE,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
+} from './inbox-table';
+
+/** The lease's two attributes, as the lease's expressions name them. */
+const LEASE_NAMES = { '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE, '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE };
+
+/** One item of a TransactWriteItems call, as the ledgers build them. */
+export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
+export interface LedgerOptions {
+  /** The consumer's spec name: its inbox key prefix `INBOX#<consumer>#`. */
+  consumer: string;
+  tableName: string;
+  /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
+  inboxTtlSeconds: number;
+  now?: () => Date;
+  /**
+   * How a transaction or a done-mark is retried on contention inside the
+   * invocation (each write on its own, never the provider call between them).
+   * Default: not retried here (the queue's backoff retries it).
+   */
+  contention?: InProcessRetry;
+  /**
+   * The local runtime's build only: skip the inbox claim (and fulfilment's state guard on
+   * reserve), so duplicates become double effects, to prove the proof kit notices them.
+   * Every other bundle drops the check (bundleDefines, lib/exactly-once/function-defaults.ts).
+   */
+  unsafeDisableInbox?: () => boolean;
+}
+
+/**
+ * The transactional inbox. Every effect is written in one TransactWriteItems
+ * together with a Put of the claim `INBOX#<consumer>#<eventId>` conditioned on
+ * `attribute_not_exists(pk)`. If the claim's condition fails, the whole
+ * transaction (effect included) is cancelled and the event is a duplicate. No
+ * other failure means "already done".
+ *
+ * The claim asks for the existing entry on failure (ALL_OLD), so a duplicate
+ * learns from the cancellation itself whether the provider call is still owed:
+ * no extra read, and the only extra write is marking the call done.
+ */
+export abstract class InboxLedger {
+  protected readonly now: () => Date;
+
+  /** Whose inbox this is: the spec's name, from the wiring, never written here. */
+  readonly consumer: string;
+
+  constructor(
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly options: LedgerOptions,
+  ) {
+    this.consumer = options.consumer;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Literally false, and dropped with the option, in every bundle but the local runtime's. */
+  protected inboxBypassed(): boolean {
+    return process.env.INBOX_BYPASS_BUILD === 'true' && this.options.unsafeDisableInbox?.() === true;
+  }
+
+  /**
+   * The claim; with `work`, it also takes the lease on the provider call that
+   * follows the commit, so a concurrent copy of the event finds the call leased
+   * at no extra write.
+   */
+  protected claim(eventId: string, work: RecordWork | undefined): TransactItem[] {
+    if (this.inboxBypassed()) return [];
+    const now = this.now();
+    return [
+      {
+        Put: {
+          TableName: this.options.tableName,
+          Item: {
+            ...inboxKey(this.consumer, eventId),
+            consumer: this.consumer,
+            eventId,
+            claimedAt: now.toISOString(),
+            [INBOX_TTL_ATTRIBUTE]: expiresAfter(now, this.options.inboxTtlSeconds),
+            ...(work === undefined
+              ? {}
+              : {
+                  [PROVIDER_CALL_LEASE_ATTRIBUTE]: work.leaseUntil,
+                  [PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE]: work.leaseHolder,
+                }),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ];
+  }
+
+  /**
+   * After the provider accepted the call: a duplicate from now on leaves the
+   * provider alone, however late it comes. Conditioned on the entry existing, so
+   * it never creates an entry without its TTL; with the inbox switched off
+   * (test-only) there is nothing to record.
+   */
+  async recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void> {
+    if (this.inboxBypassed()) return;
+    await this.updateInboxEntry(eventId, work, {
+      UpdateExpression: 'SET #done = :at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
+      ExpressionAttributeValues: { ':at': this.now().toISOString() },
+    });
+  }
+
+  /**
+   * A duplicate that owes the provider its call takes the call's lease first:
+   * a conditional update that succeeds only while the call is not done, not
+   * superseded, and no other copy holds an unexpired lease (this try's own
+   * lease counts as free). 'held' means another delivery is calling (or was,
+   * until its invocation ended): this copy must not call now. The claim of a
+   * first delivery holds the lease already.
+   */
+  async leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease> {
+    if (this.inboxBypassed()) return 'granted';
+    try {
+      await this.updateInboxEntry(eventId, work, {
+        UpdateExpression: 'SET #lease = :until, #holder = :me',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(#done) AND attribute_not_exists(#superseded) ' +
+          'AND (attribute_not_exists(#lease) OR #lease < :now OR #holder = :me)',
+        ExpressionAttributeNames: {
+          ...LEASE_NAMES,
+          '#done': PROVIDER_CALL_DONE_ATTRIBUTE,
+          '#superseded': SUPERSEDED_BY_ATTRIBUTE,
+        },
+        ExpressionAttributeValues: { ':until': work.leaseUntil, ':me': work.leaseHolder, ':now': this.now().getTime() },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      return 'granted';
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Done or superseded since the claim was read: nothing is owed. Otherwise a live lease
+      // (or, never expected, an entry gone): not now.
+      return error.Item !== undefined && !providerCallPending(error.Item) ? 'done' : 'held';
+    }
+  }
+
+  /**
+   * After this try's provider call failed (the call has settled: nothing of it
+   * is in flight any more): give the lease back, so the next try need not wait
+   * for it to lapse. Only this try's own lease is removed; failing to remove it
+   * costs only that wait, so the failure is logged by the caller, not thrown.
+   */
+  async releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void> {
+    if (this.inboxBypassed()) return;
+    try {
+      await this.updateInboxEntry(eventId, work, {
+        UpdateExpression: 'REMOVE #lease, #holder',
+        ConditionExpression: '#holder = :me',
+        ExpressionAttributeNames: LEASE_NAMES,
+        ExpressionAttributeValues: { ':me': work.leaseHolder },
+      });
+    } catch (error) {
+      // Someone else's lease now (ours had lapsed and was taken): not ours to remove.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** One UpdateItem on this consumer's inbox entry for `eventId`, with the record's signal, retried on contention. */
+  private updateInboxEntry(
+    eventId: string,
+    work: RecordWork | undefined,
+    update: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
+  ): Promise<unknown> {
+    const input = { TableName: this.options.tableName, Key: inboxKey(this.consumer, eventId), ...update };
+    return this.withRetries(() => this.client.send(new UpdateCommand(input), { abortSignal: work?.signal }), work);
+  }
+
+  /** One write, retried on contention in-process (options.contention), never past the record's deadline. */
+  protected withRetries<T>(write: () => Promise<T>, work: RecordWork | undefined): Promise<T> {
+    return this.options.contention === undefined
+      ? write()
+      : withContentionRetries(write, this.options.contention, work?.signal);
+  }
+
+  /**
+   * A transaction item marking an earlier event's inbox entry superseded by
+   * `eventId`: a duplicate of that earlier event must not reach the provider
+   * after this one did. Creates the entry (with its TTL) if it is gone, which
+   * then stands for "done, superseded" too.
+   */
+  protected supersede(earlierEventId: string, eventId: string): TransactItem[] {
+    if (this.inboxBypassed()) return [];
+    return [
+      {
+        Update: {
+          TableName: this.options.tableName,
+          Key: inboxKey(this.consumer, earlierEventId),
+          UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
+          ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ':by': eventId,
+            ':expires': expiresAfter(this.now(), this.options.inboxTtlSeconds),
+          },
+        },
+      },
+    ];
+  }
+
+  /**
+   * Runs claim + effect. Resolves 'applied', or 'duplicate' when the claim's
+   * condition failed (with whether the provider call is still owed, from the
+   * entry the cancellation returned); throws every other error, including an
+   * effect condition failure, which is returned to the caller as {@link EffectConditionFailed}.
+   */
+  protected async transact(eventId: string, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
+    const claim = this.claim(eventId, work);
+    try {
+      await this.withRetries(
+        () =>
+          this.client.send(new TransactWriteCommand({ TransactItems: [...claim, ...effect] }), {
+            abortSignal: work?.signal,
+          }),
+        work,
+      );
+      return { outcome: 'applied', providerCallPending: true };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
+        return { outcome: 'duplicate', providerCallPending: providerCallPending(reasons[0].Item) };
+      }
+      const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
+        const item = reasons[failedIndex].Item;
+        throw new EffectConditionFailed(failedIndex - claim.length, item === undefined ? undefined : unmarshall(item));
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Whether a duplicate still owes the provider its call, from the inbox entry
+ * the failed claim returned. An entry that did not come back (ALL_OLD not
+ * honoured) counts as pending: the call is repeated under its key, as before
+ * completion was recorded.
+ */
+export function providerCallPending(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
+  if (item === undefined) return true;
+  const entry = unmarshall(item);
+  return entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined && entry[SUPERSEDED_BY_ATTRIBUTE] === undefined;
+}
+
+/** The result of an event a newer one of the same entity already overtook: no effect, no provider call. */
+export const STALE: LedgerResult = { outcome: 'stale', providerCallPending: false };
+
+/** An effect's own condition failed (not the claim): carries which effect item and its old image. */
+export class EffectConditionFailed extends Error {
+  constructor(
+    readonly effectIndex: number,
+    readonly oldItem: Record<string, unknown> | undefined,
+  ) {
+    super(`Effect condition failed on item ${effectIndex}`);
+    this.name = 'EffectConditionFailed';
+  }
+}

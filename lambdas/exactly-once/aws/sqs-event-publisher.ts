@@ -1,0 +1,103 @@
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { EventEnvelope } from '../envelope';
+import { routesFor, type ConsumerRoute } from '../outbox/routes';
+import type { EventPublisher } from '../outbox/ports';
+import { logger } from '../runtime/observability';
+
+const SQS_BATCH_LIMIT = 10;
+
+type Entry = SendMessageBatchRequestEntry & { Id: string };
+
+/**
+ * Publishes outbox events to every consumer route that takes their type
+ * (lambdas/exactly-once/outbox/routes.ts). On a FIFO queue the message group is the
+ * event's entityId, so one entity's events stay in order, and the dedup id is
+ * its eventId. Every entry of every batch is checked: SendMessageBatch succeeds
+ * as a call even when some entries fail. An event is failed if any of its
+ * destinations failed: its retry may deliver it twice to the others, which
+ * dedupe on eventId.
+ */
+export class SqsEventPublisher implements EventPublisher {
+  private readonly deduplicationId: (event: EventEnvelope) => string;
+
+  /**
+   * `deduplicationId`: the FIFO dedup id of an event; its id by default, so
+   * FIFO drops a second send of it within 5 minutes.
+   */
+  constructor(
+    private readonly client: SQSClient,
+    private readonly routes: readonly ConsumerRoute[],
+    options: { deduplicationId?: (event: EventEnvelope) => string } = {},
+  ) {
+    this.deduplicationId = options.deduplicationId ?? ((event) => event.eventId);
+  }
+
+  async publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
+    const failed = new Set<string>();
+    // A type no route takes counts as published, and is logged: nobody consumes it, so there is nothing to
+    // deliver. Reported failed, it would never succeed: the relay would retry it (holding its stream shard
+    // behind it) and the sweeper republish it every minute, raising the outbox-age alarm, for good. The
+    // consumer list is checked against the types the domain writes, so this is a type written before any
+    // consumer takes it (or after the last one stopped).
+    const unrouted = events.filter((e) => routesFor(this.routes, e.type).length === 0);
+    if (unrouted.length > 0)
+      logger.warn('Events no consumer takes: marked dispatched, delivered nowhere', {
+        events: unrouted.map((e) => ({ eventId: e.eventId, type: e.type })),
+      });
+    await Promise.all(
+      this.routes.map((route) =>
+        this.sendAll(
+          route,
+          events.filter((e) => route.eventTypes.includes(e.type)),
+          failed,
+        ),
+      ),
+    );
+    return failed;
+  }
+
+  /**
+   * A batch entry's `Id` is its position in its chunk (`"0"`..`"9"`), never derived from the event:
+   * SQS wants 1-80 characters of [A-Za-z0-9_-], distinct within the call, and rejects the whole call
+   * otherwise. An event id may be up to 128 printable characters (lambdas/exactly-once/outbox/outbox-event.ts),
+   * and two of them can map to the same id once their other characters are replaced (`a.1`, `a:1`):
+   * either would fail the call on every retry and every sweep, with the nine events beside it. The
+   * event id travels in the `eventId` attribute (and the body); the answer is mapped back by position.
+   */
+  private entry(event: EventEnvelope, fifo: boolean, position: number): Entry {
+    return {
+      Id: String(position),
+      MessageBody: JSON.stringify(event),
+      MessageAttributes: {
+        eventId: { DataType: 'String', StringValue: event.eventId },
+        type: { DataType: 'String', StringValue: event.type },
+      },
+      ...(fifo ? { MessageGroupId: event.entityId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
+    };
+  }
+
+  private async sendAll(route: ConsumerRoute, events: EventEnvelope[], failed: Set<string>) {
+    const queueUrl = route.queueUrl;
+    for (let i = 0; i < events.length; i += SQS_BATCH_LIMIT) {
+      const chunk = events.slice(i, i + SQS_BATCH_LIMIT);
+      const entries = chunk.map((event, position) => this.entry(event, route.fifo, position));
+      try {
+        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+        // Only an entry listed under Successful was published: one missing from both lists is failed too.
+        const ok = new Set((result.Successful ?? []).map((s) => s.Id));
+        entries.forEach((entry, position) => {
+          if (!ok.has(entry.Id)) failed.add(chunk[position].eventId);
+        });
+        if (result.Failed?.length)
+          logger.warn('Some batch entries were not published', {
+            queueUrl,
+            failed: result.Failed.map((f) => ({ ...f, eventId: chunk[Number(f.Id)]?.eventId })),
+          });
+      } catch (error) {
+        // The whole call failed: every entry of the chunk is unpublished and will be retried.
+        logger.warn('SendMessageBatch failed', { queueUrl, error });
+        for (const event of chunk) failed.add(event.eventId);
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * One consumer of outbox events, as data. The list of them
+ * (lambdas/shop/consumers.ts) is the only place that says who consumes what; from
+ * it the stack builds each consumer's queue and DLQ, event source mapping,
+ * grants, alarms, dashboard widgets and outputs, the relay its routing, and the
+ * proof kit and the simulation discover the queues and check the invariants.
+ */
+export interface ConsumerSpec {
+  /**
+   * Lower-case letters, digits and hyphens. Everything named after the consumer
+   * derives from it, so nothing can drift: the inbox key prefix
+   * (`INBOX#<name>#<eventId>`), the provider key (`<name>:<eventId>`), the
+   * metrics dimension, the construct id and the output names.
+   */
+  readonly name: string;
+  /**
+   * FIFO: one entity's events in order (group = entityId), one batch per group at a time.
+   * Standard: parallel and unordered; the consumer must not care about order.
+   */
+  readonly fifo: boolean;
+  /** The envelope types the relay routes to this consumer; anything else it receives is dead-lettered. */
+  readonly eventTypes: readonly string[];
+  /**
+   * Its Lambda entry: the module (relative to the project root) that exports the consumer's
+   * `handler` and its `makeHandler(wiring)` (the simulation builds the consumer with it).
+   */
+  readonly entry: string;
+  readonly batchSize: number;
+  /** 0 for FIFO: FIFO event sources take no batching window. */
+  readonly batchingWindowSeconds: number;
+  /** The event source mapping's maximum concurrency (2-1000). */
+  readonly maxConcurrency: number;
+}
+
+const NAME = /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/;
+
+/** `fulfilment` -> `Fulfilment`, `gift-cards` -> `GiftCards`: construct ids and output names. */
+export const consumerId = (name: string): string =>
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+
+/** The stack outputs of a consumer's queue and DLQ, by which tools find them. */
+export const consumerOutputNames = (name: string) => ({
+  queueUrl: `${consumerId(name)}QueueUrl`,
+  deadLetterQueueUrl: `${consumerId(name)}DlqUrl`,
+  /** The consumer's dedupe horizon in seconds: the DLQ tool judges a message's age by it. */
+  dedupeHorizonSeconds: `${consumerId(name)}DedupeHorizonSeconds`,
+});
+
+/** The idempotency key a consumer gives its external provider for one event. */
+export const providerKey = (consumer: string, eventId: string): string => `${consumer}:${eventId}`;
+
+/**
+ * Refuses a list the stack cannot build correctly, with a one-line reason:
+ * a bad or repeated name, an event type nobody produces, a FIFO batching
+ * window, settings outside what SQS event sources accept.
+ */
+export function validateConsumerSpecs(specs: readonly ConsumerSpec[], producedTypes: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    const where = `consumer "${spec.name}"`;
+    if (!NAME.test(spec.name))
+      throw new Error(`${where}: a name is 2-32 lower-case letters, digits and hyphens, starting with a letter`);
+    if (seen.has(spec.name)) throw new Error(`${where}: the name is used twice`);
+    seen.add(spec.name);
+    if (spec.eventTypes.length === 0) throw new Error(`${where}: takes no event type`);
+    for (const type of spec.eventTypes)
+      if (!producedTypes.includes(type))
+        throw new Error(`${where}: takes "${type}", which no producer writes (known: ${producedTypes.join(', ')})`);
+    if (spec.fifo && spec.batchingWindowSeconds !== 0)
+      throw new Error(`${where}: FIFO event sources take no batching window (set 0)`);
+    if (!Number.isInteger(spec.batchSize) || spec.batchSize < 1 || spec.batchSize > 10)
+      throw new Error(`${where}: batchSize must be 1-10 (the consumers report partial failures per batch)`);
+    if (
+      !Number.isInteger(spec.batchingWindowSeconds) ||
+      spec.batchingWindowSeconds < 0 ||
+      spec.batchingWindowSeconds > 300
+    )
+      throw new Error(`${where}: batchingWindowSeconds must be 0-300`);
+    if (!Number.isInteger(spec.maxConcurrency) || spec.maxConcurrency < 2 || spec.maxConcurrency > 1000)
+      throw new Error(`${where}: maxConcurrency must be 2-1000 (the event source mapping's range)`);
+  }
+}

@@ -1,0 +1,209 @@
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { setMaxListeners } from 'node:events';
+import { beforeAbort } from '../runtime/abort';
+import { DeadlineExceeded, type RecordWork } from './record-work';
+import type { EventEnvelope } from '../envelope';
+import type { ApplyOutcome } from '../inbox/ports';
+import { flushMetrics, logger } from '../runtime/observability';
+import { consumeRecord, type ConsumerSettings } from './consume-record';
+import type { ConsumerWiring } from './wiring';
+
+/** What makes one queue consumer differ from another: its queue type, its event and its use case. */
+export interface QueueConsumer<E extends EventEnvelope> {
+  /** The spec's `fifo`: the processor must match the queue the stack gives the consumer. */
+  fifo: boolean;
+  /** A message body as this consumer's event; throws a PermanentError on a body it can never use. */
+  parse(body: string): E;
+  /**
+   * The use case on one event, within `work` (its deadline's signal for every
+   * call, its provider-call lease). The record is there for `wiring.ledgerFor`
+   * (the simulation's guard switches).
+   */
+  apply(event: E, record: SQSRecord, work: RecordWork): Promise<ApplyOutcome>;
+}
+
+/**
+ * How long before the invocation's end the records' deadline falls: time for
+ * the failure path (count the try, set its backoff, release skipped records)
+ * and the partial response. A fifth of the time left, at most 5 s: 25 s of work
+ * in a 30 s consumer.
+ */
+export const RECORD_DEADLINE_MARGIN_MS = 5_000;
+/** A lease outlives the invocation that took it by this much (clock skew between the writers). */
+export const LEASE_SKEW_MS = 2_000;
+
+/**
+ * The deadline and lease of every record of one invocation, and `answerBy`:
+ * the last moment for a record's failure path (count the try, set its backoff,
+ * copy to the DLQ), which takes no signal of its own. A record still on it then
+ * is reported failed as it is, so even a hung DLQ send cannot make the batch
+ * miss its answer: the message simply comes back.
+ */
+export function invocationDeadlines(startedAt: number, remainingMs: number) {
+  const endsAt = startedAt + remainingMs;
+  return {
+    deadline: endsAt - Math.min(RECORD_DEADLINE_MARGIN_MS, Math.floor(remainingMs / 5)),
+    answerBy: endsAt - Math.min(ANSWER_MARGIN_MS, Math.floor(remainingMs / 10)),
+    leaseUntil: endsAt + LEASE_SKEW_MS,
+  };
+}
+
+/** Time kept after `answerBy` for the partial response itself. */
+export const ANSWER_MARGIN_MS = 1_000;
+
+export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/**
+ * The Lambda handler of a queue consumer: every record through consumeRecord
+ * (parse, apply with in-process contention retries, DLQ on a PermanentError,
+ * backoff and a reported failure on any other error), inside the consumer
+ * faults where the bundle has them, as a Powertools partial batch response.
+ *
+ * - FIFO: the batch is split by message group and the groups run side by side,
+ *   each through its own SqsFifoPartialProcessorAsync: one record at a time
+ *   within a group and, after a failure, the rest of that group failed untried
+ *   (skipGroupOnError), so an entity's events are never applied out of order.
+ *   Order is only promised within a group, so other groups need not wait: one
+ *   slow entity no longer holds a batch of ten others behind it (a batch of 10
+ *   groups took 10 sequential transactions before). The skipped records were
+ *   never tried: they are made visible again at once (releaseSkipped).
+ * - Standard: BatchProcessor handles the records in parallel and reports
+ *   exactly the failed message ids.
+ *
+ * Deadline: every record gets one (invocationDeadlines), with an AbortSignal
+ * for its calls; a record not done by then is failed like a transient error
+ * (try counted, backoff set), and a FIFO record whose turn comes after it is
+ * not started but released like a skipped one, so the batch answers before the
+ * timeout and one hung call cannot hold every group's records for the whole
+ * visibility timeout.
+ *
+ * A batch in which every record failed is a partial response listing them all,
+ * never a thrown error (throwOnFullBatchFailure false): thrown, it would skip
+ * the release of skipped records (their group would stay locked for the whole
+ * visibility timeout), throw away each record's own backoff, and count as a
+ * function error, which is what the errors alarm watches.
+ */
+export function queueConsumerHandler<E extends EventEnvelope>(
+  wiring: ConsumerWiring,
+  consumer: QueueConsumer<E>,
+): QueueConsumerHandler {
+  const { settings } = wiring;
+
+  return async (event, context) => {
+    logger.addContext(context);
+    await wiring.refreshFaults();
+    const startedAt = settings.now().getTime();
+    const { deadline, answerBy, leaseUntil } = invocationDeadlines(startedAt, context.getRemainingTimeInMillis());
+    const controller = new AbortController();
+    const answer = new AbortController();
+    // One listener per record and per SDK call in flight: more than Node's default of 10 is expected here.
+    setMaxListeners(1_000, controller.signal, answer.signal);
+    const cancelTimers = [
+      wiring.setTimer(deadline - startedAt, () => controller.abort(new DeadlineExceeded(deadline))),
+      wiring.setTimer(answerBy - startedAt, () => answer.abort(new DeadlineExceeded(answerBy))),
+    ];
+    const consume = (record: SQSRecord) => {
+      const work: RecordWork = {
+        signal: controller.signal,
+        deadline,
+        leaseUntil,
+        leaseHolder: `${context.awsRequestId}:${record.messageId}`,
+      };
+      return beforeAbort(
+        consumeRecord(
+          record,
+          settings,
+          consumer.parse,
+          wiring.withFaults((e: E, w: RecordWork) => consumer.apply(e, record, w)),
+          work,
+        ),
+        answer.signal,
+      );
+    };
+    try {
+      if (!consumer.fifo) {
+        return await processPartialResponse(event, consume, new BatchProcessor(EventType.SQS), {
+          context,
+          throwOnFullBatchFailure: false,
+        });
+      }
+      const attempted = new Set<string>();
+      const response = await processGroupsSideBySide(event, context, (record: SQSRecord) => {
+        // Its turn came after the deadline: not tried, so not counted; released with the skipped ones.
+        if (controller.signal.aborted) return Promise.reject(new DeadlineExceeded(deadline));
+        attempted.add(record.messageId);
+        return consume(record);
+      });
+      await beforeAbort(releaseSkipped(event, response, attempted, settings), answer.signal).catch(() =>
+        logger.warn('Releasing skipped records did not finish in time: they come back after their visibility timeout'),
+      );
+      return response;
+    } finally {
+      for (const cancel of cancelTimers) cancel();
+      flushMetrics();
+    }
+  };
+}
+
+/**
+ * One Powertools FIFO processor per message group, the groups concurrently;
+ * the failures are reported in the batch's own record order. A processor holds
+ * its batch's state, so each group gets a new one.
+ */
+async function processGroupsSideBySide(
+  event: SQSEvent,
+  context: Context,
+  handle: (record: SQSRecord) => Promise<unknown>,
+): Promise<SQSBatchResponse> {
+  const groups = new Map<string, SQSRecord[]>();
+  for (const record of event.Records) {
+    const group = record.attributes.MessageGroupId ?? '';
+    const records = groups.get(group) ?? [];
+    records.push(record);
+    groups.set(group, records);
+  }
+  const responses = await Promise.all(
+    [...groups.values()].map((Records) =>
+      processPartialResponse({ Records }, handle, new SqsFifoPartialProcessorAsync(), {
+        context,
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      }),
+    ),
+  );
+  const failed = new Set(responses.flatMap((r) => r.batchItemFailures.map((f) => f.itemIdentifier)));
+  return {
+    batchItemFailures: event.Records.filter((r) => failed.has(r.messageId)).map((r) => ({
+      itemIdentifier: r.messageId,
+    })),
+  };
+}
+
+/**
+ * Records skipped behind a failure in their group were never tried: make them
+ * visible again now instead of after the full visibility timeout. FIFO still
+ * holds them back until the failed message ahead of them (invisible for its
+ * backoff) is done, so the entity's events keep their order.
+ */
+async function releaseSkipped(
+  event: SQSEvent,
+  response: SQSBatchResponse,
+  attempted: Set<string>,
+  settings: ConsumerSettings,
+): Promise<void> {
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  const skipped = event.Records.filter((r) => failed.has(r.messageId) && !attempted.has(r.messageId));
+  await Promise.all(
+    skipped.map((r) =>
+      settings.control
+        .changeVisibility(r.receiptHandle, 0)
+        .catch((error) => logger.warn('Could not release a skipped record', { error })),
+    ),
+  );
+}

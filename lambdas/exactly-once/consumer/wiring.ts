@@ -1,0 +1,163 @@
+import type { SQSRecord } from 'aws-lambda';
+import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
+import type { LedgerOptions } from '../aws/inbox-ledger';
+import { DynamoDbTryCounter } from '../aws/dynamodb-try-counter';
+import { RecordingProvider } from '../aws/recording-provider';
+import { SqsMessageControl } from '../aws/sqs-message-control';
+import { isContention } from '../aws/transient-errors';
+import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from './retry-budget';
+import { consumerFaults, type Apply } from '../faults/consumer-faults';
+import { inboxClaimDisabled } from '../faults/inbox-bypass';
+import type { ConsumerSpec } from '../consumer-spec';
+import type { ProviderCallRecord } from '../inbox/ports';
+import type { ExternalProvider } from '../provider/provider';
+import { optionalIntEnv, requireEnv, requireIntEnv } from '../config';
+import { IN_PROCESS_RETRY } from '../runtime/contention-retry';
+import { ENV } from '../env-names';
+import { metrics } from '../runtime/observability';
+import type { ConsumerSettings } from './consume-record';
+
+/** What a queue consumer is configured with: the stack's environment, read once at cold start. */
+export interface ConsumerConfig {
+  consumer: string;
+  fifo: boolean;
+  effectsTable: string;
+  providerTable: string;
+  inboxTtlSeconds: number;
+  /** The oldest event (by occurredAt) the consumer applies by itself; derived with inboxTtlSeconds. */
+  dedupeHorizonSeconds: number;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  backoff: { baseSeconds: number; capSeconds: number };
+  /** FIFO only: the consumer's own try limit. */
+  maxAttempts: number;
+}
+
+export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean }): ConsumerConfig {
+  return {
+    ...options,
+    effectsTable: requireEnv(ENV.effectsTable),
+    providerTable: requireEnv(ENV.providerLogTable),
+    inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
+    dedupeHorizonSeconds: requireIntEnv(ENV.dedupeHorizonSeconds),
+    queueUrl: requireEnv(ENV.queueUrl),
+    deadLetterQueueUrl: requireEnv(ENV.deadLetterQueueUrl),
+    // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.
+    backoff: {
+      baseSeconds: optionalIntEnv(RETRY_ENV.baseSeconds, RETRY_BUDGET.baseSeconds),
+      capSeconds: optionalIntEnv(RETRY_ENV.capSeconds, RETRY_BUDGET.capSeconds),
+    },
+    maxAttempts: optionalIntEnv(RETRY_ENV.maxAttempts, attemptsForBudget(RETRY_BUDGET)),
+  };
+}
+
+/**
+ * What a consumer's parts are built on. A deployed function passes its AWS
+ * clients and nothing else; the simulation passes one invocation's clients,
+ * its virtual clock and waits, and its own providers.
+ */
+export interface ConsumerDependencies {
+  documents: ReturnType<typeof dynamoDbDocumentClient>;
+  sqs: ReturnType<typeof sqsClient>;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /**
+   * Starts a timer that calls `fire` after `ms`, returning its cancel (default:
+   * setTimeout): the records' deadline. The simulation's runs on its virtual clock.
+   */
+  setTimer?: (ms: number, fire: () => void) => () => void;
+  /** The external provider called `name` (default: the provider log, RecordingProvider). */
+  provider?: (name: string) => ExternalProvider;
+  /**
+   * The ledger a record is applied through (default: the ledger itself). Only
+   * the simulation's guard switches replace it, to prove it notices an inbox
+   * keyed on the SQS message id; they need the record for that.
+   */
+  ledgerFor?: <L extends ProviderCallRecord>(ledger: L, record: SQSRecord) => L;
+}
+
+/** A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name. */
+export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo'>): ConsumerWiring {
+  const wiring = consumerWiring(consumerConfigFromEnv({ consumer: spec.name, fifo: spec.fifo }), {
+    documents: dynamoDbDocumentClient(),
+    sqs: sqsClient(),
+  });
+  metrics.setDefaultDimensions({ consumer: spec.name });
+  return wiring;
+}
+
+/**
+ * What both queue consumers build at cold start: the ledger options (inbox
+ * table and TTL), the providers, the message control for their own queue and
+ * DLQ, the retry settings, and, in bundles built with fault injection only,
+ * the fault decorators (lambdas/faults).
+ */
+export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
+  const { consumer, fifo } = config;
+  const { documents, now } = deps;
+  const contention = { ...IN_PROCESS_RETRY, isContention, sleep: deps.sleep, random: deps.random };
+  // Dead code, dropped with the fault modules, in every bundle built without fault injection (bundleDefines, lib/exactly-once/function-defaults.ts).
+  const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(consumer) : undefined;
+
+  const settings: ConsumerSettings = {
+    consumer,
+    control: new SqsMessageControl(deps.sqs, {
+      queueUrl: config.queueUrl,
+      deadLetterQueueUrl: config.deadLetterQueueUrl,
+      fifo,
+    }),
+    backoff: config.backoff,
+    dedupeHorizonSeconds: config.dedupeHorizonSeconds,
+    now: now ?? (() => new Date()),
+    tryLimit: fifo
+      ? {
+          maxAttempts: config.maxAttempts,
+          counter: new DynamoDbTryCounter(documents, {
+            tableName: config.effectsTable,
+            ttlSeconds: config.inboxTtlSeconds,
+            now,
+          }),
+        }
+      : undefined,
+  };
+  const ledgerOptions: LedgerOptions = {
+    consumer,
+    tableName: config.effectsTable,
+    inboxTtlSeconds: config.inboxTtlSeconds,
+    now,
+    contention,
+    // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every transaction. No deployable
+    // bundle has it: the condition is false there, and the bundler drops the branch.
+    ...(process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
+      ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), consumer) }
+      : {}),
+  };
+  const provider = deps.provider ?? ((name) => new RecordingProvider(documents, config.providerTable, name, now));
+
+  return {
+    documents,
+    settings,
+    ledgerOptions,
+    /** The provider, behind the provider-outage fault where there is fault injection. */
+    provider: (name: string): ExternalProvider => {
+      const inner = provider(name);
+      return faults?.provider(inner, name) ?? inner;
+    },
+    /** The use case, inside the consumer faults where there is fault injection. */
+    withFaults: <E extends { eventId: string }>(apply: Apply<E>): Apply<E> => faults?.apply(apply) ?? apply,
+    /** Re-reads the fault plan (cached for a few seconds) where there is fault injection; once per invocation. */
+    refreshFaults: async (): Promise<void> => {
+      await faults?.refresh();
+    },
+    ledgerFor: deps.ledgerFor ?? (<L>(ledger: L): L => ledger),
+    setTimer: deps.setTimer ?? realTimer,
+  };
+}
+
+export type ConsumerWiring = ReturnType<typeof consumerWiring>;
+
+function realTimer(ms: number, fire: () => void): () => void {
+  const timer = setTimeout(fire, Math.max(0, ms));
+  return () => clearTimeout(timer);
+}

@@ -1,0 +1,25 @@
+/**
+ * The environment variable names the mechanism's constructs set and its handlers read: one
+ * constant on both sides, so a rename cannot leave a function reading a name nobody sets (it
+ * would fail at cold start, after a deploy). An application's own names live with it.
+ */
+export const ENV = Object.freeze({
+  /** The table that holds the outbox items (and streams them): read by the relay and the sweeper. */
+  outboxTable: 'OUTBOX_TABLE_NAME',
+  /**
+   * The partition-key prefix of the entities whose partitions hold their outbox items
+   * (`<prefix><entityId>`), so the relay and the sweeper can mark an item dispatched.
+   */
+  outboxEntityPartitionPrefix: 'OUTBOX_ENTITY_PARTITION_PREFIX',
+  effectsTable: 'EFFECTS_TABLE_NAME',
+  providerLogTable: 'PROVIDER_LOG_TABLE_NAME',
+  inboxTtlSeconds: 'INBOX_TTL_SECONDS',
+  /** A consumer's dedupe horizon (lambdas/exactly-once/consumer/dedupe-horizon.ts), set with the inbox TTL from one derivation. */
+  dedupeHorizonSeconds: 'DEDUPE_HORIZON_SECONDS',
+  /** A consumer's own queue and DLQ. */
+  queueUrl: 'QUEUE_URL',
+  deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',
+  /** The relay's and the sweeper's routing: JSON, a list of ConsumerRoute (lambdas/exactly-once/outbox/routes.ts). */
+  consumerRoutes: 'CONSUMER_ROUTES',
+  outboxSweepAgeSeconds: 'OUTBOX_SWEEP_AGE_SECONDS',
+});

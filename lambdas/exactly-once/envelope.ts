@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { PermanentError } from './errors';
+
+/**
+ * What the outbox, the relay and the consumer pipeline carry. They read the
+ * envelope only; the payload belongs to the domain that produced the event.
+ *
+ * - `eventId`: assigned by the producer, deterministic for a given state change,
+ *   and the only dedupe key consumers trust (an SQS messageId changes on every
+ *   resend). It is also the FIFO deduplication id.
+ * - `type`: what happened; a consumer takes the types its spec lists, and the
+ *   relay routes by it (lambdas/shop/consumers.ts).
+ * - `entityId`: the thing it happened to; the FIFO message group, so one
+ *   entity's events are delivered in order, and what `version` is counted on.
+ * - `version`: the order of one entity's events (1, 2, ...); a consumer that
+ *   has applied version n ignores an older one arriving late.
+ */
+export interface EventEnvelope<Type extends string = string, Payload = unknown> {
+  eventId: string;
+  type: Type;
+  entityId: string;
+  version: number;
+  occurredAt: string;
+  payload: Payload;
+}
+
+/** The envelope's own schema; a domain extends it with a literal `type` and its payload's schema. */
+export const envelopeSchema = z.object({
+  eventId: z.string().min(1),
+  type: z.string().min(1),
+  entityId: z.string().min(1),
+  version: z.int().min(1),
+  occurredAt: z.string(),
+  payload: z.unknown(),
+});
+
+/**
+ * A message body as JSON, or a PermanentError: a body that is not JSON can
+ * never succeed however often it is retried.
+ */
+export function parseJsonBody(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    throw new PermanentError('SchemaViolation', 'Message body is not JSON');
+  }
+}
+
+/** Parses with `schema`, or throws a PermanentError naming every field that is wrong. */
+export function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+    throw new PermanentError('SchemaViolation', `Message body is not ${what}: ${where}`);
+  }
+  return parsed.data;
+}
+
+/** A message body as an envelope with any payload: what a generic consumer reads before its own schema. */
+export function parseEnvelope(body: string): EventEnvelope {
+  return parseWith(envelopeSchema, parseJsonBody(body), 'an event envelope') as EventEnvelope;
+}

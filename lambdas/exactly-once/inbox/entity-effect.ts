@@ -1,0 +1,55 @@
+import { PermanentError } from '../errors';
+import type { RecordWork } from '../consumer/record-work';
+import { providerKey } from '../consumer-spec';
+import type { EventEnvelope } from '../envelope';
+import type { ApplyOutcome, EntityEffectLedger } from './ports';
+import type { ExternalProvider } from '../provider/provider';
+import { callProviderIfOwed } from '../provider/call-provider-if-owed';
+
+export interface EntityEffectDeps {
+  /** The consumer's spec name: the inbox prefix and the provider key's prefix. */
+  consumer: string;
+  /** The spec's event types; any other type is dead-lettered. */
+  eventTypes: readonly string[];
+  ledger: EntityEffectLedger;
+  provider: ExternalProvider;
+}
+
+/**
+ * The generic effect of a consumer made by `npm run new:consumer`, on any
+ * envelope: the ledger counts the event on its entity under the inbox claim,
+ * then the provider hears of it under `providerKey(consumer, eventId)` while the
+ * call is owed (call-provider-if-owed.ts). A type the consumer does not take is
+ * a PermanentError: no retry can make it one it takes.
+ */
+export async function applyEntityEffect(
+  event: EventEnvelope,
+  deps: EntityEffectDeps,
+  work?: RecordWork,
+): Promise<ApplyOutcome> {
+  if (!deps.eventTypes.includes(event.type)) {
+    throw new PermanentError(
+      'UnknownEntity',
+      `${deps.consumer} takes ${deps.eventTypes.join(', ')} only, got ${event.type}`,
+    );
+  }
+  const result = await deps.ledger.apply(event, work);
+  return callProviderIfOwed(
+    result,
+    event.eventId,
+    deps.ledger,
+    (signal) =>
+      deps.provider.send(
+        providerKey(deps.consumer, event.eventId),
+        {
+          consumer: deps.consumer,
+          eventId: event.eventId,
+          type: event.type,
+          entityId: event.entityId,
+          version: event.version,
+        },
+        { signal },
+      ),
+    work,
+  );
+}

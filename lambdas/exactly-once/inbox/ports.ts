@@ -1,0 +1,56 @@
+import type { RecordWork } from '../consumer/record-work';
+import type { EventEnvelope } from '../envelope';
+
+/**
+ * What applying an event did:
+ * - applied: the inbox claim and the effect committed together, just now;
+ * - duplicate: the inbox already held this consumer's claim on the eventId, so
+ *   the effect happened before (the only outcome that means "already done");
+ * - stale: a newer event for the same entity was applied first; nothing to do.
+ */
+export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
+
+/**
+ * The outcome, and whether the external provider still has to hear of the
+ * event. Read from the inbox entry itself (returned by the failed claim on a
+ * duplicate), never with an extra read:
+ * - applied: pending, the call comes right after the commit;
+ * - duplicate: pending only if no earlier delivery recorded the call done and no
+ *   later event of the same entity superseded this one (a redriven OrderPlaced
+ *   must not send PICK after CANCEL_PICK);
+ * - stale: never.
+ */
+export interface LedgerResult {
+  outcome: ApplyOutcome;
+  providerCallPending: boolean;
+}
+
+/**
+ * A duplicate's try for the lease on a provider call it owes: 'granted' (call
+ * now), 'done' (done or superseded meanwhile: call nothing), 'held' (another
+ * delivery holds a live lease: do not call now, retry later).
+ */
+export type ProviderCallLease = 'granted' | 'done' | 'held';
+
+/** The inbox's record of a provider call, shared by every ledger. */
+export interface ProviderCallRecord {
+  /** The consumer whose inbox this is (its spec name): the prefix of its provider keys too. */
+  readonly consumer: string;
+  /** Marks the provider call for this event done on its inbox entry (after the provider accepted it). */
+  recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void>;
+  /** Takes the lease on an owed provider call for `work`'s try (a first delivery's claim holds it already). */
+  leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease>;
+  /** Gives this try's lease back after its provider call failed. */
+  releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void>;
+}
+
+/**
+ * The generic effect of a consumer made by `npm run new:consumer`: a count of
+ * the events applied per entity. It knows no domain, and it is not idempotent
+ * on its own (an ADD), so a missing inbox claim shows as a double count.
+ * Nothing supersedes it: every event's provider call is owed until recorded done.
+ */
+export interface EntityEffectLedger extends ProviderCallRecord {
+  /** Inbox claim + `appliedCount += 1` and `lastEventId` on the consumer's item for `event.entityId`, in one transaction. */
+  apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult>;
+}

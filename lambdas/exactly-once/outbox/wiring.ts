@@ -1,0 +1,60 @@
+import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
+import { DynamoDbOutboxStore } from '../aws/dynamodb-outbox-store';
+import { SqsEventPublisher } from '../aws/sqs-event-publisher';
+import type { EventEnvelope } from '../envelope';
+import { parseRoutes, type ConsumerRoute } from './routes';
+import type { EventPublisher, OutboxStore } from './ports';
+import { requireEnv } from '../config';
+import { ENV } from '../env-names';
+
+/** Where both outbox publishers read and publish: the stack's environment, read once at cold start. */
+export interface OutboxConfig {
+  /** The table holding the outbox items. */
+  outboxTable: string;
+  /** The partition-key prefix of the entities whose partitions hold their outbox items. */
+  entityPartitionPrefix: string;
+  /** Every consumer's queue and the event types it takes. */
+  routes: ConsumerRoute[];
+}
+
+/** Throws at cold start on a missing table name or missing or malformed routes, naming the variable. */
+export function outboxConfigFromEnv(): OutboxConfig {
+  return {
+    outboxTable: requireEnv(ENV.outboxTable),
+    entityPartitionPrefix: requireEnv(ENV.outboxEntityPartitionPrefix),
+    routes: parseRoutes(requireEnv(ENV.consumerRoutes), ENV.consumerRoutes),
+  };
+}
+
+/** A deployed function's clients; the simulation passes one simulated invocation's, and its virtual clock. */
+export interface OutboxDependencies {
+  documents: ReturnType<typeof dynamoDbDocumentClient>;
+  sqs: ReturnType<typeof sqsClient>;
+  now?: () => Date;
+}
+
+/** A deployed publisher's wiring: its environment and AWS clients. */
+export function deployedOutboxWiring(): OutboxWiring {
+  return outboxWiring(outboxConfigFromEnv(), { documents: dynamoDbDocumentClient(), sqs: sqsClient() });
+}
+
+/**
+ * What both outbox publishers (the stream relay and the sweeper) build at cold
+ * start: the outbox table's store and a publisher to the consumers' queues.
+ */
+export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): OutboxWiring {
+  return {
+    publisher: new SqsEventPublisher(deps.sqs, config.routes),
+    publisherWith: (options) => new SqsEventPublisher(deps.sqs, config.routes, options),
+    outbox: new DynamoDbOutboxStore(deps.documents, config.outboxTable, config.entityPartitionPrefix),
+    now: deps.now ?? (() => new Date()),
+  };
+}
+
+export interface OutboxWiring {
+  publisher: EventPublisher;
+  /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
+  publisherWith(options: { deduplicationId?: (event: EventEnvelope) => string }): EventPublisher;
+  outbox: OutboxStore;
+  now: () => Date;
+}

@@ -1,0 +1,49 @@
+import { ProviderCallInProgress, type RecordWork } from '../consumer/record-work';
+import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../inbox/ports';
+import { logger } from '../runtime/observability';
+
+/**
+ * After the ledger committed (or found a duplicate): calls the external provider
+ * only while the call is owed, and only while this delivery holds the call's
+ * lease, then records it done on the inbox entry.
+ *
+ * - applied: the claim took the lease in the same transaction;
+ * - a duplicate that owes the call takes the lease first; if another delivery
+ *   holds it (a concurrent copy on a standard queue, mid-call), this one throws
+ *   ProviderCallInProgress, a transient error: its message comes back later and
+ *   then finds the call done. Without the lease both copies would call at once,
+ *   and a provider that takes no key (SMTP, SES) would send twice.
+ * A provider failure propagates (transient: the message is retried, and the call
+ * is still owed then) after the lease is given back, unless the call was cut at
+ * the record's deadline (then the lease lapses on its own, after the invocation); the done-mark comes only
+ * after the provider accepted, and only the done-mark is retried on contention
+ * (never the call: a retry must not repeat a call that went through).
+ */
+export async function callProviderIfOwed(
+  result: LedgerResult,
+  eventId: string,
+  record: ProviderCallRecord,
+  call: (signal: AbortSignal | undefined) => Promise<void>,
+  work?: RecordWork,
+): Promise<ApplyOutcome> {
+  if (!result.providerCallPending) return result.outcome;
+  if (result.outcome !== 'applied' && work !== undefined) {
+    const lease = await record.leaseProviderCall(eventId, work);
+    if (lease === 'done') return result.outcome;
+    if (lease === 'held') throw new ProviderCallInProgress(eventId, undefined);
+  }
+  try {
+    await call(work?.signal);
+  } catch (error) {
+    // A call cut at the deadline may still be on its way to the provider: its lease must run out, or a
+    // retry could call under the same key while it lands (the simulation found a PICK landing after the
+    // retry's CANCEL_PICK this way). Only a call that ended on its own gives the lease back.
+    if (work !== undefined && !work.signal.aborted)
+      await record
+        .releaseProviderCallLease(eventId, work)
+        .catch((releaseError: unknown) => logger.warn('Could not give the provider-call lease back', { releaseError }));
+    throw error;
+  }
+  await record.recordProviderCallDone(eventId, work);
+  return result.outcome;
+}

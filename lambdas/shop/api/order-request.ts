@@ -1,0 +1,70 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { dynamoDbDocumentClient, optionalEnv, requireEnv } from '../../exactly-once';
+import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
+import {
+  callerRule,
+  CallerRuleError,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+  type CallerRule,
+} from '../domain/caller';
+import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
+import { SHOP_ENV } from '../env-names';
+
+/** The repository for the read/cancel handlers, built once per process. */
+export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
+  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
+}
+
+/**
+ * Which role sessions are people, for every API function that derives the
+ * caller: read once per process, at cold start. The stack always sets it (the
+ * default included); unset, the documented default applies. A bad list stops
+ * the function there, naming the variable (synth refuses it first).
+ */
+export function callerRuleFromEnv(): CallerRule {
+  const list = optionalEnv(SHOP_ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+  try {
+    return callerRule(parseHumanRolePatterns(list));
+  } catch (error) {
+    if (error instanceof CallerRuleError) {
+      throw new Error(`Environment variable ${SHOP_ENV.humanRolePatterns}: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+const ORDER_ID = /^ord_[0-9a-f]{32}$/;
+
+/** The `{orderId}` path parameter, or a 400 when it cannot be an order id. */
+export function orderIdParam(
+  event: APIGatewayProxyEvent,
+): { ok: true; orderId: string } | { ok: false; response: HttpResponse } {
+  const orderId = event.pathParameters?.orderId;
+  if (orderId === undefined || !ORDER_ID.test(orderId)) {
+    return {
+      ok: false,
+      response: problem({
+        status: 400,
+        title: 'Invalid order id',
+        detail: 'orderId must look like ord_ followed by 32 hex digits.',
+      }),
+    };
+  }
+  return { ok: true, orderId };
+}
+
+/**
+ * What GET and cancel on `/orders/{orderId}` start from: the caller under
+ * `rule` (403 without one) and the order id (400 when it cannot be one), in
+ * that order.
+ */
+export function orderRequestOf(
+  event: APIGatewayProxyEvent,
+  rule: CallerRule,
+): { ok: true; caller: string; orderId: string } | { ok: false; response: HttpResponse } {
+  const caller = callerOf(event, rule);
+  if (caller === undefined) return { ok: false, response: FORBIDDEN };
+  const id = orderIdParam(event);
+  return id.ok ? { ok: true, caller, orderId: id.orderId } : id;
+}

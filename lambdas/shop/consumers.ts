@@ -1,0 +1,44 @@
+import { ORDER_EVENT_TYPES } from './domain/events';
+import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
+
+/**
+ * Who consumes what: the one list the stack, the relay's routing, the proof
+ * kit and the simulation are built from (lambdas/exactly-once/consumer-spec.ts).
+ * `npm run new:consumer -- <name> [--fifo]` adds an entry here.
+ *
+ * - fulfilment: FIFO (group = orderId), so an order's events arrive in order;
+ *   reserves stock on OrderPlaced and releases it on OrderCancelled.
+ * - loyalty: standard queue, parallel; credits points on OrderPlaced.
+ */
+export const CONSUMERS = [
+  {
+    name: 'fulfilment',
+    fifo: true,
+    eventTypes: ['OrderPlaced', 'OrderCancelled'],
+    entry: 'lambdas/shop/entry-points/fulfilment-consumer.ts',
+    batchSize: 10,
+    batchingWindowSeconds: 0,
+    maxConcurrency: 10,
+  },
+  {
+    name: 'loyalty',
+    fifo: false,
+    eventTypes: ['OrderPlaced'],
+    entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
+    batchSize: 10,
+    batchingWindowSeconds: 1,
+    maxConcurrency: 10,
+  },
+  // new:consumer inserts above this line
+] as const satisfies readonly ConsumerSpec[];
+
+export type ConsumerName = (typeof CONSUMERS)[number]['name'];
+
+validateConsumerSpecs(CONSUMERS, ORDER_EVENT_TYPES);
+
+/** The spec of a consumer on the list (a name not on it fails typecheck). */
+export function consumerSpec(name: ConsumerName): ConsumerSpec {
+  const spec = CONSUMERS.find((c) => c.name === name);
+  if (spec === undefined) throw new Error(`No consumer named ${name}`);
+  return spec;
+}

@@ -1,0 +1,27 @@
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { flushMetrics, logger, metrics, MetricUnit } from '../../exactly-once';
+import { cancelOrder } from '../use-cases/cancel-order';
+import { json, notFound, type HttpResponse, unexpectedErrorResponse } from '../api/http';
+import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv } from '../api/order-request';
+
+/** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
+const orders = orderRepositoryFromEnv();
+const callerRule = callerRuleFromEnv();
+
+export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
+  logger.addContext(context);
+  try {
+    const request = orderRequestOf(event, callerRule);
+    if (!request.ok) return request.response;
+    const { caller, orderId } = request;
+
+    const outcome = await cancelOrder(orders, { caller, orderId, now: new Date() });
+    if (outcome.kind === 'not-found') return notFound(`Order ${orderId} does not exist.`);
+    metrics.addMetric('OrderCancelRequested', MetricUnit.Count, 1);
+    return json(200, outcome.order);
+  } catch (error) {
+    return unexpectedErrorResponse(error);
+  } finally {
+    flushMetrics();
+  }
+};

@@ -1,0 +1,36 @@
+import { DynamoDbFulfilmentLedger } from '../aws/ledgers';
+import { consumerSpec } from '../consumers';
+import { parseOrderEvent } from '../domain/events';
+import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '../../exactly-once';
+import { fulfilOrderEvent } from '../use-cases/apply-order-events';
+
+const SPEC = consumerSpec('fulfilment');
+
+/**
+ * FIFO consumer: reserves and releases stock. One order's events are applied
+ * in order: the FIFO processor stops a failed record's group (queue-consumer.ts).
+ *
+ * Retry budget on FIFO: a record skipped behind a failure is received, and
+ * counted by SQS, without being tried. So the consumer counts its own failed
+ * tries (consumer-support, tryLimit) and dead-letters a record itself once they
+ * are spent; the queue's maxReceiveCount is set far higher (tries x batch size)
+ * as a backstop for crashes. A record behind a failing head therefore waits,
+ * untried, however long the head takes, and is tried once the head is applied
+ * or has gone to the DLQ.
+ *
+ * `makeHandler` is the whole function on given parts: the deployed handler
+ * below builds them from its environment, the simulation from one simulated
+ * invocation's. Every consumer entry point exports both, under these names.
+ */
+export function makeHandler(wiring: ConsumerWiring) {
+  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
+  const warehouse = wiring.provider('warehouse');
+  return queueConsumerHandler(wiring, {
+    fifo: SPEC.fifo,
+    parse: parseOrderEvent,
+    apply: (event, record, work) =>
+      fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }, work),
+  });
+}
+
+export const handler = makeHandler(deployedConsumerWiring(SPEC));

@@ -1,0 +1,31 @@
+import { DynamoDbLoyaltyLedger } from '../aws/ledgers';
+import { consumerSpec } from '../consumers';
+import { type ConsumerWiring, deployedConsumerWiring, PermanentError, queueConsumerHandler } from '../../exactly-once';
+import { parseOrderEvent } from '../domain/events';
+import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
+
+const SPEC = consumerSpec('loyalty');
+
+/**
+ * Standard-queue consumer: credits loyalty points and sends the confirmation
+ * e-mail. Records are independent, so they are processed in parallel
+ * (queue-consumer.ts).
+ *
+ * `makeHandler` is the whole function on given parts (see fulfilment-consumer.ts).
+ */
+export function makeHandler(wiring: ConsumerWiring) {
+  const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
+  const mail = wiring.provider('mail');
+  return queueConsumerHandler(wiring, {
+    fifo: SPEC.fifo,
+    parse: parseOrderEvent,
+    apply: (event, record, work) => {
+      if (event.type !== 'OrderPlaced') {
+        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+      }
+      return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
+    },
+  });
+}
+
+export const handler = makeHandler(deployedConsumerWiring(SPEC));

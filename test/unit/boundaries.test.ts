@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+
+/**
+ * The folder boundaries the lint config holds: the mechanism (lambdas/exactly-once, lib/exactly-once)
+ * imports nothing of the example or the tools, the example imports the mechanism through its index
+ * only, and only the aws/ folders import the AWS SDK. Each case lints one import line as if it were
+ * written in the named file (the file need not exist), all in one ESLint process (jest cannot load
+ * the ESM config itself).
+ */
+const ROOT = path.join(__dirname, '..', '..');
+
+const LINT_CASES = `
+import { ESLint } from 'eslint';
+const cases = JSON.parse(process.argv[1]);
+const eslint = new ESLint({ cwd: process.cwd() });
+const out = [];
+for (const [filePath, code] of cases) {
+  const [result] = await eslint.lintText(code, { filePath });
+  out.push(result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message));
+}
+console.log(JSON.stringify(out));
+`;
+
+type Case = [file: string, importLine: string];
+const linted = new Map<string, string[]>();
+
+/** Lints every case of this file at once, before the tests read their results. */
+function lintAll(cases: Case[]): void {
+  const input = cases.map(([file, line]) => [path.join(ROOT, file), `${line}\nexport const used = value;\n`]);
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_CASES, JSON.stringify(input)], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  (JSON.parse(output) as string[][]).forEach((errors, i) => linted.set(cases[i].join(' '), errors));
+}
+
+function restrictedImportErrors(file: string, importLine: string): string[] {
+  const errors = linted.get(`${file} ${importLine}`);
+  if (errors === undefined) throw new Error(`not linted: ${file} ${importLine}`);
+  return errors;
+}
+
+const EXAMPLE_FROM_MECHANISM: Case[] = [
+  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '../../shop/consumers';"],
+  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../../shop/aws/ledgers';"],
+  ['lambdas/exactly-once/probe.ts', "import { value } from '../../tools/proof-kit/verify';"],
+  ['lib/exactly-once/probe.ts', "import { value } from '../shop/storage';"],
+  ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/synth';"],
+];
+const MECHANISM_PAST_ITS_INDEX: Case[] = [
+  ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/consumer/wiring';"],
+  ['lib/shop/probe.ts', "import { value } from '../exactly-once/outbox-relay';"],
+  ['lib/shop/probe.ts', "import { value } from '../../lambdas/exactly-once/env-names';"],
+];
+const ALLOWED: Case[] = [
+  ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once';"],
+  ['lambdas/shop/aws/probe.ts', "import { value } from '@aws-sdk/lib-dynamodb';"],
+  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
+  ['lib/shop/probe.ts', "import { value } from '../exactly-once';"],
+  ['lib/shop/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
+];
+const SDK_OUTSIDE_AWS: Case[] = [
+  ['lambdas/shop/domain/probe.ts', "import { value } from '@aws-sdk/client-dynamodb';"],
+  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
+  ['lambdas/exactly-once/probe.ts', "import { value } from '@aws-lambda-powertools/parameters/ssm';"],
+];
+const HANDLER_INTO_APP: Case = [
+  'lib/shop/probe.ts',
+  "import { value } from '../../lambdas/shop/entry-points/create-order';",
+];
+
+beforeAll(() =>
+  lintAll([...EXAMPLE_FROM_MECHANISM, ...MECHANISM_PAST_ITS_INDEX, ...ALLOWED, ...SDK_OUTSIDE_AWS, HANDLER_INTO_APP]),
+);
+
+test.each(EXAMPLE_FROM_MECHANISM)('%s may not import the example, the tools or the tests: %s', (file, importLine) => {
+  const errors = restrictedImportErrors(file, importLine);
+
+  expect(errors).toEqual([expect.stringContaining('import nothing of the example')]);
+});
+
+test.each(MECHANISM_PAST_ITS_INDEX)('%s imports the mechanism through its index only: %s', (file, importLine) => {
+  const errors = restrictedImportErrors(file, importLine);
+
+  expect(errors).toEqual([expect.stringContaining('from its index')]);
+});
+
+test.each(ALLOWED)('%s may write %s', (file, importLine) => {
+  expect(restrictedImportErrors(file, importLine)).toEqual([]);
+});
+
+test.each(SDK_OUTSIDE_AWS)('outside the aws/ folders %s may not import the SDK: %s', (file, importLine) => {
+  const errors = restrictedImportErrors(file, importLine);
+
+  expect(errors).toEqual([expect.stringContaining('may import the AWS SDK')]);
+});
+
+test('the CDK app may not import a handler module', () => {
+  const errors = restrictedImportErrors(...HANDLER_INTO_APP);
+
+  expect(errors).toEqual([expect.stringContaining('Name a handler module by its path')]);
+});
