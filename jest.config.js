@@ -1,10 +1,12 @@
 /**
  * Five projects, split by where they run and how long they take:
- * - unit: pure code and handlers with a mocked SDK, and the simulation's own tests;
+ * - unit: pure code and handlers with a mocked SDK (test/exactly-once: the mechanism alone), and
+ *   the simulation's own tests;
  * - infra: the synthesized template (no bundling);
  * - long: unit-tier code that runs for a minute or more: the 100-schedule simulation campaign, the
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
- *   simulation CLI sharing schedules over processes;
+ *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
+ *   of the repository without the example;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
  * `npm run test:quick` runs unit and infra; `npm test` runs all five.
@@ -14,6 +16,7 @@ const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] 
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 const LONG = [
+  '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
   '<rootDir>/test/simulation/cli.test.ts',
   '<rootDir>/test/unit/new-consumer.test.ts',
@@ -34,7 +37,11 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/simulation/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/test/exactly-once/**/*.test.ts',
+        '<rootDir>/test/unit/**/*.test.ts',
+        '<rootDir>/test/simulation/**/*.test.ts',
+      ],
       testPathIgnorePatterns: ['/node_modules/', ...LONG.map((file) => file.replace('<rootDir>', ''))],
     },
     {
