@@ -2,6 +2,15 @@
  * Configuration is read once, at cold start, and a missing value stops the
  * function there: a typo in a variable name must fail the first invocation
  * loudly, not write to `undefined` later.
+ *
+ * `requireEnv`: a setting that must be there; unset, empty or blank throws.
+ *
+ * @example Read at module level, so a missing variable fails the cold start (lambdas/shop/entry-points/create-order.ts)
+ * ```ts
+ * import { requireEnv } from '../../exactly-once';
+ *
+ * const config = { ordersTable: requireEnv(SHOP_ENV.ordersTable), idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable) };
+ * ```
  */
 export function requireEnv(name: string): string {
   const value = process.env[name];
@@ -11,6 +20,14 @@ export function requireEnv(name: string): string {
   return value;
 }
 
+/**
+ * An integer setting that must be there: unset, empty or not an integer throws, at cold start.
+ *
+ * @example
+ * ```ts
+ * const keyExpirySeconds = requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds);
+ * ```
+ */
 export function requireIntEnv(name: string): number {
   const raw = requireEnv(name);
   const value = Number(raw);
@@ -20,12 +37,26 @@ export function requireIntEnv(name: string): number {
   return value;
 }
 
-/** An optional integer setting with a documented default; a present but malformed value still throws. */
+/**
+ * An optional integer setting with a documented default; a present but malformed value still throws.
+ *
+ * @example
+ * ```ts
+ * const baseSeconds = optionalIntEnv('BACKOFF_BASE_SECONDS', 2); // what a consumer's wiring does with its backoff
+ * ```
+ */
 export function optionalIntEnv(name: string, defaultValue: number): number {
   return process.env[name] === undefined || process.env[name] === '' ? defaultValue : requireIntEnv(name);
 }
 
-/** An optional setting with a documented default: unset or empty gives the default. */
+/**
+ * An optional setting with a documented default: unset or empty gives the default.
+ *
+ * @example (lambdas/shop/api/order-request.ts)
+ * ```ts
+ * const list = optionalEnv(SHOP_ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+ * ```
+ */
 export function optionalEnv(name: string, defaultValue: string): string {
   const value = process.env[name];
   return value === undefined || value.trim() === '' ? defaultValue : value;

@@ -4,6 +4,22 @@
  * it the stack builds each consumer's queue and DLQ, event source mapping,
  * grants, alarms, dashboard widgets and outputs, the relay its routing, and the
  * proof kit and the simulation discover the queues and check the invariants.
+ *
+ * @example One entry of the shop's list (lambdas/shop/consumers.ts)
+ * ```ts
+ * import type { ConsumerSpec } from '../exactly-once';
+ *
+ * const loyalty: ConsumerSpec = {
+ *   name: 'loyalty',
+ *   fifo: false,
+ *   eventTypes: ['OrderPlaced'],
+ *   entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
+ *   providers: ['mail'],
+ *   batchSize: 10,
+ *   batchingWindowSeconds: 1,
+ *   maxConcurrency: 10,
+ * };
+ * ```
  */
 export interface ConsumerSpec {
   /**
@@ -25,6 +41,13 @@ export interface ConsumerSpec {
    * `handler` and its `makeHandler(wiring)` (the simulation builds the consumer with it).
    */
   readonly entry: string;
+  /**
+   * The external providers its effect calls (`wiring.provider(name)`), by name. Each is configured per
+   * stage with an endpoint and an API-key parameter (`ConsumerPipelines` prop `providers`); one that
+   * is not configured is the recording test double (the provider log table).
+   * @default none
+   */
+  readonly providers?: readonly string[];
   readonly batchSize: number;
   /** 0 for FIFO: FIFO event sources take no batching window. */
   readonly batchingWindowSeconds: number;
@@ -34,14 +57,33 @@ export interface ConsumerSpec {
 
 const NAME = /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/;
 
-/** `fulfilment` -> `Fulfilment`, `gift-cards` -> `GiftCards`: construct ids and output names. */
+/**
+ * `fulfilment` -> `Fulfilment`, `gift-cards` -> `GiftCards`: construct ids and output names.
+ *
+ * @example
+ * ```ts
+ * const queues = new QueueWithDlq(this, `${consumerId(spec.name)}Queues`, { fifo: spec.fifo, visibilityTimeout, maxReceiveCount });
+ * ```
+ */
 export const consumerId = (name: string): string =>
   name
     .split('-')
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
 
-/** The stack outputs of a consumer's queue and DLQ, by which tools find them. */
+/**
+ * The stack outputs of a consumer's queue and DLQ, by which tools find them.
+ *
+ * @example The shop's stack writes them (lib/shop/shop-stack.ts)
+ * ```ts
+ * for (const { spec, queues, dedupe } of pipelines.all) {
+ *   const names = consumerOutputNames(spec.name);
+ *   new CfnOutput(this, names.queueUrl, { value: queues.queue.queueUrl });
+ *   new CfnOutput(this, names.deadLetterQueueUrl, { value: queues.deadLetterQueue.queueUrl });
+ *   new CfnOutput(this, names.dedupeHorizonSeconds, { value: String(dedupe.horizonSeconds) });
+ * }
+ * ```
+ */
 export const consumerOutputNames = (name: string) => ({
   queueUrl: `${consumerId(name)}QueueUrl`,
   deadLetterQueueUrl: `${consumerId(name)}DlqUrl`,
@@ -49,13 +91,31 @@ export const consumerOutputNames = (name: string) => ({
   dedupeHorizonSeconds: `${consumerId(name)}DedupeHorizonSeconds`,
 });
 
-/** The idempotency key a consumer gives its external provider for one event. */
+/**
+ * The idempotency key a consumer gives its external provider for one event.
+ *
+ * @example The fulfilment use case's provider call (lambdas/shop/use-cases/apply-order-events.ts)
+ * ```ts
+ * import { providerKey } from '../../exactly-once';
+ *
+ * const key = providerKey(deps.ledger.consumer, event.eventId); // 'fulfilment:<eventId>'
+ * await deps.warehouse.send(key, { instruction: 'PICK', orderId: event.entityId, items: event.payload.items }, { signal });
+ * ```
+ */
 export const providerKey = (consumer: string, eventId: string): string => `${consumer}:${eventId}`;
 
 /**
  * Refuses a list the stack cannot build correctly, with a one-line reason:
  * a bad or repeated name, an event type nobody produces, a FIFO batching
  * window, settings outside what SQS event sources accept.
+ *
+ * @example The shop checks its list when the module loads (lambdas/shop/consumers.ts)
+ * ```ts
+ * import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
+ *
+ * export const CONSUMERS = [fulfilment, loyalty] as const satisfies readonly ConsumerSpec[];
+ * validateConsumerSpecs(CONSUMERS, ORDER_EVENT_TYPES);
+ * ```
  */
 export function validateConsumerSpecs(specs: readonly ConsumerSpec[], producedTypes: readonly string[]): void {
   const seen = new Set<string>();
@@ -81,5 +141,10 @@ export function validateConsumerSpecs(specs: readonly ConsumerSpec[], producedTy
       throw new Error(`${where}: batchingWindowSeconds must be 0-300`);
     if (!Number.isInteger(spec.maxConcurrency) || spec.maxConcurrency < 2 || spec.maxConcurrency > 1000)
       throw new Error(`${where}: maxConcurrency must be 2-1000 (the event source mapping's range)`);
+    const providers = spec.providers ?? [];
+    for (const provider of providers)
+      if (!NAME.test(provider))
+        throw new Error(`${where}: provider "${provider}": a name is 2-32 lower-case letters, digits and hyphens`);
+    if (new Set(providers).size !== providers.length) throw new Error(`${where}: a provider is named twice`);
   }
 }

@@ -23,3 +23,19 @@ export const ENV = Object.freeze({
   consumerRoutes: 'CONSUMER_ROUTES',
   outboxSweepAgeSeconds: 'OUTBOX_SWEEP_AGE_SECONDS',
 });
+
+/**
+ * A configured external provider's two variables, named after it (`mail` ->
+ * `PROVIDER_MAIL_ENDPOINT`, `PROVIDER_MAIL_API_KEY_PARAMETER`): its endpoint, and the name of the SSM
+ * SecureString parameter that holds its API key. The key itself is never in the environment.
+ *
+ * @example
+ * ```ts
+ * const names = providerEnvNames('mail');
+ * const endpoint = process.env[names.endpoint];
+ * ```
+ */
+export function providerEnvNames(provider: string): { endpoint: string; apiKeyParameter: string } {
+  const stem = `PROVIDER_${provider.toUpperCase().replace(/-/g, '_')}`;
+  return { endpoint: `${stem}_ENDPOINT`, apiKeyParameter: `${stem}_API_KEY_PARAMETER` };
+}

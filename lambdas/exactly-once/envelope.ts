@@ -14,6 +14,15 @@ import { PermanentError } from './errors';
  *   entity's events are delivered in order, and what `version` is counted on.
  * - `version`: the order of one entity's events (1, 2, ...); a consumer that
  *   has applied version n ignores an older one arriving late.
+ *
+ * @example A consumer's effect takes the envelope with whatever payload its producer wrote
+ * ```ts
+ * import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '../../exactly-once';
+ *
+ * export function applyAuditEffect(event: EventEnvelope, deps: EntityEffectDeps, work: RecordWork): Promise<ApplyOutcome> {
+ *   return applyEntityEffect(event, deps, work);
+ * }
+ * ```
  */
 export interface EventEnvelope<Type extends string = string, Payload = unknown> {
   eventId: string;
@@ -24,7 +33,21 @@ export interface EventEnvelope<Type extends string = string, Payload = unknown> 
   payload: Payload;
 }
 
-/** The envelope's own schema; a domain extends it with a literal `type` and its payload's schema. */
+/**
+ * The envelope's own schema; a domain extends it with a literal `type` and its payload's schema.
+ *
+ * @example A domain's event schema (the shop's lambdas/shop/domain/events.ts)
+ * ```ts
+ * import { z } from 'zod';
+ * import { envelopeSchema } from '../../exactly-once';
+ *
+ * const orderPlacedSchema = envelopeSchema.extend({
+ *   type: z.literal('OrderPlaced'),
+ *   version: z.literal(1),
+ *   payload: z.object({ customerId: z.string().min(1), totalCents: z.int().min(0) }),
+ * });
+ * ```
+ */
 export const envelopeSchema = z.object({
   eventId: z.string().min(1),
   type: z.string().min(1),
@@ -37,6 +60,15 @@ export const envelopeSchema = z.object({
 /**
  * A message body as JSON, or a PermanentError: a body that is not JSON can
  * never succeed however often it is retried.
+ *
+ * @example A consumer's `parse`: JSON first, then the domain's schema
+ * ```ts
+ * import { parseJsonBody, parseWith } from '../../exactly-once';
+ *
+ * export function parseOrderEvent(body: string): OrderEvent {
+ *   return parseWith(orderEventSchema, parseJsonBody(body), 'an order event');
+ * }
+ * ```
  */
 export function parseJsonBody(body: string): unknown {
   try {
@@ -46,7 +78,19 @@ export function parseJsonBody(body: string): unknown {
   }
 }
 
-/** Parses with `schema`, or throws a PermanentError naming every field that is wrong. */
+/**
+ * Parses with `schema`, or throws a PermanentError naming every field that is wrong.
+ * `what` names the expected thing in that message.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonBody, parseWith } from '../../exactly-once';
+ *
+ * export function parseOrderEvent(body: string): OrderEvent {
+ *   return parseWith(orderEventSchema, parseJsonBody(body), 'an order event');
+ * }
+ * ```
+ */
 export function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -56,7 +100,21 @@ export function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string):
   return parsed.data;
 }
 
-/** A message body as an envelope with any payload: what a generic consumer reads before its own schema. */
+/**
+ * A message body as an envelope with any payload: what a generic consumer reads before its own schema.
+ *
+ * @example The `parse` of a consumer made by `npm run new:consumer`
+ * ```ts
+ * import { applyEntityEffect, parseEnvelope, queueConsumerHandler } from '../../exactly-once';
+ *
+ * return queueConsumerHandler(wiring, {
+ *   fifo: SPEC.fifo,
+ *   parse: parseEnvelope,
+ *   apply: (event, record, work) =>
+ *     applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work),
+ * });
+ * ```
+ */
 export function parseEnvelope(body: string): EventEnvelope {
   return parseWith(envelopeSchema, parseJsonBody(body), 'an event envelope') as EventEnvelope;
 }

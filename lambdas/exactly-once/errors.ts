@@ -2,6 +2,15 @@
  * An error that no retry can fix (a malformed message, an unknown entity). A
  * consumer sends the message to its DLQ at once, with this cause, instead of
  * burning the queue's receive count on it. Every other error is transient.
+ *
+ * @example A use case refuses an event type its consumer does not take (the shop's loyalty consumer)
+ * ```ts
+ * import { PermanentError } from '../../exactly-once';
+ *
+ * if (event.type !== 'OrderPlaced') {
+ *   throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+ * }
+ * ```
  */
 export class PermanentError extends Error {
   constructor(
@@ -14,16 +23,24 @@ export class PermanentError extends Error {
 }
 
 /**
+ * Why a message can never succeed: a PermanentError's `permanentCause`, which the consumer sends
+ * to the DLQ with the message as its `failureCause` attribute.
+ *
  * - SchemaViolation: the body is not an event the consumer can read;
  * - UnknownEntity: an event type the consumer does not take;
  * - DedupeHorizonPassed: the event is older than the consumer's dedupe horizon
- *   (domain/dedupe-horizon): its inbox claim may be gone, so only a person may
+ *   (consumer/dedupe-horizon.ts): its inbox claim may be gone, so only a person may
  *   decide to apply it;
  * - ProviderRejected: an external provider refused the call for good (a 4xx
  *   other than 409 and 429, e.g. 422: the same idempotency key came with
  *   another payload, a bug on our side); retrying the same request under the
  *   same key would be refused the same way.
  * The proof kit's poison fault sends bodies that are not events: they are SchemaViolation like any other.
+ *
+ * @example
+ * ```ts
+ * throw new PermanentError('ProviderRejected', `warehouse refused ${idempotencyKey} with 422`);
+ * ```
  */
 export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizonPassed' | 'ProviderRejected';
 
@@ -31,9 +48,19 @@ export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizo
  * A transient error that says how long to wait before the next try: a
  * provider's `Retry-After` (429, 503) or its "still running that key" (409).
  * The consumer backs the message off for the longer of its own backoff and
- * this hint, never above the queue's backoff cap (domain/backoff
+ * this hint, never above the queue's backoff cap (consumer/retry-budget.ts
  * honourRetryHint), so a hint can neither shorten the retry budget nor hold a
  * message longer than the cap allows for one wait.
+ *
+ * @example An ExternalProvider adapter passes on a provider's 429
+ * ```ts
+ * import { RetryLater } from '../../exactly-once';
+ *
+ * if (response.status === 429) {
+ *   const seconds = Number(response.headers.get('Retry-After') ?? 30);
+ *   throw new RetryLater(seconds, `warehouse throttled ${idempotencyKey}`);
+ * }
+ * ```
  */
 export class RetryLater extends Error {
   constructor(
@@ -51,6 +78,15 @@ export class RetryLater extends Error {
  * The backoff hint an error carries: the `retryAfterSeconds` of the first
  * RetryLater on its `cause` chain (a wrapper may sit in front of it), or
  * undefined when there is none or it is not a finite, non-negative number.
+ *
+ * @example
+ * ```ts
+ * import { retryAfterSecondsOf, RetryLater } from '../../exactly-once';
+ *
+ * const error = new Error('use case failed', { cause: new RetryLater(30, 'warehouse busy') });
+ * retryAfterSecondsOf(error); // 30
+ * retryAfterSecondsOf(new Error('timeout')); // undefined
+ * ```
  */
 export function retryAfterSecondsOf(error: unknown): number | undefined {
   let e = error;

@@ -14,7 +14,7 @@
  *
  * @example A consumer's entry module: parse, apply one use case under the inbox, report failures per record
  * ```ts
- * import { deployedConsumerWiring, DynamoDbEntityEffectLedger, parseEnvelope, queueConsumerHandler, applyEntityEffect } from '../../exactly-once';
+ * import { deployedConsumerWiring, DynamoDbEntityEffectLedger, parseEnvelope, queueConsumerHandler, applyEntityEffect, type ConsumerWiring } from '../../exactly-once';
  * import { consumerSpec } from '../consumers';
  *
  * const SPEC = consumerSpec('audit');
@@ -52,6 +52,7 @@ export {
   type ConsumerConfig,
   type ConsumerDependencies,
   type ConsumerWiring,
+  type ProviderConfig,
 } from './consumer/wiring';
 export { DeadlineExceeded, ProviderCallInProgress, type RecordWork } from './consumer/record-work';
 
@@ -71,6 +72,7 @@ export { applyEntityEffect, type EntityEffectDeps } from './inbox/entity-effect'
 export type { ExternalProvider } from './provider/provider';
 export { callProviderIfOwed } from './provider/call-provider-if-owed';
 export { HttpProvider, ProviderUnavailable, type ApiKeyHeader, type HttpProviderOptions } from './aws/http-provider';
+export { API_KEY_CACHE_SECONDS, apiKeyFromParameter } from './aws/parameter-api-key';
 export { RecordingProvider } from './aws/recording-provider';
 
 // The outbox item an application writes with its state change
@@ -78,7 +80,7 @@ export { ENTITY_OUTBOX, outboxItemKey, pendingShardOf } from './aws/outbox-table
 
 // Configuration, clients and observability
 export { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from './config';
-export { ENV } from './env-names';
+export { ENV, providerEnvNames } from './env-names';
 export { dynamoDbClient, dynamoDbDocumentClient, sqsClient } from './aws/clients';
 export { isContention, isDependencyFailure } from './aws/transient-errors';
 export { flushMetrics, logger, metrics, MetricUnit } from './runtime/observability';

@@ -9,6 +9,8 @@ import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
  * - fulfilment: FIFO (group = orderId), so an order's events arrive in order;
  *   reserves stock on OrderPlaced and releases it on OrderCancelled.
  * - loyalty: standard queue, parallel; credits points on OrderPlaced.
+ * Each names the external provider its effect calls (warehouse: PICK / CANCEL_PICK; mail: the
+ * order's confirmation e-mail); the stage configures where each one is (lib/shop/config.ts).
  */
 export const CONSUMERS = [
   {
@@ -16,6 +18,7 @@ export const CONSUMERS = [
     fifo: true,
     eventTypes: ['OrderPlaced', 'OrderCancelled'],
     entry: 'lambdas/shop/entry-points/fulfilment-consumer.ts',
+    providers: ['warehouse'],
     batchSize: 10,
     batchingWindowSeconds: 0,
     maxConcurrency: 10,
@@ -25,6 +28,7 @@ export const CONSUMERS = [
     fifo: false,
     eventTypes: ['OrderPlaced'],
     entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
+    providers: ['mail'],
     batchSize: 10,
     batchingWindowSeconds: 1,
     maxConcurrency: 10,

@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
 import {
@@ -10,10 +11,11 @@ import {
 } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { dedupeWindow, type DedupeWindow } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { ENV } from '../../lambdas/exactly-once/env-names';
+import { ENV, providerEnvNames } from '../../lambdas/exactly-once/env-names';
 import { VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
 import { FunctionWithDefaults } from './function-defaults';
+import type { ProviderEndpoints } from './provider-endpoints';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
 
@@ -26,6 +28,14 @@ export interface PipelinesProps {
   providerLogTableName: string;
   /** Default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most). */
   retryBudget?: RetryBudget;
+  /**
+   * Where the consumers' external providers are (by the names the specs list in `providers`): each
+   * consumer calling a configured one gets its endpoint and its API-key parameter's name in its
+   * environment, and may read that one parameter. A provider not configured is the recording test
+   * double (the provider log table). A configured provider no consumer calls is refused at synth.
+   * @default {} (every provider is the recording double)
+   */
+  providers?: ProviderEndpoints;
 }
 
 /** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
@@ -80,6 +90,12 @@ export class ConsumerPipelines extends Construct {
     validateConsumerSpecs(props.consumers, props.producedTypes);
     // The relay refuses an empty route list at cold start: refuse it here, before a deploy.
     if (props.consumers.length === 0) throw new Error('No consumers: the consumer list needs at least one spec');
+    const called = new Set(props.consumers.flatMap((spec) => spec.providers ?? []));
+    for (const name of Object.keys(props.providers ?? {}))
+      if (!called.has(name))
+        throw new Error(
+          `Provider "${name}" is configured, but no consumer calls it (known: ${[...called].join(', ')})`,
+        );
     this.all = props.consumers.map((spec) => this.pipeline(spec, props));
   }
 
@@ -139,6 +155,17 @@ export class ConsumerPipelines extends Construct {
     );
     // A permanent error goes straight to the DLQ, with its cause, without burning retries.
     queues.deadLetterQueue.grantSendMessages(consumer.fn);
+    for (const name of spec.providers ?? []) {
+      const configured = props.providers?.[name];
+      if (configured === undefined) continue;
+      const names = providerEnvNames(name);
+      consumer.fn.addEnvironment(names.endpoint, configured.endpoint);
+      consumer.fn.addEnvironment(names.apiKeyParameter, configured.apiKeyParameter);
+      // The one parameter, by its ARN: a read of any other key is denied.
+      ssm.StringParameter.fromSecureStringParameterAttributes(this, `${id}${consumerId(name)}ApiKey`, {
+        parameterName: configured.apiKeyParameter,
+      }).grantRead(consumer.fn);
+    }
     tagFaultTarget(consumer.fn, 'consumer');
     return { spec, queues, consumer, dedupe };
   }

@@ -13,9 +13,24 @@ import { METRICS_NAMESPACE, serviceName } from './function-defaults';
  * consumer added to the list is a target without editing the experiment (FIS
  * also takes at most five ARNs per target), and another stage's functions are
  * not. Only the Lambda functions carry it, not their roles or log groups.
+ *
+ * @example An FIS experiment's target: every consumer of this stack
+ * ```ts
+ * targets: { Consumers: { resourceType: 'aws:lambda:function', resourceTags: { [FAULT_TARGET_TAG]: `${stack.stackName}:consumer` }, selectionMode: 'ALL' } },
+ * ```
  */
 export const FAULT_TARGET_TAG = 'exactly-once-effects:fault-target';
 
+/**
+ * Marks `fn` as a target of the proof kit's AWS FIS faults of its `role`, with FAULT_TARGET_TAG
+ * (`<stack name>:<role>`). ConsumerPipelines tags every consumer and OutboxRelay the relay; a
+ * function made outside them that should take the same faults is tagged the same way.
+ *
+ * @example
+ * ```ts
+ * tagFaultTarget(consumer.fn, 'consumer');
+ * ```
+ */
 export function tagFaultTarget(fn: lambda.IFunction, role: 'consumer' | 'relay'): void {
   Tags.of(fn).add(FAULT_TARGET_TAG, `${Stack.of(fn).stackName}:${role}`, {
     includeResourceTypes: ['AWS::Lambda::Function'],
@@ -30,6 +45,14 @@ export function tagFaultTarget(fn: lambda.IFunction, role: 'consumer' | 'relay')
  * every few seconds. The stack creates it only when synthesized with
  * `-c faultInjection=true`, which the configuration never allows in prod: one
  * PutParameter on it switches faults on with no deploy.
+ *
+ * @example The shop's stack: only when asked for, attached to the functions that take faults (lib/shop/shop-stack.ts)
+ * ```ts
+ * const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;
+ * if (faultSwitch !== undefined) {
+ *   for (const f of [outbox.streamRelay, ...pipelines.all.map((p) => p.consumer)]) faultSwitch.attach(f.fn);
+ * }
+ * ```
  */
 export class FaultInjectionSwitch extends Construct {
   readonly parameter: ssm.StringParameter;

@@ -5,6 +5,13 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
  * Grants exactly the named DynamoDB actions on the table itself (not its
  * indexes), so each function's policy lists what it does and nothing more.
  * The L2 `grantReadWriteData` would also allow scans, batch writes and deletes.
+ *
+ * @example A consumer writes its inbox claim and effects in one transaction (lib/shop/shop-stack.ts)
+ * ```ts
+ * import { grantTableActions } from '../exactly-once';
+ *
+ * for (const { consumer } of pipelines.all) grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);
+ * ```
  */
 export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITable, actions: string[]): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
@@ -12,7 +19,14 @@ export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITabl
   );
 }
 
-/** Like grantTableActions, on one named index (the sweeper queries the pending-outbox index). */
+/**
+ * Like grantTableActions, on one named index (the sweeper queries the pending-outbox index).
+ *
+ * @example (lib/shop/shop-stack.ts)
+ * ```ts
+ * grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+ * ```
+ */
 export function grantIndexActions(
   grantee: iam.IGrantable,
   table: dynamodb.ITable,

@@ -37,6 +37,12 @@ export {
   type FunctionWithDefaultsProps,
 } from './function-defaults';
 export { ConsumerPipelines, REDRIVE_ALLOWANCE, type ConsumerPipeline, type PipelinesProps } from './consumer-pipelines';
+export {
+  PROVIDERS_CONTEXT,
+  providerEndpointsOf,
+  type ProviderEndpoint,
+  type ProviderEndpoints,
+} from './provider-endpoints';
 export { OutboxRelay, RELAY_ENTRY, SWEEPER_ENTRY, type OutboxRelayProps } from './outbox-relay';
 export { Monitoring, type AlarmOptions, type MonitoringProps, type RunbookSection } from './monitoring';
 export { FAULT_TARGET_TAG, FaultInjectionSwitch, tagFaultTarget } from './fault-injection';

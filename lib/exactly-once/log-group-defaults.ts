@@ -5,6 +5,13 @@ import * as logs from 'aws-cdk-lib/aws-logs';
  * group, the API's access logs), in one place like queue-defaults.ts. The
  * retention here is only the starting value: the stage's LogRetentionAspect
  * sets the one that is deployed, on every log group of the stack.
+ *
+ * @example The API's access logs (lib/shop/orders-api.ts)
+ * ```ts
+ * import { defaultLogGroupProps } from '../exactly-once';
+ *
+ * const accessLogs = new logs.LogGroup(this, 'AccessLogs', { ...defaultLogGroupProps(), removalPolicy: RemovalPolicy.DESTROY });
+ * ```
  */
 export function defaultLogGroupProps(): logs.LogGroupProps {
   return { retention: logs.RetentionDays.ONE_MONTH };

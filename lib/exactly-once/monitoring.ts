@@ -12,7 +12,14 @@ import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, serviceName, type FunctionWithDefaults } from './function-defaults';
 import type { ConsumerPipeline } from './consumer-pipelines';
 
-/** The sections of docs/runbook.md; each alarm names the one that tells the operator what to do. */
+/**
+ * The sections of docs/runbook.md; each alarm names the one that tells the operator what to do.
+ *
+ * @example
+ * ```ts
+ * monitoring.addAlarm('fault-plan-active', metric, { threshold: 1, description: 'Faults are being injected.', runbook: 'fault-plan-changed' });
+ * ```
+ */
 export type RunbookSection =
   | 'dlq-not-empty'
   | 'dlq-oldest-age'
@@ -25,13 +32,48 @@ export type RunbookSection =
   | 'fault-plan-changed'
   | 'malformed-outbox-item';
 
+/**
+ * What an alarm added with `Monitoring.addAlarm` says: it fires at `threshold` or above, and its
+ * description (what broke, where to look) ends with a link to its runbook section.
+ *
+ * @example The shop's fault-plan alarm (lib/shop/shop-stack.ts)
+ * ```ts
+ * monitoring.addAlarm('fault-plan-active', faultSwitch.activePlanMetric(pipelines.all.map((p) => p.spec.name)), {
+ *   threshold: 1,
+ *   description: 'Functions are running under a fault plan: failures are being injected into this stack.',
+ *   runbook: 'fault-plan-changed',
+ * });
+ * ```
+ */
 export interface AlarmOptions {
   threshold: number;
   description: string;
   runbook: RunbookSection;
 }
 
+/**
+ * What Monitoring watches: the API, every consumer pipeline, the relay and its on-failure queue,
+ * and every function. `sweepAge` is the relay's: an outbox item older than two sweeps alarms.
+ *
+ * @example
+ * ```ts
+ * const props: MonitoringProps = {
+ *   alarmEmail: config.alarmEmail,
+ *   api: ordersApi.api,
+ *   pipelines: pipelines.all,
+ *   relay: outbox.streamRelay.fn,
+ *   relayFailureQueue: outbox.failureQueue,
+ *   sweepAge: outbox.sweepAge,
+ *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+ * };
+ * ```
+ */
 export interface MonitoringProps {
+  /**
+   * Subscribed to the alarm topic by e-mail (the address must confirm the subscription).
+   *
+   * @default - no e-mail subscription (subscribe to the topic through the AlarmTopicArn output)
+   */
   alarmEmail?: string;
   api: apigw.RestApi;
   pipelines: ConsumerPipeline[];
@@ -46,6 +88,20 @@ export interface MonitoringProps {
  * Alarms to an encrypted SNS topic, and a dashboard of the exactly-once metrics.
  * What each alarm means is in its description, so the page a human gets says
  * what broke and where to look.
+ *
+ * @example The shop's stack (lib/shop/shop-stack.ts)
+ * ```ts
+ * const monitoring = new Monitoring(this, 'Monitoring', {
+ *   alarmEmail: config.alarmEmail,
+ *   api: ordersApi.api,
+ *   pipelines: pipelines.all,
+ *   relay: outbox.streamRelay.fn,
+ *   relayFailureQueue: outbox.failureQueue,
+ *   sweepAge: outbox.sweepAge,
+ *   // Every function of the stack, by construction: one added later gets its alarms without a list to update.
+ *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+ * });
+ * ```
  */
 export class Monitoring extends Construct {
   readonly topic: sns.Topic;

@@ -13,10 +13,39 @@ import { tagFaultTarget } from './fault-injection';
 import { FunctionWithDefaults } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
-/** The relay's and the sweeper's handler modules, relative to the project root. */
+/**
+ * The relay's and the sweeper's handler modules, relative to the project root.
+ *
+ * @example Every module the stack deploys, e.g. for a test that bundles each one
+ * ```ts
+ * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
+ * ```
+ */
 export const RELAY_ENTRY = 'lambdas/exactly-once/outbox/relay-handler.ts';
+/**
+ * The sweeper's handler module, relative to the project root (see RELAY_ENTRY).
+ *
+ * @example
+ * ```ts
+ * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
+ * ```
+ */
 export const SWEEPER_ENTRY = 'lambdas/exactly-once/outbox/sweeper-handler.ts';
 
+/**
+ * Where the outbox items are and where they go. The table's stream must carry new images, and the
+ * table must have the pending-outbox index (PENDING_OUTBOX_INDEX); the routes come from the
+ * consumer pipelines, so a consumer added to the list is routed without editing this.
+ *
+ * @example
+ * ```ts
+ * const props: OutboxRelayProps = {
+ *   outboxTable: storage.ordersTable,
+ *   entityPartitionPrefix: ORDER_PK_PREFIX,
+ *   routes: pipelines.all.map((p) => ({ consumer: p.spec.name, queueUrl: p.queues.queue.queueUrl, fifo: p.spec.fifo, eventTypes: [...p.spec.eventTypes] })),
+ * };
+ * ```
+ */
 export interface OutboxRelayProps {
   /** The table whose stream carries the outbox items (NEW_IMAGE) and whose pending-outbox index the sweeper reads. */
   outboxTable: dynamodb.ITable;
@@ -27,7 +56,11 @@ export interface OutboxRelayProps {
   entityPartitionPrefix: string;
   /** Every consumer's queue and the event types it takes: the relay and the sweeper route by them. */
   routes: ConsumerRoute[];
-  /** The sweeper republishes outbox items older than this. Default 5 minutes. */
+  /**
+   * The sweeper republishes outbox items older than this.
+   *
+   * @default Duration.minutes(5)
+   */
   sweepAge?: Duration;
 }
 
@@ -44,6 +77,22 @@ export interface OutboxRelayProps {
  * before any effect, and marking an item dispatched is idempotent. A reserved
  * concurrency of 1 would buy nothing but a failed first deploy in accounts at
  * the default concurrency quota (see lib/exactly-once/aspects/reserved-concurrency.ts).
+ *
+ * The stack grants the rest where the relay meets the other constructs: sending to each
+ * consumer's queue, UpdateItem on the table (the dispatched mark), and the sweeper's Query on
+ * the index and BatchGetItem on the table. Without them the relay and the sweeper fail, and the
+ * outbox items stay unpublished.
+ *
+ * @example The shop's stack (lib/shop/shop-stack.ts)
+ * ```ts
+ * const outbox = new OutboxRelay(this, 'OutboxRelay', {
+ *   outboxTable: storage.ordersTable,
+ *   entityPartitionPrefix: ORDER_PK_PREFIX,
+ *   routes: pipelines.all.map((p) => ({ consumer: p.spec.name, queueUrl: p.queues.queue.queueUrl, fifo: p.spec.fifo, eventTypes: [...p.spec.eventTypes] })),
+ * });
+ * for (const { queues } of pipelines.all) queues.queue.grantSendMessages(outbox.streamRelay.fn);
+ * grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+ * ```
  */
 export class OutboxRelay extends Construct {
   /** Publishes outbox items from the table's stream. */

@@ -3,10 +3,23 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_SOURCE_RETENTION, deadLetterQueueProps, sourceQueueProps } from './queue-defaults';
 
+/**
+ * A consumer's queue pair: its type, how long a received message stays invisible, how long the
+ * source keeps it and how many receives it gets before the DLQ.
+ *
+ * @example A consumer's queues (what ConsumerPipelines makes from a spec)
+ * ```ts
+ * const props: QueueWithDlqProps = { fifo: spec.fifo, visibilityTimeout, maxReceiveCount };
+ * ```
+ */
 export interface QueueWithDlqProps {
   fifo: boolean;
   visibilityTimeout: Duration;
-  /** Source retention, default 4 days; the DLQ always keeps 14 days, longer than any source. */
+  /**
+   * Source retention; the DLQ always keeps 14 days, longer than any source.
+   *
+   * @default DEFAULT_SOURCE_RETENTION (4 days)
+   */
   retentionPeriod?: Duration;
   /**
    * Receives before SQS moves a message to the DLQ. Derive it from the retry
@@ -20,6 +33,16 @@ export interface QueueWithDlqProps {
  * A source queue and its dead-letter queue of the same type, both with the
  * project's queue defaults (queue-defaults.ts: encrypted, TLS-only, the
  * retentions, FIFO high-throughput settings).
+ *
+ * @example
+ * ```ts
+ * const queues = new QueueWithDlq(this, `${consumerId(spec.name)}Queues`, {
+ *   fifo: spec.fifo,
+ *   visibilityTimeout: Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * timeout.toSeconds() + batchingWindow.toSeconds()),
+ *   maxReceiveCount, // from the retry budget: the RetryBudget Aspect checks it
+ * });
+ * consumer.fn.addEventSource(new SqsEventSource(queues.queue, { reportBatchItemFailures: true }));
+ * ```
  */
 export class QueueWithDlq extends Construct {
   readonly queue: sqs.Queue;

@@ -7,7 +7,12 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
 } from '../../lambdas/shop/domain/caller';
-import { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from '../exactly-once';
+import {
+  ALLOW_RESERVED_CONCURRENCY_CONTEXT,
+  providerEndpointsOf,
+  PROVIDERS_CONTEXT,
+  type ProviderEndpoints,
+} from '../exactly-once';
 
 /** A deployment stage. Each deploys as its own stack (`ExactlyOnce-<stage>`), side by side in one account. */
 export type Stage = 'dev' | 'prod';
@@ -66,6 +71,13 @@ export interface AppConfig {
    * replaces the default, IAM Identity Center permission sets only (`AWSReservedSSO_*`).
    */
   humanRolePatterns: readonly string[];
+  /**
+   * This stage's external providers (the warehouse API, the mail API): endpoint and the SSM
+   * SecureString parameter holding the API key, from the `providers` context keyed by stage (see
+   * docs/deploying.md). A provider the stage does not configure is the recording test double (a
+   * table, not an e-mail or a warehouse): synth warns about each one in prod.
+   */
+  providers: ProviderEndpoints;
 }
 
 /** A bad context value. bin/app.ts prints its message alone, on one line. */
@@ -122,6 +134,13 @@ export function readConfig(scope: Construct): AppConfig {
     throw new ConfigError('Context localRuntime=true needs fault injection: drop faultInjection=false');
   }
 
+  let providers: ProviderEndpoints;
+  try {
+    providers = providerEndpointsOf(ctx(PROVIDERS_CONTEXT), stage);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+
   const apiRateLimit = positiveNumber('apiRateLimit', ctx('apiRateLimit'), 200, { integer: false });
   const apiBurstLimit = positiveNumber('apiBurstLimit', ctx('apiBurstLimit'), 400, { integer: true });
 
@@ -144,6 +163,7 @@ export function readConfig(scope: Construct): AppConfig {
     ),
     allowReservedConcurrency: flag(ALLOW_RESERVED_CONCURRENCY_CONTEXT, ctx(ALLOW_RESERVED_CONCURRENCY_CONTEXT), false),
     humanRolePatterns: humanRolePatterns('humanRolePatterns', ctx('humanRolePatterns')),
+    providers,
   };
 }
 

@@ -74,7 +74,17 @@ export class ExactlyOnceStack extends Stack {
       producedTypes: ORDER_EVENT_TYPES,
       effectsTableName: storage.effectsTable.tableName,
       providerLogTableName: storage.providerLogTable.tableName,
+      providers: props.config.providers,
     });
+    if (props.config.stage === 'prod')
+      for (const { spec, consumer } of pipelines.all)
+        for (const provider of spec.providers ?? [])
+          if (props.config.providers[provider] === undefined)
+            Annotations.of(consumer).addWarningV2(
+              'exactly-once:recording-provider',
+              `Consumer ${spec.name} calls provider "${provider}" through the recording test double (a table): ` +
+                `set context providers.prod.${provider} to its endpoint and API-key parameter (docs/deploying.md)`,
+            );
     for (const { consumer } of pipelines.all) {
       // Inbox claim (Put) and effects (Update) in one transaction; then the provider call.
       grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);

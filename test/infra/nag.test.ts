@@ -12,6 +12,7 @@ import { FunctionWithDefaults } from '../../lib/exactly-once/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { THIRD_CONSUMER } from '../support/consumer-pipelines';
 import { cdkContext } from '../support/synth';
+import { CONFIGURED_PROVIDERS } from '../support/providers';
 
 /**
  * cdk-nag (AwsSolutions) runs as a CDK validation plugin during synthesis:
@@ -38,10 +39,10 @@ afterAll(() => {
 });
 
 /** Synthesizes an app with the AwsSolutions checks; returns the error (if any) and the report's violations. */
-function synthWithNag(build: (app: App) => void): NagResult {
+function synthWithNag(build: (app: App) => void, context: Record<string, unknown> = {}): NagResult {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'nag-'));
   outdirs.push(outdir);
-  const app = new App({ context: cdkContext(), outdir });
+  const app = new App({ context: cdkContext(context), outdir });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   build(app);
 
@@ -113,6 +114,15 @@ describe('the stack', () => {
   });
 });
 
+describe('the stack with its providers configured', () => {
+  test('synthesizes with zero unacknowledged findings: each consumer reads its one API-key parameter', () => {
+    const result = synthWithNag((app) => exactlyOnceStack(app), { providers: CONFIGURED_PROVIDERS });
+
+    expect(findings(result.violations)).toEqual([]);
+    expect(result.error).toBeUndefined();
+  });
+});
+
 describe('the stack with a third consumer on the list', () => {
   test('synthesizes with zero unacknowledged findings: its queues, function and grants come with the same defaults', () => {
     const result = synthWithNag(
@@ -156,7 +166,7 @@ describe('the check is live', () => {
       ]);
     });
 
-    test('a house function passes on its own: its role carries the acknowledgement', () => {
+    test('a function with the defaults passes on its own: its role carries the acknowledgement', () => {
       const result = synthWithNag((app) => {
         const stack = new Stack(app, 'ProbeStack');
         new FunctionWithDefaults(stack, 'Probe', {

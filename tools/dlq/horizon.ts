@@ -45,7 +45,7 @@ export function envelopeOccurredAt(body: string): string | undefined {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
   const occurredAt = (parsed as { occurredAt?: unknown }).occurredAt;
-  // Readable as the consumer reads it (consumer-support.ts): Date.parse.
+  // Readable as the consumer reads it (lambdas/exactly-once/consumer/consume-record.ts): Date.parse.
   return typeof occurredAt === 'string' && !Number.isNaN(Date.parse(occurredAt)) ? occurredAt : undefined;
 }
 

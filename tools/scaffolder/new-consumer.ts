@@ -56,6 +56,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
     eventTypes: fifo ? [...ORDER_EVENT_TYPES] : [ORDER_EVENT_TYPES[0]],
     entry: `lambdas/shop/entry-points/${entryPoint}.ts`,
+    // Its effect calls one provider, named after the consumer (wiring.provider(SPEC.name)).
+    providers: [name],
     ...(fifo ? FIFO : STANDARD),
   };
   if (CONSUMERS.some((c) => c.name === name))
@@ -152,6 +154,7 @@ function specSource(spec: ConsumerSpec): string {
     batchSize: ${spec.batchSize},
     batchingWindowSeconds: ${spec.batchingWindowSeconds},
     maxConcurrency: ${spec.maxConcurrency},
+    providers: [${(spec.providers ?? []).map((p) => `'${p}'`).join(', ')}],
   },
 `;
 }

@@ -10,11 +10,32 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 let dynamoDb: DynamoDBClient | undefined;
 let documentClient: DynamoDBDocumentClient | undefined;
 
+/**
+ * The process's DynamoDB client, for libraries that take the low-level client.
+ *
+ * @example Powertools' idempotency persistence (lambdas/shop/aws/idempotency-store.ts)
+ * ```ts
+ * import { dynamoDbClient } from '../../exactly-once';
+ *
+ * new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: dynamoDbClient() });
+ * ```
+ */
 export function dynamoDbClient(): DynamoDBClient {
   dynamoDb ??= new DynamoDBClient({});
   return dynamoDb;
 }
 
+/**
+ * The process's DynamoDB document client, on the same client; undefined attributes are dropped
+ * when items are written.
+ *
+ * @example (lambdas/shop/api/order-request.ts)
+ * ```ts
+ * import { dynamoDbDocumentClient, requireEnv } from '../../exactly-once';
+ *
+ * const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
+ * ```
+ */
 export function dynamoDbDocumentClient(): DynamoDBDocumentClient {
   documentClient ??= DynamoDBDocumentClient.from(dynamoDbClient(), {
     marshallOptions: { removeUndefinedValues: true },
@@ -29,6 +50,16 @@ let sqs: SQSClient | undefined;
  * passed as the explicit endpoint: otherwise SDK v3 sends each call to the
  * host in the QueueUrl, which for fauxqs (`sqs.<region>.localhost`) does not
  * resolve. On AWS the variable is unset and nothing changes.
+ *
+ * @example A consumer's wiring on the process's clients (what deployedConsumerWiring builds)
+ * ```ts
+ * import { consumerConfigFromEnv, consumerWiring, dynamoDbDocumentClient, sqsClient } from '../../exactly-once';
+ *
+ * const wiring = consumerWiring(consumerConfigFromEnv({ consumer: 'loyalty', fifo: false }), {
+ *   documents: dynamoDbDocumentClient(),
+ *   sqs: sqsClient(),
+ * });
+ * ```
  */
 export function sqsClient(): SQSClient {
   sqs ??= new SQSClient(process.env.AWS_ENDPOINT_URL_SQS ? { endpoint: process.env.AWS_ENDPOINT_URL_SQS } : {});

@@ -10,6 +10,20 @@ import { entityEffectKey } from './inbox-table';
  * `lastEventId` under the inbox claim `INBOX#<consumer>#<eventId>`. The ADD is
  * deliberately not idempotent: only the claim stops a duplicate from counting
  * twice, so the proof kit can see a double when the claim is switched off.
+ *
+ * @example Built once per cold start from the consumer's wiring
+ * ```ts
+ * export function makeHandler(wiring: ConsumerWiring) {
+ *   const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
+ *   const provider = wiring.provider(SPEC.name);
+ *   return queueConsumerHandler(wiring, {
+ *     fifo: SPEC.fifo,
+ *     parse: parseEnvelope,
+ *     apply: (event, record, work) =>
+ *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work),
+ *   });
+ * }
+ * ```
  */
 export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEffectLedger {
   async apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult> {

@@ -22,26 +22,59 @@ import {
 /** The lease's two attributes, as the lease's expressions name them. */
 const LEASE_NAMES = { '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE, '#holder': PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE };
 
-/** One item of a TransactWriteItems call, as the ledgers build them. */
+/**
+ * One item of a TransactWriteItems call, as the ledgers build them.
+ *
+ * @example An effect a ledger writes in the claim's transaction (lambdas/shop/aws/ledgers.ts)
+ * ```ts
+ * const addPoints: TransactItem = {
+ *   Update: {
+ *     TableName: this.options.tableName,
+ *     Key: customerKey(event.payload.customerId),
+ *     UpdateExpression: 'SET customerId = :id ADD points :points',
+ *     ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
+ *   },
+ * };
+ * ```
+ */
 export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
+/**
+ * What an InboxLedger is built with: whose inbox it is, the table that holds the claims and the
+ * effects they guard, and how long a claim is kept. A consumer takes them from its wiring, which
+ * reads them from the environment the stack set.
+ *
+ * @example
+ * ```ts
+ * const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
+ * ```
+ */
 export interface LedgerOptions {
   /** The consumer's spec name: its inbox key prefix `INBOX#<consumer>#`. */
   consumer: string;
+  /** The effects table: the inbox claims and the effects they guard share it, so they commit in one transaction. */
   tableName: string;
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
+  /**
+   * The clock the claims' timestamps and TTLs are taken from.
+   *
+   * @default () => new Date()
+   */
   now?: () => Date;
   /**
    * How a transaction or a done-mark is retried on contention inside the
    * invocation (each write on its own, never the provider call between them).
-   * Default: not retried here (the queue's backoff retries it).
+   *
+   * @default - not retried here (the queue's backoff retries it)
    */
   contention?: InProcessRetry;
   /**
    * The local runtime's build only: skip the inbox claim (and fulfilment's state guard on
    * reserve), so duplicates become double effects, to prove the proof kit notices them.
    * Every other bundle drops the check (bundleDefines, lib/exactly-once/function-defaults.ts).
+   *
+   * @default - none: every transaction writes the claim
    */
   unsafeDisableInbox?: () => boolean;
 }
@@ -56,6 +89,17 @@ export interface LedgerOptions {
  * The claim asks for the existing entry on failure (ALL_OLD), so a duplicate
  * learns from the cancellation itself whether the provider call is still owed:
  * no extra read, and the only extra write is marking the call done.
+ *
+ * @example A ledger: each method runs its effect under the claim (lambdas/shop/aws/ledgers.ts)
+ * ```ts
+ * import { InboxLedger, type LedgerResult, type RecordWork } from '../../exactly-once';
+ *
+ * export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger {
+ *   async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
+ *     return this.transact(event.eventId, [this.pointsUpdate(event.payload.customerId, points)], work);
+ *   }
+ * }
+ * ```
  */
 export abstract class InboxLedger {
   protected readonly now: () => Date;
@@ -264,10 +308,31 @@ export function providerCallPending(item: Parameters<typeof unmarshall>[0] | und
   return entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined && entry[SUPERSEDED_BY_ATTRIBUTE] === undefined;
 }
 
-/** The result of an event a newer one of the same entity already overtook: no effect, no provider call. */
+/**
+ * The result of an event a newer one of the same entity already overtook: no effect, no provider call.
+ *
+ * @example A ledger whose state guard refused the effect (lambdas/shop/aws/ledgers.ts)
+ * ```ts
+ * if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
+ * ```
+ */
 export const STALE: LedgerResult = { outcome: 'stale', providerCallPending: false };
 
-/** An effect's own condition failed (not the claim): carries which effect item and its old image. */
+/**
+ * An effect's own condition failed (not the claim): carries which effect item and its old image.
+ * `effectIndex` counts the effect items only (0 is the first effect), whatever the claim adds before them.
+ *
+ * @example Fulfilment's release: state 1 -> 2 is its first effect item (lambdas/shop/aws/ledgers.ts)
+ * ```ts
+ * try {
+ *   return await this.transact(event.eventId, [releaseState, ...stockDeltas], work);
+ * } catch (error) {
+ *   if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
+ *   if (error.oldItem !== undefined) return STALE; // already released
+ *   return this.recordCancelBeforeReserve(event, work);
+ * }
+ * ```
+ */
 export class EffectConditionFailed extends Error {
   constructor(
     readonly effectIndex: number,

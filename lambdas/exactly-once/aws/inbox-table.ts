@@ -17,6 +17,16 @@
  * The prefixes INBOX#, EFFECT# and TRIES# are reserved: an application's own effect items must use
  * other partition-key prefixes, or a claim could collide with an effect.
  */
+
+/**
+ * The TTL attribute of the inbox claims (epoch seconds). The effects table's TTL must be set on
+ * this attribute, or claims are never deleted and the table grows forever.
+ *
+ * @example The shop's effects table (lib/shop/storage.ts)
+ * ```ts
+ * new dynamodb.Table(this, 'Effects', { ...common, partitionKey, sortKey, timeToLiveAttribute: INBOX_TTL_ATTRIBUTE });
+ * ```
+ */
 export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
 export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
 export const SUPERSEDED_BY_ATTRIBUTE = 'supersededBy';

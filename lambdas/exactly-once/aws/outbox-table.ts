@@ -12,8 +12,36 @@
  * it never becomes a hot key.
  */
 export const OUTBOX_SK_PREFIX = 'OUTBOX#';
-/** The `entity` attribute of an outbox item: the relay's stream filter admits only these INSERTs. */
+/**
+ * The `entity` attribute of an outbox item: the relay's stream filter admits only these INSERTs.
+ *
+ * @example The outbox item the shop puts with an order (lambdas/shop/aws/dynamodb-order-repository.ts)
+ * ```ts
+ * const item = {
+ *   ...outboxKey(event),
+ *   entity: ENTITY_OUTBOX,
+ *   event,
+ *   createdAt: event.occurredAt,
+ *   pendingShard: pendingShardOf(event.eventId),
+ * };
+ * ```
+ */
 export const ENTITY_OUTBOX = 'OUTBOX';
+/**
+ * The name of the sparse index (partition key `pendingShard`, sort key `createdAt`) through which the
+ * sweeper finds outbox items the stream never relayed. The application's table must have it under
+ * this name, or the sweeper's query fails and an item the relay missed is never published.
+ *
+ * @example The shop's orders table (lib/shop/storage.ts)
+ * ```ts
+ * this.ordersTable.addGlobalSecondaryIndex({
+ *   indexName: PENDING_OUTBOX_INDEX,
+ *   partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
+ *   sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
+ *   projectionType: dynamodb.ProjectionType.ALL,
+ * });
+ * ```
+ */
 export const PENDING_OUTBOX_INDEX = 'pendingOutbox';
 export const PENDING_SHARDS = 8;
 
@@ -21,7 +49,19 @@ export function outboxSk(eventId: string): string {
   return `${OUTBOX_SK_PREFIX}${eventId}`;
 }
 
-/** Where an event's outbox item lives: in its entity's partition, so it commits with the entity's change. */
+/**
+ * Where an event's outbox item lives: in its entity's partition, so it commits with the entity's change.
+ * The prefix must be the one the stack gives OutboxRelay as `entityPartitionPrefix`.
+ *
+ * @example The shop's orders (lambdas/shop/aws/order-table.ts)
+ * ```ts
+ * import { outboxItemKey } from '../../exactly-once';
+ *
+ * export function outboxKey(event: { entityId: string; eventId: string }): { pk: string; sk: string } {
+ *   return outboxItemKey(event, ORDER_PK_PREFIX); // { pk: 'ORDER#<orderId>', sk: 'OUTBOX#<eventId>' }
+ * }
+ * ```
+ */
 export function outboxItemKey(
   event: { entityId: string; eventId: string },
   entityPartitionPrefix: string,
@@ -29,7 +69,14 @@ export function outboxItemKey(
   return { pk: `${entityPartitionPrefix}${event.entityId}`, sk: outboxSk(event.eventId) };
 }
 
-/** Stable shard for an event id, so a retried write lands on the same shard. */
+/**
+ * Stable shard for an event id, so a retried write lands on the same shard.
+ *
+ * @example The outbox item's sparse-index key (lambdas/shop/aws/dynamodb-order-repository.ts)
+ * ```ts
+ * pendingShard: pendingShardOf(event.eventId), // removed once the relay has published the event
+ * ```
+ */
 export function pendingShardOf(eventId: string): string {
   let hash = 0;
   for (let i = 0; i < eventId.length; i++) hash = (hash * 31 + eventId.charCodeAt(i)) >>> 0;

@@ -16,6 +16,15 @@ import type { ExternalProvider } from '../provider/provider';
  * only has to cover the short window between the call and that record. For one
  * that accepts no key (SES, SMTP), that window is the at-least-once residue: a
  * crash between the send and the record repeats the send once.
+ * `provider` names it in the log (`mail`, `warehouse`); `tableName` is the provider log table.
+ *
+ * @example What a consumer's wiring gives it unless told otherwise
+ * ```ts
+ * import { dynamoDbDocumentClient, ENV, providerKey, RecordingProvider, requireEnv } from '../../exactly-once';
+ *
+ * const mail = new RecordingProvider(dynamoDbDocumentClient(), requireEnv(ENV.providerLogTable), 'mail');
+ * await mail.send(providerKey('loyalty', event.eventId), { template: 'order-confirmation' }, { signal: work.signal });
+ * ```
  */
 export class RecordingProvider implements ExternalProvider {
   constructor(

@@ -28,6 +28,24 @@ const CONTENTION_REASONS = new Set([
   'RequestLimitExceeded',
 ]);
 
+/**
+ * Whether an SDK error is contention (see above): worth a short in-process retry with jitter. A
+ * cancelled transaction counts only when every reason that cancelled it is contention.
+ *
+ * @example A bounded in-process retry of one write (a consumer's wiring already retries its ledger's writes)
+ * ```ts
+ * import { isContention } from '../../exactly-once';
+ *
+ * for (let attempt = 1; ; attempt++) {
+ *   try {
+ *     return await orders.cancel(order, cancelledAt, event);
+ *   } catch (error) {
+ *     if (!isContention(error) || attempt === 3) throw error;
+ *     await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
+ *   }
+ * }
+ * ```
+ */
 export function isContention(error: unknown): boolean {
   if (error instanceof TransactionCanceledException) {
     const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None').filter((c) => c !== 'None');
@@ -67,6 +85,17 @@ const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 
  * every reason that cancelled it is. A ValidationError (an item too large, a
  * bad expression) or an unexpected condition failure would fail the same way
  * on every retry, so telling the client to retry would be a lie: that is a 500.
+ *
+ * @example Every API handler's last resort (lambdas/shop/api/http.ts)
+ * ```ts
+ * import { isDependencyFailure, logger } from '../../exactly-once';
+ *
+ * export function unexpectedErrorResponse(error: unknown): HttpResponse {
+ *   if (isDependencyFailure(error)) return serviceUnavailable();
+ *   logger.error('Unexpected error', { error });
+ *   return internalError();
+ * }
+ * ```
  */
 export function isDependencyFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -12,11 +12,11 @@ import { logger, metrics, MetricUnit } from '../runtime/observability';
 export interface ConsumerSettings {
   consumer: string;
   control: MessageControl;
-  /** The queue backoff after a failed try: ceiling min(cap, base * 2^(try-1)), equal jitter (domain/backoff). */
+  /** The queue backoff after a failed try: ceiling min(cap, base * 2^(try-1)), equal jitter (consumer/retry-budget.ts). */
   backoff: { baseSeconds: number; capSeconds: number };
   /**
    * The oldest an event may be (by its `occurredAt`) for this consumer to apply
-   * it by itself (domain/dedupe-horizon); an older one is dead-letterd with the
+   * it by itself (consumer/dedupe-horizon.ts); an older one is dead-letterd with the
    * cause DedupeHorizonPassed, since its inbox claim may be gone.
    */
   dedupeHorizonSeconds: number;

@@ -14,7 +14,21 @@ import { flushMetrics, logger } from '../runtime/observability';
 import { consumeRecord, type ConsumerSettings } from './consume-record';
 import type { ConsumerWiring } from './wiring';
 
-/** What makes one queue consumer differ from another: its queue type, its event and its use case. */
+/**
+ * What makes one queue consumer differ from another: its queue type, its event and its use case.
+ *
+ * @example The loyalty consumer's (lambdas/shop/entry-points/loyalty-consumer.ts)
+ * ```ts
+ * const loyalty: QueueConsumer<OrderEvent> = {
+ *   fifo: SPEC.fifo,
+ *   parse: parseOrderEvent,
+ *   apply: (event, record, work) => {
+ *     if (event.type !== 'OrderPlaced') throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+ *     return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
+ *   },
+ * };
+ * ```
+ */
 export interface QueueConsumer<E extends EventEnvelope> {
   /** The spec's `fifo`: the processor must match the queue the stack gives the consumer. */
   fifo: boolean;
@@ -57,6 +71,14 @@ export function invocationDeadlines(startedAt: number, remainingMs: number) {
 /** Time kept after `answerBy` for the partial response itself. */
 export const ANSWER_MARGIN_MS = 1_000;
 
+/**
+ * A queue consumer's Lambda handler: an SQS batch in, a partial batch response (the failed message ids) out.
+ *
+ * @example
+ * ```ts
+ * export const handler: QueueConsumerHandler = makeHandler(deployedConsumerWiring(SPEC));
+ * ```
+ */
 export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /**
@@ -88,6 +110,23 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * the release of skipped records (their group would stay locked for the whole
  * visibility timeout), throw away each record's own backoff, and count as a
  * function error, which is what the errors alarm watches.
+ *
+ * @example A FIFO consumer's entry module (lambdas/shop/entry-points/fulfilment-consumer.ts)
+ * ```ts
+ * import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '../../exactly-once';
+ *
+ * const SPEC = consumerSpec('fulfilment');
+ * export function makeHandler(wiring: ConsumerWiring) {
+ *   const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
+ *   const warehouse = wiring.provider('warehouse');
+ *   return queueConsumerHandler(wiring, {
+ *     fifo: SPEC.fifo,
+ *     parse: parseOrderEvent,
+ *     apply: (event, record, work) => fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }, work),
+ *   });
+ * }
+ * export const handler = makeHandler(deployedConsumerWiring(SPEC));
+ * ```
  */
 export function queueConsumerHandler<E extends EventEnvelope>(
   wiring: ConsumerWiring,

@@ -9,6 +9,13 @@
  * (a try counted, its backoff set) if it is not done. Every SDK and provider
  * call of the record takes the signal, so a hung call is cancelled, not left
  * running into the next invocation.
+ *
+ * @example A ledger method passes the record's work on to its transaction (lambdas/shop/aws/ledgers.ts)
+ * ```ts
+ * async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
+ *   return this.transact(event.eventId, [this.pointsUpdate(event.payload.customerId, points)], work);
+ * }
+ * ```
  */
 export interface RecordWork {
   /** Aborted at `deadline`: pass it to every SDK and provider call the record makes. */
@@ -25,7 +32,22 @@ export interface RecordWork {
   readonly leaseHolder: string;
 }
 
-/** Thrown into a record's work at its deadline; transient: the record is tried again later. */
+/**
+ * Thrown into a record's work at its deadline; transient: the record is tried again later.
+ * `work.signal` is aborted with it (its `reason`).
+ *
+ * @example An ExternalProvider adapter tells a call cut at the deadline from a failed one
+ * ```ts
+ * import { DeadlineExceeded } from '../../exactly-once';
+ *
+ * try {
+ *   await fetch(url, { method: 'POST', body, signal: options?.signal });
+ * } catch (error) {
+ *   if (options?.signal?.reason instanceof DeadlineExceeded) logger.warn('Warehouse call cut at the deadline', { idempotencyKey });
+ *   throw error; // transient either way: the message comes back and the call is still owed
+ * }
+ * ```
+ */
 export class DeadlineExceeded extends Error {
   constructor(readonly deadline: number) {
     super(`The record's deadline (${new Date(deadline).toISOString()}) passed before its work was done`);
@@ -37,6 +59,15 @@ export class DeadlineExceeded extends Error {
  * Another copy of the same event holds the lease on its provider call (it is
  * calling right now, or was until its invocation ended); transient: this copy is
  * retried later and by then finds the call done, or the lease lapsed.
+ * callProviderIfOwed throws it; a use case lets it propagate.
+ *
+ * @example A test of a use case: a duplicate that owes the call, while another delivery holds its lease
+ * ```ts
+ * import { ProviderCallInProgress } from '../../lambdas/exactly-once';
+ *
+ * await expect(creditLoyaltyPoints(event, { ledger, mail }, work)).rejects.toBeInstanceOf(ProviderCallInProgress);
+ * expect(mail.send).not.toHaveBeenCalled();
+ * ```
  */
 export class ProviderCallInProgress extends Error {
   constructor(

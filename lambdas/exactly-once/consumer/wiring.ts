@@ -2,6 +2,8 @@ import type { SQSRecord } from 'aws-lambda';
 import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
 import type { LedgerOptions } from '../aws/inbox-ledger';
 import { DynamoDbTryCounter } from '../aws/dynamodb-try-counter';
+import { HttpProvider } from '../aws/http-provider';
+import { apiKeyFromParameter } from '../aws/parameter-api-key';
 import { RecordingProvider } from '../aws/recording-provider';
 import { SqsMessageControl } from '../aws/sqs-message-control';
 import { isContention } from '../aws/transient-errors';
@@ -13,7 +15,7 @@ import type { ProviderCallRecord } from '../inbox/ports';
 import type { ExternalProvider } from '../provider/provider';
 import { optionalIntEnv, requireEnv, requireIntEnv } from '../config';
 import { IN_PROCESS_RETRY } from '../runtime/contention-retry';
-import { ENV } from '../env-names';
+import { ENV, providerEnvNames } from '../env-names';
 import { metrics } from '../runtime/observability';
 import type { ConsumerSettings } from './consume-record';
 
@@ -31,11 +33,29 @@ export interface ConsumerConfig {
   backoff: { baseSeconds: number; capSeconds: number };
   /** FIFO only: the consumer's own try limit. */
   maxAttempts: number;
+  /**
+   * The spec's providers that are configured, by name: endpoint and API-key parameter. A provider
+   * not here is the recording test double.
+   * @default none configured
+   */
+  providers?: Readonly<Record<string, ProviderConfig>>;
 }
 
-export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean }): ConsumerConfig {
+/** Where a configured HTTP provider is and where its API key is kept. */
+export interface ProviderConfig {
+  endpoint: string;
+  /** The SSM SecureString parameter holding the API key. */
+  apiKeyParameter: string;
+}
+
+export function consumerConfigFromEnv(options: {
+  consumer: string;
+  fifo: boolean;
+  providers?: readonly string[];
+}): ConsumerConfig {
+  const { providers = [], ...spec } = options;
   return {
-    ...options,
+    ...spec,
     effectsTable: requireEnv(ENV.effectsTable),
     providerTable: requireEnv(ENV.providerLogTable),
     inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
@@ -48,6 +68,15 @@ export function consumerConfigFromEnv(options: { consumer: string; fifo: boolean
       capSeconds: optionalIntEnv(RETRY_ENV.capSeconds, RETRY_BUDGET.capSeconds),
     },
     maxAttempts: optionalIntEnv(RETRY_ENV.maxAttempts, attemptsForBudget(RETRY_BUDGET)),
+    providers: Object.fromEntries(
+      providers.flatMap((name) => {
+        const names = providerEnvNames(name);
+        const endpoint = process.env[names.endpoint];
+        // Unset: the stage configures no endpoint for it, and the recording double stands in.
+        if (endpoint === undefined || endpoint === '') return [];
+        return [[name, { endpoint, apiKeyParameter: requireEnv(names.apiKeyParameter) }]];
+      }),
+    ),
   };
 }
 
@@ -78,8 +107,9 @@ export interface ConsumerDependencies {
 }
 
 /** A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name. */
-export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo'>): ConsumerWiring {
-  const wiring = consumerWiring(consumerConfigFromEnv({ consumer: spec.name, fifo: spec.fifo }), {
+export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' | 'providers'>): ConsumerWiring {
+  const config = consumerConfigFromEnv({ consumer: spec.name, fifo: spec.fifo, providers: spec.providers });
+  const wiring = consumerWiring(config, {
     documents: dynamoDbDocumentClient(),
     sqs: sqsClient(),
   });
@@ -91,7 +121,7 @@ export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo'>
  * What both queue consumers build at cold start: the ledger options (inbox
  * table and TTL), the providers, the message control for their own queue and
  * DLQ, the retry settings, and, in bundles built with fault injection only,
- * the fault decorators (lambdas/faults).
+ * the fault decorators (faults/).
  */
 export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
   const { consumer, fifo } = config;
@@ -133,7 +163,18 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), consumer) }
       : {}),
   };
-  const provider = deps.provider ?? ((name) => new RecordingProvider(documents, config.providerTable, name, now));
+  const provider =
+    deps.provider ??
+    ((name: string): ExternalProvider => {
+      const configured = config.providers?.[name];
+      if (configured === undefined) return new RecordingProvider(documents, config.providerTable, name, now);
+      return new HttpProvider({
+        name,
+        endpoint: configured.endpoint,
+        apiKey: apiKeyFromParameter(configured.apiKeyParameter),
+        now,
+      });
+    });
 
   return {
     documents,

@@ -4,7 +4,7 @@ import type { FaultPlan } from './plan';
  * The local runtime's test-only switch: consumers named in the plan's
  * `disableInboxClaim` skip their inbox claim, so a duplicate delivery becomes a
  * second effect and the proof kit's verification must fail. Only the local
- * runtime's build reaches this module (./build.ts, `INBOX_BYPASS_BUILD`); no
+ * runtime's build reaches this module (`INBOX_BYPASS_BUILD`, bundleDefines in lib/exactly-once/function-defaults.ts); no
  * deployable bundle contains it.
  */
 export function parseInboxBypass(source: Record<string, unknown>): Pick<FaultPlan, 'disableInboxClaim'> {

@@ -6,7 +6,7 @@ import { parseInboxBypass } from './inbox-bypass';
  * a run; every field is a probability in [0, 1] unless named otherwise. The
  * faults are the ways at-least-once delivery bites in real life, injected on
  * purpose so the kit can show effects still equal intents. Only bundles built
- * with fault injection contain this (see ./build.ts).
+ * with fault injection contain this (see bundleDefines, lib/exactly-once/function-defaults.ts).
  */
 export interface FaultPlan {
   /**
@@ -133,7 +133,7 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
       ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
       : undefined,
     ...parseConsumerOutage(source),
-    // Dead code, and so absent, in every bundle but the local runtime's (./build.ts).
+    // Dead code, and so absent, in every bundle but the local runtime's (bundleDefines, lib/exactly-once/function-defaults.ts).
     ...(process.env.INBOX_BYPASS_BUILD === 'true' ? parseInboxBypass(source) : {}),
   };
 }

@@ -6,6 +6,20 @@ import type { ApplyOutcome, EntityEffectLedger } from './ports';
 import type { ExternalProvider } from '../provider/provider';
 import { callProviderIfOwed } from '../provider/call-provider-if-owed';
 
+/**
+ * What applyEntityEffect works with: the consumer's name and event types (from its spec), its
+ * ledger and its provider (from its wiring).
+ *
+ * @example The deps a consumer made by `npm run new:consumer` passes, per record
+ * ```ts
+ * const deps: EntityEffectDeps = {
+ *   consumer: SPEC.name,
+ *   eventTypes: SPEC.eventTypes,
+ *   ledger: wiring.ledgerFor(ledger, record),
+ *   provider: wiring.provider(SPEC.name),
+ * };
+ * ```
+ */
 export interface EntityEffectDeps {
   /** The consumer's spec name: the inbox prefix and the provider key's prefix. */
   consumer: string;
@@ -21,6 +35,16 @@ export interface EntityEffectDeps {
  * then the provider hears of it under `providerKey(consumer, eventId)` while the
  * call is owed (call-provider-if-owed.ts). A type the consumer does not take is
  * a PermanentError: no retry can make it one it takes.
+ *
+ * @example A generated consumer's apply (its entry module)
+ * ```ts
+ * import { applyEntityEffect, DynamoDbEntityEffectLedger } from '../../exactly-once';
+ *
+ * const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
+ * const provider = wiring.provider(SPEC.name);
+ * const apply = (event: EventEnvelope, record: SQSRecord, work: RecordWork) =>
+ *   applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work);
+ * ```
  */
 export async function applyEntityEffect(
   event: EventEnvelope,

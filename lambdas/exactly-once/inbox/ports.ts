@@ -7,6 +7,11 @@ import type { EventEnvelope } from '../envelope';
  * - duplicate: the inbox already held this consumer's claim on the eventId, so
  *   the effect happened before (the only outcome that means "already done");
  * - stale: a newer event for the same entity was applied first; nothing to do.
+ *
+ * @example What a use case resolves to (lambdas/shop/use-cases/apply-order-events.ts)
+ * ```ts
+ * const outcome: ApplyOutcome = await creditLoyaltyPoints(event, { ledger, mail }, work);
+ * ```
  */
 export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
 
@@ -19,6 +24,11 @@ export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
  *   later event of the same entity superseded this one (a redriven OrderPlaced
  *   must not send PICK after CANCEL_PICK);
  * - stale: never.
+ *
+ * @example What a ledger method resolves to, and callProviderIfOwed takes (lambdas/shop/ports/ledgers.ts)
+ * ```ts
+ * credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult>;
+ * ```
  */
 export interface LedgerResult {
   outcome: ApplyOutcome;
@@ -29,10 +39,28 @@ export interface LedgerResult {
  * A duplicate's try for the lease on a provider call it owes: 'granted' (call
  * now), 'done' (done or superseded meanwhile: call nothing), 'held' (another
  * delivery holds a live lease: do not call now, retry later).
+ * callProviderIfOwed takes the lease and acts on the answer; a use case need not.
+ *
+ * @example
+ * ```ts
+ * const lease: ProviderCallLease = await ledger.leaseProviderCall(event.eventId, work);
+ * ```
  */
 export type ProviderCallLease = 'granted' | 'done' | 'held';
 
-/** The inbox's record of a provider call, shared by every ledger. */
+/**
+ * The inbox's record of a provider call, shared by every ledger. InboxLedger implements it;
+ * an application's ledger port extends it, so its use case can hand the ledger to callProviderIfOwed.
+ *
+ * @example The loyalty ledger's port (lambdas/shop/ports/ledgers.ts)
+ * ```ts
+ * import type { LedgerResult, ProviderCallRecord, RecordWork } from '../../exactly-once';
+ *
+ * export interface LoyaltyLedger extends ProviderCallRecord {
+ *   credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult>;
+ * }
+ * ```
+ */
 export interface ProviderCallRecord {
   /** The consumer whose inbox this is (its spec name): the prefix of its provider keys too. */
   readonly consumer: string;
@@ -49,6 +77,11 @@ export interface ProviderCallRecord {
  * the events applied per entity. It knows no domain, and it is not idempotent
  * on its own (an ADD), so a missing inbox claim shows as a double count.
  * Nothing supersedes it: every event's provider call is owed until recorded done.
+ *
+ * @example
+ * ```ts
+ * const ledger: EntityEffectLedger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
+ * ```
  */
 export interface EntityEffectLedger extends ProviderCallRecord {
   /** Inbox claim + `appliedCount += 1` and `lastEventId` on the consumer's item for `event.entityId`, in one transaction. */

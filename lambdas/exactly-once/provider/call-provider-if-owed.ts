@@ -18,6 +18,20 @@ import { logger } from '../runtime/observability';
  * the record's deadline (then the lease lapses on its own, after the invocation); the done-mark comes only
  * after the provider accepted, and only the done-mark is retried on contention
  * (never the call: a retry must not repeat a call that went through).
+ *
+ * @example The loyalty use case (lambdas/shop/use-cases/apply-order-events.ts)
+ * ```ts
+ * import { callProviderIfOwed, providerKey } from '../../exactly-once';
+ *
+ * const result = await deps.ledger.credit(event, points, work);
+ * return callProviderIfOwed(
+ *   result,
+ *   event.eventId,
+ *   deps.ledger,
+ *   (signal) => deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), { template: 'order-confirmation' }, { signal }),
+ *   work,
+ * );
+ * ```
  */
 export async function callProviderIfOwed(
   result: LedgerResult,

@@ -6,6 +6,14 @@
  * the call as done: after a crash between the commit and the call, or between
  * the call and its record. Once recorded, a duplicate (a redrive weeks later,
  * when the provider has forgotten the key) never reaches it.
+ *
+ * @example The loyalty use case's call, under its key and with the record's signal
+ * ```ts
+ * import { type ExternalProvider, providerKey } from '../../exactly-once';
+ *
+ * const mail: ExternalProvider = wiring.provider('mail');
+ * await mail.send(providerKey('loyalty', event.eventId), { template: 'order-confirmation', orderId: event.entityId }, { signal });
+ * ```
  */
 export interface ExternalProvider {
   /** `signal` aborts at the record's deadline: an adapter must give up the call then (its outcome is unknown). */

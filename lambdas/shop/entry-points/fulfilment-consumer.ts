@@ -12,7 +12,7 @@ const SPEC = consumerSpec('fulfilment');
  *
  * Retry budget on FIFO: a record skipped behind a failure is received, and
  * counted by SQS, without being tried. So the consumer counts its own failed
- * tries (consumer-support, tryLimit) and dead-letters a record itself once they
+ * tries (consume-record.ts in the mechanism, tryLimit) and dead-letters a record itself once they
  * are spent; the queue's maxReceiveCount is set far higher (tries x batch size)
  * as a backstop for crashes. A record behind a failing head therefore waits,
  * untried, however long the head takes, and is tried once the head is applied

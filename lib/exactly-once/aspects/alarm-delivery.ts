@@ -27,6 +27,11 @@ export const CLOUDWATCH_ALARM = 'AWS::CloudWatch::Alarm';
  * The judgement is `alarmActionDelivery` (alarm-delivery-policy.ts), the same
  * function the local runtime uses. A topic or key outside this stack cannot be
  * read: it is reported as unverifiable. The error is on the alarm.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new AlarmDeliveryAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class AlarmDeliveryAspect extends CorrectnessAspect {
   readonly rule = 'AlarmDelivery' as const;

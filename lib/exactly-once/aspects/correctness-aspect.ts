@@ -2,7 +2,14 @@ import { Annotations, CfnResource, type IAspect } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { StackModels, Unverifiable, type RenderedResource, type StackModel } from './model';
 
-/** The rule names, as they appear in brackets at the start of every message. */
+/**
+ * The rule names, as they appear in brackets at the start of every message.
+ *
+ * @example
+ * ```ts
+ * const rules: CorrectnessRule[] = applyCorrectnessAspects(this).map((aspect) => aspect.rule);
+ * ```
+ */
 export type CorrectnessRule =
   | 'VisibilityTimeout'
   | 'DeadLetterQueue'
@@ -14,6 +21,17 @@ export type CorrectnessRule =
   | 'RetryBudget'
   | 'ReservedConcurrency';
 
+/**
+ * What every correctness aspect takes: how to treat a rule it cannot check, and the model it
+ * shares with the aspects registered with it.
+ *
+ * @example
+ * ```ts
+ * const common: CorrectnessAspectOptions = { models: new StackModels(), unverifiable: 'warning' };
+ * Aspects.of(this).add(new InboxTtlAspect(common), { priority: AspectPriority.READONLY });
+ * Aspects.of(this).add(new DedupeHorizonAspect(common), { priority: AspectPriority.READONLY });
+ * ```
+ */
 export interface CorrectnessAspectOptions {
   /**
    * What to do when a rule cannot be checked at synth time: the queue or
@@ -21,9 +39,15 @@ export interface CorrectnessAspectOptions {
    * parameter. Default `error`: synth refuses what it cannot vouch for. With
    * `warning`, the message is a warning acknowledgeable under the id
    * `Correctness/<Rule>/Unverifiable`, and the setting is the deployer's to get right.
+   *
+   * @default 'error'
    */
   readonly unverifiable?: 'error' | 'warning';
-  /** Lets the aspects registered together share one model per stack; each aspect makes its own otherwise. */
+  /**
+   * Lets the aspects registered together share one model per stack; each aspect makes its own otherwise.
+   *
+   * @default - a new StackModels of this aspect's own
+   */
   readonly models?: StackModels;
 }
 
@@ -43,6 +67,12 @@ export interface CorrectnessAspectOptions {
  * has run; checking then would vouch for a value that is not deployed.
  * Register the aspects with `AspectPriority.READONLY` all the same: they
  * change nothing. `app.synth({ skipValidation: true })` skips the checks.
+ *
+ * @example The aspects applyCorrectnessAspects registered, e.g. to list their rules in a test
+ * ```ts
+ * const aspects: CorrectnessAspect[] = applyCorrectnessAspects(stack);
+ * expect(aspects.map((a) => a.rule)).toContain('InboxTtl');
+ * ```
  */
 export abstract class CorrectnessAspect implements IAspect {
   abstract readonly rule: CorrectnessRule;

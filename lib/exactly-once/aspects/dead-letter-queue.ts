@@ -9,7 +9,14 @@ import {
   type StackModel,
 } from './model';
 
-/** Fewer receives than this dead-letters healthy messages during a burst of transient failures. */
+/**
+ * Fewer receives than this dead-letters healthy messages during a burst of transient failures.
+ *
+ * @example
+ * ```ts
+ * deadLetterQueue: { queue: dlq, maxReceiveCount: Math.max(MIN_MAX_RECEIVE_COUNT, attempts) },
+ * ```
+ */
 export const MIN_MAX_RECEIVE_COUNT = 5;
 
 /**
@@ -31,6 +38,11 @@ export const MIN_MAX_RECEIVE_COUNT = 5;
  * itself one with a RedriveAllowPolicy of `allowAll` or `byQueue` (the way to
  * mark a DLQ whose sources live elsewhere). See `StackModel`.
  * Each violation is its own error, on the source queue.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new DeadLetterQueueAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class DeadLetterQueueAspect extends CorrectnessAspect {
   readonly rule = 'DeadLetterQueue' as const;

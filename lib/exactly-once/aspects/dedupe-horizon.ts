@@ -6,7 +6,14 @@ import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { CorrectnessAspect } from './correctness-aspect';
 import { EVENT_SOURCE_MAPPING, environmentVariable, type RenderedResource, type StackModel } from './model';
 
-/** The environment variable from which a consumer takes its dedupe horizon, in seconds. */
+/**
+ * The environment variable from which a consumer takes its dedupe horizon, in seconds.
+ *
+ * @example
+ * ```ts
+ * environment: { [DEDUPE_HORIZON_ENV]: String(dedupe.horizonSeconds), [INBOX_TTL_ENV]: String(dedupe.claimTtlSeconds) },
+ * ```
+ */
 export const DEDUPE_HORIZON_ENV = ENV.dedupeHorizonSeconds;
 
 /**
@@ -21,6 +28,11 @@ export const DEDUPE_HORIZON_ENV = ENV.dedupeHorizonSeconds;
  * second time: so the claim must outlive the horizon by more than the clocks of
  * producer and consumer can disagree. (The InboxTtl rule checks the TTL itself
  * against the queues.) The error is on the function.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new DedupeHorizonAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class DedupeHorizonAspect extends CorrectnessAspect {
   readonly rule = 'DedupeHorizon' as const;

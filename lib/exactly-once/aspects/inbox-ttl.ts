@@ -9,13 +9,39 @@ import {
   type StackModel,
 } from './model';
 
-/** The environment variable from which a consumer takes the TTL of its inbox records, in seconds. */
+/**
+ * The environment variable from which a consumer takes the TTL of its inbox records, in seconds.
+ *
+ * @example
+ * ```ts
+ * environment: { [INBOX_TTL_ENV]: String(requiredInboxTtlSeconds({ sourceRetentionSeconds, deadLetterRetentionSeconds })) },
+ * ```
+ */
 export const INBOX_TTL_ENV = ENV.inboxTtlSeconds;
-/** Default time allowed for a dead-lettered message to be redriven and processed: 1 day. */
+/**
+ * Default time allowed for a dead-lettered message to be redriven and processed: 1 day.
+ *
+ * @example
+ * ```ts
+ * const ttl = requiredInboxTtlSeconds({ sourceRetentionSeconds, deadLetterRetentionSeconds, redriveAllowanceSeconds: 2 * DEFAULT_REDRIVE_ALLOWANCE_SECONDS });
+ * ```
+ */
 export const DEFAULT_REDRIVE_ALLOWANCE_SECONDS = 86_400;
 
+/**
+ * The InboxTtl rule's options: the common ones, and the redrive allowance its floor includes.
+ *
+ * @example A stack that may take a week to redrive
+ * ```ts
+ * Aspects.of(this).add(new InboxTtlAspect({ redriveAllowanceSeconds: 7 * 86_400 }), { priority: AspectPriority.READONLY });
+ * ```
+ */
 export interface InboxTtlOptions extends CorrectnessAspectOptions {
-  /** How long after leaving the dead-letter queue a redriven message may still be processed. Default 1 day. */
+  /**
+   * How long after leaving the dead-letter queue a redriven message may still be processed.
+   *
+   * @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (86400, 1 day)
+   */
   readonly redriveAllowanceSeconds?: number;
 }
 
@@ -23,10 +49,21 @@ export interface InboxTtlOptions extends CorrectnessAspectOptions {
  * The shortest inbox TTL that outlives every delivery of a message: its time
  * in the source queue, then in the dead-letter queue, then the redrive. Use
  * it to set `INBOX_TTL_SECONDS` from the queues, so the two cannot drift apart.
+ *
+ * @example A consumer's TTL from its queue pair
+ * ```ts
+ * const ttl = requiredInboxTtlSeconds({
+ *   sourceRetentionSeconds: queues.retentionPeriod.toSeconds(),
+ *   deadLetterRetentionSeconds: DLQ_RETENTION.toSeconds(),
+ *   redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds(),
+ * }); // 4 d + 14 d + the allowance
+ * consumer.fn.addEnvironment(INBOX_TTL_ENV, String(ttl));
+ * ```
  */
 export function requiredInboxTtlSeconds(props: {
   sourceRetentionSeconds: number;
   deadLetterRetentionSeconds: number;
+  /** @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (1 day) */
   redriveAllowanceSeconds?: number;
 }): number {
   return (
@@ -55,6 +92,11 @@ export function requiredInboxTtlSeconds(props: {
  *
  * A queue without a redrive policy counts its dead-letter retention as 0 (the
  * DeadLetterQueue rule reports the missing DLQ). The error is on the function.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new InboxTtlAspect({ redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() }), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class InboxTtlAspect extends CorrectnessAspect {
   readonly rule = 'InboxTtl' as const;

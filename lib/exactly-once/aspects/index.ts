@@ -31,10 +31,27 @@ export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
 export { StreamSourceAspect } from './stream-source';
 export { VISIBILITY_TIMEOUT_FACTOR, VisibilityTimeoutAspect } from './visibility-timeout';
 
+/**
+ * The options of applyCorrectnessAspects: the redrive allowance the InboxTtl rule adds, and how
+ * every rule treats what it cannot check.
+ *
+ * @example A stack that allows longer to redrive than the default day
+ * ```ts
+ * applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+ * ```
+ */
 export interface CorrectnessOptions {
-  /** Time allowed to redrive and process a dead-lettered message, added to the inbox TTL floor. Default 86400 (1 day). */
+  /**
+   * Time allowed to redrive and process a dead-lettered message, added to the inbox TTL floor.
+   *
+   * @default 86400 (1 day, DEFAULT_REDRIVE_ALLOWANCE_SECONDS)
+   */
   readonly redriveAllowanceSeconds?: number;
-  /** What to do with a rule that cannot be checked at synth time. Default `error`. See `CorrectnessAspectOptions`. */
+  /**
+   * What to do with a rule that cannot be checked at synth time. See `CorrectnessAspectOptions`.
+   *
+   * @default 'error'
+   */
   readonly unverifiable?: 'error' | 'warning';
 }
 
@@ -44,6 +61,13 @@ export interface CorrectnessOptions {
  * They are added at `AspectPriority.READONLY` (they change nothing), check in
  * synth's validation phase (see `CorrectnessAspect`) and share one model per
  * stack. Returns the aspects.
+ *
+ * @example The shop's stack, with the allowance the pipelines derived the TTLs from (lib/shop/shop-stack.ts)
+ * ```ts
+ * import { applyCorrectnessAspects, REDRIVE_ALLOWANCE } from '../exactly-once';
+ *
+ * applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+ * ```
  */
 export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessOptions = {}): CorrectnessAspect[] {
   const common = { models: new StackModels(), unverifiable: options.unverifiable };

@@ -6,6 +6,11 @@ import type { IConstruct } from 'constructs';
  * Sets one retention on every log group it visits: the stage decides how
  * long logs are kept (prod longer than dev), not each construct. Register it
  * with `AspectPriority.MUTATING` on the stack.
+ *
+ * @example The stage decides, for every log group whichever construct made it (lib/shop/shop-stack.ts)
+ * ```ts
+ * Aspects.of(this).add(new LogRetentionAspect(config.logRetention), { priority: AspectPriority.MUTATING });
+ * ```
  */
 export class LogRetentionAspect implements IAspect {
   constructor(private readonly retention: RetentionDays) {}

@@ -46,6 +46,12 @@ export interface RenderedResource {
  * Something a check needs cannot be read at synth time (an unresolved token,
  * an imported resource). Thrown by the model and the checks, caught by
  * `CorrectnessAspect`, which reports it instead of crashing.
+ *
+ * @example A check that cannot read a value says so, and the aspect reports it (error or warning)
+ * ```ts
+ * const visibility = queue.properties.VisibilityTimeout; // as rendered: a number, or an intrinsic such as { Ref: ... }
+ * if (typeof visibility !== 'number') throw new Unverifiable(`VisibilityTimeout of ${queue.name} is not known at synth time`);
+ * ```
  */
 export class Unverifiable extends Error {
   constructor(readonly reason: string) {
@@ -285,6 +291,13 @@ export class StackModel {
  * One model per stack, shared by the aspects registered together, built the
  * first time one of their checks runs: in synth's validation phase, when the
  * tree no longer changes. Should a resource appear later anyway, the model is rebuilt.
+ *
+ * @example Two aspects registered together read one model of each stack
+ * ```ts
+ * const models = new StackModels();
+ * Aspects.of(this).add(new InboxTtlAspect({ models }), { priority: AspectPriority.READONLY });
+ * Aspects.of(this).add(new DedupeHorizonAspect({ models }), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class StackModels {
   private readonly models = new Map<Stack, StackModel>();

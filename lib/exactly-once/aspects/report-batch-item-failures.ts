@@ -10,6 +10,11 @@ import { EVENT_SOURCE_MAPPING, show, type RenderedResource, type StackModel } fr
  * that already succeeded is delivered again; the consumers rely on reporting
  * exactly the failed ones. Kafka, Amazon MQ and DocumentDB mappings are
  * skipped: they do not take this setting.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new ReportBatchItemFailuresAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class ReportBatchItemFailuresAspect extends CorrectnessAspect {
   readonly rule = 'ReportBatchItemFailures' as const;

@@ -1,7 +1,14 @@
 import { CorrectnessAspect } from './correctness-aspect';
 import { LAMBDA_FUNCTION, type RenderedResource } from './model';
 
-/** The context option that lets functions reserve concurrency: `-c allowReservedConcurrency=true`. */
+/**
+ * The context option that lets functions reserve concurrency: `-c allowReservedConcurrency=true`.
+ *
+ * @example
+ * ```ts
+ * const allowed = String(app.node.tryGetContext(ALLOW_RESERVED_CONCURRENCY_CONTEXT)) === 'true';
+ * ```
+ */
 export const ALLOW_RESERVED_CONCURRENCY_CONTEXT = 'allowReservedConcurrency';
 
 /**
@@ -16,6 +23,11 @@ export const ALLOW_RESERVED_CONCURRENCY_CONTEXT = 'allowReservedConcurrency';
  *
  * Read from the rendered template like the other rules, so a value set late
  * (by another aspect) or through an escape hatch (`addPropertyOverride`) is seen too.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new ReservedConcurrencyAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class ReservedConcurrencyAspect extends CorrectnessAspect {
   readonly rule = 'ReservedConcurrency' as const;

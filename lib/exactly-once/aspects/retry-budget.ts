@@ -25,8 +25,20 @@ import {
 /** SQS event source mappings take 10 records a batch unless told otherwise. */
 const SQS_DEFAULT_BATCH_SIZE = 10;
 
+/**
+ * The RetryBudget rule's options: the common ones, and the budget it checks against.
+ *
+ * @example A stack whose consumers must ride out half an hour of outage
+ * ```ts
+ * Aspects.of(this).add(new RetryBudgetAspect({ budgetSeconds: 1_800 }), { priority: AspectPriority.READONLY });
+ * ```
+ */
 export interface RetryBudgetOptions extends CorrectnessAspectOptions {
-  /** Least guaranteed backoff before a transient failure may dead-letter a message. Default 900 s (15 min). */
+  /**
+   * Least guaranteed backoff before a transient failure may dead-letter a message.
+   *
+   * @default 900 (15 min: the consumers' own retry budget)
+   */
   readonly budgetSeconds?: number;
 }
 
@@ -51,6 +63,11 @@ export interface RetryBudgetOptions extends CorrectnessAspectOptions {
  * because the consumers draw each wait in [ceiling/2, ceiling]: the sum is a
  * guarantee, not an average. See lambdas/exactly-once/consumer/retry-budget.ts.
  * Errors are reported on the queue, except a missing or wrong variable (on the function).
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new RetryBudgetAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class RetryBudgetAspect extends CorrectnessAspect {
   readonly rule = 'RetryBudget' as const;

@@ -13,6 +13,11 @@ import { EVENT_SOURCE_MAPPING, show, get, numberValue, type RenderedResource, ty
  * - DestinationConfig.OnFailure.Destination set: records given up on are
  *   recorded there, instead of being skipped without a trace.
  * Each missing setting is its own error, on the mapping.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new StreamSourceAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class StreamSourceAspect extends CorrectnessAspect {
   readonly rule = 'StreamSource' as const;

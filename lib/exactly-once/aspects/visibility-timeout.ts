@@ -8,7 +8,14 @@ import {
   type StackModel,
 } from './model';
 
-/** AWS's guidance for SQS event sources: visibility >= 6 × function timeout + batching window. */
+/**
+ * AWS's guidance for SQS event sources: visibility >= 6 × function timeout + batching window.
+ *
+ * @example A consumer's queue, from its function's timeout and its spec's window
+ * ```ts
+ * const visibilityTimeout = Duration.seconds(VISIBILITY_TIMEOUT_FACTOR * timeout.toSeconds() + batchingWindow.toSeconds());
+ * ```
+ */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 /**
@@ -24,6 +31,11 @@ export const VISIBILITY_TIMEOUT_FACTOR = 6;
  *
  * Defaults when unset: Lambda timeout 3 s, SQS visibility 30 s, window 0 s.
  * The error is reported on the queue, the resource to change.
+ *
+ * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
+ * ```ts
+ * Aspects.of(stack).add(new VisibilityTimeoutAspect(), { priority: AspectPriority.READONLY });
+ * ```
  */
 export class VisibilityTimeoutAspect extends CorrectnessAspect {
   readonly rule = 'VisibilityTimeout' as const;

@@ -157,7 +157,7 @@ export interface Guards {
    */
   recordDeadline: boolean;
   /**
-   * The dedupe horizon (consumer-support.ts `refusePastHorizon`): an event older
+   * The dedupe horizon (consume-record.ts `refusePastHorizon`): an event older
    * than the horizon is dead-lettered with DedupeHorizonPassed. Off: the
    * horizon is infinite, so a redrive after the claim's TTL applies it again.
    */
@@ -986,7 +986,7 @@ export class World {
   }
 
   /**
-   * The consumer's wiring (consumer-wiring.ts) on one invocation's clients,
+   * The consumer's wiring (lambdas/exactly-once/consumer/wiring.ts) on one invocation's clients,
    * the virtual clock (in-process contention retries wait on it too) and the
    * simulated providers; then the guards switched off, each as the test-only
    * change it stands for.

@@ -1,0 +1,28 @@
+import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
+
+/** How long a container keeps an API key before it reads the parameter again: a rotated key is picked up within it. */
+export const API_KEY_CACHE_SECONDS = 300;
+
+/**
+ * An HTTP provider's API key, read from an SSM SecureString parameter through Powertools
+ * Parameters: decrypted, and cached per container for {@link API_KEY_CACHE_SECONDS}, so a busy
+ * consumer reads the parameter once every five minutes, not once per call. The key is returned to
+ * the provider adapter only; it is never logged or put in an error.
+ *
+ * @example
+ * ```ts
+ * const mail = new HttpProvider({ name: 'mail', endpoint, apiKey: apiKeyFromParameter('/shop/prod/mail-api-key') });
+ * ```
+ */
+export function apiKeyFromParameter(
+  parameterName: string,
+  maxAgeSeconds = API_KEY_CACHE_SECONDS,
+): () => Promise<string> {
+  return async () => {
+    const value = await getParameter(parameterName, { decrypt: true, maxAge: maxAgeSeconds });
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new Error(`The API key parameter ${parameterName} is empty`);
+    }
+    return value;
+  };
+}

@@ -1,0 +1,86 @@
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/consumer/wiring';
+import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
+import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
+import { useUnitEnvironment } from '../support/handlers';
+
+/**
+ * A deployed consumer's provider, from its environment: a configured provider is an HTTP call to
+ * its endpoint, with the API key read from its SSM SecureString parameter (decrypted, once per
+ * container for the cache's lifetime) and the event's key in `Idempotency-Key`; a provider the
+ * stage does not configure is the recording double.
+ */
+const ssm = mockClient(SSMClient);
+const MAIL = providerEnvNames('mail');
+const received: IncomingHttpHeaders[] = [];
+let server: Server;
+let endpoint: string;
+
+const CONSUMER_ENV = {
+  EFFECTS_TABLE_NAME: 'effects',
+  PROVIDER_LOG_TABLE_NAME: 'provider-log',
+  INBOX_TTL_SECONDS: '100',
+  DEDUPE_HORIZON_SECONDS: '50',
+  QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/probe',
+  DEAD_LETTER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/probe-dlq',
+};
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    received.push(request.headers);
+    request.resume();
+    request.on('end', () => response.writeHead(201, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mail/messages`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+beforeEach(() => {
+  received.length = 0;
+  ssm.reset();
+  useUnitEnvironment(CONSUMER_ENV);
+  delete process.env[MAIL.endpoint];
+  delete process.env[MAIL.apiKeyParameter];
+});
+
+const wiringFor = (providers: string[]) =>
+  consumerWiring(consumerConfigFromEnv({ consumer: 'probe', fifo: false, providers }), {
+    documents: {} as never,
+    sqs: {} as never,
+  });
+
+test('a configured provider is called over HTTP with the key from its parameter, read once for many calls', async () => {
+  process.env[MAIL.endpoint] = endpoint;
+  process.env[MAIL.apiKeyParameter] = '/probe/mail-api-key';
+  ssm.on(GetParameterCommand).resolves({ Parameter: { Name: '/probe/mail-api-key', Value: 'key-from-ssm' } });
+  const mail = wiringFor(['mail']).provider('mail');
+
+  await mail.send('probe:event-1', { to: 'someone@example.com' });
+  await mail.send('probe:event-2', { to: 'someone@example.com' });
+
+  expect(received.map((h) => [h['idempotency-key'], h.authorization])).toEqual([
+    ['probe:event-1', 'Bearer key-from-ssm'],
+    ['probe:event-2', 'Bearer key-from-ssm'],
+  ]);
+  expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input)).toEqual([
+    { Name: '/probe/mail-api-key', WithDecryption: true },
+  ]);
+});
+
+test('an endpoint without its API-key parameter stops the consumer at cold start, naming the variable', () => {
+  process.env[MAIL.endpoint] = endpoint;
+
+  expect(() => wiringFor(['mail'])).toThrow(`Missing required environment variable ${MAIL.apiKeyParameter}`);
+});
+
+test('a provider the stage does not configure is the recording double, and no parameter is read', () => {
+  const mail = wiringFor(['mail']).provider('mail');
+
+  expect(mail).toBeInstanceOf(RecordingProvider);
+  expect(ssm.commandCalls(GetParameterCommand)).toEqual([]);
+});
