@@ -14,6 +14,9 @@
  */
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+// Powertools reads its settings when it loads: silence it before any test module loads it. Not for the
+// runtime project, whose functions run in processes of their own and must publish their metrics.
+const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 
 const LONG = [
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
@@ -36,6 +39,7 @@ module.exports = {
   projects: [
     {
       ...common,
+      ...quiet,
       displayName: 'unit',
       testMatch: [
         '<rootDir>/test/exactly-once/**/*.test.ts',
@@ -46,12 +50,14 @@ module.exports = {
     },
     {
       ...common,
+      ...quiet,
       displayName: 'infra',
       testMatch: [oneInfraFile ? '<rootDir>/test/infra/*.test.ts' : '<rootDir>/test/infra/all.suite.ts'],
     },
-    { ...common, displayName: 'long', testMatch: LONG },
+    { ...common, ...quiet, displayName: 'long', testMatch: LONG },
     {
       ...common,
+      ...quiet,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/emulators-setup.ts',

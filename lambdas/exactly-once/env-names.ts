@@ -25,9 +25,10 @@ export const ENV = Object.freeze({
 });
 
 /**
- * A configured external provider's two variables, named after it (`mail` ->
- * `PROVIDER_MAIL_ENDPOINT`, `PROVIDER_MAIL_API_KEY_PARAMETER`): its endpoint, and the name of the SSM
- * SecureString parameter that holds its API key. The key itself is never in the environment.
+ * A configured external provider's variables, named after it (`mail` -> `PROVIDER_MAIL_ENDPOINT`,
+ * `PROVIDER_MAIL_API_KEY_PARAMETER`): its endpoint, and the name of the SSM SecureString parameter
+ * that holds its API key, or (the local runtime only) `PROVIDER_MAIL_API_KEY_FILE`, a file holding
+ * it. The key itself is never in the environment.
  *
  * @example
  * ```ts
@@ -35,7 +36,12 @@ export const ENV = Object.freeze({
  * const endpoint = process.env[names.endpoint];
  * ```
  */
-export function providerEnvNames(provider: string): { endpoint: string; apiKeyParameter: string } {
+export function providerEnvNames(provider: string): { endpoint: string; apiKeyParameter: string; apiKeyFile: string } {
   const stem = `PROVIDER_${provider.toUpperCase().replace(/-/g, '_')}`;
-  return { endpoint: `${stem}_ENDPOINT`, apiKeyParameter: `${stem}_API_KEY_PARAMETER` };
+  // The key file is the local runtime's: its provider emulator has no SSM to keep the key in.
+  return {
+    endpoint: `${stem}_ENDPOINT`,
+    apiKeyParameter: `${stem}_API_KEY_PARAMETER`,
+    apiKeyFile: `${stem}_API_KEY_FILE`,
+  };
 }

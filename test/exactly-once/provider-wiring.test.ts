@@ -1,7 +1,10 @@
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/consumer/wiring';
 import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
@@ -46,6 +49,7 @@ beforeEach(() => {
   useUnitEnvironment(CONSUMER_ENV);
   delete process.env[MAIL.endpoint];
   delete process.env[MAIL.apiKeyParameter];
+  delete process.env[MAIL.apiKeyFile];
 });
 
 const wiringFor = (providers: string[]) =>
@@ -82,5 +86,20 @@ test('a provider the stage does not configure is the recording double, and no pa
   const mail = wiringFor(['mail']).provider('mail');
 
   expect(mail).toBeInstanceOf(RecordingProvider);
+  expect(ssm.commandCalls(GetParameterCommand)).toEqual([]);
+});
+
+test("the local runtime's key file stands in for the parameter: read once, and SSM is never called", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'provider-key-')), 'key');
+  writeFileSync(file, 'key-from-file\n');
+  process.env[MAIL.endpoint] = endpoint;
+  process.env[MAIL.apiKeyFile] = file;
+  const mail = wiringFor(['mail']).provider('mail');
+
+  await mail.send('probe:event-3', {});
+  writeFileSync(file, 'changed');
+  await mail.send('probe:event-4', {});
+
+  expect(received.map((h) => h.authorization)).toEqual(['Bearer key-from-file', 'Bearer key-from-file']);
   expect(ssm.commandCalls(GetParameterCommand)).toEqual([]);
 });

@@ -21,6 +21,16 @@ test('all faults together: effects equal intents, calls per order measured, repo
   const html = fs.readFileSync(files.html, 'utf8');
 
   expect(results.verification.violations).toEqual([]);
+  // Counted at the local provider: one e-mail per placed order, none twice (keyed), no PICK after a CANCEL_PICK.
+  const orders = results.verification.counts.orders;
+  expect(results.verification.providerLines).toEqual([
+    expect.stringMatching(
+      new RegExp(`^provider mail: ${orders} performed for ${orders} placed orders, 0 duplicates \\(keyed\\); `),
+    ),
+    expect.stringMatching(
+      /^provider warehouse: \d+ performed \(\d+ PICK, \d+ CANCEL_PICK\), 0 duplicates, 0 PICK after CANCEL_PICK$/,
+    ),
+  ]);
   // Not `passed`: with every fault at once a few messages can still be backing off when the drain bound
   // ends on a loaded 2-core machine; the invariants above are checked all the same.
   expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);

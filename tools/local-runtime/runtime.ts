@@ -1,7 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ENV, providerEnvNames } from '../../lambdas/exactly-once/env-names';
 import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
 import { countCall, startCountingProxy } from './call-counter';
 import { MetricStore } from './metrics';
@@ -26,6 +29,7 @@ import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import { LocalReferences } from './template/references';
 import { scheduleDefinitions } from './template/schedules';
 import { queueDefinitions } from './template/sqs';
+import { PROVIDER_ROUTES, startProviderEmulator, type ProviderEmulator } from './provider';
 
 export interface RuntimeOptions {
   /** The cloud assembly folder (`cdk.out`). */
@@ -45,6 +49,11 @@ export interface RuntimeOptions {
   outputsFile?: string;
   /** Set as FAULT_INJECTION_FILE on every function: the proof kit's per-run fault plan. */
   faultInjectionFile?: string;
+  /**
+   * Serve the consumers' providers from the local provider (./provider: a mail and a warehouse API
+   * with idempotency keys), instead of the recording double the template falls back to. Default true.
+   */
+  localProviders?: boolean;
 }
 
 /** Requests the functions and pollers made, as AWS would bill them (see call-counter.ts). */
@@ -190,7 +199,31 @@ async function start(
   const resolver = new IntrinsicResolver(template, references, references.pseudoParameters());
   const queueByArn = (arn: string) => [...queues.values()].find((q) => q.arn === arn);
 
-  // 4. Function hosts with the template environment resolved.
+  // 4. The local provider, when a function consumes (it writes the provider log on AWS without one configured).
+  const consumes = functionDefs.some((fn) => fn.environment[ENV.providerLogTable] !== undefined);
+  let provider: ProviderEmulator | undefined;
+  let providerEnvironment: Record<string, string> = {};
+  if (options.localProviders !== false && consumes) {
+    const apiKey = randomBytes(18).toString('base64url');
+    const keyDir = options.outputsFile !== undefined ? path.dirname(options.outputsFile) : os.tmpdir();
+    fs.mkdirSync(keyDir, { recursive: true });
+    // A file, as on AWS the key is a parameter: never in a function's environment.
+    const keyFile = path.join(keyDir, `provider-api-key-${process.pid}`);
+    fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
+    stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
+    provider = await startProviderEmulator({ apiKey, log: (line) => log('provider', line) });
+    stoppers.push(() => provider!.stop());
+    for (const name of Object.keys(PROVIDER_ROUTES) as (keyof typeof PROVIDER_ROUTES)[]) {
+      const names = providerEnvNames(name);
+      providerEnvironment = {
+        ...providerEnvironment,
+        [names.endpoint]: provider.endpoints[name],
+        [names.apiKeyFile]: keyFile,
+      };
+    }
+  }
+
+  // 5. Function hosts with the template environment resolved.
   const hosts = new Map<string, FunctionHost>();
   const metrics = new MetricStore();
   for (const fn of functionDefs) {
@@ -202,6 +235,8 @@ async function start(
     );
     // The proof kit's fault switch: functions read the run's plan from this file (on AWS, an SSM parameter).
     if (options.faultInjectionFile !== undefined) environment.FAULT_INJECTION_FILE = options.faultInjectionFile;
+    // Every consumer may reach every local provider; each calls those its spec names.
+    if (environment[ENV.providerLogTable] !== undefined) Object.assign(environment, providerEnvironment);
     const host = new FunctionHost(
       { ...fn, arn: lambdaArn(fn.functionName), environment },
       {
@@ -225,7 +260,7 @@ async function start(
     return host;
   };
 
-  // 5. Event sources. Stream iterators are taken before the API serves, so LATEST misses nothing.
+  // 6. Event sources. Stream iterators are taken before the API serves, so LATEST misses nothing.
   const streams = dynamo ? new DynamoDbStreamsClient(dynamo.endpoint, region) : undefined;
   const pollers: { stop(): Promise<void> }[] = [];
   // Stopping: abort every poller first, then stop the functions (killing in-flight invocations), then wait for the pollers.
@@ -266,7 +301,7 @@ async function start(
     }
   }
 
-  // 6. Schedules (asynchronous invocations with retries and the function's DLQ).
+  // 7. Schedules (asynchronous invocations with retries and the function's DLQ).
   const scale = options.timeScale ?? 1;
   const scheduler = new Scheduler(
     scheduleDefs.schedules.map((definition) => ({
@@ -301,7 +336,7 @@ async function start(
   scheduler.start();
   stoppers.push(() => scheduler.stop());
 
-  // 7. Alarms on SQS metrics.
+  // 8. Alarms on SQS metrics.
   let alarms: AlarmEvaluator | undefined;
   if (alarmDefs.alarms.length > 0 && sqsEmulator !== undefined) {
     const fauxqsEndpoint = sqsEmulator.endpoint;
@@ -336,7 +371,7 @@ async function start(
     ),
   });
 
-  // 8. The REST API.
+  // 9. The REST API.
   let apiUrl: string | undefined;
   let stageUrl: string | undefined;
   if (apis.length > 0) {
@@ -368,7 +403,11 @@ async function start(
     queueUrls: Object.fromEntries([...queues].map(([id, q]) => [id, q.url])),
     functions: Object.fromEntries(functionDefs.map((f) => [f.logicalId, f.functionName])),
     endpoints: { dynamodb: dynamo?.endpoint, sqs: sqsEmulator?.endpoint },
-    stackOutputs: resolveStackOutputs(stack, resolver, stageUrl),
+    stackOutputs: {
+      ...resolveStackOutputs(stack, resolver, stageUrl),
+      // Local only: where the proof kit reads what the providers performed (GET /__log).
+      ...(provider !== undefined ? { LocalProviderUrl: provider.url } : {}),
+    },
   };
   if (options.outputsFile !== undefined) {
     fs.mkdirSync(path.dirname(options.outputsFile), { recursive: true });

@@ -204,6 +204,8 @@ export function terminalSummary(r: RunResults): string {
     `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
     `  cost            ${r.costPerMillionOrders === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionOrders.toFixed(2)} per million orders in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
     `  effects         ${v.counts.orders} orders for ${v.counts.intents} intents (${v.counts.cancelledOrders} cancelled); ${v.counts.skusChecked} SKUs, ${v.counts.customersChecked} customers, ${v.counts.providerKeys} provider keys checked`,
+    // Counted at the provider (the local provider's log): one line each, as they are.
+    ...(v.providerLines ?? []),
     r.passed
       ? `  RESULT          PASS: 0 violations, effects == intents`
       : `  RESULT          FAIL: ${v.violations.length} violation(s)${r.drain.drained ? '' : ' and the system did not drain'}`,

@@ -7,6 +7,7 @@ import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
+import { localProviderLog, providerCallItemsOf } from './provider-calls';
 
 /**
  * Samples the pipeline while a proof run is under way, for the report's charts
@@ -165,6 +166,15 @@ export function acceptedOrders(
 export async function firstCalls(target: Target, eventIds: readonly string[]): Promise<Map<string, number>> {
   const table = target.outputs.ProviderLogTableName;
   const found = new Map<string, number>();
+  const log = await localProviderLog(target.outputs);
+  if (log !== undefined) {
+    // The local provider: when each key's effect was first performed, where it happened.
+    const wanted = new Set(eventIds.flatMap((id) => CONSUMER_NAMES.map((c) => providerKey(c, id))));
+    for (const item of providerCallItemsOf(log))
+      if (wanted.has(item.idempotencyKey) && item.firstCalledAt !== undefined)
+        found.set(item.idempotencyKey, Date.parse(item.firstCalledAt));
+    return found;
+  }
   if (table === undefined) return found;
   const keys = eventIds.flatMap((id) => CONSUMER_NAMES.map((c) => providerKey(c, id)));
   for (let i = 0; i < keys.length; i += 100) {

@@ -1,6 +1,14 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { PerformedEffect } from '../local-runtime/provider';
+import {
+  localProviderLog,
+  logOfOrders,
+  providerCallItemsOf,
+  providerLines,
+  summarizeProviders,
+} from './provider-calls';
 import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
 import {
   inboxKey,
@@ -43,6 +51,7 @@ export interface Violation {
     | 'points'
     | 'provider'
     | 'provider-order'
+    | 'provider-effects'
     | 'dlq'
     | 'outbox'
     | typeof EACH_EVENT_ONCE;
@@ -72,6 +81,11 @@ export interface Verification {
   /** Per consumer: EffectApplied, DuplicateSuppressed, StaleEventIgnored, PermanentFailure... where measured. */
   consumerMetrics: Record<string, Record<string, number>>;
   deadLetters: { queue: string; cause: string; count: number; expected: boolean }[];
+  /**
+   * Where the providers log what they performed (the local provider): one line per provider, what it
+   * performed for this run's orders, counted at the provider. Absent for the recording double.
+   */
+  providerLines?: string[];
 }
 
 export interface OrderItem {
@@ -98,7 +112,11 @@ export async function verify(
     (i) => i.entity === ENTITY_ORDER && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
   ) as unknown as OrderItem[];
   const effectItems = await scan(documents, target.outputs.EffectsTableName);
-  const providerItems = await scan(documents, target.outputs.ProviderLogTableName);
+  const providerLog = await localProviderLog(target.outputs);
+  const providerItems =
+    providerLog !== undefined
+      ? providerCallItemsOf(providerLog)
+      : await scan(documents, target.outputs.ProviderLogTableName);
   const deadLetterQueues: RunFacts['deadLetterQueues'] = [];
   for (const [name, url] of [
     ...consumers.map((c) => [
@@ -109,7 +127,19 @@ export async function verify(
   ]) {
     deadLetterQueues.push({ name, messages: await peekAll(target, url) });
   }
-  return checkInvariants({ ...options, orderItems, effectItems, providerItems, deadLetterQueues });
+  const runLog =
+    providerLog === undefined ? undefined : logOfOrders(providerLog, new Set(orderItems.map((o) => o.orderId)));
+  const verification = checkInvariants({
+    ...options,
+    orderItems,
+    effectItems,
+    providerItems,
+    deadLetterQueues,
+    performedEffects: runLog?.performed,
+  });
+  return runLog === undefined
+    ? verification
+    : { ...verification, providerLines: providerLines(summarizeProviders(runLog), orderItems.length) };
 }
 
 /**
@@ -134,6 +164,8 @@ export interface RunFacts {
   orderItems: OrderItem[];
   effectItems: Record<string, unknown>[];
   providerItems: Record<string, unknown>[];
+  /** The effects the local provider performed (its log), where the target has one. */
+  performedEffects?: PerformedEffect[];
   deadLetterQueues: { name: string; messages: Message[] }[];
   /** Who consumes what; the deployed list unless a test judges another. */
   consumers?: readonly ConsumerSpec[];
@@ -240,7 +272,10 @@ export function checkInvariants(options: RunFacts): Verification {
     ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
   );
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
-  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems }, options.consumers));
+  const performed = options.performedEffects?.filter(
+    (e) => e.key !== null && ordersById.has(e.key.split(':')[1]?.split('.')[0] ?? ''),
+  );
+  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems, performed }, options.consumers));
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
   // lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
   const duplicatesSuppressed: Record<string, number> = {};
@@ -418,6 +453,8 @@ export function checkProviderCalls(
     orders: readonly { orderId: string; status: string }[];
     effects: ReadonlyMap<string, Record<string, unknown>>;
     providerItems: readonly Record<string, unknown>[];
+    /** What the provider performed (the local provider's log): judged per key, where it happened. */
+    performed?: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload'>[];
   },
   consumers: readonly ConsumerSpec[] = CONSUMERS,
 ): Violation[] {
@@ -471,6 +508,58 @@ export function checkProviderCalls(
         detail: `key ${key} reached the provider but the inbox does not record the call done`,
       });
   }
+  if (input.performed !== undefined)
+    violations.push(...checkPerformedEffects(input.performed, generic.owedKeys, optional));
+  return violations;
+}
+
+/**
+ * At the provider itself: every owed key performed exactly once (an optional one at most once), no
+ * effect under a key nobody owes (an order never accepted, or an event nobody takes), and no PICK
+ * performed after its order's CANCEL_PICK.
+ */
+export function checkPerformedEffects(
+  performed: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload'>[],
+  owedKeys: ReadonlySet<string>,
+  optional: ReadonlySet<string>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const times = new Map<string, number>();
+  for (const effect of performed) if (effect.key !== null) times.set(effect.key, (times.get(effect.key) ?? 0) + 1);
+  for (const key of owedKeys) {
+    const n = times.get(key) ?? 0;
+    if (n !== 1)
+      violations.push({
+        invariant: 'provider-effects',
+        detail: `key ${key} performed ${n} times at the provider, not once`,
+      });
+  }
+  for (const [key, n] of times) {
+    if (owedKeys.has(key)) continue;
+    if (!optional.has(key))
+      violations.push({
+        invariant: 'provider-effects',
+        detail: `key ${key} performed ${n} times, but nothing owes it`,
+      });
+    else if (n > 1)
+      violations.push({
+        invariant: 'provider-effects',
+        detail: `key ${key} performed ${n} times, at most once allowed`,
+      });
+  }
+  const cancelledAt = new Map<string, number>();
+  for (const e of performed)
+    if (e.payload.instruction === 'CANCEL_PICK')
+      cancelledAt.set(
+        String(e.payload.orderId),
+        Math.min(cancelledAt.get(String(e.payload.orderId)) ?? Infinity, e.seq),
+      );
+  for (const e of performed)
+    if (e.payload.instruction === 'PICK' && e.seq > (cancelledAt.get(String(e.payload.orderId)) ?? Infinity))
+      violations.push({
+        invariant: 'provider-order',
+        detail: `order ${String(e.payload.orderId)}: PICK performed after its CANCEL_PICK at the warehouse`,
+      });
   return violations;
 }
 

@@ -1,4 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
+import { readFile } from 'node:fs/promises';
 import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
 import type { LedgerOptions } from '../aws/inbox-ledger';
 import { DynamoDbTryCounter } from '../aws/dynamodb-try-counter';
@@ -44,8 +45,8 @@ export interface ConsumerConfig {
 /** Where a configured HTTP provider is and where its API key is kept. */
 export interface ProviderConfig {
   endpoint: string;
-  /** The SSM SecureString parameter holding the API key. */
-  apiKeyParameter: string;
+  /** Where the API key is: an SSM SecureString parameter (deployed), or a file (the local runtime). */
+  apiKey: { parameter: string } | { file: string };
 }
 
 export function consumerConfigFromEnv(options: {
@@ -74,7 +75,9 @@ export function consumerConfigFromEnv(options: {
         const endpoint = process.env[names.endpoint];
         // Unset: the stage configures no endpoint for it, and the recording double stands in.
         if (endpoint === undefined || endpoint === '') return [];
-        return [[name, { endpoint, apiKeyParameter: requireEnv(names.apiKeyParameter) }]];
+        const file = process.env[names.apiKeyFile];
+        const apiKey = file !== undefined && file !== '' ? { file } : { parameter: requireEnv(names.apiKeyParameter) };
+        return [[name, { endpoint, apiKey }]];
       }),
     ),
   };
@@ -171,7 +174,10 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       return new HttpProvider({
         name,
         endpoint: configured.endpoint,
-        apiKey: apiKeyFromParameter(configured.apiKeyParameter),
+        apiKey:
+          'file' in configured.apiKey
+            ? apiKeyFromFile(configured.apiKey.file)
+            : apiKeyFromParameter(configured.apiKey.parameter),
         now,
       });
     });
@@ -197,6 +203,12 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
 }
 
 export type ConsumerWiring = ReturnType<typeof consumerWiring>;
+
+/** The local runtime's API key: read from its file once per container. */
+function apiKeyFromFile(file: string): () => Promise<string> {
+  let key: Promise<string> | undefined;
+  return () => (key ??= readFile(file, 'utf8').then((text) => text.trim()));
+}
 
 function realTimer(ms: number, fire: () => void): () => void {
   const timer = setTimeout(fire, Math.max(0, ms));

@@ -4,7 +4,6 @@ import { CONSUMERS } from '../../../lambdas/shop/consumers';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { consumerRoutes } from './consumers';
 
-
 /**
  * The handler modules build their deployed handler when they load, from this
  * environment (read once, as at a cold start). The simulation never invokes

@@ -1,0 +1,124 @@
+import type { ProviderLog } from '../local-runtime/provider';
+
+/**
+ * What reached the consumers' providers, in the shape the verification reads (one item per
+ * idempotency key: `calls`, `firstCalledAt`, `lastCalledAt`), from wherever the target's providers
+ * keep it: the local provider's log (`GET <LocalProviderUrl>/__log`: the effects it performed,
+ * counted where they happen), or the recording double's table (ProviderLogTableName).
+ */
+export type ProviderCallItem = Record<string, unknown> & {
+  idempotencyKey: string;
+  calls: number;
+  firstCalledAt?: string;
+  lastCalledAt?: string;
+};
+
+/** The local provider's log, or undefined for a target whose providers are the recording double. */
+export async function localProviderLog(outputs: Record<string, string>): Promise<ProviderLog | undefined> {
+  const url = outputs.LocalProviderUrl;
+  if (url === undefined) return undefined;
+  const response = await fetch(`${url}/__log`);
+  if (!response.ok) throw new Error(`The local provider's log (${url}/__log) answered ${response.status}`);
+  return (await response.json()) as ProviderLog;
+}
+
+/**
+ * One item per key: every request under it counts as a call (performed, replayed, refused while the
+ * first was running), and the first and last time it was performed bound when its effect happened.
+ */
+export function providerCallItemsOf(log: ProviderLog): ProviderCallItem[] {
+  const performedAt = new Map<string, string[]>();
+  for (const effect of log.performed)
+    if (effect.key !== null) performedAt.set(effect.key, [...(performedAt.get(effect.key) ?? []), effect.performedAt]);
+  return Object.values(log.keys).flatMap((byKey) =>
+    Object.entries(byKey).map(([key, counts]) => {
+      const times = (performedAt.get(key) ?? []).sort();
+      return {
+        idempotencyKey: key,
+        calls: counts.requests,
+        ...(times.length > 0 ? { firstCalledAt: times[0], lastCalledAt: times[times.length - 1] } : {}),
+      };
+    }),
+  );
+}
+
+/** The order a provider key `<consumer>:<orderId>.<event>` belongs to. */
+const orderOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
+
+/** The part of the log that belongs to these orders (the local provider serves every run of an `npm start`). */
+export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): ProviderLog {
+  const ours = (key: string | null) => key !== null && orderIds.has(orderOfKey(key));
+  return {
+    ...log,
+    performed: log.performed.filter((e) => ours(e.key)),
+    keys: Object.fromEntries(
+      Object.entries(log.keys).map(([endpoint, byKey]) => [
+        endpoint,
+        Object.fromEntries(Object.entries(byKey).filter(([key]) => ours(key))),
+      ]),
+    ) as ProviderLog['keys'],
+  };
+}
+
+/** What one provider did in a run, for its summary line. */
+export interface ProviderSummary {
+  provider: string;
+  /** Effects performed (an e-mail sent, an instruction taken). */
+  performed: number;
+  /** Performed by instruction (warehouse: PICK, CANCEL_PICK). */
+  byInstruction: Record<string, number>;
+  /** Effects performed more than once under one key: on a keyed provider, a bug; on a keyless one, the residue. */
+  duplicates: number;
+  /** Performed, but the answer never reached the caller (it timed out or the connection dropped). */
+  answersLost: number;
+  /** Requests the key turned into no new effect: replays and refusals while the key's first request ran. */
+  absorbedByKey: number;
+  /** Orders whose PICK was performed after their CANCEL_PICK (warehouse only). */
+  pickAfterCancel: number;
+}
+
+/** Each provider's summary from the local provider's log, keyed by provider. */
+export function summarizeProviders(log: ProviderLog): ProviderSummary[] {
+  return (Object.keys(log.keys) as (keyof ProviderLog['keys'])[]).sort().map((provider) => {
+    const effects = log.performed.filter((e) => e.endpoint === provider);
+    const perKey = new Map<string, number>();
+    for (const e of effects) if (e.key !== null) perKey.set(e.key, (perKey.get(e.key) ?? 0) + 1);
+    const byInstruction: Record<string, number> = {};
+    for (const e of effects)
+      if (typeof e.payload.instruction === 'string')
+        byInstruction[e.payload.instruction] = (byInstruction[e.payload.instruction] ?? 0) + 1;
+    const counts = Object.values(log.keys[provider] ?? {});
+    return {
+      provider,
+      performed: effects.length,
+      byInstruction,
+      duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
+      answersLost: effects.filter((e) => e.answer === 'dropped' || e.answer === 'abandoned').length,
+      absorbedByKey: counts.reduce((sum, c) => sum + c.replayed + c.inProgress, 0),
+      pickAfterCancel: pickAfterCancel(effects),
+    };
+  });
+}
+
+function pickAfterCancel(effects: ProviderLog['performed']): number {
+  const cancelledAt = new Map<string, number>();
+  for (const e of effects)
+    if (e.payload.instruction === 'CANCEL_PICK' && typeof e.payload.orderId === 'string')
+      cancelledAt.set(e.payload.orderId, Math.min(cancelledAt.get(e.payload.orderId) ?? Infinity, e.seq));
+  return effects.filter(
+    (e) => e.payload.instruction === 'PICK' && e.seq > (cancelledAt.get(String(e.payload.orderId)) ?? Infinity),
+  ).length;
+}
+
+/**
+ * The issue's two lines, one per provider:
+ * `provider mail: 120 performed for 120 placed orders, 0 duplicates (keyed); 3 answers lost, 41 retried calls absorbed by the key`
+ * `provider warehouse: 137 performed (120 PICK, 17 CANCEL_PICK), 0 duplicates, 0 PICK after CANCEL_PICK`
+ */
+export function providerLines(summaries: readonly ProviderSummary[], placedOrders: number): string[] {
+  return summaries.map((s) =>
+    s.provider === 'warehouse'
+      ? `provider warehouse: ${s.performed} performed (${s.byInstruction.PICK ?? 0} PICK, ${s.byInstruction.CANCEL_PICK ?? 0} CANCEL_PICK), ${s.duplicates} duplicates, ${s.pickAfterCancel} PICK after CANCEL_PICK`
+      : `provider ${s.provider}: ${s.performed} performed for ${placedOrders} placed orders, ${s.duplicates} duplicates (keyed); ${s.answersLost} answers lost, ${s.absorbedByKey} retried calls absorbed by the key`,
+  );
+}
