@@ -12,7 +12,7 @@ import {
 import { dedupeWindow, type DedupeWindow } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { ENV, providerEnvNames } from '../../lambdas/exactly-once/env-names';
-import { VISIBILITY_TIMEOUT_FACTOR } from './aspects';
+import { DEFAULT_REDRIVE_ALLOWANCE_SECONDS, VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
 import { FunctionWithDefaults } from './function-defaults';
 import type { ProviderEndpoints } from './provider-endpoints';
@@ -39,7 +39,7 @@ export interface PipelinesProps {
 }
 
 /** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
-export const REDRIVE_ALLOWANCE = Duration.days(3);
+export const REDRIVE_ALLOWANCE = Duration.seconds(DEFAULT_REDRIVE_ALLOWANCE_SECONDS);
 
 /** Every consumer's Lambda timeout; its queue's visibility timeout is derived from it. */
 const CONSUMER_TIMEOUT = Duration.seconds(30);

@@ -559,8 +559,8 @@ describe('correctness aspects', () => {
   });
 
   describe('InboxTtl', () => {
-    // 4 days (source) + 14 days (DLQ) + 1 day (redrive allowance)
-    const required = 4 * DAY + FOURTEEN_DAYS + DAY;
+    // 4 days (source) + 14 days (DLQ) + 3 days (the default redrive allowance, the pipelines' too)
+    const required = 4 * DAY + FOURTEEN_DAYS + 3 * DAY;
 
     test('exactly source + DLQ retention + redrive allowance passes', () => {
       const { app } = withPipeline({ inboxTtl: String(required) });
@@ -575,7 +575,7 @@ describe('correctness aspects', () => {
         error(
           consumer,
           'InboxTtl',
-          /Function S\/P\/Consumer consumes queue S\/P\/Queue with INBOX_TTL_SECONDS 1641599, below 345600 s \(retention of S\/P\/Queue\) \+ 1209600 s \(retention of S\/P\/Dlq\) \+ 86400 s \(redrive allowance\) = 1641600 s: a message redriven after its inbox record expired would have its effect applied a second time\./,
+          /Function S\/P\/Consumer consumes queue S\/P\/Queue with INBOX_TTL_SECONDS 1814399, below 345600 s \(retention of S\/P\/Queue\) \+ 1209600 s \(retention of S\/P\/Dlq\) \+ 259200 s \(redrive allowance\) = 1814400 s: a message redriven after its inbox record expired would have its effect applied a second time\./,
         ),
       ]);
     });
@@ -587,7 +587,7 @@ describe('correctness aspects', () => {
         error(
           consumer,
           'InboxTtl',
-          /Function S\/P\/Consumer consumes queue S\/P\/Queue but has no INBOX_TTL_SECONDS environment variable; .* at least 1641600\./,
+          /Function S\/P\/Consumer consumes queue S\/P\/Queue but has no INBOX_TTL_SECONDS environment variable; .* at least 1814400\./,
         ),
       ]);
     });
@@ -606,11 +606,11 @@ describe('correctness aspects', () => {
 
     test('the redrive allowance is an option', () => {
       const passes = withPipeline({ inboxTtl: String(required) }, { redriveAllowanceSeconds: DAY });
-      const fails = withPipeline({ inboxTtl: String(required) }, { redriveAllowanceSeconds: 2 * DAY });
+      const fails = withPipeline({ inboxTtl: String(required) }, { redriveAllowanceSeconds: 4 * DAY });
 
       expect(synthErrors(passes.app)).toEqual([]);
       expectRuleErrors(fails.app, [
-        error(fails.consumer, 'InboxTtl', /.* \+ 172800 s \(redrive allowance\) = 1728000 s/),
+        error(fails.consumer, 'InboxTtl', /.* \+ 345600 s \(redrive allowance\) = 1900800 s/),
       ]);
     });
   });

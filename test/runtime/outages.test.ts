@@ -12,6 +12,7 @@ import type { Target } from '../../tools/proof-kit/target';
 import { checkProviderCalls, scan } from '../../tools/proof-kit/verify';
 import { eventually } from './fixtures';
 import { SMALL, useProofKitRuntime } from './proof-kit-fixture';
+import { localProviderLog, providerCallItemsOf } from '../../tools/proof-kit/provider-calls';
 
 /**
  * Outages on the local runtime, with the deployed queues' settings: a provider down long enough that
@@ -84,8 +85,13 @@ describe('provider outage, then cancel, then redrive', () => {
 
     const cancel = await api('POST', `/orders/${orderId}/cancel`);
     const documents = DynamoDBDocumentClient.from(target.dynamodb);
-    const providerLog = async () =>
-      new Map((await scan(documents, target.outputs.ProviderLogTableName)).map((i) => [String(i.idempotencyKey), i]));
+    // What reached the warehouse, counted at the local provider (or the recording double's table).
+    const providerLog = async () => {
+      const local = await localProviderLog(target.outputs);
+      const items =
+        local !== undefined ? providerCallItemsOf(local) : await scan(documents, target.outputs.ProviderLogTableName);
+      return new Map(items.map((i) => [String(i.idempotencyKey), i]));
+    };
     const cancelPick = `fulfilment:${orderCancelledEventId(orderId)}`;
     await eventually(async () => (await providerLog()).get(cancelPick), 60_000, 'CANCEL_PICK at the warehouse');
     const redriven = await redriveDeadLetters(

@@ -14,6 +14,11 @@ export const MAX_BODY_BYTES = 64 * 1024;
  */
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9._:-]*$/;
 export const MAX_IDENTIFIER_LENGTH = 64;
+/** The identifier rule as the read routes check a path parameter by it (the same ids an order accepts). */
+export const IDENTIFIER_RULE = {
+  maxLength: MAX_IDENTIFIER_LENGTH,
+  allowed: { pattern: IDENTIFIER_PATTERN, description: 'ASCII letters, digits and . _ : -' },
+} as const;
 const identifierSchema = z
   .string()
   .min(1)

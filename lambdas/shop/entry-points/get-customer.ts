@@ -1,4 +1,4 @@
-import { IDENTIFIER_PATTERN, MAX_IDENTIFIER_LENGTH } from '../domain/order';
+import { IDENTIFIER_RULE } from '../domain/order';
 import { effectReadHandler } from '../api/effect-read-handler';
 import { callerRuleFromEnv, orderRepositoryFromEnv } from '../api/order-request';
 import { getCustomerPoints } from '../use-cases/get-customer';
@@ -13,8 +13,7 @@ const orders = orderRepositoryFromEnv();
 export const handler = effectReadHandler({
   parameter: 'customerId',
   // The ids an order accepts: no other customer can exist, and the access key relies on it (order-table.ts).
-  maxLength: MAX_IDENTIFIER_LENGTH,
-  allowed: { pattern: IDENTIFIER_PATTERN, description: 'ASCII letters, digits and . _ : -' },
+  ...IDENTIFIER_RULE,
   title: 'Invalid customer id',
   scope: 'caller',
   callerRule: callerRuleFromEnv(),

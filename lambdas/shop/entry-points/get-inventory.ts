@@ -1,4 +1,5 @@
 import { effectReadHandler } from '../api/effect-read-handler';
+import { IDENTIFIER_RULE } from '../domain/order';
 
 /**
  * GET /inventory/{sku}: reserved stock, the fulfilment consumer's effect. A
@@ -7,7 +8,8 @@ import { effectReadHandler } from '../api/effect-read-handler';
  */
 export const handler = effectReadHandler({
   parameter: 'sku',
-  maxLength: 64,
+  // The SKUs an order accepts: no other SKU can have reservations.
+  ...IDENTIFIER_RULE,
   title: 'Invalid SKU',
   scope: 'shared',
   read: (reader, sku) => reader.reservedStock(sku),

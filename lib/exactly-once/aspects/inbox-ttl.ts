@@ -19,14 +19,16 @@ import {
  */
 export const INBOX_TTL_ENV = ENV.inboxTtlSeconds;
 /**
- * Default time allowed for a dead-lettered message to be redriven and processed: 1 day.
+ * Time allowed for a dead-lettered message to be redriven and processed: 3 days. The consumer
+ * pipelines derive their dedupe horizon from the same number (REDRIVE_ALLOWANCE), so the Aspect's
+ * default checks exactly what the pipelines build.
  *
  * @example
  * ```ts
  * const ttl = requiredInboxTtlSeconds({ sourceRetentionSeconds, deadLetterRetentionSeconds, redriveAllowanceSeconds: 2 * DEFAULT_REDRIVE_ALLOWANCE_SECONDS });
  * ```
  */
-export const DEFAULT_REDRIVE_ALLOWANCE_SECONDS = 86_400;
+export const DEFAULT_REDRIVE_ALLOWANCE_SECONDS = 3 * 86_400;
 
 /**
  * The InboxTtl rule's options: the common ones, and the redrive allowance its floor includes.
@@ -40,7 +42,7 @@ export interface InboxTtlOptions extends CorrectnessAspectOptions {
   /**
    * How long after leaving the dead-letter queue a redriven message may still be processed.
    *
-   * @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (86400, 1 day)
+   * @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (259200, 3 days)
    */
   readonly redriveAllowanceSeconds?: number;
 }
@@ -63,7 +65,7 @@ export interface InboxTtlOptions extends CorrectnessAspectOptions {
 export function requiredInboxTtlSeconds(props: {
   sourceRetentionSeconds: number;
   deadLetterRetentionSeconds: number;
-  /** @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (1 day) */
+  /** @default DEFAULT_REDRIVE_ALLOWANCE_SECONDS (3 days) */
   redriveAllowanceSeconds?: number;
 }): number {
   return (
@@ -77,7 +79,7 @@ export function requiredInboxTtlSeconds(props: {
  * Rule InboxTtl: every function that consumes an SQS queue through an event
  * source mapping has an environment variable `INBOX_TTL_SECONDS` (a whole
  * number of seconds) >= source queue retention + its dead-letter queue's
- * retention + a redrive allowance (default 1 day).
+ * retention + a redrive allowance (default 3 days).
  *
  * Why: a consumer makes its effect exactly-once by claiming the event's id in
  * its inbox table in the same transaction as the effect; a second delivery

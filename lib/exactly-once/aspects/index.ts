@@ -44,7 +44,7 @@ export interface CorrectnessOptions {
   /**
    * Time allowed to redrive and process a dead-lettered message, added to the inbox TTL floor.
    *
-   * @default 86400 (1 day, DEFAULT_REDRIVE_ALLOWANCE_SECONDS)
+   * @default 259200 (3 days, DEFAULT_REDRIVE_ALLOWANCE_SECONDS, the pipelines' REDRIVE_ALLOWANCE)
    */
   readonly redriveAllowanceSeconds?: number;
   /**
