@@ -72,7 +72,7 @@ export { applyEntityEffect, type EntityEffectDeps } from './inbox/entity-effect'
 export type { ExternalProvider } from './provider/provider';
 export { callProviderIfOwed } from './provider/call-provider-if-owed';
 export { HttpProvider, ProviderUnavailable, type ApiKeyHeader, type HttpProviderOptions } from './aws/http-provider';
-export { API_KEY_CACHE_SECONDS, apiKeyFromParameter } from './aws/parameter-api-key';
+export { API_KEY_CACHE_SECONDS, apiKeyFromParameter, type RefreshableApiKey } from './aws/parameter-api-key';
 export { RecordingProvider } from './aws/recording-provider';
 
 // The outbox item an application writes with its state change

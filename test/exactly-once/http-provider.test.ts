@@ -219,6 +219,17 @@ describe('the answer, classified', () => {
     expect((outcome as PermanentError).message).toMatch(new RegExp(`${code}`));
   });
 
+  test('401 with a key refresher: transient (the key may have been rotated), and the key is read again next time', async () => {
+    answer = status(401, {}, 'bad key');
+    const refreshApiKey = jest.fn();
+
+    const outcome = await outcomeOf(provider({ refreshApiKey }).send(KEY, PAYLOAD));
+
+    expect(outcome).toBeInstanceOf(RetryLater);
+    expect(outcome).not.toBeInstanceOf(PermanentError);
+    expect(refreshApiKey).toHaveBeenCalledTimes(1);
+  });
+
   test('a redirect is not followed (it could turn the POST into a GET, or carry the key elsewhere): permanent', async () => {
     answer = status(307, { Location: 'http://127.0.0.1:1/elsewhere' });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/consumer/wiring';
 import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
+import { RetryLater } from '../../lambdas/exactly-once/errors';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
 import { useUnitEnvironment } from '../support/handlers';
 
@@ -19,6 +20,8 @@ import { useUnitEnvironment } from '../support/handlers';
 const ssm = mockClient(SSMClient);
 const MAIL = providerEnvNames('mail');
 const received: IncomingHttpHeaders[] = [];
+/** The key the provider accepts; any other gets 401. */
+let acceptedKey = 'key-from-ssm';
 let server: Server;
 let endpoint: string;
 
@@ -35,7 +38,8 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     received.push(request.headers);
     request.resume();
-    request.on('end', () => response.writeHead(201, { 'content-type': 'application/json' }).end('{}'));
+    const ok = request.headers.authorization === `Bearer ${acceptedKey}`;
+    request.on('end', () => response.writeHead(ok ? 201 : 401, { 'content-type': 'application/json' }).end('{}'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mail/messages`;
@@ -45,6 +49,7 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 
 beforeEach(() => {
   received.length = 0;
+  acceptedKey = 'key-from-ssm';
   ssm.reset();
   useUnitEnvironment(CONSUMER_ENV);
   delete process.env[MAIL.endpoint];
@@ -76,6 +81,24 @@ test('a configured provider is called over HTTP with the key from its parameter,
   ]);
 });
 
+test('a rotated key: the 401 is retried, and the retry reads the parameter again and sends the new key', async () => {
+  process.env[MAIL.endpoint] = endpoint;
+  process.env[MAIL.apiKeyParameter] = '/probe/rotated-key';
+  ssm
+    .on(GetParameterCommand)
+    .resolvesOnce({ Parameter: { Name: '/probe/rotated-key', Value: 'old-key' } })
+    .resolves({ Parameter: { Name: '/probe/rotated-key', Value: 'new-key' } });
+  acceptedKey = 'new-key';
+  const mail = wiringFor(['mail']).provider('mail');
+
+  const first = await mail.send('probe:event-5', {}).catch((error: unknown) => error);
+  await mail.send('probe:event-5', {});
+
+  expect(first).toBeInstanceOf(RetryLater);
+  expect(received.map((h) => h.authorization)).toEqual(['Bearer old-key', 'Bearer new-key']);
+  expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(2);
+});
+
 test('an endpoint without its API-key parameter stops the consumer at cold start, naming the variable', () => {
   process.env[MAIL.endpoint] = endpoint;
 
@@ -92,6 +115,7 @@ test('a provider the stage does not configure is the recording double, and no pa
 test("the local runtime's key file stands in for the parameter: read once, and SSM is never called", async () => {
   const file = join(mkdtempSync(join(tmpdir(), 'provider-key-')), 'key');
   writeFileSync(file, 'key-from-file\n');
+  acceptedKey = 'key-from-file';
   process.env[MAIL.endpoint] = endpoint;
   process.env[MAIL.apiKeyFile] = file;
   const mail = wiringFor(['mail']).provider('mail');

@@ -38,8 +38,12 @@ const counts = (requests: number, replayed = 0, inProgress = 0) => ({
   payloadMismatch: 0,
   chaosRefused: 0,
 });
-function logOf(performed: PerformedEffect[], keys: ProviderLog['keys']): ProviderLog {
-  return { performed, keys, counters: {} as ProviderLog['counters'], chaos: {} };
+function logOf(
+  performed: PerformedEffect[],
+  keys: ProviderLog['keys'],
+  keyless: ProviderLog['keyless'] = [],
+): ProviderLog {
+  return { performed, keyless, keys, counters: {} as ProviderLog['counters'], chaos: {} };
 }
 
 beforeEach(() => (seq = 0));
@@ -163,4 +167,19 @@ test('the run sees only its orders in the log, and each key as one item with its
       lastCalledAt: '2030-01-01T00:00:01.000Z',
     },
   ]);
+});
+
+test('a keyless provider: a repeat is the residue, counted in its line, not a violation; a key never performed still is', () => {
+  const performed = [effect('mail', 'loyalty:o1.placed'), effect('mail', 'loyalty:o1.placed')];
+  const log = logOf(performed, { mail: { 'loyalty:o1.placed': counts(2) }, warehouse: {} }, ['mail']);
+
+  const violations = checkPerformedEffects(performed, new Set(['loyalty:o1.placed', 'loyalty:o2.placed']), new Set(), [
+    'mail',
+  ]);
+  const [line] = providerLines(summarizeProviders(log), 2);
+
+  expect(violations.map((v) => v.detail)).toEqual([
+    'key loyalty:o2.placed performed 0 times at the provider, not once',
+  ]);
+  expect(line).toMatch(/^provider mail: 2 performed for 2 placed orders, 1 duplicates \(keyless\); /);
 });

@@ -54,6 +54,8 @@ export interface RuntimeOptions {
    * with idempotency keys), instead of the recording double the template falls back to. Default true.
    */
   localProviders?: boolean;
+  /** Local provider endpoints that ignore the idempotency key, like SMTP or SES (default none). */
+  keylessProviders?: ('mail' | 'warehouse')[];
 }
 
 /** Requests the functions and pollers made, as AWS would bill them (see call-counter.ts). */
@@ -211,7 +213,11 @@ async function start(
     const keyFile = path.join(keyDir, `provider-api-key-${process.pid}`);
     fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
     stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
-    provider = await startProviderEmulator({ apiKey, log: (line) => log('provider', line) });
+    provider = await startProviderEmulator({
+      apiKey,
+      keyless: options.keylessProviders,
+      log: (line) => log('provider', line),
+    });
     stoppers.push(() => provider!.stop());
     for (const name of Object.keys(PROVIDER_ROUTES) as (keyof typeof PROVIDER_ROUTES)[]) {
       const names = providerEnvNames(name);

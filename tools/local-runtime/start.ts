@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     outputsFile,
     faultInjectionFile,
     showMetrics: process.env.SHOW_METRICS === 'true',
+    keylessProviders: keylessProviders(process.env.LOCAL_PROVIDER_KEYLESS),
   });
   state.runtime = runtime;
   if (stopping) {
@@ -136,6 +137,18 @@ function assertPortFree(port: number): Promise<void> {
 }
 
 class UserError extends Error {}
+
+/** `LOCAL_PROVIDER_KEYLESS=mail` (comma-separated): local provider endpoints that ignore the key. */
+function keylessProviders(value: string | undefined): ('mail' | 'warehouse')[] {
+  const names = (value ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  for (const name of names)
+    if (name !== 'mail' && name !== 'warehouse')
+      throw new UserError(`LOCAL_PROVIDER_KEYLESS names mail or warehouse, got "${name}"`);
+  return names as ('mail' | 'warehouse')[];
+}
 
 /** Errors a user can act on are one line; anything else is a bug and keeps its stack. */
 function isUserError(error: unknown): error is Error {

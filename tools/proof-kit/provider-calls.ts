@@ -63,6 +63,8 @@ export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): Pr
 /** What one provider did in a run, for its summary line. */
 export interface ProviderSummary {
   provider: string;
+  /** It ignores the idempotency key: every call is a send, and `duplicates` is the residue. */
+  keyless: boolean;
   /** Effects performed (an e-mail sent, an instruction taken). */
   performed: number;
   /** Performed by instruction (warehouse: PICK, CANCEL_PICK). */
@@ -90,6 +92,7 @@ export function summarizeProviders(log: ProviderLog): ProviderSummary[] {
     const counts = Object.values(log.keys[provider] ?? {});
     return {
       provider,
+      keyless: (log.keyless ?? []).includes(provider),
       performed: effects.length,
       byInstruction,
       duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
@@ -119,6 +122,6 @@ export function providerLines(summaries: readonly ProviderSummary[], placedOrder
   return summaries.map((s) =>
     s.provider === 'warehouse'
       ? `provider warehouse: ${s.performed} performed (${s.byInstruction.PICK ?? 0} PICK, ${s.byInstruction.CANCEL_PICK ?? 0} CANCEL_PICK), ${s.duplicates} duplicates, ${s.pickAfterCancel} PICK after CANCEL_PICK`
-      : `provider ${s.provider}: ${s.performed} performed for ${placedOrders} placed orders, ${s.duplicates} duplicates (keyed); ${s.answersLost} answers lost, ${s.absorbedByKey} retried calls absorbed by the key`,
+      : `provider ${s.provider}: ${s.performed} performed for ${placedOrders} placed orders, ${s.duplicates} duplicates (${s.keyless ? 'keyless' : 'keyed'}); ${s.answersLost} answers lost, ${s.absorbedByKey} retried calls absorbed by the key`,
   );
 }

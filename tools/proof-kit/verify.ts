@@ -136,6 +136,7 @@ export async function verify(
     providerItems,
     deadLetterQueues,
     performedEffects: runLog?.performed,
+    keylessProviders: runLog?.keyless,
   });
   return runLog === undefined
     ? verification
@@ -166,6 +167,8 @@ export interface RunFacts {
   providerItems: Record<string, unknown>[];
   /** The effects the local provider performed (its log), where the target has one. */
   performedEffects?: PerformedEffect[];
+  /** Its endpoints that ignore the idempotency key. */
+  keylessProviders?: string[];
   deadLetterQueues: { name: string; messages: Message[] }[];
   /** Who consumes what; the deployed list unless a test judges another. */
   consumers?: readonly ConsumerSpec[];
@@ -275,7 +278,12 @@ export function checkInvariants(options: RunFacts): Verification {
   const performed = options.performedEffects?.filter(
     (e) => e.key !== null && ordersById.has(e.key.split(':')[1]?.split('.')[0] ?? ''),
   );
-  violations.push(...checkProviderCalls({ orders: orderItems, effects, providerItems, performed }, options.consumers));
+  violations.push(
+    ...checkProviderCalls(
+      { orders: orderItems, effects, providerItems, performed, keyless: options.keylessProviders },
+      options.consumers,
+    ),
+  );
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
   // lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
   const duplicatesSuppressed: Record<string, number> = {};
@@ -454,7 +462,9 @@ export function checkProviderCalls(
     effects: ReadonlyMap<string, Record<string, unknown>>;
     providerItems: readonly Record<string, unknown>[];
     /** What the provider performed (the local provider's log): judged per key, where it happened. */
-    performed?: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload'>[];
+    performed?: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'endpoint'>[];
+    /** Endpoints that ignore the key: a repeat there is the at-least-once residue, reported, not a violation. */
+    keyless?: readonly string[];
   },
   consumers: readonly ConsumerSpec[] = CONSUMERS,
 ): Violation[] {
@@ -509,7 +519,7 @@ export function checkProviderCalls(
       });
   }
   if (input.performed !== undefined)
-    violations.push(...checkPerformedEffects(input.performed, generic.owedKeys, optional));
+    violations.push(...checkPerformedEffects(input.performed, generic.owedKeys, optional, input.keyless));
   return violations;
 }
 
@@ -519,16 +529,23 @@ export function checkProviderCalls(
  * performed after its order's CANCEL_PICK.
  */
 export function checkPerformedEffects(
-  performed: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload'>[],
+  performed: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'endpoint'>[],
   owedKeys: ReadonlySet<string>,
   optional: ReadonlySet<string>,
+  keyless: readonly string[] = [],
 ): Violation[] {
   const violations: Violation[] = [];
   const times = new Map<string, number>();
-  for (const effect of performed) if (effect.key !== null) times.set(effect.key, (times.get(effect.key) ?? 0) + 1);
+  const atLeastOnce = new Set<string>();
+  for (const effect of performed) {
+    if (effect.key === null) continue;
+    times.set(effect.key, (times.get(effect.key) ?? 0) + 1);
+    if (keyless.includes(effect.endpoint)) atLeastOnce.add(effect.key);
+  }
   for (const key of owedKeys) {
     const n = times.get(key) ?? 0;
-    if (n !== 1)
+    // A keyless provider cannot dedupe a repeat: at least once there, and the repeats are counted in its line.
+    if (n !== 1 && !(n > 1 && atLeastOnce.has(key)))
       violations.push({
         invariant: 'provider-effects',
         detail: `key ${key} performed ${n} times at the provider, not once`,
@@ -541,7 +558,7 @@ export function checkPerformedEffects(
         invariant: 'provider-effects',
         detail: `key ${key} performed ${n} times, but nothing owes it`,
       });
-    else if (n > 1)
+    else if (n > 1 && !atLeastOnce.has(key))
       violations.push({
         invariant: 'provider-effects',
         detail: `key ${key} performed ${n} times, at most once allowed`,

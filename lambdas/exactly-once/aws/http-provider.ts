@@ -27,6 +27,13 @@ export interface HttpProviderOptions {
   /** Default `{ name: 'Authorization', scheme: 'Bearer' }`. */
   apiKeyHeader?: ApiKeyHeader;
   /**
+   * Called on a 401: the key `apiKey` cached may have been rotated, so the next call must read it
+   * afresh. With it a 401 is transient (retried after `inProgressRetrySeconds`, with the key read
+   * again); without it a 401 is permanent, like any other 4xx.
+   * @default none: a 401 is permanent
+   */
+  refreshApiKey?: () => void;
+  /**
    * The longest one call may take, ms, however far off the record's deadline
    * is (the record's signal cuts it earlier). Default 10 000.
    */
@@ -182,6 +189,11 @@ export class HttpProvider implements ExternalProvider {
   private statusFailure(response: Response, key: string, excerpt: string): Error {
     const { status } = response;
     const what = `${this.options.name} answered ${status} to ${key}${excerpt === '' ? '' : `: ${excerpt}`}`;
+    if (status === 401 && this.options.refreshApiKey !== undefined) {
+      // Refused before it acted: a rotated key. The next try reads the key again.
+      this.options.refreshApiKey();
+      return new RetryLater(this.inProgressRetrySeconds, `${what} (the API key is read again)`);
+    }
     const transient = status === 408 || status === 409 || status === 429 || status >= 500;
     if (!transient) {
       const why =

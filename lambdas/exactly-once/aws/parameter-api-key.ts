@@ -11,18 +11,23 @@ export const API_KEY_CACHE_SECONDS = 300;
  *
  * @example
  * ```ts
- * const mail = new HttpProvider({ name: 'mail', endpoint, apiKey: apiKeyFromParameter('/shop/prod/mail-api-key') });
+ * const apiKey = apiKeyFromParameter('/shop/prod/mail-api-key');
+ * const mail = new HttpProvider({ name: 'mail', endpoint, apiKey, refreshApiKey: apiKey.refresh });
  * ```
  */
-export function apiKeyFromParameter(
-  parameterName: string,
-  maxAgeSeconds = API_KEY_CACHE_SECONDS,
-): () => Promise<string> {
-  return async () => {
-    const value = await getParameter(parameterName, { decrypt: true, maxAge: maxAgeSeconds });
+export function apiKeyFromParameter(parameterName: string, maxAgeSeconds = API_KEY_CACHE_SECONDS): RefreshableApiKey {
+  let forceFetch = false;
+  const read = async () => {
+    const value = await getParameter(parameterName, { decrypt: true, maxAge: maxAgeSeconds, forceFetch });
+    forceFetch = false;
     if (typeof value !== 'string' || value.trim() === '') {
       throw new Error(`The API key parameter ${parameterName} is empty`);
     }
     return value;
   };
+  // After a 401 (HttpProvider's refreshApiKey): the next read skips the cache, so a rotated key is picked up.
+  return Object.assign(read, { refresh: () => void (forceFetch = true) });
 }
+
+/** An API key source whose cached value can be dropped (after the provider refused it). */
+export type RefreshableApiKey = (() => Promise<string>) & { refresh(): void };

@@ -4,7 +4,7 @@ import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
 import type { LedgerOptions } from '../aws/inbox-ledger';
 import { DynamoDbTryCounter } from '../aws/dynamodb-try-counter';
 import { HttpProvider } from '../aws/http-provider';
-import { apiKeyFromParameter } from '../aws/parameter-api-key';
+import { apiKeyFromParameter, type RefreshableApiKey } from '../aws/parameter-api-key';
 import { RecordingProvider } from '../aws/recording-provider';
 import { SqsMessageControl } from '../aws/sqs-message-control';
 import { isContention } from '../aws/transient-errors';
@@ -171,15 +171,11 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     ((name: string): ExternalProvider => {
       const configured = config.providers?.[name];
       if (configured === undefined) return new RecordingProvider(documents, config.providerTable, name, now);
-      return new HttpProvider({
-        name,
-        endpoint: configured.endpoint,
-        apiKey:
-          'file' in configured.apiKey
-            ? apiKeyFromFile(configured.apiKey.file)
-            : apiKeyFromParameter(configured.apiKey.parameter),
-        now,
-      });
+      const apiKey =
+        'file' in configured.apiKey
+          ? apiKeyFromFile(configured.apiKey.file)
+          : apiKeyFromParameter(configured.apiKey.parameter);
+      return new HttpProvider({ name, endpoint: configured.endpoint, apiKey, refreshApiKey: apiKey.refresh, now });
     });
 
   return {
@@ -204,10 +200,11 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
 
 export type ConsumerWiring = ReturnType<typeof consumerWiring>;
 
-/** The local runtime's API key: read from its file once per container. */
-function apiKeyFromFile(file: string): () => Promise<string> {
+/** The local runtime's API key: read from its file once per container, and again after a 401. */
+function apiKeyFromFile(file: string): RefreshableApiKey {
   let key: Promise<string> | undefined;
-  return () => (key ??= readFile(file, 'utf8').then((text) => text.trim()));
+  const read = () => (key ??= readFile(file, 'utf8').then((text) => text.trim()));
+  return Object.assign(read, { refresh: () => void (key = undefined) });
 }
 
 function realTimer(ms: number, fire: () => void): () => void {

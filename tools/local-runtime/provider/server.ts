@@ -99,6 +99,8 @@ export interface ProviderCounters {
 /** The provider's log: what it performed and the evidence of what it refused (`GET /__log`). */
 export interface ProviderLog {
   performed: PerformedEffect[];
+  /** The endpoints that ignore the idempotency key (every call is a send). */
+  keyless: ProviderEndpoint[];
   keys: Record<ProviderEndpoint, Record<string, KeyRequestCounts>>;
   counters: ProviderCounters;
   chaos: ProviderChaosPlan;
@@ -229,6 +231,7 @@ class LocalProvider {
   snapshot(): ProviderLog {
     return structuredClone({
       performed: this.performed,
+      keyless: [...this.keyless].sort(),
       keys: this.perKey,
       counters: {
         ...this.counters,
