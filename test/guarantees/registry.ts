@@ -456,6 +456,54 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
   },
   {
+    id: 'effects-counted-at-the-provider',
+    statement:
+      'One confirmation e-mail and one warehouse instruction per order, counted at the provider: locally the consumers call a mail and a warehouse API over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an order never accepted, no PICK after a CANCEL_PICK; one summary line per provider',
+    enforcedIn: [
+      { file: VERIFY, symbol: 'checkPerformedEffects' },
+      { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
+      { file: 'tools/local-runtime/runtime.ts', symbol: 'startRuntime' },
+    ],
+    provedBy: [
+      { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
+      {
+        file: 'test/unit/provider-effects.test.ts',
+        name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
+      },
+      {
+        file: 'test/runtime/proof-kit-all-faults.test.ts',
+        name: 'all faults together: effects equal intents, calls per order measured, report renders',
+      },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'providers-per-stage',
+    statement:
+      'A stage points each provider a consumer calls at its endpoint, with the API key in an SSM SecureString: the consumer gets the endpoint and the parameter name (never the key) and may read that one parameter; a bad value or a provider no consumer calls stops synth; the key is read through Powertools Parameters, cached, and again after a 401',
+    enforcedIn: [
+      { file: 'lib/exactly-once/provider-endpoints.ts', symbol: 'providerEndpointsOf' },
+      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
+      { file: 'lambdas/exactly-once/aws/parameter-api-key.ts', symbol: 'apiKeyFromParameter' },
+    ],
+    provedBy: [
+      {
+        file: 'test/infra/providers.test.ts',
+        name: 'a consumer may read its one API-key parameter, by its ARN, and no other',
+      },
+      { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
+      {
+        file: 'test/exactly-once/provider-wiring.test.ts',
+        name: 'a configured provider is called over HTTP with the key from its parameter, read once for many calls',
+      },
+      {
+        file: 'test/exactly-once/provider-wiring.test.ts',
+        name: 'a rotated key: the 401 is retried, and the retry reads the parameter again and sends the new key',
+      },
+    ],
+    doc: { page: 'docs/deploying.md', anchor: 'external-providers' },
+  },
+  {
     id: 'proof-kit-provider-calls',
     statement:
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
@@ -1472,7 +1520,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'keyless-provider-resend',
     statement:
-      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send after a crash between the send and its done-mark; never two sends at once.',
+      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send when an answer is lost (a timeout after it acted, a crash between the send and its done-mark); never two sends at once. The proof kit counts these against a keyless local provider (`LOCAL_PROVIDER_KEYLESS=mail`)',
     doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
     shownBy: [
       {
