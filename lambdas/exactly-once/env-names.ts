@@ -2,6 +2,13 @@
  * The environment variable names the mechanism's constructs set and its handlers read: one
  * constant on both sides, so a rename cannot leave a function reading a name nobody sets (it
  * would fail at cold start, after a deploy). An application's own names live with it.
+ *
+ * @example
+ * ```ts
+ * // The stack sets it, the handler reads it: one constant on both sides
+ * fn.addEnvironment(ENV.effectsTable, table.tableName);
+ * const effectsTable = requireEnv(ENV.effectsTable);
+ * ```
  */
 export const ENV = Object.freeze({
   /** The table that holds the outbox items (and streams them): read by the relay and the sweeper. */

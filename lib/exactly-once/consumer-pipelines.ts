@@ -19,6 +19,14 @@ import type { ProviderEndpoints } from './provider-endpoints';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
 
+/**
+ * What the consumer pipelines are built from: the consumer list, the event types produced, the tables and the providers.
+ *
+ * @example
+ * ```ts
+ * const props: PipelinesProps = { consumers: CONSUMERS, producedTypes: ORDER_EVENT_TYPES, effectsTableName, providerLogTableName, providers: config.providers };
+ * ```
+ */
 export interface PipelinesProps {
   /** Who consumes what (lambdas/shop/consumers.ts): one pipeline each, in this order. */
   consumers: readonly ConsumerSpec[];
@@ -38,12 +46,27 @@ export interface PipelinesProps {
   providers?: ProviderEndpoints;
 }
 
-/** How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention. */
+/**
+ * How long a consumed message may be redelivered after its first delivery, beyond queue + DLQ retention.
+ *
+ * @example
+ * ```ts
+ * applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+ * ```
+ */
 export const REDRIVE_ALLOWANCE = Duration.seconds(DEFAULT_REDRIVE_ALLOWANCE_SECONDS);
 
 /** Every consumer's Lambda timeout; its queue's visibility timeout is derived from it. */
 const CONSUMER_TIMEOUT = Duration.seconds(30);
 
+/**
+ * One consumer's pipeline: its spec, its queue and DLQ, its function and its dedupe window.
+ *
+ * @example
+ * ```ts
+ * for (const { queues } of pipelines.all) queues.queue.grantSendMessages(relay.fn); // one per spec
+ * ```
+ */
 export interface ConsumerPipeline {
   spec: ConsumerSpec;
   queues: QueueWithDlq;
@@ -79,6 +102,18 @@ export interface ConsumerPipeline {
  * horizon + a margin for clock skew (lambdas/exactly-once/consumer/dedupe-horizon.ts), so a
  * claim outlives every event young enough to be applied. A redrive can give an
  * event ever new retention: the horizon, not the TTL, is what bounds it.
+ *
+ * @example
+ * ```ts
+ * const pipelines = new ConsumerPipelines(this, 'Pipelines', {
+ *   consumers: CONSUMERS,
+ *   producedTypes: ORDER_EVENT_TYPES,
+ *   effectsTableName: effects.tableName,
+ *   providerLogTableName: providerLog.tableName,
+ *   providers: config.providers,
+ * });
+ * for (const { consumer } of pipelines.all) grantTableActions(consumer.fn, effects, ['PutItem', 'UpdateItem']);
+ * ```
  */
 export class ConsumerPipelines extends Construct {
   /** Every consumer's pipeline, in the order of the consumer list. */

@@ -16,6 +16,11 @@ import { deadLetterQueueProps } from './queue-defaults';
  * one account and region publish the same metric, so one stage's alarms (the
  * outbox age, malformed items) would fire on the other's data and the
  * dashboards would add both.
+ *
+ * @example
+ * ```ts
+ * new cdk.CfnOutput(this, 'Service', { value: serviceName(this) }); // the stack's name
+ * ```
  */
 export function serviceName(scope: IConstruct): string {
   return Stack.of(scope).stackName;
@@ -24,6 +29,11 @@ export function serviceName(scope: IConstruct): string {
 /**
  * Which optional code the bundles carry ({@link bundleDefines}). Set once per stack with
  * {@link setFunctionBuild}; without it, none.
+ *
+ * @example
+ * ```ts
+ * const build: FunctionBuild = { faultInjection: config.faultInjection, inboxBypass: config.localRuntime };
+ * ```
  */
 export interface FunctionBuild {
   /** The fault-injection code (`-c faultInjection=true`). */
@@ -34,11 +44,27 @@ export interface FunctionBuild {
 
 const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
 
-/** Sets the build of every function under `scope`; call before adding any construct to it. */
+/**
+ * Sets the build of every function under `scope`; call before adding any construct to it.
+ *
+ * @example
+ * ```ts
+ * const stack = new Stack(app, 'Shop');
+ * setFunctionBuild(stack, { faultInjection: false, inboxBypass: false }); // before any function is added
+ * ```
+ */
 export function setFunctionBuild(scope: Construct, build: FunctionBuild): void {
   scope.node.setContext(FUNCTION_BUILD_CONTEXT, build);
 }
 
+/**
+ * The build set on `scope` or an ancestor by {@link setFunctionBuild}; none set: no optional code.
+ *
+ * @example
+ * ```ts
+ * const bundling = lambdaBundling(functionBuildOf(this)); // what a function under `this` is built with
+ * ```
+ */
 export function functionBuildOf(scope: Construct): FunctionBuild {
   return (
     (scope.node.tryGetContext(FUNCTION_BUILD_CONTEXT) as FunctionBuild | undefined) ?? {
@@ -58,6 +84,14 @@ export function functionBuildOf(scope: Construct): FunctionBuild {
  * - `FAULT_INJECTION_BUILD`: `-c faultInjection=true` (never prod): the plan source and the fault decorators.
  * - `INBOX_BYPASS_BUILD`: the local runtime's build only (`-c localRuntime=true`): the switch that
  *   turns a consumer's inbox claim off, to prove the proof kit's verification can fail.
+ *
+ * @example
+ * ```ts
+ * // In a handler: dropped from every bundle built without fault injection
+ * if (process.env.FAULT_INJECTION_BUILD === 'true') faults = consumerFaults(consumer);
+ * // The defines that make it so:
+ * bundleDefines({ faultInjection: false, inboxBypass: false }); // { 'process.env.FAULT_INJECTION_BUILD': '"false"', ... }
+ * ```
  */
 export function bundleDefines(build: FunctionBuild): Record<string, string> {
   return {
@@ -66,7 +100,14 @@ export function bundleDefines(build: FunctionBuild): Record<string, string> {
   };
 }
 
-/** The bundling of every function (also what the bundle test builds with, so the two cannot drift). */
+/**
+ * The bundling of every function (also what the bundle test builds with, so the two cannot drift).
+ *
+ * @example
+ * ```ts
+ * await esbuild.build({ entryPoints: [entryPointPath(entry)], bundle: true, define: lambdaBundling(build).define });
+ * ```
+ */
 export function lambdaBundling(build: FunctionBuild) {
   return {
     minify: true,
@@ -80,12 +121,24 @@ export function lambdaBundling(build: FunctionBuild) {
   };
 }
 
-/** The project's root (where cdk.json is): entry paths are relative to it. */
+/**
+ * The project's root (where cdk.json is): entry paths are relative to it.
+ *
+ * @example
+ * ```ts
+ * const file = path.join(PROJECT_DIR, 'lambdas/shop/entry-points/create-order.ts');
+ * ```
+ */
 export const PROJECT_DIR = path.join(__dirname, '..', '..');
 
 /**
  * The module of an entry (a path relative to the project root). Throws at synth, in one line, for
  * a file that is not there, rather than leaving it to a bundling error.
+ *
+ * @example
+ * ```ts
+ * entryPointPath('lambdas/shop/entry-points/create-order.ts'); // the absolute path, or a one-line error at synth
+ * ```
  */
 export function entryPointPath(entry: string): string {
   const file = path.resolve(PROJECT_DIR, entry);
@@ -95,8 +148,24 @@ export function entryPointPath(entry: string): string {
   return file;
 }
 
+/**
+ * The Powertools metrics namespace of every function: alarms and the dashboard read the consumers' metrics under it.
+ *
+ * @example
+ * ```ts
+ * new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: 'EffectApplied', dimensionsMap: { consumer: 'loyalty' } });
+ * ```
+ */
 export const METRICS_NAMESPACE = 'ExactlyOnce';
 
+/**
+ * What a function says about itself; every other setting is the project's default (see FunctionWithDefaults).
+ *
+ * @example
+ * ```ts
+ * const props: FunctionWithDefaultsProps = { entry: 'lambdas/shop/entry-points/get-order.ts', timeout: Duration.seconds(10) };
+ * ```
+ */
 export interface FunctionWithDefaultsProps {
   /**
    * The module the function runs (its exported `handler`), as a path relative to the project
@@ -133,6 +202,16 @@ export interface FunctionWithDefaultsProps {
  *   allow every log group in the account);
  * - Powertools service name (the stack's name, {@link serviceName}) and metrics namespace set;
  * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age.
+ *
+ * @example
+ * ```ts
+ * const getOrder = new FunctionWithDefaults(this, 'GetOrder', {
+ *   entry: 'lambdas/shop/entry-points/get-order.ts',
+ *   environment: { [SHOP_ENV.ordersTable]: table.tableName },
+ *   asyncDeadLetterQueue: false, // invoked synchronously by API Gateway only
+ * });
+ * table.grantReadData(getOrder.fn);
+ * ```
  */
 export class FunctionWithDefaults extends Construct {
   readonly fn: NodejsFunction;

@@ -2,6 +2,11 @@
  * Where a consumer's external provider is, per stage: its endpoint and the SSM SecureString
  * parameter that holds its API key (created outside the stack, e.g. `aws ssm put-parameter --type
  * SecureString`), so no key is ever in the template, an environment variable or a log.
+ *
+ * @example
+ * ```ts
+ * const mail: ProviderEndpoint = { endpoint: 'https://mail.example/v1/messages', apiKeyParameter: '/shop/prod/mail-api-key' };
+ * ```
  */
 export interface ProviderEndpoint {
   /** The URL the provider's calls are POSTed to: `https://`, or `http://` on a loopback host only. */
@@ -10,10 +15,24 @@ export interface ProviderEndpoint {
   readonly apiKeyParameter: string;
 }
 
-/** The configured providers, by name (the names consumer specs list in `providers`). */
+/**
+ * The configured providers, by name (the names consumer specs list in `providers`).
+ *
+ * @example
+ * ```ts
+ * new ConsumerPipelines(this, 'Pipelines', { ...props, providers: { mail } satisfies ProviderEndpoints });
+ * ```
+ */
 export type ProviderEndpoints = Readonly<Record<string, ProviderEndpoint>>;
 
-/** The context key: `{ "<stage>": { "<provider>": { "endpoint": ..., "apiKeyParameter": ... } } }`. */
+/**
+ * The context key: `{ "<stage>": { "<provider>": { "endpoint": ..., "apiKeyParameter": ... } } }`.
+ *
+ * @example
+ * ```ts
+ * const providers = providerEndpointsOf(app.node.tryGetContext(PROVIDERS_CONTEXT), 'prod');
+ * ```
+ */
 export const PROVIDERS_CONTEXT = 'providers';
 
 const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/;

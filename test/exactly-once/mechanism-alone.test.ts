@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
+import { runInCopy } from '../support/repo-copy';
 
 /**
  * The mechanism stands alone: a copy of the repository with only the two exactly-once folders, the
@@ -68,14 +69,7 @@ beforeAll(() => {
 
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-const run = (tool: string, args: string[]) => {
-  const result = spawnSync(join(copy, 'node_modules/.bin', tool), args, {
-    cwd: copy,
-    encoding: 'utf8',
-    env: { ...process.env, FORCE_COLOR: '0' },
-  });
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
-};
+const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
 
 test('the copy holds the mechanism and its tests, and nothing of the example, the tools or bin', () => {
   const outside = copied.filter((path) => !MECHANISM.some((folder) => path.startsWith(folder)));

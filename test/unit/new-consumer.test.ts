@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { unusedConsumerName } from '../support/consumer-list';
+import { runInCopy } from '../support/repo-copy';
 
 /**
  * `npm run new:consumer` in a copy of the repository (the files git tracks or
@@ -50,15 +51,7 @@ function copyOfRepository(): string {
   return root;
 }
 
-/** Runs a tool of node_modules/.bin in the copy; its status and output, never a throw. */
-function run(tool: string, args: string[]) {
-  const result = spawnSync(join(copy, 'node_modules/.bin', tool), args, {
-    cwd: copy,
-    encoding: 'utf8',
-    env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', FORCE_COLOR: '0' },
-  });
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
-}
+const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
 
 const newConsumer = (...args: string[]) => run('tsx', ['tools/scaffolder/new-consumer.ts', ...args]);
 

@@ -1,7 +1,14 @@
 import { PermanentError, RetryLater } from '../errors';
 import type { ExternalProvider } from '../provider/provider';
 
-/** Where the API key goes: `Authorization: Bearer <key>` unless the provider wants another header. */
+/**
+ * Where the API key goes: `Authorization: Bearer <key>` unless the provider wants another header.
+ *
+ * @example
+ * ```ts
+ * new HttpProvider({ name: 'mail', endpoint, apiKey, apiKeyHeader: { name: 'X-Api-Key' } }); // the bare key in X-Api-Key
+ * ```
+ */
 export interface ApiKeyHeader {
   /** The header's name, e.g. `Authorization` or `X-Api-Key`. */
   name: string;
@@ -9,7 +16,14 @@ export interface ApiKeyHeader {
   scheme?: string;
 }
 
-/** How an HttpProvider reaches its provider. */
+/**
+ * How an HttpProvider reaches its provider.
+ *
+ * @example
+ * ```ts
+ * const options: HttpProviderOptions = { name: 'warehouse', endpoint: 'https://wms.example/v1', path: 'instructions', apiKey, timeoutMs: 5_000 };
+ * ```
+ */
 export interface HttpProviderOptions {
   /** The provider's name (`mail`, `warehouse`), for the messages of the errors it throws. */
   name: string;
@@ -51,6 +65,16 @@ export interface HttpProviderOptions {
  * 429 / 503 without a usable `Retry-After`), a timeout, a connection reset, a
  * DNS failure. The consumer retries the message with its own backoff; the call
  * stays owed on its inbox entry.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await mail.send(key, payload, { signal: work.signal });
+ * } catch (error) {
+ *   if (error instanceof ProviderUnavailable && error.outcomeUnknown) logger.warn('the mail may have gone out; the retry carries the same key');
+ *   throw error; // transient: the message is retried, the call stays owed
+ * }
+ * ```
  */
 export class ProviderUnavailable extends Error {
   constructor(

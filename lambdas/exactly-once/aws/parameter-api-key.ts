@@ -1,6 +1,13 @@
 import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
 
-/** How long a container keeps an API key before it reads the parameter again: a rotated key is picked up within it. */
+/**
+ * How long a container keeps an API key before it reads the parameter again: a rotated key is picked up within it.
+ *
+ * @example
+ * ```ts
+ * const apiKey = apiKeyFromParameter('/shop/prod/mail-api-key', API_KEY_CACHE_SECONDS); // the default, spelled out
+ * ```
+ */
 export const API_KEY_CACHE_SECONDS = 300;
 
 /**
@@ -29,5 +36,13 @@ export function apiKeyFromParameter(parameterName: string, maxAgeSeconds = API_K
   return Object.assign(read, { refresh: () => void (forceFetch = true) });
 }
 
-/** An API key source whose cached value can be dropped (after the provider refused it). */
+/**
+ * An API key source whose cached value can be dropped (after the provider refused it).
+ *
+ * @example
+ * ```ts
+ * const apiKey: RefreshableApiKey = apiKeyFromParameter('/shop/prod/mail-api-key');
+ * new HttpProvider({ name: 'mail', endpoint, apiKey, refreshApiKey: apiKey.refresh });
+ * ```
+ */
 export type RefreshableApiKey = (() => Promise<string>) & { refresh(): void };

@@ -20,7 +20,14 @@ import { ENV, providerEnvNames } from '../env-names';
 import { metrics } from '../runtime/observability';
 import type { ConsumerSettings } from './consume-record';
 
-/** What a queue consumer is configured with: the stack's environment, read once at cold start. */
+/**
+ * What a queue consumer is configured with: the stack's environment, read once at cold start.
+ *
+ * @example
+ * ```ts
+ * const config: ConsumerConfig = consumerConfigFromEnv({ consumer: 'loyalty', fifo: false, providers: ['mail'] });
+ * ```
+ */
 export interface ConsumerConfig {
   consumer: string;
   fifo: boolean;
@@ -42,13 +49,28 @@ export interface ConsumerConfig {
   providers?: Readonly<Record<string, ProviderConfig>>;
 }
 
-/** Where a configured HTTP provider is and where its API key is kept. */
+/**
+ * Where a configured HTTP provider is and where its API key is kept.
+ *
+ * @example
+ * ```ts
+ * const mail: ProviderConfig = { endpoint: 'https://mail.example/v1/messages', apiKey: { parameter: '/shop/prod/mail-api-key' } };
+ * ```
+ */
 export interface ProviderConfig {
   endpoint: string;
   /** Where the API key is: an SSM SecureString parameter (deployed), or a file (the local runtime). */
   apiKey: { parameter: string } | { file: string };
 }
 
+/**
+ * A consumer's configuration from the stack's environment, read once at cold start; throws, naming the variable, when one is missing.
+ *
+ * @example
+ * ```ts
+ * const config = consumerConfigFromEnv({ consumer: SPEC.name, fifo: SPEC.fifo, providers: SPEC.providers });
+ * ```
+ */
 export function consumerConfigFromEnv(options: {
   consumer: string;
   fifo: boolean;
@@ -87,6 +109,11 @@ export function consumerConfigFromEnv(options: {
  * What a consumer's parts are built on. A deployed function passes its AWS
  * clients and nothing else; the simulation passes one invocation's clients,
  * its virtual clock and waits, and its own providers.
+ *
+ * @example
+ * ```ts
+ * const wiring = consumerWiring(config, { documents: dynamoDbDocumentClient(), sqs: sqsClient() });
+ * ```
  */
 export interface ConsumerDependencies {
   documents: ReturnType<typeof dynamoDbDocumentClient>;
@@ -109,7 +136,14 @@ export interface ConsumerDependencies {
   ledgerFor?: <L extends ProviderCallRecord>(ledger: L, record: SQSRecord) => L;
 }
 
-/** A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name. */
+/**
+ * A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name.
+ *
+ * @example
+ * ```ts
+ * export const handler = makeHandler(deployedConsumerWiring(consumerSpec('loyalty')));
+ * ```
+ */
 export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' | 'providers'>): ConsumerWiring {
   const config = consumerConfigFromEnv({ consumer: spec.name, fifo: spec.fifo, providers: spec.providers });
   const wiring = consumerWiring(config, {
@@ -125,6 +159,12 @@ export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' 
  * table and TTL), the providers, the message control for their own queue and
  * DLQ, the retry settings, and, in bundles built with fault injection only,
  * the fault decorators (faults/).
+ *
+ * @example
+ * ```ts
+ * // The simulation builds a consumer on one simulated invocation's parts
+ * const wiring = consumerWiring(config, { documents: invocation.documents, sqs: invocation.sqs, now: clock.now });
+ * ```
  */
 export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
   const { consumer, fifo } = config;
@@ -198,6 +238,18 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
   };
 }
 
+/**
+ * What a consumer's handler is built on: its documents client, settings, ledger options, providers and fault hooks.
+ *
+ * @example
+ * ```ts
+ * export function makeHandler(wiring: ConsumerWiring) {
+ *   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
+ *   const mail = wiring.provider('mail');
+ *   return queueConsumerHandler(wiring, { fifo: false, parse: parseOrderEvent, apply: (event, record, work) => credit(event, { ledger, mail }, work) });
+ * }
+ * ```
+ */
 export type ConsumerWiring = ReturnType<typeof consumerWiring>;
 
 /** The local runtime's API key: read from its file once per container, and again after a 401. */

@@ -1,0 +1,15 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/**
+ * Runs a tool of node_modules/.bin in a copy of the repository (whose node_modules links to this
+ * one's): its exit status and output, never a throw, so a test asserts both.
+ */
+export function runInCopy(copy: string, tool: string, args: string[]): { status: number | null; output: string } {
+  const result = spawnSync(join(copy, 'node_modules/.bin', tool), args, {
+    cwd: copy,
+    encoding: 'utf8',
+    env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', FORCE_COLOR: '0' },
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
