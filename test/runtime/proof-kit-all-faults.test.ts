@@ -39,8 +39,9 @@ test('all faults together: effects equal intents, calls per order measured, repo
   expect(results.perOrder.sqsRequests).toBeGreaterThan(0);
   expect(results.costPerMillionOrders).toBeGreaterThan(0);
   // Four charts of the HTTP side, one of the effects applied (stored and as metrics), six of the pipeline
-  // over time (queues, effects, faults, lag).
-  expect(html.match(/<svg /g)).toHaveLength(11);
+  // over time (queues, effects, faults, lag), one of the calls at the local provider.
+  expect(html.match(/<svg /g)).toHaveLength(12);
+  expect(html).toContain('<figcaption>Provider calls, at the local provider (cumulative)</figcaption>');
   expect(html).toContain(results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)');
   allFaultsVerdict = results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)';
   const embedded = /<script type="application\/json" id="results">([\s\S]*?)<\/script>/.exec(html)![1];

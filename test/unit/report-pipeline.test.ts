@@ -64,6 +64,24 @@ describe('proof report: the pipeline over time', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
   });
 
+  it('charts the provider calls, counted at the local provider, only where there is one', () => {
+    const withProvider: PipelineSamples = {
+      ...samples,
+      samples: samples.samples.map((s, i) => ({
+        ...s,
+        provider: { performed: 4 * i, absorbed: i, answersLost: i, rateLimited: 2 * i },
+      })),
+    };
+
+    const charted = htmlReport(results(withProvider));
+    const without = htmlReport(results(samples));
+
+    expect(charted).toContain('<figcaption>Provider calls, at the local provider (cumulative)</figcaption>');
+    for (const series of ['performed', 'absorbed by the key', 'answers lost', '429s'])
+      expect(charted).toContain(`data-series="${series}"`);
+    expect(without).not.toContain('Provider calls, at the local provider');
+  });
+
   it('draws a series of one point as a dot: a smoke run accepts every order in one effect-lag bucket', () => {
     const oneBucket: PipelineSamples = {
       ...samples,

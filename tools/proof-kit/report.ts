@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import { costBreakdown, UNIT_PRICES } from './prices';
-import type { PipelineSamples } from './sampler';
+import type { PipelineSamples, ProviderCallCounts } from './sampler';
 import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import type { Verification } from './verify';
 
@@ -334,6 +334,7 @@ ${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations"
  */
 export function pipelineCharts(p: PipelineSamples): string[] {
   const marks = p.marks.map((m) => ({ x: m.second, label: m.label }));
+  const providerSamples = p.samples.filter((s) => s.provider !== undefined);
   const axis = { x: 'seconds into the run', y: 'messages' };
   const queueNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.queues)))];
   const sources = queueNames.filter((q) => !q.includes('DLQ') && !q.includes('failures'));
@@ -410,8 +411,30 @@ export function pipelineCharts(p: PipelineSamples): string[] {
       { x: 'seconds into the run (order accepted)', y: 'ms' },
       marks,
     ),
+    ...(providerSamples.length === 0
+      ? []
+      : [
+          lineChart(
+            'Provider calls, at the local provider (cumulative)',
+            PROVIDER_SERIES.map(([key, name], i) => ({
+              name,
+              color: PALETTE[i % PALETTE.length],
+              points: providerSamples.map((s) => ({ x: s.second, y: s.provider![key] })),
+            })),
+            { x: 'seconds into the run', y: 'calls' },
+            marks,
+          ),
+        ]),
   ];
 }
+
+/** The provider chart's series: what the calls became at the provider. */
+const PROVIDER_SERIES: [keyof ProviderCallCounts, string][] = [
+  ['performed', 'performed'],
+  ['absorbed', 'absorbed by the key'],
+  ['answersLost', 'answers lost'],
+  ['rateLimited', '429s'],
+];
 
 const COUNTER_LABELS: Record<string, string> = {
   EffectApplied: 'applied',

@@ -40,6 +40,20 @@ export interface PipelineSample {
   queues: Record<string, QueueCounts>;
   /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
   counters?: Record<string, number>;
+  /** At the local provider, cumulative since the start; absent where the providers are the recording double. */
+  provider?: ProviderCallCounts;
+}
+
+/** What the local provider saw, as the report charts it. */
+export interface ProviderCallCounts {
+  /** Effects performed (an e-mail sent, an instruction taken). */
+  performed: number;
+  /** Repeats the key turned into no new effect: replays, and 409s while the key's first request ran. */
+  absorbed: number;
+  /** Performed, but the answer never reached the caller (dropped by chaos, or the caller had left). */
+  answersLost: number;
+  /** Refused with 429 (rate limited by chaos). */
+  rateLimited: number;
 }
 
 export interface EffectLagPoint {
@@ -75,6 +89,7 @@ export async function startSampler(
   const samples: PipelineSample[] = [];
   const marks: { second: number; label: string }[] = [];
   const baseline = options.statsUrl === undefined ? undefined : await readCounters(options.statsUrl);
+  const providerBaseline = await providerCounts(target);
   let inFlight: Promise<void> = Promise.resolve();
   const takeSample = async () => {
     const at = second();
@@ -93,6 +108,12 @@ export async function startSampler(
       const now = await readCounters(options.statsUrl);
       if (now !== undefined) sample.counters = subtract(now, baseline ?? {});
     }
+    const provider = await providerCounts(target);
+    if (provider !== undefined && providerBaseline !== undefined)
+      sample.provider = subtract(
+        provider as unknown as Record<string, number>,
+        providerBaseline as unknown as Record<string, number>,
+      ) as unknown as ProviderCallCounts;
     samples.push(sample);
   };
   const timer = setInterval(() => {
@@ -129,6 +150,19 @@ export function queueName(output: string): string {
     .replace(/Queue$/, '')
     .replace(/Dlq$/, ' DLQ')
     .replace(/^RelayFailure$/, 'relay failures');
+}
+
+/** The local provider's counters now, or undefined without one (or when it does not answer). */
+async function providerCounts(target: Target): Promise<ProviderCallCounts | undefined> {
+  const log = await localProviderLog(target.outputs).catch(() => undefined);
+  if (log === undefined) return undefined;
+  const { counters } = log;
+  return {
+    performed: counters.performed,
+    absorbed: counters.replayed + counters.inProgress,
+    answersLost: counters.answersAbandoned + counters.chaos.answersDropped,
+    rateLimited: counters.chaos.rateLimited,
+  };
 }
 
 async function readCounters(statsUrl: string): Promise<Record<string, number> | undefined> {
