@@ -513,7 +513,7 @@ describe('rejections: a problem body, nothing performed', () => {
 });
 
 describe('log, health and the chaos control', () => {
-  test('GET /__log is the log() snapshot and GET /__health answers ok', async () => {
+  test('GET /__log is the log() snapshot, GET /__counters its counters, and GET /__health answers ok', async () => {
     // Arrange
     const p = await start();
     await post('mail', MAIL, { key: 'loyalty:e-1' });
@@ -521,12 +521,14 @@ describe('log, health and the chaos control', () => {
     // Act
     const log = await call(`${p.url}/__log`, { method: 'GET', auth: null });
     const health = await call(`${p.url}/__health`, { method: 'GET', auth: null });
+    const counters = await call(`${p.url}/__counters`, { method: 'GET', auth: null });
 
     // Assert
     expect(log.status).toBe(200);
     expect(log.body).toEqual(p.log());
     expect(log.body).toMatchObject({ counters: { requests: 1, performed: 1 } });
     expect(health).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(counters).toMatchObject({ status: 200, body: p.log().counters });
   });
 
   test('PUT /__chaos needs the API key and replaces the plan, malformed faults left out', async () => {

@@ -1,4 +1,4 @@
-import type { ProviderLog } from '../local-runtime/provider';
+import type { PerformedEffect, ProviderCounters, ProviderLog } from '../local-runtime/provider';
 
 /**
  * What reached the consumers' providers, in the shape the verification reads (one item per
@@ -22,6 +22,15 @@ export async function localProviderLog(outputs: Record<string, string>): Promise
   return (await response.json()) as ProviderLog;
 }
 
+/** The local provider's counters alone (`GET /__counters`), or undefined without one: cheap enough to sample every second. */
+export async function localProviderCounters(outputs: Record<string, string>): Promise<ProviderCounters | undefined> {
+  const url = outputs.LocalProviderUrl;
+  if (url === undefined) return undefined;
+  const response = await fetch(`${url}/__counters`);
+  if (!response.ok) throw new Error(`The local provider's counters (${url}/__counters) answered ${response.status}`);
+  return (await response.json()) as ProviderCounters;
+}
+
 /**
  * One item per key: every request under it counts as a call (performed, replayed, refused while the
  * first was running), and the first and last time it was performed bound when its effect happened.
@@ -43,7 +52,7 @@ export function providerCallItemsOf(log: ProviderLog): ProviderCallItem[] {
 }
 
 /** The order a provider key `<consumer>:<orderId>.<event>` belongs to. */
-const orderOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
+export const orderOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
 
 /** The part of the log that belongs to these orders (the local provider serves every run of an `npm start`). */
 export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): ProviderLog {
@@ -98,19 +107,22 @@ export function summarizeProviders(log: ProviderLog): ProviderSummary[] {
       duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
       answersLost: effects.filter((e) => e.answer === 'dropped' || e.answer === 'abandoned').length,
       absorbedByKey: counts.reduce((sum, c) => sum + c.replayed + c.inProgress, 0),
-      pickAfterCancel: pickAfterCancel(effects),
+      pickAfterCancel: picksAfterCancel(effects).length,
     };
   });
 }
 
-function pickAfterCancel(effects: ProviderLog['performed']): number {
+/** The PICKs the warehouse performed after its order's first CANCEL_PICK (in the provider's order of performance). */
+export function picksAfterCancel<E extends Pick<PerformedEffect, 'seq' | 'payload'>>(effects: readonly E[]): E[] {
   const cancelledAt = new Map<string, number>();
   for (const e of effects)
-    if (e.payload.instruction === 'CANCEL_PICK' && typeof e.payload.orderId === 'string')
-      cancelledAt.set(e.payload.orderId, Math.min(cancelledAt.get(e.payload.orderId) ?? Infinity, e.seq));
+    if (e.payload.instruction === 'CANCEL_PICK') {
+      const order = String(e.payload.orderId);
+      cancelledAt.set(order, Math.min(cancelledAt.get(order) ?? Infinity, e.seq));
+    }
   return effects.filter(
     (e) => e.payload.instruction === 'PICK' && e.seq > (cancelledAt.get(String(e.payload.orderId)) ?? Infinity),
-  ).length;
+  );
 }
 
 /**

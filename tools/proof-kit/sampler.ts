@@ -7,7 +7,7 @@ import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
-import { localProviderLog, providerCallItemsOf } from './provider-calls';
+import { localProviderCounters, localProviderLog, providerCallItemsOf } from './provider-calls';
 
 /**
  * Samples the pipeline while a proof run is under way, for the report's charts
@@ -154,9 +154,8 @@ export function queueName(output: string): string {
 
 /** The local provider's counters now, or undefined without one (or when it does not answer). */
 async function providerCounts(target: Target): Promise<ProviderCallCounts | undefined> {
-  const log = await localProviderLog(target.outputs).catch(() => undefined);
-  if (log === undefined) return undefined;
-  const { counters } = log;
+  const counters = await localProviderCounters(target.outputs).catch(() => undefined);
+  if (counters === undefined) return undefined;
   return {
     performed: counters.performed,
     absorbed: counters.replayed + counters.inProgress,

@@ -5,6 +5,8 @@ import type { PerformedEffect } from '../local-runtime/provider';
 import {
   localProviderLog,
   logOfOrders,
+  orderOfKey,
+  picksAfterCancel,
   providerCallItemsOf,
   providerLines,
   summarizeProviders,
@@ -271,13 +273,9 @@ export function checkInvariants(options: RunFacts): Verification {
   }
 
   // 4. Provider calls: one completed call per expected key, none out of order.
-  const providerItems = options.providerItems.filter((i) =>
-    ordersById.has(String(i.idempotencyKey).split(':')[1]?.split('.')[0] ?? ''),
-  );
+  const providerItems = options.providerItems.filter((i) => ordersById.has(orderOfKey(String(i.idempotencyKey))));
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
-  const performed = options.performedEffects?.filter(
-    (e) => e.key !== null && ordersById.has(e.key.split(':')[1]?.split('.')[0] ?? ''),
-  );
+  const performed = options.performedEffects?.filter((e) => e.key !== null && ordersById.has(orderOfKey(e.key)));
   violations.push(
     ...checkProviderCalls(
       { orders: orderItems, effects, providerItems, performed, keyless: options.keylessProviders },
@@ -564,19 +562,11 @@ export function checkPerformedEffects(
         detail: `key ${key} performed ${n} times, at most once allowed`,
       });
   }
-  const cancelledAt = new Map<string, number>();
-  for (const e of performed)
-    if (e.payload.instruction === 'CANCEL_PICK')
-      cancelledAt.set(
-        String(e.payload.orderId),
-        Math.min(cancelledAt.get(String(e.payload.orderId)) ?? Infinity, e.seq),
-      );
-  for (const e of performed)
-    if (e.payload.instruction === 'PICK' && e.seq > (cancelledAt.get(String(e.payload.orderId)) ?? Infinity))
-      violations.push({
-        invariant: 'provider-order',
-        detail: `order ${String(e.payload.orderId)}: PICK performed after its CANCEL_PICK at the warehouse`,
-      });
+  for (const e of picksAfterCancel(performed))
+    violations.push({
+      invariant: 'provider-order',
+      detail: `order ${String(e.payload.orderId)}: PICK performed after its CANCEL_PICK at the warehouse`,
+    });
   return violations;
 }
 

@@ -160,6 +160,7 @@ const ENDPOINT_OF_ROUTE = new Map(PROVIDER_ENDPOINTS.map((e) => [PROVIDER_ROUTES
 const CONTROL_ROUTES: Record<string, string[]> = {
   '/__health': ['GET'],
   '/__log': ['GET'],
+  '/__counters': ['GET'],
   '/__chaos': ['GET', 'PUT'],
 };
 
@@ -270,6 +271,8 @@ class LocalProvider {
       );
     if (path === '/__health') return reply({ status: 200, body: { status: 'ok' } });
     if (path === '/__log') return reply({ status: 200, body: this.snapshot() });
+    // The counters alone: a sampler reads them every second, and the whole log grows with the run.
+    if (path === '/__counters') return reply({ status: 200, body: this.snapshot().counters });
     const refused = this.authorize(req);
     if (refused !== undefined) return reply(refused);
     if (body.kind === 'too-large')
