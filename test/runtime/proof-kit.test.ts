@@ -26,6 +26,12 @@ function evidence(
     .reduce((n, [, counts]) => n + counts[counter], 0);
 }
 
+/** A count of the local provider's chaos over one run: one per request the fault hit. */
+function chaos(results: RunResults, counter: keyof NonNullable<RunResults['providerChaos']>): number {
+  expect(results.providerChaos).toBeDefined();
+  return results.providerChaos![counter];
+}
+
 const transientFailures = (r: RunResults) =>
   Object.values(r.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0);
 
@@ -54,8 +60,18 @@ const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
   resend: (r) => expect(evidence(r, 'Consumer', 'eventsUnderSeveralMessageIds')).toBeGreaterThan(r.injected.redriven),
   // The seeded copies came back from the DLQs to their sources.
   redrive: (r) => expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS),
-  // Provider calls in the outage window failed their tries (no other fault of its group fails a try).
-  'provider-outage': (r) => expect(transientFailures(r)).toBeGreaterThan(0),
+  // The local provider served the outage window: requests in it got 503 with Retry-After.
+  'provider-outage': (r) => expect(chaos(r, 'outageUnavailable')).toBeGreaterThan(0),
+  // The rest are served by the local provider on the wire, each counted there per request it hit.
+  'answer-lost': (r) => expect(chaos(r, 'answersDropped')).toBeGreaterThan(0),
+  'slow-answer': (r) => expect(chaos(r, 'slowAnswers')).toBeGreaterThan(0),
+  'rate-limited': (r) => expect(chaos(r, 'rateLimited')).toBeGreaterThan(0),
+  'server-errors': (r) => expect(chaos(r, 'burstsStarted')).toBeGreaterThan(0),
+  // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
+  'keys-forgotten': (r) => {
+    expect(r.injected.providerKeysForgotten).toBeGreaterThan(0);
+    expect(chaos(r, 'keysForgottenEarly')).toBe(r.injected.providerKeysForgotten);
+  },
 };
 
 /**
@@ -66,11 +82,23 @@ const FAULT_GROUPS: readonly { faults: FaultName[]; rate: number; rates?: FaultS
   // Three ways a try goes wrong: at 0.2 each a message still gets through in a few tries.
   { faults: ['crash', 'slow', 'transient'], rate: 0.2, seed: 100 },
   // The relay crashes at most once per batch it dispatches first: at rate 1 every batch crashes once,
-  // then goes through. The others at 0.3, as each would run alone.
+  // then goes through. The others at 0.3, as each would run alone, but the provider's own faults lower
+  // (each fires on its first request anyway): a slow answer holds a call for 11 s.
   {
-    faults: ['relay-crash', 'resend', 'poison', 'redrive', 'provider-outage'],
+    faults: [
+      'relay-crash',
+      'resend',
+      'poison',
+      'redrive',
+      'provider-outage',
+      'answer-lost',
+      'slow-answer',
+      'rate-limited',
+      'server-errors',
+      'keys-forgotten',
+    ],
     rate: 0.3,
-    rates: { 'relay-crash': 1 },
+    rates: { 'relay-crash': 1, 'answer-lost': 0.2, 'slow-answer': 0.05, 'rate-limited': 0.1, 'server-errors': 0.1 },
     seed: 101,
   },
 ];

@@ -14,7 +14,7 @@ import {
 } from '../../tools/bench/figures';
 import { unitsPerOrderByTable } from '../../tools/bench/cost-model';
 import { describeMix, type RoundTrip } from '../../tools/bench/round-trips';
-import { costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
+import { apiKeyReadsPerOrder, costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({
   operation,
@@ -58,6 +58,26 @@ describe('bench arithmetic', () => {
     expect(dollars['DynamoDB orders RRU']).toBeUndefined(); // no reads: no line
     expect(dollars['SQS requests (64 KB chunks)']).toBeCloseTo(1.5, 10);
     expect(cost.totalPerMillionOrders).toBeCloseTo(3.5 + 0.8 + 1.33334 + 3.75 + 7.5 + 0.25 + 1.5, 4);
+  });
+
+  it("prices the providers' API key reads as SecureString reads, amortised over the orders of one cache period", () => {
+    // 2 keys (one per consumer with a provider), each read once per 300 s, at 20 orders/s: 2 reads per 6,000 orders.
+    const reads = apiKeyReadsPerOrder({ ordersPerSecond: 20, cacheSeconds: 300, keysPerContainer: 2 });
+
+    const cost = costBreakdown({
+      apiRequestsPerOrder: 0,
+      lambdaInvocationsPerOrder: 0,
+      dynamoDb: {},
+      sqsRequestsPerOrder: 0,
+      apiKeyReadsPerOrder: reads,
+    });
+
+    expect(reads).toBeCloseTo(2 / 6_000, 12);
+    expect(cost.components.at(-1)).toMatchObject({
+      component: 'provider API key reads (SSM SecureString, KMS decrypt)',
+      dollarsPerMillionOrders: (2 / 6_000) * 3,
+    });
+    expect(apiKeyReadsPerOrder({ ordersPerSecond: 0, cacheSeconds: 300, keysPerContainer: 2 })).toBe(0);
   });
 
   it('leaves Lambda duration out when it was not measured', () => {

@@ -21,11 +21,15 @@ import {
   FAULT_SWITCH_DELAY_MS,
   faultPlanLifetimeMs,
   faultPlanOf,
+  providerChaosOf,
+  SERVER_ERROR_BURST_REQUESTS,
   setFaultPlan,
+  SLOW_ANSWER_MS,
   switchFaultsOn,
   type FaultSettings,
 } from '../../tools/proof-kit/faults';
 import { awsTarget, type Target } from '../../tools/proof-kit/target';
+import { startProviderEmulator } from '../../tools/local-runtime/provider';
 import { UNBOUNDED_WORK } from '../support/record-work';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
@@ -212,7 +216,7 @@ describe('the proof kit and a stack without fault injection', () => {
     slowSeconds: 1,
     poisonPerQueue: 1,
   });
-  const withoutSwitch = { kind: 'aws', name: 'ExactlyOnce-dev' } as Target;
+  const withoutSwitch = { kind: 'aws', name: 'ExactlyOnce-dev', outputs: {} } as Target;
 
   test('a deployed stack without the FaultParameterName output has no fault switch', async () => {
     process.env.AWS_REGION = 'eu-west-1';
@@ -260,6 +264,18 @@ describe('the proof kit and a stack without fault injection', () => {
     expect(log).not.toHaveBeenCalled();
   });
 
+  test("the local provider's chaos is refused on a target without one, with a one-line reason, before anything changes", async () => {
+    const log = jest.fn();
+
+    const switching = switchFaultsOn(withoutSwitch, settings(['answer-lost', 'poison']), 1, log);
+
+    await expect(switching).rejects.toThrow(
+      /^Stack ExactlyOnce-dev has no local provider: answer-lost are served by the local provider \(npm start\)/,
+    );
+    await expect(switching).rejects.toThrow(/^[^\n]+$/);
+    expect(log).not.toHaveBeenCalled();
+  });
+
   test('a run without in-function faults (none, or only poison and redrive) goes on', async () => {
     const faults = await switchFaultsOn(withoutSwitch, settings(['poison', 'redrive']), 1, jest.fn());
 
@@ -272,7 +288,12 @@ describe('the proof kit and a stack without fault injection', () => {
 describe('the proof kit sets an expiry on every plan', () => {
   const local = (): Target & { faultSwitch: { file: string } } => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'faults-'));
-    return { kind: 'local', name: 'local', faultSwitch: { file: path.join(dir, 'faults.json') } } as Target & {
+    return {
+      kind: 'local',
+      name: 'local',
+      outputs: {},
+      faultSwitch: { file: path.join(dir, 'faults.json') },
+    } as Target & {
       faultSwitch: { file: string };
     };
   };
@@ -345,5 +366,73 @@ describe("a run's fault rates", () => {
     expect(plan.relayCrashAfterPublish).toBe(1);
     expect(plan.producerResend).toBe(0.3);
     expect(plan.crashAfterEffect).toBeUndefined();
+  });
+});
+
+describe("the local provider's chaos comes from the run's fault settings", () => {
+  const settings = (enabled: FaultSettings['enabled']): FaultSettings => ({
+    enabled,
+    rate: 0.3,
+    rates: { 'rate-limited': 0.1 },
+    slowSeconds: 0,
+    poisonPerQueue: 0,
+  });
+
+  test('each fault on the wire at its rate, seeded; none of them: no chaos', () => {
+    const chaos = providerChaosOf(
+      settings(['answer-lost', 'slow-answer', 'rate-limited', 'server-errors', 'crash']),
+      7,
+      new Date(NOW),
+    );
+
+    expect(chaos).toEqual({
+      seed: 7,
+      dropAnswer: { count: 1, probability: 0.3 },
+      slowAnswer: { count: 1, probability: 0.3, delayMs: SLOW_ANSWER_MS },
+      rateLimit: { count: 1, probability: 0.1, retryAfterSeconds: 1 },
+      serverErrorBurst: {
+        requests: SERVER_ERROR_BURST_REQUESTS,
+        probability: 0.3 / SERVER_ERROR_BURST_REQUESTS,
+        retryAfterSeconds: 1,
+      },
+    });
+    // Past the HTTP provider's own cap on one call (10 s): the caller gives up while the key still runs.
+    expect(SLOW_ANSWER_MS).toBeGreaterThan(10_000);
+    expect(providerChaosOf(settings(['crash', 'keys-forgotten']), 7, new Date(NOW))).toEqual({});
+  });
+
+  test("with a local provider the outage window is served on the wire, the functions' plan keeps only the per-call share", () => {
+    const outage = settings(['provider-outage']);
+
+    const chaos = providerChaosOf(outage, 7, new Date(NOW));
+    const inFunction = faultPlanOf(outage, 7, new Date(NOW), { outageAtTheProvider: true });
+    const withoutProvider = faultPlanOf(outage, 7, new Date(NOW));
+
+    expect(chaos.outage).toEqual({ ...withoutProvider.providerOutageWindow, mode: 'unavailable' });
+    expect(inFunction.providerOutageWindow).toBeUndefined();
+    expect(inFunction.providerOutage).toBe(0.3);
+  });
+
+  test('switching the faults on sets the chaos at the local provider, with its API key; off() clears it', async () => {
+    const provider = await startProviderEmulator({ apiKey: 'chaos-key' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
+    const keyFile = path.join(dir, 'key');
+    fs.writeFileSync(keyFile, 'chaos-key');
+    const target = {
+      kind: 'local',
+      name: 'local',
+      outputs: { LocalProviderUrl: provider.url, LocalProviderApiKeyFile: keyFile },
+    } as unknown as Target;
+    try {
+      const faults = await switchFaultsOn(target, settings(['answer-lost']), 3, jest.fn());
+      const during = provider.log().chaos;
+      await faults.off();
+
+      expect(faults.inFunction).toBe(false);
+      expect(during).toEqual({ seed: 3, dropAnswer: { count: 1, probability: 0.3 } });
+      expect(provider.log().chaos).toEqual({});
+    } finally {
+      await provider.stop();
+    }
   });
 });

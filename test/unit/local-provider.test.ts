@@ -294,6 +294,21 @@ describe('chaos', () => {
     expect(p.log().counters.chaos).toMatchObject({ burstsStarted: 1, burstUnavailable: 3 });
   });
 
+  test('5xx bursts at a probability: the first starts with the next request, later ones by the seeded roll', async () => {
+    // Arrange
+    const p = await start({ chaos: { seed: 1, serverErrorBurst: { requests: 2, probability: 1 } } });
+
+    // Act
+    const first = (await post('mail', MAIL, { key: 'loyalty:e-1' })).status;
+    const second = (await post('mail', MAIL, { key: 'loyalty:e-1' })).status;
+    const third = (await post('mail', MAIL, { key: 'loyalty:e-1' })).status;
+
+    // Assert
+    expect([first, second, third]).toEqual([503, 503, 503]);
+    expect(p.log().counters.chaos).toMatchObject({ burstsStarted: 2, burstUnavailable: 3 });
+    expect(p.log().performed).toHaveLength(0);
+  });
+
   test('an outage window answers 503 with Retry-After until it ends, nothing performed inside it', async () => {
     // Arrange
     let now = 2_000;
@@ -546,6 +561,26 @@ describe('log, health and the chaos control', () => {
     expect(set.body).toEqual({ serverErrorBurst: { requests: 1 } });
     expect(burst.status).toBe(503);
     expect(p.log().chaos).toEqual({ serverErrorBurst: { requests: 1 } });
+  });
+
+  test('POST /__keys/forget needs the API key, forgets answered keys now, and the next request with one is performed again', async () => {
+    // Arrange
+    const p = await start();
+    await post('mail', MAIL, { key: 'loyalty:e-1' });
+
+    // Act
+    const unauthorized = await call(`${p.url}/__keys/forget`, { method: 'POST', auth: null, body: '{}' });
+    const malformed = await call(`${p.url}/__keys/forget`, { method: 'POST', body: '{"olderThanMs":-1}' });
+    const forgotten = await call(`${p.url}/__keys/forget`, { method: 'POST', body: '{}' });
+    const again = await post('mail', MAIL, { key: 'loyalty:e-1' });
+
+    // Assert
+    expect(unauthorized.status).toBe(401);
+    expect(malformed.status).toBe(400);
+    expect(forgotten).toMatchObject({ status: 200, body: { forgotten: 1 } });
+    expect(again.status).toBe(202);
+    expect(p.log().performed).toHaveLength(2);
+    expect(p.log().counters.chaos.keysForgottenEarly).toBe(1);
   });
 
   test('parseChaosPlan keeps valid faults and drops the rest', () => {

@@ -183,3 +183,19 @@ test('a keyless provider: a repeat is the residue, counted in its line, not a vi
   ]);
   expect(line).toMatch(/^provider mail: 2 performed for 2 placed orders, 1 duplicates \(keyless\); /);
 });
+
+test('an effect sent without a key: a violation on a keyed provider, kept with its order by the payload, none on a keyless one', () => {
+  const unkeyed = { ...effect('mail', 'x', { orderId: 'o1' }), key: null };
+  const other = { ...effect('mail', 'x', { orderId: 'o9' }), key: null };
+  const log = logOf([unkeyed, other], { mail: {}, warehouse: {} });
+
+  const ours = logOfOrders(log, new Set(['o1']));
+  const keyed = checkPerformedEffects(ours.performed, new Set(), new Set());
+  const keyless = checkPerformedEffects(ours.performed, new Set(), new Set(), ['mail']);
+
+  expect(ours.performed).toEqual([unkeyed]);
+  expect(keyed).toEqual([
+    { invariant: 'provider-effects', detail: 'mail: 1 effect(s) performed without an Idempotency-Key' },
+  ]);
+  expect(keyless).toEqual([]);
+});

@@ -4,7 +4,15 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MIX } from '../proof-kit/plan';
 import { waitForDrain } from '../proof-kit/drain';
-import { costBreakdown, sqsBilledRequests, UNIT_PRICES, type CostBreakdown } from '../proof-kit/prices';
+import {
+  apiKeyReadsPerOrder,
+  costBreakdown,
+  sqsBilledRequests,
+  UNIT_PRICES,
+  type CostBreakdown,
+} from '../proof-kit/prices';
+import { API_KEY_CACHE_SECONDS } from '../../lambdas/exactly-once';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { orderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { orderTotalCents } from '../../lambdas/shop/domain/order';
 import type { RuntimeStats } from '../local-runtime/runtime';
@@ -351,14 +359,27 @@ async function measureAll(
 
   // Cost, clean path: one POST per order, effects applied, no retries.
   const cleanOrders = pipeline.accepted;
+  // A deployment's providers are HTTP APIs: the recording double's table, which stands in for the provider
+  // call in the emulator-limit measurement, is no cost it pays; the reads of the providers' API keys are.
+  const { providerLog: recordingDouble, ...deployedTables } = unitsByTable(limit.oneOrder, label);
+  const keysPerContainer = CONSUMERS.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
+  const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
     apiRequestsPerOrder: 1,
     lambdaInvocationsPerOrder: ratio(statsAfter.lambdaInvocations - statsBefore.lambdaInvocations, cleanOrders),
     lambdaGbSecondsPerOrder: gbSeconds(fnBefore, fnAfter, cleanOrders),
-    dynamoDb: unitsByTable(limit.oneOrder, label),
+    dynamoDb: deployedTables,
     sqsRequestsPerOrder: sqsChunks * ratio(statsAfter.sqs - statsBefore.sqs, cleanOrders),
+    apiKeyReadsPerOrder: apiKeyReadsPerOrder({
+      ordersPerSecond: keyReadRate,
+      cacheSeconds: API_KEY_CACHE_SECONDS,
+      keysPerContainer,
+    }),
   });
   printCost('clean path', clean, print);
+  print(
+    `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/order it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} orders/s; the providers' own charges (per e-mail, per instruction) are theirs`,
+  );
 
   // Cost, the proof kit's default plan mix (retries, cancels, reads), measured.
   const defaultBefore = await runtime.stats();

@@ -204,6 +204,7 @@ async function start(
   // 4. The local provider, when a function consumes (it writes the provider log on AWS without one configured).
   const consumes = functionDefs.some((fn) => fn.environment[ENV.providerLogTable] !== undefined);
   let provider: ProviderEmulator | undefined;
+  let providerKeyFile: string | undefined;
   let providerEnvironment: Record<string, string> = {};
   if (options.localProviders !== false && consumes) {
     const apiKey = randomBytes(18).toString('base64url');
@@ -212,6 +213,7 @@ async function start(
     // A file, as on AWS the key is a parameter: never in a function's environment.
     const keyFile = path.join(keyDir, `provider-api-key-${process.pid}`);
     fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
+    providerKeyFile = keyFile;
     stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
     provider = await startProviderEmulator({
       apiKey,
@@ -412,7 +414,8 @@ async function start(
     stackOutputs: {
       ...resolveStackOutputs(stack, resolver, stageUrl),
       // Local only: where the proof kit reads what the providers performed (GET /__log).
-      ...(provider !== undefined ? { LocalProviderUrl: provider.url } : {}),
+      // and where its API key is (a path: the proof kit's chaos and key-window faults need the key).
+      ...(provider !== undefined ? { LocalProviderUrl: provider.url, LocalProviderApiKeyFile: providerKeyFile! } : {}),
     },
   };
   if (options.outputsFile !== undefined) {

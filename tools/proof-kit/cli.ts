@@ -19,9 +19,10 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --rate N                       requests per second overall (default: as fast as possible)
   --seed N                       makes the request plan reproducible, and seeds the fault rolls
   --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
-  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive,provider-outage
-                                 (default: none)
-  --fault-rate P                 probability per message for in-function faults (default 0.1)
+  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive,provider-outage,
+                                 and at the local provider: answer-lost,slow-answer,rate-limited,
+                                 server-errors,keys-forgotten (default: none)
+  --fault-rate P                 probability per message, record or provider request of each fault (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
   --provider-outage-seconds S    provider-outage: how long the providers are down in the seeded window,

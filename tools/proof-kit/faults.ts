@@ -6,11 +6,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import type { FaultPlan } from '../../lambdas/exactly-once/faults/plan';
+import { DEFAULT_PROVIDER_TIMEOUT_MS } from '../../lambdas/exactly-once/aws/http-provider';
+import type { ProviderChaosPlan } from '../local-runtime/provider';
 import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { seeded } from '../../lambdas/exactly-once/runtime/random';
 import { redrive } from '../dlq/messages';
 import { discoverDeadLetterQueues } from '../dlq/queues';
 import { consumerQueueUrls } from '../stack';
+import { setLocalProviderChaos } from './provider-calls';
 import type { Target } from './target';
 import type { ProducedEvent } from './verify';
 
@@ -20,7 +23,24 @@ import type { ProducedEvent } from './verify';
  * kit itself adds poison messages and a DLQ redrive step.
  */
 export type FaultName =
-  'crash' | 'slow' | 'transient' | 'poison' | 'relay-crash' | 'resend' | 'redrive' | 'provider-outage';
+  | 'crash'
+  | 'slow'
+  | 'transient'
+  | 'poison'
+  | 'relay-crash'
+  | 'resend'
+  | 'redrive'
+  | 'provider-outage'
+  | ProviderChaosFault;
+/** The faults the local provider serves on the wire: a target needs one (`npm start` starts it). */
+export type ProviderChaosFault = 'answer-lost' | 'slow-answer' | 'rate-limited' | 'server-errors' | 'keys-forgotten';
+export const PROVIDER_CHAOS_FAULTS: readonly ProviderChaosFault[] = [
+  'answer-lost',
+  'slow-answer',
+  'rate-limited',
+  'server-errors',
+  'keys-forgotten',
+];
 export const ALL_FAULTS: FaultName[] = [
   'crash',
   'slow',
@@ -30,7 +50,16 @@ export const ALL_FAULTS: FaultName[] = [
   'resend',
   'redrive',
   'provider-outage',
+  ...PROVIDER_CHAOS_FAULTS,
 ];
+
+/**
+ * How late the `slow-answer` fault answers: past the HTTP provider's own cap on one call, so the
+ * caller gives up while the provider still runs the key (its retry meets 409, then the stored answer).
+ */
+export const SLOW_ANSWER_MS = DEFAULT_PROVIDER_TIMEOUT_MS + 1_000;
+/** Requests in a row one `server-errors` burst answers 503. */
+export const SERVER_ERROR_BURST_REQUESTS = 3;
 
 export interface FaultSettings {
   enabled: FaultName[];
@@ -76,12 +105,25 @@ export function providerOutageWindow(
   return { from: new Date(from).toISOString(), until: new Date(until).toISOString() };
 }
 
-export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Date()): FaultPlan {
+/**
+ * The plan inside the functions. `outageAtTheProvider`: the local provider serves the outage window
+ * on the wire (503 with Retry-After, {@link providerChaosOf}), so the functions keep only the share of
+ * calls that fail before they are sent; without one (AWS) the functions fail the window's calls too.
+ */
+export function faultPlanOf(
+  settings: FaultSettings,
+  seed?: number,
+  now = new Date(),
+  options: { outageAtTheProvider?: boolean } = {},
+): FaultPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   const rateOf = (name: FaultName) => (on(name) ? (settings.rates?.[name] ?? settings.rate) : undefined);
   return {
     providerOutage: rateOf('provider-outage'),
-    providerOutageWindow: on('provider-outage') ? providerOutageWindow(settings, seed, now) : undefined,
+    providerOutageWindow:
+      on('provider-outage') && options.outageAtTheProvider !== true
+        ? providerOutageWindow(settings, seed, now)
+        : undefined,
     seed,
     crashAfterEffect: rateOf('crash'),
     slowHandler: rateOf('slow'),
@@ -93,6 +135,37 @@ export function faultPlanOf(settings: FaultSettings, seed?: number, now = new Da
     ...consumerOutageOf(settings, now),
   };
 }
+
+/**
+ * The local provider's chaos for a run, from the same settings and seed as the functions' plan:
+ * `answer-lost` (performed, then the connection closed unanswered), `slow-answer` ({@link SLOW_ANSWER_MS}
+ * late), `rate-limited` (429, Retry-After 1), `server-errors` (bursts of {@link SERVER_ERROR_BURST_REQUESTS}
+ * 503s), each at its rate, and `provider-outage`'s window as 503s with Retry-After. `keys-forgotten` is not
+ * in the plan: the kit makes the provider forget its keys before the redrive ({@link forgetsKeys}).
+ * Empty when none of these faults is on.
+ */
+export function providerChaosOf(settings: FaultSettings, seed?: number, now = new Date()): ProviderChaosPlan {
+  const on = (name: FaultName) => settings.enabled.includes(name);
+  const rateOf = (name: FaultName) => settings.rates?.[name] ?? settings.rate;
+  const plan: ProviderChaosPlan = {};
+  // Each fires on the first request it can, then at its rate: a run that enables a fault always sees it.
+  if (on('answer-lost')) plan.dropAnswer = { count: 1, probability: rateOf('answer-lost') };
+  if (on('slow-answer')) plan.slowAnswer = { count: 1, probability: rateOf('slow-answer'), delayMs: SLOW_ANSWER_MS };
+  if (on('rate-limited')) plan.rateLimit = { count: 1, probability: rateOf('rate-limited'), retryAfterSeconds: 1 };
+  // A burst is several 503s (the first starts with the next request): started at a third of the rate,
+  // about as many requests fail as the rate says.
+  if (on('server-errors'))
+    plan.serverErrorBurst = {
+      requests: SERVER_ERROR_BURST_REQUESTS,
+      probability: rateOf('server-errors') / SERVER_ERROR_BURST_REQUESTS,
+      retryAfterSeconds: 1,
+    };
+  if (on('provider-outage')) plan.outage = { ...providerOutageWindow(settings, seed, now), mode: 'unavailable' };
+  return Object.keys(plan).length === 0 ? plan : { ...(seed === undefined ? {} : { seed }), ...plan };
+}
+
+/** Whether the run makes the local provider forget its keys before the redrive (`keys-forgotten`). */
+export const forgetsKeys = (settings: FaultSettings): boolean => settings.enabled.includes('keys-forgotten');
 
 /** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
 function consumerOutageOf(settings: FaultSettings, now: Date): Pick<FaultPlan, 'consumerOutageUntil'> {
@@ -308,8 +381,9 @@ export function faultPlanLifetimeMs(profile: { drainTimeoutMs: number }, request
 
 /** Whether the run needs the functions' fault switch (poison and redrive are done by the kit itself). */
 export function needsFaultSwitch(settings: FaultSettings): boolean {
+  const byTheKit: readonly FaultName[] = ['poison', 'redrive', ...PROVIDER_CHAOS_FAULTS];
   return (
-    settings.enabled.some((f) => f !== 'poison' && f !== 'redrive') ||
+    settings.enabled.some((f) => !byTheKit.includes(f)) ||
     (settings.disableInboxClaim?.length ?? 0) > 0 ||
     (settings.consumerOutageSeconds ?? 0) > 0
   );
@@ -333,8 +407,17 @@ export async function switchFaultsOn(
   lifetimeMs: number = DEFAULT_PLAN_LIFETIME_MS,
 ): Promise<{ inFunction: boolean; off(): Promise<void> }> {
   const inFunction = needsFaultSwitch(settings);
+  const localProvider = target.outputs.LocalProviderUrl !== undefined;
   // Refused before anything changes: the run would report faults that never happened.
   if (inFunction && target.faultSwitch === undefined) throw new Error(noFaultSwitch(target));
+  const onTheWire = settings.enabled.filter((f) => (PROVIDER_CHAOS_FAULTS as readonly string[]).includes(f));
+  if (onTheWire.length > 0 && !localProvider)
+    throw new Error(
+      `Stack ${target.name} has no local provider: ${onTheWire.join(', ')} are served by the local provider (npm start), which the kit cannot put in front of a real one`,
+    );
+  const now = new Date();
+  const chaos = localProvider ? providerChaosOf(settings, seed, now) : {};
+  const chaosOn = Object.keys(chaos).length > 0;
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =
     inFunction && target.kind === 'local' && visibility > 0
@@ -345,11 +428,19 @@ export async function switchFaultsOn(
     if (!on) return;
     on = false;
     await setFaultPlan(target, {});
+    if (chaosOn) await setLocalProviderChaos(target.outputs, {});
     await restoreVisibility();
   };
   // A kit that dies mid-run leaves a plan that stops by itself: after the run, its drains and a margin.
-  const plan = { ...faultPlanOf(settings, seed), expiresAt: new Date(Date.now() + lifetimeMs).toISOString() };
+  const plan = {
+    ...faultPlanOf(settings, seed, now, { outageAtTheProvider: chaos.outage !== undefined }),
+    expiresAt: new Date(now.getTime() + lifetimeMs).toISOString(),
+  };
   await setFaultPlan(target, inFunction ? plan : {});
+  if (chaosOn) {
+    await setLocalProviderChaos(target.outputs, chaos);
+    log(`Local provider chaos switched on: ${JSON.stringify(chaos)}`);
+  }
   if (inFunction) {
     log(`Fault plan switched on: ${JSON.stringify(plan)}`);
     await new Promise((r) => setTimeout(r, FAULT_SWITCH_DELAY_MS)); // every function has re-read the switch

@@ -15,6 +15,11 @@ export const UNIT_PRICES = {
   /** Each 64 KB chunk of a request's payload is billed as one request. */
   sqsStandardPerMillion: 0.4,
   sqsFifoPerMillion: 0.5,
+  /**
+   * A SecureString read: GetParameter at standard throughput has no charge; its decryption is one KMS
+   * request ($0.03 per 10,000).
+   */
+  secureParameterReadsPerMillion: 0 + 3.0,
 };
 
 /** One line of a cost breakdown: what is billed, how many units per order, and the price per million units. */
@@ -47,6 +52,8 @@ export interface CostInputs {
   dynamoDb: Record<string, { writeUnits: number; readUnits: number }>;
   /** SQS requests per order, each counted in 64 KB chunks. */
   sqsRequestsPerOrder: number;
+  /** Reads of the providers' API keys (SSM SecureString) per order, amortised by the cache; omitted: none. */
+  apiKeyReadsPerOrder?: number;
 }
 
 export interface CostBreakdown {
@@ -88,6 +95,12 @@ export function costBreakdown(inputs: CostInputs): CostBreakdown {
     unitsPerOrder: inputs.sqsRequestsPerOrder,
     pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion,
   });
+  if (inputs.apiKeyReadsPerOrder !== undefined)
+    components.push({
+      component: 'provider API key reads (SSM SecureString, KMS decrypt)',
+      unitsPerOrder: inputs.apiKeyReadsPerOrder,
+      pricePerMillionUnits: UNIT_PRICES.secureParameterReadsPerMillion,
+    });
   return {
     components: components.map((c) => ({ ...c, dollarsPerMillionOrders: componentCostPerMillionOrders(c) })),
     totalPerMillionOrders: totalCostPerMillionOrders(components),
@@ -101,6 +114,21 @@ function lambdaDurationComponent(gbSecondsPerOrder: number): CostComponent {
     unitsPerOrder: gbSecondsPerOrder,
     pricePerMillionUnits: UNIT_PRICES.lambdaArmGbSecond * 1_000_000,
   };
+}
+
+/**
+ * API key reads per order: each warm container reads each key it uses once per cache period
+ * (`cacheSeconds`), whatever it sends meanwhile, so at `ordersPerSecond` the reads spread over
+ * `ordersPerSecond x cacheSeconds` orders. `keysPerContainer` sums, over the consumers, the keys each
+ * reads, one warm container each; more containers at a higher rate scale both sides alike.
+ */
+export function apiKeyReadsPerOrder(options: {
+  ordersPerSecond: number;
+  cacheSeconds: number;
+  keysPerContainer: number;
+}): number {
+  const orders = options.ordersPerSecond * options.cacheSeconds;
+  return orders > 0 ? options.keysPerContainer / orders : 0;
 }
 
 /** SQS bills each 64 KB chunk of a payload as one request. */

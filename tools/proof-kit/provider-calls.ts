@@ -1,4 +1,11 @@
-import type { PerformedEffect, ProviderCounters, ProviderLog } from '../local-runtime/provider';
+import * as fs from 'node:fs';
+import type {
+  ChaosCounters,
+  PerformedEffect,
+  ProviderChaosPlan,
+  ProviderCounters,
+  ProviderLog,
+} from '../local-runtime/provider';
 
 /**
  * What reached the consumers' providers, in the shape the verification reads (one item per
@@ -32,6 +39,48 @@ export async function localProviderCounters(outputs: Record<string, string>): Pr
 }
 
 /**
+ * Sends the local provider a control request (`PUT /__chaos`, `POST /__keys/forget`), authorized
+ * with the API key the runtime wrote to `LocalProviderApiKeyFile`. Throws on a target without one.
+ */
+async function controlLocalProvider(
+  outputs: Record<string, string>,
+  method: 'PUT' | 'POST',
+  route: string,
+  body: unknown,
+): Promise<unknown> {
+  const url = outputs.LocalProviderUrl;
+  const keyFile = outputs.LocalProviderApiKeyFile;
+  if (url === undefined || keyFile === undefined)
+    throw new Error('This target has no local provider (no LocalProviderUrl and LocalProviderApiKeyFile outputs)');
+  const response = await fetch(`${url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${fs.readFileSync(keyFile, 'utf8').trim()}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok)
+    throw new Error(`The local provider's ${route} answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
+/** Replaces the local provider's chaos plan (`{}`: none). */
+export async function setLocalProviderChaos(outputs: Record<string, string>, plan: ProviderChaosPlan): Promise<void> {
+  await controlLocalProvider(outputs, 'PUT', '/__chaos', plan);
+}
+
+/** Makes the local provider forget every answered idempotency key now (its key window passing at once); returns how many. */
+export async function forgetLocalProviderKeys(outputs: Record<string, string>): Promise<number> {
+  const answer = (await controlLocalProvider(outputs, 'POST', '/__keys/forget', {})) as { forgotten: number };
+  return answer.forgotten;
+}
+
+/** What the chaos did between two readings of the counters (after minus before), per fault. */
+export function chaosBetween(before: ChaosCounters, after: ChaosCounters): ChaosCounters {
+  return Object.fromEntries(
+    Object.entries(after).map(([name, n]) => [name, n - (before[name as keyof ChaosCounters] ?? 0)]),
+  ) as unknown as ChaosCounters;
+}
+
+/**
  * One item per key: every request under it counts as a call (performed, replayed, refused while the
  * first was running), and the first and last time it was performed bound when its effect happened.
  */
@@ -57,9 +106,11 @@ export const orderOfKey = (key: string): string => key.split(':')[1]?.split('.')
 /** The part of the log that belongs to these orders (the local provider serves every run of an `npm start`). */
 export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): ProviderLog {
   const ours = (key: string | null) => key !== null && orderIds.has(orderOfKey(key));
+  // An effect sent without a key belongs to the order its payload names.
+  const unkeyedOurs = (e: PerformedEffect) => e.key === null && orderIds.has(String(e.payload.orderId));
   return {
     ...log,
-    performed: log.performed.filter((e) => ours(e.key)),
+    performed: log.performed.filter((e) => ours(e.key) || unkeyedOurs(e)),
     keys: Object.fromEntries(
       Object.entries(log.keys).map(([endpoint, byKey]) => [
         endpoint,

@@ -6,6 +6,7 @@ import { costBreakdown, UNIT_PRICES } from './prices';
 import type { PipelineSamples, ProviderCallCounts } from './sampler';
 import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import type { Verification } from './verify';
+import type { ChaosCounters } from '../local-runtime/provider';
 
 /**
  * The run's results: a terminal summary, a JSON file and a self-contained HTML
@@ -53,12 +54,19 @@ export interface RunResults {
     replaysServed: number;
     conflicts409: number;
   };
-  injected: { poisonMessages: number; redriven: number };
+  injected: {
+    poisonMessages: number;
+    redriven: number;
+    /** Idempotency keys the local provider was made to forget before the redrive (`keys-forgotten`). */
+    providerKeysForgotten?: number;
+  };
   drain: { drained: boolean; waitedMs: number };
   verification: Verification;
   calls: CallCounts;
   /** Local runtime only: per-function evidence that each fault fired, over this run. */
   evidence?: FaultEvidence;
+  /** Local provider only: what its chaos did over this run, one count per request a fault hit. */
+  providerChaos?: ChaosCounters;
   perOrder: Record<string, number | undefined>;
   costPerMillionOrders?: number;
   timeline: { second: number; requests: number; p50: number; p99: number }[];
@@ -77,6 +85,7 @@ export function summarize(
     verification: Verification;
     calls: CallCounts;
     evidence?: FaultEvidence;
+    providerChaos?: ChaosCounters;
     pipeline?: PipelineSamples;
   },
 ): RunResults {
@@ -150,6 +159,7 @@ export function summarize(
     verification: input.verification,
     calls: input.calls,
     evidence: input.evidence,
+    providerChaos: input.providerChaos,
     perOrder,
     costPerMillionOrders,
     timeline,
@@ -198,7 +208,10 @@ export function terminalSummary(r: RunResults): string {
               .join(', ') || 'none'
           }`
     }`,
-    `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs`,
+    `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs${r.injected.providerKeysForgotten ? `; ${r.injected.providerKeysForgotten} provider keys forgotten before the redrive` : ''}`,
+    ...(r.providerChaos !== undefined && Object.values(r.providerChaos).some((n) => n > 0)
+      ? [`  provider chaos  ${chaosSummary(r.providerChaos)}`]
+      : []),
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
     `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
@@ -213,6 +226,22 @@ export function terminalSummary(r: RunResults): string {
   for (const violation of v.violations.slice(0, 50)) lines.push(`    - [${violation.invariant}] ${violation.detail}`);
   if (v.violations.length > 50) lines.push(`    ... and ${v.violations.length - 50} more (see the JSON results)`);
   return lines.join('\n');
+}
+
+/** `4 answers dropped, 2 slow answers, ...`: the chaos faults that fired at the local provider, by requests hit. */
+export function chaosSummary(c: ChaosCounters): string {
+  const parts: [number, string][] = [
+    [c.answersDropped, 'answers dropped after the effect'],
+    [c.slowAnswers, `answers sent late`],
+    [c.rateLimited, '429s'],
+    [c.burstUnavailable, `503s in ${c.burstsStarted} bursts`],
+    [c.outageUnavailable + c.outageRefused, 'requests refused in the outage window'],
+    [c.keysForgottenEarly, 'keys forgotten early'],
+  ];
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}`)
+    .join(', ');
 }
 
 /**
@@ -312,6 +341,10 @@ export function htmlReport(r: RunResults): string {
     ['orders / intents', `${v.counts.orders} / ${v.counts.intents}`],
     ['effects applied', appliedSummary(v)],
     ['metrics flushed', metricsFlushed(v)],
+    ...(v.providerLines ?? []).map((line): [string, string] => ['at the provider', line.replace(/^provider /, '')]),
+    ...(r.providerChaos !== undefined && Object.values(r.providerChaos).some((n) => n > 0)
+      ? [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]
+      : []),
     [
       'cost',
       r.costPerMillionOrders === undefined

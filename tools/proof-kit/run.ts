@@ -7,6 +7,7 @@ import {
   seedDeadLetters,
   sendPoison,
   faultPlanLifetimeMs,
+  forgetsKeys,
   switchFaultsOn,
   type FaultName,
   type FaultSettings,
@@ -17,6 +18,7 @@ import { summarize, type CallCounts, type FaultEvidence, type RunResults } from 
 import { acceptedOrders, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
+import { chaosBetween, forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
 
 /**
  * One proof run: plan, switch faults on, drive the API, switch faults off,
@@ -32,7 +34,7 @@ export interface Profile {
 }
 
 /**
- * - smoke: a minute, for a first look and CI;
+ * - smoke: a minute without faults, for a first look and CI (with every fault, a few: retries back off);
  * - default: the proof run;
  * - hot-sku: the default load with every order on one SKU per line position (at
  *   most 3 SKUs in all), so orders in one FIFO batch contend for the same stock
@@ -40,7 +42,7 @@ export interface Profile {
  * - soak: long and wide.
  */
 export const PROFILES: Record<'smoke' | 'default' | 'hot-sku' | 'soak', Profile> = {
-  smoke: { orders: 20, connections: 4, customers: 5, skus: 5, drainTimeoutMs: 60_000 },
+  smoke: { orders: 20, connections: 4, customers: 5, skus: 5, drainTimeoutMs: 180_000 },
   default: { orders: 300, connections: 16, customers: 40, skus: 25, drainTimeoutMs: 240_000 },
   'hot-sku': { orders: 300, connections: 16, customers: 40, skus: 1, drainTimeoutMs: 240_000 },
   soak: { orders: 20_000, connections: 32, rate: 100, customers: 500, skus: 200, drainTimeoutMs: 900_000 },
@@ -93,6 +95,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   process.once('SIGINT', interrupted);
   try {
     const before = await options.callCounters?.();
+    const chaosBefore = (await localProviderCounters(target.outputs))?.chaos;
     // The pipeline over time, for the report (local: consumer counters from the runtime's stats route).
     const sampler = await startSampler(target, {
       statsUrl: target.kind === 'local' ? new URL('/__local/stats', target.apiUrl).toString() : undefined,
@@ -120,10 +123,6 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       log(`Not drained after ${(loadDrain.waitedMs / 1000).toFixed(0)} s with the faults on; switching them off`);
     await faults.off();
     sampler.mark('faults off');
-    if (enabled.includes('redrive')) {
-      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
-      log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
-    }
     // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
     // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
     // A message still backing off when the faults went off can exhaust its receives after the first
@@ -135,19 +134,39 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     // for minutes while faults keep failing it. The wait is all of them.
     let settled = true;
     let waitedMs = loadDrain.waitedMs;
-    for (let round = 0; round < RECOVERY_ROUNDS; round++) {
-      const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
-      if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
-      if (moved > 0) sampler.mark('redrive');
-      redriven += moved;
-      if (round > 0 && moved === 0) break;
-      // Faults off: whatever is left (backoffs, redriven messages) settles.
-      const settle = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
-      settled = settle.drained;
-      waitedMs += settle.waitedMs;
+    const recover = async () => {
+      for (let round = 0; round < RECOVERY_ROUNDS; round++) {
+        const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
+        if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
+        if (moved > 0) sampler.mark('redrive');
+        redriven += moved;
+        if (round > 0 && moved === 0) break;
+        // Faults off: whatever is left (backoffs, redriven messages) settles.
+        const settle = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+        settled = settle.drained;
+        waitedMs += settle.waitedMs;
+      }
+    };
+    // The provider's key window passes at once, once every call has been answered and recorded (the
+    // pipeline settled): from then on only the consumers' own records stand between a redriven event and
+    // a second effect, as for a redrive days after the provider forgot the key. Forgetting earlier would
+    // let the retry of a lost answer perform again: the residue of a key window shorter than the retries.
+    let providerKeysForgotten = 0;
+    if (forgetsKeys(options.faults)) {
+      await recover();
+      if (settled) {
+        providerKeysForgotten = await forgetLocalProviderKeys(target.outputs);
+        log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) before the redrive`);
+      } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
     }
+    if (enabled.includes('redrive')) {
+      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
+      log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
+    }
+    await recover();
     const drain = { drained: settled, waitedMs };
     const after = await options.callCounters?.();
+    const chaosAfter = (await localProviderCounters(target.outputs))?.chaos;
     const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
 
     const verification = await verify({
@@ -184,11 +203,12 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       plan,
       observations: driven.observations,
       durationMs: driven.durationMs,
-      injected: { poisonMessages, redriven },
+      injected: { poisonMessages, redriven, providerKeysForgotten },
       drain,
       verification,
       calls,
       evidence: diffEvidence(before?.functions, after?.functions),
+      providerChaos: chaosBefore && chaosAfter ? chaosBetween(chaosBefore, chaosAfter) : undefined,
       pipeline,
     });
   } finally {

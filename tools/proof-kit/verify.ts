@@ -523,8 +523,8 @@ export function checkProviderCalls(
 
 /**
  * At the provider itself: every owed key performed exactly once (an optional one at most once), no
- * effect under a key nobody owes (an order never accepted, or an event nobody takes), and no PICK
- * performed after its order's CANCEL_PICK.
+ * effect under a key nobody owes (an order never accepted, or an event nobody takes), no effect
+ * without a key on a keyed provider, and no PICK performed after its order's CANCEL_PICK.
  */
 export function checkPerformedEffects(
   performed: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'endpoint'>[],
@@ -535,8 +535,12 @@ export function checkPerformedEffects(
   const violations: Violation[] = [];
   const times = new Map<string, number>();
   const atLeastOnce = new Set<string>();
+  const unkeyed = new Map<string, number>();
   for (const effect of performed) {
-    if (effect.key === null) continue;
+    if (effect.key === null) {
+      unkeyed.set(effect.endpoint, (unkeyed.get(effect.endpoint) ?? 0) + 1);
+      continue;
+    }
     times.set(effect.key, (times.get(effect.key) ?? 0) + 1);
     if (keyless.includes(effect.endpoint)) atLeastOnce.add(effect.key);
   }
@@ -562,6 +566,13 @@ export function checkPerformedEffects(
         detail: `key ${key} performed ${n} times, at most once allowed`,
       });
   }
+  // Nothing lets a keyed provider tell a retry of these from a new request: each retry is one more effect.
+  for (const [endpoint, n] of unkeyed)
+    if (!keyless.includes(endpoint))
+      violations.push({
+        invariant: 'provider-effects',
+        detail: `${endpoint}: ${n} effect(s) performed without an Idempotency-Key`,
+      });
   for (const e of picksAfterCancel(performed))
     violations.push({
       invariant: 'provider-order',

@@ -95,7 +95,7 @@ export class ProviderUnavailable extends Error {
   }
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_IN_PROGRESS_RETRY_SECONDS = 5;
 const EXCERPT_CHARS = 200;
@@ -156,7 +156,7 @@ export class HttpProvider implements ExternalProvider {
       options.path === undefined
         ? options.endpoint
         : `${options.endpoint.replace(/\/+$/, '')}/${options.path.replace(/^\/+/, '')}`;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.inProgressRetrySeconds = options.inProgressRetrySeconds ?? DEFAULT_IN_PROGRESS_RETRY_SECONDS;
     this.apiKeyHeader = options.apiKeyHeader ?? { name: 'Authorization', scheme: 'Bearer' };

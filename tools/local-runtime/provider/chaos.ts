@@ -30,9 +30,9 @@ export interface ProviderChaosPlan {
   /** 429 with `Retry-After: retryAfterSeconds` (default 1), not performed. */
   rateLimit?: FaultRate & { retryAfterSeconds?: number };
   /**
-   * 503 bursts, not performed: `requests` requests in a row get 503. Without
-   * `probability` one burst starts with the next request after the plan is set;
-   * with it, each request outside a burst starts one with that probability.
+   * 503 bursts, not performed: `requests` requests in a row get 503. One burst
+   * starts with the next request after the plan is set; with `probability`, each
+   * later request outside a burst starts another with that probability.
    */
   serverErrorBurst?: { requests: number; probability?: number; retryAfterSeconds?: number };
   /**
@@ -98,7 +98,7 @@ export class Chaos {
       rateLimit: plan.rateLimit?.count ?? 0,
     };
     const burst = plan.serverErrorBurst;
-    this.burstLeft = burst !== undefined && burst.probability === undefined ? burst.requests : 0;
+    this.burstLeft = burst?.requests ?? 0;
   }
 
   /** A copy of the plan in force. */

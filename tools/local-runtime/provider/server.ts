@@ -162,6 +162,7 @@ const CONTROL_ROUTES: Record<string, string[]> = {
   '/__log': ['GET'],
   '/__counters': ['GET'],
   '/__chaos': ['GET', 'PUT'],
+  '/__keys/forget': ['POST'],
 };
 
 class LocalProvider {
@@ -288,6 +289,14 @@ class LocalProvider {
         this.chaos.set(parseChaosPlan(raw));
       }
       return reply({ status: 200, body: this.chaos.current() });
+    }
+    // The key window passing at once, on demand: what a redrive days later meets at a real provider.
+    if (path === '/__keys/forget') {
+      const raw = body.bytes.length === 0 ? {} : parseJson(body.bytes);
+      const olderThanMs = (raw as { olderThanMs?: unknown } | undefined)?.olderThanMs ?? 0;
+      if (typeof olderThanMs !== 'number' || !Number.isInteger(olderThanMs) || olderThanMs < 0)
+        return reply(problem(400, 'Bad Request', 'The body must be {} or {"olderThanMs": <whole number >= 0>}.'));
+      return reply({ status: 200, body: { forgotten: this.keys.forget(olderThanMs) } });
     }
     const payload = parseJson(body.bytes);
     if (payload === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload))
