@@ -8,7 +8,7 @@
  * import { PermanentError } from '../../exactly-once';
  *
  * if (event.type !== 'OrderPlaced') {
- *   throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+ *   throw new PermanentError('UnsupportedEventType', `Loyalty consumes OrderPlaced only, got ${event.type}`);
  * }
  * ```
  */
@@ -27,14 +27,18 @@ export class PermanentError extends Error {
  * to the DLQ with the message as its `failureCause` attribute.
  *
  * - SchemaViolation: the body is not an event the consumer can read;
- * - UnknownEntity: an event type the consumer does not take;
+ * - UnsupportedEventType: an event type the consumer does not take;
  * - DedupeHorizonPassed: the event is older than the consumer's dedupe horizon
  *   (consumer/dedupe-horizon.ts): its inbox claim may be gone, so only a person may
  *   decide to apply it;
  * - ProviderRejected: an external provider refused the call for good (a 4xx
  *   other than 409 and 429, e.g. 422: the same idempotency key came with
  *   another payload, a bug on our side); retrying the same request under the
- *   same key would be refused the same way.
+ *   same key would be refused the same way;
+ * - ProviderKeyWindowPassed: the provider call has been owed for longer than the
+ *   provider remembers idempotency keys (aws/inbox-ledger.ts `providerKeyWindowSeconds`):
+ *   an earlier try may have been performed with its answer lost, and a repeat now
+ *   would be a second effect, so only a person, who can check at the provider, may decide.
  * The proof kit's poison fault sends bodies that are not events: they are SchemaViolation like any other.
  *
  * @example
@@ -42,7 +46,8 @@ export class PermanentError extends Error {
  * throw new PermanentError('ProviderRejected', `warehouse refused ${idempotencyKey} with 422`);
  * ```
  */
-export type PermanentCause = 'SchemaViolation' | 'UnknownEntity' | 'DedupeHorizonPassed' | 'ProviderRejected';
+export type PermanentCause =
+  'SchemaViolation' | 'UnsupportedEventType' | 'DedupeHorizonPassed' | 'ProviderRejected' | 'ProviderKeyWindowPassed';
 
 /**
  * A transient error that says how long to wait before the next try: a

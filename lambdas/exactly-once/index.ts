@@ -57,7 +57,15 @@ export {
 export { DeadlineExceeded, ProviderCallInProgress, type RecordWork } from './consumer/record-work';
 
 // The inbox: the claim and the transaction an effect joins
-export { EffectConditionFailed, InboxLedger, STALE, type LedgerOptions, type TransactItem } from './aws/inbox-ledger';
+export {
+  DEFAULT_PROVIDER_KEY_WINDOW_SECONDS,
+  EffectConditionFailed,
+  InboxLedger,
+  PROVIDER_KEY_WINDOW_MARGIN_SECONDS,
+  STALE,
+  type LedgerOptions,
+  type TransactItem,
+} from './aws/inbox-ledger';
 export type {
   ApplyOutcome,
   EntityEffectLedger,

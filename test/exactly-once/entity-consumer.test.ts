@@ -68,7 +68,7 @@ test('a provider call that fails fails only its record, and its effect stays app
 });
 
 test.each([
-  ['an event type it does not take', 'UnknownEntity', JSON.stringify(envelope('NotTaken', 'thing-4'))],
+  ['an event type it does not take', 'UnsupportedEventType', JSON.stringify(envelope('NotTaken', 'thing-4'))],
   ['a body that is not an event envelope', 'SchemaViolation', JSON.stringify({ hello: 'world' })],
 ])('%s goes to the DLQ with cause %s, is acked, and changes nothing', async (_what, cause, body) => {
   const response = await deliver(h, recordOf(h, body));

@@ -40,7 +40,7 @@ const envelope = (eventId: string, entityId: string, type = 'OrderPlaced'): Even
   payload: {},
 });
 
-function parts(failProvider = false) {
+function parts(failProvider = false, now?: () => Date) {
   const calls: string[] = [];
   const provider: ExternalProvider = {
     send: async (key) => {
@@ -52,6 +52,7 @@ function parts(failProvider = false) {
     consumer: CONSUMER,
     tableName: effectsTable,
     inboxTtlSeconds: 3600,
+    now,
   });
   return { calls, deps: { consumer: CONSUMER, eventTypes: ['OrderPlaced'], ledger, provider } };
 }
@@ -93,15 +94,30 @@ test('a provider failure leaves the call owed: the duplicate calls it, and the c
   expect(await get(entityEffectKey(CONSUMER, 'entity-3'))).toMatchObject({ appliedCount: 1 });
 });
 
-test('a type the consumer does not take is refused as UnknownEntity and writes nothing', async () => {
+test('a type the consumer does not take is refused as UnsupportedEventType and writes nothing', async () => {
   const { calls, deps } = parts();
 
   await expect(applyEntityEffect(envelope('evt-4', 'entity-4', 'OrderCancelled'), deps)).rejects.toMatchObject({
     name: 'PermanentError',
-    permanentCause: 'UnknownEntity',
+    permanentCause: 'UnsupportedEventType',
   });
 
   expect(await get(inboxKey(CONSUMER, 'evt-4'))).toBeUndefined();
   expect(await get(entityEffectKey(CONSUMER, 'entity-4'))).toBeUndefined();
   expect(calls).toEqual([]);
+});
+
+test("an owed call found by a duplicate a day after its claim, past the provider's key window: dead-lettered, not called", async () => {
+  const claimedAt = Date.now();
+  const failing = parts(true, () => new Date(claimedAt));
+  const event = envelope('evt-4', 'entity-4');
+  await expect(applyEntityEffect(event, failing.deps)).rejects.toThrow('provider down');
+  const aDayLater = parts(false, () => new Date(claimedAt + 86_400_000));
+
+  const redelivered = applyEntityEffect(event, aDayLater.deps);
+
+  await expect(redelivered).rejects.toMatchObject({ permanentCause: 'ProviderKeyWindowPassed' });
+  expect(aDayLater.calls).toEqual([]);
+  expect(await get(inboxKey(CONSUMER, 'evt-4'))).not.toHaveProperty('providerCallDoneAt');
+  expect(await get(entityEffectKey(CONSUMER, 'entity-4'))).toMatchObject({ appliedCount: 1 });
 });

@@ -776,7 +776,7 @@ describe('loyalty consumer', () => {
     expect(h().sqs.calls()).toHaveLength(0);
   });
 
-  test('an OrderCancelled is an UnknownEntity for loyalty: to the DLQ at once, no transaction, no mail', async () => {
+  test('an OrderCancelled is an UnsupportedEventType for loyalty: to the DLQ at once, no transaction, no mail', async () => {
     const record = message(h(), cancelled('ord-1'), { receiveCount: 1 });
 
     const response = await deliver(h(), record);
@@ -787,7 +787,7 @@ describe('loyalty consumer', () => {
         QueueUrl: QUEUES.loyalty.dlq,
         MessageBody: record.body,
         MessageAttributes: expect.objectContaining({
-          failureCause: { DataType: 'String', StringValue: 'UnknownEntity' },
+          failureCause: { DataType: 'String', StringValue: 'UnsupportedEventType' },
           consumer: { DataType: 'String', StringValue: 'loyalty' },
           attempt: { DataType: 'String', StringValue: '1' },
         }),
@@ -825,7 +825,7 @@ describe('loyalty consumer', () => {
       deadLettered(h())
         .map((d) => d.MessageAttributes?.failureCause?.StringValue)
         .sort(),
-    ).toEqual(['SchemaViolation', 'UnknownEntity']);
+    ).toEqual(['SchemaViolation', 'UnsupportedEventType']);
     expect(
       visibilityChanges(h())
         .map((v) => v.ReceiptHandle)

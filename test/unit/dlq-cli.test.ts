@@ -22,7 +22,7 @@ import {
   PAST_HORIZON_RUNBOOK,
   withFreshOccurredAt,
 } from '../../tools/dlq/horizon';
-import { pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
+import { causeOf, pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
 import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
 
@@ -215,7 +215,7 @@ describe('redrive on AWS (SDK mocked)', () => {
     ReceiptHandle: `rh-${id}`,
     Body: JSON.stringify({ eventId: `e-${id}` }),
     Attributes: { MessageGroupId: 'order-1', SentTimestamp: '0' },
-    MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'UnknownEntity' } },
+    MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'UnsupportedEventType' } },
   });
   beforeEach(() => {
     sqsMock.reset();
@@ -380,7 +380,7 @@ describe('the dedupe horizon', () => {
   test('show --json carries occurredAt, ageSeconds, dedupeHorizonSeconds and horizon per consumer message; the text prints the line', () => {
     const messages = [
       deadLetter('m-old', envelope('e-old', '2026-10-01T05:12:00Z')),
-      deadLetter('m-new', envelope('e-new', '2026-11-28T10:00:00Z'), { failureCause: 'UnknownEntity' }),
+      deadLetter('m-new', envelope('e-new', '2026-11-28T10:00:00Z'), { failureCause: 'UnsupportedEventType' }),
       deadLetter('m-poison', '{"poison":true}', { failureCause: 'SchemaViolation' }),
     ];
     const report: ShowReport = {
@@ -433,7 +433,7 @@ describe('the dedupe horizon', () => {
 
   describe('which messages redrive moves', () => {
     const old = deadLetter('m-old', envelope('e-old', daysBefore(60)));
-    const recent = deadLetter('m-new', envelope('e-new', daysBefore(3)), { failureCause: 'UnknownEntity' });
+    const recent = deadLetter('m-new', envelope('e-new', daysBefore(3)), { failureCause: 'UnsupportedEventType' });
     const decide = (message: DeadLetter, options: Parameters<typeof redriveDecision>[1] = {}) =>
       redriveDecision(message, options, HORIZON, NOW);
 
@@ -452,11 +452,21 @@ describe('the dedupe horizon', () => {
     });
 
     test('the other filters come first: a named event of another cause, or poison, stays for their reason', () => {
-      expect(decide(old, { pastHorizon: ['e-old'], cause: 'UnknownEntity' })).toEqual({
+      expect(decide(old, { pastHorizon: ['e-old'], cause: 'UnsupportedEventType' })).toEqual({
         skip: 'cause DedupeHorizonPassed',
       });
       const poison = deadLetter('m-p', envelope('e-p', daysBefore(60)), { failureCause: 'SchemaViolation' });
       expect(decide(poison, { pastHorizon: ['e-p'] })).toEqual({ skip: expect.stringMatching(/^poison/) });
+    });
+
+    test("a message dead-lettered under the cause's old name (UnknownEntity) is shown and selected by the name now, either name given", () => {
+      const before = deadLetter('m-b', envelope('e-b', daysBefore(3)), { failureCause: 'UnknownEntity' });
+
+      expect(causeOf(before)).toBe('UnsupportedEventType');
+      expect(decide(before, { cause: 'UnsupportedEventType' })).toEqual({ move: 'as-is' });
+      expect(decide(before, { cause: 'UnknownEntity' })).toEqual({ move: 'as-is' });
+      expect(decide(recent, { cause: 'UnknownEntity' })).toEqual({ move: 'as-is' });
+      expect(decide(before, { cause: 'SchemaViolation' })).toEqual({ skip: 'cause UnsupportedEventType' });
     });
 
     test('no readable occurredAt is poison, not a horizon question: moved only with --include-poison', () => {
@@ -505,7 +515,7 @@ describe('the dedupe horizon', () => {
       sqsMock
         .on(ReceiveMessageCommand)
         .resolvesOnce({
-          Messages: [sqsMessage('old', daysBefore(60)), sqsMessage('new', daysBefore(3), 'UnknownEntity')],
+          Messages: [sqsMessage('old', daysBefore(60)), sqsMessage('new', daysBefore(3), 'UnsupportedEventType')],
         })
         .resolves({ Messages: [] });
     });
@@ -597,7 +607,7 @@ describe('the dedupe horizon', () => {
           Messages: [
             sqsMessage('old', daysBefore(60)),
             sqsMessage('older', daysBefore(90)),
-            sqsMessage('new', daysBefore(3), 'UnknownEntity'),
+            sqsMessage('new', daysBefore(3), 'UnsupportedEventType'),
           ],
         })
         .resolves({ Messages: [] });
@@ -616,7 +626,7 @@ describe('the dedupe horizon', () => {
       expect(text.split('\n')).toEqual([
         'fulfilment: 2 message(s) would be moved, 1 skipped, 0 failed',
         `  would rewrite and move old eventId e-old group order-1 (DedupeHorizonPassed), occurredAt ${daysBefore(60)} -> ${NOW.toISOString()} (the original kept in originalOccurredAt)`,
-        '  would move new eventId e-new group order-1 (UnknownEntity)',
+        '  would move new eventId e-new group order-1 (UnsupportedEventType)',
         `  skipped 1: ${pastHorizonReason(HORIZON)}`,
         '  dedupe horizon 21 d: 1 message(s) past it would be left in the DLQ, 1 would be resent with a fresh occurredAt',
       ]);

@@ -75,7 +75,7 @@ const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unk
   sk: 'INBOX',
   consumer,
   eventId,
-  claimedAt: '2030-01-01T00:00:00.000Z',
+  claimedAt: '2030-01-02T02:04:05.000Z', // an hour before NOW: well inside the provider's key window
   expiresAt: 1_900_000_000,
   ...extra,
 });
@@ -214,6 +214,43 @@ describe('duplicates', () => {
 
     expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
     expect(doneMarks().map((m) => m.Key?.pk)).toEqual([`INBOX#loyalty#${placed.eventId}`]);
+  });
+
+  test.each([
+    ['loyalty', (mail: ExternalProvider) => credit(placed, mail), 2],
+    ['fulfilment', (warehouse: ExternalProvider) => fulfil(placed, warehouse as never), 3],
+  ] as const)(
+    '%s: a duplicate whose call has been owed longer than the provider keeps keys is dead-lettered, never called',
+    async (consumer, deliver, items) => {
+      // Claimed 23 h and a second ago: past the 24 h key window less its 1 h margin.
+      const claimedAt = new Date(NOW.getTime() - (23 * 3_600 + 1) * 1000).toISOString();
+      doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry(consumer, placed.eventId, { claimedAt }), items));
+      const provider = recordingProvider();
+
+      const delivered = deliver(provider);
+
+      await expect(delivered).rejects.toMatchObject({
+        name: 'PermanentError',
+        permanentCause: 'ProviderKeyWindowPassed',
+      });
+      expect(provider.send).not.toHaveBeenCalled();
+      expect(doneMarks()).toEqual([]);
+    },
+  );
+
+  test("a provider that keeps keys longer, given as the ledger's window: the same late duplicate is called", async () => {
+    const claimedAt = new Date(NOW.getTime() - 30 * 3_600_000).toISOString();
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('loyalty', placed.eventId, { claimedAt }), 2));
+    const mail = recordingProvider();
+    const ledger = new DynamoDbLoyaltyLedger(client, {
+      ...options,
+      consumer: 'loyalty',
+      providerKeyWindowSeconds: 7 * 86_400,
+    });
+
+    await creditLoyaltyPoints(placed, { ledger, mail });
+
+    expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
   });
 
   test('with the inbox switched off (test-only), nothing is claimed, superseded or recorded', async () => {

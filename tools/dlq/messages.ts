@@ -39,8 +39,17 @@ export const RETRIES_EXHAUSTED = 'RetriesExhausted';
 // Long enough for one receive-send-delete round; whatever is not moved is made visible again at once.
 const HOLD_SECONDS = 60;
 
+/**
+ * Causes stored under an earlier name, by their name now: a message dead-lettered before a rename
+ * keeps the old value in its attribute, and the tool counts, filters and shows it by the new one.
+ */
+export const RENAMED_CAUSES: Readonly<Record<string, string>> = { UnknownEntity: 'UnsupportedEventType' };
+
+/** A cause by its name now (`--cause UnknownEntity` selects `UnsupportedEventType`, as before the rename). */
+export const currentCauseName = (cause: string): string => RENAMED_CAUSES[cause] ?? cause;
+
 export function causeOf(message: DeadLetter): string {
-  return message.attributes.failureCause ?? RETRIES_EXHAUSTED;
+  return currentCauseName(message.attributes.failureCause ?? RETRIES_EXHAUSTED);
 }
 
 /**
@@ -257,7 +266,8 @@ export function redriveDecision(
   dedupeHorizonSeconds: number | undefined,
   now: Date,
 ): { skip: string } | { move: 'as-is' | 'rewrite' } {
-  if (options.cause !== undefined && causeOf(message) !== options.cause) return { skip: `cause ${causeOf(message)}` };
+  if (options.cause !== undefined && causeOf(message) !== currentCauseName(options.cause))
+    return { skip: `cause ${causeOf(message)}` };
   if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
   if (dedupeHorizonSeconds !== undefined && judgeHorizon(message.body, dedupeHorizonSeconds, now).horizon === 'past') {

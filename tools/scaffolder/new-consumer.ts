@@ -286,7 +286,7 @@ test('two different events of one entity are both applied and both reach the pro
 });
 
 test.each([
-  ['an event type it does not take', 'UnknownEntity', JSON.stringify(envelope('NotTakenByThisConsumer', 'entity-3'))],
+  ['an event type it does not take', 'UnsupportedEventType', JSON.stringify(envelope('NotTakenByThisConsumer', 'entity-3'))],
   ['a body that is not an event envelope', 'SchemaViolation', JSON.stringify({ hello: 'world' })],
 ])('%s goes to its DLQ with cause %s, is acked, and applies nothing', async (_what, cause, body) => {
   const record = recordOf(h, body);

@@ -57,6 +57,15 @@ export interface LedgerOptions {
   /** How long an inbox claim is kept; must outlive every possible redelivery (see the Aspects). */
   inboxTtlSeconds: number;
   /**
+   * How long the consumer's provider remembers an idempotency key (Stripe: 24 h). A duplicate whose
+   * call is still owed more than this minus {@link PROVIDER_KEY_WINDOW_MARGIN_SECONDS} after its claim
+   * is refused with ProviderKeyWindowPassed instead of calling: its first call may have been performed
+   * with the answer lost, and the provider would no longer recognise the repeat.
+   *
+   * @default DEFAULT_PROVIDER_KEY_WINDOW_SECONDS (24 h)
+   */
+  providerKeyWindowSeconds?: number;
+  /**
    * The clock the claims' timestamps and TTLs are taken from.
    *
    * @default () => new Date()
@@ -78,6 +87,28 @@ export interface LedgerOptions {
    */
   unsafeDisableInbox?: () => boolean;
 }
+
+/**
+ * How long a provider is taken to remember an idempotency key unless a ledger is told otherwise: 24 h,
+ * Stripe's window and a common one. A provider that keeps keys longer can be given its own.
+ *
+ * @example
+ * ```ts
+ * new DynamoDbLoyaltyLedger(documents, { consumer: 'loyalty', tableName, inboxTtlSeconds, providerKeyWindowSeconds: DEFAULT_PROVIDER_KEY_WINDOW_SECONDS });
+ * ```
+ */
+export const DEFAULT_PROVIDER_KEY_WINDOW_SECONDS = 86_400;
+
+/**
+ * How much sooner than the provider's window a repeat is refused: the claim's clock and the
+ * provider's are not the same, and the first call can come a little after the claim.
+ *
+ * @example
+ * ```ts
+ * const refusedAfterSeconds = DEFAULT_PROVIDER_KEY_WINDOW_SECONDS - PROVIDER_KEY_WINDOW_MARGIN_SECONDS; // 23 h
+ * ```
+ */
+export const PROVIDER_KEY_WINDOW_MARGIN_SECONDS = 3_600;
 
 /**
  * The transactional inbox. Every effect is written in one TransactWriteItems
@@ -263,6 +294,14 @@ export abstract class InboxLedger {
     ];
   }
 
+  /** Whether the claim in `item` is older than the provider's key window, less the margin. */
+  private pastProviderKeyWindow(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
+    const claimedAt = item === undefined ? undefined : Date.parse(String(unmarshall(item).claimedAt));
+    if (claimedAt === undefined || Number.isNaN(claimedAt)) return false;
+    const windowSeconds = this.options.providerKeyWindowSeconds ?? DEFAULT_PROVIDER_KEY_WINDOW_SECONDS;
+    return this.now().getTime() - claimedAt > (windowSeconds - PROVIDER_KEY_WINDOW_MARGIN_SECONDS) * 1000;
+  }
+
   /**
    * Runs claim + effect. Resolves 'applied', or 'duplicate' when the claim's
    * condition failed (with whether the provider call is still owed, from the
@@ -284,7 +323,10 @@ export abstract class InboxLedger {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
-        return { outcome: 'duplicate', providerCallPending: providerCallPending(reasons[0].Item) };
+        const pending = providerCallPending(reasons[0].Item);
+        return pending && this.pastProviderKeyWindow(reasons[0].Item)
+          ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true }
+          : { outcome: 'duplicate', providerCallPending: pending };
       }
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {

@@ -23,7 +23,7 @@ import type { ConsumerWiring } from './wiring';
  *   fifo: SPEC.fifo,
  *   parse: parseOrderEvent,
  *   apply: (event, record, work) => {
- *     if (event.type !== 'OrderPlaced') throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+ *     if (event.type !== 'OrderPlaced') throw new PermanentError('UnsupportedEventType', `Loyalty consumes OrderPlaced only, got ${event.type}`);
  *     return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
  *   },
  * };

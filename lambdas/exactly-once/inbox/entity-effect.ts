@@ -53,7 +53,7 @@ export async function applyEntityEffect(
 ): Promise<ApplyOutcome> {
   if (!deps.eventTypes.includes(event.type)) {
     throw new PermanentError(
-      'UnknownEntity',
+      'UnsupportedEventType',
       `${deps.consumer} takes ${deps.eventTypes.join(', ')} only, got ${event.type}`,
     );
   }

@@ -33,6 +33,12 @@ export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
 export interface LedgerResult {
   outcome: ApplyOutcome;
   providerCallPending: boolean;
+  /**
+   * A duplicate whose owed call has been owed since its claim, longer than the provider's key window:
+   * callProviderIfOwed refuses to repeat it (ProviderKeyWindowPassed).
+   * @default false
+   */
+  providerKeyWindowPassed?: boolean;
 }
 
 /**

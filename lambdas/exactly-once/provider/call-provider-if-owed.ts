@@ -1,5 +1,6 @@
 import { ProviderCallInProgress, type RecordWork } from '../consumer/record-work';
 import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../inbox/ports';
+import { PermanentError } from '../errors';
 import { logger } from '../runtime/observability';
 
 /**
@@ -8,6 +9,8 @@ import { logger } from '../runtime/observability';
  * lease, then records it done on the inbox entry.
  *
  * - applied: the claim took the lease in the same transaction;
+ * - a duplicate whose call has been owed longer than the provider's key window
+ *   (the ledger says so) is refused with ProviderKeyWindowPassed, never called;
  * - a duplicate that owes the call takes the lease first; if another delivery
  *   holds it (a concurrent copy on a standard queue, mid-call), this one throws
  *   ProviderCallInProgress, a transient error: its message comes back later and
@@ -41,6 +44,13 @@ export async function callProviderIfOwed(
   work?: RecordWork,
 ): Promise<ApplyOutcome> {
   if (!result.providerCallPending) return result.outcome;
+  // Owed longer than the provider remembers keys: the first call may have gone through unanswered, and
+  // the provider would take a repeat for a new request. A person checks at the provider instead.
+  if (result.providerKeyWindowPassed === true)
+    throw new PermanentError(
+      'ProviderKeyWindowPassed',
+      `The provider call for ${eventId} has been owed since its claim, longer than the provider's key window: check at the provider whether it was performed before sending it again`,
+    );
   if (result.outcome !== 'applied' && work !== undefined) {
     const lease = await record.leaseProviderCall(eventId, work);
     if (lease === 'done') return result.outcome;

@@ -21,7 +21,7 @@ export function makeHandler(wiring: ConsumerWiring) {
     parse: parseOrderEvent,
     apply: (event, record, work) => {
       if (event.type !== 'OrderPlaced') {
-        throw new PermanentError('UnknownEntity', `Loyalty consumes OrderPlaced only, got ${event.type}`);
+        throw new PermanentError('UnsupportedEventType', `Loyalty consumes OrderPlaced only, got ${event.type}`);
       }
       return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
     },
