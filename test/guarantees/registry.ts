@@ -1532,7 +1532,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'forgetful-provider',
     statement:
-      'A provider that forgets keys (Stripe: 24 h) is called again only while the call is still owed in the inbox, so a late duplicate after its done-mark never reaches it.',
+      'A provider that forgets keys (Stripe: 24 h) is called again only while the call is still owed in the inbox, so a late duplicate after its done-mark never reaches it. A call still owed when the window has passed is not repeated: it goes to the DLQ with `ProviderKeyWindowPassed` for a person to check at the provider, and the DLQ tool records what they found (`--provider-performed`, `--provider-not-performed`).',
     doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
     shownBy: [
       {
@@ -1540,6 +1540,18 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
         name: 'loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it',
       },
       { file: UNIT_PROVIDER, name: 'loyalty: the confirmation e-mail is not repeated once recorded done' },
+      {
+        file: 'test/integration/entity-effect.test.ts',
+        name: "an owed call found by a duplicate a day after its claim, past the provider's key window: dead-lettered, not called",
+      },
+      {
+        file: 'test/integration/entity-effect.test.ts',
+        name: 'found NOT performed: the key window restarts, and the redelivered event calls the provider once',
+      },
+      {
+        file: 'test/integration/entity-effect.test.ts',
+        name: 'found performed: the call is recorded done, and the redelivered event calls nothing',
+      },
     ],
   },
   {

@@ -5,6 +5,7 @@ import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { recordProviderCallFinding } from '../../tools/dlq/provider-window';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
@@ -15,6 +16,7 @@ import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '.
 
 const CONSUMER = 'audit';
 let documents: DynamoDBDocumentClient;
+let raw: ReturnType<typeof testDynamoDbClient>;
 let effectsTable: string;
 let drop: () => Promise<void>;
 
@@ -23,11 +25,13 @@ beforeAll(async () => {
   const tables = await createStackTables();
   effectsTable = tables.names.Effects;
   drop = tables.drop;
-  documents = DynamoDBDocumentClient.from(testDynamoDbClient());
+  raw = testDynamoDbClient();
+  documents = DynamoDBDocumentClient.from(raw);
 });
 
 afterAll(async () => {
   documents.destroy();
+  raw.destroy();
   await drop();
 });
 
@@ -120,4 +124,60 @@ test("an owed call found by a duplicate a day after its claim, past the provider
   expect(aDayLater.calls).toEqual([]);
   expect(await get(inboxKey(CONSUMER, 'evt-4'))).not.toHaveProperty('providerCallDoneAt');
   expect(await get(entityEffectKey(CONSUMER, 'entity-4'))).toMatchObject({ appliedCount: 1 });
+});
+
+describe('a person who checked at the provider settles an owed call past its window (the DLQ tool)', () => {
+  async function refusedADayLater(eventId: string, entityId: string) {
+    const claimedAt = Date.now();
+    await expect(
+      applyEntityEffect(envelope(eventId, entityId), parts(true, () => new Date(claimedAt)).deps),
+    ).rejects.toThrow('provider down');
+    const aDayLater = () => new Date(claimedAt + 86_400_000);
+    await expect(applyEntityEffect(envelope(eventId, entityId), parts(false, aDayLater).deps)).rejects.toMatchObject({
+      permanentCause: 'ProviderKeyWindowPassed',
+    });
+    return aDayLater;
+  }
+
+  test('found NOT performed: the key window restarts, and the redelivered event calls the provider once', async () => {
+    const aDayLater = await refusedADayLater('evt-5', 'entity-5');
+    await recordProviderCallFinding(
+      raw,
+      { table: effectsTable, consumer: CONSUMER, eventId: 'evt-5' },
+      'not-performed',
+      aDayLater(),
+    );
+    const redelivery = parts(false, aDayLater);
+
+    const outcome = await applyEntityEffect(envelope('evt-5', 'entity-5'), redelivery.deps);
+
+    expect(outcome).toBe('duplicate');
+    expect(redelivery.calls).toEqual(['audit:evt-5']);
+    expect(await get(entityEffectKey(CONSUMER, 'entity-5'))).toMatchObject({ appliedCount: 1 });
+  });
+
+  test('found performed: the call is recorded done, and the redelivered event calls nothing', async () => {
+    const aDayLater = await refusedADayLater('evt-6', 'entity-6');
+    await recordProviderCallFinding(
+      raw,
+      { table: effectsTable, consumer: CONSUMER, eventId: 'evt-6' },
+      'performed',
+      aDayLater(),
+    );
+    const redelivery = parts(false, aDayLater);
+
+    const outcome = await applyEntityEffect(envelope('evt-6', 'entity-6'), redelivery.deps);
+
+    expect(outcome).toBe('duplicate');
+    expect(redelivery.calls).toEqual([]);
+  });
+
+  test('an event with no owed call is refused, and nothing is written', async () => {
+    const where = { table: effectsTable, consumer: CONSUMER, eventId: 'evt-never' };
+
+    const recorded = recordProviderCallFinding(raw, where, 'not-performed', new Date());
+
+    await expect(recorded).rejects.toThrow('audit evt-never: no inbox entry owes this call');
+    expect(await get(inboxKey(CONSUMER, 'evt-never'))).toBeUndefined();
+  });
 });

@@ -24,6 +24,7 @@ import {
 } from '../../tools/dlq/horizon';
 import { causeOf, pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
+import { PROVIDER_KEY_WINDOW_REASON } from '../../tools/dlq/provider-window';
 import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
 
 const OUTPUTS = {
@@ -72,6 +73,7 @@ describe('argument parsing', () => {
       cause: undefined,
       includePoison: false,
       pastHorizon: [],
+      providerFindings: {},
       dryRun: false,
       stack: undefined,
       json: false,
@@ -84,6 +86,30 @@ describe('argument parsing', () => {
       json: true,
     });
   });
+});
+
+test('--provider-performed and --provider-not-performed name events by what was found at the provider; never one event both', () => {
+  const command = parseCommand([
+    'redrive',
+    'loyalty',
+    '--provider-performed',
+    'e-1,e-2',
+    '--provider-not-performed',
+    'e-3',
+  ]);
+
+  expect(command).toMatchObject({
+    providerFindings: { 'e-1': 'performed', 'e-2': 'performed', 'e-3': 'not-performed' },
+  });
+  expect(() =>
+    parseCommand(['redrive', 'loyalty', '--provider-performed', 'e-1', '--provider-not-performed', 'e-1']),
+  ).toThrow('e-1 is named both --provider-performed and --provider-not-performed');
+  expect(() => parseCommand(['redrive', 'loyalty', '--provider-performed', ' '])).toThrow(
+    /^--provider-performed needs the eventIds whose provider call you found performed/,
+  );
+  expect(() => parseCommand(['show', 'loyalty', '--provider-not-performed', 'e-1'])).toThrow(
+    '--provider-not-performed is a redrive option',
+  );
 });
 
 test('--past-horizon names events, comma-separated or repeated, each once; it is for redrive only', () => {
@@ -467,6 +493,24 @@ describe('the dedupe horizon', () => {
       expect(decide(before, { cause: 'UnknownEntity' })).toEqual({ move: 'as-is' });
       expect(decide(recent, { cause: 'UnknownEntity' })).toEqual({ move: 'as-is' });
       expect(decide(before, { cause: 'SchemaViolation' })).toEqual({ skip: 'cause UnsupportedEventType' });
+    });
+
+    test('owed past the provider key window: left with what to check, unless a finding names it', () => {
+      const owed = deadLetter('m-k', envelope('e-k', daysBefore(2)), { failureCause: 'ProviderKeyWindowPassed' });
+
+      expect(decide(owed)).toEqual({ skip: PROVIDER_KEY_WINDOW_REASON });
+      expect(PROVIDER_KEY_WINDOW_REASON).toMatch(
+        /--provider-performed <eventId> or --provider-not-performed <eventId>$/,
+      );
+      expect(decide(owed, { providerFindings: { 'e-other': 'performed' } })).toEqual({
+        skip: PROVIDER_KEY_WINDOW_REASON,
+      });
+      expect(decide(owed, { providerFindings: { 'e-k': 'not-performed' } })).toEqual({
+        move: 'as-is',
+        providerFinding: 'not-performed',
+      });
+      // A finding is about a ProviderKeyWindowPassed message only: another cause moves as it is.
+      expect(decide(recent, { providerFindings: { 'e-new': 'performed' } })).toEqual({ move: 'as-is' });
     });
 
     test('no readable occurredAt is poison, not a horizon question: moved only with --include-poison', () => {

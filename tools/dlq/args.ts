@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
+import type { ProviderCallFinding } from './provider-window';
 import { UsageError } from './queues';
 
 const QUEUE_NAMES = [...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
@@ -12,7 +13,8 @@ export const USAGE = `Usage: npm run dlq -- <command> [options]
                                         nothing is consumed. For a consumer: each event's occurredAt and age
                                         against the consumer's dedupe horizon. For relay-failures: the stream
                                         range each record points at and which outbox items are still pending
-  redrive <queue> [--max N | --all] [--cause C] [--include-poison] [--past-horizon ID,...] [--dry-run]
+  redrive <queue> [--max N | --all] [--cause C] [--include-poison] [--past-horizon ID,...]
+          [--provider-performed ID,...] [--provider-not-performed ID,...] [--dry-run]
                                         moves at most N messages (default 10) back to their source queue;
                                         poison (SchemaViolation) stays unless --include-poison; an event past
                                         the consumer's dedupe horizon stays unless --past-horizon names it.
@@ -28,6 +30,12 @@ Options:
                    redrive: resend these events, past the dedupe horizon, with occurredAt set to now (the original
                    kept in the message attribute originalOccurredAt), so that the consumer applies each one once;
                    only after checking that the effect was NOT applied (its inbox claim may be gone, so the consumer cannot tell)
+  --provider-performed ID,...  /  --provider-not-performed ID,...
+                   redrive: events dead-lettered with ProviderKeyWindowPassed (their provider call owed past the
+                   provider's key window) that you checked at the provider, under the key <consumer>:<eventId>:
+                   performed: the call is recorded done, and the redriven message calls nothing;
+                   not performed: its key window restarts now, and the redriven message makes the call once more.
+                   Every other such message stays in the DLQ
                    in the effects table, in the provider's log under <consumer>:<eventId> and in the inbox item
                    INBOX#<consumer>#<eventId>. If it was applied, do not redrive it: delete it or let it expire.
                    Repeat the flag or separate the ids with commas. The procedure:
@@ -50,6 +58,8 @@ export type Command =
       includePoison: boolean;
       /** --past-horizon: eventIds past the horizon whose effect a person checked was NOT applied. */
       pastHorizon: string[];
+      /** --provider-performed / --provider-not-performed: ProviderKeyWindowPassed events a person checked at the provider. */
+      providerFindings: Record<string, ProviderCallFinding>;
       dryRun: boolean;
       stack?: string;
       json: boolean;
@@ -67,13 +77,35 @@ function positiveInteger(value: string | undefined, name: string): number {
  * --past-horizon's eventIds, comma-separated or repeated. Named one by one on
  * purpose: each is an event a person checked by hand, so there is no "all".
  */
-function eventIds(values: string[] | undefined): string[] {
+function eventIds(
+  values: string[] | undefined,
+  flag = '--past-horizon',
+  what = 'whose effect you checked was NOT applied',
+): string[] {
   const ids = (values ?? []).flatMap((value) => value.split(',')).map((id) => id.trim());
   if (values !== undefined && (ids.length === 0 || ids.some((id) => id === '')))
-    throw new UsageError(
-      '--past-horizon needs the eventIds whose effect you checked was NOT applied, comma-separated (an empty one was given)',
-    );
+    throw new UsageError(`${flag} needs the eventIds ${what}, comma-separated (an empty one was given)`);
   return [...new Set(ids)];
+}
+
+/** The two provider findings by eventId; one event cannot be both. */
+function providerFindings(
+  performed: string[] | undefined,
+  notPerformed: string[] | undefined,
+): Record<string, ProviderCallFinding> {
+  const yes = eventIds(performed, '--provider-performed', 'whose provider call you found performed at the provider');
+  const no = eventIds(
+    notPerformed,
+    '--provider-not-performed',
+    'whose provider call you found NOT performed at the provider',
+  );
+  const both = yes.filter((id) => no.includes(id));
+  if (both.length > 0)
+    throw new UsageError(`${both[0]} is named both --provider-performed and --provider-not-performed`);
+  return {
+    ...Object.fromEntries(yes.map((id) => [id, 'performed' as const])),
+    ...Object.fromEntries(no.map((id) => [id, 'not-performed' as const])),
+  };
 }
 
 /** The command line, checked completely before anything is read or moved. */
@@ -92,6 +124,8 @@ export function parseCommand(argv: string[]): Command {
         cause: { type: 'string' },
         'include-poison': { type: 'boolean', default: false },
         'past-horizon': { type: 'string', multiple: true },
+        'provider-performed': { type: 'string', multiple: true },
+        'provider-not-performed': { type: 'string', multiple: true },
         'dry-run': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -104,9 +138,17 @@ export function parseCommand(argv: string[]): Command {
   const [command, queue, ...extra] = positionals;
   const common = { stack: values.stack, json: values.json ?? false };
   if (values.stack !== undefined && values.stack.trim() === '') throw new UsageError('--stack needs a stack name');
-  const redriveOnly = (['all', 'cause', 'include-poison', 'past-horizon', 'dry-run'] as const).filter(
-    (name) => values[name] !== undefined && values[name] !== false,
-  );
+  const redriveOnly = (
+    [
+      'all',
+      'cause',
+      'include-poison',
+      'past-horizon',
+      'provider-performed',
+      'provider-not-performed',
+      'dry-run',
+    ] as const
+  ).filter((name) => values[name] !== undefined && values[name] !== false);
   switch (command) {
     case undefined:
       throw new UsageError('A command is required: list, show or redrive');
@@ -138,6 +180,7 @@ export function parseCommand(argv: string[]): Command {
         cause: values.cause,
         includePoison: values['include-poison'] ?? false,
         pastHorizon: eventIds(values['past-horizon']),
+        providerFindings: providerFindings(values['provider-performed'], values['provider-not-performed']),
         dryRun: values['dry-run'] ?? false,
         ...common,
       };

@@ -13,6 +13,7 @@ import {
   type RedriveResult,
 } from './messages';
 import { judgeHorizon, type HorizonJudgement } from './horizon';
+import { recordProviderCallFinding, type ProviderCallFinding } from './provider-window';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError, type DeadLetterQueue } from './queues';
 import {
   explainPointer,
@@ -169,12 +170,27 @@ export async function runCommand(
     throw new UsageError(
       `--past-horizon: the stack outputs no dedupe horizon for ${queue.name} (deployed before consumers had one), so nothing is past it`,
     );
+  const findings = Object.keys(command.providerFindings);
+  if (findings.length > 0 && queue.kind !== 'consumer')
+    throw new UsageError(`--provider-performed/--provider-not-performed are for a consumer's DLQ, not ${queue.name}`);
+  const effectsTable = context.stack.outputs.EffectsTableName;
+  if (findings.length > 0 && effectsTable === undefined)
+    throw new UsageError('The stack outputs no EffectsTableName: there is no inbox to record the finding on');
   const options = {
     max: command.max,
     all: command.all,
     cause: command.cause,
     includePoison: command.includePoison,
     pastHorizon: command.pastHorizon,
+    providerFindings: command.providerFindings,
+    // The consumer's inbox is keyed by its spec name, which is its DLQ's name here.
+    recordFinding: (eventId: string, finding: ProviderCallFinding) =>
+      recordProviderCallFinding(
+        context.dynamodb,
+        { table: effectsTable!, consumer: queue.name, eventId },
+        finding,
+        now(),
+      ),
     dryRun: command.dryRun,
     onAws: context.stack.kind === 'aws',
     waitSeconds: wait,

@@ -121,8 +121,14 @@ function formatRedrive(report: RedriveReport): string {
         ? ''
         : `, occurredAt ${m.originalOccurredAt} -> ${m.occurredAt} (the original kept in originalOccurredAt)`;
     const verb = MOVE_VERBS[m.originalOccurredAt === undefined ? 'move' : 'rewrite'][report.dryRun ? 1 : 0];
+    const finding =
+      m.providerFinding === undefined
+        ? ''
+        : m.providerFinding === 'performed'
+          ? ', provider call recorded done (found performed): the consumer calls nothing'
+          : ', provider key window restarted (found NOT performed): the consumer calls once more';
     lines.push(
-      `  ${verb} ${m.messageId} eventId ${m.eventId ?? '-'}${m.groupId ? ` group ${m.groupId}` : ''} (${m.cause})${rewritten}`,
+      `  ${verb} ${m.messageId} eventId ${m.eventId ?? '-'}${m.groupId ? ` group ${m.groupId}` : ''} (${m.cause})${rewritten}${finding}`,
     );
   }
   const reasons = new Map<string, number>();

@@ -19,6 +19,7 @@ import {
   withFreshOccurredAt,
 } from './horizon';
 import type { DeadLetterQueue } from './queues';
+import { PROVIDER_KEY_WINDOW_CAUSE, PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
 
 /** A message in a DLQ, with what the consumer wrote about its failure. */
 export interface DeadLetter {
@@ -203,6 +204,13 @@ export interface RedriveOptions {
    * horizon stays in the DLQ.
    */
   pastHorizon?: readonly string[];
+  /**
+   * Events dead-lettered with ProviderKeyWindowPassed that a person has checked at the provider:
+   * by eventId, what they found (provider-window.ts). Each is written on its inbox entry through
+   * `recordFinding` before its message moves; every other such message stays in the DLQ.
+   */
+  providerFindings?: Readonly<Record<string, ProviderCallFinding>>;
+  recordFinding?: (eventId: string, finding: ProviderCallFinding) => Promise<void>;
   /** An extra filter (the proof kit moves only its own run's messages). */
   select?: (message: DeadLetter) => boolean;
   /**
@@ -221,6 +229,8 @@ export interface MovedMessage {
   eventId?: string;
   groupId?: string;
   cause: string;
+  /** ProviderKeyWindowPassed and named: what the person found, written on the inbox entry before the move. */
+  providerFinding?: ProviderCallFinding;
   /** Past the horizon and named by --past-horizon: the occurredAt it was (or would be) sent with... */
   occurredAt?: string;
   /** ...and the one it had, kept in the attribute originalOccurredAt. */
@@ -262,14 +272,20 @@ export function pastHorizonReason(dedupeHorizonSeconds: number): string {
  */
 export function redriveDecision(
   message: DeadLetter,
-  options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon'>,
+  options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon' | 'providerFindings'>,
   dedupeHorizonSeconds: number | undefined,
   now: Date,
-): { skip: string } | { move: 'as-is' | 'rewrite' } {
+): { skip: string } | { move: 'as-is' | 'rewrite'; providerFinding?: ProviderCallFinding } {
   if (options.cause !== undefined && causeOf(message) !== currentCauseName(options.cause))
     return { skip: `cause ${causeOf(message)}` };
   if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
+  // Redriven as it is, it would only come back: the consumer cannot tell whether the call went through.
+  if (causeOf(message) === PROVIDER_KEY_WINDOW_CAUSE) {
+    const eventId = eventIdOf(message.body);
+    const finding = eventId === undefined ? undefined : options.providerFindings?.[eventId];
+    return finding === undefined ? { skip: PROVIDER_KEY_WINDOW_REASON } : { move: 'as-is', providerFinding: finding };
+  }
   if (dedupeHorizonSeconds !== undefined && judgeHorizon(message.body, dedupeHorizonSeconds, now).horizon === 'past') {
     const eventId = eventIdOf(message.body);
     if (eventId === undefined || !(options.pastHorizon ?? []).includes(eventId))
@@ -346,11 +362,24 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
           entry.occurredAt = now.toISOString();
           entry.originalOccurredAt = rewritten.originalOccurredAt;
         }
+        if ('move' in decision && decision.providerFinding !== undefined)
+          entry.providerFinding = decision.providerFinding;
         if (reason !== undefined || options.dryRun || result.moved.length >= limit) {
           held.push(message);
           if (reason !== undefined) result.skipped.push({ messageId: message.messageId, reason });
           else if (options.dryRun && result.moved.length < limit) result.moved.push(entry);
           continue;
+        }
+        // The finding first: moved without it, the message would only be refused again.
+        if (entry.providerFinding !== undefined) {
+          try {
+            if (options.recordFinding === undefined) throw new Error('no inbox to record the finding on');
+            await options.recordFinding(entry.eventId!, entry.providerFinding);
+          } catch (error) {
+            held.push(message);
+            result.failed.push({ messageId: message.messageId, error: (error as Error).message });
+            continue;
+          }
         }
         try {
           await sqs.send(

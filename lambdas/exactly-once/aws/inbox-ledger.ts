@@ -14,6 +14,7 @@ import {
   inboxKey,
   INBOX_TTL_ATTRIBUTE,
   PROVIDER_CALL_DONE_ATTRIBUTE,
+  PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE,
   PROVIDER_CALL_LEASE_ATTRIBUTE,
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
@@ -294,12 +295,17 @@ export abstract class InboxLedger {
     ];
   }
 
-  /** Whether the claim in `item` is older than the provider's key window, less the margin. */
+  /**
+   * Whether the entry in `item` has owed its call for longer than the provider's key window, less the
+   * margin: counted from the claim, or from when a person found the call not performed (the DLQ tool).
+   */
   private pastProviderKeyWindow(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
-    const claimedAt = item === undefined ? undefined : Date.parse(String(unmarshall(item).claimedAt));
-    if (claimedAt === undefined || Number.isNaN(claimedAt)) return false;
+    if (item === undefined) return false;
+    const entry = unmarshall(item);
+    const from = Date.parse(String(entry[PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE] ?? entry.claimedAt));
+    if (Number.isNaN(from)) return false;
     const windowSeconds = this.options.providerKeyWindowSeconds ?? DEFAULT_PROVIDER_KEY_WINDOW_SECONDS;
-    return this.now().getTime() - claimedAt > (windowSeconds - PROVIDER_KEY_WINDOW_MARGIN_SECONDS) * 1000;
+    return this.now().getTime() - from > (windowSeconds - PROVIDER_KEY_WINDOW_MARGIN_SECONDS) * 1000;
   }
 
   /**

@@ -30,6 +30,11 @@
 export const INBOX_TTL_ATTRIBUTE = 'expiresAt';
 export const PROVIDER_CALL_DONE_ATTRIBUTE = 'providerCallDoneAt';
 export const SUPERSEDED_BY_ATTRIBUTE = 'supersededBy';
+/**
+ * Set by a person (the DLQ tool) who checked at the provider that an owed call was NOT performed: the
+ * provider's key window is counted from here instead of the claim, so the call may be made once more.
+ */
+export const PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE = 'providerKeyWindowFrom';
 /** Epoch ms until which one delivery holds the right to call the provider for the event, and who holds it. */
 export const PROVIDER_CALL_LEASE_ATTRIBUTE = 'providerCallLeaseUntil';
 export const PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE = 'providerCallLeaseHolder';
