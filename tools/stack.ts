@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CONSUMERS } from '../lambdas/shop/consumers';
+import { EXAMPLE } from './example';
 import { consumerOutputNames, type ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -88,7 +88,7 @@ export interface ConsumerQueueUrls {
  */
 export function consumerQueueUrls(
   outputs: Record<string, string>,
-  consumers: readonly ConsumerSpec[] = CONSUMERS,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): ConsumerQueueUrls[] {
   return consumers.map((consumer) => {
     const names = consumerOutputNames(consumer.name);

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 /**
  * The folder boundaries the lint config holds: the mechanism (lambdas/exactly-once, lib/exactly-once)
  * imports nothing of the example or the tools, the example imports the mechanism through its index
- * only, and only the aws/ folders import the AWS SDK. Each case lints one import line as if it were
+ * only, only the aws/ folders import the AWS SDK, and the tools already cut loose read the example's
+ * domain through tools/example.ts. Each case lints one import line as if it were
  * written in the named file (the file need not exist), all in one ESLint process (jest cannot load
  * the ESM config itself).
  */
@@ -60,11 +61,18 @@ const ALLOWED: Case[] = [
   ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
   ['lib/shop/probe.ts', "import { value } from '../exactly-once';"],
   ['lib/shop/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
+  ['tools/dlq/probe.ts', "import { value } from '../example';"],
+  ['tools/example.ts', "import { value } from '../lambdas/example';"],
 ];
 const SDK_OUTSIDE_AWS: Case[] = [
   ['lambdas/shop/domain/probe.ts', "import { value } from '@aws-sdk/client-dynamodb';"],
   ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
   ['lambdas/exactly-once/probe.ts', "import { value } from '@aws-lambda-powertools/parameters/ssm';"],
+];
+const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
+  ['tools/dlq/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
+  ['tools/stack.ts', "import { value } from '../lambdas/shop/domain/events';"],
+  ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
 ];
 const HANDLER_INTO_APP: Case = [
   'lib/shop/probe.ts',
@@ -72,7 +80,14 @@ const HANDLER_INTO_APP: Case = [
 ];
 
 beforeAll(() =>
-  lintAll([...EXAMPLE_FROM_MECHANISM, ...MECHANISM_PAST_ITS_INDEX, ...ALLOWED, ...SDK_OUTSIDE_AWS, HANDLER_INTO_APP]),
+  lintAll([
+    ...EXAMPLE_FROM_MECHANISM,
+    ...MECHANISM_PAST_ITS_INDEX,
+    ...ALLOWED,
+    ...SDK_OUTSIDE_AWS,
+    ...DOMAIN_PAST_THE_EXAMPLE_MODULE,
+    HANDLER_INTO_APP,
+  ]),
 );
 
 test.each(EXAMPLE_FROM_MECHANISM)('%s may not import the example, the tools or the tests: %s', (file, importLine) => {
@@ -96,6 +111,15 @@ test.each(SDK_OUTSIDE_AWS)('outside the aws/ folders %s may not import the SDK: 
 
   expect(errors).toEqual([expect.stringContaining('may import the AWS SDK')]);
 });
+
+test.each(DOMAIN_PAST_THE_EXAMPLE_MODULE)(
+  "%s reads the example's domain through tools/example.ts only: %s",
+  (file, importLine) => {
+    const errors = restrictedImportErrors(file, importLine);
+
+    expect(errors).toEqual([expect.stringContaining('through tools/example.ts')]);
+  },
+);
 
 test('the CDK app may not import a handler module', () => {
   const errors = restrictedImportErrors(...HANDLER_INTO_APP);

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { EXAMPLE } from '../example';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
 import type { ProviderCallFinding } from './provider-window';
 import { UsageError } from './queues';
 
-const QUEUE_NAMES = [...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
+const QUEUE_NAMES = [...EXAMPLE.consumers.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
 
 export const USAGE = `Usage: npm run dlq -- <command> [options]
   list                                  every DLQ of the stack: messages, oldest age, counts by failureCause,

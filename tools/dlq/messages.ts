@@ -9,7 +9,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { parseOrderEvent } from '../../lambdas/shop/domain/events';
+import { EXAMPLE } from '../example';
 import {
   days,
   envelopeOccurredAt,
@@ -55,15 +55,11 @@ export function causeOf(message: DeadLetter): string {
 
 /**
  * Poison by its cause, or (moved by SQS with no cause) by a body that is not an
- * order event or whose occurredAt is no timestamp (the consumer refuses both as SchemaViolation).
+ * event of the example or whose occurredAt is no timestamp (the consumer refuses both as SchemaViolation).
  */
 export function isPoison(message: DeadLetter): boolean {
   if (message.attributes.failureCause !== undefined) return message.attributes.failureCause === POISON_CAUSE;
-  try {
-    parseOrderEvent(message.body);
-  } catch {
-    return true;
-  }
+  if (!EXAMPLE.isEvent(message.body)) return true;
   return envelopeOccurredAt(message.body) === undefined;
 }
 

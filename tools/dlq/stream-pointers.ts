@@ -6,7 +6,6 @@ import {
   type DynamoDBStreamsClient,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
-import { outboxKey } from '../../lambdas/shop/aws/order-table';
 import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
 import { release, type DeadLetter } from './messages';
 
@@ -28,7 +27,9 @@ export interface StreamPointer {
 }
 
 export interface PointedOutboxItem {
-  /** The envelope's entityId (the order): the outbox item lives in its partition. */
+  /** The item's key, as the stream record carries it (the layout's prefixes are the stack's, not the tool's). */
+  key: { pk: string; sk: string };
+  /** The envelope's entityId: the outbox item lives in its partition. */
   entityId: string;
   eventId: string;
   type?: string;
@@ -118,8 +119,9 @@ async function outboxItemsOf(context: StreamContext, records: _Record[]): Promis
       }),
     );
     items.push({
-      entityId: event?.entityId?.S ?? image.pk.S!.replace(/^ORDER#/, ''),
-      eventId: event?.eventId?.S ?? image.sk.S!.replace(/^OUTBOX#/, ''),
+      key: { pk: image.pk.S!, sk: image.sk.S! },
+      entityId: event?.entityId?.S ?? image.pk.S!.replace(/^[^#]*#/, ''),
+      eventId: event?.eventId?.S ?? image.sk.S!.replace(/^[^#]*#/, ''),
       type: event?.type?.S,
       // Dispatch removes pendingShard (the sparse index the sweeper reads).
       state: Item === undefined ? 'gone' : Item.pendingShard !== undefined ? 'pending' : 'dispatched',
@@ -156,7 +158,7 @@ export async function explainPointer(context: StreamContext, message: DeadLetter
  * originalCreatedAt. Conditional on still pending: a dispatched item is left alone.
  */
 export async function markForSweeper(context: StreamContext, item: PointedOutboxItem, now: Date): Promise<boolean> {
-  const key = outboxKey(item);
+  const { key } = item;
   try {
     await context.dynamodb.send(
       new UpdateItemCommand({

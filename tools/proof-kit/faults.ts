@@ -4,7 +4,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { EXAMPLE } from '../example';
 import type { FaultPlan } from '../../lambdas/exactly-once/faults/plan';
 import { DEFAULT_PROVIDER_TIMEOUT_MS } from '../../lambdas/exactly-once/aws/http-provider';
 import type { ProviderChaosPlan } from '../local-runtime/provider';
@@ -224,7 +224,7 @@ export async function sendPoison(
   target: Target,
   runId: string,
   perQueue: number,
-  consumers: readonly ConsumerSpec[] = CONSUMERS,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<number> {
   const queues = consumerQueueUrls(target.outputs, consumers);
   let sent = 0;
@@ -265,7 +265,7 @@ export async function seedDeadLetters(
   target: Target,
   runId: string,
   count: number,
-  consumers: readonly ConsumerSpec[] = CONSUMERS,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<number> {
   const queues = consumerQueueUrls(target.outputs, consumers);
   const { Items = [] } = await target.dynamodb.send(
@@ -340,7 +340,7 @@ export async function redriveDeadLetters(
 export async function setLocalVisibility(
   target: Target,
   seconds: number,
-  consumers: readonly ConsumerSpec[] = CONSUMERS,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<() => Promise<void>> {
   const urls = consumerQueueUrls(target.outputs, consumers).map((q) => q.queueUrl);
   const original = await Promise.all(

@@ -1,6 +1,6 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { deriveOrderId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
+import { EXAMPLE } from '../example';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
@@ -22,9 +22,9 @@ import { localProviderCounters, localProviderLog, providerCallItemsOf } from './
  * Effect lag (order accepted -> effect applied) is read once at the end from
  * the provider log, where each consumer's last step records its first call.
  */
-export const CONSUMER_NAMES: readonly string[] = CONSUMERS.map((c) => c.name);
+export const CONSUMER_NAMES: readonly string[] = EXAMPLE.consumers.map((c) => c.name);
 /** Output names of the sampled queues: every consumer's source queue, then their DLQs, then the relay's failure queue. */
-export function sampledQueues(consumers: readonly ConsumerSpec[] = CONSUMERS): string[] {
+export function sampledQueues(consumers: readonly ConsumerSpec[] = EXAMPLE.consumers): string[] {
   return [
     ...consumers.map((c) => consumerOutputNames(c.name).queueUrl),
     ...consumers.map((c) => consumerOutputNames(c.name).deadLetterQueueUrl),

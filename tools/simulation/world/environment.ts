@@ -1,6 +1,6 @@
 // First: the modules below load Powertools, which reads its settings when it loads.
 import './quiet-powertools';
-import { CONSUMERS } from '../../../lambdas/shop/consumers';
+import { EXAMPLE } from '../../example';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { consumerRoutes } from './consumers';
 
@@ -23,7 +23,7 @@ const PLACEHOLDERS: Record<string, string> = {
   OUTBOX_TABLE_NAME: 'unused',
   OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
-  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(CONSUMERS)),
+  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(EXAMPLE.consumers)),
   IDEMPOTENCY_TABLE_NAME: 'unused',
   IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',
 };
