@@ -121,7 +121,10 @@ export async function measureHops(
           (id) => claims.get(id),
           (id) => called.get(`${consumer}:${id}`),
         ),
-        waitsOn: 'one provider-log write',
+        waitsOn:
+          target.outputs.LocalProviderUrl !== undefined
+            ? 'one HTTP call to the local provider'
+            : 'one provider-log write (the recording double)',
       },
       {
         hop: `accepted -> ${consumer} effect, end to end`,
