@@ -28,6 +28,7 @@ const GENERATED = [
 const filesOf = (name: string) => [
   `lambdas/shop/entry-points/${name}-consumer.ts`,
   `lambdas/shop/use-cases/${name}-effect.ts`,
+  `lambdas/shop/aws/${name}-ledger.ts`,
   `test/unit/${name}-consumer.test.ts`,
 ];
 const CHANGED = ['lambdas/shop/consumers.ts'];
@@ -116,7 +117,7 @@ describe('a standard and a FIFO consumer, generated', () => {
     }
   }, SLOW);
 
-  test('writes the entry point, the effect and the test, and adds the spec to the consumer list', () => {
+  test('writes the entry point, the effect, the ledger and the test, and adds the spec to the consumer list', () => {
     const consumers = readFileSync(join(copy, 'lambdas/shop/consumers.ts'), 'utf8');
 
     for (const { name } of GENERATED) {

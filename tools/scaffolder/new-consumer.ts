@@ -11,7 +11,7 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  *
  * Writes its entry point (the handler, lambdas/exactly-once/consumer/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
- * own) and its unit test, then adds its spec to lambdas/shop/consumers.ts (above the
+ * own), its ledger (an InboxLedger, where its own state goes) and its unit test, then adds its spec to lambdas/shop/consumers.ts (above the
  * marker line). The consumer list drives
  * the rest: queues, routing, grants, alarms, outputs, the proof kit.
  *
@@ -72,6 +72,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const files = {
     entryPoint: spec.entry,
     effect: `lambdas/shop/use-cases/${name}-effect.ts`,
+    ledger: `lambdas/shop/aws/${name}-ledger.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
   };
   for (const path of Object.values(files))
@@ -83,6 +84,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const sources = [
     { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
     { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
+    { path: files.ledger, text: ledgerSource(spec, id), what: 'its ledger: its own state goes here' },
     { path: files.test, text: testSource(spec), what: 'its unit test' },
     { path: consumersPath, text: consumers, what: `its spec (${describe(spec)})` },
   ];
@@ -138,7 +140,7 @@ function report(plan: Plan): void {
       '  npm run typecheck && npm run lint',
       '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
       '  npm start, then npm run loadtest -- --profile smoke --faults all',
-      `  then write your effect in lambdas/shop/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+      `  then write its state in lambdas/shop/aws/${name}-ledger.ts and its effect in lambdas/shop/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
     ].join('\n'),
   );
 }
@@ -163,13 +165,8 @@ function entryPointSource(spec: ConsumerSpec, id: string): string {
   const queue = spec.fifo
     ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
     : 'Standard queue: records in parallel, in any order';
-  return `import {
-  deployedConsumerWiring,
-  DynamoDbEntityEffectLedger,
-  parseEnvelope,
-  queueConsumerHandler,
-  type ConsumerWiring,
-} from '../../exactly-once';
+  return `import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '../../exactly-once';
+import { DynamoDb${id}Ledger } from '../aws/${spec.name}-ledger';
 import { consumerSpec } from '../consumers';
 import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
 
@@ -184,7 +181,7 @@ const SPEC = consumerSpec('${spec.name}');
  * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
  */
 export function makeHandler(wiring: ConsumerWiring) {
-  const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
+  const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
   const provider = wiring.provider(SPEC.name);
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
@@ -229,6 +226,22 @@ export function apply${id}Effect(
 ): Promise<ApplyOutcome> {
   return applyEntityEffect(event, deps, work);
 }
+`;
+}
+
+function ledgerSource(spec: ConsumerSpec, id: string): string {
+  return `import { DynamoDbEntityEffectLedger } from '../../exactly-once';
+
+/**
+ * The ${spec.name} consumer's ledger, made by \`npm run new:consumer\`: for now the generic effect's
+ * (a count per entity under the inbox claim, lambdas/exactly-once/aws/entity-effect-ledger.ts).
+ *
+ * Its own state goes here: a method that hands its writes to
+ * \`this.transact(event.eventId, [...items], work)\`, so they commit in one transaction with the
+ * inbox claim (a duplicate then writes nothing), as the shop's ledgers do (./ledgers.ts); the
+ * effect (use-cases/${spec.name}-effect.ts) calls it, then the provider.
+ */
+export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 `;
 }
 
