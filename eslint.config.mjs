@@ -62,7 +62,13 @@ export default tseslint.config(
   { files: ['bin/**/*.ts', 'lib/shop/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
   { files: ['lib/exactly-once/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
   {
-    files: ['tools/dlq/**/*.ts', 'tools/stack.ts', 'tools/example.ts', 'tools/proof-kit/faults.ts'],
+    files: [
+      'tools/dlq/**/*.ts',
+      'tools/stack.ts',
+      'tools/example.ts',
+      'tools/proof-kit/faults.ts',
+      'tools/scaffolder/**/*.ts',
+    ],
     rules: restrict(DOMAIN_THROUGH_THE_EXAMPLE_MODULE),
   },
 );

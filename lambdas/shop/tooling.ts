@@ -1,5 +1,5 @@
 import { CONSUMERS } from './consumers';
-import { parseOrderEvent } from './domain/events';
+import { ORDER_EVENT_TYPES, parseOrderEvent } from './domain/events';
 
 /**
  * What the tools (tools/: the DLQ tool, the proof kit, the simulation, the local runtime) know of
@@ -8,6 +8,7 @@ import { parseOrderEvent } from './domain/events';
  */
 export const tooling = {
   consumers: CONSUMERS,
+  scaffold: { folder: 'lambdas/shop', eventTypes: ORDER_EVENT_TYPES },
   isEvent(body: string): boolean {
     try {
       parseOrderEvent(body);

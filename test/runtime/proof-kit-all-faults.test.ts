@@ -16,7 +16,8 @@ test('all faults together: effects equal intents, calls per order measured, repo
   // Every fault at once, each at 10 %: chains of failures on one message (provider outage, transient,
   // crash, slow) still happen, and each failure doubles the message's backoff: at higher rates one
   // unlucky message waits minutes, and the drain with it.
-  const results = await run([...ALL_FAULTS], 200, { rate: 0.1 });
+  // The slow answer at a third of that: each one holds a call for 11 s, and the drain with it.
+  const results = await run([...ALL_FAULTS], 200, { rate: 0.1, rates: { 'slow-answer': 0.03 } });
   const files = writeReports(results, path.join(work, 'reports'));
   const html = fs.readFileSync(files.html, 'utf8');
 

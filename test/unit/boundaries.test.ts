@@ -73,6 +73,7 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
   ['tools/dlq/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
   ['tools/stack.ts', "import { value } from '../lambdas/shop/domain/events';"],
   ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
+  ['tools/scaffolder/new-consumer.ts', "import { value } from '../../lambdas/shop/domain/events';"],
 ];
 const HANDLER_INTO_APP: Case = [
   'lib/shop/probe.ts',

@@ -2,8 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
+import { EXAMPLE } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -11,7 +10,8 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  *
  * Writes its entry point (the handler, lambdas/exactly-once/consumer/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
- * own), its ledger (an InboxLedger, where its own state goes) and its unit test, then adds its spec to lambdas/shop/consumers.ts (above the
+ * own), its ledger (an InboxLedger, where its own state goes) and its unit test, then adds its spec to
+ * the example's consumer list (`<folder>/consumers.ts`, the folder named by the example's tooling; above the
  * marker line). The consumer list drives
  * the rest: queues, routing, grants, alarms, outputs, the proof kit.
  *
@@ -22,6 +22,13 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  */
 
 const MARKER = '// new:consumer inserts above this line';
+/**
+ * Where the example keeps its consumers (its `consumers.ts` with the marker line and `consumerSpec`,
+ * and `entry-points/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
+ * example's, from its tooling module (tools/example.ts).
+ */
+const FOLDER = EXAMPLE.scaffold.folder;
+const EVENT_TYPES = EXAMPLE.scaffold.eventTypes;
 /** Standard queue: parallel, for effects that do not care about order. */
 const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
 /** FIFO: one entity's events in order; FIFO event sources take no batching window. */
@@ -54,16 +61,16 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     name,
     fifo,
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
-    eventTypes: fifo ? [...ORDER_EVENT_TYPES] : [ORDER_EVENT_TYPES[0]],
-    entry: `lambdas/shop/entry-points/${entryPoint}.ts`,
+    eventTypes: fifo ? [...EVENT_TYPES] : [EVENT_TYPES[0]],
+    entry: `${FOLDER}/entry-points/${entryPoint}.ts`,
     // Its effect calls one provider, named after the consumer (wiring.provider(SPEC.name)).
     providers: [name],
     ...(fifo ? FIFO : STANDARD),
   };
-  if (CONSUMERS.some((c) => c.name === name))
-    throw new Refused(`a consumer named "${name}" exists (lambdas/shop/consumers.ts)`);
+  if (EXAMPLE.consumers.some((c) => c.name === name))
+    throw new Refused(`a consumer named "${name}" exists (${FOLDER}/consumers.ts)`);
   try {
-    validateConsumerSpecs([...CONSUMERS, spec], ORDER_EVENT_TYPES);
+    validateConsumerSpecs([...EXAMPLE.consumers, spec], EVENT_TYPES);
   } catch (error) {
     throw new Refused((error as Error).message);
   }
@@ -71,14 +78,14 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const id = consumerId(name);
   const files = {
     entryPoint: spec.entry,
-    effect: `lambdas/shop/use-cases/${name}-effect.ts`,
-    ledger: `lambdas/shop/aws/${name}-ledger.ts`,
+    effect: `${FOLDER}/use-cases/${name}-effect.ts`,
+    ledger: `${FOLDER}/aws/${name}-ledger.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
   };
   for (const path of Object.values(files))
     if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
 
-  const consumersPath = 'lambdas/shop/consumers.ts';
+  const consumersPath = `${FOLDER}/consumers.ts`;
   const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
 
   const sources = [
@@ -140,7 +147,7 @@ function report(plan: Plan): void {
       '  npm run typecheck && npm run lint',
       '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
       '  npm start, then npm run loadtest -- --profile smoke --faults all',
-      `  then write its state in lambdas/shop/aws/${name}-ledger.ts and its effect in lambdas/shop/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+      `  then write its state in ${FOLDER}/aws/${name}-ledger.ts and its effect in ${FOLDER}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
     ].join('\n'),
   );
 }
@@ -214,8 +221,8 @@ function effectSource(spec: ConsumerSpec, id: string): string {
  *
  * Replace it with your own: read \`event.payload\` with your schema (parseWith,
  * a PermanentError for a payload no retry can fix); write the effect in the
- * same transaction as the inbox claim (a ledger method on an InboxLedger
- * subclass, as lambdas/shop/aws/ledgers.ts does); call the provider
+ * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
+ * an InboxLedger); call the provider
  * through callProviderIfOwed under providerKey(consumer, eventId), passing \`work\`
  * on (its signal to every call, its lease to the provider call).
  */
@@ -247,7 +254,7 @@ export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 
 function testSource(spec: ConsumerSpec): string {
   const name = spec.name;
-  return `import { consumerSpec } from '../../lambdas/shop/consumers';
+  return `import { consumerSpec } from '../../${FOLDER}/consumers';
 import {
   deadLettered,
   deliver,
@@ -270,7 +277,7 @@ const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(SPEC, () => import('../../lambdas/shop/entry-points/${name}-consumer'));
+  h = await loadGeneratedConsumer(SPEC, () => import('../../${FOLDER}/entry-points/${name}-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));
