@@ -85,6 +85,7 @@ const VERIFY = 'tools/proof-kit/verify.ts';
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
 const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
+const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
@@ -417,6 +418,14 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: UNIT_CONSUMERS,
         name: 'OrderPlaced: claim + points += floor(total/100) in one transaction, then the mail provider with loyalty:<eventId>',
       },
+      {
+        file: 'test/unit/key-on-the-wire.test.ts',
+        name: 'with the key on the wire: one e-mail, and the retry got the stored answer',
+      },
+      {
+        file: 'test/unit/key-on-the-wire.test.ts',
+        name: 'without it (the guard removed): two e-mails, reported by the proof kit',
+      },
     ],
     doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
   },
@@ -581,6 +590,44 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
     ],
     doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
+  },
+  {
+    id: 'provider-key-window',
+    statement:
+      "Provider key window: a provider call still owed 23 h after its claim (the ledger's `providerKeyWindowSeconds`, 24 h, less a 1 h margin) is never repeated automatically, since its first try may have been performed with the answer lost and the provider no longer knows the key; the consumer dead-letters it as `ProviderKeyWindowPassed` and calls nothing, and the DLQ tool moves it only with a person's finding at the provider (`--provider-performed`, `--provider-not-performed`), written on the inbox entry first",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/aws/inbox-ledger.ts', symbol: 'InboxLedger' },
+      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'tools/dlq/messages.ts', symbol: 'redriveDecision' },
+      { file: 'tools/dlq/provider-window.ts', symbol: 'recordProviderCallFinding' },
+    ],
+    provedBy: [
+      {
+        file: UNIT_PROVIDER,
+        name: ': a duplicate whose call has been owed longer than the provider keeps keys is dead-lettered, never called',
+        templated: true,
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: "an owed call found by a duplicate a day after its claim, past the provider's key window: dead-lettered, not called",
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'found NOT performed: the key window restarts, and the redelivered event calls the provider once',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'found performed: the call is recorded done, and the redelivered event calls nothing',
+      },
+      {
+        file: 'test/unit/dlq-cli.test.ts',
+        name: 'owed past the provider key window: left with what to check, unless a finding names it',
+      },
+    ],
+    doc: {
+      page: 'docs/runbook.md',
+      anchor: 'a-provider-call-owed-past-the-providers-key-window-providerkeywindowpassed',
+    },
   },
   {
     id: 'record-deadline',
@@ -1532,7 +1579,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'forgetful-provider',
     statement:
-      'A provider that forgets keys (Stripe: 24 h) is called again only while the call is still owed in the inbox, so a late duplicate after its done-mark never reaches it. A call still owed when the window has passed is not repeated: it goes to the DLQ with `ProviderKeyWindowPassed` for a person to check at the provider, and the DLQ tool records what they found (`--provider-performed`, `--provider-not-performed`).',
+      'A provider that forgets keys (Stripe: 24 h) is called again only while the call is still owed in the inbox, so a late duplicate after its done-mark never reaches it; a call still owed past the window is not repeated automatically (`provider-key-window`), so its effect may be missing until a person settles it.',
     doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
     shownBy: [
       {
@@ -1540,18 +1587,6 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
         name: 'loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it',
       },
       { file: UNIT_PROVIDER, name: 'loyalty: the confirmation e-mail is not repeated once recorded done' },
-      {
-        file: 'test/integration/entity-effect.test.ts',
-        name: "an owed call found by a duplicate a day after its claim, past the provider's key window: dead-lettered, not called",
-      },
-      {
-        file: 'test/integration/entity-effect.test.ts',
-        name: 'found NOT performed: the key window restarts, and the redelivered event calls the provider once',
-      },
-      {
-        file: 'test/integration/entity-effect.test.ts',
-        name: 'found performed: the call is recorded done, and the redelivered event calls nothing',
-      },
     ],
   },
   {

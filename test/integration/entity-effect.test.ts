@@ -5,7 +5,7 @@ import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
-import { recordProviderCallFinding } from '../../tools/dlq/provider-window';
+import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
@@ -139,14 +139,15 @@ describe('a person who checked at the provider settles an owed call past its win
     return aDayLater;
   }
 
+  /** Refused a day after its claim, then a person's finding at the provider recorded by the DLQ tool. */
+  async function refusedThenFound(eventId: string, entityId: string, finding: ProviderCallFinding) {
+    const aDayLater = await refusedADayLater(eventId, entityId);
+    await recordProviderCallFinding(raw, { table: effectsTable, consumer: CONSUMER, eventId }, finding, aDayLater());
+    return aDayLater;
+  }
+
   test('found NOT performed: the key window restarts, and the redelivered event calls the provider once', async () => {
-    const aDayLater = await refusedADayLater('evt-5', 'entity-5');
-    await recordProviderCallFinding(
-      raw,
-      { table: effectsTable, consumer: CONSUMER, eventId: 'evt-5' },
-      'not-performed',
-      aDayLater(),
-    );
+    const aDayLater = await refusedThenFound('evt-5', 'entity-5', 'not-performed');
     const redelivery = parts(false, aDayLater);
 
     const outcome = await applyEntityEffect(envelope('evt-5', 'entity-5'), redelivery.deps);
@@ -157,13 +158,7 @@ describe('a person who checked at the provider settles an owed call past its win
   });
 
   test('found performed: the call is recorded done, and the redelivered event calls nothing', async () => {
-    const aDayLater = await refusedADayLater('evt-6', 'entity-6');
-    await recordProviderCallFinding(
-      raw,
-      { table: effectsTable, consumer: CONSUMER, eventId: 'evt-6' },
-      'performed',
-      aDayLater(),
-    );
+    const aDayLater = await refusedThenFound('evt-6', 'entity-6', 'performed');
     const redelivery = parts(false, aDayLater);
 
     const outcome = await applyEntityEffect(envelope('evt-6', 'entity-6'), redelivery.deps);

@@ -12,7 +12,7 @@ import {
   type CostBreakdown,
 } from '../proof-kit/prices';
 import { API_KEY_CACHE_SECONDS } from '../../lambdas/exactly-once';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { EXAMPLE } from '../example';
 import { orderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { orderTotalCents } from '../../lambdas/shop/domain/order';
 import type { RuntimeStats } from '../local-runtime/runtime';
@@ -362,7 +362,7 @@ async function measureAll(
   // A deployment's providers are HTTP APIs: the recording double's table, which stands in for the provider
   // call in the emulator-limit measurement, is no cost it pays; the reads of the providers' API keys are.
   const { providerLog: recordingDouble, ...deployedTables } = unitsByTable(limit.oneOrder, label);
-  const keysPerContainer = CONSUMERS.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
+  const keysPerContainer = EXAMPLE.consumers.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
   const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
     apiRequestsPerOrder: 1,

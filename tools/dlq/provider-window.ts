@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { PermanentCause } from '../../lambdas/exactly-once/errors';
 import {
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
@@ -19,7 +20,8 @@ import {
  */
 export type ProviderCallFinding = 'performed' | 'not-performed';
 
-export const PROVIDER_KEY_WINDOW_CAUSE = 'ProviderKeyWindowPassed';
+/** The consumer's cause for such a message (lambdas/exactly-once/errors.ts). */
+export const PROVIDER_KEY_WINDOW_CAUSE: PermanentCause = 'ProviderKeyWindowPassed';
 
 /** Why such a message stays in the DLQ unless a person names it. */
 export const PROVIDER_KEY_WINDOW_REASON =

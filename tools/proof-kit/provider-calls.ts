@@ -1,11 +1,5 @@
 import * as fs from 'node:fs';
-import type {
-  ChaosCounters,
-  PerformedEffect,
-  ProviderChaosPlan,
-  ProviderCounters,
-  ProviderLog,
-} from '../local-runtime/provider';
+import type { PerformedEffect, ProviderChaosPlan, ProviderCounters, ProviderLog } from '../local-runtime/provider';
 
 /**
  * What reached the consumers' providers, in the shape the verification reads (one item per
@@ -71,13 +65,6 @@ export async function setLocalProviderChaos(outputs: Record<string, string>, pla
 export async function forgetLocalProviderKeys(outputs: Record<string, string>): Promise<number> {
   const answer = (await controlLocalProvider(outputs, 'POST', '/__keys/forget', {})) as { forgotten: number };
   return answer.forgotten;
-}
-
-/** What the chaos did between two readings of the counters (after minus before), per fault. */
-export function chaosBetween(before: ChaosCounters, after: ChaosCounters): ChaosCounters {
-  return Object.fromEntries(
-    Object.entries(after).map(([name, n]) => [name, n - (before[name as keyof ChaosCounters] ?? 0)]),
-  ) as unknown as ChaosCounters;
 }
 
 /**

@@ -209,9 +209,7 @@ export function terminalSummary(r: RunResults): string {
           }`
     }`,
     `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs${r.injected.providerKeysForgotten ? `; ${r.injected.providerKeysForgotten} provider keys forgotten before the redrive` : ''}`,
-    ...(r.providerChaos !== undefined && Object.values(r.providerChaos).some((n) => n > 0)
-      ? [`  provider chaos  ${chaosSummary(r.providerChaos)}`]
-      : []),
+    ...(chaosSummary(r.providerChaos) === '' ? [] : [`  provider chaos  ${chaosSummary(r.providerChaos)}`]),
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
     `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
@@ -228,8 +226,12 @@ export function terminalSummary(r: RunResults): string {
   return lines.join('\n');
 }
 
-/** `4 answers dropped, 2 slow answers, ...`: the chaos faults that fired at the local provider, by requests hit. */
-export function chaosSummary(c: ChaosCounters): string {
+/**
+ * `4 answers dropped after the effect, 2 answers sent late, ...`: the chaos faults that fired at the local
+ * provider, by requests hit; '' when none did (or it was not measured).
+ */
+export function chaosSummary(c: ChaosCounters | undefined): string {
+  if (c === undefined) return '';
   const parts: [number, string][] = [
     [c.answersDropped, 'answers dropped after the effect'],
     [c.slowAnswers, `answers sent late`],
@@ -342,9 +344,9 @@ export function htmlReport(r: RunResults): string {
     ['effects applied', appliedSummary(v)],
     ['metrics flushed', metricsFlushed(v)],
     ...(v.providerLines ?? []).map((line): [string, string] => ['at the provider', line.replace(/^provider /, '')]),
-    ...(r.providerChaos !== undefined && Object.values(r.providerChaos).some((n) => n > 0)
-      ? [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]
-      : []),
+    ...(chaosSummary(r.providerChaos) === ''
+      ? []
+      : [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]),
     [
       'cost',
       r.costPerMillionOrders === undefined

@@ -18,7 +18,7 @@ import { summarize, type CallCounts, type FaultEvidence, type RunResults } from 
 import { acceptedOrders, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
-import { chaosBetween, forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
+import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
 
 /**
  * One proof run: plan, switch faults on, drive the API, switch faults off,
@@ -208,7 +208,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       verification,
       calls,
       evidence: diffEvidence(before?.functions, after?.functions),
-      providerChaos: chaosBefore && chaosAfter ? chaosBetween(chaosBefore, chaosAfter) : undefined,
+      providerChaos: chaosBefore && chaosAfter ? subtract(chaosAfter, chaosBefore) : undefined,
       pipeline,
     });
   } finally {

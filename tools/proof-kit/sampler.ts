@@ -110,10 +110,7 @@ export async function startSampler(
     }
     const provider = await providerCounts(target);
     if (provider !== undefined && providerBaseline !== undefined)
-      sample.provider = subtract(
-        provider as unknown as Record<string, number>,
-        providerBaseline as unknown as Record<string, number>,
-      ) as unknown as ProviderCallCounts;
+      sample.provider = subtract(provider, providerBaseline);
     samples.push(sample);
   };
   const timer = setInterval(() => {
@@ -178,8 +175,11 @@ async function readCounters(statsUrl: string): Promise<Record<string, number> | 
 }
 
 /** Counters over a span: each one now minus its value at the base (0 when it was not there yet). */
-export function subtract(now: Record<string, number>, base: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (base[k] ?? 0)]));
+export function subtract<T extends { [K in keyof T]: number }>(now: T, base: Partial<T>): T {
+  const earlier = base as Record<string, number | undefined>;
+  return Object.fromEntries(
+    Object.entries(now as Record<string, number>).map(([k, v]) => [k, v - (earlier[k] ?? 0)]),
+  ) as T;
 }
 
 /** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */

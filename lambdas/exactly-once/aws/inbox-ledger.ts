@@ -299,9 +299,7 @@ export abstract class InboxLedger {
    * Whether the entry in `item` has owed its call for longer than the provider's key window, less the
    * margin: counted from the claim, or from when a person found the call not performed (the DLQ tool).
    */
-  private pastProviderKeyWindow(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
-    if (item === undefined) return false;
-    const entry = unmarshall(item);
+  private pastProviderKeyWindow(entry: Record<string, unknown>): boolean {
     const from = Date.parse(String(entry[PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE] ?? entry.claimedAt));
     if (Number.isNaN(from)) return false;
     const windowSeconds = this.options.providerKeyWindowSeconds ?? DEFAULT_PROVIDER_KEY_WINDOW_SECONDS;
@@ -329,10 +327,13 @@ export abstract class InboxLedger {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
-        const pending = providerCallPending(reasons[0].Item);
-        return pending && this.pastProviderKeyWindow(reasons[0].Item)
+        const entry = reasons[0].Item === undefined ? undefined : unmarshall(reasons[0].Item);
+        // No entry back (ALL_OLD not honoured): the call is repeated under its key, as providerCallPending says.
+        if (entry === undefined) return { outcome: 'duplicate', providerCallPending: true };
+        if (!callStillOwed(entry)) return { outcome: 'duplicate', providerCallPending: false };
+        return this.pastProviderKeyWindow(entry)
           ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true }
-          : { outcome: 'duplicate', providerCallPending: pending };
+          : { outcome: 'duplicate', providerCallPending: true };
       }
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
@@ -351,8 +352,11 @@ export abstract class InboxLedger {
  * completion was recorded.
  */
 export function providerCallPending(item: Parameters<typeof unmarshall>[0] | undefined): boolean {
-  if (item === undefined) return true;
-  const entry = unmarshall(item);
+  return item === undefined || callStillOwed(unmarshall(item));
+}
+
+/** An inbox entry (unmarshalled) whose call is neither recorded done nor superseded. */
+function callStillOwed(entry: Record<string, unknown>): boolean {
   return entry[PROVIDER_CALL_DONE_ATTRIBUTE] === undefined && entry[SUPERSEDED_BY_ATTRIBUTE] === undefined;
 }
 

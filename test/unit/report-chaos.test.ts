@@ -1,0 +1,46 @@
+import { emptyChaosCounters } from '../../tools/local-runtime/provider/chaos';
+import { chaosSummary, htmlReport, terminalSummary, type RunResults } from '../../tools/proof-kit/report';
+import { checkInvariants } from '../../tools/proof-kit/verify';
+import { deriveOrderId } from '../../lambdas/shop/domain/order';
+import { smokeRunResults } from '../support/run-results';
+
+/**
+ * The local provider's chaos as a run reports it: only the faults that fired, by requests hit, in the
+ * terminal and the HTML report alike; nothing when none fired or it was not measured (AWS).
+ */
+const verification = checkInvariants({
+  runId: 'lt',
+  checkIntents: false,
+  plan: [],
+  observations: [],
+  orderIdOf: deriveOrderId,
+  isPoison: () => false,
+  pendingOutbox: 0,
+  orderItems: [],
+  effectItems: [],
+  providerItems: [],
+  deadLetterQueues: [],
+});
+const withChaos = (providerChaos: RunResults['providerChaos']): RunResults => ({
+  ...smokeRunResults(verification),
+  providerChaos,
+});
+
+test('the faults that fired, by requests hit; one that did not is left out', () => {
+  const chaos = { ...emptyChaosCounters(), answersDropped: 4, burstUnavailable: 6, burstsStarted: 2 };
+
+  const line = chaosSummary(chaos);
+
+  expect(line).toBe('4 answers dropped after the effect, 6 503s in 2 bursts');
+  expect(terminalSummary(withChaos(chaos))).toContain(`  provider chaos  ${line}`);
+  expect(htmlReport(withChaos(chaos))).toContain(`<th>provider chaos</th><td>${line}</td>`);
+});
+
+test.each([
+  ['none fired', emptyChaosCounters()],
+  ['not measured', undefined],
+])('%s: no provider chaos line', (_what, chaos) => {
+  expect(chaosSummary(chaos)).toBe('');
+  expect(terminalSummary(withChaos(chaos))).not.toContain('provider chaos');
+  expect(htmlReport(withChaos(chaos))).not.toContain('provider chaos');
+});
