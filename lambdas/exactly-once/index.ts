@@ -86,6 +86,34 @@ export { RecordingProvider } from './aws/recording-provider';
 // The outbox item an application writes with its state change
 export { ENTITY_OUTBOX, outboxItemKey, pendingShardOf } from './aws/outbox-table';
 
+// The idempotent HTTP API: the key header, the request fingerprint, the caller scope, responses
+export { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey, type IdempotencyKeyResult } from './api/idempotency-key';
+export { canonicalJson } from './api/canonical-json';
+export {
+  callerPrincipal,
+  callerRule,
+  CallerRuleError,
+  DEFAULT_CALLER_RULE,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+  type CallerIdentity,
+  type CallerRule,
+} from './api/caller';
+export {
+  callerOf,
+  DEFAULT_RETRY_ADVICE,
+  FORBIDDEN,
+  headerValues,
+  internalError,
+  json,
+  notFound,
+  problem,
+  serviceUnavailable,
+  unexpectedErrorResponse,
+  type HttpResponse,
+  type Problem,
+} from './api/http';
+
 // Configuration, clients and observability
 export { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from './config';
 export { ENV, providerEnvNames } from './env-names';

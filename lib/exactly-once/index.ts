@@ -68,3 +68,11 @@ export {
 export { ENV } from '../../lambdas/exactly-once/env-names';
 export { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
 export { ENTITY_OUTBOX, PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
+// The caller rule, validated at synth so a pattern the API functions would refuse fails `cdk synth`.
+export {
+  callerRule,
+  CallerRuleError,
+  DEFAULT_HUMAN_ROLE_PATTERNS,
+  parseHumanRolePatterns,
+  type CallerRule,
+} from '../../lambdas/exactly-once/api/caller';

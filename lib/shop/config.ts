@@ -6,8 +6,6 @@ import {
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
-} from '../../lambdas/shop/domain/caller';
-import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,
   PROVIDERS_CONTEXT,
@@ -65,7 +63,7 @@ export interface AppConfig {
   /** Lets functions reserve concurrency (refused at synth otherwise; see lib/exactly-once/aspects/reserved-concurrency.ts). */
   allowReservedConcurrency: boolean;
   /**
-   * Who a caller is (lambdas/shop/domain/caller.ts): the role-name patterns whose sessions are people, so each
+   * Who a caller is (lambdas/exactly-once/api/caller.ts): the role-name patterns whose sessions are people, so each
    * session is a caller of its own; every other role's sessions are one caller, the role. `-c
    * humanRolePatterns=AWSReservedSSO_*,MySamlRole` (comma-separated, `*` a wildcard; cdk.json may give a list)
    * replaces the default, IAM Identity Center permission sets only (`AWSReservedSSO_*`).

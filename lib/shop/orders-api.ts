@@ -45,7 +45,7 @@ export interface OrdersApiProps {
    * account already has. Access logging fails to deploy without one.
    */
   createAccountLoggingRole: boolean;
-  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/shop/domain/caller.ts). */
+  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/exactly-once/api/caller.ts). */
   humanRolePatterns: readonly string[];
 }
 

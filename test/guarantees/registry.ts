@@ -111,8 +111,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
     enforcedIn: [
       { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
-      { file: 'lambdas/shop/domain/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
-      { file: 'lambdas/shop/domain/canonical-json.ts', symbol: 'canonicalJson' },
+      { file: 'lambdas/exactly-once/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
+      { file: 'lambdas/exactly-once/api/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
       {
@@ -120,8 +120,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the idempotency record is keyed on (caller, unquoted key) and fingerprinted on the canonical body',
       },
       { file: UNIT_CREATE, name: 'the key expires after 24 h, and the in-progress lock with the Lambda deadline' },
-      { file: 'test/unit/idempotency-key.test.ts', name: 'quoted and bare forms of the same key are the same key' },
-      { file: 'test/unit/canonical-json.test.ts', name: 'key order does not matter, at any depth' },
+      {
+        file: 'test/exactly-once/idempotency-key.test.ts',
+        name: 'quoted and bare forms of the same key are the same key',
+      },
+      { file: 'test/exactly-once/canonical-json.test.ts', name: 'key order does not matter, at any depth' },
       {
         file: INT_CREATE,
         name: 'the same key twice makes one order and replays the identical response with the replay header',
@@ -759,7 +762,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'problem-json',
     statement: 'Every error is `application/problem+json`, including the ones the gateway makes',
     enforcedIn: [
-      { file: 'lambdas/shop/api/http.ts', symbol: 'problem' },
+      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'problem' },
       { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
@@ -778,9 +781,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are readable only by the callers who ordered for it",
     enforcedIn: [
-      { file: 'lambdas/shop/domain/caller.ts', symbol: 'callerPrincipal' },
-      { file: 'lambdas/shop/domain/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
-      { file: 'lambdas/shop/api/http.ts', symbol: 'callerOf' },
+      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
+      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
+      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'callerOf' },
       { file: 'tools/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
     ],
     provedBy: [
@@ -877,7 +880,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       '503 only for throttling, conflicts and unavailability; a transaction cancelled by `ValidationError` is a 500',
     enforcedIn: [
       { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isDependencyFailure' },
-      { file: 'lambdas/shop/api/http.ts', symbol: 'serviceUnavailable' },
+      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'serviceUnavailable' },
     ],
     provedBy: [
       { file: UNIT_CREATE, name: 'error classes of the order transaction' },

@@ -6,7 +6,7 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
   type CallerIdentity,
-} from '../../lambdas/shop/domain/caller';
+} from '../../lambdas/exactly-once';
 import { callerRuleFromEnv } from '../../lambdas/shop/api/order-request';
 
 /**

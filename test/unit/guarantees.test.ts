@@ -118,16 +118,16 @@ describe('the checker catches drift, on a copy of a real entry', () => {
   });
 
   test('a symbol that the file only imports, or names in a comment, is not declared there', () => {
-    // lambdas/shop/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
+    // lambdas/exactly-once/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
     const entry: Guarantee = {
       ...CANCEL,
-      enforcedIn: [{ file: 'lambdas/shop/api/http.ts', symbol: 'isDependencyFailure' }],
+      enforcedIn: [{ file: 'lambdas/exactly-once/api/http.ts', symbol: 'isDependencyFailure' }],
     };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: enforced in lambdas/shop/api/http.ts: no declaration of isDependencyFailure in it',
+      'cancel-idempotent: enforced in lambdas/exactly-once/api/http.ts: no declaration of isDependencyFailure in it',
     ]);
   });
 

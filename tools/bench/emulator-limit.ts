@@ -9,7 +9,7 @@ import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/s
 import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
 import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
-import { canonicalJson } from '../../lambdas/shop/domain/canonical-json';
+import { canonicalJson } from '../../lambdas/exactly-once/api/canonical-json';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { orderTotalCents, type PlaceOrderRequest } from '../../lambdas/shop/domain/order';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';

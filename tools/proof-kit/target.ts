@@ -6,7 +6,7 @@ import {
   callerRule,
   DEFAULT_CALLER_RULE,
   parseHumanRolePatterns,
-} from '../../lambdas/shop/domain/caller';
+} from '../../lambdas/exactly-once/api/caller';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import * as path from 'node:path';
 import {

@@ -86,7 +86,7 @@ const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 
  * bad expression) or an unexpected condition failure would fail the same way
  * on every retry, so telling the client to retry would be a lie: that is a 500.
  *
- * @example Every API handler's last resort (lambdas/shop/api/http.ts)
+ * @example Every API handler's last resort (lambdas/exactly-once/api/http.ts)
  * ```ts
  * import { isDependencyFailure, logger } from '../../exactly-once';
  *

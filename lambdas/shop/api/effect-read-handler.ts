@@ -1,9 +1,20 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { dynamoDbDocumentClient, ENV, logger, requireEnv } from '../../exactly-once';
+import {
+  callerOf,
+  dynamoDbDocumentClient,
+  ENV,
+  FORBIDDEN,
+  json,
+  logger,
+  notFound,
+  problem,
+  requireEnv,
+  type CallerRule,
+  type HttpResponse,
+} from '../../exactly-once';
 import { DynamoDbEffectsReader } from '../aws/ledgers';
-import type { CallerRule } from '../domain/caller';
 import type { EffectsReader } from '../ports/ledgers';
-import { callerOf, FORBIDDEN, json, notFound, problem, unexpectedErrorResponse, type HttpResponse } from './http';
+import { shopErrorResponse } from './order-request';
 
 /**
  * Who may read: `shared` is a read model every caller sees alike (stock);
@@ -59,7 +70,7 @@ export function effectReadHandler(
       const value = await read(id);
       return value === undefined ? notFound(options.missing(id)) : json(200, options.body(id, value));
     } catch (error) {
-      return unexpectedErrorResponse(error);
+      return shopErrorResponse(error);
     }
   };
 }

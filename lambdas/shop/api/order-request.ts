@@ -1,14 +1,20 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { dynamoDbDocumentClient, optionalEnv, requireEnv } from '../../exactly-once';
-import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import {
+  callerOf,
   callerRule,
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
+  dynamoDbDocumentClient,
+  FORBIDDEN,
+  optionalEnv,
   parseHumanRolePatterns,
+  problem,
+  requireEnv,
+  unexpectedErrorResponse,
   type CallerRule,
-} from '../domain/caller';
-import { callerOf, FORBIDDEN, problem, type HttpResponse } from './http';
+  type HttpResponse,
+} from '../../exactly-once';
+import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { SHOP_ENV } from '../env-names';
 
 /** The repository for the read/cancel handlers, built once per process. */
@@ -67,4 +73,14 @@ export function orderRequestOf(
   if (caller === undefined) return { ok: false, response: FORBIDDEN };
   const id = orderIdParam(event);
   return id.ok ? { ok: true, caller, orderId: id.orderId } : id;
+}
+
+/** What a 503 of the shop's API says about retrying (docs/http-api.md). */
+const RETRY_ADVICE =
+  'Retrying is safe: a POST /orders with the same Idempotency-Key returns the same order and never places a second one; ' +
+  'a cancel or a read can be repeated as is.';
+
+/** The mechanism's last-resort mapping (503 for a dependency, 500 for a bug) with the shop's retry advice. */
+export function shopErrorResponse(error: unknown): HttpResponse {
+  return unexpectedErrorResponse(error, RETRY_ADVICE);
 }

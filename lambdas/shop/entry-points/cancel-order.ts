@@ -1,8 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { flushMetrics, logger, metrics, MetricUnit } from '../../exactly-once';
+import { flushMetrics, json, logger, metrics, MetricUnit, notFound, type HttpResponse } from '../../exactly-once';
 import { cancelOrder } from '../use-cases/cancel-order';
-import { json, notFound, type HttpResponse, unexpectedErrorResponse } from '../api/http';
-import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv } from '../api/order-request';
+import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 
 /** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
 const orders = orderRepositoryFromEnv();
@@ -20,7 +19,7 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     metrics.addMetric('OrderCancelRequested', MetricUnit.Count, 1);
     return json(200, outcome.order);
   } catch (error) {
-    return unexpectedErrorResponse(error);
+    return shopErrorResponse(error);
   } finally {
     flushMetrics();
   }

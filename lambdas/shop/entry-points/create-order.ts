@@ -3,32 +3,30 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import {
+  callerOf,
+  canonicalJson,
+  DEFAULT_CALLER_RULE,
   dynamoDbDocumentClient,
   flushMetrics,
-  logger,
-  metrics,
-  MetricUnit,
-  requireEnv,
-  requireIntEnv,
-} from '../../exactly-once';
-import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
-import { idempotencyStore } from '../aws/idempotency-store';
-import { DEFAULT_CALLER_RULE, type CallerRule } from '../domain/caller';
-import { canonicalJson } from '../domain/canonical-json';
-import { parseIdempotencyKey } from '../domain/idempotency-key';
-import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
-import type { OrderRepository } from '../ports/order-repository';
-import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
-import {
-  callerOf,
   FORBIDDEN,
   headerValues,
   json,
+  logger,
+  metrics,
+  MetricUnit,
+  parseIdempotencyKey,
   problem,
-  unexpectedErrorResponse,
+  requireEnv,
+  requireIntEnv,
+  type CallerRule,
   type HttpResponse,
-} from '../api/http';
-import { callerRuleFromEnv } from '../api/order-request';
+} from '../../exactly-once';
+import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
+import { idempotencyStore } from '../aws/idempotency-store';
+import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
+import type { OrderRepository } from '../ports/order-repository';
+import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
+import { callerRuleFromEnv, shopErrorResponse } from '../api/order-request';
 import { SHOP_ENV } from '../env-names';
 
 /**
@@ -48,7 +46,7 @@ export interface CreateOrderParts {
   idempotencyStore: BasePersistenceLayer;
   keyExpirySeconds: number;
   now: () => Date;
-  /** Which role sessions are people (lambdas/shop/domain/caller.ts); the default rule when not given. */
+  /** Which role sessions are people (lambdas/exactly-once/api/caller.ts); the default rule when not given. */
   callerRule?: CallerRule;
 }
 
@@ -171,7 +169,7 @@ function mapError(error: unknown): HttpResponse {
       { 'Retry-After': '1' },
     );
   }
-  return unexpectedErrorResponse(error);
+  return shopErrorResponse(error);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,8 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { logger } from '../../exactly-once';
+import { json, logger, notFound, type HttpResponse } from '../../exactly-once';
 import { getOrder } from '../use-cases/get-order';
-import { json, notFound, type HttpResponse, unexpectedErrorResponse } from '../api/http';
-import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv } from '../api/order-request';
+import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 
 /** GET /orders/{orderId}: the order read model. An Idempotency-Key on a GET is ignored. */
 const orders = orderRepositoryFromEnv();
@@ -18,6 +17,6 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     const order = await getOrder(orders, { caller, orderId });
     return order === undefined ? notFound(`Order ${orderId} does not exist.`) : json(200, order);
   } catch (error) {
-    return unexpectedErrorResponse(error);
+    return shopErrorResponse(error);
   }
 };

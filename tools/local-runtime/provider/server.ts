@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
-import { canonicalJson } from '../../../lambdas/shop/domain/canonical-json';
-import { parseIdempotencyKey } from '../../../lambdas/shop/domain/idempotency-key';
+import { canonicalJson } from '../../../lambdas/exactly-once/api/canonical-json';
+import { parseIdempotencyKey } from '../../../lambdas/exactly-once/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
 import {
   Chaos,

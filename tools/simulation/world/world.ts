@@ -34,7 +34,7 @@ import {
   type ConsumerConfig,
   type ConsumerWiring,
 } from '../../../lambdas/exactly-once/consumer/wiring';
-import { callerOf } from '../../../lambdas/shop/api/http';
+import { callerOf } from '../../../lambdas/exactly-once/api/http';
 import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/outbox/relay-handler';
 import { makeSweeperHandler } from '../../../lambdas/exactly-once/outbox/sweeper-handler';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/outbox/wiring';

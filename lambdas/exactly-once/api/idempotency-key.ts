@@ -1,3 +1,9 @@
+/** The longest key accepted, after unquoting. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** The key, or why the header cannot be one (a sentence for a 400's detail). */
+export type IdempotencyKeyResult = { ok: true; key: string } | { ok: false; reason: string };
+
 /**
  * Parses the `Idempotency-Key` request header.
  *
@@ -8,11 +14,13 @@
  *
  * A comma in a bare value means two header lines were folded into one by a
  * proxy, so it is rejected like two header lines are: which key would we honour?
+ *
+ * @example
+ * ```ts
+ * const key = parseIdempotencyKey(headerValues(event, 'Idempotency-Key'));
+ * if (!key.ok) return problem({ status: 400, title: 'Invalid Idempotency-Key', detail: key.reason });
+ * ```
  */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
-export type IdempotencyKeyResult = { ok: true; key: string } | { ok: false; reason: string };
-
 export function parseIdempotencyKey(values: readonly string[] | undefined): IdempotencyKeyResult {
   if (values === undefined || values.length === 0) {
     return { ok: false, reason: 'The Idempotency-Key header is required.' };

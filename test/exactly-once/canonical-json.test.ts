@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../lambdas/shop/domain/canonical-json';
+import { canonicalJson } from '../../lambdas/exactly-once';
 
 /** The payload fingerprint: whitespace and key order must not make a retry look like a different request. */
 

@@ -1,5 +1,5 @@
 /**
- * Who the caller is, for idempotency scope and order ownership: the
+ * Who the caller is, for idempotency scope and ownership of what a request creates: the
  * authenticated principal, and for a role session the role, unless the role's
  * sessions are people.
  *
@@ -45,6 +45,7 @@
  * space and see each other's orders. Give workloads that must be kept apart
  * roles of their own.
  */
+/** The identity fields of API Gateway's `requestContext.identity` (IAM auth) the caller is derived from. */
 export interface CallerIdentity {
   userArn?: string | null;
   cognitoIdentityId?: string | null;
@@ -53,6 +54,12 @@ export interface CallerIdentity {
 /**
  * Which role sessions are people. Build it with {@link callerRule}, which
  * validates the patterns; a role matches when its name matches one pattern.
+ *
+ * @example
+ * ```ts
+ * const rule = callerRule(['AWSReservedSSO_*', 'SupportDesk']);
+ * rule.isHumanRole('SupportDesk'); // true
+ * ```
  */
 export interface CallerRule {
   /** The patterns as given, e.g. `AWSReservedSSO_*`. */
@@ -70,7 +77,18 @@ export interface CallerRule {
  */
 export const DEFAULT_HUMAN_ROLE_PATTERNS: readonly string[] = Object.freeze(['AWSReservedSSO_*']);
 
-/** A pattern the rule cannot take, with the reason; lib/shop/config.ts turns it into a one-line synth error. */
+/**
+ * A pattern the rule cannot take, with the reason; a stack turns it into a one-line synth error.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   callerRule(['*']);
+ * } catch (error) {
+ *   if (error instanceof CallerRuleError) throw new Error(`-c humanRolePatterns: ${error.message}`);
+ * }
+ * ```
+ */
 export class CallerRuleError extends Error {
   override readonly name = 'CallerRuleError';
 }
@@ -100,6 +118,11 @@ const PATTERN = /^[\w+=.@*-]{1,64}$/;
  * a pattern longer than a role name, or a pattern of only `*`: that would make
  * every workload's sessions people, and a workload's retry after a credential
  * rotation a second order.
+ *
+ * @example
+ * ```ts
+ * const rule = callerRule(parseHumanRolePatterns(process.env.HUMAN_ROLE_PATTERNS ?? 'AWSReservedSSO_*'));
+ * ```
  */
 export function callerRule(patterns: readonly string[]): CallerRule {
   if (patterns.length === 0) throw new CallerRuleError('no role-name pattern given');
@@ -125,14 +148,30 @@ export function callerRule(patterns: readonly string[]): CallerRule {
   });
 }
 
-/** A comma-separated list of patterns (the form of `-c humanRolePatterns=` and of the environment variable). */
+/**
+ * A comma-separated list of patterns (the form of `-c humanRolePatterns=` and of the environment variable).
+ *
+ * @example
+ * ```ts
+ * parseHumanRolePatterns('AWSReservedSSO_*, SupportDesk'); // ['AWSReservedSSO_*', 'SupportDesk']
+ * ```
+ */
 export function parseHumanRolePatterns(list: string): string[] {
   return list.split(',').map((p) => p.trim());
 }
 
+/** The rule of {@link DEFAULT_HUMAN_ROLE_PATTERNS}. */
 export const DEFAULT_CALLER_RULE: CallerRule = callerRule(DEFAULT_HUMAN_ROLE_PATTERNS);
 
-/** The principal that scopes keys and owns orders, or undefined when there is none to trust. */
+/**
+ * The principal that scopes keys and owns what it creates, or undefined when there is none to trust.
+ *
+ * @example
+ * ```ts
+ * callerPrincipal({ userArn: 'arn:aws:sts::123456789012:assumed-role/Checkout/i-0abc' }, DEFAULT_CALLER_RULE);
+ * // 'arn:aws:sts::123456789012:assumed-role/Checkout'
+ * ```
+ */
 export function callerPrincipal(identity: CallerIdentity, rule: CallerRule): string | undefined {
   const cognitoId = identity.cognitoIdentityId;
   if (cognitoId !== undefined && cognitoId !== null && cognitoId !== '') {

@@ -3,6 +3,11 @@
  * that differ only in whitespace or key order canonicalise to the same string,
  * so a client that re-serialises its retry is not told "different payload".
  * Array order is significant (items are a list, not a set).
+ *
+ * @example
+ * ```ts
+ * canonicalJson({ b: 1, a: [2, 1] }) === canonicalJson(JSON.parse('{ "a": [2, 1], "b": 1 }')); // true
+ * ```
  */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
