@@ -1203,7 +1203,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'tools/simulation/world/api.ts', symbol: 'createOrderHandler' },
+      { file: 'lambdas/shop/tooling/simulation/api.ts', symbol: 'createOrderHandler' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
       { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
@@ -1456,7 +1456,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease) within a few seeds, and holds every invariant with the guards on',
     enforcedIn: [
-      { file: 'tools/simulation/world/world.ts', symbol: 'Guards' },
+      { file: 'lambdas/shop/tooling/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [

@@ -23,7 +23,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
 
   expect(results.verification.violations).toEqual([]);
   // Counted at the local provider: one e-mail per placed order, none twice (keyed), no PICK after a CANCEL_PICK.
-  const orders = results.verification.counts.orders;
+  const orders = results.verification.counts.entities;
   expect(results.verification.providerLines).toEqual([
     expect.stringMatching(
       new RegExp(`^provider mail: ${orders} performed for ${orders} placed orders, 0 duplicates \\(keyed\\); `),
@@ -34,7 +34,7 @@ test('all faults together: effects equal intents, calls per order measured, repo
   ]);
   // Not `passed`: with every fault at once a few messages can still be backing off when the drain bound
   // ends on a loaded 2-core machine; the invariants above are checked all the same.
-  expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
+  expect(results.verification.counts.entities).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
   expect(totalSuppressed(results)).toBeGreaterThan(0);
   expect(results.perOrder.dynamodbWrites).toBeGreaterThan(0);
   expect(results.perOrder.sqsRequests).toBeGreaterThan(0);

@@ -116,8 +116,8 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
 
     expect(results.verification.violations).toEqual([]);
     expect(results.passed).toBe(true);
-    expect(results.verification.counts.orders).toBe(results.verification.counts.intents);
-    expect(results.verification.counts.orders).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
+    expect(results.verification.counts.entities).toBe(results.verification.counts.intents);
+    expect(results.verification.counts.entities).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
     // Each fault must actually have happened, or the run proves nothing about it.
     for (const fault of group.faults) FAULT_EVIDENCE[fault](results);
     expect(totalSuppressed(results)).toBeGreaterThan(0);

@@ -1,6 +1,11 @@
 import { failed } from '../../tools/simulation/campaign';
-import type { ApiIdempotency } from '../../tools/simulation/world/api';
-import { ALL_GUARDS, simulate, simulationOptions, type SimulationResult } from '../../tools/simulation/world/world';
+import type { ApiIdempotency } from '../../lambdas/shop/tooling/simulation/api';
+import {
+  ALL_GUARDS,
+  simulate,
+  simulationOptions,
+  type SimulationResult,
+} from '../../lambdas/shop/tooling/simulation/world';
 
 /**
  * The API's idempotency layer broken (test-only, in the simulation's wiring of

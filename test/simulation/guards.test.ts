@@ -9,8 +9,8 @@ import {
   type SimulationOptions,
   type SimulationResult,
   World,
-} from '../../tools/simulation/world/world';
-import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
+} from '../../lambdas/shop/tooling/simulation/world';
+import { EFFECTS_TABLE } from '../../lambdas/shop/tooling/simulation/tables';
 
 /**
  * Each guard switched off (test-only, in the simulation's wiring; production

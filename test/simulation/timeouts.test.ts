@@ -4,7 +4,7 @@ import {
   simulate,
   simulationOptions,
   type Guards,
-} from '../../tools/simulation/world/world';
+} from '../../lambdas/shop/tooling/simulation/world';
 
 /**
  * Lambda timeouts: a call that hangs past the function's timeout gets the

@@ -74,6 +74,7 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
   ['tools/stack.ts', "import { value } from '../lambdas/shop/domain/events';"],
   ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
   ['tools/scaffolder/new-consumer.ts', "import { value } from '../../lambdas/shop/domain/events';"],
+  ['tools/local-runtime/provider/server.ts', "import { value } from '../../../lambdas/shop/domain/order';"],
 ];
 const HANDLER_INTO_APP: Case = [
   'lib/shop/probe.ts',

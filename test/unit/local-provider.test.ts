@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import {
   parseChaosPlan,
+  servedApis,
   startProviderEmulator,
   type ProviderEmulator,
   type ProviderEmulatorOptions,
@@ -587,7 +588,7 @@ describe('log, health and the chaos control', () => {
     // Arrange
     const raw = {
       seed: 3,
-      endpoints: ['mail', 'sms'],
+      endpoints: ['mail', 42, 'sms'],
       dropAnswer: { probability: 0.1 },
       slowAnswer: { count: 2 }, // no delayMs: off
       outage: { from: '2026-01-01T00:00:10Z', until: '2026-01-01T00:00:00Z' }, // ends before it starts: off
@@ -600,9 +601,51 @@ describe('log, health and the chaos control', () => {
     // Assert
     expect(plan).toEqual({
       seed: 3,
-      endpoints: ['mail'],
+      endpoints: ['mail', 'sms'],
       dropAnswer: { probability: 0.1 },
       forgetKeysOlderThanMs: 60_000,
     });
+  });
+});
+
+describe('the APIs it serves come from the consumer list', () => {
+  test("the example's own providers, as it describes them; a provider it does not describe gets the defaults", () => {
+    // Arrange
+    const consumers = [{ providers: ['warehouse'] }, { providers: ['mail', 'audit-log'] }, {}];
+
+    // Act
+    const apis = servedApis(consumers);
+
+    // Assert
+    expect(apis.map(({ name, route, status, idPrefix }) => ({ name, route, status, idPrefix }))).toEqual([
+      { name: 'warehouse', route: '/warehouse/instructions', status: 201, idPrefix: 'ins' },
+      { name: 'mail', route: '/mail/messages', status: 202, idPrefix: 'msg' },
+      { name: 'audit-log', route: '/audit-log/requests', status: 201, idPrefix: 'req' },
+    ]);
+  });
+
+  test('a provider only a new consumer names is served with keys like the others: one effect for a retried key', async () => {
+    // Arrange
+    const p = await start({ apis: servedApis([{ providers: ['audit-log'] }]) });
+    const payload = { entityId: 'b-1', action: 'BOOKED' };
+
+    // Act
+    const first = await post('audit-log', payload, { key: 'audit:e-1' });
+    const retry = await post('audit-log', payload, { key: 'audit:e-1' });
+
+    // Assert
+    expect(p.endpoints).toEqual({ 'audit-log': `${p.url}/audit-log/requests` });
+    expect(first).toMatchObject({ status: 201, body: { id: 'req_000001', status: 'accepted' } });
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(p.log().performed).toHaveLength(1);
+  });
+
+  test('keyless names an API it does not serve: it refuses to start, naming the ones it serves', async () => {
+    // Act
+    const starting = startProviderEmulator({ keyless: ['sms'] });
+
+    // Assert
+    await expect(starting).rejects.toThrow('keyless: no provider API named "sms" (served: warehouse, mail)');
   });
 });

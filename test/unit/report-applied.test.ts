@@ -1,7 +1,8 @@
 import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
 import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
-import { checkInvariants, type OrderItem } from '../../tools/proof-kit/verify';
+import type { OrderItem } from '../../lambdas/shop/tooling/proof';
+import { checkInvariants } from '../../tools/proof-kit/verify';
 import { smokeRunResults } from '../support/run-results';
 
 /**
@@ -36,7 +37,7 @@ function verification() {
     checkIntents: false,
     plan: [],
     observations: [],
-    orderIdOf: deriveOrderId,
+    entityIdOf: deriveOrderId,
     isPoison: () => false,
     pendingOutbox: 0,
     metrics: {
@@ -44,7 +45,7 @@ function verification() {
       'DuplicateSuppressed{consumer=fulfilment}': 1,
       'DuplicateSuppressed{consumer=loyalty}': 5,
     },
-    orderItems: orders,
+    entities: orders,
     effectItems: [
       claim('fulfilment', orderPlacedEventId(placed)),
       // The cancelled order's place was superseded before it was applied: an entry, but no claim.

@@ -9,7 +9,9 @@ import { smokeRunResults } from '../support/run-results';
 
 const verification = {
   violations: [],
-  counts: { intents: 2, orders: 2, cancelledOrders: 0, skusChecked: 1, customersChecked: 1, providerKeys: 4 },
+  counts: { intents: 2, entities: 2, providerKeys: 4 },
+  entityNoun: 'orders',
+  effectsChecked: '0 cancelled; 1 SKUs, 1 customers',
   duplicatesSuppressed: {},
   appliedEffects: {},
   consumerMetrics: {},

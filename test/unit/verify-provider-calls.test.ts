@@ -31,7 +31,7 @@ function call(idempotencyKey: string, firstCalledAt: string, lastCalledAt = firs
 /** A cancelled order whose PICK and CANCEL_PICK both reached the warehouse, in that order. */
 function cancelledOrder() {
   return {
-    orders: [{ orderId: ORDER, status: 'CANCELLED' }],
+    entities: [{ orderId: ORDER, status: 'CANCELLED' }],
     effects: new Map([
       [`FULFILMENT#${ORDER}`, { state: 'RELEASED', version: 2 }],
       inbox('loyalty', PLACED),
@@ -84,7 +84,7 @@ test('a placed order without its PICK is a violation; a cancelled one whose plac
   superseded.effects.set(...inbox('fulfilment', PLACED, { supersededBy: CANCELLED }));
   superseded.providerItems.splice(1, 1);
   const placedOnly = {
-    orders: [{ orderId: ORDER, status: 'PLACED' }],
+    entities: [{ orderId: ORDER, status: 'PLACED' }],
     // Reserved (its claim is there), but the PICK never reached the warehouse.
     effects: new Map([
       [`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }],
@@ -102,7 +102,7 @@ test('a placed order without its PICK is a violation; a cancelled one whose plac
 
 test('a key no event of the order owes (a CANCEL_PICK for an order still placed) is a violation', () => {
   const record = cancelledOrder();
-  record.orders[0].status = 'PLACED';
+  record.entities[0].status = 'PLACED';
   record.effects.set(`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 });
   record.effects.set(...inbox('fulfilment', PLACED));
 

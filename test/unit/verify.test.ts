@@ -80,7 +80,7 @@ const verifyRun = (
     runId: RUN,
     plan,
     observations,
-    orderIdOf: deriveOrderId,
+    entityIdOf: deriveOrderId,
     isPoison: () => false,
     pendingOutbox: 0,
     consumers,
@@ -106,7 +106,7 @@ test('a run in which no POST got a 201 (zero orders, zero intents) is a violatio
 
   const verification = await verifyRun([answered(500, '{"message":"Internal server error"}')]);
 
-  expect(verification.counts).toMatchObject({ intents: 0, orders: 0 });
+  expect(verification.counts).toMatchObject({ intents: 0, entities: 0 });
   expect(verification.violations).toEqual([
     { invariant: 'orders', detail: 'no POST got a 201: a run without intents proves nothing' },
   ]);
@@ -235,11 +235,11 @@ test("a consumer's metrics are read under its spec name, hyphens included", () =
     checkIntents: false,
     plan,
     observations: [],
-    orderIdOf: deriveOrderId,
+    entityIdOf: deriveOrderId,
     isPoison: () => false,
     pendingOutbox: 0,
     metrics: { 'DuplicateSuppressed{consumer=gift-cards}': 3, 'EffectApplied{consumer=gift-cards}': 7 },
-    orderItems: [],
+    entities: [],
     effectItems: [],
     providerItems: [],
     deadLetterQueues: [],
@@ -262,10 +262,10 @@ test('one key answered 201 to two different request bodies is a replay violation
       runId: RUN,
       plan: requests,
       observations: [answered(201, firstAnswer), { ...answered(201, firstAnswer), index: 1, replayed: true }],
-      orderIdOf: deriveOrderId,
+      entityIdOf: deriveOrderId,
       isPoison: () => false,
       pendingOutbox: 0,
-      orderItems: [{ orderId, status: 'PLACED', customerId: `${RUN}-c1`, items: [], totalCents: 1000 }],
+      entities: [{ orderId, status: 'PLACED', customerId: `${RUN}-c1`, items: [], totalCents: 1000 }],
       effectItems: [],
       providerItems: [],
       deadLetterQueues: [],

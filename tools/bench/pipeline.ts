@@ -1,9 +1,9 @@
-import { deriveOrderId } from '../../lambdas/shop/domain/order';
+import { proofDomain } from '../example';
 import { waitForDrain } from '../proof-kit/drain';
 import { drive, type Observation } from '../proof-kit/drive';
-import { buildPlan, type Mix, type PlannedRequest } from '../proof-kit/plan';
+import type { Mix, PlannedRequest } from '../proof-kit/plan';
 import { seededRandom } from '../proof-kit/random';
-import { acceptedOrders, CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
+import { acceptedIntents, CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
 import type { Target } from '../proof-kit/target';
 import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
 
@@ -40,7 +40,8 @@ export function benchPlan(
   skus = Math.max(5, Math.ceil(orders / 12)),
 ): PlannedRequest[] {
   const runId = `bp${Date.now().toString(36)}${seed}`;
-  return buildPlan(seededRandom(seed), {
+  const domain = proofDomain();
+  return domain.buildPlan(seededRandom(seed), {
     orders,
     mix,
     callers: target.callers.map((c) => c.arn),
@@ -48,7 +49,7 @@ export function benchPlan(
     // 1: every order on one SKU per line position (the proof kit's hot-sku profile).
     skus,
     runId,
-    orderIdOf: deriveOrderId,
+    entityIdOf: domain.entityIdOf,
   });
 }
 
@@ -72,7 +73,7 @@ export async function measurePipeline(
   const driven = await drivePlan(target, plan, options.connections, options.ordersPerSecond);
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
   const accepted = driven.observations.filter((o) => o.status === 201);
-  const acceptedAt = new Map(acceptedOrders(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
+  const acceptedAt = new Map(acceptedIntents(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
   const applied = await firstCalls(target, [...acceptedAt.keys()]);
   const lags: Record<string, number[]> = Object.fromEntries(CONSUMER_NAMES.map((c) => [c, []]));
   let lastEffect = 0;

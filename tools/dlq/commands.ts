@@ -22,6 +22,7 @@ import {
   type PointerRedrive,
   type StreamContext,
 } from './stream-pointers';
+import { EXAMPLE } from '../example';
 import { requiredOutput } from '../stack';
 
 /** What each command found or did: printed as text, or as JSON with --json. */
@@ -84,7 +85,7 @@ function streamContext(context: DlqContext): StreamContext {
     sqs: context.sqs,
     dynamodb: context.dynamodb,
     streams: context.streams,
-    ordersTableName: requiredOutput(context.stack.outputs, 'OrdersTableName'),
+    outboxTableName: requiredOutput(context.stack.outputs, EXAMPLE.outboxTableOutput),
   };
 }
 

@@ -49,7 +49,8 @@ export interface StreamContext {
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
   streams: DynamoDBStreamsClient;
-  ordersTableName: string;
+  /** The table holding the outbox (its stream is what the pointers point into). */
+  outboxTableName: string;
 }
 
 export function parsePointer(body: string): StreamPointer | undefined {
@@ -113,7 +114,7 @@ async function outboxItemsOf(context: StreamContext, records: _Record[]): Promis
     const event = image.event?.M;
     const { Item } = await context.dynamodb.send(
       new GetItemCommand({
-        TableName: context.ordersTableName,
+        TableName: context.outboxTableName,
         Key: { pk: image.pk, sk: image.sk },
         ConsistentRead: true,
       }),
@@ -162,7 +163,7 @@ export async function markForSweeper(context: StreamContext, item: PointedOutbox
   try {
     await context.dynamodb.send(
       new UpdateItemCommand({
-        TableName: context.ordersTableName,
+        TableName: context.outboxTableName,
         Key: { pk: { S: key.pk }, sk: { S: key.sk } },
         UpdateExpression:
           'SET originalCreatedAt = if_not_exists(originalCreatedAt, createdAt), createdAt = :due, sweepRequestedAt = :now',

@@ -29,7 +29,7 @@ import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import { LocalReferences } from './template/references';
 import { scheduleDefinitions } from './template/schedules';
 import { queueDefinitions } from './template/sqs';
-import { PROVIDER_ROUTES, startProviderEmulator, type ProviderEmulator } from './provider';
+import { startProviderEmulator, type ProviderEmulator } from './provider';
 
 export interface RuntimeOptions {
   /** The cloud assembly folder (`cdk.out`). */
@@ -55,7 +55,7 @@ export interface RuntimeOptions {
    */
   localProviders?: boolean;
   /** Local provider endpoints that ignore the idempotency key, like SMTP or SES (default none). */
-  keylessProviders?: ('mail' | 'warehouse')[];
+  keylessProviders?: string[];
 }
 
 /** Requests the functions and pollers made, as AWS would bill them (see call-counter.ts). */
@@ -221,7 +221,7 @@ async function start(
       log: (line) => log('provider', line),
     });
     stoppers.push(() => provider!.stop());
-    for (const name of Object.keys(PROVIDER_ROUTES) as (keyof typeof PROVIDER_ROUTES)[]) {
+    for (const name of Object.keys(provider.endpoints)) {
       const names = providerEnvNames(name);
       providerEnvironment = {
         ...providerEnvironment,

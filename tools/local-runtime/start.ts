@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { PortInUseError } from './api/server';
 import { assertJavaAvailable, EmulatorError } from './emulators';
 import { consoleLogger } from './log';
+import { EXAMPLE } from '../example';
+import { servedApis } from './provider';
 import { startRuntime, type LocalRuntime } from './runtime';
 import { synthesize } from './template/cloud-assembly';
 import { TemplateError } from './template/model';
@@ -87,9 +89,9 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
   if (outputs.apiUrl !== undefined) {
     lines.push(
       `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
-      'Try it:',
-      `  npx tsx tools/local-runtime/call.ts POST /orders '{"customerId":"cust-1","items":[{"sku":"sku-1","quantity":2,"unitPriceCents":1250}]}' --idempotency-key order-1`,
-      '  npx tsx tools/local-runtime/call.ts GET /orders/<orderId from the response>',
+      ...(EXAMPLE.tryIt === undefined
+        ? []
+        : ['Try it:', ...EXAMPLE.tryIt.map((call) => `  npx tsx tools/local-runtime/call.ts ${call}`)]),
     );
   }
   lines.push('Ctrl-C stops everything.');
@@ -139,15 +141,18 @@ function assertPortFree(port: number): Promise<void> {
 class UserError extends Error {}
 
 /** `LOCAL_PROVIDER_KEYLESS=mail` (comma-separated): local provider endpoints that ignore the key. */
-function keylessProviders(value: string | undefined): ('mail' | 'warehouse')[] {
+function keylessProviders(value: string | undefined): string[] {
   const names = (value ?? '')
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '');
+  const served = servedApis().map((api) => api.name);
   for (const name of names)
-    if (name !== 'mail' && name !== 'warehouse')
-      throw new UserError(`LOCAL_PROVIDER_KEYLESS names mail or warehouse, got "${name}"`);
-  return names as ('mail' | 'warehouse')[];
+    if (!served.includes(name))
+      throw new UserError(
+        `LOCAL_PROVIDER_KEYLESS names a provider the consumers call (${served.join(', ')}), got "${name}"`,
+      );
+  return names;
 }
 
 /** Errors a user can act on are one line; anything else is a bug and keeps its stack. */

@@ -74,7 +74,7 @@ async function main(): Promise<number> {
       const { verification, drained } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
       const c = verification.counts;
       console.log(
-        `Verified ${c.orders} orders (${c.cancelledOrders} cancelled), ${c.skusChecked} SKUs, ${c.customersChecked} customers, ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
+        `Verified ${c.entities} ${verification.entityNoun} (${verification.effectsChecked}), ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
       );
       for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
       console.log(

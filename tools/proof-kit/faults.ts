@@ -12,7 +12,8 @@ import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { seeded } from '../../lambdas/exactly-once/runtime/random';
 import { redrive } from '../dlq/messages';
 import { discoverDeadLetterQueues } from '../dlq/queues';
-import { consumerQueueUrls } from '../stack';
+import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
+import { consumerQueueUrls, requiredOutput } from '../stack';
 import { setLocalProviderChaos } from './provider-calls';
 import type { Target } from './target';
 import type { ProducedEvent } from './verify';
@@ -270,14 +271,15 @@ export async function seedDeadLetters(
   const queues = consumerQueueUrls(target.outputs, consumers);
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
-      TableName: target.outputs.OrdersTableName,
-      // The run's customers: the domain's fields are in the envelope's payload.
-      FilterExpression: 'entity = :outbox AND (begins_with(#event.#payload.customerId, :run))',
-      ExpressionAttributeNames: { '#event': 'event', '#payload': 'payload' },
-      ExpressionAttributeValues: { ':outbox': { S: 'OUTBOX' }, ':run': { S: `${runId}-` } },
+      TableName: requiredOutput(target.outputs, EXAMPLE.outboxTableOutput),
+      FilterExpression: 'entity = :outbox',
+      ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
     }),
   );
-  const events = Items.map((item) => unmarshall(item).event as Record<string, unknown>).slice(0, count);
+  // The run's events: the plan puts the run id in every request body, so the domain's fields carry it.
+  const events = Items.map((item) => unmarshall(item).event as Record<string, unknown>)
+    .filter((event) => JSON.stringify(event).includes(`"${runId}-`))
+    .slice(0, count);
   for (const event of events) {
     const { eventId, type, entityId } = outboxEventKeys(event);
     const body = JSON.stringify(event);

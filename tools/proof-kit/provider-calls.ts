@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import type { PerformedEffect, ProviderChaosPlan, ProviderCounters, ProviderLog } from '../local-runtime/provider';
+import { proofDomain } from '../example';
+import { keyedProviderLine, type ProofDomain } from './domain';
 
 /**
  * What reached the consumers' providers, in the shape the verification reads (one item per
@@ -87,14 +89,21 @@ export function providerCallItemsOf(log: ProviderLog): ProviderCallItem[] {
   );
 }
 
-/** The order a provider key `<consumer>:<orderId>.<event>` belongs to. */
-export const orderOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
+/** The entity a provider key `<consumer>:<entityId>.<event>` belongs to (an event id starts with its entity's id). */
+export const entityOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
 
-/** The part of the log that belongs to these orders (the local provider serves every run of an `npm start`). */
-export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): ProviderLog {
-  const ours = (key: string | null) => key !== null && orderIds.has(orderOfKey(key));
-  // An effect sent without a key belongs to the order its payload names.
-  const unkeyedOurs = (e: PerformedEffect) => e.key === null && orderIds.has(String(e.payload.orderId));
+/** The part of the log that belongs to these entities (the local provider serves every run of an `npm start`). */
+export function logOfEntities(
+  log: ProviderLog,
+  entityIds: ReadonlySet<string>,
+  domain: Pick<ProofDomain, 'entityOfPayload'> = proofDomain(),
+): ProviderLog {
+  const ours = (key: string | null) => key !== null && entityIds.has(entityOfKey(key));
+  // An effect sent without a key belongs to the entity its payload names, where the domain can tell.
+  const unkeyedOurs = (e: PerformedEffect) => {
+    const entity = e.key === null ? domain.entityOfPayload?.(e.payload) : undefined;
+    return entity !== undefined && entityIds.has(entity);
+  };
   return {
     ...log,
     performed: log.performed.filter((e) => ours(e.key) || unkeyedOurs(e)),
@@ -103,7 +112,7 @@ export function logOfOrders(log: ProviderLog, orderIds: ReadonlySet<string>): Pr
         endpoint,
         Object.fromEntries(Object.entries(byKey).filter(([key]) => ours(key))),
       ]),
-    ) as ProviderLog['keys'],
+    ),
   };
 }
 
@@ -114,64 +123,45 @@ export interface ProviderSummary {
   keyless: boolean;
   /** Effects performed (an e-mail sent, an instruction taken). */
   performed: number;
-  /** Performed by instruction (warehouse: PICK, CANCEL_PICK). */
-  byInstruction: Record<string, number>;
   /** Effects performed more than once under one key: on a keyed provider, a bug; on a keyless one, the residue. */
   duplicates: number;
   /** Performed, but the answer never reached the caller (it timed out or the connection dropped). */
   answersLost: number;
   /** Requests the key turned into no new effect: replays and refusals while the key's first request ran. */
   absorbedByKey: number;
-  /** Orders whose PICK was performed after their CANCEL_PICK (warehouse only). */
-  pickAfterCancel: number;
+  /** What it performed, in its order of performance (a domain's line may count kinds of request in it). */
+  effects: readonly PerformedEffect[];
 }
 
 /** Each provider's summary from the local provider's log, keyed by provider. */
 export function summarizeProviders(log: ProviderLog): ProviderSummary[] {
-  return (Object.keys(log.keys) as (keyof ProviderLog['keys'])[]).sort().map((provider) => {
-    const effects = log.performed.filter((e) => e.endpoint === provider);
-    const perKey = new Map<string, number>();
-    for (const e of effects) if (e.key !== null) perKey.set(e.key, (perKey.get(e.key) ?? 0) + 1);
-    const byInstruction: Record<string, number> = {};
-    for (const e of effects)
-      if (typeof e.payload.instruction === 'string')
-        byInstruction[e.payload.instruction] = (byInstruction[e.payload.instruction] ?? 0) + 1;
-    const counts = Object.values(log.keys[provider] ?? {});
-    return {
-      provider,
-      keyless: (log.keyless ?? []).includes(provider),
-      performed: effects.length,
-      byInstruction,
-      duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
-      answersLost: effects.filter((e) => e.answer === 'dropped' || e.answer === 'abandoned').length,
-      absorbedByKey: counts.reduce((sum, c) => sum + c.replayed + c.inProgress, 0),
-      pickAfterCancel: picksAfterCancel(effects).length,
-    };
-  });
-}
-
-/** The PICKs the warehouse performed after its order's first CANCEL_PICK (in the provider's order of performance). */
-export function picksAfterCancel<E extends Pick<PerformedEffect, 'seq' | 'payload'>>(effects: readonly E[]): E[] {
-  const cancelledAt = new Map<string, number>();
-  for (const e of effects)
-    if (e.payload.instruction === 'CANCEL_PICK') {
-      const order = String(e.payload.orderId);
-      cancelledAt.set(order, Math.min(cancelledAt.get(order) ?? Infinity, e.seq));
-    }
-  return effects.filter(
-    (e) => e.payload.instruction === 'PICK' && e.seq > (cancelledAt.get(String(e.payload.orderId)) ?? Infinity),
-  );
+  return Object.keys(log.keys)
+    .sort()
+    .map((provider) => {
+      const effects = log.performed.filter((e) => e.endpoint === provider);
+      const perKey = new Map<string, number>();
+      for (const e of effects) if (e.key !== null) perKey.set(e.key, (perKey.get(e.key) ?? 0) + 1);
+      const counts = Object.values(log.keys[provider] ?? {});
+      return {
+        provider,
+        keyless: (log.keyless ?? []).includes(provider),
+        performed: effects.length,
+        duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
+        answersLost: effects.filter((e) => e.answer === 'dropped' || e.answer === 'abandoned').length,
+        absorbedByKey: counts.reduce((sum, c) => sum + c.replayed + c.inProgress, 0),
+        effects,
+      };
+    });
 }
 
 /**
- * The issue's two lines, one per provider:
- * `provider mail: 120 performed for 120 placed orders, 0 duplicates (keyed); 3 answers lost, 41 retried calls absorbed by the key`
- * `provider warehouse: 137 performed (120 PICK, 17 CANCEL_PICK), 0 duplicates, 0 PICK after CANCEL_PICK`
+ * One line per provider, the domain's where it gives one (`ProofDomain.providerLine`), else:
+ * `provider audit: 120 performed for 120 entities, 0 duplicates (keyed); 3 answers lost, 41 retried calls absorbed by the key`
  */
-export function providerLines(summaries: readonly ProviderSummary[], placedOrders: number): string[] {
-  return summaries.map((s) =>
-    s.provider === 'warehouse'
-      ? `provider warehouse: ${s.performed} performed (${s.byInstruction.PICK ?? 0} PICK, ${s.byInstruction.CANCEL_PICK ?? 0} CANCEL_PICK), ${s.duplicates} duplicates, ${s.pickAfterCancel} PICK after CANCEL_PICK`
-      : `provider ${s.provider}: ${s.performed} performed for ${placedOrders} placed orders, ${s.duplicates} duplicates (${s.keyless ? 'keyless' : 'keyed'}); ${s.answersLost} answers lost, ${s.absorbedByKey} retried calls absorbed by the key`,
-  );
+export function providerLines(
+  summaries: readonly ProviderSummary[],
+  entities: number,
+  domain: Pick<ProofDomain, 'providerLine'> = proofDomain(),
+): string[] {
+  return summaries.map((s) => domain.providerLine?.(s, entities) ?? keyedProviderLine(s, `${entities} entities`));
 }

@@ -96,7 +96,7 @@ export function summarize(
   const byOperation: Record<string, number> = {};
   for (const p of input.plan) byOperation[p.op] = (byOperation[p.op] ?? 0) + 1;
 
-  const orders = Math.max(1, input.verification.counts.orders);
+  const orders = Math.max(1, input.verification.counts.entities);
   const perOrder = {
     apiRequests: input.calls.apiRequests / orders,
     lambdaInvocations: ratio(input.calls.lambdaInvocations, orders),
@@ -214,7 +214,7 @@ export function terminalSummary(r: RunResults): string {
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
     `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
     `  cost            ${r.costPerMillionOrders === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionOrders.toFixed(2)} per million orders in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
-    `  effects         ${v.counts.orders} orders for ${v.counts.intents} intents (${v.counts.cancelledOrders} cancelled); ${v.counts.skusChecked} SKUs, ${v.counts.customersChecked} customers, ${v.counts.providerKeys} provider keys checked`,
+    `  effects         ${v.counts.entities} ${v.entityNoun} for ${v.counts.intents} intents (${v.effectsChecked}); ${v.counts.providerKeys} provider keys checked`,
     // Counted at the provider (the local provider's log): one line each, as they are.
     ...(v.providerLines ?? []),
     r.passed
@@ -340,7 +340,7 @@ export function htmlReport(r: RunResults): string {
     ],
     ['throughput', `${r.http.throughputPerSecond.toFixed(1)} req/s`],
     ['latency', `p50 ${r.http.latencyMs.p50} ms, p90 ${r.http.latencyMs.p90} ms, p99 ${r.http.latencyMs.p99} ms`],
-    ['orders / intents', `${v.counts.orders} / ${v.counts.intents}`],
+    [`${v.entityNoun} / intents`, `${v.counts.entities} / ${v.counts.intents}`],
     ['effects applied', appliedSummary(v)],
     ['metrics flushed', metricsFlushed(v)],
     ...(v.providerLines ?? []).map((line): [string, string] => ['at the provider', line.replace(/^provider /, '')]),

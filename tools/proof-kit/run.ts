@@ -1,4 +1,3 @@
-import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
 import {
@@ -12,10 +11,11 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { buildPlan, DEFAULT_MIX, type Mix } from './plan';
+import { proofDomain } from '../example';
+import { DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
-import { acceptedOrders, startSampler, subtract } from './sampler';
+import { acceptedIntents, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
@@ -71,14 +71,15 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   const random = seededRandom(options.seed);
   const isPoison = (body: string) => body.includes('"poison":true') && body.includes(`"runId":"${runId}"`);
 
-  const plan = buildPlan(random, {
+  const domain = proofDomain();
+  const plan = domain.buildPlan(random, {
     orders: profile.orders,
     mix: options.mix ?? DEFAULT_MIX,
     callers: target.callers.map((c) => c.arn),
     customers: profile.customers,
     skus: profile.skus,
     runId,
-    orderIdOf: deriveOrderId,
+    entityIdOf: domain.entityIdOf,
   });
   log(`Plan: ${plan.length} requests for ${profile.orders} orders (run ${runId}, seed ${options.seed})`);
 
@@ -167,14 +168,14 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     const drain = { drained: settled, waitedMs };
     const after = await options.callCounters?.();
     const chaosAfter = (await localProviderCounters(target.outputs))?.chaos;
-    const pipeline = await sampler.stop(acceptedOrders(plan, driven.observations));
+    const pipeline = await sampler.stop(acceptedIntents(plan, driven.observations, domain));
 
     const verification = await verify({
       target,
       runId,
       plan,
       observations: driven.observations,
-      orderIdOf: deriveOrderId,
+      entityIdOf: domain.entityIdOf,
       isPoison,
       pendingOutbox: await pendingOutboxCount(target),
       metrics: before?.metrics && after?.metrics ? subtract(after.metrics, before.metrics) : undefined,
@@ -249,8 +250,8 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
 /**
  * Verify-only: after a load from elsewhere (Artillery, FIS experiments, real
  * traffic on a test stack), checks the invariants over every order in the
- * stack: effects against the orders that exist, provider keys, DLQs, outbox.
- * There are no observed 201s to hold orders against, so that one check is skipped.
+ * stack: effects against the entities that exist, provider keys, DLQs, outbox.
+ * There are no observed 201s to hold entities against, so that one check is skipped.
  */
 export async function verifyStack(
   target: Target,
@@ -263,7 +264,7 @@ export async function verifyStack(
     checkIntents: false,
     plan: [],
     observations: [],
-    orderIdOf: deriveOrderId,
+    entityIdOf: proofDomain().entityIdOf,
     isPoison: (body) => body.includes('"poison":true'),
     pendingOutbox: await pendingOutboxCount(target),
   });

@@ -1,9 +1,10 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { deriveOrderId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { EXAMPLE } from '../example';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
+import { proofDomain } from '../example';
+import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
@@ -182,15 +183,16 @@ export function subtract<T extends { [K in keyof T]: number }>(now: T, base: Par
   ) as T;
 }
 
-/** The orders the API accepted (201, not a replay), by their OrderPlaced event id and acceptance time. */
-export function acceptedOrders(
+/** The creates the API accepted (201, not a replay), by their created event's id (the shop: OrderPlaced) and acceptance time. */
+export function acceptedIntents(
   plan: readonly PlannedRequest[],
   observations: readonly Observation[],
+  domain: Pick<ProofDomain, 'entityIdOf' | 'createdEventIdOf'> = proofDomain(),
 ): { eventId: string; acceptedAt: number }[] {
   return observations
     .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
     .map((o) => ({
-      eventId: orderPlacedEventId(deriveOrderId(plan[o.index].caller, plan[o.index].idempotencyKey!)),
+      eventId: domain.createdEventIdOf(domain.entityIdOf(plan[o.index].caller, plan[o.index].idempotencyKey!)),
       acceptedAt: o.startedAt + o.latencyMs,
     }));
 }

@@ -1,64 +1,46 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { PerformedEffect } from '../local-runtime/provider';
 import {
+  entityOfKey,
   localProviderLog,
-  logOfOrders,
-  orderOfKey,
-  picksAfterCancel,
+  logOfEntities,
   providerCallItemsOf,
   providerLines,
   summarizeProviders,
 } from './provider-calls';
-import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
 import {
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
 } from '../../lambdas/exactly-once/aws/inbox-table';
-import { ENTITY_ORDER } from '../../lambdas/shop/aws/order-table';
-import { CONSUMERS, type ConsumerName } from '../../lambdas/shop/consumers';
-import { loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { EXAMPLE, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
+import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDomain, type Violation } from './domain';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';
 
 /**
  * Checks every invariant docs/proof-kit.md lists after a run, from the tables and the queues:
- * 1. orders = distinct (caller, Idempotency-Key) pairs that got a 201, and every
- *    201 for one key carried the same order, in answer to the same body (a key
- *    sent again with another body must be refused, not answered with the first order);
- * 2. reserved per SKU = sum of quantities of placed-and-not-cancelled orders;
- * 3. points per customer = sum of points of every order they placed;
- * 4. every expected provider call was made under its key, once as an effect, and
- *    the inbox records it done; no call for an order's event reached the provider
- *    after a later event of that order had (no PICK after CANCEL_PICK);
- * 5. every message is applied once or sits in a DLQ with its cause (only the
+ * 1. entities = distinct (caller, Idempotency-Key) pairs that got a 201, and every
+ *    201 for one key carried the same entity, in answer to the same body (a key
+ *    sent again with another body must be refused, not answered with the first entity);
+ * 2. the domain's invariants on its effects (`ProofDomain.checkEffects`; the shop: stock and points);
+ * 3. every expected provider call was made under its key, once as an effect, and
+ *    the inbox records it done, with the domain's own rules layered on
+ *    (`providerRules`, `checkPerformed`; the shop: no PICK after CANCEL_PICK);
+ * 4. every message is applied once or sits in a DLQ with its cause (only the
  *    kit's own poison is expected there); nothing is left undispatched;
- * 6. each event once per consumer, for any consumer of the list (lambdas/shop/consumers.ts):
+ * 5. each event once per consumer, for any consumer of the example's list:
  *    every event the outbox produced is claimed on the inbox of every consumer
  *    that takes its type, its provider key was called, and never more than once
  *    without a claim behind it (see `checkEachEventOncePerConsumer`).
- * Each violation names the ids involved.
+ * Each violation names the ids involved. What the kit knows of the domain is the example's
+ * `ProofDomain` (tools/proof-kit/domain.ts).
  */
-export interface Violation {
-  invariant:
-    | 'orders'
-    | 'replay'
-    | 'reserved'
-    | 'points'
-    | 'provider'
-    | 'provider-order'
-    | 'provider-effects'
-    | 'dlq'
-    | 'outbox'
-    | typeof EACH_EVENT_ONCE;
-  detail: string;
-}
+export type { ProducedEvent, Violation } from './domain';
 
 /** The generic invariant's name: it holds for any consumer, whatever its effect. */
 export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
@@ -67,15 +49,16 @@ export interface Verification {
   violations: Violation[];
   counts: {
     intents: number;
-    orders: number;
-    cancelledOrders: number;
-    skusChecked: number;
-    customersChecked: number;
+    /** The entities judged: this run's (or, verify-only, every one in the stack). */
+    entities: number;
     providerKeys: number;
   };
+  /** What the entities are called (`orders`) and what the domain's invariants checked (`8 cancelled; 40 SKUs, 30 customers`). */
+  entityNoun: string;
+  effectsChecked: string;
   duplicatesSuppressed: Record<string, number>;
   /**
-   * Per consumer: the judged orders' events it applied, counted from what is stored (their inbox
+   * Per consumer: the judged entities' events it applied, counted from what is stored (their inbox
    * claims, which commit with the effect). The metrics cannot give this: a crashed invocation dies
    * before it flushes them.
    */
@@ -85,17 +68,9 @@ export interface Verification {
   deadLetters: { queue: string; cause: string; count: number; expected: boolean }[];
   /**
    * Where the providers log what they performed (the local provider): one line per provider, what it
-   * performed for this run's orders, counted at the provider. Absent for the recording double.
+   * performed for this run's entities, counted at the provider. Absent for the recording double.
    */
   providerLines?: string[];
-}
-
-export interface OrderItem {
-  orderId: string;
-  status: string;
-  customerId: string;
-  items: { sku: string; quantity: number }[];
-  totalCents: number;
 }
 
 /**
@@ -103,16 +78,17 @@ export interface OrderItem {
  * Every consumer's DLQ is read, found by its output name (`consumerOutputNames`).
  */
 export async function verify(
-  options: Omit<RunFacts, 'orderItems' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
+  options: Omit<RunFacts, 'entities' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
     target: Target;
   },
 ): Promise<Verification> {
   const { target, runId } = options;
-  const consumers = options.consumers ?? CONSUMERS;
+  const consumers = options.consumers ?? EXAMPLE.consumers;
+  const domain = options.domain ?? proofDomain();
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
-  const orderItems = (await scan(documents, target.outputs.OrdersTableName)).filter(
-    (i) => i.entity === ENTITY_ORDER && (runId === '' || String(i.customerId ?? '').startsWith(`${runId}-`)),
-  ) as unknown as OrderItem[];
+  const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter((i) =>
+    domain.isEntityOfRun(i, runId),
+  );
   const effectItems = await scan(documents, target.outputs.EffectsTableName);
   const providerLog = await localProviderLog(target.outputs);
   const providerItems =
@@ -130,10 +106,11 @@ export async function verify(
     deadLetterQueues.push({ name, messages: await peekAll(target, url) });
   }
   const runLog =
-    providerLog === undefined ? undefined : logOfOrders(providerLog, new Set(orderItems.map((o) => o.orderId)));
+    providerLog === undefined ? undefined : logOfEntities(providerLog, new Set(entities.map(domain.idOf)), domain);
   const verification = checkInvariants({
     ...options,
-    orderItems,
+    domain,
+    entities,
     effectItems,
     providerItems,
     deadLetterQueues,
@@ -142,7 +119,7 @@ export async function verify(
   });
   return runLog === undefined
     ? verification
-    : { ...verification, providerLines: providerLines(summarizeProviders(runLog), orderItems.length) };
+    : { ...verification, providerLines: providerLines(summarizeProviders(runLog), entities.length) };
 }
 
 /**
@@ -152,39 +129,43 @@ export async function verify(
  * it from its in-memory world, so both are judged by the same checks.
  */
 export interface RunFacts {
-  /** Only orders of this run are judged; '' judges every order in the stack (verify-only mode). */
+  /** Only entities of this run are judged; '' judges every entity in the stack (verify-only mode). */
   runId: string;
   /** False in verify-only mode: there are no observed 201s to hold the orders against. */
   checkIntents?: boolean;
   plan: readonly PlannedRequest[];
   observations: readonly Observation[];
-  orderIdOf: (caller: string, key: string) => string;
+  entityIdOf: (caller: string, key: string) => string;
   isPoison: (body: string) => boolean;
   pendingOutbox: number;
   /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
   metrics?: Record<string, number>;
-  /** Order items of this run (entity ORDER). */
-  orderItems: OrderItem[];
+  /** The entities of this run, as the entity table holds them. */
+  entities: EntityItem[];
   effectItems: Record<string, unknown>[];
   providerItems: Record<string, unknown>[];
   /** The effects the local provider performed (its log), where the target has one. */
-  performedEffects?: PerformedEffect[];
+  performedEffects?: PerformedCall[];
   /** Its endpoints that ignore the idempotency key. */
   keylessProviders?: string[];
   deadLetterQueues: { name: string; messages: Message[] }[];
   /** Who consumes what; the deployed list unless a test judges another. */
   consumers?: readonly ConsumerSpec[];
+  /** The domain judged; the example's unless a test judges another. */
+  domain?: ProofDomain;
 }
 
 /** The invariant checks, pure: no I/O, same answer for the same facts. */
 export function checkInvariants(options: RunFacts): Verification {
-  const { runId, orderItems } = options;
+  const { runId, entities } = options;
+  const domain = options.domain ?? proofDomain();
+  const consumers = options.consumers ?? EXAMPLE.consumers;
   const violations: Violation[] = [];
 
   // 1. Intents: keys that got a 201, and what each 201 said.
   const intents = new Map<
     string,
-    { caller: string; key: string; bodies: Set<string>; requests: Set<string>; orderIds: Set<string> }
+    { caller: string; key: string; bodies: Set<string>; requests: Set<string>; entityIds: Set<string> }
   >();
   const unanswered = new Set<string>();
   for (const observation of options.observations) {
@@ -198,19 +179,19 @@ export function checkInvariants(options: RunFacts): Verification {
         key: planned.idempotencyKey!,
         bodies: new Set(),
         requests: new Set(),
-        orderIds: new Set(),
+        entityIds: new Set(),
       };
       intent.bodies.add(observation.body ?? '');
       if (planned.body !== undefined) intent.requests.add(JSON.stringify(planned.body));
-      intent.orderIds.add(JSON.parse(observation.body ?? '{}').orderId);
+      intent.entityIds.add(domain.idOf(JSON.parse(observation.body ?? '{}')));
       intents.set(id, intent);
     }
   }
-  const ordersById = new Map(orderItems.map((o) => [o.orderId, o]));
-  const expectedOrderIds = new Set<string>();
+  const entitiesById = new Map(entities.map((e) => [domain.idOf(e), e]));
+  const expectedEntityIds = new Set<string>();
   for (const [id, intent] of intents) {
-    const orderId = options.orderIdOf(intent.caller, intent.key);
-    expectedOrderIds.add(orderId);
+    const entityId = options.entityIdOf(intent.caller, intent.key);
+    expectedEntityIds.add(entityId);
     if (intent.bodies.size > 1)
       violations.push({ invariant: 'replay', detail: `key ${id}: ${intent.bodies.size} different 201 bodies` });
     if (intent.requests.size > 1)
@@ -218,68 +199,46 @@ export function checkInvariants(options: RunFacts): Verification {
         invariant: 'replay',
         detail: `key ${id}: 201 for ${intent.requests.size} different request bodies`,
       });
-    if (intent.orderIds.size !== 1 || !intent.orderIds.has(orderId)) {
+    if (intent.entityIds.size !== 1 || !intent.entityIds.has(entityId)) {
       violations.push({
         invariant: 'orders',
-        detail: `key ${id}: 201 named ${[...intent.orderIds].join(', ')}, expected ${orderId}`,
+        detail: `key ${id}: 201 named ${[...intent.entityIds].join(', ')}, expected ${entityId}`,
       });
     }
-    if (!ordersById.has(orderId))
-      violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but order ${orderId} is missing` });
+    if (!entitiesById.has(entityId))
+      violations.push({ invariant: 'orders', detail: `key ${id}: got 201 but ${entityId} is missing` });
   }
-  // A run without a single 201 has no intents and no orders, and 0 == 0 would pass: it proves nothing.
+  // A run without a single 201 has no intents and no entities, and 0 == 0 would pass: it proves nothing.
   if (options.checkIntents !== false && intents.size === 0)
     violations.push({ invariant: 'orders', detail: 'no POST got a 201: a run without intents proves nothing' });
-  for (const order of orderItems) {
-    if (options.checkIntents === false || expectedOrderIds.has(order.orderId)) continue;
+  for (const entityId of entitiesById.keys()) {
+    if (options.checkIntents === false || expectedEntityIds.has(entityId)) continue;
     const planned = options.plan.find(
-      (p) => p.idempotencyKey !== undefined && options.orderIdOf(p.caller, p.idempotencyKey) === order.orderId,
+      (p) => p.idempotencyKey !== undefined && options.entityIdOf(p.caller, p.idempotencyKey) === entityId,
     );
     const id = planned ? `${planned.caller} ${planned.idempotencyKey}` : '?';
-    // An order whose every request lost its answer (connection error) is not a double, but it is unconfirmed.
+    // An entity whose every request lost its answer (connection error) is not a double, but it is unconfirmed.
     if (!unanswered.has(id))
       violations.push({
         invariant: 'orders',
-        detail: `order ${order.orderId} exists but no request for its key got a 201`,
+        detail: `${entityId} exists but no request for its key got a 201`,
       });
   }
 
-  // 2 and 3. Effects against the orders that exist.
+  // 2. The domain's invariants on its effects.
   const effects = new Map(options.effectItems.map((i) => [String(i.pk), i]));
-  const expectedReserved = new Map<string, number>();
-  const expectedPoints = new Map<string, number>();
-  for (const order of orderItems) {
-    expectedPoints.set(order.customerId, (expectedPoints.get(order.customerId) ?? 0) + loyaltyPoints(order.totalCents));
-    for (const line of order.items) {
-      const add = order.status === 'PLACED' ? line.quantity : 0;
-      expectedReserved.set(line.sku, (expectedReserved.get(line.sku) ?? 0) + add);
-    }
-  }
-  for (const [sku, expected] of expectedReserved) {
-    const actual = Number(effects.get(inventoryKey(sku).pk)?.reserved ?? 0);
-    if (actual !== expected)
-      violations.push({
-        invariant: 'reserved',
-        detail: `sku ${sku}: reserved ${actual}, ${comparedTo(actual, expected)}`,
-      });
-  }
-  for (const [customerId, expected] of expectedPoints) {
-    const actual = Number(effects.get(customerKey(customerId).pk)?.points ?? 0);
-    if (actual !== expected)
-      violations.push({
-        invariant: 'points',
-        detail: `customer ${customerId}: points ${actual}, ${comparedTo(actual, expected)}`,
-      });
-  }
+  const domainCheck = domain.checkEffects(entities, effects);
+  violations.push(...domainCheck.violations);
 
-  // 4. Provider calls: one completed call per expected key, none out of order.
-  const providerItems = options.providerItems.filter((i) => ordersById.has(orderOfKey(String(i.idempotencyKey))));
+  // 3. Provider calls: one completed call per expected key, and the domain's own rules.
+  const providerItems = options.providerItems.filter((i) => entitiesById.has(entityOfKey(String(i.idempotencyKey))));
   const providerKeys = new Map(providerItems.map((i) => [String(i.idempotencyKey), Number(i.calls ?? 0)]));
-  const performed = options.performedEffects?.filter((e) => e.key !== null && ordersById.has(orderOfKey(e.key)));
+  const performed = options.performedEffects?.filter((e) => e.key !== null && entitiesById.has(entityOfKey(e.key)));
   violations.push(
     ...checkProviderCalls(
-      { orders: orderItems, effects, providerItems, performed, keyless: options.keylessProviders },
-      options.consumers,
+      { entities, effects, providerItems, performed, keyless: options.keylessProviders },
+      consumers,
+      domain,
     ),
   );
   // Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
@@ -299,9 +258,9 @@ export function checkInvariants(options: RunFacts): Verification {
   for (const consumer of new Set([...Object.keys(providerRepeats), ...Object.keys(consumerMetrics)])) {
     duplicatesSuppressed[consumer] = consumerMetrics[consumer]?.DuplicateSuppressed ?? providerRepeats[consumer] ?? 0;
   }
-  const appliedEffects = countAppliedEffects(producedEvents(orderItems), options.consumers ?? CONSUMERS, effects);
+  const appliedEffects = countAppliedEffects(domain.producedEvents(entities), consumers, effects);
 
-  // 5. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
+  // 4. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
   const deadLetters: Verification['deadLetters'] = [];
   for (const { name, messages } of options.deadLetterQueues) {
     const byCause = new Map<string, { count: number; expected: boolean }>();
@@ -337,14 +296,9 @@ export function checkInvariants(options: RunFacts): Verification {
 
   return {
     violations,
-    counts: {
-      intents: intents.size,
-      orders: orderItems.length,
-      cancelledOrders: orderItems.filter((o) => o.status === 'CANCELLED').length,
-      skusChecked: expectedReserved.size,
-      customersChecked: expectedPoints.size,
-      providerKeys: providerKeys.size,
-    },
+    counts: { intents: intents.size, entities: entities.length, providerKeys: providerKeys.size },
+    entityNoun: domain.entityNoun,
+    effectsChecked: domainCheck.summary,
     duplicatesSuppressed,
     appliedEffects,
     consumerMetrics,
@@ -373,21 +327,9 @@ export function countAppliedEffects(
   return applied;
 }
 
-/** An event the outbox produced, by what every consumer keys it on. */
-export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId'>;
-
-/**
- * The events the outbox produced for these orders: OrderPlaced for every
- * order, OrderCancelled for a cancelled one. The only place the verification
- * knows which events an order makes.
- */
-export function producedEvents(orders: readonly { orderId: string; status: string }[]): ProducedEvent[] {
-  return orders.flatMap((order) => [
-    { eventId: orderPlacedEventId(order.orderId), type: 'OrderPlaced', entityId: order.orderId },
-    ...(order.status === 'CANCELLED'
-      ? [{ eventId: orderCancelledEventId(order.orderId), type: 'OrderCancelled', entityId: order.orderId }]
-      : []),
-  ]);
+/** The events the outbox produced for these entities, as the domain says (the one place the kit learns it). */
+export function producedEvents(entities: readonly EntityItem[], domain: ProofDomain = proofDomain()): ProducedEvent[] {
+  return domain.producedEvents(entities);
 }
 
 /**
@@ -440,31 +382,29 @@ export function checkEachEventOncePerConsumer(input: {
 }
 
 /**
- * The provider invariants, from the orders, the Effects table (fulfilment
- * states and inbox entries, by pk) and the provider log (one item per key, as
- * the recording provider keeps it: `calls`, `firstCalledAt`, `lastCalledAt`):
+ * The provider invariants, from the entities, the Effects table (the domain's states and the inbox
+ * entries, by pk) and the provider log (one item per key, as the recording provider keeps it: `calls`,
+ * `firstCalledAt`, `lastCalledAt`):
  * - each event once per consumer (`checkEachEventOncePerConsumer`), for every
  *   consumer of `consumers`; no key outside what they owe reached the provider,
  *   and the consumer's inbox entry records each call done, or superseded by a
- *   later event of its order;
- * - fulfilment's own rules, layered on the generic one: a PICK is owed unless
- *   the order was cancelled before its reservation (the late OrderPlaced is
- *   stale: no claim, no call), or the cancel superseded the place before its
- *   PICK went through; then it may be absent. And in order: no call under an
- *   order's earlier event was made after the first call of a later event of
- *   that order reached the provider.
+ *   later event of its entity;
+ * - the domain's own rules, layered on the generic one (`ProofDomain.providerRules`): keys it lets go
+ *   uncalled, and its ordering rules (the shop: a PICK may be absent when the cancel overtook it, and
+ *   never follows its CANCEL_PICK).
  */
 export function checkProviderCalls(
   input: {
-    orders: readonly { orderId: string; status: string }[];
+    entities: readonly EntityItem[];
     effects: ReadonlyMap<string, Record<string, unknown>>;
     providerItems: readonly Record<string, unknown>[];
     /** What the provider performed (the local provider's log): judged per key, where it happened. */
-    performed?: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'endpoint'>[];
+    performed?: readonly PerformedCall[];
     /** Endpoints that ignore the key: a repeat there is the at-least-once residue, reported, not a violation. */
     keyless?: readonly string[];
   },
-  consumers: readonly ConsumerSpec[] = CONSUMERS,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  domain: ProofDomain = proofDomain(),
 ): Violation[] {
   const violations: Violation[] = [];
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
@@ -472,27 +412,16 @@ export function checkProviderCalls(
     const [consumer, eventId] = key.split(':');
     return input.effects.get(inboxKey(consumer, eventId).pk);
   };
-  // Typed: a rename of the consumer fails typecheck here instead of silently dropping its rules.
-  const fulfilmentConsumer: ConsumerName = 'fulfilment';
-  const optional = new Set<string>();
-  for (const order of input.orders) {
-    const pick = providerKey(fulfilmentConsumer, orderPlacedEventId(order.orderId));
-    const cancelPick = providerKey(fulfilmentConsumer, orderCancelledEventId(order.orderId));
-    const fulfilment = input.effects.get(fulfilmentKey(order.orderId).pk);
-    // A cancel that overtook its place makes the place stale: the warehouse never hears of it.
-    // A cancel that superseded the place before its PICK went through: the PICK must never follow.
-    if (fulfilment?.state === 'CANCELLED_UNRESERVED' || inbox(pick)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined)
-      optional.add(pick);
-    const [earlier, later] = [log.get(pick), log.get(cancelPick)];
-    if (earlier !== undefined && later !== undefined && String(earlier.lastCalledAt) > String(later.firstCalledAt)) {
-      violations.push({
-        invariant: 'provider-order',
-        detail: `order ${order.orderId}: ${pick} called at ${String(earlier.lastCalledAt)}, after ${cancelPick} reached the provider at ${String(later.firstCalledAt)}`,
-      });
-    }
-  }
+  const rules = domain.providerRules?.({
+    entities: input.entities,
+    effects: input.effects,
+    log,
+    superseded: (key) => inbox(key)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined,
+  }) ?? { optional: new Set<string>(), violations: [] };
+  const optional = rules.optional;
+  violations.push(...rules.violations);
   const generic = checkEachEventOncePerConsumer({
-    events: producedEvents(input.orders),
+    events: domain.producedEvents(input.entities),
     consumers,
     effects: input.effects,
     providerLog: log,
@@ -517,20 +446,22 @@ export function checkProviderCalls(
       });
   }
   if (input.performed !== undefined)
-    violations.push(...checkPerformedEffects(input.performed, generic.owedKeys, optional, input.keyless));
+    violations.push(...checkPerformedEffects(input.performed, generic.owedKeys, optional, input.keyless, domain));
   return violations;
 }
 
 /**
  * At the provider itself: every owed key performed exactly once (an optional one at most once), no
- * effect under a key nobody owes (an order never accepted, or an event nobody takes), no effect
- * without a key on a keyed provider, and no PICK performed after its order's CANCEL_PICK.
+ * effect under a key nobody owes (an entity never accepted, or an event nobody takes), no effect
+ * without a key on a keyed provider, and the domain's rules on what was performed
+ * (`ProofDomain.checkPerformed`; the shop: no PICK performed after its order's CANCEL_PICK).
  */
 export function checkPerformedEffects(
-  performed: readonly Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'endpoint'>[],
+  performed: readonly PerformedCall[],
   owedKeys: ReadonlySet<string>,
   optional: ReadonlySet<string>,
   keyless: readonly string[] = [],
+  domain: ProofDomain = proofDomain(),
 ): Violation[] {
   const violations: Violation[] = [];
   const times = new Map<string, number>();
@@ -573,17 +504,8 @@ export function checkPerformedEffects(
         invariant: 'provider-effects',
         detail: `${endpoint}: ${n} effect(s) performed without an Idempotency-Key`,
       });
-  for (const e of picksAfterCancel(performed))
-    violations.push({
-      invariant: 'provider-order',
-      detail: `order ${String(e.payload.orderId)}: PICK performed after its CANCEL_PICK at the warehouse`,
-    });
+  violations.push(...(domain.checkPerformed?.(performed) ?? []));
   return violations;
-}
-
-/** Says which way an effect is off: a double effect is "more than expected", a lost one "less than expected". */
-function comparedTo(actual: number, expected: number): string {
-  return `${actual > expected ? 'more' : 'less'} than expected ${expected}`;
 }
 
 /** Every item of a table, page by page, strongly consistent (the verification and the tests read tables this way). */

@@ -1,10 +1,7 @@
-import {
-  simulate,
-  simulationOptions,
-  type FaultRates,
-  type SimulationOptions,
-  type SimulationResult,
-} from './world/world';
+// First: Powertools reads its settings when it loads, and the handler modules their environment.
+import './world/environment';
+import { simulationWorld } from '../example';
+import type { SimulationOptionsBase as SimulationOptions, SimulationResult, SimulationWorld } from './contract';
 
 /**
  * A campaign: many independent schedules (one seed each) of a few hundred
@@ -19,6 +16,8 @@ export interface CampaignOptions {
   schedules?: readonly Schedule[];
   base?: Partial<Omit<SimulationOptions, 'seed' | 'orders'>>;
   onProgress?: (done: { schedules: number; orders: number }) => void;
+  /** The world simulated; default the example's. */
+  world?: SimulationWorld;
 }
 
 export interface CampaignReport {
@@ -67,8 +66,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const report = emptyReport();
   const schedules =
     options.schedules ?? campaignSchedules(options.orders, options.ordersPerSchedule, options.firstSeed);
+  const world = options.world ?? (await simulationWorld());
   for (const { seed, orders } of schedules) {
-    const result = await simulate(simulationOptions({ ...options.base, seed, orders }));
+    const result = await world.simulate(world.options({ ...options.base, seed, orders }));
     report.schedules += 1;
     report.orders += orders;
     report.requests += result.requests;
@@ -77,7 +77,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     addCounts(report.consequences, result.consequences);
     options.onProgress?.({ schedules: report.schedules, orders: report.orders });
     if (failed(result)) {
-      report.failure = await explain(simulationOptions({ ...options.base, seed, orders }));
+      report.failure = await explain(world.options({ ...options.base, seed, orders }), world);
       break;
     }
   }
@@ -138,45 +138,45 @@ export function failed(result: SimulationResult): boolean {
  * by one, while it still fails), then replays the smallest one keeping the full
  * trace and picks the lines about what the first violation names.
  */
-export async function explain(failing: SimulationOptions): Promise<FailureReport> {
+export async function explain(failing: SimulationOptions, world: SimulationWorld): Promise<FailureReport> {
   let smallest = failing;
   for (let orders = Math.floor(failing.orders / 2); orders >= 1; orders = Math.floor(orders / 2)) {
     const candidate = { ...smallest, orders };
-    if (!failed(await simulate(candidate))) break;
+    if (!failed(await world.simulate(candidate))) break;
     smallest = candidate;
   }
-  for (const kind of Object.keys(smallest.faults) as (keyof FaultRates)[]) {
+  for (const kind of Object.keys(smallest.faults)) {
     if (typeof smallest.faults[kind] !== 'number' || smallest.faults[kind] === 0) continue;
     const candidate = { ...smallest, faults: { ...smallest.faults, [kind]: 0 } };
-    if (failed(await simulate(candidate))) smallest = candidate;
+    if (failed(await world.simulate(candidate))) smallest = candidate;
   }
-  const result = await simulate({ ...smallest, keepTrace: Number.MAX_SAFE_INTEGER });
+  const result = await world.simulate({ ...smallest, keepTrace: Number.MAX_SAFE_INTEGER });
   const violations = [
     ...result.verification.violations.map((v) => `${v.invariant}: ${v.detail}`),
     ...result.unexpectedErrors.map((e) => `unexpected error: ${e}`),
   ];
-  const ids = new Set((violations[0] ?? '').match(/ord_[0-9a-f]+|[\w.-]+-m\d+|key-\d+/g) ?? []);
+  const ids = new Set(world.idsIn(violations[0] ?? ''));
   const trace = result.trace.filter((line) => [...ids].some((id) => line.includes(id)));
   return {
     seed: smallest.seed,
     orders: smallest.orders,
     violations,
-    replay: replayArguments(smallest),
+    replay: replayArguments(smallest, world),
     traceHash: result.traceHash,
     trace: trace.length > 0 ? trace : result.trace.slice(-60),
   };
 }
 
 /** The command-line arguments that rebuild these options (see cli.ts). */
-export function replayArguments(options: SimulationOptions): string {
-  const defaults = simulationOptions({ seed: options.seed });
+export function replayArguments(options: SimulationOptions, world: SimulationWorld): string {
+  const defaults = world.options({ seed: options.seed });
   const args = [`--seed ${options.seed}`, `--orders ${options.orders}`];
   for (const [kind, rate] of Object.entries(options.faults)) {
-    const standard = defaults.faults[kind as keyof FaultRates];
+    const standard = defaults.faults[kind];
     if (JSON.stringify(rate) !== JSON.stringify(standard)) args.push(`--fault ${kind}=${JSON.stringify(rate)}`);
   }
   for (const [guard, value] of Object.entries(options.guards)) {
-    if (value !== defaults.guards[guard as keyof typeof defaults.guards]) args.push(`--guard ${guard}=${value}`);
+    if (value !== defaults.guards[guard]) args.push(`--guard ${guard}=${String(value)}`);
   }
   if (options.redriveDlqsAfterSeconds === undefined) args.push('--no-redrive');
   else if (options.redriveDlqsAfterSeconds !== defaults.redriveDlqsAfterSeconds)

@@ -1,3 +1,5 @@
+// First: Powertools reads its settings when it loads, and the handler modules their environment.
+import './world/environment';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import {
@@ -9,15 +11,8 @@ import {
   type CampaignReport,
   type Schedule,
 } from './campaign';
-import {
-  simulate,
-  simulationOptions,
-  ALL_GUARDS,
-  DEFAULT_FAULTS,
-  DEFAULT_REDRIVE_AFTER_SECONDS,
-  type FaultRates,
-  type Guards,
-} from './world/world';
+import { simulationWorld } from '../example';
+import type { SimulationWorld } from './contract';
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
@@ -39,7 +34,7 @@ import {
  * added up. Each schedule's outcome depends on its seed alone, so the totals and
  * the failure reported are those of one process (`--jobs 1`) running them all.
  */
-function parse(argv: string[]) {
+function parse(argv: string[], world: SimulationWorld) {
   const options = {
     orders: 10_000,
     seed: 1,
@@ -47,12 +42,13 @@ function parse(argv: string[]) {
     trace: false,
     jobs: availableParallelism(),
     part: undefined as Schedule[] | undefined,
-    redriveAfter: DEFAULT_REDRIVE_AFTER_SECONDS as number | undefined,
+    redriveAfter: world.defaultRedriveAfterSeconds as number | undefined,
     longRedrive: undefined as { redrives: number; everyDays: number } | undefined,
     cancels: undefined as number | undefined,
   };
-  const faults: FaultRates = { ...DEFAULT_FAULTS };
-  const guards: Guards = { ...ALL_GUARDS };
+  const defaults = world.options({ seed: 1 });
+  const faults: Record<string, unknown> = { ...defaults.faults };
+  let guards: Record<string, unknown> = { ...defaults.guards };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -86,34 +82,10 @@ function parse(argv: string[]) {
     } else if (flag === '--fault') {
       const [kind, raw] = value().split('=');
       if (!(kind in faults)) throw new Error(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
-      (faults as unknown as Record<string, unknown>)[kind] = JSON.parse(raw);
+      faults[kind] = JSON.parse(raw);
     } else if (flag === '--guard') {
       const [name, raw] = value().split('=');
-      if (name === 'dedupeOn' && (raw === 'eventId' || raw === 'messageId')) guards.dedupeOn = raw;
-      else if (name === 'callerScope' && (raw === 'principal' || raw === 'session')) guards.callerScope = raw;
-      else if (name === 'retryBudget' && (raw === 'budget' || raw === 'seconds')) guards.retryBudget = raw;
-      else if (
-        name === 'apiIdempotency' &&
-        (raw === 'powertools' || raw === 'no-payload-validation' || raw === 'bypassed')
-      )
-        guards.apiIdempotency = raw;
-      else if (
-        (name === 'inboxClaim' ||
-          name === 'versionCheck' ||
-          name === 'providerCompletion' ||
-          name === 'recordDeadline' ||
-          name === 'dedupeHorizon' ||
-          name === 'providerCallLease') &&
-        (raw === 'true' || raw === 'false')
-      )
-        guards[name] = raw === 'true';
-      else
-        throw new Error(
-          `unknown guard setting ${name}=${raw}; known: inboxClaim, versionCheck, providerCompletion, ` +
-            'recordDeadline, dedupeHorizon, providerCallLease (true|false), ' +
-            'dedupeOn (eventId|messageId), callerScope (principal|session), retryBudget (budget|seconds), ' +
-            'apiIdempotency (powertools|no-payload-validation|bypassed)',
-        );
+      guards = world.withGuard(guards, name, raw);
     } else throw new Error(`unknown argument ${flag}`);
   }
   return { ...options, faults, guards };
@@ -121,15 +93,18 @@ function parse(argv: string[]) {
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } =
-    parse(argv);
+  const world = await simulationWorld();
+  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } = parse(
+    argv,
+    world,
+  );
   const mix = {
     ...(cancels === undefined ? {} : { cancelChance: cancels }),
     ...(longRedrive === undefined ? {} : { longRedrive }),
   };
   if (trace) {
-    const result = await simulate(
-      simulationOptions({
+    const result = await world.simulate(
+      world.options({
         seed,
         orders,
         faults,

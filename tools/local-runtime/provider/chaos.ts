@@ -1,8 +1,7 @@
 import { seeded } from '../../../lambdas/exactly-once/runtime/random';
 
-/** The provider's endpoints: a mail API and a warehouse API. */
-export type ProviderEndpoint = 'mail' | 'warehouse';
-export const PROVIDER_ENDPOINTS: readonly ProviderEndpoint[] = ['mail', 'warehouse'];
+/** A provider API the local provider serves, by its name (a consumer spec's `providers` entry). */
+export type ProviderEndpoint = string;
 
 /**
  * How often a fault fires: the next `count` eligible requests, then each later
@@ -186,7 +185,7 @@ export function parseChaosPlan(raw: unknown): ProviderChaosPlan {
   const plan: ProviderChaosPlan = {};
   if (Number.isInteger(source.seed)) plan.seed = source.seed as number;
   if (Array.isArray(source.endpoints))
-    plan.endpoints = source.endpoints.filter((e): e is ProviderEndpoint => PROVIDER_ENDPOINTS.includes(e));
+    plan.endpoints = source.endpoints.filter((e): e is ProviderEndpoint => typeof e === 'string');
   const dropAnswer = faultRate(source.dropAnswer);
   if (dropAnswer !== undefined) plan.dropAnswer = dropAnswer;
   const slow = faultRate(source.slowAnswer);

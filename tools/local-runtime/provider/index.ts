@@ -1,11 +1,11 @@
 /**
- * The local provider: a mail API and a warehouse API that fail like real
- * ones (Stripe-like idempotency keys, a keyless mode, seeded chaos) and log
- * every effect they perform. See ./README.md.
+ * The local provider: the provider APIs the example's consumers call, failing like real ones
+ * (Stripe-like idempotency keys, a keyless mode, seeded chaos), logging every effect they perform.
+ * See ./README.md.
  */
+export { servedApis, type LocalProviderApi, type ServedApi } from './apis';
 export {
   startProviderEmulator,
-  PROVIDER_ROUTES,
   DEFAULT_PROVIDER_API_KEY,
   DEFAULT_KEY_WINDOW_MS,
   DEFAULT_MAX_BODY_BYTES,
@@ -18,7 +18,6 @@ export {
 } from './server';
 export {
   parseChaosPlan,
-  PROVIDER_ENDPOINTS,
   type ProviderChaosPlan,
   type ProviderEndpoint,
   type FaultRate,

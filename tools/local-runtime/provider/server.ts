@@ -3,22 +3,16 @@ import * as http from 'node:http';
 import { canonicalJson } from '../../../lambdas/exactly-once/api/canonical-json';
 import { parseIdempotencyKey } from '../../../lambdas/exactly-once/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
+import { servedApis, type ServedApi } from './apis';
 import {
   Chaos,
   parseChaosPlan,
-  PROVIDER_ENDPOINTS,
   type ChaosCounters,
   type GateFault,
   type ProviderChaosPlan,
   type ProviderEndpoint,
 } from './chaos';
 import { KeyStore, type StoredResponse } from './key-store';
-
-/** Each endpoint's route (always `POST`). */
-export const PROVIDER_ROUTES: Readonly<Record<ProviderEndpoint, string>> = {
-  mail: '/mail/messages',
-  warehouse: '/warehouse/instructions',
-};
 
 /** The API key the emulator expects when none is given. */
 export const DEFAULT_PROVIDER_API_KEY = 'local-provider-key';
@@ -29,6 +23,8 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 
 export interface ProviderEmulatorOptions {
+  /** The APIs it serves (default: every provider the example's consumers name, as the example describes them). */
+  apis?: readonly ServedApi[];
   /** Loopback port; 0 or absent: one the OS picks. */
   port?: number;
   /** The key callers must send as `Authorization: Bearer <key>` (default {@link DEFAULT_PROVIDER_API_KEY}). */
@@ -61,7 +57,7 @@ export interface PerformedEffect {
   payload: Record<string, unknown>;
   /** ISO-8601, from the emulator's clock. */
   performedAt: string;
-  /** The id the provider answered with (`msg_...`, `ins_...`). */
+  /** The id the provider answered with (`<idPrefix>_000001`: `msg_...` for the shop's mail API). */
   id: string;
   /** What became of the answer: `sent`, `dropped` (chaos), `abandoned` (the caller left first), `pending`. */
   answer: 'pending' | 'sent' | 'dropped' | 'abandoned';
@@ -123,10 +119,10 @@ export interface ProviderEmulator {
 }
 
 /**
- * Starts the local provider: one HTTP server on 127.0.0.1 serving a mail API
- * (`POST /mail/messages`) and a warehouse API (`POST /warehouse/instructions`)
- * with Stripe-like idempotency keys, optional keyless endpoints, seeded chaos
- * and a JSON log of what it performed (`GET /__log`). See ./README.md.
+ * Starts the local provider: one HTTP server on 127.0.0.1 serving one `POST` route per provider API
+ * (`options.apis`; for the shop `POST /mail/messages` and `POST /warehouse/instructions`) with
+ * Stripe-like idempotency keys, optional keyless endpoints, seeded chaos and a JSON log of what it
+ * performed (`GET /__log`). See ./README.md.
  */
 export async function startProviderEmulator(options: ProviderEmulatorOptions = {}): Promise<ProviderEmulator> {
   const provider = new LocalProvider(options);
@@ -135,10 +131,7 @@ export async function startProviderEmulator(options: ProviderEmulatorOptions = {
   return {
     url,
     port,
-    endpoints: Object.fromEntries(PROVIDER_ENDPOINTS.map((e) => [e, `${url}${PROVIDER_ROUTES[e]}`])) as Record<
-      ProviderEndpoint,
-      string
-    >,
+    endpoints: Object.fromEntries(provider.apis.map((api) => [api.name, `${url}${api.route}`])),
     log: () => provider.snapshot(),
     setChaos: (plan) => provider.chaos.set(plan),
     forgetKeys: (olderThanMs) => provider.keys.forget(olderThanMs ?? 0),
@@ -156,7 +149,6 @@ type Body = { kind: 'ok'; bytes: Buffer } | { kind: 'too-large' };
 
 /** The statuses counted in `counters.rejected`: refused before the key layer. */
 const REJECTIONS = new Set([400, 401, 403, 404, 405, 413]);
-const ENDPOINT_OF_ROUTE = new Map(PROVIDER_ENDPOINTS.map((e) => [PROVIDER_ROUTES[e], e]));
 const CONTROL_ROUTES: Record<string, string[]> = {
   '/__health': ['GET'],
   '/__log': ['GET'],
@@ -168,13 +160,16 @@ const CONTROL_ROUTES: Record<string, string[]> = {
 class LocalProvider {
   readonly keys: KeyStore;
   readonly chaos = new Chaos();
+  readonly apis: readonly ServedApi[];
+  private readonly apiOfRoute: ReadonlyMap<string, ServedApi>;
+  private readonly apiNamed: ReadonlyMap<string, ServedApi>;
   private readonly server: http.Server;
   private readonly apiKey: Buffer;
   private readonly now: () => number;
   private readonly keyless: Set<ProviderEndpoint>;
   private readonly maxBodyBytes: number;
   private readonly performed: PerformedEffect[] = [];
-  private readonly perKey: Record<ProviderEndpoint, Record<string, KeyRequestCounts>> = { mail: {}, warehouse: {} };
+  private readonly perKey: Record<ProviderEndpoint, Record<string, KeyRequestCounts>>;
   private readonly counters: Omit<ProviderCounters, 'chaos' | 'keysExpired'> = {
     requests: 0,
     performed: 0,
@@ -189,6 +184,13 @@ class LocalProvider {
 
   constructor(private readonly options: ProviderEmulatorOptions) {
     this.now = options.now ?? Date.now;
+    this.apis = options.apis ?? servedApis();
+    this.apiOfRoute = new Map(this.apis.map((api) => [api.route, api]));
+    this.apiNamed = new Map(this.apis.map((api) => [api.name, api]));
+    this.perKey = Object.fromEntries(this.apis.map((api) => [api.name, {}]));
+    for (const name of options.keyless ?? [])
+      if (!this.apiNamed.has(name))
+        throw new Error(`keyless: no provider API named "${name}" (served: ${[...this.apiNamed.keys()].join(', ')})`);
     this.apiKey = Buffer.from(options.apiKey ?? DEFAULT_PROVIDER_API_KEY);
     this.keyless = new Set(options.keyless ?? []);
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -248,7 +250,7 @@ class LocalProvider {
     // The whole body is read (bounded) before any answer: a reply while the caller still sends is a reset on its side.
     const body = await readBody(req, this.maxBodyBytes);
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const endpoint = ENDPOINT_OF_ROUTE.get(path);
+    const endpoint = this.apiOfRoute.get(path)?.name;
     if (endpoint !== undefined) this.counters.requests += 1;
     const reply = (r: Reply | 'destroyed', note = '') => {
       if (r !== 'destroyed' && REJECTIONS.has(r.status)) this.reject(r.status);
@@ -301,7 +303,7 @@ class LocalProvider {
     const payload = parseJson(body.bytes);
     if (payload === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload))
       return reply(problem(400, 'Bad Request', 'The request body must be a JSON object.'));
-    const invalid = validatePayload(endpoint!, payload as Record<string, unknown>);
+    const invalid = this.apiNamed.get(endpoint!)!.refuse(payload as Record<string, unknown>);
     if (invalid !== undefined) return reply(problem(400, 'Bad Request', invalid));
     const key = this.idempotencyKey(req, this.keyless.has(endpoint!));
     if (!key.ok) return reply(problem(400, 'Bad Request', key.reason));
@@ -363,7 +365,7 @@ class LocalProvider {
     const abandoned = watchAbandon(res);
     const effect = this.perform(endpoint, key ?? null, payload);
     if (counts !== undefined) counts.performed += 1;
-    const response = answerOf(endpoint, effect, payload);
+    const response = answerOf(this.apiNamed.get(endpoint)!, effect, payload);
     if (this.chaos.dropsAnswer(endpoint)) {
       if (keyed) this.keys.complete(endpoint, key, response);
       effect.answer = 'dropped';
@@ -374,7 +376,9 @@ class LocalProvider {
     if (abandoned() || this.stopped) {
       effect.answer = 'abandoned';
       this.counters.answersAbandoned += 1;
-      this.options.log?.(`POST ${PROVIDER_ROUTES[endpoint]}${note} performed, the caller left before the answer`);
+      this.options.log?.(
+        `POST ${this.apiNamed.get(endpoint)!.route}${note} performed, the caller left before the answer`,
+      );
       return;
     }
     effect.answer = 'sent';
@@ -389,7 +393,7 @@ class LocalProvider {
       key,
       payload,
       performedAt: new Date(this.now()).toISOString(),
-      id: `${endpoint === 'mail' ? 'msg' : 'ins'}_${String(seq).padStart(6, '0')}`,
+      id: `${this.apiNamed.get(endpoint)!.idPrefix}_${String(seq).padStart(6, '0')}`,
       answer: 'pending',
     };
     this.performed.push(effect);
@@ -499,22 +503,10 @@ function gateReply(fault: GateFault): Reply {
   );
 }
 
-/** What a performed request answers: the mail API queues (202), the warehouse API creates an instruction (201). */
-function answerOf(
-  endpoint: ProviderEndpoint,
-  effect: PerformedEffect,
-  payload: Record<string, unknown>,
-): StoredResponse {
-  return endpoint === 'mail'
-    ? { status: 202, body: { id: effect.id, status: 'queued' } }
-    : { status: 201, body: { id: effect.id, status: 'accepted', instruction: payload.instruction } };
-}
-
-/** The warehouse takes PICK and CANCEL_PICK only; the mail API takes any object. */
-function validatePayload(endpoint: ProviderEndpoint, payload: Record<string, unknown>): string | undefined {
-  if (endpoint === 'warehouse' && payload.instruction !== 'PICK' && payload.instruction !== 'CANCEL_PICK')
-    return 'instruction must be PICK or CANCEL_PICK.';
-  return undefined;
+/** What a performed request answers: 202 queued (accepted for later) or 201 accepted, with the API's own fields. */
+function answerOf(api: ServedApi, effect: PerformedEffect, payload: Record<string, unknown>): StoredResponse {
+  const status = api.status === 202 ? 'queued' : 'accepted';
+  return { status: api.status, body: { id: effect.id, status, ...api.answerFields(payload) } };
 }
 
 function parseJson(bytes: Buffer): unknown {

@@ -1,8 +1,8 @@
-import './environment';
+import '../../../../tools/simulation/world/environment';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { lambdaContext } from '../../../test/support/api-events';
+import { lambdaContext } from '../../../../test/support/api-events';
 import type {
   APIGatewayProxyEvent,
   AttributeValue,
@@ -12,50 +12,64 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
-import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../lambdas/exactly-once/aws/inbox-table';
-import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
+import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
+import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../exactly-once/aws/inbox-table';
+import { ORDER_PK_PREFIX } from '../../aws/order-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
   fullJitterBackoffSeconds,
   RETRY_BUDGET,
   type RetryBudget,
-} from '../../../lambdas/exactly-once/consumer/retry-budget';
-import { CONSUMERS } from '../../../lambdas/shop/consumers';
-import { dedupeWindow } from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
-import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/shop/domain/events';
-import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
-import { NO_FAULTS } from '../../../lambdas/exactly-once/faults/plan';
-import { relayFaults } from '../../../lambdas/exactly-once/faults/relay-faults';
-import type { ConsumerSettings } from '../../../lambdas/exactly-once/consumer/consume-record';
-import {
-  consumerWiring,
-  type ConsumerConfig,
-  type ConsumerWiring,
-} from '../../../lambdas/exactly-once/consumer/wiring';
-import { callerOf } from '../../../lambdas/exactly-once/api/http';
-import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/outbox/relay-handler';
-import { makeSweeperHandler } from '../../../lambdas/exactly-once/outbox/sweeper-handler';
-import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/outbox/wiring';
-import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
-import type { LedgerResult, ProviderCallLease } from '../../../lambdas/exactly-once/inbox/ports';
-import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
-import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
-import { ENV } from '../../../lambdas/exactly-once/env-names';
-import { cancelOrder } from '../../../lambdas/shop/use-cases/cancel-order';
-import { IdempotencyKeyReusedError } from '../../../lambdas/shop/use-cases/place-order';
-import type { Observation } from '../../proof-kit/drive';
-import type { PlannedRequest } from '../../proof-kit/plan';
-import { checkInvariants, type Verification, type Violation } from '../../proof-kit/verify';
-import { MemoryDynamoDb, type Item } from '../memory-dynamodb';
+} from '../../../exactly-once/consumer/retry-budget';
+import { CONSUMERS } from '../../consumers';
+import { dedupeWindow } from '../../../exactly-once/consumer/dedupe-horizon';
+import { ORDER_EVENT_TYPES, type OrderEvent } from '../../domain/events';
+import { deriveOrderId, type PlaceOrderRequest } from '../../domain/order';
+import { NO_FAULTS } from '../../../exactly-once/faults/plan';
+import { relayFaults } from '../../../exactly-once/faults/relay-faults';
+import type { ConsumerSettings } from '../../../exactly-once/consumer/consume-record';
+import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../exactly-once/consumer/wiring';
+import { callerOf } from '../../../exactly-once/api/http';
+import { makeRelayHandler, type RelayFaults } from '../../../exactly-once/outbox/relay-handler';
+import { makeSweeperHandler } from '../../../exactly-once/outbox/sweeper-handler';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../exactly-once/outbox/wiring';
+import type { EventPublisher } from '../../../exactly-once/outbox/ports';
+import type { LedgerResult, ProviderCallLease } from '../../../exactly-once/inbox/ports';
+import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../exactly-once/consumer-spec';
+import type { ConsumerRoute } from '../../../exactly-once/outbox/routes';
+import { ENV } from '../../../exactly-once/env-names';
+import { cancelOrder } from '../../use-cases/cancel-order';
+import { IdempotencyKeyReusedError } from '../../use-cases/place-order';
+import type { Observation } from '../../../../tools/proof-kit/drive';
+import type { PlannedRequest } from '../../../../tools/proof-kit/plan';
+import { checkInvariants } from '../../../../tools/proof-kit/verify';
+import type {
+  SimulationOptionsBase,
+  SimulationResult,
+  SimulationVerification,
+  SimulationWorld,
+} from '../../../../tools/simulation/contract';
+
+export type { SimulationResult, SimulationVerification } from '../../../../tools/simulation/contract';
+import { MemoryDynamoDb, type Item } from '../../../../tools/simulation/memory-dynamodb';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, placeOrderEvent, type ApiIdempotency } from './api';
-import { consumerRoutes, handlerFactory, queueNamesOf, type HandlerFactory } from './consumers';
-import { FunctionTimeout, Invocation, ServiceUnavailable, SimulatedCrash } from './invocation';
-import { SimProviders, type ProviderOverlap } from './provider';
-import { EPOCH_MS, Scheduler } from './scheduler';
-import { SimQueue, type SimMessage } from './sqs';
-import { StreamMapping, type BatchOutcome, type StreamRecordBase } from './stream';
+import {
+  consumerRoutes,
+  handlerFactory,
+  queueNamesOf,
+  type HandlerFactory,
+} from '../../../../tools/simulation/world/consumers';
+import {
+  FunctionTimeout,
+  Invocation,
+  ServiceUnavailable,
+  SimulatedCrash,
+} from '../../../../tools/simulation/world/invocation';
+import { SimProviders } from '../../../../tools/simulation/world/provider';
+import { EPOCH_MS, Scheduler } from '../../../../tools/simulation/world/scheduler';
+import { SimQueue, type SimMessage } from '../../../../tools/simulation/world/sqs';
+import { StreamMapping, type BatchOutcome, type StreamRecordBase } from '../../../../tools/simulation/world/stream';
 import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 
 /**
@@ -74,7 +88,7 @@ import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
  * inbox claims (late, never early) and each queue's retention: what the dedupe
  * horizon is for.
  */
-export interface FaultRates {
+export type FaultRates = {
   /** Per outside call of any invocation: the process dies at that await point. */
   crashPerCall: number;
   /**
@@ -119,10 +133,10 @@ export interface FaultRates {
   credentialRotation: number;
   /** Malformed messages sent straight to every consumer's queue per run (they belong in the DLQs, with their cause). */
   poisonMessages: number;
-}
+};
 
 /** Each guard can be switched off (test-only) to prove that the simulation notices. */
-export interface Guards {
+export type Guards = {
   inboxClaim: boolean;
   /** What the inbox claim is keyed on: the producer's eventId (correct) or the SQS messageId. */
   dedupeOn: 'eventId' | 'messageId';
@@ -168,7 +182,7 @@ export interface Guards {
    * lease is granted, so concurrent copies call the provider at the same time.
    */
   providerCallLease: boolean;
-}
+};
 
 export interface Settings {
   /** The consumers' retry budget; the queues' maxReceiveCount and the FIFO try limit derive from it as in lib/exactly-once/consumer-pipelines.ts. */
@@ -185,7 +199,7 @@ export interface Settings {
   providerMemorySeconds: number;
 }
 
-export interface SimulationOptions {
+export interface SimulationOptions extends SimulationOptionsBase {
   seed: number;
   orders: number;
   arrivalsPerSecond: number;
@@ -297,32 +311,6 @@ export function simulationOptions(overrides: Partial<SimulationOptions> & { seed
     redriveDlqsAfterSeconds: DEFAULT_REDRIVE_AFTER_SECONDS,
     ...overrides,
   };
-}
-
-/**
- * The proof kit's verdict (`checkInvariants`) plus what only the simulation can
- * see: `provider-overlap`, two calls under one idempotency key in flight at the
- * provider at once (the provider-call lease's invariant; a provider that takes
- * no key would have acted twice).
- */
-export interface SimulationVerification extends Omit<Verification, 'violations'> {
-  violations: { invariant: Violation['invariant'] | 'provider-overlap'; detail: string }[];
-}
-
-export interface SimulationResult {
-  seed: number;
-  verification: SimulationVerification;
-  traceHash: string;
-  trace: string[];
-  faults: Record<string, number>;
-  /** What the simulated services did in answer to faults (stream bisects, records given up on), by kind. */
-  consequences: Record<string, number>;
-  events: number;
-  virtualSeconds: number;
-  requests: number;
-  unexpectedErrors: string[];
-  /** Keys with calls in flight at the provider at the same time (each one a `provider-overlap` violation). */
-  providerOverlaps: ProviderOverlap[];
 }
 
 interface StreamRecord extends StreamRecordBase {
@@ -811,7 +799,7 @@ export class World {
       caller: client.caller,
       method: 'POST',
       path: `/orders/${orderId}/cancel`,
-      orderKey: client.key,
+      entityKey: client.key,
     });
     const invocation = this.invocation('api-cancel');
     const caller = this.apiCaller(client.caller, client.session);
@@ -1233,10 +1221,10 @@ export class World {
       checkIntents: true,
       plan: this.plan,
       observations: this.observations,
-      orderIdOf: this.orderIdOf,
+      entityIdOf: this.orderIdOf,
       isPoison: isPoison,
       pendingOutbox: this.pendingOutbox,
-      orderItems: this.db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER') as never,
+      entities: this.db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER'),
       effectItems,
       providerItems: this.providers.items(),
       deadLetterQueues: [
@@ -1359,3 +1347,44 @@ export function simulate(
 ): Promise<SimulationResult> {
   return new World(options, consumerSpecs).run();
 }
+
+const BOOLEAN_GUARDS = [
+  'inboxClaim',
+  'versionCheck',
+  'providerCompletion',
+  'recordDeadline',
+  'dedupeHorizon',
+  'providerCallLease',
+] as const;
+const CHOICE_GUARDS: Record<string, readonly string[]> = {
+  dedupeOn: ['eventId', 'messageId'],
+  callerScope: ['principal', 'session'],
+  retryBudget: ['budget', 'seconds'],
+  apiIdempotency: ['powertools', 'no-payload-validation', 'bypassed'],
+};
+
+/** `--guard name=value` on the shop's guards; an unknown name or value names every known setting. */
+export function withGuard(guards: Readonly<Record<string, unknown>>, name: string, raw: string): Guards {
+  const next = { ...(guards as Guards) } as Record<string, unknown>;
+  if ((BOOLEAN_GUARDS as readonly string[]).includes(name) && (raw === 'true' || raw === 'false'))
+    next[name] = raw === 'true';
+  else if (CHOICE_GUARDS[name]?.includes(raw)) next[name] = raw;
+  else
+    throw new Error(
+      `unknown guard setting ${name}=${raw}; known: ${BOOLEAN_GUARDS.join(', ')} (true|false), ` +
+        Object.entries(CHOICE_GUARDS)
+          .map(([guard, values]) => `${guard} (${values.join('|')})`)
+          .join(', '),
+    );
+  return next as Guards;
+}
+
+/** The simulated shop, as `npm run sim` runs it (tools/simulation/contract.ts). */
+export const SHOP_SIMULATION: SimulationWorld = {
+  simulate: (options) => simulate(options as SimulationOptions),
+  options: (overrides) => simulationOptions(overrides as Partial<SimulationOptions> & { seed: number }),
+  defaultRedriveAfterSeconds: DEFAULT_REDRIVE_AFTER_SECONDS,
+  withGuard,
+  // Order ids, message ids and idempotency keys: what a violation names and the trace mentions.
+  idsIn: (text) => text.match(/ord_[0-9a-f]+|[\w.-]+-m\d+|key-\d+/g) ?? [],
+};
