@@ -23,7 +23,7 @@ const MECHANISM_THROUGH_ITS_INDEX = {
   message: "Import the mechanism from its index ('../exactly-once'), not from a file inside it.",
 };
 // A tool takes what it knows of the domain from tools/example.ts (which the example feeds through
-// lambdas/example.ts), so a fork with another domain edits no tool. The tools listed below do already.
+// lambdas/example.ts), so a fork with another domain edits no tool.
 const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
   group: ['**/shop', '**/shop/**'],
   message: "A tool reads the example's domain through tools/example.ts (EXAMPLE), not from the shop's files.",
@@ -65,15 +65,7 @@ export default tseslint.config(
   { files: ['bin/**/*.ts', 'lib/shop/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
   { files: ['lib/exactly-once/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
   {
-    files: [
-      'tools/dlq/**/*.ts',
-      'tools/local-runtime/**/*.ts',
-      'tools/stack.ts',
-      'tools/example.ts',
-      'tools/proof-kit/**/*.ts',
-      'tools/simulation/**/*.ts',
-      'tools/scaffolder/**/*.ts',
-    ],
+    files: ['tools/**/*.ts'],
     rules: restrict(DOMAIN_THROUGH_THE_EXAMPLE_MODULE),
   },
 );

@@ -1,4 +1,4 @@
-import { compareUnderFaults } from '../../tools/bench/fault-comparison';
+import { compareUnderFaults } from '../../lambdas/shop/tooling/bench/fault-comparison';
 import { createStackTables, useEmulatorEnvironment } from '../support/dynamodb';
 
 /**

@@ -75,6 +75,8 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
   ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
   ['tools/scaffolder/new-consumer.ts', "import { value } from '../../lambdas/shop/domain/events';"],
   ['tools/local-runtime/provider/server.ts', "import { value } from '../../../lambdas/shop/domain/order';"],
+  ['tools/simulation/campaign.ts', "import { value } from '../../lambdas/shop/tooling/simulation/world';"],
+  ['tools/bench/pipeline.ts', "import { value } from '../../lambdas/shop/domain/order';"],
 ];
 const HANDLER_INTO_APP: Case = [
   'lib/shop/probe.ts',

@@ -1,5 +1,5 @@
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchDynamoDbClient } from './emulator-limit';
+import { benchDynamoDbClient } from './client';
 import { perSecond } from './figures';
 import { runPool } from './pool';
 

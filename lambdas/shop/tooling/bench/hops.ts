@@ -1,16 +1,16 @@
 import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import { outboxKey } from '../../lambdas/shop/aws/order-table';
-import { deriveOrderId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
-import { waitForDrain } from '../proof-kit/drain';
-import type { PlannedRequest } from '../proof-kit/plan';
-import { CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
-import type { Target } from '../proof-kit/target';
-import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../local-runtime/sources/stream-poller';
-import { eventSourceDefinitions } from '../local-runtime/template/event-sources';
-import type { CfnTemplate } from '../local-runtime/template/model';
-import { summarizeLatencies, type LatencySummary } from './figures';
-import { drivePlan } from './pipeline';
+import { inboxKey } from '../../../exactly-once/aws/inbox-table';
+import { outboxKey } from '../../aws/order-table';
+import { deriveOrderId, orderPlacedEventId } from '../../domain/order';
+import { waitForDrain } from '../../../../tools/proof-kit/drain';
+import type { PlannedRequest } from '../../../../tools/proof-kit/plan';
+import { CONSUMER_NAMES, firstCalls } from '../../../../tools/proof-kit/sampler';
+import type { Target } from '../../../../tools/proof-kit/target';
+import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../../../tools/local-runtime/sources/stream-poller';
+import { eventSourceDefinitions } from '../../../../tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '../../../../tools/local-runtime/template/model';
+import { summarizeLatencies, type LatencySummary } from '../../../../tools/bench/figures';
+import { drivePlan } from '../../../../tools/bench/pipeline';
 
 /**
  * Where an effect's lag goes, at light load (one connection, a few orders a second), from the

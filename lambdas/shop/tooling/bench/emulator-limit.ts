@@ -1,24 +1,23 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import * as http from 'node:http';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
-import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
-import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
-import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
-import { canonicalJson } from '../../lambdas/exactly-once/api/canonical-json';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
-import { orderTotalCents, type PlaceOrderRequest } from '../../lambdas/shop/domain/order';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
-import { placeOrder } from '../../lambdas/shop/use-cases/place-order';
-import { relayOutboxEvents } from '../../lambdas/exactly-once/outbox/relay';
-import { perSecond } from './figures';
-import { runPool } from './pool';
-import { countRoundTrips, describeMix, type RoundTrip } from './round-trips';
-import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../aws/ledgers';
+import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../../exactly-once/aws/dynamodb-outbox-store';
+import { RecordingProvider } from '../../../exactly-once/aws/recording-provider';
+import { canonicalJson } from '../../../exactly-once/api/canonical-json';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../domain/events';
+import { orderTotalCents, type PlaceOrderRequest } from '../../domain/order';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../use-cases/apply-order-events';
+import { placeOrder } from '../../use-cases/place-order';
+import { relayOutboxEvents } from '../../../exactly-once/outbox/relay';
+import { benchDynamoDbClient } from '../../../../tools/bench/client';
+import { perSecond } from '../../../../tools/bench/figures';
+import { runPool } from '../../../../tools/bench/pool';
+import { countRoundTrips, describeMix, type RoundTrip } from '../../../../tools/bench/round-trips';
+import { ORDER_PK_PREFIX } from '../../aws/order-table';
 
 /**
  * The emulator's ceiling for this design: everything one order writes to
@@ -50,19 +49,6 @@ export interface OrderPath {
 }
 
 const INBOX_TTL_SECONDS = 3 * 24 * 3600;
-
-/** The SDK's default of 50 sockets would queue requests in the bench itself at high concurrency, not in the emulator. */
-const BENCH_REQUEST_HANDLER = { httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
-
-/** A client for DynamoDB Local with the bench's socket pool (every bench client is made here). */
-export function benchDynamoDbClient(endpoint: string, region: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region,
-    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-    requestHandler: BENCH_REQUEST_HANDLER,
-  });
-}
 
 export function orderPath(endpoint: string, region: string, tables: Tables, runId: string): OrderPath {
   const client = benchDynamoDbClient(endpoint, region);
