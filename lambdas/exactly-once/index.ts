@@ -90,6 +90,12 @@ export { ENTITY_OUTBOX, outboxItemKey, pendingShardOf } from './aws/outbox-table
 export { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey, type IdempotencyKeyResult } from './api/idempotency-key';
 export { canonicalJson } from './api/canonical-json';
 export {
+  idempotentCommand,
+  type BodyResult,
+  type CommandInput,
+  type IdempotentCommandOptions,
+} from './api/idempotent-command';
+export {
   callerPrincipal,
   callerRule,
   CallerRuleError,

@@ -110,6 +110,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
     enforcedIn: [
+      { file: 'lambdas/exactly-once/api/idempotent-command.ts', symbol: 'idempotentCommand' },
       { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
       { file: 'lambdas/exactly-once/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
       { file: 'lambdas/exactly-once/api/canonical-json.ts', symbol: 'canonicalJson' },
@@ -125,6 +126,14 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'quoted and bare forms of the same key are the same key',
       },
       { file: 'test/exactly-once/canonical-json.test.ts', name: 'key order does not matter, at any depth' },
+      {
+        file: 'test/exactly-once/idempotent-command.test.ts',
+        name: 'the same key and body twice: the command runs once, the retry gets the stored answer marked replayed',
+      },
+      {
+        file: 'test/exactly-once/idempotent-command.test.ts',
+        name: 'the same key with another body: 422, the command not run again',
+      },
       {
         file: INT_CREATE,
         name: 'the same key twice makes one order and replays the identical response with the replay header',

@@ -1,25 +1,13 @@
-import { createHash } from 'node:crypto';
-import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import {
-  callerOf,
-  canonicalJson,
-  DEFAULT_CALLER_RULE,
   dynamoDbDocumentClient,
-  flushMetrics,
-  FORBIDDEN,
-  headerValues,
+  idempotentCommand,
   json,
-  logger,
   metrics,
   MetricUnit,
-  parseIdempotencyKey,
-  problem,
   requireEnv,
   requireIntEnv,
   type CallerRule,
-  type HttpResponse,
 } from '../../exactly-once';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { idempotencyStore } from '../aws/idempotency-store';
@@ -30,11 +18,9 @@ import { callerRuleFromEnv, shopErrorResponse } from '../api/order-request';
 import { SHOP_ENV } from '../env-names';
 
 /**
- * POST /orders: the HTTP idempotency contract (docs/http-api.md) around one use case.
- *
- * Order of work matters: the key and body are validated *before* the
- * idempotent section, so a rejected request stores nothing and a corrected
- * request with the same key is accepted.
+ * POST /orders: the HTTP idempotency contract (docs/http-api.md, the mechanism's `idempotentCommand`)
+ * around one use case, placeOrder. A key the order itself shows reused (its record gone, the order it
+ * made of another body) is 422 too.
  *
  * `makeCreateOrderHandler` is the whole function on given parts: the deployed
  * handler below builds them from its environment, the simulation from one
@@ -52,47 +38,24 @@ export interface CreateOrderParts {
 
 const ROUTE = 'POST /orders';
 
-/** What the idempotent section sees; frozen because Powertools hashes it again on completion. */
-interface IdempotentPlaceOrder {
-  scope: string;
-  fingerprint: string;
-  caller: string;
-  idempotencyKey: string;
-  request: PlaceOrderRequest;
-}
-
 export function makeCreateOrderHandler(parts: CreateOrderParts) {
-  const idempotencyConfig = new IdempotencyConfig({
-    eventKeyJmesPath: 'scope',
-    payloadValidationJmesPath: 'fingerprint',
-    expiresAfterSeconds: parts.keyExpirySeconds,
-    // A stored success served again: same status and body, plus the replay header.
-    responseHook: (response) => {
-      metrics.addMetric('ReplayServed', MetricUnit.Count, 1);
-      const stored = response as unknown as HttpResponse;
-      return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } };
-    },
-  });
-
-  const placeOrderOnce = makeIdempotent(
-    async (input: IdempotentPlaceOrder): Promise<HttpResponse> => {
+  return idempotentCommand<PlaceOrderRequest>({
+    route: ROUTE,
+    keyPrefix: 'create-order',
+    parseBody: parsePlaceOrderBody,
+    invalidBodyTitle: 'Invalid order',
+    run: async (input) => {
       const order = await placeOrder(parts.orders, { ...input, now: parts.now() });
       metrics.addMetric('OrderPlaced', MetricUnit.Count, 1);
       return json(201, order, { Location: `/orders/${order.orderId}` });
     },
-    { persistenceStore: parts.idempotencyStore, config: idempotencyConfig, keyPrefix: 'create-order' },
-  );
-
-  return async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
-    logger.addContext(context);
-    // Without the context the in-progress lock never expires after a crash.
-    idempotencyConfig.registerLambdaContext(context);
-    try {
-      return await handle(event, placeOrderOnce, parts.callerRule ?? DEFAULT_CALLER_RULE);
-    } finally {
-      flushMetrics();
-    }
-  };
+    persistenceStore: parts.idempotencyStore,
+    keyExpirySeconds: parts.keyExpirySeconds,
+    callerRule: parts.callerRule,
+    isKeyReused: (error) => error instanceof IdempotencyKeyReusedError,
+    errorResponse: shopErrorResponse,
+    onReplay: () => metrics.addMetric('ReplayServed', MetricUnit.Count, 1),
+  });
 }
 
 const config = {
@@ -109,73 +72,3 @@ export const handler = makeCreateOrderHandler({
   now: () => new Date(),
   callerRule: config.callerRule,
 });
-
-async function handle(
-  event: APIGatewayProxyEvent,
-  placeOrderOnce: (input: IdempotentPlaceOrder) => Promise<HttpResponse>,
-  callerRule: CallerRule,
-): Promise<HttpResponse> {
-  const caller = callerOf(event, callerRule);
-  if (caller === undefined) return FORBIDDEN;
-
-  const key = parseIdempotencyKey(headerValues(event, 'Idempotency-Key'));
-  if (!key.ok) return problem({ status: 400, title: 'Invalid Idempotency-Key', detail: key.reason });
-
-  const body = parsePlaceOrderBody(event.body);
-  if (!body.ok) {
-    return problem({
-      status: 400,
-      title: 'Invalid order',
-      detail: 'The request body failed validation; nothing was stored.',
-      errors: body.errors,
-    });
-  }
-
-  const fingerprint = createHash('sha256')
-    .update(canonicalJson({ route: ROUTE, body: body.value }))
-    .digest('hex');
-  const input: IdempotentPlaceOrder = deepFreeze({
-    // The caller is part of the key: the same key from two callers is two requests.
-    scope: `${caller}\n${key.key}`,
-    fingerprint,
-    caller,
-    idempotencyKey: key.key,
-    request: body.value,
-  });
-
-  try {
-    return await placeOrderOnce(input);
-  } catch (error) {
-    return mapError(error);
-  }
-}
-
-function mapError(error: unknown): HttpResponse {
-  const name = error instanceof Error ? error.name : '';
-  if (name === 'IdempotencyValidationError' || error instanceof IdempotencyKeyReusedError) {
-    return problem({
-      status: 422,
-      title: 'Idempotency-Key reused',
-      detail: 'This Idempotency-Key was already used with a different request payload.',
-    });
-  }
-  if (name === 'IdempotencyAlreadyInProgressError') {
-    return problem(
-      {
-        status: 409,
-        title: 'Request in progress',
-        detail: 'A request with this Idempotency-Key is still being processed.',
-      },
-      { 'Retry-After': '1' },
-    );
-  }
-  return shopErrorResponse(error);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
