@@ -84,7 +84,7 @@ export { API_KEY_CACHE_SECONDS, apiKeyFromParameter, type RefreshableApiKey } fr
 export { RecordingProvider } from './aws/recording-provider';
 
 // The outbox item an application writes with its state change
-export { ENTITY_OUTBOX, outboxItemKey, pendingShardOf } from './aws/outbox-table';
+export { ENTITY_OUTBOX, outboxItemKey, outboxPut, pendingShardOf } from './aws/outbox-table';
 
 // The idempotent HTTP API: the key header, the request fingerprint, the caller scope, responses
 export { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey, type IdempotencyKeyResult } from './api/idempotency-key';

@@ -1,3 +1,4 @@
+import type { EventEnvelope } from '../envelope';
 /**
  * The mechanism's outbox items, in the application's table beside the entities they belong to:
  *
@@ -81,4 +82,46 @@ export function pendingShardOf(eventId: string): string {
   let hash = 0;
   for (let i = 0; i < eventId.length; i++) hash = (hash * 31 + eventId.charCodeAt(i)) >>> 0;
   return String(hash % PENDING_SHARDS);
+}
+
+/**
+ * The write of one event to the outbox, for the transaction that changes its entity: the item the
+ * relay and the sweeper read (its key in the entity's partition, the envelope, the sparse-index key
+ * the sweeper finds it by until the relay has published it). Conditional: event ids are
+ * deterministic, so a second write of the same event is refused (the transaction fails), never a
+ * second event.
+ *
+ * @example A booking and its event, in one transaction
+ * ```ts
+ * await documents.send(
+ *   new TransactWriteCommand({
+ *     TransactItems: [
+ *       { Put: { TableName: table, Item: bookingItem, ConditionExpression: 'attribute_not_exists(pk)' } },
+ *       outboxPut(table, bookingConfirmedEvent(booking), 'BOOKING#'),
+ *     ],
+ *   }),
+ * );
+ * ```
+ */
+export function outboxPut(
+  tableName: string,
+  event: EventEnvelope,
+  entityPartitionPrefix: string,
+): { Put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string } } {
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        ...outboxItemKey(event, entityPartitionPrefix),
+        entity: ENTITY_OUTBOX,
+        eventId: event.eventId,
+        type: event.type,
+        entityId: event.entityId,
+        event,
+        createdAt: event.occurredAt,
+        pendingShard: pendingShardOf(event.eventId),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
 }

@@ -9,10 +9,10 @@ import {
   ENTITY_CUSTOMER_ACCESS,
   ENTITY_ORDER,
   ORDER_SK,
+  ORDER_PK_PREFIX,
   orderPk,
-  outboxKey,
 } from './order-table';
-import { ENTITY_OUTBOX, pendingShardOf } from '../../exactly-once';
+import { outboxPut } from '../../exactly-once';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(
@@ -116,24 +116,7 @@ export class DynamoDbOrderRepository implements OrderRepository {
   }
 
   private outboxPut(event: OrderEvent) {
-    return {
-      Put: {
-        TableName: this.tableName,
-        Item: {
-          ...outboxKey(event),
-          entity: ENTITY_OUTBOX,
-          eventId: event.eventId,
-          type: event.type,
-          entityId: event.entityId,
-          event,
-          createdAt: event.occurredAt,
-          // Sparse-index key, removed once the relay has published the event.
-          pendingShard: pendingShardOf(event.eventId),
-        },
-        // Event ids are deterministic: a second write of the same event is refused, not duplicated.
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    };
+    return outboxPut(this.tableName, event, ORDER_PK_PREFIX);
   }
 }
 
