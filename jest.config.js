@@ -19,6 +19,7 @@ const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts'
 const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 
 const LONG = [
+  '<rootDir>/test/unit/another-domain.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
   '<rootDir>/test/simulation/cli.test.ts',

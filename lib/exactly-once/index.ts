@@ -55,6 +55,7 @@ export {
   sourceQueueProps,
 } from './queue-defaults';
 export { defaultLogGroupProps } from './log-group-defaults';
+export { GATEWAY_ERRORS, IamRestApi, type IamRestApiProps } from './iam-rest-api';
 export { grantIndexActions, grantTableActions } from './grants';
 export * from './aspects';
 

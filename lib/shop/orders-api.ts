@@ -1,37 +1,10 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { Duration } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { defaultLogGroupProps, FunctionWithDefaults } from '../exactly-once';
-
-/** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
-const MESSAGE_STRING = '$context.error.messageString';
-
-/** Every gateway response type whose status API Gateway fixes, with that status and a problem title. */
-export const GATEWAY_ERRORS: readonly [type: apigw.ResponseType, status: number, title: string][] = [
-  [apigw.ResponseType.ACCESS_DENIED, 403, 'Access denied'],
-  [apigw.ResponseType.API_CONFIGURATION_ERROR, 500, 'API configuration error'],
-  [apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR, 500, 'Authorizer configuration error'],
-  [apigw.ResponseType.AUTHORIZER_FAILURE, 500, 'Authorizer failure'],
-  [apigw.ResponseType.BAD_REQUEST_BODY, 400, 'Invalid request body'],
-  [apigw.ResponseType.BAD_REQUEST_PARAMETERS, 400, 'Invalid request'],
-  [apigw.ResponseType.EXPIRED_TOKEN, 403, 'Expired credentials'],
-  [apigw.ResponseType.INTEGRATION_FAILURE, 504, 'Integration failure'],
-  [apigw.ResponseType.INTEGRATION_TIMEOUT, 504, 'Integration timeout'],
-  [apigw.ResponseType.INVALID_API_KEY, 403, 'Invalid API key'],
-  [apigw.ResponseType.INVALID_SIGNATURE, 403, 'Invalid signature'],
-  [apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, 403, 'Missing authentication'],
-  [apigw.ResponseType.QUOTA_EXCEEDED, 429, 'Quota exceeded'],
-  [apigw.ResponseType.REQUEST_TOO_LARGE, 413, 'Request too large'],
-  [apigw.ResponseType.RESOURCE_NOT_FOUND, 404, 'Resource not found'],
-  [apigw.ResponseType.THROTTLED, 429, 'Too many requests'],
-  [apigw.ResponseType.UNAUTHORIZED, 401, 'Unauthorized'],
-  [apigw.ResponseType.UNSUPPORTED_MEDIA_TYPE, 415, 'Unsupported media type'],
-  [apigw.ResponseType.WAF_FILTERED, 403, 'Request blocked'],
-];
+import { FunctionWithDefaults, IamRestApi } from '../exactly-once';
 
 export interface OrdersApiProps {
   ordersTableName: string;
@@ -39,23 +12,17 @@ export interface OrdersApiProps {
   idempotencyKeyExpiry: Duration;
   rateLimit: number;
   burstLimit: number;
-  /**
-   * Create the account-wide API Gateway CloudWatch Logs role (retained when the
-   * stack is destroyed, so other stages keep logging), or rely on the one the
-   * account already has. Access logging fails to deploy without one.
-   */
+  /** See IamRestApiProps.createAccountLoggingRole. */
   createAccountLoggingRole: boolean;
   /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/exactly-once/api/caller.ts). */
   humanRolePatterns: readonly string[];
 }
 
 /**
- * The public REST API (docs/http-api.md): IAM (SigV4) on every method, request
- * validation, access logs, stage throttling, and every gateway-made error as
- * application/problem+json like the ones the handlers make.
+ * The orders API (docs/http-api.md) on the mechanism's IAM REST API: POST /orders (idempotent),
+ * GET /orders/{orderId}, POST /orders/{orderId}/cancel.
  */
-export class OrdersApi extends Construct {
-  readonly api: apigw.RestApi;
+export class OrdersApi extends IamRestApi {
   readonly createOrder: FunctionWithDefaults;
   readonly cancelOrder: FunctionWithDefaults;
   readonly getOrder: FunctionWithDefaults;
@@ -65,44 +32,13 @@ export class OrdersApi extends Construct {
    * of who a caller is.
    */
   readonly callerEnvironment: Readonly<Record<string, string>>;
-  private readonly validator: apigw.RequestValidator;
 
   constructor(scope: Construct, id: string, props: OrdersApiProps) {
-    super(scope, id);
-
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      ...defaultLogGroupProps(),
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-
-    this.api = new apigw.RestApi(this, 'Api', {
-      // Unique per stage: the API's CloudWatch metrics (and the 5xx alarm) are keyed by this name.
-      restApiName: Stack.of(this).stackName,
+    super(scope, id, {
       description: 'Exactly-once orders API (idempotent POSTs, IAM auth)',
-      endpointTypes: [apigw.EndpointType.REGIONAL],
-      // Access logging needs the account-level CloudWatch role (one per account and region). When this stack
-      // creates it, it is retained on destroy: another stage may be logging through it.
-      cloudWatchRole: props.createAccountLoggingRole,
-      cloudWatchRoleRemovalPolicy: props.createAccountLoggingRole ? RemovalPolicy.RETAIN : undefined,
-      defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
-      deployOptions: {
-        stageName: 'api',
-        throttlingRateLimit: props.rateLimit,
-        throttlingBurstLimit: props.burstLimit,
-        loggingLevel: apigw.MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        tracingEnabled: true,
-        metricsEnabled: true,
-        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
-      },
-    });
-    this.addProblemGatewayResponses();
-
-    this.validator = new apigw.RequestValidator(this, 'Validator', {
-      restApi: this.api,
-      validateRequestBody: true,
-      validateRequestParameters: true,
+      rateLimit: props.rateLimit,
+      burstLimit: props.burstLimit,
+      createAccountLoggingRole: props.createAccountLoggingRole,
     });
 
     this.callerEnvironment = { [SHOP_ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
@@ -128,73 +64,18 @@ export class OrdersApi extends Construct {
       environment: ordersEnv,
     });
 
-    const orderModel = this.api.addModel('PlaceOrderRequest', {
-      contentType: 'application/json',
-      modelName: 'PlaceOrderRequest',
-      // Generated from the same schema the handler validates with: one source of truth.
-      schema: z.toJSONSchema(placeOrderRequestSchema, { target: 'draft-4' }) as apigw.JsonSchema,
-    });
-
+    // Generated from the same schema the handler validates with: one source of truth.
+    const orderModel = this.model(
+      'PlaceOrderRequest',
+      z.toJSONSchema(placeOrderRequestSchema, { target: 'draft-4' }) as apigw.JsonSchema,
+    );
     const orders = this.api.root.addResource('orders');
-    orders.addMethod('POST', new apigw.LambdaIntegration(this.createOrder.fn), {
-      requestValidator: this.validator,
-      requestParameters: { 'method.request.header.Idempotency-Key': true },
-      requestModels: { 'application/json': orderModel },
-    });
+    this.addIdempotentPost(orders, this.createOrder, orderModel);
     const order = orders.addResource('{orderId}');
     this.addGet(order, this.getOrder, 'orderId');
     order.addResource('cancel').addMethod('POST', new apigw.LambdaIntegration(this.cancelOrder.fn), {
       requestValidator: this.validator,
       requestParameters: { 'method.request.path.orderId': true },
     });
-
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason: 'The account-level API Gateway logging role uses the AWS-managed policy made for exactly that purpose.',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'Every method requires IAM (SigV4) auth and the stage is throttled; attach a WAF web ACL when exposing the API to untrusted networks.',
-    });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-COG4',
-      reason: 'Callers are IAM principals (SigV4); there is no Cognito user pool by design (docs/http-api.md).',
-    });
-  }
-
-  /** A GET on `resource` backed by `fn`, with its path parameter required. */
-  addGet(resource: apigw.IResource, fn: FunctionWithDefaults, pathParameter: string): void {
-    resource.addMethod('GET', new apigw.LambdaIntegration(fn.fn), {
-      requestValidator: this.validator,
-      requestParameters: { [`method.request.path.${pathParameter}`]: true },
-    });
-  }
-
-  private addProblemGatewayResponses(): void {
-    const problemResponse = (type: apigw.ResponseType, status: number | undefined, title: string) =>
-      this.api.addGatewayResponse(type.responseType.toLowerCase().replaceAll('_', '-'), {
-        type,
-        statusCode: status === undefined ? undefined : String(status),
-        responseHeaders: { 'Content-Type': "'application/problem+json'" },
-        templates: {
-          'application/json': JSON.stringify({
-            type: `urn:problem-type:${type.responseType.toLowerCase().replaceAll('_', '-')}`,
-            title,
-            ...(status === undefined ? {} : { status }),
-            detail: MESSAGE_STRING,
-            // `messageString` is already a quoted, escaped JSON string: unquote our placeholder.
-          }).replace(`"${MESSAGE_STRING}"`, MESSAGE_STRING),
-        },
-      });
-    // One response per type, with the status API Gateway gives that type, so the body can say it
-    // (`status` of problem+json). Gateway response templates are plain substitution, not VTL: no
-    // $util.escapeJavaScript, so nothing but the already-escaped `messageString` goes into the body.
-    // The validator's `validationErrorString` quotes field names (["customerId"]) and would break the
-    // JSON: a BAD_REQUEST_BODY says "Invalid request body"; the handler's own validation names the fields.
-    for (const [type, status, title] of GATEWAY_ERRORS) problemResponse(type, status, title);
-    // The fallbacks, for a type API Gateway adds later: their status varies, so the body leaves it out.
-    problemResponse(apigw.ResponseType.DEFAULT_4XX, undefined, 'Request refused');
-    problemResponse(apigw.ResponseType.DEFAULT_5XX, undefined, 'Service error');
   }
 }

@@ -772,7 +772,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement: 'Every error is `application/problem+json`, including the ones the gateway makes',
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/http.ts', symbol: 'problem' },
-      { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
+      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
       { file: UNIT_CREATE, name: 'an unexpected bug: a generic problem, no stack trace or error text' },
@@ -927,8 +927,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Gateway-made errors carry `status`: one gateway response per response type with its own status, valid JSON',
     enforcedIn: [
-      { file: ORDERS_API, symbol: 'GATEWAY_ERRORS' },
-      { file: ORDERS_API, symbol: 'addProblemGatewayResponses' },
+      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'GATEWAY_ERRORS' },
+      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
       { file: INFRA_API, name: ', and a problem+json body that says it', templated: true },

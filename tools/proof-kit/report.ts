@@ -257,7 +257,7 @@ function appliedSummary(v: Verification): string {
   const entries = Object.entries(v.appliedEffects);
   return entries.length === 0
     ? 'none'
-    : `${entries.map(([c, n]) => `${c} ${n}`).join(', ')} (inbox claims stored for the judged orders' events)`;
+    : `${entries.map(([c, n]) => `${c} ${n}`).join(', ')} (inbox claims stored for the judged ${v.entityNoun}' events)`;
 }
 
 /** `fulfilment 15 of 20 applied, loyalty 0 of 20 applied`: how much of it the metrics saw. */

@@ -1,0 +1,139 @@
+import { execFileSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, relative, resolve } from 'node:path';
+import { runInCopy } from '../support/repo-copy';
+
+/**
+ * The example replaced by another domain: a copy of the repository without the shop (its runtime
+ * code, its stack but for lib/shop/config.ts, and every test that reaches it), with the bookings
+ * domain of test/fixtures/bookings in its place: a POST /bookings on the mechanism's idempotent
+ * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
+ * booked per room, one provider, and the proof kit's domain. No file of the mechanism, the tools, bin/
+ * or the build changes. The copy type-checks, lints, passes the bookings tests and synthesizes both
+ * stages with cdk-nag and the correctness aspects.
+ */
+const REPO = resolve(__dirname, '../..');
+const FIXTURE = join(REPO, 'test/fixtures/bookings');
+const SLOW = 300_000;
+
+const tracked = (): string[] =>
+  execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' })
+    .split('\0')
+    .filter((path) => path !== '' && existsSync(join(REPO, path)));
+
+const fixtureFiles = (dir = FIXTURE): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? fixtureFiles(path) : [relative(FIXTURE, path)];
+  });
+
+const SPECIFIER = /(?:from|import\(|require\(|jest\.mock\()\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+const isShop = (path: string) =>
+  path.startsWith('lambdas/shop/') || (path.startsWith('lib/shop/') && path !== 'lib/shop/config.ts');
+
+/** The tests that reach the shop, through their own imports or a test-support file's: the example's tests. */
+function examplesTests(files: readonly string[]): Set<string> {
+  const reaches = new Map<string, boolean>();
+  const visit = (file: string): boolean => {
+    if (isShop(file)) return true;
+    if (!file.startsWith('test/') || !file.endsWith('.ts')) return false;
+    if (reaches.has(file)) return reaches.get(file)!;
+    reaches.set(file, false);
+    const source = readFileSync(join(REPO, file), 'utf8');
+    const targets = [...source.matchAll(SPECIFIER)].map(([, specifier]) => normalize(join(dirname(file), specifier)));
+    const found = targets.some((base) => {
+      const target = [`${base}.ts`, join(base, 'index.ts'), base].find((c) => existsSync(join(REPO, c)));
+      return target !== undefined && visit(target);
+    });
+    reaches.set(file, found || /lambdas\/shop|lib\/shop/.test(source));
+    return reaches.get(file)!;
+  };
+  return new Set(files.filter((file) => file.startsWith('test/') && visit(file)));
+}
+
+let copy: string;
+const written = fixtureFiles();
+
+beforeAll(() => {
+  copy = mkdtempSync(join(tmpdir(), 'another-domain-'));
+  const files = tracked().filter((path) => !path.startsWith('test/fixtures/bookings/'));
+  const dropped = examplesTests(files);
+  for (const path of files) {
+    if (isShop(path) || dropped.has(path) || path.startsWith('test/guarantees/')) continue;
+    mkdirSync(dirname(join(copy, path)), { recursive: true });
+    cpSync(join(REPO, path), join(copy, path));
+  }
+  for (const path of written) {
+    mkdirSync(dirname(join(copy, path)), { recursive: true });
+    cpSync(join(FIXTURE, path), join(copy, path));
+  }
+  symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
+});
+
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
+
+test('the new domain is at most 15 files, all in the example folders and its tests', () => {
+  expect(written.length).toBeLessThanOrEqual(15);
+  expect(written.every((path) => /^(lambdas\/shop|lib\/shop|test\/(unit|infra))\//.test(path))).toBe(true);
+  for (const kept of ['lambdas/example.ts', 'bin/app.ts', 'lib/shop/config.ts', 'package.json'])
+    expect(readFileSync(join(copy, kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
+});
+
+test(
+  'the copy with bookings type-checks and lints: the mechanism and the tools need nothing of the shop',
+  () => {
+    const typecheck = run('tsc', ['--noEmit', '-p', '.']);
+    const lint = run('eslint', ['.']);
+
+    expect(typecheck.output).toBe('');
+    expect(lint.output).toBe('');
+  },
+  SLOW,
+);
+
+test(
+  'the bookings tests pass: one booking per key, one room-night count and one provider call per event',
+  () => {
+    const { status, output } = run('jest', [
+      '--ci',
+      '--selectProjects',
+      'unit',
+      'infra',
+      '--',
+      'test/unit/create-booking.test.ts',
+      'test/unit/rooms-consumer.test.ts',
+      'test/infra/bookings-stack.test.ts',
+    ]);
+
+    expect(output).toMatch(/Tests:\s+\d+ passed, \d+ total/);
+    expect(output).not.toMatch(/Tests:.*failed/);
+    expect(status).toBe(0);
+  },
+  SLOW,
+);
+
+test(
+  'both stages synthesize: cdk-nag finds nothing and the correctness aspects accept the template',
+  () => {
+    for (const stage of ['dev', 'prod']) {
+      const { status, output } = run('cdk', ['synth', '--quiet', '-c', `stage=${stage}`, '-o', `cdk.out.${stage}`]);
+
+      expect(output).not.toMatch(/AwsSolutions-|Error/);
+      expect(status).toBe(0);
+    }
+  },
+  SLOW,
+);
