@@ -32,7 +32,7 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 
 export default tseslint.config(
   // JavaScript files (configs, the local runtime's worker, the Artillery processor) are linted like TypeScript.
-  // test/fixtures/bookings is another example, linted where it belongs (test/exactly-once/another-domain.test.ts).
+  // test/fixtures/bookings is another example, linted where it belongs (test/unit/another-domain.test.ts).
   {
     ignores: [
       'node_modules/',

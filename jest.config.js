@@ -6,7 +6,8 @@
  * - long: unit-tier code that runs for a minute or more: the 100-schedule simulation campaign, the
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
  *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
- *   of the repository without the example;
+ *   of the repository without the example, another domain (test/fixtures/bookings) in place of the shop
+ *   in a copy;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
  * `npm run test:quick` runs unit and infra; `npm test` runs all five.

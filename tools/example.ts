@@ -7,8 +7,9 @@ import type { SimulationWorld } from './simulation/contract';
 /**
  * What a tool may know of the example's domain, given by the example (`lambdas/example.ts`, one
  * module the example owns): a tool reads the domain from {@link EXAMPLE} and from nothing else of
- * the example. The DLQ tool, the stack helpers, the scaffolder, the local provider and the proof kit
- * take everything they know from here.
+ * the example. Every tool (the DLQ tool, the stack helpers, the scaffolder, the local runtime and its
+ * provider, the proof kit, the simulation, the bench) takes everything it knows from here; a lint
+ * rule holds tools/ to it.
  */
 export interface ExampleTooling {
   /** The consumers, as the stack deploys them: their queues, DLQs and outputs are found by their names. */
@@ -25,6 +26,11 @@ export interface ExampleTooling {
    * the simulation refuses to run, saying so.
    */
   readonly simulation?: () => Promise<SimulationWorld>;
+  /**
+   * The example's benchmark, which `npm run bench` runs (tools/bench/cli.ts) with the command line's
+   * arguments, loaded on demand; it returns the exit status. Without it the bench refuses to run.
+   */
+  readonly bench?: () => Promise<{ run(args: string[]): Promise<number> }>;
   /**
    * Whether a message body is one of the example's events as its consumers read them: anything
    * else a consumer refuses as SchemaViolation (poison), whatever the DLQ message's attributes say.

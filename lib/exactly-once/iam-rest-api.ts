@@ -8,7 +8,15 @@ import { defaultLogGroupProps } from './log-group-defaults';
 /** API Gateway's error message as a quoted, JSON-escaped string (gateway responses do simple substitution only). */
 const MESSAGE_STRING = '$context.error.messageString';
 
-/** Every gateway response type whose status API Gateway fixes, with that status and a problem title. */
+/**
+ * Every gateway response type whose status API Gateway fixes, with that status and a problem title:
+ * the body of each is application/problem+json with that `status`.
+ *
+ * @example What the local runtime and the tests check the API's gateway responses against
+ * ```ts
+ * for (const [type, status, title] of GATEWAY_ERRORS) expect(responseOf(type)).toMatchObject({ status, title });
+ * ```
+ */
 export const GATEWAY_ERRORS: readonly [type: apigw.ResponseType, status: number, title: string][] = [
   [apigw.ResponseType.ACCESS_DENIED, 403, 'Access denied'],
   [apigw.ResponseType.API_CONFIGURATION_ERROR, 500, 'API configuration error'],
@@ -31,6 +39,14 @@ export const GATEWAY_ERRORS: readonly [type: apigw.ResponseType, status: number,
   [apigw.ResponseType.WAF_FILTERED, 403, 'Request blocked'],
 ];
 
+/**
+ * An {@link IamRestApi}'s settings: what it is and how much it lets through.
+ *
+ * @example
+ * ```ts
+ * const props: IamRestApiProps = { description: 'Bookings', rateLimit: 100, burstLimit: 200, createAccountLoggingRole: true };
+ * ```
+ */
 export interface IamRestApiProps {
   /** What the API is, for the console. */
   readonly description: string;

@@ -82,6 +82,13 @@ export interface MonitoringProps {
   sweepAge: Duration;
   /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
   functions: FunctionWithDefaults[];
+  /**
+   * The API's own metrics (the functions' EMF metrics, summed) graphed beside the DLQs, e.g. the commands
+   * done and the replays served.
+   *
+   * @default - no such widget
+   */
+  apiMetrics?: { readonly title: string; readonly metricNames: readonly string[] };
 }
 
 /**
@@ -100,6 +107,7 @@ export interface MonitoringProps {
  *   sweepAge: outbox.sweepAge,
  *   // Every function of the stack, by construction: one added later gets its alarms without a list to update.
  *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+ *   apiMetrics: { title: 'Idempotent API: orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] },
  * });
  * ```
  */
@@ -229,11 +237,15 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
     this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Idempotent API: orders placed and replays served',
-        width: 12,
-        left: [this.appMetric('OrderPlaced', {}, 'Sum'), this.appMetric('ReplayServed', {}, 'Sum')],
-      }),
+      ...(props.apiMetrics === undefined
+        ? []
+        : [
+            new cloudwatch.GraphWidget({
+              title: props.apiMetrics.title,
+              width: 12,
+              left: props.apiMetrics.metricNames.map((name) => this.appMetric(name, {}, 'Sum')),
+            }),
+          ]),
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues: visible messages',
         width: 12,

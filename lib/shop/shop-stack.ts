@@ -141,6 +141,10 @@ export class ExactlyOnceStack extends Stack {
       sweepAge: outbox.sweepAge,
       // Every function of the stack, by construction: one added later gets its alarms without a list to update.
       functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+      apiMetrics: {
+        title: 'Idempotent API: orders placed and replays served',
+        metricNames: ['OrderPlaced', 'ReplayServed'],
+      },
     });
 
     if (faultSwitch !== undefined) {

@@ -187,8 +187,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Transactional outbox: the state change and its event (deterministic `eventId`) in one `TransactWriteItems`',
     enforcedIn: [
-      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'outboxPut' },
-      { file: 'lambdas/shop/aws/order-table.ts', symbol: 'outboxKey' },
+      { file: 'lambdas/exactly-once/aws/outbox-table.ts', symbol: 'outboxPut' },
+      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'DynamoDbOrderRepository' },
       { file: ORDER, symbol: 'orderPlacedEventId' },
     ],
     provedBy: [
@@ -482,6 +482,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'One confirmation e-mail and one warehouse instruction per order, counted at the provider: locally the consumers call a mail and a warehouse API over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an order never accepted, no PICK after a CANCEL_PICK; one summary line per provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkPerformedEffects' },
+      { file: 'lambdas/shop/tooling/proof.ts', symbol: 'picksAfterCancel' },
       { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
       { file: 'tools/local-runtime/runtime.ts', symbol: 'startRuntime' },
     ],
@@ -530,6 +531,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
+      { file: 'lambdas/shop/tooling/proof.ts', symbol: 'fulfilmentProviderRules' },
       { file: 'lambdas/exactly-once/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
       { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],

@@ -626,7 +626,7 @@ describe('the APIs it serves come from the consumer list', () => {
 
   test('a provider only a new consumer names is served with keys like the others: one effect for a retried key', async () => {
     // Arrange
-    const p = await start({ apis: servedApis([{ providers: ['audit-log'] }]) });
+    const p = await start({ apis: servedApis([{ providers: ['audit-log'] }], {}) });
     const payload = { entityId: 'b-1', action: 'BOOKED' };
 
     // Act
@@ -639,6 +639,14 @@ describe('the APIs it serves come from the consumer list', () => {
     expect(retry.body).toEqual(first.body);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(p.log().performed).toHaveLength(1);
+  });
+
+  test('a description of a provider no consumer calls is refused, naming it', () => {
+    // Act
+    const serving = () => servedApis([{ providers: ['mail'] }], { mail: {}, warehose: { status: 201 } });
+
+    // Assert
+    expect(serving).toThrow('localProviders describes warehose, which no consumer calls (their providers: mail)');
   });
 
   test('keyless names an API it does not serve: it refuses to start, naming the ones it serves', async () => {

@@ -50,8 +50,9 @@ export interface RuntimeOptions {
   /** Set as FAULT_INJECTION_FILE on every function: the proof kit's per-run fault plan. */
   faultInjectionFile?: string;
   /**
-   * Serve the consumers' providers from the local provider (./provider: a mail and a warehouse API
-   * with idempotency keys), instead of the recording double the template falls back to. Default true.
+   * Serve the consumers' providers from the local provider (./provider: one API per provider the
+   * consumer specs name, with idempotency keys), instead of the recording double the template falls
+   * back to. Default true.
    */
   localProviders?: boolean;
   /** Local provider endpoints that ignore the idempotency key, like SMTP or SES (default none). */

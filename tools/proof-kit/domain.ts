@@ -41,9 +41,11 @@ export type PerformedCall = Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'e
  * must meet. Everything else the kit judges (each event once per consumer, provider keys performed once,
  * dead letters, the outbox drained) holds for any domain and is the kit's own.
  *
- * Conventions the kit relies on: a plan puts the run id in every request body (`<runId>-...`), so the
- * run's events and dead letters can be told from earlier traffic; entity ids are a function of
- * (caller, Idempotency-Key); an event id starts with its entity's id (`<entityId>.<suffix>`).
+ * Conventions the kit relies on: a plan puts the run id in every request body (`<runId>-...`) and the
+ * events carry one of those fields (the shop's a customer id, the bookings' a guest id), so the run's
+ * events and dead letters can be told from earlier traffic (an event that carries only ids is not
+ * found: the redrive fault then seeds none of them); entity ids are a function of (caller,
+ * Idempotency-Key); an event id starts with its entity's id (`<entityId>.<suffix>`).
  */
 export interface ProofDomain {
   /** What the entities are called in the reports, plural (`orders`). */

@@ -215,11 +215,13 @@ function effectSource(spec: ConsumerSpec, id: string): string {
   return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '../../exactly-once';
 
 /**
- * What the ${spec.name} consumer does with an event it takes. For now the generic
- * effect (applyEntityEffect, lambdas/exactly-once): a count per entity under the inbox claim,
- * then one provider call under \`${spec.name}:<eventId>\`.
+ * What the ${spec.name} consumer does with an event it takes: the generic effect
+ * (applyEntityEffect, lambdas/exactly-once): its ledger's \`apply\` under the inbox claim
+ * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one provider call
+ * under \`${spec.name}:<eventId>\`. A consumer whose own state fits in one transaction with the
+ * claim overrides the ledger's \`apply\` and keeps this file.
  *
- * Replace it with your own: read \`event.payload\` with your schema (parseWith,
+ * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
  * a PermanentError for a payload no retry can fix); write the effect in the
  * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
  * an InboxLedger); call the provider

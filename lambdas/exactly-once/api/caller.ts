@@ -6,14 +6,15 @@
  * A workload's credentials rotate between a request and its retry (a new ECS
  * task, a Lambda cold start, a CI job, a credential refresh), and every
  * rotation of role credentials gives a new session name. If that session were
- * the caller, a retry after a rotation would get a new key space: a second
- * order, stock reserved twice, points credited twice, and 404 for its own
- * first order. So a workload's session name is dropped.
+ * the caller, a retry after a rotation would get a new key space: the command
+ * done twice (in the shop: a second order, stock reserved twice, points
+ * credited twice), and 404 for what it created. So a workload's session name
+ * is dropped.
  *
  * A person's session is different: every user of one IAM Identity Center
  * permission set, or of one SAML-federated role, assumes the same role, and
  * collapsing to the role would make them all one caller, sharing idempotency
- * keys and reading and cancelling each other's orders. For those roles the
+ * keys and reading and changing each other's data. For those roles the
  * session name is the person (Identity Center sets it to the user name; a SAML
  * IdP sets it from the assertion's `RoleSessionName`), the same on every
  * credential refresh, and not chosen by the client. Which roles those are is
@@ -21,7 +22,7 @@
  * role there only when nobody can choose its session names: with plain
  * AssumeRole, or AssumeRoleWithWebIdentity (OIDC), the client passes the
  * session name itself, so one user could name another's session and read that
- * person's orders, unless only your own broker, which sets the verified user
+ * person's data, unless only your own broker, which sets the verified user
  * as the session name, can assume the role.
  *
  * - a Cognito identity (identity-pool credentials) is its identity id: the
@@ -42,10 +43,17 @@
  * caller: the handler answers 403 rather than guess a scope.
  *
  * Consequence, by design: two workloads that share one role share one key
- * space and see each other's orders. Give workloads that must be kept apart
+ * space and see each other's data. Give workloads that must be kept apart
  * roles of their own.
+ *
+ * The fields are those of API Gateway's `requestContext.identity` (IAM auth).
+ *
+ * @example
+ * ```ts
+ * const identity: CallerIdentity = event.requestContext.identity;
+ * const caller = callerPrincipal(identity, rule); // undefined: answer 403
+ * ```
  */
-/** The identity fields of API Gateway's `requestContext.identity` (IAM auth) the caller is derived from. */
 export interface CallerIdentity {
   userArn?: string | null;
   cognitoIdentityId?: string | null;
@@ -74,6 +82,11 @@ export interface CallerRule {
  * SAML provider, and get the user name as session name, so every account has
  * the same, safe pattern. SAML or OIDC roles have names of the account's own
  * choosing, so they can only be configured per stage (`-c humanRolePatterns=...`).
+ *
+ * @example
+ * ```ts
+ * const rule = callerRule([...DEFAULT_HUMAN_ROLE_PATTERNS, 'Okta-*']);
+ * ```
  */
 export const DEFAULT_HUMAN_ROLE_PATTERNS: readonly string[] = Object.freeze(['AWSReservedSSO_*']);
 
@@ -117,7 +130,7 @@ const PATTERN = /^[\w+=.@*-]{1,64}$/;
  * empty pattern, a character IAM does not allow in a role name (or a comma),
  * a pattern longer than a role name, or a pattern of only `*`: that would make
  * every workload's sessions people, and a workload's retry after a credential
- * rotation a second order.
+ * rotation the command done twice.
  *
  * @example
  * ```ts
@@ -160,7 +173,14 @@ export function parseHumanRolePatterns(list: string): string[] {
   return list.split(',').map((p) => p.trim());
 }
 
-/** The rule of {@link DEFAULT_HUMAN_ROLE_PATTERNS}. */
+/**
+ * The rule of {@link DEFAULT_HUMAN_ROLE_PATTERNS}: what a handler uses when it is given none.
+ *
+ * @example
+ * ```ts
+ * const caller = callerOf(event, options.callerRule ?? DEFAULT_CALLER_RULE);
+ * ```
+ */
 export const DEFAULT_CALLER_RULE: CallerRule = callerRule(DEFAULT_HUMAN_ROLE_PATTERNS);
 
 /**

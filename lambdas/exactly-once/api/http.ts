@@ -30,7 +30,14 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   };
 }
 
-/** An RFC 9457 problem: `type` is derived from the status (`urn:problem-type:bad-request`, ...). */
+/**
+ * An RFC 9457 problem: `type` is derived from the status (`urn:problem-type:bad-request`, ...).
+ *
+ * @example
+ * ```ts
+ * const refused: Problem = { status: 400, title: 'Invalid booking', detail: 'Nothing was stored.', errors: [{ field: 'nights', message: 'Too big' }] };
+ * ```
+ */
 export interface Problem {
   status: number;
   title: string;
@@ -88,7 +95,7 @@ export function headerValues(event: APIGatewayProxyEvent, name: string): string[
 /**
  * The authenticated principal (IAM auth): for a workload role the role, not
  * the session; for a role whose sessions are people (`rule`) the session (see
- * callerPrincipal). Idempotency keys and orders are scoped to it, so two
+ * callerPrincipal). Idempotency keys and what they create are scoped to it, so two
  * callers never collide on a key and one caller's retry after a credential
  * rotation lands in the same key space.
  *
@@ -110,7 +117,14 @@ export function callerOf(event: APIGatewayProxyEvent, rule: CallerRule = DEFAULT
   return caller;
 }
 
-/** 403: the request carries no identity to scope keys and data to. */
+/**
+ * 403: the request carries no identity to scope keys and data to.
+ *
+ * @example
+ * ```ts
+ * if (callerOf(event, rule) === undefined) return FORBIDDEN;
+ * ```
+ */
 export const FORBIDDEN = problem({
   status: 403,
   title: 'Forbidden',
@@ -129,7 +143,14 @@ export function notFound(detail: string): HttpResponse {
   return problem({ status: 404, title: 'Not Found', detail });
 }
 
-/** What a 503 says by default about retrying; an API with more to say passes its own. */
+/**
+ * What a 503 says by default about retrying; an API with more to say passes its own.
+ *
+ * @example
+ * ```ts
+ * const advice = `${DEFAULT_RETRY_ADVICE} A GET /bookings/{id} shows whether it was made.`;
+ * ```
+ */
 export const DEFAULT_RETRY_ADVICE =
   'Retrying is safe: a POST with the same Idempotency-Key returns the first answer and never acts twice; ' +
   'a read can be repeated as is.';
@@ -154,7 +175,15 @@ export function serviceUnavailable(retryAdvice: string = DEFAULT_RETRY_ADVICE): 
   );
 }
 
-/** 500 without details: a stack trace is for the log, not the caller. */
+/**
+ * 500 without details: a stack trace is for the log, not the caller.
+ *
+ * @example
+ * ```ts
+ * logger.error('Unexpected error', { error });
+ * return internalError();
+ * ```
+ */
 export function internalError(): HttpResponse {
   return problem({ status: 500, title: 'Internal Server Error', detail: 'An unexpected error occurred.' });
 }

@@ -1,7 +1,21 @@
-/** The longest key accepted, after unquoting. */
+/**
+ * The longest key accepted, after unquoting.
+ *
+ * @example
+ * ```ts
+ * const key = `${runId}-${n}`.slice(0, MAX_IDEMPOTENCY_KEY_LENGTH);
+ * ```
+ */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-/** The key, or why the header cannot be one (a sentence for a 400's detail). */
+/**
+ * The key, or why the header cannot be one (a sentence for a 400's detail).
+ *
+ * @example
+ * ```ts
+ * const result: IdempotencyKeyResult = parseIdempotencyKey(['"k-1"']); // { ok: true, key: 'k-1' }
+ * ```
+ */
 export type IdempotencyKeyResult = { ok: true; key: string } | { ok: false; reason: string };
 
 /**

@@ -8,11 +8,31 @@ import { canonicalJson } from './canonical-json';
 import { callerOf, FORBIDDEN, headerValues, problem, unexpectedErrorResponse, type HttpResponse } from './http';
 import { parseIdempotencyKey } from './idempotency-key';
 
-/** A body that failed validation: each field and what is wrong with it (the 400's `errors`). */
+/**
+ * A parsed body, or each field that failed validation and what is wrong with it (the 400's `errors`).
+ *
+ * @example
+ * ```ts
+ * function parseBookingBody(body: string | null | undefined): BodyResult<BookingRequest> {
+ *   const parsed = bookingRequestSchema.safeParse(JSON.parse(body ?? 'null'));
+ *   return parsed.success
+ *     ? { ok: true, value: parsed.data }
+ *     : { ok: false, errors: parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) };
+ * }
+ * ```
+ */
 export type BodyResult<Request> =
   { ok: true; value: Request } | { ok: false; errors: { field: string; message: string }[] };
 
-/** What the command runs with, once per (caller, key): the first request's, replayed after. */
+/**
+ * What the command runs with, once per (caller, key): the first request's, replayed after.
+ *
+ * @example
+ * ```ts
+ * run: async ({ caller, idempotencyKey, fingerprint, request }: CommandInput<BookingRequest>) =>
+ *   json(201, await bookings.confirm(deriveBookingId(caller, idempotencyKey), request, fingerprint)),
+ * ```
+ */
 export interface CommandInput<Request> {
   /** The caller the key is scoped to (the principal, not the session: see `callerOf`). */
   caller: string;
@@ -30,6 +50,19 @@ export interface CommandInput<Request> {
  * One idempotent POST: what differs from one command to the next. Everything else (the order of
  * checks, the scope, the fingerprint, Powertools' record, the 409, 422 and 503 answers) is
  * {@link idempotentCommand}'s.
+ *
+ * @example The shop's POST /orders (lambdas/shop/entry-points/create-order.ts)
+ * ```ts
+ * const options: IdempotentCommandOptions<PlaceOrderRequest> = {
+ *   route: 'POST /orders',
+ *   keyPrefix: 'create-order',
+ *   parseBody: parsePlaceOrderBody,
+ *   run: async (input) => json(201, await placeOrder(orders, { ...input, now: new Date() })),
+ *   persistenceStore: idempotencyStore(table),
+ *   keyExpirySeconds: 86_400,
+ *   isKeyReused: (error) => error instanceof IdempotencyKeyReusedError,
+ * };
+ * ```
  */
 export interface IdempotentCommandOptions<Request> {
   /** `POST /bookings`: part of the fingerprint, so the same body on two routes is two requests. */

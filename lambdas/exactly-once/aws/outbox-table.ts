@@ -16,15 +16,9 @@ export const OUTBOX_SK_PREFIX = 'OUTBOX#';
 /**
  * The `entity` attribute of an outbox item: the relay's stream filter admits only these INSERTs.
  *
- * @example The outbox item the shop puts with an order (lambdas/shop/aws/dynamodb-order-repository.ts)
+ * @example Telling an outbox item from the entity it sits beside (the DLQ tool, the proof kit)
  * ```ts
- * const item = {
- *   ...outboxKey(event),
- *   entity: ENTITY_OUTBOX,
- *   event,
- *   createdAt: event.occurredAt,
- *   pendingShard: pendingShardOf(event.eventId),
- * };
+ * const outboxItems = items.filter((item) => item.entity === ENTITY_OUTBOX);
  * ```
  */
 export const ENTITY_OUTBOX = 'OUTBOX';
@@ -73,7 +67,7 @@ export function outboxItemKey(
 /**
  * Stable shard for an event id, so a retried write lands on the same shard.
  *
- * @example The outbox item's sparse-index key (lambdas/shop/aws/dynamodb-order-repository.ts)
+ * @example The outbox item's sparse-index key, as `outboxPut` sets it
  * ```ts
  * pendingShard: pendingShardOf(event.eventId), // removed once the relay has published the event
  * ```

@@ -3,9 +3,11 @@ import { ORDER_EVENT_TYPES, parseOrderEvent } from '../domain/events';
 import { SHOP_PROOF } from './proof';
 
 /**
- * What the tools (tools/: the DLQ tool, the proof kit, the simulation, the local runtime) know of
- * the shop, in one place: its consumers and how to tell one of its events from anything else.
- * `lambdas/example.ts` hands it to them; tools/example.ts says what it must hold.
+ * What the tools (tools/) know of the shop, in one place: its consumers, the output naming its outbox
+ * table, how to tell one of its events from anything else, where `new:consumer` writes, its providers
+ * as the local provider serves them, the requests `npm start` suggests, and, loaded on demand, the
+ * proof kit's domain, the simulated shop and the shop's benchmark. `lambdas/example.ts` hands it to
+ * them; tools/example.ts says what it must hold.
  */
 export const tooling = {
   consumers: CONSUMERS,
@@ -13,6 +15,7 @@ export const tooling = {
   proof: SHOP_PROOF,
   // Loaded on demand: the simulated shop pulls in the whole simulation, which only `npm run sim` needs.
   simulation: () => import('./simulation/world').then((world) => world.SHOP_SIMULATION),
+  bench: () => import('./bench/cli').then((bench) => ({ run: bench.runShopBench })),
   scaffold: { folder: 'lambdas/shop', eventTypes: ORDER_EVENT_TYPES },
   // What the shop's two providers are like: a mail API queues a message (202); a warehouse API takes
   // PICK and CANCEL_PICK instructions only, and creates one (201).

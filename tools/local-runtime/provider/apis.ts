@@ -31,13 +31,20 @@ export interface ServedApi {
 /**
  * The APIs to serve: every provider a consumer of the example names (its spec's `providers`), described
  * by the example's `localProviders` where it describes it. So a consumer added with its own provider
- * gets a local one under `npm start` without a tool edited.
+ * gets a local one under `npm start` without a tool edited. A description of a provider no consumer
+ * calls is refused (a misspelt name would otherwise serve the defaults unnoticed).
  */
 export function servedApis(
   consumers: readonly { readonly providers?: readonly string[] }[] = EXAMPLE.consumers,
   described: Readonly<Record<string, LocalProviderApi>> = EXAMPLE.localProviders ?? {},
 ): ServedApi[] {
   const names = [...new Set(consumers.flatMap((c) => c.providers ?? []))];
+  // A description no consumer's provider matches is a typo, and would silently serve the defaults instead.
+  const unnamed = Object.keys(described).filter((name) => !names.includes(name));
+  if (unnamed.length > 0)
+    throw new Error(
+      `localProviders describes ${unnamed.join(', ')}, which no consumer calls (their providers: ${names.join(', ') || 'none'})`,
+    );
   return names.map((name) => {
     const api = described[name] ?? {};
     return {

@@ -52,6 +52,7 @@ import type {
 } from '../../../../tools/simulation/contract';
 
 export type { SimulationResult, SimulationVerification } from '../../../../tools/simulation/contract';
+
 import { MemoryDynamoDb, type Item } from '../../../../tools/simulation/memory-dynamodb';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, placeOrderEvent, type ApiIdempotency } from './api';
 import {
