@@ -105,7 +105,7 @@ test(
 );
 
 test(
-  'the bookings tests pass: one booking per key, one room-night count and one provider call per event',
+  "the bookings tests pass (one booking per key, one room-night count, one provider call per event), and so do the tools' own",
   () => {
     const { status, output } = run('jest', [
       '--ci',
@@ -116,6 +116,10 @@ test(
       'test/unit/create-booking.test.ts',
       'test/unit/rooms-consumer.test.ts',
       'test/infra/bookings-stack.test.ts',
+      // The tools' own tests, which hold whatever the example is.
+      'test/unit/local-provider.test.ts',
+      'test/unit/key-on-the-wire.test.ts',
+      'test/unit/proof-domain.test.ts',
     ]);
 
     expect(output).toMatch(/Tests:\s+\d+ passed, \d+ total/);

@@ -5,6 +5,7 @@ import {
   type ProviderEmulator,
 } from '../../tools/local-runtime/provider';
 import { checkPerformedEffects } from '../../tools/proof-kit/verify';
+import { MAIL_AND_WAREHOUSE } from '../support/local-provider-apis';
 
 /**
  * The idempotency key is the guard against the provider's own failures: the real HTTP provider
@@ -38,7 +39,7 @@ function stripIdempotencyKey(): void {
 
 /** Calls until a 2xx, as a consumer's tries would (at most 10, waiting `pauseMs` between); returns the e-mails performed. */
 async function sendUntilAnswered(chaos: ProviderChaosPlan, pauseMs = 0): Promise<number> {
-  provider = await startProviderEmulator({ apiKey: 'k', chaos });
+  provider = await startProviderEmulator({ apiKey: 'k', apis: MAIL_AND_WAREHOUSE, chaos });
   const mail = new HttpProvider({ name: 'mail', endpoint: provider.endpoints.mail, apiKey: () => 'k', timeoutMs: 200 });
   for (let attempt = 0; attempt < 10; attempt++) {
     try {

@@ -7,6 +7,7 @@ import {
   type ProviderEmulatorOptions,
   type ProviderEndpoint,
 } from '../../tools/local-runtime/provider';
+import { MAIL_AND_WAREHOUSE } from '../support/local-provider-apis';
 
 /**
  * The local provider over loopback HTTP: Stripe-like key semantics, the
@@ -25,7 +26,7 @@ afterEach(async () => {
 });
 
 async function start(options: ProviderEmulatorOptions = {}): Promise<ProviderEmulator> {
-  provider = await startProviderEmulator({ apiKey: API_KEY, ...options });
+  provider = await startProviderEmulator({ apiKey: API_KEY, apis: MAIL_AND_WAREHOUSE, ...options });
   return provider;
 }
 
@@ -609,12 +610,16 @@ describe('log, health and the chaos control', () => {
 });
 
 describe('the APIs it serves come from the consumer list', () => {
-  test("the example's own providers, as it describes them; a provider it does not describe gets the defaults", () => {
+  test('every provider the consumers name, in their order: as described, or with the defaults', () => {
     // Arrange
     const consumers = [{ providers: ['warehouse'] }, { providers: ['mail', 'audit-log'] }, {}];
+    const described = {
+      warehouse: { route: '/warehouse/instructions', idPrefix: 'ins' },
+      mail: { route: '/mail/messages', status: 202, idPrefix: 'msg' },
+    };
 
     // Act
-    const apis = servedApis(consumers);
+    const apis = servedApis(consumers, described);
 
     // Assert
     expect(apis.map(({ name, route, status, idPrefix }) => ({ name, route, status, idPrefix }))).toEqual([
@@ -651,9 +656,9 @@ describe('the APIs it serves come from the consumer list', () => {
 
   test('keyless names an API it does not serve: it refuses to start, naming the ones it serves', async () => {
     // Act
-    const starting = startProviderEmulator({ keyless: ['sms'] });
+    const starting = startProviderEmulator({ apis: MAIL_AND_WAREHOUSE, keyless: ['sms'] });
 
     // Assert
-    await expect(starting).rejects.toThrow('keyless: no provider API named "sms" (served: warehouse, mail)');
+    await expect(starting).rejects.toThrow('keyless: no provider API named "sms" (served: mail, warehouse)');
   });
 });
