@@ -44,6 +44,7 @@ export {
   type ProviderEndpoints,
 } from './provider-endpoints';
 export { OutboxRelay, RELAY_ENTRY, SWEEPER_ENTRY, type OutboxRelayProps } from './outbox-relay';
+export { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
 export { Monitoring, type AlarmOptions, type MonitoringProps, type RunbookSection } from './monitoring';
 export { FAULT_TARGET_TAG, FaultInjectionSwitch, tagFaultTarget } from './fault-injection';
 export { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq';

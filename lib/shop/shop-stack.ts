@@ -11,12 +11,12 @@ import {
   type ConsumerSpec,
   FaultInjectionSwitch,
   FunctionWithDefaults,
-  grantIndexActions,
+  grantOutboxPublishing,
   grantTableActions,
   LogRetentionAspect,
   Monitoring,
   OutboxRelay,
-  PENDING_OUTBOX_INDEX,
+  outboxRoutes,
   REDRIVE_ALLOWANCE,
   setFunctionBuild,
 } from '../exactly-once';
@@ -94,20 +94,9 @@ export class ExactlyOnceStack extends Stack {
     const outbox = new OutboxRelay(this, 'OutboxRelay', {
       outboxTable: storage.ordersTable,
       entityPartitionPrefix: ORDER_PK_PREFIX,
-      routes: pipelines.all.map((p) => ({
-        consumer: p.spec.name,
-        queueUrl: p.queues.queue.queueUrl,
-        fifo: p.spec.fifo,
-        eventTypes: [...p.spec.eventTypes],
-      })),
+      routes: outboxRoutes(pipelines.all),
     });
-    for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
-      for (const { queues } of pipelines.all) queues.queue.grantSendMessages(publisher.fn);
-      grantTableActions(publisher.fn, storage.ordersTable, ['UpdateItem']);
-    }
-    grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
-    // The index lags: the sweeper re-reads its candidates from the table before trusting them.
-    grantTableActions(outbox.sweeper.fn, storage.ordersTable, ['BatchGetItem']);
+    grantOutboxPublishing(outbox, pipelines.all, storage.ordersTable);
 
     // The proof kit's fault switch: only with -c faultInjection=true, never in prod (config refuses it).
     const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;

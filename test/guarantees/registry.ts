@@ -1111,6 +1111,32 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/adapting.md' },
   },
   {
+    id: 'domain-replaceable',
+    statement:
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's tooling module only (lint holds `tools/` to it), so another domain (the bookings fixture: 15 files) in place of the shop type-checks, lints, passes its tests and the tools' own, and synthesizes both stages with cdk-nag, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
+    enforcedIn: [
+      { file: 'tools/example.ts', symbol: 'EXAMPLE' },
+      { file: 'tools/proof-kit/domain.ts', symbol: 'ProofDomain' },
+      { file: 'tools/simulation/contract.ts', symbol: 'SimulationWorld' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/another-domain.test.ts',
+        name: 'the copy with bookings type-checks and lints: the mechanism and the tools need nothing of the shop',
+      },
+      {
+        file: 'test/unit/another-domain.test.ts',
+        name: 'both stages synthesize: cdk-nag finds nothing and the correctness aspects accept the template',
+      },
+      {
+        file: 'test/unit/boundaries.test.ts',
+        name: " reads the example's domain through tools/example.ts only: ",
+        templated: true,
+      },
+    ],
+    doc: { page: 'docs/adapting.md' },
+  },
+  {
     id: 'consumers-are-data',
     statement:
       'Consumers are data: one list (`lambdas/shop/consumers.ts`) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',

@@ -1,0 +1,46 @@
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
+import type { ConsumerPipeline } from './consumer-pipelines';
+import { grantIndexActions, grantTableActions } from './grants';
+import type { OutboxRelay } from './outbox-relay';
+
+/**
+ * The relay's routes to the consumers' queues: each event type to every queue whose consumer takes it.
+ *
+ * @example
+ * ```ts
+ * const outbox = new OutboxRelay(this, 'OutboxRelay', { outboxTable, entityPartitionPrefix: 'BOOKING#', routes: outboxRoutes(pipelines.all) });
+ * ```
+ */
+export function outboxRoutes(pipelines: readonly ConsumerPipeline[]): ConsumerRoute[] {
+  return pipelines.map((p) => ({
+    consumer: p.spec.name,
+    queueUrl: p.queues.queue.queueUrl,
+    fifo: p.spec.fifo,
+    eventTypes: [...p.spec.eventTypes],
+  }));
+}
+
+/**
+ * Where the outbox meets the pipelines: the relay and the sweeper may send to every consumer's queue and
+ * mark an outbox item dispatched; the sweeper may query the pending index and re-read its candidates
+ * from the table (the index lags, so it checks before it trusts one).
+ *
+ * @example
+ * ```ts
+ * grantOutboxPublishing(outbox, pipelines.all, storage.bookingsTable);
+ * ```
+ */
+export function grantOutboxPublishing(
+  outbox: OutboxRelay,
+  pipelines: readonly ConsumerPipeline[],
+  outboxTable: dynamodb.ITable,
+): void {
+  for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
+    for (const { queues } of pipelines) queues.queue.grantSendMessages(publisher.fn);
+    grantTableActions(publisher.fn, outboxTable, ['UpdateItem']);
+  }
+  grantIndexActions(outbox.sweeper.fn, outboxTable, PENDING_OUTBOX_INDEX, ['Query']);
+  grantTableActions(outbox.sweeper.fn, outboxTable, ['BatchGetItem']);
+}
