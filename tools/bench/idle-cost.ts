@@ -1,4 +1,5 @@
 import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../proof-kit/prices';
+import { EVENT_SOURCE_MAPPING, eventSourceOf, templateLookup } from '../../lib/exactly-once/template';
 import { resourcesOfType, type CfnTemplate } from '../local-runtime/template/model';
 import { scheduleDefinitions } from '../local-runtime/template/schedules';
 
@@ -130,10 +131,10 @@ export function idleCost(template: CfnTemplate, measured: Record<string, Schedul
     detail: `retention ${[...retention].map(([d, n]) => `${d} (${n})`).join(', ')}; nothing stored idle but what the scheduled invocations write, at $${prices.cloudWatchLogsIngestionPerGb.toFixed(2)}/GB ingested, $${prices.cloudWatchLogsStoragePerGbMonth.toFixed(2)}/GB-month kept`,
   });
 
-  const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => {
-    const arn = r.Properties?.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
-    return template.Resources[arn?.['Fn::GetAtt']?.[0] ?? '']?.Type === 'AWS::SQS::Queue';
-  }).length;
+  const lookup = templateLookup(template.Resources);
+  const mappings = resourcesOfType(template, EVENT_SOURCE_MAPPING).filter(
+    ([, r]) => eventSourceOf(r.Properties ?? {}, lookup).kind === 'sqs',
+  ).length;
   if (mappings > 0) {
     // One empty 20 s long poll per poller is three requests a minute; AWS chooses the poller count.
     const perPoller = ((prices.hoursPerMonth * 3600) / 20 / 1e6) * UNIT_PRICES.sqsStandardPerMillion;

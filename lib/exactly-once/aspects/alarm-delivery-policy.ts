@@ -17,20 +17,9 @@
  * may apply (a condition this cannot judge), so a "deliverable" is never a guess.
  */
 
-import { isRecord, referencedLogicalId } from './cfn-json';
+import { isRecord, referencedLogicalId, type ResourceLookup, type TemplateResource } from '../template';
 
-export interface TemplateResource {
-  readonly Type: string;
-  readonly Properties?: Record<string, unknown>;
-}
-
-/** The resources of one template, by logical id. */
-export interface ResourceLookup {
-  get(logicalId: string): TemplateResource | undefined;
-  ofType(type: string): [string, TemplateResource][];
-  /** A readable name for messages (a construct path), else the logical id. */
-  name(logicalId: string): string;
-}
+export { templateLookup, type ResourceLookup, type TemplateResource } from '../template';
 
 export interface DeliveryEnvironment {
   /** Values of pseudo parameters by name without `AWS::` (AccountId, Region, Partition); unknown ones stay symbolic. */
@@ -56,17 +45,6 @@ export const ALARM_ACTION_PROPERTIES = ['AlarmActions', 'OKActions', 'Insufficie
 const AWS_MANAGED_SNS_KEY = /(^|[:/])alias\/aws\/sns$/;
 
 /** A lookup over a template's `Resources` section. */
-export function templateLookup(
-  resources: Readonly<Record<string, TemplateResource>>,
-  name: (logicalId: string) => string = (id) => id,
-): ResourceLookup {
-  return {
-    get: (id) => resources[id],
-    ofType: (type) => Object.entries(resources).filter(([, r]) => r.Type === type),
-    name,
-  };
-}
-
 /** Every distinct action of an alarm (alarm, OK and insufficient-data actions together). */
 export function alarmActions(alarm: TemplateResource): unknown[] {
   const seen = new Map<string, unknown>();

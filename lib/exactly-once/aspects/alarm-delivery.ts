@@ -1,11 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import {
-  alarmActionDelivery,
-  alarmActions,
-  CLOUDWATCH_PRINCIPAL,
-  type ResourceLookup,
-  type TemplateResource,
-} from './alarm-delivery-policy';
+import { alarmActionDelivery, alarmActions, CLOUDWATCH_PRINCIPAL } from './alarm-delivery-policy';
 import { CorrectnessAspect } from './correctness-aspect';
 import { Unverifiable, type RenderedResource, type StackModel } from './model';
 
@@ -38,10 +32,10 @@ export class AlarmDeliveryAspect extends CorrectnessAspect {
   protected readonly resourceType = CLOUDWATCH_ALARM;
 
   protected check(alarm: RenderedResource, model: StackModel): void {
-    const lookup = modelLookup(model);
+    const lookup = model.lookup;
     const account = model.stack.account;
     const env = { accounts: Token.isUnresolved(account) ? [] : [account] };
-    for (const action of alarmActions(asTemplateResource(alarm))) {
+    for (const action of alarmActions({ Type: alarm.type, Properties: alarm.properties })) {
       this.guard(alarm, () => {
         const delivery = alarmActionDelivery(lookup, alarm.logicalId, action, env);
         if (delivery.kind === 'unverifiable') throw new Unverifiable(`alarm ${alarm.name}: ${delivery.reason}`);
@@ -56,20 +50,4 @@ export class AlarmDeliveryAspect extends CorrectnessAspect {
       });
     }
   }
-}
-
-function asTemplateResource(resource: RenderedResource): TemplateResource {
-  return { Type: resource.type, Properties: resource.properties };
-}
-
-/** The stack model seen as a template, rendering only the resources asked for. */
-function modelLookup(model: StackModel): ResourceLookup {
-  return {
-    get: (id) => {
-      const resource = model.byLogicalId(id);
-      return resource === undefined ? undefined : asTemplateResource(resource);
-    },
-    ofType: (type) => model.resourcesOfType(type).map((r) => [r.logicalId, asTemplateResource(r)]),
-    name: (id) => model.byLogicalId(id)?.name ?? id,
-  };
 }

@@ -1,8 +1,35 @@
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { isRecord, referencedLogicalId } from './cfn-json';
+import {
+  EVENT_SOURCE_MAPPING,
+  eventSourceOf,
+  functionsNamedBy,
+  get,
+  isFifoQueue,
+  isRecord,
+  LAMBDA_FUNCTION,
+  parseJson,
+  readNumber,
+  redrivePolicyOf,
+  referencedLogicalId,
+  show,
+  SQS_QUEUE,
+  type ResourceLookup,
+  type TemplateResource,
+} from '../template';
 
-export { isRecord, referencedLogicalId } from './cfn-json';
+export {
+  EVENT_SOURCE_MAPPING,
+  get,
+  isRecord,
+  LAMBDA_ALIAS,
+  LAMBDA_FUNCTION,
+  LAMBDA_VERSION,
+  parseJson,
+  referencedLogicalId,
+  show,
+  SQS_QUEUE,
+} from '../template';
 
 /**
  * A read-only view of one stack's CloudFormation resources, as the template
@@ -19,14 +46,10 @@ export { isRecord, referencedLogicalId } from './cfn-json';
  * reference to another stack has become an import or a stack output by then
  * and cannot be mistaken for a resource of this one; like an imported
  * resource's literal ARN or a parameter, it is reported as unverifiable
- * rather than guessed at.
+ * rather than guessed at. What a reference, a redrive policy or an event source
+ * means is read by `lib/exactly-once/template`, which the local runtime reads
+ * its template with too.
  */
-
-export const SQS_QUEUE = 'AWS::SQS::Queue';
-export const LAMBDA_FUNCTION = 'AWS::Lambda::Function';
-export const LAMBDA_ALIAS = 'AWS::Lambda::Alias';
-export const LAMBDA_VERSION = 'AWS::Lambda::Version';
-export const EVENT_SOURCE_MAPPING = 'AWS::Lambda::EventSourceMapping';
 
 /** Service defaults that apply when a property is not set. */
 export const SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS = 30;
@@ -90,12 +113,8 @@ interface DeadLetterReference {
  * Anything else is a source queue: failures in its consumers must end somewhere.
  */
 const DEAD_LETTER_REFERENCES: DeadLetterReference[] = [
-  { type: SQS_QUEUE, why: 'redrive target', targets: (p) => [parseJson(p.RedrivePolicy)?.deadLetterTargetArn] },
-  {
-    type: 'AWS::SNS::Subscription',
-    why: 'SNS redrive target',
-    targets: (p) => [parseJson(p.RedrivePolicy)?.deadLetterTargetArn],
-  },
+  { type: SQS_QUEUE, why: 'redrive target', targets: (p) => [redrivePolicyOf(p)?.target] },
+  { type: 'AWS::SNS::Subscription', why: 'SNS redrive target', targets: (p) => [redrivePolicyOf(p)?.target] },
   {
     type: LAMBDA_FUNCTION,
     why: 'function DeadLetterConfig',
@@ -206,39 +225,26 @@ export class StackModel {
    * has no redrive policy; Unverifiable when the target is not a queue of this stack.
    */
   deadLetterQueueOf(queue: RenderedResource): { dlq: RenderedResource; maxReceiveCount: unknown } | undefined {
-    const policy = parseJson(queue.properties.RedrivePolicy);
+    const policy = redrivePolicyOf(queue.properties);
     if (policy === undefined) return undefined;
-    const dlq = this.referenced(policy.deadLetterTargetArn, SQS_QUEUE);
-    if (dlq === undefined) {
+    const dlq = this.byLogicalId(policy.targetLogicalId);
+    if (dlq?.type !== SQS_QUEUE) {
       throw new Unverifiable(
-        `the dead-letter queue of ${queue.name} (${show(policy.deadLetterTargetArn)}) is not a queue defined in this stack`,
+        `the dead-letter queue of ${queue.name} (${show(policy.target)}) is not a queue defined in this stack`,
       );
     }
     return { dlq, maxReceiveCount: policy.maxReceiveCount };
   }
 
-  /**
-   * The function an event source mapping invokes, following an alias or a
-   * version to its function. L2 aliases render their name as an expression
-   * over the alias ARN, so every reference inside FunctionName is followed.
-   */
+  /** The function an event source mapping invokes, following an alias or a version to its function. */
   targetFunction(esm: RenderedResource): RenderedResource {
     const value = esm.properties.FunctionName;
-    const functions = new Set<RenderedResource>();
-    const follow = (v: unknown, depth: number): void => {
-      for (const id of allReferencedLogicalIds(v)) {
-        const resource = this.byLogicalId(id);
-        if (resource?.type === LAMBDA_FUNCTION) functions.add(resource);
-        else if ((resource?.type === LAMBDA_ALIAS || resource?.type === LAMBDA_VERSION) && depth < 3) {
-          follow(resource.properties.FunctionName, depth + 1);
-        }
-      }
-    };
-    follow(value, 0);
-    if (functions.size !== 1) {
+    const functions = functionsNamedBy(value, this.lookup);
+    const fn = functions.length === 1 ? this.byLogicalId(functions[0]) : undefined;
+    if (fn === undefined) {
       throw new Unverifiable(`the function of ${esm.name} (${show(value)}) is not a function defined in this stack`);
     }
-    return [...functions][0];
+    return fn;
   }
 
   /**
@@ -257,34 +263,32 @@ export class StackModel {
 
   /** What an event source mapping reads from. */
   eventSource(esm: RenderedResource): EventSource {
-    const arn = esm.properties.EventSourceArn;
-    if (arn === undefined) {
-      return esm.properties.SelfManagedEventSource !== undefined
-        ? { kind: 'other', description: 'self-managed Kafka' }
-        : { kind: 'unresolved', description: 'no EventSourceArn' };
+    const source = eventSourceOf(esm.properties, this.lookup);
+    if (source.kind === 'sqs') {
+      const queue = this.byLogicalId(source.logicalId);
+      return queue === undefined ? { kind: 'unresolved', description: source.logicalId } : { kind: 'sqs', queue };
     }
-    const resource = this.byLogicalId(referencedLogicalId(arn));
-    if (resource !== undefined) {
-      const attribute = referencedAttribute(arn);
-      if (resource.type === SQS_QUEUE) return { kind: 'sqs', queue: resource };
-      if (
-        (resource.type === 'AWS::DynamoDB::Table' || resource.type === 'AWS::DynamoDB::GlobalTable') &&
-        attribute === 'StreamArn'
-      ) {
-        return { kind: 'dynamodb', resource, description: `of ${resource.name}` };
-      }
-      if (resource.type === 'AWS::Kinesis::Stream' || resource.type === 'AWS::Kinesis::StreamConsumer') {
-        return { kind: 'kinesis', resource, description: resource.name };
-      }
-      return { kind: 'other', description: `${resource.type} ${resource.name}` };
+    if (source.kind === 'dynamodb' || source.kind === 'kinesis') {
+      return { kind: source.kind, resource: this.byLogicalId(source.logicalId), description: source.description };
     }
-    // Not in this stack: tell the service from the ARN text (literal, or the literal parts of an Fn::Join).
-    const service = /^arn:[^:]*:([a-z0-9-]+):/.exec(arnTemplate(arn))?.[1];
-    const description = show(arn);
-    if (service === 'dynamodb' || service === 'kinesis') return { kind: service, description };
-    if (service === 'kafka' || service === 'mq' || service === 'rds') return { kind: 'other', description };
-    return { kind: 'unresolved', service, description };
+    return source;
   }
+
+  /** The stack seen as a template (for the shared readers), rendering only the resources asked for. */
+  get lookup(): ResourceLookup {
+    return {
+      get: (id) => {
+        const resource = this.byLogicalId(id);
+        return resource === undefined ? undefined : asTemplateResource(resource);
+      },
+      ofType: (type) => this.resourcesOfType(type).map((r) => [r.logicalId, asTemplateResource(r)]),
+      name: (id) => this.byLogicalId(id)?.name ?? id,
+    };
+  }
+}
+
+function asTemplateResource(resource: RenderedResource): TemplateResource {
+  return { Type: resource.type, Properties: resource.properties };
 }
 
 /**
@@ -334,61 +338,6 @@ function render(stack: Stack, resource: CfnResource): RenderedResource | undefin
   };
 }
 
-function referencedAttribute(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
-  const getAtt = value['Fn::GetAtt'];
-  if (Array.isArray(getAtt) && typeof getAtt[1] === 'string') return getAtt[1];
-  if (typeof getAtt === 'string') return getAtt.split('.').slice(1).join('.');
-  return undefined;
-}
-
-function allReferencedLogicalIds(value: unknown): string[] {
-  const direct = referencedLogicalId(value);
-  if (direct !== undefined) return [direct];
-  if (Array.isArray(value)) return value.flatMap(allReferencedLogicalIds);
-  if (isRecord(value)) return Object.values(value).flatMap(allReferencedLogicalIds);
-  return [];
-}
-
-/** The text of an ARN, with `*` for the parts an `Fn::Join` fills in at deploy time. */
-function arnTemplate(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const join = isRecord(value) ? value['Fn::Join'] : undefined;
-  if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) {
-    return join[1].map((part: unknown) => (typeof part === 'string' ? part : '*')).join(join[0]);
-  }
-  return '';
-}
-
-/** A short rendering of a CloudFormation value for messages. */
-export function show(value: unknown): string {
-  if (value === undefined) return 'unset';
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
-/** Redrive policies may be an object or, in raw CloudFormation, a JSON string. */
-export function parseJson(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value === 'string') {
-    try {
-      const parsed: unknown = JSON.parse(value);
-      return isRecord(parsed) ? parsed : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  return isRecord(value) ? value : undefined;
-}
-
-export function get(value: unknown, ...keys: string[]): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
 /**
  * A numeric property, with the service default when it is unset. CloudFormation
  * accepts numbers as strings too. Anything else (a token left unresolved, an
@@ -400,8 +349,8 @@ export function seconds(resource: RenderedResource, key: string, fallback: numbe
 
 export function numberValue(value: unknown, what: string, fallback?: number): number {
   if (value === undefined && fallback !== undefined) return fallback;
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value);
+  const number = readNumber(value);
+  if (number !== undefined) return number;
   throw new Unverifiable(`${what} is ${show(value)}, not a number known at synth time`);
 }
 
@@ -419,8 +368,9 @@ export function environmentVariable(fn: RenderedResource, name: string): string 
 }
 
 export function isFifo(queue: RenderedResource): boolean {
-  const fifo = queue.properties.FifoQueue;
-  if (fifo === undefined || fifo === false || fifo === 'false') return false;
-  if (fifo === true || fifo === 'true') return true;
-  throw new Unverifiable(`FifoQueue of ${queue.name} is ${show(fifo)}, not a boolean known at synth time`);
+  const fifo = isFifoQueue(queue.properties);
+  if (fifo !== undefined) return fifo;
+  throw new Unverifiable(
+    `FifoQueue of ${queue.name} is ${show(queue.properties.FifoQueue)}, not a boolean known at synth time`,
+  );
 }

@@ -1,8 +1,5 @@
-import {
-  alarmActionDelivery,
-  templateLookup,
-  type ActionDelivery,
-} from '../../../lib/exactly-once/aspects/alarm-delivery-policy';
+import { alarmActionDelivery, type ActionDelivery } from '../../../lib/exactly-once/aspects/alarm-delivery-policy';
+import { referencedLogicalId, SQS_QUEUE, templateLookup } from '../../../lib/exactly-once/template';
 import { displayName, LOCAL_ACCOUNT_ID, resourcesOfType, type CfnTemplate } from './model';
 
 export type SqsMetric = 'ApproximateNumberOfMessagesVisible' | 'ApproximateAgeOfOldestMessage';
@@ -49,9 +46,8 @@ export function alarmDefinitions(template: CfnTemplate): {
   for (const [logicalId, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
     const p = alarm.Properties ?? {};
     const dimensions = (p.Dimensions ?? []) as { Name: string; Value: unknown }[];
-    const queueRef = dimensions.find((d) => d.Name === 'QueueName')?.Value as
-      { 'Fn::GetAtt'?: [string, string] } | undefined;
-    const queueLogicalId = queueRef?.['Fn::GetAtt']?.[0];
+    const queueId = referencedLogicalId(dimensions.find((d) => d.Name === 'QueueName')?.Value);
+    const queueLogicalId = queueId !== undefined && lookup.get(queueId)?.Type === SQS_QUEUE ? queueId : undefined;
     const metric = String(p.MetricName ?? '');
     if (p.Namespace !== 'AWS/SQS' || !SQS_METRICS.includes(metric) || queueLogicalId === undefined) {
       const what = p.Metrics !== undefined ? 'metric math alarms' : `alarms on ${String(p.Namespace)} metrics`;

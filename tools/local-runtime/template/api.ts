@@ -1,3 +1,4 @@
+import { referencedLogicalId } from '../../../lib/exactly-once/template';
 import { functionLogicalIdIn } from './lambda';
 import { resourcesOfType, type CfnTemplate } from './model';
 
@@ -43,9 +44,9 @@ type Properties = Record<string, unknown>;
 export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
   const all = template.Resources;
   return resourcesOfType(template, 'AWS::ApiGateway::RestApi').map(([apiId, api]) => {
-    const belongs = (p: Properties | undefined) => (p?.RestApiId as { Ref?: string } | undefined)?.Ref === apiId;
+    const belongs = (p: Properties | undefined) => referencedLogicalId(p?.RestApiId) === apiId;
     const pathOf = (resourceRef: unknown): string => {
-      const id = (resourceRef as { Ref?: string } | undefined)?.Ref;
+      const id = referencedLogicalId(resourceRef);
       if (id === undefined || all[id]?.Type !== 'AWS::ApiGateway::Resource') return ''; // Fn::GetAtt Api.RootResourceId
       const p = all[id].Properties ?? {};
       return `${pathOf(p.ParentId)}/${String(p.PathPart)}`;
@@ -70,12 +71,12 @@ export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
         });
         continue;
       }
-      const validatorId = (p.RequestValidatorId as { Ref?: string } | undefined)?.Ref;
+      const validatorId = referencedLogicalId(p.RequestValidatorId);
       routes.push({
         methodLogicalId: methodId,
         httpMethod: String(p.HttpMethod).toUpperCase(),
         resourcePath: pathOf(p.ResourceId) || '/',
-        resourceId: (p.ResourceId as { Ref?: string } | undefined)?.Ref ?? 'root',
+        resourceId: referencedLogicalId(p.ResourceId) ?? 'root',
         authorizationType: String(p.AuthorizationType ?? 'NONE'),
         functionLogicalId,
         requiredParameters: Object.entries((p.RequestParameters ?? {}) as Record<string, unknown>)

@@ -1,5 +1,13 @@
+import {
+  DYNAMODB_TABLE,
+  EVENT_SOURCE_MAPPING,
+  eventSourceOf,
+  readBoolean,
+  templateLookup,
+  type EventSourceReading,
+} from '../../../lib/exactly-once/template';
 import { functionLogicalIdIn } from './lambda';
-import { resourcesOfType, TemplateError, type CfnTemplate } from './model';
+import { numberProperty, resourcesOfType, TemplateError, type CfnTemplate } from './model';
 
 interface Common {
   logicalId: string;
@@ -44,12 +52,12 @@ export function eventSourceDefinitions(template: CfnTemplate): {
 } {
   const sources: EventSourceDefinition[] = [];
   const unsupported: { logicalId: string; reason: string }[] = [];
-  for (const [logicalId, resource] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+  const lookup = templateLookup(template.Resources);
+  for (const [logicalId, resource] of resourcesOfType(template, EVENT_SOURCE_MAPPING)) {
     const p = resource.Properties ?? {};
     const functionLogicalId = functionLogicalIdIn(p.FunctionName, template);
-    const source = p.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
-    const [sourceId, attribute] = source?.['Fn::GetAtt'] ?? [];
-    const sourceType = sourceId === undefined ? undefined : template.Resources[sourceId]?.Type;
+    const source = eventSourceOf(p, lookup);
+    const where = `Event source mapping ${logicalId}`;
     if (functionLogicalId === undefined) {
       unsupported.push({ logicalId, reason: 'its function is not a Lambda function of this stack' });
       continue;
@@ -60,20 +68,27 @@ export function eventSourceDefinitions(template: CfnTemplate): {
       reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes(
         'ReportBatchItemFailures',
       ),
-      batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+      batchingWindowSeconds: numberProperty(p, 'MaximumBatchingWindowInSeconds', 0, where),
       filters: parseFilters(logicalId, p.FilterCriteria),
-      enabled: p.Enabled !== false && p.Enabled !== 'false',
+      enabled: readBoolean(p.Enabled) !== false,
     };
-    if (sourceType === 'AWS::SQS::Queue') {
+    if (source.kind === 'sqs') {
       const scaling = p.ScalingConfig as { MaximumConcurrency?: unknown } | undefined;
       sources.push({
         ...common,
         kind: 'sqs',
-        queueLogicalId: sourceId!,
-        batchSize: Number(p.BatchSize ?? 10),
-        maximumConcurrency: scaling?.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
+        queueLogicalId: source.logicalId,
+        batchSize: numberProperty(p, 'BatchSize', 10, where),
+        maximumConcurrency:
+          scaling?.MaximumConcurrency === undefined
+            ? undefined
+            : numberProperty(scaling, 'MaximumConcurrency', 0, `${where} ScalingConfig`),
       });
-    } else if (sourceType === 'AWS::DynamoDB::Table' && attribute === 'StreamArn') {
+    } else if (
+      source.kind === 'dynamodb' &&
+      source.logicalId !== undefined &&
+      template.Resources[source.logicalId]?.Type === DYNAMODB_TABLE
+    ) {
       const onFailure = (p.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure
         ?.Destination;
       const position = String(p.StartingPosition ?? 'LATEST');
@@ -88,18 +103,18 @@ export function eventSourceDefinitions(template: CfnTemplate): {
       sources.push({
         ...common,
         kind: 'dynamodb',
-        tableLogicalId: sourceId!,
-        batchSize: Number(p.BatchSize ?? 100),
+        tableLogicalId: source.logicalId,
+        batchSize: numberProperty(p, 'BatchSize', 100, where),
         startingPosition: position,
-        bisectOnError: p.BisectBatchOnFunctionError === true || p.BisectBatchOnFunctionError === 'true',
-        maximumRetryAttempts: Number(p.MaximumRetryAttempts ?? -1),
-        maximumRecordAgeSeconds: Number(p.MaximumRecordAgeInSeconds ?? -1),
+        bisectOnError: readBoolean(p.BisectBatchOnFunctionError) === true,
+        maximumRetryAttempts: numberProperty(p, 'MaximumRetryAttempts', -1, where),
+        maximumRecordAgeSeconds: numberProperty(p, 'MaximumRecordAgeInSeconds', -1, where),
         onFailureDestination: onFailure,
       });
     } else {
       unsupported.push({
         logicalId,
-        reason: `source ${sourceType ?? JSON.stringify(p.EventSourceArn)} (only SQS queues and DynamoDB table streams of this stack)`,
+        reason: `source ${sourceDescription(source)} (only SQS queues and DynamoDB table streams of this stack)`,
       });
     }
   }
@@ -117,4 +132,8 @@ function parseFilters(logicalId: string, criteria: unknown): unknown[] {
       throw new TemplateError(`Event source mapping ${logicalId}: filter ${i} is not valid JSON: ${f.Pattern}`);
     }
   });
+}
+
+function sourceDescription(source: EventSourceReading): string {
+  return 'description' in source ? `${source.kind} ${source.description}` : source.kind;
 }

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { functionsNamedBy, templateLookup } from '../../../lib/exactly-once/template';
 import type { StackArtifact } from './cloud-assembly';
-import { displayName, resourcesOfType, TemplateError, type CfnTemplate } from './model';
+import { displayName, numberProperty, resourcesOfType, TemplateError, type CfnTemplate } from './model';
 
 /** An AWS::Lambda::Function as the function host runs it. */
 export interface FunctionDefinition {
@@ -52,8 +53,8 @@ export function functionDefinitions(stack: StackArtifact): FunctionDefinition[] 
       codeDir: codeDirOf(stack, logicalId, p.Code, resource.Metadata),
       handler: String(p.Handler ?? 'index.handler'),
       runtime,
-      timeoutSeconds: Number(p.Timeout ?? 3),
-      memoryMb: Number(p.MemorySize ?? 128),
+      timeoutSeconds: numberProperty(p, 'Timeout', 3, `Function ${logicalId}`),
+      memoryMb: numberProperty(p, 'MemorySize', 128, `Function ${logicalId}`),
       environment: env,
       reservedConcurrency:
         p.ReservedConcurrentExecutions === undefined ? undefined : Number(p.ReservedConcurrentExecutions),
@@ -94,31 +95,18 @@ function asyncInvokeConfigs(template: CfnTemplate): Map<string, number> {
   const result = new Map<string, number>();
   for (const [, resource] of resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig')) {
     const p = resource.Properties ?? {};
-    const fn = (p.FunctionName as { Ref?: string } | undefined)?.Ref;
+    const fn = functionLogicalIdIn(p.FunctionName, template);
     if (fn !== undefined && p.MaximumRetryAttempts !== undefined) result.set(fn, Number(p.MaximumRetryAttempts));
   }
   return result;
 }
 
-/** The function a template value points at: `Ref Fn`, `Fn::GetAtt [Fn, Arn]`, or a Join/Sub around one (API integration URIs). */
+/**
+ * The function of this template a value names (`Ref Fn`, `Fn::GetAtt [Fn, Arn]`, a Join or Sub around one as in
+ * API integration URIs, an alias or version of one), read as the correctness aspects read it; undefined when it
+ * names none or several.
+ */
 export function functionLogicalIdIn(value: unknown, template: CfnTemplate): string | undefined {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'string') {
-      // Fn::Sub text: "...${MyFn.Arn}/invocations"
-      for (const match of value.matchAll(/\$\{([A-Za-z0-9]+)(?:\.Arn)?\}/g)) {
-        if (template.Resources[match[1]]?.Type === 'AWS::Lambda::Function') return match[1];
-      }
-    }
-    return undefined;
-  }
-  const record = value as Record<string, unknown>;
-  const ref = record.Ref;
-  if (typeof ref === 'string' && template.Resources[ref]?.Type === 'AWS::Lambda::Function') return ref;
-  const att = record['Fn::GetAtt'];
-  if (Array.isArray(att) && template.Resources[att[0]]?.Type === 'AWS::Lambda::Function') return att[0] as string;
-  for (const nested of Array.isArray(value) ? value : Object.values(record)) {
-    const found = functionLogicalIdIn(nested, template);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  const functions = functionsNamedBy(value, templateLookup(template.Resources));
+  return functions.length === 1 ? functions[0] : undefined;
 }

@@ -1,3 +1,5 @@
+import { readNumber } from '../../../lib/exactly-once/template';
+
 /**
  * The slice of the CloudFormation template format the local runtime reads.
  * Values stay `unknown` until an interpreter module has checked their shape.
@@ -40,4 +42,21 @@ export function displayName(logicalId: string, resource: CfnResource): string {
   const parts = cdkPath.split('/').slice(1);
   while (parts.length > 1 && ['Resource', 'Fn', 'Default'].includes(parts[parts.length - 1])) parts.pop();
   return parts.join('/') || logicalId;
+}
+
+/**
+ * A numeric property read as the correctness aspects read one (a number, or an integer as a string), its
+ * documented default when unset; a value the template leaves to deploy time (a parameter, an intrinsic)
+ * is refused rather than run as NaN.
+ */
+export function numberProperty(
+  properties: Record<string, unknown>,
+  key: string,
+  fallback: number,
+  where: string,
+): number {
+  if (properties[key] === undefined) return fallback;
+  const value = readNumber(properties[key]);
+  if (value === undefined) throw new TemplateError(`${where}: ${key} is not a number known at synth time`);
+  return value;
 }

@@ -1,3 +1,4 @@
+import { isFifoQueue, readNumber, redrivePolicyOf, SQS_QUEUE } from '../../../lib/exactly-once/template';
 import { resourcesOfType, TemplateError, type CfnTemplate } from './model';
 
 /** An AWS::SQS::Queue as the local runtime creates it in fauxqs. */
@@ -29,31 +30,30 @@ const PLAIN_ATTRIBUTES = [
  * as CloudFormation would generate a name.
  */
 export function queueDefinitions(template: CfnTemplate): QueueDefinition[] {
-  return resourcesOfType(template, 'AWS::SQS::Queue').map(([logicalId, resource]) => {
+  return resourcesOfType(template, SQS_QUEUE).map(([logicalId, resource]) => {
     const p = resource.Properties ?? {};
-    const fifo = p.FifoQueue === true || p.FifoQueue === 'true';
+    const fifo = isFifoQueue(p);
+    if (fifo === undefined)
+      throw new TemplateError(`Queue ${logicalId}: FifoQueue is not a boolean known at synth time`);
     const name = typeof p.QueueName === 'string' ? p.QueueName : `${logicalId}${fifo ? '.fifo' : ''}`;
     const attributes: Record<string, string> = {};
     if (fifo) attributes.FifoQueue = 'true';
     for (const key of PLAIN_ATTRIBUTES) if (p[key] !== undefined) attributes[key] = String(p[key]);
-    return { logicalId, name, fifo, attributes, redrive: redriveOf(logicalId, p.RedrivePolicy) };
+    return { logicalId, name, fifo, attributes, redrive: redriveOf(logicalId, p) };
   });
 }
 
-function redriveOf(logicalId: string, policy: unknown): QueueDefinition['redrive'] {
-  if (policy === undefined) return undefined;
-  const p = (typeof policy === 'string' ? JSON.parse(policy) : policy) as {
-    deadLetterTargetArn?: unknown;
-    maxReceiveCount?: unknown;
-  };
-  const target = p.deadLetterTargetArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
-  const deadLetterLogicalId = target?.['Fn::GetAtt']?.[0];
-  if (deadLetterLogicalId === undefined) {
+function redriveOf(logicalId: string, properties: Record<string, unknown>): QueueDefinition['redrive'] {
+  if (properties.RedrivePolicy === undefined) return undefined;
+  const policy = redrivePolicyOf(properties);
+  const maxReceiveCount = readNumber(policy?.maxReceiveCount);
+  if (policy?.targetLogicalId === undefined || maxReceiveCount === undefined) {
     throw new TemplateError(
-      `Queue ${logicalId}: only a dead-letter queue of the same stack (Fn::GetAtt Queue.Arn) can be emulated`,
+      `Queue ${logicalId}: only a redrive policy to a dead-letter queue of the same stack (Fn::GetAtt Queue.Arn), ` +
+        'with a maxReceiveCount known at synth time, can be emulated',
     );
   }
-  return { deadLetterLogicalId, maxReceiveCount: Number(p.maxReceiveCount) };
+  return { deadLetterLogicalId: policy.targetLogicalId, maxReceiveCount };
 }
 
 /** Dead-letter queues first, so each redrive target exists when its source is created. */

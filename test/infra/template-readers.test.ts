@@ -1,0 +1,44 @@
+import { StackModel, isFifo } from '../../lib/exactly-once/aspects/model';
+import { EVENT_SOURCE_MAPPING, SQS_QUEUE } from '../../lib/exactly-once/template';
+import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
+import { synthStack } from '../support/synth';
+
+/**
+ * The correctness aspects read the stack as it is being synthesized, the local runtime reads the
+ * template synth wrote; both through lib/exactly-once/template. On the example's stack they must
+ * read the same wiring: what each mapping consumes and invokes, each queue's DLQ and kind.
+ */
+test("the aspects' model and the local runtime read the same wiring from the stack", () => {
+  // Arrange
+  const { stack, template } = synthStack();
+  const model = new StackModel(stack);
+  const local = template.toJSON() as CfnTemplate;
+
+  // Act
+  const modelSources = model.resourcesOfType(EVENT_SOURCE_MAPPING).map((esm) => {
+    const source = model.eventSource(esm);
+    const read =
+      source.kind === 'sqs'
+        ? source.queue.logicalId
+        : source.kind === 'dynamodb'
+          ? source.resource?.logicalId
+          : undefined;
+    return [esm.logicalId, read, model.targetFunction(esm).logicalId];
+  });
+  const localSources = eventSourceDefinitions(local).sources.map((s) => [
+    s.logicalId,
+    s.kind === 'sqs' ? s.queueLogicalId : s.tableLogicalId,
+    s.functionLogicalId,
+  ]);
+  const modelQueues = model
+    .resourcesOfType(SQS_QUEUE)
+    .map((q) => [q.logicalId, isFifo(q), model.deadLetterQueueOf(q)?.dlq.logicalId]);
+  const localQueues = queueDefinitions(local).map((q) => [q.logicalId, q.fifo, q.redrive?.deadLetterLogicalId]);
+
+  // Assert
+  expect(localSources.length).toBeGreaterThan(2);
+  expect(localSources.sort()).toEqual(modelSources.sort());
+  expect(localQueues.sort()).toEqual(modelQueues.sort());
+});
