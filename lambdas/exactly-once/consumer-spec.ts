@@ -72,16 +72,11 @@ export const consumerId = (name: string): string =>
     .join('');
 
 /**
- * The stack outputs of a consumer's queue and DLQ, by which tools find them.
+ * The stack outputs of a consumer's queue and DLQ, by which tools find them (`addToolOutputs` writes them).
  *
- * @example The shop's stack writes them (lib/shop/shop-stack.ts)
+ * @example The DLQ tool finds a consumer's DLQ in the stack's outputs
  * ```ts
- * for (const { spec, queues, dedupe } of pipelines.all) {
- *   const names = consumerOutputNames(spec.name);
- *   new CfnOutput(this, names.queueUrl, { value: queues.queue.queueUrl });
- *   new CfnOutput(this, names.deadLetterQueueUrl, { value: queues.deadLetterQueue.queueUrl });
- *   new CfnOutput(this, names.dedupeHorizonSeconds, { value: String(dedupe.horizonSeconds) });
- * }
+ * const dlqUrl = outputs[consumerOutputNames('fulfilment').deadLetterQueueUrl]; // FulfilmentDlqUrl
  * ```
  */
 export const consumerOutputNames = (name: string) => ({

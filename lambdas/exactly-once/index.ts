@@ -44,6 +44,7 @@ export {
   validateConsumerSpecs,
   type ConsumerSpec,
 } from './consumer-spec';
+export { STACK_OUTPUTS } from './stack-outputs';
 export { queueConsumerHandler, type QueueConsumer, type QueueConsumerHandler } from './consumer/queue-consumer';
 export {
   consumerConfigFromEnv,

@@ -14,11 +14,9 @@
  * @example The composition an application's stack writes (the shop's is lib/shop/shop-stack.ts)
  * ```ts
  * const pipelines = new ConsumerPipelines(this, 'Pipelines', { consumers: CONSUMERS, producedTypes, effectsTableName, ... });
- * const outbox = new OutboxRelay(this, 'OutboxRelay', {
- *   outboxTable: table,
- *   entityPartitionPrefix: 'ORDER#',
- *   routes: pipelines.all.map((p) => ({ consumer: p.spec.name, queueUrl: p.queues.queue.queueUrl, fifo: p.spec.fifo, eventTypes: [...p.spec.eventTypes] })),
- * });
+ * const outbox = new OutboxRelay(this, 'OutboxRelay', { outboxTable: table, entityPartitionPrefix: 'ORDER#', routes: outboxRoutes(pipelines.all) });
+ * grantOutboxPublishing(outbox, pipelines.all, table);
+ * addToolOutputs(this, { stage, humanRolePatterns, apiUrl: api.api.url, effectsTable, providerLogTable, pipelines: pipelines.all, outbox });
  * applyCorrectnessAspects(this);
  * ```
  */
@@ -45,6 +43,7 @@ export {
 } from './provider-endpoints';
 export { OutboxRelay, RELAY_ENTRY, SWEEPER_ENTRY, type OutboxRelayProps } from './outbox-relay';
 export { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
+export { addToolOutputs, type ToolOutputsProps } from './tool-outputs';
 export { Monitoring, type AlarmOptions, type MonitoringProps, type RunbookSection } from './monitoring';
 export { FAULT_TARGET_TAG, FaultInjectionSwitch, tagFaultTarget } from './fault-injection';
 export { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq';
@@ -68,6 +67,7 @@ export {
   type ConsumerSpec,
 } from '../../lambdas/exactly-once/consumer-spec';
 export { ENV } from '../../lambdas/exactly-once/env-names';
+export { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 export { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
 export { ENTITY_OUTBOX, PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
 // The caller rule, validated at synth so a pattern the API functions would refuse fails `cdk synth`.

@@ -5,8 +5,8 @@ import { CUSTOMER_ACCESS_PK_PREFIX, ORDER_PK_PREFIX } from '../../lambdas/shop/a
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
 import {
+  addToolOutputs,
   applyCorrectnessAspects,
-  consumerOutputNames,
   ConsumerPipelines,
   type ConsumerSpec,
   FaultInjectionSwitch,
@@ -165,27 +165,20 @@ export class ExactlyOnceStack extends Stack {
       );
     }
 
-    new CfnOutput(this, 'Stage', { value: config.stage });
-    // The proof kit derives its own caller (and so its order ids) by the stage's rule.
-    new CfnOutput(this, 'HumanRolePatterns', { value: config.humanRolePatterns.join(',') });
-    new CfnOutput(this, 'ApiUrl', { value: ordersApi.api.url });
+    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs.
+    addToolOutputs(this, {
+      stage: config.stage,
+      humanRolePatterns: config.humanRolePatterns,
+      apiUrl: ordersApi.api.url,
+      effectsTable: storage.effectsTable,
+      providerLogTable: storage.providerLogTable,
+      pipelines: pipelines.all,
+      outbox,
+      faultSwitch,
+    });
+    // The example's tooling module names these (its entity table, and the bench's tables).
     new CfnOutput(this, 'OrdersTableName', { value: storage.ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: storage.idempotencyTable.tableName });
-    new CfnOutput(this, 'EffectsTableName', { value: storage.effectsTable.tableName });
-    new CfnOutput(this, 'ProviderLogTableName', { value: storage.providerLogTable.tableName });
-    // Tools (`npm run dlq`, the proof kit) find each consumer's queue and DLQ by these names.
-    for (const { spec, queues, dedupe } of pipelines.all) {
-      const names = consumerOutputNames(spec.name);
-      new CfnOutput(this, names.queueUrl, { value: queues.queue.queueUrl });
-      new CfnOutput(this, names.deadLetterQueueUrl, { value: queues.deadLetterQueue.queueUrl });
-      new CfnOutput(this, names.dedupeHorizonSeconds, { value: String(dedupe.horizonSeconds) });
-    }
-    new CfnOutput(this, 'RelayFailureQueueUrl', { value: outbox.failureQueue.queueUrl });
-    // `npm run dlq` finds every DLQ by these output names.
-    if (outbox.sweeper.asyncDeadLetterQueue)
-      new CfnOutput(this, 'SweeperDlqUrl', { value: outbox.sweeper.asyncDeadLetterQueue.queueUrl });
-    if (faultSwitch !== undefined)
-      new CfnOutput(this, 'FaultParameterName', { value: faultSwitch.parameter.parameterName });
 
     // The stage decides how long logs are kept, for every log group whichever construct made it.
     Aspects.of(this).add(new LogRetentionAspect(config.logRetention), { priority: AspectPriority.MUTATING });

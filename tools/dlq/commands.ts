@@ -24,6 +24,7 @@ import {
 } from './stream-pointers';
 import { EXAMPLE } from '../example';
 import { requiredOutput } from '../stack';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /** What each command found or did: printed as text, or as JSON with --json. */
 export interface ListReport {
@@ -174,7 +175,7 @@ export async function runCommand(
   const findings = Object.keys(command.providerFindings);
   if (findings.length > 0 && queue.kind !== 'consumer')
     throw new UsageError(`--provider-performed/--provider-not-performed are for a consumer's DLQ, not ${queue.name}`);
-  const effectsTable = context.stack.outputs.EffectsTableName;
+  const effectsTable = context.stack.outputs[STACK_OUTPUTS.effectsTableName];
   if (findings.length > 0 && effectsTable === undefined)
     throw new UsageError('The stack outputs no EffectsTableName: there is no inbox to record the finding on');
   const options = {

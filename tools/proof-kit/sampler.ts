@@ -9,6 +9,7 @@ import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
 import { localProviderCounters, localProviderLog, providerCallItemsOf } from './provider-calls';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /**
  * Samples the pipeline while a proof run is under way, for the report's charts
@@ -29,7 +30,7 @@ export function sampledQueues(consumers: readonly ConsumerSpec[] = EXAMPLE.consu
   return [
     ...consumers.map((c) => consumerOutputNames(c.name).queueUrl),
     ...consumers.map((c) => consumerOutputNames(c.name).deadLetterQueueUrl),
-    'RelayFailureQueueUrl',
+    STACK_OUTPUTS.relayFailureQueueUrl,
   ];
 }
 export const SAMPLED_QUEUES: readonly string[] = sampledQueues();
@@ -199,7 +200,7 @@ export function acceptedIntents(
 
 /** firstCalledAt (epoch ms) by provider idempotency key `<consumer>:<eventId>`, read in batches of 100. */
 export async function firstCalls(target: Target, eventIds: readonly string[]): Promise<Map<string, number>> {
-  const table = target.outputs.ProviderLogTableName;
+  const table = target.outputs[STACK_OUTPUTS.providerLogTableName];
   const found = new Map<string, number>();
   const log = await localProviderLog(target.outputs);
   if (log !== undefined) {

@@ -16,6 +16,7 @@ import {
   localStackOutputs,
   requiredOutput,
 } from '../stack';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -66,7 +67,7 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
     kind: 'local',
     name: outputs.name,
     region: outputs.region!,
-    apiUrl: requiredOutput(outputs.outputs, 'ApiUrl'),
+    apiUrl: requiredOutput(outputs.outputs, STACK_OUTPUTS.apiUrl),
     outputs: outputs.outputs,
     callers,
     ...clients(
@@ -75,7 +76,9 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
       new SQSClient({ endpoint: outputs.endpoints.sqs, region: outputs.region, credentials }),
     ),
     // Only a build with fault injection (npm start's) reads the file: the FaultParameterName output says so.
-    ...(outputs.outputs.FaultParameterName ? { faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE } } : {}),
+    ...(outputs.outputs[STACK_OUTPUTS.faultParameterName]
+      ? { faultSwitch: { file: options.faultsFile ?? LOCAL_FAULTS_FILE } }
+      : {}),
   };
 }
 
@@ -91,14 +94,16 @@ export async function awsTarget(stackName: string): Promise<Target> {
     kind: 'aws',
     name: stackName,
     region,
-    apiUrl: requiredOutput(outputs, 'ApiUrl'),
+    apiUrl: requiredOutput(outputs, STACK_OUTPUTS.apiUrl),
     outputs,
     // The API scopes keys and orders to the principal (a workload role's sessions collapse to the role), so the
     // kit derives its order ids from the same principal, by the stage's rule (older stacks: the default rule).
-    callers: [{ arn: deployedCaller(identity.Arn!, outputs.HumanRolePatterns), credentials }],
+    callers: [{ arn: deployedCaller(identity.Arn!, outputs[STACK_OUTPUTS.humanRolePatterns]), credentials }],
     ...clients(new DynamoDBClient({}), new SQSClient({})),
     // A stack deployed without fault injection has no switch: runs without in-function faults still work.
-    ...(outputs.FaultParameterName ? { faultSwitch: { parameterName: outputs.FaultParameterName } } : {}),
+    ...(outputs[STACK_OUTPUTS.faultParameterName]
+      ? { faultSwitch: { parameterName: outputs[STACK_OUTPUTS.faultParameterName] } }
+      : {}),
   };
 }
 

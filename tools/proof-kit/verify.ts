@@ -21,6 +21,7 @@ import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDoma
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /**
  * Checks every invariant docs/proof-kit.md lists after a run, from the tables and the queues:
@@ -89,19 +90,19 @@ export async function verify(
   const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter((i) =>
     domain.isEntityOfRun(i, runId),
   );
-  const effectItems = await scan(documents, target.outputs.EffectsTableName);
+  const effectItems = await scan(documents, target.outputs[STACK_OUTPUTS.effectsTableName]);
   const providerLog = await localProviderLog(target.outputs);
   const providerItems =
     providerLog !== undefined
       ? providerCallItemsOf(providerLog)
-      : await scan(documents, target.outputs.ProviderLogTableName);
+      : await scan(documents, target.outputs[STACK_OUTPUTS.providerLogTableName]);
   const deadLetterQueues: RunFacts['deadLetterQueues'] = [];
   for (const [name, url] of [
     ...consumers.map((c) => [
       `${c.name} DLQ`,
       requiredOutput(target.outputs, consumerOutputNames(c.name).deadLetterQueueUrl),
     ]),
-    ['relay on-failure queue', target.outputs.RelayFailureQueueUrl],
+    ['relay on-failure queue', target.outputs[STACK_OUTPUTS.relayFailureQueueUrl]],
   ]) {
     deadLetterQueues.push({ name, messages: await peekAll(target, url) });
   }
