@@ -36,9 +36,9 @@ test('all faults together: effects equal intents, calls per order measured, repo
   // ends on a loaded 2-core machine; the invariants above are checked all the same.
   expect(results.verification.counts.entities).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
   expect(totalSuppressed(results)).toBeGreaterThan(0);
-  expect(results.perOrder.dynamodbWrites).toBeGreaterThan(0);
-  expect(results.perOrder.sqsRequests).toBeGreaterThan(0);
-  expect(results.costPerMillionOrders).toBeGreaterThan(0);
+  expect(results.perEntity.dynamodbWrites).toBeGreaterThan(0);
+  expect(results.perEntity.sqsRequests).toBeGreaterThan(0);
+  expect(results.costPerMillionEntities).toBeGreaterThan(0);
   // Four charts of the HTTP side, one of the effects applied (stored and as metrics), six of the pipeline
   // over time (queues, effects, faults, lag), one of the calls at the local provider.
   expect(html.match(/<svg /g)).toHaveLength(12);

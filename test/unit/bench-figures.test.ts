@@ -14,7 +14,7 @@ import {
 } from '../../tools/bench/figures';
 import { unitsPerOrderByTable } from '../../tools/bench/cost-model';
 import { describeMix, type RoundTrip } from '../../tools/bench/round-trips';
-import { apiKeyReadsPerOrder, costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
+import { apiKeyReadsPerEntity, costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({
   operation,
@@ -41,14 +41,14 @@ describe('bench arithmetic', () => {
 
   it('prices each component as units per order times the price per million units', () => {
     const cost = costBreakdown({
-      apiRequestsPerOrder: 1,
-      lambdaInvocationsPerOrder: 4,
-      lambdaGbSecondsPerOrder: 0.1,
+      apiRequestsPerEntity: 1,
+      lambdaInvocationsPerEntity: 4,
+      lambdaGbSecondsPerEntity: 0.1,
       dynamoDb: { orders: { writeUnits: 6, readUnits: 0 }, effects: { writeUnits: 12, readUnits: 2 } },
-      sqsRequestsPerOrder: 3,
+      sqsRequestsPerEntity: 3,
     });
 
-    const dollars = Object.fromEntries(cost.components.map((c) => [c.component, c.dollarsPerMillionOrders]));
+    const dollars = Object.fromEntries(cost.components.map((c) => [c.component, c.dollarsPerMillionEntities]));
     expect(dollars['API Gateway REST requests']).toBeCloseTo(3.5, 10);
     expect(dollars['Lambda requests']).toBeCloseTo(0.8, 10);
     expect(dollars['Lambda duration (GB-s, arm64)']).toBeCloseTo(0.1 * 1_000_000 * UNIT_PRICES.lambdaArmGbSecond, 10);
@@ -57,35 +57,35 @@ describe('bench arithmetic', () => {
     expect(dollars['DynamoDB effects RRU']).toBeCloseTo(0.25, 10);
     expect(dollars['DynamoDB orders RRU']).toBeUndefined(); // no reads: no line
     expect(dollars['SQS requests (64 KB chunks)']).toBeCloseTo(1.5, 10);
-    expect(cost.totalPerMillionOrders).toBeCloseTo(3.5 + 0.8 + 1.33334 + 3.75 + 7.5 + 0.25 + 1.5, 4);
+    expect(cost.totalPerMillionEntities).toBeCloseTo(3.5 + 0.8 + 1.33334 + 3.75 + 7.5 + 0.25 + 1.5, 4);
   });
 
   it("prices the providers' API key reads as SecureString reads, amortised over the orders of one cache period", () => {
     // 2 keys (one per consumer with a provider), each read once per 300 s, at 20 orders/s: 2 reads per 6,000 orders.
-    const reads = apiKeyReadsPerOrder({ ordersPerSecond: 20, cacheSeconds: 300, keysPerContainer: 2 });
+    const reads = apiKeyReadsPerEntity({ entitiesPerSecond: 20, cacheSeconds: 300, keysPerContainer: 2 });
 
     const cost = costBreakdown({
-      apiRequestsPerOrder: 0,
-      lambdaInvocationsPerOrder: 0,
+      apiRequestsPerEntity: 0,
+      lambdaInvocationsPerEntity: 0,
       dynamoDb: {},
-      sqsRequestsPerOrder: 0,
-      apiKeyReadsPerOrder: reads,
+      sqsRequestsPerEntity: 0,
+      apiKeyReadsPerEntity: reads,
     });
 
     expect(reads).toBeCloseTo(2 / 6_000, 12);
     expect(cost.components.at(-1)).toMatchObject({
       component: 'provider API key reads (SSM SecureString, KMS decrypt)',
-      dollarsPerMillionOrders: (2 / 6_000) * 3,
+      dollarsPerMillionEntities: (2 / 6_000) * 3,
     });
-    expect(apiKeyReadsPerOrder({ ordersPerSecond: 0, cacheSeconds: 300, keysPerContainer: 2 })).toBe(0);
+    expect(apiKeyReadsPerEntity({ entitiesPerSecond: 0, cacheSeconds: 300, keysPerContainer: 2 })).toBe(0);
   });
 
   it('leaves Lambda duration out when it was not measured', () => {
     const cost = costBreakdown({
-      apiRequestsPerOrder: 1,
-      lambdaInvocationsPerOrder: 1,
+      apiRequestsPerEntity: 1,
+      lambdaInvocationsPerEntity: 1,
       dynamoDb: {},
-      sqsRequestsPerOrder: 0,
+      sqsRequestsPerEntity: 0,
     });
 
     expect(cost.components.map((c) => c.component)).not.toContain('Lambda duration (GB-s, arm64)');

@@ -25,6 +25,7 @@ const AUDIT: ConsumerSpec = {
 
 const BOOKINGS: ProofDomain = {
   entityNoun: 'bookings',
+  entityNounSingular: 'booking',
   entityTableOutput: 'BookingsTableName',
   isEntityOfRun: (item) => item.entity === 'BOOKING',
   idOf: (entity) => String(entity.bookingId),
@@ -93,6 +94,7 @@ test("another domain's run: one booking for its key, its event claimed and its p
   expect(verification).toMatchObject({
     counts: { intents: 1, entities: 1, providerKeys: 1 },
     entityNoun: 'bookings',
+    entityNounSingular: 'booking',
     effectsChecked: '1 nights',
     appliedEffects: { audit: 1 },
   });

@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { htmlReport, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
+import { htmlReport, terminalSummary, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
 import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
 import type { Target } from '../../tools/proof-kit/target';
 import { smokeRunResults } from '../support/run-results';
@@ -11,6 +11,7 @@ const verification = {
   violations: [],
   counts: { intents: 2, entities: 2, providerKeys: 4 },
   entityNoun: 'orders',
+  entityNounSingular: 'order',
   effectsChecked: '0 cancelled; 1 SKUs, 1 customers',
   duplicatesSuppressed: {},
   appliedEffects: {},
@@ -54,7 +55,7 @@ describe('proof report: the pipeline over time', () => {
       'DLQ depth, per dead-letter queue',
       'Effects applied and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
       'Failures, injected or not, per consumer (cumulative)',
-      'Effect lag, order accepted -&gt; effect applied (by second accepted)',
+      'Effect lag, request accepted -&gt; effect applied (by second accepted)',
     ])
       expect(html).toContain(`<figcaption>${title}</figcaption>`);
     expect(html).toContain('data-series="Fulfilment"');
@@ -135,7 +136,7 @@ describe('proof report: cost per million orders', () => {
     // 2 orders: 2 API requests, 4 invocations, 10 writes, 2 reads and 6 SQS requests per order.
     const report = withCalls({ apiRequests: 4, lambdaInvocations: 8, dynamodbWrites: 20, dynamodbReads: 4, sqs: 12 });
 
-    expect(report.costPerMillionOrders).toBeCloseTo(
+    expect(report.costPerMillionEntities).toBeCloseTo(
       2 * UNIT_PRICES.apiGatewayRestPerMillion +
         4 * UNIT_PRICES.lambdaRequestsPerMillion +
         10 * UNIT_PRICES.dynamoDbWritesPerMillion +
@@ -146,7 +147,24 @@ describe('proof report: cost per million orders', () => {
   });
 
   it('computes no cost where the calls were not measured (AWS target)', () => {
-    expect(withCalls({ apiRequests: 4 }).costPerMillionOrders).toBeUndefined();
+    expect(withCalls({ apiRequests: 4 }).costPerMillionEntities).toBeUndefined();
+  });
+
+  it("says the calls and the cost per entity in the domain's words, in the terminal and the HTML", () => {
+    // Arrange
+    const bookings = { ...verification, entityNoun: 'bookings', entityNounSingular: 'booking' };
+    const calls = { apiRequests: 4, lambdaInvocations: 8, dynamodbWrites: 20, dynamodbReads: 4, sqs: 12 };
+
+    // Act
+    const run = smokeRunResults(bookings, { calls });
+    const terminal = terminalSummary(run);
+    const html = htmlReport(run);
+
+    // Assert
+    expect(terminal).toMatch(/^ {2}per booking {5}API 2\.00, Lambda 4\.00,/m);
+    expect(terminal).toMatch(/per million bookings in requests/);
+    expect(html).toMatch(/per million bookings \(/);
+    expect(`${terminal}${html}`).not.toMatch(/\border(s)?\b/);
   });
 });
 

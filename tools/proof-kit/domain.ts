@@ -50,6 +50,8 @@ export type PerformedCall = Pick<PerformedEffect, 'key' | 'seq' | 'payload' | 'e
 export interface ProofDomain {
   /** What the entities are called in the reports, plural (`orders`). */
   readonly entityNoun: string;
+  /** The same, singular (`order`): the report's calls per entity. */
+  readonly entityNounSingular: string;
   /** The stack output naming the table the API writes its entities to. */
   readonly entityTableOutput: string;
   /** Whether a scanned item of that table is an entity of run `runId` ('' = of any run). */

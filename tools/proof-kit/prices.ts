@@ -22,113 +22,113 @@ export const UNIT_PRICES = {
   secureParameterReadsPerMillion: 0 + 3.0,
 };
 
-/** One line of a cost breakdown: what is billed, how many units per order, and the price per million units. */
+/** One line of a cost breakdown: what is billed, how many units per entity, and the price per million units. */
 export interface CostComponent {
   component: string;
-  unitsPerOrder: number;
+  unitsPerEntity: number;
   pricePerMillionUnits: number;
 }
 
-/** Dollars per million orders for one component: units per order x price per million units. */
-function componentCostPerMillionOrders(c: CostComponent): number {
-  return c.unitsPerOrder * c.pricePerMillionUnits;
+/** Dollars per million entities for one component: units per entity x price per million units. */
+function componentCostPerMillionEntities(c: CostComponent): number {
+  return c.unitsPerEntity * c.pricePerMillionUnits;
 }
 
-function totalCostPerMillionOrders(components: readonly CostComponent[]): number {
-  return components.reduce((sum, c) => sum + componentCostPerMillionOrders(c), 0);
+function totalCostPerMillionEntities(components: readonly CostComponent[]): number {
+  return components.reduce((sum, c) => sum + componentCostPerMillionEntities(c), 0);
 }
 
 /**
- * Cost per million orders in requests, by component. Inputs are per order. The
+ * Cost per million entities (the shop's orders) in requests, by component. Inputs are per entity. The
  * proof kit's report (every table measured together) and the bench (per table,
  * and Lambda duration where measured) both price with it.
  */
 export interface CostInputs {
-  apiRequestsPerOrder: number;
-  lambdaInvocationsPerOrder: number;
-  /** GB-seconds per order at the functions' memory sizes; undefined when not measured. */
-  lambdaGbSecondsPerOrder?: number;
-  /** Write/read request units per order, by table label. */
+  apiRequestsPerEntity: number;
+  lambdaInvocationsPerEntity: number;
+  /** GB-seconds per entity at the functions' memory sizes; undefined when not measured. */
+  lambdaGbSecondsPerEntity?: number;
+  /** Write/read request units per entity, by table label. */
   dynamoDb: Record<string, { writeUnits: number; readUnits: number }>;
-  /** SQS requests per order, each counted in 64 KB chunks. */
-  sqsRequestsPerOrder: number;
-  /** Reads of the providers' API keys (SSM SecureString) per order, amortised by the cache; omitted: none. */
-  apiKeyReadsPerOrder?: number;
+  /** SQS requests per entity, each counted in 64 KB chunks. */
+  sqsRequestsPerEntity: number;
+  /** Reads of the providers' API keys (SSM SecureString) per entity, amortised by the cache; omitted: none. */
+  apiKeyReadsPerEntity?: number;
 }
 
 export interface CostBreakdown {
-  components: (CostComponent & { dollarsPerMillionOrders: number })[];
-  totalPerMillionOrders: number;
+  components: (CostComponent & { dollarsPerMillionEntities: number })[];
+  totalPerMillionEntities: number;
 }
 
 export function costBreakdown(inputs: CostInputs): CostBreakdown {
   const components: CostComponent[] = [
     {
       component: 'API Gateway REST requests',
-      unitsPerOrder: inputs.apiRequestsPerOrder,
+      unitsPerEntity: inputs.apiRequestsPerEntity,
       pricePerMillionUnits: UNIT_PRICES.apiGatewayRestPerMillion,
     },
     {
       component: 'Lambda requests',
-      unitsPerOrder: inputs.lambdaInvocationsPerOrder,
+      unitsPerEntity: inputs.lambdaInvocationsPerEntity,
       pricePerMillionUnits: UNIT_PRICES.lambdaRequestsPerMillion,
     },
   ];
-  if (inputs.lambdaGbSecondsPerOrder !== undefined)
-    components.push(lambdaDurationComponent(inputs.lambdaGbSecondsPerOrder));
+  if (inputs.lambdaGbSecondsPerEntity !== undefined)
+    components.push(lambdaDurationComponent(inputs.lambdaGbSecondsPerEntity));
   for (const [table, units] of Object.entries(inputs.dynamoDb)) {
     components.push({
       component: `DynamoDB ${table} WRU`,
-      unitsPerOrder: units.writeUnits,
+      unitsPerEntity: units.writeUnits,
       pricePerMillionUnits: UNIT_PRICES.dynamoDbWritesPerMillion,
     });
     if (units.readUnits > 0)
       components.push({
         component: `DynamoDB ${table} RRU`,
-        unitsPerOrder: units.readUnits,
+        unitsPerEntity: units.readUnits,
         pricePerMillionUnits: UNIT_PRICES.dynamoDbReadsPerMillion,
       });
   }
   // Priced at the FIFO rate: most of the pipeline's requests go to the FIFO queue.
   components.push({
     component: 'SQS requests (64 KB chunks)',
-    unitsPerOrder: inputs.sqsRequestsPerOrder,
+    unitsPerEntity: inputs.sqsRequestsPerEntity,
     pricePerMillionUnits: UNIT_PRICES.sqsFifoPerMillion,
   });
-  if (inputs.apiKeyReadsPerOrder !== undefined)
+  if (inputs.apiKeyReadsPerEntity !== undefined)
     components.push({
       component: 'provider API key reads (SSM SecureString, KMS decrypt)',
-      unitsPerOrder: inputs.apiKeyReadsPerOrder,
+      unitsPerEntity: inputs.apiKeyReadsPerEntity,
       pricePerMillionUnits: UNIT_PRICES.secureParameterReadsPerMillion,
     });
   return {
-    components: components.map((c) => ({ ...c, dollarsPerMillionOrders: componentCostPerMillionOrders(c) })),
-    totalPerMillionOrders: totalCostPerMillionOrders(components),
+    components: components.map((c) => ({ ...c, dollarsPerMillionEntities: componentCostPerMillionEntities(c) })),
+    totalPerMillionEntities: totalCostPerMillionEntities(components),
   };
 }
 
-/** Lambda GB-seconds per order priced as a per-million-orders unit (the price is per GB-s, not per million). */
+/** Lambda GB-seconds per entity priced as a per-million-entities unit (the price is per GB-s, not per million). */
 function lambdaDurationComponent(gbSecondsPerOrder: number): CostComponent {
   return {
     component: 'Lambda duration (GB-s, arm64)',
-    unitsPerOrder: gbSecondsPerOrder,
+    unitsPerEntity: gbSecondsPerOrder,
     pricePerMillionUnits: UNIT_PRICES.lambdaArmGbSecond * 1_000_000,
   };
 }
 
 /**
- * API key reads per order: each warm container reads each key it uses once per cache period
- * (`cacheSeconds`), whatever it sends meanwhile, so at `ordersPerSecond` the reads spread over
- * `ordersPerSecond x cacheSeconds` orders. `keysPerContainer` sums, over the consumers, the keys each
+ * API key reads per entity: each warm container reads each key it uses once per cache period
+ * (`cacheSeconds`), whatever it sends meanwhile, so at `entitiesPerSecond` the reads spread over
+ * `entitiesPerSecond x cacheSeconds` entities. `keysPerContainer` sums, over the consumers, the keys each
  * reads, one warm container each; more containers at a higher rate scale both sides alike.
  */
-export function apiKeyReadsPerOrder(options: {
-  ordersPerSecond: number;
+export function apiKeyReadsPerEntity(options: {
+  entitiesPerSecond: number;
   cacheSeconds: number;
   keysPerContainer: number;
 }): number {
-  const orders = options.ordersPerSecond * options.cacheSeconds;
-  return orders > 0 ? options.keysPerContainer / orders : 0;
+  const entities = options.entitiesPerSecond * options.cacheSeconds;
+  return entities > 0 ? options.keysPerContainer / entities : 0;
 }
 
 /** SQS bills each 64 KB chunk of a payload as one request. */
@@ -137,7 +137,7 @@ export function sqsBilledRequests(payloadBytes: number): number {
 }
 
 /**
- * What a deployed stack costs per month before any order: published AWS list
+ * What a deployed stack costs per month before any request: published AWS list
  * prices (us-east-1), for the bench's idle cost (tools/bench/idle-cost.ts). A month
  * is 730 hours, as AWS prices monthly items.
  */

@@ -67,8 +67,8 @@ export interface RunResults {
   evidence?: FaultEvidence;
   /** Local provider only: what its chaos did over this run, one count per request a fault hit. */
   providerChaos?: ChaosCounters;
-  perOrder: Record<string, number | undefined>;
-  costPerMillionOrders?: number;
+  perEntity: Record<string, number | undefined>;
+  costPerMillionEntities?: number;
   timeline: { second: number; requests: number; p50: number; p99: number }[];
   /** The pipeline over the run's time axis (queues, consumers, effect lag), when it was sampled. */
   pipeline?: PipelineSamples;
@@ -96,28 +96,28 @@ export function summarize(
   const byOperation: Record<string, number> = {};
   for (const p of input.plan) byOperation[p.op] = (byOperation[p.op] ?? 0) + 1;
 
-  const orders = Math.max(1, input.verification.counts.entities);
-  const perOrder = {
-    apiRequests: input.calls.apiRequests / orders,
-    lambdaInvocations: ratio(input.calls.lambdaInvocations, orders),
-    dynamodbWrites: ratio(input.calls.dynamodbWrites, orders),
-    dynamodbReads: ratio(input.calls.dynamodbReads, orders),
-    sqsRequests: ratio(input.calls.sqs, orders),
+  const entities = Math.max(1, input.verification.counts.entities);
+  const perEntity = {
+    apiRequests: input.calls.apiRequests / entities,
+    lambdaInvocations: ratio(input.calls.lambdaInvocations, entities),
+    dynamodbWrites: ratio(input.calls.dynamodbWrites, entities),
+    dynamodbReads: ratio(input.calls.dynamodbReads, entities),
+    sqsRequests: ratio(input.calls.sqs, entities),
   };
   const measured =
-    perOrder.lambdaInvocations !== undefined &&
-    perOrder.dynamodbWrites !== undefined &&
-    perOrder.sqsRequests !== undefined;
+    perEntity.lambdaInvocations !== undefined &&
+    perEntity.dynamodbWrites !== undefined &&
+    perEntity.sqsRequests !== undefined;
   // Every table measured together: one write and one read line.
-  const costPerMillionOrders = measured
+  const costPerMillionEntities = measured
     ? costBreakdown({
-        apiRequestsPerOrder: perOrder.apiRequests,
-        lambdaInvocationsPerOrder: perOrder.lambdaInvocations!,
+        apiRequestsPerEntity: perEntity.apiRequests,
+        lambdaInvocationsPerEntity: perEntity.lambdaInvocations!,
         dynamoDb: {
-          'all tables (measured)': { writeUnits: perOrder.dynamodbWrites!, readUnits: perOrder.dynamodbReads ?? 0 },
+          'all tables (measured)': { writeUnits: perEntity.dynamodbWrites!, readUnits: perEntity.dynamodbReads ?? 0 },
         },
-        sqsRequestsPerOrder: perOrder.sqsRequests!,
-      }).totalPerMillionOrders
+        sqsRequestsPerEntity: perEntity.sqsRequests!,
+      }).totalPerMillionEntities
     : undefined;
 
   const start = Math.min(...input.observations.map((o) => o.startedAt));
@@ -160,16 +160,16 @@ export function summarize(
     calls: input.calls,
     evidence: input.evidence,
     providerChaos: input.providerChaos,
-    perOrder,
-    costPerMillionOrders,
+    perEntity,
+    costPerMillionEntities,
     timeline,
     ...(input.pipeline === undefined ? {} : { pipeline: input.pipeline }),
     passed: input.verification.violations.length === 0 && input.drain.drained,
   };
 }
 
-function ratio(value: number | undefined, orders: number): number | undefined {
-  return value === undefined ? undefined : value / orders;
+function ratio(value: number | undefined, entities: number): number | undefined {
+  return value === undefined ? undefined : value / entities;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -212,8 +212,8 @@ export function terminalSummary(r: RunResults): string {
     ...(chaosSummary(r.providerChaos) === '' ? [] : [`  provider chaos  ${chaosSummary(r.providerChaos)}`]),
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
-    `  per order       API ${fmt(r.perOrder.apiRequests)}, Lambda ${fmt(r.perOrder.lambdaInvocations)}, DynamoDB writes ${fmt(r.perOrder.dynamodbWrites)}, reads ${fmt(r.perOrder.dynamodbReads)}, SQS ${fmt(r.perOrder.sqsRequests)}`,
-    `  cost            ${r.costPerMillionOrders === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionOrders.toFixed(2)} per million orders in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
+    `  per ${v.entityNounSingular.padEnd(11)} API ${fmt(r.perEntity.apiRequests)}, Lambda ${fmt(r.perEntity.lambdaInvocations)}, DynamoDB writes ${fmt(r.perEntity.dynamodbWrites)}, reads ${fmt(r.perEntity.dynamodbReads)}, SQS ${fmt(r.perEntity.sqsRequests)}`,
+    `  cost            ${r.costPerMillionEntities === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionEntities.toFixed(2)} per million ${v.entityNoun} in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
     `  effects         ${v.counts.entities} ${v.entityNoun} for ${v.counts.intents} intents (${v.effectsChecked}); ${v.counts.providerKeys} provider keys checked`,
     // Counted at the provider (the local provider's log): one line each, as they are.
     ...(v.providerLines ?? []),
@@ -349,9 +349,9 @@ export function htmlReport(r: RunResults): string {
       : [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]),
     [
       'cost',
-      r.costPerMillionOrders === undefined
+      r.costPerMillionEntities === undefined
         ? 'not measured'
-        : `$${r.costPerMillionOrders.toFixed(2)} per million orders (${UNIT_PRICES.asOf})`,
+        : `$${r.costPerMillionEntities.toFixed(2)} per million ${v.entityNoun} (${UNIT_PRICES.asOf})`,
     ],
   ])}</table>
 ${charts}
@@ -365,7 +365,7 @@ ${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations"
 /**
  * The pipeline over the run's time axis: where the messages are (queued, in
  * flight, dead-lettered), what the consumers did with them, and how long an
- * accepted order waited for each effect. The dashed lines mark the run's phases.
+ * accepted request waited for each effect. The dashed lines mark the run's phases.
  */
 export function pipelineCharts(p: PipelineSamples): string[] {
   const marks = p.marks.map((m) => ({ x: m.second, label: m.label }));
@@ -441,9 +441,9 @@ export function pipelineCharts(p: PipelineSamples): string[] {
       marks,
     ),
     lineChart(
-      'Effect lag, order accepted -> effect applied (by second accepted)',
+      'Effect lag, request accepted -> effect applied (by second accepted)',
       lagSeries,
-      { x: 'seconds into the run (order accepted)', y: 'ms' },
+      { x: 'seconds into the run (request accepted)', y: 'ms' },
       marks,
     ),
     ...(providerSamples.length === 0

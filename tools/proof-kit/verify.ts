@@ -56,6 +56,7 @@ export interface Verification {
   };
   /** What the entities are called (`orders`) and what the domain's invariants checked (`8 cancelled; 40 SKUs, 30 customers`). */
   entityNoun: string;
+  entityNounSingular: string;
   effectsChecked: string;
   duplicatesSuppressed: Record<string, number>;
   /**
@@ -299,6 +300,7 @@ export function checkInvariants(options: RunFacts): Verification {
     violations,
     counts: { intents: intents.size, entities: entities.length, providerKeys: providerKeys.size },
     entityNoun: domain.entityNoun,
+    entityNounSingular: domain.entityNounSingular,
     effectsChecked: domainCheck.summary,
     duplicatesSuppressed,
     appliedEffects,

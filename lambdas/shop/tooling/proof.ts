@@ -211,6 +211,7 @@ export function picksAfterCancel<E extends { seq: number; payload: Record<string
 /** The shop, as the proof kit judges it. */
 export const SHOP_PROOF: ProofDomain = {
   entityNoun: 'orders',
+  entityNounSingular: 'order',
   entityTableOutput: 'OrdersTableName',
   isEntityOfRun: (item, runId) =>
     item.entity === ENTITY_ORDER && (runId === '' || String(item.customerId ?? '').startsWith(`${runId}-`)),

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_MIX } from '../../../../tools/proof-kit/plan';
 import { waitForDrain } from '../../../../tools/proof-kit/drain';
 import {
-  apiKeyReadsPerOrder,
+  apiKeyReadsPerEntity,
   costBreakdown,
   sqsBilledRequests,
   UNIT_PRICES,
@@ -368,13 +368,13 @@ async function measureAll(
   const keysPerContainer = EXAMPLE.consumers.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
   const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
-    apiRequestsPerOrder: 1,
-    lambdaInvocationsPerOrder: ratio(statsAfter.lambdaInvocations - statsBefore.lambdaInvocations, cleanOrders),
-    lambdaGbSecondsPerOrder: gbSeconds(fnBefore, fnAfter, cleanOrders),
+    apiRequestsPerEntity: 1,
+    lambdaInvocationsPerEntity: ratio(statsAfter.lambdaInvocations - statsBefore.lambdaInvocations, cleanOrders),
+    lambdaGbSecondsPerEntity: gbSeconds(fnBefore, fnAfter, cleanOrders),
     dynamoDb: deployedTables,
-    sqsRequestsPerOrder: sqsChunks * ratio(statsAfter.sqs - statsBefore.sqs, cleanOrders),
-    apiKeyReadsPerOrder: apiKeyReadsPerOrder({
-      ordersPerSecond: keyReadRate,
+    sqsRequestsPerEntity: sqsChunks * ratio(statsAfter.sqs - statsBefore.sqs, cleanOrders),
+    apiKeyReadsPerEntity: apiKeyReadsPerEntity({
+      entitiesPerSecond: keyReadRate,
       cacheSeconds: API_KEY_CACHE_SECONDS,
       keysPerContainer,
     }),
@@ -398,11 +398,11 @@ async function measureAll(
   const perOrder = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') =>
     ratio(defaultAfter[key] - defaultBefore[key], ordersPlaced);
   const defaultPlan = costBreakdown({
-    apiRequestsPerOrder: ratio(plan.length, ordersPlaced),
-    lambdaInvocationsPerOrder: perOrder('lambdaInvocations'),
-    lambdaGbSecondsPerOrder: gbSeconds(fnDefaultBefore, fnDefaultAfter, ordersPlaced),
+    apiRequestsPerEntity: ratio(plan.length, ordersPlaced),
+    lambdaInvocationsPerEntity: perOrder('lambdaInvocations'),
+    lambdaGbSecondsPerEntity: gbSeconds(fnDefaultBefore, fnDefaultAfter, ordersPlaced),
     dynamoDb: unitsPerOrderByTable(defaultBefore, defaultAfter, ordersPlaced, label),
-    sqsRequestsPerOrder: sqsChunks * perOrder('sqs'),
+    sqsRequestsPerEntity: sqsChunks * perOrder('sqs'),
   });
   printCost(`default plan (${plan.length} requests for ${ordersPlaced} orders)`, defaultPlan, print);
   if (runtime.functions() === undefined)
@@ -444,8 +444,8 @@ async function measureAll(
       emulatorLimitOrdersPerSecond: limit.ordersPerSecond,
       apiReplayP50Ms: replays.latency.p50,
       apiFirstRequestP50Ms: pipeline.firstRequest.p50,
-      cleanPathCostPerMillion: clean.totalPerMillionOrders,
-      defaultPlanCostPerMillion: defaultPlan.totalPerMillionOrders,
+      cleanPathCostPerMillion: clean.totalPerMillionEntities,
+      defaultPlanCostPerMillion: defaultPlan.totalPerMillionEntities,
       idleCostPerMonth: idle?.totalPerMonth,
       consumers: { plain: side('plain'), powertools: side('powertools'), ours: side('ours') },
       faults: {
@@ -559,7 +559,7 @@ function delta(before: RuntimeStats, after: RuntimeStats) {
 function printCost(name: string, cost: CostBreakdown, print: (line: string) => void): void {
   const parts = cost.components.map(
     (c) =>
-      `${c.component} ${c.unitsPerOrder.toFixed(c.unitsPerOrder < 0.1 ? 4 : 2)}/order = $${c.dollarsPerMillionOrders.toFixed(2)}`,
+      `${c.component} ${c.unitsPerEntity.toFixed(c.unitsPerEntity < 0.1 ? 4 : 2)}/order = $${c.dollarsPerMillionEntities.toFixed(2)}`,
   );
-  print(`cost ${name}: $${cost.totalPerMillionOrders.toFixed(2)} per million orders = ${parts.join('; ')}`);
+  print(`cost ${name}: $${cost.totalPerMillionEntities.toFixed(2)} per million orders = ${parts.join('; ')}`);
 }
