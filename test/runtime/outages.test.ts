@@ -148,7 +148,7 @@ test('a consumer outage of 75 s: every message fails try after try, none is dead
   expect(results.verification.deadLetters.filter((d) => !d.expected)).toEqual([]);
   // Messages really failed again and again: a budget counted in receives (5, say) would have dead-lettered them.
   expect(Math.max(...tries)).toBeGreaterThanOrEqual(5);
-  expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThanOrEqual(SMALL.orders);
+  expect(results.verification.consumerMetrics.loyalty?.TransientFailure ?? 0).toBeGreaterThanOrEqual(SMALL.intents);
   // Every batch failed whole during the outage, and was reported record by record, never thrown
   // (other invoke errors, e.g. a cold start timing out on a loaded machine, are not this test's subject).
   const invokeErrors = runtimeLog.lines.slice(logFrom).filter((l) => l.includes('Invoke Error'));

@@ -9,11 +9,11 @@ import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
 import { localTarget, type Target } from '../../tools/proof-kit/target';
 import { capturingLogger, startSynthesizedStack } from './fixtures';
 
-/** The proof kit's runs at small scale: 20 orders on 4 customers and 4 SKUs. */
-export const SMALL: Profile = { orders: 20, connections: 4, customers: 4, skus: 4, drainTimeoutMs: 300_000 };
+/** The proof kit's runs at small scale: 20 orders from 4 customers on 4 SKUs. */
+export const SMALL: Profile = { intents: 20, connections: 4, parties: 4, resources: 4, drainTimeoutMs: 300_000 };
 
 /** Every planned order gets its 201 unless the machine drops a connection: a run far below this proves little. */
-export const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.orders * 0.9);
+export const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.intents * 0.9);
 
 export const totalSuppressed = (r: RunResults) =>
   Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);

@@ -36,7 +36,7 @@ const transientFailures = (r: RunResults) =>
   Object.values(r.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0);
 
 /** The DLQ copies the redrive fault seeds (tools/proof-kit/run.ts): at least two, one per ten orders. */
-const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.orders / 10));
+const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.intents / 10));
 
 /**
  * What each fault leaves behind, as the host, the queues or the metrics saw it in that run. A fault

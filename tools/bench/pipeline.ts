@@ -42,12 +42,12 @@ export function benchPlan(
   const runId = `bp${Date.now().toString(36)}${seed}`;
   const domain = proofDomain();
   return domain.buildPlan(seededRandom(seed), {
-    orders,
+    intents: orders,
     mix,
     callers: target.callers.map((c) => c.arn),
-    customers: Math.max(5, Math.ceil(orders / 8)),
+    parties: Math.max(5, Math.ceil(orders / 8)),
     // 1: every order on one SKU per line position (the proof kit's hot-sku profile).
-    skus,
+    resources: skus,
     runId,
     entityIdOf: domain.entityIdOf,
   });

@@ -13,8 +13,9 @@ import { awsTarget, localTarget } from './target';
  */
 const USAGE = `Usage: npm run loadtest -- [options]
   --profile NAME                 smoke|default|hot-sku|soak: sizes and concurrency (default: default;
-                                 hot-sku: the default load with every order on at most 3 SKUs)
-  --orders N                     new orders to place (overrides the profile)
+                                 hot-sku: the default load on one resource, e.g. at most 3 SKUs)
+  --intents N                    new intents to send, e.g. orders to place (overrides the profile;
+                                 --orders N is the same)
   --connections N                concurrent HTTP connections
   --rate N                       requests per second overall (default: as fast as possible)
   --seed N                       makes the request plan reproducible, and seeds the fault rolls
@@ -29,7 +30,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
                                  besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
-  --verify-only                  send nothing: drain, then check the invariants over every order in the stack
+  --verify-only                  send nothing: drain, then check the invariants over every entity in the stack
                                  (after an Artillery run or an FIS experiment; see tools/proof-kit/aws/)
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
 
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       profile: { type: 'string', default: 'default' },
+      intents: { type: 'string' },
       orders: { type: 'string' },
       connections: { type: 'string' },
       rate: { type: 'string' },
@@ -62,7 +64,8 @@ async function main(): Promise<number> {
   if (!(profileName in PROFILES)) throw new UsageError(`Unknown profile ${values.profile}`);
   const profile = {
     ...PROFILES[profileName],
-    ...(values.orders ? { orders: positiveInt(values.orders, '--orders') } : {}),
+    ...(values.orders ? { intents: positiveInt(values.orders, '--orders') } : {}),
+    ...(values.intents ? { intents: positiveInt(values.intents, '--intents') } : {}),
     ...(values.connections ? { connections: positiveInt(values.connections, '--connections') } : {}),
     ...(values.rate ? { rate: positiveInt(values.rate, '--rate') } : {}),
   };

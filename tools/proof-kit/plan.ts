@@ -35,12 +35,16 @@ export const DEFAULT_MIX: Mix = { new: 0.6, retrySequential: 0.1, retryConcurren
 
 export interface PlanOptions {
   /** How many new intents (a create under a new key): the plan's size, whatever the mix adds around them. */
-  orders: number;
+  intents: number;
   mix: Mix;
   callers: string[];
-  /** How many distinct customers and SKUs the shop's plan spreads its orders over (the hot-sku profile: 1 SKU); another domain reads what it needs. */
-  customers: number;
-  skus: number;
+  /**
+   * How many distinct parties the intents come from (the shop's customers, the bookings' guests), and how
+   * many resources they contend for (the shop's SKUs, the bookings' rooms; the hot-sku profile: 1). A
+   * domain's plan reads the ones it has.
+   */
+  parties: number;
+  resources: number;
   /** Every request body carries it, so the run's events and dead letters can be told from earlier traffic. */
   runId: string;
   /** Maps (caller, key) to the entity id the API will assign (deterministic by design). */

@@ -25,27 +25,29 @@ import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls
  * drain, redrive, drain, verify. Returns the results; the CLI prints and writes them.
  */
 export interface Profile {
-  orders: number;
+  /** New intents to send (`PlanOptions.intents`). */
+  intents: number;
   connections: number;
   rate?: number;
-  customers: number;
-  skus: number;
+  /** `PlanOptions.parties` and `resources`: how wide the plan spreads its intents, and how hot it makes them. */
+  parties: number;
+  resources: number;
   drainTimeoutMs: number;
 }
 
 /**
  * - smoke: a minute without faults, for a first look and CI (with every fault, a few: retries back off);
  * - default: the proof run;
- * - hot-sku: the default load with every order on one SKU per line position (at
- *   most 3 SKUs in all), so orders in one FIFO batch contend for the same stock
+ * - hot-sku: the default load on one resource (the shop: one SKU per line position,
+ *   at most 3 SKUs in all), so intents in one FIFO batch contend for the same
  *   items: transaction conflicts, retried in-process with jitter;
  * - soak: long and wide.
  */
 export const PROFILES: Record<'smoke' | 'default' | 'hot-sku' | 'soak', Profile> = {
-  smoke: { orders: 20, connections: 4, customers: 5, skus: 5, drainTimeoutMs: 180_000 },
-  default: { orders: 300, connections: 16, customers: 40, skus: 25, drainTimeoutMs: 240_000 },
-  'hot-sku': { orders: 300, connections: 16, customers: 40, skus: 1, drainTimeoutMs: 240_000 },
-  soak: { orders: 20_000, connections: 32, rate: 100, customers: 500, skus: 200, drainTimeoutMs: 900_000 },
+  smoke: { intents: 20, connections: 4, parties: 5, resources: 5, drainTimeoutMs: 180_000 },
+  default: { intents: 300, connections: 16, parties: 40, resources: 25, drainTimeoutMs: 240_000 },
+  'hot-sku': { intents: 300, connections: 16, parties: 40, resources: 1, drainTimeoutMs: 240_000 },
+  soak: { intents: 20_000, connections: 32, rate: 100, parties: 500, resources: 200, drainTimeoutMs: 900_000 },
 };
 
 export interface RunOptions {
@@ -73,15 +75,15 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
   const domain = proofDomain();
   const plan = domain.buildPlan(random, {
-    orders: profile.orders,
+    intents: profile.intents,
     mix: options.mix ?? DEFAULT_MIX,
     callers: target.callers.map((c) => c.arn),
-    customers: profile.customers,
-    skus: profile.skus,
+    parties: profile.parties,
+    resources: profile.resources,
     runId,
     entityIdOf: domain.entityIdOf,
   });
-  log(`Plan: ${plan.length} requests for ${profile.orders} orders (run ${runId}, seed ${options.seed})`);
+  log(`Plan: ${plan.length} requests for ${profile.intents} ${domain.entityNoun} (run ${runId}, seed ${options.seed})`);
 
   const enabled = options.faults.enabled;
   // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
@@ -161,7 +163,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
     }
     if (enabled.includes('redrive')) {
-      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.orders / 10)));
+      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.intents / 10)));
       log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
     }
     await recover();

@@ -48,13 +48,13 @@ export function buildOrderPlan(random: Random, options: PlanOptions): PlannedReq
   const others = options.mix.retrySequential + options.mix.retryConcurrent + options.mix.cancel + options.mix.read;
   const othersPerNew = options.mix.new > 0 ? others / options.mix.new : 0;
 
-  for (let n = 0; n < options.orders; n++) {
+  for (let n = 0; n < options.intents; n++) {
     const caller = pick(random, options.callers);
     const key = `${options.runId}-${n}`;
     const body: OrderBody = {
-      customerId: `${options.runId}-cust-${intBetween(random, 1, options.customers)}`,
+      customerId: `${options.runId}-cust-${intBetween(random, 1, options.parties)}`,
       items: Array.from({ length: intBetween(random, 1, 3) }, (_, i) => ({
-        sku: `${options.runId}-sku-${intBetween(random, 1, options.skus)}-${i}`,
+        sku: `${options.runId}-sku-${intBetween(random, 1, options.resources)}-${i}`,
         quantity: intBetween(random, 1, 5),
         unitPriceCents: intBetween(random, 50, 5_000),
       })),
