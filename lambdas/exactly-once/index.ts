@@ -125,5 +125,6 @@ export {
 export { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from './config';
 export { ENV, providerEnvNames } from './env-names';
 export { dynamoDbClient, dynamoDbDocumentClient, sqsClient } from './aws/clients';
+export { idempotencyStore } from './aws/idempotency-store';
 export { isContention, isDependencyFailure } from './aws/transient-errors';
 export { flushMetrics, logger, metrics, MetricUnit } from './runtime/observability';

@@ -1,6 +1,6 @@
 import '../../tools/simulation/world/environment';
 import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
-import { idempotencyStore } from '../../lambdas/shop/aws/idempotency-store';
+import { idempotencyStore } from '../../lambdas/exactly-once/aws/idempotency-store';
 import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-order';
 import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
 import { lambdaContext, VALID_ORDER } from '../support/api-events';

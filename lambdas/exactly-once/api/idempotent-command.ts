@@ -119,7 +119,7 @@ export interface IdempotentCommandOptions<Request> {
  *     const booking = await bookings.confirm(deriveBookingId(caller, idempotencyKey), caller, request);
  *     return json(201, booking, { Location: `/bookings/${booking.bookingId}` });
  *   },
- *   persistenceStore: new DynamoDBPersistenceLayer({ tableName: requireEnv('IDEMPOTENCY_TABLE_NAME') }),
+ *   persistenceStore: idempotencyStore(requireEnv('IDEMPOTENCY_TABLE_NAME')),
  *   keyExpirySeconds: 24 * 3600,
  * });
  * ```

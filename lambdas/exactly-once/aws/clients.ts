@@ -13,7 +13,7 @@ let documentClient: DynamoDBDocumentClient | undefined;
 /**
  * The process's DynamoDB client, for libraries that take the low-level client.
  *
- * @example Powertools' idempotency persistence (lambdas/shop/aws/idempotency-store.ts)
+ * @example Powertools' idempotency persistence (`idempotencyStore`)
  * ```ts
  * import { dynamoDbClient } from '../../exactly-once';
  *

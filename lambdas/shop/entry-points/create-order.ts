@@ -1,6 +1,7 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import {
   dynamoDbDocumentClient,
+  idempotencyStore,
   idempotentCommand,
   json,
   metrics,
@@ -10,7 +11,6 @@ import {
   type CallerRule,
 } from '../../exactly-once';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
-import { idempotencyStore } from '../aws/idempotency-store';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';

@@ -1,5 +1,4 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
@@ -7,6 +6,7 @@ import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../aws/ledge
 import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../../../exactly-once/aws/dynamodb-outbox-store';
 import { RecordingProvider } from '../../../exactly-once/aws/recording-provider';
+import { idempotencyStore } from '../../../exactly-once/aws/idempotency-store';
 import { canonicalJson } from '../../../exactly-once/api/canonical-json';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../domain/events';
 import { orderTotalCents, type PlaceOrderRequest } from '../../domain/order';
@@ -80,7 +80,7 @@ export function orderPath(endpoint: string, region: string, tables: Tables, runI
       request: PlaceOrderRequest;
     }) => placeOrder(orders, { ...input, now: new Date() }),
     {
-      persistenceStore: new DynamoDBPersistenceLayer({ tableName: tables.idempotency, awsSdkV3Client: client }),
+      persistenceStore: idempotencyStore(tables.idempotency, client),
       config: idempotencyConfig,
       keyPrefix: 'bench-create-order',
     },

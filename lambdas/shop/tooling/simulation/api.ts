@@ -3,7 +3,7 @@ import type { BasePersistenceLayerOptions } from '@aws-lambda-powertools/idempot
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
-import { idempotencyStore } from '../../aws/idempotency-store';
+import { idempotencyStore } from '../../../exactly-once';
 import type { PlaceOrderRequest } from '../../domain/order';
 import { makeCreateOrderHandler } from '../../entry-points/create-order';
 import { apiEvent } from '../../../../test/support/api-events';
