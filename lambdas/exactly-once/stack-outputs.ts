@@ -1,6 +1,6 @@
 /**
- * The stack outputs the tools find a deployed (or locally run) stack by: the DLQ tool, the proof kit and
- * the local runtime read these names; `addToolOutputs` (lib/exactly-once) writes them. A consumer's own
+ * The stack outputs the tools find a deployed (or locally run) stack by: the DLQ tool and the proof kit
+ * read these names (locally from the outputs `npm start` writes); `addToolOutputs` (lib/exactly-once) writes them. A consumer's own
  * outputs are named by `consumerOutputNames`.
  *
  * @example A tool reads the relay's failure queue of the stack it targets

@@ -2,10 +2,11 @@
  * Exactly-once effects over at-least-once delivery: the CDK half of the mechanism.
  *
  * One construct per concern: {@link FunctionWithDefaults} (every Lambda default), {@link ConsumerPipelines}
- * (a queue, DLQ, event source, alarms and outputs per consumer spec), {@link OutboxRelay} (the stream
+ * (a queue, DLQ, event source and alarms per consumer spec), {@link OutboxRelay} (the stream
  * relay and the sweeper), {@link Monitoring} (alarms that notify, a dashboard), and the correctness
  * Aspects that refuse at synth a setting that would break exactly-once ({@link applyCorrectnessAspects}).
- * An application's stack composes them and adds the grants where two of them meet.
+ * An application's stack composes them, adds the grants where two of them meet ({@link grantOutboxPublishing})
+ * and the outputs the tools read ({@link addToolOutputs}).
  *
  * This is the public surface: an application's CDK code imports the mechanism from here only (a lint
  * rule holds it to that). Nothing here imports an application, and nothing here loads Lambda code:

@@ -33,7 +33,7 @@ export interface ToolOutputsProps {
 }
 
 /**
- * Writes the outputs by which `npm run dlq`, the proof kit and the local runtime find a stack's parts
+ * Writes the outputs by which `npm run dlq` and the proof kit find a stack's parts
  * (`STACK_OUTPUTS` and each consumer's `consumerOutputNames`): the stage and caller rule, the API URL,
  * the mechanism's tables, each consumer's queue, DLQ and dedupe horizon, the relay's failure queue, the
  * sweeper's DLQ and the fault switch. Without them the tools cannot see a DLQ to drain or a run to verify.

@@ -27,17 +27,25 @@ test("the aspects' model and the local runtime read the same wiring from the sta
           : undefined;
     return [esm.logicalId, read, model.targetFunction(esm).logicalId];
   });
-  const localSources = eventSourceDefinitions(local).sources.map((s) => [
+  const { sources, unsupported } = eventSourceDefinitions(local);
+  const localSources = sources.map((s) => [
     s.logicalId,
     s.kind === 'sqs' ? s.queueLogicalId : s.tableLogicalId,
     s.functionLogicalId,
   ]);
-  const modelQueues = model
-    .resourcesOfType(SQS_QUEUE)
-    .map((q) => [q.logicalId, isFifo(q), model.deadLetterQueueOf(q)?.dlq.logicalId]);
-  const localQueues = queueDefinitions(local).map((q) => [q.logicalId, q.fifo, q.redrive?.deadLetterLogicalId]);
+  const modelQueues = model.resourcesOfType(SQS_QUEUE).map((q) => {
+    const redrive = model.deadLetterQueueOf(q);
+    return [q.logicalId, isFifo(q), redrive?.dlq.logicalId, redrive?.maxReceiveCount];
+  });
+  const localQueues = queueDefinitions(local).map((q) => [
+    q.logicalId,
+    q.fifo,
+    q.redrive?.deadLetterLogicalId,
+    q.redrive?.maxReceiveCount,
+  ]);
 
   // Assert
+  expect(unsupported).toEqual([]);
   expect(localSources.length).toBeGreaterThan(2);
   expect(localSources.sort()).toEqual(modelSources.sort());
   expect(localQueues.sort()).toEqual(modelQueues.sort());

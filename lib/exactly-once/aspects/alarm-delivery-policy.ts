@@ -19,8 +19,6 @@
 
 import { isRecord, referencedLogicalId, type ResourceLookup, type TemplateResource } from '../template';
 
-export { templateLookup, type ResourceLookup, type TemplateResource } from '../template';
-
 export interface DeliveryEnvironment {
   /** Values of pseudo parameters by name without `AWS::` (AccountId, Region, Partition); unknown ones stay symbolic. */
   readonly pseudo?: Readonly<Record<string, string>>;
@@ -44,7 +42,6 @@ export const ALARM_ACTION_PROPERTIES = ['AlarmActions', 'OKActions', 'Insufficie
 /** The AWS-managed SNS key: its policy is AWS's and does not let CloudWatch use it. */
 const AWS_MANAGED_SNS_KEY = /(^|[:/])alias\/aws\/sns$/;
 
-/** A lookup over a template's `Resources` section. */
 /** Every distinct action of an alarm (alarm, OK and insufficient-data actions together). */
 export function alarmActions(alarm: TemplateResource): unknown[] {
   const seen = new Map<string, unknown>();

@@ -149,6 +149,16 @@ export class StackModel {
   /** Logical id of each dead-letter queue → why it counts as one. */
   private readonly deadLetterQueues = new Map<string, string>();
 
+  /** The stack seen as a template (for the shared readers), rendering only the resources asked for. */
+  readonly lookup: ResourceLookup = {
+    get: (id) => {
+      const resource = this.byLogicalId(id);
+      return resource === undefined ? undefined : asTemplateResource(resource);
+    },
+    ofType: (type) => this.resourcesOfType(type).map((r) => [r.logicalId, asTemplateResource(r)]),
+    name: (id) => this.byLogicalId(id)?.name ?? id,
+  };
+
   constructor(readonly stack: Stack) {
     for (const construct of stack.node.findAll()) {
       // Nested stacks are stacks of their own: their resources get their own model.
@@ -264,26 +274,12 @@ export class StackModel {
   /** What an event source mapping reads from. */
   eventSource(esm: RenderedResource): EventSource {
     const source = eventSourceOf(esm.properties, this.lookup);
-    if (source.kind === 'sqs') {
-      const queue = this.byLogicalId(source.logicalId);
-      return queue === undefined ? { kind: 'unresolved', description: source.logicalId } : { kind: 'sqs', queue };
-    }
+    // The reader found the queue through this.lookup, so it is a rendered resource of this stack.
+    if (source.kind === 'sqs') return { kind: 'sqs', queue: this.byLogicalId(source.logicalId)! };
     if (source.kind === 'dynamodb' || source.kind === 'kinesis') {
       return { kind: source.kind, resource: this.byLogicalId(source.logicalId), description: source.description };
     }
     return source;
-  }
-
-  /** The stack seen as a template (for the shared readers), rendering only the resources asked for. */
-  get lookup(): ResourceLookup {
-    return {
-      get: (id) => {
-        const resource = this.byLogicalId(id);
-        return resource === undefined ? undefined : asTemplateResource(resource);
-      },
-      ofType: (type) => this.resourcesOfType(type).map((r) => [r.logicalId, asTemplateResource(r)]),
-      name: (id) => this.byLogicalId(id)?.name ?? id,
-    };
   }
 }
 

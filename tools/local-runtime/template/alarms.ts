@@ -1,5 +1,5 @@
 import { alarmActionDelivery, type ActionDelivery } from '../../../lib/exactly-once/aspects/alarm-delivery-policy';
-import { referencedLogicalId, SQS_QUEUE, templateLookup } from '../../../lib/exactly-once/template';
+import { referencedAttribute, referencedLogicalId, SQS_QUEUE, templateLookup } from '../../../lib/exactly-once/template';
 import { displayName, LOCAL_ACCOUNT_ID, resourcesOfType, type CfnTemplate } from './model';
 
 export type SqsMetric = 'ApproximateNumberOfMessagesVisible' | 'ApproximateAgeOfOldestMessage';
@@ -46,7 +46,9 @@ export function alarmDefinitions(template: CfnTemplate): {
   for (const [logicalId, alarm] of resourcesOfType(template, 'AWS::CloudWatch::Alarm')) {
     const p = alarm.Properties ?? {};
     const dimensions = (p.Dimensions ?? []) as { Name: string; Value: unknown }[];
-    const queueId = referencedLogicalId(dimensions.find((d) => d.Name === 'QueueName')?.Value);
+    // The dimension is the queue's name (`Fn::GetAtt [Queue, QueueName]`); a Ref would be its URL and match no metric.
+    const dimension = dimensions.find((d) => d.Name === 'QueueName')?.Value;
+    const queueId = referencedAttribute(dimension) === 'QueueName' ? referencedLogicalId(dimension) : undefined;
     const queueLogicalId = queueId !== undefined && lookup.get(queueId)?.Type === SQS_QUEUE ? queueId : undefined;
     const metric = String(p.MetricName ?? '');
     if (p.Namespace !== 'AWS/SQS' || !SQS_METRICS.includes(metric) || queueLogicalId === undefined) {

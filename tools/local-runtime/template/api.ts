@@ -45,6 +45,11 @@ export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
   const all = template.Resources;
   return resourcesOfType(template, 'AWS::ApiGateway::RestApi').map(([apiId, api]) => {
     const belongs = (p: Properties | undefined) => referencedLogicalId(p?.RestApiId) === apiId;
+    // A method on the root names it `Fn::GetAtt [Api, RootResourceId]`: locally that resource is 'root'.
+    const resourceIdOf = (resourceRef: unknown): string => {
+      const id = referencedLogicalId(resourceRef);
+      return id !== undefined && all[id]?.Type === 'AWS::ApiGateway::Resource' ? id : 'root';
+    };
     const pathOf = (resourceRef: unknown): string => {
       const id = referencedLogicalId(resourceRef);
       if (id === undefined || all[id]?.Type !== 'AWS::ApiGateway::Resource') return ''; // Fn::GetAtt Api.RootResourceId
@@ -76,7 +81,7 @@ export function restApiDefinitions(template: CfnTemplate): RestApiDefinition[] {
         methodLogicalId: methodId,
         httpMethod: String(p.HttpMethod).toUpperCase(),
         resourcePath: pathOf(p.ResourceId) || '/',
-        resourceId: referencedLogicalId(p.ResourceId) ?? 'root',
+        resourceId: resourceIdOf(p.ResourceId),
         authorizationType: String(p.AuthorizationType ?? 'NONE'),
         functionLogicalId,
         requiredParameters: Object.entries((p.RequestParameters ?? {}) as Record<string, unknown>)

@@ -68,7 +68,6 @@ export function eventSourceDefinitions(template: CfnTemplate): {
       reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes(
         'ReportBatchItemFailures',
       ),
-      batchingWindowSeconds: numberProperty(p, 'MaximumBatchingWindowInSeconds', 0, where),
       filters: parseFilters(logicalId, p.FilterCriteria),
       enabled: readBoolean(p.Enabled) !== false,
     };
@@ -77,6 +76,7 @@ export function eventSourceDefinitions(template: CfnTemplate): {
       sources.push({
         ...common,
         kind: 'sqs',
+        batchingWindowSeconds: numberProperty(p, 'MaximumBatchingWindowInSeconds', 0, where),
         queueLogicalId: source.logicalId,
         batchSize: numberProperty(p, 'BatchSize', 10, where),
         maximumConcurrency:
@@ -103,6 +103,7 @@ export function eventSourceDefinitions(template: CfnTemplate): {
       sources.push({
         ...common,
         kind: 'dynamodb',
+        batchingWindowSeconds: numberProperty(p, 'MaximumBatchingWindowInSeconds', 0, where),
         tableLogicalId: source.logicalId,
         batchSize: numberProperty(p, 'BatchSize', 100, where),
         startingPosition: position,

@@ -1,3 +1,4 @@
+import { STACK_OUTPUTS } from '../../../exactly-once/stack-outputs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -171,8 +172,8 @@ function stackTables(runtime: BenchRuntime): Tables {
   return {
     orders: outputs.OrdersTableName,
     idempotency: outputs.IdempotencyTableName,
-    effects: outputs.EffectsTableName,
-    providerLog: outputs.ProviderLogTableName,
+    effects: outputs[STACK_OUTPUTS.effectsTableName],
+    providerLog: outputs[STACK_OUTPUTS.providerLogTableName],
   };
 }
 

@@ -1,3 +1,4 @@
+import { STACK_OUTPUTS } from '../../../exactly-once/stack-outputs';
 import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { inboxKey } from '../../../exactly-once/aws/inbox-table';
 import { outboxKey } from '../../aws/order-table';
@@ -60,7 +61,7 @@ export async function measureHops(
       return { orderId, eventId: orderPlacedEventId(orderId), acceptedAt: o.startedAt + o.latencyMs };
     });
   const ordersTable = target.outputs.OrdersTableName;
-  const effectsTable = target.outputs.EffectsTableName;
+  const effectsTable = target.outputs[STACK_OUTPUTS.effectsTableName];
   const dispatched = await readTimes(
     target,
     ordersTable,
