@@ -62,7 +62,8 @@ async function main(): Promise<number> {
   }
   const profileName = values.profile as keyof typeof PROFILES;
   if (!(profileName in PROFILES)) throw new UsageError(`Unknown profile ${values.profile}`);
-  if (values.orders && values.intents) throw new UsageError('Give --intents or --orders, not both: they are one setting');
+  if (values.orders && values.intents)
+    throw new UsageError('Give --intents or --orders, not both: they are one setting');
   const profile = {
     ...PROFILES[profileName],
     ...(values.orders ? { intents: positiveInt(values.orders, '--orders') } : {}),

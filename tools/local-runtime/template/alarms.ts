@@ -1,5 +1,10 @@
 import { alarmActionDelivery, type ActionDelivery } from '../../../lib/exactly-once/aspects/alarm-delivery-policy';
-import { referencedAttribute, referencedLogicalId, SQS_QUEUE, templateLookup } from '../../../lib/exactly-once/template';
+import {
+  referencedAttribute,
+  referencedLogicalId,
+  SQS_QUEUE,
+  templateLookup,
+} from '../../../lib/exactly-once/template';
 import { displayName, LOCAL_ACCOUNT_ID, resourcesOfType, type CfnTemplate } from './model';
 
 export type SqsMetric = 'ApproximateNumberOfMessagesVisible' | 'ApproximateAgeOfOldestMessage';
