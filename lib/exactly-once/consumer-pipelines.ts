@@ -1,4 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
@@ -15,6 +16,7 @@ import { ENV, providerEnvNames } from '../../lambdas/exactly-once/env-names';
 import { DEFAULT_REDRIVE_ALLOWANCE_SECONDS, VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
 import { FunctionWithDefaults } from './function-defaults';
+import { grantTableActions } from './grants';
 import type { ProviderEndpoints } from './provider-endpoints';
 import { DLQ_RETENTION } from './queue-defaults';
 import { QueueWithDlq } from './queue-with-dlq';
@@ -112,7 +114,7 @@ export interface ConsumerPipeline {
  *   providerLogTableName: providerLog.tableName,
  *   providers: config.providers,
  * });
- * for (const { consumer } of pipelines.all) grantTableActions(consumer.fn, effects, ['PutItem', 'UpdateItem']);
+ * pipelines.grantInboxTables(effects, providerLog);
  * ```
  */
 export class ConsumerPipelines extends Construct {
@@ -132,6 +134,23 @@ export class ConsumerPipelines extends Construct {
           `Provider "${name}" is configured, but no consumer calls it (known: ${[...called].join(', ')})`,
         );
     this.all = props.consumers.map((spec) => this.pipeline(spec, props));
+  }
+
+  /**
+   * What every consumer writes: the inbox claim (Put) and its effect (Update) in one transaction on the
+   * effects table, then the provider call's lease and done-mark (Update) on the provider log. Exactly
+   * these actions: a consumer that could delete or scan the inbox could lose a claim.
+   *
+   * @example
+   * ```ts
+   * pipelines.grantInboxTables(storage.effectsTable, storage.providerLogTable);
+   * ```
+   */
+  grantInboxTables(effectsTable: dynamodb.ITable, providerLogTable: dynamodb.ITable): void {
+    for (const { consumer } of this.all) {
+      grantTableActions(consumer.fn, effectsTable, ['PutItem', 'UpdateItem']);
+      grantTableActions(consumer.fn, providerLogTable, ['UpdateItem']);
+    }
   }
 
   /** The pipeline of the consumer named `name`; throws for a name not on the list. */

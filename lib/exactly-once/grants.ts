@@ -6,11 +6,11 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
  * indexes), so each function's policy lists what it does and nothing more.
  * The L2 `grantReadWriteData` would also allow scans, batch writes and deletes.
  *
- * @example A consumer writes its inbox claim and effects in one transaction (lib/shop/shop-stack.ts)
+ * @example GET /orders/{id} may only read its table (lib/shop/shop-stack.ts)
  * ```ts
  * import { grantTableActions } from '../exactly-once';
  *
- * for (const { consumer } of pipelines.all) grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);
+ * grantTableActions(ordersApi.getOrder.fn, storage.ordersTable, ['GetItem']);
  * ```
  */
 export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITable, actions: string[]): void {

@@ -85,11 +85,7 @@ export class ExactlyOnceStack extends Stack {
               `Consumer ${spec.name} calls provider "${provider}" through the recording test double (a table): ` +
                 `set context providers.prod.${provider} to its endpoint and API-key parameter (docs/deploying.md)`,
             );
-    for (const { consumer } of pipelines.all) {
-      // Inbox claim (Put) and effects (Update) in one transaction; then the provider call.
-      grantTableActions(consumer.fn, storage.effectsTable, ['PutItem', 'UpdateItem']);
-      grantTableActions(consumer.fn, storage.providerLogTable, ['UpdateItem']);
-    }
+    pipelines.grantInboxTables(storage.effectsTable, storage.providerLogTable);
 
     const outbox = new OutboxRelay(this, 'OutboxRelay', {
       outboxTable: storage.ordersTable,
