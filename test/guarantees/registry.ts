@@ -1489,6 +1489,29 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/local-runtime.md' },
   },
   {
+    id: 'local-runs-what-synth-checked',
+    statement:
+      "The local runtime runs the wiring the correctness aspects checked: both read the synthesized template through one reader (which queue or stream a mapping consumes, the function it invokes through an alias or a version, each queue's DLQ, maxReceiveCount and FIFO flag), and a value the template leaves to deploy time is refused by name instead of run as a guess",
+    enforcedIn: [
+      { file: 'lib/exactly-once/template/resources.ts', symbol: 'eventSourceOf' },
+      { file: 'lib/exactly-once/template/resources.ts', symbol: 'functionsNamedBy' },
+      { file: 'lib/exactly-once/template/resources.ts', symbol: 'redrivePolicyOf' },
+      { file: 'lib/exactly-once/aspects/model.ts', symbol: 'StackModel' },
+      { file: 'tools/local-runtime/template/event-sources.ts', symbol: 'eventSourceDefinitions' },
+      { file: 'tools/local-runtime/template/sqs.ts', symbol: 'queueDefinitions' },
+    ],
+    provedBy: [
+      {
+        file: 'test/infra/template-readers.test.ts',
+        name: "the aspects' model and the local runtime read the same wiring from the stack",
+      },
+      { file: 'test/unit/local-template.test.ts', name: 'a mapping that invokes an alias runs the function behind it' },
+      { file: 'test/unit/local-template.test.ts', name: 'a batch size left to deploy time is refused, not run as NaN' },
+      { file: 'test/unit/local-template.test.ts', name: 'a FifoQueue left to deploy time is refused' },
+    ],
+    doc: { page: 'docs/local-runtime.md' },
+  },
+  {
     id: 'simulation-finds-guards',
     statement:
       'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease) within a few seeds, and holds every invariant with the guards on',
