@@ -14,6 +14,12 @@ import { PermanentError } from './errors';
  *   entity's events are delivered in order, and what `version` is counted on.
  * - `version`: the order of one entity's events (1, 2, ...); a consumer that
  *   has applied version n ignores an older one arriving late.
+ * - `occurredAt`: when the producer made the change (ISO 8601 with its offset); the dedupe horizon
+ *   is counted from it, and an event further ahead of the consumer's clock than the skew margin
+ *   is refused (OccurredInFuture).
+ * - `tenant`: who the producer verified the change was made for (the shop: the caller the API
+ *   authenticated). Part of the inbox key and of the fingerprint, so one tenant's event can never
+ *   stand for another's. Optional: an event without one is keyed as before.
  *
  * @example A consumer's effect takes the envelope with whatever payload its producer wrote
  * ```ts
@@ -30,6 +36,7 @@ export interface EventEnvelope<Type extends string = string, Payload = unknown> 
   entityId: string;
   version: number;
   occurredAt: string;
+  tenant?: string;
   payload: Payload;
 }
 
@@ -53,7 +60,8 @@ export const envelopeSchema = z.object({
   type: z.string().min(1),
   entityId: z.string().min(1),
   version: z.int().min(1),
-  occurredAt: z.string(),
+  occurredAt: z.iso.datetime({ offset: true }),
+  tenant: z.string().min(1).optional(),
   payload: z.unknown(),
 });
 

@@ -16,6 +16,12 @@ export class PermanentError extends Error {
   constructor(
     readonly permanentCause: PermanentCause,
     message: string,
+    /**
+     * What a person needs beside the cause, copied onto the DLQ copy as message attributes
+     * (EventIdReused: both fingerprints). Names must not clash with the consumer's own
+     * (failureCause, failureMessage, attempt, consumer, originalMessageId): those win.
+     */
+    readonly details: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'PermanentError';
@@ -39,6 +45,16 @@ export class PermanentError extends Error {
  *   provider remembers idempotency keys (aws/inbox-ledger.ts `providerKeyWindowSeconds`):
  *   an earlier try may have been performed with its answer lost, and a repeat now
  *   would be a second effect, so only a person, who can check at the provider, may decide.
+ * - EventIdReused: the inbox already holds a claim on this eventId for an event with other content
+ *   (its fingerprint differs: another type, entity, version, tenant or payload). Either a producer
+ *   reused an id for a second state change or someone forged a message; acknowledging it as a
+ *   duplicate would lose an event without a trace, so a person looks at both (the DLQ copy carries
+ *   the stored and the delivered fingerprint);
+ * - OccurredInFuture: the event's `occurredAt` is further ahead of the consumer's clock than the
+ *   clock-skew margin (consumer/dedupe-horizon.ts MAX_FUTURE_SKEW_SECONDS): its claim's expiry
+ *   could not be trusted to outlive it, so it is not applied;
+ * - WriteRejected: DynamoDB refused the effect's write as invalid (a ValidationException: an item
+ *   too large, a bad expression); the same write fails the same way on every retry.
  * The proof kit's poison fault sends bodies that are not events: they are SchemaViolation like any other.
  *
  * @example
@@ -47,7 +63,14 @@ export class PermanentError extends Error {
  * ```
  */
 export type PermanentCause =
-  'SchemaViolation' | 'UnsupportedEventType' | 'DedupeHorizonPassed' | 'ProviderRejected' | 'ProviderKeyWindowPassed';
+  | 'SchemaViolation'
+  | 'UnsupportedEventType'
+  | 'DedupeHorizonPassed'
+  | 'ProviderRejected'
+  | 'ProviderKeyWindowPassed'
+  | 'EventIdReused'
+  | 'OccurredInFuture'
+  | 'WriteRejected';
 
 /**
  * A transient error that says how long to wait before the next try: a

@@ -580,7 +580,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Dedupe horizon: a consumer never applies, by itself, an event whose `occurredAt` is older than its horizon (21 d; claim TTL = horizon + 1 d clock-skew margin, derived in one place); it dead-letters it as `DedupeHorizonPassed`, calls no provider; the DLQ tool refuses to redrive it without `--past-horizon`',
     enforcedIn: [
       { file: 'lambdas/exactly-once/consumer/dedupe-horizon.ts', symbol: 'dedupeWindow' },
-      { file: CONSUMER_SUPPORT, symbol: 'refusePastHorizon' },
+      { file: CONSUMER_SUPPORT, symbol: 'refuseOutsideHorizon' },
       { file: 'lib/exactly-once/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
       { file: 'tools/dlq/horizon.ts', symbol: 'judgeHorizon' },
     ],

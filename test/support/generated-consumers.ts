@@ -65,7 +65,14 @@ let sequence = 0;
 
 /** An envelope as the relay publishes it. */
 export function envelope(type: string, entityId: string, eventId = `${entityId}.${type}`): EventEnvelope {
-  return { eventId, type, entityId, version: 1, occurredAt: '2030-01-01T00:00:00.000Z', payload: {} };
+  return {
+    eventId,
+    type,
+    entityId,
+    version: 1,
+    occurredAt: new Date(Date.now() - 3_600_000).toISOString(),
+    payload: {},
+  };
 }
 
 /** An SQS record carrying `event` (or a raw body), with the FIFO attributes when the queue is FIFO. */
@@ -160,8 +167,14 @@ export class EffectsTableFake {
   private check(item: TransactItem) {
     const condition = item.Put?.ConditionExpression ?? item.Update?.ConditionExpression;
     if (condition === undefined) return { Code: 'None' };
-    if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
     const old = this.items.get(String(item.Put?.Item?.pk ?? item.Update?.Key?.pk));
+    if (condition === 'attribute_not_exists(lastVersion) OR lastVersion < :version') {
+      // The generic effect's version guard, as DynamoDB judges it.
+      const version = Number(item.Update?.ExpressionAttributeValues?.[':version']);
+      if (old?.lastVersion === undefined || Number(old.lastVersion) < version) return { Code: 'None' };
+      return { Code: 'ConditionalCheckFailed' };
+    }
+    if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
     if (old === undefined) return { Code: 'None' };
     const allOld = (item.Put ?? item.Update)?.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
     return { Code: 'ConditionalCheckFailed', ...(allOld ? { Item: marshall(old) } : {}) };

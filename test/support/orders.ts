@@ -54,15 +54,23 @@ export function viewOf(item: Record<string, unknown>): Record<string, unknown> {
 
 const ONE_LINE: OrderLine[] = [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }];
 
-/** An order's OrderPlaced event, as the domain builds it (customer `cust-<orderId>`). */
+/**
+ * When the fixtures' events occurred: two hours before the tests started, by the real clock, so a
+ * consumer on the real clock finds them inside its dedupe horizon and not ahead of its clock.
+ */
+export const PLACED_AT = new Date(Math.floor(Date.now() / 1000) * 1000 - 2 * 3_600_000).toISOString();
+/** An hour after PLACED_AT. */
+export const CANCELLED_AT = new Date(Date.parse(PLACED_AT) + 3_600_000).toISOString();
+
+/** An order's OrderPlaced event, as the domain builds it (customer `cust-<orderId>`), at PLACED_AT. */
 export function placedEvent(orderId: string, items: OrderLine[] = ONE_LINE): OrderPlacedEvent {
   return orderPlacedEvent(
     { orderId, customerId: `cust-${orderId}`, items, totalCents: orderTotalCents(items) },
-    '2030-01-02T03:04:05.000Z',
+    PLACED_AT,
   );
 }
 
-/** The same order's OrderCancelled event, an hour later. */
+/** The same order's OrderCancelled event, an hour later (CANCELLED_AT). */
 export function cancelledEvent(orderId: string, items: OrderLine[] = ONE_LINE): OrderCancelledEvent {
-  return orderCancelledEvent({ orderId, customerId: `cust-${orderId}`, items }, '2030-01-02T04:00:00.000Z');
+  return orderCancelledEvent({ orderId, customerId: `cust-${orderId}`, items }, CANCELLED_AT);
 }

@@ -1,13 +1,14 @@
 import type { RecordWork } from '../consumer/record-work';
 import type { EventEnvelope } from '../envelope';
 import type { EntityEffectLedger, LedgerResult } from '../inbox/ports';
-import { InboxLedger } from './inbox-ledger';
+import { EffectConditionFailed, InboxLedger, STALE } from './inbox-ledger';
 import { entityEffectKey } from './inbox-table';
 
 /**
  * The effect of a consumer made by `npm run new:consumer`: one item per
  * consumer and entity (`EFFECT#<consumer>#<entityId>`), `appliedCount += 1` and
- * `lastEventId` under the inbox claim `INBOX#<consumer>#<eventId>`. The ADD is
+ * `lastEventId` under the inbox claim `INBOX#<consumer>#<eventId>`, only while the event's `version`
+ * is newer than the entity's `lastVersion` (an older one is stale: never applied after a newer). The ADD is
  * deliberately not idempotent: only the claim stops a duplicate from counting
  * twice, so the proof kit can see a double when the claim is switched off.
  *
@@ -27,25 +28,38 @@ import { entityEffectKey } from './inbox-table';
  */
 export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEffectLedger {
   async apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult> {
-    return this.transact(
-      event.eventId,
-      [
-        {
-          Update: {
-            TableName: this.options.tableName,
-            Key: entityEffectKey(this.consumer, event.entityId),
-            UpdateExpression:
-              'SET consumer = :consumer, entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
-            ExpressionAttributeValues: {
-              ':consumer': this.consumer,
-              ':entityId': event.entityId,
-              ':eventId': event.eventId,
-              ':one': 1,
+    try {
+      return await this.transact(
+        event,
+        [
+          {
+            Update: {
+              TableName: this.options.tableName,
+              Key: entityEffectKey(this.consumer, event.entityId),
+              UpdateExpression:
+                'SET consumer = :consumer, entityId = :entityId, lastEventId = :eventId, lastVersion = :version ' +
+                'ADD appliedCount :one',
+              // The version guard: an entity's state never goes back. A redriven or resent older event
+              // (a FIFO head of group dead-lettered, then redriven after newer ones) is stale, not applied.
+              // The test-only broken consumer drops it with the claim, so the proof kit can show a double.
+              ...(this.inboxBypassed()
+                ? {}
+                : { ConditionExpression: 'attribute_not_exists(lastVersion) OR lastVersion < :version' }),
+              ExpressionAttributeValues: {
+                ':consumer': this.consumer,
+                ':entityId': event.entityId,
+                ':eventId': event.eventId,
+                ':version': event.version,
+                ':one': 1,
+              },
             },
           },
-        },
-      ],
-      work,
-    );
+        ],
+        work,
+      );
+    } catch (error) {
+      if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
+      throw error;
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   TransactWriteCommand,
@@ -7,10 +8,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { RecordWork } from '../consumer/record-work';
+import type { EventEnvelope } from '../envelope';
+import { PermanentError } from '../errors';
+import { eventFingerprint } from '../inbox/fingerprint';
 import type { LedgerResult, ProviderCallLease } from '../inbox/ports';
+import { metrics, MetricUnit } from '../runtime/observability';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
 import {
+  claimExpiresAt,
   expiresAfter,
+  FINGERPRINT_ATTRIBUTE,
   inboxKey,
   INBOX_TTL_ATTRIBUTE,
   PROVIDER_CALL_DONE_ATTRIBUTE,
@@ -128,7 +135,7 @@ export const PROVIDER_KEY_WINDOW_MARGIN_SECONDS = 3_600;
  *
  * export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger {
  *   async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
- *     return this.transact(event.eventId, [this.pointsUpdate(event.payload.customerId, points)], work);
+ *     return this.transact(event, [this.pointsUpdate(event.payload.customerId, points)], work);
  *   }
  * }
  * ```
@@ -155,9 +162,11 @@ export abstract class InboxLedger {
   /**
    * The claim; with `work`, it also takes the lease on the provider call that
    * follows the commit, so a concurrent copy of the event finds the call leased
-   * at no extra write.
+   * at no extra write. It stores the event's fingerprint, so a later claim on the
+   * same id can tell a duplicate from another event, and it expires `inboxTtlSeconds`
+   * after the later of now and the event's occurredAt (the horizon counts from there).
    */
-  protected claim(eventId: string, work: RecordWork | undefined): TransactItem[] {
+  protected claim(event: EventEnvelope, work: RecordWork | undefined): TransactItem[] {
     if (this.inboxBypassed()) return [];
     const now = this.now();
     return [
@@ -165,11 +174,13 @@ export abstract class InboxLedger {
         Put: {
           TableName: this.options.tableName,
           Item: {
-            ...inboxKey(this.consumer, eventId),
+            ...inboxKey(this.consumer, event.eventId, event.tenant),
             consumer: this.consumer,
-            eventId,
+            eventId: event.eventId,
+            ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
+            [FINGERPRINT_ATTRIBUTE]: eventFingerprint(event),
             claimedAt: now.toISOString(),
-            [INBOX_TTL_ATTRIBUTE]: expiresAfter(now, this.options.inboxTtlSeconds),
+            [INBOX_TTL_ATTRIBUTE]: claimExpiresAt(now, event.occurredAt, this.options.inboxTtlSeconds),
             ...(work === undefined
               ? {}
               : {
@@ -308,28 +319,48 @@ export abstract class InboxLedger {
 
   /**
    * Runs claim + effect. Resolves 'applied', or 'duplicate' when the claim's
-   * condition failed (with whether the provider call is still owed, from the
-   * entry the cancellation returned); throws every other error, including an
-   * effect condition failure, which is returned to the caller as {@link EffectConditionFailed}.
+   * condition failed on an entry for the same event (its stored fingerprint equals
+   * this event's, or it has none: written before fingerprints were), with whether
+   * the provider call is still owed, from the entry the cancellation returned.
+   * Throws every other error: an entry for another event under this id is
+   * EventIdReused (a PermanentError with both fingerprints), an invalid write is
+   * WriteRejected, and an effect condition failure is {@link EffectConditionFailed}.
+   *
+   * The transaction carries a ClientRequestToken derived from this try and its items,
+   * so an SDK retry of a call that committed (its answer lost) succeeds as the commit
+   * it was, instead of failing on its own claim and being counted a duplicate.
    */
-  protected async transact(eventId: string, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
-    const claim = this.claim(eventId, work);
-    try {
-      await this.withRetries(
-        () =>
-          this.client.send(new TransactWriteCommand({ TransactItems: [...claim, ...effect] }), {
-            abortSignal: work?.signal,
-          }),
-        work,
+  protected async transact(event: EventEnvelope, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
+    const claim = this.claim(event, work);
+    const items = [...claim, ...effect];
+    const holder = work?.leaseHolder ?? `untimed:${randomUUID()}`;
+    let attempt = 0;
+    // A new token for each in-process contention retry: the one before was cancelled for certain.
+    // The SDK's own retries within one send reuse the command, and so its token.
+    const send = () =>
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: items,
+          ClientRequestToken: clientRequestToken(`${holder}:${(attempt += 1)}`, items),
+        }),
+        { abortSignal: work?.signal },
       );
+    try {
+      await this.withRetries(send, work);
       return { outcome: 'applied', providerCallPending: true };
     } catch (error) {
+      if (isValidationError(error))
+        throw new PermanentError(
+          'WriteRejected',
+          `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
+        );
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
         const entry = reasons[0].Item === undefined ? undefined : unmarshall(reasons[0].Item);
         // No entry back (ALL_OLD not honoured): the call is repeated under its key, as providerCallPending says.
         if (entry === undefined) return { outcome: 'duplicate', providerCallPending: true };
+        this.refuseAnotherEvent(event, entry);
         if (!callStillOwed(entry)) return { outcome: 'duplicate', providerCallPending: false };
         return this.pastProviderKeyWindow(entry)
           ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true }
@@ -343,6 +374,47 @@ export abstract class InboxLedger {
       throw error;
     }
   }
+
+  /**
+   * A failed claim means "already done" only for the same event. An entry stored with another
+   * fingerprint holds a different event under this id (reused by a producer, or forged): it is
+   * never acknowledged as a duplicate, which would lose this event without a trace. An entry
+   * without a fingerprint was claimed before fingerprints were stored (or created by a supersede
+   * mark) and is taken as the same event, as it always was.
+   */
+  private refuseAnotherEvent(event: EventEnvelope, entry: Record<string, unknown>): void {
+    const stored = entry[FINGERPRINT_ATTRIBUTE];
+    if (typeof stored !== 'string') return;
+    const delivered = eventFingerprint(event);
+    if (stored === delivered) return;
+    metrics.addMetric('EventIdReused', MetricUnit.Count, 1);
+    throw new PermanentError(
+      'EventIdReused',
+      `${this.consumer} already applied another event under the id ${event.eventId} (claimed at ${String(entry.claimedAt)}): ` +
+        `this ${event.type} of ${event.entityId} v${event.version} differs in type, entity, version, tenant or payload, ` +
+        'so it is neither applied nor acknowledged as a duplicate; compare the two and decide',
+      { storedFingerprint: stored, deliveredFingerprint: delivered },
+    );
+  }
+}
+
+/**
+ * DynamoDB's idempotency token for one transaction (at most 36 characters): derived from the
+ * delivery's try (`attempt`: the invocation's request id, the message id and the in-process
+ * attempt) and the items, so the SDK's own retry of a lost answer carries the same token and is
+ * recognised as the commit it was; any other transaction gets another. DynamoDB keeps a token
+ * 10 minutes, far longer than one try's SDK retries (a try ends at the function's timeout).
+ */
+function clientRequestToken(attempt: string, items: readonly TransactItem[]): string {
+  return createHash('sha256').update(attempt).update(JSON.stringify(items)).digest('hex').slice(0, 36);
+}
+
+/** A request DynamoDB refused as invalid: it would be refused the same way on every retry. */
+function isValidationError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ValidationException') return true;
+  if (!(error instanceof TransactionCanceledException)) return false;
+  return (error.CancellationReasons ?? []).some((r) => r.Code === 'ValidationError');
 }
 
 /**
@@ -377,7 +449,7 @@ export const STALE: LedgerResult = { outcome: 'stale', providerCallPending: fals
  * @example Fulfilment's release: state 1 -> 2 is its first effect item (lambdas/shop/aws/ledgers.ts)
  * ```ts
  * try {
- *   return await this.transact(event.eventId, [releaseState, ...stockDeltas], work);
+ *   return await this.transact(event, [releaseState, ...stockDeltas], work);
  * } catch (error) {
  *   if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
  *   if (error.oldItem !== undefined) return STALE; // already released

@@ -2,7 +2,9 @@
  * The mechanism's items in the effects table: each consumer's inbox and its bookkeeping. They share
  * the table with the effects they guard so that a claim and its effect commit in one transaction.
  *
- *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`), and what became
+ *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`, counted from the later
+ *   (INBOX#<consumer>#<tenant>#<eventId>              of claim time and the event's occurredAt), the event's
+ *    for an event with a tenant)                      `fingerprint` (inbox/fingerprint.ts), and what became
  *                                                     of its provider call: `providerCallDoneAt` once the
  *                                                     provider accepted it, `supersededBy` once a later event
  *                                                     of the same entity was applied (its call must not follow);
@@ -39,7 +41,18 @@ export const PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE = 'providerKeyWindowFrom';
 export const PROVIDER_CALL_LEASE_ATTRIBUTE = 'providerCallLeaseUntil';
 export const PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE = 'providerCallLeaseHolder';
 
-export const inboxKey = (consumer: string, eventId: string) => ({ pk: `INBOX#${consumer}#${eventId}`, sk: 'INBOX' });
+/** The fingerprint of the event a claim was written for (inbox/fingerprint.ts); absent on claims written before it was. */
+export const FINGERPRINT_ATTRIBUTE = 'fingerprint';
+
+/**
+ * The key of a consumer's inbox entry for an event: `INBOX#<consumer>#<eventId>`, or with the
+ * event's verified tenant `INBOX#<consumer>#<tenant>#<eventId>` (URI-encoded, so a `#` in it
+ * cannot make two keys meet). An event without a tenant keeps the key it always had.
+ */
+export const inboxKey = (consumer: string, eventId: string, tenant?: string) => ({
+  pk: tenant === undefined ? `INBOX#${consumer}#${eventId}` : `INBOX#${consumer}#${encodeURIComponent(tenant)}#${eventId}`,
+  sk: 'INBOX',
+});
 export const entityEffectKey = (consumer: string, entityId: string) => ({
   pk: `EFFECT#${consumer}#${entityId}`,
   sk: 'EFFECT',
@@ -51,3 +64,15 @@ export const triesKey = (consumer: string, messageId: string) => ({
 
 /** The TTL attribute's value for an item written at `now` that must live `ttlSeconds` (epoch seconds). */
 export const expiresAfter = (now: Date, ttlSeconds: number): number => Math.floor(now.getTime() / 1000) + ttlSeconds;
+
+/**
+ * The TTL of an event's claim: `ttlSeconds` from the later of `now` and the event's `occurredAt`.
+ * The horizon is judged on `occurredAt`, so a claim must live that long after it: an event stamped
+ * ahead of the consumer's clock (within the skew margin) would otherwise lose its claim before its
+ * horizon passed, and a later copy would apply it again.
+ */
+export function claimExpiresAt(now: Date, occurredAt: string, ttlSeconds: number): number {
+  const occurred = Date.parse(occurredAt);
+  const from = Number.isNaN(occurred) ? now.getTime() : Math.max(now.getTime(), occurred);
+  return expiresAfter(new Date(from), ttlSeconds);
+}

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { honourRetryHint, retryBackoffSeconds } from './retry-budget';
-import { eventAgeSeconds } from './dedupe-horizon';
+import { eventAgeSeconds, MAX_FUTURE_SKEW_SECONDS } from './dedupe-horizon';
 import { PermanentError, retryAfterSecondsOf } from '../errors';
 import type { RecordWork } from './record-work';
 import type { EventEnvelope } from '../envelope';
@@ -73,8 +73,8 @@ export async function consumeRecord<E extends EventEnvelope>(
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
   try {
     const event = parse(record.body);
-    refusePastHorizon(event, settings);
-    const outcome = await beforeAbort(apply(event, work), work.signal);
+    refuseOutsideHorizon(event, settings);
+    const outcome = await untilDeadline(apply(event, work), work);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied')
       logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
@@ -82,6 +82,7 @@ export async function consumeRecord<E extends EventEnvelope>(
   } catch (error) {
     if (error instanceof PermanentError) {
       await deadLetter(record, settings, {
+        ...error.details,
         failureCause: error.permanentCause,
         failureMessage: error.message,
         attempt: String(receiveCount),
@@ -91,6 +92,21 @@ export async function consumeRecord<E extends EventEnvelope>(
       return 'dead-lettered';
     }
     return failTransiently(record, settings, error, receiveCount);
+  }
+}
+
+/**
+ * The record's work, or DeadlineExceeded at its deadline, unless a provider's answer is being
+ * recorded right then: that write has its own bound (record-work.ts recordingSignal), so the record
+ * waits for it and ends as its work ends. Cut, the done-mark would be lost and the next copy would
+ * call the provider again.
+ */
+async function untilDeadline<T>(running: Promise<T>, work: RecordWork): Promise<T> {
+  try {
+    return await beforeAbort(running, work.signal);
+  } catch (error) {
+    if (work.signal.aborted && (work.recordings?.size ?? 0) > 0) return running;
+    throw error;
   }
 }
 
@@ -142,7 +158,7 @@ async function failTransiently(
 function deadLetter(
   record: SQSRecord,
   settings: ConsumerSettings,
-  why: { failureCause: string; failureMessage: string; attempt: string },
+  why: { failureCause: string; failureMessage: string; attempt: string; [detail: string]: string },
 ): Promise<void> {
   return settings.control.sendToDeadLetterQueue({
     body: record.body,
@@ -156,12 +172,21 @@ function deadLetter(
  * An event whose claim may have expired is not applied automatically: with the
  * claim gone, a second delivery would apply the effect again. A person decides
  * (the DLQ tool's redrive --past-horizon, after checking the effect by hand).
+ * Nor is one stamped further ahead than the clock-skew margin: the horizon is
+ * counted from its `occurredAt`, which its producer's clock got wrong.
  */
-function refusePastHorizon(event: EventEnvelope, settings: ConsumerSettings): void {
+function refuseOutsideHorizon(event: EventEnvelope, settings: ConsumerSettings): void {
   const now = settings.now();
   const age = eventAgeSeconds(event.occurredAt, now);
   if (age === undefined)
     throw new PermanentError('SchemaViolation', `occurredAt "${event.occurredAt}" is not a timestamp`);
+  if (-age > MAX_FUTURE_SKEW_SECONDS)
+    throw new PermanentError(
+      'OccurredInFuture',
+      `${event.eventId} occurred at ${event.occurredAt}, ${Math.round(-age)} s after ${now.toISOString()}, ` +
+        `more than the ${MAX_FUTURE_SKEW_SECONDS} s clock skew allowed: its producer's clock is wrong, and the ` +
+        'dedupe horizon counted from that stamp would not hold',
+    );
   if (age > settings.dedupeHorizonSeconds)
     throw new PermanentError(
       'DedupeHorizonPassed',

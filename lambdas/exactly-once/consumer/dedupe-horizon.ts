@@ -17,7 +17,23 @@
  * applies only while `now - t < horizon = claimTtl - margin`, so it always
  * finds the claim if there is one. The margin covers clock skew between the
  * producer's clock (which set `occurredAt`) and the consumer's.
+ *
+ * An event stamped ahead of the consumer's clock would break that argument if its
+ * claim counted from claim time: applied at `c < t`, its claim could expire at
+ * `c + claimTtl` while a copy delivered before `t + horizon` still had to find it.
+ * So a claim expires `claimTtl` after the later of claim time and `occurredAt`
+ * (aws/inbox-table.ts claimExpiresAt), and a consumer refuses (OccurredInFuture)
+ * an event more than MAX_FUTURE_SKEW_SECONDS ahead of its clock: a producer's
+ * clock that far off is a fault to look at, and a far-future stamp would keep
+ * its claim, and the horizon's promise, for an unbounded time.
  */
+
+/**
+ * How far ahead of a consumer's clock an event's `occurredAt` may be and still be applied: 5 minutes,
+ * the skew SigV4 itself tolerates between a client and AWS. Producers here run on AWS's NTP-synced
+ * clocks; an event further ahead is refused with OccurredInFuture.
+ */
+export const MAX_FUTURE_SKEW_SECONDS = 300;
 
 /** Clock skew the horizon allows between the producer's clock and a consumer's: 1 day, far beyond NTP drift. */
 export const DEDUPE_HORIZON_MARGIN_SECONDS = 86_400;

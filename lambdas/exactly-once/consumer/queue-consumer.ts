@@ -151,8 +151,10 @@ export function queueConsumerHandler<E extends EventEnvelope>(
       const work: RecordWork = {
         signal: controller.signal,
         deadline,
+        recordingSignal: answer.signal,
         leaseUntil,
         leaseHolder: `${context.awsRequestId}:${record.messageId}`,
+        recordings: new Set(),
       };
       return beforeAbort(
         consumeRecord(

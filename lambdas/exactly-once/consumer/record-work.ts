@@ -30,6 +30,26 @@ export interface RecordWork {
   readonly leaseUntil: number;
   /** Who holds a lease taken for this record: unique per try (the invocation's request id and the message id). */
   readonly leaseHolder: string;
+  /**
+   * Aborted when the batch must answer (some time after `deadline`): the bound of the writes that
+   * record what a provider already did (the done-mark after a 2xx), which never run under `signal`.
+   * Unset (a use case called on its own): they are bounded by {@link DONE_MARK_BOUND_MS}.
+   */
+  readonly recordingSignal?: AbortSignal;
+  /**
+   * Those writes while they run: consumeRecord waits for them past the deadline, so a provider's
+   * answer that lands as the deadline fires is recorded, not dropped, and the next copy does not
+   * call a keyless provider again. Unset: nothing waits for them.
+   */
+  readonly recordings?: Set<Promise<unknown>>;
+}
+
+/** The bound of a done-mark written outside a consumer's batch (no `recordingSignal`): one conditional UpdateItem. */
+export const DONE_MARK_BOUND_MS = 2_000;
+
+/** The signal a write recording a provider's answer runs under: the record's `recordingSignal`, never its deadline. */
+export function recordingSignal(work: RecordWork | undefined): AbortSignal {
+  return work?.recordingSignal ?? AbortSignal.timeout(DONE_MARK_BOUND_MS);
 }
 
 /**

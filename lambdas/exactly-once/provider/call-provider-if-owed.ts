@@ -1,4 +1,4 @@
-import { ProviderCallInProgress, type RecordWork } from '../consumer/record-work';
+import { ProviderCallInProgress, recordingSignal, type RecordWork } from '../consumer/record-work';
 import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../inbox/ports';
 import { PermanentError } from '../errors';
 import { logger } from '../runtime/observability';
@@ -20,7 +20,9 @@ import { logger } from '../runtime/observability';
  * is still owed then) after the lease is given back, unless the call was cut at
  * the record's deadline (then the lease lapses on its own, after the invocation); the done-mark comes only
  * after the provider accepted, and only the done-mark is retried on contention
- * (never the call: a retry must not repeat a call that went through).
+ * (never the call: a retry must not repeat a call that went through). The done-mark runs under
+ * its own short bound (recordingSignal), not the record's deadline, and the record waits for it:
+ * a provider answer that lands as the deadline fires is still recorded.
  *
  * @example The loyalty use case (lambdas/shop/use-cases/apply-order-events.ts)
  * ```ts
@@ -68,6 +70,17 @@ export async function callProviderIfOwed(
         .catch((releaseError: unknown) => logger.warn('Could not give the provider-call lease back', { releaseError }));
     throw error;
   }
-  await record.recordProviderCallDone(eventId, work);
+  // The provider has answered 2xx: record it whatever the record's deadline says (its own bound, and
+  // consumeRecord waits for it), or the next copy would call a keyless provider again.
+  const recording = record.recordProviderCallDone(
+    eventId,
+    work === undefined ? undefined : { ...work, signal: recordingSignal(work) },
+  );
+  work?.recordings?.add(recording);
+  try {
+    await recording;
+  } finally {
+    work?.recordings?.delete(recording);
+  }
   return result.outcome;
 }

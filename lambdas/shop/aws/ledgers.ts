@@ -21,7 +21,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
   async reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult> {
     try {
       return await this.transact(
-        event.eventId,
+        event,
         [
           // Any existing state is newer than "placed": the cancel got here first.
           // The test-only broken consumer drops this guard too: the state alone would
@@ -40,7 +40,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
   async release(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
     try {
       return await this.transact(
-        event.eventId,
+        event,
         [
           {
             Update: {
@@ -77,7 +77,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
     // A concurrent reserve between the two transactions fails this condition;
     // the error is transient and the retry takes the normal release path.
     // The late OrderPlaced is stale (its state put fails), so it never reaches the warehouse.
-    return this.transact(event.eventId, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED', true)], work);
+    return this.transact(event, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED', true)], work);
   }
 
   /** An order's first fulfilment state, put only where it has none yet when `guarded`. */
@@ -110,7 +110,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
 export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger {
   async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
     return this.transact(
-      event.eventId,
+      event,
       [
         {
           Update: {
