@@ -2,6 +2,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
 import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
 import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
@@ -40,7 +41,7 @@ const envelope = (eventId: string, entityId: string, type = 'OrderPlaced'): Even
   type,
   entityId,
   version: 1,
-  occurredAt: '2030-01-01T00:00:00.000Z',
+  occurredAt: new Date(Date.now() - 60_000).toISOString(),
   payload: {},
 });
 
@@ -76,11 +77,11 @@ test('the same event applied twice counts once and calls the provider once', asy
   expect(await get(inboxKey(CONSUMER, 'evt-1'))).toMatchObject({ providerCallDoneAt: expect.any(String) });
 });
 
-test('two events of one entity both count', async () => {
+test('two versions of one entity both count', async () => {
   const { deps } = parts();
 
   await applyEntityEffect(envelope('evt-2a', 'entity-2'), deps);
-  await applyEntityEffect(envelope('evt-2b', 'entity-2'), deps);
+  await applyEntityEffect({ ...envelope('evt-2b', 'entity-2'), version: 2 }, deps);
 
   expect(await get(entityEffectKey(CONSUMER, 'entity-2'))).toMatchObject({ appliedCount: 2, lastEventId: 'evt-2b' });
 });
@@ -176,3 +177,135 @@ describe('a person who checked at the provider settles an owed call past its win
     expect(await get(inboxKey(CONSUMER, 'evt-never'))).toBeUndefined();
   });
 });
+
+describe('event integrity on DynamoDB Local', () => {
+  test('another event under a used eventId is refused as EventIdReused: the count and the claim stay as they were', async () => {
+    const { calls, deps } = parts();
+    const first = envelope('evt-7', 'entity-7');
+    await applyEntityEffect(first, deps);
+    const claim = await get(inboxKey(CONSUMER, 'evt-7'));
+
+    const reused = applyEntityEffect({ ...first, payload: { forged: true } }, deps);
+
+    await expect(reused).rejects.toMatchObject({
+      permanentCause: 'EventIdReused',
+      details: { storedFingerprint: claim?.fingerprint, deliveredFingerprint: expect.any(String) },
+    });
+    expect(await get(entityEffectKey(CONSUMER, 'entity-7'))).toMatchObject({ appliedCount: 1 });
+    expect(await get(inboxKey(CONSUMER, 'evt-7'))).toEqual(claim);
+    expect(calls).toEqual(['audit:evt-7']);
+  });
+
+  /**
+   * A client whose first TransactWriteItems answer is lost after DynamoDB committed it, so the SDK
+   * retries the same request; `withoutToken` also strips the request's ClientRequestToken.
+   */
+  function lossyLedger(withoutToken = false) {
+    const client = testDynamoDbClient();
+    const lost = { answers: 0 };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'TransactWriteItemsCommand' && lost.answers === 0) {
+          lost.answers += 1;
+          throw Object.assign(new Error('socket hang up after the commit'), { name: 'TimeoutError', $metadata: {} });
+        }
+        return result;
+      },
+      { step: 'deserialize', name: 'loseTheFirstAnswer' },
+    );
+    if (withoutToken)
+      client.middlewareStack.add(
+        (next) => async (args) => {
+          const request = args.request as { body?: unknown; headers: Record<string, string> };
+          const text = request.body === undefined ? '' : Buffer.from(request.body as Uint8Array).toString('utf8');
+          if (text.includes('ClientRequestToken')) {
+            const { ClientRequestToken: _token, ...body } = JSON.parse(text) as Record<string, unknown>;
+            request.body = JSON.stringify(body);
+            request.headers['content-length'] = String(Buffer.byteLength(request.body as string));
+          }
+          return next(args);
+        },
+        { step: 'finalizeRequest', name: 'stripToken', priority: 'low' },
+      );
+    const ledger = new DynamoDbEntityEffectLedger(DynamoDBDocumentClient.from(client), {
+      consumer: CONSUMER,
+      tableName: effectsTable,
+      inboxTtlSeconds: 3600,
+    });
+    return { ledger, lost, destroy: () => client.destroy() };
+  }
+
+  test("the SDK's retry of a transaction that committed (its answer lost) is reported applied, not duplicate", async () => {
+    const lossy = lossyLedger();
+
+    const result = await lossy.ledger.apply(envelope('evt-8', 'entity-8'), work());
+
+    expect(lossy.lost.answers).toBe(1);
+    expect(result.outcome).toBe('applied');
+    expect(await get(entityEffectKey(CONSUMER, 'entity-8'))).toMatchObject({ appliedCount: 1 });
+    lossy.destroy();
+  });
+
+  test('the same retry without a ClientRequestToken fails on its own claim and is miscounted a duplicate: the token is what closes it', async () => {
+    const lossy = lossyLedger(true);
+
+    const result = await lossy.ledger.apply(envelope('evt-8b', 'entity-8b'), work());
+
+    expect(lossy.lost.answers).toBe(1);
+    expect(result.outcome).toBe('duplicate');
+    expect(await get(entityEffectKey(CONSUMER, 'entity-8b'))).toMatchObject({ appliedCount: 1 });
+    lossy.destroy();
+  });
+
+  test("a provider's 2xx that lands as the record's deadline fires is still recorded done: the next copy calls nothing", async () => {
+    const deadline = new AbortController();
+    const calls: string[] = [];
+    const { deps } = parts();
+    const answeredAtTheDeadline: ExternalProvider = {
+      send: async (key) => {
+        calls.push(key);
+        deadline.abort(new Error('the record deadline'));
+      },
+    };
+    const event = envelope('evt-9', 'entity-9');
+
+    await applyEntityEffect(event, { ...deps, provider: answeredAtTheDeadline }, work(deadline.signal));
+    const again = await applyEntityEffect(event, { ...deps, provider: answeredAtTheDeadline }, work());
+
+    expect(await get(inboxKey(CONSUMER, 'evt-9'))).toMatchObject({ providerCallDoneAt: expect.any(String) });
+    expect(again).toBe('duplicate');
+    expect(calls).toEqual(['audit:evt-9']);
+  });
+
+  test('an older version after a newer one is stale on DynamoDB Local: not counted', async () => {
+    const { calls, deps } = parts();
+
+    await applyEntityEffect({ ...envelope('evt-10b', 'entity-10'), version: 2 }, deps);
+    const older = await applyEntityEffect({ ...envelope('evt-10a', 'entity-10'), version: 1 }, deps);
+
+    expect(older).toBe('stale');
+    expect(await get(entityEffectKey(CONSUMER, 'entity-10'))).toMatchObject({ appliedCount: 1, lastVersion: 2 });
+    expect(calls).toEqual(['audit:evt-10b']);
+  });
+
+  test('a write DynamoDB Local refuses as invalid (a key over 2 KB) is WriteRejected, permanent', async () => {
+    const { calls, deps } = parts();
+
+    const applied = applyEntityEffect(envelope('evt-11', 'e'.repeat(3_000)), deps);
+
+    await expect(applied).rejects.toMatchObject({ name: 'PermanentError', permanentCause: 'WriteRejected' });
+    expect(await get(inboxKey(CONSUMER, 'evt-11'))).toBeUndefined();
+    expect(calls).toEqual([]);
+  });
+});
+
+/** A record's work as a consumer gives it: a deadline signal, a lease for this try. */
+function work(signal = new AbortController().signal): RecordWork {
+  return {
+    signal,
+    deadline: Date.now() + 10_000,
+    leaseUntil: Date.now() + 20_000,
+    leaseHolder: `test:${Math.random()}`,
+  };
+}
