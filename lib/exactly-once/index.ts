@@ -43,7 +43,8 @@ export {
   type ProviderEndpoints,
 } from './provider-endpoints';
 export { OutboxRelay, RELAY_ENTRY, SWEEPER_ENTRY, type OutboxRelayProps } from './outbox-relay';
-export { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
+export { grantOutboxPublishing, outboxRoutes, type OutboxPublishingOptions } from './outbox-wiring';
+export { allowOnlySenders, ONLY_PRODUCERS_SEND_SID } from './queue-senders';
 export { addToolOutputs, type ToolOutputsProps } from './tool-outputs';
 export { Monitoring, type AlarmOptions, type MonitoringProps, type RunbookSection } from './monitoring';
 export { FAULT_TARGET_TAG, FaultInjectionSwitch, tagFaultTarget } from './fault-injection';

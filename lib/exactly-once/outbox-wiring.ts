@@ -4,6 +4,25 @@ import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-tabl
 import type { ConsumerPipeline } from './consumer-pipelines';
 import { grantIndexActions, grantTableActions } from './grants';
 import type { OutboxRelay } from './outbox-relay';
+import { allowOnlySenders } from './queue-senders';
+
+/**
+ * Who else may send to the consumers' queues, besides the relay and the sweeper.
+ *
+ * @example
+ * ```ts
+ * grantOutboxPublishing(outbox, pipelines.all, storage.ordersTable, { operatorRoleArns: ['arn:aws:iam::123456789012:role/DlqOperator'] });
+ * ```
+ */
+export interface OutboxPublishingOptions {
+  /**
+   * Roles a person assumes to redrive dead-lettered messages into a source queue (the DLQ tool's
+   * `redrive`, SQS's own DLQ redrive): the only principals besides the producers that may send there.
+   *
+   * @default - none: only the relay and the sweeper may send; a redrive must then run as one of them
+   */
+  readonly operatorRoleArns?: readonly string[];
+}
 
 /**
  * The relay's routes to the consumers' queues: each event type to every queue whose consumer takes it.
@@ -25,7 +44,8 @@ export function outboxRoutes(pipelines: readonly ConsumerPipeline[]): ConsumerRo
 /**
  * Where the outbox meets the pipelines: the relay and the sweeper may send to every consumer's queue and
  * mark an outbox item dispatched; the sweeper may query the pending index and re-read its candidates
- * from the table (the index lags, so it checks before it trusts one).
+ * from the table (the index lags, so it checks before it trusts one). Every consumer's queue then
+ * denies sending to anyone else but the operator roles (allowOnlySenders): the channel is authenticated.
  *
  * @example
  * ```ts
@@ -36,11 +56,15 @@ export function grantOutboxPublishing(
   outbox: OutboxRelay,
   pipelines: readonly ConsumerPipeline[],
   outboxTable: dynamodb.ITable,
+  options: OutboxPublishingOptions = {},
 ): void {
-  for (const publisher of [outbox.streamRelay, outbox.sweeper]) {
+  const publishers = [outbox.streamRelay, outbox.sweeper];
+  for (const publisher of publishers) {
     for (const { queues } of pipelines) queues.queue.grantSendMessages(publisher.fn);
     grantTableActions(publisher.fn, outboxTable, ['UpdateItem']);
   }
+  const senders = [...publishers.map((p) => p.fn.role!.roleArn), ...(options.operatorRoleArns ?? [])];
+  for (const { queues } of pipelines) allowOnlySenders(queues.queue, senders);
   grantIndexActions(outbox.sweeper.fn, outboxTable, PENDING_OUTBOX_INDEX, ['Query']);
   grantTableActions(outbox.sweeper.fn, outboxTable, ['BatchGetItem']);
 }

@@ -76,6 +76,13 @@ export interface AppConfig {
    * table, not an e-mail or a warehouse): synth warns about each one in prod.
    */
   providers: ProviderEndpoints;
+  /**
+   * Roles that may send to the consumers' queues besides the outbox relay and sweeper: whoever
+   * redrives dead-lettered messages (the DLQ tool's `redrive`, SQS's DLQ redrive, the proof kit's
+   * resend fault on a deployed stack) runs as one of them. `-c operatorRoleArns=arn:aws:iam::<acct>:role/<Name>`
+   * (comma-separated; cdk.json may give a list). Default: none, so only the producers can send.
+   */
+  operatorRoleArns: readonly string[];
 }
 
 /** A bad context value. bin/app.ts prints its message alone, on one line. */
@@ -162,6 +169,7 @@ export function readConfig(scope: Construct): AppConfig {
     allowReservedConcurrency: flag(ALLOW_RESERVED_CONCURRENCY_CONTEXT, ctx(ALLOW_RESERVED_CONCURRENCY_CONTEXT), false),
     humanRolePatterns: humanRolePatterns('humanRolePatterns', ctx('humanRolePatterns')),
     providers,
+    operatorRoleArns: roleArns('operatorRoleArns', ctx('operatorRoleArns')),
   };
 }
 
@@ -217,6 +225,23 @@ function humanRolePatterns(key: string, value: unknown): readonly string[] {
     if (!(error instanceof CallerRuleError)) throw error;
     throw new ConfigError(`Context ${key}: ${error.message}, got ${JSON.stringify(value)}`);
   }
+}
+
+/** IAM role ARNs, comma-separated (`-c`) or a list (cdk.json); unset is none. */
+function roleArns(key: string, value: unknown): readonly string[] {
+  if (value === undefined || value === '') return [];
+  const arns =
+    typeof value === 'string'
+      ? value.split(',').map((arn) => arn.trim())
+      : Array.isArray(value) && value.every((arn) => typeof arn === 'string')
+        ? value.map((arn: string) => arn.trim())
+        : undefined;
+  const roleArn = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@\/-]+$/;
+  if (arns === undefined || !arns.every((arn) => roleArn.test(arn)))
+    throw new ConfigError(
+      `Context ${key} must be IAM role ARNs (arn:aws:iam::<account>:role/<name>), comma-separated or a list, got ${JSON.stringify(value)}`,
+    );
+  return arns;
 }
 
 function email(key: string, value: unknown): string | undefined {

@@ -92,7 +92,7 @@ export class ExactlyOnceStack extends Stack {
       entityPartitionPrefix: ORDER_PK_PREFIX,
       routes: outboxRoutes(pipelines.all),
     });
-    grantOutboxPublishing(outbox, pipelines.all, storage.ordersTable);
+    grantOutboxPublishing(outbox, pipelines.all, storage.ordersTable, { operatorRoleArns: config.operatorRoleArns });
 
     // The proof kit's fault switch: only with -c faultInjection=true, never in prod (config refuses it).
     const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;

@@ -1,5 +1,5 @@
 import { App, ArnFormat, AspectPriority, Aspects, Duration, Stack, type IAspect } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -17,6 +17,7 @@ import {
   type CorrectnessOptions,
 } from '../../lib/exactly-once/aspects';
 import { readConfig } from '../../lib/shop/config';
+import { allowOnlySenders } from '../../lib/exactly-once/queue-senders';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
@@ -101,6 +102,8 @@ interface QueuePipelineProps {
   inboxTtl?: string | 'unset';
   /** Default the largest horizon the TTL keeps safe (TTL - 1 day); 'unset' for no variable. */
   dedupeHorizon?: string | 'unset';
+  /** Default false: the queue denies sending to all but one producer role (allowOnlySenders). */
+  openToSenders?: boolean;
 }
 
 /** A source queue, its DLQ and an inbox consumer: correct unless told otherwise. */
@@ -131,6 +134,7 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
     retentionPeriod: props.sourceRetention === undefined ? undefined : Duration.seconds(props.sourceRetention),
     deadLetterQueue: dlq && dlqProps && { queue: dlq, maxReceiveCount: dlqProps.maxReceiveCount },
   });
+  if (props.openToSenders !== true) allowOnlySenders(queue, ['arn:aws:iam::123456789012:role/Producer']);
   const inboxTtl =
     props.inboxTtl ??
     String(
@@ -239,6 +243,7 @@ describe('correctness aspects', () => {
       'AlarmDelivery',
       'RetryBudget',
       'ReservedConcurrency',
+      'QueueSenders',
     ]);
     // Every aspect registered only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
@@ -302,6 +307,7 @@ describe('correctness aspects', () => {
         visibilityTimeout: Duration.seconds(60),
         deadLetterQueue: { queue: dlq, maxReceiveCount: RETRY_TRIES },
       });
+      allowOnlySenders(queue, ['arn:aws:iam::123456789012:role/Producer']);
       const fn = inlineFunction(stack, 'Fn', {
         timeout: Duration.seconds(20),
         environment: {
@@ -615,6 +621,59 @@ describe('correctness aspects', () => {
     });
   });
 
+  describe('QueueSenders', () => {
+    test('a consumed queue open to any principal with sqs:SendMessage fails, on its mapping, naming the queue and the fix', () => {
+      const { app } = withPipeline({ openToSenders: true });
+
+      const errors = synthErrors(app).filter((e) => e.message.startsWith('[Correctness/QueueSenders]'));
+
+      expect(errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(
+            /Queue S\/P\/Queue, consumed by S\/P\/Consumer, lets any principal with sqs:SendMessage send to it.*allowOnlySenders/,
+          ),
+        }),
+      ]);
+    });
+
+    test('a deny that names no senders (no aws:PrincipalArn condition) does not count', () => {
+      const { app, stack } = newStack();
+      const { queue } = queuePipeline(stack, 'P', { openToSenders: true });
+      queue.addToResourcePolicy(
+        new iam.PolicyStatement({
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['sqs:SendMessage'],
+          resources: [queue.queueArn],
+          conditions: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+      applyCorrectnessAspects(stack);
+
+      expect(synthErrors(app).map((e) => e.message.slice(0, 27))).toEqual(['[Correctness/QueueSenders] ']);
+    });
+
+    test('allowOnlySenders denies SendMessage to every principal outside its list', () => {
+      const { stack } = newStack();
+      const queue = new sqs.Queue(stack, 'Q');
+
+      allowOnlySenders(queue, ['arn:aws:iam::123456789012:role/Relay']);
+
+      Template.fromStack(stack).hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Principal: { AWS: '*' },
+              Action: 'sqs:SendMessage',
+              Condition: { ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Relay'] } },
+            }),
+          ]),
+        },
+      });
+    });
+  });
+
   describe('DedupeHorizon', () => {
     const ttl = 22 * DAY;
 
@@ -632,6 +691,18 @@ describe('correctness aspects', () => {
           consumer,
           'DedupeHorizon',
           /Function S\/P\/Consumer has DEDUPE_HORIZON_SECONDS 1814401, above its INBOX_TTL_SECONDS 1900800 minus 86400 s \(clock-skew margin\) = 1814400 s: an event redriven after its inbox claim expired would be claimed again/,
+        ),
+      ]);
+    });
+
+    test('its error states the margins it relies on: claims counted from occurredAt, events more than 300 s ahead refused', () => {
+      const { app, consumer } = withPipeline({ inboxTtl: String(ttl), dedupeHorizon: String(ttl) });
+
+      expectRuleErrors(app, [
+        error(
+          consumer,
+          'DedupeHorizon',
+          /.*later of claim time and occurredAt, and on events stamped more than 300 s ahead being refused as OccurredInFuture/,
         ),
       ]);
     });
@@ -768,6 +839,7 @@ describe('correctness aspects', () => {
         error(esm, 'InboxTtl', cannot),
         error(esm, 'DedupeHorizon', cannot),
         error(esm, 'RetryBudget', cannot),
+        error(esm, 'QueueSenders', cannot),
       ]);
     });
 

@@ -748,3 +748,44 @@ describe('least privilege', () => {
     });
   });
 });
+
+describe('authenticated channel', () => {
+  /** The Deny statements on a queue's policies that name who may still send. */
+  function sendDenials(source: Template, queueId: string): { Condition?: Record<string, Record<string, unknown>> }[] {
+    return resourcesOfType(source, 'AWS::SQS::QueuePolicy')
+      .map(([, policy]) => policy.Properties as { Queues: unknown[]; PolicyDocument: { Statement: unknown[] } })
+      .filter((policy) => policy.Queues.some((q) => referencedId(q) === queueId))
+      .flatMap((policy) => policy.PolicyDocument.Statement as Record<string, unknown>[])
+      .filter(
+        (s) => s.Effect === 'Deny' && s.Action === 'sqs:SendMessage' && (s.Principal as { AWS?: string }).AWS === '*',
+      );
+  }
+  const allowedSenders = (source: Template, queueId: string) =>
+    sendDenials(source, queueId).flatMap((s) => {
+      const arns = s.Condition?.ArnNotEquals?.['aws:PrincipalArn'];
+      return (Array.isArray(arns) ? arns : []).map((arn) => referencedId(arn) ?? arn);
+    });
+
+  test.each(CONSUMERS.map((spec) => [spec.name]))(
+    "%s: its queue denies sqs:SendMessage to every principal but the relay's and the sweeper's roles",
+    (name) => {
+      const { queueId } = pipelineIn(template, name);
+
+      const senders = allowedSenders(template, queueId);
+
+      expect(senders.sort()).toEqual(
+        [roleOfFunction(template, streamMapping().functionId), roleOfFunction(template, sweeperId())].sort(),
+      );
+    },
+  );
+
+  test('an operator role given with -c operatorRoleArns may send too (the DLQ tool redrives as it)', () => {
+    const operator = 'arn:aws:iam::123456789012:role/DlqOperator';
+    const withOperator = synthStack({ operatorRoleArns: operator }).template;
+
+    const senders = allowedSenders(withOperator, pipelineIn(withOperator, CONSUMERS[0].name).queueId);
+
+    expect(senders).toContain(operator);
+    expect(senders).toHaveLength(3);
+  });
+});

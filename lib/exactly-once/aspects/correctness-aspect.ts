@@ -19,7 +19,8 @@ export type CorrectnessRule =
   | 'DedupeHorizon'
   | 'AlarmDelivery'
   | 'RetryBudget'
-  | 'ReservedConcurrency';
+  | 'ReservedConcurrency'
+  | 'QueueSenders';
 
 /**
  * What every correctness aspect takes: how to treat a rule it cannot check, and the model it

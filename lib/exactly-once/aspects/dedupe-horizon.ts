@@ -1,5 +1,6 @@
 import {
   DEDUPE_HORIZON_MARGIN_SECONDS,
+  MAX_FUTURE_SKEW_SECONDS,
   maxHorizonForClaimTtl,
 } from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -28,6 +29,11 @@ export const DEDUPE_HORIZON_ENV = ENV.dedupeHorizonSeconds;
  * second time: so the claim must outlive the horizon by more than the clocks of
  * producer and consumer can disagree. (The InboxTtl rule checks the TTL itself
  * against the queues.) The error is on the function.
+ *
+ * What it relies on at run time: a claim expires its TTL after the later of claim
+ * time and the event's `occurredAt`, and a consumer refuses an event stamped more
+ * than MAX_FUTURE_SKEW_SECONDS (300 s) ahead of its clock (OccurredInFuture), so
+ * the argument holds for every event a consumer accepts; the error message states both margins.
  *
  * @example applyCorrectnessAspects registers it with the others; alone, e.g. in a test of this one rule
  * ```ts
@@ -62,6 +68,8 @@ export class DedupeHorizonAspect extends CorrectnessAspect {
         fn,
         `Function ${fn.name} has ${DEDUPE_HORIZON_ENV} ${horizon}, above its ${ENV.inboxTtlSeconds} ${ttl} minus ` +
           `${DEDUPE_HORIZON_MARGIN_SECONDS} s (clock-skew margin) = ${largest} s: ${consequence}. ` +
+          `(This relies on claims expiring the TTL after the later of claim time and occurredAt, and on events ` +
+          `stamped more than ${MAX_FUTURE_SKEW_SECONDS} s ahead being refused as OccurredInFuture.) ` +
           `Lower the horizon or raise the TTL (lambdas/exactly-once/consumer/dedupe-horizon.ts derives both).`,
       );
     }

@@ -7,6 +7,7 @@ import { DedupeHorizonAspect } from './dedupe-horizon';
 import { InboxTtlAspect } from './inbox-ttl';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
+import { QueueSendersAspect } from './queue-senders';
 import { ReservedConcurrencyAspect } from './reserved-concurrency';
 import { RetryBudgetAspect } from './retry-budget';
 import { StreamSourceAspect } from './stream-source';
@@ -25,6 +26,7 @@ export {
 } from './inbox-ttl';
 export { LogRetentionAspect } from './log-retention';
 export { StackModels, Unverifiable } from './model';
+export { QueueSendersAspect } from './queue-senders';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
 export { ALLOW_RESERVED_CONCURRENCY_CONTEXT, ReservedConcurrencyAspect } from './reserved-concurrency';
 export { RetryBudgetAspect, type RetryBudgetOptions } from './retry-budget';
@@ -81,6 +83,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new AlarmDeliveryAspect(common),
     new RetryBudgetAspect(common),
     new ReservedConcurrencyAspect(common),
+    new QueueSendersAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
   return aspects;
