@@ -309,3 +309,28 @@ function work(signal = new AbortController().signal): RecordWork {
     leaseHolder: `test:${Math.random()}`,
   };
 }
+
+describe('a verified tenant is part of the inbox key', () => {
+  test('two tenants whose producers use the same eventId are two events: each applied once, each call recorded on its own entry', async () => {
+    const { calls, deps } = parts();
+    const ofA = { ...envelope('evt-12', 'entity-12'), tenant: 'arn:aws:iam::111111111111:role/A' };
+    const ofB = { ...envelope('evt-12', 'entity-12b'), tenant: 'arn:aws:iam::222222222222:role/B' };
+
+    const outcomes = [
+      await applyEntityEffect(ofA, deps),
+      await applyEntityEffect(ofB, deps),
+      await applyEntityEffect(ofA, deps),
+    ];
+
+    expect(outcomes).toEqual(['applied', 'applied', 'duplicate']);
+    expect(await get(entityEffectKey(CONSUMER, 'entity-12'))).toMatchObject({ appliedCount: 1 });
+    expect(await get(entityEffectKey(CONSUMER, 'entity-12b'))).toMatchObject({ appliedCount: 1 });
+    for (const tenant of [ofA.tenant, ofB.tenant])
+      expect(await get(inboxKey(CONSUMER, 'evt-12', tenant))).toMatchObject({
+        tenant,
+        providerCallDoneAt: expect.any(String),
+      });
+    expect(await get(inboxKey(CONSUMER, 'evt-12'))).toBeUndefined();
+    expect(calls).toEqual(['audit:evt-12', 'audit:evt-12']);
+  });
+});

@@ -372,7 +372,7 @@ describe('the provider-call lease after a failed call', () => {
     consumer: 'loyalty',
     recordProviderCallDone: async () => undefined,
     leaseProviderCall: async () => 'granted' as const,
-    releaseProviderCallLease: async (eventId: string) => void released.push(eventId),
+    releaseProviderCallLease: async ({ eventId }: { eventId: string }) => void released.push(eventId),
   });
   const applied = { outcome: 'applied' as const, providerCallPending: true };
 
@@ -384,11 +384,11 @@ describe('the provider-call lease after a failed call', () => {
     const abortable = (signal: AbortSignal | undefined) =>
       new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))));
 
-    const cut = callProviderIfOwed(applied, 'evt-cut', record, abortable, cutAtDeadline.work);
+    const cut = callProviderIfOwed(applied, { eventId: 'evt-cut' }, record, abortable, cutAtDeadline.work);
     cutAtDeadline.controller.abort();
     await expect(cut).rejects.toThrow('aborted');
     await expect(
-      callProviderIfOwed(applied, 'evt-503', record, () => Promise.reject(new Error('503')), failedOnItsOwn.work),
+      callProviderIfOwed(applied, { eventId: 'evt-503' }, record, () => Promise.reject(new Error('503')), failedOnItsOwn.work),
     ).rejects.toThrow('503');
 
     expect(released).toEqual(['evt-503']);

@@ -186,10 +186,10 @@ export async function runCommand(
     pastHorizon: command.pastHorizon,
     providerFindings: command.providerFindings,
     // The consumer's inbox is keyed by its spec name, which is its DLQ's name here.
-    recordFinding: (eventId: string, finding: ProviderCallFinding) =>
+    recordFinding: (event: { eventId: string; tenant?: string }, finding: ProviderCallFinding) =>
       recordProviderCallFinding(
         context.dynamodb,
-        { table: effectsTable!, consumer: queue.name, eventId },
+        { table: effectsTable!, consumer: queue.name, ...event },
         finding,
         now(),
       ),

@@ -63,6 +63,16 @@ export function isPoison(message: DeadLetter): boolean {
   return envelopeOccurredAt(message.body) === undefined;
 }
 
+/** The tenant an event's envelope carries (part of its inbox key), or undefined. */
+export function tenantOf(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { tenant?: unknown };
+    return typeof parsed.tenant === 'string' ? parsed.tenant : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function eventIdOf(body: string): string | undefined {
   try {
     const parsed = JSON.parse(body) as { eventId?: unknown };
@@ -206,7 +216,7 @@ export interface RedriveOptions {
    * `recordFinding` before its message moves; every other such message stays in the DLQ.
    */
   providerFindings?: Readonly<Record<string, ProviderCallFinding>>;
-  recordFinding?: (eventId: string, finding: ProviderCallFinding) => Promise<void>;
+  recordFinding?: (event: { eventId: string; tenant?: string }, finding: ProviderCallFinding) => Promise<void>;
   /** An extra filter (the proof kit moves only its own run's messages). */
   select?: (message: DeadLetter) => boolean;
   /**
@@ -370,7 +380,10 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
         if (entry.providerFinding !== undefined) {
           try {
             if (options.recordFinding === undefined) throw new Error('no inbox to record the finding on');
-            await options.recordFinding(entry.eventId!, entry.providerFinding);
+            await options.recordFinding(
+              { eventId: entry.eventId!, tenant: tenantOf(message.body) },
+              entry.providerFinding,
+            );
           } catch (error) {
             held.push(message);
             result.failed.push({ messageId: message.messageId, error: (error as Error).message });

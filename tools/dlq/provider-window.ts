@@ -31,7 +31,7 @@ export const PROVIDER_KEY_WINDOW_REASON =
 /** Writes a person's finding on the event's inbox entry; refuses an entry that is gone or (not performed) already done. */
 export async function recordProviderCallFinding(
   dynamodb: DynamoDBClient,
-  where: { table: string; consumer: string; eventId: string },
+  where: { table: string; consumer: string; eventId: string; tenant?: string },
   finding: ProviderCallFinding,
   now: Date,
 ): Promise<void> {
@@ -41,7 +41,7 @@ export async function recordProviderCallFinding(
     await dynamodb.send(
       new UpdateItemCommand({
         TableName: where.table,
-        Key: marshall(inboxKey(where.consumer, where.eventId)),
+        Key: marshall(inboxKey(where.consumer, where.eventId, where.tenant)),
         UpdateExpression: 'SET #finding = :at, providerCallCheckedAt = :at',
         ConditionExpression:
           finding === 'performed' ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND attribute_not_exists(#done)',

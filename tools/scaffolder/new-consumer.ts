@@ -246,7 +246,7 @@ function ledgerSource(spec: ConsumerSpec, id: string): string {
  * (a count per entity under the inbox claim, lambdas/exactly-once/aws/entity-effect-ledger.ts).
  *
  * Its own state goes here: a method that hands its writes to
- * \`this.transact(event.eventId, [...items], work)\`, so they commit in one transaction with the
+ * \`this.transact(event, [...items], work)\`, so they commit in one transaction with the
  * inbox claim (a duplicate then writes nothing), as the shop's ledgers do (./ledgers.ts); the
  * effect (use-cases/${spec.name}-effect.ts) calls it, then the provider.
  */

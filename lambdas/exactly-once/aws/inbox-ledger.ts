@@ -11,7 +11,7 @@ import type { RecordWork } from '../consumer/record-work';
 import type { EventEnvelope } from '../envelope';
 import { PermanentError } from '../errors';
 import { eventFingerprint } from '../inbox/fingerprint';
-import type { LedgerResult, ProviderCallLease } from '../inbox/ports';
+import type { EventRef, LedgerResult, ProviderCallLease } from '../inbox/ports';
 import { metrics, MetricUnit } from '../runtime/observability';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
 import {
@@ -201,9 +201,9 @@ export abstract class InboxLedger {
    * it never creates an entry without its TTL; with the inbox switched off
    * (test-only) there is nothing to record.
    */
-  async recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void> {
+  async recordProviderCallDone(event: EventRef, work?: RecordWork): Promise<void> {
     if (this.inboxBypassed()) return;
-    await this.updateInboxEntry(eventId, work, {
+    await this.updateInboxEntry(event, work, {
       UpdateExpression: 'SET #done = :at',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#done': PROVIDER_CALL_DONE_ATTRIBUTE },
@@ -219,10 +219,10 @@ export abstract class InboxLedger {
    * until its invocation ended): this copy must not call now. The claim of a
    * first delivery holds the lease already.
    */
-  async leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease> {
+  async leaseProviderCall(event: EventRef, work: RecordWork): Promise<ProviderCallLease> {
     if (this.inboxBypassed()) return 'granted';
     try {
-      await this.updateInboxEntry(eventId, work, {
+      await this.updateInboxEntry(event, work, {
         UpdateExpression: 'SET #lease = :until, #holder = :me',
         ConditionExpression:
           'attribute_exists(pk) AND attribute_not_exists(#done) AND attribute_not_exists(#superseded) ' +
@@ -250,10 +250,10 @@ export abstract class InboxLedger {
    * for it to lapse. Only this try's own lease is removed; failing to remove it
    * costs only that wait, so the failure is logged by the caller, not thrown.
    */
-  async releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void> {
+  async releaseProviderCallLease(event: EventRef, work: RecordWork): Promise<void> {
     if (this.inboxBypassed()) return;
     try {
-      await this.updateInboxEntry(eventId, work, {
+      await this.updateInboxEntry(event, work, {
         UpdateExpression: 'REMOVE #lease, #holder',
         ConditionExpression: '#holder = :me',
         ExpressionAttributeNames: LEASE_NAMES,
@@ -265,13 +265,14 @@ export abstract class InboxLedger {
     }
   }
 
-  /** One UpdateItem on this consumer's inbox entry for `eventId`, with the record's signal, retried on contention. */
+  /** One UpdateItem on this consumer's inbox entry for `event`, with the work's signal, retried on contention. */
   private updateInboxEntry(
-    eventId: string,
+    event: EventRef,
     work: RecordWork | undefined,
     update: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
   ): Promise<unknown> {
-    const input = { TableName: this.options.tableName, Key: inboxKey(this.consumer, eventId), ...update };
+    const Key = inboxKey(this.consumer, event.eventId, event.tenant);
+    const input = { TableName: this.options.tableName, Key, ...update };
     return this.withRetries(() => this.client.send(new UpdateCommand(input), { abortSignal: work?.signal }), work);
   }
 
@@ -288,13 +289,13 @@ export abstract class InboxLedger {
    * after this one did. Creates the entry (with its TTL) if it is gone, which
    * then stands for "done, superseded" too.
    */
-  protected supersede(earlierEventId: string, eventId: string): TransactItem[] {
+  protected supersede(earlier: EventRef, eventId: string): TransactItem[] {
     if (this.inboxBypassed()) return [];
     return [
       {
         Update: {
           TableName: this.options.tableName,
-          Key: inboxKey(this.consumer, earlierEventId),
+          Key: inboxKey(this.consumer, earlier.eventId, earlier.tenant),
           UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
           ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
           ExpressionAttributeValues: {

@@ -60,7 +60,7 @@ export async function applyEntityEffect(
   const result = await deps.ledger.apply(event, work);
   return callProviderIfOwed(
     result,
-    event.eventId,
+    event,
     deps.ledger,
     (signal) =>
       deps.provider.send(

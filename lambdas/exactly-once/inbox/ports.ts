@@ -2,6 +2,17 @@ import type { RecordWork } from '../consumer/record-work';
 import type { EventEnvelope } from '../envelope';
 
 /**
+ * What names an event's inbox entry: its id and, when its producer verified one, its tenant
+ * (the entry's key is `INBOX#<consumer>#<tenant>#<eventId>` then). Every envelope is one.
+ *
+ * @example
+ * ```ts
+ * const ref: EventRef = { eventId: orderPlacedEventId(orderId), tenant: event.tenant };
+ * ```
+ */
+export type EventRef = Pick<EventEnvelope, 'eventId' | 'tenant'>;
+
+/**
  * What applying an event did:
  * - applied: the inbox claim and the effect committed together, just now;
  * - duplicate: the inbox already held this consumer's claim on the eventId, so
@@ -49,7 +60,7 @@ export interface LedgerResult {
  *
  * @example
  * ```ts
- * const lease: ProviderCallLease = await ledger.leaseProviderCall(event.eventId, work);
+ * const lease: ProviderCallLease = await ledger.leaseProviderCall(event, work);
  * ```
  */
 export type ProviderCallLease = 'granted' | 'done' | 'held';
@@ -71,11 +82,11 @@ export interface ProviderCallRecord {
   /** The consumer whose inbox this is (its spec name): the prefix of its provider keys too. */
   readonly consumer: string;
   /** Marks the provider call for this event done on its inbox entry (after the provider accepted it). */
-  recordProviderCallDone(eventId: string, work?: RecordWork): Promise<void>;
+  recordProviderCallDone(event: EventRef, work?: RecordWork): Promise<void>;
   /** Takes the lease on an owed provider call for `work`'s try (a first delivery's claim holds it already). */
-  leaseProviderCall(eventId: string, work: RecordWork): Promise<ProviderCallLease>;
+  leaseProviderCall(event: EventRef, work: RecordWork): Promise<ProviderCallLease>;
   /** Gives this try's lease back after its provider call failed. */
-  releaseProviderCallLease(eventId: string, work: RecordWork): Promise<void>;
+  releaseProviderCallLease(event: EventRef, work: RecordWork): Promise<void>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ProviderCallInProgress, recordingSignal, type RecordWork } from '../consumer/record-work';
-import type { ApplyOutcome, LedgerResult, ProviderCallRecord } from '../inbox/ports';
+import type { ApplyOutcome, EventRef, LedgerResult, ProviderCallRecord } from '../inbox/ports';
 import { PermanentError } from '../errors';
 import { logger } from '../runtime/observability';
 
@@ -31,7 +31,7 @@ import { logger } from '../runtime/observability';
  * const result = await deps.ledger.credit(event, points, work);
  * return callProviderIfOwed(
  *   result,
- *   event.eventId,
+ *   event,
  *   deps.ledger,
  *   (signal) => deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), { template: 'order-confirmation' }, { signal }),
  *   work,
@@ -40,12 +40,13 @@ import { logger } from '../runtime/observability';
  */
 export async function callProviderIfOwed(
   result: LedgerResult,
-  eventId: string,
+  event: EventRef,
   record: ProviderCallRecord,
   call: (signal: AbortSignal | undefined) => Promise<void>,
   work?: RecordWork,
 ): Promise<ApplyOutcome> {
   if (!result.providerCallPending) return result.outcome;
+  const { eventId } = event;
   // Owed longer than the provider remembers keys: the first call may have gone through unanswered, and
   // the provider would take a repeat for a new request. A person checks at the provider instead.
   if (result.providerKeyWindowPassed === true)
@@ -54,7 +55,7 @@ export async function callProviderIfOwed(
       `The provider call for ${eventId} has been owed since its claim, longer than the provider's key window: check at the provider whether it was performed before sending it again`,
     );
   if (result.outcome !== 'applied' && work !== undefined) {
-    const lease = await record.leaseProviderCall(eventId, work);
+    const lease = await record.leaseProviderCall(event, work);
     if (lease === 'done') return result.outcome;
     if (lease === 'held') throw new ProviderCallInProgress(eventId, undefined);
   }
@@ -66,14 +67,14 @@ export async function callProviderIfOwed(
     // retry's CANCEL_PICK this way). Only a call that ended on its own gives the lease back.
     if (work !== undefined && !work.signal.aborted)
       await record
-        .releaseProviderCallLease(eventId, work)
+        .releaseProviderCallLease(event, work)
         .catch((releaseError: unknown) => logger.warn('Could not give the provider-call lease back', { releaseError }));
     throw error;
   }
   // The provider has answered 2xx: record it whatever the record's deadline says (its own bound, and
   // consumeRecord waits for it), or the next copy would call a keyless provider again.
   const recording = record.recordProviderCallDone(
-    eventId,
+    event,
     work === undefined ? undefined : { ...work, signal: recordingSignal(work) },
   );
   work?.recordings?.add(recording);

@@ -32,7 +32,7 @@ export async function fulfilOrderEvent(
     event.type === 'OrderPlaced' ? await deps.ledger.reserve(event, work) : await deps.ledger.release(event, work);
   return callProviderIfOwed(
     result,
-    event.eventId,
+    event,
     deps.ledger,
     (signal) =>
       deps.warehouse.send(
@@ -57,7 +57,7 @@ export async function creditLoyaltyPoints(
   const result = await deps.ledger.credit(event, points, work);
   return callProviderIfOwed(
     result,
-    event.eventId,
+    event,
     deps.ledger,
     (signal) =>
       deps.mail.send(

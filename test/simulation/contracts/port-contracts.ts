@@ -145,7 +145,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const first = await loyalty.credit(placed, 17);
 
       const beforeDone = await loyalty.credit(placed, 17);
-      await loyalty.recordProviderCallDone(placed.eventId);
+      await loyalty.recordProviderCallDone(placed);
       const afterDone = await loyalty.credit(placed, 17);
 
       expect(first).toEqual({ outcome: 'applied', providerCallPending: true });
@@ -169,8 +169,8 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       await loyalty.credit(placed, 17, first);
       const duplicate = await loyalty.credit(placed, 17, second);
-      const whileHeld = await loyalty.leaseProviderCall(placed.eventId, second);
-      const byItsHolder = await loyalty.leaseProviderCall(placed.eventId, first);
+      const whileHeld = await loyalty.leaseProviderCall(placed, second);
+      const byItsHolder = await loyalty.leaseProviderCall(placed, first);
       await store.documents.send(
         new UpdateCommand({
           TableName: store.tables.effects,
@@ -179,7 +179,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
           ExpressionAttributeValues: { ':past': now - 1 },
         }),
       );
-      const afterItLapsed = await loyalty.leaseProviderCall(placed.eventId, lapsed);
+      const afterItLapsed = await loyalty.leaseProviderCall(placed, lapsed);
 
       expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect([whileHeld, byItsHolder, afterItLapsed]).toEqual(['held', 'granted', 'granted']);
@@ -202,10 +202,10 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const other = { ...holder, leaseHolder: 'req-2:m-2' };
       await loyalty.credit(placed, 17, holder);
 
-      await loyalty.releaseProviderCallLease(placed.eventId, other);
-      const stillHeld = await loyalty.leaseProviderCall(placed.eventId, other);
-      await loyalty.releaseProviderCallLease(placed.eventId, holder);
-      const free = await loyalty.leaseProviderCall(placed.eventId, other);
+      await loyalty.releaseProviderCallLease(placed, other);
+      const stillHeld = await loyalty.leaseProviderCall(placed, other);
+      await loyalty.releaseProviderCallLease(placed, holder);
+      const free = await loyalty.leaseProviderCall(placed, other);
 
       expect([stillHeld, free]).toEqual(['held', 'granted']);
     });
@@ -224,12 +224,12 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       };
       const later = { ...work, leaseUntil: now + 32_000, leaseHolder: 'req-2:m-2' };
       await loyalty.credit(placedForMail, 17, work);
-      await loyalty.recordProviderCallDone(placedForMail.eventId, work);
+      await loyalty.recordProviderCallDone(placedForMail, work);
       await fulfilment.reserve(placed, work);
       await fulfilment.release(orderCancelledEvent(order, '2026-01-01T00:01:00.000Z'), work);
 
-      const afterDone = await loyalty.leaseProviderCall(placedForMail.eventId, later);
-      const afterCancel = await fulfilment.leaseProviderCall(placed.eventId, later);
+      const afterDone = await loyalty.leaseProviderCall(placedForMail, later);
+      const afterCancel = await fulfilment.leaseProviderCall(placed, later);
 
       expect([afterDone, afterCancel]).toEqual(['done', 'done']);
     });
@@ -238,7 +238,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const { loyalty } = ledgers();
       const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
 
-      await expect(loyalty.recordProviderCallDone(placed.eventId)).rejects.toThrow();
+      await expect(loyalty.recordProviderCallDone(placed)).rejects.toThrow();
 
       expect(await inboxEntry('loyalty', placed.eventId)).toBeUndefined();
     });
