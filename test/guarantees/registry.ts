@@ -309,6 +309,160 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: architecture('the-inbox-claim-in-the-same-transaction-as-the-effect'),
   },
   {
+    id: 'event-id-reused',
+    statement:
+      "One id, one event: a claim stores the event's fingerprint (type, entity, version, tenant, payload; not `occurredAt`); a failed claim with another fingerprint is never acknowledged as a duplicate but dead-lettered as `EventIdReused` with both fingerprints; a claim without one (written earlier) still means the same event",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/inbox/fingerprint.ts', symbol: 'eventFingerprint' },
+      { file: INBOX_LEDGER, symbol: 'refuseAnotherEvent' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'another event under a reused eventId is not acknowledged as a duplicate: DLQ EventIdReused with both fingerprints; nothing applied again, no second call',
+      },
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'the same event with a rewritten occurredAt (the DLQ tool redrives past the horizon so) is still a duplicate',
+      },
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'a claim written before fingerprints were stored still makes its event a duplicate',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'another event under a used eventId is refused as EventIdReused: the count and the claim stay as they were',
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'tenant-in-inbox-key',
+    statement:
+      "An envelope's verified `tenant` is part of its inbox key and fingerprint: two tenants' events under one id are two events, each applied and its provider call recorded on its own entry",
+    enforcedIn: [{ file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'inboxKey' }],
+    provedBy: [
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'two tenants whose producers use the same eventId are two events: each applied once, each call recorded on its own entry',
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'authenticated-channel',
+    statement:
+      "Only the producers (the outbox relay and sweeper) and the operator roles a stage names may send to a consumer's queue: a Deny of `sqs:SendMessage` to every other principal, checked at synth (`QueueSenders`)",
+    enforcedIn: [
+      { file: 'lib/exactly-once/queue-senders.ts', symbol: 'allowOnlySenders' },
+      { file: 'lib/exactly-once/aspects/queue-senders.ts', symbol: 'QueueSendersAspect' },
+    ],
+    provedBy: [
+      {
+        file: INFRA_ASPECTS,
+        name: 'a consumed queue open to any principal with sqs:SendMessage fails, on its mapping, naming the queue and the fix',
+      },
+      { file: INFRA_ASPECTS, name: 'a deny that names no senders (no aws:PrincipalArn condition) does not count' },
+      {
+        file: INFRA_PIPELINES,
+        name: "its queue denies sqs:SendMessage to every principal but the relay's and the sweeper's roles",
+        templated: true,
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: 'an operator role given with -c operatorRoleArns may send too (the DLQ tool redrives as it)',
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'no-future-events',
+    statement:
+      "Time cannot outlive a claim: an event stamped more than 300 s ahead of the consumer's clock is dead-lettered as `OccurredInFuture`; one within is applied, and its claim expires the TTL after the later of claim time and `occurredAt`",
+    enforcedIn: [
+      { file: CONSUMER_SUPPORT, symbol: 'refuseOutsideHorizon' },
+      { file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'claimExpiresAt' },
+      { file: 'lambdas/exactly-once/consumer/dedupe-horizon.ts', symbol: 'MAX_FUTURE_SKEW_SECONDS' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'an event stamped 10 minutes ahead of the consumer clock goes to the DLQ as OccurredInFuture: nothing claimed, no call',
+      },
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'an event stamped 2 minutes ahead (within the skew margin) is applied, and its claim expires the TTL after its occurredAt',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: 'its error states the margins it relies on: claims counted from occurredAt, events more than 300 s ahead refused',
+      },
+    ],
+    doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
+  },
+  {
+    id: 'done-mark-own-bound',
+    statement:
+      "A provider's 2xx is recorded whenever the process lives: the done-mark runs under its own bound (the batch's answer time), never the record's deadline, and the record waits for it",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'recordingSignal' },
+      { file: CONSUMER_SUPPORT, symbol: 'untilDeadline' },
+    ],
+    provedBy: [
+      {
+        file: INT_ENTITY_EFFECT,
+        name: "a provider's 2xx that lands as the record's deadline fires is still recorded done: the next copy calls nothing",
+      },
+      {
+        file: 'test/exactly-once/recording-past-deadline.test.ts',
+        name: 'the deadline fires while a provider answer is being recorded: the record waits for the record and ends applied',
+      },
+    ],
+    doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
+  },
+  {
+    id: 'transaction-token',
+    statement:
+      "Every ledger transaction carries a `ClientRequestToken`: the SDK's retry of a transaction that committed with its answer lost is reported `applied`, not a duplicate",
+    enforcedIn: [{ file: INBOX_LEDGER, symbol: 'clientRequestToken' }],
+    provedBy: [
+      {
+        file: INT_ENTITY_EFFECT,
+        name: "the SDK's retry of a transaction that committed (its answer lost) is reported applied, not duplicate",
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'the same retry without a ClientRequestToken fails on its own claim and is miscounted a duplicate: the token is what closes it',
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'entity-effect-version-guard',
+    statement:
+      'The generic effect `new:consumer` scaffolds keeps a version guard: an older version of an entity after a newer one is stale, never applied; a write DynamoDB refuses as invalid is `WriteRejected`, dead-lettered at once',
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/aws/entity-effect-ledger.ts', symbol: 'DynamoDbEntityEffectLedger' },
+      { file: INBOX_LEDGER, symbol: 'isValidationError' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'an older version of an entity after a newer one is stale: not counted, no provider call',
+      },
+      { file: INT_ENTITY_EFFECT, name: 'an older version after a newer one is stale on DynamoDB Local: not counted' },
+      {
+        file: 'test/exactly-once/entity-consumer.test.ts',
+        name: 'a write DynamoDB refuses as invalid goes to the DLQ at once as WriteRejected, not through 14 tries',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'a write DynamoDB Local refuses as invalid (a key over 2 KB) is WriteRejected, permanent',
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
     id: 'version-check',
     statement:
       'Per-order version check: a stale or out-of-order event is an acked no-op (`StaleEventIgnored`); a cancel that arrives before its place leaves nothing reserved',
@@ -1630,7 +1784,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'keyless-provider-resend',
     statement:
-      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send when an answer is lost (a timeout after it acted, a crash between the send and its done-mark); never two sends at once. The proof kit counts these against a keyless local provider (`LOCAL_PROVIDER_KEYLESS=mail`)',
+      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send when its answer is lost (a timeout after it acted) or the process crashes between the send and its done-mark; an answer that arrives is always recorded (`done-mark-own-bound`), and never two sends at once. The proof kit counts these against a keyless local provider (`LOCAL_PROVIDER_KEYLESS=mail`)',
     doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
     shownBy: [
       {

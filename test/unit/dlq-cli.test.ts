@@ -513,6 +513,17 @@ describe('the dedupe horizon', () => {
       expect(decide(recent, { providerFindings: { 'e-new': 'performed' } })).toEqual({ move: 'as-is' });
     });
 
+    test('another event under a used eventId (EventIdReused) is left with what to compare: it would be refused again', () => {
+      const reused = deadLetter('m-r', envelope('e-r', daysBefore(1)), { failureCause: 'EventIdReused' });
+
+      const decision = decide(reused);
+
+      expect(decision).toEqual({
+        skip: expect.stringMatching(/^another event under a used eventId \(EventIdReused\)/),
+      });
+      expect(decide(reused, { cause: 'EventIdReused' })).toEqual(decision);
+    });
+
     test('no readable occurredAt is poison, not a horizon question: moved only with --include-poison', () => {
       const unreadable = deadLetter('m-u', envelope('e-u', 'last tuesday'), { failureCause: undefined as never });
       delete (unreadable.attributes as Record<string, unknown>).failureCause;

@@ -1,3 +1,4 @@
+import type { PermanentCause } from '../../lambdas/exactly-once/errors';
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageCommand,
@@ -276,6 +277,12 @@ export function pastHorizonReason(dedupeHorizonSeconds: number): string {
  * What redrive does with one message: skip it (and why), move it as it is, or
  * (past the horizon and named by --past-horizon) rewrite its occurredAt and move it.
  */
+/** The cause a consumer dead-letters another event under a used eventId with (inbox-ledger.ts). */
+export const EVENT_ID_REUSED_CAUSE: PermanentCause = 'EventIdReused';
+const EVENT_ID_REUSED_REASON =
+  'another event under a used eventId (EventIdReused): it would be refused again; compare storedFingerprint and ' +
+  'deliveredFingerprint (show), apply the missing effect by hand or have the producer emit it under a new id (runbook)';
+
 export function redriveDecision(
   message: DeadLetter,
   options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon' | 'providerFindings'>,
@@ -286,6 +293,8 @@ export function redriveDecision(
     return { skip: `cause ${causeOf(message)}` };
   if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
+  // Redriven as it is, it would only come back: the id is taken by another event's claim.
+  if (causeOf(message) === EVENT_ID_REUSED_CAUSE) return { skip: EVENT_ID_REUSED_REASON };
   // Redriven as it is, it would only come back: the consumer cannot tell whether the call went through.
   if (causeOf(message) === PROVIDER_KEY_WINDOW_CAUSE) {
     const eventId = eventIdOf(message.body);
