@@ -944,7 +944,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'caller-scope',
     statement:
-      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are readable only by the callers who ordered for it",
+      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are the caller's own: keyed by the tenant its orders' events carry, readable and credited only through that caller's orders",
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
@@ -969,7 +969,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/integration/customer-scope.test.ts',
-        name: 'a customer ordered for by two callers is readable by both, and each order records its own access',
+        name: 'a customer id ordered for by two callers is two customers: each reads only the points its own orders earned',
       },
       { file: INT_CANCEL_GET, name: "another caller's order is 404, exactly like an unknown one" },
       {

@@ -60,16 +60,31 @@ function read(caller: string, customerId: string) {
   );
 }
 
-/** The loyalty consumer's effect, as it leaves it: the customer's points on the Effects table. */
-async function creditPoints(customerId: string, points: number): Promise<void> {
+/**
+ * The loyalty consumer's effect, as it leaves it: the points on the Effects table of the customer
+ * `customerId` of `caller` (the tenant of the order's events), or, with no caller given, of every
+ * caller that placed an order for it (read from the stored orders, so the caller rule's answer is used).
+ */
+async function creditPoints(customerId: string, points: number, caller?: string): Promise<void> {
+  const callers =
+    caller === undefined
+      ? [
+          ...new Set(
+            (await scanAll(tables.names.Orders))
+              .filter((i) => i.entity === 'ORDER' && i.customerId === customerId)
+              .map((i) => String(i.caller)),
+          ),
+        ]
+      : [caller];
   const client = testDynamoDbClient();
   try {
-    await client.send(
-      new PutItemCommand({
-        TableName: tables.names.Effects,
-        Item: marshall({ ...customerKey(customerId), customerId, points }),
-      }),
-    );
+    for (const tenant of callers)
+      await client.send(
+        new PutItemCommand({
+          TableName: tables.names.Effects,
+          Item: marshall({ ...customerKey(tenant, customerId), customerId, points }),
+        }),
+      );
   } finally {
     client.destroy();
   }
@@ -141,16 +156,19 @@ test('right after placing, before any points, the owner gets the same 404 as any
   expect((await read(b, c1)).statusCode).toBe(404);
 });
 
-test('a customer ordered for by two callers is readable by both, and each order records its own access', async () => {
+test('a customer id ordered for by two callers is two customers: each reads only the points its own orders earned', async () => {
   const [a, b] = [iamUser(), iamUser()];
   const shared = unique('shared');
   const first = await place(a, shared);
   const second = await place(a, shared);
   await place(b, shared);
-  await creditPoints(shared, 30);
+  await creditPoints(shared, 30, a);
+  await creditPoints(shared, 5, b);
 
-  expect((await read(a, shared)).statusCode).toBe(200);
-  expect((await read(b, shared)).statusCode).toBe(200);
+  const [byA, byB] = [await read(a, shared), await read(b, shared)];
+
+  expect(JSON.parse(byA.body)).toEqual({ customerId: shared, points: 30 });
+  expect(JSON.parse(byB.body)).toEqual({ customerId: shared, points: 5 });
   const accessOfA = (await scanAll(tables.names.Orders)).filter((i) => i.pk === `CALLER#${a}#CUSTOMER#${shared}`);
   expect(accessOfA.map((i) => i.sk).sort()).toEqual([`ORDER#${first.orderId}`, `ORDER#${second.orderId}`].sort());
 });

@@ -1,3 +1,4 @@
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -55,8 +56,9 @@ const cases = [
     param: 'customerId',
     id: 'cust-1',
     maxLength: 64,
-    key: { pk: 'CUSTOMER#cust-1', sk: 'CUSTOMER' },
-    item: { pk: 'CUSTOMER#cust-1', sk: 'CUSTOMER', customerId: 'cust-1', points: 42 },
+    // Alice's customer cust-1: the points item is scoped to the caller that ordered for it.
+    key: customerKey(ALICE, 'cust-1'),
+    item: { ...customerKey(ALICE, 'cust-1'), customerId: 'cust-1', points: 42 },
     body: { customerId: 'cust-1', points: 42 },
     emptyBody: { customerId: 'cust-1', points: 0 },
     /** The access check before the points, or nothing before the read of a shared model. */

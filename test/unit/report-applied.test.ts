@@ -14,17 +14,25 @@ const CALLER = 'arn:aws:iam::000000000000:user/AKIAREPORT0001';
 const placed = deriveOrderId(CALLER, 'k1');
 const cancelled = deriveOrderId(CALLER, 'k2');
 const orders: OrderItem[] = [
-  { orderId: placed, status: 'PLACED', customerId: 'lt-c1', items: [{ sku: 'lt-s1', quantity: 1 }], totalCents: 100 },
+  {
+    orderId: placed,
+    status: 'PLACED',
+    caller: CALLER,
+    customerId: 'lt-c1',
+    items: [{ sku: 'lt-s1', quantity: 1 }],
+    totalCents: 100,
+  },
   {
     orderId: cancelled,
     status: 'CANCELLED',
+    caller: CALLER,
     customerId: 'lt-c1',
     items: [{ sku: 'lt-s1', quantity: 1 }],
     totalCents: 100,
   },
 ];
 const claim = (consumer: string, eventId: string) => ({
-  ...inboxKey(consumer, eventId),
+  ...inboxKey(consumer, eventId, CALLER),
   consumer,
   eventId,
   claimedAt: '2026-01-01T00:00:00.000Z',
@@ -49,7 +57,7 @@ function verification() {
     effectItems: [
       claim('fulfilment', orderPlacedEventId(placed)),
       // The cancelled order's place was superseded before it was applied: an entry, but no claim.
-      { ...inboxKey('fulfilment', orderPlacedEventId(cancelled)), [SUPERSEDED_BY_ATTRIBUTE]: 'x' },
+      { ...inboxKey('fulfilment', orderPlacedEventId(cancelled), CALLER), [SUPERSEDED_BY_ATTRIBUTE]: 'x' },
       claim('fulfilment', orderCancelledEventId(cancelled)),
       claim('loyalty', orderPlacedEventId(placed)),
       claim('loyalty', orderPlacedEventId(cancelled)),

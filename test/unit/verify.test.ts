@@ -1,3 +1,5 @@
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -118,6 +120,7 @@ test('double loyalty points are reported as "more than expected", lost ones as "
     entity: 'ORDER',
     orderId,
     status: 'PLACED',
+    caller: CALLER,
     customerId: `${RUN}-c1`,
     items: [{ sku: `${RUN}-s1`, quantity: 1 }],
     totalCents,
@@ -125,7 +128,7 @@ test('double loyalty points are reported as "more than expected", lost ones as "
   tables({
     orders: [order],
     effects: [
-      { pk: `CUSTOMER#${RUN}-c1`, points: 2 * loyaltyPoints(totalCents) },
+      { pk: customerKey(CALLER, `${RUN}-c1`).pk, points: 2 * loyaltyPoints(totalCents) },
       { pk: `SKU#${RUN}-s1`, reserved: 0 },
     ],
   });
@@ -134,7 +137,7 @@ test('double loyalty points are reported as "more than expected", lost ones as "
 
   const details = verification.violations.map((v) => `${v.invariant}: ${v.detail}`);
   expect(details).toContain(
-    `points: customer ${RUN}-c1: points ${2 * loyaltyPoints(totalCents)}, more than expected ${loyaltyPoints(totalCents)}`,
+    `points: customer ${RUN}-c1 of ${CALLER}: points ${2 * loyaltyPoints(totalCents)}, more than expected ${loyaltyPoints(totalCents)}`,
   );
   expect(details).toContain(`reserved: sku ${RUN}-s1: reserved 0, less than expected 1`);
   expect(details.join('\n')).not.toContain('no POST got a 201');
@@ -147,7 +150,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
   const placed = orderPlacedEventId(orderId);
   const totalCents = 1000;
   const claim = (consumer: string) => ({
-    pk: `INBOX#${consumer}#${placed}`,
+    pk: inboxKey(consumer, placed, CALLER).pk,
     providerCallDoneAt: '2030-01-01T00:00:09Z',
   });
   const called = (consumer: string) => ({
@@ -163,13 +166,14 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
         entity: 'ORDER',
         orderId,
         status: 'PLACED',
+        caller: CALLER,
         customerId: `${RUN}-c1`,
         items: [{ sku: `${RUN}-s1`, quantity: 1 }],
         totalCents,
       },
     ],
     effects: [
-      { pk: `CUSTOMER#${RUN}-c1`, points: loyaltyPoints(totalCents) },
+      { pk: customerKey(CALLER, `${RUN}-c1`).pk, points: loyaltyPoints(totalCents) },
       { pk: `SKU#${RUN}-s1`, reserved: 1 },
       claim('fulfilment'),
       claim('loyalty'),
@@ -189,7 +193,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
 
   test(`${AUDIT}'s missing claim is reported under the generic invariant`, async () => {
     const run = cleanRun();
-    run.effects = run.effects.filter((e) => e.pk !== `INBOX#${AUDIT}#${placed}`);
+    run.effects = run.effects.filter((e) => e.pk !== inboxKey(AUDIT, placed, CALLER).pk);
     tables(run);
 
     const verification = await verifyRun(ok(), consumers);
@@ -197,7 +201,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
     expect(verification.violations).toEqual([
       {
         invariant: 'each-event-once-per-consumer',
-        detail: `${AUDIT}: OrderPlaced ${placed} has no inbox claim INBOX#${AUDIT}#${placed}: never applied, or applied without its claim`,
+        detail: `${AUDIT}: OrderPlaced ${placed} has no inbox claim ${inboxKey(AUDIT, placed, CALLER).pk}: never applied, or applied without its claim`,
       },
     ]);
   });

@@ -16,7 +16,7 @@ export interface Violation {
 }
 
 /** An event the outbox produced, by what every consumer keys it on. */
-export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId'>;
+export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId' | 'tenant'>;
 
 /** An item of the entity table, as scanned: the domain reads its own fields. */
 export type EntityItem = Record<string, unknown>;

@@ -324,7 +324,7 @@ export function countAppliedEffects(
     applied[consumer.name] = events.filter(
       (event) =>
         consumer.eventTypes.includes(event.type) &&
-        effects.get(inboxKey(consumer.name, event.eventId).pk)?.claimedAt !== undefined,
+        effects.get(inboxKey(consumer.name, event.eventId, event.tenant).pk)?.claimedAt !== undefined,
     ).length;
   }
   return applied;
@@ -338,7 +338,7 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
 /**
  * Each event once per consumer, for any consumer on the list: for every
  * produced event and every consumer whose spec takes its type,
- * - its inbox claim `INBOX#<consumer>#<eventId>` exists: the event was applied,
+ * - its inbox claim `INBOX#<consumer>#<eventId>` (with its tenant, if it has one) exists: the event was applied,
  *   and the claim is what makes a second delivery a no-op;
  * - the provider log has its key `providerKey(consumer, eventId)`
  *   (reported under `provider`, as the provider checks always were);
@@ -365,7 +365,7 @@ export function checkEachEventOncePerConsumer(input: {
       const key = providerKey(consumer.name, event.eventId);
       if (input.optional?.has(key)) continue;
       owedKeys.add(key);
-      const claim = inboxKey(consumer.name, event.eventId).pk;
+      const claim = inboxKey(consumer.name, event.eventId, event.tenant).pk;
       const claimed = input.effects.has(claim);
       if (!claimed)
         violations.push({
@@ -411,9 +411,11 @@ export function checkProviderCalls(
 ): Violation[] {
   const violations: Violation[] = [];
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
+  const events = domain.producedEvents(input.entities);
+  const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
   const inbox = (key: string) => {
     const [consumer, eventId] = key.split(':');
-    return input.effects.get(inboxKey(consumer, eventId).pk);
+    return input.effects.get(inboxKey(consumer, eventId, tenantOf.get(eventId)).pk);
   };
   const rules = domain.providerRules?.({
     entities: input.entities,
@@ -424,7 +426,7 @@ export function checkProviderCalls(
   const optional = rules.optional;
   violations.push(...rules.violations);
   const generic = checkEachEventOncePerConsumer({
-    events: domain.producedEvents(input.entities),
+    events,
     consumers,
     effects: input.effects,
     providerLog: log,

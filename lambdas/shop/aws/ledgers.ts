@@ -115,7 +115,7 @@ export class DynamoDbLoyaltyLedger extends InboxLedger implements LoyaltyLedger 
         {
           Update: {
             TableName: this.options.tableName,
-            Key: customerKey(event.payload.customerId),
+            Key: customerKey(event.tenant, event.payload.customerId),
             UpdateExpression: 'SET customerId = :id ADD points :points',
             ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
           },
@@ -132,8 +132,8 @@ export class DynamoDbEffectsReader implements EffectsReader {
     private readonly tableName: string,
   ) {}
 
-  async customerPoints(customerId: string): Promise<number | undefined> {
-    const item = await this.get(customerKey(customerId));
+  async customerPoints(caller: string, customerId: string): Promise<number | undefined> {
+    const item = await this.get(customerKey(caller, customerId));
     return item === undefined ? undefined : Number(item.points ?? 0);
   }
 

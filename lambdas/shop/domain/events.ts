@@ -40,7 +40,10 @@ export type OrderPlacedEvent = z.infer<typeof orderPlacedSchema>;
 export type OrderCancelledEvent = z.infer<typeof orderCancelledSchema>;
 export type OrderEvent = OrderPlacedEvent | OrderCancelledEvent;
 
-type OrderFacts = { orderId: string; customerId: string; items: OrderLine[] };
+/** What an event needs of its order; `caller`, the principal the API authenticated, is the event's verified tenant. */
+type OrderFacts = { orderId: string; customerId: string; items: OrderLine[]; caller?: string };
+
+const tenantOf = (order: OrderFacts) => (order.caller === undefined ? {} : { tenant: order.caller });
 
 /** The OrderPlaced event of an order: its id is deterministic, so a retried write cannot mint a second one. */
 export function orderPlacedEvent(order: OrderFacts & { totalCents: number }, occurredAt: string): OrderPlacedEvent {
@@ -51,6 +54,7 @@ export function orderPlacedEvent(order: OrderFacts & { totalCents: number }, occ
     entityId: orderId,
     version: 1,
     occurredAt,
+    ...tenantOf(order),
     payload: { customerId, items, totalCents },
   };
 }
@@ -64,6 +68,7 @@ export function orderCancelledEvent(order: OrderFacts, occurredAt: string): Orde
     entityId: orderId,
     version: 2,
     occurredAt,
+    ...tenantOf(order),
     payload: { customerId, items },
   };
 }

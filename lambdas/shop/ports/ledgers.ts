@@ -20,6 +20,7 @@ export interface LoyaltyLedger extends ProviderCallRecord {
 
 /** Read models for the API. */
 export interface EffectsReader {
-  customerPoints(customerId: string): Promise<number | undefined>;
+  /** The points `caller` earned for its customer `customerId` (the tenant-scoped item). */
+  customerPoints(caller: string, customerId: string): Promise<number | undefined>;
   reservedStock(sku: string): Promise<number | undefined>;
 }

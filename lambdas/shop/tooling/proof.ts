@@ -24,6 +24,8 @@ import { deriveOrderId, loyaltyPoints, orderCancelledEventId, orderPlacedEventId
 export type OrderItem = {
   orderId: string;
   status: string;
+  /** Who placed it: the tenant its events carry, and so whose customer earns its points. */
+  caller: string;
   customerId: string;
   items: { sku: string; quantity: number }[];
   totalCents: number;
@@ -111,10 +113,18 @@ export function buildOrderPlan(random: Random, options: PlanOptions): PlannedReq
 
 /** OrderPlaced for every order, OrderCancelled for a cancelled one: the only place the kit learns which events an order makes. */
 export function orderEvents(entities: readonly EntityItem[]): ProducedEvent[] {
+  // An order's events carry its caller as their tenant (part of every inbox key).
   return (entities as unknown as OrderItem[]).flatMap((order) => [
-    { eventId: orderPlacedEventId(order.orderId), type: 'OrderPlaced', entityId: order.orderId },
+    { eventId: orderPlacedEventId(order.orderId), type: 'OrderPlaced', entityId: order.orderId, tenant: order.caller },
     ...(order.status === 'CANCELLED'
-      ? [{ eventId: orderCancelledEventId(order.orderId), type: 'OrderCancelled', entityId: order.orderId }]
+      ? [
+          {
+            eventId: orderCancelledEventId(order.orderId),
+            type: 'OrderCancelled',
+            entityId: order.orderId,
+            tenant: order.caller,
+          },
+        ]
       : []),
   ]);
 }
@@ -132,7 +142,9 @@ export function checkStockAndPoints(
   const expectedReserved = new Map<string, number>();
   const expectedPoints = new Map<string, number>();
   for (const order of orders) {
-    expectedPoints.set(order.customerId, (expectedPoints.get(order.customerId) ?? 0) + loyaltyPoints(order.totalCents));
+    // Points belong to the caller's customer: the same customer id under two callers is two customers.
+    const customer = JSON.stringify([order.caller, order.customerId]);
+    expectedPoints.set(customer, (expectedPoints.get(customer) ?? 0) + loyaltyPoints(order.totalCents));
     for (const line of order.items) {
       const add = order.status === 'PLACED' ? line.quantity : 0;
       expectedReserved.set(line.sku, (expectedReserved.get(line.sku) ?? 0) + add);
@@ -146,12 +158,13 @@ export function checkStockAndPoints(
         detail: `sku ${sku}: reserved ${actual}, ${comparedTo(actual, expected)}`,
       });
   }
-  for (const [customerId, expected] of expectedPoints) {
-    const actual = Number(effects.get(customerKey(customerId).pk)?.points ?? 0);
+  for (const [customer, expected] of expectedPoints) {
+    const [caller, customerId] = JSON.parse(customer) as [string, string];
+    const actual = Number(effects.get(customerKey(caller, customerId).pk)?.points ?? 0);
     if (actual !== expected)
       violations.push({
         invariant: 'points',
-        detail: `customer ${customerId}: points ${actual}, ${comparedTo(actual, expected)}`,
+        detail: `customer ${customerId} of ${caller}: points ${actual}, ${comparedTo(actual, expected)}`,
       });
   }
   const cancelled = orders.filter((o) => o.status === 'CANCELLED').length;

@@ -60,10 +60,14 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         reader: new DynamoDbEffectsReader(store.documents, store.tables.effects),
       };
     };
-    const inboxEntry = async (consumer: string, eventId: string) =>
+    const inboxEntry = async (consumer: string, { eventId, tenant }: { eventId: string; tenant?: string }) =>
       (
         await store.documents.send(
-          new GetCommand({ TableName: store.tables.effects, Key: inboxKey(consumer, eventId), ConsistentRead: true }),
+          new GetCommand({
+            TableName: store.tables.effects,
+            Key: inboxKey(consumer, eventId, tenant),
+            ConsistentRead: true,
+          }),
         )
       ).Item;
     beforeAll(async () => {
@@ -136,7 +140,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       ];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate', 'applied']);
-      expect(await reader.customerPoints(first.payload.customerId)).toBe(22);
+      expect(await reader.customerPoints('caller-1', first.payload.customerId)).toBe(22);
     });
 
     test('a duplicate owes the provider its call until the call is recorded done, read from the failed claim (ALL_OLD)', async () => {
@@ -151,7 +155,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       expect(first).toEqual({ outcome: 'applied', providerCallPending: true });
       expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false });
-      expect(await inboxEntry('loyalty', placed.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+      expect(await inboxEntry('loyalty', placed)).toMatchObject({ providerCallDoneAt: expect.any(String) });
     });
 
     test('the claim takes the provider-call lease: a concurrent duplicate is refused it until it lapses, its holder may take it again', async () => {
@@ -174,7 +178,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       await store.documents.send(
         new UpdateCommand({
           TableName: store.tables.effects,
-          Key: inboxKey('loyalty', placed.eventId),
+          Key: inboxKey('loyalty', placed.eventId, placed.tenant),
           UpdateExpression: 'SET providerCallLeaseUntil = :past',
           ExpressionAttributeValues: { ':past': now - 1 },
         }),
@@ -183,7 +187,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect([whileHeld, byItsHolder, afterItLapsed]).toEqual(['held', 'granted', 'granted']);
-      expect(await inboxEntry('loyalty', placed.eventId)).toMatchObject({
+      expect(await inboxEntry('loyalty', placed)).toMatchObject({
         providerCallLeaseHolder: 'req-3:m-3',
         providerCallLeaseUntil: now + 90_000,
       });
@@ -240,7 +244,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       await expect(loyalty.recordProviderCallDone(placed)).rejects.toThrow();
 
-      expect(await inboxEntry('loyalty', placed.eventId)).toBeUndefined();
+      expect(await inboxEntry('loyalty', placed)).toBeUndefined();
     });
 
     test('a release marks the place superseded: a later duplicate of the place owes the warehouse nothing', async () => {
@@ -255,7 +259,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       expect(release).toEqual({ outcome: 'applied', providerCallPending: true });
       expect(redriven).toEqual({ outcome: 'duplicate', providerCallPending: false });
-      const entry = await inboxEntry('fulfilment', placed.eventId);
+      const entry = await inboxEntry('fulfilment', placed);
       expect(entry).toMatchObject({ supersededBy: cancelled.eventId, claimedAt: expect.any(String) });
       expect(entry?.providerCallDoneAt).toBeUndefined();
     });
@@ -285,7 +289,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       })();
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'applied']);
-      expect(await reader.customerPoints(placed.payload.customerId)).toBe(34);
+      expect(await reader.customerPoints('caller-1', placed.payload.customerId)).toBe(34);
     });
   });
 }

@@ -81,7 +81,7 @@ export function buildConsumer(
     await docs.send(
       new UpdateCommand({
         TableName: table,
-        Key: customerKey(itemOf(event.payload.customerId)),
+        Key: customerKey(event.tenant, itemOf(event.payload.customerId)),
         UpdateExpression: 'SET customerId = :id ADD points :points',
         ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
       }),
@@ -141,7 +141,7 @@ export function buildConsumer(
     for (let i = 0; i < customerIds.length; i += 100) {
       let keys: Record<string, unknown>[] | undefined = customerIds
         .slice(i, i + 100)
-        .map((id) => customerKey(itemOf(id)));
+        .map((id) => customerKey(undefined, itemOf(id)));
       while (keys !== undefined && keys.length > 0) {
         const output: BatchGetCommandOutput = await docs.send(
           new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),

@@ -58,7 +58,12 @@ export async function measureHops(
     .map((o) => {
       const request = plan[o.index];
       const orderId = deriveOrderId(request.caller, request.idempotencyKey!);
-      return { orderId, eventId: orderPlacedEventId(orderId), acceptedAt: o.startedAt + o.latencyMs };
+      return {
+        orderId,
+        eventId: orderPlacedEventId(orderId),
+        tenant: request.caller,
+        acceptedAt: o.startedAt + o.latencyMs,
+      };
     });
   const ordersTable = target.outputs.OrdersTableName;
   const effectsTable = target.outputs[STACK_OUTPUTS.effectsTableName];
@@ -75,7 +80,7 @@ export async function measureHops(
       await readTimes(
         target,
         effectsTable,
-        accepted.map((a) => ({ id: a.eventId, key: inboxKey(consumer, a.eventId) })),
+        accepted.map((a) => ({ id: a.eventId, key: inboxKey(consumer, a.eventId, a.tenant) })),
         'claimedAt',
       ),
     );

@@ -1210,8 +1210,8 @@ export class World {
     const deadLetterQueues = [...this.consumers.values()].map(({ spec, deadLetterQueue }) => {
       const name = `${spec.name} DLQ`;
       const messages = deadLetterQueue.all().filter((message) => {
-        const eventId = pastHorizonEventId(message);
-        if (eventId === undefined || !inbox.has(inboxKey(spec.name, eventId).pk)) return true;
+        const { eventId, tenant } = pastHorizonEvent(message) ?? {};
+        if (eventId === undefined || !inbox.has(inboxKey(spec.name, eventId, tenant).pk)) return true;
         pastHorizon.push({ queue: name, message, key: providerKey(spec.name, eventId) });
         return false;
       });
@@ -1279,11 +1279,12 @@ export class World {
 }
 
 /** The eventId of a DLQ message a consumer refused as older than its dedupe horizon. */
-function pastHorizonEventId(message: SimMessage): string | undefined {
+function pastHorizonEvent(message: SimMessage): { eventId: string; tenant?: string } | undefined {
   if (message.attributes.failureCause !== 'DedupeHorizonPassed') return undefined;
   try {
-    const { eventId } = JSON.parse(message.body) as { eventId?: unknown };
-    return typeof eventId === 'string' ? eventId : undefined;
+    const { eventId, tenant } = JSON.parse(message.body) as { eventId?: unknown; tenant?: unknown };
+    if (typeof eventId !== 'string') return undefined;
+    return typeof tenant === 'string' ? { eventId, tenant } : { eventId };
   } catch {
     return undefined;
   }
