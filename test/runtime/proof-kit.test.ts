@@ -67,6 +67,9 @@ const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
   'slow-answer': (r) => expect(chaos(r, 'slowAnswers')).toBeGreaterThan(0),
   'rate-limited': (r) => expect(chaos(r, 'rateLimited')).toBeGreaterThan(0),
   'server-errors': (r) => expect(chaos(r, 'burstsStarted')).toBeGreaterThan(0),
+  // Each copy under a reused eventId was dead-lettered as EventIdReused and reported for a person.
+  'reused-id': (r) =>
+    expect(r.verification.violations.filter((v) => v.invariant === 'event-id-reused').length).toBeGreaterThan(0),
   // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
   'keys-forgotten': (r) => {
     expect(r.injected.providerKeysForgotten).toBeGreaterThan(0);
@@ -122,6 +125,25 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
     for (const fault of group.faults) FAULT_EVIDENCE[fault](results);
     expect(totalSuppressed(results)).toBeGreaterThan(0);
   }, 900_000);
+});
+
+// An adversarial fault: caught (every copy dead-lettered, nothing applied twice or lost), yet never a pass.
+describe('reused-id: copies of applied events with other content under their eventId', () => {
+  let results: RunResults;
+  beforeAll(async () => {
+    results = await run(['reused-id'], 400);
+  }, 900_000);
+
+  test('each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent', () => {
+    const findings = results.verification.violations.filter((v) => v.invariant === 'event-id-reused');
+
+    expect(findings.length).toBeGreaterThan(0);
+    expect(results.verification.violations).toEqual(findings);
+    expect(results.verification.deadLetters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ cause: 'EventIdReused', count: expect.any(Number) })]),
+    );
+    expect(results.passed).toBe(false);
+  });
 });
 
 // The kit can fail: every consumer broken in one run, and each violation says which way the effect is off.

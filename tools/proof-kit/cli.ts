@@ -22,7 +22,9 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
   --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive,provider-outage,
                                  and at the local provider: answer-lost,slow-answer,rate-limited,
-                                 server-errors,keys-forgotten (default: none)
+                                 server-errors,keys-forgotten (default: none); never in all, by name only:
+                                 reused-id (applied events' ids reused with other content: each must be
+                                 dead-lettered as EventIdReused, and is reported for a person, never passed)
   --fault-rate P                 probability per message, record or provider request of each fault (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)

@@ -32,7 +32,16 @@ export type FaultName =
   | 'resend'
   | 'redrive'
   | 'provider-outage'
-  | ProviderChaosFault;
+  | ProviderChaosFault
+  | AdversarialFault;
+/**
+ * Faults that are attacks or producer bugs, not infrastructure failures: never in `all`, asked for by
+ * name. `reused-id`: after the load, copies of this run's applied events with other content under
+ * the same eventId (a producer reusing an id, or a forger) go to the consumers' queues. Each must end
+ * in a DLQ as EventIdReused, and the verdict lists each as a finding for a person, never a pass.
+ */
+export type AdversarialFault = 'reused-id';
+export const ADVERSARIAL_FAULTS: readonly AdversarialFault[] = ['reused-id'];
 /** The faults the local provider serves on the wire: a target needs one (`npm start` starts it). */
 export type ProviderChaosFault = 'answer-lost' | 'slow-answer' | 'rate-limited' | 'server-errors' | 'keys-forgotten';
 export const PROVIDER_CHAOS_FAULTS: readonly ProviderChaosFault[] = [
@@ -269,17 +278,7 @@ export async function seedDeadLetters(
   consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<number> {
   const queues = consumerQueueUrls(target.outputs, consumers);
-  const { Items = [] } = await target.dynamodb.send(
-    new ScanCommand({
-      TableName: requiredOutput(target.outputs, EXAMPLE.outboxTableOutput),
-      FilterExpression: 'entity = :outbox',
-      ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
-    }),
-  );
-  // The run's events: the plan puts the run id in every request body, so the domain's fields carry it.
-  const events = Items.map((item) => unmarshall(item).event as Record<string, unknown>)
-    .filter((event) => JSON.stringify(event).includes(`"${runId}-`))
-    .slice(0, count);
+  const events = (await runEvents(target, runId)).slice(0, count);
   for (const event of events) {
     const { eventId, type, entityId } = outboxEventKeys(event);
     const body = JSON.stringify(event);
@@ -291,6 +290,48 @@ export async function seedDeadLetters(
       });
   }
   return events.length;
+}
+
+/**
+ * The `reused-id` fault: for `count` of this run's events already relayed, a copy with the same
+ * eventId and other content (a `reusedBy` field added to its payload) to every consumer queue that
+ * takes it, as a producer reusing an id, or a forger who got past the queue policy, would send it.
+ * Sent after the load drained, so each consumer has applied the real event first: the copy must be
+ * dead-lettered as EventIdReused, never acknowledged as a duplicate. Returns the copies sent.
+ */
+export async function sendReusedIds(
+  target: Target,
+  runId: string,
+  count: number,
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+): Promise<number> {
+  const queues = consumerQueueUrls(target.outputs, consumers);
+  const events = (await runEvents(target, runId)).slice(0, count);
+  let sent = 0;
+  for (const event of events) {
+    const { eventId, type, entityId } = outboxEventKeys(event);
+    const payload = (event.payload ?? {}) as Record<string, unknown>;
+    const body = JSON.stringify({ ...event, payload: { ...payload, reusedBy: `${runId}-reused-id` } });
+    for (const { consumer, queueUrl } of queues.filter((q) => q.consumer.eventTypes.includes(type))) {
+      await sendMessage(target, consumer, queueUrl, body, { groupId: entityId, deduplicationId: `${eventId}.reused` });
+      sent += 1;
+    }
+  }
+  return sent;
+}
+
+/** This run's events, from the outbox items: the plan puts the run id in every request body. */
+async function runEvents(target: Target, runId: string): Promise<Record<string, unknown>[]> {
+  const { Items = [] } = await target.dynamodb.send(
+    new ScanCommand({
+      TableName: requiredOutput(target.outputs, EXAMPLE.outboxTableOutput),
+      FilterExpression: 'entity = :outbox',
+      ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
+    }),
+  );
+  return Items.map((item) => unmarshall(item).event as Record<string, unknown>).filter((event) =>
+    JSON.stringify(event).includes(`"${runId}-`),
+  );
 }
 
 /**

@@ -1,10 +1,12 @@
 import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
 import {
+  ADVERSARIAL_FAULTS,
   ALL_FAULTS,
   redriveDeadLetters,
   seedDeadLetters,
   sendPoison,
+  sendReusedIds,
   faultPlanLifetimeMs,
   forgetsKeys,
   switchFaultsOn,
@@ -162,6 +164,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
         log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) before the redrive`);
       } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
     }
+    if (enabled.includes('reused-id')) {
+      const reused = await sendReusedIds(target, runId, Math.max(1, Math.ceil(profile.intents / 20)));
+      log(`Sent ${reused} copy(ies) of applied events with other content under their eventId (reused-id)`);
+    }
     if (enabled.includes('redrive')) {
       const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.intents / 10)));
       log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
@@ -224,9 +230,10 @@ export function parseFaults(value: string | undefined): FaultName[] {
   if (value === undefined || value === '' || value === 'none') return [];
   if (value === 'all') return [...ALL_FAULTS];
   const names = value.split(',').map((s) => s.trim()) as FaultName[];
-  const unknown = names.filter((n) => !ALL_FAULTS.includes(n));
+  const known: readonly FaultName[] = [...ALL_FAULTS, ...ADVERSARIAL_FAULTS];
+  const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length > 0)
-    throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${ALL_FAULTS.join(', ')}, all, none`);
+    throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${known.join(', ')}, all, none`);
   return names;
 }
 

@@ -33,7 +33,8 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
  *    the inbox records it done, with the domain's own rules layered on
  *    (`providerRules`, `checkPerformed`; the shop: no PICK after CANCEL_PICK);
  * 4. every message is applied once or sits in a DLQ with its cause (only the
- *    kit's own poison is expected there); nothing is left undispatched;
+ *    kit's own poison is expected there; an EventIdReused copy is reported as
+ *    `event-id-reused`, for a person, never passed); nothing is left undispatched;
  * 5. each event once per consumer, for any consumer of the example's list:
  *    every event the outbox produced is claimed on the inbox of every consumer
  *    that takes its type, its provider key was called, and never more than once
@@ -42,6 +43,17 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
  * `ProofDomain` (tools/proof-kit/domain.ts).
  */
 export type { ProducedEvent, Violation } from './domain';
+
+/** The cause a consumer dead-letters another event under a used eventId with. */
+const EVENT_ID_REUSED = 'EventIdReused';
+
+function eventIdIn(body: string): string {
+  try {
+    return String((JSON.parse(body) as { eventId?: unknown }).eventId);
+  } catch {
+    return '?';
+  }
+}
 
 /** The generic invariant's name: it holds for any consumer, whatever its effect. */
 export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
@@ -284,7 +296,15 @@ export function checkInvariants(options: RunFacts): Verification {
       const entry = byCause.get(label) ?? { count: 0, expected: poison };
       entry.count += 1;
       byCause.set(label, entry);
-      if (!poison) {
+      if (cause === EVENT_ID_REUSED) {
+        // Caught, not swallowed: still never a pass. A person compares the two events (the runbook).
+        const stored = message.MessageAttributes?.storedFingerprint?.StringValue ?? '?';
+        const delivered = message.MessageAttributes?.deliveredFingerprint?.StringValue ?? '?';
+        violations.push({
+          invariant: 'event-id-reused',
+          detail: `${name}: message ${message.MessageId}: another event under eventId ${eventIdIn(body)} (stored fingerprint ${stored}, delivered ${delivered}): for a person to look at`,
+        });
+      } else if (!poison) {
         violations.push({
           invariant: 'dlq',
           detail: `${name}: message ${message.MessageId} (${cause}): ${body.slice(0, 160)}`,
