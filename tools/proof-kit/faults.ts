@@ -294,7 +294,7 @@ export async function seedDeadLetters(
 
 /**
  * The `reused-id` fault: for `count` of this run's events already relayed, a copy with the same
- * eventId and other content (a `reusedBy` field added to its payload) to every consumer queue that
+ * eventId and other content (another entity id) to every consumer queue that
  * takes it, as a producer reusing an id, or a forger who got past the queue policy, would send it.
  * Sent after the load drained, so each consumer has applied the real event first: the copy must be
  * dead-lettered as EventIdReused, never acknowledged as a duplicate. Returns the copies sent.
@@ -310,10 +310,14 @@ export async function sendReusedIds(
   let sent = 0;
   for (const event of events) {
     const { eventId, type, entityId } = outboxEventKeys(event);
-    const payload = (event.payload ?? {}) as Record<string, unknown>;
-    const body = JSON.stringify({ ...event, payload: { ...payload, reusedBy: `${runId}-reused-id` } });
+    // Another entity under the same id: a field every consumer reads (a payload field its schema does
+    // not know would be dropped by its parse, and the copy would rightly be the same event).
+    const body = JSON.stringify({ ...event, entityId: `${entityId}-reused` });
     for (const { consumer, queueUrl } of queues.filter((q) => q.consumer.eventTypes.includes(type))) {
-      await sendMessage(target, consumer, queueUrl, body, { groupId: entityId, deduplicationId: `${eventId}.reused` });
+      await sendMessage(target, consumer, queueUrl, body, {
+        groupId: `${entityId}-reused`,
+        deduplicationId: `${eventId}.reused`,
+      });
       sent += 1;
     }
   }
