@@ -1,5 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { EXAMPLE } from './example';
 import { consumerOutputNames, type ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
@@ -54,6 +55,50 @@ export function localStackOutputs(file: string = LOCAL_OUTPUTS_FILE): StackOutpu
     outputs: parsed.stackOutputs,
     endpoints: parsed.endpoints,
   };
+}
+
+/**
+ * Whether the local runtime whose outputs these are still answers: a TCP connection to each of its
+ * emulators and its API, 1 s each. Throws StackNotFoundError naming the URL that did not answer, the
+ * file it came from and what to do, so a tool run after `npm start` stopped says so in one line
+ * instead of `fetch failed` or `ECONNREFUSED`. A deployed stack is not probed.
+ */
+export async function assertLocalRuntimeAnswers(
+  stack: StackOutputs,
+  file: string = LOCAL_OUTPUTS_FILE,
+  apiUrl?: string,
+): Promise<void> {
+  if (stack.kind !== 'local') return;
+  const urls = [stack.endpoints.dynamodb, stack.endpoints.sqs, apiUrl].filter((u): u is string => u !== undefined);
+  for (const url of urls) {
+    if (await answers(url)) continue;
+    throw new StackNotFoundError(
+      `No local runtime answers at ${url} (from ${shownPath(file)}): start it with npm start`,
+    );
+  }
+}
+
+/** A path as a person reads it: relative to here when it is below here, else absolute. */
+function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative === '' || relative.startsWith('..') ? file : relative;
+}
+
+function answers(url: string): Promise<boolean> {
+  const { hostname, port, protocol } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({
+      host: hostname.replace(/^\[|\]$/g, ''),
+      port: Number(port || (protocol === 'https:' ? 443 : 80)),
+    });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 /** A deployed stack's outputs, read with the user's own credentials and region. */

@@ -133,6 +133,8 @@ test('SIGTERM stops every process it started, and a second start works', async (
 
     // 0 from the runtime; 143 when tsx, not hearing back within 30 ms on a busy machine, kills it outright.
     expect([0, 143]).toContain(code);
+    // A clean stop removes its outputs: a file left behind sends the tools to endpoints nobody answers.
+    if (code === 0) expect(fs.existsSync(outputsFile)).toBe(false);
     await eventually(
       () => (started.filter(isAlive).length === 0 ? true : undefined),
       30_000,

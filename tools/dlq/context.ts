@@ -1,7 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { deployedStackOutputs, LOCAL_CREDENTIALS, localStackOutputs, type StackOutputs } from '../stack';
+import {
+  assertLocalRuntimeAnswers,
+  deployedStackOutputs,
+  LOCAL_CREDENTIALS,
+  localStackOutputs,
+  type StackOutputs,
+} from '../stack';
 
 /** The stack the tool works on and the clients that reach it. */
 export interface DlqContext {
@@ -35,7 +41,8 @@ export function contextFor(stack: StackOutputs): DlqContext {
 
 /** `--stack NAME`: that deployed stack; otherwise the local runtime's outputs file. */
 export async function openContext(options: { stack?: string; outputsFile?: string }): Promise<DlqContext> {
-  return contextFor(
-    options.stack !== undefined ? await deployedStackOutputs(options.stack) : localStackOutputs(options.outputsFile),
-  );
+  if (options.stack !== undefined) return contextFor(await deployedStackOutputs(options.stack));
+  const local = localStackOutputs(options.outputsFile);
+  await assertLocalRuntimeAnswers(local, options.outputsFile);
+  return contextFor(local);
 }

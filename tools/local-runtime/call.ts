@@ -1,3 +1,4 @@
+import { assertLocalRuntimeAnswers, localStackOutputs } from '../stack';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localRoleSessionToken, signedFetch } from './api/sign';
@@ -48,6 +49,8 @@ async function main(argv: string[]): Promise<number> {
   const sessionToken = role === undefined ? undefined : localRoleSessionToken(role, session ?? 'local-cli');
   if (role !== undefined) accessKeyId ??= 'ASIALOCALEXAMPLE';
   const outputs = readOutputs();
+  if (base === undefined && outputs?.apiUrl !== undefined)
+    await assertLocalRuntimeAnswers(localStackOutputs(outputsFile()), outputsFile(), outputs.apiUrl);
   base ??= outputs?.apiUrl;
   if (base === undefined) throw new Error('No API URL: start the runtime (npm start) or pass --url');
   const response = await signedFetch(`${base.replace(/\/$/, '')}${pathname}`, {
@@ -72,8 +75,11 @@ async function main(argv: string[]): Promise<number> {
   return response.ok ? 0 : 1;
 }
 
+const outputsFile = () =>
+  path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '..', '.local', 'outputs.json'));
+
 function readOutputs(): { apiUrl?: string; region?: string } | undefined {
-  const file = path.resolve(process.env.OUTPUTS_FILE ?? path.join(__dirname, '..', '..', '.local', 'outputs.json'));
+  const file = outputsFile();
   return fs.existsSync(file)
     ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { apiUrl?: string; region?: string })
     : undefined;

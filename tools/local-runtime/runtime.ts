@@ -420,8 +420,11 @@ async function start(
     },
   };
   if (options.outputsFile !== undefined) {
-    fs.mkdirSync(path.dirname(options.outputsFile), { recursive: true });
-    fs.writeFileSync(options.outputsFile, `${JSON.stringify(outputs, null, 2)}\n`);
+    const file = options.outputsFile;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `${JSON.stringify(outputs, null, 2)}\n`);
+    // Removed first on stop: a file left behind would send the tools to endpoints nobody answers.
+    stoppers.push(async () => fs.rmSync(file, { force: true }));
   }
 
   return {

@@ -1,3 +1,4 @@
+import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from '../stack';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
@@ -75,6 +76,7 @@ async function main(): Promise<number> {
   };
   const seed = values.seed ? positiveInt(values.seed, '--seed') : Date.now() % 2 ** 31;
   const target = values.stack ? await awsTarget(values.stack) : localTarget();
+  if (target.kind === 'local') await assertLocalRuntimeAnswers(localStackOutputs(), LOCAL_OUTPUTS_FILE, target.apiUrl);
   const tty = process.stdout.isTTY;
   if (values['verify-only']) {
     try {
