@@ -388,7 +388,13 @@ describe('the provider-call lease after a failed call', () => {
     cutAtDeadline.controller.abort();
     await expect(cut).rejects.toThrow('aborted');
     await expect(
-      callProviderIfOwed(applied, { eventId: 'evt-503' }, record, () => Promise.reject(new Error('503')), failedOnItsOwn.work),
+      callProviderIfOwed(
+        applied,
+        { eventId: 'evt-503' },
+        record,
+        () => Promise.reject(new Error('503')),
+        failedOnItsOwn.work,
+      ),
     ).rejects.toThrow('503');
 
     expect(released).toEqual(['evt-503']);

@@ -50,7 +50,10 @@ export const FINGERPRINT_ATTRIBUTE = 'fingerprint';
  * cannot make two keys meet). An event without a tenant keeps the key it always had.
  */
 export const inboxKey = (consumer: string, eventId: string, tenant?: string) => ({
-  pk: tenant === undefined ? `INBOX#${consumer}#${eventId}` : `INBOX#${consumer}#${encodeURIComponent(tenant)}#${eventId}`,
+  pk:
+    tenant === undefined
+      ? `INBOX#${consumer}#${eventId}`
+      : `INBOX#${consumer}#${encodeURIComponent(tenant)}#${eventId}`,
   sk: 'INBOX',
 });
 export const entityEffectKey = (consumer: string, entityId: string) => ({
