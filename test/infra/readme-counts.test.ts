@@ -1,0 +1,33 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { defaultStackTemplate } from '../support/synth';
+
+/**
+ * The README's "What it creates" and "What it costs" count what the default stack synthesizes. A
+ * consumer added to the list adds functions, queues and alarms: this test says which number to change.
+ */
+const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+const resources = Object.values(
+  (defaultStackTemplate() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> })
+    .Resources,
+);
+const count = (type: string) => resources.filter((r) => r.Type === type).length;
+
+/** Every number the README puts before `words`, e.g. `9 functions`. */
+function claimed(words: string): number[] {
+  return [...README.matchAll(new RegExp(`(\\d+) ${words}`, 'g'))].map((m) => Number(m[1]));
+}
+
+test("the functions the README counts are the stack's (its own functions, not the CDK's custom-resource handlers)", () => {
+  const own = resources.filter(
+    (r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties?.Runtime ?? '').startsWith('nodejs24'),
+  ).length;
+
+  expect(claimed('functions')).toEqual([own]);
+});
+
+test("the DynamoDB tables and the CloudWatch alarms the README counts are the stack's", () => {
+  expect(claimed('DynamoDB tables')).toEqual([count('AWS::DynamoDB::Table')]);
+  expect(claimed('CloudWatch alarms')).toEqual([count('AWS::CloudWatch::Alarm')]);
+  expect(claimed('alarms\\s+x \\$0.10')).toEqual([count('AWS::CloudWatch::Alarm')]);
+});
