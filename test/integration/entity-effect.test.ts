@@ -218,10 +218,17 @@ describe('event integrity on DynamoDB Local', () => {
       client.middlewareStack.add(
         (next) => async (args) => {
           const request = args.request as { body?: unknown; headers: Record<string, string> };
-          const text = request.body === undefined ? '' : Buffer.from(request.body as Uint8Array).toString('utf8');
+          // A Uint8Array (the SDK's JSON body), read as bytes: its string methods are deprecated.
+          const body = request.body;
+          const text =
+            typeof body === 'string'
+              ? body
+              : body instanceof Uint8Array
+                ? new TextDecoder().decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength))
+                : '';
           if (text.includes('ClientRequestToken')) {
-            const { ClientRequestToken: _token, ...body } = JSON.parse(text) as Record<string, unknown>;
-            request.body = JSON.stringify(body);
+            const { ClientRequestToken: _token, ...rest } = JSON.parse(text) as Record<string, unknown>;
+            request.body = JSON.stringify(rest);
             request.headers['content-length'] = String(Buffer.byteLength(request.body as string));
           }
           return next(args);

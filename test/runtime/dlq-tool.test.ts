@@ -31,6 +31,8 @@ import { openContext } from '../../tools/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
 import { eventually, startSynthesizedStack } from './fixtures';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
 
 /**
  * `npm run dlq` against the real stack on the local runtime: the CLI's main()
@@ -426,7 +428,7 @@ describe('on the local runtime', () => {
           const { Item } = await dynamodb.send(
             new GetItemCommand({
               TableName: outputs.EffectsTableName,
-              Key: { pk: { S: `CUSTOMER#${customerId}` }, sk: { S: 'CUSTOMER' } },
+              Key: { pk: { S: customerKey(event.tenant, customerId).pk }, sk: { S: 'CUSTOMER' } },
               ConsistentRead: true,
             }),
           );
@@ -441,7 +443,7 @@ describe('on the local runtime', () => {
       const { Item: claim } = await dynamodb.send(
         new GetItemCommand({
           TableName: outputs.EffectsTableName,
-          Key: { pk: { S: `INBOX#loyalty#${event.eventId}` }, sk: { S: 'INBOX' } },
+          Key: { pk: { S: inboxKey('loyalty', event.eventId, event.tenant).pk }, sk: { S: 'INBOX' } },
           ConsistentRead: true,
         }),
       );

@@ -3,6 +3,8 @@ import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/c
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
+import { customerKey } from '../../lambdas/shop/aws/effects-table';
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
 import { queueDepth, waitForDrain } from '../../tools/proof-kit/drain';
 import { FAULT_SWITCH_DELAY_MS, redriveDeadLetters, setFaultPlan } from '../../tools/proof-kit/faults';
@@ -112,8 +114,12 @@ describe('provider outage, then cancel, then redrive', () => {
     expect(log.get(cancelPick)?.calls).toBe(1);
     expect(effects.get(`SKU#${sku}`)?.reserved).toBe(0);
     expect(effects.get(`FULFILMENT#${orderId}`)).toMatchObject({ version: 2, state: 'RELEASED' });
-    expect(effects.get(`CUSTOMER#${customerId}`)?.points).toBe(14);
-    expect(effects.get(`INBOX#fulfilment#${orderPlacedEventId(orderId)}`)?.supersededBy).toBe(
+    // The order's caller is its events' tenant: its customer's points and its inbox entries are keyed by it.
+    const caller = (await scan(documents, target.outputs.OrdersTableName)).find(
+      (i) => i.entity === 'ORDER' && i.orderId === orderId,
+    )?.caller as string;
+    expect(effects.get(customerKey(caller, customerId).pk)?.points).toBe(14);
+    expect(effects.get(inboxKey('fulfilment', orderPlacedEventId(orderId), caller).pk)?.supersededBy).toBe(
       orderCancelledEventId(orderId),
     );
     expect(
