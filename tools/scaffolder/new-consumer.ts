@@ -297,12 +297,16 @@ test('the same event delivered twice is applied once and reaches the provider on
   expect(providerKeys(h)).toEqual([\`\${SPEC.name}:\${event.eventId}\`]);
 });
 
-test('two different events of one entity are both applied and both reach the provider', async () => {
-  const events = [envelope(SPEC.eventTypes[0], 'entity-2', 'event-a'), envelope(SPEC.eventTypes[0], 'entity-2', 'event-b')];
+test('two versions of one entity, in order, are both applied and both reach the provider; an older one after them is stale', async () => {
+  const [first, second] = [
+    { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-a'), version: 1 },
+    { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-b'), version: 2 },
+  ];
 
-  const response = await deliver(h, ...events.map((e) => recordOf(h, e)));
+  const responses = [await deliver(h, recordOf(h, first)), await deliver(h, recordOf(h, second))];
+  const late = await deliver(h, recordOf(h, { ...first, eventId: 'event-late' }));
 
-  expect(response.batchItemFailures).toEqual([]);
+  expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
   expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
 });
