@@ -124,7 +124,7 @@ describe('provider outage, then cancel, then redrive', () => {
     );
     expect(
       checkProviderCalls({
-        entities: [{ orderId, status: 'CANCELLED' }],
+        entities: [{ orderId, status: 'CANCELLED', caller }],
         effects,
         // This order's keys only: the log also holds the matrix runs' calls, which other checks verify.
         providerItems: [...log.values()].filter((i) => String(i.idempotencyKey).includes(orderId)),
