@@ -33,6 +33,10 @@ const REASONS: Record<string, string> = {
   'AWS::SNS::Subscription': 'alarm notifications are printed instead',
   'AWS::CloudWatch::Dashboard': 'no local metrics store',
   'AWS::CDK::Metadata': 'CDK bookkeeping',
+  'AWS::KMS::Key': "the alarm topic's encryption key: nothing is encrypted locally, and alarms are printed",
+  'AWS::KMS::Alias': "the alarm topic's encryption key: nothing is encrypted locally, and alarms are printed",
+  'AWS::SSM::Parameter':
+    'the fault switch and provider API keys come from files under .local/ instead (the proof kit writes them)',
 };
 
 export interface NotEmulated {
