@@ -26,6 +26,8 @@ const faultInjectionFile = path.resolve(process.env.FAULTS_FILE ?? path.join(pro
 const log = consoleLogger();
 // The runtime's own SDK clients only talk to the emulators; their Node-version notice would open every start.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+/** A signal this soon after the first is the same Ctrl-C delivered twice (see stop), not a second press. */
+const REPEATED_SIGNAL_MS = 1_000;
 /** Set by the first SIGINT/SIGTERM; startup then stops what it started and exits. */
 let stopping = false;
 
@@ -40,13 +42,18 @@ async function main(): Promise<void> {
 
   const shutdown = new AbortController();
   const state: { runtime?: LocalRuntime } = {};
+  let stoppingSince = 0;
   const stop = async (signal: string) => {
     if (stopping) {
-      log('runtime', 'Stopping already; press Ctrl-C again to force');
+      // One Ctrl-C arrives twice: from the terminal to the whole process group, and relayed by tsx.
+      // Only a second press, later, forces (and may leave the emulators' processes to the OS).
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
+      log('runtime', `${signal} again: forced to stop`);
       process.exit(130);
     }
     stopping = true;
-    log('runtime', `${signal}: stopping`);
+    stoppingSince = Date.now();
+    log('runtime', `${signal}: stopping (press Ctrl-C again to force)`);
     shutdown.abort();
     if (state.runtime === undefined) return; // Still starting: main() stops what it started.
     await state.runtime.stop();
