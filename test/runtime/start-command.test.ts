@@ -142,3 +142,28 @@ test('SIGTERM stops every process it started, and a second start works', async (
     );
   }
 }, 90_000);
+
+test('one Ctrl-C, delivered twice (by the terminal and relayed by tsx), stops cleanly: not forced, nothing left behind', async () => {
+  const outputsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'outputs-')), 'outputs.json');
+  const run = start({ PORT: '0', CDK_OUT: cdkOut, OUTPUTS_FILE: outputsFile });
+  await eventually(() => (run.output().includes('Ready in') ? true : undefined), 30_000, 'start to be ready');
+  const started = descendants(run.child.pid!);
+  const runtime = started.find((pid) => pid !== run.child.pid && isAlive(pid))!;
+
+  // What a terminal's Ctrl-C does: the runtime gets SIGINT from the terminal, and again a moment later
+  // from tsx, which got it too and relays it to its child.
+  process.kill(runtime, 'SIGINT');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  if (isAlive(runtime)) process.kill(runtime, 'SIGINT');
+  run.child.kill('SIGINT');
+  await run.exited;
+
+  expect(run.output()).not.toContain('forced to stop');
+  expect(run.output()).toContain('SIGINT: stopping');
+  await eventually(
+    () => (started.filter(isAlive).length === 0 ? true : undefined),
+    30_000,
+    'every started process to exit',
+  );
+  expect(fs.readdirSync(path.dirname(outputsFile))).toEqual([]);
+}, 90_000);
