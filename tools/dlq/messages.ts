@@ -65,19 +65,15 @@ export function isPoison(message: DeadLetter): boolean {
 }
 
 /** The tenant an event's envelope carries (part of its inbox key), or undefined. */
-export function tenantOf(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { tenant?: unknown };
-    return typeof parsed.tenant === 'string' ? parsed.tenant : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const tenantOf = (body: string): string | undefined => envelopeString(body, 'tenant');
 
-export function eventIdOf(body: string): string | undefined {
+export const eventIdOf = (body: string): string | undefined => envelopeString(body, 'eventId');
+
+/** A string field of a message body's envelope, or undefined (not JSON, no such field, not a string). */
+function envelopeString(body: string, field: 'eventId' | 'tenant'): string | undefined {
   try {
-    const parsed = JSON.parse(body) as { eventId?: unknown };
-    return typeof parsed.eventId === 'string' ? parsed.eventId : undefined;
+    const value = (JSON.parse(body) as Record<string, unknown>)[field];
+    return typeof value === 'string' ? value : undefined;
   } catch {
     return undefined;
   }

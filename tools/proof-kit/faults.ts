@@ -277,19 +277,30 @@ export async function seedDeadLetters(
   count: number,
   consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<number> {
-  const queues = consumerQueueUrls(target.outputs, consumers);
   const events = (await runEvents(target, runId)).slice(0, count);
   for (const event of events) {
-    const { eventId, type, entityId } = outboxEventKeys(event);
-    const body = JSON.stringify(event);
+    const { eventId, entityId } = outboxEventKeys(event);
     // Into the DLQ of every consumer that takes the event, as the relay would have routed it.
-    for (const { consumer, deadLetterQueueUrl } of queues.filter((q) => q.consumer.eventTypes.includes(type)))
-      await sendMessage(target, consumer, deadLetterQueueUrl, body, {
-        groupId: entityId,
-        deduplicationId: `dlq-seed-${eventId}`,
-      });
+    await sendToItsConsumers(target, consumers, 'deadLetterQueueUrl', event, {
+      groupId: entityId,
+      deduplicationId: `dlq-seed-${eventId}`,
+    });
   }
   return events.length;
+}
+
+/** `event` to the queue (or DLQ) of every consumer that takes its type; how many were sent. */
+async function sendToItsConsumers(
+  target: Target,
+  consumers: readonly ConsumerSpec[],
+  which: 'queueUrl' | 'deadLetterQueueUrl',
+  event: Record<string, unknown>,
+  fifo: { groupId: string; deduplicationId: string },
+): Promise<number> {
+  const { type } = outboxEventKeys(event);
+  const takers = consumerQueueUrls(target.outputs, consumers).filter((q) => q.consumer.eventTypes.includes(type));
+  for (const queue of takers) await sendMessage(target, queue.consumer, queue[which], JSON.stringify(event), fifo);
+  return takers.length;
 }
 
 /**
@@ -305,21 +316,17 @@ export async function sendReusedIds(
   count: number,
   consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
 ): Promise<number> {
-  const queues = consumerQueueUrls(target.outputs, consumers);
   const events = (await runEvents(target, runId)).slice(0, count);
   let sent = 0;
   for (const event of events) {
-    const { eventId, type, entityId } = outboxEventKeys(event);
+    const { eventId, entityId } = outboxEventKeys(event);
     // Another entity under the same id: a field every consumer reads (a payload field its schema does
     // not know would be dropped by its parse, and the copy would rightly be the same event).
-    const body = JSON.stringify({ ...event, entityId: `${entityId}-reused` });
-    for (const { consumer, queueUrl } of queues.filter((q) => q.consumer.eventTypes.includes(type))) {
-      await sendMessage(target, consumer, queueUrl, body, {
-        groupId: `${entityId}-reused`,
-        deduplicationId: `${eventId}.reused`,
-      });
-      sent += 1;
-    }
+    const reused = { ...event, entityId: `${entityId}-reused` };
+    sent += await sendToItsConsumers(target, consumers, 'queueUrl', reused, {
+      groupId: `${entityId}-reused`,
+      deduplicationId: `${eventId}.reused`,
+    });
   }
   return sent;
 }

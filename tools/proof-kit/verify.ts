@@ -1,3 +1,4 @@
+import { eventIdOf } from '../dlq/messages';
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -46,14 +47,6 @@ export type { ProducedEvent, Violation } from './domain';
 
 /** The cause a consumer dead-letters another event under a used eventId with. */
 const EVENT_ID_REUSED = 'EventIdReused';
-
-function eventIdIn(body: string): string {
-  try {
-    return String((JSON.parse(body) as { eventId?: unknown }).eventId);
-  } catch {
-    return '?';
-  }
-}
 
 /** The generic invariant's name: it holds for any consumer, whatever its effect. */
 export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
@@ -302,7 +295,7 @@ export function checkInvariants(options: RunFacts): Verification {
         const delivered = message.MessageAttributes?.deliveredFingerprint?.StringValue ?? '?';
         violations.push({
           invariant: 'event-id-reused',
-          detail: `${name}: message ${message.MessageId}: another event under eventId ${eventIdIn(body)} (stored fingerprint ${stored}, delivered ${delivered}): for a person to look at`,
+          detail: `${name}: message ${message.MessageId}: another event under eventId ${eventIdOf(body) ?? '?'} (stored fingerprint ${stored}, delivered ${delivered}): for a person to look at`,
         });
       } else if (!poison) {
         violations.push({
