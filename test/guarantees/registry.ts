@@ -1822,6 +1822,18 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     ],
   },
   {
+    id: 'forged-first',
+    statement:
+      "A message under a real event's id that reaches a consumer's queue **before** the real event (a forger past the queue policy: one of the sender roles) is applied in its place; the real event is then caught as `EventIdReused` for a person, not swallowed, but its effect is missing until that person acts",
+    doc: architecture('event-integrity-one-id-one-event'),
+    shownBy: [
+      {
+        file: 'test/runtime/proof-kit.test.ts',
+        name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
+      },
+    ],
+  },
+  {
     id: 'points-kept-on-cancel',
     statement: 'Points are not taken back when an order is cancelled (the example keeps it simple).',
     doc: architecture('fifo-per-order-with-a-version-check'),
