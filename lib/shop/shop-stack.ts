@@ -1,4 +1,14 @@
-import { Annotations, AspectPriority, Aspects, CfnOutput, CfnRule, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  Annotations,
+  AspectPriority,
+  Aspects,
+  CfnOutput,
+  CfnRule,
+  Fn,
+  Stack,
+  Tags,
+  type StackProps,
+} from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CUSTOMER_ACCESS_PK_PREFIX, ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
@@ -37,10 +47,16 @@ export interface ExactlyOnceStackProps extends StackProps {
  * explicit physical name, so every stage's names derive from its own stack
  * name and stages deploy side by side.
  */
+/** The `project` tag on every resource of the stack (with `stage`): what Cost Explorer groups by. */
+export const PROJECT_TAG = 'exactly-once-effects';
+
 export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
+    // Cost allocation: a load test's bill, or one stage's, can be told apart (activate the tags in Billing).
+    Tags.of(this).add('project', PROJECT_TAG);
+    Tags.of(this).add('stage', config.stage);
     // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
     setFunctionBuild(this, { faultInjection: config.faultInjection, inboxBypass: config.localRuntime });
 
