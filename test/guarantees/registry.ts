@@ -443,7 +443,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The generic effect `new:consumer` scaffolds keeps a version guard: an older version of an entity after a newer one is stale, never applied; a write DynamoDB refuses as invalid is `WriteRejected`, dead-lettered at once',
     enforcedIn: [
       { file: 'lambdas/exactly-once/aws/entity-effect-ledger.ts', symbol: 'DynamoDbEntityEffectLedger' },
-      { file: INBOX_LEDGER, symbol: 'isValidationError' },
+      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isInvalidRequest' },
     ],
     provedBy: [
       {

@@ -14,6 +14,7 @@ import { eventFingerprint } from '../inbox/fingerprint';
 import type { EventRef, LedgerResult, ProviderCallLease } from '../inbox/ports';
 import { metrics, MetricUnit } from '../runtime/observability';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
+import { isInvalidRequest } from './transient-errors';
 import {
   claimExpiresAt,
   expiresAfter,
@@ -350,7 +351,7 @@ export abstract class InboxLedger {
       await this.withRetries(send, work);
       return { outcome: 'applied', providerCallPending: true };
     } catch (error) {
-      if (isValidationError(error))
+      if (isInvalidRequest(error))
         throw new PermanentError(
           'WriteRejected',
           `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
@@ -408,14 +409,6 @@ export abstract class InboxLedger {
  */
 function clientRequestToken(attempt: string, items: readonly TransactItem[]): string {
   return createHash('sha256').update(attempt).update(JSON.stringify(items)).digest('hex').slice(0, 36);
-}
-
-/** A request DynamoDB refused as invalid: it would be refused the same way on every retry. */
-function isValidationError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'ValidationException') return true;
-  if (!(error instanceof TransactionCanceledException)) return false;
-  return (error.CancellationReasons ?? []).some((r) => r.Code === 'ValidationError');
 }
 
 /**

@@ -113,3 +113,20 @@ function cancelledByTransientReasons(reasons: unknown): boolean {
     codes.length > 0 && codes.every((code) => typeof code === 'string' && TRANSIENT_CANCELLATION_REASONS.has(code))
   );
 }
+
+/**
+ * Whether DynamoDB refused a request as invalid (a ValidationException, or a transaction cancelled by a
+ * ValidationError: an item over 400 KB, a key over its size limit, a bad expression). It would be
+ * refused the same way on every retry, so a consumer dead-letters it at once (WriteRejected).
+ *
+ * @example
+ * ```ts
+ * if (isInvalidRequest(error)) throw new PermanentError('WriteRejected', (error as Error).message);
+ * ```
+ */
+export function isInvalidRequest(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ValidationException') return true;
+  if (!(error instanceof TransactionCanceledException)) return false;
+  return (error.CancellationReasons ?? []).some((r) => r.Code === 'ValidationError');
+}
