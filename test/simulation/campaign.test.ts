@@ -1,4 +1,5 @@
 import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
+import { DEFAULT_FAULTS } from '../../lambdas/shop/tooling/simulation/world';
 
 /**
  * The quick campaign `npm test` runs: 20,000 simulated orders over 100 seeded
@@ -26,3 +27,33 @@ test('20,000 simulated orders over 100 seeded fault schedules keep every invaria
   });
   expect(Object.keys(report.faults).length).toBeGreaterThanOrEqual(14);
 }, 600_000);
+
+/**
+ * The adversarial faults on top of the default mix, over 20 schedules: forged copies sent ahead of
+ * the relay (denied by the queues' sender policy), SDK retries of transactions that committed, and
+ * producer clocks up to the 300 s margin off either way. With every guard on, every invariant holds:
+ * nothing forged is applied, no commit is counted a duplicate, no skewed event is refused.
+ */
+test('the adversarial mix (forged sends, SDK retries of commits, skewed producer clocks) over 20 schedules keeps every invariant', async () => {
+  const adversarial = {
+    ...DEFAULT_FAULTS,
+    forgedFirst: 0.05,
+    sdkRetryOfCommit: 0.02,
+    producerClockSkew: 0.2,
+    producerClockSkewSeconds: [-300, 300],
+  };
+
+  const report = await runCampaign({
+    orders: 4_000,
+    ordersPerSchedule: 200,
+    firstSeed: 1,
+    base: { faults: adversarial },
+  });
+
+  if (report.failure !== undefined) throw new Error(formatFailure(report.failure));
+  expect(report.faults).toMatchObject({
+    'forged-send-denied': expect.any(Number),
+    'sdk-retry-of-commit': expect.any(Number),
+    'producer-clock-skew': expect.any(Number),
+  });
+}, 300_000);

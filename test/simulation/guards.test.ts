@@ -163,6 +163,99 @@ test('without the provider-call lease, concurrent copies of an event (standard-q
   expect(found!.guarded.providerOverlaps).toEqual([]);
 });
 
+test("without the queues' sender policy, forged copies that reach a consumer before the real event are found: found within 1 seed", async () => {
+  const forging: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
+
+  const found = await firstSeedWhere(forging, { queueSenders: false }, violated('event-id-reused'), 1);
+
+  expect(found?.seed).toBe(1);
+  expect(failed(found!.guarded)).toBe(false);
+  expect(found!.guarded.faults['forged-send-denied']).toBeGreaterThan(0);
+});
+
+test('without the fingerprint in the claim, a forged copy and the real event under one id: one is taken for a duplicate of the other and lost unseen: found within 1 seed', async () => {
+  const forging: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
+  const pastThePolicy = { ...ALL_GUARDS, queueSenders: false };
+
+  const lost = await simulate(
+    simulationOptions({ orders: ORDERS, ...forging, guards: { ...pastThePolicy, fingerprint: false }, seed: 1 }),
+  );
+  const caught = await simulate(simulationOptions({ orders: ORDERS, ...forging, guards: pastThePolicy, seed: 1 }));
+
+  expect(violated('event-lost')(lost)).toBe(true);
+  expect(violated('event-id-reused')(lost)).toBe(false);
+  // With the fingerprint, every pair is caught: one of the two sits in the DLQ as EventIdReused, a
+  // finding for a person (the run fails: never a pass), and no event is lost unseen.
+  expect(violated('event-lost')(caught)).toBe(false);
+  expect(caught.verification.deadLetters).toContainEqual(
+    expect.objectContaining({ cause: 'EventIdReused', expected: false }),
+  );
+  expect(failed(caught)).toBe(true);
+});
+
+test('without the ClientRequestToken, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed', async () => {
+  const lostAnswers: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 } };
+
+  const found = await firstSeedWhere(lostAnswers, { requestToken: false }, violated('miscount'), 1);
+
+  expect(found?.seed).toBe(1);
+  expect(failed(found!.guarded)).toBe(false);
+  expect(found!.guarded.faults['sdk-retry-of-commit']).toBeGreaterThan(0);
+});
+
+test('without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and credits the points again: found within 1 seed', async () => {
+  // Producer clocks 20 to 30 days ahead on half the clients, a 60-day mail outage and redrives every
+  // 13 days: each loyalty OrderPlaced is credited, dead-lettered for its owed e-mail and redriven.
+  const futureStamps: Partial<SimulationOptions> = {
+    ...weeksOfRedrives(),
+    faults: {
+      ...weeksOfRedrives().faults!,
+      producerClockSkew: 0.5,
+      producerClockSkewSeconds: [20 * DAY_SECONDS, 30 * DAY_SECONDS],
+    },
+  };
+  const doubleCredit = (r: SimulationResult) =>
+    r.verification.violations.some((v) => v.invariant === 'points' && v.detail.includes('more than expected'));
+
+  const found = await firstSeedWhere(futureStamps, { futureStamps: false }, doubleCredit, 1);
+
+  expect(found?.seed).toBe(1);
+  // With the guard, each is refused (OccurredInFuture) until its stamp is within the margin, then
+  // applied once: its claim lives 22 days from that stamp.
+  expect(failed(found!.guarded)).toBe(false);
+});
+
+test('producer clocks up to 300 s off either way (the margin): nothing is refused and every invariant holds', async () => {
+  // No outage beyond the budget and no redrive: a refused event would stay in its DLQ, a violation.
+  const skewed = await simulate(
+    simulationOptions({
+      orders: ORDERS,
+      seed: 1,
+      faults: { ...DEFAULT_FAULTS, longOutageChance: 0, producerClockSkew: 0.3, producerClockSkewSeconds: [-300, 300] },
+      redriveDlqsAfterSeconds: undefined,
+    }),
+  );
+
+  expect(skewed.faults['producer-clock-skew']).toBeGreaterThan(0);
+  expect(failed(skewed)).toBe(false);
+});
+
+test("without the done-mark's own bound, a provider 2xx that lands as the record's deadline fires is not recorded and the next copy sends again: found within 1 seed", async () => {
+  // Every provider answers 24.9 to 25.05 s after the call: around the record deadline of a call made
+  // at the start of an invocation (30 s timeout, deadline 5 s before it).
+  const answersAtTheDeadline: Partial<SimulationOptions> = {
+    faults: { ...DEFAULT_FAULTS, providerAnswerMs: [24_900, 25_050] },
+  };
+
+  const found = await firstSeedWhere(answersAtTheDeadline, { doneMarkBound: false }, violated('double-send'), 1);
+
+  expect(found?.seed).toBe(1);
+  // With the bound, no 2xx heard is sent again. (Calls that take longer than their caller's lease
+  // may still overlap at a provider this slow: the residue of a lost answer, docs/guarantees.md.)
+  expect(violated('double-send')(found!.guarded)).toBe(false);
+  expect(found!.guarded.verification.violations.filter((v) => v.invariant !== 'provider-overlap')).toEqual([]);
+});
+
 test('an outage longer than the budget, cancels, then the operator redrive: every dead-lettered message is applied once, no PICK after CANCEL_PICK', async () => {
   const result = await simulate(
     simulationOptions({ orders: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),

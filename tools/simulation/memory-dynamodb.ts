@@ -2,6 +2,7 @@ import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
   GetItemCommand,
+  IdempotentParameterMismatchException,
   PutItemCommand,
   TransactionCanceledException,
   UpdateItemCommand,
@@ -39,6 +40,11 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
  */
 export type Item = Record<string, unknown>;
 
+/** How long DynamoDB keeps a TransactWriteItems ClientRequestToken. */
+const REQUEST_TOKEN_WINDOW_MS = 10 * 60 * 1000;
+/** Past this many remembered tokens, the expired ones are dropped (a long run sends millions). */
+const REQUEST_TOKENS_KEPT = 10_000;
+
 export interface TableSchema {
   hash: string;
   range?: string;
@@ -62,6 +68,12 @@ export class MemoryDynamoDb {
   onChange: (change: WriteChange) => void = () => undefined;
   /** Test-only fault: conditions on items whose key matches are treated as true (a removed guard). */
   ignoreConditionOn: ((table: string, key: Item) => boolean) | undefined;
+  /**
+   * TransactWriteItems' ClientRequestTokens seen in the last 10 minutes, with the request they came
+   * with: DynamoDB answers a repeat of a committed request as a success without writing again.
+   */
+  private readonly requestTokens = new Map<string, { request: string; at: number }>();
+  private requestTokensSweptAbove = REQUEST_TOKENS_KEPT;
 
   createTable(name: string, schema: TableSchema): void {
     const indexed = new Map(Object.keys(schema.indexes ?? {}).map((index) => [index, new Set<string>()]));
@@ -107,7 +119,7 @@ export class MemoryDynamoDb {
       command instanceof DeleteItemCommand
     )
       return this.executeLowLevel(command);
-    if (command instanceof TransactWriteCommand) return this.transact(command.input.TransactItems ?? []);
+    if (command instanceof TransactWriteCommand) return this.transactOnce(command.input);
     throw new Error(`MemoryDynamoDb: unsupported command ${(command as object).constructor.name}`);
   }
 
@@ -172,6 +184,39 @@ export class MemoryDynamoDb {
       });
     }
     return { Responses: responses, UnprocessedKeys: {} };
+  }
+
+  /**
+   * A transaction with its ClientRequestToken, as DynamoDB keeps one for 10 minutes: the same token with
+   * the same request after a commit succeeds and writes nothing; with another request it is refused
+   * (IdempotentParameterMismatchException). A request that was cancelled leaves no token behind.
+   */
+  private transactOnce(input: TransactWriteCommand['input']): Record<string, unknown> {
+    const token = input.ClientRequestToken;
+    const items = input.TransactItems ?? [];
+    if (token === undefined) return this.transact(items);
+    const now = Date.now();
+    const request = JSON.stringify(items);
+    const seen = this.requestTokens.get(token);
+    if (seen !== undefined && now - seen.at < REQUEST_TOKEN_WINDOW_MS) {
+      if (seen.request !== request)
+        throw new IdempotentParameterMismatchException({
+          message: 'Request parameters do not match the previous request with this ClientRequestToken',
+          $metadata: {},
+        });
+      return {};
+    }
+    const answer = this.transact(items);
+    this.requestTokens.set(token, { request, at: now });
+    if (this.requestTokens.size > this.requestTokensSweptAbove) this.forgetOldRequestTokens(now);
+    return answer;
+  }
+
+  private forgetOldRequestTokens(now: number): void {
+    for (const [token, { at }] of this.requestTokens)
+      if (now - at >= REQUEST_TOKEN_WINDOW_MS) this.requestTokens.delete(token);
+    // Swept again only once as many more are kept: amortised, however many are still in their window.
+    this.requestTokensSweptAbove = Math.max(REQUEST_TOKENS_KEPT, 2 * this.requestTokens.size);
   }
 
   private transact(transactItems: readonly Record<string, unknown>[]): Record<string, unknown> {

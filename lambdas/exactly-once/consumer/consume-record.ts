@@ -20,6 +20,11 @@ export interface ConsumerSettings {
    * cause DedupeHorizonPassed, since its inbox claim may be gone.
    */
   dedupeHorizonSeconds: number;
+  /**
+   * How far ahead of `now` an event's `occurredAt` may be before it is refused (OccurredInFuture).
+   * @default MAX_FUTURE_SKEW_SECONDS (300), the margin the DedupeHorizon synth rule counts on
+   */
+  maxFutureSkewSeconds?: number;
   /** The clock the horizon is judged on. */
   now: () => Date;
   /**
@@ -180,11 +185,12 @@ function refuseOutsideHorizon(event: EventEnvelope, settings: ConsumerSettings):
   const age = eventAgeSeconds(event.occurredAt, now);
   if (age === undefined)
     throw new PermanentError('SchemaViolation', `occurredAt "${event.occurredAt}" is not a timestamp`);
-  if (-age > MAX_FUTURE_SKEW_SECONDS)
+  const maxSkew = settings.maxFutureSkewSeconds ?? MAX_FUTURE_SKEW_SECONDS;
+  if (-age > maxSkew)
     throw new PermanentError(
       'OccurredInFuture',
       `${event.eventId} occurred at ${event.occurredAt}, ${Math.round(-age)} s after ${now.toISOString()}, ` +
-        `more than the ${MAX_FUTURE_SKEW_SECONDS} s clock skew allowed: its producer's clock is wrong, and the ` +
+        `more than the ${maxSkew} s clock skew allowed: its producer's clock is wrong, and the ` +
         'dedupe horizon counted from that stamp would not hold',
     );
   if (age > settings.dedupeHorizonSeconds)

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTryCounter } from '../../../lambdas/exactly-once/aws/dynamodb-try-counter';
 import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
 import {
@@ -141,6 +141,32 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate', 'applied']);
       expect(await reader.customerPoints('caller-1', first.payload.customerId)).toBe(22);
+    });
+
+    test('a transaction sent again with its ClientRequestToken after it committed succeeds and writes nothing more; the token with other items is refused', async () => {
+      const key = { pk: `TOKEN#${process.pid}-${Date.now()}`, sk: 'TOKEN' };
+      const add = (amount: number) => ({
+        Update: {
+          TableName: store.tables.effects,
+          Key: key,
+          UpdateExpression: 'ADD #n :n',
+          ExpressionAttributeNames: { '#n': 'n' },
+          ExpressionAttributeValues: { ':n': amount },
+        },
+      });
+      const token = `token-${process.pid}-${Date.now()}`;
+
+      await store.documents.send(new TransactWriteCommand({ TransactItems: [add(1)], ClientRequestToken: token }));
+      await store.documents.send(new TransactWriteCommand({ TransactItems: [add(1)], ClientRequestToken: token }));
+      const mismatch = store.documents.send(
+        new TransactWriteCommand({ TransactItems: [add(2)], ClientRequestToken: token }),
+      );
+
+      await expect(mismatch).rejects.toMatchObject({ name: 'IdempotentParameterMismatchException' });
+      const stored = await store.documents.send(
+        new GetCommand({ TableName: store.tables.effects, Key: key, ConsistentRead: true }),
+      );
+      expect(stored.Item?.n).toBe(1);
     });
 
     test('a duplicate owes the provider its call until the call is recorded done, read from the failed claim (ALL_OLD)', async () => {

@@ -54,6 +54,13 @@ export interface InvocationFaults {
    * function's timeout (a slow dependency), so Lambda stops the function.
    */
   timeoutPerCall: number;
+  /**
+   * Per DynamoDB transaction: chance it commits but its answer is lost (a reset connection), and the
+   * SDK sends the same request again, ClientRequestToken and all. Default 0.
+   */
+  sdkRetryOfCommit?: number;
+  /** Guard switches (test-only): each transaction as the code without the guard would have sent it. */
+  withoutGuards?: (input: TransactWriteCommand['input']) => TransactWriteCommand['input'];
 }
 
 /** A call the function sent before it was stopped (or before it aborted the call) lands (or not) at the service: a coin toss. */
@@ -285,11 +292,22 @@ export class Invocation {
     return this.io(
       describeDynamoCommand(command),
       () => {
-        if (isTransaction(command) && this.scheduler.chance(this.faults.transactionConflict)) {
+        if (!isTransaction(command)) return this.db.execute(command);
+        if (this.scheduler.chance(this.faults.transactionConflict)) {
           this.scheduler.fault('transaction-conflict', `${this.name}`);
           throw MemoryDynamoDb.transactionConflict(transactionSize(command));
         }
-        return this.db.execute(command);
+        const { withoutGuards } = this.faults;
+        const sent =
+          withoutGuards === undefined
+            ? command
+            : new TransactWriteCommand(withoutGuards((command as TransactWriteCommand).input));
+        const retried = (this.faults.sdkRetryOfCommit ?? 0) > 0 && this.scheduler.chance(this.faults.sdkRetryOfCommit!);
+        if (!retried) return this.db.execute(sent);
+        // Committed, the answer lost on the way back: the SDK's retry strategy sends the request again.
+        this.db.execute(sent);
+        this.scheduler.fault('sdk-retry-of-commit', this.name);
+        return this.db.execute(sent);
       },
       { signal },
     );

@@ -1,6 +1,6 @@
 import '../../../../tools/simulation/world/environment';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { lambdaContext } from '../../../../test/support/api-events';
 import type {
@@ -13,7 +13,13 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
-import { inboxKey, INBOX_TTL_ATTRIBUTE } from '../../../exactly-once/aws/inbox-table';
+import {
+  expiresAfter,
+  FINGERPRINT_ATTRIBUTE,
+  inboxKey,
+  INBOX_TTL_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+} from '../../../exactly-once/aws/inbox-table';
 import { ORDER_PK_PREFIX } from '../../aws/order-table';
 import {
   attemptsForBudget,
@@ -35,7 +41,8 @@ import { makeRelayHandler, type RelayFaults } from '../../../exactly-once/outbox
 import { makeSweeperHandler } from '../../../exactly-once/outbox/sweeper-handler';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../exactly-once/outbox/wiring';
 import type { EventPublisher } from '../../../exactly-once/outbox/ports';
-import type { LedgerResult, ProviderCallLease } from '../../../exactly-once/inbox/ports';
+import type { EventRef, LedgerResult, ProviderCallLease } from '../../../exactly-once/inbox/ports';
+import { DeadlineExceeded, type RecordWork } from '../../../exactly-once/consumer/record-work';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../exactly-once/outbox/routes';
 import { ENV } from '../../../exactly-once/env-names';
@@ -66,6 +73,7 @@ import {
   Invocation,
   ServiceUnavailable,
   SimulatedCrash,
+  type InvocationFaults,
 } from '../../../../tools/simulation/world/invocation';
 import { SimProviders } from '../../../../tools/simulation/world/provider';
 import { EPOCH_MS, Scheduler } from '../../../../tools/simulation/world/scheduler';
@@ -134,6 +142,25 @@ export type FaultRates = {
   credentialRotation: number;
   /** Malformed messages sent straight to every consumer's queue per run (they belong in the DLQs, with their cause). */
   poisonMessages: number;
+  /**
+   * Adversarial (0 by default). Per outbox event: a forger who learned its eventId sends, before the
+   * relay publishes it, a copy with other content (its order's total changed) to every consumer
+   * queue that takes it, under a deduplication id of its own. The queues' sender policy denies the
+   * send unless the `queueSenders` guard is off.
+   */
+  forgedFirst?: number;
+  /**
+   * Adversarial (0 by default). Per client: the API instance that produces its order's events has
+   * its clock this many seconds off, drawn from `producerClockSkewSeconds` (the events' occurredAt
+   * and the order's timestamps carry it). Within the consumers' margin (300 s) it must change
+   * nothing; beyond it, the events are refused (OccurredInFuture), never applied.
+   */
+  producerClockSkew?: number;
+  producerClockSkewSeconds?: [number, number];
+  /** Per ledger transaction (0 by default): it commits, its answer is lost, and the SDK sends it again. */
+  sdkRetryOfCommit?: number;
+  /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
+  providerAnswerMs?: [number, number];
 };
 
 /** Each guard can be switched off (test-only) to prove that the simulation notices. */
@@ -183,6 +210,29 @@ export type Guards = {
    * lease is granted, so concurrent copies call the provider at the same time.
    */
   providerCallLease: boolean;
+  /**
+   * The event's fingerprint in its inbox claim (inbox-ledger.ts `refuseAnotherEvent`): a failed claim
+   * means "already done" only for the same content. Off (the code before it): claims carry no
+   * fingerprint, so another event under a used id is acknowledged as a duplicate and lost.
+   */
+  fingerprint: boolean;
+  /** The consumer queues' sender policy (lib/exactly-once/queue-senders.ts): only the relay and the sweeper may send. */
+  queueSenders: boolean;
+  /**
+   * Future stamps (consume-record.ts OccurredInFuture, inbox-table.ts `claimExpiresAt`): an event
+   * stamped beyond the clock-skew margin is refused, and a claim expires counted from the later of
+   * its claim and its occurredAt. Off: both gone, so a future stamp passes the dedupe horizon after
+   * its claim expired.
+   */
+  futureStamps: boolean;
+  /** The ledger transactions' ClientRequestToken: off, an SDK retry of a commit fails on its own claim. */
+  requestToken: boolean;
+  /**
+   * The done-mark's own bound (record-work.ts `recordingSignal`): a provider's 2xx is recorded even
+   * when the record's deadline fires meanwhile. Off: the done-mark runs under the deadline, is cut
+   * there, and the next copy calls the provider again.
+   */
+  doneMarkBound: boolean;
 };
 
 export interface Settings {
@@ -294,6 +344,11 @@ export const ALL_GUARDS: Guards = {
   recordDeadline: true,
   dedupeHorizon: true,
   providerCallLease: true,
+  fingerprint: true,
+  queueSenders: true,
+  futureStamps: true,
+  requestToken: true,
+  doneMarkBound: true,
 };
 
 export function simulationOptions(overrides: Partial<SimulationOptions> & { seed: number }): SimulationOptions {
@@ -377,6 +432,14 @@ export class World {
   private readonly now = (): Date => this.scheduler.date();
   private readonly outboxConfig: OutboxConfig;
   private readonly relayFaults: RelayFaults;
+  private readonly claimTtlSeconds: number;
+  private readonly transactionWithoutGuards: InvocationFaults['withoutGuards'];
+  /** Per consumer and eventId, forged copies that reached a queue (the sender policy switched off). */
+  private readonly forged = new Set<string>();
+  /** Per provider key, the last 2xx a live invocation heard and had not recorded yet (see `double-send`). */
+  private readonly answered = new Map<string, { invocation: Invocation; excused: boolean }>();
+  private readonly doubleSends: string[] = [];
+  private readonly miscounts: string[] = [];
 
   /** `consumerSpecs`: who consumes what (default: the deployed list); checked as the stack checks it. */
   constructor(
@@ -388,6 +451,7 @@ export class World {
     this.providers = new SimProviders(this.scheduler, {
       memorySeconds: options.settings.providerMemorySeconds,
       failureChance: options.faults.providerFailure,
+      answerMs: options.faults.providerAnswerMs,
     });
     createSimulatedTables(this.db);
     const s = options.settings;
@@ -403,6 +467,8 @@ export class World {
       deadLetterRetentionSeconds: dlqRetention,
       redriveAllowanceSeconds: 3 * 86400,
     });
+    this.claimTtlSeconds = dedupe.claimTtlSeconds;
+    this.transactionWithoutGuards = this.guardSwitchesOnTransactions();
     for (const spec of consumerSpecs) {
       const names = queueNamesOf(spec);
       const deadLetterQueue = this.queue({
@@ -487,6 +553,28 @@ export class World {
       this.db.ignoreConditionOn = (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#');
   }
 
+  /**
+   * The ledger transactions as the code without each switched-off guard sent them: no
+   * ClientRequestToken; inbox claims without their fingerprint; claims that expire counted from
+   * the claim alone. Undefined with those guards on.
+   */
+  private guardSwitchesOnTransactions(): InvocationFaults['withoutGuards'] {
+    const { fingerprint, futureStamps, requestToken } = this.options.guards;
+    if (fingerprint && futureStamps && requestToken) return undefined;
+    return (input) => ({
+      ...input,
+      ClientRequestToken: requestToken ? input.ClientRequestToken : undefined,
+      TransactItems: input.TransactItems?.map((item) => {
+        const put = item.Put;
+        if (put?.TableName !== EFFECTS_TABLE || !String(put.Item?.pk).startsWith('INBOX#')) return item;
+        const claim: Record<string, unknown> = { ...put.Item };
+        if (!fingerprint) delete claim[FINGERPRINT_ATTRIBUTE];
+        if (!futureStamps) claim[INBOX_TTL_ATTRIBUTE] = expiresAfter(this.now(), this.claimTtlSeconds);
+        return { ...item, Put: { ...put, Item: claim } };
+      }),
+    });
+  }
+
   private queue(options: ConstructorParameters<typeof SimQueue>[1]): SimQueue {
     const queue = new SimQueue(this.scheduler, options);
     this.queues.set(queue.url, queue);
@@ -507,6 +595,8 @@ export class World {
         transactionConflict: f.transactionConflict,
         sqsSendFailure: f.sqsSendFailure,
         timeoutPerCall: f.timeoutPerCall,
+        sdkRetryOfCommit: f.sdkRetryOfCommit,
+        withoutGuards: this.transactionWithoutGuards,
       },
       timeoutSeconds,
     );
@@ -670,6 +760,7 @@ export class World {
       replayed: false,
       reusedKey: false,
       cancelled: false,
+      clockSkewMs: this.producerClockSkewMs(index),
     };
     this.activeClients += 1;
     this.place(client, 'new', 1);
@@ -677,6 +768,20 @@ export class World {
       scheduler.fault('client-concurrent-retry', client.key);
       this.place(client, 'retry-concurrent', 1);
     }
+  }
+
+  /** How far off the clock of the API instance producing this client's events is (the `producerClockSkew` fault). */
+  private producerClockSkewMs(index: number): number {
+    const { producerClockSkew = 0, producerClockSkewSeconds = [0, 0] } = this.options.faults;
+    if (producerClockSkew <= 0 || !this.scheduler.chance(producerClockSkew)) return 0;
+    const skewMs = this.scheduler.between(producerClockSkewSeconds[0] * 1000, producerClockSkewSeconds[1] * 1000);
+    this.scheduler.fault('producer-clock-skew', `key-${index}: ${Math.round(skewMs / 1000)} s`);
+    return skewMs;
+  }
+
+  /** The producer's clock for this client's requests: the world's, off by the client's skew. */
+  private producerClock(client: Client): () => Date {
+    return client.clockSkewMs === 0 ? this.now : () => new Date(this.now().getTime() + client.clockSkewMs);
   }
 
   /**
@@ -737,7 +842,12 @@ export class World {
     const startedAt = scheduler.now;
     const userArn = this.apiUserArn(client.caller, client.session);
     scheduler.trace(`${invocation.name} ${userArn} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
-    const handler = createOrderHandler(invocation, this.db, this.options.guards.apiIdempotency, this.now);
+    const handler = createOrderHandler(
+      invocation,
+      this.db,
+      this.options.guards.apiIdempotency,
+      this.producerClock(client),
+    );
     const context = this.contextOf(invocation, CREATE_ORDER_TIMEOUT_SECONDS);
     invocation
       .run(() => handler(placeOrderEvent(userArn, client.key, body), context))
@@ -810,7 +920,7 @@ export class World {
     cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
       caller,
       orderId,
-      now: scheduler.date(),
+      now: this.producerClock(client)(),
     })
       .then(
         (outcome) => (outcome.kind === 'cancelled' ? 200 : 404),
@@ -877,6 +987,8 @@ export class World {
 
   private streamInsert(item: Item): void {
     const event = item.event as OrderEvent;
+    const { forgedFirst = 0 } = this.options.faults;
+    if (forgedFirst > 0 && this.scheduler.chance(forgedFirst)) this.forgeFirst(event);
     if (this.scheduler.chance(this.options.faults.streamRecordLost)) {
       this.scheduler.fault('stream-record-lost', event.eventId);
       return;
@@ -888,6 +1000,37 @@ export class World {
       image: marshall(item, { removeUndefinedValues: true }) as Record<string, AttributeValue>,
       at: this.scheduler.now,
     });
+  }
+
+  /**
+   * The `forgedFirst` fault: before the relay publishes `event`, a copy with other content under its
+   * eventId (one more of its first line) goes to every consumer queue that takes it, under a
+   * deduplication id of its own; or is denied by the queues' sender policy, which lets only the
+   * relay and the sweeper send. (A forger who also reused the real deduplication id would make a
+   * FIFO queue drop the real message within SQS's 5-minute window: only the policy prevents that.)
+   */
+  private forgeFirst(event: OrderEvent): void {
+    const [first, ...rest] = event.payload.items;
+    const items = [{ ...first, quantity: first.quantity + 1 }, ...rest];
+    const forged =
+      event.type === 'OrderPlaced'
+        ? {
+            ...event,
+            payload: { ...event.payload, items, totalCents: event.payload.totalCents + first.unitPriceCents },
+          }
+        : { ...event, payload: { ...event.payload, items } };
+    for (const { spec, queue } of this.consumers.values()) {
+      if (!spec.eventTypes.includes(event.type)) continue;
+      if (this.options.guards.queueSenders) {
+        this.scheduler.fault('forged-send-denied', `${event.eventId} to ${spec.name}`);
+        continue;
+      }
+      const body = JSON.stringify(forged);
+      if (queue.options.fifo) queue.send(body, { groupId: event.entityId, dedupId: `${event.eventId}.forged` });
+      else queue.send(body);
+      this.forged.add(`${spec.name}\n${event.eventId}`);
+      this.scheduler.fault('forged-first', `${event.eventId} to ${spec.name}`);
+    }
   }
 
   /**
@@ -991,12 +1134,14 @@ export class World {
       setTimer: guards.recordDeadline ? (ms, fire) => invocation.timer(ms, fire) : () => () => undefined,
       random: this.scheduler.random,
       provider: (name) => this.provider(invocation, name),
-      ledgerFor: (ledger, record) => this.guardedLedger(ledger, record),
+      ledgerFor: (ledger, record) => this.guardedLedger(ledger, record, invocation),
     });
     let settings =
       guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, consumer.spec.fifo, event) : wiring.settings;
     // Without the horizon, no event is too old: a redrive after its claim's TTL applies it again.
     if (!guards.dedupeHorizon) settings = { ...settings, dedupeHorizonSeconds: Number.POSITIVE_INFINITY };
+    // Without the future-stamp guard, any stamp ahead of the clock passes (the claims' TTL: guardSwitchesOnTransactions).
+    if (!guards.futureStamps) settings = { ...settings, maxFutureSkewSeconds: Number.POSITIVE_INFINITY };
     return {
       ...wiring,
       ledgerOptions: guards.inboxClaim
@@ -1092,35 +1237,89 @@ export class World {
    * messageId instead of the producer's eventId; and/or let every duplicate
    * call the provider again (ignoring `providerCallDoneAt` and `supersededBy`,
    * so its lease is granted whatever happened since); and/or grant every
-   * duplicate the provider-call lease without asking (no lease guard).
+   * duplicate the provider-call lease without asking (no lease guard); and/or
+   * run the done-mark under the record's deadline (no done-mark bound). And
+   * what the ledger answers, watched: a duplicate of its own try's commit is a
+   * miscount; a done-mark that failed is remembered for the `double-send` check.
    */
-  private guardedLedger<L extends object>(ledger: L, record: SQSRecord): L {
-    const { dedupeOn, providerCompletion, providerCallLease } = this.options.guards;
-    if (dedupeOn === 'eventId' && providerCompletion && providerCallLease) return ledger;
+  private guardedLedger<L extends object>(ledger: L, record: SQSRecord, invocation: Invocation): L {
+    const { dedupeOn, providerCompletion, providerCallLease, doneMarkBound } = this.options.guards;
+    const consumer = String((ledger as { consumer?: unknown }).consumer);
     const rekey = (eventId: string) => (dedupeOn === 'eventId' ? eventId : record.messageId);
-    const owed = async (result: Promise<LedgerResult>): Promise<LedgerResult> => {
+    const watched = async (event: EventRef, args: unknown[], result: Promise<LedgerResult>): Promise<LedgerResult> => {
       const r = await result;
+      if (r.outcome === 'duplicate') this.checkNotOwnCommit(consumer, event, args);
       return providerCompletion || r.outcome !== 'duplicate' ? r : { ...r, providerCallPending: true };
     };
     const alwaysGranted = !providerCompletion || !providerCallLease;
     const granted = (): Promise<ProviderCallLease> => Promise.resolve('granted');
     // Any consumer's ledger: its effects take the event first and answer a LedgerResult; the provider
-    // call's record (done-mark, lease, its release) takes the event id the claim was keyed on, and the work.
+    // call's record (done-mark, lease, its release) takes the event the claim was keyed on, and the work.
     return new Proxy(ledger, {
       get: (target, property) => {
         const member: unknown = Reflect.get(target, property);
         if (typeof member !== 'function') return member;
         if (property === 'leaseProviderCall' && alwaysGranted) return granted;
-        if (
-          property === 'recordProviderCallDone' ||
-          property === 'leaseProviderCall' ||
-          property === 'releaseProviderCallLease'
-        )
-          return (eventId: string, ...rest: unknown[]) => member.call(target, rekey(eventId), ...rest) as unknown;
-        return (event: { eventId: string }, ...rest: unknown[]) =>
-          owed(member.call(target, { ...event, eventId: rekey(event.eventId) }, ...rest) as Promise<LedgerResult>);
+        if (property === 'recordProviderCallDone')
+          return (event: EventRef, work?: RecordWork) => {
+            const underDeadline = doneMarkBound || work === undefined ? work : this.underDeadline(work, invocation);
+            return this.watchDoneMark(
+              providerKey(consumer, event.eventId),
+              invocation,
+              work,
+              member.call(target, { ...event, eventId: rekey(event.eventId) }, underDeadline) as Promise<void>,
+            );
+          };
+        if (property === 'leaseProviderCall' || property === 'releaseProviderCallLease')
+          return (event: EventRef, ...rest: unknown[]) =>
+            member.call(target, { ...event, eventId: rekey(event.eventId) }, ...rest) as unknown;
+        return (event: EventRef, ...rest: unknown[]) => {
+          const keyed = { ...event, eventId: rekey(event.eventId) };
+          return watched(keyed, rest, member.call(target, keyed, ...rest) as Promise<LedgerResult>);
+        };
       },
     });
+  }
+
+  /** The work of a done-mark as the code before its own bound ran it: aborted at the record's deadline. */
+  private underDeadline(work: RecordWork, invocation: Invocation): RecordWork {
+    const deadline = new AbortController();
+    invocation.timer(Math.max(0, work.deadline - Date.now()), () =>
+      deadline.abort(new DeadlineExceeded(work.deadline)),
+    );
+    return { ...work, signal: deadline.signal };
+  }
+
+  /**
+   * A done-mark's end: written, the provider's 2xx is on record; failed, the next copy calls again,
+   * which is allowed only when it failed on its own bound (the batch had to answer) or the
+   * invocation died; any other cut (the record's deadline) makes that next call a double send.
+   */
+  private async watchDoneMark(key: string, invocation: Invocation, work: RecordWork | undefined, done: Promise<void>) {
+    try {
+      await done;
+      this.answered.delete(key);
+    } catch (error) {
+      const heard = this.answered.get(key);
+      if (heard?.invocation === invocation)
+        heard.excused = work?.recordingSignal?.aborted === true || invocation.crashed || invocation.timedOut;
+      throw error;
+    }
+  }
+
+  /**
+   * A ledger that reports its own try's commit a duplicate miscounts (EffectApplied and
+   * DuplicateSuppressed are what the operators and the proof read): the claim it failed on carries
+   * this very try as its lease holder.
+   */
+  private checkNotOwnCommit(consumer: string, event: EventRef, args: unknown[]): void {
+    const work = args.find((a): a is RecordWork => typeof (a as RecordWork | undefined)?.leaseHolder === 'string');
+    if (work === undefined) return;
+    const { Item } = this.db.execute(
+      new GetCommand({ TableName: EFFECTS_TABLE, Key: inboxKey(consumer, event.eventId, event.tenant) }),
+    ) as { Item?: Record<string, unknown> };
+    if (Item?.[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
+      this.miscounts.push(`${consumer}: ${event.eventId} reported a duplicate of its own commit (${work.leaseHolder})`);
   }
 
   private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
@@ -1156,13 +1355,30 @@ export class World {
   private provider(invocation: Invocation, name: string) {
     return {
       send: async (idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+        this.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(
           `${name}.send ${idempotencyKey}`,
           () => this.providers.call(name, idempotencyKey, payload),
           { signal: options?.signal, answerAfterMs: (inFlightMs) => inFlightMs },
         );
+        // A 2xx this invocation heard: it must record it (the done-mark) before anyone calls again.
+        this.answered.set(idempotencyKey, { invocation, excused: false });
       },
     };
+  }
+
+  /**
+   * A call under a key whose last 2xx a live invocation heard and did not record, its done-mark cut
+   * by something other than its own bound: a second send a keyless provider (SMTP) would act on,
+   * with no crash to explain it.
+   */
+  private checkNotSentAgain(idempotencyKey: string, caller: Invocation): void {
+    const heard = this.answered.get(idempotencyKey);
+    if (heard === undefined || heard.invocation === caller) return;
+    const { invocation, excused } = heard;
+    if (excused || invocation.crashed || invocation.timedOut) return;
+    this.doubleSends.push(`${idempotencyKey}: sent again by ${caller.name} after ${invocation.name} heard its 2xx`);
+    this.answered.delete(idempotencyKey);
   }
 
   // ---- the end ------------------------------------------------------------
@@ -1190,6 +1406,25 @@ export class World {
     // Quiet until the operator's redrive: look again just after it rather than every 5 s for an hour.
     const next = quiet ? Math.max(5_000, this.redriveAt - this.scheduler.now + 1_000) : 5_000;
     this.scheduler.at(next, () => this.checkDrained(deadline));
+  }
+
+  /**
+   * A forged copy that reached a consumer and the real event share an id: one of the two was applied,
+   * and the other must sit in the consumer's DLQ as EventIdReused, for a person. Neither there: one
+   * was acknowledged as a duplicate of the other, and a real event may be gone without a trace.
+   */
+  private lostToForgery(): string[] {
+    const caught = new Set<string>();
+    for (const { spec, deadLetterQueue } of this.consumers.values())
+      for (const message of deadLetterQueue.all())
+        if (message.attributes.failureCause === 'EventIdReused')
+          caught.add(`${spec.name}\n${eventIdOfMessage(message)}`);
+    return [...this.forged]
+      .filter((pair) => !caught.has(pair))
+      .map((pair) => {
+        const [consumer, eventId] = pair.split('\n');
+        return `${consumer}: ${eventId} and a forged copy under its id: one was taken for a duplicate of the other`;
+      });
   }
 
   private result(): SimulationResult {
@@ -1256,6 +1491,9 @@ export class World {
     ];
     for (const m of lost)
       verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
+    for (const detail of this.lostToForgery()) verification.violations.push({ invariant: 'event-lost', detail });
+    for (const detail of this.doubleSends) verification.violations.push({ invariant: 'double-send', detail });
+    for (const detail of this.miscounts) verification.violations.push({ invariant: 'miscount', detail });
     const providerOverlaps = this.providers.overlaps();
     for (const o of providerOverlaps)
       verification.violations.push({
@@ -1275,6 +1513,16 @@ export class World {
       unexpectedErrors: this.unexpectedErrors,
       providerOverlaps,
     };
+  }
+}
+
+/** The eventId of a DLQ message, if its body is an envelope. */
+function eventIdOfMessage(message: SimMessage): string | undefined {
+  try {
+    const { eventId } = JSON.parse(message.body) as { eventId?: unknown };
+    return typeof eventId === 'string' ? eventId : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -1303,6 +1551,8 @@ interface Client {
   replayed: boolean;
   reusedKey: boolean;
   cancelled: boolean;
+  /** How far the clock of the API instance producing its events is off (ms; 0 for most). */
+  clockSkewMs: number;
 }
 
 /** The stream event the relay's event source mapping delivers: INSERTs, new images, in shard order. */
@@ -1357,6 +1607,11 @@ const BOOLEAN_GUARDS = [
   'recordDeadline',
   'dedupeHorizon',
   'providerCallLease',
+  'fingerprint',
+  'queueSenders',
+  'futureStamps',
+  'requestToken',
+  'doneMarkBound',
 ] as const;
 const CHOICE_GUARDS: Record<string, readonly string[]> = {
   dedupeOn: ['eventId', 'messageId'],
