@@ -333,6 +333,14 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: INT_ENTITY_EFFECT,
         name: 'another event under a used eventId is refused as EventIdReused: the count and the claim stay as they were',
       },
+      {
+        file: GUARDS,
+        name: 'without the fingerprint in the claim, a forged copy and the real event under one id: one is taken for a duplicate of the other and lost unseen: found within 1 seed',
+      },
+      {
+        file: 'test/unit/verify.test.ts',
+        name: "a claim holding another event under a produced event's id is reported as event-replaced, per consumer; its own content is not",
+      },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
   },
@@ -372,6 +380,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: INFRA_PIPELINES,
         name: 'an operator role given with -c operatorRoleArns may send too (the DLQ tool redrives as it)',
       },
+      {
+        file: GUARDS,
+        name: "without the queues' sender policy, forged copies that reach a consumer before the real event are found: found within 1 seed",
+      },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
   },
@@ -397,6 +409,22 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: INFRA_ASPECTS,
         name: 'its error states the margins it relies on: claims counted from occurredAt, events more than 300 s ahead refused',
       },
+      {
+        file: GUARDS,
+        name: 'without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and credits the points again: found within 1 seed',
+      },
+      {
+        file: GUARDS,
+        name: 'producer clocks up to 300 s off either way (the margin): nothing is refused and every invariant holds',
+      },
+      {
+        file: 'test/unit/dlq-cli.test.ts',
+        name: 'refused as stamped in the future (OccurredInFuture): left while the stamp is still beyond the margin, moved once within it',
+      },
+      {
+        file: 'test/unit/verify.test.ts',
+        name: 'an event refused as OccurredInFuture is a finding for a person, never passed',
+      },
     ],
     doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
   },
@@ -417,6 +445,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/exactly-once/recording-past-deadline.test.ts',
         name: 'the deadline fires while a provider answer is being recorded: the record waits for the record and ends applied',
       },
+      {
+        file: GUARDS,
+        name: "without the done-mark's own bound, a provider 2xx that lands as the record's deadline fires is not recorded and the next copy sends again: found within 1 seed",
+      },
     ],
     doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
   },
@@ -433,6 +465,14 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: INT_ENTITY_EFFECT,
         name: 'the same retry without a ClientRequestToken fails on its own claim and is miscounted a duplicate: the token is what closes it',
+      },
+      {
+        file: GUARDS,
+        name: 'without the ClientRequestToken, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed',
+      },
+      {
+        file: 'test/simulation/contracts/port-contracts.ts',
+        name: 'a transaction sent again with its ClientRequestToken after it committed succeeds and writes nothing more; the token with other items is refused',
       },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
@@ -1668,7 +1708,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-finds-guards',
     statement:
-      'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease) within a few seeds, and holds every invariant with the guards on',
+      'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included',
     enforcedIn: [
       { file: 'lambdas/shop/tooling/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
@@ -1710,6 +1750,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/simulation/campaign.test.ts',
         name: '20,000 simulated orders over 100 seeded fault schedules keep every invariant',
+      },
+      {
+        file: 'test/simulation/campaign.test.ts',
+        name: 'the adversarial mix (forged sends, SDK retries of commits, skewed producer clocks) over 20 schedules keeps every invariant',
       },
     ],
     doc: SIMULATION,
@@ -1831,6 +1875,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
         file: 'test/runtime/proof-kit.test.ts',
         name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
       },
+      { file: 'test/runtime/proof-kit.test.ts', name: 'each fault left its findings for a person, and the run fails' },
     ],
   },
   {

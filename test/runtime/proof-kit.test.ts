@@ -1,7 +1,7 @@
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
 import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
-import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
+import { EACH_EVENT_ONCE, EVENT_REPLACED } from '../../tools/proof-kit/verify';
 import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
@@ -58,6 +58,8 @@ const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
   // An event reached a consumer under a second message id more often than the redrive (which also makes
   // new ids, one per message it moves) can account for: the producer sent it again.
   resend: (r) => expect(evidence(r, 'Consumer', 'eventsUnderSeveralMessageIds')).toBeGreaterThan(r.injected.redriven),
+  // The relay stamped events ahead of their send, inside the margin: the host saw the stamps.
+  'clock-skew': (r) => expect(evidence(r, 'Consumer', 'eventsStampedAhead')).toBeGreaterThan(0),
   // The seeded copies came back from the DLQs to their sources.
   redrive: (r) => expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS),
   // The local provider served the outage window: requests in it got 503 with Retry-After.
@@ -70,6 +72,15 @@ const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
   // Each copy under a reused eventId was dead-lettered as EventIdReused and reported for a person.
   'reused-id': (r) =>
     expect(r.verification.violations.filter((v) => v.invariant === 'event-id-reused').length).toBeGreaterThan(0),
+  // A forged copy was applied in a real event's place: the claim holds other content, and the real one
+  // was dead-lettered as EventIdReused.
+  'forged-first': (r) => {
+    expect(r.verification.violations.filter((v) => v.invariant === EVENT_REPLACED).length).toBeGreaterThan(0);
+    expect(r.verification.violations.filter((v) => v.invariant === 'event-id-reused').length).toBeGreaterThan(0);
+  },
+  // Events stamped a day ahead were refused (OccurredInFuture) and reported for a person.
+  'clock-skew-beyond': (r) =>
+    expect(r.verification.violations.filter((v) => v.invariant === 'occurred-in-future').length).toBeGreaterThan(0),
   // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
   'keys-forgotten': (r) => {
     expect(r.injected.providerKeysForgotten).toBeGreaterThan(0);
@@ -92,6 +103,7 @@ const FAULT_GROUPS: readonly { faults: FaultName[]; rate: number; rates?: FaultS
     faults: [
       'relay-crash',
       'resend',
+      'clock-skew',
       'poison',
       'redrive',
       'provider-outage',
@@ -141,6 +153,26 @@ describe('reused-id: copies of applied events with other content under their eve
     expect(results.verification.violations).toEqual(findings);
     expect(results.verification.deadLetters).toEqual(
       expect.arrayContaining([expect.objectContaining({ cause: 'EventIdReused', count: expect.any(Number) })]),
+    );
+    expect(results.passed).toBe(false);
+  });
+});
+
+// The other adversarial faults, in one run: each leaves its own findings, and the run never passes.
+describe('forged-first and clock-skew-beyond: forged copies ahead of their events, stamps a day ahead', () => {
+  let results: RunResults;
+  beforeAll(async () => {
+    results = await run(['forged-first', 'clock-skew-beyond'], 401, { rate: 0.2 });
+  }, 900_000);
+
+  test('each fault left its findings for a person, and the run fails', () => {
+    FAULT_EVIDENCE['forged-first'](results);
+    FAULT_EVIDENCE['clock-skew-beyond'](results);
+    expect(results.verification.deadLetters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ cause: 'EventIdReused' }),
+        expect.objectContaining({ cause: 'OccurredInFuture' }),
+      ]),
     );
     expect(results.passed).toBe(false);
   });

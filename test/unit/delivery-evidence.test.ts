@@ -19,7 +19,11 @@ test('a message handed over again while its first invocation still works on it, 
   endSecond(completed);
   endFirst(completed);
 
-  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 1, eventsUnderSeveralMessageIds: 0 });
+  expect(evidence.counts).toEqual({
+    redeliveredWhileRunning: 1,
+    eventsUnderSeveralMessageIds: 0,
+    eventsStampedAhead: 0,
+  });
 });
 
 test('a message handed over again after its first invocation ended is not a redelivery while running', () => {
@@ -28,7 +32,11 @@ test('a message handed over again after its first invocation ended is not a rede
   evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }))(completed);
   evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }))(completed);
 
-  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 });
+  expect(evidence.counts).toEqual({
+    redeliveredWhileRunning: 0,
+    eventsUnderSeveralMessageIds: 0,
+    eventsStampedAhead: 0,
+  });
 });
 
 test.each([
@@ -57,7 +65,11 @@ test('one eventId under a second message id counts once per event; bodies withou
   evidence.begin(sqsEvent({ messageId: 'm2', eventId: 'e1' }, { messageId: 'p2' }))(completed);
   evidence.begin(sqsEvent({ messageId: 'm3', eventId: 'e1' }, { messageId: 'm4', eventId: 'e2' }))(completed);
 
-  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 1 });
+  expect(evidence.counts).toEqual({
+    redeliveredWhileRunning: 0,
+    eventsUnderSeveralMessageIds: 1,
+    eventsStampedAhead: 0,
+  });
 });
 
 test('events that are not SQS deliveries (stream records, schedules, API calls) leave no evidence', () => {
@@ -69,5 +81,27 @@ test('events that are not SQS deliveries (stream records, schedules, API calls) 
   evidence.begin({ source: 'aws.events' })(completed);
   evidence.begin(null)(completed);
 
-  expect(evidence.counts).toEqual({ redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 });
+  expect(evidence.counts).toEqual({
+    redeliveredWhileRunning: 0,
+    eventsUnderSeveralMessageIds: 0,
+    eventsStampedAhead: 0,
+  });
+});
+
+test('an event stamped more than a minute after its message was sent counts once as stamped ahead; a stamp before the send does not', () => {
+  const evidence = new DeliveryEvidence();
+  const sentAt = Date.parse('2026-12-05T10:00:00.000Z');
+  const record = (messageId: string, eventId: string, occurredAt: string) => ({
+    eventSource: 'aws:sqs',
+    messageId,
+    body: JSON.stringify({ eventId, occurredAt }),
+    attributes: { SentTimestamp: String(sentAt) },
+  });
+
+  evidence.begin({ Records: [record('m1', 'ahead', '2026-12-05T10:04:00.000Z')] })(completed);
+  evidence.begin({ Records: [record('m2', 'ahead', '2026-12-05T10:04:00.000Z')] })(completed);
+  evidence.begin({ Records: [record('m3', 'behind', '2026-12-05T09:59:59.000Z')] })(completed);
+  evidence.begin({ Records: [record('m4', 'close', '2026-12-05T10:00:30.000Z')] })(completed);
+
+  expect(evidence.counts.eventsStampedAhead).toBe(1);
 });

@@ -22,7 +22,14 @@ import {
   PAST_HORIZON_RUNBOOK,
   withFreshOccurredAt,
 } from '../../tools/dlq/horizon';
-import { causeOf, pastHorizonReason, redrive, redriveDecision, type DeadLetter } from '../../tools/dlq/messages';
+import {
+  causeOf,
+  pastHorizonReason,
+  redrive,
+  redriveDecision,
+  stillInFutureReason,
+  type DeadLetter,
+} from '../../tools/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
 import { PROVIDER_KEY_WINDOW_REASON } from '../../tools/dlq/provider-window';
 import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
@@ -522,6 +529,18 @@ describe('the dedupe horizon', () => {
         skip: expect.stringMatching(/^another event under a used eventId \(EventIdReused\)/),
       });
       expect(decide(reused, { cause: 'EventIdReused' })).toEqual(decision);
+    });
+
+    test('refused as stamped in the future (OccurredInFuture): left while the stamp is still beyond the margin, moved once within it', () => {
+      const aDayAhead = new Date(NOW.getTime() + 86_400_000).toISOString();
+      const ahead = deadLetter('m-f', envelope('e-f', aDayAhead), { failureCause: 'OccurredInFuture' });
+      const nowWithin = deadLetter('m-w', envelope('e-w', new Date(NOW.getTime() + 60_000).toISOString()), {
+        failureCause: 'OccurredInFuture',
+      });
+
+      expect(decide(ahead)).toEqual({ skip: stillInFutureReason(aDayAhead) });
+      expect(stillInFutureReason(aDayAhead)).toMatch(/^stamped .*, still more than 300 s ahead \(OccurredInFuture\)/);
+      expect(decide(nowWithin)).toEqual({ move: 'as-is' });
     });
 
     test('no readable occurredAt is poison, not a horizon question: moved only with --include-poison', () => {

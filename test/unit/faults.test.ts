@@ -13,11 +13,13 @@ import {
   NO_FAULTS,
   parseFaultPlan,
 } from '../../lambdas/exactly-once/faults/plan';
-import { relayFaults, ResendingPublisher } from '../../lambdas/exactly-once/faults/relay-faults';
+import { relayFaults, ResendingPublisher, SkewingPublisher } from '../../lambdas/exactly-once/faults/relay-faults';
 import { cachedSource, type FaultSource } from '../../lambdas/exactly-once/faults/source';
 import type { EventPublisher } from '../../lambdas/exactly-once/outbox/ports';
 import { metrics } from '../../lambdas/exactly-once/runtime/observability';
+import { MAX_FUTURE_SKEW_SECONDS } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import {
+  CLOCK_SKEW_WITHIN_SECONDS,
   FAULT_SWITCH_DELAY_MS,
   faultPlanLifetimeMs,
   faultPlanOf,
@@ -188,6 +190,33 @@ describe('the relay fault decorators', () => {
     expect(resender.published).toEqual([]);
   });
 
+  test("a skewed clock moves the stamp of the events it rolls, by the plan's seconds, and nothing else", async () => {
+    const sent: OrderEvent[][] = [];
+    const inner: EventPublisher = {
+      publish: async (published) => {
+        sent.push(published as OrderEvent[]);
+        return new Set<string>();
+      },
+    };
+    const stamped = events.map((e) => ({ ...e, occurredAt: '2026-12-05T10:00:00.000Z' }));
+    const plan = parseFaultPlan({ clockSkew: ALWAYS, clockSkewSeconds: 240, expiresAt: inAMinute }, 0, NOW);
+
+    await new SkewingPublisher(inner, () => plan).publish(stamped);
+    await new SkewingPublisher(inner, () => NO_FAULTS).publish(stamped);
+
+    expect(sent[0]).toEqual(stamped.map((e) => ({ ...e, occurredAt: '2026-12-05T10:04:00.000Z' })));
+    expect(sent[1]).toBe(stamped);
+  });
+
+  test.each([
+    [240, 240],
+    [-3600, -3600],
+    [30 * 86_400 + 1, undefined],
+    [1.5, undefined],
+  ])('a plan skews clocks by whole seconds, at most 30 days either way: %s -> %s', (asked, read) => {
+    expect(parseFaultPlan({ clockSkewSeconds: asked, expiresAt: inAMinute }, 0, NOW).clockSkewSeconds).toBe(read);
+  });
+
   test('the relay crashes after publishing only when it dispatched something for the first time', async () => {
     const faults = relayFaults({ source: sourceOf({ relayCrashAfterPublish: ALWAYS, expiresAt: inAMinute }), crash });
     await faults.refresh();
@@ -276,10 +305,17 @@ describe('the proof kit and a stack without fault injection', () => {
     expect(log).not.toHaveBeenCalled();
   });
 
-  test('a run without in-function faults (none, or only poison and redrive) goes on', async () => {
-    const faults = await switchFaultsOn(withoutSwitch, settings(['poison', 'redrive']), 1, jest.fn());
+  test('a run without in-function faults (none, or only what the kit sends: poison, redrive, reused-id, forged-first) goes on', async () => {
+    const faults = await switchFaultsOn(
+      withoutSwitch,
+      settings(['poison', 'redrive', 'reused-id', 'forged-first']),
+      1,
+      jest.fn(),
+    );
+    const skewed = switchFaultsOn(withoutSwitch, settings(['clock-skew']), 1, jest.fn());
 
     expect(faults.inFunction).toBe(false);
+    await expect(skewed).rejects.toThrow(/no fault switch/);
     await expect(faults.off()).resolves.toBeUndefined();
     await expect(setFaultPlan(withoutSwitch, {})).resolves.toBeUndefined();
   });
@@ -366,6 +402,17 @@ describe("a run's fault rates", () => {
     expect(plan.relayCrashAfterPublish).toBe(1);
     expect(plan.producerResend).toBe(0.3);
     expect(plan.crashAfterEffect).toBeUndefined();
+  });
+
+  test("clock-skew stamps inside the consumers' margin, clock-skew-beyond a day ahead (it wins when both are on)", () => {
+    const planFor = (enabled: FaultSettings['enabled']) =>
+      faultPlanOf({ enabled, rate: 0.3, slowSeconds: 0, poisonPerQueue: 0 }, 7, new Date(NOW));
+
+    expect(planFor(['clock-skew'])).toMatchObject({ clockSkew: 0.3, clockSkewSeconds: CLOCK_SKEW_WITHIN_SECONDS });
+    expect(planFor(['clock-skew-beyond'])).toMatchObject({ clockSkew: 0.3, clockSkewSeconds: 86_400 });
+    expect(planFor(['clock-skew', 'clock-skew-beyond']).clockSkewSeconds).toBe(86_400);
+    expect(planFor(['resend']).clockSkew).toBeUndefined();
+    expect(CLOCK_SKEW_WITHIN_SECONDS).toBeLessThan(MAX_FUTURE_SKEW_SECONDS);
   });
 });
 

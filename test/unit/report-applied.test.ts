@@ -19,7 +19,7 @@ const orders: OrderItem[] = [
     status: 'PLACED',
     caller: CALLER,
     customerId: 'lt-c1',
-    items: [{ sku: 'lt-s1', quantity: 1 }],
+    items: [{ sku: 'lt-s1', quantity: 1, unitPriceCents: 100 }],
     totalCents: 100,
   },
   {
@@ -27,7 +27,7 @@ const orders: OrderItem[] = [
     status: 'CANCELLED',
     caller: CALLER,
     customerId: 'lt-c1',
-    items: [{ sku: 'lt-s1', quantity: 1 }],
+    items: [{ sku: 'lt-s1', quantity: 1, unitPriceCents: 100 }],
     totalCents: 100,
   },
 ];

@@ -10,7 +10,10 @@ import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-on
 import type { Observation } from '../../tools/proof-kit/drive';
 import type { PlannedRequest } from '../../tools/proof-kit/plan';
 import type { Target } from '../../tools/proof-kit/target';
-import { checkInvariants, verify } from '../../tools/proof-kit/verify';
+import { checkInvariants, EVENT_REPLACED, verify, type RunFacts } from '../../tools/proof-kit/verify';
+import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
+import { orderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { forgedOrderPlaced } from '../../lambdas/shop/tooling/proof';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**
@@ -279,4 +282,62 @@ test('one key answered 201 to two different request bodies is a replay violation
     { invariant: 'replay', detail: `key ${CALLER} key-1: 201 for 2 different request bodies` },
   ]);
   expect(facts([plan[0], { ...plan[0], index: 1, op: 'retry-sequential' }])).toEqual([]);
+});
+
+describe('what a claim holds, and events refused as stamped in the future', () => {
+  const order = {
+    orderId,
+    status: 'PLACED',
+    caller: CALLER,
+    customerId: `${RUN}-c1`,
+    items: [{ sku: `${RUN}-s1`, quantity: 1, unitPriceCents: 1000 }],
+    totalCents: 1000,
+  };
+  const produced = orderPlacedEvent(order, '2026-12-05T10:00:00.000Z');
+  const forged = forgedOrderPlaced(plan[0], '2026-12-05T10:00:00.000Z')!;
+  const claims = (fingerprint: string) =>
+    EXAMPLE_CONSUMERS.map((c) => ({
+      ...inboxKey(c.name, produced.eventId, CALLER),
+      claimedAt: '2026-12-05T10:00:01.000Z',
+      fingerprint,
+    }));
+  const judged = (effectItems: Record<string, unknown>[], deadLetterQueues: RunFacts['deadLetterQueues'] = []) =>
+    checkInvariants({
+      runId: RUN,
+      checkIntents: false,
+      plan,
+      observations: [],
+      entityIdOf: deriveOrderId,
+      isPoison: () => false,
+      pendingOutbox: 0,
+      entities: [order],
+      effectItems,
+      providerItems: [],
+      deadLetterQueues,
+    }).violations;
+
+  test("a claim holding another event under a produced event's id is reported as event-replaced, per consumer; its own content is not", () => {
+    const replaced = judged(claims(eventFingerprint(forged))).filter((v) => v.invariant === EVENT_REPLACED);
+    const own = judged(claims(eventFingerprint(produced))).filter((v) => v.invariant === EVENT_REPLACED);
+
+    expect(forged.eventId).toBe(produced.eventId);
+    expect(replaced.map((v) => v.detail.split(':')[0]).sort()).toEqual(EXAMPLE_CONSUMERS.map((c) => c.name).sort());
+    expect(own).toEqual([]);
+  });
+
+  test('an event refused as OccurredInFuture is a finding for a person, never passed', () => {
+    const refused = {
+      MessageId: 'm-future',
+      Body: JSON.stringify({ ...produced, occurredAt: '2026-12-06T10:00:00.000Z' }),
+      MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'OccurredInFuture' } },
+    };
+
+    const violations = judged(claims(eventFingerprint(produced)), [{ name: 'loyalty DLQ', messages: [refused] }]);
+
+    expect(violations).toContainEqual({
+      invariant: 'occurred-in-future',
+      detail: `loyalty DLQ: message m-future: eventId ${produced.eventId} stamped 2026-12-06T10:00:00.000Z, beyond the clock-skew margin: for a person to look at`,
+    });
+    expect(violations.filter((v) => v.invariant === 'dlq')).toEqual([]);
+  });
 });

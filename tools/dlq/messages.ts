@@ -20,6 +20,7 @@ import {
   withFreshOccurredAt,
 } from './horizon';
 import type { DeadLetterQueue } from './queues';
+import { MAX_FUTURE_SKEW_SECONDS } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { PROVIDER_KEY_WINDOW_CAUSE, PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
 
 /** A message in a DLQ, with what the consumer wrote about its failure. */
@@ -279,6 +280,17 @@ const EVENT_ID_REUSED_REASON =
   'another event under a used eventId (EventIdReused): it would be refused again; compare storedFingerprint and ' +
   'deliveredFingerprint (show), apply the missing effect by hand or have the producer emit it under a new id (runbook)';
 
+/** The cause a consumer refuses an event stamped beyond its clock-skew margin with (consume-record.ts). */
+export const OCCURRED_IN_FUTURE_CAUSE: PermanentCause = 'OccurredInFuture';
+
+/** Why an event refused as stamped in the future stays while its stamp is still beyond the margin. */
+export function stillInFutureReason(occurredAt: string): string {
+  return (
+    `stamped ${occurredAt}, still more than ${MAX_FUTURE_SKEW_SECONDS} s ahead (OccurredInFuture): it would be refused ` +
+    "again; fix its producer's clock, then redrive it once the stamp is within the margin (runbook)"
+  );
+}
+
 export function redriveDecision(
   message: DeadLetter,
   options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon' | 'providerFindings'>,
@@ -291,6 +303,12 @@ export function redriveDecision(
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
   // Redriven as it is, it would only come back: the id is taken by another event's claim.
   if (causeOf(message) === EVENT_ID_REUSED_CAUSE) return { skip: EVENT_ID_REUSED_REASON };
+  // Redriven while its stamp is still ahead, it would only come back; once within the margin it applies.
+  if (causeOf(message) === OCCURRED_IN_FUTURE_CAUSE) {
+    const occurredAt = envelopeOccurredAt(message.body);
+    if (occurredAt !== undefined && Date.parse(occurredAt) - now.getTime() > MAX_FUTURE_SKEW_SECONDS * 1000)
+      return { skip: stillInFutureReason(occurredAt) };
+  }
   // Redriven as it is, it would only come back: the consumer cannot tell whether the call went through.
   if (causeOf(message) === PROVIDER_KEY_WINDOW_CAUSE) {
     const eventId = eventIdOf(message.body);

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DeliveryCounts } from './host/delivery-evidence';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -72,7 +73,7 @@ export interface RuntimeStats {
   /** Powertools metrics the functions emitted, summed, e.g. `DuplicateSuppressed{consumer=loyalty}`. */
   metrics: Record<string, number>;
   /** Per function (display name): crashes and delivery evidence, so the proof kit can tell which fault fired. */
-  functions: Record<string, { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }>;
+  functions: Record<string, { crashes: number } & DeliveryCounts>;
 }
 
 export interface LocalOutputs {

@@ -21,11 +21,12 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --rate N                       requests per second overall (default: as fast as possible)
   --seed N                       makes the request plan reproducible, and seeds the fault rolls
   --mix new=0.6,retrySequential=0.1,retryConcurrent=0.1,cancel=0.1,read=0.1
-  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,redrive,provider-outage,
+  --faults LIST|all|none         crash,slow,transient,poison,relay-crash,resend,clock-skew,redrive,provider-outage,
                                  and at the local provider: answer-lost,slow-answer,rate-limited,
-                                 server-errors,keys-forgotten (default: none); never in all, by name only:
-                                 reused-id (applied events' ids reused with other content: each must be
-                                 dead-lettered as EventIdReused, and is reported for a person, never passed)
+                                 server-errors,keys-forgotten (default: none); never in all, by name only,
+                                 each reported for a person, never passed: reused-id (applied events' ids
+                                 reused with other content), forged-first (forged copies ahead of the events
+                                 this run's creates produce), clock-skew-beyond (events stamped a day ahead)
   --fault-rate P                 probability per message, record or provider request of each fault (default 0.1)
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)

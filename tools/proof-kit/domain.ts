@@ -15,8 +15,14 @@ export interface Violation {
   detail: string;
 }
 
-/** An event the outbox produced, by what every consumer keys it on. */
-export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId' | 'tenant'>;
+/**
+ * An event the outbox produced, by what every consumer keys it on; with `event`, the whole event
+ * rebuilt by the domain (any `occurredAt`), so the kit checks that each consumer's claim holds this
+ * event's fingerprint and not another's under its id.
+ */
+export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId' | 'tenant'> & {
+  event?: EventEnvelope;
+};
 
 /** An item of the entity table, as scanned: the domain reads its own fields. */
 export type EntityItem = Record<string, unknown>;
@@ -87,6 +93,12 @@ export interface ProofDomain {
    * the kit's: `provider <name>: N performed for M entities, D duplicates (keyed); ...`.
    */
   providerLine?(summary: ProviderSummary, entities: number): string | undefined;
+  /**
+   * For the `forged-first` fault: the event a planned create will produce, under its id but with other
+   * content, stamped `occurredAt`; undefined for a request that creates nothing. Default: the domain
+   * offers none, and the fault is refused.
+   */
+  forgedCreateEvent?(request: PlannedRequest, occurredAt: string): EventEnvelope | undefined;
   /** The entity an effect sent without a key belongs to, from its payload (so it is judged with its run). */
   entityOfPayload?(payload: Record<string, unknown>): string | undefined;
 }

@@ -4,7 +4,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EXAMPLE } from '../example';
+import { EXAMPLE, proofDomain } from '../example';
 import type { FaultPlan } from '../../lambdas/exactly-once/faults/plan';
 import { DEFAULT_PROVIDER_TIMEOUT_MS } from '../../lambdas/exactly-once/aws/http-provider';
 import type { ProviderChaosPlan } from '../local-runtime/provider';
@@ -17,6 +17,8 @@ import { consumerQueueUrls, requiredOutput } from '../stack';
 import { setLocalProviderChaos } from './provider-calls';
 import type { Target } from './target';
 import type { ProducedEvent } from './verify';
+import type { ProofDomain } from './domain';
+import type { PlannedRequest } from './plan';
 
 /**
  * The fault switch per run: locally a file every function re-reads, on AWS the
@@ -30,18 +32,32 @@ export type FaultName =
   | 'poison'
   | 'relay-crash'
   | 'resend'
+  | 'clock-skew'
   | 'redrive'
   | 'provider-outage'
   | ProviderChaosFault
   | AdversarialFault;
 /**
  * Faults that are attacks or producer bugs, not infrastructure failures: never in `all`, asked for by
- * name. `reused-id`: after the load, copies of this run's applied events with other content under
- * the same eventId (a producer reusing an id, or a forger) go to the consumers' queues. Each must end
- * in a DLQ as EventIdReused, and the verdict lists each as a finding for a person, never a pass.
+ * name. Each leaves findings for a person in the verdict, never a pass:
+ * - `reused-id`: after the load, copies of this run's applied events with other content under the
+ *   same eventId (a producer reusing an id, or a forger) go to the consumers' queues. Each must end
+ *   in a DLQ as EventIdReused;
+ * - `forged-first`: before the load, for some of its creates, a copy of the event the create will
+ *   produce, with other content, goes to the consumers first (a forger who got past the queues'
+ *   sender policy). The forged copy is applied in the real one's place (not guaranteed: only the
+ *   policy prevents it); the real one must end in a DLQ as EventIdReused, and the verdict reports
+ *   the claim that holds another event's content (`event-replaced`);
+ * - `clock-skew-beyond`: the relay stamps some events {@link CLOCK_SKEW_BEYOND_SECONDS} ahead, past
+ *   the consumers' margin: each must be refused (OccurredInFuture), never applied.
  */
-export type AdversarialFault = 'reused-id';
-export const ADVERSARIAL_FAULTS: readonly AdversarialFault[] = ['reused-id'];
+export type AdversarialFault = 'reused-id' | 'forged-first' | 'clock-skew-beyond';
+export const ADVERSARIAL_FAULTS: readonly AdversarialFault[] = ['reused-id', 'forged-first', 'clock-skew-beyond'];
+
+/** `clock-skew`: the relay stamps some events this far ahead, inside the consumers' 300 s margin: nothing may change. */
+export const CLOCK_SKEW_WITHIN_SECONDS = 240;
+/** `clock-skew-beyond`: a day ahead, far past the margin. */
+export const CLOCK_SKEW_BEYOND_SECONDS = 86_400;
 /** The faults the local provider serves on the wire: a target needs one (`npm start` starts it). */
 export type ProviderChaosFault = 'answer-lost' | 'slow-answer' | 'rate-limited' | 'server-errors' | 'keys-forgotten';
 export const PROVIDER_CHAOS_FAULTS: readonly ProviderChaosFault[] = [
@@ -58,6 +74,7 @@ export const ALL_FAULTS: FaultName[] = [
   'poison',
   'relay-crash',
   'resend',
+  'clock-skew',
   'redrive',
   'provider-outage',
   ...PROVIDER_CHAOS_FAULTS,
@@ -141,6 +158,13 @@ export function faultPlanOf(
     transientError: rateOf('transient'),
     relayCrashAfterPublish: rateOf('relay-crash'),
     producerResend: rateOf('resend'),
+    // Beyond the margin wins when both are on: its events are the ones a person must see.
+    clockSkew: rateOf('clock-skew-beyond') ?? rateOf('clock-skew'),
+    clockSkewSeconds: on('clock-skew-beyond')
+      ? CLOCK_SKEW_BEYOND_SECONDS
+      : on('clock-skew')
+        ? CLOCK_SKEW_WITHIN_SECONDS
+        : undefined,
     disableInboxClaim: settings.disableInboxClaim,
     ...consumerOutageOf(settings, now),
   };
@@ -331,6 +355,43 @@ export async function sendReusedIds(
   return sent;
 }
 
+/**
+ * The `forged-first` fault, before the load: for the first `count` creates of the plan, the event each
+ * will produce (its id derives from the caller and the key) with other content goes to every consumer
+ * queue that takes it, under a deduplication id of its own, as a forger who got past the queues'
+ * sender policy would send it. The forged copy is applied in the real one's place (only the policy
+ * prevents that); the real one must end in a DLQ as EventIdReused. Returns the copies sent.
+ */
+export async function sendForgedFirst(
+  target: Target,
+  plan: readonly PlannedRequest[],
+  count: number,
+  domain: ProofDomain = proofDomain(),
+  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+): Promise<number> {
+  const forge = domain.forgedCreateEvent;
+  if (forge === undefined)
+    throw new Error(`forged-first: the ${domain.entityNounSingular} domain builds no forged event (forgedCreateEvent)`);
+  let sent = 0;
+  for (const request of plan) {
+    if (count === 0) break;
+    const forged = forge(request, new Date().toISOString());
+    if (forged === undefined) continue;
+    count -= 1;
+    sent += await sendToItsConsumers(
+      target,
+      consumers,
+      'queueUrl',
+      { ...forged },
+      {
+        groupId: forged.entityId,
+        deduplicationId: `${forged.eventId}.forged`,
+      },
+    );
+  }
+  return sent;
+}
+
 /** This run's events, from the outbox items: the plan puts the run id in every request body. */
 async function runEvents(target: Target, runId: string): Promise<Record<string, unknown>[]> {
   const { Items = [] } = await target.dynamodb.send(
@@ -433,9 +494,9 @@ export function faultPlanLifetimeMs(profile: { drainTimeoutMs: number }, request
   return Math.ceil(requests / 20) * 1000 + 2 * profile.drainTimeoutMs + 5 * 60 * 1000;
 }
 
-/** Whether the run needs the functions' fault switch (poison and redrive are done by the kit itself). */
+/** Whether the run needs the functions' fault switch (poison, redrive, reused-id and forged-first are sent by the kit itself). */
 export function needsFaultSwitch(settings: FaultSettings): boolean {
-  const byTheKit: readonly FaultName[] = ['poison', 'redrive', ...PROVIDER_CHAOS_FAULTS];
+  const byTheKit: readonly FaultName[] = ['poison', 'redrive', 'reused-id', 'forged-first', ...PROVIDER_CHAOS_FAULTS];
   return (
     settings.enabled.some((f) => !byTheKit.includes(f)) ||
     (settings.disableInboxClaim?.length ?? 0) > 0 ||
@@ -444,7 +505,7 @@ export function needsFaultSwitch(settings: FaultSettings): boolean {
 }
 
 function noFaultSwitch(target: Target): string {
-  return `Stack ${target.name} has no fault switch (no FaultParameterName output): in-function faults need a stack deployed with -c faultInjection=true (never prod); run without them, or with only poison,redrive`;
+  return `Stack ${target.name} has no fault switch (no FaultParameterName output): in-function faults need a stack deployed with -c faultInjection=true (never prod); run without them, or with only poison,redrive,reused-id,forged-first`;
 }
 
 /**

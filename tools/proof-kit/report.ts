@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { DeliveryCounts } from '../local-runtime/host/delivery-evidence';
 import * as path from 'node:path';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
@@ -30,13 +31,10 @@ export interface CallCounts {
 /**
  * Per function (display name), what the local host saw during the run: crashes
  * (the `crash` fault), a message redelivered while its first delivery still ran
- * (`slow`), an event arriving under a second message id (`resend`). Not
- * measured on AWS.
+ * (`slow`), an event arriving under a second message id (`resend`), an event
+ * stamped ahead of its send (`clock-skew`). Not measured on AWS.
  */
-export type FaultEvidence = Record<
-  string,
-  { crashes: number; redeliveredWhileRunning: number; eventsUnderSeveralMessageIds: number }
->;
+export type FaultEvidence = Record<string, { crashes: number } & DeliveryCounts>;
 
 export interface RunResults {
   runId: string;

@@ -6,6 +6,7 @@ import {
   redriveDeadLetters,
   seedDeadLetters,
   sendPoison,
+  sendForgedFirst,
   sendReusedIds,
   faultPlanLifetimeMs,
   forgetsKeys,
@@ -105,6 +106,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     const sampler = await startSampler(target, {
       statsUrl: target.kind === 'local' ? new URL('/__local/stats', target.apiUrl).toString() : undefined,
     });
+    if (enabled.includes('forged-first')) {
+      const forged = await sendForgedFirst(target, plan, Math.max(1, Math.ceil(profile.intents / 20)), domain);
+      log(`Sent ${forged} forged copy(ies) of events this run's creates will produce, ahead of them (forged-first)`);
+    }
     const poison = enabled.includes('poison')
       ? sendPoison(target, runId, options.faults.poisonPerQueue)
       : Promise.resolve(0);
@@ -250,6 +255,7 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
           redeliveredWhileRunning: counts.redeliveredWhileRunning - (earlier?.redeliveredWhileRunning ?? 0),
           eventsUnderSeveralMessageIds:
             counts.eventsUnderSeveralMessageIds - (earlier?.eventsUnderSeveralMessageIds ?? 0),
+          eventsStampedAhead: counts.eventsStampedAhead - (earlier?.eventsStampedAhead ?? 0),
         },
       ];
     }),

@@ -1,4 +1,5 @@
 import { eventIdOf } from '../dlq/messages';
+import { envelopeOccurredAt } from '../dlq/horizon';
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -11,10 +12,12 @@ import {
   summarizeProviders,
 } from './provider-calls';
 import {
+  FINGERPRINT_ATTRIBUTE,
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
 } from '../../lambdas/exactly-once/aws/inbox-table';
+import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { EXAMPLE, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
@@ -35,10 +38,12 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
  *    (`providerRules`, `checkPerformed`; the shop: no PICK after CANCEL_PICK);
  * 4. every message is applied once or sits in a DLQ with its cause (only the
  *    kit's own poison is expected there; an EventIdReused copy is reported as
- *    `event-id-reused`, for a person, never passed); nothing is left undispatched;
+ *    `event-id-reused` and an event refused as stamped in the future as
+ *    `occurred-in-future`, each for a person, never passed); nothing is left undispatched;
  * 5. each event once per consumer, for any consumer of the example's list:
  *    every event the outbox produced is claimed on the inbox of every consumer
- *    that takes its type, its provider key was called, and never more than once
+ *    that takes its type, under its own content (`event-replaced` when the claim holds
+ *    another event's fingerprint), its provider key was called, and never more than once
  *    without a claim behind it (see `checkEachEventOncePerConsumer`).
  * Each violation names the ids involved. What the kit knows of the domain is the example's
  * `ProofDomain` (tools/proof-kit/domain.ts).
@@ -47,6 +52,10 @@ export type { ProducedEvent, Violation } from './domain';
 
 /** The cause a consumer dead-letters another event under a used eventId with. */
 const EVENT_ID_REUSED = 'EventIdReused';
+/** The cause a consumer refuses an event stamped beyond its clock-skew margin with. */
+const OCCURRED_IN_FUTURE = 'OccurredInFuture';
+/** The invariant a claim holding another event's content breaks: the produced event was not applied. */
+export const EVENT_REPLACED = 'event-replaced';
 
 /** The generic invariant's name: it holds for any consumer, whatever its effect. */
 export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
@@ -297,6 +306,12 @@ export function checkInvariants(options: RunFacts): Verification {
           invariant: 'event-id-reused',
           detail: `${name}: message ${message.MessageId}: another event under eventId ${eventIdOf(body) ?? '?'} (stored fingerprint ${stored}, delivered ${delivered}): for a person to look at`,
         });
+      } else if (cause === OCCURRED_IN_FUTURE) {
+        // Refused, not applied: its producer's clock is wrong. A person fixes the clock, then redrives it.
+        violations.push({
+          invariant: 'occurred-in-future',
+          detail: `${name}: message ${message.MessageId}: eventId ${eventIdOf(body) ?? '?'} stamped ${envelopeOccurredAt(body) ?? '?'}, beyond the clock-skew margin: for a person to look at`,
+        });
       } else if (!poison) {
         violations.push({
           invariant: 'dlq',
@@ -384,6 +399,12 @@ export function checkEachEventOncePerConsumer(input: {
         violations.push({
           invariant: EACH_EVENT_ONCE,
           detail: `${consumer.name}: ${event.type} ${event.eventId} has no inbox claim ${claim}: never applied, or applied without its claim`,
+        });
+      const stored = input.effects.get(claim)?.[FINGERPRINT_ATTRIBUTE];
+      if (event.event !== undefined && typeof stored === 'string' && stored !== eventFingerprint(event.event))
+        violations.push({
+          invariant: EVENT_REPLACED,
+          detail: `${consumer.name}: the claim on ${event.type} ${event.eventId} holds another event's content (fingerprint ${stored}, produced ${eventFingerprint(event.event)}): this event was not applied`,
         });
       const calls = Number(input.providerLog.get(key)?.calls ?? 0);
       if (calls === 0) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });

@@ -31,6 +31,14 @@ export interface FaultPlan {
   /** Relay: an event is published a second time as a new message (new message id, new FIFO dedup id). */
   producerResend?: number;
   /**
+   * Relay: an event goes out stamped by a clock `clockSkewSeconds` off (its `occurredAt` moved by
+   * that much), as from a producer whose clock is wrong. Within the consumers' margin (300 s ahead)
+   * it must change nothing; beyond it, the event is refused (OccurredInFuture), never applied.
+   */
+  clockSkew?: number;
+  /** How far off, in seconds (at most {@link MAX_CLOCK_SKEW_SECONDS} either way); ahead when positive. */
+  clockSkewSeconds?: number;
+  /**
    * Local runtime only: consumers named here skip the inbox claim, so duplicates
    * become double effects. Exists to prove the verification can fail; read only
    * by the local runtime's build (./inbox-bypass.ts), ignored everywhere else.
@@ -61,6 +69,9 @@ export interface FaultPlan {
 }
 
 export const NO_FAULTS: FaultPlan = Object.freeze({});
+
+/** The largest clock skew a plan may ask for: 30 days. */
+export const MAX_CLOCK_SKEW_SECONDS = 30 * 24 * 3600;
 
 /** The longest a plan may run: a plan expiring later is refused (no faults), so none is set "forever". */
 export const MAX_PLAN_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -116,6 +127,7 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
     return typeof value === 'number' && value >= 0 && value <= 1 ? value : undefined;
   };
   const seconds = source.slowHandlerSeconds;
+  const skew = source.clockSkewSeconds;
   const seed = typeof source.seed === 'number' && Number.isInteger(source.seed) ? source.seed : undefined;
   return {
     expiresAt: source.expiresAt as string,
@@ -127,6 +139,9 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
     transientError: rate('transientError'),
     relayCrashAfterPublish: rate('relayCrashAfterPublish'),
     producerResend: rate('producerResend'),
+    clockSkew: rate('clockSkew'),
+    clockSkewSeconds:
+      typeof skew === 'number' && Number.isInteger(skew) && Math.abs(skew) <= MAX_CLOCK_SKEW_SECONDS ? skew : undefined,
     providerOutage: rate('providerOutage'),
     providerOutageWindow: parseOutageWindow(source.providerOutageWindow),
     providerOutageProviders: Array.isArray(source.providerOutageProviders)

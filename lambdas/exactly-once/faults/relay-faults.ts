@@ -29,6 +29,31 @@ export class ResendingPublisher implements EventPublisher {
   }
 }
 
+/**
+ * The clock-skew fault around the relay's publisher: each event, by the plan's roll, goes out with its
+ * `occurredAt` moved by `clockSkewSeconds`, as a producer whose clock is off would have stamped it.
+ * Everything else (id, content, deduplication id) is the event's own.
+ */
+export class SkewingPublisher implements EventPublisher {
+  constructor(
+    private readonly inner: EventPublisher,
+    private readonly plan: () => FaultPlan,
+  ) {}
+
+  publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
+    const plan = this.plan();
+    const skewMs = (plan.clockSkewSeconds ?? 0) * 1000;
+    if (skewMs === 0 || !((plan.clockSkew ?? 0) > 0)) return this.inner.publish(events);
+    return this.inner.publish(
+      events.map((event) =>
+        roll(plan.clockSkew, plan)
+          ? { ...event, occurredAt: new Date(Date.parse(event.occurredAt) + skewMs).toISOString() }
+          : event,
+      ),
+    );
+  }
+}
+
 /** The FIFO dedup id of a resent event: not the event id, so FIFO's dedup lets it through. */
 export const resendDeduplicationId = (event: EventEnvelope): string => `${event.eventId}.resend`;
 
@@ -44,10 +69,11 @@ export function relayFaults(options: { source?: FaultSource; crash?: (where: str
   const crash = options.crash ?? crashProcess;
   return {
     refresh: current.refresh,
-    /** The relay's parts with its publisher decorated: resends go out under other FIFO dedup ids. */
+    /** The relay's parts with its publisher decorated: resends go out under other FIFO dedup ids, stamps may be skewed. */
     wire<W extends ReturnType<typeof outboxWiring>>(wiring: W): W {
       const resender = wiring.publisherWith({ deduplicationId: resendDeduplicationId });
-      return { ...wiring, publisher: new ResendingPublisher(wiring.publisher, resender, current.plan) };
+      const resending = new ResendingPublisher(wiring.publisher, resender, current.plan);
+      return { ...wiring, publisher: new SkewingPublisher(resending, current.plan) };
     },
     afterRelay(firstDispatches: number): void {
       const plan = current.plan();

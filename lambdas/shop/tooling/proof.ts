@@ -11,7 +11,14 @@ import { intBetween, pick, type Random } from '../../../tools/proof-kit/random';
 import { customerKey, fulfilmentKey, inventoryKey } from '../aws/effects-table';
 import { ENTITY_ORDER } from '../aws/order-table';
 import type { ConsumerName } from '../consumers';
-import { deriveOrderId, loyaltyPoints, orderCancelledEventId, orderPlacedEventId } from '../domain/order';
+import {
+  deriveOrderId,
+  loyaltyPoints,
+  orderCancelledEventId,
+  orderPlacedEventId,
+  orderTotalCents,
+} from '../domain/order';
+import { orderCancelledEvent, orderPlacedEvent, type OrderEvent, type OrderPlacedEvent } from '../domain/events';
 
 /**
  * What the proof kit (tools/proof-kit) knows of the shop: the orders a run places, cancels and reads,
@@ -27,7 +34,7 @@ export type OrderItem = {
   /** Who placed it: the tenant its events carry, and so whose customer earns its points. */
   caller: string;
   customerId: string;
-  items: { sku: string; quantity: number }[];
+  items: { sku: string; quantity: number; unitPriceCents: number }[];
   totalCents: number;
 };
 
@@ -111,22 +118,55 @@ export function buildOrderPlan(random: Random, options: PlanOptions): PlannedReq
   return plan;
 }
 
-/** OrderPlaced for every order, OrderCancelled for a cancelled one: the only place the kit learns which events an order makes. */
+/**
+ * OrderPlaced for every order, OrderCancelled for a cancelled one: the only place the kit learns which
+ * events an order makes. Each rebuilt whole by the shop's own constructors from the stored order (the
+ * schema's fields only), so the kit can check that every claim holds this content.
+ */
 export function orderEvents(entities: readonly EntityItem[]): ProducedEvent[] {
-  // An order's events carry its caller as their tenant (part of every inbox key).
-  return (entities as unknown as OrderItem[]).flatMap((order) => [
-    { eventId: orderPlacedEventId(order.orderId), type: 'OrderPlaced', entityId: order.orderId, tenant: order.caller },
-    ...(order.status === 'CANCELLED'
-      ? [
-          {
-            eventId: orderCancelledEventId(order.orderId),
-            type: 'OrderCancelled',
-            entityId: order.orderId,
-            tenant: order.caller,
-          },
-        ]
-      : []),
-  ]);
+  return (entities as unknown as OrderItem[]).flatMap((order) => {
+    // An order's events carry its caller as their tenant (part of every inbox key).
+    const keys = (eventId: string, type: OrderEvent['type']) => ({
+      eventId,
+      type,
+      entityId: order.orderId,
+      tenant: order.caller,
+    });
+    const placed = keys(orderPlacedEventId(order.orderId), 'OrderPlaced');
+    const cancelled =
+      order.status === 'CANCELLED' ? [keys(orderCancelledEventId(order.orderId), 'OrderCancelled')] : [];
+    // An item without its lines (a hand-written fixture) is judged by its keys alone.
+    if (!Array.isArray(order.items)) return [placed, ...cancelled];
+    const facts = {
+      orderId: order.orderId,
+      customerId: order.customerId,
+      caller: order.caller,
+      items: order.items.map(({ sku, quantity, unitPriceCents }) => ({ sku, quantity, unitPriceCents })),
+    };
+    return [
+      { ...placed, event: orderPlacedEvent({ ...facts, totalCents: order.totalCents }, STAMP_NOT_FINGERPRINTED) },
+      ...cancelled.map((c) => ({ ...c, event: orderCancelledEvent(facts, STAMP_NOT_FINGERPRINTED) })),
+    ];
+  });
+}
+
+/** The fingerprint leaves occurredAt out: any stamp will do for a rebuilt event. */
+const STAMP_NOT_FINGERPRINTED = '1970-01-01T00:00:00.000Z';
+
+/**
+ * For the `forged-first` fault: the OrderPlaced a planned POST /orders will produce (its id derives
+ * from the caller and the key), with one more of its first line and the total to match.
+ */
+export function forgedOrderPlaced(request: PlannedRequest, occurredAt: string): OrderPlacedEvent | undefined {
+  const body = request.body as OrderBody | undefined;
+  if (request.op !== 'new' || request.idempotencyKey === undefined || body === undefined) return undefined;
+  const [first, ...rest] = body.items;
+  const items = [{ ...first, quantity: first.quantity + 1 }, ...rest];
+  const orderId = deriveOrderId(request.caller, request.idempotencyKey);
+  return orderPlacedEvent(
+    { orderId, customerId: body.customerId, items, totalCents: orderTotalCents(items), caller: request.caller },
+    occurredAt,
+  );
 }
 
 /**
@@ -233,6 +273,7 @@ export const SHOP_PROOF: ProofDomain = {
   entityIdOf: deriveOrderId,
   createdEventIdOf: orderPlacedEventId,
   producedEvents: orderEvents,
+  forgedCreateEvent: forgedOrderPlaced,
   checkEffects: checkStockAndPoints,
   providerRules: fulfilmentProviderRules,
   checkPerformed: (performed) =>

@@ -11,7 +11,10 @@ import { parseBatchItemFailures } from '../sources/batch-response';
  *   early (a transient error, a FIFO group stopped) is reported failed, so it
  *   does not count;
  * - `eventsUnderSeveralMessageIds`: events (by the body's `eventId`) that
- *   arrived under a second message id (the producer sent the event again).
+ *   arrived under a second message id (the producer sent the event again);
+ * - `eventsStampedAhead`: events whose `occurredAt` is more than
+ *   {@link STAMPED_AHEAD_MS} after the message was sent (`SentTimestamp`): a
+ *   producer clock ahead of the queue's (the clock-skew faults).
  * A crash needs no tracking here: the host counts it as it happens.
  */
 export interface InvocationOutcome {
@@ -19,8 +22,23 @@ export interface InvocationOutcome {
   payload?: unknown;
 }
 
+/** How far an event's stamp must be ahead of its message's send to count as stamped ahead. */
+export const STAMPED_AHEAD_MS = 60_000;
+
+/** The evidence counters, per function. */
+export interface DeliveryCounts {
+  redeliveredWhileRunning: number;
+  eventsUnderSeveralMessageIds: number;
+  eventsStampedAhead: number;
+}
+
 export class DeliveryEvidence {
-  readonly counts = { redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0 };
+  readonly counts: DeliveryCounts = {
+    redeliveredWhileRunning: 0,
+    eventsUnderSeveralMessageIds: 0,
+    eventsStampedAhead: 0,
+  };
+  private readonly stampedAhead = new Set<string>();
   /** Message id -> the invocations holding it now. */
   private readonly running = new Map<string, Set<symbol>>();
   /** Invocation -> its messages that were handed over again while it ran. */
@@ -31,13 +49,17 @@ export class DeliveryEvidence {
   begin(event: unknown): (outcome?: InvocationOutcome) => void {
     const invocation = Symbol('invocation');
     const messages = sqsMessagesOf(event);
-    for (const { messageId, eventId } of messages) {
+    for (const { messageId, eventId, aheadMs } of messages) {
       const holders = this.running.get(messageId) ?? new Set<symbol>();
       for (const earlier of holders)
         this.overtaken.set(earlier, (this.overtaken.get(earlier) ?? new Set()).add(messageId));
       holders.add(invocation);
       this.running.set(messageId, holders);
       if (eventId === undefined) continue;
+      if (aheadMs > STAMPED_AHEAD_MS && !this.stampedAhead.has(eventId)) {
+        this.stampedAhead.add(eventId);
+        this.counts.eventsStampedAhead++;
+      }
       const ids = this.messageIdsByEvent.get(eventId) ?? new Set<string>();
       const before = ids.size;
       ids.add(messageId);
@@ -60,19 +82,34 @@ export class DeliveryEvidence {
   }
 }
 
-function sqsMessagesOf(event: unknown): { messageId: string; eventId?: string }[] {
+interface SqsRecordSeen {
+  eventSource: string;
+  messageId: string;
+  body?: string;
+  attributes?: { SentTimestamp?: string };
+}
+
+function sqsMessagesOf(event: unknown): { messageId: string; eventId?: string; aheadMs: number }[] {
   const records = (event as { Records?: unknown } | null)?.Records;
   if (!Array.isArray(records)) return [];
   return records
-    .filter((r): r is { eventSource: string; messageId: string; body?: string } => r?.eventSource === 'aws:sqs')
-    .map((r) => ({ messageId: r.messageId, eventId: eventIdOf(r.body) }));
+    .filter((r): r is SqsRecordSeen => (r as SqsRecordSeen | null)?.eventSource === 'aws:sqs')
+    .map((r) => {
+      const { eventId, occurredAt } = envelopeOf(r.body);
+      const aheadMs = Date.parse(occurredAt ?? '') - Number(r.attributes?.SentTimestamp);
+      return { messageId: r.messageId, eventId, aheadMs: Number.isNaN(aheadMs) ? 0 : aheadMs };
+    });
 }
 
-function eventIdOf(body: string | undefined): string | undefined {
+function envelopeOf(body: string | undefined): { eventId?: string; occurredAt?: string } {
   try {
-    const eventId = (JSON.parse(body ?? '') as { eventId?: unknown } | null)?.eventId;
-    return typeof eventId === 'string' ? eventId : undefined;
+    const { eventId, occurredAt } =
+      (JSON.parse(body ?? '') as { eventId?: unknown; occurredAt?: unknown } | null) ?? {};
+    return {
+      eventId: typeof eventId === 'string' ? eventId : undefined,
+      occurredAt: typeof occurredAt === 'string' ? occurredAt : undefined,
+    };
   } catch {
-    return undefined; // not JSON (poison): no event id to track
+    return {}; // not JSON (poison): no event id to track
   }
 }
