@@ -75,6 +75,8 @@ export interface ConsumerPipeline {
   consumer: FunctionWithDefaults;
   /** Its claim TTL and dedupe horizon (lambdas/exactly-once/consumer/dedupe-horizon.ts), as its function's environment has them. */
   dedupe: DedupeWindow;
+  /** Its retry budget (backoff base and cap), as its function's environment has it. */
+  retryBudget: RetryBudget;
 }
 
 /**
@@ -221,6 +223,6 @@ export class ConsumerPipelines extends Construct {
       }).grantRead(consumer.fn);
     }
     tagFaultTarget(consumer.fn, 'consumer');
-    return { spec, queues, consumer, dedupe };
+    return { spec, queues, consumer, dedupe, retryBudget: budget };
   }
 }

@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, serviceName, type FunctionWithDefaults } from './function-defaults';
 import type { ConsumerPipeline } from './consumer-pipelines';
+import { longestOrdinaryRetrySeconds } from '../../lambdas/exactly-once/consumer/retry-budget';
 
 /**
  * The sections of docs/runbook.md; each alarm names the one that tells the operator what to do.
@@ -163,12 +164,19 @@ export class Monitoring extends Construct {
       const { queue, deadLetterQueue } = pipeline.queues;
       const { name } = pipeline.spec;
       this.deadLetterAlarms(`${name} DLQ`, deadLetterQueue);
+      // Above the longest ordinary retry (window + a try held for the visibility timeout + the backoff cap):
+      // one failed try and its wait must not page anyone. The RetryBudget rule checks it at synth.
+      const longestRetry = longestOrdinaryRetrySeconds({
+        capSeconds: pipeline.retryBudget.capSeconds,
+        batchingWindowSeconds: pipeline.spec.batchingWindowSeconds,
+        visibilityTimeoutSeconds: pipeline.queues.visibilityTimeout.toSeconds(),
+      });
       this.addAlarm(
         `${name}-source-oldest-age`,
         queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1) }),
         {
-          threshold: pipeline.queues.visibilityTimeout.toSeconds(),
-          description: `${name}: the oldest message has waited longer than the visibility timeout; the consumer is failing or falling behind.`,
+          threshold: longestRetry + 1,
+          description: `${name}: the oldest message has waited over ${longestRetry} s, longer than one failed try and its longest backoff; the consumer keeps failing or is falling behind.`,
           runbook: 'source-queue-age',
         },
       );

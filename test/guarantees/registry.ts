@@ -1616,6 +1616,27 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/runbook.md' },
   },
   {
+    id: 'source-age-alarm',
+    statement:
+      "A consumer's source-queue age alarm never fires on an ordinary retry: its threshold is above the batching window + the visibility timeout + the backoff cap, checked at synth (`RetryBudget`)",
+    enforcedIn: [
+      { file: BACKOFF, symbol: 'longestOrdinaryRetrySeconds' },
+      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'checkAgeAlarms' },
+    ],
+    provedBy: [
+      {
+        file: INFRA_ASPECTS,
+        name: 'an age alarm on the source queue that fires at the longest ordinary retry fails, on the alarm, with the sum and the fix; above it passes',
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: ' source queue: alarms on an oldest message older than the longest ordinary retry, never at it',
+        templated: true,
+      },
+    ],
+    doc: { page: 'docs/runbook.md', anchor: 'source-queue-age' },
+  },
+  {
     id: 'dlq-redrive',
     statement:
       'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',

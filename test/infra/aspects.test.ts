@@ -790,6 +790,30 @@ describe('correctness aspects', () => {
       ]);
     });
 
+    test('an age alarm on the source queue that fires at the longest ordinary retry fails, on the alarm, with the sum and the fix; above it passes', () => {
+      // Window 5 s + visibility 65 s (6 x 10 s timeout + window) + cap 300 s = 370 s.
+      const withAgeAlarm = (threshold: number) => {
+        const built = withPipeline({});
+        const alarm = new cloudwatch.Alarm(built.stack, 'SourceAge', {
+          metric: built.queue.metricApproximateAgeOfOldestMessage(),
+          threshold,
+          evaluationPeriods: 1,
+        });
+        return { ...built, alarm };
+      };
+      const at = withAgeAlarm(370);
+      const above = withAgeAlarm(371);
+
+      expectRuleErrors(at.app, [
+        error(
+          at.alarm,
+          'RetryBudget',
+          /Alarm .*SourceAge fires when the oldest message of S\/P\/Queue is 370 s old, not above the longest ordinary retry of S\/P\/Consumer: 5 s batching window \+ 65 s visibility timeout \(a try that crashed or timed out\) \+ 300 s backoff cap = 370 s, .* Set its threshold above 370\.$/,
+        ),
+      ]);
+      expect(synthErrors(above.app).filter((f) => f.message.includes('RetryBudget'))).toEqual([]);
+    });
+
     test('a base of 0 fails: it guarantees no wait', () => {
       const { app, consumer } = withPipeline({ retryEnv: standardEnv(0, 300) });
 

@@ -142,12 +142,13 @@ describe('a third consumer on the list', () => {
     expect(sqsTargets(audit.functionId, 'sqs:SendMessage')).toEqual([audit.dlqId]);
   });
 
-  test('its DLQ alarms when it holds a message and on its oldest message; its queue on a message older than the visibility timeout', () => {
+  test('its DLQ alarms when it holds a message and on its oldest message; its queue on a message older than its longest ordinary retry', () => {
     expect(alarmsOn('ApproximateNumberOfMessagesVisible', 'QueueName', audit.dlqId)).toHaveLength(1);
     expect(alarmsOn('ApproximateAgeOfOldestMessage', 'QueueName', audit.dlqId)).toHaveLength(1);
     const [sourceAge, ...others] = alarmsOn('ApproximateAgeOfOldestMessage', 'QueueName', audit.queueId);
     expect(others).toEqual([]);
-    expect(sourceAge.Threshold).toBe(183);
+    // Batching window 3 s + visibility timeout 183 s + backoff cap 300 s, and then some.
+    expect(sourceAge.Threshold).toBe(3 + 183 + 300 + 1);
   });
 
   test('its function alarms on errors and throttles, though it runs the same entry point as loyalty', () => {

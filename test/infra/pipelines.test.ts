@@ -1,4 +1,10 @@
-import { FIFO_CRASH_ALLOWANCE } from '../../lambdas/exactly-once/consumer/retry-budget';
+import {
+  attemptsForBudget,
+  FIFO_CRASH_ALLOWANCE,
+  honourRetryHint,
+  RETRY_BUDGET,
+  retryBackoffSeconds,
+} from '../../lambdas/exactly-once/consumer/retry-budget';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
@@ -547,13 +553,22 @@ describe('alarms', () => {
     expect(alarmsOn('ApproximateNumberOfMessagesVisible', 'QueueName', failureQueue)).toHaveLength(1);
   });
 
-  eachConsumer()(
-    '%s source queue: alarms when its oldest message waited longer than the visibility timeout',
-    (name) => {
-      const { queueId } = pipeline(name);
+  test.each([...CONSUMERS])(
+    '$name source queue: alarms on an oldest message older than the longest ordinary retry, never at it',
+    (spec) => {
+      const { queueId } = pipeline(spec.name);
+      // One failed try and its wait: the batching window, a try held for the whole visibility timeout
+      // (a crash), then the longest backoff there is (the cap, a provider's Retry-After included).
+      const longestWait = honourRetryHint(
+        retryBackoffSeconds(attemptsForBudget(RETRY_BUDGET), RETRY_BUDGET, () => 0.999_999),
+        Number.MAX_SAFE_INTEGER,
+        RETRY_BUDGET,
+      );
+      const ordinaryRetryAge = spec.batchingWindowSeconds + visibilityOf(queueId) + longestWait;
 
       const alarm = onlyAlarm('ApproximateAgeOfOldestMessage', 'QueueName', queueId);
-      expect(breaches(alarm, visibilityOf(queueId))).toBe(true);
+      expect(breaches(alarm, ordinaryRetryAge)).toBe(false);
+      expect(breaches(alarm, ordinaryRetryAge + 60)).toBe(true);
     },
   );
 

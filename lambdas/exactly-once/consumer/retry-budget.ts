@@ -92,6 +92,20 @@ export function honourRetryHint(
   return Math.max(backoffSeconds, Math.min(options.capSeconds, Math.ceil(hintSeconds)));
 }
 
+/**
+ * The longest a message legitimately waits through one failed try: its batching window, a try that
+ * holds it for the whole visibility timeout (a crash, or a timeout), and the longest single backoff
+ * (the cap, which also bounds a provider's Retry-After). A source queue's age alarm that does not fire
+ * at this age cannot fire on an ordinary retry; the RetryBudget synth rule checks each one.
+ */
+export function longestOrdinaryRetrySeconds(options: {
+  capSeconds: number;
+  batchingWindowSeconds: number;
+  visibilityTimeoutSeconds: number;
+}): number {
+  return options.batchingWindowSeconds + options.visibilityTimeoutSeconds + options.capSeconds;
+}
+
 /** The least retryBackoffSeconds can draw for an attempt. */
 export function guaranteedBackoffSeconds(
   attempt: number,

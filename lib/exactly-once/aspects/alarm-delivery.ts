@@ -3,7 +3,9 @@ import { alarmActionDelivery, alarmActions, CLOUDWATCH_PRINCIPAL } from './alarm
 import { CorrectnessAspect } from './correctness-aspect';
 import { Unverifiable, type RenderedResource, type StackModel } from './model';
 
-export const CLOUDWATCH_ALARM = 'AWS::CloudWatch::Alarm';
+import { CLOUDWATCH_ALARM } from '../template';
+
+export { CLOUDWATCH_ALARM };
 
 /**
  * Rule AlarmDelivery: every SNS action of every CloudWatch alarm is a topic

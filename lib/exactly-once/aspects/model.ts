@@ -14,6 +14,7 @@ import {
   referencedLogicalId,
   show,
   SQS_QUEUE,
+  CLOUDWATCH_ALARM,
   type ResourceLookup,
   type TemplateResource,
 } from '../template';
@@ -223,6 +224,22 @@ export class StackModel {
   referenced(value: unknown, type: string): RenderedResource | undefined {
     const resource = this.byLogicalId(referencedLogicalId(value));
     return resource?.type === type ? resource : undefined;
+  }
+
+  /** This stack's CloudWatch alarms on an `AWS/SQS` metric of `queue` (its `QueueName` dimension). */
+  queueAlarms(queue: RenderedResource, metricName: string): RenderedResource[] {
+    return this.resourcesOfType(CLOUDWATCH_ALARM).filter((alarm) => {
+      const { Namespace, MetricName, Dimensions } = alarm.properties;
+      return (
+        Namespace === 'AWS/SQS' &&
+        MetricName === metricName &&
+        Array.isArray(Dimensions) &&
+        Dimensions.some(
+          (d: { Name?: unknown; Value?: unknown }) =>
+            d.Name === 'QueueName' && this.referenced(d.Value, SQS_QUEUE)?.logicalId === queue.logicalId,
+        )
+      );
+    });
   }
 
   /** Why the queue counts as a dead-letter queue, or undefined if it is a source queue. */

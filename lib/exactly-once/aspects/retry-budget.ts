@@ -4,6 +4,7 @@ import {
   FIFO_CRASH_ALLOWANCE,
   fifoMaxReceiveCount,
   guaranteedBudgetSeconds,
+  longestOrdinaryRetrySeconds,
   MAX_BACKOFF_CAP_SECONDS,
   RETRY_BUDGET,
   RETRY_ENV,
@@ -56,7 +57,10 @@ export interface RetryBudgetOptions extends CorrectnessAspectOptions {
  *   (fifoMaxReceiveCount), so a record skipped,
  *   untried, behind failures in its group cannot run out of receives first;
  * - the visibility timeout outlasts an invocation (function timeout + batching
- *   window): the consumers keep no heartbeat, so a try must not outlive it.
+ *   window): the consumers keep no heartbeat, so a try must not outlive it;
+ * - an alarm on the queue's ApproximateAgeOfOldestMessage does not fire at the
+ *   longest ordinary retry (batching window + visibility timeout + cap:
+ *   longestOrdinaryRetrySeconds), so one failed try and its backoff never page anyone.
  *
  * Why: with maxReceiveCount 5 and a 2 s base, a dependency down for half a
  * minute dead-lettered live traffic. The floors (not the ceilings) are summed
@@ -125,6 +129,7 @@ export class RetryBudgetAspect extends CorrectnessAspect {
     }
     const backoff = { baseSeconds: base, capSeconds: cap };
     const needed = attemptsForBudget({ ...backoff, budgetSeconds: this.budgetSeconds });
+    this.guard(queue, () => this.checkAgeAlarms(queue, esm, fn, cap, model));
 
     this.guard(queue, () => {
       const maxReceiveCount = numberValue(redrive.maxReceiveCount, `maxReceiveCount of ${queue.name}`);
@@ -157,6 +162,31 @@ export class RetryBudgetAspect extends CorrectnessAspect {
         }
       }
     });
+  }
+
+  /** No age alarm on the source queue fires at the age of the longest ordinary retry. */
+  private checkAgeAlarms(
+    queue: RenderedResource,
+    esm: RenderedResource,
+    fn: RenderedResource,
+    capSeconds: number,
+    model: StackModel,
+  ): void {
+    const batchingWindowSeconds = seconds(esm, 'MaximumBatchingWindowInSeconds', 0);
+    const visibilityTimeoutSeconds = seconds(queue, 'VisibilityTimeout', SQS_DEFAULT_VISIBILITY_TIMEOUT_SECONDS);
+    const floor = longestOrdinaryRetrySeconds({ capSeconds, batchingWindowSeconds, visibilityTimeoutSeconds });
+    for (const alarm of model.queueAlarms(queue, 'ApproximateAgeOfOldestMessage')) {
+      const threshold = numberValue(alarm.properties.Threshold, `Threshold of ${alarm.name}`);
+      const inclusive = alarm.properties.ComparisonOperator !== 'GreaterThanThreshold';
+      if (inclusive ? threshold > floor : threshold >= floor) continue;
+      this.fail(
+        alarm,
+        `Alarm ${alarm.name} fires when the oldest message of ${queue.name} is ${threshold} s old, not above the longest ` +
+          `ordinary retry of ${fn.name}: ${batchingWindowSeconds} s batching window + ${visibilityTimeoutSeconds} s ` +
+          `visibility timeout (a try that crashed or timed out) + ${capSeconds} s backoff cap = ${floor} s, so one ` +
+          `failed try and its backoff would page someone. Set its threshold above ${floor}.`,
+      );
+    }
   }
 
   /** A whole-seconds (or count) variable of the function; reports it and returns undefined when missing or malformed. */

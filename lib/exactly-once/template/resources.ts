@@ -23,6 +23,7 @@ export const LAMBDA_ALIAS = 'AWS::Lambda::Alias';
 export const LAMBDA_VERSION = 'AWS::Lambda::Version';
 export const EVENT_SOURCE_MAPPING = 'AWS::Lambda::EventSourceMapping';
 export const DYNAMODB_TABLE = 'AWS::DynamoDB::Table';
+export const CLOUDWATCH_ALARM = 'AWS::CloudWatch::Alarm';
 
 /** One resource as the template spells it. */
 export interface TemplateResource {
