@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
@@ -77,6 +78,8 @@ export interface ConsumerPipeline {
   dedupe: DedupeWindow;
   /** Its retry budget (backoff base and cap), as its function's environment has it. */
   retryBudget: RetryBudget;
+  /** Its SQS event source mapping's id (UUID): the `EventSourceMappingUUID` of the mapping's own metrics. */
+  eventSourceMappingId: string;
 }
 
 /**
@@ -200,15 +203,16 @@ export class ConsumerPipelines extends Construct {
         ...(spec.fifo ? { [RETRY_ENV.maxAttempts]: String(attempts) } : {}),
       },
     });
-    consumer.fn.addEventSource(
-      new SqsEventSource(queues.queue, {
-        batchSize: spec.batchSize,
-        // FIFO event sources take no batching window (validateConsumerSpecs refuses one).
-        maxBatchingWindow: spec.batchingWindowSeconds > 0 ? batchingWindow : undefined,
-        reportBatchItemFailures: true,
-        maxConcurrency: spec.maxConcurrency,
-      }),
-    );
+    const source = new SqsEventSource(queues.queue, {
+      batchSize: spec.batchSize,
+      // FIFO event sources take no batching window (validateConsumerSpecs refuses one).
+      maxBatchingWindow: spec.batchingWindowSeconds > 0 ? batchingWindow : undefined,
+      reportBatchItemFailures: true,
+      maxConcurrency: spec.maxConcurrency,
+      // The mapping's own counts (polled, invoked, failed, deleted): what was consumed, beside what was applied.
+      metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
+    });
+    consumer.fn.addEventSource(source);
     // A permanent error goes straight to the DLQ, with its cause, without burning retries.
     queues.deadLetterQueue.grantSendMessages(consumer.fn);
     for (const name of spec.providers ?? []) {
@@ -223,6 +227,6 @@ export class ConsumerPipelines extends Construct {
       }).grantRead(consumer.fn);
     }
     tagFaultTarget(consumer.fn, 'consumer');
-    return { spec, queues, consumer, dedupe, retryBudget: budget };
+    return { spec, queues, consumer, dedupe, retryBudget: budget, eventSourceMappingId: source.eventSourceMappingId };
   }
 }

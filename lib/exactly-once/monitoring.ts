@@ -12,6 +12,16 @@ import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, serviceName, type FunctionWithDefaults } from './function-defaults';
 import type { ConsumerPipeline } from './consumer-pipelines';
 import { longestOrdinaryRetrySeconds } from '../../lambdas/exactly-once/consumer/retry-budget';
+import { invocationDeadlines } from '../../lambdas/exactly-once/consumer/record-work';
+
+/** Lambda's default function timeout, when a consumer sets none. */
+const LAMBDA_DEFAULT_TIMEOUT = Duration.seconds(3);
+
+/** How far into an invocation a consumer's records must be done (record-work.ts `invocationDeadlines`), in ms. */
+export function consumerRecordDeadlineMs(pipeline: Pick<ConsumerPipeline, 'consumer'>): number {
+  const timeoutMs = (pipeline.consumer.fn.timeout ?? LAMBDA_DEFAULT_TIMEOUT).toMilliseconds();
+  return invocationDeadlines(0, timeoutMs).deadline;
+}
 
 /**
  * The sections of docs/runbook.md; each alarm names the one that tells the operator what to do.
@@ -31,7 +41,10 @@ export type RunbookSection =
   | 'function-throttles'
   | 'api-5xx'
   | 'fault-plan-changed'
-  | 'malformed-outbox-item';
+  | 'malformed-outbox-item'
+  | 'consumer-deliveries-failing'
+  | 'consumer-duration-near-deadline'
+  | 'relay-dropped-records';
 
 /**
  * What an alarm added with `Monitoring.addAlarm` says: it fires at `threshold` or above, and its
@@ -50,7 +63,22 @@ export interface AlarmOptions {
   threshold: number;
   description: string;
   runbook: RunbookSection;
+  /**
+   * How many periods in a row must breach before it fires.
+   *
+   * @default 1
+   */
+  evaluationPeriods?: number;
 }
+
+/**
+ * The share of a consumer's record deadline its p99 duration may reach before an alarm fires: past
+ * it, a slower dependency soon cuts records at the deadline, and they come back as retries.
+ */
+export const DURATION_ALARM_FRACTION_OF_DEADLINE = 0.8;
+
+/** The share of a consumer's delivered messages that may fail, 15 minutes in a row, before an alarm fires. */
+export const FAILING_DELIVERIES_ALARM_SHARE = 0.5;
 
 /**
  * What Monitoring watches: the API, every consumer pipeline, the relay and its on-failure queue,
@@ -63,6 +91,7 @@ export interface AlarmOptions {
  *   api: ordersApi.api,
  *   pipelines: pipelines.all,
  *   relay: outbox.streamRelay.fn,
+ *   relayMappingId: outbox.streamMappingId,
  *   relayFailureQueue: outbox.failureQueue,
  *   sweepAge: outbox.sweepAge,
  *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
@@ -79,6 +108,8 @@ export interface MonitoringProps {
   api: apigw.RestApi;
   pipelines: ConsumerPipeline[];
   relay: lambda.IFunction;
+  /** The relay's stream event source mapping id (OutboxRelay.streamMappingId): its dropped records alarm. */
+  relayMappingId: string;
   relayFailureQueue: sqs.IQueue;
   sweepAge: Duration;
   /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
@@ -104,6 +135,7 @@ export interface MonitoringProps {
  *   api: ordersApi.api,
  *   pipelines: pipelines.all,
  *   relay: outbox.streamRelay.fn,
+ *   relayMappingId: outbox.streamMappingId,
  *   relayFailureQueue: outbox.failureQueue,
  *   sweepAge: outbox.sweepAge,
  *   // Every function of the stack, by construction: one added later gets its alarms without a list to update.
@@ -181,7 +213,15 @@ export class Monitoring extends Construct {
         },
       );
     }
+    for (const pipeline of props.pipelines) this.consumerAlarms(pipeline);
     this.deadLetterAlarms('relay on-failure queue', props.relayFailureQueue);
+    // Records the stream mapping gave up on and could not deliver to the on-failure queue either.
+    this.addAlarm('relay-dropped-records', this.mappingMetric(props.relayMappingId, 'DroppedEventCount'), {
+      threshold: 1,
+      description:
+        'Outbox relay: its stream event source mapping dropped records it could not hand to the on-failure queue.',
+      runbook: 'relay-dropped-records',
+    });
     // Every function's async DLQ, by construction: a function added later cannot leave one unwatched.
     for (const { name, asyncDeadLetterQueue } of props.functions)
       if (asyncDeadLetterQueue !== undefined) this.deadLetterAlarms(`${name} async DLQ`, asyncDeadLetterQueue);
@@ -243,6 +283,7 @@ export class Monitoring extends Construct {
         left: props.pipelines.map(({ spec }) => this.appMetric(metricName, { consumer: spec.name }, 'Sum', spec.name)),
       });
     this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
+    for (const pipeline of props.pipelines) this.dashboard.addWidgets(...this.consumerWidgets(pipeline));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
     this.dashboard.addWidgets(
       ...(props.apiMetrics === undefined
@@ -263,6 +304,96 @@ export class Monitoring extends Construct {
       }),
     );
     this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
+  }
+
+  /**
+   * A consumer's delivery health: most of what its mapping delivers failing for 15 minutes (its retry
+   * budget is being spent: messages reach the DLQ soon), and its p99 duration near its record deadline
+   * (a slower dependency soon cuts records there, and they come back as retries).
+   */
+  private consumerAlarms(pipeline: ConsumerPipeline): void {
+    const { name } = pipeline.spec;
+    this.addAlarm(`${name}-deliveries-failing`, this.failedShare(pipeline), {
+      threshold: FAILING_DELIVERIES_ALARM_SHARE,
+      evaluationPeriods: 3,
+      description: `${name}: ${FAILING_DELIVERIES_ALARM_SHARE * 100} % or more of the messages its mapping delivered failed, for 15 minutes.`,
+      runbook: 'consumer-deliveries-failing',
+    });
+    const deadlineMs = consumerRecordDeadlineMs(pipeline);
+    this.addAlarm(
+      `${name}-duration-near-deadline`,
+      pipeline.consumer.fn.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+      {
+        threshold: Math.round(deadlineMs * DURATION_ALARM_FRACTION_OF_DEADLINE),
+        evaluationPeriods: 3,
+        description: `${name}: p99 duration reached ${DURATION_ALARM_FRACTION_OF_DEADLINE * 100} % of its ${deadlineMs / 1000} s record deadline for 15 minutes.`,
+        runbook: 'consumer-duration-near-deadline',
+      },
+    );
+  }
+
+  /**
+   * Per consumer: messages delivered beside events applied and duplicates suppressed (the gap is the
+   * duplicate rate); its p99 duration against its record deadline and visibility timeout; its
+   * messages' receive counts (a rising mean: tries outliving the visibility timeout).
+   */
+  private consumerWidgets(pipeline: ConsumerPipeline): cloudwatch.IWidget[] {
+    const { name } = pipeline.spec;
+    const mappingId = pipeline.eventSourceMappingId;
+    const app = (metricName: string, statistic: string, label: string) =>
+      this.appMetric(metricName, { consumer: name }, statistic, label).with({ period: Duration.minutes(5) });
+    return [
+      new cloudwatch.GraphWidget({
+        title: `${name}: delivered, applied, suppressed as duplicates`,
+        width: 8,
+        left: [
+          this.mappingMetric(mappingId, 'InvokedEventCount', 'delivered (invoked)'),
+          this.mappingMetric(mappingId, 'DeletedEventCount', 'deleted (acked)'),
+          this.mappingMetric(mappingId, 'FailedInvokeEventCount', 'failed'),
+          app('EffectApplied', 'Sum', 'applied'),
+          app('DuplicateSuppressed', 'Sum', 'duplicates suppressed'),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: `${name}: duration p99 against its record deadline and visibility timeout (ms)`,
+        width: 8,
+        left: [pipeline.consumer.fn.metricDuration({ statistic: 'p99', period: Duration.minutes(5), label: 'p99' })],
+        leftAnnotations: [
+          { value: consumerRecordDeadlineMs(pipeline), label: 'record deadline' },
+          { value: pipeline.queues.visibilityTimeout.toMilliseconds(), label: 'visibility timeout' },
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: `${name}: receive count per message`,
+        width: 8,
+        left: [app('ReceiveCount', 'Average', 'mean'), app('ReceiveCount', 'Maximum', 'max')],
+      }),
+    ];
+  }
+
+  /** Of the messages a consumer's mapping delivered (5 minutes), the share reported failed (batch item failures included). */
+  private failedShare(pipeline: ConsumerPipeline): cloudwatch.MathExpression {
+    return new cloudwatch.MathExpression({
+      expression: 'IF(invoked > 0, failed / invoked, 0)',
+      usingMetrics: {
+        invoked: this.mappingMetric(pipeline.eventSourceMappingId, 'InvokedEventCount'),
+        failed: this.mappingMetric(pipeline.eventSourceMappingId, 'FailedInvokeEventCount'),
+      },
+      period: Duration.minutes(5),
+      label: `${pipeline.spec.name}: failed / delivered`,
+    });
+  }
+
+  /** One of an event source mapping's own metrics (EventCount group), summed over 5 minutes. */
+  private mappingMetric(mappingId: string, metricName: string, label?: string): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: 'AWS/Lambda',
+      metricName,
+      dimensionsMap: { EventSourceMappingUUID: mappingId },
+      statistic: 'Sum',
+      period: Duration.minutes(5),
+      label,
+    });
   }
 
   private deadLetterAlarms(name: string, queue: sqs.IQueue): void {
@@ -308,7 +439,7 @@ export class Monitoring extends Construct {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
       threshold: options.threshold,
-      evaluationPeriods: 1,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: `${options.description} Runbook: docs/runbook.md#${options.runbook}`,

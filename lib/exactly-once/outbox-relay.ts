@@ -100,6 +100,8 @@ export class OutboxRelay extends Construct {
   readonly sweeper: FunctionWithDefaults;
   readonly failureQueue: sqs.Queue;
   readonly sweepAge: Duration;
+  /** The stream event source mapping's id (UUID): the `EventSourceMappingUUID` of its own metrics. */
+  readonly streamMappingId: string;
 
   constructor(scope: Construct, id: string, props: OutboxRelayProps) {
     super(scope, id);
@@ -124,25 +126,27 @@ export class OutboxRelay extends Construct {
       asyncDeadLetterQueue: false,
       environment: { ...outboxEnv, ...queueEnv },
     });
-    this.streamRelay.fn.addEventSource(
-      new DynamoEventSource(props.outboxTable, {
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(1),
-        parallelizationFactor: 1,
-        bisectBatchOnError: true,
-        retryAttempts: 8,
-        maxRecordAge: Duration.hours(6),
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.failureQueue),
-        filters: [
-          lambda.FilterCriteria.filter({
-            eventName: lambda.FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { entity: { S: lambda.FilterRule.isEqual(ENTITY_OUTBOX) } } },
-          }),
-        ],
-      }),
-    );
+    const streamSource = new DynamoEventSource(props.outboxTable, {
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      maxBatchingWindow: Duration.seconds(1),
+      parallelizationFactor: 1,
+      bisectBatchOnError: true,
+      retryAttempts: 8,
+      maxRecordAge: Duration.hours(6),
+      reportBatchItemFailures: true,
+      onFailure: new SqsDlq(this.failureQueue),
+      filters: [
+        lambda.FilterCriteria.filter({
+          eventName: lambda.FilterRule.isEqual('INSERT'),
+          dynamodb: { NewImage: { entity: { S: lambda.FilterRule.isEqual(ENTITY_OUTBOX) } } },
+        }),
+      ],
+      // The mapping's own counts, among them records dropped without reaching the on-failure queue.
+      metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
+    });
+    this.streamRelay.fn.addEventSource(streamSource);
+    this.streamMappingId = streamSource.eventSourceMappingId;
 
     tagFaultTarget(this.streamRelay.fn, 'relay');
 

@@ -138,6 +138,7 @@ export class ExactlyOnceStack extends Stack {
       api: ordersApi.api,
       pipelines: pipelines.all,
       relay: outbox.streamRelay.fn,
+      relayMappingId: outbox.streamMappingId,
       relayFailureQueue: outbox.failureQueue,
       sweepAge: outbox.sweepAge,
       // Every function of the stack, by construction: one added later gets its alarms without a list to update.

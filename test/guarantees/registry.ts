@@ -842,7 +842,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Every record has a deadline (invocation end − min(5 s, ⅕ of the time left)) and an `AbortSignal` for its calls: a hung call fails its record (try counted, backoff set), never the batch; FIFO's `maxReceiveCount` = tries × batch + 10 crash allowance",
     enforcedIn: [
-      { file: QUEUE_CONSUMER, symbol: 'invocationDeadlines' },
+      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'invocationDeadlines' },
       { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'RecordWork' },
       { file: BACKOFF, symbol: 'fifoMaxReceiveCount' },
       { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },

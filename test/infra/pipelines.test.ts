@@ -40,7 +40,13 @@ const DAY = 86_400;
 const SQS_DEFAULT_RETENTION = 4 * DAY;
 const SQS_DEFAULT_VISIBILITY = 30;
 const LAMBDA_DEFAULT_TIMEOUT = 3;
-const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'StaleEventIgnored', 'PermanentFailure'];
+const CONSUMER_METRICS = [
+  'EffectApplied',
+  'DuplicateSuppressed',
+  'StaleEventIgnored',
+  'PermanentFailure',
+  'ReceiveCount',
+];
 
 interface QueueProps {
   FifoQueue?: boolean;
@@ -68,6 +74,7 @@ interface MappingProps {
   DestinationConfig?: { OnFailure?: { Destination: unknown } };
   StartingPosition?: string;
   ParallelizationFactor?: number;
+  MetricsConfig?: { Metrics: string[] };
 }
 
 interface FunctionProps {
@@ -81,6 +88,13 @@ interface AlarmProps {
   MetricName?: string;
   Namespace?: string;
   Dimensions?: { Name: string; Value: unknown }[];
+  ExtendedStatistic?: string;
+  EvaluationPeriods?: number;
+  Metrics?: {
+    Id: string;
+    Expression?: string;
+    MetricStat?: { Metric: { MetricName: string; Dimensions?: { Name: string; Value: unknown }[] } };
+  }[];
   Threshold: number;
   ComparisonOperator: string;
   AlarmActions?: unknown[];
@@ -407,6 +421,15 @@ describe('consumer event sources', () => {
     expect(new Set(queues).size).toBe(CONSUMERS.length);
   });
 
+  test("every event source mapping, the stream relay's included, publishes its own metrics (EventCount)", () => {
+    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').map(
+      ([id, m]) => [id, (m.Properties as unknown as MappingProps).MetricsConfig] as const,
+    );
+
+    expect(mappings.length).toBe(CONSUMERS.length + 1);
+    for (const [id, metrics] of mappings) expect({ id, metrics }).toEqual({ id, metrics: { Metrics: ['EventCount'] } });
+  });
+
   eachConsumer()("%s: reports batch item failures, with its spec's batch size and maximum concurrency", (name) => {
     const { mapping } = pipeline(name);
 
@@ -572,6 +595,59 @@ describe('alarms', () => {
     },
   );
 
+  eachConsumer()(
+    "%s: alarms when half of what its mapping delivers fails for 15 minutes (the mapping's own metrics)",
+    (name) => {
+      const { mappingId } = pipelineIn(template, name);
+      const onItsMapping = (metricName: string) => (a: AlarmProps) =>
+        (a.Metrics ?? []).some(
+          (m) =>
+            m.MetricStat?.Metric.MetricName === metricName &&
+            (m.MetricStat.Metric.Dimensions ?? []).some(
+              (d) => d.Name === 'EventSourceMappingUUID' && referencedId(d.Value) === mappingId,
+            ),
+        );
+
+      const found = alarms().filter(
+        (a) => onItsMapping('InvokedEventCount')(a) && onItsMapping('FailedInvokeEventCount')(a),
+      );
+
+      expect(found).toHaveLength(1);
+      expect(found[0].Metrics?.find((m) => m.Expression !== undefined)?.Expression).toBe(
+        'IF(invoked > 0, failed / invoked, 0)',
+      );
+      expect(found[0].EvaluationPeriods).toBe(3);
+      expect(breaches(found[0], 0.5)).toBe(true);
+      expect(breaches(found[0], 0.4)).toBe(false);
+    },
+  );
+
+  eachConsumer()('%s: alarms when its p99 duration reaches 80 %% of its record deadline', (name) => {
+    const { functionId } = pipeline(name);
+    const timeoutMs = propsOf<{ Timeout: number }>(functionId).Timeout * 1000;
+    const deadlineMs = timeoutMs - Math.min(5_000, timeoutMs / 5);
+
+    const alarm = onlyAlarm('Duration', 'FunctionName', functionId);
+
+    expect(alarm.ExtendedStatistic).toBe('p99');
+    expect(alarm.EvaluationPeriods).toBe(3);
+    expect(breaches(alarm, 0.8 * deadlineMs)).toBe(true);
+    expect(breaches(alarm, 0.8 * deadlineMs - 1)).toBe(false);
+  });
+
+  test('relay: alarms on the first record its stream mapping dropped (neither relayed nor handed to its on-failure queue)', () => {
+    const [[mappingId]] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, m]) =>
+        ((m.Properties as { EventSourceArn: { 'Fn::GetAtt'?: string[] } }).EventSourceArn['Fn::GetAtt'] ?? [])[1] ===
+        'StreamArn',
+    );
+
+    const alarm = onlyAlarm('DroppedEventCount', 'EventSourceMappingUUID', mappingId);
+
+    expect(alarm.Namespace).toBe('AWS/Lambda');
+    expect(breaches(alarm, 1)).toBe(true);
+  });
+
   test('relay iterator age alarms long before records reach their maximum age', () => {
     const { mapping, functionId } = streamMapping();
 
@@ -661,6 +737,31 @@ describe('dashboard', () => {
     const widgets = (JSON.parse(body) as { widgets: { properties?: { metrics?: unknown[][] } }[] }).widgets;
     return widgets.flatMap((w) => w.properties?.metrics ?? []);
   }
+
+  eachConsumer()('%s: its p99 duration is drawn against its record deadline and its visibility timeout', (name) => {
+    const { functionId, queueId } = pipeline(name);
+    const timeoutMs = propsOf<{ Timeout: number }>(functionId).Timeout * 1000;
+    const [[, dashboard]] = resourcesOfType(template, 'AWS::CloudWatch::Dashboard');
+    const body = (dashboard.Properties as { DashboardBody: { 'Fn::Join': [string, unknown[]] } }).DashboardBody[
+      'Fn::Join'
+    ][1]
+      .map((part) => (typeof part === 'string' ? part : 'token'))
+      .join('');
+    const widgets = (
+      JSON.parse(body) as {
+        widgets: {
+          properties: { title?: string; annotations?: { horizontal?: { value: number; label: string }[] } };
+        }[];
+      }
+    ).widgets;
+
+    const chart = widgets.find((w) => w.properties.title?.startsWith(`${name}: duration p99`));
+
+    expect(chart?.properties.annotations?.horizontal).toEqual([
+      expect.objectContaining({ value: timeoutMs - Math.min(5_000, timeoutMs / 5), label: 'record deadline' }),
+      expect.objectContaining({ value: visibilityOf(queueId) * 1000, label: 'visibility timeout' }),
+    ]);
+  });
 
   test.each(CONSUMER_METRICS)('graphs %s for each consumer, as the consumers emit it', (metricName) => {
     const metrics = dashboardMetrics();

@@ -29,5 +29,18 @@ test("the functions the README counts are the stack's (its own functions, not th
 test("the DynamoDB tables and the CloudWatch alarms the README counts are the stack's", () => {
   expect(claimed('DynamoDB tables')).toEqual([count('AWS::DynamoDB::Table')]);
   expect(claimed('CloudWatch alarms')).toEqual([count('AWS::CloudWatch::Alarm')]);
-  expect(claimed('alarms\\s+x \\$0.10')).toEqual([count('AWS::CloudWatch::Alarm')]);
+  expect(claimed('alarms\\s+on \\d+ alarm metrics')).toEqual([count('AWS::CloudWatch::Alarm')]);
+  // A metric math alarm is billed per metric it reads.
+  const alarmMetrics = resources
+    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+    .reduce(
+      (n, r) =>
+        n +
+        Math.max(
+          1,
+          ((r.Properties?.Metrics as { MetricStat?: unknown }[] | undefined) ?? []).filter((m) => m.MetricStat).length,
+        ),
+      0,
+    );
+  expect(claimed('alarm metrics\\s+x \\$0.10')).toEqual([alarmMetrics]);
 });

@@ -32,6 +32,9 @@ test('the runbook has one section per alarm kind, under the headings alarms link
     'api-5xx',
     'fault-plan-changed',
     'malformed-outbox-item',
+    'consumer-deliveries-failing',
+    'consumer-duration-near-deadline',
+    'relay-dropped-records',
   ]) {
     expect({ anchor, exists: sections.has(anchor) }).toEqual({ anchor, exists: true });
   }

@@ -14,6 +14,8 @@ import { referencedId, resourceById, resourcesOfType } from './template';
  * by logical id.
  */
 export interface TemplatePipeline {
+  /** The event source mapping's logical id (its Ref is the mapping's UUID). */
+  mappingId: string;
   queueId: string;
   dlqId: string;
   functionId: string;
@@ -43,18 +45,18 @@ const outputsOf = (template: Template) =>
 /** Every SQS-sourced event source mapping, with its queue, the queue's DLQ and the consumer function. */
 export function sqsPipelines(template: Template): TemplatePipeline[] {
   return resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')
-    .map(([, m]) => (m.Properties ?? {}) as Record<string, unknown>)
-    .filter((m) => {
-      const source = referencedId(m.EventSourceArn);
+    .map(([mappingId, m]) => ({ mappingId, mapping: (m.Properties ?? {}) as Record<string, unknown> }))
+    .filter(({ mapping }) => {
+      const source = referencedId(mapping.EventSourceArn);
       return source !== undefined && resourceById(template, source).Type === 'AWS::SQS::Queue';
     })
-    .map((mapping) => {
+    .map(({ mappingId, mapping }) => {
       const queueId = referencedId(mapping.EventSourceArn) as string;
       const redrive = resourceById(template, queueId).Properties?.RedrivePolicy as
         { deadLetterTargetArn?: unknown } | undefined;
       const dlqId = referencedId(redrive?.deadLetterTargetArn);
       if (dlqId === undefined) throw new Error(`Queue ${queueId} has no dead-letter queue`);
-      return { mapping, queueId, dlqId, functionId: referencedId(mapping.FunctionName) as string };
+      return { mappingId, mapping, queueId, dlqId, functionId: referencedId(mapping.FunctionName) as string };
     });
 }
 

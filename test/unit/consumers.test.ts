@@ -124,7 +124,11 @@ const leaseReleases = (h: Harness) =>
     .commandCalls(h.docSdk.UpdateCommand)
     .map((c) => c.args[0].input)
     .filter((input) => input.UpdateExpression?.startsWith('REMOVE #lease'));
-const metricNames = (h: Harness) => addMetric[h.name].mock.calls.map((c) => c[0]);
+/** The outcome metrics a delivery emitted (ReceiveCount, emitted for every record, is `receiveCounts`). */
+const metricNames = (h: Harness) =>
+  addMetric[h.name].mock.calls.map((c) => c[0]).filter((metric) => metric !== 'ReceiveCount');
+const receiveCounts = (h: Harness) =>
+  addMetric[h.name].mock.calls.filter((c) => c[0] === 'ReceiveCount').map((c) => c[2] as number);
 
 function canceledTransaction(h: Harness, reasons: { Code: string; Item?: Record<string, unknown> }[]) {
   return new h.ddbSdk.TransactionCanceledException({
@@ -641,6 +645,15 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
       expect(table.commits).toBe(1);
       expect(table.inbox(event.eventId)).toMatchObject({ providerCallDoneAt: expect.any(String) });
     });
+  });
+
+  test('every record reports its receive count, applied or failed: a rising mean is the first sign of tries outliving the visibility timeout', async () => {
+    const first = message(h(), placed('ord-1'), { receiveCount: 1 });
+    const fourth = message(h(), placed('ord-2'), { receiveCount: 4 });
+
+    await deliver(h(), first, fourth);
+
+    expect(receiveCounts(h()).sort()).toEqual([1, 4]);
   });
 
   describe('duplicates: only the claim condition means "already done"', () => {

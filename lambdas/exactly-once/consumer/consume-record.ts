@@ -76,6 +76,8 @@ export async function consumeRecord<E extends EventEnvelope>(
   work: RecordWork,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
+  // Its mean rising is the first sign that tries take longer than the visibility timeout allows.
+  metrics.addMetric('ReceiveCount', MetricUnit.Count, receiveCount);
   try {
     const event = parse(record.body);
     refuseOutsideHorizon(event, settings);

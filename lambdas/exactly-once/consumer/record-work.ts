@@ -101,3 +101,32 @@ export class ProviderCallInProgress extends Error {
     this.name = 'ProviderCallInProgress';
   }
 }
+
+/**
+ * How long before the invocation's end the records' deadline falls: time for
+ * the failure path (count the try, set its backoff, release skipped records)
+ * and the partial response. A fifth of the time left, at most 5 s: 25 s of work
+ * in a 30 s consumer.
+ */
+export const RECORD_DEADLINE_MARGIN_MS = 5_000;
+/** A lease outlives the invocation that took it by this much (clock skew between the writers). */
+export const LEASE_SKEW_MS = 2_000;
+
+/**
+ * The deadline and lease of every record of one invocation, and `answerBy`:
+ * the last moment for a record's failure path (count the try, set its backoff,
+ * copy to the DLQ), which takes no signal of its own. A record still on it then
+ * is reported failed as it is, so even a hung DLQ send cannot make the batch
+ * miss its answer: the message simply comes back.
+ */
+export function invocationDeadlines(startedAt: number, remainingMs: number) {
+  const endsAt = startedAt + remainingMs;
+  return {
+    deadline: endsAt - Math.min(RECORD_DEADLINE_MARGIN_MS, Math.floor(remainingMs / 5)),
+    answerBy: endsAt - Math.min(ANSWER_MARGIN_MS, Math.floor(remainingMs / 10)),
+    leaseUntil: endsAt + LEASE_SKEW_MS,
+  };
+}
+
+/** Time kept after `answerBy` for the partial response itself. */
+export const ANSWER_MARGIN_MS = 1_000;
