@@ -71,7 +71,7 @@ export {
 export { ENV } from '../../lambdas/exactly-once/env-names';
 export { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 export { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-export { ENTITY_OUTBOX, PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
+export { ENTITY_OUTBOX, OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
 // The caller rule, validated at synth so a pattern the API functions would refuse fails `cdk synth`.
 export {
   callerRule,

@@ -7,7 +7,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
-import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
+import { DEFAULT_DISPATCHED_RETENTION_SECONDS, ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
 import { ENV } from '../../lambdas/exactly-once/env-names';
 import { tagFaultTarget } from './fault-injection';
 import { FunctionWithDefaults } from './function-defaults';
@@ -33,8 +33,9 @@ export const RELAY_ENTRY = 'lambdas/exactly-once/outbox/relay-handler.ts';
 export const SWEEPER_ENTRY = 'lambdas/exactly-once/outbox/sweeper-handler.ts';
 
 /**
- * Where the outbox items are and where they go. The table's stream must carry new images, and the
- * table must have the pending-outbox index (PENDING_OUTBOX_INDEX); the routes come from the
+ * Where the outbox items are and where they go. The table's stream must carry new images, the
+ * table must have the pending-outbox index (PENDING_OUTBOX_INDEX), and its TTL attribute must be
+ * OUTBOX_TTL_ATTRIBUTE (the OutboxRetention synth rule checks it); the routes come from the
  * consumer pipelines, so a consumer added to the list is routed without editing this.
  *
  * @example
@@ -62,6 +63,13 @@ export interface OutboxRelayProps {
    * @default Duration.minutes(5)
    */
   sweepAge?: Duration;
+  /**
+   * How long an outbox item is kept once dispatched (its TTL, OUTBOX_TTL_ATTRIBUTE); at least the
+   * stream's 24 h (the OutboxRetention synth rule checks it).
+   *
+   * @default Duration.days(7)
+   */
+  dispatchedRetention?: Duration;
 }
 
 /**
@@ -111,6 +119,9 @@ export class OutboxRelay extends Construct {
     const outboxEnv = {
       [ENV.outboxTable]: props.outboxTable.tableName,
       [ENV.outboxEntityPartitionPrefix]: props.entityPartitionPrefix,
+      [ENV.outboxDispatchedRetentionSeconds]: String(
+        (props.dispatchedRetention ?? Duration.seconds(DEFAULT_DISPATCHED_RETENTION_SECONDS)).toSeconds(),
+      ),
     };
 
     this.failureQueue = new sqs.Queue(this, 'RelayFailures', deadLetterQueueProps());

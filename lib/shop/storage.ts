@@ -1,7 +1,7 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { INBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '../exactly-once';
+import { INBOX_TTL_ATTRIBUTE, OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '../exactly-once';
 
 export interface StorageProps {
   removalPolicy: RemovalPolicy;
@@ -50,6 +50,8 @@ export class Storage extends Construct {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
       stream: dynamodb.StreamViewType.NEW_IMAGE,
+      // Dispatched outbox items expire (OutboxRelay's dispatchedRetention); orders never carry it.
+      timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
     });
     this.ordersTable.addGlobalSecondaryIndex({
       indexName: PENDING_OUTBOX_INDEX,

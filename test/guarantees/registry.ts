@@ -1616,6 +1616,31 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/runbook.md' },
   },
   {
+    id: 'outbox-retention',
+    statement:
+      'A dispatched outbox item expires 7 days after its first dispatch (never before the stream forgets its record); a pending one never does, checked at synth (`OutboxRetention`)',
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'markDispatched' },
+      { file: 'lib/exactly-once/aspects/outbox-retention.ts', symbol: 'OutboxRetentionAspect' },
+    ],
+    provedBy: [
+      {
+        file: PORT_CONTRACTS,
+        runBy: PORT_CONTRACT_RUNNERS,
+        name: 'a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the order carries none',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: 'a retention shorter than the stream keeps its records, or none, fails on the function',
+      },
+      {
+        file: INFRA_ASPECTS,
+        name: 'a table without the outbox TTL attribute fails: dispatched items would be kept forever',
+      },
+    ],
+    doc: { page: 'docs/operations.md' },
+  },
+  {
     id: 'source-age-alarm',
     statement:
       "A consumer's source-queue age alarm never fires on an ordinary retry: its threshold is above the batching window + the visibility timeout + the backoff cap, checked at synth (`RetryBudget`)",

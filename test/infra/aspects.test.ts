@@ -21,6 +21,7 @@ import { allowOnlySenders } from '../../lib/exactly-once/queue-senders';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { OUTBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/outbox-table';
 import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
 
 /*
@@ -244,12 +245,68 @@ describe('correctness aspects', () => {
       'RetryBudget',
       'ReservedConcurrency',
       'QueueSenders',
+      'OutboxRetention',
     ]);
     // Every aspect registered only reads.
     expect(Aspects.of(stack).applied.map((a) => a.aspect)).toEqual(expect.arrayContaining(aspects));
     expect(Aspects.of(stack).applied.map((a) => a.priority)).toEqual(
       Aspects.of(stack).applied.map(() => AspectPriority.READONLY),
     );
+  });
+
+  describe('OutboxRetention', () => {
+    /** A table and a function that marks its outbox items dispatched (OUTBOX_TABLE_NAME), as told. */
+    function withOutboxPublisher(props: { ttlAttribute?: string; retention?: string }) {
+      const { app, stack } = newStack();
+      const table = new dynamodb.Table(stack, 'Outbox', {
+        partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+        timeToLiveAttribute: props.ttlAttribute,
+      });
+      const fn = inlineFunction(stack, 'Relay', {
+        environment: {
+          OUTBOX_TABLE_NAME: table.tableName,
+          ...(props.retention === undefined ? {} : { OUTBOX_DISPATCHED_RETENTION_SECONDS: props.retention }),
+        },
+      });
+      applyCorrectnessAspects(stack);
+      return { app, fn };
+    }
+
+    test('a dispatched item kept a day or more, on a table whose TTL attribute is the outbox one, passes', () => {
+      const { app } = withOutboxPublisher({ ttlAttribute: OUTBOX_TTL_ATTRIBUTE, retention: '86400' });
+
+      expect(synthErrors(app)).toEqual([]);
+    });
+
+    test('a retention shorter than the stream keeps its records, or none, fails on the function', () => {
+      const short = withOutboxPublisher({ ttlAttribute: OUTBOX_TTL_ATTRIBUTE, retention: '86399' });
+      const unset = withOutboxPublisher({ ttlAttribute: OUTBOX_TTL_ATTRIBUTE });
+
+      expectRuleErrors(short.app, [
+        error(
+          short.fn,
+          'OutboxRetention',
+          /Function .*Relay.* marks outbox items dispatched but has OUTBOX_DISPATCHED_RETENTION_SECONDS "86399": .* at least 86400/,
+        ),
+      ]);
+      expectRuleErrors(unset.app, [
+        error(unset.fn, 'OutboxRetention', /.* has OUTBOX_DISPATCHED_RETENTION_SECONDS unset: /),
+      ]);
+    });
+
+    test('a table without the outbox TTL attribute fails: dispatched items would be kept forever', () => {
+      const none = withOutboxPublisher({ retention: '604800' });
+      const other = withOutboxPublisher({ ttlAttribute: 'expiresAt', retention: '604800' });
+
+      for (const { app, fn } of [none, other])
+        expectRuleErrors(app, [
+          error(
+            fn,
+            'OutboxRetention',
+            /Table .*Outbox.* has TimeToLiveSpecification .*: .* kept forever\. Set the table's TTL attribute to dispatchedExpiresAt/,
+          ),
+        ]);
+    });
   });
 
   describe('VisibilityTimeout', () => {

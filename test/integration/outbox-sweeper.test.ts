@@ -39,6 +39,7 @@ beforeAll(async () => {
   Object.assign(process.env, {
     OUTBOX_TABLE_NAME: tables.names.Orders,
     OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+    OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
     CONSUMER_ROUTES: JSON.stringify(testRoutes(queues)),
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });

@@ -73,6 +73,7 @@ export class PipelineFixture {
       ORDERS_TABLE_NAME: this.tables.names.Orders,
       OUTBOX_TABLE_NAME: this.tables.names.Orders,
       OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+      OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
       IDEMPOTENCY_TABLE_NAME: this.tables.names.Idempotency,
       IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
       EFFECTS_TABLE_NAME: this.tables.names.Effects,

@@ -60,6 +60,7 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     {
       OUTBOX_TABLE_NAME: ORDERS_TABLE,
       OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+      OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
       CONSUMER_ROUTES: JSON.stringify(ROUTES),
       OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
     },
@@ -411,6 +412,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
           {
             OUTBOX_TABLE_NAME: ORDERS_TABLE,
             OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+            OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
             CONSUMER_ROUTES: routes,
             OUTBOX_SWEEP_AGE_SECONDS: '300',
           },

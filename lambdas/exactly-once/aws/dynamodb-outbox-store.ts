@@ -7,7 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { EventEnvelope } from '../envelope';
 import type { OutboxStore, PendingOutboxItem } from '../outbox/ports';
-import { outboxItemKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './outbox-table';
+import { OUTBOX_TTL_ATTRIBUTE, outboxItemKey, PENDING_OUTBOX_INDEX, PENDING_SHARDS } from './outbox-table';
+import { expiresAfter } from './inbox-table';
 
 /** A pending item as the index lists it, with the index partition it was listed in. */
 type IndexedItem = PendingOutboxItem & { shard: string };
@@ -38,17 +39,31 @@ export class DynamoDbOutboxStore implements OutboxStore {
     private readonly tableName: string,
     /** The entities' partition-key prefix: an event's outbox item is under `<prefix><entityId>`. */
     private readonly entityPartitionPrefix: string,
+    /**
+     * How long a dispatched item is kept: its TTL (OUTBOX_TTL_ATTRIBUTE) is set this long after its
+     * first dispatch. Undefined: kept forever.
+     */
+    private readonly dispatchedRetentionSeconds?: number,
   ) {}
 
   async markDispatched(event: EventEnvelope, at: Date): Promise<boolean> {
+    const expires = this.dispatchedRetentionSeconds;
     // A MODIFY in the stream: the relay's filter only admits INSERTs, so this does not re-trigger it.
+    // Both stamps are the first dispatch's: a second mark (a redelivered record) moves neither.
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: outboxItemKey(event, this.entityPartitionPrefix),
-        UpdateExpression: 'SET dispatchedAt = if_not_exists(dispatchedAt, :at) REMOVE pendingShard',
+        UpdateExpression:
+          expires === undefined
+            ? 'SET dispatchedAt = if_not_exists(dispatchedAt, :at) REMOVE pendingShard'
+            : 'SET dispatchedAt = if_not_exists(dispatchedAt, :at), #ttl = if_not_exists(#ttl, :expires) REMOVE pendingShard',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':at': at.toISOString() },
+        ...(expires === undefined ? {} : { ExpressionAttributeNames: { '#ttl': OUTBOX_TTL_ATTRIBUTE } }),
+        ExpressionAttributeValues: {
+          ':at': at.toISOString(),
+          ...(expires === undefined ? {} : { ':expires': expiresAfter(at, expires) }),
+        },
         ReturnValues: 'UPDATED_OLD',
       }),
     );

@@ -38,6 +38,34 @@ export const ENTITY_OUTBOX = 'OUTBOX';
  * ```
  */
 export const PENDING_OUTBOX_INDEX = 'pendingOutbox';
+
+/**
+ * The TTL attribute of a dispatched outbox item (epoch seconds): set when the item is marked dispatched,
+ * `dispatchedRetentionSeconds` later. Only dispatched outbox items carry it, never the entities beside
+ * them. The application's table must use it as its TTL attribute, or dispatched items are kept forever
+ * (the OutboxRetention synth rule checks it).
+ *
+ * @example The shop's orders table (lib/shop/storage.ts)
+ * ```ts
+ * this.ordersTable = new dynamodb.Table(this, 'Orders', {
+ *   partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+ *   sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+ *   stream: dynamodb.StreamViewType.NEW_IMAGE,
+ *   timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
+ * });
+ * ```
+ */
+export const OUTBOX_TTL_ATTRIBUTE = 'dispatchedExpiresAt';
+
+/**
+ * How long a dispatched outbox item is kept: 7 days. Nothing needs it after a day (the stream keeps a
+ * record 24 h, and a redelivered INSERT marks its item dispatched again); the rest is for a person
+ * looking at what was published. The OutboxRetention synth rule refuses less than the stream's 24 h.
+ */
+export const DEFAULT_DISPATCHED_RETENTION_SECONDS = 7 * 86_400;
+
+/** How long a DynamoDB stream keeps a record: a dispatched item must outlive it. */
+export const STREAM_RETENTION_SECONDS = 86_400;
 export const PENDING_SHARDS = 8;
 
 export function outboxSk(eventId: string): string {

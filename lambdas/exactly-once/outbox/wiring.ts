@@ -4,7 +4,7 @@ import { SqsEventPublisher } from '../aws/sqs-event-publisher';
 import type { EventEnvelope } from '../envelope';
 import { parseRoutes, type ConsumerRoute } from './routes';
 import type { EventPublisher, OutboxStore } from './ports';
-import { requireEnv } from '../config';
+import { requireEnv, requireIntEnv } from '../config';
 import { ENV } from '../env-names';
 
 /** Where both outbox publishers read and publish: the stack's environment, read once at cold start. */
@@ -15,14 +15,17 @@ export interface OutboxConfig {
   entityPartitionPrefix: string;
   /** Every consumer's queue and the event types it takes. */
   routes: ConsumerRoute[];
+  /** How long an outbox item is kept once dispatched (its TTL), in seconds. */
+  dispatchedRetentionSeconds: number;
 }
 
-/** Throws at cold start on a missing table name or missing or malformed routes, naming the variable. */
+/** Throws at cold start on a missing table name, retention or missing or malformed routes, naming the variable. */
 export function outboxConfigFromEnv(): OutboxConfig {
   return {
     outboxTable: requireEnv(ENV.outboxTable),
     entityPartitionPrefix: requireEnv(ENV.outboxEntityPartitionPrefix),
     routes: parseRoutes(requireEnv(ENV.consumerRoutes), ENV.consumerRoutes),
+    dispatchedRetentionSeconds: requireIntEnv(ENV.outboxDispatchedRetentionSeconds),
   };
 }
 
@@ -46,7 +49,12 @@ export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): Ou
   return {
     publisher: new SqsEventPublisher(deps.sqs, config.routes),
     publisherWith: (options) => new SqsEventPublisher(deps.sqs, config.routes, options),
-    outbox: new DynamoDbOutboxStore(deps.documents, config.outboxTable, config.entityPartitionPrefix),
+    outbox: new DynamoDbOutboxStore(
+      deps.documents,
+      config.outboxTable,
+      config.entityPartitionPrefix,
+      config.dispatchedRetentionSeconds,
+    ),
     now: deps.now ?? (() => new Date()),
   };
 }

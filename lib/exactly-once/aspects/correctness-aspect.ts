@@ -20,7 +20,8 @@ export type CorrectnessRule =
   | 'AlarmDelivery'
   | 'RetryBudget'
   | 'ReservedConcurrency'
-  | 'QueueSenders';
+  | 'QueueSenders'
+  | 'OutboxRetention';
 
 /**
  * What every correctness aspect takes: how to treat a rule it cannot check, and the model it

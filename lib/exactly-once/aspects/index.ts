@@ -5,6 +5,7 @@ import type { CorrectnessAspect } from './correctness-aspect';
 import { DeadLetterQueueAspect } from './dead-letter-queue';
 import { DedupeHorizonAspect } from './dedupe-horizon';
 import { InboxTtlAspect } from './inbox-ttl';
+import { OutboxRetentionAspect } from './outbox-retention';
 import { StackModels } from './model';
 import { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
 import { QueueSendersAspect } from './queue-senders';
@@ -25,6 +26,7 @@ export {
   type InboxTtlOptions,
 } from './inbox-ttl';
 export { LogRetentionAspect } from './log-retention';
+export { OutboxRetentionAspect } from './outbox-retention';
 export { StackModels, Unverifiable } from './model';
 export { QueueSendersAspect } from './queue-senders';
 export { ReportBatchItemFailuresAspect } from './report-batch-item-failures';
@@ -84,6 +86,7 @@ export function applyCorrectnessAspects(scope: IConstruct, options: CorrectnessO
     new RetryBudgetAspect(common),
     new ReservedConcurrencyAspect(common),
     new QueueSendersAspect(common),
+    new OutboxRetentionAspect(common),
   ];
   for (const aspect of aspects) Aspects.of(scope).add(aspect, { priority: AspectPriority.READONLY });
   return aspects;

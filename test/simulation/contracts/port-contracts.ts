@@ -11,6 +11,7 @@ import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-
 import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/shop/domain/events';
 import type { StoredOrder } from '../../../lambdas/shop/ports/order-repository';
 import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
+import { OUTBOX_TTL_ATTRIBUTE } from '../../../lambdas/exactly-once/aws/outbox-table';
 
 /**
  * Port contract suites. Each runs the real adapters against a table store
@@ -377,6 +378,32 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
       expect(oldestBefore).toBe('2000-01-01T00:00:00.000Z');
       expect(marks).toEqual([true, false]);
       expect(after).not.toContain(event.eventId);
+    });
+
+    test('a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the order carries none', async () => {
+      const { orders } = ports();
+      const outbox = new DynamoDbOutboxStore(store.documents, store.tables.orders, ORDER_PK_PREFIX, 7 * 86_400);
+      const order = { ...uniqueOrder(), createdAt: '2000-01-01T00:00:00.000Z' };
+      const event = orderPlacedEvent(order, order.createdAt);
+      await orders.place(order, event);
+      const read = async (sk: string) =>
+        (
+          await store.documents.send(
+            new GetCommand({
+              TableName: store.tables.orders,
+              Key: { pk: `${ORDER_PK_PREFIX}${order.orderId}`, sk },
+              ConsistentRead: true,
+            }),
+          )
+        ).Item;
+
+      await outbox.markDispatched(event, new Date('2026-12-05T10:00:00.000Z'));
+      await outbox.markDispatched(event, new Date('2026-12-06T10:00:00.000Z'));
+
+      expect((await read(`OUTBOX#${event.eventId}`))?.[OUTBOX_TTL_ATTRIBUTE]).toBe(
+        Date.parse('2026-12-12T10:00:00.000Z') / 1000,
+      );
+      expect((await read('ORDER'))?.[OUTBOX_TTL_ATTRIBUTE]).toBeUndefined();
     });
 
     test('pendingOlderThan leaves out events created at or after the cut-off', async () => {

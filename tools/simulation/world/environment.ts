@@ -23,6 +23,7 @@ const PLACEHOLDERS: Record<string, string> = {
   OUTBOX_TABLE_NAME: 'unused',
   OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
+  OUTBOX_DISPATCHED_RETENTION_SECONDS: '1',
   [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(EXAMPLE.consumers)),
   IDEMPOTENCY_TABLE_NAME: 'unused',
   IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',

@@ -21,6 +21,7 @@ import {
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
 } from '../../../exactly-once/aws/inbox-table';
 import { ORDER_PK_PREFIX } from '../../aws/order-table';
+import { DEFAULT_DISPATCHED_RETENTION_SECONDS } from '../../../exactly-once/aws/outbox-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
@@ -509,7 +510,12 @@ export class World {
       this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
     }
     this.routes = consumerRoutes(consumerSpecs);
-    this.outboxConfig = { outboxTable: ORDERS_TABLE, entityPartitionPrefix: ORDER_PK_PREFIX, routes: this.routes };
+    this.outboxConfig = {
+      outboxTable: ORDERS_TABLE,
+      entityPartitionPrefix: ORDER_PK_PREFIX,
+      routes: this.routes,
+      dispatchedRetentionSeconds: DEFAULT_DISPATCHED_RETENTION_SECONDS,
+    };
     // The relay's own fault decorators (the fault-injection build's), rolling the producer-resend rate on the seed.
     const resendPlan = { ...NO_FAULTS, producerResend: options.faults.producerResend, random: this.scheduler.random };
     this.relayFaults = relayFaults({
