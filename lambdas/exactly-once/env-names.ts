@@ -29,6 +29,8 @@ export const ENV = Object.freeze({
   /** The relay's and the sweeper's routing: JSON, a list of ConsumerRoute (lambdas/exactly-once/outbox/routes.ts). */
   consumerRoutes: 'CONSUMER_ROUTES',
   outboxSweepAgeSeconds: 'OUTBOX_SWEEP_AGE_SECONDS',
+  /** The code a function runs: its bundle's asset hash (FunctionWithDefaults sets it). A DLQ copy carries it. */
+  codeVersion: 'CODE_VERSION',
   /** How long the relay and the sweeper keep an outbox item once dispatched (seconds; its TTL). */
   outboxDispatchedRetentionSeconds: 'OUTBOX_DISPATCHED_RETENTION_SECONDS',
 });

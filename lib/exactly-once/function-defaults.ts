@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -8,6 +8,7 @@ import { Construct, type IConstruct } from 'constructs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultLogGroupProps } from './log-group-defaults';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { deadLetterQueueProps } from './queue-defaults';
 
 /**
@@ -201,7 +202,9 @@ export interface FunctionWithDefaultsProps {
  *   write to that log group only (the AWS-managed basic execution role would
  *   allow every log group in the account);
  * - Powertools service name (the stack's name, {@link serviceName}) and metrics namespace set;
- * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age.
+ * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age;
+ * - `CODE_VERSION`: its bundle's asset hash (12 characters), so what it writes (a DLQ copy) says
+ *   which code wrote it.
  *
  * @example
  * ```ts
@@ -262,10 +265,22 @@ export class FunctionWithDefaults extends Construct {
       bundling: lambdaBundling(functionBuildOf(this)),
     });
 
+    // The bundle's asset hash, read when the template is rendered: a code change changes it.
+    const cfn = this.fn.node.defaultChild as lambda.CfnFunction;
+    this.fn.addEnvironment(
+      ENV.codeVersion,
+      Lazy.string({ produce: () => codeVersionOf(Stack.of(this).resolve(cfn.code) as { s3Key?: unknown }) }),
+    );
+
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Active X-Ray tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.',
     });
   }
+}
+
+/** A function's code version: the first 12 characters of its asset's key (`<hash>.zip`), or 'unknown'. */
+function codeVersionOf(code: { s3Key?: unknown }): string {
+  return typeof code.s3Key === 'string' ? code.s3Key.replace(/\.zip$/, '').slice(0, 12) : 'unknown';
 }

@@ -786,6 +786,19 @@ describe('dashboard', () => {
   });
 });
 
+describe('code version', () => {
+  test("every function's CODE_VERSION is its bundle's asset hash, so a DLQ copy says which code wrote it", () => {
+    const ids = idsOfType('AWS::Lambda::Function').filter((id) => envOf(id).CODE_VERSION !== undefined);
+
+    expect(ids.length).toBeGreaterThanOrEqual(CONSUMERS.length + 2);
+    for (const id of ids) {
+      const key = (propsOf<{ Code: { S3Key?: string } }>(id).Code.S3Key ?? '').replace(/\.zip$/, '');
+      expect({ id, codeVersion: envOf(id).CODE_VERSION }).toEqual({ id, codeVersion: key.slice(0, 12) });
+    }
+    for (const { name } of CONSUMERS) expect(envOf(pipeline(name).functionId).CODE_VERSION).toMatch(/^[0-9a-f]{12}$/);
+  });
+});
+
 // ---------------------------------------------------------------- read API
 
 describe('effects read API', () => {

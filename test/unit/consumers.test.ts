@@ -59,8 +59,12 @@ async function load(name: ConsumerName): Promise<Harness> {
     DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
     QUEUE_URL: QUEUES[name].queue,
     DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+    CODE_VERSION: CODE_VERSION,
   });
 }
+
+/** What FunctionWithDefaults puts in CODE_VERSION: the bundle's asset hash, 12 characters. */
+const CODE_VERSION = '1a1ec7fd2b9d';
 
 const harnesses = {} as Record<ConsumerName, Harness>;
 let addMetric: Record<ConsumerName, jest.SpyInstance>;
@@ -352,7 +356,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
         JSON.stringify(placed('ord-x', { items: [{ sku: 'S', quantity: 0, unitPriceCents: 1 }] })),
       ],
     ])(
-      '%s: SchemaViolation, copied to the DLQ with cause/consumer/attempt, not reported failed',
+      '%s: SchemaViolation, copied to the DLQ with cause/consumer/attempt/code version, not reported failed',
       async (_what, body) => {
         const record = message(h(), body, { receiveCount: 3, groupId: 'ord-x' });
 
@@ -367,6 +371,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s consumer', (name) => {
           failureCause: { DataType: 'String', StringValue: 'SchemaViolation' },
           consumer: { DataType: 'String', StringValue: name },
           attempt: { DataType: 'String', StringValue: '3' },
+          codeVersion: { DataType: 'String', StringValue: CODE_VERSION },
           originalMessageId: { DataType: 'String', StringValue: record.messageId },
           failureMessage: { DataType: 'String', StringValue: expect.stringMatching(/\S/) },
         });

@@ -27,6 +27,7 @@ import {
   pastHorizonReason,
   redrive,
   redriveDecision,
+  eventKeyOf,
   stillInFutureReason,
   type DeadLetter,
 } from '../../tools/dlq/messages';
@@ -464,6 +465,43 @@ describe('the dedupe horizon', () => {
     expect(rows.map((r) => r.slice(column).split(/\s{2,}/)[0])).toEqual(['2 (21 d)', '?', '-']);
   });
 
+  test('copies of one event count once: list says how many events the messages read are, show numbers each copy', () => {
+    const copies = [
+      deadLetter('m-1', envelope('e-1', daysBefore(1)), { failureCause: 'RetryBudgetExhausted' }),
+      deadLetter('m-2', envelope('e-1', daysBefore(1)), { failureCause: 'RetryBudgetExhausted' }),
+      deadLetter('m-3', envelope('e-2', daysBefore(1)), { failureCause: 'RetryBudgetExhausted' }),
+      deadLetter('m-4', 'not json', { failureCause: 'SchemaViolation' }),
+    ];
+    const list: ListReport = {
+      command: 'list',
+      stack: 'S',
+      target: 'local',
+      queues: [
+        { ...queueRow('loyalty', 'consumer'), messages: 4, sampled: 4, events: new Set(copies.map(eventKeyOf)).size },
+      ],
+    };
+    const show: ShowReport = {
+      command: 'show',
+      queue: 'loyalty',
+      kind: 'consumer',
+      messages: [
+        { ...shown(copies[0]), copy: { of: 2, index: 1 } },
+        { ...shown(copies[1]), copy: { of: 2, index: 2 } },
+        { ...shown(copies[2]), copy: { of: 1, index: 1 } },
+      ],
+    };
+
+    const listed = formatReport(list);
+    const showed = formatReport(show).split('\n');
+
+    expect(listed).toContain('4 (3 events in 4 read)');
+    expect(showed[0]).toBe('loyalty: 3 message(s) shown, 2 event(s): copies of one event are marked, none consumed');
+    expect(showed.filter((l) => l.startsWith('  copy '))).toEqual([
+      '  copy 1 of 2 of this event here',
+      '  copy 2 of 2 of this event here',
+    ]);
+  });
+
   describe('which messages redrive moves', () => {
     const old = deadLetter('m-old', envelope('e-old', daysBefore(60)));
     const recent = deadLetter('m-new', envelope('e-new', daysBefore(3)), { failureCause: 'UnsupportedEventType' });
@@ -741,5 +779,6 @@ function queueRow(name: string, kind: ListReport['queues'][number]['kind']): Lis
     inFlight: 0,
     byCause: {},
     sampled: 2,
+    events: 2,
   };
 }

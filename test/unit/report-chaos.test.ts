@@ -1,5 +1,11 @@
 import { emptyChaosCounters } from '../../tools/local-runtime/provider/chaos';
-import { chaosSummary, htmlReport, terminalSummary, type RunResults } from '../../tools/proof-kit/report';
+import {
+  chaosSummary,
+  htmlReport,
+  poisonInWords,
+  terminalSummary,
+  type RunResults,
+} from '../../tools/proof-kit/report';
 import { checkInvariants } from '../../tools/proof-kit/verify';
 import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { smokeRunResults } from '../support/run-results';
@@ -43,4 +49,26 @@ test.each([
   expect(chaosSummary(chaos)).toBe('');
   expect(terminalSummary(withChaos(chaos))).not.toContain('provider chaos');
   expect(htmlReport(withChaos(chaos))).not.toContain('provider chaos');
+});
+
+test.each([
+  [6, 6, '6 poison message(s) sent, 6 DLQ entries for them: each once'],
+  [
+    6,
+    8,
+    '6 poison message(s) sent, 8 DLQ entries for them; the 2 more are copies of the same messages, dead-lettered again each time a batch they were in crashed and came back',
+  ],
+])("%i poison messages sent, %i DLQ entries: said in an operator's words", (sent, entries, words) => {
+  const results: RunResults = {
+    ...smokeRunResults(verification),
+    injected: { ...smokeRunResults(verification).injected, poisonMessages: sent },
+    verification: {
+      ...verification,
+      deadLetters: [{ queue: 'loyalty DLQ', cause: 'poison (SchemaViolation)', count: entries, expected: true }],
+    },
+  };
+
+  expect(poisonInWords(results)).toBe(words);
+  expect(terminalSummary(results)).toContain(`  poison          ${words}`);
+  expect(htmlReport(results)).toContain(`<th>poison</th><td>${words}</td>`);
 });

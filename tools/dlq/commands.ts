@@ -4,6 +4,7 @@ import {
   causeOf,
   discardFailedRuns,
   eventIdOf,
+  eventKeyOf,
   inventory,
   peek,
   receive,
@@ -51,6 +52,8 @@ export interface ShownMessage extends Partial<HorizonJudgement> {
   originalMessageId?: string;
   attributes: Record<string, string>;
   bodyPreview: string;
+  /** Which copy of its event this message is among those shown, and how many there are (1 of 1: the only one). */
+  copy?: { of: number; index: number };
 }
 
 export interface ShowReport {
@@ -111,6 +114,19 @@ export function shown(
   };
 }
 
+/** Each message shown, numbered among the copies of its event (eventKeyOf) that were read. */
+function withCopies(messages: readonly DeadLetter[], show: (m: DeadLetter) => ShownMessage): ShownMessage[] {
+  const counts = new Map<string, number>();
+  for (const m of messages) counts.set(eventKeyOf(m), (counts.get(eventKeyOf(m)) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return messages.map((m) => {
+    const key = eventKeyOf(m);
+    const index = (seen.get(key) ?? 0) + 1;
+    seen.set(key, index);
+    return { ...show(m), copy: { of: counts.get(key) ?? 1, index } };
+  });
+}
+
 /** Whether the command did all it was asked (exit code 0) or something failed (1). */
 export function succeeded(report: Report): boolean {
   if (report.command !== 'redrive') return true;
@@ -157,7 +173,7 @@ export async function runCommand(
       command: 'show',
       queue: queue.name,
       kind: queue.kind,
-      messages: messages.map((m) => shown(m, horizon)),
+      messages: withCopies(messages, (m) => shown(m, horizon)),
     };
     if (queue.kind === 'stream-pointers') {
       report.pointers = [];

@@ -34,9 +34,11 @@ function formatList(report: ListReport): string {
       .map(([cause, n]) => `${cause}=${n}`)
       .join(' ');
     const sampled = q.sampled < q.messages ? ` (of ${q.sampled} read)` : '';
+    // Copies of one event (a poison message in several crashed batches) count once as events.
+    const events = q.events < q.sampled ? ` (${q.events} event${q.events === 1 ? '' : 's'} in ${q.sampled} read)` : '';
     rows.push([
       q.name,
-      String(q.messages),
+      `${q.messages}${events}`,
       String(q.inFlight),
       age(q.oldestAgeSeconds),
       pastHorizon(q),
@@ -56,14 +58,18 @@ function pastHorizon(q: ListReport['queues'][number]): string {
 
 function formatShow(report: ShowReport): string {
   if (report.messages.length === 0) return `${report.queue}: empty`;
-  const lines = [`${report.queue}: ${report.messages.length} message(s) shown, none consumed`];
+  const events = new Set(report.messages.map((m) => (m.eventId === undefined ? m.messageId : `${m.eventId}`))).size;
+  const lines = [
+    `${report.queue}: ${report.messages.length} message(s) shown${events < report.messages.length ? `, ${events} event(s): copies of one event are marked` : ''}, none consumed`,
+  ];
   report.messages.forEach((m, i) => {
     lines.push('');
     lines.push(`${m.messageId}  sent ${m.sentAt ?? '?'}${m.groupId ? `  group ${m.groupId}` : ''}`);
     if (report.kind === 'consumer')
       lines.push(
-        `  cause ${m.cause}  consumer ${m.consumer ?? '-'}  attempt ${m.attempt ?? '-'}  eventId ${m.eventId ?? '-'}  original ${m.originalMessageId}`,
+        `  cause ${m.cause}  consumer ${m.consumer ?? '-'}  code ${m.attributes.codeVersion ?? '-'}  attempt ${m.attempt ?? '-'}  eventId ${m.eventId ?? '-'}  original ${m.originalMessageId}`,
       );
+    if (m.copy !== undefined && m.copy.of > 1) lines.push(`  copy ${m.copy.index} of ${m.copy.of} of this event here`);
     if (m.horizon !== undefined) lines.push(`  ${describeHorizon({ ...m, horizon: m.horizon })}`);
     if (m.attributes.failureMessage) lines.push(`  message ${m.attributes.failureMessage}`);
     const pointer = report.pointers?.[i];

@@ -157,6 +157,18 @@ export interface QueueInventory {
   pastHorizon?: number;
   /** How many messages the counts above were read from (at most the sample size). */
   sampled: number;
+  /**
+   * How many events those messages are: copies of one event (its tenant and eventId) count once, a
+   * message with no event (poison) counts as its own. A poison message delivered in several crashed
+   * batches, or an event dead-lettered by several copies, shows as fewer events than messages.
+   */
+  events: number;
+}
+
+/** What makes two DLQ messages copies of one event: its tenant and eventId; a message without one is its own. */
+export function eventKeyOf(message: { messageId: string; body: string }): string {
+  const eventId = eventIdOf(message.body);
+  return eventId === undefined ? `message ${message.messageId}` : `event ${tenantOf(message.body) ?? ''} ${eventId}`;
 }
 
 export async function inventory(
@@ -190,6 +202,7 @@ export async function inventory(
       ? {}
       : { pastHorizon: messages.filter((m) => judgeHorizon(m.body, horizon, now).horizon === 'past').length }),
     sampled: messages.length,
+    events: new Set(messages.map(eventKeyOf)).size,
   };
 }
 

@@ -209,6 +209,7 @@ export function terminalSummary(r: RunResults): string {
     `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs${r.injected.providerKeysForgotten ? `; ${r.injected.providerKeysForgotten} provider keys forgotten before the redrive` : ''}`,
     ...(chaosSummary(r.providerChaos) === '' ? [] : [`  provider chaos  ${chaosSummary(r.providerChaos)}`]),
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
+    ...(r.injected.poisonMessages > 0 ? [`  poison          ${poisonInWords(r)}`] : []),
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
     `  per ${v.entityNounSingular.padEnd(11)} API ${fmt(r.perEntity.apiRequests)}, Lambda ${fmt(r.perEntity.lambdaInvocations)}, DynamoDB writes ${fmt(r.perEntity.dynamodbWrites)}, reads ${fmt(r.perEntity.dynamodbReads)}, SQS ${fmt(r.perEntity.sqsRequests)}`,
     `  cost            ${r.costPerMillionEntities === undefined ? 'not computed (calls not measured on this target)' : `$${r.costPerMillionEntities.toFixed(2)} per million ${v.entityNoun} in requests (${UNIT_PRICES.asOf}; excludes Lambda duration and storage)`}`,
@@ -222,6 +223,24 @@ export function terminalSummary(r: RunResults): string {
   for (const violation of v.violations.slice(0, 50)) lines.push(`    - [${violation.invariant}] ${violation.detail}`);
   if (v.violations.length > 50) lines.push(`    ... and ${v.violations.length - 50} more (see the JSON results)`);
   return lines.join('\n');
+}
+
+/**
+ * The poison the kit sent against the DLQ entries it left, in an operator's words: a poison message that
+ * crashed its batch comes back with the batch and is dead-lettered again, so entries may outnumber sends.
+ */
+export function poisonInWords(r: RunResults): string {
+  const sent = r.injected.poisonMessages;
+  const entries = r.verification.deadLetters
+    .filter((d) => d.cause.startsWith('poison'))
+    .reduce((n, d) => n + d.count, 0);
+  const extra =
+    entries > sent
+      ? `; the ${entries - sent} more are copies of the same messages, dead-lettered again each time a batch they were in crashed and came back`
+      : entries < sent
+        ? `; ${sent - entries} not in a DLQ (yet)`
+        : ': each once';
+  return `${sent} poison message(s) sent, ${entries} DLQ entr${entries === 1 ? 'y' : 'ies'} for them${extra}`;
 }
 
 /**
@@ -345,6 +364,7 @@ export function htmlReport(r: RunResults): string {
     ...(chaosSummary(r.providerChaos) === ''
       ? []
       : [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]),
+    ...(r.injected.poisonMessages > 0 ? [['poison', poisonInWords(r)] as [string, string]] : []),
     [
       'cost',
       r.costPerMillionEntities === undefined

@@ -25,6 +25,12 @@ export interface ConsumerSettings {
    * @default MAX_FUTURE_SKEW_SECONDS (300), the margin the DedupeHorizon synth rule counts on
    */
   maxFutureSkewSeconds?: number;
+  /**
+   * The code this consumer runs (its bundle's asset hash, CODE_VERSION): every DLQ copy says which code
+   * wrote it, so a person can tell a copy written before a fix from one written after.
+   * @default 'unknown'
+   */
+  codeVersion?: string;
   /** The clock the horizon is judged on. */
   now: () => Date;
   /**
@@ -171,7 +177,12 @@ function deadLetter(
     body: record.body,
     messageId: record.messageId,
     groupId: record.attributes.MessageGroupId,
-    attributes: { ...why, consumer: settings.consumer, originalMessageId: record.messageId },
+    attributes: {
+      ...why,
+      consumer: settings.consumer,
+      codeVersion: settings.codeVersion ?? 'unknown',
+      originalMessageId: record.messageId,
+    },
   });
 }
 

@@ -14,7 +14,7 @@ import { inboxClaimDisabled } from '../faults/inbox-bypass';
 import type { ConsumerSpec } from '../consumer-spec';
 import type { ProviderCallRecord } from '../inbox/ports';
 import type { ExternalProvider } from '../provider/provider';
-import { optionalIntEnv, requireEnv, requireIntEnv } from '../config';
+import { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from '../config';
 import { IN_PROCESS_RETRY } from '../runtime/contention-retry';
 import { ENV, providerEnvNames } from '../env-names';
 import { metrics } from '../runtime/observability';
@@ -41,6 +41,11 @@ export interface ConsumerConfig {
   backoff: { baseSeconds: number; capSeconds: number };
   /** FIFO only: the consumer's own try limit. */
   maxAttempts: number;
+  /**
+   * The code this consumer runs (CODE_VERSION), written on its DLQ copies.
+   * @default 'unknown'
+   */
+  codeVersion?: string;
   /**
    * The spec's providers that are configured, by name: endpoint and API-key parameter. A provider
    * not here is the recording test double.
@@ -91,6 +96,8 @@ export function consumerConfigFromEnv(options: {
       capSeconds: optionalIntEnv(RETRY_ENV.capSeconds, RETRY_BUDGET.capSeconds),
     },
     maxAttempts: optionalIntEnv(RETRY_ENV.maxAttempts, attemptsForBudget(RETRY_BUDGET)),
+    // Set by FunctionWithDefaults on every deployed function; a consumer built otherwise says 'unknown'.
+    codeVersion: optionalEnv(ENV.codeVersion, 'unknown'),
     providers: Object.fromEntries(
       providers.flatMap((name) => {
         const names = providerEnvNames(name);
@@ -182,6 +189,7 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     }),
     backoff: config.backoff,
     dedupeHorizonSeconds: config.dedupeHorizonSeconds,
+    codeVersion: config.codeVersion,
     now: now ?? (() => new Date()),
     tryLimit: fifo
       ? {
