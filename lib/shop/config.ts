@@ -56,6 +56,12 @@ export interface AppConfig {
   localRuntime: boolean;
   /** Optional e-mail address subscribed to the alarm topic; synth warns when prod has none. */
   alarmEmail?: string;
+  /**
+   * An on-demand throughput ceiling on every table and index, in read and in write request units per
+   * second (`-c tableThroughputCeiling=N`, or `none`): a runaway load test is throttled instead of
+   * billed. dev: 4,000 by default; prod: none unless asked.
+   */
+  tableThroughputCeiling?: number;
   /** API Gateway stage throttling: steady rate (requests/s) and burst. */
   apiRateLimit: number;
   apiBurstLimit: number;
@@ -100,8 +106,12 @@ export function stackNameOf(stage: Stage): string {
 export const LOCAL_RUNTIME_CONTEXT = 'localRuntime';
 
 /** What each stage means when no option overrides it. dev is the demo: easy to tear down. */
-const STAGE_DEFAULTS: Record<Stage, { removal: 'destroy' | 'retain'; logRetention: RetentionDays }> = {
-  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH },
+const STAGE_DEFAULTS: Record<
+  Stage,
+  { removal: 'destroy' | 'retain'; logRetention: RetentionDays; tableThroughputCeiling?: number }
+> = {
+  // 4,000 request units a second per table: above the soak profile's 100 orders/s, below a runaway's bill.
+  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH, tableThroughputCeiling: 4_000 },
   prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR },
 };
 
@@ -158,6 +168,12 @@ export function readConfig(scope: Construct): AppConfig {
     faultInjection,
     localRuntime,
     alarmEmail: email('alarmEmail', ctx('alarmEmail')),
+    tableThroughputCeiling:
+      ctx('tableThroughputCeiling') === 'none'
+        ? undefined
+        : ctx('tableThroughputCeiling') === undefined
+          ? defaults.tableThroughputCeiling
+          : positiveNumber('tableThroughputCeiling', ctx('tableThroughputCeiling'), 0, { integer: true }),
     apiRateLimit,
     apiBurstLimit,
     apiGatewayAccountRole: oneOf(

@@ -63,6 +63,7 @@ export class ExactlyOnceStack extends Stack {
     const storage = new Storage(this, 'Storage', {
       removalPolicy: config.removalPolicy,
       deletionProtection: config.deletionProtection,
+      throughputCeiling: config.tableThroughputCeiling,
     });
 
     const ordersApi = new OrdersApi(this, 'OrdersApi', {

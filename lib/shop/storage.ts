@@ -7,6 +7,12 @@ export interface StorageProps {
   removalPolicy: RemovalPolicy;
   /** Tables refuse DeleteTable, from the console, the CLI or CloudFormation, until it is switched off (prod). */
   deletionProtection: boolean;
+  /**
+   * Every table's and index's on-demand ceiling, in read and in write request units per second.
+   *
+   * @default - none
+   */
+  throughputCeiling?: number;
 }
 
 /** Attribute names shared by the tables and the code that reads them. */
@@ -37,12 +43,18 @@ export class Storage extends Construct {
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
 
+    // Throttled above it rather than billed: a runaway load test in dev stops at this rate.
+    const ceiling =
+      props.throughputCeiling === undefined
+        ? {}
+        : { maxReadRequestUnits: props.throughputCeiling, maxWriteRequestUnits: props.throughputCeiling };
     const common = {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       removalPolicy: props.removalPolicy,
       deletionProtection: props.deletionProtection,
+      ...ceiling,
     };
 
     this.ordersTable = new dynamodb.Table(this, 'Orders', {
@@ -58,6 +70,7 @@ export class Storage extends Construct {
       partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
+      ...ceiling,
     });
 
     this.idempotencyTable = new dynamodb.Table(this, 'Idempotency', {

@@ -106,6 +106,44 @@ describe('dev keeps the demo behaviour', () => {
   });
 });
 
+describe('on-demand throughput ceiling', () => {
+  /** Each table's and each index's OnDemandThroughput, by logical id (and index name). */
+  const ceilings = (synth: StageSynth) =>
+    resourcesOfType(synth.template, 'AWS::DynamoDB::Table').flatMap(([id, table]) => [
+      [id, table.Properties?.OnDemandThroughput],
+      ...(
+        (table.Properties?.GlobalSecondaryIndexes ?? []) as { IndexName: string; OnDemandThroughput?: unknown }[]
+      ).map((index) => [`${id}/${index.IndexName}`, index.OnDemandThroughput]),
+    ]);
+
+  test('dev: every table and index is capped at 4,000 read and 4,000 write units a second, so a runaway load test is throttled', () => {
+    const found = ceilings(dev);
+
+    expect(found.length).toBeGreaterThanOrEqual(5);
+    for (const [id, ceiling] of found)
+      expect({ id, ceiling }).toEqual({ id, ceiling: { MaxReadRequestUnits: 4000, MaxWriteRequestUnits: 4000 } });
+  });
+
+  test('prod: no ceiling unless asked; asked, the number given; dev can drop it with none', () => {
+    const asked = synthStage({ stage: 'prod', tableThroughputCeiling: '500' });
+    const dropped = synthStage({ tableThroughputCeiling: 'none' });
+
+    for (const [id, ceiling] of [...ceilings(prod), ...ceilings(dropped)])
+      expect({ id, ceiling }).toEqual({ id, ceiling: undefined });
+    for (const [id, ceiling] of ceilings(asked))
+      expect({ id, ceiling }).toEqual({ id, ceiling: { MaxReadRequestUnits: 500, MaxWriteRequestUnits: 500 } });
+  });
+
+  test('a ceiling that is not a positive whole number is refused, naming the option', () => {
+    expect(configError({ tableThroughputCeiling: '0' })).toBe(
+      'Context tableThroughputCeiling must be a positive integer, got "0"',
+    );
+    expect(configError({ tableThroughputCeiling: 'lots' })).toMatch(
+      /^Context tableThroughputCeiling must be a positive integer/,
+    );
+  });
+});
+
 describe('dev and prod deploy side by side in one account', () => {
   /** Properties that name a resource account- or region-wide, by resource type. */
   const PHYSICAL_NAMES: Record<string, string> = {
