@@ -157,7 +157,13 @@ export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' 
     documents: dynamoDbDocumentClient(),
     sqs: sqsClient(),
   });
-  metrics.setDefaultDimensions({ consumer: spec.name });
+  // One consumer per process in Lambda; a test or the simulation loads several, each replacing the last
+  // (set over the old ones, Powertools warns once per consumer). The service dimension is kept as it was.
+  metrics.clearDefaultDimensions();
+  metrics.setDefaultDimensions({
+    service: process.env.POWERTOOLS_SERVICE_NAME || 'service_undefined',
+    consumer: spec.name,
+  });
   return wiring;
 }
 
