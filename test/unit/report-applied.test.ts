@@ -85,7 +85,7 @@ test('the terminal summary states the stored counts and how much of them the flu
   expect(summary).not.toMatch(/loyalty: 0 applied/);
 });
 
-test('the HTML report shows the stored counts in its table and next to the metrics in a chart', () => {
+test('the HTML report charts the stored counts; the flushed metrics, which a crash undercounts, are a table row that says so', () => {
   const html = htmlReport(smokeRunResults(verification()));
 
   expect(html).toContain(
@@ -94,6 +94,6 @@ test('the HTML report shows the stored counts in its table and next to the metri
   expect(html).toContain(
     '<tr><th>metrics flushed</th><td>fulfilment 2 of 2 applied, loyalty 0 of 2 applied; a crashed invocation flushes none</td></tr>',
   );
-  expect(html).toContain('data-label="loyalty stored" data-value="2"');
-  expect(html).toContain('data-label="loyalty metrics" data-value="0"');
+  expect(html).toContain('data-label="loyalty" data-value="2"');
+  expect(html).not.toContain('data-label="loyalty metrics"');
 });

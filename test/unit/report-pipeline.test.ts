@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { htmlReport, terminalSummary, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
+import { lineChart } from '../../tools/proof-kit/svg-charts';
 import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
 import type { Target } from '../../tools/proof-kit/target';
 import { smokeRunResults } from '../support/run-results';
@@ -216,5 +217,50 @@ describe('pipeline sampler', () => {
     expect(last.counters).toEqual({ 'EffectApplied{consumer=loyalty}': 5 });
     expect(result.marks.map((m) => m.label)).toEqual(['load done']);
     expect(result.effectLag).toEqual([]);
+  });
+});
+
+describe('proof report: charts as a reader sees them', () => {
+  it('labels five points of the x axis, not only its end, and gives each run mark its own row', () => {
+    const chart = lineChart(
+      'Queue depth',
+      [{ name: 'q', color: '#000', points: [0, 40, 97].map((x) => ({ x, y: 1 })) }],
+      { x: 'seconds into the run', y: 'messages' },
+      [
+        { x: 95, label: 'faults off' },
+        { x: 97, label: 'redrive' },
+      ],
+    );
+
+    expect([...chart.matchAll(/class="x-tick"[^>]*>([^<]+)</g)].map((m) => m[1])).toEqual([
+      '0',
+      '25',
+      '50',
+      '75',
+      '100',
+    ]);
+    const labels = [...chart.matchAll(/class="mark-label" x="[\d.]+" y="([\d.]+)" text-anchor="(\w+)"/g)];
+    expect(new Set(labels.map((m) => m[1])).size).toBe(2);
+    // Near the right edge: written leftward from its line, inside the chart.
+    expect(labels.map((m) => m[2])).toEqual(['end', 'end']);
+  });
+
+  it('plots the effect lag in seconds: a redriven effect minutes late reads as minutes, not 100,000', () => {
+    const html = htmlReport(
+      results({ ...samples, effectLag: [{ second: 0, consumer: 'loyalty', p50: 1_500, p99: 95_000, count: 2 }] }),
+    );
+    const lag = html.slice(html.indexOf('Effect lag'));
+
+    expect(lag).toContain('>seconds</text>');
+    expect(lag).toMatch(/>100<\/text>/);
+    expect(lag).not.toMatch(/>100000<\/text>/);
+  });
+
+  it('lays the charts out in a grid that fills the page, each scaled to its column', () => {
+    const html = htmlReport(results(samples));
+
+    expect(html).toContain('.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr))');
+    expect(html).toMatch(/<div class="charts">\s*<figure>/);
+    expect(html).not.toMatch(/<svg[^>]* width="640"/);
   });
 });

@@ -38,7 +38,7 @@ export function lineChart(
   marks: readonly Mark[] = [],
 ): string {
   const all = series.flatMap((s) => s.points);
-  const maxX = Math.max(1, ...all.map((p) => p.x), ...marks.map((m) => m.x));
+  const maxX = niceCeiling(Math.max(1, ...all.map((p) => p.x), ...marks.map((m) => m.x)));
   const maxY = niceCeiling(Math.max(1, ...all.map((p) => p.y)));
   const sx = (x: number) => PAD.left + (x / maxX) * (WIDTH - PAD.left - PAD.right);
   const sy = (y: number) => HEIGHT - PAD.bottom - (y / maxY) * (HEIGHT - PAD.top - PAD.bottom);
@@ -53,12 +53,17 @@ export function lineChart(
       return `<path class="series" data-series="${escape(s.name)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>${dot}`;
     })
     .join('');
+  // Each label on its own row, so marks seconds apart (faults off, then the redrive) do not overlap;
+  // one in the right half is written leftward from its line, so it stays inside the chart.
   const markLines = marks
-    .map(
-      (m) =>
-        `<line class="mark" x1="${sx(m.x).toFixed(1)}" y1="${PAD.top}" x2="${sx(m.x).toFixed(1)}" y2="${HEIGHT - PAD.bottom}" stroke="#999" stroke-dasharray="4 3"/>` +
-        `<text x="${(sx(m.x) + 3).toFixed(1)}" y="${PAD.top + 10}" font-size="10" fill="#666">${escape(m.label)}</text>`,
-    )
+    .map((m, i) => {
+      const x = sx(m.x);
+      const leftward = x > (WIDTH + PAD.left) / 2;
+      return (
+        `<line class="mark" x1="${x.toFixed(1)}" y1="${PAD.top}" x2="${x.toFixed(1)}" y2="${HEIGHT - PAD.bottom}" stroke="#999" stroke-dasharray="4 3"/>` +
+        `<text class="mark-label" x="${(leftward ? x - 3 : x + 3).toFixed(1)}" y="${PAD.top + 10 + 11 * i}" text-anchor="${leftward ? 'end' : 'start'}" font-size="10" fill="#666">${escape(m.label)}</text>`
+      );
+    })
     .join('');
   const empty =
     all.length === 0 ? `<text x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle" fill="#888">none</text>` : '';
@@ -107,7 +112,12 @@ function axes(
   return (
     ticks +
     `<line x1="${PAD.left}" y1="${HEIGHT - PAD.bottom}" x2="${WIDTH - PAD.right}" y2="${HEIGHT - PAD.bottom}" stroke="#999"/>` +
-    `<text x="${sx(maxX)}" y="${HEIGHT - PAD.bottom + 14}" text-anchor="end" font-size="11">${round(maxX)}</text>` +
+    [0, 0.25, 0.5, 0.75, 1]
+      .map((f, i, all) => {
+        const anchor = i === 0 ? 'start' : i === all.length - 1 ? 'end' : 'middle';
+        return `<text class="x-tick" x="${sx(maxX * f).toFixed(1)}" y="${HEIGHT - PAD.bottom + 14}" text-anchor="${anchor}" font-size="11">${round(maxX * f)}</text>`;
+      })
+      .join('') +
     `<text x="${(WIDTH + PAD.left) / 2}" y="${HEIGHT - 6}" text-anchor="middle" font-size="11">${escape(axis.x)}</text>` +
     `<text x="12" y="${HEIGHT / 2}" font-size="11" transform="rotate(-90 12 ${HEIGHT / 2})" text-anchor="middle">${escape(axis.y)}</text>`
   );
@@ -123,7 +133,8 @@ function legend(series: Series[]): string {
 }
 
 function frame(title: string, body: string): string {
-  return `<figure><figcaption>${escape(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="${escape(title)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}">${body}</svg></figure>`;
+  // Scales to its column (the report lays charts out in a grid); the viewBox keeps the drawing's proportions.
+  return `<figure><figcaption>${escape(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="${escape(title)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="100%" preserveAspectRatio="xMidYMid meet">${body}</svg></figure>`;
 }
 
 function niceCeiling(value: number): number {
