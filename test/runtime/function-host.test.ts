@@ -94,6 +94,30 @@ test('a crash fails only the invocation it was running', async () => {
   expect(fine.ok).toBe(true);
 });
 
+test('an invocation cut by the runtime stopping is no crash: no Invoke Error line, no crash counted', async () => {
+  const { host: h, lines } = host();
+  const running = h.invoke({ sleepMs: 5_000 });
+  await eventually(() => lines.find((l) => l.includes('handling')), 15_000, 'the invocation to start');
+
+  await h.stop();
+  const result = await running;
+
+  expect(result.ok).toBe(false);
+  expect(h.stats.crashes).toBe(0);
+  expect(lines.filter((l) => l.includes('Invoke Error') || l.includes('SIGKILL'))).toEqual([]);
+});
+
+test('an environment killed in its init by the runtime stopping reports nothing either', async () => {
+  const { host: h, lines } = host();
+  const starting = h.invoke({});
+
+  await h.stop();
+  const result = await starting;
+
+  expect(result.ok).toBe(false);
+  expect(lines.filter((l) => l.includes('INIT_REPORT') || l.includes('SIGKILL'))).toEqual([]);
+});
+
 test('a thrown error is returned with its type and message, and the environment stays warm', async () => {
   const { host: fn } = host();
   const warm = await fn.invoke({});

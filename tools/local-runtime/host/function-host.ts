@@ -99,6 +99,8 @@ export class FunctionHost {
       if (initError !== undefined) {
         env.kill();
         this.all.delete(env);
+        // Killed in its init by the runtime stopping: nothing to report on the way out.
+        if (this.stopped) return { ok: false, requestId, reason: 'init', error: initError };
         this.stats.errors++;
         this.options.log(
           this.fn.displayName,
@@ -173,6 +175,9 @@ export class FunctionHost {
 
   private account(result: InvocationResult): void {
     if (result.ok) return;
+    // Cut by the runtime stopping (Ctrl-C, SIGTERM): not the function's failure, so no crash and no
+    // `Runtime.ExitError ... signal SIGKILL` line on the way out. Its message comes back next start.
+    if (this.stopped && result.reason === 'crash') return;
     this.stats.errors++;
     if (result.reason === 'timeout') this.stats.timeouts++;
     if (result.reason === 'crash') this.stats.crashes++;
