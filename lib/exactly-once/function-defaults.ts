@@ -272,6 +272,11 @@ export class FunctionWithDefaults extends Construct {
       Lazy.string({ produce: () => codeVersionOf(Stack.of(this).resolve(cfn.code) as { s3Key?: unknown }) }),
     );
 
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'Node.js 24 (nodejs24.x, LTS) is the project baseline: the functions, the local runtime and CI run one Node version; a move to nodejs26.x moves all three together.',
+    });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
