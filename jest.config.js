@@ -55,6 +55,7 @@ module.exports = {
       ...quiet,
       displayName: 'infra',
       testMatch: [oneInfraFile ? '<rootDir>/test/infra/*.test.ts' : '<rootDir>/test/infra/all.suite.ts'],
+      setupFiles: [...quiet.setupFiles, '<rootDir>/test/support/quiet-validation-report.ts'],
     },
     { ...common, ...quiet, displayName: 'long', testMatch: LONG },
     {

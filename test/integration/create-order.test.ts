@@ -210,5 +210,4 @@ test('DynamoDB calls: a first request makes at most 3, a replay exactly 1', asyn
 
   expect(firstCalls).toBeLessThanOrEqual(3);
   expect(replayCalls).toBe(1);
-  console.log(`DynamoDB calls per request: first=${firstCalls}, replay=${replayCalls}`);
 });

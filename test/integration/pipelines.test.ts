@@ -364,5 +364,4 @@ test('DynamoDB calls per consumed message: first delivery and duplicate', async 
   // (ALL_OLD), which says done: no read, no provider call, nothing else.
   expect(firstCalls).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
   expect(duplicateCalls).toEqual(['TransactWriteItemsCommand']);
-  console.log(`DynamoDB calls per consumed message: first=${firstCalls.length}, duplicate=${duplicateCalls.length}`);
 });
