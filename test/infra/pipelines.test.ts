@@ -726,34 +726,29 @@ describe('alarms', () => {
 });
 
 describe('dashboard', () => {
-  /** The dashboard body as JSON (region placeholders filled in). */
-  function dashboardMetrics(): unknown[][] {
+  type Widget = {
+    properties: {
+      title?: string;
+      metrics?: unknown[][];
+      annotations?: { horizontal?: { value: number; label: string }[] };
+    };
+  };
+  /** The dashboard's widgets, from its body as JSON (each token, a region or a mapping id, as 'us-east-1'). */
+  function dashboardWidgets(): Widget[] {
     const [[, dashboard]] = resourcesOfType(template, 'AWS::CloudWatch::Dashboard');
     const body = (dashboard.Properties as { DashboardBody: { 'Fn::Join': [string, unknown[]] } }).DashboardBody[
       'Fn::Join'
     ][1]
       .map((part) => (typeof part === 'string' ? part : 'us-east-1'))
       .join('');
-    const widgets = (JSON.parse(body) as { widgets: { properties?: { metrics?: unknown[][] } }[] }).widgets;
-    return widgets.flatMap((w) => w.properties?.metrics ?? []);
+    return (JSON.parse(body) as { widgets: Widget[] }).widgets;
   }
+  const dashboardMetrics = (): unknown[][] => dashboardWidgets().flatMap((w) => w.properties.metrics ?? []);
 
   eachConsumer()('%s: its p99 duration is drawn against its record deadline and its visibility timeout', (name) => {
     const { functionId, queueId } = pipeline(name);
     const timeoutMs = propsOf<{ Timeout: number }>(functionId).Timeout * 1000;
-    const [[, dashboard]] = resourcesOfType(template, 'AWS::CloudWatch::Dashboard');
-    const body = (dashboard.Properties as { DashboardBody: { 'Fn::Join': [string, unknown[]] } }).DashboardBody[
-      'Fn::Join'
-    ][1]
-      .map((part) => (typeof part === 'string' ? part : 'token'))
-      .join('');
-    const widgets = (
-      JSON.parse(body) as {
-        widgets: {
-          properties: { title?: string; annotations?: { horizontal?: { value: number; label: string }[] } };
-        }[];
-      }
-    ).widgets;
+    const widgets = dashboardWidgets();
 
     const chart = widgets.find((w) => w.properties.title?.startsWith(`${name}: duration p99`));
 

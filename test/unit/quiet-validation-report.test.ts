@@ -7,7 +7,9 @@ test('drops a warnings-only CDK validation report, lets a report with an error a
   const printed: string[] = [];
   console.error = (...args: unknown[]) => void printed.push(args.map(String).join(' '));
   try {
-    await jest.isolateModulesAsync(() => import('../support/quiet-validation-report'));
+    await jest.isolateModulesAsync(async () => {
+      await import('../support/quiet-validation-report');
+    });
     const report = (line: string) =>
       `${line}\n   ProdStack aws-cdk-lib.Stack\nA copy of this report can be found in: x.json`;
 
