@@ -32,13 +32,18 @@ import { QueueWithDlq } from './queue-with-dlq';
  */
 export interface PipelinesProps {
   /** Who consumes what (lambdas/shop/consumers.ts): one pipeline each, in this order. */
-  consumers: readonly ConsumerSpec[];
+  readonly consumers: readonly ConsumerSpec[];
   /** The event types the producers write; a consumer taking any other is refused at synth. */
-  producedTypes: readonly string[];
-  effectsTableName: string;
-  providerLogTableName: string;
-  /** Default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most). */
-  retryBudget?: RetryBudget;
+  readonly producedTypes: readonly string[];
+  /** The effects table (inbox claims and the effects they guard): every consumer's EFFECTS_TABLE_NAME. */
+  readonly effectsTableName: string;
+  /** The provider log (the recording provider double): every consumer's PROVIDER_LOG_TABLE_NAME. */
+  readonly providerLogTableName: string;
+  /**
+   * The consumers' retry budget: backoff base and cap, and the least backoff before a dead letter.
+   * @default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most)
+   */
+  readonly retryBudget?: RetryBudget;
   /**
    * Where the consumers' external providers are (by the names the specs list in `providers`): each
    * consumer calling a configured one gets its endpoint and its API-key parameter's name in its
@@ -46,7 +51,7 @@ export interface PipelinesProps {
    * double (the provider log table). A configured provider no consumer calls is refused at synth.
    * @default {} (every provider is the recording double)
    */
-  providers?: ProviderEndpoints;
+  readonly providers?: ProviderEndpoints;
 }
 
 /**

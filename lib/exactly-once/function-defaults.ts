@@ -172,24 +172,40 @@ export interface FunctionWithDefaultsProps {
    * The module the function runs (its exported `handler`), as a path relative to the project
    * root, e.g. `lambdas/shop/entry-points/create-order.ts`.
    */
-  entry: string;
+  readonly entry: string;
   /**
    * Its name in alarms (alarm ids derive from it, so it is unique in the stack).
    * @default the entry's file name without its extension, e.g. `create-order`
    */
-  name?: string;
-  /** Default 10 seconds. Queue visibility timeouts are derived from it, so set it deliberately. */
-  timeout?: Duration;
-  /** Default 256 MiB. */
-  memorySize?: number;
-  environment?: Record<string, string>;
+  readonly name?: string;
   /**
-   * Default true: async invocations (schedules, events) that fail land in an
-   * encrypted, TLS-only SQS dead-letter queue instead of vanishing. Only a
-   * function that is never invoked asynchronously may turn it off.
+   * How long an invocation may run. Queue visibility timeouts are derived from it, so set it deliberately.
+   * @default Duration.seconds(10)
    */
-  asyncDeadLetterQueue?: boolean;
-  reservedConcurrentExecutions?: number;
+  readonly timeout?: Duration;
+  /**
+   * Memory, in MiB.
+   * @default 256
+   */
+  readonly memorySize?: number;
+  /**
+   * The function's own variables, beside the ones every function gets (Powertools' service name and
+   * metrics namespace, NODE_OPTIONS, CODE_VERSION).
+   * @default - none of its own
+   */
+  readonly environment?: Record<string, string>;
+  /**
+   * Async invocations (schedules, events) that fail land in an encrypted, TLS-only SQS dead-letter
+   * queue instead of vanishing. Only a function that is never invoked asynchronously may turn it off.
+   * @default true
+   */
+  readonly asyncDeadLetterQueue?: boolean;
+  /**
+   * Reserved concurrency: refused at synth unless the stack allows it (the ReservedConcurrency rule),
+   * since an account's unreserved pool has a floor.
+   * @default - none reserved
+   */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**

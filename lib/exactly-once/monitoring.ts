@@ -60,15 +60,18 @@ export type RunbookSection =
  * ```
  */
 export interface AlarmOptions {
-  threshold: number;
-  description: string;
-  runbook: RunbookSection;
+  /** The value at or above which it fires. */
+  readonly threshold: number;
+  /** What broke and where to look: the first lines of the notification a person gets. */
+  readonly description: string;
+  /** The section of docs/runbook.md that says what to do; its link ends the description. */
+  readonly runbook: RunbookSection;
   /**
    * How many periods in a row must breach before it fires.
    *
    * @default 1
    */
-  evaluationPeriods?: number;
+  readonly evaluationPeriods?: number;
 }
 
 /**
@@ -104,23 +107,28 @@ export interface MonitoringProps {
    *
    * @default - no e-mail subscription (subscribe to the topic through the AlarmTopicArn output)
    */
-  alarmEmail?: string;
-  api: apigw.RestApi;
-  pipelines: ConsumerPipeline[];
-  relay: lambda.IFunction;
+  readonly alarmEmail?: string;
+  /** The REST API: its 5xx alarm. */
+  readonly api: apigw.RestApi;
+  /** Every consumer pipeline: its DLQ, source-age, deliveries and duration alarms, and its charts. */
+  readonly pipelines: ConsumerPipeline[];
+  /** The outbox relay's function: its iterator-age alarm. */
+  readonly relay: lambda.IFunction;
   /** The relay's stream event source mapping id (OutboxRelay.streamMappingId): its dropped records alarm. */
-  relayMappingId: string;
-  relayFailureQueue: sqs.IQueue;
-  sweepAge: Duration;
+  readonly relayMappingId: string;
+  /** The relay's on-failure queue: its DLQ alarms. */
+  readonly relayFailureQueue: sqs.IQueue;
+  /** The sweeper's age (OutboxRelay.sweepAge): an outbox item older than two sweeps alarms. */
+  readonly sweepAge: Duration;
   /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
-  functions: FunctionWithDefaults[];
+  readonly functions: FunctionWithDefaults[];
   /**
    * The API's own metrics (the functions' EMF metrics, summed) graphed beside the DLQs, e.g. the commands
    * done and the replays served.
    *
    * @default - no such widget
    */
-  apiMetrics?: { readonly title: string; readonly metricNames: readonly string[] };
+  readonly apiMetrics?: { readonly title: string; readonly metricNames: readonly string[] };
 }
 
 /**

@@ -49,27 +49,27 @@ export const SWEEPER_ENTRY = 'lambdas/exactly-once/outbox/sweeper-handler.ts';
  */
 export interface OutboxRelayProps {
   /** The table whose stream carries the outbox items (NEW_IMAGE) and whose pending-outbox index the sweeper reads. */
-  outboxTable: dynamodb.ITable;
+  readonly outboxTable: dynamodb.ITable;
   /**
    * The partition-key prefix of the entities whose partitions hold their outbox items
    * (`<prefix><entityId>`): how the relay and the sweeper find an item to mark it dispatched.
    */
-  entityPartitionPrefix: string;
+  readonly entityPartitionPrefix: string;
   /** Every consumer's queue and the event types it takes: the relay and the sweeper route by them. */
-  routes: ConsumerRoute[];
+  readonly routes: ConsumerRoute[];
   /**
    * The sweeper republishes outbox items older than this.
    *
    * @default Duration.minutes(5)
    */
-  sweepAge?: Duration;
+  readonly sweepAge?: Duration;
   /**
    * How long an outbox item is kept once dispatched (its TTL, OUTBOX_TTL_ATTRIBUTE); at least the
    * stream's 24 h (the OutboxRetention synth rule checks it).
    *
    * @default Duration.days(7)
    */
-  dispatchedRetention?: Duration;
+  readonly dispatchedRetention?: Duration;
 }
 
 /**

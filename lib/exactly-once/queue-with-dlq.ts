@@ -13,20 +13,22 @@ import { DEFAULT_SOURCE_RETENTION, deadLetterQueueProps, sourceQueueProps } from
  * ```
  */
 export interface QueueWithDlqProps {
-  fifo: boolean;
-  visibilityTimeout: Duration;
+  /** A FIFO pair (group order, deduplication) or a standard one; the DLQ is always of the same type. */
+  readonly fifo: boolean;
+  /** The source queue's visibility timeout: at least 6 x its consumer's timeout + batching window (checked at synth). */
+  readonly visibilityTimeout: Duration;
   /**
    * Source retention; the DLQ always keeps 14 days, longer than any source.
    *
    * @default DEFAULT_SOURCE_RETENTION (4 days)
    */
-  retentionPeriod?: Duration;
+  readonly retentionPeriod?: Duration;
   /**
    * Receives before SQS moves a message to the DLQ. Derive it from the retry
    * budget (lambdas/exactly-once/consumer/retry-budget: attemptsForBudget, fifoMaxReceiveCount), as
    * the pipelines do; the RetryBudget Aspect checks the arithmetic.
    */
-  maxReceiveCount: number;
+  readonly maxReceiveCount: number;
 }
 
 /**

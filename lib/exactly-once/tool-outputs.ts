@@ -15,14 +15,19 @@ import type { OutboxRelay } from './outbox-relay';
  * ```
  */
 export interface ToolOutputsProps {
+  /** The stage (`dev`, `prod`): the tools say which stack they talk to. */
   readonly stage: string;
   /** The caller rule's human-role patterns (the proof kit derives its own caller by them). */
   readonly humanRolePatterns: readonly string[];
   /** The REST API's URL (`RestApi.url`). */
   readonly apiUrl: string;
+  /** The effects table: the proof kit reads its claims and effects. */
   readonly effectsTable: dynamodb.ITable;
+  /** The provider log: the proof kit counts the recording double's calls. */
   readonly providerLogTable: dynamodb.ITable;
+  /** Every consumer pipeline: its queue and DLQ URLs, and its dedupe horizon (the DLQ tool). */
   readonly pipelines: readonly ConsumerPipeline[];
+  /** The outbox relay: its on-failure queue and the sweeper's DLQ (the DLQ tool). */
   readonly outbox: OutboxRelay;
   /**
    * The fault-injection switch, when the stack has one.

@@ -1,0 +1,39 @@
+import * as path from 'node:path';
+import ts from 'typescript';
+
+/**
+ * Every prop of every props or options interface the mechanism's constructs export
+ * (lib/exactly-once/index.ts) is written as AWS Solutions Constructs write theirs: `readonly`, with a
+ * doc comment, and an optional one says its default (`@default`). A prop added without them fails here.
+ */
+const INDEX = path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'index.ts');
+
+function undocumentedProps(): string[] {
+  const program = ts.createProgram([INDEX], { noEmit: true, skipLibCheck: true });
+  const checker = program.getTypeChecker();
+  const index = program.getSourceFile(INDEX)!;
+  const problems: string[] = [];
+  for (const exported of checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)) {
+    if (!/(Props|Options)$/.test(exported.name)) continue;
+    const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+    for (const declaration of symbol.declarations ?? []) {
+      if (!ts.isInterfaceDeclaration(declaration)) continue;
+      for (const member of declaration.members) {
+        if (!ts.isPropertySignature(member)) continue;
+        const where = `${exported.name}.${member.name.getText()}`;
+        const docs = ts.getJSDocCommentsAndTags(member);
+        const tags = ts.getJSDocTags(member).map((t) => t.tagName.text);
+        if (!member.modifiers?.some((m) => m.kind === ts.SyntaxKind.ReadonlyKeyword))
+          problems.push(`${where}: not readonly`);
+        if (docs.length === 0) problems.push(`${where}: no doc comment`);
+        if (member.questionToken !== undefined && !tags.includes('default'))
+          problems.push(`${where}: optional without @default`);
+      }
+    }
+  }
+  return problems;
+}
+
+test('every prop of the exported construct props is readonly and documented, and an optional one states its default', () => {
+  expect(undocumentedProps()).toEqual([]);
+});
