@@ -18,6 +18,8 @@ import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
+import { MARKS_IN_FLIGHT, relayOutboxEvents } from '../../lambdas/exactly-once/outbox/relay';
+import type { OutboxStore } from '../../lambdas/exactly-once/outbox/ports';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
@@ -857,5 +859,36 @@ describe('the outbox store re-reads what the pending index lists (base table, co
       'BatchGetItem left keys unprocessed',
     );
     expect(batchGets).toHaveLength(5);
+  });
+});
+
+describe('relayOutboxEvents marks what it published, a bounded number at a time', () => {
+  test('500 published events: never more than 25 dispatched marks in flight, every one marked, failures reported by id', async () => {
+    const events = Array.from({ length: 500 }, (_, i) => ({ eventId: `evt-${i}` }) as OrderEvent);
+    let inFlight = 0;
+    let most = 0;
+    const marked: string[] = [];
+    const outbox = {
+      markDispatched: async (event: { eventId: string }) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+        if (event.eventId === 'evt-7') throw new Error('throttled');
+        marked.push(event.eventId);
+        return true;
+      },
+    } as unknown as OutboxStore;
+
+    const failed = await relayOutboxEvents(events, {
+      publisher: { publish: async () => new Set<string>() },
+      outbox,
+      now: () => new Date(),
+    });
+
+    expect(most).toBe(MARKS_IN_FLIGHT);
+    expect(MARKS_IN_FLIGHT).toBeLessThan(50);
+    expect(marked).toHaveLength(499);
+    expect(failed).toEqual(new Set(['evt-7']));
   });
 });

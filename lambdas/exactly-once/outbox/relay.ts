@@ -18,12 +18,31 @@ export async function relayOutboxEvents(
 ): Promise<Set<string>> {
   const failed = await deps.publisher.publish(events);
   const published = events.filter((e) => !failed.has(e.eventId));
-  const marks = await Promise.allSettled(published.map((e) => deps.outbox.markDispatched(e, deps.now())));
+  const marks = await settledInChunks(published, MARKS_IN_FLIGHT, (e) => deps.outbox.markDispatched(e, deps.now()));
   marks.forEach((mark, i) => {
     if (mark.status === 'rejected') failed.add(published[i].eventId);
     else if (mark.value) deps.onFirstDispatch?.(published[i]);
   });
   return failed;
+}
+
+/**
+ * Dispatched marks in flight at once: under the SDK client's 50 sockets, so a sweep catching up on
+ * 500 items queues no request behind the pool (and logs no socket warning), and a slow one cannot
+ * hold the others.
+ */
+export const MARKS_IN_FLIGHT = 25;
+
+/** `work` over `items`, at most `size` at a time, every outcome in the items' order (as Promise.allSettled). */
+async function settledInChunks<T, R>(
+  items: readonly T[],
+  size: number,
+  work: (item: T) => Promise<R>,
+): Promise<PromiseSettledResult<R>[]> {
+  const settled: PromiseSettledResult<R>[] = [];
+  for (let i = 0; i < items.length; i += size)
+    settled.push(...(await Promise.allSettled(items.slice(i, i + size).map(work))));
+  return settled;
 }
 
 /** An outbox item the sweeper cannot publish: it is set aside, and reported on every sweep until repaired. */
