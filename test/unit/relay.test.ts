@@ -18,7 +18,7 @@ import { lambdaContext } from '../support/api-events';
 import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
-import { MARKS_IN_FLIGHT, relayOutboxEvents } from '../../lambdas/exactly-once/outbox/relay';
+import { MARKS_IN_FLIGHT, relayOutboxEvents, sweepOutbox } from '../../lambdas/exactly-once/outbox/relay';
 import type { OutboxStore } from '../../lambdas/exactly-once/outbox/ports';
 
 /**
@@ -890,5 +890,39 @@ describe('relayOutboxEvents marks what it published, a bounded number at a time'
     expect(MARKS_IN_FLIGHT).toBeLessThan(50);
     expect(marked).toHaveLength(499);
     expect(failed).toEqual(new Set(['evt-7']));
+  });
+
+  test('300 malformed pending items: never more than 25 set-asides in flight, every one set aside', async () => {
+    const items = Array.from({ length: 300 }, (_, i) => ({
+      itemKey: `ORDER#o${i}/OUTBOX#e${i}`,
+      createdAt: '2026-12-05T10:00:00.000Z',
+      event: { not: 'an event' },
+    }));
+    let inFlight = 0;
+    let most = 0;
+    const outbox = {
+      pendingOlderThan: async () => items,
+      setAsideItems: async () => [],
+      setAside: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+        return true;
+      },
+      oldestPendingCreatedAt: async () => undefined,
+    } as unknown as OutboxStore;
+
+    const result = await sweepOutbox({
+      publisher: { publish: async () => new Set<string>() },
+      outbox,
+      now: () => new Date('2026-12-05T11:00:00.000Z'),
+      minAgeSeconds: 300,
+      maxItems: 500,
+      maxSetAside: 500,
+    });
+
+    expect(most).toBe(MARKS_IN_FLIGHT);
+    expect(result.malformed.filter((m) => m.setAside)).toHaveLength(300);
   });
 });

@@ -27,7 +27,7 @@ export async function relayOutboxEvents(
 }
 
 /**
- * Dispatched marks in flight at once: under the SDK client's 50 sockets, so a sweep catching up on
+ * Dispatched marks (and set-asides) in flight at once: under the SDK client's 50 sockets, so a sweep catching up on
  * 500 items queues no request behind the pool (and logs no socket warning), and a slow one cannot
  * hold the others.
  */
@@ -111,7 +111,9 @@ export async function sweepOutbox(deps: {
       events.push(check.event); // repaired: published, which takes it out of the index
     else malformed.push({ itemKey: item.itemKey, createdAt: item.createdAt, reason: check.reason, setAside: true });
   }
-  const moves = await Promise.allSettled(toSetAside.map(({ item, reason }) => deps.outbox.setAside(item, reason, now)));
+  const moves = await settledInChunks(toSetAside, MARKS_IN_FLIGHT, ({ item, reason }) =>
+    deps.outbox.setAside(item, reason, now),
+  );
   toSetAside.forEach(({ item, reason }, i) =>
     malformed.push({
       itemKey: item.itemKey,
