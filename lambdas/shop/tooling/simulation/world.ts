@@ -52,6 +52,7 @@ import { IdempotencyKeyReusedError } from '../../use-cases/place-order';
 import type { Observation } from '../../../../tools/proof-kit/drive';
 import type { PlannedRequest } from '../../../../tools/proof-kit/plan';
 import { checkInvariants } from '../../../../tools/proof-kit/verify';
+import { eventIdOf } from '../../../../tools/dlq/messages';
 import type {
   SimulationOptionsBase,
   SimulationResult,
@@ -1423,8 +1424,7 @@ export class World {
     const caught = new Set<string>();
     for (const { spec, deadLetterQueue } of this.consumers.values())
       for (const message of deadLetterQueue.all())
-        if (message.attributes.failureCause === 'EventIdReused')
-          caught.add(`${spec.name}\n${eventIdOfMessage(message)}`);
+        if (message.attributes.failureCause === 'EventIdReused') caught.add(`${spec.name}\n${eventIdOf(message.body)}`);
     return [...this.forged]
       .filter((pair) => !caught.has(pair))
       .map((pair) => {
@@ -1519,16 +1519,6 @@ export class World {
       unexpectedErrors: this.unexpectedErrors,
       providerOverlaps,
     };
-  }
-}
-
-/** The eventId of a DLQ message, if its body is an envelope. */
-function eventIdOfMessage(message: SimMessage): string | undefined {
-  try {
-    const { eventId } = JSON.parse(message.body) as { eventId?: unknown };
-    return typeof eventId === 'string' ? eventId : undefined;
-  } catch {
-    return undefined;
   }
 }
 
