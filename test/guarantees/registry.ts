@@ -1758,6 +1758,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included',
     enforcedIn: [
+      { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
       { file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],

@@ -1,5 +1,5 @@
 import { failed } from '../../tools/simulation/campaign';
-import type { ApiIdempotency } from '../../tooling/shop/simulation/api';
+import type { ApiIdempotency } from '../../tools/simulation/world/api';
 import { ALL_GUARDS, simulate, simulationOptions, type SimulationResult } from '../../tooling/shop/simulation/world';
 
 /**

@@ -7,7 +7,9 @@ import { lambdaContext, VALID_ORDER } from '../support/api-events';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
 import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../tooling/shop/simulation/api';
 import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
-import { IDEMPOTENCY_TABLE, memoryTableStore, ORDERS_TABLE } from '../../tooling/shop/simulation/tables';
+import { ORDERS_TABLE } from '../../tooling/shop/simulation/api';
+import { IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
+import { memoryTableStore } from './contracts/memory-tables';
 import { simulationOptions, World } from '../../tooling/shop/simulation/world';
 
 /**

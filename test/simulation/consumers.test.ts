@@ -6,7 +6,8 @@ import { parseRoutes } from '../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../lambdas/exactly-once/env-names';
 import { unusedConsumerName } from '../support/consumer-list';
 import { handlerFactory } from '../../tools/simulation/world/consumers';
-import { EFFECTS_TABLE, ORDERS_TABLE } from '../../tooling/shop/simulation/tables';
+import { ORDERS_TABLE } from '../../tooling/shop/simulation/api';
+import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
 import { simulationOptions, World } from '../../tooling/shop/simulation/world';
 
 /**

@@ -10,7 +10,7 @@ import {
   type SimulationResult,
   World,
 } from '../../tooling/shop/simulation/world';
-import { EFFECTS_TABLE } from '../../tooling/shop/simulation/tables';
+import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
 
 /**
  * Each guard switched off (test-only, in the simulation's wiring; production

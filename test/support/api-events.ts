@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 
 /**
  * A REST API (v1) proxy event as API Gateway builds it for an IAM-authenticated
@@ -39,32 +39,7 @@ export function apiEvent(options: {
   };
 }
 
-/**
- * The Lambda context a handler gets: a deadline `remainingMs` from now on
- * `clock` (the simulation passes its virtual clock and a request id of its own,
- * so nothing draws on its seeded randomness).
- */
-export function lambdaContext(
-  remainingMs = 10_000,
-  options: { clock?: () => number; requestId?: string } = {},
-): Context {
-  const clock = options.clock ?? Date.now;
-  const deadline = clock() + remainingMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'test-function',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:test-function',
-    memoryLimitInMB: '256',
-    awsRequestId: options.requestId ?? `req-${Math.random().toString(16).slice(2)}`,
-    logGroupName: '/aws/lambda/test-function',
-    logStreamName: 'stream',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - clock()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
+export { lambdaContext } from '../../tools/simulation/world/lambda-context';
 
 export const VALID_ORDER = {
   customerId: 'cust-1',
