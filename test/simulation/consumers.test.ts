@@ -88,3 +88,25 @@ test('a consumer whose entry point exports no handler factory is refused, naming
     'consumer "audit": lambdas/exactly-once/outbox/relay-handler.ts exports no makeHandler(wiring)',
   );
 });
+
+test("outage windows fall on every provider a consumer of the list names, a new consumer's too", async () => {
+  // Arrange
+  const billing: ConsumerSpec = { ...audit, providers: ['billing-api'] };
+  const world = new World(
+    simulationOptions({
+      seed: 3,
+      orders: 20,
+      faults: { ...options.faults, providerOutages: 30, longOutageChance: 0 },
+      keepTrace: Number.MAX_SAFE_INTEGER,
+    }),
+    [...CONSUMERS, billing],
+  );
+
+  // Act
+  const result = await world.run();
+
+  // Assert
+  const hit = new Set(result.trace.flatMap((line) => /FAULT provider-outage: (\S+) until/.exec(line)?.slice(1) ?? []));
+  const named = [...CONSUMERS, billing].flatMap((spec) => spec.providers ?? []);
+  expect([...hit].sort()).toEqual([...new Set(named)].sort());
+});
