@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { REGISTRY, type CodeRef, type DocRef, type Registry, type TestRef } from './registry';
+import { exampleReach } from '../support/example-reach';
+import { REGISTRY, type CodeRef, type DocRef, type Guarantee, type Registry, type TestRef } from './registry';
 
 /**
  * Writes the generated section of docs/guarantees.md from the registry:
@@ -22,16 +23,26 @@ const PAGE_DIR = path.posix.dirname(PAGE);
  * test file is the checker's to report, not a reason for the page to change. A part of a templated
  * title is shown with ellipses.
  */
-export function renderSection(registry: Registry): string {
+export function renderSection(registry: Registry, reachesExample = exampleReach(ROOT)): string {
+  const { mechanism, example } = splitByOwner(registry.guarantees, reachesExample);
+  const table = (guarantees: readonly Guarantee[]) => [
+    '| Guarantee | Enforced in | Proved by | Explained in |',
+    '| --- | --- | --- | --- |',
+    ...guarantees.map((g) =>
+      row([`${cell(g.statement)} (\`${g.id}\`)`, codeCell(g.enforcedIn), testCell(g.provedBy), docLink(g.doc)]),
+    ),
+  ];
   const lines = [
     `<!-- Generated from test/guarantees/registry.ts by \`${RENDER_COMMAND}\`: edit the registry, not this section. -->`,
     '<!-- prettier-ignore-start -->',
     '',
-    '| Guarantee | Enforced in | Proved by | Explained in |',
-    '| --- | --- | --- | --- |',
-    ...registry.guarantees.map((g) =>
-      row([`${cell(g.statement)} (\`${g.id}\`)`, codeCell(g.enforcedIn), testCell(g.provedBy), docLink(g.doc)]),
-    ),
+    `**Proved without the example** (${mechanism.length}): at least one test proving each reaches none of the example's folders, so it still runs, and still proves the guarantee, with the shop deleted.`,
+    '',
+    ...table(mechanism),
+    '',
+    `**Proved through the example** (${example.length}): every test proving each reaches the shop (its code, its stack or its plug-ins for the tools). They hold for the shop as shipped; a fork that replaces the shop keeps these tests only by pointing them at its own domain.`,
+    '',
+    ...table(example),
     '',
     '**Not guaranteed**',
     '',
@@ -44,6 +55,21 @@ export function renderSection(registry: Registry): string {
     '<!-- prettier-ignore-end -->',
   ];
   return `\n${lines.join('\n')}\n`;
+}
+
+/**
+ * The mechanism's guarantees (one of their tests runs without the example: it reaches none of its
+ * folders) and the example's (every one of their tests reaches it), each in the registry's order.
+ */
+export function splitByOwner(
+  guarantees: readonly Guarantee[],
+  reachesExample: (file: string) => boolean,
+): { mechanism: Guarantee[]; example: Guarantee[] } {
+  const runsWithoutExample = (g: Guarantee) => g.provedBy.some((t) => !reachesExample(t.file));
+  return {
+    mechanism: guarantees.filter(runsWithoutExample),
+    example: guarantees.filter((g) => !runsWithoutExample(g)),
+  };
 }
 
 /** The page with its section replaced; the markers must be there, once each and in order. */

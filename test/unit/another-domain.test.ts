@@ -11,7 +11,8 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, normalize, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { exampleReach } from '../support/example-reach';
 import { runInCopy } from '../support/repo-copy';
 
 /**
@@ -38,7 +39,6 @@ const fixtureFiles = (dir = FIXTURE): string[] =>
     return statSync(path).isDirectory() ? fixtureFiles(path) : [relative(FIXTURE, path)];
   });
 
-const SPECIFIER = /(?:from|import\(|require\(|jest\.mock\()\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 const isShop = (path: string) =>
   path.startsWith('lambdas/shop/') ||
   path.startsWith('tooling/shop/') ||
@@ -46,22 +46,8 @@ const isShop = (path: string) =>
 
 /** The tests that reach the shop, through their own imports or a test-support file's: the example's tests. */
 function examplesTests(files: readonly string[]): Set<string> {
-  const reaches = new Map<string, boolean>();
-  const visit = (file: string): boolean => {
-    if (isShop(file)) return true;
-    if (!file.startsWith('test/') || !file.endsWith('.ts')) return false;
-    if (reaches.has(file)) return reaches.get(file)!;
-    reaches.set(file, false);
-    const source = readFileSync(join(REPO, file), 'utf8');
-    const targets = [...source.matchAll(SPECIFIER)].map(([, specifier]) => normalize(join(dirname(file), specifier)));
-    const found = targets.some((base) => {
-      const target = [`${base}.ts`, join(base, 'index.ts'), base].find((c) => existsSync(join(REPO, c)));
-      return target !== undefined && visit(target);
-    });
-    reaches.set(file, found || /lambdas\/shop|lib\/shop|tooling\/shop/.test(source));
-    return reaches.get(file)!;
-  };
-  return new Set(files.filter((file) => file.startsWith('test/') && visit(file)));
+  const reaches = exampleReach(REPO);
+  return new Set(files.filter((file) => file.startsWith('test/') && reaches(file)));
 }
 
 let copy: string;

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkRegistry } from '../guarantees/check';
 import { REGISTRY, type Guarantee, type Registry } from '../guarantees/registry';
-import { currentSection, PAGE, RENDER_COMMAND, renderSection } from '../guarantees/render';
+import { currentSection, PAGE, RENDER_COMMAND, renderSection, splitByOwner } from '../guarantees/render';
+import { exampleReach } from '../support/example-reach';
 
 /**
  * The guarantees are a registry (test/guarantees/registry.ts), not a hand-kept table: every file,
@@ -202,5 +203,35 @@ describe('the checker catches drift, on a copy of a real entry', () => {
     expect(problems).toEqual([
       `cancel-idempotent: proved by ${contract.file} run by test/unit/cancel-order.test.ts: test/unit/cancel-order.test.ts does not import ${contract.file}`,
     ]);
+  });
+});
+
+describe('the page splits the guarantees by whether their proof needs the example', () => {
+  const reachesExample = exampleReach(ROOT);
+
+  test('a test of the mechanism alone reaches no example folder; a shop test does', () => {
+    expect(reachesExample('test/exactly-once/mechanism-alone.test.ts')).toBe(false);
+    expect(reachesExample('test/unit/create-order.test.ts')).toBe(true);
+  });
+
+  test('one test that runs without the example puts a guarantee in the first table; none, in the second', () => {
+    // Arrange
+    const entry = REGISTRY.guarantees[0];
+    const alone = {
+      ...entry,
+      id: 'alone',
+      provedBy: [
+        { file: 'a.test.ts', name: 'a' },
+        { file: 'shop.test.ts', name: 'b' },
+      ],
+    };
+    const shopOnly = { ...entry, id: 'shop-only', provedBy: [{ file: 'shop.test.ts', name: 'b' }] };
+
+    // Act
+    const split = splitByOwner([alone, shopOnly], (file) => file.startsWith('shop'));
+
+    // Assert
+    expect(split.mechanism.map((g) => g.id)).toEqual(['alone']);
+    expect(split.example.map((g) => g.id)).toEqual(['shop-only']);
   });
 });
