@@ -279,12 +279,12 @@ describe('consumer hop', () => {
     leaseHolder: 'test',
   };
 
-  function record(options: { attribute?: string; body?: EventEnvelope }): SQSRecord {
+  function record(options: { attribute?: string; body?: EventEnvelope; receiveCount?: number }): SQSRecord {
     return {
       messageId: 'm-1',
       receiptHandle: 'r-1',
       body: JSON.stringify(options.body ?? EVENT),
-      attributes: { ApproximateReceiveCount: '2', SentTimestamp: String(SENT_AT) },
+      attributes: { ApproximateReceiveCount: String(options.receiveCount ?? 1), SentTimestamp: String(SENT_AT) },
       messageAttributes:
         options.attribute === undefined ? {} : { traceparent: { dataType: 'String', stringValue: options.attribute } },
     } as unknown as SQSRecord;
@@ -306,10 +306,27 @@ describe('consumer hop', () => {
     const wait = hop('queue-wait');
     const consumer = hop('consumer');
     expect(wait).toMatchObject({ traceId: TRACE_ID, parentId: RELAY_SPAN, start: SENT_AT });
-    expect(wait.attributes).toEqual({ messageId: 'm-1', receiveCount: '2' });
-    expect(consumer).toMatchObject({ traceId: TRACE_ID, parentId: wait.spanId, attributes: { consumer: 'loyalty' } });
+    expect(wait.attributes).toEqual({ messageId: 'm-1' });
+    expect(consumer).toMatchObject({
+      traceId: TRACE_ID,
+      parentId: wait.spanId,
+      attributes: { consumer: 'loyalty', messageId: 'm-1', receiveCount: '1' },
+    });
     expect(consumer.start).toBeGreaterThanOrEqual(wait.end);
     expect(hop('provider-call')).toMatchObject({ traceId: TRACE_ID, spanId: seenInApply, parentId: consumer.spanId });
+  });
+
+  test('a redelivery records no queue wait (its SentTimestamp is the first send): its try hangs under the relay span', async () => {
+    await consumeRecord(
+      record({ attribute: `00-${TRACE_ID}-${RELAY_SPAN}-01`, receiveCount: 3 }),
+      settings,
+      parseEnvelope,
+      async () => 'applied',
+      work,
+    );
+
+    expect(spans.map((s) => s.hop)).toEqual(['consumer']);
+    expect(hop('consumer')).toMatchObject({ parentId: RELAY_SPAN, attributes: { receiveCount: '3' } });
   });
 
   test("without the attribute (or with an unreadable one), the envelope's traceparent is the parent", async () => {

@@ -73,6 +73,31 @@ test("the slowest order's trace is the one longest from its API call to its last
   expect(slowestOrderTrace([...poison, ...replay])).toBeUndefined();
 });
 
+test('rows are in tree order: a redelivered try (no queue wait of its own) sits under the relay, labelled with its receive', () => {
+  const retry: SpanRecord = {
+    hop: 'consumer',
+    traceId: A,
+    spanId: 'a'.repeat(15) + '7',
+    parentId: 'a'.repeat(15) + '3',
+    start: T0 + 250, // starts before the first try's consumer span, which sits under its queue wait
+    end: T0 + 260,
+    attributes: { consumer: 'fulfilment', receiveCount: '2' },
+  };
+
+  const trace = slowestOrderTrace([...orderTrace(A), retry])!;
+
+  expect(trace.spans.map((s) => [s.hop, s.depth])).toEqual([
+    ['api', 0],
+    ['outbox-write', 1],
+    ['relay', 2],
+    ['queue-wait', 3],
+    ['consumer', 4],
+    ['provider-call', 5],
+    ['consumer', 3],
+  ]);
+  expect(waterfallChart(trace, '')).toContain('>consumer (fulfilment, receive 2)</text>');
+});
+
 test('a trace with more spans than the chart holds keeps its first ones and counts the rest', () => {
   const retries: SpanRecord[] = Array.from({ length: MAX_WATERFALL_ROWS }, (_, i) => ({
     hop: 'consumer',

@@ -3,8 +3,8 @@ import { escape } from './svg-charts';
 import type { Target } from './target';
 
 /**
- * The slowest order's trace, for the report's waterfall: its spans in start order, each with its
- * depth under the trace's first span (a span whose parent was not recorded sits at depth 0).
+ * The slowest order's trace, for the report's waterfall: its spans in tree order (each under its
+ * parent, siblings by start), each with its depth (a span whose parent was not recorded is a root).
  */
 export interface OrderTrace {
   traceId: string;
@@ -13,7 +13,7 @@ export interface OrderTrace {
   /** The event ids its relay spans published (the order's events). */
   eventIds: string[];
   spans: (SpanRecord & { depth: number })[];
-  /** Spans left out of the chart (a trace with many retries), the latest ones. */
+  /** Spans left out of the chart (a trace with many retries), the last ones in tree order. */
   omitted: number;
   /** How many order traces the run recorded, of which this is the slowest. */
   ofTraces: number;
@@ -59,21 +59,26 @@ export function slowestOrderTrace(spans: readonly SpanRecord[]): OrderTrace | un
     if (slowest === undefined || durationMs > slowest.durationMs) slowest = { trace, durationMs };
   }
   if (slowest === undefined) return undefined;
-  const sorted = [...slowest.trace].sort((a, b) => a.start - b.start || a.end - b.end);
-  const byId = new Map(sorted.map((s) => [s.spanId, s]));
-  const depthOf = (span: SpanRecord, seen = new Set<string>()): number => {
-    const parent = span.parentId === undefined ? undefined : byId.get(span.parentId);
-    if (parent === undefined || seen.has(parent.spanId)) return 0;
-    seen.add(parent.spanId);
-    return 1 + depthOf(parent, seen);
+  // Tree order: each span under its parent, siblings by start (a span whose parent was not recorded is a root).
+  const byStart = [...slowest.trace].sort((a, b) => a.start - b.start || a.end - b.end);
+  const ids = new Set(byStart.map((s) => s.spanId));
+  const children = new Map<string, SpanRecord[]>();
+  for (const span of byStart)
+    if (span.parentId !== undefined && ids.has(span.parentId))
+      children.set(span.parentId, [...(children.get(span.parentId) ?? []), span]);
+  const ordered: (SpanRecord & { depth: number })[] = [];
+  const visit = (span: SpanRecord, depth: number) => {
+    ordered.push({ ...span, depth });
+    for (const child of children.get(span.spanId) ?? []) visit(child, depth + 1);
   };
-  const shown = sorted.slice(0, MAX_WATERFALL_ROWS);
+  for (const root of byStart.filter((s) => s.parentId === undefined || !ids.has(s.parentId))) visit(root, 0);
+  const shown = ordered.slice(0, MAX_WATERFALL_ROWS);
   return {
-    traceId: sorted[0].traceId,
+    traceId: byStart[0].traceId,
     durationMs: slowest.durationMs,
-    eventIds: [...new Set(sorted.filter((s) => s.hop === 'relay').map((s) => s.attributes?.eventId ?? '?'))],
-    spans: shown.map((s) => ({ ...s, depth: depthOf(s) })),
-    omitted: sorted.length - shown.length,
+    eventIds: [...new Set(byStart.filter((s) => s.hop === 'relay').map((s) => s.attributes?.eventId ?? '?'))],
+    spans: shown,
+    omitted: ordered.length - shown.length,
     ofTraces: orders.length,
   };
 }
@@ -113,8 +118,11 @@ export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): 
     .map((s, i) => {
       const y = top + i * ROW;
       const hop = HOPS[s.hop] ?? { label: s.hop, color: '#9c755f' };
-      const detail = s.attributes?.consumer ?? s.attributes?.provider ?? '';
-      const label = `${hop.label}${detail === '' ? '' : ` (${detail})`}`;
+      const details = [
+        s.attributes?.consumer ?? s.attributes?.provider,
+        Number(s.attributes?.receiveCount ?? '1') > 1 ? `receive ${s.attributes?.receiveCount}` : undefined,
+      ].filter((d) => d !== undefined);
+      const label = `${hop.label}${details.length === 0 ? '' : ` (${details.join(', ')})`}`;
       const failed = s.attributes?.error === 'true';
       const x = sx(s.start);
       const width = Math.max(2, sx(s.end) - x);

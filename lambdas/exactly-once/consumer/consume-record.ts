@@ -83,11 +83,12 @@ export async function consumeRecord<E extends EventEnvelope>(
   apply: (event: E, work: RecordWork) => Promise<ApplyOutcome>,
   work: RecordWork,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
-  // The trace: its time in the queue, then this try as a `consumer` span (its provider calls are children).
+  // The trace: its time in the queue (first receive), then this try as a `consumer` span (its provider calls are children).
   const queued = recordQueueWait(record, Date.now());
   return inSpan('consumer', queued, () => consume(record, settings, parse, apply, work), {
     consumer: settings.consumer,
     messageId: record.messageId,
+    receiveCount: record.attributes?.ApproximateReceiveCount ?? '1',
   });
 }
 

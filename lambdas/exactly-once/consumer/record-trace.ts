@@ -18,15 +18,17 @@ export function messageTraceParent(record: SQSRecord): TraceContext | undefined 
 }
 
 /**
- * Records the message's time in the queue as a `queue-wait` span, from SQS's `SentTimestamp` to
- * `now` (a redelivered message's wait includes its earlier tries and their backoff), and returns it:
- * the consumer's span is its child. Without a readable `SentTimestamp`, nothing is recorded and the
- * consumer's span hangs under the sender's directly.
+ * On a message's first receive, records its time in the queue as a `queue-wait` span, from SQS's
+ * `SentTimestamp` to `now`, and returns it: the consumer's span is its child. A redelivered message's
+ * `SentTimestamp` is still its first send, so its wait would overlap its earlier tries: none is
+ * recorded, and the try's consumer span hangs under the sender's directly (as it does without a
+ * readable `SentTimestamp`).
  */
 export function recordQueueWait(record: SQSRecord, now: number): TraceContext | undefined {
   const parent = messageTraceParent(record);
   const sent = Number(record.attributes?.SentTimestamp);
-  if (!Number.isFinite(sent) || sent <= 0) return parent;
+  const firstReceive = Number(record.attributes?.ApproximateReceiveCount ?? '1') <= 1;
+  if (!firstReceive || !Number.isFinite(sent) || sent <= 0) return parent;
   const wait = childContext(parent);
   recordSpan(wait, {
     hop: 'queue-wait',
@@ -34,7 +36,7 @@ export function recordQueueWait(record: SQSRecord, now: number): TraceContext | 
     // SQS's clock and this one may differ by a little: a wait is never negative.
     start: Math.min(sent, now),
     end: now,
-    attributes: { messageId: record.messageId, receiveCount: record.attributes?.ApproximateReceiveCount ?? '1' },
+    attributes: { messageId: record.messageId },
   });
   return wait;
 }
