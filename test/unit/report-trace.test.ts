@@ -159,7 +159,7 @@ const verification = checkInvariants({
 test.each<[string, RunResults['trace'], string]>([
   ['not collected (AWS)', undefined, 'the local runtime records them'],
   ['collected, none recorded', { recorded: 0 }, 'No spans were recorded for this run.'],
-  ['recorded, but no order trace', { recorded: 3 }, "No order's trace among the 3 span(s) recorded"],
+  ['recorded, but no trace from the API', { recorded: 3 }, 'No trace among the 3 span(s) recorded began at the API'],
 ])('a report whose spans were %s says so instead of drawing an empty chart', (_what, trace, words) => {
   const html = htmlReport({ ...smokeRunResults(verification), ...(trace === undefined ? {} : { trace }) });
 

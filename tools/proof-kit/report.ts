@@ -392,7 +392,7 @@ function noTraceReason(r: RunResults): string {
   if (r.trace === undefined)
     return 'No spans were recorded for this run: the local runtime records them; on AWS each hop is a "Span" log line (and an X-Ray trace with the ADOT stage option).';
   if (r.trace.recorded === 0) return 'No spans were recorded for this run.';
-  return `No order's trace among the ${r.trace.recorded} span(s) recorded: none began at the API and reached the relay.`;
+  return `No trace among the ${r.trace.recorded} span(s) recorded began at the API and reached the relay.`;
 }
 
 /**

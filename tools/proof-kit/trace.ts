@@ -49,11 +49,11 @@ export function slowestOrderTrace(spans: readonly SpanRecord[]): OrderTrace | un
     trace.push(span);
     byTrace.set(span.traceId, trace);
   }
-  const orders = [...byTrace.values()].filter(
+  const fromApi = [...byTrace.values()].filter(
     (trace) => trace.some((s) => s.hop === 'api') && trace.some((s) => s.hop === 'relay'),
   );
   let slowest: { trace: SpanRecord[]; durationMs: number } | undefined;
-  for (const trace of orders) {
+  for (const trace of fromApi) {
     const start = Math.min(...trace.filter((s) => s.hop === 'api').map((s) => s.start));
     const durationMs = Math.max(...trace.map((s) => s.end)) - start;
     if (slowest === undefined || durationMs > slowest.durationMs) slowest = { trace, durationMs };
@@ -79,7 +79,7 @@ export function slowestOrderTrace(spans: readonly SpanRecord[]): OrderTrace | un
     eventIds: [...new Set(byStart.filter((s) => s.hop === 'relay').map((s) => s.attributes?.eventId ?? '?'))],
     spans: shown,
     omitted: ordered.length - shown.length,
-    ofTraces: orders.length,
+    ofTraces: fromApi.length,
   };
 }
 
@@ -105,7 +105,7 @@ const RIGHT = 70;
  * Without a trace, a sentence saying so instead of an empty chart.
  */
 export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): string {
-  const title = "Slowest order's trace, hop by hop";
+  const title = 'Slowest trace, hop by hop';
   if (trace === undefined)
     return `<figure class="waterfall"><figcaption>${escape(title)}</figcaption><p id="no-spans">${escape(whyNone)}</p></figure>`;
   const origin = Math.min(...trace.spans.map((s) => s.start));
@@ -151,7 +151,7 @@ export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): 
     .join('');
   const caption =
     `${title}: ${trace.durationMs} ms from the API call to the last hop, trace ${trace.traceId}` +
-    ` (${trace.eventIds.join(', ')}; the slowest of ${trace.ofTraces} order trace(s))` +
+    ` (${trace.eventIds.join(', ')}; the slowest of ${trace.ofTraces} trace(s) begun at the API)` +
     (trace.omitted > 0 ? `; the first ${trace.spans.length} spans, ${trace.omitted} later ones not drawn` : '');
   return (
     `<figure class="waterfall"><figcaption>${escape(caption)}</figcaption>` +
