@@ -20,6 +20,10 @@ import { PermanentError } from './errors';
  * - `tenant`: who the producer verified the change was made for (the shop: the caller the API
  *   authenticated). Part of the inbox key and of the fingerprint, so one tenant's event can never
  *   stand for another's. Optional: an event without one is keyed as before.
+ * - `traceparent`: the W3C Trace Context of the span that wrote the event to the outbox
+ *   (lambdas/exactly-once/trace), so the relay, the consumer and the provider call join the trace
+ *   the API call began. Optional (an event without one starts a trace at the relay), never part of
+ *   the fingerprint, and an unreadable one is dropped, never a reason to refuse the event.
  *
  * @example A consumer's effect takes the envelope with whatever payload its producer wrote
  * ```ts
@@ -37,6 +41,7 @@ export interface EventEnvelope<Type extends string = string, Payload = unknown> 
   version: number;
   occurredAt: string;
   tenant?: string;
+  traceparent?: string;
   payload: Payload;
 }
 
@@ -62,6 +67,8 @@ export const envelopeSchema = z.object({
   version: z.int().min(1),
   occurredAt: z.iso.datetime({ offset: true }),
   tenant: z.string().min(1).optional(),
+  // Observability only: a value that is not a string is dropped, never fails the event.
+  traceparent: z.string().optional().catch(undefined),
   payload: z.unknown(),
 });
 

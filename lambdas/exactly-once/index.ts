@@ -128,3 +128,23 @@ export { dynamoDbClient, dynamoDbDocumentClient, sqsClient } from './aws/clients
 export { idempotencyStore } from './aws/idempotency-store';
 export { isContention, isDependencyFailure } from './aws/transient-errors';
 export { flushMetrics, logger, metrics, MetricUnit } from './runtime/observability';
+
+// Tracing: a W3C trace context from the API call through the outbox, the relay and the queue to the provider call
+export {
+  childContext,
+  formatTraceparent,
+  parseTraceparent,
+  type RandomHex,
+  type TraceContext,
+} from './trace/trace-context';
+export {
+  activeTraceContext,
+  activeTraceparent,
+  inChildSpan,
+  inSpan,
+  recordSpan,
+  SPAN_LOG_MESSAGE,
+  type SpanRecord,
+  type SpanSink,
+} from './trace/spans';
+export { inRequestSpan } from './api/request-trace';

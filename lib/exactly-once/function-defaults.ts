@@ -41,7 +41,50 @@ export interface FunctionBuild {
   faultInjection: boolean;
   /** The inbox-claim bypass of the local runtime's build (`-c localRuntime=true`); never deployable. */
   inboxBypass: boolean;
+  /**
+   * OpenTelemetry through the AWS Distro for OpenTelemetry (ADOT) Lambda layer ({@link ADOT_NODEJS_LAYER}):
+   * the layer on every function, `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-handler`, and a bundle whose
+   * `handler` export the wrapper can replace. Traces go to X-Ray; the cost is in docs/cost.md.
+   * @default false
+   */
+  openTelemetry?: boolean;
 }
+
+/**
+ * The ADOT Lambda layer for Node.js on arm64, as aws-otel.github.io/docs/getting-started/lambda/lambda-js
+ * publishes it: `arn:aws:lambda:<region>:901920570463:layer:aws-otel-nodejs-<architecture>-ver-<version>:<n>`,
+ * one per region, in the `aws` partition. Raise `version` when AWS publishes a newer one.
+ *
+ * @example
+ * ```ts
+ * adotNodejsLayerArn('eu-west-1'); // 'arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1'
+ * ```
+ */
+export const ADOT_NODEJS_LAYER = { account: '901920570463', name: 'aws-otel-nodejs-arm64-ver-1-30-2', version: 1 };
+
+/**
+ * The ARN of {@link ADOT_NODEJS_LAYER} in `region` (a token for the stack's own region works too).
+ *
+ * @example
+ * ```ts
+ * fn.addLayers(lambda.LayerVersion.fromLayerVersionArn(this, 'Adot', adotNodejsLayerArn(Stack.of(this).region)));
+ * ```
+ */
+export function adotNodejsLayerArn(region: string): string {
+  const { account, name, version } = ADOT_NODEJS_LAYER;
+  return `arn:aws:lambda:${region}:${account}:layer:${name}:${version}`;
+}
+
+/**
+ * The wrapper script the ADOT layer installs: Lambda runs it first (`AWS_LAMBDA_EXEC_WRAPPER`), and it
+ * starts OpenTelemetry before the handler loads.
+ *
+ * @example
+ * ```ts
+ * fn.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', ADOT_EXEC_WRAPPER);
+ * ```
+ */
+export const ADOT_EXEC_WRAPPER = '/opt/otel-handler';
 
 const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
 
@@ -111,6 +154,9 @@ export function bundleDefines(build: FunctionBuild): Record<string, string> {
  */
 export function lambdaBundling(build: FunctionBuild) {
   return {
+    // esbuild's CommonJS exports are getters the ADOT wrapper cannot replace (it wraps `handler` in
+    // place: "Cannot redefine property: handler"); copied into a plain object, they are plain values.
+    ...(build.openTelemetry === true ? { footer: 'module.exports = { ...module.exports };' } : {}),
     minify: true,
     sourceMap: true,
     target: 'node24',
@@ -220,7 +266,9 @@ export interface FunctionWithDefaultsProps {
  * - Powertools service name (the stack's name, {@link serviceName}) and metrics namespace set;
  * - async invocations: an SQS dead-letter queue (SSE, TLS only), 2 retries, 6 h max event age;
  * - `CODE_VERSION`: its bundle's asset hash (12 characters), so what it writes (a DLQ copy) says
- *   which code wrote it.
+ *   which code wrote it;
+ * - OpenTelemetry off; with the stack's `openTelemetry` build ({@link setFunctionBuild}), the ADOT
+ *   layer ({@link ADOT_NODEJS_LAYER}) and `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-handler`.
  *
  * @example
  * ```ts
@@ -280,6 +328,13 @@ export class FunctionWithDefaults extends Construct {
       },
       bundling: lambdaBundling(functionBuildOf(this)),
     });
+
+    if (functionBuildOf(this).openTelemetry === true) {
+      this.fn.addLayers(
+        lambda.LayerVersion.fromLayerVersionArn(this, 'AdotLayer', adotNodejsLayerArn(Stack.of(this).region)),
+      );
+      this.fn.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', ADOT_EXEC_WRAPPER);
+    }
 
     // The bundle's asset hash, read when the template is rendered: a code change changes it.
     const cfn = this.fn.node.defaultChild as lambda.CfnFunction;

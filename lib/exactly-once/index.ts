@@ -23,6 +23,9 @@
  */
 
 export {
+  ADOT_EXEC_WRAPPER,
+  ADOT_NODEJS_LAYER,
+  adotNodejsLayerArn,
   bundleDefines,
   entryPointPath,
   functionBuildOf,

@@ -54,6 +54,12 @@ export interface AppConfig {
    * proof kit's verification can fail. Its template refuses to deploy. Never in prod.
    */
   localRuntime: boolean;
+  /**
+   * OpenTelemetry on AWS through the ADOT Lambda layer (`-c openTelemetry=true`): every function gets
+   * the layer and its wrapper, and sends its traces to X-Ray (cost: docs/cost.md). Off by default in
+   * every stage; refused with localRuntime (the local runtime records the spans itself).
+   */
+  openTelemetry: boolean;
   /** Optional e-mail address subscribed to the alarm topic; synth warns when prod has none. */
   alarmEmail?: string;
   /**
@@ -149,6 +155,13 @@ export function readConfig(scope: Construct): AppConfig {
     throw new ConfigError('Context localRuntime=true needs fault injection: drop faultInjection=false');
   }
 
+  const openTelemetry = flag('openTelemetry', ctx('openTelemetry'), false);
+  if (openTelemetry && localRuntime) {
+    throw new ConfigError(
+      'Context openTelemetry=true is not allowed with localRuntime=true: the ADOT layer runs on AWS only, and the local runtime records the spans itself',
+    );
+  }
+
   let providers: ProviderEndpoints;
   try {
     providers = providerEndpointsOf(ctx(PROVIDERS_CONTEXT), stage);
@@ -167,6 +180,7 @@ export function readConfig(scope: Construct): AppConfig {
     logRetention: defaults.logRetention,
     faultInjection,
     localRuntime,
+    openTelemetry,
     alarmEmail: email('alarmEmail', ctx('alarmEmail')),
     tableThroughputCeiling:
       ctx('tableThroughputCeiling') === 'none'

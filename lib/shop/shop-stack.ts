@@ -58,7 +58,11 @@ export class ExactlyOnceStack extends Stack {
     Tags.of(this).add('project', PROJECT_TAG);
     Tags.of(this).add('stage', config.stage);
     // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
-    setFunctionBuild(this, { faultInjection: config.faultInjection, inboxBypass: config.localRuntime });
+    setFunctionBuild(this, {
+      faultInjection: config.faultInjection,
+      inboxBypass: config.localRuntime,
+      openTelemetry: config.openTelemetry,
+    });
 
     const storage = new Storage(this, 'Storage', {
       removalPolicy: config.removalPolicy,

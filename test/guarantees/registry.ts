@@ -1664,6 +1664,43 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/runbook.md', anchor: 'source-queue-age' },
   },
   {
+    id: 'trace-context',
+    statement:
+      "One order's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/trace/trace-context.ts', symbol: 'parseTraceparent' },
+      { file: 'lambdas/exactly-once/api/request-trace.ts', symbol: 'inRequestSpan' },
+      { file: 'lambdas/exactly-once/aws/outbox-table.ts', symbol: 'outboxPut' },
+      { file: 'lambdas/exactly-once/aws/sqs-event-publisher.ts', symbol: 'SqsEventPublisher' },
+      { file: 'lambdas/exactly-once/consumer/record-trace.ts', symbol: 'recordQueueWait' },
+      { file: 'lambdas/exactly-once/aws/http-provider.ts', symbol: 'HttpProvider' },
+    ],
+    provedBy: [
+      {
+        file: 'test/runtime/end-to-end.test.ts',
+        name: "one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before",
+      },
+      {
+        file: 'test/exactly-once/trace.test.ts',
+        name: ' traceparent is ignored: the request runs in a new trace',
+        templated: true,
+      },
+      {
+        file: 'test/exactly-once/trace.test.ts',
+        name: "the message's traceparent attribute is the relay span, a child of the event's; the body is the stored event",
+      },
+      {
+        file: 'test/exactly-once/trace.test.ts',
+        name: "the call sends traceparent naming its provider-call span, a child of the consumer's",
+      },
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
+      },
+    ],
+    doc: { page: 'docs/operations.md', anchor: 'tracing-one-order-across-every-hop' },
+  },
+  {
     id: 'dlq-redrive',
     statement:
       'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',

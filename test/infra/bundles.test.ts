@@ -99,9 +99,10 @@ describe('the stack picks the build from its configuration', () => {
   };
 
   test.each([
-    ['default', {}, NONE],
-    ['-c faultInjection=true', { faultInjection: 'true' }, FAULTS],
-    ['-c localRuntime=true', { localRuntime: 'true' }, LOCAL],
+    ['default', {}, { ...NONE, openTelemetry: false }],
+    ['-c faultInjection=true', { faultInjection: 'true' }, { ...FAULTS, openTelemetry: false }],
+    ['-c localRuntime=true', { localRuntime: 'true' }, { ...LOCAL, openTelemetry: false }],
+    ['-c openTelemetry=true', { openTelemetry: 'true' }, { ...NONE, openTelemetry: true }],
   ])('%s', (_, context, expected) => {
     const builds = buildOf(context);
 

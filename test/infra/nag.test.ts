@@ -123,6 +123,15 @@ describe('the stack with its providers configured', () => {
   });
 });
 
+describe('the stack with OpenTelemetry (the ADOT layer) on', () => {
+  test('synthesizes with zero unacknowledged findings', () => {
+    const result = synthWithNag((app) => exactlyOnceStack(app), { openTelemetry: 'true' });
+
+    expect(findings(result.violations)).toEqual([]);
+    expect(result.error).toBeUndefined();
+  });
+});
+
 describe('the stack with a third consumer on the list', () => {
   test('synthesizes with zero unacknowledged findings: its queues, function and grants come with the same defaults', () => {
     const result = synthWithNag(

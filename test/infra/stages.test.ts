@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { applyCorrectnessAspects } from '../../lib/exactly-once/aspects';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { METRICS_NAMESPACE } from '../../lib/exactly-once/function-defaults';
+import { adotNodejsLayerArn, lambdaBundling, METRICS_NAMESPACE } from '../../lib/exactly-once/function-defaults';
 import { cdkContext, configError } from '../support/synth';
 import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 
@@ -295,6 +295,55 @@ describe('reserved concurrency', () => {
   });
 });
 
+describe('OpenTelemetry through the ADOT layer: a stage option, off by default', () => {
+  const functions = (synth: StageSynth) => resourcesOfType(synth.template, 'AWS::Lambda::Function');
+  const layerArn = (stack: Stack) => stack.resolve(adotNodejsLayerArn(Stack.of(stack).region));
+  const wrapperOf = (fn: CfnResource) =>
+    (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
+      ?.AWS_LAMBDA_EXEC_WRAPPER;
+
+  test('off (dev and prod by default): no function has the layer or the wrapper', () => {
+    for (const synth of [dev, prod])
+      for (const [id, fn] of functions(synth))
+        expect({
+          id,
+          layers: fn.Properties?.Layers,
+          wrapper: wrapperOf(fn),
+        }).toEqual({
+          id,
+          layers: undefined,
+          wrapper: undefined,
+        });
+  });
+
+  test("on: every function has the ADOT Node.js arm64 layer of the stack's region and runs through its wrapper", () => {
+    const on = synthStage({ openTelemetry: 'true' });
+    const all = functions(on);
+
+    expect(all.length).toBeGreaterThan(5);
+    for (const [id, fn] of all)
+      expect({
+        id,
+        layers: fn.Properties?.Layers,
+        wrapper: wrapperOf(fn),
+      }).toEqual({
+        id,
+        layers: [layerArn(on.stack)],
+        wrapper: '/opt/otel-handler',
+      });
+    expect(adotNodejsLayerArn('eu-west-1')).toBe(
+      'arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1',
+    );
+  });
+
+  test("on, the bundles' exports are plain values the wrapper can replace; off, the bundles are as before", () => {
+    const build = { faultInjection: false, inboxBypass: false };
+
+    expect(lambdaBundling({ ...build, openTelemetry: true }).footer).toBe('module.exports = { ...module.exports };');
+    expect(lambdaBundling(build)).not.toHaveProperty('footer');
+  });
+});
+
 describe('configuration: every bad option stops synth with a one-line error', () => {
   test.each([
     [{ stage: 'staging' }, 'Context stage must be one of dev, prod, got "staging"'],
@@ -322,6 +371,11 @@ describe('configuration: every bad option stops synth with a one-line error', ()
       'Context apiGatewayAccountRole must be one of create, existing, got "shared"',
     ],
     [{ allowReservedConcurrency: 'sure' }, 'Context allowReservedConcurrency must be true or false, got "sure"'],
+    [{ openTelemetry: 'on' }, 'Context openTelemetry must be true or false, got "on"'],
+    [
+      { localRuntime: 'true', openTelemetry: 'true' },
+      'Context openTelemetry=true is not allowed with localRuntime=true: the ADOT layer runs on AWS only, and the local runtime records the spans itself',
+    ],
     [
       { stackName: 'exactly_once' },
       'Context stackName must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got "exactly_once"',

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import type { SpanRecord } from '../../lambdas/exactly-once/trace/spans';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
+import type { ProviderLog } from '../../tools/local-runtime/provider';
 import type { LocalRuntime } from '../../tools/local-runtime/runtime';
 import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 
@@ -52,6 +55,62 @@ test('a SigV4-signed POST /orders is placed (201), an identical retry is a repla
   const inventory = await eventually(() => get(`/inventory/${sku}`), 90_000, 'the stock reservation');
   expect(customer).toMatchObject({ customerId, points: Math.floor(placed.totalCents / 100) });
   expect(inventory).toMatchObject({ sku, reserved: 3 });
+}, 240_000);
+
+test("one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before", async () => {
+  const suffix = Date.now().toString(36);
+  const traceId = randomBytes(16).toString('hex');
+  const callerSpan = randomBytes(8).toString('hex');
+  const response = await signedFetch(`${base}/orders`, {
+    method: 'POST',
+    body: order(`cust-t-${suffix}`, `sku-t-${suffix}`),
+    headers: { 'Idempotency-Key': `"trace-${suffix}"`, traceparent: `00-${traceId}-${callerSpan}-01` },
+    accessKeyId: 'AKIAE2E',
+  });
+  expect(response.status).toBe(201);
+  const { orderId } = (await response.json()) as { orderId: string };
+
+  // Both providers performed the order's effects, each request carrying the order's trace.
+  const providerUrl = runtime.outputs.stackOutputs.LocalProviderUrl;
+  const calls = await eventually(
+    async () => {
+      const log = (await (await fetch(`${providerUrl}/__log`)).json()) as ProviderLog;
+      const mine = log.performed.filter((e) => e.key?.endsWith(`:${orderId}.placed`));
+      return mine.length >= 2 ? mine : undefined;
+    },
+    90_000,
+    'both provider calls',
+  );
+  for (const call of calls) expect(call.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+
+  // The runtime recorded every hop; each span's parent is the hop before it, the first one the caller's.
+  const spans = await eventually(
+    async () => {
+      const { spans: all } = (await (await fetch(`${base}/__local/spans`)).json()) as { spans: SpanRecord[] };
+      const trace = all.filter((s) => s.traceId === traceId);
+      // A consumer's span is written when its record is done, after its provider call's.
+      const done = ['provider-call', 'consumer'].every((hop) => trace.filter((s) => s.hop === hop).length >= 2);
+      return done ? trace : undefined;
+    },
+    30_000,
+    'the spans of both consumers and their provider calls',
+  );
+  const hops = new Set(spans.map((s) => s.hop));
+  expect([...hops].sort()).toEqual(['api', 'consumer', 'outbox-write', 'provider-call', 'queue-wait', 'relay']);
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const parentHop = (s: SpanRecord) => (s.parentId === callerSpan ? 'caller' : byId.get(s.parentId!)?.hop);
+  const chain: Record<string, string> = {
+    api: 'caller',
+    'outbox-write': 'api',
+    relay: 'outbox-write',
+    'queue-wait': 'relay',
+    consumer: 'queue-wait',
+    'provider-call': 'consumer',
+  };
+  for (const span of spans) expect([span.hop, parentHop(span)]).toEqual([span.hop, chain[span.hop]]);
+  // The provider saw the provider-call spans themselves.
+  const providerCallIds = spans.filter((s) => s.hop === 'provider-call').map((s) => s.spanId);
+  for (const call of calls) expect(providerCallIds).toContain(call.traceparent!.split('-')[2]);
 }, 240_000);
 
 test('stop() leaves no emulator or function process behind', async () => {

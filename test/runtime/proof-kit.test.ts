@@ -136,6 +136,10 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
     // Each fault must actually have happened, or the run proves nothing about it.
     for (const fault of group.faults) FAULT_EVIDENCE[fault](results);
     expect(totalSuppressed(results)).toBeGreaterThan(0);
+    // The runtime recorded the run's spans, and the report draws the slowest order's trace hop by hop.
+    expect(new Set(results.trace?.slowest?.spans.map((s) => s.hop))).toEqual(
+      new Set(['api', 'outbox-write', 'relay', 'queue-wait', 'consumer', 'provider-call']),
+    );
   }, 900_000);
 });
 

@@ -17,6 +17,7 @@ import { deriveOrderId, orderTotalCents } from '../../lambdas/shop/domain/order'
 import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
+import { setSpanSink, type SpanRecord } from '../../lambdas/exactly-once/trace/spans';
 
 /**
  * POST /orders, every status path, with DynamoDB mocked at the SDK:
@@ -191,6 +192,32 @@ describe('201 Created', () => {
     expect(completion.ExpressionAttributeValues?.[':response_data']).toBeDefined();
     expect(idempotencyDeletes()).toHaveLength(0);
     expect(allCalls()).toBe(3);
+  });
+
+  test("the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const spans: SpanRecord[] = [];
+    const restore = setSpanSink((span) => spans.push(span));
+    try {
+      await handler(
+        apiEvent({
+          method: 'POST',
+          path: '/orders',
+          caller: ALICE,
+          headers: { 'Idempotency-Key': '"key-1"', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+          body: JSON.stringify(VALID_ORDER),
+        }),
+        lambdaContext(),
+      );
+    } finally {
+      restore();
+    }
+
+    const [api, write] = ['api', 'outbox-write'].map((hop) => spans.find((s) => s.hop === hop)!);
+    expect(api).toMatchObject({ traceId, parentId: '00f067aa0ba902b7' });
+    expect(write).toMatchObject({ traceId, parentId: api.spanId });
+    const event = (transactions()[0].TransactItems![1].Put!.Item as { event: { traceparent: string } }).event;
+    expect(event.traceparent).toBe(`00-${traceId}-${write.spanId}-01`);
   });
 
   test('the key expires after 24 h, and the in-progress lock with the Lambda deadline', async () => {

@@ -38,9 +38,17 @@ interface Answer {
 
 async function call(
   url: string,
-  init: { method?: string; key?: string; auth?: string | null; body?: string; signal?: AbortSignal } = {},
+  init: {
+    method?: string;
+    key?: string;
+    auth?: string | null;
+    body?: string;
+    signal?: AbortSignal;
+    traceparent?: string;
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (init.traceparent !== undefined) headers.traceparent = init.traceparent;
   if (init.auth !== null) headers.Authorization = init.auth ?? `Bearer ${API_KEY}`;
   if (init.key !== undefined) headers['Idempotency-Key'] = init.key;
   const response = await fetch(url, { method: init.method ?? 'POST', headers, body: init.body, signal: init.signal });
@@ -51,7 +59,7 @@ async function call(
 function post(
   endpoint: ProviderEndpoint,
   payload: unknown,
-  init: { key?: string; auth?: string | null; signal?: AbortSignal } = {},
+  init: { key?: string; auth?: string | null; signal?: AbortSignal; traceparent?: string } = {},
 ): Promise<Answer> {
   return call(provider!.endpoints[endpoint], { ...init, body: JSON.stringify(payload) });
 }
@@ -85,8 +93,18 @@ describe('idempotency keys', () => {
         performedAt: '2026-01-01T00:00:00.000Z',
         id: 'ins_000001',
         answer: 'sent',
+        traceparent: null,
       },
     ]);
+  });
+
+  test("a performed effect keeps the request's traceparent header: the call's place in the order's trace", async () => {
+    const p = await start();
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+    await post('mail', MAIL, { key: 'loyalty:e-1', traceparent });
+
+    expect(p.log().performed.map((e) => e.traceparent)).toEqual([traceparent]);
   });
 
   test('a retry with the same key and payload gets the stored answer, replayed, and is performed once', async () => {

@@ -29,6 +29,7 @@ function effect(
     performedAt: new Date(Date.UTC(2030, 0, 1, 0, 0, seq)).toISOString(),
     id: `id-${seq}`,
     answer,
+    traceparent: null,
   };
 }
 const counts = (requests: number, replayed = 0, inProgress = 0) => ({

@@ -193,6 +193,7 @@ describe('outbox relay', () => {
     expect(fifo[1].MessageAttributes).toEqual({
       eventId: { DataType: 'String', StringValue: 'ord-1.cancelled' },
       type: { DataType: 'String', StringValue: 'OrderCancelled' },
+      traceparent: { DataType: 'String', StringValue: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) },
     });
     expect(fifo.every((e) => /^[A-Za-z0-9_-]{1,80}$/.test(String(e.Id)))).toBe(true);
 

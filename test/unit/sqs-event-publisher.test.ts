@@ -72,6 +72,7 @@ test('on a FIFO route the group is the entityId and the dedup id the eventId; a 
   expect(sentTo(LOYALTY_URL)[0].MessageAttributes).toEqual({
     eventId: { DataType: 'String', StringValue: 'ord-1.placed' },
     type: { DataType: 'String', StringValue: 'OrderPlaced' },
+    traceparent: { DataType: 'String', StringValue: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) },
   });
 });
 

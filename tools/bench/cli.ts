@@ -1,4 +1,9 @@
+import { setSpanSink } from '../../lambdas/exactly-once/trace/spans';
 import { example } from '../example';
+
+// The consumers the bench runs in its own process log a span per hop per message: not what it measures,
+// and thousands of lines would bury its figures. The functions it runs under the local runtime still log theirs.
+setSpanSink(() => undefined);
 
 /**
  * npm run bench: the example's benchmark (its tooling module's `bench`, loaded on demand), built from

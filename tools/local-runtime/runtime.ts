@@ -9,6 +9,7 @@ import { ENV, providerEnvNames } from '../../lambdas/exactly-once/env-names';
 import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
 import { countCall, startCountingProxy } from './call-counter';
 import { MetricStore } from './metrics';
+import { SpanStore } from './spans';
 import { ApiServer } from './api/server';
 import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
 import { FunctionHost } from './host/function-host';
@@ -46,6 +47,8 @@ export interface RuntimeOptions {
   maxConcurrency?: number;
   /** Show Powertools' embedded-metric lines (hidden by default: on AWS they become metrics, not logs). */
   showMetrics?: boolean;
+  /** Show the functions' span lines, one per hop per order (hidden by default; collected either way). */
+  showSpans?: boolean;
   /** Where to write the outputs file; undefined writes none. */
   outputsFile?: string;
   /** Set as FAULT_INJECTION_FILE on every function: the proof kit's per-run fault plan. */
@@ -236,6 +239,7 @@ async function start(
   // 5. Function hosts with the template environment resolved.
   const hosts = new Map<string, FunctionHost>();
   const metrics = new MetricStore();
+  const spans = new SpanStore();
   for (const fn of functionDefs) {
     const environment = Object.fromEntries(
       Object.entries(fn.environment).map(([name, value]) => [
@@ -259,6 +263,8 @@ async function start(
         maxConcurrency: options.maxConcurrency,
         hideMetrics: options.showMetrics !== true,
         onMetrics: (line) => metrics.record(line),
+        hideSpans: options.showSpans !== true,
+        onSpan: (line) => spans.record(line),
       },
     );
     hosts.set(fn.logicalId, host);
@@ -392,7 +398,11 @@ async function start(
       hostOf,
       port: options.port,
       log: (line) => log('api', line),
-      localRoutes: { '/__local/stats': stats },
+      localRoutes: {
+        '/__local/stats': stats,
+        // Every order's hops (the proof kit draws the slowest as a waterfall): ?since=<epoch ms>.
+        '/__local/spans': (url) => spans.since(Number(url.searchParams.get('since') ?? 0) || 0),
+      },
     });
     await server.start();
     stoppers.push(() => server.stop());

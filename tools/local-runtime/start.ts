@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     outputsFile,
     faultInjectionFile,
     showMetrics: process.env.SHOW_METRICS === 'true',
+    showSpans: process.env.SHOW_SPANS === 'true',
     keylessProviders: keylessProviders(process.env.LOCAL_PROVIDER_KEYLESS),
   });
   state.runtime = runtime;

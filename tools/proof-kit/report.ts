@@ -6,6 +6,7 @@ import type { PlannedRequest } from './plan';
 import { costBreakdown, UNIT_PRICES } from './prices';
 import type { PipelineSamples, ProviderCallCounts } from './sampler';
 import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
+import { waterfallChart, type OrderTrace } from './trace';
 import type { Verification } from './verify';
 import type { ChaosCounters } from '../local-runtime/provider';
 
@@ -70,6 +71,11 @@ export interface RunResults {
   timeline: { second: number; requests: number; p50: number; p99: number }[];
   /** The pipeline over the run's time axis (queues, consumers, effect lag), when it was sampled. */
   pipeline?: PipelineSamples;
+  /**
+   * The spans the local runtime recorded over the run and the slowest order's trace among them;
+   * undefined where spans are not collected (a deployed stack).
+   */
+  trace?: { recorded: number; slowest?: OrderTrace };
   passed: boolean;
 }
 
@@ -85,6 +91,7 @@ export function summarize(
     evidence?: FaultEvidence;
     providerChaos?: ChaosCounters;
     pipeline?: PipelineSamples;
+    trace?: RunResults['trace'];
   },
 ): RunResults {
   const answered = input.observations.filter((o) => o.status !== 'no-response');
@@ -162,6 +169,7 @@ export function summarize(
     costPerMillionEntities,
     timeline,
     ...(input.pipeline === undefined ? {} : { pipeline: input.pipeline }),
+    ...(input.trace === undefined ? {} : { trace: input.trace }),
     passed: input.verification.violations.length === 0 && input.drain.drained,
   };
 }
@@ -339,7 +347,7 @@ export function htmlReport(r: RunResults): string {
 <html lang="en"><head><meta charset="utf-8"><title>Exactly-once proof: ${escape(r.runId)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}th,td{text-align:left;padding:2px 12px 2px 0}
 .pass{color:#2e7d32}.fail{color:#c62828}.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:1rem 2rem;margin-top:1.5rem}
-figure{margin:0}figcaption{font-weight:600}</style></head>
+figure{margin:0}figcaption{font-weight:600}.waterfall{margin-top:2rem;max-width:1400px}</style></head>
 <body>
 <h1>Exactly-once proof: <span id="verdict" class="${r.passed ? 'pass' : 'fail'}">${r.passed ? 'PASS, effects == intents' : `FAIL, ${v.violations.length} violation(s)`}</span></h1>
 <table>${rows([
@@ -371,11 +379,20 @@ figure{margin:0}figcaption{font-weight:600}</style></head>
 <div class="charts">
 ${charts}
 </div>
+${waterfallChart(r.trace?.slowest, noTraceReason(r))}
 <h2>Violations</h2>
 ${v.violations.length === 0 ? '<p class="pass">None.</p>' : `<ul id="violations">${v.violations.map((x) => `<li>[${escape(x.invariant)}] ${escape(x.detail)}</li>`).join('')}</ul>`}
 <script type="application/json" id="results">${JSON.stringify(r).replace(/</g, '\\u003c')}</script>
 </body></html>
 `;
+}
+
+/** Why the report draws no waterfall, in words. */
+function noTraceReason(r: RunResults): string {
+  if (r.trace === undefined)
+    return 'No spans were recorded for this run: the local runtime records them; on AWS each hop is a "Span" log line (and an X-Ray trace with the ADOT stage option).';
+  if (r.trace.recorded === 0) return 'No spans were recorded for this run.';
+  return `No trace among the ${r.trace.recorded} span(s) recorded began at the API and reached the relay.`;
 }
 
 /**

@@ -22,6 +22,7 @@ import { acceptedIntents, startSampler, subtract } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
+import { localSpans, slowestOrderTrace } from './trace';
 
 /**
  * One proof run: plan, switch faults on, drive the API, switch faults off,
@@ -101,6 +102,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   process.once('SIGINT', interrupted);
   try {
     const before = await options.callCounters?.();
+    const spansSince = Date.now();
     const chaosBefore = (await localProviderCounters(target.outputs))?.chaos;
     // The pipeline over time, for the report (local: consumer counters from the runtime's stats route).
     const sampler = await startSampler(target, {
@@ -182,6 +184,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     const after = await options.callCounters?.();
     const chaosAfter = (await localProviderCounters(target.outputs))?.chaos;
     const pipeline = await sampler.stop(acceptedIntents(plan, driven.observations, domain));
+    const spans = await localSpans(target, spansSince);
 
     const verification = await verify({
       target,
@@ -224,6 +227,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       evidence: diffEvidence(before?.functions, after?.functions),
       providerChaos: chaosBefore && chaosAfter ? subtract(chaosAfter, chaosBefore) : undefined,
       pipeline,
+      trace: spans === undefined ? undefined : { recorded: spans.length, slowest: slowestOrderTrace(spans) },
     });
   } finally {
     process.removeListener('SIGINT', interrupted);

@@ -7,6 +7,7 @@ import { DEFAULT_CALLER_RULE, type CallerRule } from './caller';
 import { canonicalJson } from './canonical-json';
 import { callerOf, FORBIDDEN, headerValues, problem, unexpectedErrorResponse, type HttpResponse } from './http';
 import { parseIdempotencyKey } from './idempotency-key';
+import { inRequestSpan } from './request-trace';
 
 /**
  * A parsed body, or each field that failed validation and what is wrong with it (the 400's `errors`).
@@ -208,7 +209,7 @@ export function idempotentCommand<Request>(
     // Without the context the in-progress lock never expires after a crash.
     config.registerLambdaContext(context);
     try {
-      return await handle(event);
+      return await inRequestSpan(event, options.route, () => handle(event));
     } finally {
       flushMetrics();
     }

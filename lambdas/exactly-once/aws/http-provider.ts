@@ -1,5 +1,7 @@
 import { PermanentError, RetryLater } from '../errors';
 import type { ExternalProvider } from '../provider/provider';
+import { inChildSpan } from '../trace/spans';
+import { formatTraceparent } from '../trace/trace-context';
 
 /**
  * Where the API key goes: `Authorization: Bearer <key>` unless the provider wants another header.
@@ -104,8 +106,8 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_E
 
 /**
  * An ExternalProvider over HTTP, on the platform's `fetch`: one `POST` per
- * call of the JSON payload, with `Idempotency-Key: <consumer>:<eventId>` and
- * the API key in a header. How the answer is classified:
+ * call of the JSON payload, with `Idempotency-Key: <consumer>:<eventId>`, the
+ * order's W3C `traceparent` and the API key in headers. How the answer is classified:
  *
  * | answer | outcome |
  * | --- | --- |
@@ -166,14 +168,24 @@ export class HttpProvider implements ExternalProvider {
   /**
    * POSTs `payload` under `idempotencyKey`; resolves once the provider answered
    * 2xx, throws as the class documents otherwise. `signal` (the record's
-   * deadline) and the `timeoutMs` cap both cut the call.
+   * deadline) and the `timeoutMs` cap both cut the call. The call is a `provider-call` span, a
+   * child of the active one (the consumer's), and its `traceparent` header names that span, so the
+   * provider's own traces join the order's.
    */
-  async send(
+  send(idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<void> {
+    return inChildSpan(
+      'provider-call',
+      (span) => this.post(idempotencyKey, payload, formatTraceparent(span), options?.signal),
+      { provider: this.options.name, idempotencyKey },
+    );
+  }
+
+  private async post(
     idempotencyKey: string,
     payload: Record<string, unknown>,
-    options?: { signal?: AbortSignal },
+    traceparent: string,
+    deadline: AbortSignal | undefined,
   ): Promise<void> {
-    const deadline = options?.signal;
     if (deadline?.aborted) throw deadline.reason;
     const apiKey = await (typeof this.options.apiKey === 'function' ? this.options.apiKey() : this.options.apiKey);
     const timeout = AbortSignal.timeout(this.timeoutMs);
@@ -186,6 +198,7 @@ export class HttpProvider implements ExternalProvider {
         method: 'POST',
         headers: {
           'Idempotency-Key': idempotencyKey,
+          traceparent,
           'Content-Type': 'application/json',
           Accept: 'application/json',
           [name]: scheme === undefined ? apiKey : `${scheme} ${apiKey}`,

@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../envelope';
+import { activeTraceparent } from '../trace/spans';
 /**
  * The mechanism's outbox items, in the application's table beside the entities they belong to:
  *
@@ -111,7 +112,9 @@ export function pendingShardOf(eventId: string): string {
  * relay and the sweeper read (its key in the entity's partition, the envelope, the sparse-index key
  * the sweeper finds it by until the relay has published it). Conditional: event ids are
  * deterministic, so a second write of the same event is refused (the transaction fails), never a
- * second event.
+ * second event. The stored envelope carries the active span's `traceparent` (lambdas/exactly-once/trace)
+ * unless the event has its own: run the transaction in an `outbox-write` span (`inChildSpan`) and the
+ * relay's span becomes its child.
  *
  * @example A booking and its event, in one transaction
  * ```ts
@@ -130,6 +133,8 @@ export function outboxPut(
   event: EventEnvelope,
   entityPartitionPrefix: string,
 ): { Put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string } } {
+  // The trace the write happens in (the outbox-write span, under the API's) travels with the event.
+  const traceparent = event.traceparent ?? activeTraceparent();
   return {
     Put: {
       TableName: tableName,
@@ -139,7 +144,7 @@ export function outboxPut(
         eventId: event.eventId,
         type: event.type,
         entityId: event.entityId,
-        event,
+        event: traceparent === undefined ? event : { ...event, traceparent },
         createdAt: event.occurredAt,
         pendingShard: pendingShardOf(event.eventId),
       },

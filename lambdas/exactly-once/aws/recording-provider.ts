@@ -1,5 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ExternalProvider } from '../provider/provider';
+import { inChildSpan } from '../trace/spans';
 
 /**
  * Stand-in for a real provider that dedupes on idempotency keys (as Stripe or
@@ -34,11 +35,15 @@ export class RecordingProvider implements ExternalProvider {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async send(
-    idempotencyKey: string,
-    payload: Record<string, unknown>,
-    options?: { signal?: AbortSignal },
-  ): Promise<void> {
+  /** Records the call, in a `provider-call` span of the active trace. */
+  send(idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<void> {
+    return inChildSpan('provider-call', () => this.record(idempotencyKey, payload, options?.signal), {
+      provider: this.provider,
+      idempotencyKey,
+    });
+  }
+
+  private async record(idempotencyKey: string, payload: Record<string, unknown>, signal?: AbortSignal): Promise<void> {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -52,7 +57,7 @@ export class RecordingProvider implements ExternalProvider {
           ':one': 1,
         },
       }),
-      { abortSignal: options?.signal },
+      { abortSignal: signal },
     );
   }
 }

@@ -3,6 +3,8 @@ import type { EventEnvelope } from '../envelope';
 import { routesFor, type ConsumerRoute } from '../outbox/routes';
 import type { EventPublisher } from '../outbox/ports';
 import { logger } from '../runtime/observability';
+import { recordSpan } from '../trace/spans';
+import { childContext, formatTraceparent, parseTraceparent, type TraceContext } from '../trace/trace-context';
 
 const SQS_BATCH_LIMIT = 10;
 
@@ -16,6 +18,11 @@ type Entry = SendMessageBatchRequestEntry & { Id: string };
  * as a call even when some entries fail. An event is failed if any of its
  * destinations failed: its retry may deliver it twice to the others, which
  * dedupe on eventId.
+ *
+ * Each event's publication is a `relay` span, a child of the span that wrote it to the outbox (its
+ * envelope's `traceparent`; a new trace without one). Its `traceparent` goes in the message's
+ * `traceparent` attribute, so the consumer's spans are its children; the body stays exactly the
+ * event that was stored.
  */
 export class SqsEventPublisher implements EventPublisher {
   private readonly deduplicationId: (event: EventEnvelope) => string;
@@ -44,15 +51,35 @@ export class SqsEventPublisher implements EventPublisher {
       logger.warn('Events no consumer takes: marked dispatched, delivered nowhere', {
         events: unrouted.map((e) => ({ eventId: e.eventId, type: e.type })),
       });
+    const start = Date.now();
+    const spans = new Map<EventEnvelope, TraceContext>(
+      events.map((e) => [e, childContext(parseTraceparent(e.traceparent))]),
+    );
     await Promise.all(
       this.routes.map((route) =>
         this.sendAll(
           route,
           events.filter((e) => route.eventTypes.includes(e.type)),
           failed,
+          spans,
         ),
       ),
     );
+    const end = Date.now();
+    for (const [event, span] of spans) {
+      const parent = parseTraceparent(event.traceparent);
+      recordSpan(span, {
+        hop: 'relay',
+        ...(parent === undefined ? {} : { parentId: parent.spanId }),
+        start,
+        end,
+        attributes: {
+          eventId: event.eventId,
+          type: event.type,
+          ...(failed.has(event.eventId) ? { error: 'true' } : {}),
+        },
+      });
+    }
     return failed;
   }
 
@@ -64,23 +91,29 @@ export class SqsEventPublisher implements EventPublisher {
    * either would fail the call on every retry and every sweep, with the nine events beside it. The
    * event id travels in the `eventId` attribute (and the body); the answer is mapped back by position.
    */
-  private entry(event: EventEnvelope, fifo: boolean, position: number): Entry {
+  private entry(event: EventEnvelope, fifo: boolean, position: number, span: TraceContext): Entry {
     return {
       Id: String(position),
       MessageBody: JSON.stringify(event),
       MessageAttributes: {
         eventId: { DataType: 'String', StringValue: event.eventId },
         type: { DataType: 'String', StringValue: event.type },
+        traceparent: { DataType: 'String', StringValue: formatTraceparent(span) },
       },
       ...(fifo ? { MessageGroupId: event.entityId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
     };
   }
 
-  private async sendAll(route: ConsumerRoute, events: EventEnvelope[], failed: Set<string>) {
+  private async sendAll(
+    route: ConsumerRoute,
+    events: EventEnvelope[],
+    failed: Set<string>,
+    spans: Map<EventEnvelope, TraceContext>,
+  ) {
     const queueUrl = route.queueUrl;
     for (let i = 0; i < events.length; i += SQS_BATCH_LIMIT) {
       const chunk = events.slice(i, i + SQS_BATCH_LIMIT);
-      const entries = chunk.map((event, position) => this.entry(event, route.fifo, position));
+      const entries = chunk.map((event, position) => this.entry(event, route.fifo, position, spans.get(event)!));
       try {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
         // Only an entry listed under Successful was published: one missing from both lists is failed too.

@@ -8,6 +8,8 @@ import type { MessageControl, TryCounter } from './ports';
 import type { ApplyOutcome } from '../inbox/ports';
 import { beforeAbort } from '../runtime/abort';
 import { logger, metrics, MetricUnit } from '../runtime/observability';
+import { activeTraceparent, inSpan } from '../trace/spans';
+import { recordQueueWait } from './record-trace';
 
 export interface ConsumerSettings {
   consumer: string;
@@ -81,6 +83,22 @@ export async function consumeRecord<E extends EventEnvelope>(
   apply: (event: E, work: RecordWork) => Promise<ApplyOutcome>,
   work: RecordWork,
 ): Promise<ApplyOutcome | 'dead-lettered'> {
+  // The trace: its time in the queue (first receive), then this try as a `consumer` span (its provider calls are children).
+  const queued = recordQueueWait(record, Date.now());
+  return inSpan('consumer', queued, () => consume(record, settings, parse, apply, work), {
+    consumer: settings.consumer,
+    messageId: record.messageId,
+    receiveCount: record.attributes?.ApproximateReceiveCount ?? '1',
+  });
+}
+
+async function consume<E extends EventEnvelope>(
+  record: SQSRecord,
+  settings: ConsumerSettings,
+  parse: (body: string) => E,
+  apply: (event: E, work: RecordWork) => Promise<ApplyOutcome>,
+  work: RecordWork,
+): Promise<ApplyOutcome | 'dead-lettered'> {
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
   // Its mean rising is the first sign that tries take longer than the visibility timeout allows.
   metrics.addMetric('ReceiveCount', MetricUnit.Count, receiveCount);
@@ -90,7 +108,12 @@ export async function consumeRecord<E extends EventEnvelope>(
     const outcome = await untilDeadline(apply(event, work), work);
     metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
     if (outcome !== 'applied')
-      logger.info('Event not applied again', { outcome, eventId: event.eventId, messageId: record.messageId });
+      logger.info('Event not applied again', {
+        outcome,
+        eventId: event.eventId,
+        messageId: record.messageId,
+        traceparent: activeTraceparent(),
+      });
     return outcome;
   } catch (error) {
     if (error instanceof PermanentError) {
@@ -101,7 +124,11 @@ export async function consumeRecord<E extends EventEnvelope>(
         attempt: String(receiveCount),
       });
       metrics.addMetric('PermanentFailure', MetricUnit.Count, 1);
-      logger.error('Permanent failure: message moved to the DLQ', { messageId: record.messageId, error });
+      logger.error('Permanent failure: message moved to the DLQ', {
+        messageId: record.messageId,
+        traceparent: activeTraceparent(),
+        error,
+      });
       return 'dead-lettered';
     }
     return failTransiently(record, settings, error, receiveCount);
@@ -146,7 +173,12 @@ async function failTransiently(
         attempt: String(tries),
       });
       metrics.addMetric('RetryBudgetExhausted', MetricUnit.Count, 1);
-      logger.error('Retry budget spent: message moved to the DLQ', { messageId: record.messageId, tries, error });
+      logger.error('Retry budget spent: message moved to the DLQ', {
+        messageId: record.messageId,
+        traceparent: activeTraceparent(),
+        tries,
+        error,
+      });
       return 'dead-lettered';
     }
     attempt = tries ?? receiveCount;
@@ -160,6 +192,7 @@ async function failTransiently(
   metrics.addMetric('TransientFailure', MetricUnit.Count, 1);
   logger.warn('Transient failure: message will be retried', {
     messageId: record.messageId,
+    traceparent: activeTraceparent(),
     attempt,
     delay,
     retryAfterSeconds: hint,

@@ -12,7 +12,7 @@ import {
   ORDER_PK_PREFIX,
   orderPk,
 } from './order-table';
-import { outboxPut } from '../../exactly-once';
+import { inChildSpan, outboxPut } from '../../exactly-once';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(
@@ -22,29 +22,30 @@ export class DynamoDbOrderRepository implements OrderRepository {
 
   async place(order: StoredOrder, event: OrderEvent): Promise<PlaceResult> {
     try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { pk: orderPk(order.orderId), sk: ORDER_SK, entity: ENTITY_ORDER, ...order, version: 1 },
-                // The guard that makes a second order impossible, whatever happened to the idempotency record.
-                ConditionExpression: 'attribute_not_exists(pk)',
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      await this.transact(
+        () =>
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { pk: orderPk(order.orderId), sk: ORDER_SK, entity: ENTITY_ORDER, ...order, version: 1 },
+                  // The guard that makes a second order impossible, whatever happened to the idempotency record.
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                },
               },
-            },
-            this.outboxPut(event),
-            // The caller's access to the customer (GET /customers/{id}). Unconditional: its key is the
-            // order's, so a second write is the same item; and it never fails the order's transaction.
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...customerAccessKey(order), entity: ENTITY_CUSTOMER_ACCESS },
+              this.outboxPut(event),
+              // The caller's access to the customer (GET /customers/{id}). Unconditional: its key is the
+              // order's, so a second write is the same item; and it never fails the order's transaction.
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...customerAccessKey(order), entity: ENTITY_CUSTOMER_ACCESS },
+                },
               },
-            },
-          ],
-        }),
+            ],
+          }),
       );
       return { kind: 'created' };
     } catch (error) {
@@ -56,28 +57,29 @@ export class DynamoDbOrderRepository implements OrderRepository {
 
   async cancel(order: StoredOrder, cancelledAt: string, event: OrderEvent): Promise<CancelResult> {
     try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { pk: orderPk(order.orderId), sk: ORDER_SK },
-                UpdateExpression: 'SET #status = :cancelled, cancelledAt = :at, version = :v',
-                ConditionExpression: '#status = :placed',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: {
-                  ':cancelled': 'CANCELLED',
-                  ':placed': 'PLACED',
-                  ':at': cancelledAt,
-                  ':v': 2,
+      await this.transact(
+        () =>
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: { pk: orderPk(order.orderId), sk: ORDER_SK },
+                  UpdateExpression: 'SET #status = :cancelled, cancelledAt = :at, version = :v',
+                  ConditionExpression: '#status = :placed',
+                  ExpressionAttributeNames: { '#status': 'status' },
+                  ExpressionAttributeValues: {
+                    ':cancelled': 'CANCELLED',
+                    ':placed': 'PLACED',
+                    ':at': cancelledAt,
+                    ':v': 2,
+                  },
+                  ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
                 },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
-            },
-            this.outboxPut(event),
-          ],
-        }),
+              this.outboxPut(event),
+            ],
+          }),
       );
       return { kind: 'cancelled', order: { ...order, status: 'CANCELLED', cancelledAt } };
     } catch (error) {
@@ -113,6 +115,14 @@ export class DynamoDbOrderRepository implements OrderRepository {
     const order = await this.get(orderId);
     if (order === undefined) throw new Error(`Order ${orderId} failed its condition but cannot be read`);
     return order;
+  }
+
+  /**
+   * A transaction that writes an outbox event, in the trace's `outbox-write` span: built inside it, so
+   * the event's outbox item carries that span's traceparent on to the relay.
+   */
+  private async transact(command: () => TransactWriteCommand): Promise<void> {
+    await inChildSpan('outbox-write', () => this.client.send(command()));
   }
 
   private outboxPut(event: OrderEvent) {

@@ -1,5 +1,14 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { flushMetrics, json, logger, metrics, MetricUnit, notFound, type HttpResponse } from '../../exactly-once';
+import {
+  flushMetrics,
+  inRequestSpan,
+  json,
+  logger,
+  metrics,
+  MetricUnit,
+  notFound,
+  type HttpResponse,
+} from '../../exactly-once';
 import { cancelOrder } from '../use-cases/cancel-order';
 import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 
@@ -9,6 +18,14 @@ const callerRule = callerRuleFromEnv();
 
 export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
   logger.addContext(context);
+  try {
+    return await inRequestSpan(event, 'POST /orders/{orderId}/cancel', () => cancel(event));
+  } finally {
+    flushMetrics();
+  }
+};
+
+async function cancel(event: APIGatewayProxyEvent): Promise<HttpResponse> {
   try {
     const request = orderRequestOf(event, callerRule);
     if (!request.ok) return request.response;
@@ -20,7 +37,5 @@ export const handler = async (event: APIGatewayProxyEvent, context: Context): Pr
     return json(200, outcome.order);
   } catch (error) {
     return shopErrorResponse(error);
-  } finally {
-    flushMetrics();
   }
-};
+}

@@ -144,7 +144,9 @@ export function describeQueueContract(
       expect(onFifo.map((m) => (JSON.parse(m.body) as OrderEvent).eventId)).toEqual(events.map((e) => e.eventId));
       expect(onFifo.map((m) => m.attributes.eventId)).toEqual(events.map((e) => e.eventId));
       expect(new Set(onFifo.map((m) => m.groupId))).toEqual(new Set([order.orderId]));
-      expect(onStandard.map((m) => m.attributes)).toEqual([{ eventId: events[0].eventId, type: 'OrderPlaced' }]);
+      expect(onStandard.map((m) => m.attributes)).toEqual([
+        { eventId: events[0].eventId, type: 'OrderPlaced', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-/) },
+      ]);
     });
 
     test('publisher: the same event published again is accepted and dropped by FIFO (even after the first copy was consumed), but repeated on the standard queue', async () => {

@@ -20,7 +20,14 @@ import type { RuntimeStats } from '../../../tools/local-runtime/runtime';
 import { CLEAN_MIX } from '../../../tools/bench/pipeline';
 import { scheduleDefinitions } from '../../../tools/local-runtime/template/schedules';
 import { compareConsumers, type ConsumerKind } from './consumer-vs-peer';
-import { gbSecondsPerOrder, unitsByTable, unitsPerOrderByTable } from '../../../tools/bench/cost-model';
+import {
+  awsLatencyCostLine,
+  awsRepresentativeDuration,
+  functionSqsCallsPerOrder,
+  gbSecondsPerOrder,
+  unitsByTable,
+  unitsPerOrderByTable,
+} from '../../../tools/bench/cost-model';
 import { cpuMeter, perCpuSecond } from '../../../tools/bench/cpu';
 import { benchDynamoDbClient } from '../../../tools/bench/client';
 import { benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
@@ -381,6 +388,14 @@ async function measureAll(
     }),
   });
   printCost('clean path', clean, print);
+  const awsTrips = limit.oneOrder.filter((t) => !t.tables.some((n) => label(n) === 'providerLog'));
+  const awsSqs = functionSqsCallsPerOrder(statsBefore, statsAfter, cleanOrders);
+  const aws = awsRepresentativeDuration({
+    dynamodbTrips: awsTrips,
+    sqsCallsPerOrder: awsSqs,
+    memoryMb: fnAfter?.[0]?.memoryMb ?? 256,
+  });
+  print(awsLatencyCostLine('clean path', clean, aws, { dynamodbTrips: awsTrips.length, sqsCallsPerOrder: awsSqs }));
   print(
     `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/order it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} orders/s; the providers' own charges (per e-mail, per instruction) are theirs`,
   );

@@ -22,7 +22,7 @@ export interface ApiServerOptions {
   port: number;
   log: (line: string) => void;
   /** Local-only GET endpoints answered with JSON (e.g. `/__local/stats`); they exist on no deployed API. */
-  localRoutes?: Record<string, () => unknown>;
+  localRoutes?: Record<string, (url: URL) => unknown>;
 }
 
 /**
@@ -118,7 +118,7 @@ export class ApiServer {
     const local = method === 'GET' ? this.options.localRoutes?.[url.pathname] : undefined;
     if (local !== undefined) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(local()));
+      res.end(JSON.stringify(local(url)));
       return;
     }
     const reply = await this.respond(req, url, method, body, requestId);

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { SpanStore } from '../spans';
 
 /** What a failed invocation reports, in Lambda's shape. */
 export interface InvocationError {
@@ -32,6 +33,10 @@ export interface EnvironmentOptions {
   hideMetrics?: boolean;
   /** Receives every embedded-metric-format line (what CloudWatch would turn into metrics). */
   onMetrics?: (line: string) => void;
+  /** Hide the span lines (lambdas/exactly-once/trace/spans.ts) from the log: one per hop per order. */
+  hideSpans?: boolean;
+  /** Receives every span line. */
+  onSpan?: (line: string) => void;
 }
 
 interface Pending {
@@ -189,6 +194,9 @@ export class ExecutionEnvironment {
       const isMetrics = line.startsWith('{') && line.includes('"CloudWatchMetrics"');
       if (isMetrics) this.options.onMetrics?.(line);
       if (this.options.hideMetrics && isMetrics) return;
+      const isSpan = !isMetrics && SpanStore.isSpanLine(line);
+      if (isSpan) this.options.onSpan?.(line);
+      if (this.options.hideSpans && isSpan) return;
       this.options.log(this.options.name, line);
     });
   }

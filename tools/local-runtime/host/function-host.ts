@@ -30,6 +30,8 @@ export interface HostOptions {
   idleTimeoutMs?: number;
   hideMetrics?: boolean;
   onMetrics?: (line: string) => void;
+  hideSpans?: boolean;
+  onSpan?: (line: string) => void;
 }
 
 /**
@@ -150,6 +152,8 @@ export class FunctionHost {
       log: this.options.log,
       hideMetrics: this.options.hideMetrics,
       onMetrics: this.options.onMetrics,
+      hideSpans: this.options.hideSpans,
+      onSpan: this.options.onSpan,
     });
     this.all.add(env);
     return env;

@@ -61,6 +61,8 @@ export interface PerformedEffect {
   id: string;
   /** What became of the answer: `sent`, `dropped` (chaos), `abandoned` (the caller left first), `pending`. */
   answer: 'pending' | 'sent' | 'dropped' | 'abandoned';
+  /** The W3C `traceparent` header the request carried (the caller's provider-call span), as sent; null without one. */
+  traceparent: string | null;
 }
 
 /** Per endpoint and key: what the requests that reached the key layer got. */
@@ -309,7 +311,8 @@ class LocalProvider {
     if (!key.ok) return reply(problem(400, 'Bad Request', key.reason));
     if (key.key === undefined && this.options.requireKey === true && !this.keyless.has(endpoint!))
       return reply(problem(400, 'Bad Request', 'The Idempotency-Key header is required.'));
-    await this.serve(endpoint!, key.key, payload as Record<string, unknown>, res, reply);
+    const traceparent = req.headersDistinct.traceparent?.join(', ') ?? null;
+    await this.serve(endpoint!, key.key, payload as Record<string, unknown>, traceparent, res, reply);
   }
 
   /** Past every rejection: the chaos gate, the key, then the effect. */
@@ -317,6 +320,7 @@ class LocalProvider {
     endpoint: ProviderEndpoint,
     key: string | undefined,
     payload: Record<string, unknown>,
+    traceparent: string | null,
     res: http.ServerResponse,
     reply: (r: Reply | 'destroyed', note?: string) => void,
   ): Promise<void> {
@@ -363,7 +367,7 @@ class LocalProvider {
     }
     // Performed: the effect happens now, whatever becomes of the answer.
     const abandoned = watchAbandon(res);
-    const effect = this.perform(endpoint, key ?? null, payload);
+    const effect = this.perform(endpoint, key ?? null, payload, traceparent);
     if (counts !== undefined) counts.performed += 1;
     const response = answerOf(this.apiNamed.get(endpoint)!, effect, payload);
     if (this.chaos.dropsAnswer(endpoint)) {
@@ -385,7 +389,12 @@ class LocalProvider {
     reply(response, `${note} performed`);
   }
 
-  private perform(endpoint: ProviderEndpoint, key: string | null, payload: Record<string, unknown>): PerformedEffect {
+  private perform(
+    endpoint: ProviderEndpoint,
+    key: string | null,
+    payload: Record<string, unknown>,
+    traceparent: string | null,
+  ): PerformedEffect {
     const seq = this.performed.length + 1;
     const effect: PerformedEffect = {
       seq,
@@ -395,6 +404,7 @@ class LocalProvider {
       performedAt: new Date(this.now()).toISOString(),
       id: `${this.apiNamed.get(endpoint)!.idPrefix}_${String(seq).padStart(6, '0')}`,
       answer: 'pending',
+      traceparent,
     };
     this.performed.push(effect);
     this.counters.performed += 1;
