@@ -113,6 +113,18 @@ export const providerKeys = (h: GeneratedConsumer) =>
     .filter((input) => input.TableName === PROVIDER_TABLE)
     .map((input) => input.Key?.idempotencyKey);
 
+/** The calls that reached the recording provider: under which key, which provider, with what request. */
+export const providerCalls = (h: GeneratedConsumer) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.TableName === PROVIDER_TABLE)
+    .map((input) => ({
+      idempotencyKey: input.Key?.idempotencyKey,
+      provider: input.ExpressionAttributeValues?.[':provider'],
+      payload: input.ExpressionAttributeValues?.[':payload'],
+    }));
+
 /** The messages copied to the consumer's DLQ. */
 export const deadLettered = (h: GeneratedConsumer) =>
   h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
