@@ -334,6 +334,23 @@ describe('event integrity on DynamoDB Local', () => {
     expect(calls).toEqual(['audit:evt-10b']);
   });
 
+  test('a stale event leaves its entry marked superseded by the entity last event: judged, not lost, and a copy of it calls nothing', async () => {
+    const { calls, deps } = parts();
+    await applyEntityEffect({ ...envelope('evt-16b', 'entity-16'), version: 2 }, deps);
+
+    const older = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
+    const copy = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
+
+    expect([older, copy]).toEqual(['stale', 'duplicate']);
+    expect(await get(inboxKey(CONSUMER, 'evt-16a'))).toEqual({
+      ...inboxKey(CONSUMER, 'evt-16a'),
+      supersededBy: 'evt-16b',
+      expiresAt: expect.any(Number),
+    });
+    expect(await get(entityEffectKey(CONSUMER, 'entity-16'))).toMatchObject({ appliedCount: 1, lastVersion: 2 });
+    expect(calls).toEqual(['audit:evt-16b']);
+  });
+
   test('a write DynamoDB Local refuses as invalid (a key over 2 KB) is WriteRejected, permanent', async () => {
     const { calls, deps } = parts();
 

@@ -167,6 +167,11 @@ export class EffectsTableFake {
   }
 
   private update(input: UpdateCommandInput): Record<string, never> {
+    // Unconditional: the mark on a stale event's entry (created if absent).
+    if (input.ConditionExpression === undefined) {
+      this.apply({ Update: input as NonNullable<TransactItem['Update']> });
+      return {};
+    }
     if (input.ConditionExpression !== 'attribute_exists(pk)' || !this.items.has(String(input.Key?.pk)))
       throw new this.h.ddbSdk.ConditionalCheckFailedException({
         message: 'The conditional request failed',
@@ -184,7 +189,8 @@ export class EffectsTableFake {
       // The generic effect's version guard, as DynamoDB judges it.
       const version = Number(item.Update?.ExpressionAttributeValues?.[':version']);
       if (old?.lastVersion === undefined || Number(old.lastVersion) < version) return { Code: 'None' };
-      return { Code: 'ConditionalCheckFailed' };
+      const asked = item.Update?.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
+      return { Code: 'ConditionalCheckFailed', ...(asked ? { Item: marshall(old) } : {}) };
     }
     if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
     if (old === undefined) return { Code: 'None' };
@@ -204,8 +210,14 @@ export class EffectsTableFake {
     const values = update.ExpressionAttributeValues ?? {};
     const nameOf = (token: string) => update.ExpressionAttributeNames?.[token] ?? token;
     for (const [, verb, body] of (update.UpdateExpression ?? '').matchAll(/(SET|ADD)\s+(.*?)(?=\s+(?:SET|ADD)\s|$)/g)) {
-      for (const clause of body.split(',').map((c) => c.trim())) {
+      // Commas outside parentheses: if_not_exists(a, :b) is one clause.
+      for (const clause of body.split(/,(?![^(]*\))/).map((c) => c.trim())) {
         const [name, value] = verb === 'SET' ? clause.split(/\s*=\s*/) : clause.split(/\s+/);
+        const ifNotExists = /^if_not_exists\((\S+), (:\w+)\)$/.exec(value);
+        if (ifNotExists !== null) {
+          next[nameOf(name)] ??= values[ifNotExists[2]];
+          continue;
+        }
         if (!value.startsWith(':')) throw new Error(`fake table: unsupported ${verb} ${clause}`);
         next[nameOf(name)] = verb === 'SET' ? values[value] : Number(next[nameOf(name)] ?? 0) + Number(values[value]);
       }

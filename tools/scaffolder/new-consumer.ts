@@ -345,6 +345,10 @@ test('two versions of one entity, in order, are both applied and both reach the 
   expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
   expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
+  // Judged, not lost: its inbox entry names the event that superseded it.
+  expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
+    expect.objectContaining({ supersededBy: 'event-b' }),
+  ]);
 });
 
 test.each([
