@@ -1404,7 +1404,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'each-event-once-per-consumer',
     statement:
-      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
+      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim; an event the generic effect found stale has its entry marked superseded instead, and owes no call); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkEachEventOncePerConsumer' },
       { file: VERIFY, symbol: 'producedEvents' },
@@ -1413,6 +1413,14 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/verify-provider-calls.test.ts',
         name: 'an event it takes with no inbox claim is reported: never applied, or applied without its claim',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'an event it found stale (its entry superseded by a later event of its entity) owes no call; with no entry at all it is reported',
+      },
+      {
+        file: 'test/integration/entity-effect.test.ts',
+        name: 'a stale event leaves its entry marked superseded by the entity last event: judged, not lost, and a copy of it calls nothing',
       },
       {
         file: 'test/unit/verify-provider-calls.test.ts',

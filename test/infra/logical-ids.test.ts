@@ -1,10 +1,13 @@
+import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { defaultStackTemplate } from '../support/synth';
 
 /**
  * The logical ids of the stack's tables and queues. A changed id makes CloudFormation replace the
  * resource on the next deploy: a table is created empty and a queue loses its in-flight messages.
  * Moving files or renaming classes must leave this list alone; changing a construct id or its
- * parent scope changes it, and then the change needs a migration written down.
+ * parent scope changes it, and then the change needs a migration written down. A consumer added to
+ * the list (`npm run new:consumer`) adds its queue and DLQ and changes none of these.
  */
 const STATEFUL_LOGICAL_IDS = [
   'OutboxRelayRelayFailures09120D5F',
@@ -19,16 +22,35 @@ const STATEFUL_LOGICAL_IDS = [
   'StorageProviderLogF76E713B',
 ];
 
-test('tables and queues keep the logical ids a deployed stack has', () => {
-  // Arrange
-  const resources = defaultStackTemplate().Resources as Record<string, { Type: string }>;
+/** The consumers on the list whose queues are not pinned above: those added since (new:consumer). */
+const ADDED_CONSUMERS = CONSUMERS.filter(
+  ({ name }) => !STATEFUL_LOGICAL_IDS.some((id) => id.startsWith(`Pipelines${consumerId(name)}Queues`)),
+);
 
-  // Act
-  const stateful = Object.entries(resources)
+function statefulLogicalIds(): string[] {
+  const resources = defaultStackTemplate().Resources as Record<string, { Type: string }>;
+  return Object.entries(resources)
     .filter(([, resource]) => resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::SQS::Queue')
-    .map(([logicalId]) => logicalId)
-    .sort();
+    .map(([logicalId]) => logicalId);
+}
+
+test('tables and queues keep the logical ids a deployed stack has', () => {
+  // Act
+  const stateful = statefulLogicalIds();
 
   // Assert
-  expect(stateful).toEqual(STATEFUL_LOGICAL_IDS);
+  expect(stateful).toEqual(expect.arrayContaining(STATEFUL_LOGICAL_IDS));
+});
+
+test('every other table or queue is the queue or DLQ of a consumer added to the list, two per consumer', () => {
+  // Act
+  const others = statefulLogicalIds().filter((id) => !STATEFUL_LOGICAL_IDS.includes(id));
+
+  // Assert: nothing the stack had was renamed into one of these; an added consumer brings its own two.
+  expect(others.map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(
+    ADDED_CONSUMERS.flatMap(({ name }) => [
+      `Pipelines${consumerId(name)}QueuesDlq`,
+      `Pipelines${consumerId(name)}QueuesQueue`,
+    ]).sort(),
+  );
 });

@@ -1,8 +1,11 @@
 import { App } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { readConfig } from '../../lib/shop/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import { unusedConsumerName } from '../support/consumer-list';
 import { CONFIGURED_PROVIDERS } from '../support/providers';
 import { cdkContext, configError, synthStack } from '../support/synth';
 
@@ -126,11 +129,18 @@ test('providers given on the command line as JSON are read like cdk.json', () =>
   expect(readConfig(app).providers).toEqual(CONFIGURED_PROVIDERS.dev);
 });
 
-test('a configured provider that no consumer calls stops synth', () => {
-  const create = () =>
-    synthStack({ providers: { dev: { sms: { endpoint: 'https://sms.example', apiKeyParameter: '/k' } } } });
+/** Every provider a consumer on the list calls, in list order. */
+const CALLED = [...new Set(CONSUMERS.flatMap((c) => c.providers ?? []))];
 
-  expect(create).toThrow(/Provider "sms" is configured, but no consumer calls it \(known: warehouse, mail\)/);
+test('a configured provider that no consumer calls stops synth', () => {
+  const sms = unusedConsumerName(
+    'sms',
+    CALLED.map((name) => ({ name })),
+  );
+  const create = () =>
+    synthStack({ providers: { dev: { [sms]: { endpoint: 'https://sms.example', apiKeyParameter: '/k' } } } });
+
+  expect(create).toThrow(`Provider "${sms}" is configured, but no consumer calls it (known: ${CALLED.join(', ')})`);
 });
 
 test('prod warns, per consumer, about each provider it calls through the recording double', () => {
@@ -141,6 +151,12 @@ test('prod warns, per consumer, about each provider it calls through the recordi
 
   const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('recording test double'));
 
-  expect(warnings.map((w) => w.id)).toEqual(['/ProdStack/Pipelines/FulfilmentConsumer']);
-  expect(JSON.stringify(warnings[0].entry.data)).toMatch(/providers\.prod\.warehouse/);
+  // Every consumer that calls a provider other than mail: fulfilment (warehouse), and any added to the list.
+  const unconfigured = CONSUMERS.filter((c) => (c.providers ?? []).some((p) => p !== 'mail'));
+  expect(warnings.map((w) => w.id)).toEqual(
+    unconfigured.map((c) => `/ProdStack/Pipelines/${consumerId(c.name)}Consumer`),
+  );
+  const fulfilment = warnings.find((w) => w.id === '/ProdStack/Pipelines/FulfilmentConsumer');
+  expect(JSON.stringify(fulfilment?.entry.data)).toMatch(/providers\.prod\.warehouse/);
+  expect(JSON.stringify(fulfilment?.entry.data)).not.toMatch(/providers\.prod\.mail/);
 });

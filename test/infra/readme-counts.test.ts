@@ -1,14 +1,34 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { defaultStackTemplate } from '../support/synth';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { EXAMPLE_CONSUMERS } from '../support/consumer-list';
+import { cdkContext, defaultStackTemplate } from '../support/synth';
 
 /**
- * The README's "What it creates" and "What it costs" count what the default stack synthesizes. A
- * consumer added to the list adds functions, queues and alarms: this test says which number to change.
+ * The README's "What it creates" and "What it costs" count what the default stack synthesizes with the
+ * consumers the repository ships with (fulfilment and loyalty). A consumer added to the list
+ * (`npm run new:consumer`) is not counted there: it adds functions, queues and alarms to a fork's stack,
+ * not to the README's. A change to what the shipped stack creates fails here and says which number to change.
  */
 const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+const onlyShipped = CONSUMERS.length === EXAMPLE_CONSUMERS.length;
+
+function shippedStackTemplate(): Record<string, unknown> {
+  if (onlyShipped) return defaultStackTemplate();
+  const app = new App({ context: cdkContext() });
+  const stack: Stack = new ExactlyOnceStack(app, 'ShippedStack', {
+    config: readConfig(app),
+    consumers: EXAMPLE_CONSUMERS,
+  });
+  return Template.fromStack(stack).toJSON();
+}
+
 const resources = Object.values(
-  (defaultStackTemplate() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> })
+  (shippedStackTemplate() as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> })
     .Resources,
 );
 const count = (type: string) => resources.filter((r) => r.Type === type).length;

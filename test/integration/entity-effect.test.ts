@@ -1,7 +1,8 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
 import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
@@ -110,6 +111,43 @@ test('a type the consumer does not take is refused as UnsupportedEventType and w
   expect(await get(inboxKey(CONSUMER, 'evt-4'))).toBeUndefined();
   expect(await get(entityEffectKey(CONSUMER, 'entity-4'))).toBeUndefined();
   expect(calls).toEqual([]);
+});
+
+describe('a provider request the consumer shapes from the event (providerRequest)', () => {
+  /** A billing call needs the amount, which only the event's payload has. */
+  const billingRequest = (event: EventEnvelope) => ({
+    orderId: event.entityId,
+    amountCents: parseWith(z.object({ totalCents: z.int().min(1) }), event.payload, 'a billed order').totalCents,
+  });
+
+  function shaping() {
+    const sent: { key: string; payload: Record<string, unknown> }[] = [];
+    const provider: ExternalProvider = { send: async (key, payload) => void sent.push({ key, payload }) };
+    const { deps } = parts();
+    return { sent, deps: { ...deps, provider, providerRequest: billingRequest } };
+  }
+
+  test('the provider receives it under <consumer>:<eventId>, and the event counts once', async () => {
+    const { sent, deps } = shaping();
+    const event = { ...envelope('evt-14', 'entity-14'), payload: { totalCents: 4200 } };
+
+    const outcomes = [await applyEntityEffect(event, deps), await applyEntityEffect(event, deps)];
+
+    expect(outcomes).toEqual(['applied', 'duplicate']);
+    expect(sent).toEqual([{ key: 'audit:evt-14', payload: { orderId: 'entity-14', amountCents: 4200 } }]);
+    expect(await get(entityEffectKey(CONSUMER, 'entity-14'))).toMatchObject({ appliedCount: 1 });
+  });
+
+  test('a payload it cannot be shaped from is a SchemaViolation, and nothing is written', async () => {
+    const { sent, deps } = shaping();
+    const event = { ...envelope('evt-15', 'entity-15'), payload: { totalCents: 'a lot' } };
+
+    await expect(applyEntityEffect(event, deps)).rejects.toMatchObject({ permanentCause: 'SchemaViolation' });
+
+    expect(await get(inboxKey(CONSUMER, 'evt-15'))).toBeUndefined();
+    expect(await get(entityEffectKey(CONSUMER, 'entity-15'))).toBeUndefined();
+    expect(sent).toEqual([]);
+  });
 });
 
 test("an owed call found by a duplicate a day after its claim, past the provider's key window: dead-lettered, not called", async () => {
@@ -294,6 +332,23 @@ describe('event integrity on DynamoDB Local', () => {
     expect(older).toBe('stale');
     expect(await get(entityEffectKey(CONSUMER, 'entity-10'))).toMatchObject({ appliedCount: 1, lastVersion: 2 });
     expect(calls).toEqual(['audit:evt-10b']);
+  });
+
+  test('a stale event leaves its entry marked superseded by the entity last event: judged, not lost, and a copy of it calls nothing', async () => {
+    const { calls, deps } = parts();
+    await applyEntityEffect({ ...envelope('evt-16b', 'entity-16'), version: 2 }, deps);
+
+    const older = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
+    const copy = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
+
+    expect([older, copy]).toEqual(['stale', 'duplicate']);
+    expect(await get(inboxKey(CONSUMER, 'evt-16a'))).toEqual({
+      ...inboxKey(CONSUMER, 'evt-16a'),
+      supersededBy: 'evt-16b',
+      expiresAt: expect.any(Number),
+    });
+    expect(await get(entityEffectKey(CONSUMER, 'entity-16'))).toMatchObject({ appliedCount: 1, lastVersion: 2 });
+    expect(calls).toEqual(['audit:evt-16b']);
   });
 
   test('a write DynamoDB Local refuses as invalid (a key over 2 KB) is WriteRejected, permanent', async () => {

@@ -113,6 +113,18 @@ export const providerKeys = (h: GeneratedConsumer) =>
     .filter((input) => input.TableName === PROVIDER_TABLE)
     .map((input) => input.Key?.idempotencyKey);
 
+/** The calls that reached the recording provider: under which key, which provider, with what request. */
+export const providerCalls = (h: GeneratedConsumer) =>
+  h.doc
+    .commandCalls(h.docSdk.UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.TableName === PROVIDER_TABLE)
+    .map((input) => ({
+      idempotencyKey: input.Key?.idempotencyKey,
+      provider: input.ExpressionAttributeValues?.[':provider'],
+      payload: input.ExpressionAttributeValues?.[':payload'],
+    }));
+
 /** The messages copied to the consumer's DLQ. */
 export const deadLettered = (h: GeneratedConsumer) =>
   h.sqs.commandCalls(h.sqsSdk.SendMessageCommand).map((c) => c.args[0].input);
@@ -155,6 +167,11 @@ export class EffectsTableFake {
   }
 
   private update(input: UpdateCommandInput): Record<string, never> {
+    // Unconditional: the mark on a stale event's entry (created if absent).
+    if (input.ConditionExpression === undefined) {
+      this.apply({ Update: input as NonNullable<TransactItem['Update']> });
+      return {};
+    }
     if (input.ConditionExpression !== 'attribute_exists(pk)' || !this.items.has(String(input.Key?.pk)))
       throw new this.h.ddbSdk.ConditionalCheckFailedException({
         message: 'The conditional request failed',
@@ -172,7 +189,8 @@ export class EffectsTableFake {
       // The generic effect's version guard, as DynamoDB judges it.
       const version = Number(item.Update?.ExpressionAttributeValues?.[':version']);
       if (old?.lastVersion === undefined || Number(old.lastVersion) < version) return { Code: 'None' };
-      return { Code: 'ConditionalCheckFailed' };
+      const asked = item.Update?.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
+      return { Code: 'ConditionalCheckFailed', ...(asked ? { Item: marshall(old) } : {}) };
     }
     if (condition !== 'attribute_not_exists(pk)') throw new Error(`fake table: unsupported condition ${condition}`);
     if (old === undefined) return { Code: 'None' };
@@ -192,8 +210,14 @@ export class EffectsTableFake {
     const values = update.ExpressionAttributeValues ?? {};
     const nameOf = (token: string) => update.ExpressionAttributeNames?.[token] ?? token;
     for (const [, verb, body] of (update.UpdateExpression ?? '').matchAll(/(SET|ADD)\s+(.*?)(?=\s+(?:SET|ADD)\s|$)/g)) {
-      for (const clause of body.split(',').map((c) => c.trim())) {
+      // Commas outside parentheses: if_not_exists(a, :b) is one clause.
+      for (const clause of body.split(/,(?![^(]*\))/).map((c) => c.trim())) {
         const [name, value] = verb === 'SET' ? clause.split(/\s*=\s*/) : clause.split(/\s+/);
+        const ifNotExists = /^if_not_exists\((\S+), (:\w+)\)$/.exec(value);
+        if (ifNotExists !== null) {
+          next[nameOf(name)] ??= values[ifNotExists[2]];
+          continue;
+        }
         if (!value.startsWith(':')) throw new Error(`fake table: unsupported ${verb} ${clause}`);
         next[nameOf(name)] = verb === 'SET' ? values[value] : Number(next[nameOf(name)] ?? 0) + Number(values[value]);
       }

@@ -12,18 +12,30 @@ import { runInCopy } from '../support/repo-copy';
  * typecheck with the rest, pass lint, and its generated unit test must pass
  * there; a name it refuses must leave the copy as it was.
  *
- * One standard and one FIFO consumer are generated into the same copy, so one
- * typecheck and one jest run cover both templates. About a minute, most of it
- * the typecheck. Their names are ones no consumer on the list has ('audit'
- * unless `npm run new:consumer -- audit` was run here, then 'audit-2', ...).
+ * One standard and one FIFO consumer (the FIFO one with `--provider`) are generated into the same
+ * copy, so one typecheck and one jest run cover both templates; then the tests that read the
+ * consumer list (logical ids, providers, README counts, the report, the timeouts simulation) run
+ * there unedited and pass. A few minutes, most of it the typecheck and the synths. Their names are
+ * ones no consumer on the list has ('audit' unless `npm run new:consumer -- audit` was run here,
+ * then 'audit-2', ...).
  */
 
 const REPO = resolve(__dirname, '../..');
 const STANDARD = unusedConsumerName('audit');
 const FIFO = unusedConsumerName('stock-audit');
+/** The FIFO one's provider: named unlike any consumer, so a provider named after its consumer cannot pass for it. */
+const PROVIDER = 'ledger-service';
 const GENERATED = [
   { name: STANDARD, args: [STANDARD] },
-  { name: FIFO, args: [FIFO, '--fifo'] },
+  { name: FIFO, args: [FIFO, '--fifo', '--provider', PROVIDER] },
+];
+/** The tests that once pinned the shop's two consumers: they must pass with the generated ones on the list. */
+const LIST_READERS = [
+  'test/infra/logical-ids.test.ts',
+  'test/infra/providers.test.ts',
+  'test/infra/readme-counts.test.ts',
+  'test/unit/report-applied.test.ts',
+  'test/simulation/timeouts.test.ts',
 ];
 const filesOf = (name: string) => [
   `lambdas/shop/entry-points/${name}-consumer.ts`,
@@ -82,6 +94,13 @@ describe('refused names write nothing', () => {
     ['the name of a consumer on the list', ['loyalty'], /a consumer named "loyalty" exists/],
     ['no name', [], /give one consumer name/],
     ['an unknown option', [STANDARD, '--fifoo'], /Unknown option '--fifoo'/],
+    [
+      'an upper-case provider name',
+      [STANDARD, '--provider', 'Billing'],
+      /provider "Billing": a name is 2-32 lower-case letters, digits and hyphens/,
+    ],
+    ['a provider name with a space', [STANDARD, '--provider', 'the bank'], /provider "the bank": a name is/],
+    ['--provider without a name', [STANDARD, '--provider'], /Option '--provider <value>' argument missing/],
   ])('%s: exit 1, one line on stderr, no file changed', (_what, args, reason) => {
     const before = snapshot();
 
@@ -141,6 +160,17 @@ describe('a standard and a FIFO consumer, generated', () => {
     );
   });
 
+  test('the provider is the consumer name by default, or the one --provider names, in the spec and in the handler', () => {
+    const consumers = readFileSync(join(copy, 'lambdas/shop/consumers.ts'), 'utf8');
+    const handlerOf = (name: string) =>
+      readFileSync(join(copy, `lambdas/shop/entry-points/${name}-consumer.ts`), 'utf8');
+
+    expect(consumers).toMatch(new RegExp(`name: '${STANDARD}',[^}]*providers: \\['${STANDARD}'\\]`));
+    expect(consumers).toMatch(new RegExp(`name: '${FIFO}',[^}]*providers: \\['${PROVIDER}'\\]`));
+    expect(handlerOf(STANDARD)).toContain(`wiring.provider('${STANDARD}')`);
+    expect(handlerOf(FIFO)).toContain(`wiring.provider('${PROVIDER}')`);
+  });
+
   test(
     'the repository with them typechecks',
     () => {
@@ -167,4 +197,16 @@ describe('a standard and a FIFO consumer, generated', () => {
     expect(output).toMatch(/Tests:\s+8 passed, 8 total/);
     expect(status).toBe(0);
   });
+
+  test(
+    'the tests that read the consumer list pass with them on it, unedited',
+    () => {
+      const { status, output } = run('jest', ['--selectProjects', 'unit', 'infra', '--ci', ...LIST_READERS]);
+
+      expect(output).toMatch(new RegExp(`Test Suites:\\s+${LIST_READERS.length} passed, ${LIST_READERS.length} total`));
+      expect(output).toMatch(/Tests:\s+(\d+) passed, \1 total/);
+      expect(status).toBe(0);
+    },
+    SLOW,
+  );
 });

@@ -170,6 +170,24 @@ describe('each event once per consumer, with a third consumer on the list', () =
     ]);
   });
 
+  test('an event it found stale (its entry superseded by a later event of its entity) owes no call; with no entry at all it is reported', () => {
+    const stale = withAudit();
+    stale.effects.set(...inbox(AUDIT, PLACED, { supersededBy: CANCELLED }));
+    stale.providerItems.pop();
+    const lost = withAudit();
+    lost.effects.delete(`INBOX#${AUDIT}#${PLACED}`);
+    lost.providerItems.pop();
+
+    expect(checkProviderCalls(stale, consumers)).toEqual([]);
+    expect(checkProviderCalls(lost, consumers)).toEqual([
+      {
+        invariant: 'each-event-once-per-consumer',
+        detail: `${AUDIT}: OrderPlaced ${PLACED} has no inbox claim INBOX#${AUDIT}#${PLACED}: never applied, or applied without its claim`,
+      },
+      { invariant: 'provider', detail: `no provider call under key ${AUDIT}:${PLACED}` },
+    ]);
+  });
+
   test('a key for an event type its spec does not take, or for a consumer not on the list, is unexpected', () => {
     const record = withAudit();
     record.providerItems.push(call(`${AUDIT}:${CANCELLED}`, '2030-01-01T00:00:06.000Z'));

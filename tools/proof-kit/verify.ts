@@ -367,8 +367,9 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  * Each event once per consumer, for any consumer on the list: for every
  * produced event and every consumer whose spec takes its type,
  * - its inbox claim `INBOX#<consumer>#<eventId>` (with its tenant, if it has one) exists: the event was applied,
- *   and the claim is what makes a second delivery a no-op;
- * - the provider log has its key `providerKey(consumer, eventId)`
+ *   and the claim is what makes a second delivery a no-op; or its entry is marked superseded by a later
+ *   event of its entity (a stale event, judged and not applied: the generic effect's version guard);
+ * - the provider log has its key `providerKey(consumer, eventId)`, unless its entry is superseded
  *   (reported under `provider`, as the provider checks always were);
  * - a key called more than once with no claim behind it is a double effect:
  *   nothing deduplicated it. With the claim, a repeat under the key is the owed
@@ -407,7 +408,10 @@ export function checkEachEventOncePerConsumer(input: {
           detail: `${consumer.name}: the claim on ${event.type} ${event.eventId} holds another event's content (fingerprint ${stored}, produced ${eventFingerprint(event.event)}): this event was not applied`,
         });
       const calls = Number(input.providerLog.get(key)?.calls ?? 0);
-      if (calls === 0) violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
+      // Superseded: a later event of its entity reached the provider first, so this one owes no call.
+      const superseded = input.effects.get(claim)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
+      if (calls === 0 && !superseded)
+        violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
       else if (calls > 1 && !claimed)
         violations.push({
           invariant: EACH_EVENT_ONCE,

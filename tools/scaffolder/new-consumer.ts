@@ -6,7 +6,8 @@ import { example } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
- * `npm run new:consumer -- <name> [--fifo]`: scaffolds a queue consumer.
+ * `npm run new:consumer -- <name> [--fifo] [--provider <provider>]`: scaffolds a queue consumer whose
+ * effect calls one external provider, named `<provider>` (default: the consumer's name).
  *
  * Writes its entry point (the handler, lambdas/exactly-once/consumer/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
@@ -15,7 +16,7 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
  * marker line). The consumer list drives
  * the rest: queues, routing, grants, alarms, outputs, the proof kit.
  *
- * Everything is checked before anything is written: a bad name (the rule of
+ * Everything is checked before anything is written: a bad consumer or provider name (the rules of
  * validateConsumerSpecs, which this runs on the list with the new spec), a name
  * or a file that exists, a list without its marker. Then it exits 1 with one
  * line on stderr, and the repository is unchanged.
@@ -55,7 +56,7 @@ export async function main(argv: string[], root = resolve(__dirname, '..', '..')
 }
 
 async function planConsumer(argv: string[], root: string): Promise<Plan> {
-  const { name, fifo } = parseCommandLine(argv);
+  const { name, fifo, provider } = parseCommandLine(argv);
   const entryPoint = `${name}-consumer`;
   const spec: ConsumerSpec = {
     name,
@@ -63,8 +64,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
     eventTypes: fifo ? [...EVENT_TYPES] : [EVENT_TYPES[0]],
     entry: `${FOLDER}/entry-points/${entryPoint}.ts`,
-    // Its effect calls one provider, named after the consumer (wiring.provider(SPEC.name)).
-    providers: [name],
+    // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
+    providers: [provider],
     ...(fifo ? FIFO : STANDARD),
   };
   if (example().consumers.some((c) => c.name === name))
@@ -92,7 +93,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
     { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
     { path: files.ledger, text: ledgerSource(spec, id), what: 'its ledger: its own state goes here' },
-    { path: files.test, text: testSource(spec), what: 'its unit test' },
+    { path: files.test, text: testSource(spec, id), what: 'its unit test' },
     { path: consumersPath, text: consumers, what: `its spec (${describe(spec)})` },
   ];
   const writes = [];
@@ -100,16 +101,23 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   return { writes, spec };
 }
 
-function parseCommandLine(argv: string[]): { name: string; fifo: boolean } {
+const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]';
+
+function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string } {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { fifo: { type: 'boolean', default: false } }, allowPositionals: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { fifo: { type: 'boolean', default: false }, provider: { type: 'string' } },
+      allowPositionals: true,
+    });
   } catch (error) {
-    throw new Refused(`${(error as Error).message} (usage: npm run new:consumer -- <name> [--fifo])`);
+    throw new Refused(`${(error as Error).message} (${USAGE})`);
   }
-  if (parsed.positionals.length !== 1)
-    throw new Refused('give one consumer name (usage: npm run new:consumer -- <name> [--fifo])');
-  return { name: parsed.positionals[0], fifo: parsed.values.fifo === true };
+  if (parsed.positionals.length !== 1) throw new Refused(`give one consumer name (${USAGE})`);
+  const name = parsed.positionals[0];
+  // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
+  return { name, fifo: parsed.values.fifo === true, provider: parsed.values.provider ?? name };
 }
 
 function read(root: string, path: string): string {
@@ -131,9 +139,12 @@ async function format(root: string, path: string, text: string): Promise<string>
   return prettier.format(text, { ...options, filepath });
 }
 
+/** The one provider a scaffolded consumer calls (its spec's). */
+const providerOf = (spec: ConsumerSpec): string => spec.providers?.[0] ?? spec.name;
+
 const describe = (spec: ConsumerSpec) =>
   `${spec.fifo ? 'FIFO' : 'standard'} queue, ${spec.eventTypes.join(' and ')}, batch ${spec.batchSize}, ` +
-  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}`;
+  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}, provider ${providerOf(spec)}`;
 
 function report(plan: Plan): void {
   const { name } = plan.spec;
@@ -183,13 +194,14 @@ const SPEC = consumerSpec('${spec.name}');
  * The ${spec.name} consumer, made by \`npm run new:consumer\`.
  * ${queue} (lambdas/exactly-once/consumer/queue-consumer.ts).
  * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts),
- * then its provider hears of it under \`${spec.name}:<eventId>\`.
+ * then its provider (${providerOf(spec)}) hears of it under \`${spec.name}:<eventId>\`.
  *
  * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
  */
 export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
-  const provider = wiring.provider(SPEC.name);
+  // The provider its spec names (providers in ../consumers.ts).
+  const provider = wiring.provider('${providerOf(spec)}');
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseEnvelope,
@@ -212,14 +224,16 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 }
 
 function effectSource(spec: ConsumerSpec, id: string): string {
+  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
   return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '../../exactly-once';
 
 /**
  * What the ${spec.name} consumer does with an event it takes: the generic effect
  * (applyEntityEffect, lambdas/exactly-once): its ledger's \`apply\` under the inbox claim
- * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one provider call
- * under \`${spec.name}:<eventId>\`. A consumer whose own state fits in one transaction with the
- * claim overrides the ledger's \`apply\` and keeps this file.
+ * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one call to its provider
+ * (${providerOf(spec)}) under \`${spec.name}:<eventId>\`, sending ${request}(event). A consumer
+ * whose own state fits in one transaction with the claim overrides the ledger's \`apply\`, shapes
+ * its request below, and keeps this file.
  *
  * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
  * a PermanentError for a payload no retry can fix); write the effect in the
@@ -233,7 +247,24 @@ export function apply${id}Effect(
   deps: EntityEffectDeps,
   work: RecordWork,
 ): Promise<ApplyOutcome> {
-  return applyEntityEffect(event, deps, work);
+  return applyEntityEffect(event, { ...deps, providerRequest: ${request} }, work);
+}
+
+/**
+ * What its provider is sent for an event: as generated, which event of which entity. Shape it
+ * from the event (a billing call needs the amount): read \`event.payload\` with your schema,
+ * \`parseWith(schema, event.payload, 'a billed order')\`; a payload that fails it is a
+ * PermanentError, and the event goes to its DLQ before anything is written. It must depend on
+ * the event alone: a redelivery that still owes the call sends it again under the same key.
+ */
+export function ${request}(event: EventEnvelope): Record<string, unknown> {
+  return {
+    consumer: '${spec.name}',
+    eventId: event.eventId,
+    type: event.type,
+    entityId: event.entityId,
+    version: event.version,
+  };
 }
 `;
 }
@@ -254,14 +285,17 @@ export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 `;
 }
 
-function testSource(spec: ConsumerSpec): string {
+function testSource(spec: ConsumerSpec, id: string): string {
   const name = spec.name;
+  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
   return `import { consumerSpec } from '../../${FOLDER}/consumers';
+import { ${request} } from '../../${FOLDER}/use-cases/${name}-effect';
 import {
   deadLettered,
   deliver,
   envelope,
   loadGeneratedConsumer,
+  providerCalls,
   providerKeys,
   recordOf,
   resetGeneratedConsumer,
@@ -284,7 +318,7 @@ beforeAll(async () => {
 
 beforeEach(() => resetGeneratedConsumer(h));
 
-test('the same event delivered twice is applied once and reaches the provider once', async () => {
+test('the same event delivered twice is applied once and reaches its provider once, with its request', async () => {
   const event = envelope(SPEC.eventTypes[0], 'entity-1');
 
   const first = await deliver(h, recordOf(h, event));
@@ -294,7 +328,9 @@ test('the same event delivered twice is applied once and reaches the provider on
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([
     expect.objectContaining({ entityId: 'entity-1', appliedCount: 1, lastEventId: event.eventId }),
   ]);
-  expect(providerKeys(h)).toEqual([\`\${SPEC.name}:\${event.eventId}\`]);
+  expect(providerCalls(h)).toEqual([
+    { idempotencyKey: \`\${SPEC.name}:\${event.eventId}\`, provider: SPEC.providers?.[0], payload: ${request}(event) },
+  ]);
 });
 
 test('two versions of one entity, in order, are both applied and both reach the provider; an older one after them is stale', async () => {
@@ -309,6 +345,10 @@ test('two versions of one entity, in order, are both applied and both reach the 
   expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
   expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
+  // Judged, not lost: its inbox entry names the event that superseded it.
+  expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
+    expect.objectContaining({ supersededBy: 'event-b' }),
+  ]);
 });
 
 test.each([

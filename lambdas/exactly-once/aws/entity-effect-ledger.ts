@@ -8,7 +8,9 @@ import { entityEffectKey } from './inbox-table';
  * The effect of a consumer made by `npm run new:consumer`: one item per
  * consumer and entity (`EFFECT#<consumer>#<entityId>`), `appliedCount += 1` and
  * `lastEventId` under the inbox claim `INBOX#<consumer>#<eventId>`, only while the event's `version`
- * is newer than the entity's `lastVersion` (an older one is stale: never applied after a newer). The ADD is
+ * is newer than the entity's `lastVersion` (an older one is stale: never applied after a newer; its inbox
+ * entry is then marked superseded by the entity's last event, so the proof finds it judged, not lost,
+ * and a copy of it later owes no provider call). The ADD is
  * deliberately not idempotent: only the claim stops a duplicate from counting
  * twice, so the proof kit can see a double when the claim is switched off.
  *
@@ -45,6 +47,8 @@ export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEff
               ...(this.inboxBypassed()
                 ? {}
                 : { ConditionExpression: 'attribute_not_exists(lastVersion) OR lastVersion < :version' }),
+              // The entity's last event, to name what superseded a stale one.
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               ExpressionAttributeValues: {
                 ':consumer': this.consumer,
                 ':entityId': event.entityId,
@@ -58,8 +62,10 @@ export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEff
         work,
       );
     } catch (error) {
-      if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
-      throw error;
+      if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
+      // Without this entry the stale event leaves no trace: the proof cannot tell it from a lost one.
+      await this.markSuperseded(event, String(error.oldItem?.lastEventId ?? 'a newer version'), work);
+      return STALE;
     }
   }
 }

@@ -266,6 +266,21 @@ export abstract class InboxLedger {
     }
   }
 
+  /**
+   * Marks `event`'s inbox entry superseded by `by` on its own (outside a transaction), creating it with its
+   * TTL if absent: for an event found stale, whose transaction was cancelled, so that it is recorded as
+   * judged (a later copy is a duplicate that owes no call) rather than leaving no trace. A mark already
+   * there is kept.
+   */
+  protected async markSuperseded(event: EventRef, by: string, work: RecordWork | undefined): Promise<void> {
+    if (this.inboxBypassed()) return;
+    await this.updateInboxEntry(event, work, {
+      UpdateExpression: 'SET #superseded = if_not_exists(#superseded, :by), #ttl = if_not_exists(#ttl, :expires)',
+      ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':by': by, ':expires': expiresAfter(this.now(), this.options.inboxTtlSeconds) },
+    });
+  }
+
   /** One UpdateItem on this consumer's inbox entry for `event`, with the work's signal, retried on contention. */
   private updateInboxEntry(
     event: EventRef,
