@@ -80,3 +80,9 @@ export {
   parseHumanRolePatterns,
   type CallerRule,
 } from '../../lambdas/exactly-once/api/caller';
+export {
+  ExactlyOnce,
+  IDEMPOTENCY_EXPIRY_ATTRIBUTE,
+  type ApiMonitoringOptions,
+  type ExactlyOnceProps,
+} from './exactly-once';

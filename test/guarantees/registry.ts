@@ -80,6 +80,7 @@ const ORDER = 'lambdas/shop/domain/order.ts';
 const ORDERS_API = 'lib/shop/orders-api.ts';
 const FUNCTION_DEFAULTS = 'lib/exactly-once/function-defaults.ts';
 const STACK = 'lib/shop/shop-stack.ts';
+const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
@@ -913,7 +914,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/exactly-once/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
       { file: 'lib/exactly-once/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
       { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'a correct stack synthesizes with no error or warning from the rules' },
@@ -1338,7 +1339,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' },
       { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
       { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
       { file: 'tools/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
     ],

@@ -141,6 +141,6 @@ test('prod warns, per consumer, about each provider it calls through the recordi
 
   const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('recording test double'));
 
-  expect(warnings.map((w) => w.id)).toEqual(['/ProdStack/Pipelines/FulfilmentConsumer']);
+  expect(warnings.map((w) => w.id)).toEqual(['/ProdStack/Default/Pipelines/FulfilmentConsumer']);
   expect(JSON.stringify(warnings[0].entry.data)).toMatch(/providers\.prod\.warehouse/);
 });

@@ -24,7 +24,7 @@ import { IDEMPOTENCY_TABLE, ORDERS_TABLE } from './tables';
 
 /** The create-order function's timeout (FunctionWithDefaults' default): the in-progress record lives this long. */
 export const CREATE_ORDER_TIMEOUT_SECONDS = 10;
-/** IDEMPOTENCY_KEY_EXPIRY (lib/shop/storage.ts): how long a completed answer is replayed. */
+/** IDEMPOTENCY_KEY_EXPIRY (lib/shop/orders-api.ts): how long a completed answer is replayed. */
 export const IDEMPOTENCY_KEY_EXPIRY_SECONDS = 24 * 3600;
 
 /**
