@@ -28,6 +28,19 @@ const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
   group: ['**/shop', '**/shop/**'],
   message: "A tool reads the example's domain through tools/example.ts (EXAMPLE), not from the shop's files.",
 };
+// Inside the mechanism (lambdas/exactly-once) layers point one way. Core (the root modules, consumer/,
+// outbox/, inbox/, provider/, runtime/: types, ports, retry budget, record work) imports no adapter;
+// aws/ (the adapters) implements core's ports; faults/ decorates them for the proof kit; api/ and
+// wiring/ compose all of them into handlers. The index files are the public surface over every layer.
+const layerBelow = (layer, above) => ({
+  group: above.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]),
+  message: `Layers point one way in lambdas/exactly-once: ${layer} imports nothing of ${above.join('/, ')}/ (core <- aws <- faults <- api, wiring).`,
+});
+const MECHANISM_SURFACES = [
+  'lambdas/exactly-once/index.ts',
+  'lambdas/exactly-once/aws/index.ts',
+  'lambdas/exactly-once/testing/**',
+];
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
@@ -60,10 +73,32 @@ export default tseslint.config(
   // Each file gets exactly one of the rule sets below (a later no-restricted-imports replaces an earlier one).
   {
     files: ['lambdas/exactly-once/**/*.ts'],
-    ignores: ['lambdas/exactly-once/aws/**'],
+    ignores: [
+      'lambdas/exactly-once/aws/**',
+      'lambdas/exactly-once/faults/**',
+      'lambdas/exactly-once/api/**',
+      'lambdas/exactly-once/wiring/**',
+      ...MECHANISM_SURFACES,
+    ],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('core', ['aws', 'faults', 'api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/aws/**/*.ts'],
+    ignores: MECHANISM_SURFACES,
+    rules: restrict(NOTHING_OF_THE_EXAMPLE, layerBelow('aws', ['faults', 'api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/faults/**/*.ts'],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('faults', ['api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/api/**/*.ts'],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('api', ['wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/wiring/**/*.ts', ...MECHANISM_SURFACES],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE),
   },
-  { files: ['lambdas/exactly-once/aws/**/*.ts'], rules: restrict(NOTHING_OF_THE_EXAMPLE) },
   {
     files: ['lambdas/shop/**/*.ts'],
     ignores: ['lambdas/shop/aws/**'],

@@ -2,7 +2,7 @@
  * Exactly-once effects over at-least-once delivery: the runtime half of the mechanism.
  *
  * An application writes its state change and an outbox item in one transaction; the relay and the
- * sweeper (this folder's `outbox/*-handler.ts`, deployed by `OutboxRelay` in lib/exactly-once) move
+ * sweeper (this folder's `wiring/*-handler.ts`, deployed by `OutboxRelay` in lib/exactly-once) move
  * outbox items to each consumer's queue; a consumer built with {@link queueConsumerHandler} applies
  * each event once per `eventId`: its effect joins the inbox claim's transaction (an
  * {@link InboxLedger} subclass), and its provider call follows under the key
@@ -54,7 +54,7 @@ export {
   type ConsumerDependencies,
   type ConsumerWiring,
   type ProviderConfig,
-} from './consumer/wiring';
+} from './wiring/consumer-wiring';
 export { DeadlineExceeded, ProviderCallInProgress, type RecordWork } from './consumer/record-work';
 
 // The inbox: the claim and the transaction an effect joins
@@ -89,7 +89,7 @@ export { ENTITY_OUTBOX, outboxItemKey, outboxPut, pendingShardOf } from './aws/o
 
 // The idempotent HTTP API: the key header, the request fingerprint, the caller scope, responses
 export { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey, type IdempotencyKeyResult } from './api/idempotency-key';
-export { canonicalJson } from './api/canonical-json';
+export { canonicalJson } from './runtime/canonical-json';
 export {
   idempotentCommand,
   type BodyResult,

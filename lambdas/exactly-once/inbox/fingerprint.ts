@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../api/canonical-json';
+import { canonicalJson } from '../runtime/canonical-json';
 import type { EventEnvelope } from '../envelope';
 
 /**

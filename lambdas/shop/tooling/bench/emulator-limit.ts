@@ -7,7 +7,7 @@ import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../../../exactly-once/aws/dynamodb-outbox-store';
 import { RecordingProvider } from '../../../exactly-once/aws/recording-provider';
 import { idempotencyStore } from '../../../exactly-once/aws/idempotency-store';
-import { canonicalJson } from '../../../exactly-once/api/canonical-json';
+import { canonicalJson } from '../../../exactly-once/runtime/canonical-json';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../domain/events';
 import { orderTotalCents, type PlaceOrderRequest } from '../../domain/order';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../use-cases/apply-order-events';

@@ -36,11 +36,11 @@ import { deriveOrderId, type PlaceOrderRequest } from '../../domain/order';
 import { NO_FAULTS } from '../../../exactly-once/faults/plan';
 import { relayFaults } from '../../../exactly-once/faults/relay-faults';
 import type { ConsumerSettings } from '../../../exactly-once/consumer/consume-record';
-import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../exactly-once/consumer/wiring';
+import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../exactly-once/wiring/consumer-wiring';
 import { callerOf } from '../../../exactly-once/api/http';
-import { makeRelayHandler, type RelayFaults } from '../../../exactly-once/outbox/relay-handler';
-import { makeSweeperHandler } from '../../../exactly-once/outbox/sweeper-handler';
-import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../exactly-once/outbox/wiring';
+import { makeRelayHandler, type RelayFaults } from '../../../exactly-once/wiring/relay-handler';
+import { makeSweeperHandler } from '../../../exactly-once/wiring/sweeper-handler';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../exactly-once/wiring/outbox-wiring';
 import type { EventPublisher } from '../../../exactly-once/outbox/ports';
 import type { EventRef, LedgerResult, ProviderCallLease } from '../../../exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../exactly-once/consumer/record-work';
@@ -1125,7 +1125,7 @@ export class World {
   }
 
   /**
-   * The consumer's wiring (lambdas/exactly-once/consumer/wiring.ts) on one invocation's clients,
+   * The consumer's wiring (lambdas/exactly-once/wiring/consumer-wiring.ts) on one invocation's clients,
    * the virtual clock (in-process contention retries wait on it too) and the
    * simulated providers; then the guards switched off, each as the test-only
    * change it stands for.
