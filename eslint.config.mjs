@@ -1,5 +1,9 @@
 // @ts-check
+import { readFileSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
+
+// The example's folder name (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it for the tools.
+const EXAMPLE = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).exactlyOnce.example;
 
 // The stack names a function's code by its module path; importing a handler module would run Lambda
 // start-up code (configuration reads, SDK clients) at synth.
@@ -10,23 +14,24 @@ const NO_HANDLER_MODULE = {
 // Powertools' parameter utilities call SSM themselves: an SDK call like any other.
 const NO_SDK = {
   group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
-  message: 'Only the aws/ folders (lambdas/exactly-once/aws, lambdas/shop/aws) may import the AWS SDK.',
+  message: `Only the aws/ folders (lambdas/exactly-once/aws, lambdas/${EXAMPLE}/aws) may import the AWS SDK.`,
 };
-// The mechanism can be lifted out of the example: it imports nothing of the shop, the tools or the tests.
+// The mechanism can be lifted out of the example: it imports nothing of the example, the tools or the tests.
 const NOTHING_OF_THE_EXAMPLE = {
-  group: ['**/shop', '**/shop/**', '**/tools/**', '**/test/**'],
-  message: 'The exactly-once folders import nothing of the example (shop), the tools or the tests.',
+  group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tools/**', '**/tooling/**', '**/test/**'],
+  message: `The exactly-once folders import nothing of the example (${EXAMPLE}), the tools or the tests.`,
 };
 // The example uses the mechanism through its public surface only: the folder's index.ts.
 const MECHANISM_THROUGH_ITS_INDEX = {
   group: ['**/exactly-once/*', '**/exactly-once/**/*'],
   message: "Import the mechanism from its index ('../exactly-once'), not from a file inside it.",
 };
-// A tool takes what it knows of the domain from tools/example.ts (which the example feeds through
-// lambdas/example.ts), so a fork with another domain edits no tool.
+// A tool takes what it knows of the domain from tools/example.ts (`example()`, which loads the example's
+// tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool, and the
+// tools and the example's plug-ins (which import the tools' engines) form no import circle.
 const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
-  group: ['**/shop', '**/shop/**'],
-  message: "A tool reads the example's domain through tools/example.ts (EXAMPLE), not from the shop's files.",
+  group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tooling', '**/tooling/**'],
+  message: "A tool reads the example's domain through tools/example.ts (example()), not from the example's files.",
 };
 // Inside the mechanism (lambdas/exactly-once) layers point one way. Core (the root modules, consumer/,
 // outbox/, inbox/, provider/, runtime/: types, ports, retry budget, record work) imports no adapter;
@@ -100,15 +105,15 @@ export default tseslint.config(
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE),
   },
   {
-    files: ['lambdas/shop/**/*.ts'],
-    ignores: ['lambdas/shop/aws/**'],
+    files: [`lambdas/${EXAMPLE}/**/*.ts`],
+    ignores: [`lambdas/${EXAMPLE}/aws/**`],
     rules: restrict(NO_SDK, MECHANISM_THROUGH_ITS_INDEX),
   },
-  { files: ['lambdas/shop/aws/**/*.ts'], rules: restrict(MECHANISM_THROUGH_ITS_INDEX) },
-  // What the tools know of the shop (lambdas/shop/tooling/: the proof kit's domain, the simulated shop) is
-  // tooling, not Lambda code: like the tools it drives the mechanism's parts and the SDK directly.
-  { files: ['lambdas/shop/tooling/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
-  { files: ['bin/**/*.ts', 'lib/shop/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
+  { files: [`lambdas/${EXAMPLE}/aws/**/*.ts`], rules: restrict(MECHANISM_THROUGH_ITS_INDEX) },
+  // The example's plug-ins for the tools (tooling/<example>/: the proof kit's domain, the simulated
+  // domain, the bench) are tool code, not Lambda code: like the tools they drive the mechanism's parts
+  // and the SDK directly. Only code that runs in a function lives under lambdas/.
+  { files: ['bin/**/*.ts', `lib/${EXAMPLE}/**/*.ts`], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
   { files: ['lib/exactly-once/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
   {
     files: ['tools/**/*.ts'],

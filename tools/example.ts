@@ -1,15 +1,17 @@
 import type { ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
-import { tooling } from '../lambdas/example';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LocalProviderApi } from './local-runtime/provider/apis';
 import type { ProofDomain } from './proof-kit/domain';
 import type { SimulationWorld } from './simulation/contract';
 
 /**
- * What a tool may know of the example's domain, given by the example (`lambdas/example.ts`, one
- * module the example owns): a tool reads the domain from {@link EXAMPLE} and from nothing else of
- * the example. Every tool (the DLQ tool, the stack helpers, the scaffolder, the local runtime and its
- * provider, the proof kit, the simulation, the bench) takes everything it knows from here; a lint
- * rule holds tools/ to it.
+ * What a tool may know of the example's domain: the plug-ins the example gives the tools, exported as
+ * `tooling` from `tooling/<example>/index.ts`, where `<example>` is `exactlyOnce.example` in
+ * package.json (the one line a fork with another domain edits). Every tool (the DLQ tool, the stack
+ * helpers, the scaffolder, the local runtime and its provider, the proof kit, the simulation, the bench)
+ * takes everything it knows of the domain from {@link example} and from nothing else of the example; a
+ * lint rule holds tools/ to it.
  */
 export interface ExampleTooling {
   /** The consumers, as the stack deploys them: their queues, DLQs and outputs are found by their names. */
@@ -52,23 +54,63 @@ export interface ExampleTooling {
   readonly tryIt?: readonly string[];
 }
 
-/** The example's tooling, checked against the contract here, where the tools read it. */
-export const EXAMPLE: ExampleTooling = tooling;
+const ROOT = join(__dirname, '..');
+
+/** The example's folder name, from package.json (`exactlyOnce.example`): lambdas/<it>, lib/<it>, tooling/<it>. */
+export function exampleFolderName(root = ROOT): string {
+  const config = (
+    JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exactlyOnce?: { example?: unknown } }
+  ).exactlyOnce;
+  const name = config?.example;
+  if (typeof name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(name))
+    throw new Error(
+      'package.json has no `exactlyOnce.example` naming the example\'s folder (lower-case, e.g. "shop"): the tools cannot find the example.',
+    );
+  return name;
+}
+
+let loaded: ExampleTooling | undefined;
+
+/**
+ * The example's tooling (`tooling` of `tooling/<example>/index.ts`), loaded on first use. Loaded by its
+ * path, not imported: the example's plug-ins import the tools' engines (the simulation, the proof kit),
+ * and an import back from the tools would tie both into one circle (test/unit/import-graph.test.ts).
+ *
+ * @example
+ * ```ts
+ * import { example } from '../example';
+ *
+ * const queues = example().consumers.map((consumer) => consumer.name);
+ * ```
+ */
+export function example(): ExampleTooling {
+  if (loaded === undefined) {
+    const modulePath = join(ROOT, 'tooling', exampleFolderName());
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a path from configuration: see above
+    const { tooling } = require(modulePath) as { tooling?: ExampleTooling };
+    if (tooling === undefined)
+      throw new Error(`${modulePath}/index.ts exports no \`tooling\` (tools/example.ts says what it must hold).`);
+    loaded = tooling;
+  }
+  return loaded;
+}
 
 /** The example's proof domain; a clear error when it gives none (the kit cannot judge a run without one). */
 export function proofDomain(): ProofDomain {
-  if (EXAMPLE.proof === undefined)
+  const { proof } = example();
+  if (proof === undefined)
     throw new Error(
       "The example's tooling module gives no proof domain (`proof`, tools/proof-kit/domain.ts): the proof kit has no plan to send and no invariants to judge.",
     );
-  return EXAMPLE.proof;
+  return proof;
 }
 
 /** The example's simulated world; a clear error when it gives none. */
 export async function simulationWorld(): Promise<SimulationWorld> {
-  if (EXAMPLE.simulation === undefined)
+  const { simulation } = example();
+  if (simulation === undefined)
     throw new Error(
       "The example's tooling module gives no simulated world (`simulation`, tools/simulation/contract.ts): there is nothing to simulate.",
     );
-  return EXAMPLE.simulation();
+  return simulation();
 }

@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { EXAMPLE } from './example';
+import { example } from './example';
 import { consumerOutputNames, type ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -133,7 +133,7 @@ export interface ConsumerQueueUrls {
  */
 export function consumerQueueUrls(
   outputs: Record<string, string>,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): ConsumerQueueUrls[] {
   return consumers.map((consumer) => {
     const names = consumerOutputNames(consumer.name);

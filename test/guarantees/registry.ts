@@ -677,7 +677,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'One confirmation e-mail and one warehouse instruction per order, counted at the provider: locally the consumers call a mail and a warehouse API over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an order never accepted, no PICK after a CANCEL_PICK; one summary line per provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkPerformedEffects' },
-      { file: 'lambdas/shop/tooling/proof.ts', symbol: 'picksAfterCancel' },
+      { file: 'tooling/shop/proof.ts', symbol: 'picksAfterCancel' },
       { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
       { file: 'tools/local-runtime/runtime.ts', symbol: 'startRuntime' },
     ],
@@ -726,7 +726,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
-      { file: 'lambdas/shop/tooling/proof.ts', symbol: 'fulfilmentProviderRules' },
+      { file: 'tooling/shop/proof.ts', symbol: 'fulfilmentProviderRules' },
       { file: 'lambdas/exactly-once/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
       { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],
@@ -1308,9 +1308,9 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'domain-replaceable',
     statement:
-      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's tooling module only (lint holds `tools/` to it), so another domain (the bookings fixture: 15 files) in place of the shop type-checks, lints, passes its tests and the tools' own, and synthesizes both stages with cdk-nag, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, and synthesizes both stages with cdk-nag, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
     enforcedIn: [
-      { file: 'tools/example.ts', symbol: 'EXAMPLE' },
+      { file: 'tools/example.ts', symbol: 'example' },
       { file: 'tools/proof-kit/domain.ts', symbol: 'ProofDomain' },
       { file: 'tools/simulation/contract.ts', symbol: 'SimulationWorld' },
     ],
@@ -1328,6 +1328,8 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: " reads the example's domain through tools/example.ts only: ",
         templated: true,
       },
+      { file: 'test/unit/import-graph.test.ts', name: 'the repository breaks none of the rules' },
+      { file: 'test/unit/import-graph.test.ts', name: ' is refused', templated: true },
     ],
     doc: { page: 'docs/adapting.md' },
   },
@@ -1435,7 +1437,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'lambdas/shop/tooling/simulation/api.ts', symbol: 'createOrderHandler' },
+      { file: 'tooling/shop/simulation/api.ts', symbol: 'createOrderHandler' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
       { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
@@ -1757,7 +1759,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included',
     enforcedIn: [
-      { file: 'lambdas/shop/tooling/simulation/world.ts', symbol: 'Guards' },
+      { file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [

@@ -1,4 +1,4 @@
-import { compareUnderFaults } from '../../lambdas/shop/tooling/bench/fault-comparison';
+import { compareUnderFaults } from '../../tooling/shop/bench/fault-comparison';
 import { createStackTables, useEmulatorEnvironment } from '../support/dynamodb';
 
 /**

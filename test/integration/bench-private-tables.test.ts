@@ -1,5 +1,5 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { createPrivateTables } from '../../lambdas/shop/tooling/bench/private-tables';
+import { createPrivateTables } from '../../tooling/shop/bench/private-tables';
 import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
 
 /**

@@ -1,11 +1,6 @@
 import { failed } from '../../tools/simulation/campaign';
-import type { ApiIdempotency } from '../../lambdas/shop/tooling/simulation/api';
-import {
-  ALL_GUARDS,
-  simulate,
-  simulationOptions,
-  type SimulationResult,
-} from '../../lambdas/shop/tooling/simulation/world';
+import type { ApiIdempotency } from '../../tooling/shop/simulation/api';
+import { ALL_GUARDS, simulate, simulationOptions, type SimulationResult } from '../../tooling/shop/simulation/world';
 
 /**
  * The API's idempotency layer broken (test-only, in the simulation's wiring of

@@ -5,10 +5,10 @@ import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-o
 import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
 import { lambdaContext, VALID_ORDER } from '../support/api-events';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
-import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../lambdas/shop/tooling/simulation/api';
+import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../tooling/shop/simulation/api';
 import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
-import { IDEMPOTENCY_TABLE, memoryTableStore, ORDERS_TABLE } from '../../lambdas/shop/tooling/simulation/tables';
-import { simulationOptions, World } from '../../lambdas/shop/tooling/simulation/world';
+import { IDEMPOTENCY_TABLE, memoryTableStore, ORDERS_TABLE } from '../../tooling/shop/simulation/tables';
+import { simulationOptions, World } from '../../tooling/shop/simulation/world';
 
 /**
  * POST /orders as the simulation runs it: the deployed create-order handler,

@@ -1,5 +1,5 @@
 import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
-import { DEFAULT_FAULTS } from '../../lambdas/shop/tooling/simulation/world';
+import { DEFAULT_FAULTS } from '../../tooling/shop/simulation/world';
 
 /**
  * The quick campaign `npm test` runs: 20,000 simulated orders over 100 seeded

@@ -6,8 +6,8 @@ import { parseRoutes } from '../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../lambdas/exactly-once/env-names';
 import { unusedConsumerName } from '../support/consumer-list';
 import { handlerFactory } from '../../tools/simulation/world/consumers';
-import { EFFECTS_TABLE, ORDERS_TABLE } from '../../lambdas/shop/tooling/simulation/tables';
-import { simulationOptions, World } from '../../lambdas/shop/tooling/simulation/world';
+import { EFFECTS_TABLE, ORDERS_TABLE } from '../../tooling/shop/simulation/tables';
+import { simulationOptions, World } from '../../tooling/shop/simulation/world';
 
 /**
  * The world is built from the consumer list (lambdas/shop/consumers.ts), so a

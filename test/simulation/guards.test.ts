@@ -9,8 +9,8 @@ import {
   type SimulationOptions,
   type SimulationResult,
   World,
-} from '../../lambdas/shop/tooling/simulation/world';
-import { EFFECTS_TABLE } from '../../lambdas/shop/tooling/simulation/tables';
+} from '../../tooling/shop/simulation/world';
+import { EFFECTS_TABLE } from '../../tooling/shop/simulation/tables';
 
 /**
  * Each guard switched off (test-only, in the simulation's wiring; production

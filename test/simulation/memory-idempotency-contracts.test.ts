@@ -1,6 +1,6 @@
 import { describeIdempotencyStoreContract } from './contracts/idempotency-contracts';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
-import { IDEMPOTENCY_TABLE, memoryTableStore } from '../../lambdas/shop/tooling/simulation/tables';
+import { IDEMPOTENCY_TABLE, memoryTableStore } from '../../tooling/shop/simulation/tables';
 
 /** Powertools' persistence layer on the in-memory DynamoDB passes the idempotency store contract (DynamoDB Local: test/integration/idempotency-contracts.test.ts). */
 describeIdempotencyStoreContract('in-memory DynamoDB', async () => {

@@ -1,5 +1,5 @@
 import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { simulate, simulationOptions } from '../../lambdas/shop/tooling/simulation/world';
+import { simulate, simulationOptions } from '../../tooling/shop/simulation/world';
 
 /**
  * Error classification end to end: a malformed message is a permanent error,

@@ -3,7 +3,7 @@ import { RETRY_ENV } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { synthStack } from '../support/synth';
 import { referencedId, resourcesOfType, type CfnResource } from '../support/template';
-import { DEFAULT_SETTINGS, simulationOptions, World } from '../../lambdas/shop/tooling/simulation/world';
+import { DEFAULT_SETTINGS, simulationOptions, World } from '../../tooling/shop/simulation/world';
 
 /**
  * The simulation runs the settings the stack deploys: its numbers for the

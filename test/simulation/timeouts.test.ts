@@ -4,7 +4,7 @@ import {
   simulate,
   simulationOptions,
   type Guards,
-} from '../../lambdas/shop/tooling/simulation/world';
+} from '../../tooling/shop/simulation/world';
 
 /**
  * Lambda timeouts: a call that hangs past the function's timeout gets the

@@ -62,7 +62,6 @@ const ALLOWED: Case[] = [
   ['lib/shop/probe.ts', "import { value } from '../exactly-once';"],
   ['lib/shop/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
   ['tools/dlq/probe.ts', "import { value } from '../example';"],
-  ['tools/example.ts', "import { value } from '../lambdas/example';"],
 ];
 const SDK_OUTSIDE_AWS: Case[] = [
   ['lambdas/shop/domain/probe.ts', "import { value } from '@aws-sdk/client-dynamodb';"],
@@ -75,7 +74,9 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
   ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
   ['tools/scaffolder/new-consumer.ts', "import { value } from '../../lambdas/shop/domain/events';"],
   ['tools/local-runtime/provider/server.ts', "import { value } from '../../../lambdas/shop/domain/order';"],
-  ['tools/simulation/campaign.ts', "import { value } from '../../lambdas/shop/tooling/simulation/world';"],
+  ['tools/simulation/campaign.ts', "import { value } from '../../tooling/shop/simulation/world';"],
+  ['tools/example.ts', "import { value } from '../tooling/shop';"],
+  ['tools/proof-kit/verify.ts', "import { value } from '../../tooling/shop/proof';"],
   ['tools/bench/pipeline.ts', "import { value } from '../../lambdas/shop/domain/order';"],
 ];
 const AGAINST_THE_LAYERS: Case[] = [

@@ -128,7 +128,7 @@ test("another domain's run: a 201 whose booking is not in the table is a missing
 test('an example without a proof domain: the kit refuses, saying what is missing', () => {
   // Arrange
   jest.isolateModules(() => {
-    jest.doMock('../../lambdas/example', () => ({
+    jest.doMock('../../tooling/shop', () => ({
       tooling: {
         consumers: [],
         outboxTableOutput: 'T',

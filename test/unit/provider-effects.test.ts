@@ -1,4 +1,4 @@
-import { picksAfterCancel } from '../../lambdas/shop/tooling/proof';
+import { picksAfterCancel } from '../../tooling/shop/proof';
 import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
 import {
   logOfEntities,

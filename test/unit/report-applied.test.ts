@@ -1,7 +1,7 @@
 import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
 import { deriveOrderId, orderCancelledEventId, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
-import type { OrderItem } from '../../lambdas/shop/tooling/proof';
+import type { OrderItem } from '../../tooling/shop/proof';
 import { checkInvariants } from '../../tools/proof-kit/verify';
 import { smokeRunResults } from '../support/run-results';
 

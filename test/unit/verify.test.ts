@@ -13,7 +13,7 @@ import type { Target } from '../../tools/proof-kit/target';
 import { checkInvariants, EVENT_REPLACED, verify, type RunFacts } from '../../tools/proof-kit/verify';
 import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { orderPlacedEvent } from '../../lambdas/shop/domain/events';
-import { forgedOrderPlaced } from '../../lambdas/shop/tooling/proof';
+import { forgedOrderPlaced } from '../../tooling/shop/proof';
 import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
 
 /**

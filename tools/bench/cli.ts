@@ -1,15 +1,16 @@
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 
 /**
  * npm run bench: the example's benchmark (its tooling module's `bench`, loaded on demand), built from
  * this folder's parts. An example without one gets a one-line refusal.
  */
 async function main(): Promise<number> {
-  if (EXAMPLE.bench === undefined) {
+  const load = example().bench;
+  if (load === undefined) {
     console.error("bench: the example's tooling module gives no benchmark (`bench`, tools/example.ts)");
     return 2;
   }
-  const bench = await EXAMPLE.bench();
+  const bench = await load();
   return bench.run(process.argv.slice(2));
 }
 

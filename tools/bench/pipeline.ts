@@ -3,7 +3,7 @@ import { waitForDrain } from '../proof-kit/drain';
 import { drive, type Observation } from '../proof-kit/drive';
 import type { Mix, PlannedRequest } from '../proof-kit/plan';
 import { seededRandom } from '../proof-kit/random';
-import { acceptedIntents, CONSUMER_NAMES, firstCalls } from '../proof-kit/sampler';
+import { acceptedIntents, consumerNames, firstCalls } from '../proof-kit/sampler';
 import type { Target } from '../proof-kit/target';
 import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
 
@@ -75,13 +75,13 @@ export async function measurePipeline(
   const accepted = driven.observations.filter((o) => o.status === 201);
   const acceptedAt = new Map(acceptedIntents(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
   const applied = await firstCalls(target, [...acceptedAt.keys()]);
-  const lags: Record<string, number[]> = Object.fromEntries(CONSUMER_NAMES.map((c) => [c, []]));
+  const lags: Record<string, number[]> = Object.fromEntries(consumerNames().map((c) => [c, []]));
   let lastEffect = 0;
   let missing = 0;
   const completedAt: number[] = [];
   for (const [eventId, at] of acceptedAt) {
     let complete = 0;
-    for (const consumer of CONSUMER_NAMES) {
+    for (const consumer of consumerNames()) {
       const when = applied.get(`${consumer}:${eventId}`);
       if (when === undefined) {
         missing++;

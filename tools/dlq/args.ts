@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
 import type { ProviderCallFinding } from './provider-window';
 import { UsageError } from './queues';
 
-const QUEUE_NAMES = [...EXAMPLE.consumers.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
+const queueNames = (): string => [...example().consumers.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
 
 export const USAGE = `Usage: npm run dlq -- <command> [options]
   list                                  every DLQ of the stack: messages, oldest age, counts by failureCause,
@@ -42,7 +42,7 @@ Options:
                    ${PAST_HORIZON_RUNBOOK}
   --dry-run        redrive: what would be moved, rewritten and left, without moving anything
   -h, --help       this text
-<queue> is a name from \`list\` (${QUEUE_NAMES}), its output key or its URL.
+<queue> is a name from \`list\` (${queueNames()}), its output key or its URL.
 Exit codes: 0 done, 1 something failed (the output says what), 2 usage error.`;
 
 export type Command =

@@ -23,7 +23,7 @@ import {
   type PointerRedrive,
   type StreamContext,
 } from './stream-pointers';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { requiredOutput } from '../stack';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
@@ -89,7 +89,7 @@ function streamContext(context: DlqContext): StreamContext {
     sqs: context.sqs,
     dynamodb: context.dynamodb,
     streams: context.streams,
-    outboxTableName: requiredOutput(context.stack.outputs, EXAMPLE.outboxTableOutput),
+    outboxTableName: requiredOutput(context.stack.outputs, example().outboxTableOutput),
   };
 }
 

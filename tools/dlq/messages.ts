@@ -10,7 +10,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import {
   days,
   envelopeOccurredAt,
@@ -61,7 +61,7 @@ export function causeOf(message: DeadLetter): string {
  */
 export function isPoison(message: DeadLetter): boolean {
   if (message.attributes.failureCause !== undefined) return message.attributes.failureCause === POISON_CAUSE;
-  if (!EXAMPLE.isEvent(message.body)) return true;
+  if (!example().isEvent(message.body)) return true;
   return envelopeOccurredAt(message.body) === undefined;
 }
 

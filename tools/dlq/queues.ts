@@ -1,4 +1,4 @@
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -47,7 +47,7 @@ const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLo
 
 export function discoverDeadLetterQueues(
   outputs: Record<string, string>,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): DeadLetterQueue[] {
   const found: DeadLetterQueue[] = [];
   for (const consumer of consumers) {
@@ -134,7 +134,7 @@ function horizonOutput(outputs: Record<string, string>, key: string): number | u
 export function findDeadLetterQueue(
   queues: DeadLetterQueue[],
   wanted: string,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): DeadLetterQueue {
   const queue = queues.find((q) => q.name === wanted || q.outputKey === wanted || q.url === wanted);
   if (queue !== undefined) return queue;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { PortInUseError } from './api/server';
 import { assertJavaAvailable, EmulatorError } from './emulators';
 import { consoleLogger } from './log';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { servedApis } from './provider';
 import { startRuntime, type LocalRuntime } from './runtime';
 import { synthesize } from './template/cloud-assembly';
@@ -94,11 +94,12 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
     `Outputs written to ${path.relative(process.cwd(), outputsFile)}`,
   ];
   if (outputs.apiUrl !== undefined) {
+    const { tryIt } = example();
     lines.push(
       `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
-      ...(EXAMPLE.tryIt === undefined
+      ...(tryIt === undefined
         ? []
-        : ['Try it:', ...EXAMPLE.tryIt.map((call) => `  npx tsx tools/local-runtime/call.ts ${call}`)]),
+        : ['Try it:', ...tryIt.map((call) => `  npx tsx tools/local-runtime/call.ts ${call}`)]),
     );
   }
   lines.push('Ctrl-C stops everything.');

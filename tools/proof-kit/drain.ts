@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
 import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { consumerQueueUrls, requiredOutput } from '../stack';
 import type { Target } from './target';
 
@@ -87,7 +87,7 @@ export async function pendingOutboxCount(target: Target): Promise<number> {
     do {
       const page = await target.dynamodb.send(
         new QueryCommand({
-          TableName: requiredOutput(target.outputs, EXAMPLE.outboxTableOutput),
+          TableName: requiredOutput(target.outputs, example().outboxTableOutput),
           IndexName: PENDING_OUTBOX_INDEX,
           KeyConditionExpression: 'pendingShard = :s',
           ExpressionAttributeValues: { ':s': { S: String(shard) } },

@@ -4,7 +4,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EXAMPLE, proofDomain } from '../example';
+import { example, proofDomain } from '../example';
 import type { FaultPlan } from '../../lambdas/exactly-once/faults/plan';
 import { DEFAULT_PROVIDER_TIMEOUT_MS } from '../../lambdas/exactly-once/aws/http-provider';
 import type { ProviderChaosPlan } from '../local-runtime/provider';
@@ -258,7 +258,7 @@ export async function sendPoison(
   target: Target,
   runId: string,
   perQueue: number,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): Promise<number> {
   const queues = consumerQueueUrls(target.outputs, consumers);
   let sent = 0;
@@ -299,7 +299,7 @@ export async function seedDeadLetters(
   target: Target,
   runId: string,
   count: number,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): Promise<number> {
   const events = (await runEvents(target, runId)).slice(0, count);
   for (const event of events) {
@@ -338,7 +338,7 @@ export async function sendReusedIds(
   target: Target,
   runId: string,
   count: number,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): Promise<number> {
   const events = (await runEvents(target, runId)).slice(0, count);
   let sent = 0;
@@ -367,7 +367,7 @@ export async function sendForgedFirst(
   plan: readonly PlannedRequest[],
   count: number,
   domain: ProofDomain = proofDomain(),
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): Promise<number> {
   const forge = domain.forgedCreateEvent;
   if (forge === undefined)
@@ -396,7 +396,7 @@ export async function sendForgedFirst(
 async function runEvents(target: Target, runId: string): Promise<Record<string, unknown>[]> {
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
-      TableName: requiredOutput(target.outputs, EXAMPLE.outboxTableOutput),
+      TableName: requiredOutput(target.outputs, example().outboxTableOutput),
       FilterExpression: 'entity = :outbox',
       ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
     }),
@@ -455,7 +455,7 @@ export async function redriveDeadLetters(
 export async function setLocalVisibility(
   target: Target,
   seconds: number,
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
 ): Promise<() => Promise<void>> {
   const urls = consumerQueueUrls(target.outputs, consumers).map((q) => q.queueUrl);
   const original = await Promise.all(

@@ -1,5 +1,5 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
@@ -24,9 +24,11 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
  * Effect lag (order accepted -> effect applied) is read once at the end from
  * the provider log, where each consumer's last step records its first call.
  */
-export const CONSUMER_NAMES: readonly string[] = EXAMPLE.consumers.map((c) => c.name);
+export function consumerNames(): string[] {
+  return example().consumers.map((c) => c.name);
+}
 /** Output names of the sampled queues: every consumer's source queue, then their DLQs, then the relay's failure queue. */
-export function sampledQueues(consumers: readonly ConsumerSpec[] = EXAMPLE.consumers): string[] {
+export function sampledQueues(consumers: readonly ConsumerSpec[] = example().consumers): string[] {
   return [
     ...consumers.map((c) => consumerOutputNames(c.name).queueUrl),
     ...consumers.map((c) => consumerOutputNames(c.name).deadLetterQueueUrl),
@@ -205,14 +207,14 @@ export async function firstCalls(target: Target, eventIds: readonly string[]): P
   const log = await localProviderLog(target.outputs);
   if (log !== undefined) {
     // The local provider: when each key's effect was first performed, where it happened.
-    const wanted = new Set(eventIds.flatMap((id) => CONSUMER_NAMES.map((c) => providerKey(c, id))));
+    const wanted = new Set(eventIds.flatMap((id) => consumerNames().map((c) => providerKey(c, id))));
     for (const item of providerCallItemsOf(log))
       if (wanted.has(item.idempotencyKey) && item.firstCalledAt !== undefined)
         found.set(item.idempotencyKey, Date.parse(item.firstCalledAt));
     return found;
   }
   if (table === undefined) return found;
-  const keys = eventIds.flatMap((id) => CONSUMER_NAMES.map((c) => providerKey(c, id)));
+  const keys = eventIds.flatMap((id) => consumerNames().map((c) => providerKey(c, id)));
   for (let i = 0; i < keys.length; i += 100) {
     let request: Record<string, { Keys: Record<string, { S: string }>[]; ProjectionExpression?: string }> | undefined =
       {
@@ -241,7 +243,7 @@ export function lagOverTime(
   const buckets = new Map<string, { second: number; consumer: string; lags: number[] }>();
   for (const { eventId, acceptedAt } of accepted) {
     const second = Math.floor((acceptedAt - startedAt) / 1000 / bucketSeconds) * bucketSeconds;
-    for (const consumer of CONSUMER_NAMES) {
+    for (const consumer of consumerNames()) {
       const at = applied.get(providerKey(consumer, eventId));
       if (at === undefined) continue;
       const key = `${consumer}@${second}`;

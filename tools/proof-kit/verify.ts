@@ -19,7 +19,7 @@ import {
 } from '../../lambdas/exactly-once/aws/inbox-table';
 import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { EXAMPLE, proofDomain } from '../example';
+import { example, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
 import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDomain, type Violation } from './domain';
 import type { Observation } from './drive';
@@ -99,7 +99,7 @@ export async function verify(
   },
 ): Promise<Verification> {
   const { target, runId } = options;
-  const consumers = options.consumers ?? EXAMPLE.consumers;
+  const consumers = options.consumers ?? example().consumers;
   const domain = options.domain ?? proofDomain();
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter((i) =>
@@ -175,7 +175,7 @@ export interface RunFacts {
 export function checkInvariants(options: RunFacts): Verification {
   const { runId, entities } = options;
   const domain = options.domain ?? proofDomain();
-  const consumers = options.consumers ?? EXAMPLE.consumers;
+  const consumers = options.consumers ?? example().consumers;
   const violations: Violation[] = [];
 
   // 1. Intents: keys that got a 201, and what each 201 said.
@@ -440,7 +440,7 @@ export function checkProviderCalls(
     /** Endpoints that ignore the key: a repeat there is the at-least-once residue, reported, not a violation. */
     keyless?: readonly string[];
   },
-  consumers: readonly ConsumerSpec[] = EXAMPLE.consumers,
+  consumers: readonly ConsumerSpec[] = example().consumers,
   domain: ProofDomain = proofDomain(),
 ): Violation[] {
   const violations: Violation[] = [];

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
-import { EXAMPLE } from '../example';
+import { example } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -27,8 +27,8 @@ const MARKER = '// new:consumer inserts above this line';
  * and `entry-points/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
  * example's, from its tooling module (tools/example.ts).
  */
-const FOLDER = EXAMPLE.scaffold.folder;
-const EVENT_TYPES = EXAMPLE.scaffold.eventTypes;
+const FOLDER = example().scaffold.folder;
+const EVENT_TYPES = example().scaffold.eventTypes;
 /** Standard queue: parallel, for effects that do not care about order. */
 const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
 /** FIFO: one entity's events in order; FIFO event sources take no batching window. */
@@ -67,10 +67,10 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     providers: [name],
     ...(fifo ? FIFO : STANDARD),
   };
-  if (EXAMPLE.consumers.some((c) => c.name === name))
+  if (example().consumers.some((c) => c.name === name))
     throw new Refused(`a consumer named "${name}" exists (${FOLDER}/consumers.ts)`);
   try {
-    validateConsumerSpecs([...EXAMPLE.consumers, spec], EVENT_TYPES);
+    validateConsumerSpecs([...example().consumers, spec], EVENT_TYPES);
   } catch (error) {
     throw new Refused((error as Error).message);
   }

@@ -1,4 +1,4 @@
-import { EXAMPLE } from '../../example';
+import { example } from '../../example';
 
 /**
  * How the local provider serves one provider API, where the example says more than the default: what
@@ -35,8 +35,8 @@ export interface ServedApi {
  * calls is refused (a misspelt name would otherwise serve the defaults unnoticed).
  */
 export function servedApis(
-  consumers: readonly { readonly providers?: readonly string[] }[] = EXAMPLE.consumers,
-  described: Readonly<Record<string, LocalProviderApi>> = EXAMPLE.localProviders ?? {},
+  consumers: readonly { readonly providers?: readonly string[] }[] = example().consumers,
+  described: Readonly<Record<string, LocalProviderApi>> = example().localProviders ?? {},
 ): ServedApi[] {
   const names = [...new Set(consumers.flatMap((c) => c.providers ?? []))];
   // A description no consumer's provider matches is a typo, and would silently serve the defaults instead.

@@ -1,6 +1,6 @@
 // First: the modules below load Powertools, which reads its settings when it loads.
 import './quiet-powertools';
-import { EXAMPLE } from '../../example';
+import { example } from '../../example';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
 import { consumerRoutes } from './consumers';
 
@@ -24,7 +24,7 @@ const PLACEHOLDERS: Record<string, string> = {
   OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
   OUTBOX_DISPATCHED_RETENTION_SECONDS: '1',
-  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(EXAMPLE.consumers)),
+  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(example().consumers)),
   IDEMPOTENCY_TABLE_NAME: 'unused',
   IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',
 };

@@ -1,24 +1,29 @@
-import { providerKey } from '../../exactly-once';
+import { providerKey } from '../../lambdas/exactly-once';
 import {
   keyedProviderLine,
   type EntityItem,
   type ProducedEvent,
   type ProofDomain,
   type Violation,
-} from '../../../tools/proof-kit/domain';
-import type { PlannedRequest, PlanOptions } from '../../../tools/proof-kit/plan';
-import { intBetween, pick, type Random } from '../../../tools/proof-kit/random';
-import { customerKey, fulfilmentKey, inventoryKey } from '../aws/effects-table';
-import { ENTITY_ORDER } from '../aws/order-table';
-import type { ConsumerName } from '../consumers';
+} from '../../tools/proof-kit/domain';
+import type { PlannedRequest, PlanOptions } from '../../tools/proof-kit/plan';
+import { intBetween, pick, type Random } from '../../tools/proof-kit/random';
+import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
+import { ENTITY_ORDER } from '../../lambdas/shop/aws/order-table';
+import type { ConsumerName } from '../../lambdas/shop/consumers';
 import {
   deriveOrderId,
   loyaltyPoints,
   orderCancelledEventId,
   orderPlacedEventId,
   orderTotalCents,
-} from '../domain/order';
-import { orderCancelledEvent, orderPlacedEvent, type OrderEvent, type OrderPlacedEvent } from '../domain/events';
+} from '../../lambdas/shop/domain/order';
+import {
+  orderCancelledEvent,
+  orderPlacedEvent,
+  type OrderEvent,
+  type OrderPlacedEvent,
+} from '../../lambdas/shop/domain/events';
 
 /**
  * What the proof kit (tools/proof-kit) knows of the shop: the orders a run places, cancels and reads,

@@ -2,22 +2,22 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../aws/ledgers';
-import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
-import { DynamoDbOutboxStore } from '../../../exactly-once/aws/dynamodb-outbox-store';
-import { RecordingProvider } from '../../../exactly-once/aws/recording-provider';
-import { idempotencyStore } from '../../../exactly-once/aws/idempotency-store';
-import { canonicalJson } from '../../../exactly-once/runtime/canonical-json';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../domain/events';
-import { orderTotalCents, type PlaceOrderRequest } from '../../domain/order';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../use-cases/apply-order-events';
-import { placeOrder } from '../../use-cases/place-order';
-import { relayOutboxEvents } from '../../../exactly-once/outbox/relay';
-import { benchDynamoDbClient } from '../../../../tools/bench/client';
-import { perSecond } from '../../../../tools/bench/figures';
-import { runPool } from '../../../../tools/bench/pool';
-import { countRoundTrips, describeMix, type RoundTrip } from '../../../../tools/bench/round-trips';
-import { ORDER_PK_PREFIX } from '../../aws/order-table';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../../lambdas/shop/aws/ledgers';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
+import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-outbox-store';
+import { RecordingProvider } from '../../../lambdas/exactly-once/aws/recording-provider';
+import { idempotencyStore } from '../../../lambdas/exactly-once/aws/idempotency-store';
+import { canonicalJson } from '../../../lambdas/exactly-once/runtime/canonical-json';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../../lambdas/shop/domain/events';
+import { orderTotalCents, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
+import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/shop/use-cases/apply-order-events';
+import { placeOrder } from '../../../lambdas/shop/use-cases/place-order';
+import { relayOutboxEvents } from '../../../lambdas/exactly-once/outbox/relay';
+import { benchDynamoDbClient } from '../../../tools/bench/client';
+import { perSecond } from '../../../tools/bench/figures';
+import { runPool } from '../../../tools/bench/pool';
+import { countRoundTrips, describeMix, type RoundTrip } from '../../../tools/bench/round-trips';
+import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
 
 /**
  * The emulator's ceiling for this design: everything one order writes to

@@ -1,8 +1,8 @@
-import '../../../../tools/simulation/world/environment';
+import '../../../tools/simulation/world/environment';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { lambdaContext } from '../../../../test/support/api-events';
+import { lambdaContext } from '../../../test/support/api-events';
 import type {
   APIGatewayProxyEvent,
   AttributeValue,
@@ -12,75 +12,79 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
 import {
   expiresAfter,
   FINGERPRINT_ATTRIBUTE,
   inboxKey,
   INBOX_TTL_ATTRIBUTE,
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
-} from '../../../exactly-once/aws/inbox-table';
-import { ORDER_PK_PREFIX } from '../../aws/order-table';
-import { DEFAULT_DISPATCHED_RETENTION_SECONDS } from '../../../exactly-once/aws/outbox-table';
+} from '../../../lambdas/exactly-once/aws/inbox-table';
+import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
+import { DEFAULT_DISPATCHED_RETENTION_SECONDS } from '../../../lambdas/exactly-once/aws/outbox-table';
 import {
   attemptsForBudget,
   fifoMaxReceiveCount,
   fullJitterBackoffSeconds,
   RETRY_BUDGET,
   type RetryBudget,
-} from '../../../exactly-once/consumer/retry-budget';
-import { CONSUMERS } from '../../consumers';
-import { dedupeWindow } from '../../../exactly-once/consumer/dedupe-horizon';
-import { ORDER_EVENT_TYPES, type OrderEvent } from '../../domain/events';
-import { deriveOrderId, type PlaceOrderRequest } from '../../domain/order';
-import { NO_FAULTS } from '../../../exactly-once/faults/plan';
-import { relayFaults } from '../../../exactly-once/faults/relay-faults';
-import type { ConsumerSettings } from '../../../exactly-once/consumer/consume-record';
-import { consumerWiring, type ConsumerConfig, type ConsumerWiring } from '../../../exactly-once/wiring/consumer-wiring';
-import { callerOf } from '../../../exactly-once/api/http';
-import { makeRelayHandler, type RelayFaults } from '../../../exactly-once/wiring/relay-handler';
-import { makeSweeperHandler } from '../../../exactly-once/wiring/sweeper-handler';
-import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../exactly-once/wiring/outbox-wiring';
-import type { EventPublisher } from '../../../exactly-once/outbox/ports';
-import type { EventRef, LedgerResult, ProviderCallLease } from '../../../exactly-once/inbox/ports';
-import { DeadlineExceeded, type RecordWork } from '../../../exactly-once/consumer/record-work';
-import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../exactly-once/consumer-spec';
-import type { ConsumerRoute } from '../../../exactly-once/outbox/routes';
-import { ENV } from '../../../exactly-once/env-names';
-import { cancelOrder } from '../../use-cases/cancel-order';
-import { IdempotencyKeyReusedError } from '../../use-cases/place-order';
-import type { Observation } from '../../../../tools/proof-kit/drive';
-import type { PlannedRequest } from '../../../../tools/proof-kit/plan';
-import { checkInvariants } from '../../../../tools/proof-kit/verify';
-import { eventIdOf } from '../../../../tools/dlq/messages';
+} from '../../../lambdas/exactly-once/consumer/retry-budget';
+import { CONSUMERS } from '../../../lambdas/shop/consumers';
+import { dedupeWindow } from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/shop/domain/events';
+import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
+import { NO_FAULTS } from '../../../lambdas/exactly-once/faults/plan';
+import { relayFaults } from '../../../lambdas/exactly-once/faults/relay-faults';
+import type { ConsumerSettings } from '../../../lambdas/exactly-once/consumer/consume-record';
+import {
+  consumerWiring,
+  type ConsumerConfig,
+  type ConsumerWiring,
+} from '../../../lambdas/exactly-once/wiring/consumer-wiring';
+import { callerOf } from '../../../lambdas/exactly-once/api/http';
+import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/wiring/relay-handler';
+import { makeSweeperHandler } from '../../../lambdas/exactly-once/wiring/sweeper-handler';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/wiring/outbox-wiring';
+import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
+import type { EventRef, LedgerResult, ProviderCallLease } from '../../../lambdas/exactly-once/inbox/ports';
+import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
+import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
+import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
+import { ENV } from '../../../lambdas/exactly-once/env-names';
+import { cancelOrder } from '../../../lambdas/shop/use-cases/cancel-order';
+import { IdempotencyKeyReusedError } from '../../../lambdas/shop/use-cases/place-order';
+import type { Observation } from '../../../tools/proof-kit/drive';
+import type { PlannedRequest } from '../../../tools/proof-kit/plan';
+import { checkInvariants } from '../../../tools/proof-kit/verify';
+import { eventIdOf } from '../../../tools/dlq/messages';
 import type {
   SimulationOptionsBase,
   SimulationResult,
   SimulationVerification,
   SimulationWorld,
-} from '../../../../tools/simulation/contract';
+} from '../../../tools/simulation/contract';
 
-export type { SimulationResult, SimulationVerification } from '../../../../tools/simulation/contract';
+export type { SimulationResult, SimulationVerification } from '../../../tools/simulation/contract';
 
-import { MemoryDynamoDb, type Item } from '../../../../tools/simulation/memory-dynamodb';
+import { MemoryDynamoDb, type Item } from '../../../tools/simulation/memory-dynamodb';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, placeOrderEvent, type ApiIdempotency } from './api';
 import {
   consumerRoutes,
   handlerFactory,
   queueNamesOf,
   type HandlerFactory,
-} from '../../../../tools/simulation/world/consumers';
+} from '../../../tools/simulation/world/consumers';
 import {
   FunctionTimeout,
   Invocation,
   ServiceUnavailable,
   SimulatedCrash,
   type InvocationFaults,
-} from '../../../../tools/simulation/world/invocation';
-import { SimProviders } from '../../../../tools/simulation/world/provider';
-import { EPOCH_MS, Scheduler } from '../../../../tools/simulation/world/scheduler';
-import { SimQueue, type SimMessage } from '../../../../tools/simulation/world/sqs';
-import { StreamMapping, type BatchOutcome, type StreamRecordBase } from '../../../../tools/simulation/world/stream';
+} from '../../../tools/simulation/world/invocation';
+import { SimProviders } from '../../../tools/simulation/world/provider';
+import { EPOCH_MS, Scheduler } from '../../../tools/simulation/world/scheduler';
+import { SimQueue, type SimMessage } from '../../../tools/simulation/world/sqs';
+import { StreamMapping, type BatchOutcome, type StreamRecordBase } from '../../../tools/simulation/world/stream';
 import { createSimulatedTables, EFFECTS_TABLE, ORDERS_TABLE } from './tables';
 
 /**

@@ -1,12 +1,13 @@
-import { CONSUMERS } from '../consumers';
-import { ORDER_EVENT_TYPES, parseOrderEvent } from '../domain/events';
+import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { ORDER_EVENT_TYPES, parseOrderEvent } from '../../lambdas/shop/domain/events';
 import { SHOP_PROOF } from './proof';
+import type { ExampleTooling } from '../../tools/example';
 
 /**
  * What the tools (tools/) know of the shop, in one place: its consumers, the output naming its outbox
  * table, how to tell one of its events from anything else, where `new:consumer` writes, its providers
  * as the local provider serves them, the requests `npm start` suggests, and, loaded on demand, the
- * proof kit's domain, the simulated shop and the shop's benchmark. `lambdas/example.ts` hands it to
+ * proof kit's domain, the simulated shop and the shop's benchmark. `tools/example.ts` loads it for
  * them; tools/example.ts says what it must hold.
  */
 export const tooling = {
@@ -44,4 +45,4 @@ export const tooling = {
       return false;
     }
   },
-};
+} satisfies ExampleTooling;

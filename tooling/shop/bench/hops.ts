@@ -1,17 +1,17 @@
-import { STACK_OUTPUTS } from '../../../exactly-once/stack-outputs';
+import { STACK_OUTPUTS } from '../../../lambdas/exactly-once/stack-outputs';
 import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { inboxKey } from '../../../exactly-once/aws/inbox-table';
-import { outboxKey } from '../../aws/order-table';
-import { deriveOrderId, orderPlacedEventId } from '../../domain/order';
-import { waitForDrain } from '../../../../tools/proof-kit/drain';
-import type { PlannedRequest } from '../../../../tools/proof-kit/plan';
-import { CONSUMER_NAMES, firstCalls } from '../../../../tools/proof-kit/sampler';
-import type { Target } from '../../../../tools/proof-kit/target';
-import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../../../tools/local-runtime/sources/stream-poller';
-import { eventSourceDefinitions } from '../../../../tools/local-runtime/template/event-sources';
-import type { CfnTemplate } from '../../../../tools/local-runtime/template/model';
-import { summarizeLatencies, type LatencySummary } from '../../../../tools/bench/figures';
-import { drivePlan } from '../../../../tools/bench/pipeline';
+import { inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
+import { outboxKey } from '../../../lambdas/shop/aws/order-table';
+import { deriveOrderId, orderPlacedEventId } from '../../../lambdas/shop/domain/order';
+import { waitForDrain } from '../../../tools/proof-kit/drain';
+import type { PlannedRequest } from '../../../tools/proof-kit/plan';
+import { consumerNames, firstCalls } from '../../../tools/proof-kit/sampler';
+import type { Target } from '../../../tools/proof-kit/target';
+import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../../tools/local-runtime/sources/stream-poller';
+import { eventSourceDefinitions } from '../../../tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '../../../tools/local-runtime/template/model';
+import { summarizeLatencies, type LatencySummary } from '../../../tools/bench/figures';
+import { drivePlan } from '../../../tools/bench/pipeline';
 
 /**
  * Where an effect's lag goes, at light load (one connection, a few orders a second), from the
@@ -36,7 +36,7 @@ export function pollerSettings(template: CfnTemplate | undefined): { stream?: st
     if (source.kind === 'dynamodb')
       settings.stream = `local stream poll every ${interval} ms when idle, relay ${window}`;
     else {
-      const consumer = CONSUMER_NAMES.find((c) => source.functionLogicalId.toLowerCase().includes(c.toLowerCase()));
+      const consumer = consumerNames().find((c) => source.functionLogicalId.toLowerCase().includes(c.toLowerCase()));
       // SQS pollers long-poll (20 s), answered as soon as a message arrives.
       settings.sqs[consumer ?? source.functionLogicalId] = `SQS long poll, ${window}`;
     }
@@ -74,7 +74,7 @@ export async function measureHops(
     'dispatchedAt',
   );
   const claimed = new Map<string, Map<string, number>>();
-  for (const consumer of CONSUMER_NAMES)
+  for (const consumer of consumerNames())
     claimed.set(
       consumer,
       await readTimes(
@@ -110,7 +110,7 @@ export async function measureHops(
       waitsOn: settings.stream ?? 'stream source not found in the template',
     },
   ];
-  for (const consumer of CONSUMER_NAMES) {
+  for (const consumer of consumerNames()) {
     const claims = claimed.get(consumer)!;
     hops.push(
       {

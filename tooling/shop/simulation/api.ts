@@ -2,14 +2,14 @@ import type { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotenc
 import type { BasePersistenceLayerOptions } from '@aws-lambda-powertools/idempotency/types';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../aws/dynamodb-order-repository';
-import { idempotencyStore } from '../../../exactly-once';
-import type { PlaceOrderRequest } from '../../domain/order';
-import { makeCreateOrderHandler } from '../../entry-points/create-order';
-import { apiEvent } from '../../../../test/support/api-events';
-import type { MemoryDynamoDb } from '../../../../tools/simulation/memory-dynamodb';
-import type { Invocation } from '../../../../tools/simulation/world/invocation';
-import { lowLevelClient } from '../../../../tools/simulation/low-level-client';
+import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
+import { idempotencyStore } from '../../../lambdas/exactly-once';
+import type { PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
+import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
+import { apiEvent } from '../../../test/support/api-events';
+import type { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
+import type { Invocation } from '../../../tools/simulation/world/invocation';
+import { lowLevelClient } from '../../../tools/simulation/low-level-client';
 import { IDEMPOTENCY_TABLE, ORDERS_TABLE } from './tables';
 
 /**

@@ -8,20 +8,20 @@ import {
   type BatchGetCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoDbLoyaltyLedger } from '../../aws/ledgers';
-import { customerKey } from '../../aws/effects-table';
-import { RecordingProvider } from '../../../exactly-once/aws/recording-provider';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../domain/events';
-import { loyaltyPoints, orderTotalCents } from '../../domain/order';
-import type { ExternalProvider } from '../../../exactly-once/provider/provider';
-import { creditLoyaltyPoints } from '../../use-cases/apply-order-events';
-import { unitsByTable } from '../../../../tools/bench/cost-model';
-import { benchDynamoDbClient } from '../../../../tools/bench/client';
+import { DynamoDbLoyaltyLedger } from '../../../lambdas/shop/aws/ledgers';
+import { customerKey } from '../../../lambdas/shop/aws/effects-table';
+import { RecordingProvider } from '../../../lambdas/exactly-once/aws/recording-provider';
+import { orderPlacedEvent, type OrderPlacedEvent } from '../../../lambdas/shop/domain/events';
+import { loyaltyPoints, orderTotalCents } from '../../../lambdas/shop/domain/order';
+import type { ExternalProvider } from '../../../lambdas/exactly-once/provider/provider';
+import { creditLoyaltyPoints } from '../../../lambdas/shop/use-cases/apply-order-events';
+import { unitsByTable } from '../../../tools/bench/cost-model';
+import { benchDynamoDbClient } from '../../../tools/bench/client';
 import { benchOrder, type Tables } from './emulator-limit';
-import type { Delivery, DeliveryHooks, FaultConsumer } from '../../../../tools/bench/fault-schedule';
-import { perSecond } from '../../../../tools/bench/figures';
-import { runPool } from '../../../../tools/bench/pool';
-import { countRoundTrips, type RoundTripLog } from '../../../../tools/bench/round-trips';
+import type { Delivery, DeliveryHooks, FaultConsumer } from '../../../tools/bench/fault-schedule';
+import { perSecond } from '../../../tools/bench/figures';
+import { runPool } from '../../../tools/bench/pool';
+import { countRoundTrips, type RoundTripLog } from '../../../tools/bench/round-trips';
 
 /**
  * Three loyalty consumers over the same Effects table, each doing the same

@@ -1,37 +1,37 @@
-import { STACK_OUTPUTS } from '../../../exactly-once/stack-outputs';
+import { STACK_OUTPUTS } from '../../../lambdas/exactly-once/stack-outputs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MIX } from '../../../../tools/proof-kit/plan';
-import { waitForDrain } from '../../../../tools/proof-kit/drain';
+import { DEFAULT_MIX } from '../../../tools/proof-kit/plan';
+import { waitForDrain } from '../../../tools/proof-kit/drain';
 import {
   apiKeyReadsPerEntity,
   costBreakdown,
   sqsBilledRequests,
   UNIT_PRICES,
   type CostBreakdown,
-} from '../../../../tools/proof-kit/prices';
-import { API_KEY_CACHE_SECONDS } from '../../../exactly-once';
-import { EXAMPLE } from '../../../../tools/example';
-import { orderPlacedEvent } from '../../domain/events';
-import { orderTotalCents } from '../../domain/order';
-import type { RuntimeStats } from '../../../../tools/local-runtime/runtime';
-import { CLEAN_MIX } from '../../../../tools/bench/pipeline';
-import { scheduleDefinitions } from '../../../../tools/local-runtime/template/schedules';
+} from '../../../tools/proof-kit/prices';
+import { API_KEY_CACHE_SECONDS } from '../../../lambdas/exactly-once';
+import { CONSUMERS } from '../../../lambdas/shop/consumers';
+import { orderPlacedEvent } from '../../../lambdas/shop/domain/events';
+import { orderTotalCents } from '../../../lambdas/shop/domain/order';
+import type { RuntimeStats } from '../../../tools/local-runtime/runtime';
+import { CLEAN_MIX } from '../../../tools/bench/pipeline';
+import { scheduleDefinitions } from '../../../tools/local-runtime/template/schedules';
 import { compareConsumers, type ConsumerKind } from './consumer-vs-peer';
-import { gbSecondsPerOrder, unitsByTable, unitsPerOrderByTable } from '../../../../tools/bench/cost-model';
-import { cpuMeter, perCpuSecond } from '../../../../tools/bench/cpu';
-import { benchDynamoDbClient } from '../../../../tools/bench/client';
+import { gbSecondsPerOrder, unitsByTable, unitsPerOrderByTable } from '../../../tools/bench/cost-model';
+import { cpuMeter, perCpuSecond } from '../../../tools/bench/cpu';
+import { benchDynamoDbClient } from '../../../tools/bench/client';
 import { benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
 import { compareUnderFaults } from './fault-comparison';
-import { closingLines, consumerLine, faultLine, hopLine, ratio, stepRatesLine } from '../../../../tools/bench/figures';
+import { closingLines, consumerLine, faultLine, hopLine, ratio, stepRatesLine } from '../../../tools/bench/figures';
 import { measureHops } from './hops';
-import { idleCost, idleCostLine, type ScheduledMeasurement } from '../../../../tools/bench/idle-cost';
-import { benchPlan, drivePlan, measurePipeline, measureReplays } from '../../../../tools/bench/pipeline';
+import { idleCost, idleCostLine, type ScheduledMeasurement } from '../../../tools/bench/idle-cost';
+import { benchPlan, drivePlan, measurePipeline, measureReplays } from '../../../tools/bench/pipeline';
 import { createPrivateTables, type PrivateTables } from './private-tables';
-import { measureStepRates } from '../../../../tools/bench/step-rates';
-import { acquireRuntime, type BenchFunction, type BenchRuntime } from '../../../../tools/bench/runtime';
+import { measureStepRates } from '../../../tools/bench/step-rates';
+import { acquireRuntime, type BenchFunction, type BenchRuntime } from '../../../tools/bench/runtime';
 
 /**
  * `npm run bench [-- --profile quick|full] [--hot-sku] [--use-running] [--synth]`:
@@ -366,7 +366,7 @@ async function measureAll(
   // A deployment's providers are HTTP APIs: the recording double's table, which stands in for the provider
   // call in the emulator-limit measurement, is no cost it pays; the reads of the providers' API keys are.
   const { providerLog: recordingDouble, ...deployedTables } = unitsByTable(limit.oneOrder, label);
-  const keysPerContainer = EXAMPLE.consumers.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
+  const keysPerContainer = CONSUMERS.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
   const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
     apiRequestsPerEntity: 1,

@@ -1,6 +1,6 @@
-import { PENDING_OUTBOX_INDEX } from '../../../exactly-once/aws/outbox-table';
-import type { TableStore } from '../../../../test/simulation/contracts/port-contracts';
-import { MemoryDynamoDb } from '../../../../tools/simulation/memory-dynamodb';
+import { PENDING_OUTBOX_INDEX } from '../../../lambdas/exactly-once/aws/outbox-table';
+import type { TableStore } from '../../../test/simulation/contracts/port-contracts';
+import { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
 
 export const ORDERS_TABLE = 'Orders';
 export const EFFECTS_TABLE = 'Effects';

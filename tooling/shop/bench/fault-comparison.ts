@@ -1,4 +1,4 @@
-import { loyaltyPoints } from '../../domain/order';
+import { loyaltyPoints } from '../../../lambdas/shop/domain/order';
 import { benchEvents, buildConsumer, CONSUMER_KINDS, type ConsumerKind } from './consumer-vs-peer';
 import type { Tables } from './emulator-limit';
 import {
@@ -10,7 +10,7 @@ import {
   type DeliveryReport,
   type DeliveryTiming,
   type Fault,
-} from '../../../../tools/bench/fault-schedule';
+} from '../../../tools/bench/fault-schedule';
 
 /**
  * The three consumers under the same seeded fault schedule (fault-schedule.ts),

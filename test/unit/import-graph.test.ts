@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/**
+ * The import graph's rules (.dependency-cruiser.cjs, run by `npm run lint`): no circle of modules that
+ * load each other, the tools never import the example (they load its plug-ins by the name in
+ * package.json), the mechanism imports nothing outside it. Each rule is shown biting on a scratch
+ * tree of a few files, with the repository's own configuration.
+ */
+const ROOT = join(__dirname, '..', '..');
+const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
+const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
+
+function cruise(cwd: string, folders: string[]): { status: number | null; output: string } {
+  const result = spawnSync(DEPCRUISE, [...folders, '--config', CONFIG, '--output-type', 'err'], {
+    cwd,
+    encoding: 'utf8',
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** A scratch tree: a tsconfig and the files given, each one line of imports. */
+function scratchTree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'import-graph-'));
+  writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'preserve' } }));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+const trees: string[] = [];
+afterAll(() => trees.forEach((tree) => rmSync(tree, { recursive: true, force: true })));
+
+test('the repository breaks none of the rules', () => {
+  const { status, output } = cruise(ROOT, ['bin', 'lib', 'lambdas', 'tools', 'tooling', 'test']);
+
+  expect(output).toContain('no dependency violations found');
+  expect(status).toBe(0);
+});
+
+test.each([
+  [
+    'a tool importing the example',
+    {
+      'tools/sim.ts': "import { tooling } from '../tooling/shop';\nexport const t = tooling;\n",
+      'tooling/shop/index.ts': 'export const tooling = 1;\n',
+    },
+    'tools-never-import-the-example',
+  ],
+  [
+    "a circle through a tool and the example's plug-in",
+    {
+      'tools/engine.ts': "import { plugin } from './registry';\nexport const engine = () => plugin;\n",
+      'tools/registry.ts': "import { tooling } from '../tooling/shop';\nexport const plugin = tooling;\n",
+      'tooling/shop/index.ts': "import { engine } from '../../tools/engine';\nexport const tooling = { engine };\n",
+    },
+    'no-circular',
+  ],
+  [
+    'the mechanism importing a tool',
+    {
+      'lambdas/exactly-once/relay.ts': "import { x } from '../../tools/dlq';\nexport const y = x;\n",
+      'tools/dlq.ts': 'export const x = 1;\n',
+    },
+    'mechanism-imports-nothing-outside-it',
+  ],
+])('%s is refused', (_what, files, rule) => {
+  // Arrange
+  const tree = scratchTree(files);
+  trees.push(tree);
+
+  // Act
+  const { status, output } = cruise(tree, [...new Set(Object.keys(files).map((path) => path.split('/')[0]))]);
+
+  // Assert
+  expect(output).toContain(`error ${rule}:`);
+  expect(status).not.toBe(0);
+});
+
+test('a type-only import back is no circle: it loads nothing', () => {
+  // Arrange
+  const tree = scratchTree({
+    'tools/contract.ts': "import type { Engine } from './engine';\nexport type Contract = { engine: Engine };\n",
+    'tools/engine.ts':
+      "import { check } from './contract-check';\nexport type Engine = () => void;\nexport const engine: Engine = check;\n",
+    'tools/contract-check.ts':
+      "import type { Contract } from './contract';\nexport const check = (c?: Contract) => void c;\n",
+  });
+  trees.push(tree);
+
+  // Act
+  const { output } = cruise(tree, ['tools']);
+
+  // Assert
+  expect(output).not.toContain('no-circular');
+});
