@@ -21,10 +21,16 @@ const NOTHING_OF_THE_EXAMPLE = {
   group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tools/**', '**/tooling/**', '**/test/**'],
   message: `The exactly-once folders import nothing of the example (${EXAMPLE}), the tools or the tests.`,
 };
-// The example uses the mechanism through its public surface only: the folder's index.ts.
+// The example uses the mechanism through its public surface only: the folder's index.ts and, for
+// lambdas/exactly-once, its subpath modules (aws, api, runtime, testing), each a folder's index.ts.
 const MECHANISM_THROUGH_ITS_INDEX = {
-  group: ['**/exactly-once/*', '**/exactly-once/**/*'],
-  message: "Import the mechanism from its index ('../exactly-once'), not from a file inside it.",
+  group: [
+    '**/exactly-once/*',
+    '**/exactly-once/**/*',
+    ...['aws', 'api', 'runtime', 'testing'].map((subpath) => `!**/exactly-once/${subpath}`),
+  ],
+  message:
+    "Import the mechanism from its index ('../exactly-once') or a subpath module ('../exactly-once/aws', /api, /runtime, /testing), not from a file inside it.",
 };
 // A tool takes what it knows of the domain from tools/example.ts (`example()`, which loads the example's
 // tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool, and the

@@ -50,12 +50,19 @@ const EXAMPLE_FROM_MECHANISM: Case[] = [
   ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/synth';"],
 ];
 const MECHANISM_PAST_ITS_INDEX: Case[] = [
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
+  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api/http';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing/other';"],
   ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
   ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/wiring/consumer-wiring';"],
   ['lib/shop/probe.ts', "import { value } from '../exactly-once/outbox-relay';"],
   ['lib/shop/probe.ts', "import { value } from '../../lambdas/exactly-once/env-names';"],
 ];
 const ALLOWED: Case[] = [
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws';"],
+  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/runtime';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing';"],
   ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once';"],
   ['lambdas/shop/aws/probe.ts', "import { value } from '@aws-sdk/lib-dynamodb';"],
   ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],

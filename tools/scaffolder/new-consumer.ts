@@ -239,7 +239,7 @@ export function apply${id}Effect(
 }
 
 function ledgerSource(spec: ConsumerSpec, id: string): string {
-  return `import { DynamoDbEntityEffectLedger } from '../../exactly-once';
+  return `import { DynamoDbEntityEffectLedger } from '../../exactly-once/aws';
 
 /**
  * The ${spec.name} consumer's ledger, made by \`npm run new:consumer\`: for now the generic effect's

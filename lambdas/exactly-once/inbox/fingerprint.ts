@@ -13,7 +13,7 @@ import type { EventEnvelope } from '../envelope';
  *
  * @example
  * ```ts
- * import { eventFingerprint } from '../../exactly-once';
+ * import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
  *
  * eventFingerprint(event) === eventFingerprint({ ...event, occurredAt: new Date().toISOString() }); // true
  * ```

@@ -12,7 +12,7 @@ import {
   ORDER_PK_PREFIX,
   orderPk,
 } from './order-table';
-import { outboxPut } from '../../exactly-once';
+import { outboxPut } from '../../exactly-once/aws';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(

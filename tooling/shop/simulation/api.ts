@@ -3,7 +3,7 @@ import type { BasePersistenceLayerOptions } from '@aws-lambda-powertools/idempot
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
-import { idempotencyStore } from '../../../lambdas/exactly-once';
+import { idempotencyStore } from '../../../lambdas/exactly-once/aws';
 import type { PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
 import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
 import { apiEvent } from '../../../test/support/api-events';
