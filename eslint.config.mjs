@@ -21,10 +21,16 @@ const NOTHING_OF_THE_EXAMPLE = {
   group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tools/**', '**/tooling/**', '**/test/**'],
   message: `The exactly-once folders import nothing of the example (${EXAMPLE}), the tools or the tests.`,
 };
-// The example uses the mechanism through its public surface only: the folder's index.ts.
+// The example uses the mechanism through its public surface only: the folder's index.ts and, for
+// lambdas/exactly-once, its subpath modules (aws, api, runtime, testing), each a folder's index.ts.
 const MECHANISM_THROUGH_ITS_INDEX = {
-  group: ['**/exactly-once/*', '**/exactly-once/**/*'],
-  message: "Import the mechanism from its index ('../exactly-once'), not from a file inside it.",
+  group: [
+    '**/exactly-once/*',
+    '**/exactly-once/**/*',
+    ...['aws', 'api', 'runtime', 'testing'].map((subpath) => `!**/exactly-once/${subpath}`),
+  ],
+  message:
+    "Import the mechanism from its index ('../exactly-once') or a subpath module ('../exactly-once/aws', /api, /runtime, /testing), not from a file inside it.",
 };
 // A tool takes what it knows of the domain from tools/example.ts (`example()`, which loads the example's
 // tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool, and the
@@ -33,6 +39,19 @@ const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
   group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tooling', '**/tooling/**'],
   message: "A tool reads the example's domain through tools/example.ts (example()), not from the example's files.",
 };
+// Inside the mechanism (lambdas/exactly-once) layers point one way. Core (the root modules, consumer/,
+// outbox/, inbox/, provider/, runtime/: types, ports, retry budget, record work) imports no adapter;
+// aws/ (the adapters) implements core's ports; faults/ decorates them for the proof kit; api/ and
+// wiring/ compose all of them into handlers. The index files are the public surface over every layer.
+const layerBelow = (layer, above) => ({
+  group: above.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]),
+  message: `Layers point one way in lambdas/exactly-once: ${layer} imports nothing of ${above.join('/, ')}/ (core <- aws <- faults <- api, wiring).`,
+});
+const MECHANISM_SURFACES = [
+  'lambdas/exactly-once/index.ts',
+  'lambdas/exactly-once/aws/index.ts',
+  'lambdas/exactly-once/testing/**',
+];
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
@@ -65,10 +84,32 @@ export default tseslint.config(
   // Each file gets exactly one of the rule sets below (a later no-restricted-imports replaces an earlier one).
   {
     files: ['lambdas/exactly-once/**/*.ts'],
-    ignores: ['lambdas/exactly-once/aws/**'],
+    ignores: [
+      'lambdas/exactly-once/aws/**',
+      'lambdas/exactly-once/faults/**',
+      'lambdas/exactly-once/api/**',
+      'lambdas/exactly-once/wiring/**',
+      ...MECHANISM_SURFACES,
+    ],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('core', ['aws', 'faults', 'api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/aws/**/*.ts'],
+    ignores: MECHANISM_SURFACES,
+    rules: restrict(NOTHING_OF_THE_EXAMPLE, layerBelow('aws', ['faults', 'api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/faults/**/*.ts'],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('faults', ['api', 'wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/api/**/*.ts'],
+    rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('api', ['wiring'])),
+  },
+  {
+    files: ['lambdas/exactly-once/wiring/**/*.ts', ...MECHANISM_SURFACES],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE),
   },
-  { files: ['lambdas/exactly-once/aws/**/*.ts'], rules: restrict(NOTHING_OF_THE_EXAMPLE) },
   {
     files: [`lambdas/${EXAMPLE}/**/*.ts`],
     ignores: [`lambdas/${EXAMPLE}/aws/**`],

@@ -7,7 +7,7 @@
  *
  * @example Read at module level, so a missing variable fails the cold start (lambdas/shop/entry-points/create-order.ts)
  * ```ts
- * import { requireEnv } from '../../exactly-once';
+ * import { requireEnv } from '../../exactly-once/runtime';
  *
  * const config = { ordersTable: requireEnv(SHOP_ENV.ordersTable), idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable) };
  * ```

@@ -109,7 +109,8 @@ export class RetryLater extends Error {
  *
  * @example
  * ```ts
- * import { retryAfterSecondsOf, RetryLater } from '../../exactly-once';
+ * import { RetryLater } from '../../exactly-once';
+ * import { retryAfterSecondsOf } from '../../exactly-once/runtime';
  *
  * const error = new Error('use case failed', { cause: new RetryLater(30, 'warehouse busy') });
  * retryAfterSecondsOf(error); // 30

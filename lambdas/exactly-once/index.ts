@@ -2,19 +2,26 @@
  * Exactly-once effects over at-least-once delivery: the runtime half of the mechanism.
  *
  * An application writes its state change and an outbox item in one transaction; the relay and the
- * sweeper (this folder's `outbox/*-handler.ts`, deployed by `OutboxRelay` in lib/exactly-once) move
+ * sweeper (this folder's `wiring/*-handler.ts`, deployed by `OutboxRelay` in lib/exactly-once) move
  * outbox items to each consumer's queue; a consumer built with {@link queueConsumerHandler} applies
  * each event once per `eventId`: its effect joins the inbox claim's transaction (an
  * {@link InboxLedger} subclass), and its provider call follows under the key
  * `<consumer>:<eventId>` ({@link callProviderIfOwed}).
  *
- * This is the public surface: an application imports the mechanism from here only (a lint rule holds
- * it to that). Nothing here imports an application. The handler modules of the relay and the sweeper
- * are not exported: they build their handler when they load.
+ * This is the public surface an application writes against: the handler factories, the consumer spec,
+ * the envelope and its schema, the inbox ledger to extend, the provider port and the errors a consumer
+ * throws. The rest is in subpath modules, as Powertools splits its packages: `exactly-once/aws` (the
+ * AWS adapters: clients, the outbox item, the entity-effect ledger, the HTTP and recording providers),
+ * `exactly-once/api` (the idempotent HTTP API's key, caller rule and responses), `exactly-once/runtime`
+ * (configuration, environment names, logger and metrics) and `exactly-once/testing` (the wiring on
+ * clients of a test's own). A lint rule holds an application to these five modules. Nothing here
+ * imports an application. The handler modules of the relay and the sweeper are not exported: they
+ * build their handler when they load.
  *
  * @example A consumer's entry module: parse, apply one use case under the inbox, report failures per record
  * ```ts
- * import { deployedConsumerWiring, DynamoDbEntityEffectLedger, parseEnvelope, queueConsumerHandler, applyEntityEffect, type ConsumerWiring } from '../../exactly-once';
+ * import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, applyEntityEffect, type ConsumerWiring } from '../../exactly-once';
+ * import { DynamoDbEntityEffectLedger } from '../../exactly-once/aws';
  * import { consumerSpec } from '../consumers';
  *
  * const SPEC = consumerSpec('audit');
@@ -32,119 +39,26 @@
  * ```
  */
 
-// Events and errors
-export { envelopeSchema, parseEnvelope, parseJsonBody, parseWith, type EventEnvelope } from './envelope';
-export { PermanentError, RetryLater, retryAfterSecondsOf, type PermanentCause } from './errors';
+// Handler factories: a queue consumer and an idempotent HTTP command
+export { queueConsumerHandler, type QueueConsumer } from './consumer/queue-consumer';
+export { deployedConsumerWiring, type ConsumerWiring } from './wiring/consumer-wiring';
+export { idempotentCommand, type BodyResult } from './api/idempotent-command';
 
-// Consumers: the spec, the queue consumer and its wiring
-export {
-  consumerId,
-  consumerOutputNames,
-  providerKey,
-  validateConsumerSpecs,
-  type ConsumerSpec,
-} from './consumer-spec';
-export { STACK_OUTPUTS } from './stack-outputs';
-export { queueConsumerHandler, type QueueConsumer, type QueueConsumerHandler } from './consumer/queue-consumer';
-export {
-  consumerConfigFromEnv,
-  consumerWiring,
-  deployedConsumerWiring,
-  type ConsumerConfig,
-  type ConsumerDependencies,
-  type ConsumerWiring,
-  type ProviderConfig,
-} from './consumer/wiring';
+// The consumer spec
+export { providerKey, validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
+
+// The envelope and its schema
+export { envelopeSchema, parseEnvelope, parseJsonBody, parseWith, type EventEnvelope } from './envelope';
+
+// The inbox: the ledger to extend, the transaction an effect joins, the work of one record
+export { EffectConditionFailed, InboxLedger, STALE, type TransactItem } from './aws/inbox-ledger';
+export type { ApplyOutcome, LedgerResult, ProviderCallRecord } from './inbox/ports';
+export { applyEntityEffect, type EntityEffectDeps } from './inbox/entity-effect';
 export { DeadlineExceeded, ProviderCallInProgress, type RecordWork } from './consumer/record-work';
 
-// The inbox: the claim and the transaction an effect joins
-export {
-  DEFAULT_PROVIDER_KEY_WINDOW_SECONDS,
-  EffectConditionFailed,
-  InboxLedger,
-  PROVIDER_KEY_WINDOW_MARGIN_SECONDS,
-  STALE,
-  type LedgerOptions,
-  type TransactItem,
-} from './aws/inbox-ledger';
-export type {
-  ApplyOutcome,
-  EntityEffectLedger,
-  LedgerResult,
-  ProviderCallLease,
-  ProviderCallRecord,
-} from './inbox/ports';
-export { DynamoDbEntityEffectLedger } from './aws/entity-effect-ledger';
-export { applyEntityEffect, type EntityEffectDeps } from './inbox/entity-effect';
-
-// External providers: the call after the commit, its done-mark and its lease
+// The provider port: the call after the commit
 export type { ExternalProvider } from './provider/provider';
 export { callProviderIfOwed } from './provider/call-provider-if-owed';
-export { HttpProvider, ProviderUnavailable, type ApiKeyHeader, type HttpProviderOptions } from './aws/http-provider';
-export { API_KEY_CACHE_SECONDS, apiKeyFromParameter, type RefreshableApiKey } from './aws/parameter-api-key';
-export { RecordingProvider } from './aws/recording-provider';
 
-// The outbox item an application writes with its state change
-export { ENTITY_OUTBOX, outboxItemKey, outboxPut, pendingShardOf } from './aws/outbox-table';
-
-// The idempotent HTTP API: the key header, the request fingerprint, the caller scope, responses
-export { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey, type IdempotencyKeyResult } from './api/idempotency-key';
-export { canonicalJson } from './api/canonical-json';
-export {
-  idempotentCommand,
-  type BodyResult,
-  type CommandInput,
-  type IdempotentCommandOptions,
-} from './api/idempotent-command';
-export {
-  callerPrincipal,
-  callerRule,
-  CallerRuleError,
-  DEFAULT_CALLER_RULE,
-  DEFAULT_HUMAN_ROLE_PATTERNS,
-  parseHumanRolePatterns,
-  type CallerIdentity,
-  type CallerRule,
-} from './api/caller';
-export {
-  callerOf,
-  DEFAULT_RETRY_ADVICE,
-  FORBIDDEN,
-  headerValues,
-  internalError,
-  json,
-  notFound,
-  problem,
-  serviceUnavailable,
-  unexpectedErrorResponse,
-  type HttpResponse,
-  type Problem,
-} from './api/http';
-
-// Configuration, clients and observability
-export { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from './config';
-export { ENV, providerEnvNames } from './env-names';
-export { dynamoDbClient, dynamoDbDocumentClient, sqsClient } from './aws/clients';
-export { idempotencyStore } from './aws/idempotency-store';
-export { isContention, isDependencyFailure } from './aws/transient-errors';
-export { flushMetrics, logger, metrics, MetricUnit } from './runtime/observability';
-
-// Tracing: a W3C trace context from the API call through the outbox, the relay and the queue to the provider call
-export {
-  childContext,
-  formatTraceparent,
-  parseTraceparent,
-  type RandomHex,
-  type TraceContext,
-} from './trace/trace-context';
-export {
-  activeTraceContext,
-  activeTraceparent,
-  inChildSpan,
-  inSpan,
-  recordSpan,
-  SPAN_LOG_MESSAGE,
-  type SpanRecord,
-  type SpanSink,
-} from './trace/spans';
-export { inRequestSpan } from './api/request-trace';
+// The errors a consumer throws
+export { PermanentError, RetryLater } from './errors';

@@ -27,7 +27,7 @@ import { QueueWithDlq } from './queue-with-dlq';
  *
  * @example
  * ```ts
- * const props: PipelinesProps = { consumers: CONSUMERS, producedTypes: ORDER_EVENT_TYPES, effectsTableName, providerLogTableName, providers: config.providers };
+ * const props: PipelinesProps = { consumers: CONSUMERS, producedTypes: ORDER_EVENT_TYPES, effectsTable, providerLogTable, providers: config.providers };
  * ```
  */
 export interface PipelinesProps {
@@ -35,10 +35,16 @@ export interface PipelinesProps {
   readonly consumers: readonly ConsumerSpec[];
   /** The event types the producers write; a consumer taking any other is refused at synth. */
   readonly producedTypes: readonly string[];
-  /** The effects table (inbox claims and the effects they guard): every consumer's EFFECTS_TABLE_NAME. */
-  readonly effectsTableName: string;
-  /** The provider log (the recording provider double): every consumer's PROVIDER_LOG_TABLE_NAME. */
-  readonly providerLogTableName: string;
+  /**
+   * The effects table (inbox claims and the effects they guard): every consumer's EFFECTS_TABLE_NAME,
+   * and each consumer may put a claim and update an effect there.
+   */
+  readonly effectsTable: dynamodb.ITable;
+  /**
+   * The provider log (the recording provider double): every consumer's PROVIDER_LOG_TABLE_NAME, and
+   * each consumer may update its call records there.
+   */
+  readonly providerLogTable: dynamodb.ITable;
   /**
    * The consumers' retry budget: backoff base and cap, and the least backoff before a dead letter.
    * @default RETRY_BUDGET (15 minutes of guaranteed backoff, 2 s doubling, 5 minutes a wait at most)
@@ -96,6 +102,10 @@ export interface ConsumerPipeline {
  * (Id = consumerId(name)), so a consumer's resources keep their logical ids
  * when others are added or removed.
  *
+ * Each consumer may do exactly what it writes: the inbox claim (Put) and its effect (Update) in one
+ * transaction on the effects table, then the provider call's lease and done-mark (Update) on the
+ * provider log. A consumer that could delete or scan the inbox could lose a claim.
+ *
  * Visibility timeout = 6 x consumer timeout + batching window (AWS's guidance
  * for SQS event sources): shorter, and a slow batch reappears while still being
  * worked on. The Aspects enforce it.
@@ -120,11 +130,10 @@ export interface ConsumerPipeline {
  * const pipelines = new ConsumerPipelines(this, 'Pipelines', {
  *   consumers: CONSUMERS,
  *   producedTypes: ORDER_EVENT_TYPES,
- *   effectsTableName: effects.tableName,
- *   providerLogTableName: providerLog.tableName,
+ *   effectsTable: effects,
+ *   providerLogTable: providerLog,
  *   providers: config.providers,
  * });
- * pipelines.grantInboxTables(effects, providerLog);
  * ```
  */
 export class ConsumerPipelines extends Construct {
@@ -144,23 +153,6 @@ export class ConsumerPipelines extends Construct {
           `Provider "${name}" is configured, but no consumer calls it (known: ${[...called].join(', ')})`,
         );
     this.all = props.consumers.map((spec) => this.pipeline(spec, props));
-  }
-
-  /**
-   * What every consumer writes: the inbox claim (Put) and its effect (Update) in one transaction on the
-   * effects table, then the provider call's lease and done-mark (Update) on the provider log. Exactly
-   * these actions: a consumer that could delete or scan the inbox could lose a claim.
-   *
-   * @example
-   * ```ts
-   * pipelines.grantInboxTables(storage.effectsTable, storage.providerLogTable);
-   * ```
-   */
-  grantInboxTables(effectsTable: dynamodb.ITable, providerLogTable: dynamodb.ITable): void {
-    for (const { consumer } of this.all) {
-      grantTableActions(consumer.fn, effectsTable, ['PutItem', 'UpdateItem']);
-      grantTableActions(consumer.fn, providerLogTable, ['UpdateItem']);
-    }
   }
 
   /** The pipeline of the consumer named `name`; throws for a name not on the list. */
@@ -197,8 +189,8 @@ export class ConsumerPipelines extends Construct {
       // Invoked only through its event source mapping (synchronously): failures stay on the queue and redrive to its DLQ.
       asyncDeadLetterQueue: false,
       environment: {
-        [ENV.effectsTable]: props.effectsTableName,
-        [ENV.providerLogTable]: props.providerLogTableName,
+        [ENV.effectsTable]: props.effectsTable.tableName,
+        [ENV.providerLogTable]: props.providerLogTable.tableName,
         [ENV.inboxTtlSeconds]: String(dedupe.claimTtlSeconds),
         [ENV.dedupeHorizonSeconds]: String(dedupe.horizonSeconds),
         [ENV.queueUrl]: queues.queue.queueUrl,
@@ -232,6 +224,8 @@ export class ConsumerPipelines extends Construct {
       }).grantRead(consumer.fn);
     }
     tagFaultTarget(consumer.fn, 'consumer');
+    grantTableActions(consumer.fn, props.effectsTable, ['PutItem', 'UpdateItem']);
+    grantTableActions(consumer.fn, props.providerLogTable, ['UpdateItem']);
     return { spec, queues, consumer, dedupe, retryBudget: budget, eventSourceMappingId: source.eventSourceMappingId };
   }
 }

@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
  *
  * @example The API's access logs (lib/shop/orders-api.ts)
  * ```ts
- * import { defaultLogGroupProps } from '../exactly-once';
+ * import { defaultLogGroupProps } from '../exactly-once/parts';
  *
  * const accessLogs = new logs.LogGroup(this, 'AccessLogs', { ...defaultLogGroupProps(), removalPolicy: RemovalPolicy.DESTROY });
  * ```

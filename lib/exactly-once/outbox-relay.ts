@@ -21,7 +21,7 @@ import { deadLetterQueueProps } from './queue-defaults';
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const RELAY_ENTRY = 'lambdas/exactly-once/outbox/relay-handler.ts';
+export const RELAY_ENTRY = 'lambdas/exactly-once/wiring/relay-handler.ts';
 /**
  * The sweeper's handler module, relative to the project root (see RELAY_ENTRY).
  *
@@ -30,7 +30,7 @@ export const RELAY_ENTRY = 'lambdas/exactly-once/outbox/relay-handler.ts';
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const SWEEPER_ENTRY = 'lambdas/exactly-once/outbox/sweeper-handler.ts';
+export const SWEEPER_ENTRY = 'lambdas/exactly-once/wiring/sweeper-handler.ts';
 
 /**
  * Where the outbox items are and where they go. The table's stream must carry new images, the

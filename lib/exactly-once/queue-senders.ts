@@ -4,6 +4,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 /**
  * The statement id of the deny that keeps a consumer's source queue for its producers: the
  * QueueSenders rule (aspects/queue-senders.ts) looks for a statement like it.
+ *
+ * @example
+ * ```ts
+ * const deny = policy.Statement.find((statement) => statement.Sid === ONLY_PRODUCERS_SEND_SID);
+ * ```
  */
 export const ONLY_PRODUCERS_SEND_SID = 'OnlyProducersSend';
 

@@ -6,6 +6,8 @@ import {
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
+} from '../../lambdas/exactly-once/api';
+import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,
   PROVIDERS_CONTEXT,

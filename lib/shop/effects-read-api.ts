@@ -1,14 +1,18 @@
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { CUSTOMER_ACCESS_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { ENV, FunctionWithDefaults } from '../exactly-once';
+import { ENV, FunctionWithDefaults, grantTableActions } from '../exactly-once';
 import type { OrdersApi } from './orders-api';
 
 export interface EffectsReadApiProps {
   /** The API the read routes join. */
-  ordersApi: OrdersApi;
-  effectsTableName: string;
+  readonly ordersApi: OrdersApi;
+  /** The consumers' effects (ExactlyOnce.effectsTable): each read gets one item. */
+  readonly effectsTable: dynamodb.ITable;
   /** Where the customer read finds which caller placed orders for which customer. */
-  ordersTableName: string;
+  readonly ordersTable: dynamodb.ITable;
 }
 
 /**
@@ -23,13 +27,13 @@ export class EffectsReadApi extends Construct {
 
   constructor(scope: Construct, id: string, props: EffectsReadApiProps) {
     super(scope, id);
-    const environment = { [ENV.effectsTable]: props.effectsTableName };
+    const environment = { [ENV.effectsTable]: props.effectsTable.tableName };
     this.getCustomer = new FunctionWithDefaults(this, 'GetCustomer', {
       entry: 'lambdas/shop/entry-points/get-customer.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...environment,
-        [SHOP_ENV.ordersTable]: props.ordersTableName,
+        [SHOP_ENV.ordersTable]: props.ordersTable.tableName,
         ...props.ordersApi.callerEnvironment,
       },
     });
@@ -38,6 +42,17 @@ export class EffectsReadApi extends Construct {
       asyncDeadLetterQueue: false,
       environment,
     });
+    grantTableActions(this.getCustomer.fn, props.effectsTable, ['GetItem']);
+    // Whether the caller placed an order for the customer: a Query of the access items' partitions only,
+    // so the read function can see no order (IAM checks the partition key of every item it returns).
+    this.getCustomer.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [props.ordersTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${CUSTOMER_ACCESS_PK_PREFIX}*`] } },
+      }),
+    );
+    grantTableActions(this.getInventory.fn, props.effectsTable, ['GetItem']);
 
     const root = props.ordersApi.api.root;
     props.ordersApi.addGet(root.addResource('customers').addResource('{customerId}'), this.getCustomer, 'customerId');

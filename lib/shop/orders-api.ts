@@ -1,22 +1,35 @@
-import type { Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { FunctionWithDefaults, IamRestApi } from '../exactly-once';
+import { FunctionWithDefaults, grantTableActions, IamRestApi } from '../exactly-once';
 
 export interface OrdersApiProps {
-  ordersTableName: string;
-  idempotencyTableName: string;
-  idempotencyKeyExpiry: Duration;
-  rateLimit: number;
-  burstLimit: number;
-  /** See IamRestApiProps.createAccountLoggingRole. */
-  createAccountLoggingRole: boolean;
+  /** Orders and their outbox items: the functions may do exactly their item actions on it. */
+  readonly ordersTable: dynamodb.ITable;
+  /** Powertools' idempotency records of POST /orders (ExactlyOnce.idempotencyTable). */
+  readonly idempotencyTable: dynamodb.ITable;
+  /**
+   * How long a completed POST /orders answer is replayed for its key.
+   *
+   * @default IDEMPOTENCY_KEY_EXPIRY (24 hours)
+   */
+  readonly keyExpiry?: Duration;
+  /** Steady requests per second (the stage's apiRateLimit). */
+  readonly apiRateLimit: number;
+  /** Burst requests (the stage's apiBurstLimit). */
+  readonly apiBurstLimit: number;
+  /** `create`: the stack makes API Gateway's account logging role (IamRestApiProps.createAccountLoggingRole). */
+  readonly apiGatewayAccountRole: 'create' | 'existing';
   /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/exactly-once/api/caller.ts). */
-  humanRolePatterns: readonly string[];
+  readonly humanRolePatterns: readonly string[];
 }
+
+/** How long a completed command's answer is replayed for its idempotency key. */
+export const IDEMPOTENCY_KEY_EXPIRY = Duration.hours(24);
 
 /**
  * The orders API (docs/http-api.md) on the mechanism's IAM REST API: POST /orders (idempotent),
@@ -26,6 +39,11 @@ export class OrdersApi extends IamRestApi {
   readonly createOrder: FunctionWithDefaults;
   readonly cancelOrder: FunctionWithDefaults;
   readonly getOrder: FunctionWithDefaults;
+  /** The API's own metrics, graphed on the mechanism's dashboard (ExactlyOnce.addApi). */
+  readonly metrics = {
+    title: 'Idempotent API: orders placed and replays served',
+    metricNames: ['OrderPlaced', 'ReplayServed'],
+  } as const;
   /**
    * The caller rule, as every function that derives the caller gets it: the
    * routes other constructs add to this API set it too, so one API has one idea
@@ -36,21 +54,21 @@ export class OrdersApi extends IamRestApi {
   constructor(scope: Construct, id: string, props: OrdersApiProps) {
     super(scope, id, {
       description: 'Exactly-once orders API (idempotent POSTs, IAM auth)',
-      rateLimit: props.rateLimit,
-      burstLimit: props.burstLimit,
-      createAccountLoggingRole: props.createAccountLoggingRole,
+      rateLimit: props.apiRateLimit,
+      burstLimit: props.apiBurstLimit,
+      createAccountLoggingRole: props.apiGatewayAccountRole === 'create',
     });
 
     this.callerEnvironment = { [SHOP_ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
-    const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTableName, ...this.callerEnvironment };
+    const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTable.tableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new FunctionWithDefaults(this, 'CreateOrder', {
       entry: 'lambdas/shop/entry-points/create-order.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
-        [SHOP_ENV.idempotencyTable]: props.idempotencyTableName,
-        [SHOP_ENV.idempotencyKeyExpirySeconds]: String(props.idempotencyKeyExpiry.toSeconds()),
+        [SHOP_ENV.idempotencyTable]: props.idempotencyTable.tableName,
+        [SHOP_ENV.idempotencyKeyExpirySeconds]: String((props.keyExpiry ?? IDEMPOTENCY_KEY_EXPIRY).toSeconds()),
       },
     });
     this.cancelOrder = new FunctionWithDefaults(this, 'CancelOrder', {
@@ -63,6 +81,11 @@ export class OrdersApi extends IamRestApi {
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
+    // Transactions need each item action on the table: the order put, the outbox put and the customer access put.
+    grantTableActions(this.createOrder.fn, props.ordersTable, ['PutItem', 'GetItem']);
+    grantTableActions(this.createOrder.fn, props.idempotencyTable, ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem']);
+    grantTableActions(this.cancelOrder.fn, props.ordersTable, ['GetItem', 'UpdateItem', 'PutItem']);
+    grantTableActions(this.getOrder.fn, props.ordersTable, ['GetItem']);
 
     // Generated from the same schema the handler validates with: one source of truth.
     const orderModel = this.model(

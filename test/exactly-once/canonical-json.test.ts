@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../lambdas/exactly-once';
+import { canonicalJson } from '../../lambdas/exactly-once/api';
 
 /** The payload fingerprint: whitespace and key order must not make a retry look like a different request. */
 

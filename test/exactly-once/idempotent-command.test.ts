@@ -1,6 +1,7 @@
 import { IdempotencyItemAlreadyExistsError, IdempotencyItemNotFoundError } from '@aws-lambda-powertools/idempotency';
 import { BasePersistenceLayer, IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
-import { idempotentCommand, json, type BodyResult, type CommandInput } from '../../lambdas/exactly-once';
+import { idempotentCommand, type BodyResult } from '../../lambdas/exactly-once';
+import { json, type CommandInput } from '../../lambdas/exactly-once/api';
 import { apiEvent, lambdaContext } from '../support/api-events';
 
 /**

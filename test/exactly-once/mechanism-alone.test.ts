@@ -50,7 +50,8 @@ beforeAll(() => {
   copy = mkdtempSync(join(tmpdir(), 'exactly-once-alone-'));
   const mechanism = tracked().filter((path) => MECHANISM.some((folder) => path.startsWith(folder)));
   copied = [...new Set([...importClosure(mechanism.filter((p) => p.endsWith('.ts'))), ...mechanism])].sort();
-  for (const path of [...copied, 'tsconfig.json', 'package.json']) {
+  // The lockfile too: a construct test builds NodejsFunctions, which look for it.
+  for (const path of [...copied, 'tsconfig.json', 'package.json', 'package-lock.json']) {
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     cpSync(join(REPO, path), join(copy, path));
   }

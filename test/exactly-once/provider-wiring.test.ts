@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/consumer/wiring';
+import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/wiring/consumer-wiring';
 import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
 import { RetryLater } from '../../lambdas/exactly-once/errors';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';

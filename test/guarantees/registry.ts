@@ -80,6 +80,7 @@ const ORDER = 'lambdas/shop/domain/order.ts';
 const ORDERS_API = 'lib/shop/orders-api.ts';
 const FUNCTION_DEFAULTS = 'lib/exactly-once/function-defaults.ts';
 const STACK = 'lib/shop/shop-stack.ts';
+const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
@@ -113,7 +114,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/exactly-once/api/idempotent-command.ts', symbol: 'idempotentCommand' },
       { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
       { file: 'lambdas/exactly-once/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
-      { file: 'lambdas/exactly-once/api/canonical-json.ts', symbol: 'canonicalJson' },
+      { file: 'lambdas/exactly-once/runtime/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
       {
@@ -224,7 +225,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Relay: only outbox INSERTs invoke it; every batch entry is checked; exactly the failed sequence numbers are reported; bisect, bounded retries, on-failure queue; `SendMessageBatch` entry ids are positions in the chunk, never derived from event ids (which may be long or collide once punctuation is replaced)',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'lambdas/exactly-once/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
       { file: 'lib/exactly-once/outbox-relay.ts', symbol: 'OutboxRelay' },
     ],
@@ -257,7 +258,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper: a safety net for outbox items the stream never relayed; it re-reads each index candidate from the table, so a lagging index neither republishes a dispatched item nor counts it as pending',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
       { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
       { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'stillPending' },
     ],
@@ -913,7 +914,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/exactly-once/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
       { file: 'lib/exactly-once/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
       { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'a correct stack synthesizes with no error or warning from the rules' },
@@ -1051,7 +1052,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
       { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'MalformedOutboxItem' },
       { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
-      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
       { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
     ],
     provedBy: [
@@ -1340,7 +1341,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' },
       { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
       { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
+      { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
       { file: 'tools/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
     ],
@@ -1377,7 +1378,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'parseRoutes' },
       { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'routesFor' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
-      { file: 'lambdas/exactly-once/outbox/wiring.ts', symbol: 'outboxConfigFromEnv' },
+      { file: 'lambdas/exactly-once/wiring/outbox-wiring.ts', symbol: 'outboxConfigFromEnv' },
     ],
     provedBy: [
       {
@@ -1881,8 +1882,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs the deployed relay, sweeper and every consumer of the list (`makeRelayHandler`, `makeSweeperHandler`, each consumer's `makeHandler`) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/relay-handler.ts', symbol: 'makeRelayHandler' },
-      { file: 'lambdas/exactly-once/outbox/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'lambdas/exactly-once/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
       { file: 'lambdas/shop/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
       { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
       { file: 'tools/simulation/world/consumers.ts', symbol: 'handlerFactory' },

@@ -231,7 +231,7 @@ describe('a third consumer on the list', () => {
   });
 
   test('the pipelines look it up by name', () => {
-    const pipelines = stack.node.findChild('Pipelines') as ConsumerPipelines;
+    const pipelines = stack.node.findChild('Default').node.findChild('Pipelines') as ConsumerPipelines;
 
     expect(pipelines.all.map((p) => p.spec.name)).toEqual(WITH_AUDIT.map((c) => c.name));
     expect(pipelines.byName(AUDIT.name).spec).toBe(AUDIT);

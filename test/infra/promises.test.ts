@@ -44,28 +44,28 @@ describe('the real stack refuses a broken override at synth (the correctness Asp
   test.each([
     [
       "an escape hatch setting the fulfilment queue's maxReceiveCount to 1",
-      'Pipelines/FulfilmentQueues/Queue/Resource',
+      'Default/Pipelines/FulfilmentQueues/Queue/Resource',
       'RedrivePolicy.maxReceiveCount',
       1,
       /DeadLetterQueue/,
     ],
     [
       "an escape hatch setting the loyalty queue's visibility timeout below its consumer's 30 s timeout",
-      'Pipelines/LoyaltyQueues/Queue/Resource',
+      'Default/Pipelines/LoyaltyQueues/Queue/Resource',
       'VisibilityTimeout',
       20,
       /VisibilityTimeout/,
     ],
     [
       "an escape hatch shortening the loyalty consumer's INBOX_TTL_SECONDS to one day",
-      'Pipelines/LoyaltyConsumer/Fn/Resource',
+      'Default/Pipelines/LoyaltyConsumer/Fn/Resource',
       'Environment.Variables.INBOX_TTL_SECONDS',
       String(DAY),
       /InboxTtl/,
     ],
     [
       "an escape hatch letting the relay's stream mapping retry forever",
-      'OutboxRelay/Relay/Fn/DynamoDBEventSource:',
+      'Default/OutboxRelay/Relay/Fn/DynamoDBEventSource:',
       'MaximumRetryAttempts',
       -1,
       /StreamSource/,

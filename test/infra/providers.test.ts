@@ -154,9 +154,9 @@ test('prod warns, per consumer, about each provider it calls through the recordi
   // Every consumer that calls a provider other than mail: fulfilment (warehouse), and any added to the list.
   const unconfigured = CONSUMERS.filter((c) => (c.providers ?? []).some((p) => p !== 'mail'));
   expect(warnings.map((w) => w.id)).toEqual(
-    unconfigured.map((c) => `/ProdStack/Pipelines/${consumerId(c.name)}Consumer`),
+    unconfigured.map((c) => `/ProdStack/Default/Pipelines/${consumerId(c.name)}Consumer`),
   );
-  const fulfilment = warnings.find((w) => w.id === '/ProdStack/Pipelines/FulfilmentConsumer');
+  const fulfilment = warnings.find((w) => w.id === '/ProdStack/Default/Pipelines/FulfilmentConsumer');
   expect(JSON.stringify(fulfilment?.entry.data)).toMatch(/providers\.prod\.warehouse/);
   expect(JSON.stringify(fulfilment?.entry.data)).not.toMatch(/providers\.prod\.mail/);
 });

@@ -1,4 +1,4 @@
-import { STACK_OUTPUTS, consumerOutputNames } from '../../lib/exactly-once';
+import { STACK_OUTPUTS, consumerOutputNames } from '../../lib/exactly-once/parts';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { defaultStackTemplate } from '../support/synth';
 

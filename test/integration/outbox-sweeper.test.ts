@@ -45,7 +45,7 @@ beforeAll(async () => {
   });
   await jest.isolateModulesAsync(async () => {
     const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } =
-      await import('../../lambdas/exactly-once/outbox/sweeper-handler');
+      await import('../../lambdas/exactly-once/wiring/sweeper-handler');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
     limits = { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE };
   });

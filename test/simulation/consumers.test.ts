@@ -84,8 +84,8 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/exactly-once/outbox/relay-handler.ts' })).toThrow(
-    'consumer "audit": lambdas/exactly-once/outbox/relay-handler.ts exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/exactly-once/wiring/relay-handler.ts' })).toThrow(
+    'consumer "audit": lambdas/exactly-once/wiring/relay-handler.ts exports no makeHandler(wiring)',
   );
 });
 

@@ -86,7 +86,7 @@ export class PipelineFixture {
     };
     this.createOrder = (await this.load('lambdas/shop/entry-points/create-order.ts', common)).handler as ApiHandler;
     this.cancelOrder = (await this.load('lambdas/shop/entry-points/cancel-order.ts', common)).handler as ApiHandler;
-    this.relay = (await this.load('lambdas/exactly-once/outbox/relay-handler.ts', common, this.dynamoCalls.relay))
+    this.relay = (await this.load('lambdas/exactly-once/wiring/relay-handler.ts', common, this.dynamoCalls.relay))
       .handler as StreamHandler;
     this.fulfilment = (
       await this.load(

@@ -50,12 +50,19 @@ const EXAMPLE_FROM_MECHANISM: Case[] = [
   ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/synth';"],
 ];
 const MECHANISM_PAST_ITS_INDEX: Case[] = [
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
+  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api/http';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing/other';"],
   ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
-  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/consumer/wiring';"],
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/wiring/consumer-wiring';"],
   ['lib/shop/probe.ts', "import { value } from '../exactly-once/outbox-relay';"],
   ['lib/shop/probe.ts', "import { value } from '../../lambdas/exactly-once/env-names';"],
 ];
 const ALLOWED: Case[] = [
+  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws';"],
+  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/runtime';"],
+  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing';"],
   ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once';"],
   ['lambdas/shop/aws/probe.ts', "import { value } from '@aws-sdk/lib-dynamodb';"],
   ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
@@ -79,6 +86,25 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
   ['tools/proof-kit/verify.ts', "import { value } from '../../tooling/shop/proof';"],
   ['tools/bench/pipeline.ts', "import { value } from '../../lambdas/shop/domain/order';"],
 ];
+const AGAINST_THE_LAYERS: Case[] = [
+  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '../aws/clients';"],
+  ['lambdas/exactly-once/outbox/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
+  ['lambdas/exactly-once/inbox/probe.ts', "import { value } from '../api/http';"],
+  ['lambdas/exactly-once/runtime/probe.ts', "import { value } from '../faults/plan';"],
+  ['lambdas/exactly-once/probe.ts', "import { value } from './aws/inbox-ledger';"],
+  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
+  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../faults/plan';"],
+  ['lambdas/exactly-once/faults/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
+  ['lambdas/exactly-once/api/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
+];
+const WITH_THE_LAYERS: Case[] = [
+  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../consumer/ports';"],
+  ['lambdas/exactly-once/faults/probe.ts', "import { value } from '../aws/ssm-json-parameter';"],
+  ['lambdas/exactly-once/api/probe.ts', "import { value } from '../aws/transient-errors';"],
+  ['lambdas/exactly-once/wiring/probe.ts', "import { value } from '../aws/clients';"],
+  ['lambdas/exactly-once/wiring/probe.ts', "import { value } from '../faults/consumer-faults';"],
+  ['lambdas/exactly-once/index.ts', "import { value } from './wiring/consumer-wiring';"],
+];
 const HANDLER_INTO_APP: Case = [
   'lib/shop/probe.ts',
   "import { value } from '../../lambdas/shop/entry-points/create-order';",
@@ -91,6 +117,8 @@ beforeAll(() =>
     ...ALLOWED,
     ...SDK_OUTSIDE_AWS,
     ...DOMAIN_PAST_THE_EXAMPLE_MODULE,
+    ...AGAINST_THE_LAYERS,
+    ...WITH_THE_LAYERS,
     HANDLER_INTO_APP,
   ]),
 );
@@ -125,6 +153,35 @@ test.each(DOMAIN_PAST_THE_EXAMPLE_MODULE)(
     expect(errors).toEqual([expect.stringContaining('through tools/example.ts')]);
   },
 );
+
+test.each(AGAINST_THE_LAYERS)(
+  'inside the mechanism %s may not import a layer above its own: %s',
+  (file, importLine) => {
+    const errors = restrictedImportErrors(file, importLine);
+
+    expect(errors).toEqual([expect.stringContaining('Layers point one way')]);
+  },
+);
+
+test.each(WITH_THE_LAYERS)('inside the mechanism %s may import a layer below its own: %s', (file, importLine) => {
+  expect(restrictedImportErrors(file, importLine)).toEqual([]);
+});
+
+test('no module of the mechanism imports against the layers', () => {
+  const output = execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/eslint/bin/eslint.js'), '--format', 'json', 'lambdas/exactly-once'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+
+  const against = (JSON.parse(output) as { filePath: string; messages: { message: string }[] }[]).flatMap((file) =>
+    file.messages
+      .filter((m) => m.message.includes('Layers point one way'))
+      .map((m) => `${file.filePath}: ${m.message}`),
+  );
+
+  expect(against).toEqual([]);
+});
 
 test('the CDK app may not import a handler module', () => {
   const errors = restrictedImportErrors(...HANDLER_INTO_APP);

@@ -6,7 +6,7 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
   type CallerIdentity,
-} from '../../lambdas/exactly-once';
+} from '../../lambdas/exactly-once/api';
 import { callerRuleFromEnv } from '../../lambdas/shop/api/order-request';
 
 /**

@@ -3,17 +3,22 @@ import ts from 'typescript';
 
 /**
  * Every prop of every props or options interface the mechanism's constructs export
- * (lib/exactly-once/index.ts) is written as AWS Solutions Constructs write theirs: `readonly`, with a
+ * (lib/exactly-once/index.ts and the parts module, lib/exactly-once/parts/index.ts) is written as AWS Solutions Constructs write theirs: `readonly`, with a
  * doc comment, and an optional one says its default (`@default`). A prop added without them fails here.
  */
-const INDEX = path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'index.ts');
+const INDEXES = [
+  path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'index.ts'),
+  path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'parts', 'index.ts'),
+];
 
 function undocumentedProps(): string[] {
-  const program = ts.createProgram([INDEX], { noEmit: true, skipLibCheck: true });
+  const program = ts.createProgram(INDEXES, { noEmit: true, skipLibCheck: true });
   const checker = program.getTypeChecker();
-  const index = program.getSourceFile(INDEX)!;
   const problems: string[] = [];
-  for (const exported of checker.getExportsOfModule(checker.getSymbolAtLocation(index)!)) {
+  const exports = INDEXES.flatMap((file) =>
+    checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!),
+  );
+  for (const exported of exports) {
     if (!/(Props|Options)$/.test(exported.name)) continue;
     const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
     for (const declaration of symbol.declarations ?? []) {

@@ -1,4 +1,4 @@
-import { HttpProvider } from '../../lambdas/exactly-once';
+import { HttpProvider } from '../../lambdas/exactly-once/aws';
 import {
   startProviderEmulator,
   type ProviderChaosPlan,

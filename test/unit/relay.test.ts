@@ -68,8 +68,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     },
     () =>
       module === 'outbox-relay'
-        ? import('../../lambdas/exactly-once/outbox/relay-handler')
-        : import('../../lambdas/exactly-once/outbox/sweeper-handler').then((sweeperModule) => {
+        ? import('../../lambdas/exactly-once/wiring/relay-handler')
+        : import('../../lambdas/exactly-once/wiring/sweeper-handler').then((sweeperModule) => {
             sweepLimits = { maxItems: sweeperModule.SWEEP_MAX_ITEMS, maxSetAside: sweeperModule.SWEEP_MAX_SET_ASIDE };
             return sweeperModule;
           }),
@@ -421,8 +421,8 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
           },
           () =>
             module === 'outbox-relay'
-              ? import('../../lambdas/exactly-once/outbox/relay-handler')
-              : import('../../lambdas/exactly-once/outbox/sweeper-handler'),
+              ? import('../../lambdas/exactly-once/wiring/relay-handler')
+              : import('../../lambdas/exactly-once/wiring/sweeper-handler'),
         );
 
         await expect(loading).rejects.toThrow(error);
@@ -435,7 +435,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
 
     const loading = loadWithMockedSdk(
       { OUTBOX_TABLE_NAME: ORDERS_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#' },
-      () => import('../../lambdas/exactly-once/outbox/relay-handler'),
+      () => import('../../lambdas/exactly-once/wiring/relay-handler'),
     );
 
     await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);

@@ -270,7 +270,7 @@ export function ${request}(event: EventEnvelope): Record<string, unknown> {
 }
 
 function ledgerSource(spec: ConsumerSpec, id: string): string {
-  return `import { DynamoDbEntityEffectLedger } from '../../exactly-once';
+  return `import { DynamoDbEntityEffectLedger } from '../../exactly-once/aws';
 
 /**
  * The ${spec.name} consumer's ledger, made by \`npm run new:consumer\`: for now the generic effect's

@@ -4,7 +4,7 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { flushMetrics, logger } from '../runtime/observability';
 import { DEFAULT_CALLER_RULE, type CallerRule } from './caller';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../runtime/canonical-json';
 import { callerOf, FORBIDDEN, headerValues, problem, unexpectedErrorResponse, type HttpResponse } from './http';
 import { parseIdempotencyKey } from './idempotency-key';
 import { inRequestSpan } from './request-trace';

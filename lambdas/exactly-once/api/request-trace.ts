@@ -13,7 +13,7 @@ import { headerValues } from './http';
  *
  * @example A command handler that writes an outbox event (lambdas/shop/entry-points/cancel-order.ts)
  * ```ts
- * import { inRequestSpan } from '../../exactly-once';
+ * import { inRequestSpan } from '../../exactly-once/api';
  *
  * export const handler = (event: APIGatewayProxyEvent, context: Context) =>
  *   inRequestSpan(event, 'POST /orders/{orderId}/cancel', () => cancel(event, context));

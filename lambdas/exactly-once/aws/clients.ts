@@ -15,7 +15,7 @@ let documentClient: DynamoDBDocumentClient | undefined;
  *
  * @example Powertools' idempotency persistence (`idempotencyStore`)
  * ```ts
- * import { dynamoDbClient } from '../../exactly-once';
+ * import { dynamoDbClient } from '../../exactly-once/aws';
  *
  * new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: dynamoDbClient() });
  * ```
@@ -31,7 +31,8 @@ export function dynamoDbClient(): DynamoDBClient {
  *
  * @example (lambdas/shop/api/order-request.ts)
  * ```ts
- * import { dynamoDbDocumentClient, requireEnv } from '../../exactly-once';
+ * import { dynamoDbDocumentClient } from '../../exactly-once/aws';
+ * import { requireEnv } from '../../exactly-once/runtime';
  *
  * const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
  * ```
@@ -53,7 +54,8 @@ let sqs: SQSClient | undefined;
  *
  * @example A consumer's wiring on the process's clients (what deployedConsumerWiring builds)
  * ```ts
- * import { consumerConfigFromEnv, consumerWiring, dynamoDbDocumentClient, sqsClient } from '../../exactly-once';
+ * import { dynamoDbDocumentClient, sqsClient } from '../../exactly-once/aws';
+ * import { consumerConfigFromEnv, consumerWiring } from '../../exactly-once/testing';
  *
  * const wiring = consumerWiring(consumerConfigFromEnv({ consumer: 'loyalty', fifo: false }), {
  *   documents: dynamoDbDocumentClient(),

@@ -9,7 +9,8 @@ import { dynamoDbClient } from './clients';
  *
  * @example The persistence of an idempotent POST (`idempotentCommand`)
  * ```ts
- * import { idempotencyStore, requireEnv } from '../../exactly-once';
+ * import { idempotencyStore } from '../../exactly-once/aws';
+ * import { requireEnv } from '../../exactly-once/runtime';
  *
  * const persistenceStore = idempotencyStore(requireEnv('IDEMPOTENCY_TABLE_NAME'));
  * ```

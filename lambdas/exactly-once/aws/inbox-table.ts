@@ -24,7 +24,7 @@
  * The TTL attribute of the inbox claims (epoch seconds). The effects table's TTL must be set on
  * this attribute, or claims are never deleted and the table grows forever.
  *
- * @example The shop's effects table (lib/shop/storage.ts)
+ * @example The effects table ExactlyOnce makes (lib/exactly-once/exactly-once.ts)
  * ```ts
  * new dynamodb.Table(this, 'Effects', { ...common, partitionKey, sortKey, timeToLiveAttribute: INBOX_TTL_ATTRIBUTE });
  * ```

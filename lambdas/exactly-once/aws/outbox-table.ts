@@ -79,7 +79,7 @@ export function outboxSk(eventId: string): string {
  *
  * @example The shop's orders (lambdas/shop/aws/order-table.ts)
  * ```ts
- * import { outboxItemKey } from '../../exactly-once';
+ * import { outboxItemKey } from '../../exactly-once/aws';
  *
  * export function outboxKey(event: { entityId: string; eventId: string }): { pk: string; sk: string } {
  *   return outboxItemKey(event, ORDER_PK_PREFIX); // { pk: 'ORDER#<orderId>', sk: 'OUTBOX#<eventId>' }

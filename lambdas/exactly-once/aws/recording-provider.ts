@@ -21,7 +21,9 @@ import { inChildSpan } from '../trace/spans';
  *
  * @example What a consumer's wiring gives it unless told otherwise
  * ```ts
- * import { dynamoDbDocumentClient, ENV, providerKey, RecordingProvider, requireEnv } from '../../exactly-once';
+ * import { providerKey } from '../../exactly-once';
+ * import { dynamoDbDocumentClient, RecordingProvider } from '../../exactly-once/aws';
+ * import { ENV, requireEnv } from '../../exactly-once/runtime';
  *
  * const mail = new RecordingProvider(dynamoDbDocumentClient(), requireEnv(ENV.providerLogTable), 'mail');
  * await mail.send(providerKey('loyalty', event.eventId), { template: 'order-confirmation' }, { signal: work.signal });

@@ -34,7 +34,7 @@ const CONTENTION_REASONS = new Set([
  *
  * @example A bounded in-process retry of one write (a consumer's wiring already retries its ledger's writes)
  * ```ts
- * import { isContention } from '../../exactly-once';
+ * import { isContention } from '../../exactly-once/aws';
  *
  * for (let attempt = 1; ; attempt++) {
  *   try {
@@ -88,7 +88,8 @@ const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 
  *
  * @example Every API handler's last resort (lambdas/exactly-once/api/http.ts)
  * ```ts
- * import { isDependencyFailure, logger } from '../../exactly-once';
+ * import { isDependencyFailure } from '../../exactly-once/aws';
+ * import { logger } from '../../exactly-once/runtime';
  *
  * export function unexpectedErrorResponse(error: unknown): HttpResponse {
  *   if (isDependencyFailure(error)) return serviceUnavailable();

@@ -12,7 +12,28 @@ import type { EventEnvelope } from '../envelope';
 import type { ApplyOutcome } from '../inbox/ports';
 import { flushMetrics, logger } from '../runtime/observability';
 import { consumeRecord, type ConsumerSettings } from './consume-record';
-import type { ConsumerWiring } from './wiring';
+
+/**
+ * What a queue consumer's handler runs a batch with: its settings, the records' timers and the fault
+ * hooks. wiring/consumer-wiring.ts builds one on AWS (`ConsumerWiring`); the simulation on its own clients.
+ *
+ * @example
+ * ```ts
+ * const runtime: ConsumerRuntime = deployedConsumerWiring(SPEC);
+ * ```
+ */
+export interface ConsumerRuntime {
+  /** The consumer's name, message control, backoff, dedupe horizon, try limit and clock. */
+  readonly settings: ConsumerSettings;
+  /** Re-reads the fault plan where there is fault injection; called once per invocation. */
+  refreshFaults(): Promise<void>;
+  /** Starts a timer that calls `fire` after `ms`, returning its cancel: the records' deadlines. */
+  setTimer(ms: number, fire: () => void): () => void;
+  /** The use case, inside the consumer faults where there is fault injection. */
+  withFaults<T extends { eventId: string }>(
+    apply: (event: T, work: RecordWork) => Promise<ApplyOutcome>,
+  ): (event: T, work: RecordWork) => Promise<ApplyOutcome>;
+}
 
 /**
  * What makes one queue consumer differ from another: its queue type, its event and its use case.
@@ -100,7 +121,7 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * ```
  */
 export function queueConsumerHandler<E extends EventEnvelope>(
-  wiring: ConsumerWiring,
+  wiring: ConsumerRuntime,
   consumer: QueueConsumer<E>,
 ): QueueConsumerHandler {
   const { settings } = wiring;

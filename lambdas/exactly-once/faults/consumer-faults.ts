@@ -11,7 +11,7 @@ export type Apply<E> = (event: E, work: RecordWork) => Promise<ApplyOutcome>;
 
 /**
  * A consumer's faults, as decorators around its real parts, for the bundles
- * built with fault injection only (consumer/wiring.ts):
+ * built with fault injection only (wiring/consumer-wiring.ts):
  * - `apply`: around the use case: a slow handler (sleeps, so the message's
  *   visibility can run out), a transient error, an outage of everything behind
  *   the consumer, and a crash after the effect committed, before the ack;

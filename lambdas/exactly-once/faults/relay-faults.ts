@@ -1,4 +1,4 @@
-import type { outboxWiring } from '../outbox/wiring';
+import type { OutboxWiring } from '../outbox/ports';
 import type { EventEnvelope } from '../envelope';
 import type { EventPublisher } from '../outbox/ports';
 import { crashProcess } from './crash';
@@ -70,7 +70,7 @@ export function relayFaults(options: { source?: FaultSource; crash?: (where: str
   return {
     refresh: current.refresh,
     /** The relay's parts with its publisher decorated: resends go out under other FIFO dedup ids, stamps may be skewed. */
-    wire<W extends ReturnType<typeof outboxWiring>>(wiring: W): W {
+    wire<W extends OutboxWiring>(wiring: W): W {
       const resender = wiring.publisherWith({ deduplicationId: resendDeduplicationId });
       const resending = new ResendingPublisher(wiring.publisher, resender, current.plan);
       return { ...wiring, publisher: new SkewingPublisher(resending, current.plan) };

@@ -65,7 +65,8 @@ function eventIdentity(consumer: string, event: EventEnvelope): Record<string, u
  *
  * @example A generated consumer's apply (its entry module)
  * ```ts
- * import { applyEntityEffect, DynamoDbEntityEffectLedger } from '../../exactly-once';
+ * import { applyEntityEffect } from '../../exactly-once';
+ * import { DynamoDbEntityEffectLedger } from '../../exactly-once/aws';
  *
  * const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
  * const provider = wiring.provider(SPEC.name);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../api/canonical-json';
+import { canonicalJson } from '../runtime/canonical-json';
 import type { EventEnvelope } from '../envelope';
 
 /**
@@ -13,7 +13,7 @@ import type { EventEnvelope } from '../envelope';
  *
  * @example
  * ```ts
- * import { eventFingerprint } from '../../exactly-once';
+ * import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
  *
  * eventFingerprint(event) === eventFingerprint({ ...event, occurredAt: new Date().toISOString() }); // true
  * ```

@@ -36,3 +36,15 @@ export interface OutboxStore {
   /** Creation time of the oldest undispatched outbox item, if any (set-aside items included). */
   oldestPendingCreatedAt(): Promise<string | undefined>;
 }
+
+/**
+ * What both outbox publishers (the stream relay and the sweeper) run on: the store, a publisher to the
+ * consumers' queues and the clock. wiring/outbox-wiring.ts builds it on AWS; the simulation on its own clients.
+ */
+export interface OutboxWiring {
+  publisher: EventPublisher;
+  /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
+  publisherWith(options: { deduplicationId?: (event: EventEnvelope) => string }): EventPublisher;
+  outbox: OutboxStore;
+  now: () => Date;
+}

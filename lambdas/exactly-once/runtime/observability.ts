@@ -8,7 +8,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
  *
  * @example An API handler (lambdas/shop/entry-points/get-order.ts)
  * ```ts
- * import { logger } from '../../exactly-once';
+ * import { logger } from '../../exactly-once/runtime';
  *
  * export const handler = async (event: APIGatewayProxyEvent, context: Context): Promise<HttpResponse> => {
  *   logger.addContext(context);
@@ -41,7 +41,7 @@ export { MetricUnit } from '@aws-lambda-powertools/metrics';
  *
  * @example Once per invocation, whatever happened (lambdas/shop/entry-points/cancel-order.ts)
  * ```ts
- * import { flushMetrics, metrics, MetricUnit } from '../../exactly-once';
+ * import { flushMetrics, metrics, MetricUnit } from '../../exactly-once/runtime';
  *
  * try {
  *   const outcome = await cancelOrder(orders, { caller, orderId, now: new Date() });

@@ -1,17 +1,15 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import {
   callerOf,
-  dynamoDbDocumentClient,
-  ENV,
   FORBIDDEN,
   json,
-  logger,
   notFound,
   problem,
-  requireEnv,
   type CallerRule,
   type HttpResponse,
-} from '../../exactly-once';
+} from '../../exactly-once/api';
+import { dynamoDbDocumentClient } from '../../exactly-once/aws';
+import { ENV, logger, requireEnv } from '../../exactly-once/runtime';
 import { DynamoDbEffectsReader } from '../aws/ledgers';
 import type { EffectsReader } from '../ports/ledgers';
 import { shopErrorResponse } from './order-request';

@@ -4,16 +4,15 @@ import {
   callerRule,
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
-  dynamoDbDocumentClient,
   FORBIDDEN,
-  optionalEnv,
   parseHumanRolePatterns,
   problem,
-  requireEnv,
   unexpectedErrorResponse,
   type CallerRule,
   type HttpResponse,
-} from '../../exactly-once';
+} from '../../exactly-once/api';
+import { dynamoDbDocumentClient } from '../../exactly-once/aws';
+import { optionalEnv, requireEnv } from '../../exactly-once/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { SHOP_ENV } from '../env-names';
 

@@ -12,7 +12,8 @@ import {
   ORDER_PK_PREFIX,
   orderPk,
 } from './order-table';
-import { inChildSpan, outboxPut } from '../../exactly-once';
+import { outboxPut } from '../../exactly-once/aws';
+import { inChildSpan } from '../../exactly-once/runtime';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(

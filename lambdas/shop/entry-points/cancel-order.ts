@@ -1,14 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import {
-  flushMetrics,
-  inRequestSpan,
-  json,
-  logger,
-  metrics,
-  MetricUnit,
-  notFound,
-  type HttpResponse,
-} from '../../exactly-once';
+import { inRequestSpan, json, notFound, type HttpResponse } from '../../exactly-once/api';
+import { flushMetrics, logger, metrics, MetricUnit } from '../../exactly-once/runtime';
 import { cancelOrder } from '../use-cases/cancel-order';
 import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 

@@ -1,15 +1,8 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import {
-  dynamoDbDocumentClient,
-  idempotencyStore,
-  idempotentCommand,
-  json,
-  metrics,
-  MetricUnit,
-  requireEnv,
-  requireIntEnv,
-  type CallerRule,
-} from '../../exactly-once';
+import { idempotentCommand } from '../../exactly-once';
+import { json, type CallerRule } from '../../exactly-once/api';
+import { dynamoDbDocumentClient, idempotencyStore } from '../../exactly-once/aws';
+import { metrics, MetricUnit, requireEnv, requireIntEnv } from '../../exactly-once/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';

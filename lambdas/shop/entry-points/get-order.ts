@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { json, logger, notFound, type HttpResponse } from '../../exactly-once';
+import { json, notFound, type HttpResponse } from '../../exactly-once/api';
+import { logger } from '../../exactly-once/runtime';
 import { getOrder } from '../use-cases/get-order';
 import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 

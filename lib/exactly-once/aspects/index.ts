@@ -68,7 +68,7 @@ export interface CorrectnessOptions {
  *
  * @example The shop's stack, with the allowance the pipelines derived the TTLs from (lib/shop/shop-stack.ts)
  * ```ts
- * import { applyCorrectnessAspects, REDRIVE_ALLOWANCE } from '../exactly-once';
+ * import { applyCorrectnessAspects, REDRIVE_ALLOWANCE } from '../exactly-once/parts';
  *
  * applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
  * ```

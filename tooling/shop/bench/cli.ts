@@ -12,7 +12,7 @@ import {
   UNIT_PRICES,
   type CostBreakdown,
 } from '../../../tools/proof-kit/prices';
-import { API_KEY_CACHE_SECONDS } from '../../../lambdas/exactly-once';
+import { API_KEY_CACHE_SECONDS } from '../../../lambdas/exactly-once/aws';
 import { CONSUMERS } from '../../../lambdas/shop/consumers';
 import { orderPlacedEvent } from '../../../lambdas/shop/domain/events';
 import { orderTotalCents } from '../../../lambdas/shop/domain/order';

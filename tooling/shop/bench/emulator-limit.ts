@@ -7,7 +7,7 @@ import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-orde
 import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-outbox-store';
 import { RecordingProvider } from '../../../lambdas/exactly-once/aws/recording-provider';
 import { idempotencyStore } from '../../../lambdas/exactly-once/aws/idempotency-store';
-import { canonicalJson } from '../../../lambdas/exactly-once/api/canonical-json';
+import { canonicalJson } from '../../../lambdas/exactly-once/runtime/canonical-json';
 import { orderPlacedEvent, type OrderPlacedEvent } from '../../../lambdas/shop/domain/events';
 import { orderTotalCents, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
 import { creditLoyaltyPoints, fulfilOrderEvent } from '../../../lambdas/shop/use-cases/apply-order-events';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
-import { canonicalJson } from '../../../lambdas/exactly-once/api/canonical-json';
+import { canonicalJson } from '../../../lambdas/exactly-once/runtime/canonical-json';
 import { parseIdempotencyKey } from '../../../lambdas/exactly-once/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
 import { servedApis, type ServedApi } from './apis';

@@ -1,7 +1,7 @@
 import type { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { BasePersistenceLayerOptions } from '@aws-lambda-powertools/idempotency/types';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { idempotencyStore } from '../../../lambdas/exactly-once';
+import { idempotencyStore } from '../../../lambdas/exactly-once/aws';
 import type { MemoryDynamoDb } from '../memory-dynamodb';
 import { lowLevelClient } from '../low-level-client';
 import type { Invocation } from './invocation';

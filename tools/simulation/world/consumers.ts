@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { ConsumerWiring } from '../../../lambdas/exactly-once/consumer/wiring';
+import type { ConsumerWiring } from '../../../lambdas/exactly-once/wiring/consumer-wiring';
 import type { ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import * as path from 'node:path';

@@ -27,10 +27,10 @@ import {
   consumerWiring,
   type ConsumerConfig,
   type ConsumerWiring,
-} from '../../../lambdas/exactly-once/consumer/wiring';
-import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/outbox/relay-handler';
-import { makeSweeperHandler } from '../../../lambdas/exactly-once/outbox/sweeper-handler';
-import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/outbox/wiring';
+} from '../../../lambdas/exactly-once/wiring/consumer-wiring';
+import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-once/wiring/relay-handler';
+import { makeSweeperHandler } from '../../../lambdas/exactly-once/wiring/sweeper-handler';
+import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/wiring/outbox-wiring';
 import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
 import type { EventRef, LedgerResult, ProviderCallLease } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';

@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { requireIntEnv } from '../config';
 import { flushMetrics, logger, metrics, MetricUnit } from '../runtime/observability';
-import { sweepOutbox } from './relay';
-import { deployedOutboxWiring, type OutboxWiring } from './wiring';
+import { sweepOutbox } from '../outbox/relay';
+import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
 import { ENV } from '../env-names';
 
 /** Most pending items one sweep republishes; the next sweep, a minute later, takes the rest. */

@@ -8,7 +8,7 @@ import { apiKeyFromParameter, type RefreshableApiKey } from '../aws/parameter-ap
 import { RecordingProvider } from '../aws/recording-provider';
 import { SqsMessageControl } from '../aws/sqs-message-control';
 import { isContention } from '../aws/transient-errors';
-import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from './retry-budget';
+import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../consumer/retry-budget';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
 import { inboxClaimDisabled } from '../faults/inbox-bypass';
 import type { ConsumerSpec } from '../consumer-spec';
@@ -18,7 +18,7 @@ import { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from '../confi
 import { IN_PROCESS_RETRY } from '../runtime/contention-retry';
 import { ENV, providerEnvNames } from '../env-names';
 import { metrics } from '../runtime/observability';
-import type { ConsumerSettings } from './consume-record';
+import type { ConsumerSettings } from '../consumer/consume-record';
 
 /**
  * What a queue consumer is configured with: the stack's environment, read once at cold start.

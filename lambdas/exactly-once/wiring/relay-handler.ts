@@ -1,11 +1,11 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { outboxEventOf } from '../aws/outbox-stream-record';
 import type { EventEnvelope } from '../envelope';
-import { checkOutboxEvent } from './outbox-event';
+import { checkOutboxEvent } from '../outbox/outbox-event';
 import { flushMetrics, logger, metrics, MetricUnit } from '../runtime/observability';
-import { relayOutboxEvents } from './relay';
+import { relayOutboxEvents } from '../outbox/relay';
 import { relayFaults } from '../faults/relay-faults';
-import { deployedOutboxWiring, type OutboxWiring } from './wiring';
+import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
 
 /** The relay's fault hooks (faults/relay-faults.ts in bundles built with fault injection; the simulation's own). */
 export interface RelayFaults {

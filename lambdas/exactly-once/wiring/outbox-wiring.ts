@@ -1,9 +1,10 @@
 import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
 import { DynamoDbOutboxStore } from '../aws/dynamodb-outbox-store';
 import { SqsEventPublisher } from '../aws/sqs-event-publisher';
-import type { EventEnvelope } from '../envelope';
-import { parseRoutes, type ConsumerRoute } from './routes';
-import type { EventPublisher, OutboxStore } from './ports';
+import { parseRoutes, type ConsumerRoute } from '../outbox/routes';
+import type { OutboxWiring } from '../outbox/ports';
+
+export type { OutboxWiring } from '../outbox/ports';
 import { requireEnv, requireIntEnv } from '../config';
 import { ENV } from '../env-names';
 
@@ -57,12 +58,4 @@ export function outboxWiring(config: OutboxConfig, deps: OutboxDependencies): Ou
     ),
     now: deps.now ?? (() => new Date()),
   };
-}
-
-export interface OutboxWiring {
-  publisher: EventPublisher;
-  /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
-  publisherWith(options: { deduplicationId?: (event: EventEnvelope) => string }): EventPublisher;
-  outbox: OutboxStore;
-  now: () => Date;
 }

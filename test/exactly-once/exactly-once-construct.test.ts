@@ -1,0 +1,136 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import {
+  ExactlyOnce,
+  IamRestApi,
+  OUTBOX_TTL_ATTRIBUTE,
+  PENDING_OUTBOX_INDEX,
+  type ExactlyOnceProps,
+} from '../../lib/exactly-once';
+import { PROBE_SPEC } from './fixtures/probe-spec';
+
+/**
+ * The one construct an application's stack adds: it makes the mechanism's tables (or takes the
+ * application's), grants each part what it does with them, and refuses a stack whose monitoring was
+ * never completed with the API.
+ */
+type Built = { stack: Stack; app: App; exactlyOnce: ExactlyOnce; template: () => Template };
+
+function build(props: Partial<ExactlyOnceProps> = {}, withApi = true): Built {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Probe');
+  const outboxTable = new dynamodb.Table(stack, 'Things', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    stream: dynamodb.StreamViewType.NEW_IMAGE,
+    timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+  });
+  outboxTable.addGlobalSecondaryIndex({
+    indexName: PENDING_OUTBOX_INDEX,
+    partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
+  });
+  const exactlyOnce = new ExactlyOnce(stack, 'ExactlyOnce', {
+    stage: 'dev',
+    consumers: [PROBE_SPEC],
+    producedTypes: PROBE_SPEC.eventTypes,
+    outboxTable,
+    entityPartitionPrefix: 'THING#',
+    ...props,
+  });
+  if (withApi) {
+    const api = new IamRestApi(stack, 'Api', {
+      description: 'probe',
+      rateLimit: 10,
+      burstLimit: 20,
+      createAccountLoggingRole: false,
+    });
+    api.api.root.addMethod('GET');
+    exactlyOnce.addApi(api.api);
+  }
+  return { app, stack, exactlyOnce, template: () => Template.fromStack(stack) };
+}
+
+type Statement = { Action: string | string[]; Resource: unknown };
+const statementsOf = (template: Template): Statement[] =>
+  Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+    (policy) => (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument.Statement,
+  );
+const actionsOn = (template: Template, tableRef: unknown): string[] =>
+  statementsOf(template)
+    .filter((s) => JSON.stringify(s.Resource).includes(JSON.stringify(tableRef)))
+    .flatMap((s) => [s.Action].flat());
+
+test('it makes the idempotency, effects and provider-log tables beside the application outbox table', () => {
+  // Arrange
+  const { template } = build();
+
+  // Act
+  const tables = template().findResources('AWS::DynamoDB::Table');
+
+  // Assert
+  expect(Object.keys(tables).sort()).toEqual([
+    expect.stringMatching(/^ExactlyOnceStorageEffects/),
+    expect.stringMatching(/^ExactlyOnceStorageIdempotency/),
+    expect.stringMatching(/^ExactlyOnceStorageProviderLog/),
+    expect.stringMatching(/^Things/),
+  ]);
+});
+
+test("the consumer may put claims and update effects on the effects table, and nothing else there: the grants are the construct's", () => {
+  // Arrange
+  const { template, exactlyOnce, stack } = build();
+  const effectsRef = stack.resolve((exactlyOnce.effectsTable.node.defaultChild as dynamodb.CfnTable).attrArn);
+
+  // Act
+  const actions = actionsOn(template(), effectsRef);
+
+  // Assert
+  expect(actions.sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+});
+
+test('an existing effects table replaces the one it would make: its name reaches the consumer, its ARN the grant', () => {
+  // Arrange
+  const arn = 'arn:aws:dynamodb:eu-west-1:123456789012:table/MyEffects';
+  const app = new App();
+  const existing = dynamodb.Table.fromTableArn(new Stack(app, 'Elsewhere'), 'Effects', arn);
+
+  // Act
+  const { template } = build({ existingEffectsTable: existing });
+
+  // Assert
+  const tables = Object.keys(template().findResources('AWS::DynamoDB::Table'));
+  expect(tables.some((id) => id.startsWith('ExactlyOnceStorageEffects'))).toBe(false);
+  expect(actionsOn(template(), arn).sort()).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+  const consumers = Object.values(template().findResources('AWS::Lambda::Function')).filter((fn) =>
+    JSON.stringify(fn).includes('EFFECTS_TABLE_NAME'),
+  );
+  expect(consumers.map((fn) => JSON.stringify(fn))).toEqual([expect.stringContaining('"MyEffects"')]);
+});
+
+test('a table made here takes the settings given over the defaults', () => {
+  // Arrange
+  const { template } = build({ removalPolicy: undefined, idempotencyTableProps: { deletionProtection: true } });
+
+  // Act
+  const idempotency = Object.entries(template().findResources('AWS::DynamoDB::Table')).find(([id]) =>
+    id.startsWith('ExactlyOnceStorageIdempotency'),
+  )![1];
+
+  // Assert
+  expect(idempotency.Properties.DeletionProtectionEnabled).toBe(true);
+  expect(idempotency.DeletionPolicy).toBe('Retain');
+});
+
+test('a stack that never hands it the API fails synth with what to do', () => {
+  // Arrange
+  const { app } = build({}, false);
+
+  // Act
+  const synth = () => app.synth();
+
+  // Assert
+  expect(synth).toThrow(/call addApi\(api\)/);
+});

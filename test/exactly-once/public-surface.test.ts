@@ -1,0 +1,64 @@
+import * as path from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The mechanism's public surface stays narrow and documented: the root modules export what an
+ * application writes against (at most 30 names at lambdas/exactly-once, 20 at lib/exactly-once), the
+ * rest is in subpath modules, and every name any of them exports has a doc comment with an `@example`.
+ */
+const ROOT = path.join(__dirname, '..', '..');
+const SURFACES = {
+  'lambdas/exactly-once': 'lambdas/exactly-once/index.ts',
+  'lambdas/exactly-once/aws': 'lambdas/exactly-once/aws/index.ts',
+  'lambdas/exactly-once/api': 'lambdas/exactly-once/api/index.ts',
+  'lambdas/exactly-once/runtime': 'lambdas/exactly-once/runtime/index.ts',
+  'lambdas/exactly-once/testing': 'lambdas/exactly-once/testing/index.ts',
+  'lib/exactly-once': 'lib/exactly-once/index.ts',
+  'lib/exactly-once/parts': 'lib/exactly-once/parts/index.ts',
+};
+const files = Object.values(SURFACES).map((file) => path.join(ROOT, file));
+const program = ts.createProgram(files, { noEmit: true, skipLibCheck: true, esModuleInterop: true });
+const checker = program.getTypeChecker();
+
+function exportsOf(surface: keyof typeof SURFACES): ts.Symbol[] {
+  const source = program.getSourceFile(path.join(ROOT, SURFACES[surface]))!;
+  return checker.getExportsOfModule(checker.getSymbolAtLocation(source)!);
+}
+
+/** The nodes a doc comment of `declaration` sits on: a `const`'s statement, a re-export's `export { ... }` statement. */
+function documentedNode(declaration: ts.Declaration): ts.Node {
+  if (ts.isVariableDeclaration(declaration)) return declaration.parent.parent;
+  if (ts.isExportSpecifier(declaration)) return declaration.parent.parent;
+  return declaration;
+}
+
+/** The exported names with no doc comment carrying an `@example`, on their declaration or on a re-export of it. */
+function undocumented(surface: keyof typeof SURFACES): string[] {
+  return exportsOf(surface).flatMap((exported) => {
+    const chain: ts.Symbol[] = [];
+    for (let symbol: ts.Symbol | undefined = exported; symbol !== undefined && !chain.includes(symbol);) {
+      chain.push(symbol);
+      symbol = symbol.flags & ts.SymbolFlags.Alias ? checker.getImmediateAliasedSymbol(symbol) : undefined;
+    }
+    const documented = chain
+      .flatMap((symbol) => symbol.declarations ?? [])
+      .some((declaration) => {
+        const node = documentedNode(declaration);
+        const tags = ts.getJSDocTags(node).map((tag) => tag.tagName.text);
+        return ts.getJSDocCommentsAndTags(node).length > 0 && tags.includes('example');
+      });
+    return documented ? [] : [`${surface}: ${exported.name}`];
+  });
+}
+
+test('the runtime root exports at most 30 names, the CDK root at most 20', () => {
+  expect(exportsOf('lambdas/exactly-once').length).toBeLessThanOrEqual(30);
+  expect(exportsOf('lib/exactly-once').length).toBeLessThanOrEqual(20);
+});
+
+test.each(Object.keys(SURFACES) as (keyof typeof SURFACES)[])(
+  'every name %s exports has a doc comment with an @example',
+  (surface) => {
+    expect(undocumented(surface)).toEqual([]);
+  },
+);
