@@ -39,7 +39,7 @@ export function apiEvent(options: {
   };
 }
 
-export { lambdaContext } from '../../tools/simulation/world/lambda-context';
+export { lambdaContext } from '../../lambdas/exactly-once/testing';
 
 export const VALID_ORDER = {
   customerId: 'cust-1',

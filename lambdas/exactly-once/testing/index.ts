@@ -21,3 +21,4 @@ export {
 } from '../wiring/consumer-wiring';
 export { type QueueConsumerHandler } from '../consumer/queue-consumer';
 export type { EntityEffectLedger, ProviderCallLease } from '../inbox/ports';
+export { lambdaContext } from './lambda-context';

@@ -1,7 +1,7 @@
 import './environment';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { lambdaContext } from './lambda-context';
+import { lambdaContext } from '../../../lambdas/exactly-once/testing';
 import type { AttributeValue, Context, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   expiresAfter,

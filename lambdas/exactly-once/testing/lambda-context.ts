@@ -4,6 +4,13 @@ import type { Context } from 'aws-lambda';
  * The Lambda context a handler gets: a deadline `remainingMs` from now on
  * `clock` (the simulation passes its virtual clock and a request id of its own,
  * so nothing draws on its seeded randomness).
+ *
+ * @example A handler invoked with 5 s left on a virtual clock
+ * ```ts
+ * import { lambdaContext } from '../../lambdas/exactly-once/testing';
+ *
+ * await handler(event, lambdaContext(5_000, { clock: () => scheduler.now, requestId: 'relay#1' }));
+ * ```
  */
 export function lambdaContext(
   remainingMs = 10_000,
