@@ -3,14 +3,27 @@ import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-r
 import { idempotencyStore } from '../../lambdas/exactly-once/aws/idempotency-store';
 import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-order';
 import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
-import { lambdaContext, VALID_ORDER } from '../support/api-events';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { PlaceOrderRequest } from '../../lambdas/shop/domain/order';
+import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
-import { IDEMPOTENCY_KEY_EXPIRY_SECONDS, placeOrderEvent } from '../../tooling/shop/simulation/api';
+import { IDEMPOTENCY_KEY_EXPIRY_SECONDS } from '../../tooling/shop/simulation/api';
 import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
 import { ORDERS_TABLE } from '../../tooling/shop/simulation/api';
 import { IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
 import { memoryTableStore } from './contracts/memory-tables';
 import { simulationOptions, World } from '../../tooling/shop/simulation/world';
+
+/** The request API Gateway hands the function: IAM-signed by `userArn`, the key in its header, the body as sent. */
+function placeOrderEvent(userArn: string, key: string, request: PlaceOrderRequest): APIGatewayProxyEvent {
+  return apiEvent({
+    method: 'POST',
+    path: '/orders',
+    caller: userArn,
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify(request),
+  });
+}
 
 /**
  * POST /orders as the simulation runs it: the deployed create-order handler,

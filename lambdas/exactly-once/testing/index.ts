@@ -22,3 +22,4 @@ export {
 export { type QueueConsumerHandler } from '../consumer/queue-consumer';
 export type { EntityEffectLedger, ProviderCallLease } from '../inbox/ports';
 export { lambdaContext } from './lambda-context';
+export { apiEvent } from './api-event';

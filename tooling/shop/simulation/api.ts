@@ -1,14 +1,11 @@
 // First: the entry point below builds its deployed handler when it loads, from this environment.
 import '../../../tools/simulation/world/environment';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { ApiIdempotency } from '../../../tools/simulation/world/api';
 import { simulatedIdempotencyStore } from '../../../tools/simulation/world/api';
 import type { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
 import type { Invocation } from '../../../tools/simulation/world/invocation';
 import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
-import type { PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
 import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
-import { apiEvent } from '../../../test/support/api-events';
 
 /** POST /orders in the simulation: the deployed create-order entry point on one simulated request's clients. */
 
@@ -30,16 +27,5 @@ export function createOrderHandler(
     idempotencyStore: simulatedIdempotencyStore(invocation, db, idempotency),
     keyExpirySeconds: IDEMPOTENCY_KEY_EXPIRY_SECONDS,
     now,
-  });
-}
-
-/** The request API Gateway hands the function: IAM-signed by `userArn`, the key in its header, the body as sent. */
-export function placeOrderEvent(userArn: string, key: string, request: PlaceOrderRequest): APIGatewayProxyEvent {
-  return apiEvent({
-    method: 'POST',
-    path: '/orders',
-    caller: userArn,
-    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
-    body: JSON.stringify(request),
   });
 }

@@ -15,6 +15,8 @@ import {
   simulate as simulateWorld,
   simulatedWorld,
   World as EngineWorld,
+  type ApiClient,
+  type ApiPost,
   type DomainClients,
   type MechanismGuards,
   type SimulationDomain,
@@ -22,7 +24,7 @@ import {
 } from '../../../tools/simulation/world/world';
 import type { SimulationResult } from '../../../tools/simulation/contract';
 import { EFFECTS_TABLE } from '../../../tools/simulation/world/tables';
-import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, ORDERS_TABLE, placeOrderEvent } from './api';
+import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, ORDERS_TABLE } from './api';
 
 export { DEFAULT_FAULTS, DEFAULT_SETTINGS } from '../../../tools/simulation/world/world';
 export type { SimulationResult } from '../../../tools/simulation/contract';
@@ -68,9 +70,6 @@ export function simulationOptions(overrides: Partial<ShopSimulationOptions> & { 
     ...overrides,
   };
 }
-
-/** A client retries a 409 (its key in flight) this many times: past a crashed attempt's 10 s in-progress record. */
-const MAX_IN_FLIGHT_RETRIES = 20;
 
 /** The shop's customers on one simulated world: one client per order, its key, its retries, its cancel. */
 class ShopClients implements DomainClients {
@@ -131,12 +130,7 @@ class ShopClients implements DomainClients {
     }
   }
 
-  /**
-   * One POST /orders through the deployed create-order handler (Powertools'
-   * idempotency layer, then the use case), then what the client does with
-   * the answer: retry the same key after no answer or a 5xx, and after a 409
-   * (in flight) once its Retry-After has passed.
-   */
+  /** One POST /orders through the deployed create-order handler (Powertools' idempotency layer, then the use case). */
   private place(
     client: Client,
     op: PlannedRequest['op'],
@@ -144,83 +138,22 @@ class ShopClients implements DomainClients {
     continuesChain = false,
     body: PlaceOrderRequest = client.request,
   ): void {
-    const { scheduler } = this.world;
-    const index = this.world.plan.length;
-    if (!continuesChain) client.chains += 1;
-    if (attempt > 1 && scheduler.chance(this.world.options.faults.credentialRotation)) {
-      client.session += 1;
-      scheduler.fault('credential-rotation', `${client.caller} now signs as session ${client.session}`);
-    }
-    // The intent is the client's, whatever session signs it (the verification groups by plan.caller).
-    this.world.plan.push({
-      index,
-      op,
-      caller: client.caller,
-      method: 'POST',
+    const post: ApiPost = {
+      kind: 'api-place',
       path: '/orders',
-      idempotencyKey: client.key,
       body,
-    });
-    const invocation = this.world.invocation('api-place', CREATE_ORDER_TIMEOUT_SECONDS);
-    const startedAt = scheduler.now;
-    const userArn = this.world.signerOf(client.caller, client.session);
-    scheduler.trace(`${invocation.name} ${userArn} POST /orders key=${client.key} (${op}, attempt ${attempt})`);
-    const handler = createOrderHandler(
-      invocation,
-      this.world.db,
-      this.world.options.guards.apiIdempotency,
-      this.world.producerClock(client.clockSkewMs),
-    );
-    const context = this.world.contextOf(invocation, CREATE_ORDER_TIMEOUT_SECONDS);
-    invocation
-      .run(() => handler(placeOrderEvent(userArn, client.key, body), context))
-      .then(
-        (response) => {
-          if (response.statusCode === 500 && !invocation.crashed)
-            this.world.unexpectedErrors.push(`${invocation.name}: 500 ${response.body}`);
-          return {
-            status: response.statusCode as number | 'no-response',
-            body: response.body as string | undefined,
-            replayed: response.headers['Idempotent-Replayed'] === 'true',
-          };
-        },
-        (error) => ({ status: this.statusOf(error, invocation.name), body: undefined, replayed: false }),
-      )
-      .then((answer) => {
-        if (invocation.crashed || invocation.timedOut)
-          answer = { status: 'no-response', body: undefined, replayed: false };
-        else if (answer.status !== 'no-response' && scheduler.chance(this.world.options.faults.responseLost)) {
-          scheduler.fault('response-lost', `${invocation.name} ${client.key}`);
-          answer = { status: 'no-response', body: undefined, replayed: false };
-        }
-        this.world.observations.push({
-          index,
-          status: answer.status,
-          body: answer.body,
-          replayed: answer.replayed,
-          startedAt,
-          latencyMs: scheduler.now - startedAt,
-        });
-        scheduler.trace(
-          `${invocation.name} answered ${answer.status}${answer.replayed ? ' (replayed)' : ''} to ${client.caller} key=${client.key}`,
-        );
-        if (answer.status === 201) client.created = true;
-        else if (answer.status === 409 && attempt < MAX_IN_FLIGHT_RETRIES) {
-          // In flight elsewhere (or a crashed attempt's record, until its in-progress expiry): Retry-After 1 s.
-          scheduler.at(scheduler.between(1000, 2000), () =>
-            this.place(client, 'retry-sequential', attempt + 1, true, body),
-          );
-          return;
-        } else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
-          // The retry continues this chain: the client is still busy with the key.
-          scheduler.at(scheduler.between(200, 2000 * attempt), () =>
-            this.place(client, 'retry-sequential', attempt + 1, true, body),
-          );
-          return;
-        }
-        client.chains -= 1;
-        if (client.chains === 0) this.afterRequests(client);
-      });
+      timeoutSeconds: CREATE_ORDER_TIMEOUT_SECONDS,
+      handler: (invocation) =>
+        createOrderHandler(
+          invocation,
+          this.world.db,
+          this.world.options.guards.apiIdempotency,
+          this.world.producerClock(client.clockSkewMs),
+        ),
+      statusOf: (error, who) => this.statusOf(error, who),
+      done: () => this.afterRequests(client),
+    };
+    this.world.post(client, post, op, attempt, continuesChain);
   }
 
   private cancel(client: Client, attempt: number): void {
@@ -287,15 +220,8 @@ class ShopClients implements DomainClients {
   }
 }
 
-interface Client {
-  caller: string;
-  key: string;
-  /** The client's role session; it changes when its credentials rotate. */
-  session: number;
+interface Client extends ApiClient {
   request: PlaceOrderRequest;
-  /** Requests of this client in flight or waiting to be retried. */
-  chains: number;
-  created: boolean;
   /** Replayed since the last cancel (or ever, before one). */
   replayed: boolean;
   reusedKey: boolean;

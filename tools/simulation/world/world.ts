@@ -1,7 +1,7 @@
 import './environment';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { lambdaContext } from '../../../lambdas/exactly-once/testing';
+import { apiEvent, lambdaContext } from '../../../lambdas/exactly-once/testing';
 import type { AttributeValue, Context, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   expiresAfter,
@@ -50,7 +50,7 @@ import { consumerRoutes, handlerFactory, queueNamesOf, type HandlerFactory } fro
 import { Invocation, type InvocationFaults } from './invocation';
 import type { ApiIdempotency } from './api';
 import { callerOf } from '../../../lambdas/exactly-once/api/http';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { SimProviders } from './provider';
 import { EPOCH_MS, Scheduler } from './scheduler';
 import { SimQueue, type SimMessage } from './sqs';
@@ -355,6 +355,34 @@ export interface SimulationDomain<O extends SimulationOptions = SimulationOption
   /** The domain's own guards switched off: conditions the in-memory DynamoDB ignores (undefined: none). */
   conditionsIgnored?(options: O): ((table: string, key: Record<string, unknown>) => boolean) | undefined;
 }
+
+/** A client of the idempotent API: its caller, its key, its session (rotated credentials), its tries in flight. */
+export interface ApiClient {
+  readonly caller: string;
+  readonly key: string;
+  session: number;
+  /** Chains of tries in flight or waiting to be retried. */
+  chains: number;
+  /** Answered 201 at least once. */
+  created: boolean;
+}
+
+/** What one POST sends and how: the domain's deployed handler on the invocation's clients, its error classes. */
+export interface ApiPost {
+  /** The invocation's name prefix (`api-place`). */
+  readonly kind: string;
+  readonly path: string;
+  readonly body: Record<string, unknown>;
+  readonly timeoutSeconds: number;
+  handler(invocation: Invocation): (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  /** The status a thrown error stands for (no answer for a crash); an unexpected one is the domain's to record. */
+  statusOf(error: unknown, who: string): number | 'no-response';
+  /** The client is through with this chain of tries. */
+  done(): void;
+}
+
+/** A client retries a 409 (its key in flight) this many times: past a crashed attempt's 10 s in-progress record. */
+const MAX_IN_FLIGHT_RETRIES = 20;
 
 /** What the domain's clients give the world. */
 export interface DomainClients {
@@ -766,6 +794,100 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const caller = callerOf(event as unknown as APIGatewayProxyEvent);
     if (caller === undefined) throw new Error('callerOf found no caller on a simulated request');
     return caller;
+  }
+
+  // ---- a client's idempotent POST ------------------------------------------
+
+  /**
+   * One POST of a client's intent through the domain's deployed handler, then what the client does with
+   * the answer: retry the same key after no answer or a 5xx, and after a 409 (in flight) once its
+   * Retry-After has passed; a retry may come from a new session (credential rotation); an answer may be
+   * lost (response-lost). `done(status)` runs once the client is through with this chain of tries.
+   */
+  post(client: ApiClient, request: ApiPost, op: PlannedRequest['op'], attempt: number, continuesChain = false): void {
+    const { scheduler } = this;
+    const index = this.plan.length;
+    if (!continuesChain) client.chains += 1;
+    if (attempt > 1 && scheduler.chance(this.options.faults.credentialRotation)) {
+      client.session += 1;
+      scheduler.fault('credential-rotation', `${client.caller} now signs as session ${client.session}`);
+    }
+    // The intent is the client's, whatever session signs it (the verification groups by plan.caller).
+    this.plan.push({
+      index,
+      op,
+      caller: client.caller,
+      method: 'POST',
+      path: request.path,
+      idempotencyKey: client.key,
+      body: request.body,
+    });
+    const invocation = this.invocation(request.kind, request.timeoutSeconds);
+    const startedAt = scheduler.now;
+    const userArn = this.signerOf(client.caller, client.session);
+    scheduler.trace(`${invocation.name} ${userArn} POST ${request.path} key=${client.key} (${op}, attempt ${attempt})`);
+    const handler = request.handler(invocation);
+    const context = this.contextOf(invocation, request.timeoutSeconds);
+    invocation
+      .run(() =>
+        handler(
+          apiEvent({
+            method: 'POST',
+            path: request.path,
+            caller: userArn,
+            headers: { 'Content-Type': 'application/json', 'Idempotency-Key': client.key },
+            body: JSON.stringify(request.body),
+          }),
+          context,
+        ),
+      )
+      .then(
+        (response) => {
+          if (response.statusCode === 500 && !invocation.crashed)
+            this.unexpectedErrors.push(`${invocation.name}: 500 ${response.body}`);
+          return {
+            status: response.statusCode as number | 'no-response',
+            body: response.body as string | undefined,
+            replayed: response.headers?.['Idempotent-Replayed'] === 'true',
+          };
+        },
+        (error) => ({ status: request.statusOf(error, invocation.name), body: undefined, replayed: false }),
+      )
+      .then((answer) => {
+        if (invocation.crashed || invocation.timedOut)
+          answer = { status: 'no-response', body: undefined, replayed: false };
+        else if (answer.status !== 'no-response' && scheduler.chance(this.options.faults.responseLost)) {
+          scheduler.fault('response-lost', `${invocation.name} ${client.key}`);
+          answer = { status: 'no-response', body: undefined, replayed: false };
+        }
+        this.observations.push({
+          index,
+          status: answer.status,
+          body: answer.body,
+          replayed: answer.replayed,
+          startedAt,
+          latencyMs: scheduler.now - startedAt,
+        });
+        scheduler.trace(
+          `${invocation.name} answered ${answer.status}${answer.replayed ? ' (replayed)' : ''} to ${client.caller} key=${client.key}`,
+        );
+        if (answer.status === 201) client.created = true;
+        else if (answer.status === 409 && attempt < MAX_IN_FLIGHT_RETRIES) {
+          // In flight elsewhere (or a crashed attempt's record, until its in-progress expiry): Retry-After 1 s.
+          scheduler.at(scheduler.between(1000, 2000), () =>
+            this.post(client, request, 'retry-sequential', attempt + 1, true),
+          );
+          return;
+        } else if ((answer.status === 'no-response' || answer.status >= 500) && attempt < 8) {
+          // The retry continues this chain: the client is still busy with the key.
+          scheduler.at(scheduler.between(200, 2000 * attempt), () =>
+            this.post(client, request, 'retry-sequential', attempt + 1, true),
+          );
+          return;
+        }
+        client.chains -= 1;
+        if (client.chains === 0) request.done();
+      });
   }
 
   // ---- the producer's clock ----------------------------------------------
