@@ -20,9 +20,10 @@ import { runInCopy } from '../support/repo-copy';
  * code, its stack but for lib/shop/config.ts, and every test that reaches it), with the bookings
  * domain of test/fixtures/bookings in its place: a POST /bookings on the mechanism's idempotent
  * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
- * booked per room, one provider, and the proof kit's domain. No file of the mechanism, the tools, bin/
- * or the build changes. The copy type-checks, lints, passes the bookings tests and synthesizes both
- * stages with cdk-nag and the correctness aspects.
+ * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
+ * mechanism, the tools, bin/ or the build changes. The copy type-checks, lints, passes the bookings
+ * tests, runs the simulation engine on bookings (and it finds a guard switched off), and synthesizes
+ * both stages with cdk-nag and the correctness aspects.
  */
 const REPO = resolve(__dirname, '../..');
 const FIXTURE = join(REPO, 'test/fixtures/bookings');
@@ -73,8 +74,12 @@ afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
 const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
 
-test('the new domain is at most 15 files, all in the example folders and its tests', () => {
-  expect(written.length).toBeLessThanOrEqual(15);
+test('the new domain is at most 17 files, all in the example folders and its tests; its plug-ins for the tools at most 300 lines', () => {
+  expect(written.length).toBeLessThanOrEqual(17);
+  const pluginLines = written
+    .filter((path) => path.startsWith('tooling/'))
+    .reduce((lines, path) => lines + readFileSync(join(FIXTURE, path), 'utf8').split('\n').length - 1, 0);
+  expect(pluginLines).toBeLessThanOrEqual(300);
   expect(written.every((path) => /^(lambdas\/shop|lib\/shop|tooling\/shop|test\/(unit|infra))\//.test(path))).toBe(
     true,
   );
@@ -128,6 +133,24 @@ test(
       expect(output).not.toMatch(/AwsSolutions-|Error/);
       expect(status).toBe(0);
     }
+  },
+  SLOW,
+);
+
+test(
+  'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
+  () => {
+    const sim = (...args: string[]) =>
+      run('tsx', ['tools/simulation/cli.ts', '--orders', '600', '--per-schedule', '100', ...args]);
+
+    const guarded = sim();
+    const unguarded = sim('--guard', 'inboxClaim=false');
+
+    expect(guarded.output).toContain('simulated 600 orders');
+    expect(guarded.output).toContain('every invariant held');
+    expect(guarded.status).toBe(0);
+    expect(unguarded.output).toMatch(/VIOLATION in schedule seed \d+/);
+    expect(unguarded.status).not.toBe(0);
   },
   SLOW,
 );
