@@ -250,7 +250,8 @@ export class ExactlyOnce extends Construct {
     const inherited = functionBuildOf(this);
     const faultInjection = props.faultInjection ?? inherited.faultInjection;
     const localRuntime = props.localRuntime ?? inherited.inboxBypass;
-    setFunctionBuild(this, { faultInjection, inboxBypass: localRuntime });
+    // Everything else of the stack's build (OpenTelemetry) carries over to the functions built here.
+    setFunctionBuild(this, { ...inherited, faultInjection, inboxBypass: localRuntime });
 
     const storage = new Construct(this, 'Storage');
     const table = (name: string, existing: dynamodb.ITable | undefined, own: dynamodb.TableProps) =>

@@ -40,8 +40,11 @@ test('all faults together: effects equal intents, calls per order measured, repo
   expect(results.perEntity.sqsRequests).toBeGreaterThan(0);
   expect(results.costPerMillionEntities).toBeGreaterThan(0);
   // Four charts of the HTTP side, one of the effects applied (stored and as metrics), six of the pipeline
-  // over time (queues, effects, faults, lag), one of the calls at the local provider.
-  expect(html.match(/<svg /g)).toHaveLength(12);
+  // over time (queues, effects, faults, lag), one of the calls at the local provider, and the slowest
+  // order's trace as a waterfall (the runtime recorded the run's spans).
+  expect(html.match(/<svg /g)).toHaveLength(13);
+  expect(html).toContain('<figure class="waterfall">');
+  expect(results.trace?.slowest?.spans.length).toBeGreaterThan(0);
   expect(html).toContain('<figcaption>Provider calls, at the local provider (cumulative)</figcaption>');
   expect(html).toContain(results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)');
   allFaultsVerdict = results.passed ? 'PASS, effects == intents' : 'FAIL, 0 violation(s)';
