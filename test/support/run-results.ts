@@ -1,5 +1,6 @@
 import { summarize, type CallCounts, type RunResults } from '../../tools/proof-kit/report';
 import type { PipelineSamples } from '../../tools/proof-kit/sampler';
+import { checkInvariants, type Verification } from '../../tools/proof-kit/verify';
 
 /**
  * A proof-kit run's results for report tests: one accepted request of a smoke run under the crash
@@ -24,5 +25,22 @@ export function smokeRunResults(
     verification,
     calls: options.calls ?? { apiRequests: 1 },
     pipeline: options.pipeline,
+  });
+}
+
+/** The verdict of a run that saw nothing: no plan, no entities, no effects, no dead letters. */
+export function emptyVerification(): Verification {
+  return checkInvariants({
+    runId: 'lt',
+    checkIntents: false,
+    plan: [],
+    observations: [],
+    entityIdOf: (caller, key) => `${caller}:${key}`,
+    isPoison: () => false,
+    pendingOutbox: 0,
+    entities: [],
+    effectItems: [],
+    providerItems: [],
+    deadLetterQueues: [],
   });
 }

@@ -6,27 +6,13 @@ import {
   terminalSummary,
   type RunResults,
 } from '../../tools/proof-kit/report';
-import { checkInvariants } from '../../tools/proof-kit/verify';
-import { deriveOrderId } from '../../lambdas/shop/domain/order';
-import { smokeRunResults } from '../support/run-results';
+import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**
  * The local provider's chaos as a run reports it: only the faults that fired, by requests hit, in the
  * terminal and the HTML report alike; nothing when none fired or it was not measured (AWS).
  */
-const verification = checkInvariants({
-  runId: 'lt',
-  checkIntents: false,
-  plan: [],
-  observations: [],
-  entityIdOf: deriveOrderId,
-  isPoison: () => false,
-  pendingOutbox: 0,
-  entities: [],
-  effectItems: [],
-  providerItems: [],
-  deadLetterQueues: [],
-});
+const verification = emptyVerification();
 const withChaos = (providerChaos: RunResults['providerChaos']): RunResults => ({
   ...smokeRunResults(verification),
   providerChaos,

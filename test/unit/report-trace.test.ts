@@ -1,9 +1,7 @@
 import type { SpanRecord } from '../../lambdas/exactly-once/trace/spans';
-import { deriveOrderId } from '../../lambdas/shop/domain/order';
 import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
 import { MAX_WATERFALL_ROWS, slowestOrderTrace, waterfallChart } from '../../tools/proof-kit/trace';
-import { checkInvariants } from '../../tools/proof-kit/verify';
-import { smokeRunResults } from '../support/run-results';
+import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**
  * The proof report's trace: the slowest order's spans (API call to last hop) picked from everything
@@ -142,19 +140,7 @@ test('the waterfall draws one bar per hop on a shared axis from the API call, th
   expect(svg.match(/class="wait"/g)).toHaveLength(1); // outbox write ends at 30, the relay starts at 200
 });
 
-const verification = checkInvariants({
-  runId: 'lt',
-  checkIntents: false,
-  plan: [],
-  observations: [],
-  entityIdOf: deriveOrderId,
-  isPoison: () => false,
-  pendingOutbox: 0,
-  entities: [],
-  effectItems: [],
-  providerItems: [],
-  deadLetterQueues: [],
-});
+const verification = emptyVerification();
 
 test.each<[string, RunResults['trace'], string]>([
   ['not collected (AWS)', undefined, 'the local runtime records them'],
