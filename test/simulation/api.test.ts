@@ -3,9 +3,7 @@ import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-r
 import { idempotencyStore } from '../../lambdas/exactly-once/aws/idempotency-store';
 import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-order';
 import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { PlaceOrderRequest } from '../../lambdas/shop/domain/order';
-import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
+import { lambdaContext, VALID_ORDER } from '../support/api-events';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
 import { IDEMPOTENCY_KEY_EXPIRY_SECONDS } from '../../tooling/shop/simulation/api';
 import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
@@ -13,17 +11,7 @@ import { ORDERS_TABLE } from '../../tooling/shop/simulation/api';
 import { IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
 import { memoryTableStore } from './contracts/memory-tables';
 import { simulationOptions, World } from '../../tooling/shop/simulation/world';
-
-/** The request API Gateway hands the function: IAM-signed by `userArn`, the key in its header, the body as sent. */
-function placeOrderEvent(userArn: string, key: string, request: PlaceOrderRequest): APIGatewayProxyEvent {
-  return apiEvent({
-    method: 'POST',
-    path: '/orders',
-    caller: userArn,
-    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
-    body: JSON.stringify(request),
-  });
-}
+import { idempotentPostEvent } from '../../tools/simulation/world/world';
 
 /**
  * POST /orders as the simulation runs it: the deployed create-order handler,
@@ -52,7 +40,10 @@ function api() {
     now: () => new Date(now),
   });
   const post = (key: string, body = VALID_ORDER) =>
-    handler(placeOrderEvent(ALICE, key, body), lambdaContext(TIMEOUT_MS, { clock: () => now, requestId: key }));
+    handler(
+      idempotentPostEvent(ALICE, key, '/orders', body),
+      lambdaContext(TIMEOUT_MS, { clock: () => now, requestId: key }),
+    );
   const orders = () => db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER');
   return { db, post, orders };
 }

@@ -356,6 +356,22 @@ export interface SimulationDomain<O extends SimulationOptions = SimulationOption
   conditionsIgnored?(options: O): ((table: string, key: Record<string, unknown>) => boolean) | undefined;
 }
 
+/** The request API Gateway hands the function for an idempotent POST: IAM-signed by `userArn`, the key in its header. */
+export function idempotentPostEvent(
+  userArn: string,
+  key: string,
+  path: string,
+  body: Record<string, unknown>,
+): APIGatewayProxyEvent {
+  return apiEvent({
+    method: 'POST',
+    path,
+    caller: userArn,
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify(body),
+  });
+}
+
 /** A client of the idempotent API: its caller, its key, its session (rotated credentials), its tries in flight. */
 export interface ApiClient {
   readonly caller: string;
@@ -829,18 +845,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const handler = request.handler(invocation);
     const context = this.contextOf(invocation, request.timeoutSeconds);
     invocation
-      .run(() =>
-        handler(
-          apiEvent({
-            method: 'POST',
-            path: request.path,
-            caller: userArn,
-            headers: { 'Content-Type': 'application/json', 'Idempotency-Key': client.key },
-            body: JSON.stringify(request.body),
-          }),
-          context,
-        ),
-      )
+      .run(() => handler(idempotentPostEvent(userArn, client.key, request.path, request.body), context))
       .then(
         (response) => {
           if (response.statusCode === 500 && !invocation.crashed)
