@@ -301,19 +301,13 @@ describe('OpenTelemetry through the ADOT layer: a stage option, off by default',
   const wrapperOf = (fn: CfnResource) =>
     (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
       ?.AWS_LAMBDA_EXEC_WRAPPER;
+  /** What ADOT changes on a function: its layers and its exec wrapper. */
+  const adotOf = ([id, fn]: [string, CfnResource]) => ({ id, layers: fn.Properties?.Layers, wrapper: wrapperOf(fn) });
 
   test('off (dev and prod by default): no function has the layer or the wrapper', () => {
     for (const synth of [dev, prod])
-      for (const [id, fn] of functions(synth))
-        expect({
-          id,
-          layers: fn.Properties?.Layers,
-          wrapper: wrapperOf(fn),
-        }).toEqual({
-          id,
-          layers: undefined,
-          wrapper: undefined,
-        });
+      for (const entry of functions(synth))
+        expect(adotOf(entry)).toEqual({ id: entry[0], layers: undefined, wrapper: undefined });
   });
 
   test("on: every function has the ADOT Node.js arm64 layer of the stack's region and runs through its wrapper", () => {
@@ -321,16 +315,8 @@ describe('OpenTelemetry through the ADOT layer: a stage option, off by default',
     const all = functions(on);
 
     expect(all.length).toBeGreaterThan(5);
-    for (const [id, fn] of all)
-      expect({
-        id,
-        layers: fn.Properties?.Layers,
-        wrapper: wrapperOf(fn),
-      }).toEqual({
-        id,
-        layers: [layerArn(on.stack)],
-        wrapper: '/opt/otel-handler',
-      });
+    for (const entry of all)
+      expect(adotOf(entry)).toEqual({ id: entry[0], layers: [layerArn(on.stack)], wrapper: '/opt/otel-handler' });
     expect(adotNodejsLayerArn('eu-west-1')).toBe(
       'arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1',
     );
