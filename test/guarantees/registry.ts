@@ -1330,6 +1330,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       { file: 'test/unit/import-graph.test.ts', name: 'the repository breaks none of the rules' },
       { file: 'test/unit/import-graph.test.ts', name: ' is refused', templated: true },
+      {
+        file: 'test/unit/another-domain.test.ts',
+        name: 'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
+      },
     ],
     doc: { page: 'docs/adapting.md' },
   },
@@ -1802,13 +1806,18 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-finds-guards',
     statement:
-      'The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included',
+      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
       { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
+      { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
       { file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
+      {
+        file: 'test/simulation/consumers.test.ts',
+        name: "outage windows fall on every provider a consumer of the list names, a new consumer's too",
+      },
       { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
       {
         file: GUARDS,
