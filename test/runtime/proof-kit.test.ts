@@ -162,22 +162,21 @@ describe('reused-id: copies of applied events with other content under their eve
   });
 });
 
-// The other adversarial faults, in one run: each leaves its own findings, and the run never passes.
-describe('forged-first and clock-skew-beyond: forged copies ahead of their events, stamps a day ahead', () => {
+// The other adversarial faults, a run each: in one run the relay could stamp a forged create's real event a
+// day ahead, and the consumer refuses a future stamp before it claims, so that run would hold no
+// EventIdReused to show (the right behaviour, but no evidence for the forged-first fault).
+describe.each([
+  ['forged-first', 401, 'EventIdReused', 'forged copies ahead of their events'],
+  ['clock-skew-beyond', 402, 'OccurredInFuture', 'stamps a day ahead'],
+] as const)('%s (seed %i): its dead letters say %s (%s)', (fault, seed, cause, _what) => {
   let results: RunResults;
   beforeAll(async () => {
-    results = await run(['forged-first', 'clock-skew-beyond'], 401, { rate: 0.2 });
+    results = await run([fault], seed, { rate: 0.2 });
   }, 900_000);
 
-  test('each fault left its findings for a person, and the run fails', () => {
-    FAULT_EVIDENCE['forged-first'](results);
-    FAULT_EVIDENCE['clock-skew-beyond'](results);
-    expect(results.verification.deadLetters).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ cause: 'EventIdReused' }),
-        expect.objectContaining({ cause: 'OccurredInFuture' }),
-      ]),
-    );
+  test('the fault left its findings for a person, and the run fails', () => {
+    FAULT_EVIDENCE[fault](results);
+    expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause })]));
     expect(results.passed).toBe(false);
   });
 });
