@@ -706,8 +706,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/infra/providers.test.ts',
+        file: 'test/infra/consumer-providers.test.ts',
         name: 'a consumer may read its one API-key parameter, by its ARN, and no other',
+      },
+      {
+        file: 'test/infra/consumer-providers.test.ts',
+        name: 'a configured provider that no consumer calls stops synth',
       },
       { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
       {

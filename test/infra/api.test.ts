@@ -17,9 +17,11 @@ import {
 } from '../support/template';
 
 /**
- * The REST API and the functions behind it, read from the synthesized
- * template. Functions are found through the routes and roles that use them,
- * never by hard-coded logical ids, so adding functions does not break this.
+ * The shop's REST API and the functions behind it, read from the shop stack's
+ * template: its routes, models, per-route grants and caller rule. Functions are
+ * found through the routes and roles that use them, never by hard-coded logical
+ * ids, so adding functions does not break this. (What the mechanism's IamRestApi
+ * gives any API, gateway responses, access logs and throttling: iam-rest-api.test.ts.)
  */
 let template: Template;
 let tables: Record<string, string>;
