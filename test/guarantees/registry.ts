@@ -99,6 +99,7 @@ const INT_SWEEPER = 'test/integration/outbox-sweeper.test.ts';
 const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
 const INFRA_API = 'test/infra/api.test.ts';
+const INFRA_IAM_REST_API = 'test/infra/iam-rest-api.test.ts';
 const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
@@ -705,8 +706,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/infra/providers.test.ts',
+        file: 'test/infra/consumer-providers.test.ts',
         name: 'a consumer may read its one API-key parameter, by its ARN, and no other',
+      },
+      {
+        file: 'test/infra/consumer-providers.test.ts',
+        name: 'a configured provider that no consumer calls stops synth',
       },
       { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
       {
@@ -928,7 +933,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the real stack refuses a broken override at synth (the correctness Aspects are applied to it)',
       },
       {
-        file: 'test/infra/promises.test.ts',
+        file: 'test/infra/shop-stack.test.ts',
         name: 'Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)',
       },
       {
@@ -952,7 +957,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'least privilege: each API function may touch only its own tables, with only its actions',
       },
       {
-        file: INFRA_API,
+        file: INFRA_IAM_REST_API,
         name: 'no function role anywhere has dynamodb:* or *, or DynamoDB data access on every table',
       },
       { file: INFRA_PIPELINES, name: 'least privilege' },
@@ -961,6 +966,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'synthesizes with the AwsSolutions checks and zero unacknowledged findings',
       },
       { file: 'test/infra/nag.test.ts', name: 'every acknowledgement says why' },
+      { file: 'test/infra/shop-stack.test.ts', name: 'cdk-nag on the shop stack' },
     ],
     doc: { page: 'docs/adapting.md', anchor: 'the-checks' },
   },
@@ -974,7 +980,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       { file: UNIT_CREATE, name: 'an unexpected bug: a generic problem, no stack trace or error text' },
       { file: UNIT_CANCEL, name: 'an unexpected bug is a generic 500 without stack trace or error text' },
-      { file: INFRA_API, name: 'gateway-made errors are problem+json too' },
+      { file: INFRA_IAM_REST_API, name: 'gateway-made errors are problem+json too' },
       {
         file: 'test/runtime/gateway-responses.test.ts',
         name: 'a request without Authorization gets 403, a problem+json body and the status in it',
@@ -1128,9 +1134,9 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
-      { file: INFRA_API, name: ', and a problem+json body that says it', templated: true },
+      { file: INFRA_IAM_REST_API, name: ', and a problem+json body that says it', templated: true },
       {
-        file: INFRA_API,
+        file: INFRA_IAM_REST_API,
         name: 'a BAD_REQUEST_BODY whose validator message quotes field names still renders valid JSON',
       },
       {
@@ -1243,7 +1249,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/infra/fault-injection.test.ts',
         name: 'an alarm fires on the first invocation under a plan, to the alarm topic, and names its runbook',
       },
-      { file: 'test/infra/fault-injection.test.ts', name: 'fault injection is off by default in dev and prod' },
+      { file: 'test/infra/shop-config.test.ts', name: 'fault injection is off by default in dev and prod' },
       {
         file: 'test/infra/bundles.test.ts',
         name: 'built without fault injection has no fault code and no inbox bypass',
@@ -1298,7 +1304,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       { file: 'test/infra/entry-points.test.ts', name: "every function's entry exists and exports handler" },
       {
-        file: 'test/infra/entry-points.test.ts',
+        file: 'test/infra/shop-stack.test.ts',
         name: 'every module of the entry folders is the code of a function of the ',
         templated: true,
       },

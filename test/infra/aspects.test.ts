@@ -16,13 +16,12 @@ import {
   requiredInboxTtlSeconds,
   type CorrectnessOptions,
 } from '../../lib/exactly-once/aspects';
-import { readConfig } from '../../lib/shop/config';
 import { allowOnlySenders } from '../../lib/exactly-once/queue-senders';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { OUTBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/outbox-table';
-import { cdkContext, synthErrors, type SynthFinding } from '../support/synth';
+import { cdkContext, synthErrors, type SynthFinding } from '../support/cdk-app';
+import { buildProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /*
  * Small stacks of L2 constructs with the project's feature flags. With
@@ -1024,8 +1023,8 @@ describe('AlarmDelivery', () => {
   });
 
   test('the real stack passes, and every one of its alarms notifies the topic', () => {
-    const app = new App({ context: cdkContext() });
-    const stack = new ExactlyOnceStack(app, 'Real', { config: readConfig(app) });
+    // A stack ExactlyOnce builds: the probe stack, the mechanism with its neutral fixture.
+    const { app, stack } = buildProbeStack({ stackName: 'Real' });
 
     const errors = synthErrors(app).filter((f) => f.message.startsWith('[Correctness/AlarmDelivery]'));
 

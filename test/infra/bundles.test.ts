@@ -1,25 +1,18 @@
-import { App } from 'aws-cdk-lib';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
-import { readConfig } from '../../lib/shop/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { RELAY_ENTRY } from '../../lib/exactly-once/outbox-relay';
-import {
-  entryPointPath,
-  functionBuildOf,
-  lambdaBundling,
-  type FunctionBuild,
-} from '../../lib/exactly-once/function-defaults';
-import { cdkContext } from '../support/synth';
+import { entryPointPath, lambdaBundling, type FunctionBuild } from '../../lib/exactly-once/function-defaults';
+import { PROBE_CONSUMERS, PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 /**
  * Fault code is in a bundle only when the stack is synthesized with it: the
- * relay and every consumer's entry point (the consumer list, so a consumer
- * added by new:consumer is searched too) are bundled here exactly as the function
- * construct bundles them (its `lambdaBundling`), and the output is searched.
+ * relay and the probe consumers' entry points (a standard and a FIFO consumer
+ * on the mechanism's public surface, as new:consumer scaffolds one) are bundled
+ * here exactly as the function construct bundles them (its `lambdaBundling`),
+ * and the output is searched. (Which build a stage's configuration picks:
+ * test/infra/shop-config.test.ts.)
  */
-const FAULT_ENTRIES: string[] = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY];
+const FAULT_ENTRIES: string[] = [...PROBE_CONSUMERS.map((c) => c.entry), RELAY_ENTRY];
 
 /** Strings only fault code carries. `\bFAULT_` skips the SDK's DEFAULT_* settings. */
 const FAULT_MARKERS: Record<string, RegExp> = {
@@ -77,7 +70,7 @@ describe.each(FAULT_ENTRIES)('the %s bundle', (entryPoint) => {
 });
 
 test.each<[string, string[]]>([
-  ['lambdas/shop/entry-points/fulfilment-consumer.ts', ['crashAfterEffect', 'providerOutage']],
+  [PROBE_SPEC.entry, ['crashAfterEffect', 'providerOutage']],
   [RELAY_ENTRY, ['producerResend', 'relayCrashAfterPublish']],
 ])('the %s bundle with fault injection carries its faults', async (entryPoint, faults) => {
   const code = await bundle(entryPoint, FAULTS);
@@ -86,26 +79,7 @@ test.each<[string, string[]]>([
 });
 
 test('only the local runtime build carries the inbox bypass', async () => {
-  const code = await bundle('lambdas/shop/entry-points/loyalty-consumer.ts', LOCAL);
+  const code = await bundle(PROBE_FIFO_SPEC.entry, LOCAL);
 
   expect(INBOX_BYPASS_MARKER.test(code)).toBe(true);
-});
-
-describe('the stack picks the build from its configuration', () => {
-  const buildOf = (context: Record<string, unknown>) => {
-    const app = new App({ context: cdkContext(context) });
-    const stack = new ExactlyOnceStack(app, 'BuildStack', { config: readConfig(app) });
-    return stack.node.findAll().map((c) => functionBuildOf(c));
-  };
-
-  test.each([
-    ['default', {}, { ...NONE, openTelemetry: false }],
-    ['-c faultInjection=true', { faultInjection: 'true' }, { ...FAULTS, openTelemetry: false }],
-    ['-c localRuntime=true', { localRuntime: 'true' }, { ...LOCAL, openTelemetry: false }],
-    ['-c openTelemetry=true', { openTelemetry: 'true' }, { ...NONE, openTelemetry: true }],
-  ])('%s', (_, context, expected) => {
-    const builds = buildOf(context);
-
-    expect(new Set(builds.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify(expected)]));
-  });
 });

@@ -1,60 +1,59 @@
-import { App } from 'aws-cdk-lib';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { ENV } from '../../lambdas/exactly-once/env-names';
-import { readConfig } from '../../lib/shop/config';
 import { FAULT_TARGET_TAG } from '../../lib/exactly-once/fault-injection';
 import type { ConsumerPipelines } from '../../lib/exactly-once/consumer-pipelines';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import {
+  PROBE_STACK_CONSUMERS,
+  probeStackTemplate,
+  synthProbeStack,
+  THIRD_PROBE_CONSUMER,
+  type ProbeStack,
+} from '../exactly-once/fixtures/probe-stack';
 import {
   dashboardMetrics,
+  dynamoDbGrants,
   expectedRoutes,
   pipelineOf,
-  routesOf,
-  THIRD_CONSUMER,
-  type TemplatePipeline,
-} from '../support/consumer-pipelines';
-import { cdkContext, defaultStackTemplate } from '../support/synth';
-import {
-  dynamoDbGrants,
   referencedId,
   referencedIds,
   resourceById,
   resourcesOfType,
   roleOfFunction,
+  routesOf,
   statementsOfRole,
   tableNamesOf,
+  type TemplatePipeline,
 } from '../support/template';
 
 /**
- * The stack is built from the consumer list: a third consumer, added as one
- * more spec, gets everything the first two have (queue and DLQ with the
+ * The stack is built from the consumer list: on the probe stack (a standard
+ * and a FIFO probe consumer), a third consumer, added as one more spec, gets
+ * everything the first two have (queue and DLQ with the
  * secure defaults, event source mapping with its own batch settings, grants,
  * alarms, dashboard widgets, outputs, the fault switch, a relay route), and
  * the first two keep their logical ids. A list the specs' validation refuses
  * fails synth with its reason.
  */
 
-const AUDIT = THIRD_CONSUMER;
+const AUDIT = THIRD_PROBE_CONSUMER;
 const AUDIT_OUTPUTS = consumerOutputNames(AUDIT.name);
+const CONSUMERS = PROBE_STACK_CONSUMERS;
 const WITH_AUDIT: readonly ConsumerSpec[] = [...CONSUMERS, AUDIT];
 const DAY = 86_400;
 
-function build(consumers: readonly ConsumerSpec[], context: Record<string, unknown> = {}) {
-  const app = new App({ context: cdkContext(context) });
-  const stack = new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app), consumers });
-  return { stack, template: Template.fromStack(stack) };
+function build(consumers: readonly ConsumerSpec[], settings: { faultInjection?: boolean } = {}) {
+  return synthProbeStack({ consumers, settings });
 }
 
-let stack: ExactlyOnceStack;
+let stack: ProbeStack;
 let template: Template;
 let audit: TemplatePipeline;
 
 beforeAll(() => {
-  ({ stack, template } = build(WITH_AUDIT, { faultInjection: 'true' }));
+  ({ stack, template } = build(WITH_AUDIT, { faultInjection: true }));
   audit = pipelineOf(template, AUDIT.name);
 });
 
@@ -151,7 +150,7 @@ describe('a third consumer on the list', () => {
     expect(sourceAge.Threshold).toBe(3 + 183 + 300 + 1);
   });
 
-  test('its function alarms on errors and throttles, though it runs the same entry point as loyalty', () => {
+  test('its function alarms on errors and throttles, though it runs the same entry point as probe', () => {
     for (const metric of ['Errors', 'Throttles'])
       expect({ metric, alarms: alarmsOn(metric, 'FunctionName', audit.functionId).length }).toEqual({
         metric,
@@ -190,14 +189,14 @@ describe('a third consumer on the list', () => {
     expect(consumers.sort()).toEqual(WITH_AUDIT.map((c) => c.name).sort());
   });
 
-  test('the relay and the sweeper route OrderPlaced to its queue, and may send to it', () => {
+  test('the relay and the sweeper route ThingHappened to its queue, and may send to it', () => {
     for (const publisher of publishers()) {
       expect(routesOf(template, publisher)).toEqual(expectedRoutes(template, WITH_AUDIT));
       expect(routesOf(template, publisher)).toContainEqual({
         consumer: AUDIT.name,
         queueUrl: audit.queueId,
         fifo: false,
-        eventTypes: ['OrderPlaced'],
+        eventTypes: ['ThingHappened'],
       });
       expect(sqsTargets(publisher, 'sqs:SendMessage')).toContain(audit.queueId);
     }
@@ -239,7 +238,7 @@ describe('a third consumer on the list', () => {
   });
 
   test('every resource of the stack built from the list alone keeps its logical id', () => {
-    const before = Object.keys(defaultStackTemplate().Resources as object);
+    const before = Object.keys(probeStackTemplate().Resources as object);
     const after = new Set(Object.keys((template.toJSON() as { Resources: object }).Resources));
 
     expect(before.filter((id) => !after.has(id))).toEqual([]);
@@ -250,10 +249,14 @@ describe('a list the specs refuse fails synth with the reason', () => {
   test.each([
     [
       'an event type nobody produces',
-      [...CONSUMERS, { ...AUDIT, eventTypes: ['OrderShipped'] }],
-      `consumer "${AUDIT.name}": takes "OrderShipped", which no producer writes (known: OrderPlaced, OrderCancelled)`,
+      [...CONSUMERS, { ...AUDIT, eventTypes: ['ThingVanished'] }],
+      `consumer "${AUDIT.name}": takes "ThingVanished", which no producer writes (known: ThingHappened, ThingUndone)`,
     ],
-    ['a name used twice', [...CONSUMERS, { ...AUDIT, name: 'loyalty' }], 'consumer "loyalty": the name is used twice'],
+    [
+      'a name used twice',
+      [...CONSUMERS, { ...AUDIT, name: 'probe-fifo' }],
+      'consumer "probe-fifo": the name is used twice',
+    ],
     [
       'a FIFO consumer with a batching window',
       [...CONSUMERS, { ...AUDIT, fifo: true }],

@@ -1,17 +1,14 @@
-import { App } from 'aws-cdk-lib';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
-import { readConfig } from '../../lib/shop/config';
-import { configError, synthStack } from '../support/synth';
+import { PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
 
 /**
  * Fault injection is opt-in at synth: only `-c faultInjection=true` (or the
  * local runtime's `-c localRuntime=true`) deploys the switch, points the relay
  * and the consumers at it and adds the alarm that says a plan is active; prod
- * refuses both. (That the bundles carry no fault code: bundles.test.ts.)
+ * refuses both (test/infra/shop-config.test.ts). (That the bundles carry no fault code: bundles.test.ts.)
  */
-type Synth = ReturnType<typeof synthStack>;
+type Synth = ReturnType<typeof synthProbeStack>;
 
 const faultAlarms = ({ template }: Synth) =>
   resourcesOfType(template, 'AWS::CloudWatch::Alarm').filter(([, alarm]) =>
@@ -27,11 +24,11 @@ let byDefault: Synth;
 let withFaults: Synth;
 
 beforeAll(() => {
-  byDefault = synthStack();
-  withFaults = synthStack({ faultInjection: 'true' });
+  byDefault = synthProbeStack();
+  withFaults = synthProbeStack({ settings: { faultInjection: true } });
 });
 
-describe('by default (every stage)', () => {
+describe('by default', () => {
   test('there is no SSM parameter, no fault variable on any function, no fault alarm and no output', () => {
     expect(resourcesOfType(byDefault.template, 'AWS::SSM::Parameter')).toEqual([]);
     expect(functionsWithFaultVariables(byDefault.template)).toEqual([]);
@@ -44,18 +41,20 @@ describe('by default (every stage)', () => {
   });
 });
 
-describe('with -c faultInjection=true', () => {
+describe('with fault injection on', () => {
   test('the switch exists, and exactly the relay and every consumer read it', () => {
     const parameters = resourcesOfType(withFaults.template, 'AWS::SSM::Parameter');
 
     expect(parameters).toHaveLength(1);
     expect(parameters[0][1].Properties?.Value).toBe('{}');
     const readers = functionsWithFaultVariables(withFaults.template);
-    expect(readers).toHaveLength(1 + CONSUMERS.length);
+    expect(readers).toHaveLength(1 + PROBE_STACK_CONSUMERS.length);
     expect(readers).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^OutboxRelay/),
-        ...CONSUMERS.map((c) => expect.stringMatching(new RegExp(`^Pipelines${consumerId(c.name)}Consumer`))),
+        ...PROBE_STACK_CONSUMERS.map((c) =>
+          expect.stringMatching(new RegExp(`^Pipelines${consumerId(c.name)}Consumer`)),
+        ),
       ]),
     );
     expect(outputs(withFaults)).toContain('FaultParameterName');
@@ -85,12 +84,12 @@ describe('with -c faultInjection=true', () => {
           .join(','),
       );
     expect(dimensions.sort()).toEqual(
-      [...CONSUMERS.map((c) => `consumer=${c.name},service=TestStack`), 'service=TestStack'].sort(),
+      [...PROBE_STACK_CONSUMERS.map((c) => `consumer=${c.name},service=ProbeStack`), 'service=ProbeStack'].sort(),
     );
   });
 
   test('is still deployable: the local runtime rule comes only with -c localRuntime=true', () => {
-    const local = synthStack({ localRuntime: 'true' });
+    const local = synthProbeStack({ settings: { localRuntime: true } });
 
     expect(localRuntimeRule(withFaults)).toBeUndefined();
     expect(localRuntimeRule(local)).toEqual({
@@ -102,37 +101,5 @@ describe('with -c faultInjection=true', () => {
       ],
     });
     expect(resourcesOfType(local.template, 'AWS::SSM::Parameter')).toHaveLength(1);
-  });
-});
-
-describe('configuration', () => {
-  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
-
-  test('fault injection is off by default in dev and prod', () => {
-    expect(configOf({}).faultInjection).toBe(false);
-    expect(configOf({ stage: 'dev' }).faultInjection).toBe(false);
-    expect(configOf({ stage: 'prod' }).faultInjection).toBe(false);
-  });
-
-  test('the local runtime build turns fault injection on', () => {
-    expect(configOf({ localRuntime: 'true' })).toMatchObject({ faultInjection: true, localRuntime: true });
-  });
-
-  test.each([
-    [
-      { stage: 'prod', faultInjection: 'true' },
-      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
-    ],
-    [
-      { stage: 'prod', localRuntime: 'true' },
-      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
-    ],
-    [
-      { localRuntime: 'true', faultInjection: 'false' },
-      'Context localRuntime=true needs fault injection: drop faultInjection=false',
-    ],
-    [{ localRuntime: 'yes' }, 'Context localRuntime must be true or false, got "yes"'],
-  ])('refuses %j with one line', (context, message) => {
-    expect(configError(context)).toBe(message);
   });
 });

@@ -1,4 +1,4 @@
-import { synthStack } from '../support/synth';
+import { PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /**
  * Each function writes only to its own log group: no AWS-managed basic
@@ -11,7 +11,7 @@ interface Statement {
   Resource: unknown;
 }
 
-const { template } = synthStack();
+const { template } = synthProbeStack();
 const resources = template.toJSON().Resources as Resources;
 const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
 
@@ -29,7 +29,8 @@ function statementsOf(roleId: string): Statement[] {
 const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
 test('the stack has functions to check', () => {
-  expect(functions.length).toBeGreaterThanOrEqual(9);
+  // The relay, the sweeper, one per consumer, and the API's producer.
+  expect(functions.length).toBeGreaterThanOrEqual(PROBE_STACK_CONSUMERS.length + 3);
 });
 
 test.each(functions.map(([id, fn]) => [id, fn]))('%s: its role has no AWS-managed basic execution role', (_, fn) => {

@@ -1,6 +1,6 @@
 import { notEmulatedTypes } from '../../tools/local-runtime/template/inventory';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
-import { synthStack } from '../support/synth';
+import { synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /**
  * `npm start` lists what it does not emulate. A newcomer reading that list at every start must be
@@ -8,7 +8,7 @@ import { synthStack } from '../support/synth';
  */
 test('every resource type of the stack the local runtime does not emulate comes with the reason it does not matter', () => {
   // The build npm start runs: the local runtime's, with the fault switch's parameter.
-  const template = synthStack({ localRuntime: true }).template.toJSON();
+  const template = synthProbeStack({ settings: { localRuntime: true } }).template.toJSON();
   const notEmulated = notEmulatedTypes(template as unknown as CfnTemplate);
 
   expect(notEmulated.filter((t) => t.reason === undefined).map((t) => t.type)).toEqual([]);

@@ -1,7 +1,7 @@
-import { defaultStackTemplate } from '../support/synth';
+import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**
- * The alarm topic's policies, read from the synthesized template: CloudWatch
+ * The alarm topic's policies, read from the probe stack's template: CloudWatch
  * may publish, but only for this account and this stack's alarms, and may use
  * the topic key only to make and read data keys. (That the policies let every
  * alarm publish at all is the AlarmDelivery aspect's rule, tested with it.)
@@ -16,7 +16,7 @@ type Statement = {
 };
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
-const resources = () => defaultStackTemplate().Resources as Record<string, Resource>;
+const resources = () => probeStackTemplate().Resources as Record<string, Resource>;
 const ofType = (type: string) => Object.entries(resources()).filter(([, r]) => r.Type === type);
 const THIS_ACCOUNT = { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } };
 
@@ -77,7 +77,7 @@ test("a malformed outbox item alarms on the sweeper's metric, with the dimension
 test('the alarm topic is a stack output, AlarmTopicArn, with a description, so its ARN needs no console', () => {
   const [[topicId]] = ofType('AWS::SNS::Topic');
 
-  const outputs = (defaultStackTemplate() as { Outputs: Record<string, { Value: unknown; Description?: string }> })
+  const outputs = (probeStackTemplate() as { Outputs: Record<string, { Value: unknown; Description?: string }> })
     .Outputs;
 
   expect(outputs.AlarmTopicArn).toEqual({ Value: { Ref: topicId }, Description: expect.stringContaining('SNS topic') });

@@ -7,34 +7,38 @@ import {
 } from '../../lambdas/exactly-once/consumer/retry-budget';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
 import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { ENV } from '../../lambdas/exactly-once/env-names';
-import { expectedRoutes, pipelineOf as pipelineIn, routesOf } from '../support/consumer-pipelines';
-import { synthStack } from '../support/synth';
+import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
+import { PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 import {
   dynamoDbGrants,
-  methodAt,
+  expectedRoutes,
+  pipelineOf as pipelineIn,
   referencedId,
   referencedIds,
   resourceById,
   resourcesOfType,
   roleOfFunction,
+  routesOf,
   statementsOfRole,
   tableNamesOf,
   type CfnResource,
 } from '../support/template';
 
 /**
- * The messaging half, read from the synthesized template: queues, event source
+ * The messaging half, read from the probe stack's template (the mechanism with a
+ * standard and a FIFO probe consumer, its outbox table Things): queues, event source
  * mappings, the relay and sweeper, alarms, dashboard and grants. Everything is
  * found by following references (output -> queue -> mapping -> function,
  * queue -> DLQ), never by logical id, and every limit is computed from the
- * template itself. Per-consumer checks run for every spec of the consumer list
- * (lambdas/shop/consumers.ts), so a consumer added to it is checked too.
+ * template itself. Per-consumer checks run for every spec of the stack's list.
  */
+
+const CONSUMERS = PROBE_STACK_CONSUMERS;
+/** The probe stack's outbox table: its entities and their outbox items. */
+const OUTBOX_TABLE = 'Things';
 
 const DAY = 86_400;
 const SQS_DEFAULT_RETENTION = 4 * DAY;
@@ -105,7 +109,7 @@ let tables: Record<string, string>;
 let resources: Record<string, CfnResource>;
 
 beforeAll(() => {
-  const synth = synthStack();
+  const synth = synthProbeStack();
   template = synth.template;
   tables = tableNamesOf(synth.stack);
   resources = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources;
@@ -467,10 +471,10 @@ describe('consumer event sources', () => {
 // ---------------------------------------------------------------- relay and sweeper
 
 describe('outbox relay', () => {
-  test('reads the Orders table stream from the trim horizon', () => {
+  test('reads the outbox table stream from the trim horizon', () => {
     const { mapping } = streamMapping();
 
-    expect(referencedId(mapping.EventSourceArn)).toBe(tableId('Orders'));
+    expect(referencedId(mapping.EventSourceArn)).toBe(tableId(OUTBOX_TABLE));
     expect(mapping.StartingPosition).toBe('TRIM_HORIZON');
   });
 
@@ -494,7 +498,7 @@ describe('outbox relay', () => {
     expect(isType(referencedId(mapping.DestinationConfig?.OnFailure?.Destination), 'AWS::SQS::Queue')).toBe(true);
   });
 
-  test('reports batch item failures, one batch per shard at a time (order per order id)', () => {
+  test('reports batch item failures, one batch per shard at a time (order per entity)', () => {
     const { mapping } = streamMapping();
 
     expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
@@ -504,9 +508,9 @@ describe('outbox relay', () => {
   test("relay and sweeper route by CONSUMER_ROUTES: one route per consumer, with its queue, its queue's type and the event types it takes", () => {
     for (const functionId of [streamMapping().functionId, sweeperId()]) {
       expect(routesOf(template, functionId)).toEqual(expectedRoutes(template, CONSUMERS));
-      expect(referencedId(envOf(functionId)[ENV.outboxTable])).toBe(tableId('Orders'));
-      // An order's outbox items live in its partition: the relay and the sweeper mark them there.
-      expect(envOf(functionId)[ENV.outboxEntityPartitionPrefix]).toBe(ORDER_PK_PREFIX);
+      expect(referencedId(envOf(functionId)[ENV.outboxTable])).toBe(tableId(OUTBOX_TABLE));
+      // An entity's outbox items live in its partition: the relay and the sweeper mark them there.
+      expect(envOf(functionId)[ENV.outboxEntityPartitionPrefix]).toBe(THING_PK_PREFIX);
     }
   });
 });
@@ -672,7 +676,8 @@ describe('alarms', () => {
   test('every function alarms on its errors and its throttles', () => {
     const functions = idsOfType('AWS::Lambda::Function');
 
-    expect(functions.length).toBeGreaterThanOrEqual(9);
+    // The relay, the sweeper, one per consumer, and the API's producer.
+    expect(functions.length).toBeGreaterThanOrEqual(CONSUMERS.length + 3);
     for (const fn of functions) {
       for (const metric of ['Errors', 'Throttles']) {
         const alarm = onlyAlarm(metric, 'FunctionName', fn);
@@ -715,7 +720,7 @@ describe('alarms', () => {
   });
 
   test('with context alarmEmail, the topic gets that e-mail subscription', () => {
-    const withEmail = synthStack({ alarmEmail: 'ops@example.com' }).template;
+    const withEmail = synthProbeStack({ settings: { alarmEmail: 'ops@example.com' } }).template;
 
     const subscriptions = resourcesOfType(withEmail, 'AWS::SNS::Subscription').map(
       ([, s]) => s.Properties as Record<string, unknown>,
@@ -794,25 +799,6 @@ describe('code version', () => {
   });
 });
 
-// ---------------------------------------------------------------- read API
-
-describe('effects read API', () => {
-  test.each([
-    // The customer read checks the caller's access items on the Orders table first (a Query, CALLER# partitions only).
-    ['GET /customers/{customerId}', 'customerId', { Effects: ['dynamodb:GetItem'], Orders: ['dynamodb:Query'] }],
-    ['GET /inventory/{sku}', 'sku', { Effects: ['dynamodb:GetItem'] }],
-  ])('%s requires IAM auth and reads only what it answers from', (route, parameter, grants) => {
-    const method = methodAt(template, route);
-
-    expect(method.properties.AuthorizationType).toBe('AWS_IAM');
-    expect(method.properties.RequestParameters).toEqual({ [`method.request.path.${parameter}`]: true });
-    expect(method.functionId).toBeDefined();
-    const functionId = method.functionId as string;
-    expect(referencedId(envOf(functionId).EFFECTS_TABLE_NAME)).toBe(tableId('Effects'));
-    expect(dynamoDbGrants(template, roleOfFunction(template, functionId), tables)).toEqual(grants);
-  });
-});
-
 // ---------------------------------------------------------------- grants
 
 describe('least privilege', () => {
@@ -850,25 +836,25 @@ describe('least privilege', () => {
     }
   });
 
-  test('the relay reads the Orders stream and only updates Orders items (the dispatch mark)', () => {
+  test("the relay reads the outbox table's stream and only updates its items (the dispatch mark)", () => {
     const grants = dynamoDbGrants(template, roleOfFunction(template, streamMapping().functionId), tables);
 
-    expect(grants.Orders).toEqual(['dynamodb:UpdateItem']);
-    expect(grants['Orders(stream)']).toEqual([
+    expect(grants[OUTBOX_TABLE]).toEqual(['dynamodb:UpdateItem']);
+    expect(grants[`${OUTBOX_TABLE}(stream)`]).toEqual([
       'dynamodb:DescribeStream',
       'dynamodb:GetRecords',
       'dynamodb:GetShardIterator',
     ]);
-    expect(Object.keys(grants).sort()).toEqual(['*', 'Orders', 'Orders(stream)']);
+    expect(Object.keys(grants).sort()).toEqual(['*', OUTBOX_TABLE, `${OUTBOX_TABLE}(stream)`]);
     expect(grants['*']).toEqual(['dynamodb:ListStreams']);
   });
 
-  test('the sweeper queries the pendingOutbox index only, re-reads its candidates (BatchGetItem) and only updates Orders items', () => {
+  test('the sweeper queries the pendingOutbox index only, re-reads its candidates (BatchGetItem) and only updates outbox table items', () => {
     const grants = dynamoDbGrants(template, roleOfFunction(template, sweeperId()), tables);
 
     expect(grants).toEqual({
-      Orders: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
-      [`Orders/index/${PENDING_OUTBOX_INDEX}`]: ['dynamodb:Query'],
+      [OUTBOX_TABLE]: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      [`${OUTBOX_TABLE}/index/${PENDING_OUTBOX_INDEX}`]: ['dynamodb:Query'],
     });
   });
 });
@@ -905,7 +891,7 @@ describe('authenticated channel', () => {
 
   test('an operator role given with -c operatorRoleArns may send too (the DLQ tool redrives as it)', () => {
     const operator = 'arn:aws:iam::123456789012:role/DlqOperator';
-    const withOperator = synthStack({ operatorRoleArns: operator }).template;
+    const withOperator = synthProbeStack({ settings: { operatorRoleArns: [operator] } }).template;
 
     const senders = allowedSenders(withOperator, pipelineIn(withOperator, CONSUMERS[0].name).queueId);
 

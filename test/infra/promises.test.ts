@@ -1,25 +1,24 @@
-import { App, CfnResource } from 'aws-cdk-lib';
+import { CfnResource, type App, type Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { readConfig } from '../../lib/shop/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { cdkContext, synthErrors, synthStack } from '../support/synth';
+import { buildProbeStack, PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
+import { synthErrors } from '../support/cdk-app';
 import { referencedId, resourceById, resourcesOfType } from '../support/template';
 
 /**
- * What the README promises, pinned on the real stack (lib/shop/shop-stack.ts),
- * not on a hand-built one: the correctness Aspects are applied to it (a broken
- * override fails synth), and the numbers the README states are the deployed ones.
+ * What the README promises, pinned on a stack ExactlyOnce builds (the probe
+ * stack: the mechanism with a standard and a FIFO probe consumer), not on a
+ * hand-built one: the correctness Aspects are applied to it (a broken override
+ * fails synth), and the numbers the README states are the deployed ones. (The
+ * shop's Idempotency-Key expiry: shop-stack.test.ts.)
  */
 const DAY = 86_400;
 
-function realStack(): { app: App; stack: ExactlyOnceStack } {
-  const app = new App({ context: cdkContext() });
-  return { app, stack: new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app) }) };
+function realStack(): { app: App; stack: Stack } {
+  return buildProbeStack({ stackName: 'TestStack' });
 }
 
 /** The L1 resource whose construct path under the stack starts with `path`, for an escape-hatch override. */
-function l1At(stack: ExactlyOnceStack, path: string): CfnResource {
+function l1At(stack: Stack, path: string): CfnResource {
   const found = stack.node
     .findAll()
     .find((c) => c instanceof CfnResource && c.node.path.startsWith(`${stack.node.path}/${path}`));
@@ -43,22 +42,22 @@ describe('the real stack refuses a broken override at synth (the correctness Asp
 
   test.each([
     [
-      "an escape hatch setting the fulfilment queue's maxReceiveCount to 1",
-      'Default/Pipelines/FulfilmentQueues/Queue/Resource',
+      "an escape hatch setting the FIFO probe queue's maxReceiveCount to 1",
+      'Default/Pipelines/ProbeFifoQueues/Queue/Resource',
       'RedrivePolicy.maxReceiveCount',
       1,
       /DeadLetterQueue/,
     ],
     [
-      "an escape hatch setting the loyalty queue's visibility timeout below its consumer's 30 s timeout",
-      'Default/Pipelines/LoyaltyQueues/Queue/Resource',
+      "an escape hatch setting the probe queue's visibility timeout below its consumer's 30 s timeout",
+      'Default/Pipelines/ProbeQueues/Queue/Resource',
       'VisibilityTimeout',
       20,
       /VisibilityTimeout/,
     ],
     [
-      "an escape hatch shortening the loyalty consumer's INBOX_TTL_SECONDS to one day",
-      'Default/Pipelines/LoyaltyConsumer/Fn/Resource',
+      "an escape hatch shortening the probe consumer's INBOX_TTL_SECONDS to one day",
+      'Default/Pipelines/ProbeConsumer/Fn/Resource',
       'Environment.Variables.INBOX_TTL_SECONDS',
       String(DAY),
       /InboxTtl/,
@@ -85,7 +84,7 @@ describe('the real stack refuses a broken override at synth (the correctness Asp
 describe('the numbers the README states are the synthesized ones', () => {
   let template: Template;
   beforeAll(() => {
-    template = synthStack().template;
+    template = synthProbeStack().template;
   });
 
   const functionsWithVariable = (name: string) =>
@@ -100,7 +99,7 @@ describe('the numbers the README states are the synthesized ones', () => {
     const consumers = functionsWithVariable('INBOX_TTL_SECONDS');
 
     // One function per consumer on the list (the stack is built from it), and no other function keeps claims.
-    expect(consumers).toHaveLength(CONSUMERS.length);
+    expect(consumers).toHaveLength(PROBE_STACK_CONSUMERS.length);
     for (const [functionId, fn] of consumers) {
       const [, mapping] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').find(
         ([, m]) => referencedId(m.Properties?.FunctionName) === functionId,
@@ -117,13 +116,6 @@ describe('the numbers the README states are the synthesized ones', () => {
       expect(Number(variable(fn, 'INBOX_TTL_SECONDS'))).toBe(sourceRetention + dlqRetention + 3 * DAY + DAY);
       expect(variable(fn, 'INBOX_TTL_SECONDS')).toBe('1900800');
     }
-  });
-
-  test('Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)', () => {
-    const withExpiry = functionsWithVariable('IDEMPOTENCY_KEY_EXPIRY_SECONDS');
-
-    expect(withExpiry.length).toBeGreaterThan(0);
-    for (const [, fn] of withExpiry) expect(variable(fn, 'IDEMPOTENCY_KEY_EXPIRY_SECONDS')).toBe(String(DAY));
   });
 
   test('the relay reads the stream with bisect, 8 retries, a 6 h maximum record age and an on-failure queue', () => {

@@ -1,18 +1,15 @@
 import { App } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { readConfig } from '../../lib/shop/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
-import { unusedConsumerName } from '../support/consumer-list';
 import { CONFIGURED_PROVIDERS } from '../support/providers';
 import { cdkContext, configError, synthStack } from '../support/synth';
 
 /**
- * The consumers' external providers, per stage: a configured provider reaches its consumer as an
- * endpoint and the name of the SSM SecureString parameter holding its API key (never the key), and
- * the consumer may read that one parameter; a bad value stops synth with one line.
+ * The shop's external providers, per stage: its configuration reads them from the `providers`
+ * context (cdk.json or the command line), a configured provider reaches its consumer (the warehouse
+ * fulfilment's, the mail loyalty's) as an endpoint and the name of the SSM SecureString parameter holding
+ * its API key, and a bad value stops synth with one line. (What ExactlyOnce does with any stack's
+ * providers: consumer-providers.test.ts.)
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a template's properties are untyped JSON
@@ -75,16 +72,6 @@ describe('a dev stack with both providers configured', () => {
   });
 });
 
-test('without providers a consumer has no provider variables and no SSM grant: the recording double stands in', () => {
-  const template = synthStack().template.toJSON();
-  const [, fulfilment] = consumerFunction(template, 'Fulfilment');
-
-  expect(
-    Object.keys(envOf(fulfilment)).filter((name) => /^PROVIDER_.*_(ENDPOINT|API_KEY_PARAMETER)$/.test(name)),
-  ).toEqual([]);
-  expect(ssmStatementsOf(template, fulfilment)).toEqual([]);
-});
-
 test.each([
   [
     'an http endpoint on a public host',
@@ -127,36 +114,4 @@ test('providers given on the command line as JSON are read like cdk.json', () =>
   const app = new App({ context: cdkContext({ providers: JSON.stringify(CONFIGURED_PROVIDERS) }) });
 
   expect(readConfig(app).providers).toEqual(CONFIGURED_PROVIDERS.dev);
-});
-
-/** Every provider a consumer on the list calls, in list order. */
-const CALLED = [...new Set(CONSUMERS.flatMap((c) => c.providers ?? []))];
-
-test('a configured provider that no consumer calls stops synth', () => {
-  const sms = unusedConsumerName(
-    'sms',
-    CALLED.map((name) => ({ name })),
-  );
-  const create = () =>
-    synthStack({ providers: { dev: { [sms]: { endpoint: 'https://sms.example', apiKeyParameter: '/k' } } } });
-
-  expect(create).toThrow(`Provider "${sms}" is configured, but no consumer calls it (known: ${CALLED.join(', ')})`);
-});
-
-test('prod warns, per consumer, about each provider it calls through the recording double', () => {
-  const app = new App({
-    context: cdkContext({ stage: 'prod', providers: { prod: { mail: CONFIGURED_PROVIDERS.dev.mail } } }),
-  });
-  const stack = new ExactlyOnceStack(app, 'ProdStack', { config: readConfig(app) });
-
-  const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('recording test double'));
-
-  // Every consumer that calls a provider other than mail: fulfilment (warehouse), and any added to the list.
-  const unconfigured = CONSUMERS.filter((c) => (c.providers ?? []).some((p) => p !== 'mail'));
-  expect(warnings.map((w) => w.id)).toEqual(
-    unconfigured.map((c) => `/ProdStack/Default/Pipelines/${consumerId(c.name)}Consumer`),
-  );
-  const fulfilment = warnings.find((w) => w.id === '/ProdStack/Default/Pipelines/FulfilmentConsumer');
-  expect(JSON.stringify(fulfilment?.entry.data)).toMatch(/providers\.prod\.warehouse/);
-  expect(JSON.stringify(fulfilment?.entry.data)).not.toMatch(/providers\.prod\.mail/);
 });

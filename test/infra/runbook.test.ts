@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { defaultStackTemplate } from '../support/synth';
+import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 import { headingAnchors } from '../support/markdown';
 
 /**
@@ -14,7 +14,7 @@ const runbook = fs.readFileSync(path.join(__dirname, '..', '..', RUNBOOK), 'utf8
 type Alarm = { Properties: { AlarmDescription?: unknown } };
 
 function alarms(): [string, Alarm][] {
-  const resources = defaultStackTemplate().Resources as Record<string, Alarm & { Type: string }>;
+  const resources = probeStackTemplate().Resources as Record<string, Alarm & { Type: string }>;
   return Object.entries(resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
 }
 

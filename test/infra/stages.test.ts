@@ -1,32 +1,35 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { spawnSync } from 'node:child_process';
-import * as path from 'node:path';
 import { applyCorrectnessAspects } from '../../lib/exactly-once/aspects';
-import { readConfig } from '../../lib/shop/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { adotNodejsLayerArn, lambdaBundling, METRICS_NAMESPACE } from '../../lib/exactly-once/function-defaults';
-import { cdkContext, configError } from '../support/synth';
+import {
+  PROBE_STACK_CONSUMERS,
+  synthProbeStack,
+  type ProbeSettings,
+  type ProbeStack,
+  type ProbeStage,
+} from '../exactly-once/fixtures/probe-stack';
+import { cdkContext } from '../support/cdk-app';
 import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 
 /**
- * Stages: `-c stage=dev|prod` picks one stack, named for its stage, with the
- * stage's safety settings; two stages deploy side by side in one account.
+ * Stages: each stage is a stack of its own, named for it, with the stage's
+ * safety settings, which reach every resource ExactlyOnce and the application
+ * make; two stages deploy side by side in one account. Built on the probe stack
+ * (the mechanism with its neutral fixture) from each stage's settings; how the
+ * shop's configuration reads a stage from context: shop-config.test.ts.
  */
 
 interface StageSynth {
-  stack: ExactlyOnceStack;
+  stack: ProbeStack;
   template: Template;
   json: { Resources: Record<string, CfnResource>; Outputs?: Record<string, { Export?: { Name: unknown } }> };
 }
 
-/** Builds the stack the way bin/app.ts does: the stack id comes from the configuration. */
-function synthStage(context: Record<string, unknown>): StageSynth {
-  const app = new App({ context: cdkContext(context) });
-  const config = readConfig(app);
-  const stack = new ExactlyOnceStack(app, config.stackName, { config });
-  const template = Template.fromStack(stack);
+/** A stage's stack, named for the stage as an application names it (`Probe-<stage>`). */
+function synthStage(stage: ProbeStage, settings: Partial<ProbeSettings> = {}): StageSynth {
+  const { stack, template } = synthProbeStack({ stage, settings, stackName: `Probe-${stage}` });
   return { stack, template, json: template.toJSON() as StageSynth['json'] };
 }
 
@@ -34,15 +37,8 @@ let dev: StageSynth;
 let prod: StageSynth;
 
 beforeAll(() => {
-  dev = synthStage({});
-  prod = synthStage({ stage: 'prod' });
-});
-
-describe('stack names', () => {
-  test('the stack is named for its stage, dev by default', () => {
-    expect(dev.stack.stackName).toBe('ExactlyOnce-dev');
-    expect(prod.stack.stackName).toBe('ExactlyOnce-prod');
-  });
+  dev = synthStage('dev');
+  prod = synthStage('prod');
 });
 
 describe('prod', () => {
@@ -72,12 +68,13 @@ describe('prod', () => {
       g.Properties?.RetentionInDays,
     ]);
 
-    expect(retention.length).toBeGreaterThanOrEqual(9);
+    // One per function (the relay, the sweeper, each consumer, the API's producer) and the API's access logs.
+    expect(retention.length).toBeGreaterThanOrEqual(PROBE_STACK_CONSUMERS.length + 4);
     expect(retention).toEqual(retention.map(([id]) => [id, 365]));
   });
 
   test('warns at synth when no alarm e-mail is given, and not when one is', () => {
-    const withEmail = synthStage({ stage: 'prod', alarmEmail: 'ops@example.com' });
+    const withEmail = synthStage('prod', { alarmEmail: 'ops@example.com' });
 
     Annotations.fromStack(prod.stack).hasWarning('*', Match.stringLikeRegexp('stage=prod without -c alarmEmail'));
     expect(Annotations.fromStack(withEmail.stack).findWarning('*', Match.stringLikeRegexp('alarmEmail'))).toEqual([]);
@@ -125,22 +122,13 @@ describe('on-demand throughput ceiling', () => {
   });
 
   test('prod: no ceiling unless asked; asked, the number given; dev can drop it with none', () => {
-    const asked = synthStage({ stage: 'prod', tableThroughputCeiling: '500' });
-    const dropped = synthStage({ tableThroughputCeiling: 'none' });
+    const asked = synthStage('prod', { tableThroughputCeiling: 500 });
+    const dropped = synthStage('dev', { tableThroughputCeiling: undefined });
 
     for (const [id, ceiling] of [...ceilings(prod), ...ceilings(dropped)])
       expect({ id, ceiling }).toEqual({ id, ceiling: undefined });
     for (const [id, ceiling] of ceilings(asked))
       expect({ id, ceiling }).toEqual({ id, ceiling: { MaxReadRequestUnits: 500, MaxWriteRequestUnits: 500 } });
-  });
-
-  test('a ceiling that is not a positive whole number is refused, naming the option', () => {
-    expect(configError({ tableThroughputCeiling: '0' })).toBe(
-      'Context tableThroughputCeiling must be a positive integer, got "0"',
-    );
-    expect(configError({ tableThroughputCeiling: 'lots' })).toMatch(
-      /^Context tableThroughputCeiling must be a positive integer/,
-    );
   });
 });
 
@@ -192,9 +180,9 @@ describe('dev and prod deploy side by side in one account', () => {
       return alarms[0][1].Properties?.Dimensions;
     };
 
-    expect(apiAlarmDimensions(dev)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-dev' }]);
-    expect(apiAlarmDimensions(prod)).toEqual([{ Name: 'ApiName', Value: 'ExactlyOnce-prod' }]);
-    prod.template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'ExactlyOnce-prod' });
+    expect(apiAlarmDimensions(dev)).toEqual([{ Name: 'ApiName', Value: 'Probe-dev' }]);
+    expect(apiAlarmDimensions(prod)).toEqual([{ Name: 'ApiName', Value: 'Probe-prod' }]);
+    prod.template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'Probe-prod' });
   });
 
   test("no alarm watches a custom metric the other stage publishes (the functions' service dimension is their stack's)", () => {
@@ -217,7 +205,7 @@ describe('dev and prod deploy side by side in one account', () => {
 
     expect(prodMetrics.length).toBeGreaterThan(0); // the outbox age and malformed-item alarms, at least
     expect(prodMetrics.filter((m) => devMetrics.includes(m))).toEqual([]);
-    expect(new Set(devServiceNames)).toEqual(new Set(['ExactlyOnce-dev']));
+    expect(new Set(devServiceNames)).toEqual(new Set(['Probe-dev']));
   });
 });
 
@@ -233,7 +221,7 @@ describe('the account-wide API Gateway logging role', () => {
   });
 
   test('with apiGatewayAccountRole=existing the stack neither creates nor changes it', () => {
-    const { template } = synthStage({ apiGatewayAccountRole: 'existing' });
+    const { template } = synthStage('dev', { apiGatewayAccountRole: 'existing' });
     const apiGatewayRoles = resourcesOfType(template, 'AWS::IAM::Role').filter(([, r]) =>
       JSON.stringify(r.Properties?.AssumeRolePolicyDocument).includes('apigateway.amazonaws.com'),
     );
@@ -311,10 +299,11 @@ describe('OpenTelemetry through the ADOT layer: a stage option, off by default',
   });
 
   test("on: every function has the ADOT Node.js arm64 layer of the stack's region and runs through its wrapper", () => {
-    const on = synthStage({ openTelemetry: 'true' });
+    const on = synthStage('dev', { openTelemetry: true });
     const all = functions(on);
 
-    expect(all.length).toBeGreaterThan(5);
+    // The relay, the sweeper, one per consumer, and the API's producer.
+    expect(all.length).toBeGreaterThanOrEqual(PROBE_STACK_CONSUMERS.length + 3);
     for (const entry of all)
       expect(adotOf(entry)).toEqual({ id: entry[0], layers: [layerArn(on.stack)], wrapper: '/opt/otel-handler' });
     expect(adotNodejsLayerArn('eu-west-1')).toBe(
@@ -327,83 +316,5 @@ describe('OpenTelemetry through the ADOT layer: a stage option, off by default',
 
     expect(lambdaBundling({ ...build, openTelemetry: true }).footer).toBe('module.exports = { ...module.exports };');
     expect(lambdaBundling(build)).not.toHaveProperty('footer');
-  });
-});
-
-describe('configuration: every bad option stops synth with a one-line error', () => {
-  test.each([
-    [{ stage: 'staging' }, 'Context stage must be one of dev, prod, got "staging"'],
-    [{ removalPolicy: 'keep' }, 'Context removalPolicy must be one of destroy, retain, got "keep"'],
-    [
-      { removalPolicy: 'snapshot' },
-      'Context removalPolicy=snapshot is not supported for DynamoDB tables (no CloudFormation snapshot on delete); use retain',
-    ],
-    [
-      { stage: 'prod', removalPolicy: 'destroy' },
-      'Context removalPolicy=destroy is not allowed with stage=prod: prod tables are retained',
-    ],
-    [
-      { stage: 'prod', faultInjection: 'true' },
-      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
-    ],
-    [{ faultInjection: 'yes' }, 'Context faultInjection must be true or false, got "yes"'],
-    [{ apiRateLimit: 'fast' }, 'Context apiRateLimit must be a positive number, got "fast"'],
-    [{ apiRateLimit: '0' }, 'Context apiRateLimit must be a positive number, got "0"'],
-    [{ apiBurstLimit: '2.5' }, 'Context apiBurstLimit must be a positive integer, got "2.5"'],
-    [{ apiBurstLimit: '' }, 'Context apiBurstLimit must be a positive integer, got ""'],
-    [{ alarmEmail: 'ops' }, 'Context alarmEmail must be an e-mail address, got "ops"'],
-    [
-      { apiGatewayAccountRole: 'shared' },
-      'Context apiGatewayAccountRole must be one of create, existing, got "shared"',
-    ],
-    [{ allowReservedConcurrency: 'sure' }, 'Context allowReservedConcurrency must be true or false, got "sure"'],
-    [{ openTelemetry: 'on' }, 'Context openTelemetry must be true or false, got "on"'],
-    [
-      { localRuntime: 'true', openTelemetry: 'true' },
-      'Context openTelemetry=true is not allowed with localRuntime=true: the ADOT layer runs on AWS only, and the local runtime records the spans itself',
-    ],
-    [
-      { stackName: 'exactly_once' },
-      'Context stackName must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got "exactly_once"',
-    ],
-  ])('%j', (context, message) => {
-    expect(configError(context)).toBe(message);
-  });
-
-  test('a deployment made before stages keeps its stack with -c stackName=ExactlyOnceStack', () => {
-    expect(readConfig(new App({ context: { stackName: 'ExactlyOnceStack' } })).stackName).toBe('ExactlyOnceStack');
-  });
-
-  test('good values are read as typed settings', () => {
-    const config = readConfig(
-      new App({
-        context: { stage: 'prod', apiRateLimit: '50.5', apiBurstLimit: '100', alarmEmail: 'ops@example.com' },
-      }),
-    );
-
-    expect(config).toMatchObject({
-      stage: 'prod',
-      stackName: 'ExactlyOnce-prod',
-      deletionProtection: true,
-      faultInjection: false,
-      apiRateLimit: 50.5,
-      apiBurstLimit: 100,
-      alarmEmail: 'ops@example.com',
-    });
-  });
-
-  test('the app prints the error alone on one line and exits 1, without synthesizing', () => {
-    const root = path.join(__dirname, '..', '..');
-    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bin', 'app.ts')], {
-      cwd: root,
-      encoding: 'utf8',
-      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ stage: 'staging' }), CDK_OUTDIR: '/nonexistent' },
-    });
-
-    expect({ status: result.status, stderr: result.stderr, stdout: result.stdout }).toEqual({
-      status: 1,
-      stderr: 'Context stage must be one of dev, prod, got "staging"\n',
-      stdout: '',
-    });
   });
 });

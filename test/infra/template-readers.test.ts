@@ -3,16 +3,16 @@ import { EVENT_SOURCE_MAPPING, SQS_QUEUE } from '../../lib/exactly-once/template
 import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
-import { synthStack } from '../support/synth';
+import { synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /**
  * The correctness aspects read the stack as it is being synthesized, the local runtime reads the
- * template synth wrote; both through lib/exactly-once/template. On the example's stack they must
- * read the same wiring: what each mapping consumes and invokes, each queue's DLQ and kind.
+ * template synth wrote; both through lib/exactly-once/template. On the probe stack (the mechanism
+ * with a standard and a FIFO consumer) they must read the same wiring: what each mapping consumes and invokes, each queue's DLQ and kind.
  */
 test("the aspects' model and the local runtime read the same wiring from the stack", () => {
   // Arrange
-  const { stack, template } = synthStack();
+  const { stack, template } = synthProbeStack();
   const model = new StackModel(stack);
   const local = template.toJSON() as CfnTemplate;
 

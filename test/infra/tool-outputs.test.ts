@@ -1,6 +1,5 @@
-import { STACK_OUTPUTS, consumerOutputNames } from '../../lib/exactly-once/parts';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { defaultStackTemplate } from '../support/synth';
+import { STACK_OUTPUTS, consumerId, consumerOutputNames } from '../../lib/exactly-once/parts';
+import { PROBE_STACK_CONSUMERS, probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**
  * addToolOutputs writes the outputs `npm run dlq`, the proof kit and the local runtime find a stack's
@@ -10,11 +9,11 @@ type Outputs = Record<string, { Value: unknown }>;
 
 test("every output a tool reads is in the stack, naming the mechanism's tables and queues", () => {
   // Arrange
-  const outputs = (defaultStackTemplate() as { Outputs: Outputs }).Outputs;
+  const outputs = (probeStackTemplate() as { Outputs: Outputs }).Outputs;
   const ref = (name: string) => (outputs[name]?.Value as { Ref?: string } | undefined)?.Ref;
 
   // Act
-  const consumerOutputs = CONSUMERS.map((c) => consumerOutputNames(c.name));
+  const consumerOutputs = PROBE_STACK_CONSUMERS.map((c) => consumerOutputNames(c.name));
 
   // Assert
   for (const name of Object.values(STACK_OUTPUTS).filter((n) => n !== STACK_OUTPUTS.faultParameterName)) {
@@ -24,8 +23,8 @@ test("every output a tool reads is in the stack, naming the mechanism's tables a
   expect(ref(STACK_OUTPUTS.providerLogTableName)).toMatch(/^StorageProviderLog/);
   expect(ref(STACK_OUTPUTS.relayFailureQueueUrl)).toMatch(/^OutboxRelayRelayFailures/);
   expect(ref(STACK_OUTPUTS.sweeperDlqUrl)).toMatch(/^OutboxRelaySweeperAsyncDlq/);
-  for (const [consumer, names] of CONSUMERS.map((c, i) => [c, consumerOutputs[i]] as const)) {
-    const id = consumer.name.charAt(0).toUpperCase() + consumer.name.slice(1);
+  for (const [consumer, names] of PROBE_STACK_CONSUMERS.map((c, i) => [c, consumerOutputs[i]] as const)) {
+    const id = consumerId(consumer.name);
     expect(ref(names.queueUrl)).toMatch(new RegExp(`^Pipelines${id}QueuesQueue`));
     expect(ref(names.deadLetterQueueUrl)).toMatch(new RegExp(`^Pipelines${id}QueuesDlq`));
     expect(outputs[names.dedupeHorizonSeconds]?.Value).toMatch(/^\d+$/);

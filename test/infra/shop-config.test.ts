@@ -1,0 +1,198 @@
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { functionBuildOf, type FunctionBuild } from '../../lib/exactly-once/function-defaults';
+import { readConfig } from '../../lib/shop/config';
+import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import { cdkContext, configError, synthStack } from '../support/synth';
+
+/**
+ * The shop's configuration (lib/shop/config.ts): what each stage means, read once from CDK context,
+ * every bad value refused with a one-line error, and the build the stack picks from it. (What the
+ * settings do to a stack ExactlyOnce builds: stages.test.ts, fault-injection.test.ts, storage.test.ts.)
+ */
+const NONE: FunctionBuild = { faultInjection: false, inboxBypass: false };
+const FAULTS: FunctionBuild = { faultInjection: true, inboxBypass: false };
+const LOCAL: FunctionBuild = { faultInjection: true, inboxBypass: true };
+
+describe('stack names', () => {
+  test('the stack is named for its stage, dev by default', () => {
+    const stackOf = (context: Record<string, unknown>) => {
+      const app = new App({ context: cdkContext(context) });
+      const config = readConfig(app);
+      return new ExactlyOnceStack(app, config.stackName, { config });
+    };
+
+    expect(stackOf({}).stackName).toBe('ExactlyOnce-dev');
+    expect(stackOf({ stage: 'prod' }).stackName).toBe('ExactlyOnce-prod');
+  });
+});
+
+describe('what each stage means', () => {
+  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
+
+  test('dev: tables destroyed with the stack, unprotected, logs kept a month, tables capped at 4,000 units a second', () => {
+    expect(configOf({})).toMatchObject({
+      stage: 'dev',
+      removalPolicy: RemovalPolicy.DESTROY,
+      deletionProtection: false,
+      logRetention: RetentionDays.ONE_MONTH,
+      tableThroughputCeiling: 4_000,
+    });
+  });
+
+  test('prod: tables retained and deletion-protected, logs kept a year, no ceiling unless asked', () => {
+    expect(configOf({ stage: 'prod' })).toMatchObject({
+      stage: 'prod',
+      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: true,
+      logRetention: RetentionDays.ONE_YEAR,
+      tableThroughputCeiling: undefined,
+    });
+    expect(configOf({ stage: 'prod', tableThroughputCeiling: '500' }).tableThroughputCeiling).toBe(500);
+    expect(configOf({ tableThroughputCeiling: 'none' }).tableThroughputCeiling).toBeUndefined();
+  });
+
+  test('a ceiling that is not a positive whole number is refused, naming the option', () => {
+    expect(configError({ tableThroughputCeiling: '0' })).toBe(
+      'Context tableThroughputCeiling must be a positive integer, got "0"',
+    );
+    expect(configError({ tableThroughputCeiling: 'lots' })).toMatch(
+      /^Context tableThroughputCeiling must be a positive integer/,
+    );
+  });
+
+  test('an unknown removal policy stops synthesis', () => {
+    expect(() => synthStack({ removalPolicy: 'keep-please' })).toThrow(/removalPolicy must be one of/);
+  });
+});
+
+describe('fault injection and the local runtime', () => {
+  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
+
+  test('fault injection is off by default in dev and prod', () => {
+    expect(configOf({}).faultInjection).toBe(false);
+    expect(configOf({ stage: 'dev' }).faultInjection).toBe(false);
+    expect(configOf({ stage: 'prod' }).faultInjection).toBe(false);
+  });
+
+  test('the local runtime build turns fault injection on', () => {
+    expect(configOf({ localRuntime: 'true' })).toMatchObject({ faultInjection: true, localRuntime: true });
+  });
+
+  test.each([
+    [
+      { stage: 'prod', faultInjection: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [
+      { stage: 'prod', localRuntime: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [
+      { localRuntime: 'true', faultInjection: 'false' },
+      'Context localRuntime=true needs fault injection: drop faultInjection=false',
+    ],
+    [{ localRuntime: 'yes' }, 'Context localRuntime must be true or false, got "yes"'],
+  ])('refuses %j with one line', (context, message) => {
+    expect(configError(context)).toBe(message);
+  });
+});
+
+describe('configuration: every bad option stops synth with a one-line error', () => {
+  test.each([
+    [{ stage: 'staging' }, 'Context stage must be one of dev, prod, got "staging"'],
+    [{ removalPolicy: 'keep' }, 'Context removalPolicy must be one of destroy, retain, got "keep"'],
+    [
+      { removalPolicy: 'snapshot' },
+      'Context removalPolicy=snapshot is not supported for DynamoDB tables (no CloudFormation snapshot on delete); use retain',
+    ],
+    [
+      { stage: 'prod', removalPolicy: 'destroy' },
+      'Context removalPolicy=destroy is not allowed with stage=prod: prod tables are retained',
+    ],
+    [
+      { stage: 'prod', faultInjection: 'true' },
+      'Context faultInjection=true is not allowed with stage=prod: fault injection never ships to production',
+    ],
+    [{ faultInjection: 'yes' }, 'Context faultInjection must be true or false, got "yes"'],
+    [{ apiRateLimit: 'fast' }, 'Context apiRateLimit must be a positive number, got "fast"'],
+    [{ apiRateLimit: '0' }, 'Context apiRateLimit must be a positive number, got "0"'],
+    [{ apiBurstLimit: '2.5' }, 'Context apiBurstLimit must be a positive integer, got "2.5"'],
+    [{ apiBurstLimit: '' }, 'Context apiBurstLimit must be a positive integer, got ""'],
+    [{ alarmEmail: 'ops' }, 'Context alarmEmail must be an e-mail address, got "ops"'],
+    [
+      { apiGatewayAccountRole: 'shared' },
+      'Context apiGatewayAccountRole must be one of create, existing, got "shared"',
+    ],
+    [{ allowReservedConcurrency: 'sure' }, 'Context allowReservedConcurrency must be true or false, got "sure"'],
+    [{ openTelemetry: 'on' }, 'Context openTelemetry must be true or false, got "on"'],
+    [
+      { localRuntime: 'true', openTelemetry: 'true' },
+      'Context openTelemetry=true is not allowed with localRuntime=true: the ADOT layer runs on AWS only, and the local runtime records the spans itself',
+    ],
+    [
+      { stackName: 'exactly_once' },
+      'Context stackName must be a CloudFormation stack name (a letter, then letters, digits or hyphens), got "exactly_once"',
+    ],
+  ])('%j', (context, message) => {
+    expect(configError(context)).toBe(message);
+  });
+
+  test('a deployment made before stages keeps its stack with -c stackName=ExactlyOnceStack', () => {
+    expect(readConfig(new App({ context: { stackName: 'ExactlyOnceStack' } })).stackName).toBe('ExactlyOnceStack');
+  });
+
+  test('good values are read as typed settings', () => {
+    const config = readConfig(
+      new App({
+        context: { stage: 'prod', apiRateLimit: '50.5', apiBurstLimit: '100', alarmEmail: 'ops@example.com' },
+      }),
+    );
+
+    expect(config).toMatchObject({
+      stage: 'prod',
+      stackName: 'ExactlyOnce-prod',
+      deletionProtection: true,
+      faultInjection: false,
+      apiRateLimit: 50.5,
+      apiBurstLimit: 100,
+      alarmEmail: 'ops@example.com',
+    });
+  });
+
+  test('the app prints the error alone on one line and exits 1, without synthesizing', () => {
+    const root = path.join(__dirname, '..', '..');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bin', 'app.ts')], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ stage: 'staging' }), CDK_OUTDIR: '/nonexistent' },
+    });
+
+    expect({ status: result.status, stderr: result.stderr, stdout: result.stdout }).toEqual({
+      status: 1,
+      stderr: 'Context stage must be one of dev, prod, got "staging"\n',
+      stdout: '',
+    });
+  });
+});
+
+describe('the stack picks the build from its configuration', () => {
+  const buildOf = (context: Record<string, unknown>) => {
+    const app = new App({ context: cdkContext(context) });
+    const stack = new ExactlyOnceStack(app, 'BuildStack', { config: readConfig(app) });
+    return stack.node.findAll().map((c) => functionBuildOf(c));
+  };
+
+  test.each([
+    ['default', {}, { ...NONE, openTelemetry: false }],
+    ['-c faultInjection=true', { faultInjection: 'true' }, { ...FAULTS, openTelemetry: false }],
+    ['-c localRuntime=true', { localRuntime: 'true' }, { ...LOCAL, openTelemetry: false }],
+    ['-c openTelemetry=true', { openTelemetry: 'true' }, { ...NONE, openTelemetry: true }],
+  ])('%s', (_, context, expected) => {
+    const builds = buildOf(context);
+
+    expect(new Set(builds.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify(expected)]));
+  });
+});
