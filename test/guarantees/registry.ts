@@ -103,6 +103,7 @@ const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
+const SHOP_GUARDS = 'test/simulation/shop-guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
 
 export const GUARANTEES: readonly Guarantee[] = [
@@ -412,7 +413,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and credits the points again: found within 1 seed',
+        name: 'without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and is taken again: found within 1 seed',
       },
       {
         file: GUARDS,
@@ -526,7 +527,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
       },
     ],
@@ -665,7 +666,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the warehouse down until OrderPlaced dead-letters, then the cancel goes through: the redriven OrderPlaced sends no PICK',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
     ],
@@ -787,7 +788,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: INFRA_ASPECTS, name: 'one second more fails: an event that young could find its claim expired' },
       {
         file: GUARDS,
-        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, takes the event again: found within 2 seeds',
       },
       {
         file: 'test/unit/dlq-cli.test.ts',
@@ -895,7 +896,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: TIMEOUTS,
-        name: 'a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no PICK after CANCEL_PICK',
+        name: 'a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no send after a heard answer',
       },
       {
         file: GUARDS,
@@ -1015,7 +1016,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: INT_CANCEL_GET, name: "another caller's order is 404, exactly like an unknown one" },
       {
         file: GUARDS,
-        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
     ],
     doc: architecture('who-a-caller-is-and-what-a-caller-may-read'),
@@ -1193,7 +1194,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds',
       },
     ],
     doc: architecture('deduplicate-on-the-producers-eventid-never-on-the-sqs-message-id'),
@@ -1464,7 +1465,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/simulation/api-guards.test.ts',
-        name: 'without payload validation, a key sent again with another body is answered with the first order: found within 2 seeds',
+        name: 'without payload validation, a key sent again with another body is answered with the first entity: found within 2 seeds',
       },
       {
         file: IDEMPOTENCY_CONTRACTS,
@@ -1821,10 +1822,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
       {
         file: GUARDS,
-        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
       },
       {
@@ -1832,12 +1833,16 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
       {
         file: GUARDS,
-        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+        name: 'with a duplicate calling the provider whatever happened since, copies of an event call the provider under one key at once: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
       {
         file: GUARDS,
@@ -1845,7 +1850,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, takes the event again: found within 2 seeds',
       },
       {
         file: GUARDS,
