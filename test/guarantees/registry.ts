@@ -1364,7 +1364,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'test/unit/dlq-cli.test.ts', name: 'consumer DLQs come from the consumer list' },
       {
         file: 'test/simulation/consumers.test.ts',
-        name: 'a third consumer on the list is delivered every OrderPlaced: its handler claims each in its own inbox',
+        name: 'a third consumer on the list is delivered every event it takes: its handler claims each in its own inbox',
       },
       { file: 'test/unit/new-consumer.test.ts', name: 'the repository with them typechecks' },
       { file: 'test/unit/new-consumer.test.ts', name: 'what it wrote passes lint and prettier' },
@@ -1448,20 +1448,20 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-api',
     statement:
-      "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
+      "The simulation runs a domain's idempotent POST (the mechanism's `idempotentCommand`) with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'tooling/shop/simulation/api.ts', symbol: 'createOrderHandler' },
+      { file: 'tools/simulation/world/api.ts', symbol: 'simulatedIdempotencyStore' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
       { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
     provedBy: [
       {
         file: 'test/simulation/api.test.ts',
-        name: 'two requests with one key at once: one places the order, the other gets 409; a retry later replays the same answer',
+        name: 'two requests with one key at once: one makes the entity, the other gets 409; a retry later replays the same answer',
       },
       {
         file: 'test/simulation/api.test.ts',
-        name: 'the order written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that order',
+        name: 'the entity written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that entity',
       },
       {
         file: 'test/simulation/api-guards.test.ts',
@@ -1858,7 +1858,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/simulation/campaign.test.ts',
-        name: '20,000 simulated orders over 100 seeded fault schedules keep every invariant',
+        name: '20,000 simulated intents over 100 seeded fault schedules keep every invariant',
       },
       {
         file: 'test/simulation/campaign.test.ts',
