@@ -1,7 +1,7 @@
 import { failed } from '../../tools/simulation/campaign';
 import type { ApiIdempotency } from '../../tools/simulation/world/api';
 import { MECHANISM_GUARDS, type SimulationResult } from '../../tools/simulation/world/world';
-import { probeSimulationOptions, simulateProbe } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**
  * The API's idempotency layer broken (test-only, in the simulation's wiring of the mechanism's

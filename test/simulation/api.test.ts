@@ -8,12 +8,11 @@ import { createSimulatedTables, IDEMPOTENCY_TABLE } from '../../tools/simulation
 import { idempotentPostEvent } from '../../tools/simulation/world/world';
 import {
   makeCreateThingHandler,
-  probeSimulationOptions,
-  ProbeWorld,
   THING_KEY_EXPIRY_SECONDS,
   THINGS_TABLE,
   undoThing,
 } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, ProbeWorld } from './probe-world';
 
 /**
  * An idempotent POST as the simulation runs it: the mechanism's `idempotentCommand` (here the probe

@@ -1,6 +1,6 @@
 import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
 import { DEFAULT_FAULTS } from '../../tools/simulation/world/world';
-import { PROBE_SIMULATION } from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATION } from './probe-world';
 
 /**
  * The quick campaign `npm test` runs, on the neutral probe domain (its clients make things, replay,

@@ -6,12 +6,8 @@ import { example } from '../../tools/example';
 import { handlerFactory, queueNamesOf, simQueueUrl } from '../../tools/simulation/world/consumers';
 import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
-import {
-  PROBE_SIMULATED_CONSUMERS,
-  probeSimulationOptions,
-  ProbeWorld,
-  THINGS_TABLE,
-} from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATED_CONSUMERS, THINGS_TABLE } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, ProbeWorld } from './probe-world';
 import { PROBE_AUDIT_SPEC as audit } from '../exactly-once/fixtures/probe-simulation-audit';
 
 /**

@@ -1,4 +1,4 @@
-import { probeSimulationOptions, simulateProbe } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /** A seed is a schedule: the same seed replays the same trace, event for event; another seed explores another one. */
 test('the same seed replays an identical trace; a different seed gives a different one', async () => {

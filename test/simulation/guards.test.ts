@@ -6,12 +6,8 @@ import {
   type MechanismGuards,
   type SimulationResult,
 } from '../../tools/simulation/world/world';
-import {
-  PROBE_SIMULATED_CONSUMERS,
-  probeSimulationOptions,
-  simulateProbe,
-  type ProbeSimulationOptions,
-} from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 
 /**
  * Each of the mechanism's guards switched off (test-only, in the simulation's wiring; production code

@@ -1,8 +1,5 @@
-import {
-  PROBE_SIMULATED_CONSUMERS,
-  probeSimulationOptions,
-  simulateProbe,
-} from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**
  * Error classification end to end: a malformed message is a permanent error,

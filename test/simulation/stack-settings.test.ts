@@ -1,9 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import {
-  PROBE_SIMULATED_CONSUMERS,
-  probeSimulationOptions,
-  ProbeWorld,
-} from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, ProbeWorld } from './probe-world';
 import { synthProbeStack } from '../exactly-once/fixtures/probe-simulation-stack';
 import {
   expectConsumersSimulated,

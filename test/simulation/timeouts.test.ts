@@ -1,9 +1,6 @@
 import { DEFAULT_FAULTS, MECHANISM_GUARDS, type MechanismGuards } from '../../tools/simulation/world/world';
-import {
-  PROBE_SIMULATED_CONSUMERS,
-  probeSimulationOptions,
-  simulateProbe,
-} from '../exactly-once/fixtures/probe-simulation';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**
  * Lambda timeouts: a call that hangs past the function's timeout gets the
