@@ -104,6 +104,7 @@ const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
+const SHOP_GUARDS = 'test/simulation/shop-guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
 
 export const GUARANTEES: readonly Guarantee[] = [
@@ -413,7 +414,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and credits the points again: found within 1 seed',
+        name: 'without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and is taken again: found within 1 seed',
       },
       {
         file: GUARDS,
@@ -527,7 +528,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
       },
     ],
@@ -666,7 +667,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the warehouse down until OrderPlaced dead-letters, then the cancel goes through: the redriven OrderPlaced sends no PICK',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
     ],
@@ -792,7 +793,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: INFRA_ASPECTS, name: 'one second more fails: an event that young could find its claim expired' },
       {
         file: GUARDS,
-        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, takes the event again: found within 2 seeds',
       },
       {
         file: 'test/unit/dlq-cli.test.ts',
@@ -900,7 +901,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: TIMEOUTS,
-        name: 'a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no PICK after CANCEL_PICK',
+        name: 'a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no send after a heard answer',
       },
       {
         file: GUARDS,
@@ -1021,7 +1022,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: INT_CANCEL_GET, name: "another caller's order is 404, exactly like an unknown one" },
       {
         file: GUARDS,
-        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
     ],
     doc: architecture('who-a-caller-is-and-what-a-caller-may-read'),
@@ -1199,7 +1200,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds',
       },
     ],
     doc: architecture('deduplicate-on-the-producers-eventid-never-on-the-sqs-message-id'),
@@ -1369,7 +1370,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'test/unit/dlq-cli.test.ts', name: 'consumer DLQs come from the consumer list' },
       {
         file: 'test/simulation/consumers.test.ts',
-        name: 'a third consumer on the list is delivered every OrderPlaced: its handler claims each in its own inbox',
+        name: 'a third consumer on the list is delivered every event it takes: its handler claims each in its own inbox',
       },
       { file: 'test/unit/new-consumer.test.ts', name: 'the repository with them typechecks' },
       { file: 'test/unit/new-consumer.test.ts', name: 'what it wrote passes lint and prettier' },
@@ -1453,24 +1454,24 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-api',
     statement:
-      "The simulation runs POST /orders through the deployed handler with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
+      "The simulation runs a domain's idempotent POST (the mechanism's `idempotentCommand`) with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'tooling/shop/simulation/api.ts', symbol: 'createOrderHandler' },
+      { file: 'tools/simulation/world/api.ts', symbol: 'simulatedIdempotencyStore' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
       { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
     provedBy: [
       {
         file: 'test/simulation/api.test.ts',
-        name: 'two requests with one key at once: one places the order, the other gets 409; a retry later replays the same answer',
+        name: 'two requests with one key at once: one makes the entity, the other gets 409; a retry later replays the same answer',
       },
       {
         file: 'test/simulation/api.test.ts',
-        name: 'the order written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that order',
+        name: 'the entity written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that entity',
       },
       {
         file: 'test/simulation/api-guards.test.ts',
-        name: 'without payload validation, a key sent again with another body is answered with the first order: found within 2 seeds',
+        name: 'without payload validation, a key sent again with another body is answered with the first entity: found within 2 seeds',
       },
       {
         file: IDEMPOTENCY_CONTRACTS,
@@ -1827,10 +1828,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
       {
         file: GUARDS,
-        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds',
+        name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
       },
       {
@@ -1838,12 +1839,16 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
       },
       {
-        file: GUARDS,
+        file: SHOP_GUARDS,
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
       {
         file: GUARDS,
-        name: 'with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds',
+        name: 'with a duplicate calling the provider whatever happened since, copies of an event call the provider under one key at once: found within 2 seeds',
+      },
+      {
+        file: GUARDS,
+        name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
       {
         file: GUARDS,
@@ -1851,7 +1856,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: GUARDS,
-        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds',
+        name: 'without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, takes the event again: found within 2 seeds',
       },
       {
         file: GUARDS,
@@ -1859,7 +1864,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/simulation/campaign.test.ts',
-        name: '20,000 simulated orders over 100 seeded fault schedules keep every invariant',
+        name: '20,000 simulated intents over 100 seeded fault schedules keep every invariant',
       },
       {
         file: 'test/simulation/campaign.test.ts',

@@ -1,25 +1,27 @@
 import '../../tools/simulation/world/environment';
-import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
 import { idempotencyStore } from '../../lambdas/exactly-once/aws/idempotency-store';
-import { makeCreateOrderHandler } from '../../lambdas/shop/entry-points/create-order';
-import { cancelOrder } from '../../lambdas/shop/use-cases/cancel-order';
-import { lambdaContext, VALID_ORDER } from '../support/api-events';
+import { lambdaContext } from '../../lambdas/exactly-once/testing';
 import { lowLevelClient } from '../../tools/simulation/low-level-client';
-import { IDEMPOTENCY_KEY_EXPIRY_SECONDS } from '../../tooling/shop/simulation/api';
+import { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
 import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
-import { ORDERS_TABLE } from '../../tooling/shop/simulation/api';
-import { IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
-import { memoryTableStore } from './contracts/memory-tables';
-import { simulationOptions, World } from '../../tooling/shop/simulation/world';
+import { createSimulatedTables, IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
 import { idempotentPostEvent } from '../../tools/simulation/world/world';
+import {
+  makeCreateThingHandler,
+  THING_KEY_EXPIRY_SECONDS,
+  THINGS_TABLE,
+  undoThing,
+} from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, ProbeWorld } from './probe-world';
 
 /**
- * POST /orders as the simulation runs it: the deployed create-order handler,
- * Powertools' idempotency layer and its DynamoDB persistence layer, on the
+ * An idempotent POST as the simulation runs it: the mechanism's `idempotentCommand` (here the probe
+ * domain's POST /things), Powertools' idempotency layer and its DynamoDB persistence layer, on the
  * in-memory DynamoDB, with Powertools' clock (Date.now) moved by the test.
  */
 const ALICE = 'arn:aws:sts::111122223333:assumed-role/alice/session-1';
 const TIMEOUT_MS = 10_000;
+const A_THING = { amount: 7 };
 
 let now: number;
 beforeEach(() => {
@@ -29,27 +31,27 @@ beforeEach(() => {
 afterEach(() => jest.restoreAllMocks());
 
 function api() {
-  const { db } = memoryTableStore();
-  const handler = makeCreateOrderHandler({
-    orders: new DynamoDbOrderRepository(db.asDocumentClient(), ORDERS_TABLE),
+  const db = new MemoryDynamoDb();
+  createSimulatedTables(db, THINGS_TABLE);
+  const handler = makeCreateThingHandler({
+    documents: db.asDocumentClient(),
     idempotencyStore: idempotencyStore(
       IDEMPOTENCY_TABLE,
       lowLevelClient((command) => db.send(command)),
     ),
-    keyExpirySeconds: IDEMPOTENCY_KEY_EXPIRY_SECONDS,
     now: () => new Date(now),
   });
-  const post = (key: string, body = VALID_ORDER) =>
+  const post = (key: string, body: Record<string, unknown> = A_THING) =>
     handler(
-      idempotentPostEvent(ALICE, key, '/orders', body),
+      idempotentPostEvent(ALICE, key, '/things', body),
       lambdaContext(TIMEOUT_MS, { clock: () => now, requestId: key }),
     );
-  const orders = () => db.items(ORDERS_TABLE).filter((i) => i.entity === 'ORDER');
-  return { db, post, orders };
+  const things = () => db.items(THINGS_TABLE).filter((i) => i.entity === 'THING');
+  return { db, post, things };
 }
 
-test('two requests with one key at once: one places the order, the other gets 409; a retry later replays the same answer', async () => {
-  const { post, orders } = api();
+test('two requests with one key at once: one makes the entity, the other gets 409; a retry later replays the same answer', async () => {
+  const { post, things } = api();
 
   const [first, second] = await Promise.all([post('k-1'), post('k-1')]);
   const retry = await post('k-1');
@@ -57,11 +59,11 @@ test('two requests with one key at once: one places the order, the other gets 40
   expect([first.statusCode, second.statusCode]).toEqual([201, 409]);
   expect(second.headers['Retry-After']).toBe('1');
   expect(retry).toMatchObject({ statusCode: 201, body: first.body, headers: { 'Idempotent-Replayed': 'true' } });
-  expect(orders()).toHaveLength(1);
+  expect(things()).toHaveLength(1);
 });
 
-test('the order written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that order', async () => {
-  const { db, post, orders } = api();
+test('the entity written but the completion lost: 409 until the in-progress record expires on the clock, then the retry answers with that entity', async () => {
+  const { db, post, things } = api();
   let loseCompletion = true;
   db.beforeWrite = (table, operation) => {
     if (table === IDEMPOTENCY_TABLE && operation === 'Update' && loseCompletion) {
@@ -71,7 +73,7 @@ test('the order written but the completion lost: 409 until the in-progress recor
   };
 
   const crashed = await post('k-1');
-  const placed = orders();
+  const made = things();
   now += TIMEOUT_MS - 1;
   const beforeExpiry = await post('k-1');
   now += 2;
@@ -79,42 +81,37 @@ test('the order written but the completion lost: 409 until the in-progress recor
   const replay = await post('k-1');
 
   expect(crashed.statusCode).toBe(500);
-  expect(placed).toHaveLength(1);
+  expect(made).toHaveLength(1);
   expect(beforeExpiry.statusCode).toBe(409);
   expect(afterExpiry.statusCode).toBe(201);
   expect(afterExpiry.headers['Idempotent-Replayed']).toBeUndefined();
-  expect(JSON.parse(afterExpiry.body).orderId).toBe(placed[0].orderId);
+  expect(JSON.parse(afterExpiry.body).thingId).toBe(made[0].thingId);
   expect(replay).toMatchObject({ statusCode: 201, body: afterExpiry.body, headers: { 'Idempotent-Replayed': 'true' } });
-  expect(orders()).toHaveLength(1);
+  expect(things()).toHaveLength(1);
 });
 
-test('a replay after the order was cancelled answers with the first answer, not the cancelled order', async () => {
-  const { db, post } = api();
+test('a replay after the entity was changed answers with the first answer, not the entity as it is now', async () => {
+  const { db, post, things } = api();
   const first = await post('k-1');
-  const orderId = JSON.parse(first.body).orderId as string;
   now += 60_000;
-  const caller = 'arn:aws:sts::111122223333:assumed-role/alice';
-  await cancelOrder(new DynamoDbOrderRepository(db.asDocumentClient(), ORDERS_TABLE), {
-    caller,
-    orderId,
-    now: new Date(now),
-  });
+  await undoThing(db.asDocumentClient(), JSON.parse(first.body).thingId as string, new Date(now));
 
   const replay = await post('k-1');
 
+  expect(things()[0].status).toBe('UNDONE');
   expect(replay).toMatchObject({ statusCode: 201, body: first.body, headers: { 'Idempotent-Replayed': 'true' } });
 });
 
-test('the key sent again with another body: 422 while in progress, once completed and once the record expired; the order untouched', async () => {
-  const { db, post, orders } = api();
-  const other = { ...VALID_ORDER, customerId: 'cust-other' };
+test('the key sent again with another body: 422 while in progress, once completed and once the record expired; the entity untouched', async () => {
+  const { db, post, things } = api();
+  const other = { amount: A_THING.amount + 1 };
   const [first, inFlight] = await Promise.all([post('k-1'), post('k-1', other)]);
-  const order = orders();
+  const thing = things();
   const record = db.items(IDEMPOTENCY_TABLE);
 
   const completed = await post('k-1', other);
   const recordAfterCompleted = db.items(IDEMPOTENCY_TABLE);
-  now += (IDEMPOTENCY_KEY_EXPIRY_SECONDS + 1) * 1000;
+  now += (THING_KEY_EXPIRY_SECONDS + 1) * 1000;
   const expired = await post('k-1', other);
 
   expect(first.statusCode).toBe(201);
@@ -122,16 +119,16 @@ test('the key sent again with another body: 422 while in progress, once complete
   expect(recordAfterCompleted).toEqual(record);
   // Past its expiry the record is taken over by the other body's request, which fails and deletes it.
   expect(db.items(IDEMPOTENCY_TABLE)).toEqual([]);
-  expect(orders()).toEqual(order);
+  expect(things()).toEqual(thing);
 });
 
 test("a simulated run's idempotency records are stamped on the virtual clock, not the host's", async () => {
   jest.restoreAllMocks();
-  const world = new World(simulationOptions({ seed: 1, orders: 40 }));
+  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, orders: 40 }));
 
   const result = await world.run();
 
-  const expiries = world.db.items(IDEMPOTENCY_TABLE).map((r) => Number(r.expiration) - IDEMPOTENCY_KEY_EXPIRY_SECONDS);
+  const expiries = world.db.items(IDEMPOTENCY_TABLE).map((r) => Number(r.expiration) - THING_KEY_EXPIRY_SECONDS);
   expect(expiries.length).toBeGreaterThan(0);
   for (const stampedAt of expiries) {
     expect(stampedAt).toBeGreaterThanOrEqual(Math.floor(EPOCH_MS / 1000));

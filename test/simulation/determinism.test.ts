@@ -1,10 +1,10 @@
-import { simulate, simulationOptions } from '../../tooling/shop/simulation/world';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /** A seed is a schedule: the same seed replays the same trace, event for event; another seed explores another one. */
 test('the same seed replays an identical trace; a different seed gives a different one', async () => {
-  const first = await simulate(simulationOptions({ seed: 42, orders: 60 }));
-  const again = await simulate(simulationOptions({ seed: 42, orders: 60 }));
-  const other = await simulate(simulationOptions({ seed: 43, orders: 60 }));
+  const first = await simulateProbe(probeSimulationOptions({ seed: 42, orders: 60 }));
+  const again = await simulateProbe(probeSimulationOptions({ seed: 42, orders: 60 }));
+  const other = await simulateProbe(probeSimulationOptions({ seed: 43, orders: 60 }));
 
   expect(again.traceHash).toBe(first.traceHash);
   expect(again.events).toBe(first.events);

@@ -1,39 +1,36 @@
 import { failed } from '../../tools/simulation/campaign';
 import {
-  ALL_GUARDS,
   DEFAULT_FAULTS,
-  simulate,
-  simulationOptions,
+  MECHANISM_GUARDS,
   type FaultRates,
-  type Guards,
-  type SimulationOptions,
+  type MechanismGuards,
   type SimulationResult,
-  World,
-} from '../../tooling/shop/simulation/world';
-import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
+} from '../../tools/simulation/world/world';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 
 /**
- * Each guard switched off (test-only, in the simulation's wiring; production
- * code is unchanged) must be caught within a bounded number of seeds: the
- * simulation is only worth its green runs if it turns red when a guard is
- * missing. Each test runs schedules 1, 2, ... until one violates the invariant
- * the guard protects, and checks that the same schedule with every guard on
- * holds it. The seed each one needed is in the guard table of docs/simulation.md.
+ * Each of the mechanism's guards switched off (test-only, in the simulation's wiring; production code
+ * is unchanged) must be caught within a bounded number of seeds: the simulation is only worth its
+ * green runs if it turns red when a guard is missing. The world is the neutral probe domain (two
+ * consumers of the generic entity effect, one standard, one FIFO), so these run with the example
+ * deleted. Each test runs schedules 1, 2, ... until one violates the invariant the guard protects, and
+ * checks that the same schedule with every guard on holds every invariant.
  */
 const ORDERS = 100;
 
 async function firstSeedWhere(
-  options: Partial<SimulationOptions>,
-  guards: Partial<Guards>,
+  options: Partial<ProbeSimulationOptions>,
+  guards: Partial<MechanismGuards>,
   violates: (r: SimulationResult) => boolean,
   maxSeeds: number,
 ) {
   for (let seed = 1; seed <= maxSeeds; seed++) {
-    const broken = await simulate(
-      simulationOptions({ orders: ORDERS, ...options, guards: { ...ALL_GUARDS, ...guards }, seed }),
+    const broken = await simulateProbe(
+      probeSimulationOptions({ orders: ORDERS, ...options, guards: { ...MECHANISM_GUARDS, ...guards }, seed }),
     );
     if (violates(broken)) {
-      const guarded = await simulate(simulationOptions({ orders: ORDERS, ...options, seed }));
+      const guarded = await simulateProbe(probeSimulationOptions({ orders: ORDERS, ...options, seed }));
       return { seed, guarded };
     }
   }
@@ -43,51 +40,29 @@ async function firstSeedWhere(
 const violated = (invariant: string) => (r: SimulationResult) =>
   r.verification.violations.some((v) => v.invariant === invariant);
 
+/** The probe consumers' names as a pattern over invocation names (`<consumer>#<n>`). */
+const ANY_CONSUMER = `(?:${PROBE_SIMULATED_CONSUMERS.map((c) => c.name).join('|')})`;
+
 test('without the inbox claim, a redelivered event is applied twice: found within 3 seeds', async () => {
-  const found = await firstSeedWhere({}, { inboxClaim: false }, violated('points'), 3);
+  const appliedTwice = (r: SimulationResult) =>
+    r.verification.violations.some((v) => v.invariant === 'applied' && v.detail.includes('more than expected'));
+
+  const found = await firstSeedWhere({}, { inboxClaim: false }, appliedTwice, 3);
 
   expect(found?.seed).toBeLessThanOrEqual(3);
   expect(failed(found!.guarded)).toBe(false);
 });
 
-test('with the inbox claim keyed on the SQS messageId, a resent or republished event is applied twice: found within 5 seeds', async () => {
-  const found = await firstSeedWhere({}, { dedupeOn: 'messageId' }, violated('points'), 5);
+test('with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds', async () => {
+  const found = await firstSeedWhere({}, { dedupeOn: 'messageId' }, violated('each-event-once-per-consumer'), 5);
 
   expect(found?.seed).toBeLessThanOrEqual(5);
   expect(failed(found!.guarded)).toBe(false);
 });
 
-test('without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds', async () => {
-  // The overtaking the deployed design allows: an OrderPlaced outbox item that misses the stream (here
-  // 'stream-record-lost'; in AWS, the relay's retries exhausted to its on-failure queue) is published by
-  // the sweeper only once it is 5 minutes old, while the order's cancel (0 to 2 minutes after the
-  // place) goes through the stream at once, so OrderCancelled reaches the FIFO group first. (A conflict
-  // storm cannot dead-letter the place instead: 3 contention retries in each of 14 tries outlast it.)
-  // One SKU per order makes each order's stock visible on its own.
-  const overtaking: Partial<SimulationOptions> = {
-    faults: { ...DEFAULT_FAULTS, streamRecordLost: 0.05 },
-    cancelChance: 0.8,
-    skus: 1_000_000,
-  };
-  // Stock can only go below zero when a release took away what no reserve added.
-  const releasedUnreserved = (r: SimulationResult) =>
-    r.verification.violations.some((v) => v.invariant === 'reserved' && /: reserved -\d+,/.test(v.detail));
-
-  const found = await firstSeedWhere(overtaking, { versionCheck: false }, releasedUnreserved, 3);
-
-  expect(found?.seed).toBeLessThanOrEqual(3);
-  expect(releasedUnreserved(found!.guarded)).toBe(false);
-  expect(failed(found!.guarded)).toBe(false);
-  // The guarded run took the path the check exists for: a cancel recorded before any reserve.
-  const guardedWorld = new World(simulationOptions({ orders: ORDERS, ...overtaking, seed: found!.seed }));
-  await guardedWorld.run();
-  const cancelledFirst = guardedWorld.db.items(EFFECTS_TABLE).filter((i) => i.state === 'CANCELLED_UNRESERVED');
-  expect(cancelledFirst.length).toBeGreaterThan(0);
-});
-
 test('with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds', async () => {
   // Longer than the old budget (about 30 s), far inside the deployed 15 minutes. No operator redrive.
-  const outage: Partial<SimulationOptions> = {
+  const outage: Partial<ProbeSimulationOptions> = {
     faults: { ...DEFAULT_FAULTS, providerOutages: 1, providerOutageSeconds: [120, 120], longOutageChance: 0 },
     redriveDlqsAfterSeconds: undefined,
   };
@@ -98,21 +73,15 @@ test('with the old retry budget (5 receives, full jitter from 2 s), a two-minute
   expect(failed(found!.guarded)).toBe(false);
 });
 
-test('with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds', async () => {
-  // A warehouse outage longer than the budget dead-letters OrderPlaced messages whose reserve committed;
-  // their orders are cancelled meanwhile (CANCEL_PICK sent once the warehouse is back), then the operator redrives.
-  const outageThenRedrive: Partial<SimulationOptions> = {
-    faults: longWarehouseOutage(),
-    cancelChance: 0.8,
-  };
+test('with a duplicate calling the provider whatever happened since, copies of an event call the provider under one key at once: found within 2 seeds', async () => {
+  const found = await firstSeedWhere({}, { providerCompletion: false }, violated('provider-overlap'), 2);
 
-  const found = await firstSeedWhere(outageThenRedrive, { providerCompletion: false }, violated('provider-order'), 3);
-
-  expect(found?.seed).toBeLessThanOrEqual(3);
+  expect(found?.seed).toBeLessThanOrEqual(2);
   expect(failed(found!.guarded)).toBe(false);
+  expect(found!.guarded.providerOverlaps).toEqual([]);
 });
 
-test('with keys scoped to the session, a retry from rotated credentials creates a second order: found within 2 seeds', async () => {
+test('with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds', async () => {
   const rotation = { faults: { ...DEFAULT_FAULTS, credentialRotation: 0.5 } };
 
   const found = await firstSeedWhere(rotation, { callerScope: 'session' }, violated('orders'), 2);
@@ -125,12 +94,12 @@ test('without the record deadline, a hung call holds its batch until Lambda stop
   // A consumer stopped by its timeout breaks no invariant (its messages come back after their visibility
   // timeout), so the trace tells: Lambda stopped a consumer. Calls hang ten times as often as by default
   // (as in timeouts.test.ts), so each schedule has a few.
-  const hangs: Partial<SimulationOptions> = {
+  const hangs: Partial<ProbeSimulationOptions> = {
     faults: { ...DEFAULT_FAULTS, timeoutPerCall: 0.01 },
     keepTrace: Number.MAX_SAFE_INTEGER,
   };
   const stoppedConsumers = (r: SimulationResult) =>
-    r.trace.flatMap((line) => /FAULT timeout: ((?:fulfilment|loyalty)#\d+) stopped/.exec(line)?.[1] ?? []);
+    r.trace.flatMap((line) => new RegExp(`FAULT timeout: (${ANY_CONSUMER}#\\d+) stopped`).exec(line)?.[1] ?? []);
   const consumerStopped = (r: SimulationResult) =>
     stoppedConsumers(r).some((name) => r.trace.some((line) => line.endsWith(`${name} acked nothing (timed out)`)));
 
@@ -142,15 +111,15 @@ test('without the record deadline, a hung call holds its batch until Lambda stop
   expect(found!.guarded.consequences['record-deadline']).toBeGreaterThan(0);
 });
 
-test('without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, credits the points again: found within 2 seeds', async () => {
-  const found = await firstSeedWhere(weeksOfRedrives(), { dedupeHorizon: false }, violated('points'), 2);
+test('without the dedupe horizon, a redrive weeks later, after DynamoDB TTL deleted the inbox claim, takes the event again: found within 2 seeds', async () => {
+  const found = await firstSeedWhere(weeksOfRedrives(), { dedupeHorizon: false }, violated('horizon'), 2);
 
   expect(found?.seed).toBeLessThanOrEqual(2);
   expect(failed(found!.guarded)).toBe(false);
-  // With the horizon, the events still circulating are refused once too old: they sit in the loyalty
-  // DLQ with their cause (applied once, their e-mail for a person to send).
+  // With the horizon, the events still circulating are refused once too old: they sit in the standard
+  // consumer's DLQ with their cause (applied once, their provider call for a person to make).
   expect(found!.guarded.verification.deadLetters).toContainEqual(
-    expect.objectContaining({ queue: 'loyalty DLQ', cause: expect.stringMatching(/^DedupeHorizonPassed/) }),
+    expect.objectContaining({ queue: 'probe DLQ', cause: expect.stringMatching(/^DedupeHorizonPassed/) }),
   );
   expect(found!.guarded.virtualSeconds).toBeGreaterThan(50 * DAY_SECONDS);
 });
@@ -164,7 +133,7 @@ test('without the provider-call lease, concurrent copies of an event (standard-q
 });
 
 test("without the queues' sender policy, forged copies that reach a consumer before the real event are found: found within 1 seed", async () => {
-  const forging: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
+  const forging: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
 
   const found = await firstSeedWhere(forging, { queueSenders: false }, violated('event-id-reused'), 1);
 
@@ -174,13 +143,15 @@ test("without the queues' sender policy, forged copies that reach a consumer bef
 });
 
 test('without the fingerprint in the claim, a forged copy and the real event under one id: one is taken for a duplicate of the other and lost unseen: found within 1 seed', async () => {
-  const forging: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
-  const pastThePolicy = { ...ALL_GUARDS, queueSenders: false };
+  const forging: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, forgedFirst: 0.1 } };
+  const pastThePolicy = { ...MECHANISM_GUARDS, queueSenders: false };
 
-  const lost = await simulate(
-    simulationOptions({ orders: ORDERS, ...forging, guards: { ...pastThePolicy, fingerprint: false }, seed: 1 }),
+  const lost = await simulateProbe(
+    probeSimulationOptions({ orders: ORDERS, ...forging, guards: { ...pastThePolicy, fingerprint: false }, seed: 1 }),
   );
-  const caught = await simulate(simulationOptions({ orders: ORDERS, ...forging, guards: pastThePolicy, seed: 1 }));
+  const caught = await simulateProbe(
+    probeSimulationOptions({ orders: ORDERS, ...forging, guards: pastThePolicy, seed: 1 }),
+  );
 
   expect(violated('event-lost')(lost)).toBe(true);
   expect(violated('event-id-reused')(lost)).toBe(false);
@@ -194,7 +165,7 @@ test('without the fingerprint in the claim, a forged copy and the real event und
 });
 
 test('without the ClientRequestToken, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed', async () => {
-  const lostAnswers: Partial<SimulationOptions> = { faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 } };
+  const lostAnswers: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 } };
 
   const found = await firstSeedWhere(lostAnswers, { requestToken: false }, violated('miscount'), 1);
 
@@ -203,10 +174,11 @@ test('without the ClientRequestToken, an SDK retry of a committed transaction fa
   expect(found!.guarded.faults['sdk-retry-of-commit']).toBeGreaterThan(0);
 });
 
-test('without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and credits the points again: found within 1 seed', async () => {
-  // Producer clocks 20 to 30 days ahead on half the clients, a 60-day mail outage and redrives every
-  // 13 days: each loyalty OrderPlaced is credited, dead-lettered for its owed e-mail and redriven.
-  const futureStamps: Partial<SimulationOptions> = {
+test('without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and is taken again: found within 1 seed', async () => {
+  // Producer clocks 20 to 30 days ahead on half the clients, a 60-day outage of the standard consumer's
+  // provider and redrives every 13 days: each ThingHappened is counted, dead-lettered for its owed
+  // call and redriven.
+  const futureStamps: Partial<ProbeSimulationOptions> = {
     ...weeksOfRedrives(),
     faults: {
       ...weeksOfRedrives().faults!,
@@ -214,23 +186,19 @@ test('without the future-stamp guard, an event stamped weeks ahead passes the ho
       producerClockSkewSeconds: [20 * DAY_SECONDS, 30 * DAY_SECONDS],
     },
   };
-  const doubleCredit = (r: SimulationResult) =>
-    r.verification.violations.some((v) => v.invariant === 'points' && v.detail.includes('more than expected'));
 
-  const found = await firstSeedWhere(futureStamps, { futureStamps: false }, doubleCredit, 1);
+  const found = await firstSeedWhere(futureStamps, { futureStamps: false }, violated('horizon'), 1);
 
   expect(found?.seed).toBe(1);
   // With the guard, each is refused (OccurredInFuture) until its stamp is within the margin, then
   // applied once: its claim lives 22 days from that stamp.
   expect(failed(found!.guarded)).toBe(false);
-  // About 2 s with the shop's two consumers; a FIFO consumer added to the list retries each refused event
-  // through weeks of virtual time (measured 21 s with `new:consumer -- audit --fifo`), past the 60 s default on a busy machine.
 }, 180_000);
 
 test('producer clocks up to 300 s off either way (the margin): nothing is refused and every invariant holds', async () => {
   // No outage beyond the budget and no redrive: a refused event would stay in its DLQ, a violation.
-  const skewed = await simulate(
-    simulationOptions({
+  const skewed = await simulateProbe(
+    probeSimulationOptions({
       orders: ORDERS,
       seed: 1,
       faults: { ...DEFAULT_FAULTS, longOutageChance: 0, producerClockSkew: 0.3, producerClockSkewSeconds: [-300, 300] },
@@ -245,7 +213,7 @@ test('producer clocks up to 300 s off either way (the margin): nothing is refuse
 test("without the done-mark's own bound, a provider 2xx that lands as the record's deadline fires is not recorded and the next copy sends again: found within 1 seed", async () => {
   // Every provider answers 24.9 to 25.05 s after the call: around the record deadline of a call made
   // at the start of an invocation (30 s timeout, deadline 5 s before it).
-  const answersAtTheDeadline: Partial<SimulationOptions> = {
+  const answersAtTheDeadline: Partial<ProbeSimulationOptions> = {
     faults: { ...DEFAULT_FAULTS, providerAnswerMs: [24_900, 25_050] },
   };
 
@@ -258,9 +226,9 @@ test("without the done-mark's own bound, a provider 2xx that lands as the record
   expect(found!.guarded.verification.violations.filter((v) => v.invariant !== 'provider-overlap')).toEqual([]);
 });
 
-test('an outage longer than the budget, cancels, then the operator redrive: every dead-lettered message is applied once, no PICK after CANCEL_PICK', async () => {
-  const result = await simulate(
-    simulationOptions({ orders: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),
+test('an outage longer than the budget, undos, then the operator redrive: every dead-lettered message is applied once and every invariant holds', async () => {
+  const result = await simulateProbe(
+    probeSimulationOptions({ orders: ORDERS, seed: 1, faults: longOutageOf('probe-fifo'), cancelChance: 0.8 }),
   );
 
   expect(result.faults['provider-outage-beyond-budget']).toBe(1);
@@ -268,26 +236,26 @@ test('an outage longer than the budget, cancels, then the operator redrive: ever
   expect(result.verification.violations).toEqual([]);
 });
 
-/** One warehouse outage of 25 minutes: beyond the 15-minute budget. */
-function longWarehouseOutage(): FaultRates {
+/** One outage of a provider for 25 minutes: beyond the 15-minute budget. */
+function longOutageOf(provider: string): FaultRates {
   return {
     ...DEFAULT_FAULTS,
     providerOutages: 1,
     longOutageChance: 1,
     longOutageSeconds: [1500, 1500],
-    outageProviders: ['warehouse'],
+    outageProviders: [provider],
   };
 }
 
 const DAY_SECONDS = 86_400;
 
 /**
- * Weeks of virtual time, few orders: the mail provider goes down for 60 days while the orders arrive,
- * so every loyalty OrderPlaced credited while it lasts fails its e-mail on each try and is dead-lettered
- * after its 14 tries (effect committed, call owed); the operator redrives the DLQs every 13 days, four
- * times. The inbox claims expire after 22 days and DynamoDB's TTL deletes them up to 2 days later.
+ * Weeks of virtual time, few things: the standard consumer's provider goes down for 60 days while the
+ * things arrive, so every ThingHappened it counts meanwhile fails its call on each try and is
+ * dead-lettered after its 14 tries (effect committed, call owed); the operator redrives the DLQs every
+ * 13 days, four times. The inbox claims expire after 22 days and DynamoDB's TTL deletes them up to 2 days later.
  */
-function weeksOfRedrives(): Partial<SimulationOptions> {
+function weeksOfRedrives(): Partial<ProbeSimulationOptions> {
   return {
     orders: 15,
     faults: {
@@ -295,7 +263,7 @@ function weeksOfRedrives(): Partial<SimulationOptions> {
       providerOutages: 1,
       longOutageChance: 1,
       longOutageSeconds: [60 * DAY_SECONDS, 60 * DAY_SECONDS],
-      outageProviders: ['mail'],
+      outageProviders: ['probe'],
     },
     longRedrive: { redrives: 4, everyDays: 13 },
   };

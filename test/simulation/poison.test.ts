@@ -1,5 +1,5 @@
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { simulate, simulationOptions } from '../../tooling/shop/simulation/world';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**
  * Error classification end to end: a malformed message is a permanent error,
@@ -7,14 +7,14 @@ import { simulate, simulationOptions } from '../../tooling/shop/simulation/world
  * burning the queue's receives until SQS moves it without one.
  */
 test("malformed messages land in every consumer's DLQ at once with their cause, and every other invariant holds", async () => {
-  const result = await simulate(simulationOptions({ seed: 3, orders: 100 }));
+  const result = await simulateProbe(probeSimulationOptions({ seed: 3, orders: 100 }));
 
   expect(result.faults['poison-message']).toBe(2);
   expect(result.verification.violations).toEqual([]);
-  // Each consumer on the list gets its copy of the poison: fulfilment, loyalty and any `npm run new:consumer` added.
+  // Each consumer on the list gets its copy of the poison, a standard one and a FIFO one.
   // (A standard queue may deliver one twice at once, after the redrive too: both copies are dead-lettered.)
   expect(result.verification.deadLetters).toEqual(
-    CONSUMERS.map(({ name }) => ({
+    PROBE_SIMULATED_CONSUMERS.map(({ name }) => ({
       queue: `${name} DLQ`,
       cause: 'poison (SchemaViolation)',
       count: expect.any(Number) as number,

@@ -1,11 +1,6 @@
-import {
-  ALL_GUARDS,
-  DEFAULT_FAULTS,
-  simulate,
-  simulationOptions,
-  type Guards,
-} from '../../tooling/shop/simulation/world';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
+import { DEFAULT_FAULTS, MECHANISM_GUARDS, type MechanismGuards } from '../../tools/simulation/world/world';
+import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
+import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**
  * Lambda timeouts: a call that hangs past the function's timeout gets the
@@ -21,6 +16,8 @@ import { CONSUMERS } from '../../lambdas/shop/consumers';
  * after the deadline with no signal of its own, can still hang the function
  * into its timeout: not in this schedule.) Without the deadline (guard
  * `recordDeadline`) the consumer is stopped as before.
+ *
+ * The world is the neutral probe domain (tools/simulation's engine with the probe consumers).
  */
 const TIMEOUTS = {
   ...DEFAULT_FAULTS,
@@ -30,11 +27,11 @@ const TIMEOUTS = {
 };
 
 /** Every consumer on the list, as a pattern over invocation names (`<consumer>#<n>`): names hold nothing special. */
-const ANY_CONSUMER = `(?:${CONSUMERS.map((c) => c.name).join('|')})`;
+const ANY_CONSUMER = `(?:${PROBE_SIMULATED_CONSUMERS.map((c) => c.name).join('|')})`;
 /**
  * How many schedules a test may try, from its first seed on, before it gives up finding the case it is
  * about. A seed's trace depends on the consumer list (each consumer draws from the same random stream),
- * so a consumer added to it (`npm run new:consumer`) moves the case to another seed; each test checks
+ * so another list moves the case to another seed; each test checks
  * its property on every schedule it runs, and needs the case at least once.
  */
 const MAX_SEEDS = 6;
@@ -44,13 +41,13 @@ interface Line {
   text: string;
 }
 
-async function timeoutRun(seed: number, orders: number, guards: Partial<Guards> = {}) {
-  const result = await simulate(
-    simulationOptions({
+async function timeoutRun(seed: number, orders: number, guards: Partial<MechanismGuards> = {}) {
+  const result = await simulateProbe(
+    probeSimulationOptions({
       seed,
       orders,
       faults: TIMEOUTS,
-      guards: { ...ALL_GUARDS, ...guards },
+      guards: { ...MECHANISM_GUARDS, ...guards },
       keepTrace: Number.MAX_SAFE_INTEGER,
     }),
   );
@@ -178,14 +175,14 @@ function stoppedRelaysHold({ result, lines, stopped }: Awaited<ReturnType<typeof
   });
 }
 
-test('a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no PICK after CANCEL_PICK', async () => {
+test('a provider call cut at its record deadline may still reach the provider: no other copy calls under its key while it may be in flight, so no overlap and no send after a heard answer', async () => {
   // Hangs ten times as often, SQS duplicates and producer resends as by default: copies of an event
   // retried soon after a cut call (a 1 s backoff) while what that call had sent is still on its way.
   const hangs = { ...DEFAULT_FAULTS, timeoutPerCall: 0.01 };
   const schedulesWithLateCalls: number[] = [];
   for (let seed = 4; seed < 4 + MAX_SEEDS && schedulesWithLateCalls.length < 2; seed++) {
-    const result = await simulate(
-      simulationOptions({ seed, orders: 150, faults: hangs, keepTrace: Number.MAX_SAFE_INTEGER }),
+    const result = await simulateProbe(
+      probeSimulationOptions({ seed, orders: 150, faults: hangs, keepTrace: Number.MAX_SAFE_INTEGER }),
     );
     const landedLate = result.trace.filter((l) =>
       /\.send \S+ landed after (its call was aborted|the function)/.test(l),

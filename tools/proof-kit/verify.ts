@@ -452,7 +452,9 @@ export function checkProviderCalls(
   const events = domain.producedEvents(input.entities);
   const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
   const inbox = (key: string) => {
-    const [consumer, eventId] = key.split(':');
+    // `<consumer>:<eventId>`: a consumer name has no colon, an event id may (the probe fixture's do).
+    const [consumer, ...rest] = key.split(':');
+    const eventId = rest.join(':');
     return input.effects.get(inboxKey(consumer, eventId, tenantOf.get(eventId)).pk);
   };
   const rules = domain.providerRules?.({

@@ -39,6 +39,7 @@ import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes'
 import { ENV } from '../../../lambdas/exactly-once/env-names';
 import type { Observation } from '../../proof-kit/drive';
 import type { PlannedRequest } from '../../proof-kit/plan';
+import type { ProofDomain } from '../../proof-kit/domain';
 import { checkInvariants } from '../../proof-kit/verify';
 import { eventIdOf } from '../../dlq/messages';
 import type { SimulationOptionsBase, SimulationResult, SimulationVerification, SimulationWorld } from '../contract';
@@ -354,6 +355,11 @@ export interface SimulationDomain<O extends SimulationOptions = SimulationOption
   entities(db: MemoryDynamoDb): Record<string, unknown>[];
   /** The domain's own guards switched off: conditions the in-memory DynamoDB ignores (undefined: none). */
   conditionsIgnored?(options: O): ((table: string, key: Record<string, unknown>) => boolean) | undefined;
+  /**
+   * How the proof kit judges this domain's runs, for the world's consumer list (its invariants may
+   * depend on who consumes what). Default: the example's proof domain (`proof` in its tooling module).
+   */
+  proof?(consumers: readonly ConsumerSpec[]): ProofDomain;
 }
 
 /** The request API Gateway hands the function for an idempotent POST: IAM-signed by `userArn`, the key in its header. */
@@ -1371,8 +1377,12 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       });
       return { name, messages: messages.map(toMessage) };
     });
+    const consumers = [...this.consumers.values()].map(({ spec }) => spec);
     const checked = checkInvariants({
       runId: '',
+      // Judged by this world's consumer list, by the domain's own proof where it gives one.
+      consumers,
+      domain: this.domain.proof?.(consumers),
       checkIntents: true,
       plan: this.plan,
       observations: this.observations,
