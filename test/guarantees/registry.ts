@@ -1990,7 +1990,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
         file: 'test/runtime/proof-kit.test.ts',
         name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
       },
-      { file: 'test/runtime/proof-kit.test.ts', name: 'each fault left its findings for a person, and the run fails' },
+      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
     ],
   },
   {
