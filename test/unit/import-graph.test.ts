@@ -76,7 +76,7 @@ test.each([
       ['faults', 'faults/plan.ts', 'api/http.ts'],
       ['api', 'api/http.ts', 'wiring/consumer-wiring.ts'],
     ] as const
-  ).map(([layer, from, to]) => [
+  ).map(([layer, from, to]): [string, Record<string, string>, string] => [
     `the mechanism's ${layer} layer importing ${to.split('/')[0]}/`,
     {
       [`lambdas/exactly-once/${from}`]: `import { x } from '${'../'.repeat(from.split('/').length - 1)}${to.replace('.ts', '')}';\nexport const y = x;\n`,
