@@ -1078,14 +1078,20 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!guards.dedupeHorizon) settings = { ...settings, dedupeHorizonSeconds: Number.POSITIVE_INFINITY };
     // Without the future-stamp guard, any stamp ahead of the clock passes (the claims' TTL: guardSwitchesOnTransactions).
     if (!guards.futureStamps) settings = { ...settings, maxFutureSkewSeconds: Number.POSITIVE_INFINITY };
+    // A record's work names its try by the invocation's request id and the record's message id.
     const messageIds = new Map(event.Records.map((r) => [`${invocation.name}:${r.messageId}`, r.messageId]));
+    const messageIdOf = (work: RecordWork): string => {
+      const messageId = messageIds.get(work.leaseHolder);
+      if (messageId === undefined) throw new Error(`No record of ${invocation.name} holds ${work.leaseHolder}`);
+      return messageId;
+    };
     return {
       ...wiring,
       settings,
       withFaults: (apply) => {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
-          applying.run({ event: applied as EventRef, work, messageId: messageIds.get(work.leaseHolder) ?? '' }, () =>
+          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, () =>
             decorated(applied, work),
           );
       },
@@ -1189,8 +1195,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const alwaysGranted = !providerCompletion || !providerCallLease;
     const send = (command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> => {
       const record = applying.getStore();
-      const own = record === undefined ? undefined : inboxKey(consumer, record.event.eventId, record.event.tenant);
-      if (record === undefined || own === undefined) return documents.send(command as never, options);
+      if (record === undefined) return documents.send(command as never, options);
+      const own = inboxKey(consumer, record.event.eventId, record.event.tenant);
       const rekeyed = dedupeOn === 'eventId' ? own : inboxKey(consumer, record.messageId, record.event.tenant);
       if (command instanceof TransactWriteCommand) {
         const [first, ...effects] = command.input.TransactItems ?? [];
