@@ -5,6 +5,25 @@ const { exactlyOnce } = require('./package.json');
 const EXAMPLE = exactlyOnce.example;
 const THE_EXAMPLE = `^(lambdas|lib|tooling)/${EXAMPLE}/`;
 
+// Inside lambdas/exactly-once layers point one way, as the ESLint rules (eslint.config.mjs) say:
+// core (the root modules, consumer/, outbox/, inbox/, provider/, runtime/, trace/) <- aws/ (the adapters)
+// <- faults/ (decorators for the proof kit) <- api/ <- wiring/. The index files (the root's, aws/index.ts)
+// and testing/ are the public surface over every layer, so they may import any of them.
+const MECHANISM = '^lambdas/exactly-once/';
+const LAYERS = ['aws', 'faults', 'api', 'wiring'];
+const SURFACES = `${MECHANISM}(index\\.ts$|aws/index\\.ts$|testing/)`;
+/** `layer` (the files `from` names) imports nothing of the layers above it; type-only imports count too, as in ESLint. */
+const layerBelow = (layer, from, above) => ({
+  name: `layers-point-one-way-${layer}`,
+  severity: 'error',
+  comment:
+    `Layers point one way in lambdas/exactly-once (core <- aws <- faults <- api <- wiring): ${layer} imports ` +
+    `nothing of ${above.join('/, ')}/. An import back would let a port depend on its adapter, or the ` +
+    'adapters on the fault decorators that deployable bundles drop.',
+  from: { ...from, pathNot: [SURFACES, ...(from.pathNot ?? [])] },
+  to: { path: `${MECHANISM}(${above.join('|')})/` },
+});
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -33,6 +52,10 @@ module.exports = {
       from: { path: '^(lambdas|lib)/exactly-once/' },
       to: { path: `^(tools|tooling|test|bin)/|${THE_EXAMPLE}` },
     },
+    layerBelow('core', { path: MECHANISM, pathNot: [`${MECHANISM}(${LAYERS.join('|')})/`] }, LAYERS),
+    layerBelow('aws', { path: `${MECHANISM}aws/` }, LAYERS.slice(1)),
+    layerBelow('faults', { path: `${MECHANISM}faults/` }, LAYERS.slice(2)),
+    layerBelow('api', { path: `${MECHANISM}api/` }, LAYERS.slice(3)),
   ],
   options: {
     tsConfig: { fileName: 'tsconfig.json' },

@@ -125,8 +125,8 @@ export function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string):
  * return queueConsumerHandler(wiring, {
  *   fifo: SPEC.fifo,
  *   parse: parseEnvelope,
- *   apply: (event, record, work) =>
- *     applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work),
+ *   apply: (event, _record, work) =>
+ *     applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }, work),
  * });
  * ```
  */

@@ -31,8 +31,8 @@
  *   return queueConsumerHandler(wiring, {
  *     fifo: SPEC.fifo,
  *     parse: parseEnvelope,
- *     apply: (event, record, work) =>
- *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work),
+ *     apply: (event, _record, work) =>
+ *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }, work),
  *   });
  * }
  * export const handler = makeHandler(deployedConsumerWiring(SPEC));

@@ -1212,6 +1212,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
+      { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
       { file: PROOF_KIT_TEST, name: ', reported as "more than expected"', templated: true },

@@ -6,8 +6,9 @@ import { dirname, join } from 'node:path';
 /**
  * The import graph's rules (.dependency-cruiser.cjs, run by `npm run lint`): no circle of modules that
  * load each other, the tools never import the example (they load its plug-ins by the name in
- * package.json), the mechanism imports nothing outside it. Each rule is shown biting on a scratch
- * tree of a few files, with the repository's own configuration.
+ * package.json), the mechanism imports nothing outside it, and inside it layers point one way (core <- aws
+ * <- faults <- api <- wiring). Each rule is shown biting on a scratch tree of a few files, with the
+ * repository's own configuration.
  */
 const ROOT = join(__dirname, '..', '..');
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
@@ -68,6 +69,21 @@ test.each([
     },
     'mechanism-imports-nothing-outside-it',
   ],
+  ...(
+    [
+      ['core', 'consumer/ports.ts', 'aws/clients.ts'],
+      ['aws', 'aws/inbox-ledger.ts', 'faults/inbox-bypass.ts'],
+      ['faults', 'faults/plan.ts', 'api/http.ts'],
+      ['api', 'api/http.ts', 'wiring/consumer-wiring.ts'],
+    ] as const
+  ).map(([layer, from, to]): [string, Record<string, string>, string] => [
+    `the mechanism's ${layer} layer importing ${to.split('/')[0]}/`,
+    {
+      [`lambdas/exactly-once/${from}`]: `import { x } from '${'../'.repeat(from.split('/').length - 1)}${to.replace('.ts', '')}';\nexport const y = x;\n`,
+      [`lambdas/exactly-once/${to}`]: 'export const x = 1;\n',
+    },
+    `layers-point-one-way-${layer}`,
+  ]),
 ])('%s is refused', (_what, files, rule) => {
   // Arrange
   const tree = scratchTree(files);
@@ -97,4 +113,21 @@ test('a type-only import back is no circle: it loads nothing', () => {
 
   // Assert
   expect(output).not.toContain('no-circular');
+});
+
+test("the mechanism's index files sit over every layer: they may import any of them", () => {
+  // Arrange
+  const tree = scratchTree({
+    'lambdas/exactly-once/index.ts': "export { wiring } from './wiring/consumer-wiring';\n",
+    'lambdas/exactly-once/testing/index.ts': "export { wiring } from '../wiring/consumer-wiring';\n",
+    'lambdas/exactly-once/wiring/consumer-wiring.ts': 'export const wiring = 1;\n',
+  });
+  trees.push(tree);
+
+  // Act
+  const { status, output } = cruise(tree, ['lambdas']);
+
+  // Assert
+  expect(output).not.toContain('layers-point-one-way');
+  expect(status).toBe(0);
 });

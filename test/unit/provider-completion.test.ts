@@ -1,11 +1,5 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
@@ -251,36 +245,6 @@ describe('duplicates', () => {
     await creditLoyaltyPoints(placed, { ledger, mail });
 
     expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
-  });
-
-  test('with the inbox switched off (test-only), nothing is claimed, superseded or recorded', async () => {
-    process.env.INBOX_BYPASS_BUILD = 'true'; // the local runtime's build: the only one with the switch
-    const ledger = new DynamoDbFulfilmentLedger(client, {
-      ...options,
-      consumer: 'fulfilment',
-      unsafeDisableInbox: () => true,
-    });
-
-    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() }).finally(
-      () => delete process.env.INBOX_BYPASS_BUILD,
-    );
-
-    const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
-    expect(items.some((i) => String(i.Put?.Item?.pk ?? i.Update?.Key?.pk).startsWith('INBOX#'))).toBe(false);
-    expect(doneMarks()).toEqual([]);
-  });
-
-  test('outside the local runtime build the switch is ignored: the claim is made', async () => {
-    const ledger = new DynamoDbFulfilmentLedger(client, {
-      ...options,
-      consumer: 'fulfilment',
-      unsafeDisableInbox: () => true,
-    });
-
-    await fulfilOrderEvent(cancelled, { ledger, warehouse: recordingProvider() });
-
-    const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
-    expect(items.some((i) => String(i.Put?.Item?.pk).startsWith('INBOX#'))).toBe(true);
   });
 });
 

@@ -205,13 +205,13 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseEnvelope,
-    apply: (event, record, work) =>
+    apply: (event, _record, work) =>
       apply${id}Effect(
         event,
         {
           consumer: SPEC.name,
           eventTypes: SPEC.eventTypes,
-          ledger: wiring.ledgerFor(ledger, record),
+          ledger,
           provider,
         },
         work,

@@ -11,8 +11,9 @@ import { entityEffectKey } from './inbox-table';
  * is newer than the entity's `lastVersion` (an older one is stale: never applied after a newer; its inbox
  * entry is then marked superseded by the entity's last event, so the proof finds it judged, not lost,
  * and a copy of it later owes no provider call). The ADD is
- * deliberately not idempotent: only the claim stops a duplicate from counting
- * twice, so the proof kit can see a double when the claim is switched off.
+ * deliberately not idempotent: a duplicate that got past the claim would count
+ * twice, which is what the proof kit's broken build shows (faults/inbox-bypass.ts drops the claim
+ * and this version check, a first-write guard, together).
  *
  * @example Built once per cold start from the consumer's wiring
  * ```ts
@@ -22,8 +23,8 @@ import { entityEffectKey } from './inbox-table';
  *   return queueConsumerHandler(wiring, {
  *     fifo: SPEC.fifo,
  *     parse: parseEnvelope,
- *     apply: (event, record, work) =>
- *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work),
+ *     apply: (event, _record, work) =>
+ *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }, work),
  *   });
  * }
  * ```
@@ -43,10 +44,7 @@ export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEff
                 'ADD appliedCount :one',
               // The version guard: an entity's state never goes back. A redriven or resent older event
               // (a FIFO head of group dead-lettered, then redriven after newer ones) is stale, not applied.
-              // The test-only broken consumer drops it with the claim, so the proof kit can show a double.
-              ...(this.inboxBypassed()
-                ? {}
-                : { ConditionExpression: 'attribute_not_exists(lastVersion) OR lastVersion < :version' }),
+              ConditionExpression: 'attribute_not_exists(lastVersion) OR lastVersion < :version',
               // The entity's last event, to name what superseded a stale one.
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               ExpressionAttributeValues: {

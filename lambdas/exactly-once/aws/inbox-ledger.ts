@@ -87,14 +87,6 @@ export interface LedgerOptions {
    * @default - not retried here (the queue's backoff retries it)
    */
   contention?: InProcessRetry;
-  /**
-   * The local runtime's build only: skip the inbox claim (and fulfilment's state guard on
-   * reserve), so duplicates become double effects, to prove the proof kit notices them.
-   * Every other bundle drops the check (bundleDefines, lib/exactly-once/function-defaults.ts).
-   *
-   * @default - none: every transaction writes the claim
-   */
-  unsafeDisableInbox?: () => boolean;
 }
 
 /**
@@ -155,11 +147,6 @@ export abstract class InboxLedger {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** Literally false, and dropped with the option, in every bundle but the local runtime's. */
-  protected inboxBypassed(): boolean {
-    return process.env.INBOX_BYPASS_BUILD === 'true' && this.options.unsafeDisableInbox?.() === true;
-  }
-
   /**
    * The claim; with `work`, it also takes the lease on the provider call that
    * follows the commit, so a concurrent copy of the event finds the call leased
@@ -167,43 +154,38 @@ export abstract class InboxLedger {
    * same id can tell a duplicate from another event, and it expires `inboxTtlSeconds`
    * after the later of now and the event's occurredAt (the horizon counts from there).
    */
-  protected claim(event: EventEnvelope, work: RecordWork | undefined): TransactItem[] {
-    if (this.inboxBypassed()) return [];
+  protected claim(event: EventEnvelope, work: RecordWork | undefined): TransactItem {
     const now = this.now();
-    return [
-      {
-        Put: {
-          TableName: this.options.tableName,
-          Item: {
-            ...inboxKey(this.consumer, event.eventId, event.tenant),
-            consumer: this.consumer,
-            eventId: event.eventId,
-            ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
-            [FINGERPRINT_ATTRIBUTE]: eventFingerprint(event),
-            claimedAt: now.toISOString(),
-            [INBOX_TTL_ATTRIBUTE]: claimExpiresAt(now, event.occurredAt, this.options.inboxTtlSeconds),
-            ...(work === undefined
-              ? {}
-              : {
-                  [PROVIDER_CALL_LEASE_ATTRIBUTE]: work.leaseUntil,
-                  [PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE]: work.leaseHolder,
-                }),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    return {
+      Put: {
+        TableName: this.options.tableName,
+        Item: {
+          ...inboxKey(this.consumer, event.eventId, event.tenant),
+          consumer: this.consumer,
+          eventId: event.eventId,
+          ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
+          [FINGERPRINT_ATTRIBUTE]: eventFingerprint(event),
+          claimedAt: now.toISOString(),
+          [INBOX_TTL_ATTRIBUTE]: claimExpiresAt(now, event.occurredAt, this.options.inboxTtlSeconds),
+          ...(work === undefined
+            ? {}
+            : {
+                [PROVIDER_CALL_LEASE_ATTRIBUTE]: work.leaseUntil,
+                [PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE]: work.leaseHolder,
+              }),
         },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-    ];
+    };
   }
 
   /**
    * After the provider accepted the call: a duplicate from now on leaves the
    * provider alone, however late it comes. Conditioned on the entry existing, so
-   * it never creates an entry without its TTL; with the inbox switched off
-   * (test-only) there is nothing to record.
+   * it never creates an entry without its TTL.
    */
   async recordProviderCallDone(event: EventRef, work?: RecordWork): Promise<void> {
-    if (this.inboxBypassed()) return;
     await this.updateInboxEntry(event, work, {
       UpdateExpression: 'SET #done = :at',
       ConditionExpression: 'attribute_exists(pk)',
@@ -221,7 +203,6 @@ export abstract class InboxLedger {
    * first delivery holds the lease already.
    */
   async leaseProviderCall(event: EventRef, work: RecordWork): Promise<ProviderCallLease> {
-    if (this.inboxBypassed()) return 'granted';
     try {
       await this.updateInboxEntry(event, work, {
         UpdateExpression: 'SET #lease = :until, #holder = :me',
@@ -252,7 +233,6 @@ export abstract class InboxLedger {
    * costs only that wait, so the failure is logged by the caller, not thrown.
    */
   async releaseProviderCallLease(event: EventRef, work: RecordWork): Promise<void> {
-    if (this.inboxBypassed()) return;
     try {
       await this.updateInboxEntry(event, work, {
         UpdateExpression: 'REMOVE #lease, #holder',
@@ -273,7 +253,6 @@ export abstract class InboxLedger {
    * there is kept.
    */
   protected async markSuperseded(event: EventRef, by: string, work: RecordWork | undefined): Promise<void> {
-    if (this.inboxBypassed()) return;
     await this.updateInboxEntry(event, work, {
       UpdateExpression: 'SET #superseded = if_not_exists(#superseded, :by), #ttl = if_not_exists(#ttl, :expires)',
       ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
@@ -306,7 +285,6 @@ export abstract class InboxLedger {
    * then stands for "done, superseded" too.
    */
   protected supersede(earlier: EventRef, eventId: string): TransactItem[] {
-    if (this.inboxBypassed()) return [];
     return [
       {
         Update: {
@@ -348,8 +326,8 @@ export abstract class InboxLedger {
    * it was, instead of failing on its own claim and being counted a duplicate.
    */
   protected async transact(event: EventEnvelope, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
-    const claim = this.claim(event, work);
-    const items = [...claim, ...effect];
+    // The claim first: a cancellation's reasons[0] is the claim's, and effect i's is reasons[i + 1].
+    const items = [this.claim(event, work), ...effect];
     const holder = work?.leaseHolder ?? `untimed:${randomUUID()}`;
     let attempt = 0;
     // A new token for each in-process contention retry: the one before was cancelled for certain.
@@ -373,7 +351,7 @@ export abstract class InboxLedger {
         );
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
-      if (claim.length > 0 && reasons[0]?.Code === 'ConditionalCheckFailed') {
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') {
         const entry = reasons[0].Item === undefined ? undefined : unmarshall(reasons[0].Item);
         // No entry back (ALL_OLD not honoured): the call is repeated under its key, as providerCallPending says.
         if (entry === undefined) return { outcome: 'duplicate', providerCallPending: true };
@@ -386,7 +364,7 @@ export abstract class InboxLedger {
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
         const item = reasons[failedIndex].Item;
-        throw new EffectConditionFailed(failedIndex - claim.length, item === undefined ? undefined : unmarshall(item));
+        throw new EffectConditionFailed(failedIndex - 1, item === undefined ? undefined : unmarshall(item));
       }
       throw error;
     }

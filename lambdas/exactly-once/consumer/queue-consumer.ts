@@ -43,9 +43,9 @@ export interface ConsumerRuntime {
  * const loyalty: QueueConsumer<OrderEvent> = {
  *   fifo: SPEC.fifo,
  *   parse: parseOrderEvent,
- *   apply: (event, record, work) => {
+ *   apply: (event, _record, work) => {
  *     if (event.type !== 'OrderPlaced') throw new PermanentError('UnsupportedEventType', `Loyalty consumes OrderPlaced only, got ${event.type}`);
- *     return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
+ *     return creditLoyaltyPoints(event, { ledger, mail }, work);
  *   },
  * };
  * ```
@@ -57,8 +57,8 @@ export interface QueueConsumer<E extends EventEnvelope> {
   parse(body: string): E;
   /**
    * The use case on one event, within `work` (its deadline's signal for every
-   * call, its provider-call lease). The record is there for `wiring.ledgerFor`
-   * (the simulation's guard switches).
+   * call, its provider-call lease); `record` is the SQS record it came in, for a use case that
+   * needs its message id or attributes.
    */
   apply(event: E, record: SQSRecord, work: RecordWork): Promise<ApplyOutcome>;
 }
@@ -114,7 +114,7 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  *   return queueConsumerHandler(wiring, {
  *     fifo: SPEC.fifo,
  *     parse: parseOrderEvent,
- *     apply: (event, record, work) => fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }, work),
+ *     apply: (event, _record, work) => fulfilOrderEvent(event, { ledger, warehouse }, work),
  *   });
  * }
  * export const handler = makeHandler(deployedConsumerWiring(SPEC));

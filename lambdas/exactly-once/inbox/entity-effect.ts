@@ -15,7 +15,7 @@ import { callProviderIfOwed } from '../provider/call-provider-if-owed';
  * const deps: EntityEffectDeps = {
  *   consumer: SPEC.name,
  *   eventTypes: SPEC.eventTypes,
- *   ledger: wiring.ledgerFor(ledger, record),
+ *   ledger,
  *   provider: wiring.provider(SPEC.name),
  * };
  * ```
@@ -71,7 +71,7 @@ function eventIdentity(consumer: string, event: EventEnvelope): Record<string, u
  * const ledger = new DynamoDbEntityEffectLedger(wiring.documents, wiring.ledgerOptions);
  * const provider = wiring.provider(SPEC.name);
  * const apply = (event: EventEnvelope, record: SQSRecord, work: RecordWork) =>
- *   applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger: wiring.ledgerFor(ledger, record), provider }, work);
+ *   applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }, work);
  * ```
  */
 export async function applyEntityEffect(

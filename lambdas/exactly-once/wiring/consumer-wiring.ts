@@ -1,4 +1,3 @@
-import type { SQSRecord } from 'aws-lambda';
 import { readFile } from 'node:fs/promises';
 import { dynamoDbDocumentClient, sqsClient } from '../aws/clients';
 import type { LedgerOptions } from '../aws/inbox-ledger';
@@ -10,9 +9,8 @@ import { SqsMessageControl } from '../aws/sqs-message-control';
 import { isContention } from '../aws/transient-errors';
 import { attemptsForBudget, RETRY_BUDGET, RETRY_ENV } from '../consumer/retry-budget';
 import { consumerFaults, type Apply } from '../faults/consumer-faults';
-import { inboxClaimDisabled } from '../faults/inbox-bypass';
+import { inboxClaimDisabled, withoutInbox } from '../faults/inbox-bypass';
 import type { ConsumerSpec } from '../consumer-spec';
-import type { ProviderCallRecord } from '../inbox/ports';
 import type { ExternalProvider } from '../provider/provider';
 import { optionalEnv, optionalIntEnv, requireEnv, requireIntEnv } from '../config';
 import { IN_PROCESS_RETRY } from '../runtime/contention-retry';
@@ -135,12 +133,6 @@ export interface ConsumerDependencies {
   setTimer?: (ms: number, fire: () => void) => () => void;
   /** The external provider called `name` (default: the provider log, RecordingProvider). */
   provider?: (name: string) => ExternalProvider;
-  /**
-   * The ledger a record is applied through (default: the ledger itself). Only
-   * the simulation's guard switches replace it, to prove it notices an inbox
-   * keyed on the SQS message id; they need the record for that.
-   */
-  ledgerFor?: <L extends ProviderCallRecord>(ledger: L, record: SQSRecord) => L;
 }
 
 /**
@@ -181,10 +173,17 @@ export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' 
  */
 export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencies) {
   const { consumer, fifo } = config;
-  const { documents, now } = deps;
+  const { now } = deps;
   const contention = { ...IN_PROCESS_RETRY, isContention, sleep: deps.sleep, random: deps.random };
   // Dead code, dropped with the fault modules, in every bundle built without fault injection (bundleDefines, lib/exactly-once/function-defaults.ts).
   const faults = process.env.FAULT_INJECTION_BUILD === 'true' ? consumerFaults(consumer) : undefined;
+  // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every write: below the ledgers, on
+  // the client they are built on, so no ledger knows of it. No deployable bundle has it: the condition is
+  // false there, and the bundler drops the branch.
+  const documents =
+    process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
+      ? withoutInbox(deps.documents, consumer, () => inboxClaimDisabled(faults.plan(), consumer))
+      : deps.documents;
 
   const settings: ConsumerSettings = {
     consumer,
@@ -214,11 +213,6 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     inboxTtlSeconds: config.inboxTtlSeconds,
     now,
     contention,
-    // The local runtime's test-only switch (faults/inbox-bypass.ts), read on every transaction. No deployable
-    // bundle has it: the condition is false there, and the bundler drops the branch.
-    ...(process.env.INBOX_BYPASS_BUILD === 'true' && faults !== undefined
-      ? { unsafeDisableInbox: () => inboxClaimDisabled(faults.plan(), consumer) }
-      : {}),
   };
   const provider =
     deps.provider ??
@@ -247,7 +241,6 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     refreshFaults: async (): Promise<void> => {
       await faults?.refresh();
     },
-    ledgerFor: deps.ledgerFor ?? (<L>(ledger: L): L => ledger),
     setTimer: deps.setTimer ?? realTimer,
   };
 }
@@ -260,7 +253,7 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
  * export function makeHandler(wiring: ConsumerWiring) {
  *   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
  *   const mail = wiring.provider('mail');
- *   return queueConsumerHandler(wiring, { fifo: false, parse: parseOrderEvent, apply: (event, record, work) => credit(event, { ledger, mail }, work) });
+ *   return queueConsumerHandler(wiring, { fifo: false, parse: parseOrderEvent, apply: (event, _record, work) => credit(event, { ledger, mail }, work) });
  * }
  * ```
  */

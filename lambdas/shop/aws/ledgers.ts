@@ -24,9 +24,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
         event,
         [
           // Any existing state is newer than "placed": the cancel got here first.
-          // The test-only broken consumer drops this guard too: the state alone would
-          // still stop a duplicate reserve, and the proof kit could not show a double.
-          this.firstState(event.entityId, 1, 'RESERVED', !this.inboxBypassed()),
+          this.firstState(event.entityId, 1, 'RESERVED'),
           ...this.stockDeltas(event.payload.items, 1),
         ],
         work,
@@ -77,16 +75,16 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
     // A concurrent reserve between the two transactions fails this condition;
     // the error is transient and the retry takes the normal release path.
     // The late OrderPlaced is stale (its state put fails), so it never reaches the warehouse.
-    return this.transact(event, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED', true)], work);
+    return this.transact(event, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED')], work);
   }
 
-  /** An order's first fulfilment state, put only where it has none yet when `guarded`. */
-  private firstState(orderId: string, version: 1 | 2, state: string, guarded: boolean): TransactItem {
+  /** An order's first fulfilment state, put only where it has none yet. */
+  private firstState(orderId: string, version: 1 | 2, state: string): TransactItem {
     return {
       Put: {
         TableName: this.options.tableName,
         Item: { ...fulfilmentKey(orderId), orderId, version, state, updatedAt: this.now().toISOString() },
-        ...(guarded ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        ConditionExpression: 'attribute_not_exists(pk)',
       },
     };
   }

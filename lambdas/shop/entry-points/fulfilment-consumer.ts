@@ -28,8 +28,7 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseOrderEvent,
-    apply: (event, record, work) =>
-      fulfilOrderEvent(event, { ledger: wiring.ledgerFor(ledger, record), warehouse }, work),
+    apply: (event, _record, work) => fulfilOrderEvent(event, { ledger, warehouse }, work),
   });
 }
 

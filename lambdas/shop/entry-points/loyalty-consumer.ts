@@ -19,11 +19,11 @@ export function makeHandler(wiring: ConsumerWiring) {
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseOrderEvent,
-    apply: (event, record, work) => {
+    apply: (event, _record, work) => {
       if (event.type !== 'OrderPlaced') {
         throw new PermanentError('UnsupportedEventType', `Loyalty consumes OrderPlaced only, got ${event.type}`);
       }
-      return creditLoyaltyPoints(event, { ledger: wiring.ledgerFor(ledger, record), mail }, work);
+      return creditLoyaltyPoints(event, { ledger, mail }, work);
     },
   });
 }

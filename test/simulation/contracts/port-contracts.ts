@@ -1,6 +1,7 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTryCounter } from '../../../lambdas/exactly-once/aws/dynamodb-try-counter';
 import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
+import { withoutInbox } from '../../../lambdas/exactly-once/faults/inbox-bypass';
 import {
   DynamoDbEffectsReader,
   DynamoDbFulfilmentLedger,
@@ -50,14 +51,12 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
     let store: TableStore;
     let inboxDisabled = false;
     const ledgers = () => {
-      const options = {
-        tableName: store.tables.effects,
-        inboxTtlSeconds: 86_400,
-        unsafeDisableInbox: () => inboxDisabled,
-      };
+      const options = { tableName: store.tables.effects, inboxTtlSeconds: 86_400 };
+      // The inbox switch of the local runtime's build acts on the client, below the ledger.
+      const documents = (consumer: string) => withoutInbox(store.documents, consumer, () => inboxDisabled);
       return {
-        fulfilment: new DynamoDbFulfilmentLedger(store.documents, { ...options, consumer: 'fulfilment' }),
-        loyalty: new DynamoDbLoyaltyLedger(store.documents, { ...options, consumer: 'loyalty' }),
+        fulfilment: new DynamoDbFulfilmentLedger(documents('fulfilment'), { ...options, consumer: 'fulfilment' }),
+        loyalty: new DynamoDbLoyaltyLedger(documents('loyalty'), { ...options, consumer: 'loyalty' }),
         reader: new DynamoDbEffectsReader(store.documents, store.tables.effects),
       };
     };
@@ -305,18 +304,26 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const { loyalty, reader } = ledgers();
       const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
       inboxDisabled = true;
-      process.env.INBOX_BYPASS_BUILD = 'true'; // the local runtime's build: the only one with the switch
 
-      const outcomes = await (async () => {
-        try {
-          return [await loyalty.credit(placed, 17), await loyalty.credit(placed, 17)];
-        } finally {
-          delete process.env.INBOX_BYPASS_BUILD;
-        }
-      })();
+      const outcomes = [await loyalty.credit(placed, 17), await loyalty.credit(placed, 17)];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'applied']);
       expect(await reader.customerPoints('caller-1', placed.payload.customerId)).toBe(34);
+    });
+
+    test('with the inbox claim switched off, a duplicate reserve reserves twice; a duplicate release is stale', async () => {
+      const { fulfilment, reader } = ledgers();
+      const order = uniqueOrder();
+      const placed = orderPlacedEvent(order, order.createdAt);
+      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+      inboxDisabled = true;
+
+      const reserves = [await fulfilment.reserve(placed), await fulfilment.reserve(placed)];
+      const releases = [await fulfilment.release(cancelled), await fulfilment.release(cancelled)];
+
+      expect([...reserves, ...releases].map((r) => r.outcome)).toEqual(['applied', 'applied', 'applied', 'stale']);
+      expect(await reader.reservedStock(order.items[0].sku)).toBe(3);
+      expect(await inboxEntry('fulfilment', placed)).toBeUndefined();
     });
   });
 }

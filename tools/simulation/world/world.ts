@@ -1,14 +1,25 @@
 import './environment';
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { apiEvent, lambdaContext } from '../../../lambdas/exactly-once/testing';
-import type { AttributeValue, Context, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { AttributeValue, Context, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import {
   expiresAfter,
   FINGERPRINT_ATTRIBUTE,
   inboxKey,
   INBOX_TTL_ATTRIBUTE,
+  PROVIDER_CALL_DONE_ATTRIBUTE,
+  PROVIDER_CALL_LEASE_ATTRIBUTE,
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+  SUPERSEDED_BY_ATTRIBUTE,
 } from '../../../lambdas/exactly-once/aws/inbox-table';
 import { DEFAULT_DISPATCHED_RETENTION_SECONDS } from '../../../lambdas/exactly-once/aws/outbox-table';
 import {
@@ -20,6 +31,7 @@ import {
 } from '../../../lambdas/exactly-once/consumer/retry-budget';
 import { dedupeWindow } from '../../../lambdas/exactly-once/consumer/dedupe-horizon';
 import type { EventEnvelope } from '../../../lambdas/exactly-once/envelope';
+import { withoutInbox } from '../../../lambdas/exactly-once/faults/inbox-bypass';
 import { NO_FAULTS } from '../../../lambdas/exactly-once/faults/plan';
 import { relayFaults } from '../../../lambdas/exactly-once/faults/relay-faults';
 import type { ConsumerSettings } from '../../../lambdas/exactly-once/consumer/consume-record';
@@ -32,7 +44,7 @@ import { makeRelayHandler, type RelayFaults } from '../../../lambdas/exactly-onc
 import { makeSweeperHandler } from '../../../lambdas/exactly-once/wiring/sweeper-handler';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lambdas/exactly-once/wiring/outbox-wiring';
 import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
-import type { EventRef, LedgerResult, ProviderCallLease } from '../../../lambdas/exactly-once/inbox/ports';
+import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
@@ -140,6 +152,12 @@ export type FaultRates = {
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
+
+/**
+ * The record a consumer's use case is applying (its event, its work and the SQS message it came in): set
+ * around each record by the simulation's consumer wiring, read by the guard switches below the ledgers.
+ */
+const applying = new AsyncLocalStorage<{ event: EventRef; work: RecordWork; messageId: string }>();
 
 /**
  * The mechanism's guards: each can be switched off (test-only) to prove that the simulation notices.
@@ -665,7 +683,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const { scheduler, options } = this;
     const savedRandom = Math.random;
     const savedNow = Date.now;
-    const savedBypass = process.env.INBOX_BYPASS_BUILD;
     const savedIdempotencyDisabled = process.env.POWERTOOLS_IDEMPOTENCY_DISABLED;
     const savedRoutes = process.env[ENV.consumerRoutes];
     // The real code draws backoff jitter from Math.random: the seed must decide it too.
@@ -676,9 +693,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     process.env[ENV.consumerRoutes] = JSON.stringify(this.routes);
     // Powertools' own off switch, read when a handler's idempotency config is built: the 'bypassed' break.
     if (options.guards.apiIdempotency === 'bypassed') process.env.POWERTOOLS_IDEMPOTENCY_DISABLED = 'true';
-    // The inbox-claim guard can only be switched off in the local build (the bundles of every
-    // other build drop the switch); this run is that build when it switches the guard off.
-    if (!options.guards.inboxClaim) process.env.INBOX_BYPASS_BUILD = 'true';
     try {
       const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
       for (let i = 0; i < options.orders; i++)
@@ -727,7 +741,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       Math.random = savedRandom;
       Date.now = savedNow;
       restoreEnv('POWERTOOLS_IDEMPOTENCY_DISABLED', savedIdempotencyDisabled);
-      restoreEnv('INBOX_BYPASS_BUILD', savedBypass);
       restoreEnv(ENV.consumerRoutes, savedRoutes);
     }
   }
@@ -1044,15 +1057,19 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   }
 
   /**
-   * The consumer's wiring (lambdas/exactly-once/consumer/wiring.ts) on one invocation's clients,
+   * The consumer's wiring (lambdas/exactly-once/wiring/consumer-wiring.ts) on one invocation's clients,
    * the virtual clock (in-process contention retries wait on it too) and the
    * simulated providers; then the guards switched off, each as the test-only
-   * change it stands for.
+   * change it stands for. The ledger guards act below the ledgers, on the DynamoDB calls they send
+   * (guardedDocuments): each record's use case runs in `applying`, so a call knows whose it is.
    */
   private consumerWiring(invocation: Invocation, consumer: SimConsumer, event: SQSEvent): ConsumerWiring {
     const { guards } = this.options;
+    const consumerName = consumer.spec.name;
+    const guarded = this.guardedDocuments(invocation, consumerName);
     const wiring = consumerWiring(consumer.config, {
-      documents: invocation.documents,
+      // Without the inbox claim: the local runtime's broken build, on the same calls.
+      documents: guards.inboxClaim ? guarded : withoutInbox(guarded, consumerName, () => true),
       sqs: invocation.sqs,
       now: this.now,
       sleep: (ms) => invocation.sleep(ms),
@@ -1060,7 +1077,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       setTimer: guards.recordDeadline ? (ms, fire) => invocation.timer(ms, fire) : () => () => undefined,
       random: this.scheduler.random,
       provider: (name) => this.provider(invocation, name),
-      ledgerFor: (ledger, record) => this.guardedLedger(ledger, record, invocation),
     });
     let settings =
       guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, consumer.spec.fifo, event) : wiring.settings;
@@ -1068,12 +1084,23 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!guards.dedupeHorizon) settings = { ...settings, dedupeHorizonSeconds: Number.POSITIVE_INFINITY };
     // Without the future-stamp guard, any stamp ahead of the clock passes (the claims' TTL: guardSwitchesOnTransactions).
     if (!guards.futureStamps) settings = { ...settings, maxFutureSkewSeconds: Number.POSITIVE_INFINITY };
+    // A record's work names its try by the invocation's request id and the record's message id.
+    const messageIds = new Map(event.Records.map((r) => [`${invocation.name}:${r.messageId}`, r.messageId]));
+    const messageIdOf = (work: RecordWork): string => {
+      const messageId = messageIds.get(work.leaseHolder);
+      if (messageId === undefined) throw new Error(`No record of ${invocation.name} holds ${work.leaseHolder}`);
+      return messageId;
+    };
     return {
       ...wiring,
-      ledgerOptions: guards.inboxClaim
-        ? wiring.ledgerOptions
-        : { ...wiring.ledgerOptions, unsafeDisableInbox: () => true },
       settings,
+      withFaults: (apply) => {
+        const decorated = wiring.withFaults(apply);
+        return (applied, work) =>
+          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, () =>
+            decorated(applied, work),
+          );
+      },
     };
   }
 
@@ -1159,52 +1186,78 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   }
 
   /**
-   * Guard switches on the ledger, test-only: key the inbox claim on the SQS
-   * messageId instead of the producer's eventId; and/or let every duplicate
-   * call the provider again (ignoring `providerCallDoneAt` and `supersededBy`,
-   * so its lease is granted whatever happened since); and/or grant every
-   * duplicate the provider-call lease without asking (no lease guard); and/or
-   * run the done-mark under the record's deadline (no done-mark bound). And
-   * what the ledger answers, watched: a duplicate of its own try's commit is a
-   * miscount; a done-mark that failed is remembered for the `double-send` check.
+   * Guard switches below the ledgers, test-only, on the calls a consumer's ledger sends for the record
+   * it is applying: key the record's inbox entry on the SQS messageId instead of the producer's eventId
+   * (its claim, lease, done-mark and stale mark); and/or let every duplicate call the provider again
+   * (the failed claim answers without `providerCallDoneAt` and `supersededBy`, and every lease is
+   * granted unasked); and/or grant every lease unasked (no lease guard); and/or send the done-mark
+   * under the record's deadline (no done-mark bound). And what the ledger is answered, watched: a claim
+   * that failed on its own try's commit is a miscount; a done-mark that failed is remembered for the
+   * `double-send` check. Every other call goes through as sent.
    */
-  private guardedLedger<L extends object>(ledger: L, record: SQSRecord, invocation: Invocation): L {
+  private guardedDocuments(invocation: Invocation, consumer: string): DynamoDBDocumentClient {
     const { dedupeOn, providerCompletion, providerCallLease, doneMarkBound } = this.options.guards;
-    const consumer = String((ledger as { consumer?: unknown }).consumer);
-    const rekey = (eventId: string) => (dedupeOn === 'eventId' ? eventId : record.messageId);
-    const watched = async (event: EventRef, args: unknown[], result: Promise<LedgerResult>): Promise<LedgerResult> => {
-      const r = await result;
-      if (r.outcome === 'duplicate') this.checkNotOwnCommit(consumer, event, args);
-      return providerCompletion || r.outcome !== 'duplicate' ? r : { ...r, providerCallPending: true };
-    };
+    const documents = invocation.documents;
     const alwaysGranted = !providerCompletion || !providerCallLease;
-    const granted = (): Promise<ProviderCallLease> => Promise.resolve('granted');
-    // Any consumer's ledger: its effects take the event first and answer a LedgerResult; the provider
-    // call's record (done-mark, lease, its release) takes the event the claim was keyed on, and the work.
-    return new Proxy(ledger, {
-      get: (target, property) => {
-        const member: unknown = Reflect.get(target, property);
-        if (typeof member !== 'function') return member;
-        if (property === 'leaseProviderCall' && alwaysGranted) return granted;
-        if (property === 'recordProviderCallDone')
-          return (event: EventRef, work?: RecordWork) => {
-            const underDeadline = doneMarkBound || work === undefined ? work : this.underDeadline(work, invocation);
-            return this.watchDoneMark(
-              providerKey(consumer, event.eventId),
-              invocation,
-              work,
-              member.call(target, { ...event, eventId: rekey(event.eventId) }, underDeadline) as Promise<void>,
-            );
-          };
-        if (property === 'leaseProviderCall' || property === 'releaseProviderCallLease')
-          return (event: EventRef, ...rest: unknown[]) =>
-            member.call(target, { ...event, eventId: rekey(event.eventId) }, ...rest) as unknown;
-        return (event: EventRef, ...rest: unknown[]) => {
-          const keyed = { ...event, eventId: rekey(event.eventId) };
-          return watched(keyed, rest, member.call(target, keyed, ...rest) as Promise<LedgerResult>);
-        };
-      },
-    });
+    const send = (command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> => {
+      const record = applying.getStore();
+      if (record === undefined) return documents.send(command as never, options);
+      const own = inboxKey(consumer, record.event.eventId, record.event.tenant);
+      const rekeyed = dedupeOn === 'eventId' ? own : inboxKey(consumer, record.messageId, record.event.tenant);
+      if (command instanceof TransactWriteCommand) {
+        const [first, ...effects] = command.input.TransactItems ?? [];
+        const claim = first?.Put;
+        if (claim?.Item?.pk !== own.pk) return documents.send(command, options);
+        const sent =
+          dedupeOn === 'eventId'
+            ? command
+            : new TransactWriteCommand({
+                ...command.input,
+                TransactItems: [
+                  { Put: { ...claim, Item: { ...claim.Item, ...rekeyed, eventId: record.messageId } } },
+                  ...effects,
+                ],
+              });
+        const eventId = dedupeOn === 'eventId' ? record.event.eventId : record.messageId;
+        return documents.send(sent, options).catch((error: unknown) => {
+          throw this.claimRefused(`${consumer}: ${eventId}`, rekeyed, record.work, error);
+        });
+      }
+      if (!(command instanceof UpdateCommand) || command.input.Key?.pk !== own.pk)
+        return documents.send(command as never, options);
+      const names = Object.values(command.input.ExpressionAttributeNames ?? {});
+      const lease = names.includes(PROVIDER_CALL_LEASE_ATTRIBUTE);
+      const take = lease && String(command.input.UpdateExpression).startsWith('SET');
+      if (take && alwaysGranted) return Promise.resolve({});
+      const sent = dedupeOn === 'eventId' ? command : new UpdateCommand({ ...command.input, Key: rekeyed });
+      if (lease || !names.includes(PROVIDER_CALL_DONE_ATTRIBUTE)) return documents.send(sent, options);
+      const { work } = record;
+      const signal = doneMarkBound ? options?.abortSignal : this.underDeadline(work, invocation).signal;
+      return this.watchDoneMark(
+        providerKey(consumer, record.event.eventId),
+        invocation,
+        work,
+        documents.send(sent, { abortSignal: signal }).then(() => undefined),
+      );
+    };
+    return { send } as unknown as DynamoDBDocumentClient;
+  }
+
+  /**
+   * A claim's transaction failed: on the claim itself (a duplicate), the entry it failed on is read.
+   * Without provider completion, that entry is answered without its done-mark and supersede mark, so the
+   * ledger takes the call as still owed. Returns the error to throw.
+   */
+  private claimRefused(claim: string, key: Record<string, unknown>, work: RecordWork, error: unknown): unknown {
+    if (!(error instanceof TransactionCanceledException)) return error;
+    const [reason] = error.CancellationReasons ?? [];
+    if (reason?.Code !== 'ConditionalCheckFailed') return error;
+    this.checkNotOwnCommit(claim, key, work);
+    if (!this.options.guards.providerCompletion && reason.Item !== undefined) {
+      delete reason.Item[PROVIDER_CALL_DONE_ATTRIBUTE];
+      delete reason.Item[SUPERSEDED_BY_ATTRIBUTE];
+    }
+    return error;
   }
 
   /** The work of a done-mark as the code before its own bound ran it: aborted at the record's deadline. */
@@ -1238,14 +1291,12 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * DuplicateSuppressed are what the operators and the proof read): the claim it failed on carries
    * this very try as its lease holder.
    */
-  private checkNotOwnCommit(consumer: string, event: EventRef, args: unknown[]): void {
-    const work = args.find((a): a is RecordWork => typeof (a as RecordWork | undefined)?.leaseHolder === 'string');
-    if (work === undefined) return;
-    const { Item } = this.db.execute(
-      new GetCommand({ TableName: EFFECTS_TABLE, Key: inboxKey(consumer, event.eventId, event.tenant) }),
-    ) as { Item?: Record<string, unknown> };
+  private checkNotOwnCommit(claim: string, key: Record<string, unknown>, work: RecordWork): void {
+    const { Item } = this.db.execute(new GetCommand({ TableName: EFFECTS_TABLE, Key: key })) as {
+      Item?: Record<string, unknown>;
+    };
     if (Item?.[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
-      this.miscounts.push(`${consumer}: ${event.eventId} reported a duplicate of its own commit (${work.leaseHolder})`);
+      this.miscounts.push(`${claim} reported a duplicate of its own commit (${work.leaseHolder})`);
   }
 
   private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {

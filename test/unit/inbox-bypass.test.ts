@@ -1,0 +1,252 @@
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { withoutInbox } from '../../lambdas/exactly-once/faults/inbox-bypass';
+import { FAULT_FILE_ENV } from '../../lambdas/exactly-once/faults/names';
+import { consumerWiring, type ConsumerConfig } from '../../lambdas/exactly-once/wiring/consumer-wiring';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
+import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
+import { orderCancelledEvent, orderPlacedEvent } from '../../lambdas/shop/domain/events';
+import { creditLoyaltyPoints } from '../../lambdas/shop/use-cases/apply-order-events';
+import { recordWork } from '../support/record-work';
+
+/**
+ * The local runtime's broken consumer acts below the ledger, on the DynamoDB calls it sends
+ * (faults/inbox-bypass.ts): no ledger knows of it. With the document client mocked.
+ */
+
+type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
+
+const NOW = new Date('2030-01-02T03:04:05.000Z');
+const doc = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const options = { tableName: 'effects', inboxTtlSeconds: 1_000, now: () => NOW };
+const order = {
+  orderId: 'ord-1',
+  customerId: 'cust-1',
+  items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
+  totalCents: 1_000,
+};
+const placed = orderPlacedEvent(order, NOW.toISOString());
+const cancelled = orderCancelledEvent(order, NOW.toISOString());
+const { work } = recordWork({ now: NOW.getTime() });
+
+const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems as Items);
+const keyOf = (item: Items[number]) => String(item.Put?.Item?.pk ?? item.Update?.Key?.pk);
+const mailer = () => ({ send: jest.fn(async () => undefined) });
+
+beforeEach(() => {
+  doc.reset();
+  doc.on(TransactWriteCommand).resolves({});
+  doc.on(UpdateCommand).resolves({});
+});
+
+test('switched on, a transaction goes without the inbox claim and the supersede mark; the state guard stays', async () => {
+  const ledger = new DynamoDbFulfilmentLedger(
+    withoutInbox(client, 'fulfilment', () => true),
+    {
+      ...options,
+      consumer: 'fulfilment',
+    },
+  );
+
+  await ledger.release(cancelled, work);
+
+  const [items] = transactions();
+  expect(items.map(keyOf)).toEqual(['FULFILMENT#ord-1', 'SKU#SKU-A']);
+  expect(items[0].Update?.ConditionExpression).toBe('version = :reserved');
+});
+
+test.each([
+  [
+    "fulfilment's reserve (a put only where there is no state yet)",
+    () =>
+      new DynamoDbFulfilmentLedger(
+        withoutInbox(client, 'fulfilment', () => true),
+        {
+          ...options,
+          consumer: 'fulfilment',
+        },
+      ).reserve(placed, work),
+  ],
+  [
+    "the entity-effect ledger's version check",
+    () =>
+      new DynamoDbEntityEffectLedger(
+        withoutInbox(client, 'audit', () => true),
+        {
+          ...options,
+          consumer: 'audit',
+        },
+      ).apply(placed, work),
+  ],
+])('switched on, a first-write guard goes with the claim: %s', async (_what, apply) => {
+  await apply();
+
+  const [[effect]] = transactions();
+  const operation = effect.Put ?? effect.Update!;
+  expect(operation.ConditionExpression).toBeUndefined();
+  expect(operation.ReturnValuesOnConditionCheckFailure).toBeUndefined();
+});
+
+test('switched on, names and values only the dropped guard used go with it (DynamoDB refuses unused ones)', async () => {
+  const documents = withoutInbox(client, 'audit', () => true);
+  const claim = { Put: { TableName: 'effects', Item: { pk: 'INBOX#audit#e-1', sk: 'INBOX' } } };
+  const effect = {
+    Update: {
+      TableName: 'effects',
+      Key: { pk: 'AUDIT#1', sk: 'AUDIT' },
+      UpdateExpression: 'SET #seen = :version',
+      ConditionExpression: 'attribute_not_exists(#last) OR #last < :version AND #kind = :kind',
+      ExpressionAttributeNames: { '#seen': 'seen', '#last': 'last', '#kind': 'kind' },
+      ExpressionAttributeValues: { ':version': 3, ':kind': 'audit' },
+    },
+  };
+
+  await documents.send(new TransactWriteCommand({ TransactItems: [claim, effect] }));
+
+  expect(transactions()[0]).toEqual([
+    {
+      Update: {
+        TableName: 'effects',
+        Key: { pk: 'AUDIT#1', sk: 'AUDIT' },
+        UpdateExpression: 'SET #seen = :version',
+        ExpressionAttributeNames: { '#seen': 'seen' },
+        ExpressionAttributeValues: { ':version': 3 },
+      },
+    },
+  ]);
+});
+
+test('switched on, the done-mark is answered without being sent, so a duplicate effect calls the provider again', async () => {
+  const ledger = new DynamoDbLoyaltyLedger(
+    withoutInbox(client, 'loyalty', () => true),
+    {
+      ...options,
+      consumer: 'loyalty',
+    },
+  );
+  const mail = mailer();
+
+  const outcomes = [
+    await creditLoyaltyPoints(placed, { ledger, mail }, work),
+    await creditLoyaltyPoints(placed, { ledger, mail }, work),
+  ];
+
+  expect(outcomes).toEqual(['applied', 'applied']);
+  expect(transactions().map((items) => items.map(keyOf))).toEqual([['CUSTOMER#cust-1'], ['CUSTOMER#cust-1']]);
+  expect(doc.commandCalls(UpdateCommand)).toEqual([]);
+  expect(mail.send).toHaveBeenCalledTimes(2);
+});
+
+test('switched on, a read of an inbox entry and the writes of another consumer go through', async () => {
+  doc.on(GetCommand).resolves({});
+  const documents = withoutInbox(client, 'loyalty', () => true);
+  const other = new DynamoDbLoyaltyLedger(documents, { ...options, consumer: 'loyalty-archive' });
+
+  await documents.send(new GetCommand({ TableName: 'effects', Key: { pk: 'INBOX#loyalty#e-1', sk: 'INBOX' } }));
+  await other.credit(placed, 5, work);
+
+  expect(doc.commandCalls(GetCommand)).toHaveLength(1);
+  expect(transactions()[0].map(keyOf)).toEqual([`INBOX#loyalty-archive#${placed.eventId}`, 'CUSTOMER#cust-1']);
+});
+
+test("switched on, a cancelled transaction answers for the items the ledger built: an effect's reason where it put it", async () => {
+  doc.on(TransactWriteCommand).rejects(
+    new TransactionCanceledException({
+      message: 'Transaction cancelled [ConditionalCheckFailed, None]',
+      $metadata: {},
+      // As sent: the release's state update first, then the stock delta (the claim and the mark were dropped).
+      CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: { version: { N: '2' } } }, { Code: 'None' }],
+    }),
+  );
+  const ledger = new DynamoDbFulfilmentLedger(
+    withoutInbox(client, 'fulfilment', () => true),
+    {
+      ...options,
+      consumer: 'fulfilment',
+    },
+  );
+
+  const result = await ledger.release(cancelled, work);
+
+  // Read as the claim's reason, it would have been a duplicate that owes CANCEL_PICK.
+  expect(result.outcome).toBe('stale');
+});
+
+test('switched off, every call goes through as the ledger sent it', async () => {
+  let disabled = false;
+  const ledger = new DynamoDbLoyaltyLedger(
+    withoutInbox(client, 'loyalty', () => disabled),
+    {
+      ...options,
+      consumer: 'loyalty',
+    },
+  );
+
+  await creditLoyaltyPoints(placed, { ledger, mail: mailer() }, work);
+  disabled = true;
+  await ledger.credit(placed, 5, work);
+
+  expect(transactions().map((items) => items.map(keyOf))).toEqual([
+    [`INBOX#loyalty#${placed.eventId}`, 'CUSTOMER#cust-1'],
+    ['CUSTOMER#cust-1'],
+  ]);
+  expect(doc.commandCalls(UpdateCommand)).toHaveLength(1); // the first credit's done-mark
+});
+
+describe("the consumer's wiring switches it on in the local runtime's build only", () => {
+  const config: ConsumerConfig = {
+    consumer: 'loyalty',
+    fifo: false,
+    effectsTable: 'effects',
+    providerTable: 'provider-log',
+    inboxTtlSeconds: 1_000,
+    dedupeHorizonSeconds: 500,
+    queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/loyalty',
+    deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/loyalty-dlq',
+    backoff: { baseSeconds: 1, capSeconds: 10 },
+    maxAttempts: 5,
+  };
+  const saved = { ...process.env };
+  let folder: string;
+
+  beforeEach(() => {
+    folder = mkdtempSync(join(tmpdir(), 'inbox-bypass-'));
+    const plan = join(folder, 'plan.json');
+    writeFileSync(plan, JSON.stringify({ disableInboxClaim: ['loyalty'], expiresAt: new Date(Date.now() + 60_000) }));
+    process.env[FAULT_FILE_ENV] = plan;
+    process.env.FAULT_INJECTION_BUILD = 'true';
+  });
+  afterEach(() => {
+    process.env = { ...saved };
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const creditThroughTheWiring = async () => {
+    const wiring = consumerWiring(config, { documents: client, sqs: new SQSClient({ region: 'us-east-1' }) });
+    await wiring.refreshFaults();
+    await new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions).credit(placed, 5, work);
+    return transactions()[0].map(keyOf);
+  };
+
+  test('the local runtime build, its plan naming the consumer: no claim', async () => {
+    process.env.INBOX_BYPASS_BUILD = 'true';
+
+    expect(await creditThroughTheWiring()).toEqual(['CUSTOMER#cust-1']);
+  });
+
+  test('a fault-injection build that is not the local runtime: the same plan changes nothing', async () => {
+    expect(await creditThroughTheWiring()).toEqual([`INBOX#loyalty#${placed.eventId}`, 'CUSTOMER#cust-1']);
+  });
+});
