@@ -1387,7 +1387,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: UNIT_PUBLISHER,
-        name: 'each event goes to every route that takes its type: a third route taking OrderPlaced gets it, routes not taking OrderCancelled do not',
+        name: 'each event goes to every route that takes its type: a third route taking ThingHappened gets it, routes not taking ThingUndone do not',
       },
       {
         file: UNIT_PUBLISHER,
