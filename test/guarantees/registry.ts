@@ -86,6 +86,7 @@ const VERIFY = 'tools/proof-kit/verify.ts';
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
 const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
+const UNIT_SHOP_CONSUMERS = 'test/unit/shop-consumers.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
@@ -510,15 +511,15 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [{ file: LEDGERS, symbol: 'DynamoDbFulfilmentLedger' }],
     provedBy: [
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call',
       },
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
       },
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
       },
       {
@@ -552,7 +553,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: UNIT_CONSUMERS,
-        name: "FIFO: after a failure the rest of that order's group is reported failed, untried and released; other groups go on",
+        name: "FIFO: after a failure the rest of that entity's group is reported failed, untried and released; other groups go on",
       },
       {
         file: UNIT_CONSUMERS,
@@ -623,7 +624,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: UNIT_CONSUMERS,
-        name: 'OrderPlaced: claim + points += floor(total/100) in one transaction, then the mail provider with loyalty:<eventId>',
+        name: 'ThingHappened: claim + appliedCount += 1 on its entity in one transaction, then the provider with probe:<eventId>',
       },
       {
         file: 'test/unit/key-on-the-wire.test.ts',
