@@ -1564,7 +1564,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' },
     ],
     provedBy: [
-      { file: UNIT_RETRY, name: 'fulfilment (FIFO): the retry budget counts tries, not receives' },
+      { file: UNIT_RETRY, name: 'probe-fifo (FIFO): the retry budget counts tries, not receives' },
       {
         file: UNIT_RETRY,
         name: 'th failed try the consumer moves the record to the DLQ with the last error, and acks it',
@@ -1598,11 +1598,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: UNIT_RETRY,
-        name: 'loyalty: every id reported as a batch item failure, nothing thrown, each with its own backoff',
+        name: 'probe: every id reported as a batch item failure, nothing thrown, each with its own backoff',
       },
       {
         file: UNIT_RETRY,
-        name: 'fulfilment: every id reported, nothing thrown; the heads back off, the skipped records are released at once',
+        name: 'probe-fifo: every id reported, nothing thrown; the heads back off, the skipped records are released at once',
       },
       {
         file: UNIT_CONSUMERS,
