@@ -549,7 +549,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: UNIT_RELAY,
-        name: 'every event goes to the FIFO queue (group = entityId, dedup id = eventId), OrderPlaced also to the standard queue',
+        name: 'every event goes to the FIFO queue (group = entityId, dedup id = eventId), ThingHappened also to the standard queue',
       },
       {
         file: UNIT_CONSUMERS,
