@@ -93,6 +93,7 @@ const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
+const UNIT_SHOP_PROVIDER = 'test/unit/shop-provider-completion.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
@@ -655,10 +656,14 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: UNIT_PROVIDER, name: 'after a completed call: the provider is not called again, and no read was issued' },
       {
         file: UNIT_PROVIDER,
+        name: 'a redriven event whose entry a later event of its entity superseded meanwhile: no call, though its call never completed',
+      },
+      {
+        file: UNIT_SHOP_PROVIDER,
         name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
       },
       {
-        file: UNIT_PROVIDER,
+        file: UNIT_SHOP_PROVIDER,
         name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
       },
       {
@@ -1950,9 +1955,9 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     shownBy: [
       {
         file: UNIT_PROVIDER,
-        name: 'loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it',
+        name: 'probe-fifo: a duplicate whose call was never recorded makes it once more, then records it',
       },
-      { file: UNIT_PROVIDER, name: 'loyalty: the confirmation e-mail is not repeated once recorded done' },
+      { file: UNIT_PROVIDER, name: 'probe-fifo: the provider call is not repeated once recorded done' },
     ],
   },
   {
