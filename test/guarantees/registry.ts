@@ -93,6 +93,7 @@ const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
+const UNIT_SHOP_VERIFY_CALLS = 'test/unit/shop-verify-provider-calls.test.ts';
 const UNIT_SHOP_PROVIDER = 'test/unit/shop-provider-completion.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
@@ -738,7 +739,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/unit/verify-provider-calls.test.ts',
+        file: UNIT_SHOP_VERIFY_CALLS,
         name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
       },
       {
@@ -1438,7 +1439,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'its provider called twice with no claim to deduplicate is a double effect',
       },
       {
-        file: 'test/unit/verify-provider-calls.test.ts',
+        file: UNIT_SHOP_VERIFY_CALLS,
         name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
       },
       {
