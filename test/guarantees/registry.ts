@@ -94,6 +94,7 @@ const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
 const UNIT_SHOP_VERIFY_CALLS = 'test/unit/shop-verify-provider-calls.test.ts';
+const UNIT_SHOP_VERIFY = 'test/unit/shop-verify.test.ts';
 const UNIT_SHOP_PROVIDER = 'test/unit/shop-provider-completion.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
@@ -1224,7 +1225,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
       },
       {
-        file: 'test/unit/verify.test.ts',
+        file: UNIT_SHOP_VERIFY,
         name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
       },
       { file: 'test/unit/faults.test.ts', name: 'in the local runtime build it disables the named consumer only' },
