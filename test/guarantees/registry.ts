@@ -692,7 +692,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
       {
-        file: 'test/unit/provider-effects.test.ts',
+        file: 'test/unit/shop-provider-effects.test.ts',
         name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
       },
       {
