@@ -93,9 +93,7 @@ const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
-const UNIT_SHOP_VERIFY_CALLS = 'test/unit/shop-verify-provider-calls.test.ts';
-const UNIT_SHOP_VERIFY = 'test/unit/shop-verify.test.ts';
-const UNIT_SHOP_PROVIDER = 'test/unit/shop-provider-completion.test.ts';
+const UNIT_SHOP_PROOF = 'test/unit/shop-proof.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
@@ -661,11 +659,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a redriven event whose entry a later event of its entity superseded meanwhile: no call, though its call never completed',
       },
       {
-        file: UNIT_SHOP_PROVIDER,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
       },
       {
-        file: UNIT_SHOP_PROVIDER,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
       },
       {
@@ -692,7 +690,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
       {
-        file: 'test/unit/shop-provider-effects.test.ts',
+        file: UNIT_SHOP_PROOF,
         name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
       },
       {
@@ -740,7 +738,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: UNIT_SHOP_VERIFY_CALLS,
+        file: UNIT_SHOP_PROOF,
         name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
       },
       {
@@ -1225,7 +1223,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
       },
       {
-        file: UNIT_SHOP_VERIFY,
+        file: UNIT_SHOP_PROOF,
         name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
       },
       { file: 'test/unit/faults.test.ts', name: 'in the local runtime build it disables the named consumer only' },
@@ -1440,7 +1438,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'its provider called twice with no claim to deduplicate is a double effect',
       },
       {
-        file: UNIT_SHOP_VERIFY_CALLS,
+        file: UNIT_SHOP_PROOF,
         name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
       },
       {
