@@ -659,6 +659,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a redriven event whose entry a later event of its entity superseded meanwhile: no call, though its call never completed',
       },
       {
+        file: UNIT_PROVIDER,
+        name: 'an undo applied from HAPPENED marks the ThingHappened inbox entry superseded, in the same transaction',
+      },
+      {
         file: UNIT_SHOP_CONSUMERS,
         name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
       },

@@ -23,6 +23,7 @@ import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provi
 import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
 import { thingHappened, thingUndone } from '../exactly-once/fixtures/probe-events';
 import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { applyStatefulEffect, ProbeStatefulLedger, stateKey } from '../exactly-once/fixtures/probe-stateful-consumer';
 import { recordWork } from '../support/record-work';
 
 /**
@@ -254,6 +255,50 @@ describe('duplicates', () => {
 
     const items = transactions()[0] as NonNullable<TransactWriteCommandInput['TransactItems']>;
     expect(items.some((i) => String(i.Put?.Item?.pk).startsWith('INBOX#'))).toBe(true);
+  });
+});
+
+describe('a consumer with a state of its own: the later event supersedes the earlier one in its transaction', () => {
+  const stateful = (event: EventEnvelope, provider = recordingProvider()) =>
+    applyStatefulEffect(event, {
+      consumer: 'probe-stateful',
+      ledger: new ProbeStatefulLedger(client, { ...options, consumer: 'probe-stateful' }),
+      provider,
+    });
+
+  test('an undo applied from HAPPENED marks the ThingHappened inbox entry superseded, in the same transaction', async () => {
+    await stateful(undone);
+
+    const items = transactions()[0];
+    expect(items[1].Update).toMatchObject({
+      Key: stateKey('probe-stateful', 'thing-1'),
+      ConditionExpression: 'version = :happened',
+    });
+    expect(items.at(-1)?.Update).toEqual({
+      TableName: TABLE,
+      Key: { pk: `INBOX#probe-stateful#${happened.eventId}`, sk: 'INBOX' },
+      UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
+      ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
+      ExpressionAttributeValues: { ':by': undone.eventId, ':expires': Math.floor(NOW.getTime() / 1000) + 1_000 },
+    });
+  });
+
+  test('a ThingHappened whose state an undo already moved on is stale: acked, no provider call', async () => {
+    doc.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message:
+          'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
+    const provider = recordingProvider();
+
+    const outcome = await stateful(happened, provider);
+
+    expect(outcome).toBe('stale');
+    expect(provider.keys).toEqual([]);
+    expect(doneMarks()).toEqual([]);
   });
 });
 
