@@ -86,12 +86,14 @@ const VERIFY = 'tools/proof-kit/verify.ts';
 const UNIT_CREATE = 'test/unit/create-order.test.ts';
 const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
+const UNIT_SHOP_CONSUMERS = 'test/unit/shop-consumers.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
+const UNIT_SHOP_PROOF = 'test/unit/shop-proof.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
@@ -512,15 +514,15 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [{ file: LEDGERS, symbol: 'DynamoDbFulfilmentLedger' }],
     provedBy: [
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call',
       },
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
       },
       {
-        file: UNIT_CONSUMERS,
+        file: UNIT_SHOP_CONSUMERS,
         name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
       },
       {
@@ -550,11 +552,11 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: UNIT_RELAY,
-        name: 'every event goes to the FIFO queue (group = entityId, dedup id = eventId), OrderPlaced also to the standard queue',
+        name: 'every event goes to the FIFO queue (group = entityId, dedup id = eventId), ThingHappened also to the standard queue',
       },
       {
         file: UNIT_CONSUMERS,
-        name: "FIFO: after a failure the rest of that order's group is reported failed, untried and released; other groups go on",
+        name: "FIFO: after a failure the rest of that entity's group is reported failed, untried and released; other groups go on",
       },
       {
         file: UNIT_CONSUMERS,
@@ -625,7 +627,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: UNIT_CONSUMERS,
-        name: 'OrderPlaced: claim + points += floor(total/100) in one transaction, then the mail provider with loyalty:<eventId>',
+        name: 'ThingHappened: claim + appliedCount += 1 on its entity in one transaction, then the provider with probe:<eventId>',
       },
       {
         file: 'test/unit/key-on-the-wire.test.ts',
@@ -656,10 +658,18 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: UNIT_PROVIDER, name: 'after a completed call: the provider is not called again, and no read was issued' },
       {
         file: UNIT_PROVIDER,
-        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+        name: 'a redriven event whose entry a later event of its entity superseded meanwhile: no call, though its call never completed',
       },
       {
         file: UNIT_PROVIDER,
+        name: 'an undo applied from HAPPENED marks the ThingHappened inbox entry superseded, in the same transaction',
+      },
+      {
+        file: UNIT_SHOP_CONSUMERS,
+        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+      },
+      {
+        file: UNIT_SHOP_CONSUMERS,
         name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
       },
       {
@@ -686,7 +696,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
       {
-        file: 'test/unit/provider-effects.test.ts',
+        file: UNIT_SHOP_PROOF,
         name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
       },
       {
@@ -738,7 +748,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/unit/verify-provider-calls.test.ts',
+        file: UNIT_SHOP_PROOF,
         name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
       },
       {
@@ -1225,7 +1235,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
       },
       {
-        file: 'test/unit/verify.test.ts',
+        file: UNIT_SHOP_PROOF,
         name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
       },
       { file: 'test/unit/faults.test.ts', name: 'in the local runtime build it disables the named consumer only' },
@@ -1395,7 +1405,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: UNIT_PUBLISHER,
-        name: 'each event goes to every route that takes its type: a third route taking OrderPlaced gets it, routes not taking OrderCancelled do not',
+        name: 'each event goes to every route that takes its type: a third route taking ThingHappened gets it, routes not taking ThingUndone do not',
       },
       {
         file: UNIT_PUBLISHER,
@@ -1440,7 +1450,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'its provider called twice with no claim to deduplicate is a double effect',
       },
       {
-        file: 'test/unit/verify-provider-calls.test.ts',
+        file: UNIT_SHOP_PROOF,
         name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
       },
       {
@@ -1571,7 +1581,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' },
     ],
     provedBy: [
-      { file: UNIT_RETRY, name: 'fulfilment (FIFO): the retry budget counts tries, not receives' },
+      { file: UNIT_RETRY, name: 'probe-fifo (FIFO): the retry budget counts tries, not receives' },
       {
         file: UNIT_RETRY,
         name: 'th failed try the consumer moves the record to the DLQ with the last error, and acks it',
@@ -1605,11 +1615,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: UNIT_RETRY,
-        name: 'loyalty: every id reported as a batch item failure, nothing thrown, each with its own backoff',
+        name: 'probe: every id reported as a batch item failure, nothing thrown, each with its own backoff',
       },
       {
         file: UNIT_RETRY,
-        name: 'fulfilment: every id reported, nothing thrown; the heads back off, the skipped records are released at once',
+        name: 'probe-fifo: every id reported, nothing thrown; the heads back off, the skipped records are released at once',
       },
       {
         file: UNIT_CONSUMERS,
@@ -1961,9 +1971,9 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     shownBy: [
       {
         file: UNIT_PROVIDER,
-        name: 'loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it',
+        name: 'probe-fifo: a duplicate whose call was never recorded makes it once more, then records it',
       },
-      { file: UNIT_PROVIDER, name: 'loyalty: the confirmation e-mail is not repeated once recorded done' },
+      { file: UNIT_PROVIDER, name: 'probe-fifo: the provider call is not repeated once recorded done' },
     ],
   },
   {

@@ -22,8 +22,8 @@ test('two consumers loaded in one process set their dimension without a warning;
   let metrics: Metrics | undefined;
   try {
     await jest.isolateModulesAsync(async () => {
-      await import('../../lambdas/shop/entry-points/fulfilment-consumer');
-      await import('../../lambdas/shop/entry-points/loyalty-consumer');
+      await import('../exactly-once/fixtures/probe-consumer');
+      await import('../exactly-once/fixtures/probe-fifo-consumer');
       ({ metrics } = await import('../../lambdas/exactly-once/runtime/observability'));
     });
 
@@ -36,7 +36,7 @@ test('two consumers loaded in one process set their dimension without a warning;
     expect(emf._aws.CloudWatchMetrics[0].Dimensions[0]).toEqual(['service', 'consumer']);
     expect({ service: emf.service, consumer: emf.consumer }).toEqual({
       service: 'ExactlyOnce-test',
-      consumer: 'loyalty',
+      consumer: 'probe-fifo',
     });
   } finally {
     warn.mockRestore();

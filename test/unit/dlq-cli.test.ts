@@ -33,18 +33,22 @@ import {
 } from '../../tools/dlq/messages';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
 import { PROVIDER_KEY_WINDOW_REASON } from '../../tools/dlq/provider-window';
-import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
+import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 const OUTPUTS = {
   ApiUrl: 'https://example/prod/',
-  FulfilmentQueueUrl: 'https://sqs/1/fulfilment.fifo',
-  FulfilmentDlqUrl: 'https://sqs/1/fulfilment-dlq.fifo',
-  LoyaltyQueueUrl: 'https://sqs/1/loyalty',
-  LoyaltyDlqUrl: 'https://sqs/1/loyalty-dlq',
+  ProbeFifoQueueUrl: 'https://sqs/1/probe-fifo.fifo',
+  ProbeFifoDlqUrl: 'https://sqs/1/probe-fifo-dlq.fifo',
+  ProbeQueueUrl: 'https://sqs/1/probe',
+  ProbeDlqUrl: 'https://sqs/1/probe-dlq',
   RelayFailureQueueUrl: 'https://sqs/1/relay-failures',
   SweeperDlqUrl: 'https://sqs/1/sweeper-dlq',
-  OrdersTableName: 'Orders',
+  ThingsTableName: 'Things',
 };
+
+/** The FIFO probe consumer's DLQ, as the tool discovers it from the outputs. */
+const fifoDlqOf = (outputs: Record<string, string>) =>
+  discoverDeadLetterQueues(outputs, PROBE_CONSUMERS).find((q) => q.name === 'probe-fifo')!;
 
 describe('argument parsing', () => {
   test.each([
@@ -52,30 +56,30 @@ describe('argument parsing', () => {
     [['purge'], /Unknown command "purge"/],
     [['show'], /show needs a queue/],
     [['redrive'], /redrive needs a queue/],
-    [['list', 'loyalty'], /list takes no queue/],
+    [['list', 'probe'], /list takes no queue/],
     [['list', '--max', '3'], /list takes only/],
-    [['show', 'loyalty', '--dry-run'], /--dry-run is a redrive option/],
-    [['show', 'loyalty', '--max', '0'], /--max must be a positive whole number/],
-    [['redrive', 'loyalty', '--max', 'ten'], /--max must be a positive whole number/],
-    [['redrive', 'loyalty', '--all', '--max', '5'], /--all and --max exclude each other/],
-    [['redrive', 'fulfilment', '--cause', 'SchemaViolation'], /--include-poison/],
-    [['redrive', 'loyalty', 'extra'], /Unexpected argument "extra"/],
+    [['show', 'probe', '--dry-run'], /--dry-run is a redrive option/],
+    [['show', 'probe', '--max', '0'], /--max must be a positive whole number/],
+    [['redrive', 'probe', '--max', 'ten'], /--max must be a positive whole number/],
+    [['redrive', 'probe', '--all', '--max', '5'], /--all and --max exclude each other/],
+    [['redrive', 'probe-fifo', '--cause', 'SchemaViolation'], /--include-poison/],
+    [['redrive', 'probe', 'extra'], /Unexpected argument "extra"/],
     [['list', '--stak', 'x'], /Unknown option '--stak'/],
     [['list', '--stack', ''], /--stack needs a stack name/],
-    [['show', 'loyalty', '--past-horizon', 'e-1'], /--past-horizon is a redrive option/],
+    [['show', 'probe', '--past-horizon', 'e-1'], /--past-horizon is a redrive option/],
     [['list', '--past-horizon', 'e-1'], /list takes only/],
-    [['redrive', 'loyalty', '--past-horizon'], /argument missing/],
-    [['redrive', 'loyalty', '--past-horizon', '--dry-run'], /argument is ambiguous/],
-    [['redrive', 'loyalty', '--past-horizon', 'e-1,'], /--past-horizon needs the eventIds/],
+    [['redrive', 'probe', '--past-horizon'], /argument missing/],
+    [['redrive', 'probe', '--past-horizon', '--dry-run'], /argument is ambiguous/],
+    [['redrive', 'probe', '--past-horizon', 'e-1,'], /--past-horizon needs the eventIds/],
   ])('%j is a usage error (%s)', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
     expect(() => parseCommand(argv)).toThrow(message);
   });
 
   test('defaults: max 10, local target, text output, no poison, not a dry run', () => {
-    expect(parseCommand(['redrive', 'loyalty'])).toEqual({
+    expect(parseCommand(['redrive', 'probe'])).toEqual({
       command: 'redrive',
-      queue: 'loyalty',
+      queue: 'probe',
       max: 10,
       all: false,
       cause: undefined,
@@ -99,7 +103,7 @@ describe('argument parsing', () => {
 test('--provider-performed and --provider-not-performed name events by what was found at the provider; never one event both', () => {
   const command = parseCommand([
     'redrive',
-    'loyalty',
+    'probe',
     '--provider-performed',
     'e-1,e-2',
     '--provider-not-performed',
@@ -110,19 +114,19 @@ test('--provider-performed and --provider-not-performed name events by what was 
     providerFindings: { 'e-1': 'performed', 'e-2': 'performed', 'e-3': 'not-performed' },
   });
   expect(() =>
-    parseCommand(['redrive', 'loyalty', '--provider-performed', 'e-1', '--provider-not-performed', 'e-1']),
+    parseCommand(['redrive', 'probe', '--provider-performed', 'e-1', '--provider-not-performed', 'e-1']),
   ).toThrow('e-1 is named both --provider-performed and --provider-not-performed');
-  expect(() => parseCommand(['redrive', 'loyalty', '--provider-performed', ' '])).toThrow(
+  expect(() => parseCommand(['redrive', 'probe', '--provider-performed', ' '])).toThrow(
     /^--provider-performed needs the eventIds whose provider call you found performed/,
   );
-  expect(() => parseCommand(['show', 'loyalty', '--provider-not-performed', 'e-1'])).toThrow(
+  expect(() => parseCommand(['show', 'probe', '--provider-not-performed', 'e-1'])).toThrow(
     '--provider-not-performed is a redrive option',
   );
 });
 
 test('--past-horizon names events, comma-separated or repeated, each once; it is for redrive only', () => {
   expect(
-    parseCommand(['redrive', 'loyalty', '--past-horizon', 'e-1, e-2', '--past-horizon', 'e-1', '--all', '--dry-run']),
+    parseCommand(['redrive', 'probe', '--past-horizon', 'e-1, e-2', '--past-horizon', 'e-1', '--all', '--dry-run']),
   ).toMatchObject({ command: 'redrive', all: true, dryRun: true, pastHorizon: ['e-1', 'e-2'] });
 });
 
@@ -156,7 +160,7 @@ describe('exit codes', () => {
   test('a usage error exits 2 with the usage text, before any stack is opened', async () => {
     const run = io();
 
-    const code = await main(['redrive', 'loyalty', '--max', '-1'], run.io);
+    const code = await main(['redrive', 'probe', '--max', '-1'], run.io);
 
     expect(code).toBe(2);
     expect(run.err.join('\n')).toMatch(/Usage: npm run dlq/);
@@ -187,19 +191,19 @@ describe('exit codes', () => {
       close: () => sqs.destroy(),
     } as unknown as DlqContext);
 
-    expect(await main(['show', 'orders'], run.io)).toBe(2);
+    expect(await main(['show', 'things'], run.io)).toBe(2);
     expect(run.err.join('\n')).toMatch(
-      /Unknown DLQ "orders". This stack has: fulfilment, loyalty, relay-failures, sweeper/,
+      /Unknown DLQ "things". This stack has: probe, probe-fifo, relay-failures, sweeper/,
     );
   });
 });
 
 test('every DLQ is discovered from the outputs, each with what redrive does with it', () => {
-  const queues = discoverDeadLetterQueues(OUTPUTS);
+  const queues = discoverDeadLetterQueues(OUTPUTS, PROBE_CONSUMERS);
 
   expect(queues.map((q) => [q.name, q.kind, q.fifo, q.sourceUrl])).toEqual([
-    ['fulfilment', 'consumer', true, OUTPUTS.FulfilmentQueueUrl],
-    ['loyalty', 'consumer', false, OUTPUTS.LoyaltyQueueUrl],
+    ['probe', 'consumer', false, OUTPUTS.ProbeQueueUrl],
+    ['probe-fifo', 'consumer', true, OUTPUTS.ProbeFifoQueueUrl],
     ['relay-failures', 'stream-pointers', false, undefined],
     ['sweeper', 'async-invoke', false, undefined],
   ]);
@@ -207,7 +211,7 @@ test('every DLQ is discovered from the outputs, each with what redrive does with
 
 describe('consumer DLQs come from the consumer list', () => {
   // "tier-2" makes output names Tier2QueueUrl/Tier2DlqUrl: only its spec says what an operator types.
-  const tier2 = { ...consumerSpec('fulfilment'), name: 'tier-2' };
+  const tier2 = { ...PROBE_FIFO_SPEC, name: 'tier-2' };
   const withTier2 = {
     ...OUTPUTS,
     Tier2QueueUrl: 'https://sqs/1/tier-2.fifo',
@@ -215,7 +219,7 @@ describe('consumer DLQs come from the consumer list', () => {
   };
 
   test("a consumer on the list is found by the output names its spec derives, under the spec's name and FIFO-ness", () => {
-    const queues = discoverDeadLetterQueues(withTier2, [...CONSUMERS, tier2]);
+    const queues = discoverDeadLetterQueues(withTier2, [...PROBE_CONSUMERS, tier2]);
 
     expect(queues.find((q) => q.outputKey === 'Tier2DlqUrl')).toEqual({
       name: 'tier-2',
@@ -226,15 +230,15 @@ describe('consumer DLQs come from the consumer list', () => {
       sourceUrl: withTier2.Tier2QueueUrl,
       redrivesTo: 'tier-2.fifo',
     });
-    expect(findDeadLetterQueue(queues, 'tier-2', [...CONSUMERS, tier2]).url).toBe(withTier2.Tier2DlqUrl);
+    expect(findDeadLetterQueue(queues, 'tier-2', [...PROBE_CONSUMERS, tier2]).url).toBe(withTier2.Tier2DlqUrl);
   });
 
   test('a consumer on the list that the stack does not output yet is a usage error that says so', () => {
-    const queues = discoverDeadLetterQueues(OUTPUTS, [...CONSUMERS, tier2]);
+    const queues = discoverDeadLetterQueues(OUTPUTS, [...PROBE_CONSUMERS, tier2]);
 
-    expect(() => findDeadLetterQueue(queues, 'tier-2', [...CONSUMERS, tier2])).toThrow(
+    expect(() => findDeadLetterQueue(queues, 'tier-2', [...PROBE_CONSUMERS, tier2])).toThrow(
       new UsageError(
-        'The stack has no DLQ of consumer "tier-2" (no output Tier2DlqUrl): it was deployed before the consumer was added; deploy it again. This stack has: fulfilment, loyalty, relay-failures, sweeper',
+        'The stack has no DLQ of consumer "tier-2" (no output Tier2DlqUrl): it was deployed before the consumer was added; deploy it again. This stack has: probe, probe-fifo, relay-failures, sweeper',
       ),
     );
   });
@@ -243,12 +247,12 @@ describe('consumer DLQs come from the consumer list', () => {
 describe('redrive on AWS (SDK mocked)', () => {
   const sqsMock = mockClient(SQSClient);
   const sqs = new SQSClient({ region: 'us-east-1' });
-  const [fulfilment] = discoverDeadLetterQueues(OUTPUTS);
+  const fifoQueue = fifoDlqOf(OUTPUTS);
   const message = (id: string) => ({
     MessageId: id,
     ReceiptHandle: `rh-${id}`,
     Body: JSON.stringify({ eventId: `e-${id}` }),
-    Attributes: { MessageGroupId: 'order-1', SentTimestamp: '0' },
+    Attributes: { MessageGroupId: 'thing-1', SentTimestamp: '0' },
     MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'UnsupportedEventType' } },
   });
   beforeEach(() => {
@@ -263,7 +267,7 @@ describe('redrive on AWS (SDK mocked)', () => {
   });
 
   test('a whole-queue redrive without filters is one StartMessageMoveTask to the source queue', async () => {
-    const result = await redrive(sqs, fulfilment, {
+    const result = await redrive(sqs, fifoQueue, {
       max: 10,
       all: true,
       includePoison: true,
@@ -273,8 +277,8 @@ describe('redrive on AWS (SDK mocked)', () => {
 
     expect(result).toMatchObject({ method: 'message-move-task', taskHandle: 'task-1', approximateMessages: 7 });
     expect(sqsMock.commandCalls(StartMessageMoveTaskCommand)[0].args[0].input).toEqual({
-      SourceArn: `arn:${OUTPUTS.FulfilmentDlqUrl}`,
-      DestinationArn: `arn:${OUTPUTS.FulfilmentQueueUrl}`,
+      SourceArn: `arn:${OUTPUTS.ProbeFifoDlqUrl}`,
+      DestinationArn: `arn:${OUTPUTS.ProbeFifoQueueUrl}`,
     });
     expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(0);
   });
@@ -286,7 +290,7 @@ describe('redrive on AWS (SDK mocked)', () => {
   ])('with %s it moves message by message instead', async (_, filters) => {
     sqsMock.on(ReceiveMessageCommand).resolves({ Messages: [] });
 
-    const result = await redrive(sqs, fulfilment, { max: 10, all: true, onAws: true, waitSeconds: 1, ...filters });
+    const result = await redrive(sqs, fifoQueue, { max: 10, all: true, onAws: true, waitSeconds: 1, ...filters });
 
     expect(result.method).toBe('receive-send-delete');
     expect(sqsMock.commandCalls(StartMessageMoveTaskCommand)).toHaveLength(0);
@@ -301,11 +305,11 @@ describe('redrive on AWS (SDK mocked)', () => {
       .resolvesOnce({ Messages: [message('m1')] })
       .resolves({ Messages: [] });
 
-    await redrive(sqs, fulfilment, { max: 10, waitSeconds: 0 });
-    await redrive(sqs, fulfilment, { max: 10, waitSeconds: 0 });
+    await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
+    await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
 
     const sends = sqsMock.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
-    expect(sends.map((s) => s.MessageGroupId)).toEqual(['order-1', 'order-1']);
+    expect(sends.map((s) => s.MessageGroupId)).toEqual(['thing-1', 'thing-1']);
     expect(sends[0].MessageDeduplicationId).not.toEqual(sends[1].MessageDeduplicationId);
     expect(sqsMock.commandCalls(DeleteMessageCommand)).toHaveLength(2);
   });
@@ -319,7 +323,7 @@ describe('redrive on AWS (SDK mocked)', () => {
     let receives = 0;
     sqsMock.on(ReceiveMessageCommand).callsFake(() => ({ Messages: ++receives <= 50 ? [poison] : [] }));
 
-    const result = await redrive(sqs, fulfilment, { max: 10, all: true, waitSeconds: 0 });
+    const result = await redrive(sqs, fifoQueue, { max: 10, all: true, waitSeconds: 0 });
 
     expect(result.skipped).toEqual([{ messageId: 'm3', reason: expect.stringMatching(/^poison/) }]);
     expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(2);
@@ -332,7 +336,7 @@ describe('redrive on AWS (SDK mocked)', () => {
       .resolves({ Messages: [] });
     sqsMock.on(SendMessageCommand).rejects(new Error('AccessDenied'));
 
-    const result = await redrive(sqs, fulfilment, { max: 10, waitSeconds: 0 });
+    const result = await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
 
     expect(result.failed).toEqual([{ messageId: 'm2', error: 'AccessDenied' }]);
     expect(result.moved).toEqual([]);
@@ -344,17 +348,17 @@ describe('redrive on AWS (SDK mocked)', () => {
 });
 
 describe('the dedupe horizon', () => {
-  const HORIZON = 21 * 86_400; // FulfilmentDedupeHorizonSeconds today
+  const HORIZON = 21 * 86_400; // ProbeFifoDedupeHorizonSeconds today
   const NOW = new Date('2026-12-01T10:00:00Z');
   const daysBefore = (n: number) => new Date(NOW.getTime() - n * 86_400_000).toISOString();
   const envelope = (eventId: string, occurredAt: unknown) =>
-    JSON.stringify({ eventId, type: 'OrderPlaced', entityId: 'order-1', version: 1, occurredAt, payload: {} });
+    JSON.stringify({ eventId, type: 'ThingHappened', entityId: 'thing-1', version: 1, occurredAt, payload: {} });
   const deadLetter = (id: string, body: string, attributes: Record<string, string> = {}): DeadLetter => ({
     messageId: id,
     receiptHandle: `rh-${id}`,
     body,
-    groupId: 'order-1',
-    attributes: { failureCause: 'DedupeHorizonPassed', consumer: 'fulfilment', attempt: '1', ...attributes },
+    groupId: 'thing-1',
+    attributes: { failureCause: 'DedupeHorizonPassed', consumer: 'probe-fifo', attempt: '1', ...attributes },
   });
 
   describe('judging a message by its envelope occurredAt, as the consumer does', () => {
@@ -419,7 +423,7 @@ describe('the dedupe horizon', () => {
     ];
     const report: ShowReport = {
       command: 'show',
-      queue: 'fulfilment',
+      queue: 'probe-fifo',
       kind: 'consumer',
       messages: messages.map((m) => shown(m, { dedupeHorizonSeconds: HORIZON, now: NOW })),
     };
@@ -453,7 +457,7 @@ describe('the dedupe horizon', () => {
       stack: 'S',
       target: 'local',
       queues: [
-        { ...queueRow('fulfilment', 'consumer'), dedupeHorizonSeconds: HORIZON, pastHorizon: 2 },
+        { ...queueRow('probe-fifo', 'consumer'), dedupeHorizonSeconds: HORIZON, pastHorizon: 2 },
         { ...queueRow('old-consumer', 'consumer') },
         { ...queueRow('sweeper', 'async-invoke') },
       ],
@@ -477,12 +481,12 @@ describe('the dedupe horizon', () => {
       stack: 'S',
       target: 'local',
       queues: [
-        { ...queueRow('loyalty', 'consumer'), messages: 4, sampled: 4, events: new Set(copies.map(eventKeyOf)).size },
+        { ...queueRow('probe', 'consumer'), messages: 4, sampled: 4, events: new Set(copies.map(eventKeyOf)).size },
       ],
     };
     const show: ShowReport = {
       command: 'show',
-      queue: 'loyalty',
+      queue: 'probe',
       kind: 'consumer',
       messages: [
         { ...shown(copies[0]), copy: { of: 2, index: 1 } },
@@ -495,7 +499,7 @@ describe('the dedupe horizon', () => {
     const showed = formatReport(show).split('\n');
 
     expect(listed).toContain('4 (3 events in 4 read)');
-    expect(showed[0]).toBe('loyalty: 3 message(s) shown, 2 event(s): copies of one event are marked, none consumed');
+    expect(showed[0]).toBe('probe: 3 message(s) shown, 2 event(s): copies of one event are marked, none consumed');
     expect(showed.filter((l) => l.startsWith('  copy '))).toEqual([
       '  copy 1 of 2 of this event here',
       '  copy 2 of 2 of this event here',
@@ -606,13 +610,13 @@ describe('the dedupe horizon', () => {
   describe('redrive of a consumer DLQ with a horizon (SDK mocked)', () => {
     const sqsMock = mockClient(SQSClient);
     const sqs = new SQSClient({ region: 'us-east-1' });
-    const outputs = { ...OUTPUTS, FulfilmentDedupeHorizonSeconds: String(HORIZON) };
-    const [fulfilment] = discoverDeadLetterQueues(outputs);
+    const outputs = { ...OUTPUTS, ProbeFifoDedupeHorizonSeconds: String(HORIZON) };
+    const fifoQueue = fifoDlqOf(outputs);
     const sqsMessage = (id: string, occurredAt: string, cause = 'DedupeHorizonPassed') => ({
       MessageId: id,
       ReceiptHandle: `rh-${id}`,
       Body: envelope(`e-${id}`, occurredAt),
-      Attributes: { MessageGroupId: 'order-1', SentTimestamp: '0' },
+      Attributes: { MessageGroupId: 'thing-1', SentTimestamp: '0' },
       MessageAttributes: { failureCause: { DataType: 'String', StringValue: cause } },
     });
     beforeEach(() => {
@@ -633,15 +637,15 @@ describe('the dedupe horizon', () => {
     });
 
     test('the horizon comes from the stack output <Consumer>DedupeHorizonSeconds; a malformed one is an error', () => {
-      expect(fulfilment.dedupeHorizonSeconds).toBe(HORIZON);
-      expect(discoverDeadLetterQueues(OUTPUTS)[0]).not.toHaveProperty('dedupeHorizonSeconds');
-      expect(() => discoverDeadLetterQueues({ ...OUTPUTS, FulfilmentDedupeHorizonSeconds: '21d' })).toThrow(
-        /FulfilmentDedupeHorizonSeconds is not a whole number of seconds/,
-      );
+      expect(fifoQueue.dedupeHorizonSeconds).toBe(HORIZON);
+      expect(discoverDeadLetterQueues(OUTPUTS, PROBE_CONSUMERS)[0]).not.toHaveProperty('dedupeHorizonSeconds');
+      expect(() =>
+        discoverDeadLetterQueues({ ...OUTPUTS, ProbeFifoDedupeHorizonSeconds: '21d' }, PROBE_CONSUMERS),
+      ).toThrow(/ProbeFifoDedupeHorizonSeconds is not a whole number of seconds/);
     });
 
     test('the event past the horizon stays in the DLQ (not sent, not deleted, visible again) and the result says so', async () => {
-      const result = await redrive(sqs, fulfilment, { max: 10, waitSeconds: 0, now: () => NOW });
+      const result = await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0, now: () => NOW });
 
       expect(result.moved.map((m) => m.eventId)).toEqual(['e-new']);
       expect(result.skipped).toEqual([{ messageId: 'old', reason: pastHorizonReason(HORIZON) }]);
@@ -656,7 +660,7 @@ describe('the dedupe horizon', () => {
     });
 
     test('named by --past-horizon: resent with occurredAt now, the original in originalOccurredAt, its group kept', async () => {
-      const result = await redrive(sqs, fulfilment, {
+      const result = await redrive(sqs, fifoQueue, {
         max: 10,
         waitSeconds: 0,
         now: () => NOW,
@@ -669,14 +673,14 @@ describe('the dedupe horizon', () => {
         occurredAt: NOW.toISOString(),
       });
       expect(sent.MessageAttributes).toEqual({
-        redrivenFrom: { DataType: 'String', StringValue: 'fulfilment' },
+        redrivenFrom: { DataType: 'String', StringValue: 'probe-fifo' },
         [ORIGINAL_OCCURRED_AT]: { DataType: 'String', StringValue: daysBefore(60) },
       });
-      expect(sent.MessageGroupId).toBe('order-1');
+      expect(sent.MessageGroupId).toBe('thing-1');
       expect(result.moved[0]).toEqual({
         messageId: 'old',
         eventId: 'e-old',
-        groupId: 'order-1',
+        groupId: 'thing-1',
         cause: 'DedupeHorizonPassed',
         occurredAt: NOW.toISOString(),
         originalOccurredAt: daysBefore(60),
@@ -696,7 +700,7 @@ describe('the dedupe horizon', () => {
           .on(ReceiveMessageCommand)
           .resolvesOnce({ Messages: [sqsMessage('old', daysBefore(60))] })
           .resolves({ Messages: [] });
-        const result = await redrive(sqs, fulfilment, {
+        const result = await redrive(sqs, fifoQueue, {
           max: 10,
           all: true,
           includePoison: true,
@@ -724,21 +728,21 @@ describe('the dedupe horizon', () => {
         })
         .resolves({ Messages: [] });
 
-      const result = await redrive(sqs, fulfilment, {
+      const result = await redrive(sqs, fifoQueue, {
         max: 10,
         waitSeconds: 0,
         now: () => NOW,
         dryRun: true,
         pastHorizon: ['e-old'],
       });
-      const text = formatReport({ command: 'redrive', queue: 'fulfilment', dryRun: true, result } as RedriveReport);
+      const text = formatReport({ command: 'redrive', queue: 'probe-fifo', dryRun: true, result } as RedriveReport);
 
       expect(sqsMock.commandCalls(SendMessageCommand)).toHaveLength(0);
       expect(sqsMock.commandCalls(DeleteMessageCommand)).toHaveLength(0);
       expect(text.split('\n')).toEqual([
-        'fulfilment: 2 message(s) would be moved, 1 skipped, 0 failed',
-        `  would rewrite and move old eventId e-old group order-1 (DedupeHorizonPassed), occurredAt ${daysBefore(60)} -> ${NOW.toISOString()} (the original kept in originalOccurredAt)`,
-        '  would move new eventId e-new group order-1 (UnsupportedEventType)',
+        'probe-fifo: 2 message(s) would be moved, 1 skipped, 0 failed',
+        `  would rewrite and move old eventId e-old group thing-1 (DedupeHorizonPassed), occurredAt ${daysBefore(60)} -> ${NOW.toISOString()} (the original kept in originalOccurredAt)`,
+        '  would move new eventId e-new group thing-1 (UnsupportedEventType)',
         `  skipped 1: ${pastHorizonReason(HORIZON)}`,
         '  dedupe horizon 21 d: 1 message(s) past it would be left in the DLQ, 1 would be resent with a fresh occurredAt',
       ]);
@@ -760,9 +764,9 @@ describe('the dedupe horizon', () => {
       });
 
       expect(await main(['redrive', 'sweeper', '--past-horizon', 'e-1'], io(outputs))).toBe(2);
-      expect(await main(['redrive', 'fulfilment', '--past-horizon', 'e-1'], io(OUTPUTS))).toBe(2);
+      expect(await main(['redrive', 'probe-fifo', '--past-horizon', 'e-1'], io(OUTPUTS))).toBe(2);
       expect(err.join('\n')).toMatch(/--past-horizon is for a consumer's DLQ: sweeper/);
-      expect(err.join('\n')).toMatch(/--past-horizon: the stack outputs no dedupe horizon for fulfilment/);
+      expect(err.join('\n')).toMatch(/--past-horizon: the stack outputs no dedupe horizon for probe-fifo/);
       expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(0);
     });
   });

@@ -1,7 +1,7 @@
 import { PermanentError } from '../../lambdas/exactly-once/errors';
 import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
 import { checkOutboxEvent } from '../../lambdas/exactly-once/outbox/outbox-event';
-import { placedEvent } from '../support/orders';
+import { thingHappened } from '../exactly-once/fixtures/probe-events';
 
 /** The envelope alone: what the generic consumer pipeline and the outbox check read, whatever the domain. */
 
@@ -50,11 +50,11 @@ describe('parseEnvelope', () => {
 
 describe('checkOutboxEvent (can the relay publish this item at all?)', () => {
   test('an envelope is publishable whatever its payload: the payload is its consumers’ to check', () => {
-    const order = placedEvent('ord-1');
-    const unreadableOrder = { ...order, payload: { ...order.payload, items: [] } };
+    // A payload its consumers would refuse (no amount): still the envelope the relay routes.
+    const unreadableThing = { ...thingHappened('thing-1'), payload: { amount: 'none' } };
 
     expect(checkOutboxEvent(envelope)).toEqual({ ok: true, event: envelope });
-    expect(checkOutboxEvent(unreadableOrder)).toEqual({ ok: true, event: unreadableOrder });
+    expect(checkOutboxEvent(unreadableThing)).toEqual({ ok: true, event: unreadableThing });
   });
 
   test.each([

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { OrderEvent } from '../../lambdas/shop/domain/events';
+import type { EventEnvelope } from '../../lambdas/exactly-once';
 import { consumerFaults } from '../../lambdas/exactly-once/faults/consumer-faults';
 import { inboxClaimDisabled } from '../../lambdas/exactly-once/faults/inbox-bypass';
 import {
@@ -46,7 +46,7 @@ const crash = (where: string): never => {
   throw new Crashed(where);
 };
 
-const event = { eventId: 'evt-1' } as OrderEvent;
+const event = { eventId: 'evt-1' } as EventEnvelope;
 
 describe('a fault plan expires', () => {
   test.each([
@@ -89,26 +89,26 @@ describe('the inbox bypass (local runtime build only)', () => {
   afterEach(() => delete process.env.INBOX_BYPASS_BUILD);
 
   test('a plan naming a consumer does not disable its claim outside the local runtime build', () => {
-    const plan = parseFaultPlan({ disableInboxClaim: ['loyalty'], expiresAt: inAMinute }, 0, NOW);
+    const plan = parseFaultPlan({ disableInboxClaim: ['probe'], expiresAt: inAMinute }, 0, NOW);
 
-    expect(inboxClaimDisabled(plan, 'loyalty')).toBe(false);
+    expect(inboxClaimDisabled(plan, 'probe')).toBe(false);
   });
 
   test('in the local runtime build it disables the named consumer only', () => {
     process.env.INBOX_BYPASS_BUILD = 'true';
 
-    const plan = parseFaultPlan({ disableInboxClaim: ['loyalty'], expiresAt: inAMinute }, 0, NOW);
+    const plan = parseFaultPlan({ disableInboxClaim: ['probe'], expiresAt: inAMinute }, 0, NOW);
 
-    expect([inboxClaimDisabled(plan, 'loyalty'), inboxClaimDisabled(plan, 'fulfilment')]).toEqual([true, false]);
+    expect([inboxClaimDisabled(plan, 'probe'), inboxClaimDisabled(plan, 'probe-fifo')]).toEqual([true, false]);
   });
 });
 
 describe('the consumer fault decorator', () => {
   const decorated = async (raw: object, outcome: 'applied' | 'duplicate') => {
-    const faults = consumerFaults('loyalty', { source: sourceOf(raw), crash, sleep: async () => undefined });
+    const faults = consumerFaults('probe', { source: sourceOf(raw), crash, sleep: async () => undefined });
     const applied: string[] = [];
     await faults.refresh();
-    const apply = faults.apply(async (e: OrderEvent) => {
+    const apply = faults.apply(async (e: EventEnvelope) => {
       applied.push(e.eventId);
       return outcome;
     });
@@ -119,7 +119,7 @@ describe('the consumer fault decorator', () => {
     const applied = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'applied');
     const duplicate = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'duplicate');
 
-    await expect(applied.run()).rejects.toThrow(new Crashed('loyalty after the effect of evt-1, before the ack'));
+    await expect(applied.run()).rejects.toThrow(new Crashed('probe after the effect of evt-1, before the ack'));
     await expect(duplicate.run()).resolves.toBe('duplicate');
     expect(applied.applied).toEqual(['evt-1']);
   });
@@ -144,8 +144,8 @@ describe('the consumer fault decorator', () => {
   test('counts each invocation under a plan, and none without', async () => {
     const addMetric = jest.spyOn(metrics, 'addMetric').mockImplementation(() => metrics);
     try {
-      await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5, expiresAt: inAMinute }) }).refresh();
-      await consumerFaults('loyalty', { source: sourceOf({ transientError: 0.5 }) }).refresh();
+      await consumerFaults('probe', { source: sourceOf({ transientError: 0.5, expiresAt: inAMinute }) }).refresh();
+      await consumerFaults('probe', { source: sourceOf({ transientError: 0.5 }) }).refresh();
 
       expect(addMetric.mock.calls).toEqual([['FaultPlanActive', 'Count', 1]]);
     } finally {
@@ -165,7 +165,7 @@ describe('the relay fault decorators', () => {
     };
     return { publisher, published };
   };
-  const events = ['evt-1', 'evt-2'].map((eventId) => ({ eventId }) as OrderEvent);
+  const events = ['evt-1', 'evt-2'].map((eventId) => ({ eventId }) as EventEnvelope);
 
   test('a resend goes out again through the resender, for published events only', async () => {
     const inner = recordingPublisher(['evt-2']);
@@ -191,10 +191,10 @@ describe('the relay fault decorators', () => {
   });
 
   test("a skewed clock moves the stamp of the events it rolls, by the plan's seconds, and nothing else", async () => {
-    const sent: OrderEvent[][] = [];
+    const sent: EventEnvelope[][] = [];
     const inner: EventPublisher = {
       publish: async (published) => {
-        sent.push(published as OrderEvent[]);
+        sent.push(published as EventEnvelope[]);
         return new Set<string>();
       },
     };

@@ -8,27 +8,27 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { consumerSpec, CONSUMERS } from '../../lambdas/shop/consumers';
 import { consumerId, consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { waitForDrain } from '../../tools/proof-kit/drain';
 import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../tools/proof-kit/faults';
 import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../tools/proof-kit/sampler';
 import type { Target } from '../../tools/proof-kit/target';
-import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
+import { example } from '../../tools/example';
+import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 /**
  * The proof kit finds every consumer's queues from the consumer list and the
  * stack outputs (`consumerOutputNames`): a third consumer is drained, poisoned,
- * dead-lettered and sped up like the two it ships with, FIFO or not by its spec.
+ * dead-lettered and sped up like the neutral fixture's two, FIFO or not by its spec.
  */
 const sqs = mockClient(SQSClient);
 const dynamodb = mockClient(DynamoDBClient);
 
-// A FIFO third consumer that takes OrderCancelled only, named like no consumer on the list. The outputs below
-// are the example consumers' and its own, so the kit runs with those three.
-const audit = { ...consumerSpec('fulfilment'), name: unusedConsumerName('audit'), eventTypes: ['OrderCancelled'] };
+// A FIFO third consumer that takes ThingUndone only. The outputs below are the probe consumers' and its own,
+// so the kit runs with those three.
+const audit = { ...PROBE_FIFO_SPEC, name: 'audit', eventTypes: ['ThingUndone'] };
 const AUDIT_OUTPUTS = consumerOutputNames(audit.name);
-const consumers = [...EXAMPLE_CONSUMERS, audit];
+const consumers = [...PROBE_CONSUMERS, audit];
 
 const target = {
   kind: 'local',
@@ -36,11 +36,12 @@ const target = {
   region: 'us-east-1',
   apiUrl: 'http://127.0.0.1:1',
   outputs: {
-    OrdersTableName: 'orders',
-    FulfilmentQueueUrl: 'fulfilment.fifo',
-    FulfilmentDlqUrl: 'fulfilment-dlq.fifo',
-    LoyaltyQueueUrl: 'loyalty',
-    LoyaltyDlqUrl: 'loyalty-dlq',
+    // The table the kit scans for the run's outbox events, under the output the configured example names.
+    [example().outboxTableOutput]: 'things',
+    ProbeQueueUrl: 'probe',
+    ProbeDlqUrl: 'probe-dlq',
+    ProbeFifoQueueUrl: 'probe-fifo.fifo',
+    ProbeFifoDlqUrl: 'probe-fifo-dlq.fifo',
     [AUDIT_OUTPUTS.queueUrl]: 'audit.fifo',
     [AUDIT_OUTPUTS.deadLetterQueueUrl]: 'audit-dlq.fifo',
   },
@@ -69,10 +70,10 @@ test('poison goes to every consumer queue; a FIFO one gets a group and deduplica
     MessageGroupId: 'poison-run1-0',
     MessageDeduplicationId: 'poison-run1-0',
   });
-  expect(byQueue('fulfilment.fifo')[1]).toMatchObject({ MessageGroupId: 'poison-run1-1' });
-  expect(byQueue('loyalty')).toHaveLength(2);
-  expect(byQueue('loyalty')[0].MessageGroupId).toBeUndefined();
-  expect(byQueue('loyalty')[0].MessageDeduplicationId).toBeUndefined();
+  expect(byQueue('probe-fifo.fifo')[1]).toMatchObject({ MessageGroupId: 'poison-run1-1' });
+  expect(byQueue('probe')).toHaveLength(2);
+  expect(byQueue('probe')[0].MessageGroupId).toBeUndefined();
+  expect(byQueue('probe')[0].MessageDeduplicationId).toBeUndefined();
 });
 
 test('seeded dead letters go to the DLQ of every consumer whose spec takes the event, FIFO ones grouped by entity', async () => {
@@ -80,9 +81,9 @@ test('seeded dead letters go to the DLQ of every consumer whose spec takes the e
   const outbox = (event: Record<string, unknown>) => marshall({ entity: 'OUTBOX', event });
   dynamodb.on(ScanCommand).resolves({
     Items: [
-      // An envelope, and an event written before the envelope (eventType/orderId).
-      outbox({ eventId: 'o1.placed', type: 'OrderPlaced', entityId: 'o1', payload: { customerId: 'run1-c' } }),
-      outbox({ eventId: 'o1.cancelled', eventType: 'OrderCancelled', orderId: 'o1', customerId: 'run1-c' }),
+      // An envelope, and an event written before the envelope (eventType/orderId, as the kit reads them).
+      outbox({ eventId: 't1:happened', type: 'ThingHappened', entityId: 't1', payload: { ownerId: 'run1-o' } }),
+      outbox({ eventId: 't1:undone', eventType: 'ThingUndone', orderId: 't1', ownerId: 'run1-o' }),
     ],
   });
 
@@ -90,12 +91,12 @@ test('seeded dead letters go to the DLQ of every consumer whose spec takes the e
 
   expect(count).toBe(2);
   expect(sent().map((m) => [m.QueueUrl, JSON.parse(m.MessageBody!).eventId, m.MessageGroupId])).toEqual([
-    ['fulfilment-dlq.fifo', 'o1.placed', 'o1'],
-    ['loyalty-dlq', 'o1.placed', undefined],
-    ['fulfilment-dlq.fifo', 'o1.cancelled', 'o1'],
-    ['audit-dlq.fifo', 'o1.cancelled', 'o1'],
+    ['probe-dlq', 't1:happened', undefined],
+    ['probe-fifo-dlq.fifo', 't1:happened', 't1'],
+    ['probe-fifo-dlq.fifo', 't1:undone', 't1'],
+    ['audit-dlq.fifo', 't1:undone', 't1'],
   ]);
-  expect(sent().find((m) => m.QueueUrl === 'audit-dlq.fifo')?.MessageDeduplicationId).toBe('dlq-seed-o1.cancelled');
+  expect(sent().find((m) => m.QueueUrl === 'audit-dlq.fifo')?.MessageDeduplicationId).toBe('dlq-seed-t1:undone');
 });
 
 test("the local visibility is shortened on every consumer's queue and put back afterwards", async () => {
@@ -107,11 +108,11 @@ test("the local visibility is shortened on every consumer's queue and put back a
 
   const set = sqs.commandCalls(SetQueueAttributesCommand).map((c) => c.args[0].input);
   expect(set.map((s) => [s.QueueUrl, s.Attributes?.VisibilityTimeout])).toEqual([
-    ['fulfilment.fifo', '3'],
-    ['loyalty', '3'],
+    ['probe', '3'],
+    ['probe-fifo.fifo', '3'],
     ['audit.fifo', '3'],
-    ['fulfilment.fifo', '180'],
-    ['loyalty', '180'],
+    ['probe', '180'],
+    ['probe-fifo.fifo', '180'],
     ['audit.fifo', '180'],
   ]);
 });
@@ -124,7 +125,7 @@ describe('the drain', () => {
 
   beforeEach(() => {
     dynamodb.on(QueryCommand).resolves({ Count: 0 });
-    for (const url of ['fulfilment.fifo', 'loyalty', 'audit.fifo']) depth(url, 0);
+    for (const url of ['probe', 'probe-fifo.fifo', 'audit.fifo']) depth(url, 0);
   });
 
   test("waits for the third consumer's queue too: messages still there mean not drained", async () => {
@@ -153,30 +154,21 @@ describe('the drain', () => {
 
 test("the sampler's queues are every consumer's queue and DLQ by their output names, then the relay's failure queue", () => {
   expect(sampledQueues(consumers)).toEqual([
-    'FulfilmentQueueUrl',
-    'LoyaltyQueueUrl',
+    'ProbeQueueUrl',
+    'ProbeFifoQueueUrl',
     AUDIT_OUTPUTS.queueUrl,
-    'FulfilmentDlqUrl',
-    'LoyaltyDlqUrl',
+    'ProbeDlqUrl',
+    'ProbeFifoDlqUrl',
     AUDIT_OUTPUTS.deadLetterQueueUrl,
     'RelayFailureQueueUrl',
   ]);
   expect(sampledQueues(consumers).map(queueName).slice(2, 6)).toEqual([
     consumerId(audit.name),
-    'Fulfilment DLQ',
-    'Loyalty DLQ',
+    'Probe DLQ',
+    'ProbeFifo DLQ',
     `${consumerId(audit.name)} DLQ`,
   ]);
-  // The deployed list: every consumer's queue and DLQ, and the chart names of the two shipped consumers are as
-  // they were (besides them, the list holds whatever `npm run new:consumer` added).
-  const added = CONSUMERS.filter((c) => !EXAMPLE_CONSUMERS.some((e) => e.name === c.name));
-  const addedOutputs = new Set(added.flatMap((c) => Object.values(consumerOutputNames(c.name))));
-  expect(SAMPLED_QUEUES).toHaveLength(2 * CONSUMERS.length + 1);
-  expect(SAMPLED_QUEUES.filter((q) => !addedOutputs.has(q))).toEqual([
-    'FulfilmentQueueUrl',
-    'LoyaltyQueueUrl',
-    'FulfilmentDlqUrl',
-    'LoyaltyDlqUrl',
-    'RelayFailureQueueUrl',
-  ]);
+  // The deployed list: every consumer of the configured example, its queue and its DLQ.
+  expect(SAMPLED_QUEUES).toEqual(sampledQueues(example().consumers));
+  expect(SAMPLED_QUEUES).toHaveLength(2 * example().consumers.length + 1);
 });

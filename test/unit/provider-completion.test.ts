@@ -2,14 +2,10 @@ import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dy
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
+import { applyEntityEffect, type EventEnvelope } from '../../lambdas/exactly-once';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws';
+import type { LedgerOptions } from '../../lambdas/exactly-once/aws/inbox-ledger';
 import { OutageProneProvider } from '../../lambdas/exactly-once/faults/outage-prone-provider';
-import {
-  orderCancelledEvent,
-  orderPlacedEvent,
-  type OrderEvent,
-  type OrderPlacedEvent,
-} from '../../lambdas/shop/domain/events';
 import {
   InjectedProviderOutage,
   NO_FAULTS,
@@ -18,14 +14,17 @@ import {
 } from '../../lambdas/exactly-once/faults/plan';
 import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../tools/proof-kit/faults';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { creditLoyaltyPoints, fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
 import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
+import { thingHappened, thingUndone } from '../exactly-once/fixtures/probe-events';
+import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { applyStatefulEffect, ProbeStatefulLedger, stateKey } from '../exactly-once/fixtures/probe-stateful-consumer';
 import { recordWork } from '../support/record-work';
 
 /**
- * Provider calls that respect what already happened, at the ledger and use-case
- * level with the document client mocked: the inbox entry records the call done
- * (or superseded by a later event of the order), and a duplicate learns both
+ * Provider calls that respect what already happened, at the ledger and effect
+ * level with the document client mocked, on the neutral fixture's generic
+ * entity effect (the probe consumers): the inbox entry records the call done
+ * (or superseded by a later event of the entity), and a duplicate learns both
  * from the entry its failed claim returns, never from a read.
  */
 
@@ -35,14 +34,8 @@ const doc = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const options = { tableName: TABLE, inboxTtlSeconds: 1_000, now: () => NOW };
 
-const order = {
-  orderId: 'ord-1',
-  customerId: 'cust-1',
-  items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-  totalCents: 1_000,
-};
-const placed = orderPlacedEvent(order, NOW.toISOString());
-const cancelled = orderCancelledEvent(order, NOW.toISOString());
+const happened = thingHappened('thing-1', { occurredAt: NOW.toISOString() });
+const undone = thingUndone('thing-1', { occurredAt: NOW.toISOString() });
 
 function recordingProvider(): ExternalProvider & { keys: string[]; send: jest.Mock } {
   const keys: string[] = [];
@@ -74,14 +67,21 @@ const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unk
   ...extra,
 });
 
-/** The use cases on ledgers over the mocked document client. */
-const fulfil = (event: OrderEvent, warehouse = recordingProvider()) =>
-  fulfilOrderEvent(event, {
-    ledger: new DynamoDbFulfilmentLedger(client, { ...options, consumer: 'fulfilment' }),
-    warehouse,
-  });
-const credit = (event: OrderPlacedEvent, mail: ExternalProvider) =>
-  creditLoyaltyPoints(event, { ledger: new DynamoDbLoyaltyLedger(client, { ...options, consumer: 'loyalty' }), mail });
+/** The items of a probe consumer's transaction: the claim and the entity effect. */
+const ITEMS = 2;
+
+/** A probe consumer's generic entity effect on a ledger over the mocked document client. */
+function applyAs(
+  spec: typeof PROBE_SPEC,
+  event: EventEnvelope,
+  provider: ExternalProvider = recordingProvider(),
+  ledgerOptions: Partial<LedgerOptions> = {},
+) {
+  const ledger = new DynamoDbEntityEffectLedger(client, { ...options, consumer: spec.name, ...ledgerOptions });
+  return applyEntityEffect(event, { consumer: spec.name, eventTypes: spec.eventTypes, ledger, provider });
+}
+const probe = (event: EventEnvelope, provider?: ExternalProvider) => applyAs(PROBE_SPEC, event, provider);
+const probeFifo = (event: EventEnvelope, provider?: ExternalProvider) => applyAs(PROBE_FIFO_SPEC, event, provider);
 
 const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
 const doneMarks = () => doc.commandCalls(UpdateCommand).map((c) => c.args[0].input);
@@ -95,27 +95,27 @@ beforeEach(() => {
 
 describe('first delivery', () => {
   test('the claim asks for the existing entry on failure (ALL_OLD), so a duplicate needs no read', async () => {
-    await fulfil(placed);
+    await probe(happened);
 
     const [claim] = transactions()[0];
     expect(claim.Put).toMatchObject({
-      Item: { pk: `INBOX#fulfilment#${placed.eventId}` },
+      Item: { pk: `INBOX#probe#${happened.eventId}` },
       ConditionExpression: 'attribute_not_exists(pk)',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
   });
 
   test('applied: the provider is called, then the call is recorded done on the inbox entry (conditioned on it existing)', async () => {
-    const warehouse = recordingProvider();
+    const provider = recordingProvider();
 
-    const outcome = await fulfil(placed, warehouse);
+    const outcome = await probe(happened, provider);
 
     expect(outcome).toBe('applied');
-    expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
+    expect(provider.keys).toEqual([`probe:${happened.eventId}`]);
     expect(doneMarks()).toEqual([
       {
         TableName: TABLE,
-        Key: { pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' },
+        Key: { pk: `INBOX#probe#${happened.eventId}`, sk: 'INBOX' },
         UpdateExpression: 'SET #done = :at',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#done': 'providerCallDoneAt' },
@@ -126,24 +126,11 @@ describe('first delivery', () => {
   });
 
   test('a provider failure propagates (transient) and nothing is recorded: the call stays owed', async () => {
-    const warehouse = recordingProvider();
-    warehouse.send.mockRejectedValueOnce(new Error('warehouse 503'));
+    const provider = recordingProvider();
+    provider.send.mockRejectedValueOnce(new Error('provider 503'));
 
-    await expect(fulfil(placed, warehouse)).rejects.toThrow('warehouse 503');
+    await expect(probe(happened, provider)).rejects.toThrow('provider 503');
     expect(doneMarks()).toEqual([]);
-  });
-
-  test('a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction', async () => {
-    await fulfil(cancelled);
-
-    const items = transactions()[0];
-    expect(items.at(-1)?.Update).toEqual({
-      TableName: TABLE,
-      Key: { pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' },
-      UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
-      ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
-      ExpressionAttributeValues: { ':by': cancelled.eventId, ':expires': Math.floor(NOW.getTime() / 1000) + 1_000 },
-    });
   });
 });
 
@@ -151,74 +138,78 @@ describe('duplicates', () => {
   test('after a completed call: the provider is not called again, and no read was issued', async () => {
     doc
       .on(TransactWriteCommand)
-      .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 3));
-    const warehouse = recordingProvider();
+      .rejects(
+        claimTaken(inboxEntry('probe', happened.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), ITEMS),
+      );
+    const provider = recordingProvider();
 
-    const outcome = await fulfil(placed, warehouse);
+    const outcome = await probe(happened, provider);
 
     expect(outcome).toBe('duplicate');
-    expect(warehouse.keys).toEqual([]);
+    expect(provider.keys).toEqual([]);
     expect(commandNames()).toEqual(['TransactWriteCommand']); // no GetItem, no mark
     expect(doc.commandCalls(GetCommand)).toHaveLength(0);
   });
 
   test('after a crash between the effect and the provider call: the provider is called once more, then recorded', async () => {
-    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('fulfilment', placed.eventId), 3));
-    const warehouse = recordingProvider();
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('probe', happened.eventId), 3));
+    const provider = recordingProvider();
 
-    const outcome = await fulfil(placed, warehouse);
+    const outcome = await probe(happened, provider);
 
     expect(outcome).toBe('duplicate');
-    expect(warehouse.keys).toEqual([`fulfilment:${placed.eventId}`]);
-    expect(doneMarks().map((m) => m.Key)).toEqual([{ pk: `INBOX#fulfilment#${placed.eventId}`, sk: 'INBOX' }]);
+    expect(provider.keys).toEqual([`probe:${happened.eventId}`]);
+    expect(doneMarks().map((m) => m.Key)).toEqual([{ pk: `INBOX#probe#${happened.eventId}`, sk: 'INBOX' }]);
     expect(commandNames()).toEqual(['TransactWriteCommand', 'UpdateCommand']);
   });
 
-  test('a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed', async () => {
+  test('a redriven event whose entry a later event of its entity superseded meanwhile: no call, though its call never completed', async () => {
     doc
       .on(TransactWriteCommand)
-      .rejects(claimTaken(inboxEntry('fulfilment', placed.eventId, { supersededBy: cancelled.eventId }), 3));
-    const warehouse = recordingProvider();
+      .rejects(claimTaken(inboxEntry('probe-fifo', happened.eventId, { supersededBy: undone.eventId }), ITEMS));
+    const provider = recordingProvider();
 
-    const outcome = await fulfil(placed, warehouse);
+    const outcome = await probeFifo(happened, provider);
 
     expect(outcome).toBe('duplicate');
-    expect(warehouse.keys).toEqual([]);
+    expect(provider.keys).toEqual([]);
     expect(commandNames()).toEqual(['TransactWriteCommand']);
   });
 
-  test('loyalty: the confirmation e-mail is not repeated once recorded done', async () => {
+  test('probe-fifo: the provider call is not repeated once recorded done', async () => {
     doc
       .on(TransactWriteCommand)
-      .rejects(claimTaken(inboxEntry('loyalty', placed.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), 2));
-    const mail = recordingProvider();
+      .rejects(
+        claimTaken(inboxEntry('probe-fifo', happened.eventId, { providerCallDoneAt: '2030-01-01T00:00:01Z' }), ITEMS),
+      );
+    const provider = recordingProvider();
 
-    const outcome = await credit(placed, mail);
+    const outcome = await probeFifo(happened, provider);
 
     expect(outcome).toBe('duplicate');
-    expect(mail.keys).toEqual([]);
+    expect(provider.keys).toEqual([]);
     expect(commandNames()).toEqual(['TransactWriteCommand']);
   });
 
-  test('loyalty: a duplicate whose e-mail was never recorded sends it once more, then records it', async () => {
-    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('loyalty', placed.eventId), 2));
-    const mail = recordingProvider();
+  test('probe-fifo: a duplicate whose call was never recorded makes it once more, then records it', async () => {
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('probe-fifo', happened.eventId), ITEMS));
+    const provider = recordingProvider();
 
-    await credit(placed, mail);
+    await probeFifo(happened, provider);
 
-    expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
-    expect(doneMarks().map((m) => m.Key?.pk)).toEqual([`INBOX#loyalty#${placed.eventId}`]);
+    expect(provider.keys).toEqual([`probe-fifo:${happened.eventId}`]);
+    expect(doneMarks().map((m) => m.Key?.pk)).toEqual([`INBOX#probe-fifo#${happened.eventId}`]);
   });
 
   test.each([
-    ['loyalty', (mail: ExternalProvider) => credit(placed, mail), 2],
-    ['fulfilment', (warehouse: ExternalProvider) => fulfil(placed, warehouse as never), 3],
+    ['probe', (provider: ExternalProvider) => probe(happened, provider)],
+    ['probe-fifo', (provider: ExternalProvider) => probeFifo(happened, provider)],
   ] as const)(
     '%s: a duplicate whose call has been owed longer than the provider keeps keys is dead-lettered, never called',
-    async (consumer, deliver, items) => {
+    async (consumer, deliver) => {
       // Claimed 23 h and a second ago: past the 24 h key window less its 1 h margin.
       const claimedAt = new Date(NOW.getTime() - (23 * 3_600 + 1) * 1000).toISOString();
-      doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry(consumer, placed.eventId, { claimedAt }), items));
+      doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry(consumer, happened.eventId, { claimedAt }), ITEMS));
       const provider = recordingProvider();
 
       const delivered = deliver(provider);
@@ -234,17 +225,56 @@ describe('duplicates', () => {
 
   test("a provider that keeps keys longer, given as the ledger's window: the same late duplicate is called", async () => {
     const claimedAt = new Date(NOW.getTime() - 30 * 3_600_000).toISOString();
-    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('loyalty', placed.eventId, { claimedAt }), 2));
-    const mail = recordingProvider();
-    const ledger = new DynamoDbLoyaltyLedger(client, {
-      ...options,
-      consumer: 'loyalty',
-      providerKeyWindowSeconds: 7 * 86_400,
+    doc.on(TransactWriteCommand).rejects(claimTaken(inboxEntry('probe', happened.eventId, { claimedAt }), ITEMS));
+    const provider = recordingProvider();
+
+    await applyAs(PROBE_SPEC, happened, provider, { providerKeyWindowSeconds: 7 * 86_400 });
+
+    expect(provider.keys).toEqual([`probe:${happened.eventId}`]);
+  });
+});
+
+describe('a consumer with a state of its own: the later event supersedes the earlier one in its transaction', () => {
+  const stateful = (event: EventEnvelope, provider = recordingProvider()) =>
+    applyStatefulEffect(event, {
+      consumer: 'probe-stateful',
+      ledger: new ProbeStatefulLedger(client, { ...options, consumer: 'probe-stateful' }),
+      provider,
     });
 
-    await creditLoyaltyPoints(placed, { ledger, mail });
+  test('an undo applied from HAPPENED marks the ThingHappened inbox entry superseded, in the same transaction', async () => {
+    await stateful(undone);
 
-    expect(mail.keys).toEqual([`loyalty:${placed.eventId}`]);
+    const items = transactions()[0];
+    expect(items[1].Update).toMatchObject({
+      Key: stateKey('probe-stateful', 'thing-1'),
+      ConditionExpression: 'version = :happened',
+    });
+    expect(items.at(-1)?.Update).toEqual({
+      TableName: TABLE,
+      Key: { pk: `INBOX#probe-stateful#${happened.eventId}`, sk: 'INBOX' },
+      UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
+      ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
+      ExpressionAttributeValues: { ':by': undone.eventId, ':expires': Math.floor(NOW.getTime() / 1000) + 1_000 },
+    });
+  });
+
+  test('a ThingHappened whose state an undo already moved on is stale: acked, no provider call', async () => {
+    doc.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message:
+          'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
+    const provider = recordingProvider();
+
+    const outcome = await stateful(happened, provider);
+
+    expect(outcome).toBe('stale');
+    expect(provider.keys).toEqual([]);
+    expect(doneMarks()).toEqual([]);
   });
 });
 
@@ -270,13 +300,13 @@ describe('the provider-outage fault', () => {
     { what: 'no plan', plan: NO_FAULTS, at: '2030-01-02T03:04:05.000Z', down: false },
     {
       what: 'inside the window of another provider',
-      plan: { providerOutageWindow: window, providerOutageProviders: ['mail'] },
+      plan: { providerOutageWindow: window, providerOutageProviders: ['other'] },
       at: '2030-01-02T03:04:05.000Z',
       down: false,
     },
     {
       what: 'inside the window of this provider',
-      plan: { providerOutageWindow: window, providerOutageProviders: ['mail', 'warehouse'] },
+      plan: { providerOutageWindow: window, providerOutageProviders: ['other', 'probe'] },
       at: '2030-01-02T03:04:05.000Z',
       down: true,
     },
@@ -286,16 +316,16 @@ describe('the provider-outage fault', () => {
       const inner = recordingProvider();
       const provider = new OutageProneProvider(
         inner,
-        'warehouse',
+        'probe',
         () => plan,
         () => new Date(at),
       );
 
-      const sent = provider.send('fulfilment:e1', { instruction: 'PICK' });
+      const sent = provider.send('probe:e1', { eventId: 'e1' });
 
       if (down) await expect(sent).rejects.toBeInstanceOf(InjectedProviderOutage);
       else await expect(sent).resolves.toBeUndefined();
-      expect(inner.keys).toEqual(down ? [] : ['fulfilment:e1']);
+      expect(inner.keys).toEqual(down ? [] : ['probe:e1']);
     },
   );
 
@@ -310,7 +340,7 @@ describe('the provider-outage fault', () => {
     const read = (raw: object) => parseFaultPlan({ ...raw, expiresAt }, 0, NOW.getTime());
     const parsed = read(JSON.parse(JSON.stringify(plan)));
     const reversed = read({ providerOutageWindow: { from: window.until, until: window.from } });
-    const onlyWarehouse = read({ providerOutageProviders: ['warehouse', 7] });
+    const onlyProbe = read({ providerOutageProviders: ['probe', 7] });
 
     expect(parsed.providerOutage).toBe(0.2);
     expect(parsed.providerOutageWindow).toEqual(plan.providerOutageWindow);
@@ -327,13 +357,13 @@ describe('the provider-outage fault', () => {
       ).providerOutageWindow,
     ).toEqual(plan.providerOutageWindow);
     expect(reversed.providerOutageWindow).toBeUndefined();
-    expect(onlyWarehouse.providerOutageProviders).toEqual(['warehouse']);
+    expect(onlyProbe.providerOutageProviders).toEqual(['probe']);
   });
 });
 
 describe('the provider-call lease after a failed call', () => {
   const recordOf = (released: string[]) => ({
-    consumer: 'loyalty',
+    consumer: 'probe',
     recordProviderCallDone: async () => undefined,
     leaseProviderCall: async () => 'granted' as const,
     releaseProviderCallLease: async ({ eventId }: { eventId: string }) => void released.push(eventId),

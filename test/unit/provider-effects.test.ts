@@ -1,4 +1,3 @@
-import { picksAfterCancel } from '../../tooling/shop/proof';
 import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
 import {
   logOfEntities,
@@ -7,15 +6,17 @@ import {
   summarizeProviders,
 } from '../../tools/proof-kit/provider-calls';
 import { checkPerformedEffects } from '../../tools/proof-kit/verify';
+import { PROBE_PROOF } from '../exactly-once/fixtures/probe-proof-domain';
 
 /**
  * The proof kit's view of the local provider: what it performed, counted where it happened, the
- * invariants judged on it (each owed key once, nothing unowed, no PICK after CANCEL_PICK), and the
- * one line per provider a run prints.
+ * invariants judged on it (each owed key once, nothing unowed, nothing without a key), and the one line
+ * per provider a run prints; on the neutral fixture's domain (PROBE_PROOF, which adds no rule of its
+ * own) and the probe consumers' providers, `probe` and `probe-fifo`.
  */
 let seq = 0;
 function effect(
-  endpoint: 'mail' | 'warehouse',
+  endpoint: 'probe' | 'probe-fifo',
   key: string,
   payload: Record<string, unknown> = {},
   answer: PerformedEffect['answer'] = 'sent',
@@ -50,86 +51,78 @@ function logOf(
 
 beforeEach(() => (seq = 0));
 
-test('the provider lines: performed per placed order, duplicates, answers lost, calls the key absorbed, PICK after CANCEL_PICK', () => {
+test('the provider lines: performed per entity, duplicates, answers lost, calls the key absorbed', () => {
   const log = logOf(
     [
-      effect('mail', 'loyalty:o1.placed', {}, 'dropped'),
-      effect('mail', 'loyalty:o2.placed'),
-      effect('warehouse', 'fulfilment:o1.placed', { instruction: 'PICK', orderId: 'o1' }),
-      effect('warehouse', 'fulfilment:o1.cancelled', { instruction: 'CANCEL_PICK', orderId: 'o1' }),
-      effect('warehouse', 'fulfilment:o2.placed', { instruction: 'PICK', orderId: 'o2' }),
+      effect('probe', 'probe:t1.happened', {}, 'dropped'),
+      effect('probe', 'probe:t2.happened'),
+      effect('probe-fifo', 'probe-fifo:t1.happened'),
+      effect('probe-fifo', 'probe-fifo:t1.undone'),
+      effect('probe-fifo', 'probe-fifo:t1.undone'),
     ],
     {
-      mail: { 'loyalty:o1.placed': counts(3, 2), 'loyalty:o2.placed': counts(2, 0, 1) },
-      warehouse: {
-        'fulfilment:o1.placed': counts(1),
-        'fulfilment:o1.cancelled': counts(1),
-        'fulfilment:o2.placed': counts(1),
-      },
+      probe: { 'probe:t1.happened': counts(3, 2), 'probe:t2.happened': counts(2, 0, 1) },
+      'probe-fifo': { 'probe-fifo:t1.happened': counts(1), 'probe-fifo:t1.undone': counts(2) },
     },
   );
 
-  const lines = providerLines(summarizeProviders(log), 2);
+  const lines = providerLines(summarizeProviders(log), 2, PROBE_PROOF);
 
   expect(lines).toEqual([
-    'provider mail: 2 performed for 2 placed orders, 0 duplicates (keyed); 1 answers lost, 3 retried calls absorbed by the key',
-    'provider warehouse: 3 performed (2 PICK, 1 CANCEL_PICK), 0 duplicates, 0 PICK after CANCEL_PICK',
+    'provider probe: 2 performed for 2 entities, 0 duplicates (keyed); 1 answers lost, 3 retried calls absorbed by the key',
+    'provider probe-fifo: 3 performed for 2 entities, 1 duplicates (keyed); 0 answers lost, 0 retried calls absorbed by the key',
   ]);
 });
 
-test('a key performed twice is a duplicate, and a PICK performed after its CANCEL_PICK is counted', () => {
-  const log = logOf(
-    [
-      effect('mail', 'loyalty:o1.placed'),
-      effect('mail', 'loyalty:o1.placed'),
-      effect('warehouse', 'fulfilment:o1.cancelled', { instruction: 'CANCEL_PICK', orderId: 'o1' }),
-      effect('warehouse', 'fulfilment:o1.placed', { instruction: 'PICK', orderId: 'o1' }),
-    ],
-    { mail: { 'loyalty:o1.placed': counts(2) }, warehouse: {} },
-  );
+test('a key performed twice is a duplicate of its provider', () => {
+  const log = logOf([effect('probe', 'probe:t1.happened'), effect('probe', 'probe:t1.happened')], {
+    probe: { 'probe:t1.happened': counts(2) },
+  });
 
-  const [mail, warehouse] = summarizeProviders(log);
+  const [probe] = summarizeProviders(log);
 
-  expect(mail.duplicates).toBe(1);
-  expect(picksAfterCancel(warehouse.effects)).toHaveLength(1);
+  expect(probe.duplicates).toBe(1);
 });
 
 test('each owed key performed exactly once at the provider passes', () => {
-  const performed = [
-    effect('mail', 'loyalty:o1.placed'),
-    effect('warehouse', 'fulfilment:o1.placed', { instruction: 'PICK', orderId: 'o1' }),
-  ];
+  const performed = [effect('probe', 'probe:t1.happened'), effect('probe-fifo', 'probe-fifo:t1.happened')];
 
-  expect(checkPerformedEffects(performed, new Set(['loyalty:o1.placed', 'fulfilment:o1.placed']), new Set())).toEqual(
-    [],
-  );
+  expect(
+    checkPerformedEffects(
+      performed,
+      new Set(['probe:t1.happened', 'probe-fifo:t1.happened']),
+      new Set(),
+      [],
+      PROBE_PROOF,
+    ),
+  ).toEqual([]);
 });
 
 test.each([
   [
     'performed twice',
-    [effect('mail', 'k:o1.placed'), effect('mail', 'k:o1.placed')],
-    ['k:o1.placed'],
+    [effect('probe', 'k:t1.happened'), effect('probe', 'k:t1.happened')],
+    ['k:t1.happened'],
     [],
-    /k:o1\.placed performed 2 times at the provider, not once/,
+    /k:t1\.happened performed 2 times at the provider, not once/,
   ],
-  ['never performed', [], ['k:o1.placed'], [], /k:o1\.placed performed 0 times at the provider, not once/],
+  ['never performed', [], ['k:t1.happened'], [], /k:t1\.happened performed 0 times at the provider, not once/],
   [
-    'performed though nothing owes it (an order never accepted)',
-    [effect('mail', 'k:o9.placed')],
+    'performed though nothing owes it (an entity never accepted)',
+    [effect('probe', 'k:t9.happened')],
     [],
     [],
-    /k:o9\.placed performed 1 times, but nothing owes it/,
+    /k:t9\.happened performed 1 times, but nothing owes it/,
   ],
   [
     'an optional key performed twice',
-    [effect('mail', 'k:o1.placed'), effect('mail', 'k:o1.placed')],
+    [effect('probe', 'k:t1.happened'), effect('probe', 'k:t1.happened')],
     [],
-    ['k:o1.placed'],
+    ['k:t1.happened'],
     /at most once allowed/,
   ],
 ])('a key %s is a provider-effects violation', (_what, performed, owed, optional, message) => {
-  const violations = checkPerformedEffects(performed, new Set(owed), new Set(optional));
+  const violations = checkPerformedEffects(performed, new Set(owed), new Set(optional), [], PROBE_PROOF);
 
   expect(violations).toEqual([
     expect.objectContaining({ invariant: 'provider-effects', detail: expect.stringMatching(message) }),
@@ -138,32 +131,27 @@ test.each([
 
 test('an optional key performed once or not at all passes', () => {
   expect(
-    checkPerformedEffects([effect('mail', 'k:o1.placed')], new Set(), new Set(['k:o1.placed', 'k:o2.placed'])),
+    checkPerformedEffects(
+      [effect('probe', 'k:t1.happened')],
+      new Set(),
+      new Set(['k:t1.happened', 'k:t2.happened']),
+      [],
+      PROBE_PROOF,
+    ),
   ).toEqual([]);
 });
 
-test('a PICK performed after its order’s CANCEL_PICK is a provider-order violation', () => {
-  const performed = [
-    effect('warehouse', 'f:o1.cancelled', { instruction: 'CANCEL_PICK', orderId: 'o1' }),
-    effect('warehouse', 'f:o1.placed', { instruction: 'PICK', orderId: 'o1' }),
-  ];
-
-  const violations = checkPerformedEffects(performed, new Set(['f:o1.cancelled', 'f:o1.placed']), new Set());
-
-  expect(violations).toEqual([expect.objectContaining({ invariant: 'provider-order' })]);
-});
-
-test('the run sees only its orders in the log, and each key as one item with its calls and performance times', () => {
-  const log = logOf([effect('mail', 'loyalty:o1.placed'), effect('mail', 'loyalty:other.placed')], {
-    mail: { 'loyalty:o1.placed': counts(2, 1), 'loyalty:other.placed': counts(1) },
-    warehouse: {},
+test('the run sees only its entities in the log, and each key as one item with its calls and performance times', () => {
+  const log = logOf([effect('probe', 'probe:t1.happened'), effect('probe', 'probe:other.happened')], {
+    probe: { 'probe:t1.happened': counts(2, 1), 'probe:other.happened': counts(1) },
+    'probe-fifo': {},
   });
 
-  const items = providerCallItemsOf(logOfEntities(log, new Set(['o1'])));
+  const items = providerCallItemsOf(logOfEntities(log, new Set(['t1']), PROBE_PROOF));
 
   expect(items).toEqual([
     {
-      idempotencyKey: 'loyalty:o1.placed',
+      idempotencyKey: 'probe:t1.happened',
       calls: 2,
       firstCalledAt: '2030-01-01T00:00:01.000Z',
       lastCalledAt: '2030-01-01T00:00:01.000Z',
@@ -172,32 +160,31 @@ test('the run sees only its orders in the log, and each key as one item with its
 });
 
 test('a keyless provider: a repeat is the residue, counted in its line, not a violation; a key never performed still is', () => {
-  const performed = [effect('mail', 'loyalty:o1.placed'), effect('mail', 'loyalty:o1.placed')];
-  const log = logOf(performed, { mail: { 'loyalty:o1.placed': counts(2) }, warehouse: {} }, ['mail']);
+  const performed = [effect('probe', 'probe:t1.happened'), effect('probe', 'probe:t1.happened')];
+  const log = logOf(performed, { probe: { 'probe:t1.happened': counts(2) }, 'probe-fifo': {} }, ['probe']);
 
-  const violations = checkPerformedEffects(performed, new Set(['loyalty:o1.placed', 'loyalty:o2.placed']), new Set(), [
-    'mail',
-  ]);
-  const [line] = providerLines(summarizeProviders(log), 2);
+  const owed = new Set(['probe:t1.happened', 'probe:t2.happened']);
+  const violations = checkPerformedEffects(performed, owed, new Set(), ['probe'], PROBE_PROOF);
+  const [line] = providerLines(summarizeProviders(log), 2, PROBE_PROOF);
 
   expect(violations.map((v) => v.detail)).toEqual([
-    'key loyalty:o2.placed performed 0 times at the provider, not once',
+    'key probe:t2.happened performed 0 times at the provider, not once',
   ]);
-  expect(line).toMatch(/^provider mail: 2 performed for 2 placed orders, 1 duplicates \(keyless\); /);
+  expect(line).toMatch(/^provider probe: 2 performed for 2 entities, 1 duplicates \(keyless\); /);
 });
 
-test('an effect sent without a key: a violation on a keyed provider, kept with its order by the payload, none on a keyless one', () => {
-  const unkeyed = { ...effect('mail', 'x', { orderId: 'o1' }), key: null };
-  const other = { ...effect('mail', 'x', { orderId: 'o9' }), key: null };
-  const log = logOf([unkeyed, other], { mail: {}, warehouse: {} });
+test('an effect sent without a key: a violation on a keyed provider, kept with its entity by the payload, none on a keyless one', () => {
+  const unkeyed = { ...effect('probe', 'x', { entityId: 't1' }), key: null };
+  const other = { ...effect('probe', 'x', { entityId: 't9' }), key: null };
+  const log = logOf([unkeyed, other], { probe: {}, 'probe-fifo': {} });
 
-  const ours = logOfEntities(log, new Set(['o1']));
-  const keyed = checkPerformedEffects(ours.performed, new Set(), new Set());
-  const keyless = checkPerformedEffects(ours.performed, new Set(), new Set(), ['mail']);
+  const ours = logOfEntities(log, new Set(['t1']), PROBE_PROOF);
+  const keyed = checkPerformedEffects(ours.performed, new Set(), new Set(), [], PROBE_PROOF);
+  const keyless = checkPerformedEffects(ours.performed, new Set(), new Set(), ['probe'], PROBE_PROOF);
 
   expect(ours.performed).toEqual([unkeyed]);
   expect(keyed).toEqual([
-    { invariant: 'provider-effects', detail: 'mail: 1 effect(s) performed without an Idempotency-Key' },
+    { invariant: 'provider-effects', detail: 'probe: 1 effect(s) performed without an Idempotency-Key' },
   ]);
   expect(keyless).toEqual([]);
 });

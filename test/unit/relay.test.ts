@@ -11,20 +11,21 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
 import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import type { OrderEvent } from '../../lambdas/shop/domain/events';
+import type { EventEnvelope } from '../../lambdas/exactly-once';
+import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
 import { lambdaContext } from '../support/api-events';
-import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
+import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
-import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { MARKS_IN_FLIGHT, relayOutboxEvents, sweepOutbox } from '../../lambdas/exactly-once/outbox/relay';
 import type { OutboxStore } from '../../lambdas/exactly-once/outbox/ports';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
  * with SQS and DynamoDB mocked at the SDK, each handler in its own module
- * registry (loadWithMockedSdk).
+ * registry (loadWithMockedSdk). The routes are the neutral fixture's consumers:
+ * `probe-fifo` (FIFO, ThingHappened and ThingUndone) and `probe` (standard,
+ * ThingHappened only); the outbox items live in `THING#<entityId>` partitions.
  */
 
 type RelayHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
@@ -38,17 +39,19 @@ type SweeperHandler = (
   oldestPendingAgeSeconds: number;
 }>;
 
-const ORDERS_TABLE = 'orders-table';
+const OUTBOX_TABLE = 'things-table';
+/** The partition the application writes an entity's outbox items in (OUTBOX_ENTITY_PARTITION_PREFIX). */
+const ENTITY_PREFIX = 'THING#';
 const queueUrlOf = (consumer: string, fifo: boolean) =>
   `https://sqs.us-east-1.amazonaws.com/123456789012/${consumer}${fifo ? '.fifo' : ''}`;
-const FIFO_URL = queueUrlOf('fulfilment', true);
-const STANDARD_URL = queueUrlOf('loyalty', false);
+const FIFO_URL = queueUrlOf('probe-fifo', true);
+const STANDARD_URL = queueUrlOf('probe', false);
 const SWEEP_AGE_SECONDS = 300;
 /**
- * The stack's routing: each consumer on the list at a queue of its own (fulfilment at FIFO_URL, loyalty at
- * STANDARD_URL), so a consumer added to the list (npm run new:consumer) changes nothing these tests count.
+ * The stack's routing: each consumer on the list at a queue of its own (probe-fifo at FIFO_URL, probe at
+ * STANDARD_URL).
  */
-const ROUTES: ConsumerRoute[] = CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+const ROUTES: ConsumerRoute[] = PROBE_CONSUMERS.map(({ name, fifo, eventTypes }) => ({
   consumer: name,
   queueUrl: queueUrlOf(name, fifo),
   fifo,
@@ -60,8 +63,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
   delete process.env.FAULT_PARAMETER_NAME;
   return loadWithMockedSdk<H>(
     {
-      OUTBOX_TABLE_NAME: ORDERS_TABLE,
-      OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+      OUTBOX_TABLE_NAME: OUTBOX_TABLE,
+      OUTBOX_ENTITY_PARTITION_PREFIX: ENTITY_PREFIX,
       OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
       CONSUMER_ROUTES: JSON.stringify(ROUTES),
       OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
@@ -103,9 +106,9 @@ afterEach(() => {
 
 // ---------------------------------------------------------------- fixtures
 
-function outboxItem(event: OrderEvent, createdAt = event.occurredAt): Record<string, unknown> {
+function outboxItem(event: EventEnvelope, createdAt = event.occurredAt): Record<string, unknown> {
   return {
-    pk: `ORDER#${event.entityId}`,
+    pk: `THING#${event.entityId}`,
     sk: `OUTBOX#${event.eventId}`,
     entity: 'OUTBOX',
     eventId: event.eventId,
@@ -131,17 +134,17 @@ function streamRecord(
     awsRegion: 'us-east-1',
     dynamodb: {
       ApproximateCreationDateTime: 1_893_553_445,
-      Keys: marshall({ pk: item?.pk ?? 'ORDER#x', sk: item?.sk ?? 'ORDER' }) as never,
+      Keys: marshall({ pk: item?.pk ?? 'THING#x', sk: item?.sk ?? 'THING' }) as never,
       ...(item === undefined ? {} : { NewImage: marshall(item, { removeUndefinedValues: true }) as never }),
       SequenceNumber: String(sequence).padStart(21, '0'),
       SizeBytes: 256,
       StreamViewType: 'NEW_IMAGE',
     },
-    eventSourceARN: 'arn:aws:dynamodb:us-east-1:123456789012:table/orders-table/stream/2030-01-01T00:00:00.000',
+    eventSourceARN: 'arn:aws:dynamodb:us-east-1:123456789012:table/things-table/stream/2030-01-01T00:00:00.000',
   };
 }
 
-const insertOf = (event: OrderEvent) => streamRecord('INSERT', outboxItem(event));
+const insertOf = (event: EventEnvelope) => streamRecord('INSERT', outboxItem(event));
 const seqOf = (record: DynamoDBRecord) => String(record.dynamodb?.SequenceNumber);
 const failedSeqs = (response: DynamoDBBatchResponse) => response.batchItemFailures.map((f) => f.itemIdentifier);
 
@@ -176,23 +179,23 @@ const setAsideKeys = <H>(h: MockedSdkHandler<H>) =>
 // ---------------------------------------------------------------- relay
 
 describe('outbox relay', () => {
-  test('every event goes to the FIFO queue (group = entityId, dedup id = eventId), OrderPlaced also to the standard queue', async () => {
-    const events = [placed('ord-1'), cancelled('ord-1'), placed('ord-2')];
+  test('every event goes to the FIFO queue (group = entityId, dedup id = eventId), ThingHappened also to the standard queue', async () => {
+    const events = [happened('thing-1'), undone('thing-1'), happened('thing-2')];
 
     const response = await runRelay(...events.map(insertOf));
 
     expect(response.batchItemFailures).toEqual([]);
     const fifo = batchSends(relay, FIFO_URL).flat();
-    // In record order: FIFO delivers an order's events in the order they are sent.
+    // In record order: FIFO delivers an entity's events in the order they are sent.
     expect(fifo.map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
-      ['ord-1', 'ord-1.placed'],
-      ['ord-1', 'ord-1.cancelled'],
-      ['ord-2', 'ord-2.placed'],
+      ['thing-1', 'thing-1:happened'],
+      ['thing-1', 'thing-1:undone'],
+      ['thing-2', 'thing-2:happened'],
     ]);
     expect(fifo.map((e) => JSON.parse(String(e.MessageBody)))).toEqual(events);
     expect(fifo[1].MessageAttributes).toEqual({
-      eventId: { DataType: 'String', StringValue: 'ord-1.cancelled' },
-      type: { DataType: 'String', StringValue: 'OrderCancelled' },
+      eventId: { DataType: 'String', StringValue: 'thing-1:undone' },
+      type: { DataType: 'String', StringValue: 'ThingUndone' },
       traceparent: { DataType: 'String', StringValue: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) },
     });
     expect(fifo.every((e) => /^[A-Za-z0-9_-]{1,80}$/.test(String(e.Id)))).toBe(true);
@@ -202,10 +205,10 @@ describe('outbox relay', () => {
     expect(standard.every((e) => e.MessageGroupId === undefined && e.MessageDeduplicationId === undefined)).toBe(true);
   });
 
-  test('OrderCancelled goes to the FIFO queue only', async () => {
-    await runRelay(insertOf(cancelled('ord-1')));
+  test('ThingUndone goes to the FIFO queue only', async () => {
+    await runRelay(insertOf(undone('thing-1')));
 
-    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.cancelled']);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['thing-1:undone']);
     expect(batchSends(relay, STANDARD_URL)).toEqual([]);
   });
 
@@ -215,25 +218,25 @@ describe('outbox relay', () => {
   ])(
     'one entry failing in a batch sent to %s fails exactly that record, and it is not marked dispatched',
     async (_where, failingQueue) => {
-      const records = ['ord-1', 'ord-2', 'ord-3', 'ord-4'].map((o) => insertOf(placed(o)));
+      const records = ['thing-1', 'thing-2', 'thing-3', 'thing-4'].map((o) => insertOf(happened(o)));
       relay.sqs
         .on(relay.sqsSdk.SendMessageBatchCommand)
         .callsFake(
           acceptEntries(
             (queueUrl, entry) =>
-              queueUrl === failingQueue && entry.MessageAttributes?.eventId?.StringValue === 'ord-3.placed',
+              queueUrl === failingQueue && entry.MessageAttributes?.eventId?.StringValue === 'thing-3:happened',
           ),
         );
 
       const response = await runRelay(...records);
 
       expect(failedSeqs(response)).toEqual([seqOf(records[2])]);
-      expect(markedEventIds(relay).sort()).toEqual(['ord-1.placed', 'ord-2.placed', 'ord-4.placed']);
+      expect(markedEventIds(relay).sort()).toEqual(['thing-1:happened', 'thing-2:happened', 'thing-4:happened']);
     },
   );
 
   test('an entry missing from both Successful and Failed is treated as failed', async () => {
-    const records = [insertOf(cancelled('ord-1')), insertOf(cancelled('ord-2'))];
+    const records = [insertOf(undone('thing-1')), insertOf(undone('thing-2'))];
     relay.sqs.on(relay.sqsSdk.SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => ({
       Successful: [{ Id: input.Entries?.[0].Id, MessageId: 'm', MD5OfMessageBody: 'md5' }],
       Failed: [],
@@ -245,7 +248,7 @@ describe('outbox relay', () => {
   });
 
   test('a whole SendMessageBatch call failing fails every record of that chunk, and only those', async () => {
-    const records = Array.from({ length: 12 }, (_, i) => insertOf(cancelled(`ord-${i}`)));
+    const records = Array.from({ length: 12 }, (_, i) => insertOf(undone(`thing-${i}`)));
     relay.sqs
       .on(relay.sqsSdk.SendMessageBatchCommand)
       .rejectsOnce(Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable' }))
@@ -254,21 +257,21 @@ describe('outbox relay', () => {
     const response = await runRelay(...records);
 
     expect(failedSeqs(response)).toEqual(records.slice(0, 10).map(seqOf));
-    expect(markedEventIds(relay)).toEqual(['ord-10.cancelled', 'ord-11.cancelled']);
+    expect(markedEventIds(relay)).toEqual(['thing-10:undone', 'thing-11:undone']);
   });
 
-  test('the standard queue failing fails the OrderPlaced records even though the FIFO queue took them', async () => {
-    const records = [insertOf(placed('ord-1')), insertOf(cancelled('ord-1')), insertOf(placed('ord-2'))];
+  test('the standard queue failing fails the ThingHappened records even though the FIFO queue took them', async () => {
+    const records = [insertOf(happened('thing-1')), insertOf(undone('thing-1')), insertOf(happened('thing-2'))];
     relay.sqs.on(relay.sqsSdk.SendMessageBatchCommand, { QueueUrl: STANDARD_URL }).rejects(new Error('throttled'));
 
     const response = await runRelay(...records);
 
     expect(failedSeqs(response)).toEqual([seqOf(records[0]), seqOf(records[2])]);
-    expect(markedEventIds(relay)).toEqual(['ord-1.cancelled']);
+    expect(markedEventIds(relay)).toEqual(['thing-1:undone']);
   });
 
   test('more than 10 events are sent in chunks of at most 10, every event exactly once, in order', async () => {
-    const events = Array.from({ length: 23 }, (_, i) => placed(`ord-${String(i).padStart(2, '0')}`));
+    const events = Array.from({ length: 23 }, (_, i) => happened(`thing-${String(i).padStart(2, '0')}`));
 
     const response = await runRelay(...events.map(insertOf));
 
@@ -281,17 +284,23 @@ describe('outbox relay', () => {
   });
 
   test('records that are not outbox INSERTs are ignored: nothing sent, nothing marked, nothing failed', async () => {
-    const event = placed('ord-1');
+    const event = happened('thing-1');
     const dispatched = { ...outboxItem(event), dispatchedAt: '2030-01-02T03:04:06.000Z', pendingShard: undefined };
     const ignored = [
       streamRecord('MODIFY', dispatched), // the relay's own dispatch mark
-      streamRecord('INSERT', { pk: 'ORDER#ord-1', sk: 'ORDER', entity: 'ORDER', orderId: 'ord-1', status: 'PLACED' }),
+      streamRecord('INSERT', {
+        pk: 'THING#thing-1',
+        sk: 'THING',
+        entity: 'THING',
+        thingId: 'thing-1',
+        status: 'HAPPENED',
+      }),
       streamRecord('MODIFY', {
-        pk: 'ORDER#ord-1',
-        sk: 'ORDER',
-        entity: 'ORDER',
-        orderId: 'ord-1',
-        status: 'CANCELLED',
+        pk: 'THING#thing-1',
+        sk: 'THING',
+        entity: 'THING',
+        thingId: 'thing-1',
+        status: 'UNDONE',
       }),
       streamRecord('REMOVE', undefined),
       streamRecord('INSERT', undefined), // keys only
@@ -306,14 +315,14 @@ describe('outbox relay', () => {
 
   test('among ignored records, the outbox INSERT alone is relayed', async () => {
     const response = await runRelay(
-      streamRecord('INSERT', { pk: 'ORDER#ord-1', sk: 'ORDER', entity: 'ORDER' }),
-      insertOf(placed('ord-1')),
-      streamRecord('MODIFY', { ...outboxItem(placed('ord-0')), dispatchedAt: 'x' }),
+      streamRecord('INSERT', { pk: 'THING#thing-1', sk: 'THING', entity: 'THING' }),
+      insertOf(happened('thing-1')),
+      streamRecord('MODIFY', { ...outboxItem(happened('thing-0')), dispatchedAt: 'x' }),
     );
 
     expect(response.batchItemFailures).toEqual([]);
-    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
-    expect(markedEventIds(relay)).toEqual(['ord-1.placed']);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['thing-1:happened']);
+    expect(markedEventIds(relay)).toEqual(['thing-1:happened']);
   });
 
   test.each([
@@ -321,22 +330,22 @@ describe('outbox relay', () => {
     [
       'whose event SQS would refuse (U+FFFE)',
       (item: Record<string, unknown>) => {
-        const event = item.event as OrderEvent;
-        return { ...item, event: { ...event, payload: { ...event.payload, customerId: 'c\uFFFE' } } };
+        const event = item.event as EventEnvelope;
+        return { ...item, event: { ...event, payload: { ...(event.payload as object), label: 'c\uFFFE' } } };
       },
     ],
   ])(
     'an outbox INSERT %s is skipped and counted, not retried (it never could succeed); the others are relayed',
     async (_name, breakIt) => {
       jest.spyOn(relay.metrics, 'addMetric');
-      const good = insertOf(placed('ord-1'));
-      const malformed = streamRecord('INSERT', breakIt(outboxItem(placed('ord-2'))));
+      const good = insertOf(happened('thing-1'));
+      const malformed = streamRecord('INSERT', breakIt(outboxItem(happened('thing-2'))));
 
       const response = await runRelay(good, malformed);
 
       expect(response.batchItemFailures).toEqual([]);
-      expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed']);
-      expect(markedEventIds(relay)).toEqual(['ord-1.placed']);
+      expect(sentEventIds(relay, FIFO_URL)).toEqual(['thing-1:happened']);
+      expect(markedEventIds(relay)).toEqual(['thing-1:happened']);
       expect(jest.mocked(relay.metrics.addMetric).mock.calls.filter((c) => c[0] === 'MalformedOutboxItem')).toEqual([
         ['MalformedOutboxItem', 'Count', 1],
       ]);
@@ -344,15 +353,15 @@ describe('outbox relay', () => {
   );
 
   test('a published event is marked dispatched: pendingShard removed, only if the item exists', async () => {
-    const event = placed('ord-1');
+    const event = happened('thing-1');
 
     await runRelay(insertOf(event));
 
     const marks = relay.doc.commandCalls(relay.docSdk.UpdateCommand).map((c) => c.args[0].input);
     expect(marks).toEqual([
       expect.objectContaining({
-        TableName: ORDERS_TABLE,
-        Key: { pk: 'ORDER#ord-1', sk: 'OUTBOX#ord-1.placed' },
+        TableName: OUTBOX_TABLE,
+        Key: { pk: 'THING#thing-1', sk: 'OUTBOX#thing-1:happened' },
         UpdateExpression: expect.stringMatching(/REMOVE pendingShard/),
         ConditionExpression: 'attribute_exists(pk)',
       }),
@@ -361,13 +370,15 @@ describe('outbox relay', () => {
   });
 
   test('a failed mark reports that record (the retry may publish again; consumers dedupe)', async () => {
-    const records = [insertOf(placed('ord-1')), insertOf(placed('ord-2'))];
-    relay.doc.on(relay.docSdk.UpdateCommand, { Key: { sk: 'OUTBOX#ord-2.placed' } }).rejects(new Error('throttled'));
+    const records = [insertOf(happened('thing-1')), insertOf(happened('thing-2'))];
+    relay.doc
+      .on(relay.docSdk.UpdateCommand, { Key: { sk: 'OUTBOX#thing-2:happened' } })
+      .rejects(new Error('throttled'));
 
     const response = await runRelay(...records);
 
     expect(failedSeqs(response)).toEqual([seqOf(records[1])]);
-    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-1.placed', 'ord-2.placed']);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['thing-1:happened', 'thing-2:happened']);
   });
 
   test('an empty batch does nothing', async () => {
@@ -378,14 +389,18 @@ describe('outbox relay', () => {
   });
 
   test('an event of a type no consumer takes is sent nowhere and marked dispatched, so it does not hold the shard', async () => {
-    const shipped = { ...placed('ord-1'), eventId: 'ord-1.shipped', type: 'OrderShipped' } as unknown as OrderEvent;
+    const shipped = {
+      ...happened('thing-1'),
+      eventId: 'thing-1:shipped',
+      type: 'ThingShipped',
+    } as unknown as EventEnvelope;
 
-    const response = await runRelay(insertOf(shipped), insertOf(cancelled('ord-2')));
+    const response = await runRelay(insertOf(shipped), insertOf(undone('thing-2')));
 
     expect(response.batchItemFailures).toEqual([]);
-    expect(sentEventIds(relay, FIFO_URL)).toEqual(['ord-2.cancelled']);
+    expect(sentEventIds(relay, FIFO_URL)).toEqual(['thing-2:undone']);
     expect(batchSends(relay, STANDARD_URL)).toEqual([]);
-    expect(markedEventIds(relay)).toEqual(['ord-1.shipped', 'ord-2.cancelled']);
+    expect(markedEventIds(relay)).toEqual(['thing-1:shipped', 'thing-2:undone']);
   });
 });
 
@@ -399,12 +414,12 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
     ['an empty list', '[]', /CONSUMER_ROUTES is not a list of consumer routes/],
     [
       'a route without its queue',
-      JSON.stringify([{ consumer: 'loyalty', fifo: false, eventTypes: ['OrderPlaced'] }]),
+      JSON.stringify([{ consumer: 'probe', fifo: false, eventTypes: ['ThingHappened'] }]),
       /CONSUMER_ROUTES is not a list of consumer routes: 0\.queueUrl/,
     ],
     [
       'a route taking no event type',
-      JSON.stringify([{ consumer: 'loyalty', queueUrl: STANDARD_URL, fifo: false, eventTypes: [] }]),
+      JSON.stringify([{ consumer: 'probe', queueUrl: STANDARD_URL, fifo: false, eventTypes: [] }]),
       /0\.eventTypes/,
     ],
   ])(
@@ -413,8 +428,8 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
       for (const module of ['outbox-relay', 'outbox-sweeper'] as const) {
         const loading = loadWithMockedSdk(
           {
-            OUTBOX_TABLE_NAME: ORDERS_TABLE,
-            OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+            OUTBOX_TABLE_NAME: OUTBOX_TABLE,
+            OUTBOX_ENTITY_PARTITION_PREFIX: ENTITY_PREFIX,
             OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
             CONSUMER_ROUTES: routes,
             OUTBOX_SWEEP_AGE_SECONDS: '300',
@@ -434,7 +449,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
     delete process.env.CONSUMER_ROUTES;
 
     const loading = loadWithMockedSdk(
-      { OUTBOX_TABLE_NAME: ORDERS_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#' },
+      { OUTBOX_TABLE_NAME: OUTBOX_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: ENTITY_PREFIX },
       () => import('../../lambdas/exactly-once/wiring/relay-handler'),
     );
 
@@ -452,7 +467,7 @@ describe('outbox sweeper', () => {
    * item. Returns the items still in the index, which the tests read.
    */
   function fakePendingIndex(
-    entries: ({ event: OrderEvent; createdAt: string } | { item: Record<string, unknown> })[],
+    entries: ({ event: EventEnvelope; createdAt: string } | { item: Record<string, unknown> })[],
     options: { setAsideFailsOnce?: Error } = {},
   ) {
     const pending = entries.map((e) => ('item' in e ? e.item : outboxItem(e.event, e.createdAt)));
@@ -514,21 +529,21 @@ describe('outbox sweeper', () => {
 
   test('republishes only items pending longer than the sweep age, oldest first, and marks them dispatched', async () => {
     fakePendingIndex([
-      { event: placed('ord-young'), createdAt: ago(60) },
-      { event: cancelled('ord-old'), createdAt: ago(400) },
-      { event: placed('ord-oldest'), createdAt: ago(1_200) },
-      { event: placed('ord-edge'), createdAt: ago(SWEEP_AGE_SECONDS - 5) },
+      { event: happened('thing-young'), createdAt: ago(60) },
+      { event: undone('thing-old'), createdAt: ago(400) },
+      { event: happened('thing-oldest'), createdAt: ago(1_200) },
+      { event: happened('thing-edge'), createdAt: ago(SWEEP_AGE_SECONDS - 5) },
     ]);
 
     const result = await sweep();
 
-    expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-oldest.placed', 'ord-old.cancelled']);
-    expect(sentEventIds(sweeper, STANDARD_URL)).toEqual(['ord-oldest.placed']);
+    expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-oldest:happened', 'thing-old:undone']);
+    expect(sentEventIds(sweeper, STANDARD_URL)).toEqual(['thing-oldest:happened']);
     expect(batchSends(sweeper, FIFO_URL).flat()[0]).toMatchObject({
-      MessageGroupId: 'ord-oldest',
-      MessageDeduplicationId: 'ord-oldest.placed',
+      MessageGroupId: 'thing-oldest',
+      MessageDeduplicationId: 'thing-oldest:happened',
     });
-    expect(markedEventIds(sweeper).sort()).toEqual(['ord-old.cancelled', 'ord-oldest.placed']);
+    expect(markedEventIds(sweeper).sort()).toEqual(['thing-old:undone', 'thing-oldest:happened']);
     expect(result).toMatchObject({ republished: 2, failed: 0 });
     expect(metric('OutboxEventsSwept')).toBe(2);
   });
@@ -540,7 +555,7 @@ describe('outbox sweeper', () => {
     await sweep();
 
     const queries = sweeper.doc.commandCalls(sweeper.docSdk.QueryCommand).map((c) => c.args[0].input);
-    expect(queries.every((q) => q.TableName === ORDERS_TABLE && q.IndexName === 'pendingOutbox')).toBe(true);
+    expect(queries.every((q) => q.TableName === OUTBOX_TABLE && q.IndexName === 'pendingOutbox')).toBe(true);
     const cutOffs = queries.filter((q) => q.ExpressionAttributeValues?.[':before'] !== undefined);
     expect(new Set(cutOffs.map((q) => q.ExpressionAttributeValues?.[':s']))).toEqual(
       new Set(Array.from({ length: PENDING_SHARDS }, (_, i) => String(i))),
@@ -555,13 +570,13 @@ describe('outbox sweeper', () => {
 
   test('publishes OldestUndispatchedOutboxAgeSeconds: the oldest item still pending after the sweep', async () => {
     fakePendingIndex([
-      { event: placed('ord-young'), createdAt: ago(90) },
-      { event: placed('ord-old'), createdAt: ago(1_000) },
+      { event: happened('thing-young'), createdAt: ago(90) },
+      { event: happened('thing-old'), createdAt: ago(1_000) },
     ]);
 
     const result = await sweep();
 
-    // ord-old was republished and marked; ord-young is the oldest left.
+    // thing-old was republished and marked; thing-young is the oldest left.
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(90);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(100);
     expect(result.oldestPendingAgeSeconds).toBe(metric('OldestUndispatchedOutboxAgeSeconds'));
@@ -579,25 +594,25 @@ describe('outbox sweeper', () => {
 
   test('a republish that fails throws (errors alarm, async DLQ), after publishing the age of what is stuck', async () => {
     fakePendingIndex([
-      { event: cancelled('ord-stuck'), createdAt: ago(2_000) },
-      { event: cancelled('ord-ok'), createdAt: ago(1_000) },
+      { event: undone('thing-stuck'), createdAt: ago(2_000) },
+      { event: undone('thing-ok'), createdAt: ago(1_000) },
     ]);
     sweeper.sqs
       .on(sweeper.sqsSdk.SendMessageBatchCommand)
       .callsFake(
-        acceptEntries((_queue, entry) => entry.MessageAttributes?.eventId?.StringValue === 'ord-stuck.cancelled'),
+        acceptEntries((_queue, entry) => entry.MessageAttributes?.eventId?.StringValue === 'thing-stuck:undone'),
       );
 
     await expect(sweep()).rejects.toThrow('1 outbox events could not be republished');
 
-    expect(markedEventIds(sweeper)).toEqual(['ord-ok.cancelled']);
+    expect(markedEventIds(sweeper)).toEqual(['thing-ok:undone']);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeGreaterThanOrEqual(2_000);
     expect(metric('OldestUndispatchedOutboxAgeSeconds')).toBeLessThan(2_010);
   });
   describe('a malformed pending item is logged, counted and set aside; the sweep goes on', () => {
     /** A stored outbox item whose event is broken by `breakIt`, pending in the shard its event id maps to. */
-    function malformedItem(breakIt: (event: Record<string, unknown>) => unknown, orderId = 'ord-bad') {
-      const good = outboxItem(placed(orderId), ago(1_500));
+    function malformedItem(breakIt: (event: Record<string, unknown>) => unknown, entityId = 'thing-bad') {
+      const good = outboxItem(happened(entityId), ago(1_500));
       return { item: { ...good, event: breakIt({ ...(good.event as Record<string, unknown>) }) } };
     }
     const malformedMetricCalls = () =>
@@ -605,20 +620,20 @@ describe('outbox sweeper', () => {
 
     test('[valid, malformed, valid]: both valid ones published and marked, the metric once (1), no throw', async () => {
       const pending = fakePendingIndex([
-        { event: placed('ord-first'), createdAt: ago(2_000) },
-        malformedItem((event) => ({ ...event, payload: { ...(event.payload as object), customerId: 'cust-\uFFFE' } })),
-        { event: cancelled('ord-last'), createdAt: ago(1_000) },
+        { event: happened('thing-first'), createdAt: ago(2_000) },
+        malformedItem((event) => ({ ...event, payload: { ...(event.payload as object), label: 'label-\uFFFE' } })),
+        { event: undone('thing-last'), createdAt: ago(1_000) },
       ]);
 
       const result = await sweep();
 
-      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-first.placed', 'ord-last.cancelled']);
-      expect(markedEventIds(sweeper).sort()).toEqual(['ord-first.placed', 'ord-last.cancelled']);
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-first:happened', 'thing-last:undone']);
+      expect(markedEventIds(sweeper).sort()).toEqual(['thing-first:happened', 'thing-last:undone']);
       expect(malformedMetricCalls()).toEqual([['MalformedOutboxItem', 'Count', 1]]);
       expect(result).toMatchObject({ republished: 2, failed: 0 });
       expect(result.malformed).toEqual([
         {
-          itemKey: 'ORDER#ord-bad/OUTBOX#ord-bad.placed',
+          itemKey: 'THING#thing-bad/OUTBOX#thing-bad:happened',
           createdAt: expect.any(String),
           reason: expect.stringMatching(/U\+FFFE/),
           setAside: true,
@@ -626,7 +641,7 @@ describe('outbox sweeper', () => {
       ]);
       // Set aside, not dropped: still undispatched and in the index, in the set-aside partition.
       expect(pending.map((p) => [p.sk, p.pendingShard, p.dispatchedAt])).toEqual([
-        ['OUTBOX#ord-bad.placed', 'malformed', undefined],
+        ['OUTBOX#thing-bad:happened', 'malformed', undefined],
       ]);
       expect(pending[0].malformedReason).toMatch(/U\+FFFE/);
     });
@@ -639,42 +654,42 @@ describe('outbox sweeper', () => {
       ],
       ['an event with no version', (event: Record<string, unknown>) => ({ ...event, version: 0 })],
       [
-        'a sku holding U+FFFF',
+        'a payload field holding U+FFFF',
         (event: Record<string, unknown>) => ({
           ...event,
-          payload: { ...(event.payload as object), items: [{ sku: 'sku-\uFFFF', quantity: 1, unitPriceCents: 1 }] },
+          payload: { ...(event.payload as object), label: 'label-\uFFFF' },
         }),
       ],
       [
         'an entityId that cannot be a FIFO group id',
-        (event: Record<string, unknown>) => ({ ...event, entityId: 'ord bad' }),
+        (event: Record<string, unknown>) => ({ ...event, entityId: 'thing bad' }),
       ],
     ])('%s: skipped and counted, the valid item still published', async (_name, breakIt) => {
-      fakePendingIndex([malformedItem(breakIt), { event: placed('ord-ok'), createdAt: ago(1_000) }]);
+      fakePendingIndex([malformedItem(breakIt), { event: happened('thing-ok'), createdAt: ago(1_000) }]);
 
       const result = await sweep();
 
-      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-ok.placed']);
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-ok:happened']);
       expect(malformedMetricCalls()).toEqual([['MalformedOutboxItem', 'Count', 1]]);
       expect(result.malformed).toHaveLength(1);
     });
 
     test('an event written before identifiers were restricted (a space in its ids) is deliverable, so it is published', async () => {
-      const event = placed('ord-legacy');
+      const event = happened('thing-legacy');
       const legacy = {
         ...event,
-        payload: { ...event.payload, customerId: 'cust 1', items: [{ sku: 'sku 1', quantity: 1, unitPriceCents: 1 }] },
+        payload: { ...event.payload, ownerId: 'owner 1', label: 'label 1' },
       };
       fakePendingIndex([{ event: legacy, createdAt: ago(1_000) }]);
 
       const result = await sweep();
 
-      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-legacy.placed']);
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-legacy:happened']);
       expect(result.malformed).toEqual([]);
     });
 
     test('a sweep with nothing malformed publishes the metric as 0, so its alarm always has data', async () => {
-      fakePendingIndex([{ event: placed('ord-ok'), createdAt: ago(1_000) }]);
+      fakePendingIndex([{ event: happened('thing-ok'), createdAt: ago(1_000) }]);
 
       await sweep();
 
@@ -705,10 +720,10 @@ describe('outbox sweeper', () => {
     test('a full read (SWEEP_MAX_ITEMS) of malformed items older than a good one does not hide it: set aside by one sweep, the next publishes it', async () => {
       const { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE } = sweepLimits;
       const bad = Array.from({ length: SWEEP_MAX_ITEMS }, (_, i) => {
-        const { item } = malformedItem(() => undefined, `ord-bad${String(i).padStart(3, '0')}`);
+        const { item } = malformedItem(() => undefined, `thing-bad${String(i).padStart(3, '0')}`);
         return { item: { ...item, createdAt: ago(5_000 - i) } };
       });
-      const pending = fakePendingIndex([...bad, { event: placed('ord-newer'), createdAt: ago(1_000) }]);
+      const pending = fakePendingIndex([...bad, { event: happened('thing-newer'), createdAt: ago(1_000) }]);
 
       const first = await sweep();
       const second = await sweep();
@@ -721,7 +736,7 @@ describe('outbox sweeper', () => {
       expect(setAsideKeys(sweeper)).toHaveLength(SWEEP_MAX_ITEMS);
       // The next one reaches the event behind them.
       expect(second).toMatchObject({ republished: 1, failed: 0 });
-      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-newer.placed']);
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-newer:happened']);
       // Still undispatched, all of them; and still reported, so the malformed-outbox-item alarm keeps firing.
       expect(pending.filter((p) => p.pendingShard === 'malformed')).toHaveLength(SWEEP_MAX_ITEMS);
       expect(malformedMetricCalls().map((c) => c[2])).toEqual([
@@ -737,30 +752,30 @@ describe('outbox sweeper', () => {
     });
 
     test('a set-aside item is reported on every sweep until repaired; the next sweep publishes the repaired item', async () => {
-      const broken = malformedItem((event) => ({ ...event, version: 0 }), 'ord-fixme');
+      const broken = malformedItem((event) => ({ ...event, version: 0 }), 'thing-fixme');
       const pending = fakePendingIndex([broken]);
 
       const first = await sweep();
       const second = await sweep();
       // An operator repairs the event in place (runbook, "Malformed outbox item"), leaving the rest as it is.
-      pending[0].event = placed('ord-fixme');
+      pending[0].event = happened('thing-fixme');
       const third = await sweep();
       const fourth = await sweep();
 
       expect([first.malformed, second.malformed].map((m) => m.map((i) => i.itemKey))).toEqual([
-        ['ORDER#ord-fixme/OUTBOX#ord-fixme.placed'],
-        ['ORDER#ord-fixme/OUTBOX#ord-fixme.placed'],
+        ['THING#thing-fixme/OUTBOX#thing-fixme:happened'],
+        ['THING#thing-fixme/OUTBOX#thing-fixme:happened'],
       ]);
       expect(malformedMetricCalls().map((c) => c[2])).toEqual([1, 1, 0, 0]);
       expect(third).toMatchObject({ republished: 1, failed: 0, malformed: [], oldestPendingAgeSeconds: 0 });
-      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['ord-fixme.placed']);
-      expect(markedEventIds(sweeper)).toEqual(['ord-fixme.placed']);
+      expect(sentEventIds(sweeper, FIFO_URL)).toEqual(['thing-fixme:happened']);
+      expect(markedEventIds(sweeper)).toEqual(['thing-fixme:happened']);
       expect(pending).toEqual([]); // dispatched: out of the index
       expect(fourth).toMatchObject({ republished: 0, malformed: [] });
     });
 
     test('an item that fails to publish is not set aside: it stays in its shard and the next sweep retries it', async () => {
-      const stuck = cancelled('ord-stuck');
+      const stuck = undone('thing-stuck');
       const pending = fakePendingIndex([{ event: stuck, createdAt: ago(2_000) }]);
       sweeper.sqs
         .on(sweeper.sqsSdk.SendMessageBatchCommand)
@@ -772,12 +787,12 @@ describe('outbox sweeper', () => {
       expect(pending.map((p) => p.pendingShard)).toEqual([pendingShardOf(stuck.eventId)]);
 
       await expect(sweep()).resolves.toMatchObject({ republished: 1, failed: 0 });
-      expect(markedEventIds(sweeper)).toEqual(['ord-stuck.cancelled']);
+      expect(markedEventIds(sweeper)).toEqual(['thing-stuck:undone']);
     });
 
     test('setting an item aside failing is reported (the next sweep tries again), and the sweep goes on', async () => {
       const pending = fakePendingIndex(
-        [malformedItem(() => undefined), { event: placed('ord-ok'), createdAt: ago(1_000) }],
+        [malformedItem(() => undefined), { event: happened('thing-ok'), createdAt: ago(1_000) }],
         {
           setAsideFailsOnce: Object.assign(new Error('Throughput exceeded'), {
             name: 'ProvisionedThroughputExceededException',
@@ -798,7 +813,7 @@ describe('outbox sweeper', () => {
 
 describe('the outbox store re-reads what the pending index lists (base table, consistent)', () => {
   type Key = { pk: string; sk: string };
-  const item = (id: string): Key => ({ pk: `ORDER#${id}`, sk: `OUTBOX#${id}` });
+  const item = (id: string): Key => ({ pk: `THING#${id}`, sk: `OUTBOX#${id}` });
   const listed = ['a', 'b', 'c', 'd'].map((id) => ({
     ...item(id),
     event: {},
@@ -827,7 +842,7 @@ describe('the outbox store re-reads what the pending index lists (base table, co
         throw new Error('unexpected command');
       },
     } as unknown as DynamoDBDocumentClient;
-    return { store: new DynamoDbOutboxStore(client, 'outbox', ORDER_PK_PREFIX), batchGets };
+    return { store: new DynamoDbOutboxStore(client, 'outbox', ENTITY_PREFIX), batchGets };
   }
 
   test('a dispatched or vanished item is dropped, and unprocessed keys are asked again', async () => {
@@ -839,7 +854,7 @@ describe('the outbox store re-reads what the pending index lists (base table, co
 
     const pending = await store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10);
 
-    expect(pending.map((p) => p.itemKey)).toEqual(['ORDER#a/OUTBOX#a', 'ORDER#c/OUTBOX#c']);
+    expect(pending.map((p) => p.itemKey)).toEqual(['THING#a/OUTBOX#a', 'THING#c/OUTBOX#c']);
     expect(batchGets).toEqual([listed.map(({ pk, sk }) => ({ pk, sk })), [item('c')]]);
   });
 
@@ -850,7 +865,7 @@ describe('the outbox store re-reads what the pending index lists (base table, co
 
     const pending = await store.pendingOlderThan(new Date('2031-01-01T00:00:00Z'), 10);
 
-    expect(pending.map((p) => p.itemKey)).toEqual(['ORDER#a/OUTBOX#a', 'ORDER#d/OUTBOX#d']);
+    expect(pending.map((p) => p.itemKey)).toEqual(['THING#a/OUTBOX#a', 'THING#d/OUTBOX#d']);
   });
 
   test('keys still unprocessed after 5 rounds fail the read (the sweep retries), never count as pending', async () => {
@@ -865,7 +880,7 @@ describe('the outbox store re-reads what the pending index lists (base table, co
 
 describe('relayOutboxEvents marks what it published, a bounded number at a time', () => {
   test('500 published events: never more than 25 dispatched marks in flight, every one marked, failures reported by id', async () => {
-    const events = Array.from({ length: 500 }, (_, i) => ({ eventId: `evt-${i}` }) as OrderEvent);
+    const events = Array.from({ length: 500 }, (_, i) => ({ eventId: `evt-${i}` }) as EventEnvelope);
     let inFlight = 0;
     let most = 0;
     const marked: string[] = [];
@@ -895,7 +910,7 @@ describe('relayOutboxEvents marks what it published, a bounded number at a time'
 
   test('300 malformed pending items: never more than 25 set-asides in flight, every one set aside', async () => {
     const items = Array.from({ length: 300 }, (_, i) => ({
-      itemKey: `ORDER#o${i}/OUTBOX#e${i}`,
+      itemKey: `THING#o${i}/OUTBOX#e${i}`,
       createdAt: '2026-12-05T10:00:00.000Z',
       event: { not: 'an event' },
     }));

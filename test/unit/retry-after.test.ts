@@ -14,9 +14,9 @@ import { DeadlineExceeded, type RecordWork } from '../../lambdas/exactly-once/co
 import type { ConsumerSettings } from '../../lambdas/exactly-once/consumer/consume-record';
 import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
-import { HORIZON_FOR_TESTS, sqsMessage, type ConsumerHarness } from '../support/consumers';
+import { HORIZON_FOR_TESTS, sqsMessage } from '../support/neutral-consumers';
 import { useUnitEnvironment } from '../support/handlers';
-import { placedEvent } from '../support/orders';
+import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { recordWork, UNBOUNDED_WORK } from '../support/record-work';
 
 /**
@@ -40,8 +40,8 @@ afterEach(() => jest.restoreAllMocks());
 
 // ---------------------------------------------------------------- fixtures
 
-const STANDARD = { name: 'loyalty' } as ConsumerHarness;
-const FIFO = { name: 'fulfilment' } as ConsumerHarness;
+const STANDARD = { name: 'probe', fifo: false };
+const FIFO = { name: 'probe-fifo', fifo: true };
 const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
 
 function settings(overrides: Partial<ConsumerSettings> = {}) {
@@ -50,7 +50,7 @@ function settings(overrides: Partial<ConsumerSettings> = {}) {
     sendToDeadLetterQueue: jest.fn(async (_message: { attributes: Record<string, string> }) => undefined),
   };
   const consumer: ConsumerSettings = {
-    consumer: 'loyalty',
+    consumer: 'probe',
     control,
     backoff: RETRY_BUDGET,
     dedupeHorizonSeconds: HORIZON_FOR_TESTS,
@@ -130,8 +130,8 @@ describe('honourRetryHint: max(draw, hint), at most the cap', () => {
 describe('the consumer backs a failed record off by the hint', () => {
   test('a RetryLater of 30 s on try 1 (floor 1 s): visibility 30 s, the error rethrown', async () => {
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 1 });
-    const busy = new RetryLater(30, 'mail answered 429');
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 1 });
+    const busy = new RetryLater(30, 'provider answered 429');
 
     const { error } = await consume(record, consumer, failingWith(busy));
 
@@ -142,26 +142,26 @@ describe('the consumer backs a failed record off by the hint', () => {
 
   test('a hint shorter than the backoff of the try (try 5, floor 16 s, hint 3 s): the backoff', async () => {
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 5 });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 5 });
 
-    await consume(record, consumer, failingWith(new RetryLater(3, 'warehouse answered 409')));
+    await consume(record, consumer, failingWith(new RetryLater(3, 'provider answered 409')));
 
     expect(control.changeVisibility.mock.calls).toEqual([[record.receiptHandle, 16]]);
   });
 
   test('a hint of an hour: the cap (300 s), not the hint', async () => {
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 1 });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 1 });
 
-    await consume(record, consumer, failingWith(new RetryLater(3_600, 'mail answered 503')));
+    await consume(record, consumer, failingWith(new RetryLater(3_600, 'provider answered 503')));
 
     expect(control.changeVisibility.mock.calls).toEqual([[record.receiptHandle, 300]]);
   });
 
   test('a hint wrapped in another error is still honoured', async () => {
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 1 });
-    const wrapped = new Error('provider call failed', { cause: new RetryLater(45, 'mail answered 429') });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 1 });
+    const wrapped = new Error('provider call failed', { cause: new RetryLater(45, 'provider answered 429') });
 
     await consume(record, consumer, failingWith(wrapped));
 
@@ -171,12 +171,12 @@ describe('the consumer backs a failed record off by the hint', () => {
   test('FIFO, at its last try: a hint extends no budget, the record is dead-lettered as RetryBudgetExhausted', async () => {
     const counter = { recordFailedTry: jest.fn(async () => TRIES) };
     const { consumer, control } = settings({
-      consumer: 'fulfilment',
+      consumer: 'probe-fifo',
       tryLimit: { maxAttempts: TRIES, counter },
     });
-    const record = sqsMessage(FIFO, placedEvent('ord-1'), { receiveCount: 20 });
+    const record = sqsMessage(FIFO, thingHappened('thing-1'), { receiveCount: 20 });
 
-    const { outcome } = await consume(record, consumer, failingWith(new RetryLater(60, 'warehouse answered 429')));
+    const { outcome } = await consume(record, consumer, failingWith(new RetryLater(60, 'provider answered 429')));
 
     expect(outcome).toBe('dead-lettered');
     expect(control.changeVisibility).not.toHaveBeenCalled();
@@ -211,17 +211,17 @@ describe('the HTTP provider through the consumer', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const mailCall = (event: EventEnvelope, work: RecordWork) =>
-    new HttpProvider({ name: 'mail', endpoint, apiKey: () => 'k' })
-      .send(`loyalty:${event.eventId}`, { eventId: event.eventId }, { signal: work.signal })
+  const providerCall = (event: EventEnvelope, work: RecordWork) =>
+    new HttpProvider({ name: 'probe', endpoint, apiKey: () => 'k' })
+      .send(`probe:${event.eventId}`, { eventId: event.eventId }, { signal: work.signal })
       .then((): ApplyOutcome => 'applied');
 
   test("a 429 with Retry-After: 45 sets the record's visibility to 45 s", async () => {
     answer = (response) => response.writeHead(429, { 'Retry-After': '45' }).end();
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 1 });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 1 });
 
-    const { error } = await consume(record, consumer, mailCall);
+    const { error } = await consume(record, consumer, providerCall);
 
     expect(error).toBeInstanceOf(RetryLater);
     expect(control.changeVisibility.mock.calls).toEqual([[record.receiptHandle, 45]]);
@@ -230,9 +230,9 @@ describe('the HTTP provider through the consumer', () => {
   test('a 422 dead-letters the record at once with the cause ProviderRejected', async () => {
     answer = (response) => response.writeHead(422).end('{"error":"key reused with another payload"}');
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 1 });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 1 });
 
-    const { outcome } = await consume(record, consumer, mailCall);
+    const { outcome } = await consume(record, consumer, providerCall);
 
     expect(outcome).toBe('dead-lettered');
     expect(control.changeVisibility).not.toHaveBeenCalled();
@@ -245,11 +245,11 @@ describe('the HTTP provider through the consumer', () => {
   test("a provider that never answers, cut by the record's deadline: DeadlineExceeded, the try's own backoff", async () => {
     answer = () => undefined;
     const { consumer, control } = settings();
-    const record = sqsMessage(STANDARD, placedEvent('ord-1'), { receiveCount: 2 });
+    const record = sqsMessage(STANDARD, thingHappened('thing-1'), { receiveCount: 2 });
     const { work, controller } = recordWork({ deadlineMs: 100 });
     setTimeout(() => controller.abort(new DeadlineExceeded(work.deadline)), 100);
 
-    const { error } = await consume(record, consumer, mailCall, work);
+    const { error } = await consume(record, consumer, providerCall, work);
 
     expect(error).toBeInstanceOf(DeadlineExceeded);
     expect(control.changeVisibility.mock.calls).toEqual([[record.receiptHandle, 2]]); // try 2: floor of 4 s

@@ -1,20 +1,19 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
-import type { OrderCancelledEvent, OrderPlacedEvent } from '../../lambdas/shop/domain/events';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
+import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 import {
   deadLettered,
   deliver,
   failedIds,
-  loadConsumer,
+  HORIZON_FOR_TESTS,
+  loadProbeConsumer,
   sqsMessage as message,
   visibilityChanges,
-  type ConsumerHarness,
-  type ConsumerName,
-} from '../support/consumers';
+  type ProbeConsumerName as ConsumerName,
+  type ProbeHarness as Harness,
+} from '../support/neutral-consumers';
 import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/exactly-once/runtime/contention-retry';
-import { HORIZON_FOR_TESTS } from '../support/consumers';
 import { UNBOUNDED_WORK } from '../support/record-work';
 import { TEST_DEDUPE } from '../support/dedupe';
 
@@ -22,19 +21,18 @@ import { TEST_DEDUPE } from '../support/dedupe';
  * The retry budget in the consumers, with the SDK mocked: contention retried
  * in-process, the FIFO consumer's own try count (so records skipped behind a
  * failing head cannot run out of receives untried), the all-fail batch, and
- * no visibility change while a try runs. Each handler is loaded with the SDK
- * mocked in its own module registry (loadConsumer).
+ * no visibility change while a try runs. The consumers are the neutral fixture's
+ * `probe` (standard) and `probe-fifo` (FIFO), each loaded with the SDK mocked in
+ * its own module registry (loadProbeConsumer).
  */
-
-type Harness = ConsumerHarness;
 
 const EFFECTS_TABLE = 'effects-table';
 const PROVIDER_TABLE = 'provider-log';
 const TRIES = attemptsForBudget(RETRY_BUDGET); // 14
-const QUEUE = { fulfilment: 'https://sqs/fulfilment.fifo', loyalty: 'https://sqs/loyalty' };
+const QUEUE: Record<ConsumerName, string> = { 'probe-fifo': 'https://sqs/probe-fifo.fifo', probe: 'https://sqs/probe' };
 
 async function load(name: ConsumerName): Promise<Harness> {
-  return loadConsumer(name, {
+  return loadProbeConsumer(name, {
     EFFECTS_TABLE_NAME: EFFECTS_TABLE,
     PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
     INBOX_TTL_SECONDS: String(TEST_DEDUPE.claimTtlSeconds),
@@ -52,8 +50,8 @@ const harnesses = {} as Record<ConsumerName, Harness>;
 let tryCounts: Map<string, number>;
 
 beforeAll(async () => {
-  harnesses.fulfilment = await load('fulfilment');
-  harnesses.loyalty = await load('loyalty');
+  harnesses['probe-fifo'] = await load('probe-fifo');
+  harnesses.probe = await load('probe');
 });
 
 beforeEach(() => {
@@ -98,7 +96,7 @@ const internalError = (h: Harness) =>
 
 // ---------------------------------------------------------------- in-process retries
 
-describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-process first', (name) => {
+describe.each(['probe-fifo', 'probe'] as const)('%s: contention is retried in-process first', (name) => {
   const h = () => harnesses[name];
 
   test('a TransactionConflict, then success: applied once, not failed, no visibility change', async () => {
@@ -107,11 +105,11 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
       .rejectsOnce(cancellation(h(), ['None', 'TransactionConflict']))
       .resolves({});
 
-    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+    const response = await deliver(h(), message(h(), happened('thing-1'), { messageId: 'm1' }));
 
     expect(response.batchItemFailures).toEqual([]);
     expect(transactionCount(h())).toBe(2);
-    expect(claimedEventIds(h())).toEqual(['ord-1.placed', 'ord-1.placed']);
+    expect(claimedEventIds(h())).toEqual(['thing-1:happened', 'thing-1:happened']);
     expect(visibilityChanges(h())).toEqual([]);
     expect(deadLettered(h())).toEqual([]);
   });
@@ -122,7 +120,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
       .rejectsOnce(new (h().ddbSdk.ProvisionedThroughputExceededException)({ message: 'slow down', $metadata: {} }))
       .resolves({});
 
-    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+    const response = await deliver(h(), message(h(), happened('thing-1'), { messageId: 'm1' }));
 
     expect(response.batchItemFailures).toEqual([]);
     expect(transactionCount(h())).toBe(2);
@@ -133,7 +131,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
     h()
       .doc.on(h().docSdk.TransactWriteCommand)
       .rejects(cancellation(h(), ['TransactionConflict', 'None']));
-    const record = message(h(), placed('ord-1'), { messageId: 'm1' });
+    const record = message(h(), happened('thing-1'), { messageId: 'm1' });
 
     const response = await deliver(h(), record);
 
@@ -151,7 +149,7 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
       .doc.on(h().docSdk.TransactWriteCommand)
       .rejects(cancellation(h(), ['ConditionalCheckFailed', 'None']));
 
-    const response = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
+    const response = await deliver(h(), message(h(), happened('thing-1'), { messageId: 'm1' }));
 
     expect(response.batchItemFailures).toEqual([]);
     expect(transactionCount(h())).toBe(1);
@@ -164,8 +162,8 @@ describe.each(['fulfilment', 'loyalty'] as const)('%s: contention is retried in-
       .rejectsOnce(cancellation(h(), ['None', 'ConditionalCheckFailed', 'TransactionConflict']))
       .rejects(internalError(h()));
 
-    const first = await deliver(h(), message(h(), placed('ord-1'), { messageId: 'm1' }));
-    const second = await deliver(h(), message(h(), placed('ord-2'), { messageId: 'm2' }));
+    const first = await deliver(h(), message(h(), happened('thing-1'), { messageId: 'm1' }));
+    const second = await deliver(h(), message(h(), happened('thing-2'), { messageId: 'm2' }));
 
     expect(transactionCount(h())).toBe(2);
     expect([...failedIds(first), ...failedIds(second)]).toEqual(['m1', 'm2']);
@@ -194,10 +192,10 @@ test('in-process waits are full jitter: at most base x 2^(try-1) ms each, capped
 // ---------------------------------------------------------------- all-fail batch
 
 describe('a batch in which every record fails', () => {
-  test('loyalty: every id reported as a batch item failure, nothing thrown, each with its own backoff', async () => {
-    const h = harnesses.loyalty;
+  test('probe: every id reported as a batch item failure, nothing thrown, each with its own backoff', async () => {
+    const h = harnesses.probe;
     h.doc.on(h.docSdk.TransactWriteCommand).rejects(internalError(h));
-    const records = [1, 2, 3].map((n) => message(h, placed(`ord-${n}`), { messageId: `m${n}`, receiveCount: n }));
+    const records = [1, 2, 3].map((n) => message(h, happened(`thing-${n}`), { messageId: `m${n}`, receiveCount: n }));
 
     const response = await deliver(h, ...records);
 
@@ -211,20 +209,20 @@ describe('a batch in which every record fails', () => {
     );
   });
 
-  test('fulfilment: every id reported, nothing thrown; the heads back off, the skipped records are released at once', async () => {
-    const h = harnesses.fulfilment;
+  test('probe-fifo: every id reported, nothing thrown; the heads back off, the skipped records are released at once', async () => {
+    const h = harnesses['probe-fifo'];
     h.doc.on(h.docSdk.TransactWriteCommand).rejects(internalError(h));
     const records = [
-      message(h, placed('ord-1'), { messageId: 'a1' }),
-      message(h, cancelled('ord-1'), { messageId: 'a2' }),
-      message(h, placed('ord-2'), { messageId: 'b1' }),
-      message(h, cancelled('ord-2'), { messageId: 'b2' }),
+      message(h, happened('thing-1'), { messageId: 'a1' }),
+      message(h, undone('thing-1'), { messageId: 'a2' }),
+      message(h, happened('thing-2'), { messageId: 'b1' }),
+      message(h, undone('thing-2'), { messageId: 'b2' }),
     ];
 
     const response = await deliver(h, ...records);
 
     expect(failedIds(response)).toEqual(['a1', 'a2', 'b1', 'b2']);
-    expect(claimedEventIds(h)).toEqual(['ord-1.placed', 'ord-2.placed']); // the skipped were never tried
+    expect(claimedEventIds(h)).toEqual(['thing-1:happened', 'thing-2:happened']); // the skipped were never tried
     const visibility = Object.fromEntries(visibilityChanges(h).map((v) => [v.ReceiptHandle, v.VisibilityTimeout]));
     expect(visibility).toEqual({
       [records[0].receiptHandle]: 1,
@@ -237,24 +235,24 @@ describe('a batch in which every record fails', () => {
 
 // ---------------------------------------------------------------- FIFO: own try count
 
-describe('fulfilment (FIFO): the retry budget counts tries, not receives', () => {
-  const h = () => harnesses.fulfilment;
+describe('probe-fifo (FIFO): the retry budget counts tries, not receives', () => {
+  const h = () => harnesses['probe-fifo'];
 
   test("the backoff follows the consumer's own try count: a record received 9 times but tried once waits as a first try", async () => {
     h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
-    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 9 });
+    const record = message(h(), happened('thing-1'), { messageId: 'm1', receiveCount: 9 });
 
     await deliver(h(), record);
 
-    expect(tryCounts.get('TRIES#fulfilment#m1')).toBe(1);
+    expect(tryCounts.get('TRIES#probe-fifo#m1')).toBe(1);
     expect(visibilityChanges(h()).map((v) => v.VisibilityTimeout)).toEqual([1]); // not the 9th try's 128 s floor
     expect(deadLettered(h())).toEqual([]);
   });
 
   test(`at its ${TRIES}th failed try the consumer moves the record to the DLQ with the last error, and acks it`, async () => {
     h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
-    tryCounts.set('TRIES#fulfilment#m1', TRIES - 1);
-    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 40 });
+    tryCounts.set('TRIES#probe-fifo#m1', TRIES - 1);
+    const record = message(h(), happened('thing-1'), { messageId: 'm1', receiveCount: 40 });
 
     const response = await deliver(h(), record);
 
@@ -262,9 +260,9 @@ describe('fulfilment (FIFO): the retry budget counts tries, not receives', () =>
     expect(visibilityChanges(h())).toEqual([]);
     expect(deadLettered(h())).toEqual([
       expect.objectContaining({
-        QueueUrl: `${QUEUE.fulfilment}-dlq`,
+        QueueUrl: `${QUEUE['probe-fifo']}-dlq`,
         MessageBody: record.body,
-        MessageGroupId: 'ord-1',
+        MessageGroupId: 'thing-1',
         MessageAttributes: expect.objectContaining({
           failureCause: { DataType: 'String', StringValue: 'RetryBudgetExhausted' },
           failureMessage: { DataType: 'String', StringValue: 'InternalServerError: Internal server error' },
@@ -277,7 +275,7 @@ describe('fulfilment (FIFO): the retry budget counts tries, not receives', () =>
   test('if the try counter cannot be written, the record backs off by its receive count and is never dead-lettered by the consumer', async () => {
     h().doc.on(h().docSdk.TransactWriteCommand).rejects(internalError(h()));
     h().doc.on(h().docSdk.UpdateCommand).rejects(internalError(h()));
-    const record = message(h(), placed('ord-1'), { messageId: 'm1', receiveCount: 3 });
+    const record = message(h(), happened('thing-1'), { messageId: 'm1', receiveCount: 3 });
 
     const response = await deliver(h(), record);
 
@@ -295,10 +293,10 @@ describe('fulfilment (FIFO): the retry budget counts tries, not receives', () =>
  * Backoff waits are not played out; only counts matter here.
  */
 async function playGroup(
-  records: { body: OrderPlacedEvent | OrderCancelledEvent | string; messageId: string; groupId?: string }[],
+  records: { body: EventEnvelope | string; messageId: string; groupId?: string }[],
   options: { rounds: number; maxReceiveCount: number },
 ) {
-  const h = harnesses.fulfilment;
+  const h = harnesses['probe-fifo'];
   const pending = records.map((r) => ({ ...r, receives: 0 }));
   const movedBySqs: string[] = [];
   for (let round = 0; round < options.rounds && pending.length > 0; round++) {
@@ -321,22 +319,22 @@ async function playGroup(
   return { pending, movedBySqs, receives: Object.fromEntries(pending.map((r) => [r.messageId, r.receives])) };
 }
 
-describe('fulfilment (FIFO): records behind a failing head of group', () => {
-  const h = () => harnesses.fulfilment;
+describe('probe-fifo (FIFO): records behind a failing head of group', () => {
+  const h = () => harnesses['probe-fifo'];
   const maxReceiveCount = fifoMaxReceiveCount(TRIES, 10);
 
   test('a head failing transiently for longer than the budget: the consumer dead-letters it after its tries, then the records behind it are applied', async () => {
     h()
       .doc.on(h().docSdk.TransactWriteCommand)
       .callsFake((input) => {
-        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'ord-1.placed') throw internalError(h());
+        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'thing-1:happened') throw internalError(h());
         return {};
       });
 
     const { pending, movedBySqs } = await playGroup(
       [
-        { body: placed('ord-1'), messageId: 'head' },
-        { body: cancelled('ord-1'), messageId: 'next' },
+        { body: happened('thing-1'), messageId: 'head' },
+        { body: undone('thing-1'), messageId: 'next' },
       ],
       // Enough rounds for SQS's backstop to move both, were the consumer not counting its tries.
       { rounds: maxReceiveCount + 5, maxReceiveCount },
@@ -350,11 +348,11 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
         d.MessageAttributes?.originalMessageId?.StringValue,
       ]),
     ).toEqual([['RetryBudgetExhausted', 'head']]);
-    expect(tryCounts.get('TRIES#fulfilment#head')).toBe(TRIES);
-    expect(tryCounts.has('TRIES#fulfilment#next')).toBe(false); // skipped TRIES times, never counted as a try
+    expect(tryCounts.get('TRIES#probe-fifo#head')).toBe(TRIES);
+    expect(tryCounts.has('TRIES#probe-fifo#next')).toBe(false); // skipped TRIES times, never counted as a try
     const claims = claimedEventIds(h());
-    expect(claims.filter((e) => e === 'ord-1.placed')).toHaveLength(TRIES);
-    expect(claims.at(-1)).toBe('ord-1.cancelled'); // tried after the head left, and applied
+    expect(claims.filter((e) => e === 'thing-1:happened')).toHaveLength(TRIES);
+    expect(claims.at(-1)).toBe('thing-1:undone'); // tried after the head left, and applied
   });
 
   test('a head failing transiently for a while, then recovering: all applied in order, nothing dead-lettered', async () => {
@@ -362,15 +360,15 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
     h()
       .doc.on(h().docSdk.TransactWriteCommand)
       .callsFake((input) => {
-        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'ord-1.placed' && headFailures-- > 0)
+        if (input.TransactItems?.[0]?.Put?.Item?.eventId === 'thing-1:happened' && headFailures-- > 0)
           throw internalError(h());
         return {};
       });
 
     const { pending, movedBySqs } = await playGroup(
       [
-        { body: placed('ord-1'), messageId: 'head' },
-        { body: cancelled('ord-1'), messageId: 'next' },
+        { body: happened('thing-1'), messageId: 'head' },
+        { body: undone('thing-1'), messageId: 'next' },
       ],
       { rounds: 3 * TRIES, maxReceiveCount },
     );
@@ -378,22 +376,22 @@ describe('fulfilment (FIFO): records behind a failing head of group', () => {
     expect(pending).toEqual([]);
     expect(movedBySqs).toEqual([]);
     expect(deadLettered(h())).toEqual([]);
-    expect(claimedEventIds(h()).slice(-2)).toEqual(['ord-1.placed', 'ord-1.cancelled']);
+    expect(claimedEventIds(h()).slice(-2)).toEqual(['thing-1:happened', 'thing-1:undone']);
   });
 
   test('a permanent-poison head goes to the DLQ at once with its cause; the record behind it is applied in the same batch', async () => {
     const { pending } = await playGroup(
       [
         // In the group of the record behind it.
-        { body: '{"type":"OrderPlaced","entityId":"ord-1"}', messageId: 'poison', groupId: 'ord-poison' },
-        { body: cancelled('ord-poison'), messageId: 'next' },
+        { body: '{"type":"ThingHappened","entityId":"thing-1"}', messageId: 'poison', groupId: 'thing-poison' },
+        { body: undone('thing-poison'), messageId: 'next' },
       ],
       { rounds: 2, maxReceiveCount },
     );
 
     expect(pending).toEqual([]);
     expect(deadLettered(h()).map((d) => d.MessageAttributes?.failureCause?.StringValue)).toEqual(['SchemaViolation']);
-    expect(claimedEventIds(h())).toEqual(['ord-poison.cancelled']);
+    expect(claimedEventIds(h())).toEqual(['thing-poison:undone']);
   });
 });
 
@@ -411,12 +409,12 @@ describe('no visibility heartbeat', () => {
     };
     let fail: (error: Error) => void = () => undefined;
     const work = new Promise<'applied'>((_, reject) => (fail = reject));
-    const record = message(harnesses.loyalty, placed('ord-1'), { messageId: 'm1', receiveCount: 2 });
+    const record = message(harnesses.probe, happened('thing-1'), { messageId: 'm1', receiveCount: 2 });
 
     const outcome = consumeRecord(
       record,
       {
-        consumer: 'loyalty',
+        consumer: 'probe',
         control,
         backoff: RETRY_BUDGET,
         dedupeHorizonSeconds: HORIZON_FOR_TESTS,

@@ -10,22 +10,22 @@ import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
 import { logger } from '../../lambdas/exactly-once/runtime/observability';
 import { acceptEntries } from '../support/mocked-sdk';
-import { cancelledEvent as cancelled, placedEvent as placed } from '../support/orders';
+import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 
 /**
  * The publisher's routing on its own, SQS mocked at the SDK: each event goes
  * to every route whose event types include its type, and nowhere else.
  */
 
-const FULFILMENT_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/fulfilment.fifo';
-const LOYALTY_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/loyalty';
+const FIFO_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/probe-fifo.fifo';
+const STANDARD_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/probe';
 const AUDIT_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/audit';
 
 const ROUTES: ConsumerRoute[] = [
-  { consumer: 'fulfilment', queueUrl: FULFILMENT_URL, fifo: true, eventTypes: ['OrderPlaced', 'OrderCancelled'] },
-  { consumer: 'loyalty', queueUrl: LOYALTY_URL, fifo: false, eventTypes: ['OrderPlaced'] },
+  { consumer: 'probe-fifo', queueUrl: FIFO_URL, fifo: true, eventTypes: ['ThingHappened', 'ThingUndone'] },
+  { consumer: 'probe', queueUrl: STANDARD_URL, fifo: false, eventTypes: ['ThingHappened'] },
   // A third consumer, as `npm run new:consumer` adds one: nothing in the publisher names it.
-  { consumer: 'audit', queueUrl: AUDIT_URL, fifo: false, eventTypes: ['OrderPlaced'] },
+  { consumer: 'audit', queueUrl: AUDIT_URL, fifo: false, eventTypes: ['ThingHappened'] },
 ];
 
 const sqs = mockClient(SQSClient);
@@ -46,32 +46,32 @@ beforeEach(() => {
 
 afterEach(() => jest.restoreAllMocks());
 
-test('each event goes to every route that takes its type: a third route taking OrderPlaced gets it, routes not taking OrderCancelled do not', async () => {
-  const events = [placed('ord-1'), cancelled('ord-1')];
+test('each event goes to every route that takes its type: a third route taking ThingHappened gets it, routes not taking ThingUndone do not', async () => {
+  const events = [happened('thing-1'), undone('thing-1')];
 
   const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
 
   expect([...failed]).toEqual([]);
-  expect(bodiesSentTo(FULFILMENT_URL)).toEqual(events);
-  expect(bodiesSentTo(LOYALTY_URL)).toEqual([events[0]]);
+  expect(bodiesSentTo(FIFO_URL)).toEqual(events);
+  expect(bodiesSentTo(STANDARD_URL)).toEqual([events[0]]);
   expect(bodiesSentTo(AUDIT_URL)).toEqual([events[0]]);
 });
 
 test('on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither', async () => {
   // An entity id unlike its event ids, so neither can stand in for the other.
-  const event: EventEnvelope = { ...placed('ord-1'), entityId: 'entity-7' };
+  const event: EventEnvelope = { ...happened('thing-1'), entityId: 'entity-7' };
 
   await new SqsEventPublisher(client, ROUTES).publish([event]);
 
-  expect(sentTo(FULFILMENT_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
-    ['entity-7', 'ord-1.placed'],
+  expect(sentTo(FIFO_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
+    ['entity-7', 'thing-1:happened'],
   ]);
-  expect(sentTo(LOYALTY_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
+  expect(sentTo(STANDARD_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
     [undefined, undefined],
   ]);
-  expect(sentTo(LOYALTY_URL)[0].MessageAttributes).toEqual({
-    eventId: { DataType: 'String', StringValue: 'ord-1.placed' },
-    type: { DataType: 'String', StringValue: 'OrderPlaced' },
+  expect(sentTo(STANDARD_URL)[0].MessageAttributes).toEqual({
+    eventId: { DataType: 'String', StringValue: 'thing-1:happened' },
+    type: { DataType: 'String', StringValue: 'ThingHappened' },
     traceparent: { DataType: 'String', StringValue: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) },
   });
 });
@@ -79,10 +79,10 @@ test('on a FIFO route the group is the entityId and the dedup id the eventId; a 
 test('the deduplicationId option sets the FIFO dedup id (the resend fault), and only that', async () => {
   const publisher = new SqsEventPublisher(client, ROUTES, { deduplicationId: (e) => `${e.eventId}.resend` });
 
-  await publisher.publish([placed('ord-1')]);
+  await publisher.publish([happened('thing-1')]);
 
-  expect(sentTo(FULFILMENT_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
-    ['ord-1', 'ord-1.placed.resend'],
+  expect(sentTo(FIFO_URL).map((e) => [e.MessageGroupId, e.MessageDeduplicationId])).toEqual([
+    ['thing-1', 'thing-1:happened.resend'],
   ]);
 });
 
@@ -91,28 +91,29 @@ test('an event is failed if any one of its destinations failed, though the other
     .on(SendMessageBatchCommand)
     .callsFake(
       acceptEntries(
-        (queueUrl, entry) => queueUrl === AUDIT_URL && entry.MessageAttributes?.eventId?.StringValue === 'ord-2.placed',
+        (queueUrl, entry) =>
+          queueUrl === AUDIT_URL && entry.MessageAttributes?.eventId?.StringValue === 'thing-2:happened',
       ),
     );
-  const events = [placed('ord-1'), placed('ord-2'), cancelled('ord-3')];
+  const events = [happened('thing-1'), happened('thing-2'), undone('thing-3')];
 
   const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
 
-  expect([...failed]).toEqual(['ord-2.placed']);
-  expect(bodiesSentTo(LOYALTY_URL)).toEqual([events[0], events[1]]);
+  expect([...failed]).toEqual(['thing-2:happened']);
+  expect(bodiesSentTo(STANDARD_URL)).toEqual([events[0], events[1]]);
 });
 
 test('an event of a type no route takes is sent nowhere, logged, and not failed (it would block the outbox for good)', async () => {
   const warn = jest.spyOn(logger, 'warn');
-  const shipped = { ...placed('ord-1'), eventId: 'ord-1.shipped', type: 'OrderShipped' };
+  const shipped = { ...happened('thing-1'), eventId: 'thing-1:shipped', type: 'ThingShipped' };
 
-  const failed = await new SqsEventPublisher(client, ROUTES).publish([shipped, cancelled('ord-2')]);
+  const failed = await new SqsEventPublisher(client, ROUTES).publish([shipped, undone('thing-2')]);
 
   expect([...failed]).toEqual([]);
-  expect(sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([FULFILMENT_URL]);
-  expect(sentTo(FULFILMENT_URL).map((e) => e.MessageAttributes?.eventId?.StringValue)).toEqual(['ord-2.cancelled']);
+  expect(sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([FIFO_URL]);
+  expect(sentTo(FIFO_URL).map((e) => e.MessageAttributes?.eventId?.StringValue)).toEqual(['thing-2:undone']);
   expect(warn).toHaveBeenCalledWith(expect.stringMatching(/no consumer takes/i), {
-    events: [{ eventId: 'ord-1.shipped', type: 'OrderShipped' }],
+    events: [{ eventId: 'thing-1:shipped', type: 'ThingShipped' }],
   });
 });
 
@@ -136,30 +137,30 @@ describe('batch entry ids are positions in the chunk, never derived from event i
       return acceptEntries((_queueUrl, entry) => fail(entry))(input);
     };
   }
-  const withId = (eventId: string): EventEnvelope => ({ ...cancelled('ord-1'), eventId });
+  const withId = (eventId: string): EventEnvelope => ({ ...undone('thing-1'), eventId });
   const eventIdOf = (entry: SendMessageBatchRequestEntry) => entry.MessageAttributes?.eventId?.StringValue;
 
   test('an event id over 80 characters and two ids equal once punctuation is replaced (a.1, a:1) publish, with the nine beside them', async () => {
     sqs.on(SendMessageBatchCommand).callsFake(sqsCheckingIds());
     // 128 printable characters: a valid event id (a FIFO dedup id), not a valid batch entry id.
-    const long = withId(`ord-1.${'x'.repeat(122)}`);
-    const events = [long, withId('a.1'), withId('a:1'), ...Array.from({ length: 7 }, (_, i) => withId(`ord-${i}`))];
+    const long = withId(`thing-1.${'x'.repeat(122)}`);
+    const events = [long, withId('a.1'), withId('a:1'), ...Array.from({ length: 7 }, (_, i) => withId(`thing-${i}`))];
 
     const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
 
     expect([...failed]).toEqual([]);
-    expect(sentTo(FULFILMENT_URL).map(eventIdOf)).toEqual(events.map((e) => e.eventId));
-    expect(sentTo(FULFILMENT_URL).map((e) => e.Id)).toEqual(events.map((_, i) => String(i)));
+    expect(sentTo(FIFO_URL).map(eventIdOf)).toEqual(events.map((e) => e.eventId));
+    expect(sentTo(FIFO_URL).map((e) => e.Id)).toEqual(events.map((_, i) => String(i)));
   });
 
   test('a failed entry is mapped back to its event by position, chunk by chunk (ids restart at 0 in each chunk of 10)', async () => {
     // The 12th event (position 1 of the second chunk) fails; its entry id, "1", is also the 2nd event's.
-    sqs.on(SendMessageBatchCommand).callsFake(sqsCheckingIds((entry) => eventIdOf(entry) === 'ord-11.cancelled'));
-    const events = Array.from({ length: 12 }, (_, i) => cancelled(`ord-${i}`));
+    sqs.on(SendMessageBatchCommand).callsFake(sqsCheckingIds((entry) => eventIdOf(entry) === 'thing-11:undone'));
+    const events = Array.from({ length: 12 }, (_, i) => undone(`thing-${i}`));
 
     const failed = await new SqsEventPublisher(client, ROUTES).publish(events);
 
-    expect([...failed]).toEqual(['ord-11.cancelled']);
+    expect([...failed]).toEqual(['thing-11:undone']);
     const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries ?? []);
     expect(calls.map((entries) => entries.map((e) => e.Id))).toEqual([
       ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'],

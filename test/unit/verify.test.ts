@@ -1,31 +1,35 @@
 import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import { customerKey } from '../../lambdas/shop/aws/effects-table';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { consumerSpec } from '../../lambdas/shop/consumers';
-import { deriveOrderId, loyaltyPoints, orderPlacedEventId } from '../../lambdas/shop/domain/order';
 import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import type { Observation } from '../../tools/proof-kit/drive';
 import type { PlannedRequest } from '../../tools/proof-kit/plan';
 import type { Target } from '../../tools/proof-kit/target';
 import { checkInvariants, EVENT_REPLACED, verify, type RunFacts } from '../../tools/proof-kit/verify';
 import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
-import { orderPlacedEvent } from '../../lambdas/shop/domain/events';
-import { forgedOrderPlaced } from '../../tooling/shop/proof';
-import { EXAMPLE_CONSUMERS, unusedConsumerName } from '../support/consumer-list';
+import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import {
+  happenedEventId,
+  happenedEventOf,
+  PROBE_PROOF,
+  thingIdOf,
+  type ThingItem,
+} from '../exactly-once/fixtures/probe-proof-domain';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
- * kit's matrix runs them against the real runtime): a run without intents must
- * not pass, and a wrong effect says which way it is off.
+ * kit's matrix runs them against the real runtime), on the neutral fixture's
+ * domain (things, PROBE_PROOF) and its probe consumers: a run without intents
+ * must not pass, a third consumer is judged by the generic invariant, a claim
+ * holding another event under a produced id is found.
  */
 const doc = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 
-// A third consumer the tests make up, named like no consumer on the list; its DLQ by its output name.
-const AUDIT = unusedConsumerName('audit');
+// A third consumer the tests make up; its DLQ by its output name.
+const AUDIT = 'audit';
 const AUDIT_DLQ_OUTPUT = consumerOutputNames(AUDIT).deadLetterQueueUrl;
 
 const CALLER = 'arn:aws:iam::000000000000:user/AKIALOADTEST0001';
@@ -36,11 +40,11 @@ const target = {
   region: 'us-east-1',
   apiUrl: 'http://127.0.0.1:1',
   outputs: {
-    OrdersTableName: 'orders',
+    ThingsTableName: 'things',
     EffectsTableName: 'effects',
     ProviderLogTableName: 'provider',
-    LoyaltyDlqUrl: 'loyalty-dlq',
-    FulfilmentDlqUrl: 'fulfilment-dlq',
+    ProbeDlqUrl: 'probe-dlq',
+    ProbeFifoDlqUrl: 'probe-fifo-dlq',
     [AUDIT_DLQ_OUTPUT]: 'audit-dlq',
     RelayFailureQueueUrl: 'relay-failures',
   },
@@ -57,27 +61,29 @@ const plan: PlannedRequest[] = [
     op: 'new',
     caller: CALLER,
     method: 'POST',
-    path: '/orders',
+    path: '/things',
     idempotencyKey: 'key-1',
-    body: { customerId: `${RUN}-c1`, items: [{ sku: `${RUN}-s1`, quantity: 1, unitPriceCents: 1000 }] },
+    body: { ownerId: `${RUN}-o1`, amount: 1 },
   },
 ];
-const orderId = deriveOrderId(CALLER, 'key-1');
+const thingId = thingIdOf(CALLER, 'key-1');
+/** The thing the plan's request made, as the things table holds it. */
+const thing: ThingItem = { entity: 'THING', thingId, status: 'HAPPENED', ownerId: `${RUN}-o1`, amount: 1 };
 
 function tables(items: {
-  orders?: Record<string, unknown>[];
+  things?: Record<string, unknown>[];
   effects?: Record<string, unknown>[];
   provider?: Record<string, unknown>[];
 }): void {
-  doc.on(ScanCommand, { TableName: 'orders' }).resolves({ Items: items.orders ?? [] });
+  doc.on(ScanCommand, { TableName: 'things' }).resolves({ Items: items.things ?? [] });
   doc.on(ScanCommand, { TableName: 'effects' }).resolves({ Items: items.effects ?? [] });
   doc.on(ScanCommand, { TableName: 'provider' }).resolves({ Items: items.provider ?? [] });
 }
 
-/** The fixtures hold the example consumers' effects, claims and calls, so the verification judges those consumers. */
+/** The verification of the run on the probe consumers (or `consumers`) and the neutral fixture's domain. */
 const verifyRun = (
   observations: Observation[],
-  consumers: readonly ConsumerSpec[] = EXAMPLE_CONSUMERS,
+  consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS,
   on: Target = target,
 ) =>
   verify({
@@ -85,10 +91,11 @@ const verifyRun = (
     runId: RUN,
     plan,
     observations,
-    entityIdOf: deriveOrderId,
+    entityIdOf: thingIdOf,
     isPoison: () => false,
     pendingOutbox: 0,
     consumers,
+    domain: PROBE_PROOF,
   });
 
 const answered = (status: number, body?: string): Observation => ({
@@ -117,74 +124,34 @@ test('a run in which no POST got a 201 (zero orders, zero intents) is a violatio
   ]);
 });
 
-test('double loyalty points are reported as "more than expected", lost ones as "less than expected"', async () => {
-  const totalCents = 1000;
-  const order = {
-    entity: 'ORDER',
-    orderId,
-    status: 'PLACED',
-    caller: CALLER,
-    customerId: `${RUN}-c1`,
-    items: [{ sku: `${RUN}-s1`, quantity: 1 }],
-    totalCents,
-  };
-  tables({
-    orders: [order],
-    effects: [
-      { pk: customerKey(CALLER, `${RUN}-c1`).pk, points: 2 * loyaltyPoints(totalCents) },
-      { pk: `SKU#${RUN}-s1`, reserved: 0 },
-    ],
-  });
-
-  const verification = await verifyRun([answered(201, JSON.stringify({ orderId }))]);
-
-  const details = verification.violations.map((v) => `${v.invariant}: ${v.detail}`);
-  expect(details).toContain(
-    `points: customer ${RUN}-c1 of ${CALLER}: points ${2 * loyaltyPoints(totalCents)}, more than expected ${loyaltyPoints(totalCents)}`,
-  );
-  expect(details).toContain(`reserved: sku ${RUN}-s1: reserved 0, less than expected 1`);
-  expect(details.join('\n')).not.toContain('no POST got a 201');
-});
-
 // --- A third consumer on the list: verified by the generic invariant, its DLQ read, nothing named by hand. ---
 describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
-  const audit = { ...consumerSpec('loyalty'), name: AUDIT, eventTypes: ['OrderPlaced'] };
-  const consumers = [...EXAMPLE_CONSUMERS, audit];
-  const placed = orderPlacedEventId(orderId);
-  const totalCents = 1000;
+  const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'] };
+  const consumers = [...PROBE_CONSUMERS, audit];
+  const happened = happenedEventId(thingId);
   const claim = (consumer: string) => ({
-    pk: inboxKey(consumer, placed, CALLER).pk,
+    pk: inboxKey(consumer, happened).pk,
     providerCallDoneAt: '2030-01-01T00:00:09Z',
   });
   const called = (consumer: string) => ({
-    idempotencyKey: `${consumer}:${placed}`,
+    idempotencyKey: `${consumer}:${happened}`,
     calls: 1,
     firstCalledAt: '2030-01-01T00:00:01Z',
     lastCalledAt: '2030-01-01T00:00:01Z',
   });
-  /** One placed order, every effect right, each consumer's claim and call once, the third's included. */
+  /** One thing, every effect right, each consumer's claim and call once, the third's included. */
   const cleanRun = () => ({
-    orders: [
-      {
-        entity: 'ORDER',
-        orderId,
-        status: 'PLACED',
-        caller: CALLER,
-        customerId: `${RUN}-c1`,
-        items: [{ sku: `${RUN}-s1`, quantity: 1 }],
-        totalCents,
-      },
-    ],
+    things: [thing],
     effects: [
-      { pk: customerKey(CALLER, `${RUN}-c1`).pk, points: loyaltyPoints(totalCents) },
-      { pk: `SKU#${RUN}-s1`, reserved: 1 },
-      claim('fulfilment'),
-      claim('loyalty'),
+      { pk: `EFFECT#probe#${thingId}`, appliedCount: 1 },
+      { pk: `EFFECT#probe-fifo#${thingId}`, appliedCount: 1, lastVersion: 1 },
+      claim('probe'),
+      claim('probe-fifo'),
       claim(AUDIT),
     ],
-    provider: [called('fulfilment'), called('loyalty'), called(AUDIT)],
+    provider: [called('probe'), called('probe-fifo'), called(AUDIT)],
   });
-  const ok = () => [answered(201, JSON.stringify({ orderId }))];
+  const ok = () => [answered(201, JSON.stringify({ thingId }))];
 
   test('every consumer claimed the event and called its provider once: no violation', async () => {
     tables(cleanRun());
@@ -196,7 +163,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
 
   test(`${AUDIT}'s missing claim is reported under the generic invariant`, async () => {
     const run = cleanRun();
-    run.effects = run.effects.filter((e) => e.pk !== inboxKey(AUDIT, placed, CALLER).pk);
+    run.effects = run.effects.filter((e) => e.pk !== inboxKey(AUDIT, happened).pk);
     tables(run);
 
     const verification = await verifyRun(ok(), consumers);
@@ -204,7 +171,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
     expect(verification.violations).toEqual([
       {
         invariant: 'each-event-once-per-consumer',
-        detail: `${AUDIT}: OrderPlaced ${placed} has no inbox claim ${inboxKey(AUDIT, placed, CALLER).pk}: never applied, or applied without its claim`,
+        detail: `${AUDIT}: ThingHappened ${happened} has no inbox claim ${inboxKey(AUDIT, happened).pk}: never applied, or applied without its claim`,
       },
     ]);
   });
@@ -213,7 +180,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
     tables(cleanRun());
     sqs
       .on(ReceiveMessageCommand, { QueueUrl: 'audit-dlq' })
-      .resolvesOnce({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: `{"customerId":"${RUN}-c1"}` }] })
+      .resolvesOnce({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: `{"ownerId":"${RUN}-o1"}` }] })
       .resolves({ Messages: [] });
 
     const verification = await verifyRun(ok(), consumers);
@@ -221,7 +188,7 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
     expect(verification.violations).toEqual([
       {
         invariant: 'dlq',
-        detail: `${AUDIT} DLQ: message m1 (moved after maxReceiveCount): {"customerId":"${RUN}-c1"}`,
+        detail: `${AUDIT} DLQ: message m1 (moved after maxReceiveCount): {"ownerId":"${RUN}-o1"}`,
       },
     ]);
   });
@@ -242,9 +209,11 @@ test("a consumer's metrics are read under its spec name, hyphens included", () =
     checkIntents: false,
     plan,
     observations: [],
-    entityIdOf: deriveOrderId,
+    entityIdOf: thingIdOf,
     isPoison: () => false,
     pendingOutbox: 0,
+    domain: PROBE_PROOF,
+    consumers: PROBE_CONSUMERS,
     metrics: { 'DuplicateSuppressed{consumer=gift-cards}': 3, 'EffectApplied{consumer=gift-cards}': 7 },
     entities: [],
     effectItems: [],
@@ -261,18 +230,20 @@ test('one key answered 201 to two different request bodies is a replay violation
     ...plan[0],
     index: 1,
     op: 'retry-sequential',
-    body: { ...plan[0].body!, customerId: `${RUN}-c2` },
+    body: { ...plan[0].body!, ownerId: `${RUN}-o2` },
   };
-  const firstAnswer = JSON.stringify({ orderId, customerId: `${RUN}-c1` });
+  const firstAnswer = JSON.stringify({ thingId, ownerId: `${RUN}-o1` });
   const facts = (requests: PlannedRequest[]) =>
     checkInvariants({
       runId: RUN,
       plan: requests,
       observations: [answered(201, firstAnswer), { ...answered(201, firstAnswer), index: 1, replayed: true }],
-      entityIdOf: deriveOrderId,
+      entityIdOf: thingIdOf,
       isPoison: () => false,
       pendingOutbox: 0,
-      entities: [{ orderId, status: 'PLACED', customerId: `${RUN}-c1`, items: [], totalCents: 1000 }],
+      domain: PROBE_PROOF,
+      consumers: PROBE_CONSUMERS,
+      entities: [thing],
       effectItems: [],
       providerItems: [],
       deadLetterQueues: [],
@@ -285,19 +256,11 @@ test('one key answered 201 to two different request bodies is a replay violation
 });
 
 describe('what a claim holds, and events refused as stamped in the future', () => {
-  const order = {
-    orderId,
-    status: 'PLACED',
-    caller: CALLER,
-    customerId: `${RUN}-c1`,
-    items: [{ sku: `${RUN}-s1`, quantity: 1, unitPriceCents: 1000 }],
-    totalCents: 1000,
-  };
-  const produced = orderPlacedEvent(order, '2026-12-05T10:00:00.000Z');
-  const forged = forgedOrderPlaced(plan[0], '2026-12-05T10:00:00.000Z')!;
+  const produced = { ...happenedEventOf(thing), occurredAt: '2026-12-05T10:00:00.000Z' };
+  const forged = PROBE_PROOF.forgedCreateEvent!(plan[0], '2026-12-05T10:00:00.000Z')!;
   const claims = (fingerprint: string) =>
-    EXAMPLE_CONSUMERS.map((c) => ({
-      ...inboxKey(c.name, produced.eventId, CALLER),
+    PROBE_CONSUMERS.map((c) => ({
+      ...inboxKey(c.name, produced.eventId),
       claimedAt: '2026-12-05T10:00:01.000Z',
       fingerprint,
     }));
@@ -307,10 +270,12 @@ describe('what a claim holds, and events refused as stamped in the future', () =
       checkIntents: false,
       plan,
       observations: [],
-      entityIdOf: deriveOrderId,
+      entityIdOf: thingIdOf,
       isPoison: () => false,
       pendingOutbox: 0,
-      entities: [order],
+      domain: PROBE_PROOF,
+      consumers: PROBE_CONSUMERS,
+      entities: [thing],
       effectItems,
       providerItems: [],
       deadLetterQueues,
@@ -321,7 +286,7 @@ describe('what a claim holds, and events refused as stamped in the future', () =
     const own = judged(claims(eventFingerprint(produced))).filter((v) => v.invariant === EVENT_REPLACED);
 
     expect(forged.eventId).toBe(produced.eventId);
-    expect(replaced.map((v) => v.detail.split(':')[0]).sort()).toEqual(EXAMPLE_CONSUMERS.map((c) => c.name).sort());
+    expect(replaced.map((v) => v.detail.split(':')[0]).sort()).toEqual(PROBE_CONSUMERS.map((c) => c.name).sort());
     expect(own).toEqual([]);
   });
 
@@ -332,11 +297,11 @@ describe('what a claim holds, and events refused as stamped in the future', () =
       MessageAttributes: { failureCause: { DataType: 'String', StringValue: 'OccurredInFuture' } },
     };
 
-    const violations = judged(claims(eventFingerprint(produced)), [{ name: 'loyalty DLQ', messages: [refused] }]);
+    const violations = judged(claims(eventFingerprint(produced)), [{ name: 'probe DLQ', messages: [refused] }]);
 
     expect(violations).toContainEqual({
       invariant: 'occurred-in-future',
-      detail: `loyalty DLQ: message m-future: eventId ${produced.eventId} stamped 2026-12-06T10:00:00.000Z, beyond the clock-skew margin: for a person to look at`,
+      detail: `probe DLQ: message m-future: eventId ${produced.eventId} stamped 2026-12-06T10:00:00.000Z, beyond the clock-skew margin: for a person to look at`,
     });
     expect(violations.filter((v) => v.invariant === 'dlq')).toEqual([]);
   });
