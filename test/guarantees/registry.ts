@@ -59,6 +59,11 @@ const architecture = (anchor: string): DocRef => ({ page: ARCHITECTURE, anchor }
 
 const PORT_CONTRACTS = 'test/simulation/contracts/port-contracts.ts';
 const PORT_CONTRACT_RUNNERS = ['test/simulation/memory-contracts.test.ts', 'test/integration/port-contracts.test.ts'];
+const ORDER_REPOSITORY_CONTRACTS = 'test/simulation/contracts/order-repository-contracts.ts';
+const ORDER_REPOSITORY_CONTRACT_RUNNERS = [
+  'test/simulation/memory-order-contracts.test.ts',
+  'test/integration/order-repository-contracts.test.ts',
+];
 const QUEUE_CONTRACTS = 'test/simulation/contracts/queue-contracts.ts';
 const QUEUE_CONTRACT_RUNNERS = [
   'test/simulation/memory-queue-contracts.test.ts',
@@ -1642,7 +1647,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: PORT_CONTRACTS,
         runBy: PORT_CONTRACT_RUNNERS,
-        name: 'a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the order carries none',
+        name: 'a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the entity carries none',
       },
       {
         file: INFRA_ASPECTS,
@@ -1868,18 +1873,20 @@ export const GUARANTEES: readonly Guarantee[] = [
       "The simulation's DynamoDB and SQS behave as DynamoDB Local and fauxqs wherever the pipeline relies on them: the same contract suites run the real adapters on both",
     enforcedIn: [
       { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
-      { file: PORT_CONTRACTS, symbol: 'describeOrderOutboxContract' },
+      { file: PORT_CONTRACTS, symbol: 'describeOutboxContract' },
+      { file: ORDER_REPOSITORY_CONTRACTS, symbol: 'describeOrderRepositoryContract' },
       { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
       { file: 'tools/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
       { file: 'tools/simulation/world/sqs.ts', symbol: 'SimQueue' },
     ],
     provedBy: [
       { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
+      { file: PORT_CONTRACTS, name: 'outbox contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       {
-        file: PORT_CONTRACTS,
-        name: 'order repository and outbox contract: ',
+        file: ORDER_REPOSITORY_CONTRACTS,
+        name: 'order repository contract: ',
         templated: true,
-        runBy: PORT_CONTRACT_RUNNERS,
+        runBy: ORDER_REPOSITORY_CONTRACT_RUNNERS,
       },
       { file: PORT_CONTRACTS, name: 'try counter contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       { file: QUEUE_CONTRACTS, name: 'queue contract: ', templated: true, runBy: QUEUE_CONTRACT_RUNNERS },

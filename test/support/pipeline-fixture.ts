@@ -19,6 +19,7 @@ import { createStackTables, scanAll, useEmulatorEnvironment } from './dynamodb';
 import {
   createTestQueues,
   receiveMatching,
+  shopRelayFilters,
   StreamReader,
   testRoutes,
   testSqsClient,
@@ -68,7 +69,7 @@ export class PipelineFixture {
     useEmulatorEnvironment();
     this.tables = await createStackTables();
     this.queues = await createTestQueues({ visibilityTimeoutSeconds: options.visibilityTimeoutSeconds });
-    this.stream = new StreamReader(this.tables.names.Orders);
+    this.stream = new StreamReader(this.tables.names.Orders, shopRelayFilters());
     const common = {
       ORDERS_TABLE_NAME: this.tables.names.Orders,
       OUTBOX_TABLE_NAME: this.tables.names.Orders,
