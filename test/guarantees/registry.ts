@@ -100,6 +100,7 @@ const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
+const INT_SHOP_PIPELINES = 'test/integration/shop-pipelines.test.ts';
 const INT_SWEEPER = 'test/integration/outbox-sweeper.test.ts';
 const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
@@ -527,7 +528,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
       },
       {
-        file: INT_PIPELINES,
+        file: INT_SHOP_PIPELINES,
         name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
       },
       {
@@ -616,7 +617,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: INT_PIPELINES,
-        name: 'an order flows from the outbox through both queues: one reservation, one credit, one call per provider key',
+        name: 'an event flows from the outbox through every queue that takes it: one effect per consumer, one call per provider key',
       },
       {
         file: INT_PIPELINES,
@@ -667,7 +668,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: INT_PIPELINES,
-        name: 'the warehouse down until OrderPlaced dead-letters, then the cancel goes through: the redriven OrderPlaced sends no PICK',
+        name: 'the provider down until ThingHappened dead-letters, then ThingUndone goes through: the redriven ThingHappened calls no provider',
       },
       {
         file: GUARDS,
@@ -1995,7 +1996,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     doc: architecture('fifo-per-order-with-a-version-check'),
     shownBy: [
       {
-        file: INT_PIPELINES,
+        file: INT_SHOP_PIPELINES,
         name: 'place then cancel through the API: reserved goes up then back to zero, points stay',
       },
     ],
