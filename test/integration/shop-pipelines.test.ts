@@ -86,8 +86,8 @@ test('a cancel delivered before its place: nothing reserved at the end, the late
   const orderId = 'ord_cancelfirst00000000000000000000';
   const placed = placedEvent(orderId, order);
   const cancelled = orderCancelledEvent({ orderId, ...order }, new Date().toISOString());
-  await fixture.sendToFifo(cancelled);
-  await fixture.sendToFifo(placed);
+  await fixture.sendToFifo('fulfilment', cancelled);
+  await fixture.sendToFifo('fulfilment', placed);
 
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
   await fixture.deliver('fulfilment', await fixture.receive('fulfilment', 1, orderId));
