@@ -59,6 +59,11 @@ const architecture = (anchor: string): DocRef => ({ page: ARCHITECTURE, anchor }
 
 const PORT_CONTRACTS = 'test/simulation/contracts/port-contracts.ts';
 const PORT_CONTRACT_RUNNERS = ['test/simulation/memory-contracts.test.ts', 'test/integration/port-contracts.test.ts'];
+const ORDER_REPOSITORY_CONTRACTS = 'test/simulation/contracts/order-repository-contracts.ts';
+const ORDER_REPOSITORY_CONTRACT_RUNNERS = [
+  'test/simulation/memory-order-contracts.test.ts',
+  'test/integration/order-repository-contracts.test.ts',
+];
 const QUEUE_CONTRACTS = 'test/simulation/contracts/queue-contracts.ts';
 const QUEUE_CONTRACT_RUNNERS = [
   'test/simulation/memory-queue-contracts.test.ts',
@@ -97,6 +102,7 @@ const UNIT_SHOP_PROOF = 'test/unit/shop-proof.test.ts';
 const INT_CREATE = 'test/integration/create-order.test.ts';
 const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
+const INT_SHOP_PIPELINES = 'test/integration/shop-pipelines.test.ts';
 const INT_SWEEPER = 'test/integration/outbox-sweeper.test.ts';
 const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
@@ -526,7 +532,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
       },
       {
-        file: INT_PIPELINES,
+        file: INT_SHOP_PIPELINES,
         name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
       },
       {
@@ -615,7 +621,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: INT_PIPELINES,
-        name: 'an order flows from the outbox through both queues: one reservation, one credit, one call per provider key',
+        name: 'an event flows from the outbox through every queue that takes it: one effect per consumer, one call per provider key',
       },
       {
         file: INT_PIPELINES,
@@ -674,7 +680,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: INT_PIPELINES,
-        name: 'the warehouse down until OrderPlaced dead-letters, then the cancel goes through: the redriven OrderPlaced sends no PICK',
+        name: 'the provider down until ThingHappened dead-letters, then ThingUndone goes through: the redriven ThingHappened calls no provider',
       },
       {
         file: SHOP_GUARDS,
@@ -1660,7 +1666,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: PORT_CONTRACTS,
         runBy: PORT_CONTRACT_RUNNERS,
-        name: 'a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the order carries none',
+        name: 'a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the entity carries none',
       },
       {
         file: INFRA_ASPECTS,
@@ -1890,18 +1896,20 @@ export const GUARANTEES: readonly Guarantee[] = [
       "The simulation's DynamoDB and SQS behave as DynamoDB Local and fauxqs wherever the pipeline relies on them: the same contract suites run the real adapters on both",
     enforcedIn: [
       { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
-      { file: PORT_CONTRACTS, symbol: 'describeOrderOutboxContract' },
+      { file: PORT_CONTRACTS, symbol: 'describeOutboxContract' },
+      { file: ORDER_REPOSITORY_CONTRACTS, symbol: 'describeOrderRepositoryContract' },
       { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
       { file: 'tools/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
       { file: 'tools/simulation/world/sqs.ts', symbol: 'SimQueue' },
     ],
     provedBy: [
       { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
+      { file: PORT_CONTRACTS, name: 'outbox contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       {
-        file: PORT_CONTRACTS,
-        name: 'order repository and outbox contract: ',
+        file: ORDER_REPOSITORY_CONTRACTS,
+        name: 'order repository contract: ',
         templated: true,
-        runBy: PORT_CONTRACT_RUNNERS,
+        runBy: ORDER_REPOSITORY_CONTRACT_RUNNERS,
       },
       { file: PORT_CONTRACTS, name: 'try counter contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       { file: QUEUE_CONTRACTS, name: 'queue contract: ', templated: true, runBy: QUEUE_CONTRACT_RUNNERS },
@@ -2010,7 +2018,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     doc: architecture('fifo-per-order-with-a-version-check'),
     shownBy: [
       {
-        file: INT_PIPELINES,
+        file: INT_SHOP_PIPELINES,
         name: 'place then cancel through the API: reserved goes up then back to zero, points stay',
       },
     ],

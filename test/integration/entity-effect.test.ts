@@ -6,12 +6,13 @@ import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelo
 import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
-import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
+import { createEmulatedTables } from '../support/emulated-stack';
 import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
- * Local with the template's Effects table: the inbox claim and the count commit
+ * Local with the Effects table of the mechanism's construct: the inbox claim and the count commit
  * together, a duplicate is recognised by the claim's condition alone, and the
  * provider hears of an event until its call is recorded done.
  */
@@ -24,12 +25,12 @@ let drop: () => Promise<void>;
 
 beforeAll(async () => {
   useEmulatorEnvironment();
-  const tables = await createStackTables();
+  const tables = await createEmulatedTables();
   effectsTable = tables.names.Effects;
   drop = tables.drop;
   raw = testDynamoDbClient();
   documents = DynamoDBDocumentClient.from(raw);
-});
+}, 180_000);
 
 afterAll(async () => {
   documents.destroy();
@@ -37,7 +38,7 @@ afterAll(async () => {
   await drop();
 });
 
-const envelope = (eventId: string, entityId: string, type = 'OrderPlaced'): EventEnvelope => ({
+const envelope = (eventId: string, entityId: string, type = 'ThingHappened'): EventEnvelope => ({
   eventId,
   type,
   entityId,
@@ -60,7 +61,7 @@ function parts(failProvider = false, now?: () => Date) {
     inboxTtlSeconds: 3600,
     now,
   });
-  return { calls, deps: { consumer: CONSUMER, eventTypes: ['OrderPlaced'], ledger, provider } };
+  return { calls, deps: { consumer: CONSUMER, eventTypes: ['ThingHappened'], ledger, provider } };
 }
 
 const get = async (key: { pk: string; sk: string }) =>
@@ -103,7 +104,7 @@ test('a provider failure leaves the call owed: the duplicate calls it, and the c
 test('a type the consumer does not take is refused as UnsupportedEventType and writes nothing', async () => {
   const { calls, deps } = parts();
 
-  await expect(applyEntityEffect(envelope('evt-4', 'entity-4', 'OrderCancelled'), deps)).rejects.toMatchObject({
+  await expect(applyEntityEffect(envelope('evt-4', 'entity-4', 'ThingUndone'), deps)).rejects.toMatchObject({
     name: 'PermanentError',
     permanentCause: 'UnsupportedEventType',
   });

@@ -1,19 +1,26 @@
 import { BatchWriteCommand, GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoDbOrderRepository } from '../../lambdas/shop/aws/dynamodb-order-repository';
-import { orderPk } from '../../lambdas/shop/aws/order-table';
 import { outboxSk, pendingShardOf } from '../../lambdas/exactly-once/aws/outbox-table';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
-import type { StoredOrder } from '../../lambdas/shop/ports/order-repository';
-import { lambdaContext } from '../support/api-events';
-import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
-import { createTestQueues, receiveMatching, testRoutes, type TestQueues } from '../support/messaging';
+import { lambdaContext } from '../../lambdas/exactly-once/testing';
+import { thingHappened, type ThingHappened } from '../exactly-once/fixtures/probe-events';
+import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { recordThing, THING_PK_PREFIX } from '../exactly-once/fixtures/probe-things';
+import { testDynamoDbClient, useEmulatorEnvironment, type EmulatedTables } from '../support/emulated-dynamodb';
+import { receiveMatching } from '../support/emulated-messaging';
+import {
+  createEmulatedQueues,
+  createEmulatedTables,
+  type EmulatedQueues,
+  type EmulatedTableName,
+} from '../support/emulated-stack';
 
 /**
  * The sweeper (the safety net behind the stream) on DynamoDB Local and fauxqs,
- * with the stack's tables and queues: outbox items are written by the real
- * order repository, backdated, and the stream is never relayed, as when the
- * relay gave up on them. Its own tables and queues: nothing else publishes here.
+ * with the tables and queues of the mechanism's construct: outbox items are written
+ * with their thing in one transaction (the neutral fixture's producer), backdated,
+ * and the stream is never relayed, as when the relay gave up on them. Its own tables
+ * and queues: nothing else publishes here. ThingHappened routes to both probe
+ * consumers: the FIFO one's queue and the standard one's.
  */
 const SWEEP_AGE_SECONDS = 300;
 
@@ -25,22 +32,20 @@ type SweepResult = {
 };
 let limits: { maxItems: number; maxSetAside: number };
 let sweep: () => Promise<SweepResult>;
-let tables: Awaited<ReturnType<typeof createStackTables>>;
-let queues: TestQueues;
+let tables: EmulatedTables<EmulatedTableName>;
+let queues: EmulatedQueues;
 let documents: DynamoDBDocumentClient;
-let repository: DynamoDbOrderRepository;
 
 beforeAll(async () => {
   useEmulatorEnvironment();
-  tables = await createStackTables();
-  queues = await createTestQueues();
+  tables = await createEmulatedTables();
+  queues = await createEmulatedQueues();
   documents = DynamoDBDocumentClient.from(testDynamoDbClient());
-  repository = new DynamoDbOrderRepository(documents, tables.names.Orders);
   Object.assign(process.env, {
-    OUTBOX_TABLE_NAME: tables.names.Orders,
-    OUTBOX_ENTITY_PARTITION_PREFIX: 'ORDER#',
+    OUTBOX_TABLE_NAME: tables.names.Things,
+    OUTBOX_ENTITY_PARTITION_PREFIX: THING_PK_PREFIX,
     OUTBOX_DISPATCHED_RETENTION_SECONDS: '604800',
-    CONSUMER_ROUTES: JSON.stringify(testRoutes(queues)),
+    CONSUMER_ROUTES: JSON.stringify(queues.routes),
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
@@ -57,33 +62,22 @@ afterAll(async () => {
 });
 
 let seq = 0;
-/** Places an order through the real repository (order + outbox item in one transaction), its event `ageSeconds` old. */
-async function placeOrderAged(ageSeconds: number): Promise<OrderPlacedEvent> {
+/** Records a thing and its ThingHappened (one transaction, as a producer does), the event `ageSeconds` old. */
+async function recordThingAged(ageSeconds: number): Promise<ThingHappened> {
   seq += 1;
-  const orderId = `ord_sweep${String(seq).padStart(3, '0')}${Date.now().toString(36).padEnd(20, '0')}`;
-  const occurredAt = new Date(Date.now() - ageSeconds * 1000).toISOString();
-  const items = [{ sku: `sku-sweep-${seq}`, quantity: 2, unitPriceCents: 500 }];
-  const event = orderPlacedEvent({ orderId, customerId: `cust-sweep-${seq}`, items, totalCents: 1000 }, occurredAt);
-  const order: StoredOrder = {
-    orderId,
-    status: 'PLACED',
-    customerId: event.payload.customerId,
-    items,
-    totalCents: 1000,
-    createdAt: occurredAt,
-    caller: 'arn:aws:iam::000000000000:user/sweeper-test',
-    fingerprint: `fp-${seq}`,
-  };
-  const result = await repository.place(order, event);
-  expect(result.kind).toBe('created');
+  const entityId = `thing-sweep${String(seq).padStart(3, '0')}-${Date.now().toString(36)}`;
+  const event = thingHappened(entityId, { occurredAt: new Date(Date.now() - ageSeconds * 1000).toISOString() });
+  await recordThing(documents, tables.names.Things, event);
   return event;
 }
 
-async function outboxItem(event: OrderPlacedEvent): Promise<Record<string, unknown> | undefined> {
+const thingPk = (entityId: string) => `${THING_PK_PREFIX}${entityId}`;
+
+async function outboxItem(event: ThingHappened): Promise<Record<string, unknown> | undefined> {
   const { Item } = await documents.send(
     new GetCommand({
-      TableName: tables.names.Orders,
-      Key: { pk: orderPk(event.entityId), sk: outboxSk(event.eventId) },
+      TableName: tables.names.Things,
+      Key: { pk: thingPk(event.entityId), sk: outboxSk(event.eventId) },
       ConsistentRead: true,
     }),
   );
@@ -91,17 +85,17 @@ async function outboxItem(event: OrderPlacedEvent): Promise<Record<string, unkno
 }
 
 /** Everything published for an event, on both queues (waits a little to see a second copy, if any). */
-async function published(event: OrderPlacedEvent): Promise<{ fifo: number; standard: number }> {
+async function published(event: ThingHappened): Promise<{ fifo: number; standard: number }> {
   const [fifo, standard] = await Promise.all([
-    receiveMatching(queues.fifoQueueUrl, 2, event.eventId, 2_000),
-    receiveMatching(queues.standardQueueUrl, 2, event.eventId, 2_000),
+    receiveMatching(queues.consumers[PROBE_FIFO_SPEC.name].queueUrl, 2, event.eventId, 2_000),
+    receiveMatching(queues.consumers[PROBE_SPEC.name].queueUrl, 2, event.eventId, 2_000),
   ]);
   return { fifo: fifo.Records.length, standard: standard.Records.length };
 }
 
 test('an outbox item the stream never relayed, older than the sweep age, is published once and marked dispatched; the next sweep publishes nothing', async () => {
-  const stranded = await placeOrderAged(SWEEP_AGE_SECONDS + 300);
-  const young = await placeOrderAged(60); // pending, but the stream may still relay it: not the sweeper's yet
+  const stranded = await recordThingAged(SWEEP_AGE_SECONDS + 300);
+  const young = await recordThingAged(60); // pending, but the stream may still relay it: not the sweeper's yet
 
   const first = await sweep();
   const second = await sweep();
@@ -121,8 +115,8 @@ test('an outbox item the stream never relayed, older than the sweep age, is publ
   // Leave nothing pending for the next test's oldest-pending figure.
   await documents.send(
     new UpdateCommand({
-      TableName: tables.names.Orders,
-      Key: { pk: orderPk(young.entityId), sk: outboxSk(young.eventId) },
+      TableName: tables.names.Things,
+      Key: { pk: thingPk(young.entityId), sk: outboxSk(young.eventId) },
       UpdateExpression: 'SET dispatchedAt = :at REMOVE pendingShard',
       ExpressionAttributeValues: { ':at': new Date().toISOString() },
     }),
@@ -140,11 +134,11 @@ test('an outbox item the stream never relayed, older than the sweep age, is publ
  * (DynamoDbOutboxStore.stillPending).
  */
 test('index lag: an item marked dispatched on its base item but still in the pending index is neither republished nor counted as oldest pending', async () => {
-  const relayed = await placeOrderAged(SWEEP_AGE_SECONDS + 300);
+  const relayed = await recordThingAged(SWEEP_AGE_SECONDS + 300);
   await documents.send(
     new UpdateCommand({
-      TableName: tables.names.Orders,
-      Key: { pk: orderPk(relayed.entityId), sk: outboxSk(relayed.eventId) },
+      TableName: tables.names.Things,
+      Key: { pk: thingPk(relayed.entityId), sk: outboxSk(relayed.eventId) },
       UpdateExpression: 'SET dispatchedAt = :at',
       ExpressionAttributeValues: { ':at': new Date().toISOString() },
     }),
@@ -156,15 +150,15 @@ test('index lag: an item marked dispatched on its base item but still in the pen
   expect(result).toMatchObject({ republished: 0, failed: 0, oldestPendingAgeSeconds: 0 });
 });
 
-/** Writes (`put`) or deletes outbox items straight into the Orders table, 25 a call (BatchWriteItem's limit). */
+/** Writes (`put`) or deletes outbox items straight into the Things table, 25 a call (BatchWriteItem's limit). */
 async function batchWrite(requests: Record<string, unknown>[]): Promise<void> {
   for (let i = 0; i < requests.length; i += 25) {
     let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
     while (pending !== undefined && pending.length > 0) {
       const { UnprocessedItems } = await documents.send(
-        new BatchWriteCommand({ RequestItems: { [tables.names.Orders]: pending as never } }),
+        new BatchWriteCommand({ RequestItems: { [tables.names.Things]: pending as never } }),
       );
-      pending = UnprocessedItems?.[tables.names.Orders] as Record<string, unknown>[] | undefined;
+      pending = UnprocessedItems?.[tables.names.Things] as Record<string, unknown>[] | undefined;
     }
   }
 }
@@ -180,11 +174,11 @@ async function batchWrite(requests: Record<string, unknown>[]): Promise<void> {
 test('more malformed items than a sweep reads, all older than a stranded event, do not hide it: set aside, then the event is published', async () => {
   const createdAt = (i: number) => new Date(Date.now() - (SWEEP_AGE_SECONDS + 3_600 - i) * 1000).toISOString();
   const malformed = Array.from({ length: limits.maxItems }, (_, i) => {
-    const orderId = `ord_malformed${String(i).padStart(4, '0')}${Date.now().toString(36)}`;
-    const eventId = `${orderId}.placed`;
+    const entityId = `thing-malformed${String(i).padStart(4, '0')}${Date.now().toString(36)}`;
+    const eventId = `${entityId}:happened`;
     // No event at all: what a writer that lost it would leave.
     return {
-      pk: orderPk(orderId),
+      pk: thingPk(entityId),
       sk: outboxSk(eventId),
       entity: 'OUTBOX',
       eventId,
@@ -193,7 +187,7 @@ test('more malformed items than a sweep reads, all older than a stranded event, 
     };
   });
   await batchWrite(malformed.map((Item) => ({ PutRequest: { Item } })));
-  const stranded = await placeOrderAged(SWEEP_AGE_SECONDS + 300); // newer than every malformed item
+  const stranded = await recordThingAged(SWEEP_AGE_SECONDS + 300); // newer than every malformed item
   try {
     const first = await sweep();
     const second = await sweep();
@@ -208,7 +202,7 @@ test('more malformed items than a sweep reads, all older than a stranded event, 
     expect((await outboxItem(stranded))?.dispatchedAt).toEqual(expect.any(String));
     // Set aside, not dropped: undispatched, in the index's set-aside partition, with the reason, reported again.
     const aside = await documents.send(
-      new GetCommand({ TableName: tables.names.Orders, Key: { pk: malformed[0].pk, sk: malformed[0].sk } }),
+      new GetCommand({ TableName: tables.names.Things, Key: { pk: malformed[0].pk, sk: malformed[0].sk } }),
     );
     expect(aside.Item).toMatchObject({ pendingShard: 'malformed', malformedReason: 'The outbox item has no event.' });
     expect(aside.Item?.dispatchedAt).toBeUndefined();

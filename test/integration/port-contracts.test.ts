@@ -1,19 +1,20 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   describeLedgerContract,
-  describeOrderOutboxContract,
+  describeOutboxContract,
   describeTryCounterContract,
 } from '../simulation/contracts/port-contracts';
-import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
+import { createEmulatedTables } from '../support/emulated-stack';
 
-/** The same port contracts the simulation's in-memory DynamoDB passes, here on DynamoDB Local with the template's tables. */
+/** The same port contracts the simulation's in-memory DynamoDB passes, here on DynamoDB Local with the tables of the mechanism's construct. */
 async function emulatorStore() {
   useEmulatorEnvironment();
-  const tables = await createStackTables();
+  const tables = await createEmulatedTables();
   const documents = DynamoDBDocumentClient.from(testDynamoDbClient());
   return {
     documents,
-    tables: { orders: tables.names.Orders, effects: tables.names.Effects },
+    tables: { outbox: tables.names.Things, effects: tables.names.Effects },
     drop: async () => {
       documents.destroy();
       await tables.drop();
@@ -22,5 +23,5 @@ async function emulatorStore() {
 }
 
 describeLedgerContract('DynamoDB Local', emulatorStore);
-describeOrderOutboxContract('DynamoDB Local', emulatorStore);
+describeOutboxContract('DynamoDB Local', emulatorStore);
 describeTryCounterContract('DynamoDB Local', emulatorStore);

@@ -2,8 +2,8 @@ import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } 
 import { randomUUID } from 'node:crypto';
 import { logger } from '../../lambdas/exactly-once/runtime/observability';
 import { describeQueueContract, type QueueHarness } from '../simulation/contracts/queue-contracts';
-import { useEmulatorEnvironment } from '../support/dynamodb';
-import { testSqsClient } from '../support/messaging';
+import { useEmulatorEnvironment } from '../support/emulated-dynamodb';
+import { testSqsClient } from '../support/emulated-messaging';
 
 /** The same queue contract the simulated queues pass, here on fauxqs in real time. */
 async function fauxqsQueues(): Promise<QueueHarness> {

@@ -1,11 +1,7 @@
-import {
-  describeLedgerContract,
-  describeOrderOutboxContract,
-  describeTryCounterContract,
-} from './contracts/port-contracts';
+import { describeLedgerContract, describeOutboxContract, describeTryCounterContract } from './contracts/port-contracts';
 import { memoryTableStore } from './contracts/memory-tables';
 
 /** The in-memory DynamoDB under the real adapters passes the port contracts (DynamoDB Local: test/integration/port-contracts.test.ts). */
-describeLedgerContract('in-memory DynamoDB', async () => memoryTableStore());
-describeOrderOutboxContract('in-memory DynamoDB', async () => memoryTableStore());
-describeTryCounterContract('in-memory DynamoDB', async () => memoryTableStore());
+describeLedgerContract('in-memory DynamoDB', async () => memoryTableStore('Things'));
+describeOutboxContract('in-memory DynamoDB', async () => memoryTableStore('Things'));
+describeTryCounterContract('in-memory DynamoDB', async () => memoryTableStore('Things'));

@@ -1,61 +1,15 @@
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { scan } from '../../tools/proof-kit/verify';
-import { randomUUID } from 'node:crypto';
-import { createTable, tableDefinitions } from '../../tools/local-runtime/template/dynamodb';
+import { createTemplateTables } from './emulated-dynamodb';
 import { defaultStackTemplate } from './synth';
 
-/**
- * Points the SDK (and so the code under test) at the DynamoDB Local started by
- * the integration globalSetup, with throwaway credentials.
- */
-export function useEmulatorEnvironment(): void {
-  const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
-  if (endpoint === undefined) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run through the integration project');
-  process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
-  if (process.env.TEST_SQS_ENDPOINT !== undefined) process.env.AWS_ENDPOINT_URL_SQS = process.env.TEST_SQS_ENDPOINT;
-  process.env.AWS_REGION = 'us-east-1';
-  process.env.AWS_ACCESS_KEY_ID = 'test';
-  process.env.AWS_SECRET_ACCESS_KEY = 'test';
-  process.env.POWERTOOLS_METRICS_NAMESPACE = 'ExactlyOnceTest';
-  process.env.POWERTOOLS_SERVICE_NAME = 'test';
-  process.env.POWERTOOLS_DEV = 'true';
-  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-}
-
-export function testDynamoDbClient(): DynamoDBClient {
-  return new DynamoDBClient({ endpoint: process.env.TEST_DYNAMODB_ENDPOINT, region: 'us-east-1' });
-}
+export { scanAll, testDynamoDbClient, useEmulatorEnvironment } from './emulated-dynamodb';
 
 /**
- * Creates every table the synthesized stack declares, exactly as declared
- * (keys, indexes, stream, TTL), under fresh names; returns names by logical id prefix.
+ * Creates every table the shop's synthesized stack declares, exactly as declared
+ * (keys, indexes, stream, TTL), under fresh names; returns names by logical id prefix
+ * (Orders, Idempotency, Effects, ProviderLog).
  */
-export async function createStackTables(): Promise<{ names: Record<string, string>; drop: () => Promise<void> }> {
-  const definitions = tableDefinitions(defaultStackTemplate() as Parameters<typeof tableDefinitions>[0]);
-  const client = testDynamoDbClient();
-  const suffix = randomUUID().slice(0, 8);
-  const names: Record<string, string> = {};
-  for (const definition of definitions) {
-    const short = definition.logicalId.replace(/^Storage/, '').replace(/[0-9A-F]{8}$/, '');
-    names[short] = `${short}-${suffix}`;
-    await createTable(client, definition, names[short]);
-  }
-  return {
-    names,
-    drop: async () => {
-      for (const name of Object.values(names)) await client.send(new DeleteTableCommand({ TableName: name }));
-      client.destroy();
-    },
-  };
-}
-
-export async function scanAll(tableName: string): Promise<Record<string, unknown>[]> {
-  const doc = DynamoDBDocumentClient.from(testDynamoDbClient());
-  try {
-    return await scan(doc, tableName);
-  } finally {
-    doc.destroy();
-  }
+export function createStackTables(): ReturnType<typeof createTemplateTables<string>> {
+  return createTemplateTables(defaultStackTemplate(), (logicalId) =>
+    logicalId.replace(/^Storage/, '').replace(/[0-9A-F]{8}$/, ''),
+  );
 }

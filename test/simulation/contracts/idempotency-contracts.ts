@@ -3,6 +3,8 @@ import type { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotenc
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { idempotencyStore } from '../../../lambdas/exactly-once/aws/idempotency-store';
 
+/** A store's setup may synthesize a stack and create its tables or queues (the emulator side) while other suites load both cores. */
+const STORE_SETUP_MS = 180_000;
 /**
  * The idempotency store contract: Powertools' DynamoDB persistence layer,
  * built by the deployed adapter (lambdas/exactly-once/aws/idempotency-store.ts) and
@@ -32,7 +34,7 @@ export function describeIdempotencyStoreContract(name: string, makeStore: () => 
 
     beforeAll(async () => {
       tables = await makeStore();
-    });
+    }, STORE_SETUP_MS);
     afterAll(async () => {
       await tables.drop?.();
     });

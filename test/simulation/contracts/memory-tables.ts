@@ -2,9 +2,12 @@ import { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
 import { createSimulatedTables, EFFECTS_TABLE } from '../../../tools/simulation/world/tables';
 import type { TableStore } from './port-contracts';
 
-/** The port contracts' tables on the in-memory DynamoDB, keyed as the stack declares them (the outbox's table: `Orders`). */
-export function memoryTableStore(): TableStore & { db: MemoryDynamoDb } {
+/**
+ * The port contracts' tables on the in-memory DynamoDB, keyed as the mechanism declares them; the
+ * table that holds the outbox is `outboxTable` (the neutral fixture's is `Things`).
+ */
+export function memoryTableStore(outboxTable = 'Orders'): TableStore & { db: MemoryDynamoDb } {
   const db = new MemoryDynamoDb();
-  createSimulatedTables(db, 'Orders');
-  return { db, documents: db.asDocumentClient(), tables: { orders: 'Orders', effects: EFFECTS_TABLE } };
+  createSimulatedTables(db, outboxTable);
+  return { db, documents: db.asDocumentClient(), tables: { outbox: outboxTable, effects: EFFECTS_TABLE } };
 }

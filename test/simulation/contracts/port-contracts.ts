@@ -2,48 +2,35 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import { DynamoDbTryCounter } from '../../../lambdas/exactly-once/aws/dynamodb-try-counter';
 import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
 import { withoutInbox } from '../../../lambdas/exactly-once/faults/inbox-bypass';
-import {
-  DynamoDbEffectsReader,
-  DynamoDbFulfilmentLedger,
-  DynamoDbLoyaltyLedger,
-} from '../../../lambdas/shop/aws/ledgers';
-import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
 import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-outbox-store';
-import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/shop/domain/events';
-import type { StoredOrder } from '../../../lambdas/shop/ports/order-repository';
-import { ORDER_PK_PREFIX } from '../../../lambdas/shop/aws/order-table';
-import { OUTBOX_TTL_ATTRIBUTE } from '../../../lambdas/exactly-once/aws/outbox-table';
+import { OUTBOX_TTL_ATTRIBUTE, outboxSk } from '../../../lambdas/exactly-once/aws/outbox-table';
+import type { EventEnvelope } from '../../../lambdas/exactly-once';
+import { thingHappened, thingUndone } from '../../exactly-once/fixtures/probe-events';
+import { ProbeLedger, ProbeLedgerReader } from '../../exactly-once/fixtures/probe-ledger';
+import { recordThing, THING_PK_PREFIX, thingKey } from '../../exactly-once/fixtures/probe-things';
 
+/** A store's setup may synthesize a stack and create its tables or queues (the emulator side) while other suites load both cores. */
+const STORE_SETUP_MS = 180_000;
 /**
- * Port contract suites. Each runs the real adapters against a table store
+ * Port contract suites of the mechanism. Each runs the real adapters against a table store
  * given by the caller: the simulation's in-memory DynamoDB (unit project) and
- * DynamoDB Local (integration project, tables created from the synthesized
- * template). Whatever the simulation relies on is pinned here, so the
- * in-memory store cannot behave differently from DynamoDB unnoticed.
+ * DynamoDB Local (integration project, tables created from the mechanism's construct's
+ * synthesized template). Whatever the simulation relies on is pinned here, so the
+ * in-memory store cannot behave differently from DynamoDB unnoticed. The ledger under the
+ * inbox is the neutral fixture's (probe-ledger.ts), the outbox the fixture's things'.
  */
 export interface TableStore {
   documents: DynamoDBDocumentClient;
-  tables: { orders: string; effects: string };
+  /** `outbox`: the application's table that holds the outbox items (its entities' partitions). */
+  tables: { outbox: string; effects: string };
   drop?: () => Promise<void>;
 }
 
 let sequence = 0;
-function uniqueOrder(): StoredOrder {
+/** A thing no other test (or run on the same tables) uses. */
+function uniqueThing(): string {
   sequence += 1;
-  const tag = `${process.pid}-${Date.now()}-${sequence}`;
-  return {
-    orderId: `ord_${tag}`,
-    status: 'PLACED',
-    customerId: `cust-${tag}`,
-    items: [
-      { sku: `sku-a-${tag}`, quantity: 3, unitPriceCents: 250 },
-      { sku: `sku-b-${tag}`, quantity: 1, unitPriceCents: 1_000 },
-    ],
-    totalCents: 1_750,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    caller: 'caller-1',
-    fingerprint: `fp-${tag}`,
-  };
+  return `thing-${process.pid}-${Date.now()}-${sequence}`;
 }
 
 export function describeLedgerContract(name: string, makeStore: () => Promise<TableStore>): void {
@@ -55,9 +42,9 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       // The inbox switch of the local runtime's build acts on the client, below the ledger.
       const documents = (consumer: string) => withoutInbox(store.documents, consumer, () => inboxDisabled);
       return {
-        fulfilment: new DynamoDbFulfilmentLedger(documents('fulfilment'), { ...options, consumer: 'fulfilment' }),
-        loyalty: new DynamoDbLoyaltyLedger(documents('loyalty'), { ...options, consumer: 'loyalty' }),
-        reader: new DynamoDbEffectsReader(store.documents, store.tables.effects),
+        things: new ProbeLedger(documents('probe-fifo'), { ...options, consumer: 'probe-fifo' }),
+        totals: new ProbeLedger(documents('probe'), { ...options, consumer: 'probe' }),
+        reader: new ProbeLedgerReader(store.documents, store.tables.effects),
       };
     };
     const inboxEntry = async (consumer: string, { eventId, tenant }: { eventId: string; tenant?: string }) =>
@@ -70,77 +57,78 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
           }),
         )
       ).Item;
+    const happened = (entityId: string, amount = 3) => thingHappened(entityId, { payload: { amount } });
+    const undone = (entityId: string, amount = 3) => thingUndone(entityId, { payload: { amount } });
     beforeAll(async () => {
       store = await makeStore();
-    });
+    }, STORE_SETUP_MS);
     afterAll(() => store.drop?.());
     afterEach(() => {
       inboxDisabled = false;
     });
 
-    test('reserve applies once; the same event again is a duplicate and reserves nothing more', async () => {
-      const { fulfilment, reader } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+    test('an effect applies once; the same event again is a duplicate and tallies nothing more', async () => {
+      const { things, reader } = ledgers();
+      const event = happened(uniqueThing());
 
-      const outcomes = [await fulfilment.reserve(placed), await fulfilment.reserve(placed)];
-
-      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
-      expect(await reader.reservedStock(placed.payload.items[0].sku)).toBe(3);
-      expect(await reader.reservedStock(placed.payload.items[1].sku)).toBe(1);
-    });
-
-    test('release after reserve gives the stock back once; a duplicate release changes nothing', async () => {
-      const { fulfilment, reader } = ledgers();
-      const order = uniqueOrder();
-      await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
-      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
-
-      const outcomes = [await fulfilment.release(cancelled), await fulfilment.release(cancelled)];
+      const outcomes = [await things.happen(event), await things.happen(event)];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
-      expect(await reader.reservedStock(order.items[0].sku)).toBe(0);
+      expect(await reader.tally(event.entityId)).toBe(3);
+      expect(await reader.state(event.entityId)).toMatchObject({ version: 1, state: 'HAPPENED' });
     });
 
-    test('a cancel that overtakes its place is recorded, and the late place is stale: nothing reserved', async () => {
-      const { fulfilment, reader } = ledgers();
-      const order = uniqueOrder();
+    test('an undo after its effect takes it back once; a duplicate undo changes nothing', async () => {
+      const { things, reader } = ledgers();
+      const thing = uniqueThing();
+      await things.happen(happened(thing));
+      const undo = undone(thing);
 
-      const release = await fulfilment.release(orderCancelledEvent(order, order.createdAt));
-      const reserve = await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
+      const outcomes = [await things.undo(undo), await things.undo(undo)];
 
-      expect([release.outcome, reserve.outcome]).toEqual(['applied', 'stale']);
-      expect(await reader.reservedStock(order.items[0].sku)).toBeUndefined();
+      expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate']);
+      expect(await reader.tally(thing)).toBe(0);
     });
 
-    test('a release of an already released order under a new event id is stale (version check), not a second release', async () => {
-      const { fulfilment, reader } = ledgers();
-      const order = uniqueOrder();
-      await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
-      const cancelled = orderCancelledEvent(order, order.createdAt);
-      await fulfilment.release(cancelled);
+    test('an undo that overtakes its effect is recorded, and the late effect is stale: nothing tallied', async () => {
+      const { things, reader } = ledgers();
+      const thing = uniqueThing();
 
-      const again = await fulfilment.release({ ...cancelled, eventId: `${cancelled.eventId}.resent` });
+      const undo = await things.undo(undone(thing));
+      const effect = await things.happen(happened(thing));
+
+      expect([undo.outcome, effect.outcome]).toEqual(['applied', 'stale']);
+      expect(await reader.tally(thing)).toBeUndefined();
+      expect(await reader.state(thing)).toMatchObject({ version: 2, state: 'UNDONE_FIRST' });
+    });
+
+    test('an undo of an undone thing under a new event id is stale (version check), not a second undo', async () => {
+      const { things, reader } = ledgers();
+      const thing = uniqueThing();
+      await things.happen(happened(thing));
+      const undo = undone(thing);
+      await things.undo(undo);
+
+      const again = await things.undo({ ...undo, eventId: `${undo.eventId}.resent` });
 
       expect(again.outcome).toBe('stale');
-      expect(await reader.reservedStock(order.items[0].sku)).toBe(0);
+      expect(await reader.tally(thing)).toBe(0);
     });
 
-    test('credit applies once per event id; a duplicate credits nothing', async () => {
-      const { loyalty, reader } = ledgers();
-      const first = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
-      const second = orderPlacedEvent(
-        { ...uniqueOrder(), customerId: first.payload.customerId },
-        '2026-01-01T00:00:00.000Z',
-      );
+    test('an ADD applies once per event id; a duplicate adds nothing', async () => {
+      const { totals, reader } = ledgers();
+      const account = `account-${uniqueThing()}`;
+      const first = happened(uniqueThing());
+      const second = happened(uniqueThing());
 
       const outcomes = [
-        await loyalty.credit(first, 17),
-        await loyalty.credit(first, 17),
-        await loyalty.credit(second, 5),
+        await totals.add(first, 17, account),
+        await totals.add(first, 17, account),
+        await totals.add(second, 5, account),
       ];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'duplicate', 'applied']);
-      expect(await reader.customerPoints('caller-1', first.payload.customerId)).toBe(22);
+      expect(await reader.total(account)).toBe(22);
     });
 
     test('a transaction sent again with its ClientRequestToken after it committed succeeds and writes nothing more; the token with other items is refused', async () => {
@@ -170,23 +158,25 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
     });
 
     test('a duplicate owes the provider its call until the call is recorded done, read from the failed claim (ALL_OLD)', async () => {
-      const { loyalty } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
-      const first = await loyalty.credit(placed, 17);
+      const { totals } = ledgers();
+      const event = happened(uniqueThing());
+      const account = `account-${event.entityId}`;
+      const first = await totals.add(event, 17, account);
 
-      const beforeDone = await loyalty.credit(placed, 17);
-      await loyalty.recordProviderCallDone(placed);
-      const afterDone = await loyalty.credit(placed, 17);
+      const beforeDone = await totals.add(event, 17, account);
+      await totals.recordProviderCallDone(event);
+      const afterDone = await totals.add(event, 17, account);
 
       expect(first).toEqual({ outcome: 'applied', providerCallPending: true });
       expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false });
-      expect(await inboxEntry('loyalty', placed)).toMatchObject({ providerCallDoneAt: expect.any(String) });
+      expect(await inboxEntry('probe', event)).toMatchObject({ providerCallDoneAt: expect.any(String) });
     });
 
     test('the claim takes the provider-call lease: a concurrent duplicate is refused it until it lapses, its holder may take it again', async () => {
-      const { loyalty } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const { totals } = ledgers();
+      const event = happened(uniqueThing());
+      const account = `account-${event.entityId}`;
       const now = Date.now();
       const first = {
         signal: new AbortController().signal,
@@ -197,31 +187,31 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const second = { ...first, leaseHolder: 'req-2:m-2' };
       const lapsed = { ...first, leaseHolder: 'req-3:m-3', leaseUntil: now + 90_000 };
 
-      await loyalty.credit(placed, 17, first);
-      const duplicate = await loyalty.credit(placed, 17, second);
-      const whileHeld = await loyalty.leaseProviderCall(placed, second);
-      const byItsHolder = await loyalty.leaseProviderCall(placed, first);
+      await totals.add(event, 17, account, first);
+      const duplicate = await totals.add(event, 17, account, second);
+      const whileHeld = await totals.leaseProviderCall(event, second);
+      const byItsHolder = await totals.leaseProviderCall(event, first);
       await store.documents.send(
         new UpdateCommand({
           TableName: store.tables.effects,
-          Key: inboxKey('loyalty', placed.eventId, placed.tenant),
+          Key: inboxKey('probe', event.eventId, event.tenant),
           UpdateExpression: 'SET providerCallLeaseUntil = :past',
           ExpressionAttributeValues: { ':past': now - 1 },
         }),
       );
-      const afterItLapsed = await loyalty.leaseProviderCall(placed, lapsed);
+      const afterItLapsed = await totals.leaseProviderCall(event, lapsed);
 
       expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true });
       expect([whileHeld, byItsHolder, afterItLapsed]).toEqual(['held', 'granted', 'granted']);
-      expect(await inboxEntry('loyalty', placed)).toMatchObject({
+      expect(await inboxEntry('probe', event)).toMatchObject({
         providerCallLeaseHolder: 'req-3:m-3',
         providerCallLeaseUntil: now + 90_000,
       });
     });
 
     test('a lease given back by its holder is free at once; one given back by another stays', async () => {
-      const { loyalty } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const { totals } = ledgers();
+      const event = happened(uniqueThing());
       const now = Date.now();
       const holder = {
         signal: new AbortController().signal,
@@ -230,21 +220,21 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         leaseHolder: 'req-1:m-1',
       };
       const other = { ...holder, leaseHolder: 'req-2:m-2' };
-      await loyalty.credit(placed, 17, holder);
+      await totals.add(event, 17, `account-${event.entityId}`, holder);
 
-      await loyalty.releaseProviderCallLease(placed, other);
-      const stillHeld = await loyalty.leaseProviderCall(placed, other);
-      await loyalty.releaseProviderCallLease(placed, holder);
-      const free = await loyalty.leaseProviderCall(placed, other);
+      await totals.releaseProviderCallLease(event, other);
+      const stillHeld = await totals.leaseProviderCall(event, other);
+      await totals.releaseProviderCallLease(event, holder);
+      const free = await totals.leaseProviderCall(event, other);
 
       expect([stillHeld, free]).toEqual(['held', 'granted']);
     });
 
     test('no lease is granted for a call recorded done or superseded: the duplicate calls nothing', async () => {
-      const { loyalty, fulfilment } = ledgers();
-      const order = uniqueOrder();
-      const placedForMail = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
-      const placed = orderPlacedEvent(order, order.createdAt);
+      const { totals, things } = ledgers();
+      const added = happened(uniqueThing());
+      const thing = uniqueThing();
+      const effect = happened(thing);
       const now = Date.now();
       const work = {
         signal: new AbortController().signal,
@@ -253,127 +243,102 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
         leaseHolder: 'req-1:m-1',
       };
       const later = { ...work, leaseUntil: now + 32_000, leaseHolder: 'req-2:m-2' };
-      await loyalty.credit(placedForMail, 17, work);
-      await loyalty.recordProviderCallDone(placedForMail, work);
-      await fulfilment.reserve(placed, work);
-      await fulfilment.release(orderCancelledEvent(order, '2026-01-01T00:01:00.000Z'), work);
+      await totals.add(added, 17, `account-${added.entityId}`, work);
+      await totals.recordProviderCallDone(added, work);
+      await things.happen(effect, work);
+      await things.undo(undone(thing), work);
 
-      const afterDone = await loyalty.leaseProviderCall(placedForMail, later);
-      const afterCancel = await fulfilment.leaseProviderCall(placed, later);
+      const afterDone = await totals.leaseProviderCall(added, later);
+      const afterUndo = await things.leaseProviderCall(effect, later);
 
-      expect([afterDone, afterCancel]).toEqual(['done', 'done']);
+      expect([afterDone, afterUndo]).toEqual(['done', 'done']);
     });
 
     test('recording a provider call done for an event never claimed fails and creates no entry', async () => {
-      const { loyalty } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const { totals } = ledgers();
+      const event = happened(uniqueThing());
 
-      await expect(loyalty.recordProviderCallDone(placed)).rejects.toThrow();
+      await expect(totals.recordProviderCallDone(event)).rejects.toThrow();
 
-      expect(await inboxEntry('loyalty', placed)).toBeUndefined();
+      expect(await inboxEntry('probe', event)).toBeUndefined();
     });
 
-    test('a release marks the place superseded: a later duplicate of the place owes the warehouse nothing', async () => {
-      const { fulfilment } = ledgers();
-      const order = uniqueOrder();
-      const placed = orderPlacedEvent(order, order.createdAt);
-      await fulfilment.reserve(placed);
-      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+    test('an undo marks the earlier event superseded: a later duplicate of it owes the provider nothing', async () => {
+      const { things } = ledgers();
+      const thing = uniqueThing();
+      const effect = happened(thing);
+      await things.happen(effect);
+      const undo = undone(thing);
 
-      const release = await fulfilment.release(cancelled);
-      const redriven = await fulfilment.reserve(placed);
+      const undoResult = await things.undo(undo);
+      const redriven = await things.happen(effect);
 
-      expect(release).toEqual({ outcome: 'applied', providerCallPending: true });
+      expect(undoResult).toEqual({ outcome: 'applied', providerCallPending: true });
       expect(redriven).toEqual({ outcome: 'duplicate', providerCallPending: false });
-      const entry = await inboxEntry('fulfilment', placed);
-      expect(entry).toMatchObject({ supersededBy: cancelled.eventId, claimedAt: expect.any(String) });
+      const entry = await inboxEntry('probe-fifo', effect);
+      expect(entry).toMatchObject({ supersededBy: undo.eventId, claimedAt: expect.any(String) });
       expect(entry?.providerCallDoneAt).toBeUndefined();
     });
 
     test('a stale event owes the provider nothing', async () => {
-      const { fulfilment } = ledgers();
-      const order = uniqueOrder();
-      await fulfilment.release(orderCancelledEvent(order, order.createdAt));
+      const { things } = ledgers();
+      const thing = uniqueThing();
+      await things.undo(undone(thing));
 
-      const late = await fulfilment.reserve(orderPlacedEvent(order, order.createdAt));
+      const late = await things.happen(happened(thing));
 
       expect(late).toEqual({ outcome: 'stale', providerCallPending: false });
     });
 
     test('with the inbox claim switched off (test-only), a duplicate is applied twice', async () => {
-      const { loyalty, reader } = ledgers();
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const { totals, reader } = ledgers();
+      const event = happened(uniqueThing());
+      const account = `account-${event.entityId}`;
       inboxDisabled = true;
 
-      const outcomes = [await loyalty.credit(placed, 17), await loyalty.credit(placed, 17)];
+      const outcomes = [await totals.add(event, 17, account), await totals.add(event, 17, account)];
 
       expect(outcomes.map((r) => r.outcome)).toEqual(['applied', 'applied']);
-      expect(await reader.customerPoints('caller-1', placed.payload.customerId)).toBe(34);
+      expect(await reader.total(account)).toBe(34);
     });
 
-    test('with the inbox claim switched off, a duplicate reserve reserves twice; a duplicate release is stale', async () => {
-      const { fulfilment, reader } = ledgers();
-      const order = uniqueOrder();
-      const placed = orderPlacedEvent(order, order.createdAt);
-      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+    test('with the inbox claim switched off, a duplicate effect applies twice; a duplicate undo is stale', async () => {
+      const { things, reader } = ledgers();
+      const entityId = uniqueThing();
       inboxDisabled = true;
 
-      const reserves = [await fulfilment.reserve(placed), await fulfilment.reserve(placed)];
-      const releases = [await fulfilment.release(cancelled), await fulfilment.release(cancelled)];
+      const effects = [await things.happen(happened(entityId)), await things.happen(happened(entityId))];
+      const undos = [await things.undo(undone(entityId)), await things.undo(undone(entityId))];
 
-      expect([...reserves, ...releases].map((r) => r.outcome)).toEqual(['applied', 'applied', 'applied', 'stale']);
-      expect(await reader.reservedStock(order.items[0].sku)).toBe(3);
-      expect(await inboxEntry('fulfilment', placed)).toBeUndefined();
+      expect([...effects, ...undos].map((r) => r.outcome)).toEqual(['applied', 'applied', 'applied', 'stale']);
+      expect(await reader.tally(entityId)).toBe(3);
+      expect(await inboxEntry('probe-fifo', happened(entityId))).toBeUndefined();
     });
   });
 }
 
-export function describeOrderOutboxContract(name: string, makeStore: () => Promise<TableStore>): void {
-  describe(`order repository and outbox contract: ${name}`, () => {
+export function describeOutboxContract(name: string, makeStore: () => Promise<TableStore>): void {
+  describe(`outbox contract: ${name}`, () => {
     let store: TableStore;
-    const ports = () => ({
-      orders: new DynamoDbOrderRepository(store.documents, store.tables.orders),
-      outbox: new DynamoDbOutboxStore(store.documents, store.tables.orders, ORDER_PK_PREFIX),
-    });
+    const outboxStore = (dispatchedRetentionSeconds?: number) =>
+      new DynamoDbOutboxStore(store.documents, store.tables.outbox, THING_PK_PREFIX, dispatchedRetentionSeconds);
+    /** A thing's event, at `occurredAt`, written with its thing in one transaction (its outbox item pending). */
+    const recorded = async (occurredAt: string): Promise<EventEnvelope> => {
+      const event = thingHappened(uniqueThing(), { occurredAt });
+      await recordThing(store.documents, store.tables.outbox, event);
+      return event;
+    };
     beforeAll(async () => {
       store = await makeStore();
-    });
+    }, STORE_SETUP_MS);
     afterAll(() => store.drop?.());
 
-    test('place writes once; placing again returns the stored order from the failed condition', async () => {
-      const { orders } = ports();
-      const order = uniqueOrder();
-      const event = orderPlacedEvent(order, order.createdAt);
-
-      const first = await orders.place(order, event);
-      const second = await orders.place({ ...order, fingerprint: 'other' }, event);
-
-      expect(first).toEqual({ kind: 'created' });
-      expect(second).toEqual({ kind: 'exists', order });
-      expect(await orders.get(order.orderId)).toEqual(order);
-    });
-
-    test('cancel moves PLACED to CANCELLED once; a second cancel is refused and returns the cancelled order', async () => {
-      const { orders } = ports();
-      const order = uniqueOrder();
-      await orders.place(order, orderPlacedEvent(order, order.createdAt));
-      const at = '2026-01-01T00:05:00.000Z';
-
-      const first = await orders.cancel(order, at, orderCancelledEvent(order, at));
-      const second = await orders.cancel(order, at, orderCancelledEvent(order, at));
-
-      expect(first).toEqual({ kind: 'cancelled', order: { ...order, status: 'CANCELLED', cancelledAt: at } });
-      expect(second).toEqual({ kind: 'not-cancellable', order: { ...order, status: 'CANCELLED', cancelledAt: at } });
-    });
-
-    test('a placed event is pending until marked dispatched, and marked dispatched only the first time', async () => {
-      const { orders, outbox } = ports();
-      const order = { ...uniqueOrder(), createdAt: '2000-01-01T00:00:00.000Z' };
-      const event = orderPlacedEvent(order, order.createdAt);
-      await orders.place(order, event);
+    test('an event is pending until marked dispatched, and marked dispatched only the first time', async () => {
+      const outbox = outboxStore();
+      const event = await recorded('2000-01-01T00:00:00.000Z');
       const pendingIds = async () =>
         (await outbox.pendingOlderThan(new Date('2000-01-01T00:00:01.000Z'), 500)).map(
-          (p) => (p.event as OrderEvent).eventId,
+          (p) => (p.event as EventEnvelope).eventId,
         );
 
       const before = await pendingIds();
@@ -387,48 +352,36 @@ export function describeOrderOutboxContract(name: string, makeStore: () => Promi
       expect(after).not.toContain(event.eventId);
     });
 
-    test('a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the order carries none', async () => {
-      const { orders } = ports();
-      const outbox = new DynamoDbOutboxStore(store.documents, store.tables.orders, ORDER_PK_PREFIX, 7 * 86_400);
-      const order = { ...uniqueOrder(), createdAt: '2000-01-01T00:00:00.000Z' };
-      const event = orderPlacedEvent(order, order.createdAt);
-      await orders.place(order, event);
-      const read = async (sk: string) =>
-        (
-          await store.documents.send(
-            new GetCommand({
-              TableName: store.tables.orders,
-              Key: { pk: `${ORDER_PK_PREFIX}${order.orderId}`, sk },
-              ConsistentRead: true,
-            }),
-          )
-        ).Item;
+    test('a dispatched item expires its retention after its first dispatch; a second mark keeps that expiry, and the entity carries none', async () => {
+      const outbox = outboxStore(7 * 86_400);
+      const event = await recorded('2000-01-01T00:00:00.000Z');
+      const read = async (key: { pk: string; sk: string }) =>
+        (await store.documents.send(new GetCommand({ TableName: store.tables.outbox, Key: key, ConsistentRead: true })))
+          .Item;
 
       await outbox.markDispatched(event, new Date('2026-12-05T10:00:00.000Z'));
       await outbox.markDispatched(event, new Date('2026-12-06T10:00:00.000Z'));
 
-      expect((await read(`OUTBOX#${event.eventId}`))?.[OUTBOX_TTL_ATTRIBUTE]).toBe(
+      expect((await read({ ...thingKey(event.entityId), sk: outboxSk(event.eventId) }))?.[OUTBOX_TTL_ATTRIBUTE]).toBe(
         Date.parse('2026-12-12T10:00:00.000Z') / 1000,
       );
-      expect((await read('ORDER'))?.[OUTBOX_TTL_ATTRIBUTE]).toBeUndefined();
+      expect(await read(thingKey(event.entityId))).toMatchObject({ entity: 'THING' });
+      expect((await read(thingKey(event.entityId)))?.[OUTBOX_TTL_ATTRIBUTE]).toBeUndefined();
     });
 
     test('pendingOlderThan leaves out events created at or after the cut-off', async () => {
-      const { orders, outbox } = ports();
-      const order = { ...uniqueOrder(), createdAt: '2001-01-01T00:00:00.000Z' };
-      const event = orderPlacedEvent(order, order.createdAt);
-      await orders.place(order, event);
+      const outbox = outboxStore();
+      const event = await recorded('2001-01-01T00:00:00.000Z');
 
-      const pending = await outbox.pendingOlderThan(new Date(order.createdAt), 500);
+      const pending = await outbox.pendingOlderThan(new Date(event.occurredAt), 500);
 
-      expect(pending.map((p) => (p.event as OrderEvent).eventId)).not.toContain(event.eventId);
+      expect(pending.map((p) => (p.event as EventEnvelope).eventId)).not.toContain(event.eventId);
     });
 
     test('marking an event that is not in the outbox fails', async () => {
-      const { outbox } = ports();
-      const order = uniqueOrder();
+      const outbox = outboxStore();
 
-      await expect(outbox.markDispatched(orderPlacedEvent(order, order.createdAt), new Date())).rejects.toThrow();
+      await expect(outbox.markDispatched(thingHappened(uniqueThing()), new Date())).rejects.toThrow();
     });
   });
 }
@@ -441,7 +394,7 @@ export function describeTryCounterContract(name: string, makeStore: () => Promis
     const now = new Date(Math.floor(Date.now() / 1000) * 1000);
     beforeAll(async () => {
       store = await makeStore();
-    });
+    }, STORE_SETUP_MS);
     afterAll(() => store.drop?.());
 
     test('counts failed tries per consumer and message: 1, 2, 3; another message starts at 1', async () => {
@@ -453,18 +406,18 @@ export function describeTryCounterContract(name: string, makeStore: () => Promis
       const messageId = `msg-${process.pid}-${Date.now()}-${++sequence}`;
 
       const counts = [
-        await counter.recordFailedTry('fulfilment', messageId),
-        await counter.recordFailedTry('fulfilment', messageId),
-        await counter.recordFailedTry('fulfilment', messageId),
-        await counter.recordFailedTry('fulfilment', `${messageId}.other`),
-        await counter.recordFailedTry('loyalty', messageId),
+        await counter.recordFailedTry('probe-fifo', messageId),
+        await counter.recordFailedTry('probe-fifo', messageId),
+        await counter.recordFailedTry('probe-fifo', messageId),
+        await counter.recordFailedTry('probe-fifo', `${messageId}.other`),
+        await counter.recordFailedTry('probe', messageId),
       ];
 
       expect(counts).toEqual([1, 2, 3, 1, 1]);
       const { Item } = await store.documents.send(
         new GetCommand({
           TableName: store.tables.effects,
-          Key: { pk: `TRIES#fulfilment#${messageId}`, sk: 'TRIES' },
+          Key: { pk: `TRIES#probe-fifo#${messageId}`, sk: 'TRIES' },
           ConsistentRead: true,
         }),
       );

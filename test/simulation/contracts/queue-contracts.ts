@@ -1,10 +1,12 @@
 import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { SqsEventPublisher } from '../../../lambdas/exactly-once/aws/sqs-event-publisher';
 import { SqsMessageControl } from '../../../lambdas/exactly-once/aws/sqs-message-control';
-import { orderCancelledEvent, orderPlacedEvent, type OrderEvent } from '../../../lambdas/shop/domain/events';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
-import { EXAMPLE_CONSUMERS } from '../../support/consumer-list';
+import { thingHappened, thingUndone, type ProbeEvent } from '../../exactly-once/fixtures/probe-events';
+import { PROBE_CONSUMERS } from '../../exactly-once/fixtures/probe-spec';
 
+/** A store's setup may synthesize a stack and create its tables or queues (the emulator side) while other suites load both cores. */
+const STORE_SETUP_MS = 180_000;
 /**
  * The queue contract: what the pipeline relies on from SQS, checked through the
  * real adapters (SqsEventPublisher, SqsMessageControl) and an SQS client. It
@@ -64,15 +66,10 @@ const BACKOFF_SECONDS = 3;
 const MAX_RECEIVES = 2;
 
 let sequence = 0;
-function uniqueOrder() {
+/** A thing no other test (or run on the same queues) uses. */
+function uniqueThing(): string {
   sequence += 1;
-  const tag = `${process.pid}-${Date.now()}-${sequence}`;
-  return {
-    orderId: `ord_${tag}`,
-    customerId: `cust-${tag}`,
-    items: [{ sku: `sku-${tag}`, quantity: 2, unitPriceCents: 500 }],
-    totalCents: 1_000,
-  };
+  return `thing-${process.pid}-${Date.now()}-${sequence}`;
 }
 
 export function describeQueueContract(
@@ -84,7 +81,7 @@ export function describeQueueContract(
     let harness: QueueHarness;
     beforeAll(async () => {
       harness = await makeHarness();
-    });
+    }, STORE_SETUP_MS);
     afterAll(() => harness.close?.());
 
     const pair = (fifo: boolean, maxReceiveCount = MAX_RECEIVES) =>
@@ -112,28 +109,25 @@ export function describeQueueContract(
       }
       return all;
     };
-    /**
-     * The example consumers' routes, fulfilment's queue at `fifoUrl` and loyalty's at `standardUrl` (a consumer
-     * `npm run new:consumer` added has no queue here: its route would send OrderPlaced to one of these twice).
-     */
+    /** The probe consumers' routes: the FIFO one's queue at `fifoUrl` (both types), the standard one's at `standardUrl` (ThingHappened). */
     const routesTo = (fifoUrl: string, standardUrl: string): ConsumerRoute[] =>
-      EXAMPLE_CONSUMERS.map(({ name, fifo, eventTypes }) => ({
+      PROBE_CONSUMERS.map(({ name, fifo, eventTypes }) => ({
         consumer: name,
-        queueUrl: name === 'fulfilment' ? fifoUrl : standardUrl,
+        queueUrl: fifo ? fifoUrl : standardUrl,
         fifo,
         eventTypes: [...eventTypes],
       }));
     const publisher = (fifo: QueuePair, standard: QueuePair) =>
       new SqsEventPublisher(harness.sqs, routesTo(fifo.queueUrl, standard.queueUrl));
 
-    test('publisher: an order’s events land in its FIFO group in publish order across batches; OrderPlaced also on the standard queue', async () => {
+    test('publisher: an entity’s events land in its FIFO group in publish order across batches; ThingHappened also on the standard queue', async () => {
       const [fifo, standard] = [await pair(true), await pair(false)];
-      const order = uniqueOrder();
-      const cancelled = orderCancelledEvent(order, '2026-01-01T00:01:00.000Z');
+      const thing = uniqueThing();
+      const undone = thingUndone(thing);
       // 12 events: more than one SendMessageBatch of 10.
-      const events: OrderEvent[] = [
-        orderPlacedEvent(order, '2026-01-01T00:00:00.000Z'),
-        ...Array.from({ length: 11 }, (_, i) => ({ ...cancelled, eventId: `${cancelled.eventId}.${i}` })),
+      const events: ProbeEvent[] = [
+        thingHappened(thing),
+        ...Array.from({ length: 11 }, (_, i) => ({ ...undone, eventId: `${undone.eventId}.${i}` })),
       ];
 
       const failed = await publisher(fifo, standard).publish(events);
@@ -141,37 +135,37 @@ export function describeQueueContract(
       const onStandard = await drain(standard.queueUrl);
 
       expect([...failed]).toEqual([]);
-      expect(onFifo.map((m) => (JSON.parse(m.body) as OrderEvent).eventId)).toEqual(events.map((e) => e.eventId));
+      expect(onFifo.map((m) => (JSON.parse(m.body) as ProbeEvent).eventId)).toEqual(events.map((e) => e.eventId));
       expect(onFifo.map((m) => m.attributes.eventId)).toEqual(events.map((e) => e.eventId));
-      expect(new Set(onFifo.map((m) => m.groupId))).toEqual(new Set([order.orderId]));
+      expect(new Set(onFifo.map((m) => m.groupId))).toEqual(new Set([thing]));
       expect(onStandard.map((m) => m.attributes)).toEqual([
-        { eventId: events[0].eventId, type: 'OrderPlaced', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-/) },
+        { eventId: events[0].eventId, type: 'ThingHappened', traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-/) },
       ]);
     });
 
     test('publisher: the same event published again is accepted and dropped by FIFO (even after the first copy was consumed), but repeated on the standard queue', async () => {
       const [fifo, standard] = [await pair(true), await pair(false)];
-      const placed = orderPlacedEvent(uniqueOrder(), '2026-01-01T00:00:00.000Z');
+      const happened = thingHappened(uniqueThing());
 
-      const first = await publisher(fifo, standard).publish([placed]);
+      const first = await publisher(fifo, standard).publish([happened]);
       const consumed = await drain(fifo.queueUrl);
-      const second = await publisher(fifo, standard).publish([placed]);
-      const third = await publisher(fifo, standard).publish([placed]);
+      const second = await publisher(fifo, standard).publish([happened]);
+      const third = await publisher(fifo, standard).publish([happened]);
 
       expect([...first, ...second, ...third]).toEqual([]);
       expect(consumed).toHaveLength(1);
       expect(await drain(fifo.queueUrl)).toEqual([]);
       expect((await drain(standard.queueUrl)).map((m) => m.attributes.eventId)).toEqual([
-        placed.eventId,
-        placed.eventId,
-        placed.eventId,
+        happened.eventId,
+        happened.eventId,
+        happened.eventId,
       ]);
     });
 
     test('publisher: a send to a queue that does not exist fails the call, and every event of it is reported unpublished', async () => {
       const [fifo, standard] = [await pair(true), await pair(false)];
-      const order = uniqueOrder();
-      const events = [orderPlacedEvent(order, order.orderId), orderCancelledEvent(order, order.orderId)];
+      const thing = uniqueThing();
+      const events = [thingHappened(thing), thingUndone(thing)];
 
       const failed = await new SqsEventPublisher(
         harness.sqs,
@@ -226,7 +220,7 @@ export function describeQueueContract(
         for (const body of ['a1', 'a2', 'a3']) await send(queueUrl, body, 'a');
 
         const batch = await harness.receive(queueUrl, 10);
-        // The fulfilment consumer's release of the records skipped behind a failure.
+        // A FIFO consumer's release of the records skipped behind a failure.
         for (const skipped of batch.slice(1)) await control.changeVisibility(skipped.receiptHandle, 0);
         const whileHeadInFlight = await harness.receive(queueUrl, 10);
         await remove(queueUrl, batch[0]);
@@ -343,7 +337,7 @@ export function describeQueueContract(
         const cause = {
           failureCause: 'SchemaViolation',
           failureMessage: `PermanentError: ${'x'.repeat(2_000)}`,
-          consumer: 'fulfilment',
+          consumer: 'probe-fifo',
           originalMessageId: message.messageId,
         };
         const deadLetter = {

@@ -1,0 +1,169 @@
+import { App, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  ExactlyOnce,
+  IamRestApi,
+  OUTBOX_TTL_ATTRIBUTE,
+  PENDING_OUTBOX_INDEX,
+  type ConsumerSpec,
+} from '../../lib/exactly-once';
+import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import { PROBE_CONSUMERS, PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
+import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-things';
+import { createTemplateTables, type EmulatedTables } from './emulated-dynamodb';
+import { createTemplateQueues, relayStreamFilters } from './emulated-messaging';
+
+/**
+ * The mechanism alone, for the emulators: a stack of the neutral fixture's entity table (`Things`, which
+ * holds the outbox, as an application's table does) and the ExactlyOnce construct with the probe
+ * consumers. Tables and queues are created on DynamoDB Local and fauxqs from its synthesized template,
+ * so they are the construct's own (keys, indexes, stream, TTL, FIFO, visibility, redrive), found by the
+ * construct's objects, never by an application's logical ids.
+ */
+
+/** The tables the tests use, by these names. */
+export type EmulatedTableName = 'Things' | 'Idempotency' | 'Effects' | 'ProviderLog';
+
+export interface EmulatedStack {
+  template: Record<string, unknown>;
+  /** Each table's logical id, by its name here. */
+  tableIds: Record<EmulatedTableName, string>;
+  /** Each consumer's queue and DLQ logical ids, and the queue's maxReceiveCount, by consumer name. */
+  consumerQueueIds: Record<string, { queue: string; deadLetterQueue: string; maxReceiveCount: number }>;
+  /** The stream relay's on-failure queue. */
+  relayFailureQueueId: string;
+}
+
+/** The cdk.json context (feature flags included), which `new App()` in a test does not read; no bundling. */
+function cdkContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  return { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
+}
+
+const built = new Map<string, EmulatedStack>();
+
+/** The stack with `consumers` (the probe consumers unless given), synthesized once per test file and list. */
+export function emulatedStack(consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS): EmulatedStack {
+  const key = consumers.map((c) => c.name).join(',');
+  const known = built.get(key);
+  if (known !== undefined) return known;
+  const app = new App({ context: cdkContext() });
+  const stack = new Stack(app, 'Probe');
+  const things = new dynamodb.Table(stack, 'Things', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    stream: dynamodb.StreamViewType.NEW_IMAGE,
+    timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+  });
+  things.addGlobalSecondaryIndex({
+    indexName: PENDING_OUTBOX_INDEX,
+    partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
+  });
+  const exactlyOnce = new ExactlyOnce(stack, 'ExactlyOnce', {
+    stage: 'dev',
+    consumers,
+    producedTypes: PROBE_EVENT_TYPES,
+    outboxTable: things,
+    entityPartitionPrefix: THING_PK_PREFIX,
+  });
+  const api = new IamRestApi(stack, 'Api', {
+    description: 'probe',
+    rateLimit: 10,
+    burstLimit: 20,
+    createAccountLoggingRole: false,
+  });
+  api.api.root.addMethod('GET');
+  exactlyOnce.addApi(api.api);
+  const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as dynamodb.CfnTable);
+  const result: EmulatedStack = {
+    template: app.synth().getStackByName('Probe').template as Record<string, unknown>,
+    tableIds: {
+      Things: idOf(things),
+      Idempotency: idOf(exactlyOnce.idempotencyTable),
+      Effects: idOf(exactlyOnce.effectsTable),
+      ProviderLog: idOf(exactlyOnce.providerLogTable),
+    },
+    consumerQueueIds: Object.fromEntries(
+      exactlyOnce.pipelines.map(({ spec, queues }) => [
+        spec.name,
+        {
+          queue: idOf(queues.queue),
+          deadLetterQueue: idOf(queues.deadLetterQueue),
+          maxReceiveCount: queues.maxReceiveCount,
+        },
+      ]),
+    ),
+    relayFailureQueueId: idOf(exactlyOnce.outbox.failureQueue),
+  };
+  built.set(key, result);
+  return result;
+}
+
+/** The stack's tables on DynamoDB Local, under fresh names. */
+export function createEmulatedTables(
+  consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS,
+): Promise<EmulatedTables<EmulatedTableName>> {
+  const { template, tableIds } = emulatedStack(consumers);
+  const byId = new Map(Object.entries(tableIds).map(([name, id]) => [id, name as EmulatedTableName]));
+  return createTemplateTables(template, (logicalId) => byId.get(logicalId));
+}
+
+/** A consumer's queue and DLQ on fauxqs. */
+export interface EmulatedQueuePair {
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+}
+
+export interface EmulatedQueues {
+  /** By consumer name. */
+  consumers: Record<string, EmulatedQueuePair>;
+  relayFailureQueueUrl: string;
+  /** The relay's routes to these queues, as the construct gives it CONSUMER_ROUTES. */
+  routes: ConsumerRoute[];
+}
+
+/** Every queue of the stack on fauxqs, under fresh names; `visibilityTimeoutSeconds` replaces the consumer queues'. */
+export async function createEmulatedQueues(
+  options: { visibilityTimeoutSeconds?: number } = {},
+  consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS,
+): Promise<EmulatedQueues> {
+  const { template, consumerQueueIds, relayFailureQueueId } = emulatedStack(consumers);
+  const urls = await createTemplateQueues(template, options);
+  const url = (id: string) => {
+    const found = urls.get(id);
+    if (found === undefined) throw new Error(`The stack has no queue ${id}`);
+    return found;
+  };
+  const pairs = Object.fromEntries(
+    Object.entries(consumerQueueIds).map(([name, ids]) => [
+      name,
+      { queueUrl: url(ids.queue), deadLetterQueueUrl: url(ids.deadLetterQueue) },
+    ]),
+  );
+  return {
+    consumers: pairs,
+    relayFailureQueueUrl: url(relayFailureQueueId),
+    routes: consumers.map(({ name, fifo, eventTypes }) => ({
+      consumer: name,
+      queueUrl: pairs[name].queueUrl,
+      fifo,
+      eventTypes: [...eventTypes],
+    })),
+  };
+}
+
+const filters = new Map<string, unknown[]>();
+
+/** The stack's relay stream filter (outbox INSERTs only), read from its template. */
+export function emulatedRelayFilters(consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS): unknown[] {
+  const key = consumers.map((c) => c.name).join(',');
+  if (!filters.has(key)) filters.set(key, relayStreamFilters(emulatedStack(consumers).template));
+  return filters.get(key)!;
+}
