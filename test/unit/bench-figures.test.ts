@@ -181,7 +181,7 @@ describe('bench closing lines', () => {
     });
 
     expect(lines[0]).toBe(
-      'bench: pipeline steady-window throughput not measured (the last order was accepted before the first completed: too few orders for the lag); emulator limit 72.0 orders/s; per CPU-second not measured',
+      'bench: pipeline steady-window throughput not measured (the last of the orders was accepted before the first completed: too few orders for the lag); emulator limit 72.0 orders/s; per CPU-second not measured',
     );
     expect(lines[2]).toBe('bench: cost $13.20 per million orders (clean path), $19.40 (default plan)');
     expect(lines[3]).toBe(
