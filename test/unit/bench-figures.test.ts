@@ -188,6 +188,18 @@ describe('bench closing lines', () => {
       "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2.3 round trips vs 1; 0.95x the Powertools consumer",
     );
   });
+
+  it("name the domain's entities by its proof domain's noun", () => {
+    const lines = closingLines(closing, 'bookings');
+
+    expect(lines[0]).toBe(
+      'bench: pipeline 41.2 bookings/s over the steady window = 57% of the emulator limit (72.0 bookings/s); 22.5 bookings per CPU-second',
+    );
+    expect(lines[2]).toBe(
+      'bench: cost $13.20 per million bookings (clean path), $19.40 (default plan); idle $7.45 per month',
+    );
+    expect(lines.join('\n')).not.toContain('order');
+  });
 });
 
 describe('bench steady window', () => {

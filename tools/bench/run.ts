@@ -24,6 +24,7 @@ import {
   awsRepresentativeDuration,
   functionSqsCallsPerOrder,
   gbSecondsPerOrder,
+  unitsByTable,
   unitsPerOrderByTable,
 } from './cost-model';
 import { cpuMeter, perCpuSecond } from './cpu';
@@ -372,13 +373,15 @@ async function measureAll(
   // counting proxy saw the stack's functions use it (the domain's own effects included).
   const cleanOrders = pipeline.accepted;
   // A deployment's providers are HTTP APIs: the recording double's table, which stands in for a provider
-  // the runtime does not serve, is no cost it pays; the reads of the providers' API keys are.
-  const { providerLog: recordingDouble, ...deployedTables } = unitsPerOrderByTable(
+  // the runtime does not serve (and for every provider in the emulator limit), is no cost it pays; the
+  // reads of the providers' API keys are.
+  const { providerLog: _servedLocally, ...deployedTables } = unitsPerOrderByTable(
     statsBefore,
     statsAfter,
     cleanOrders,
     label,
   );
+  const recordingDouble = unitsByTable(limit.oneOrder, label).providerLog;
   const keysPerContainer = consumerSpecs.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
   const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
@@ -401,9 +404,18 @@ async function measureAll(
     sqsCallsPerOrder: awsSqs,
     memoryMb: fnAfter?.[0]?.memoryMb ?? 256,
   });
-  print(awsLatencyCostLine('clean path', clean, aws, { dynamodbTrips: awsTrips.length, sqsCallsPerOrder: awsSqs }));
   print(
-    `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/${order} it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} ${orders}/s; the providers' own charges (per e-mail, per instruction) are theirs`,
+    awsLatencyCostLine(
+      'clean path',
+      clean,
+      aws,
+      { dynamodbTrips: awsTrips.length, sqsCallsPerOrder: awsSqs },
+      undefined,
+      { order, orders },
+    ),
+  );
+  print(
+    `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/${order} it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} ${orders}/s; the providers' own charges (per call, per message) are theirs`,
   );
 
   // Cost, the proof kit's default plan mix (retries, cancels, reads), measured.
