@@ -5,6 +5,7 @@ import {
   consumerLine,
   consumerStepModel,
   faultLine,
+  faultVerdict,
   hopLine,
   perSecond,
   ratio,
@@ -331,5 +332,15 @@ describe('bench default-plan units by table', () => {
       orders: { writeUnits: 6, readUnits: 0.6 },
       effects: { writeUnits: 14, readUnits: 0 },
     });
+  });
+});
+
+describe('bench verdict', () => {
+  it('passes only when this consumer applied every faulted message exactly once', () => {
+    expect(faultVerdict({ double: 0, missing: 0 })).toBeUndefined();
+    expect(faultVerdict({ double: 2, missing: 0 })).toBe(
+      'bench: FAILED: this consumer applied 2 messages twice and missed 0 under the fault schedule (exactly once expected)',
+    );
+    expect(faultVerdict({ double: 0, missing: 1 })).toContain('missed 1');
   });
 });

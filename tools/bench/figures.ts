@@ -137,6 +137,16 @@ export function faultLine(f: {
   return `bench: faults (${f.messages} messages, seed ${f.seed}): ${schedule}; ${sides}`;
 }
 
+/**
+ * The bench's one pass/fail: this design's consumer applied every message of the fault schedule exactly
+ * once (no double, none missing). Undefined when it did; else the line that says what went wrong, and
+ * `npm run bench` exits 1. The other figures are measurements, judged by a reader, not by the bench.
+ */
+export function faultVerdict(ours: { double: number; missing: number }): string | undefined {
+  if (ours.double === 0 && ours.missing === 0) return undefined;
+  return `bench: FAILED: this consumer applied ${ours.double} messages twice and missed ${ours.missing} under the fault schedule (exactly once expected)`;
+}
+
 /** One hop of the effect lag at light load, with what the hop waits on locally. */
 export function hopLine(hop: string, lag: LatencySummary, waitsOn: string): string {
   return `bench: lag ${hop}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (${lag.count} events; ${waitsOn})`;

@@ -30,7 +30,7 @@ import {
 import { cpuMeter, perCpuSecond } from './cpu';
 import { measureEmulatorLimit } from './emulator-limit';
 import { compareUnderFaults } from './fault-comparison';
-import { closingLines, consumerLine, faultLine, hopLine, ratio, stepRatesLine } from './figures';
+import { closingLines, consumerLine, faultLine, faultVerdict, hopLine, ratio, stepRatesLine } from './figures';
 import { measureHops, outboxItemsOf } from './hops';
 import { idleCost, idleCostLine, type ScheduledMeasurement } from './idle-cost';
 import { benchPlan, CLEAN_MIX, drivePlan, measurePipeline, measureReplays } from './pipeline';
@@ -151,7 +151,9 @@ export async function runBench(args: string[]): Promise<number> {
     );
     // The closing lines last: the comparison under faults is the headline.
     for (const line of lines) console.log(line);
-    return 0;
+    const failure = faultVerdict(results.faults.sides.ours);
+    if (failure !== undefined) console.error(failure);
+    return failure === undefined ? 0 : 1;
   } finally {
     await runtime.stop();
   }
