@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { API_KEY_CACHE_SECONDS } from '../../lambdas/exactly-once/aws/parameter-api-key';
-import { example, proofDomain } from '../example';
+import { example } from '../example';
 import type { ProofDomain } from '../proof-kit/domain';
 import { DEFAULT_MIX } from '../proof-kit/plan';
 import { waitForDrain } from '../proof-kit/drain';
@@ -125,7 +125,13 @@ export async function runBench(args: string[]): Promise<number> {
   const id = `bench-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const print = (line: string) => console.log(`bench: ${line}`);
   const started = Date.now();
-  const domain = proofDomain();
+  const domain = example().proof;
+  if (domain === undefined) {
+    console.error(
+      "bench: the example's tooling module gives no proof domain (`proof`, tools/proof-kit/domain.ts): the bench has no plan to send",
+    );
+    return 2;
+  }
   const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
   try {
     const results = await benchRun(runtime, domain, profile, values['hot-sku']!, print);
