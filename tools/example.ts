@@ -20,7 +20,8 @@ export interface ExampleTooling {
   readonly outboxTableOutput: string;
   /**
    * What the proof kit (`npm run loadtest`) knows of the domain: its request plan, entities, events and
-   * invariants (tools/proof-kit/domain.ts). Without it the kit refuses to run, saying so.
+   * invariants (tools/proof-kit/domain.ts). The bench (`npm run bench`) is built from it and from
+   * `consumers`, and needs nothing else of the domain. Without it both refuse to run, saying so.
    */
   readonly proof?: ProofDomain;
   /**
@@ -28,11 +29,6 @@ export interface ExampleTooling {
    * the simulation refuses to run, saying so.
    */
   readonly simulation?: () => Promise<SimulationWorld>;
-  /**
-   * The example's benchmark, which `npm run bench` runs (tools/bench/cli.ts) with the command line's
-   * arguments, loaded on demand; it returns the exit status. Without it the bench refuses to run.
-   */
-  readonly bench?: () => Promise<{ run(args: string[]): Promise<number> }>;
   /**
    * Whether a message body is one of the example's events as its consumers read them: anything
    * else a consumer refuses as SchemaViolation (poison), whatever the DLQ message's attributes say.

@@ -1,27 +1,22 @@
-import { compareUnderFaults } from '../../tooling/shop/bench/fault-comparison';
-import { createStackTables, useEmulatorEnvironment } from '../support/dynamodb';
+import { compareUnderFaults } from '../../tools/bench/fault-comparison';
+import { createBenchTables } from '../support/bench-tables';
 
 /**
  * The bench's fault comparison against DynamoDB Local: on one seeded schedule,
- * this design's loyalty consumer applies every message once, the plain
- * at-least-once consumer applies the faulted ones twice, and the
- * Powertools-wrapped one twice where the process died between the effect and
- * its completion record (the in-progress lock expired before the redelivery).
+ * this design's consumer (the mechanism's generic entity effect) applies every
+ * message once, the plain at-least-once consumer applies the faulted ones twice,
+ * and the Powertools-wrapped one twice where the process died between the effect
+ * and its completion record (the in-progress lock expired before the redelivery).
+ * No example is involved: the bench's events and consumers are its own.
  */
 describe('bench fault comparison', () => {
   test('same schedule: this consumer 0 double effects, plain and Powertools above 0', async () => {
-    useEmulatorEnvironment();
-    const stack = await createStackTables();
+    const stack = await createBenchTables();
     try {
       const result = await compareUnderFaults({
         endpoint: process.env.TEST_DYNAMODB_ENDPOINT!,
         region: 'us-east-1',
-        tables: {
-          orders: stack.names.Orders,
-          idempotency: stack.names.Idempotency,
-          effects: stack.names.Effects,
-          providerLog: stack.names.ProviderLog,
-        },
+        tables: stack.tables,
         messages: 40,
         concurrency: 20,
         seed: 7,

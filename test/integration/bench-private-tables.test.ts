@@ -1,6 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { createPrivateTables } from '../../tooling/shop/bench/private-tables';
-import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '../support/dynamodb';
+import { createPrivateTables } from '../../tools/bench/tables';
+import { benchTestClient, createBenchTables } from '../support/bench-tables';
 
 /**
  * The bench's direct writes (the emulator limit, the consumer comparison) go to
@@ -8,15 +8,9 @@ import { createStackTables, testDynamoDbClient, useEmulatorEnvironment } from '.
  */
 describe('bench private tables', () => {
   test("each copy has its table's keys and global indexes, no stream, and is dropped after", async () => {
-    useEmulatorEnvironment();
-    const stack = await createStackTables();
-    const client = testDynamoDbClient();
-    const stackTables = {
-      orders: stack.names.Orders,
-      idempotency: stack.names.Idempotency,
-      effects: stack.names.Effects,
-      providerLog: stack.names.ProviderLog,
-    };
+    const stack = await createBenchTables();
+    const client = benchTestClient();
+    const stackTables = stack.tables;
     try {
       const direct = await createPrivateTables(client, stackTables, 'bench-test');
 
@@ -37,9 +31,9 @@ describe('bench private tables', () => {
         expect(indexes(copied)).toEqual(indexes(original));
         expect(copied?.StreamSpecification?.StreamEnabled ?? false).toBe(false);
       }
-      // The stack's orders table does have a stream: that is what the copies leave out.
-      const { Table: orders } = await client.send(new DescribeTableCommand({ TableName: stackTables.orders }));
-      expect(orders?.StreamSpecification?.StreamEnabled).toBe(true);
+      // The stack's entity table does have a stream: that is what the copies leave out.
+      const { Table: entities } = await client.send(new DescribeTableCommand({ TableName: stackTables.entities }));
+      expect(entities?.StreamSpecification?.StreamEnabled).toBe(true);
 
       await direct.drop();
 

@@ -23,7 +23,7 @@ import { runInCopy } from '../support/repo-copy';
  * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
  * mechanism, the tools, bin/ or the build changes. The copy type-checks, lints, passes the bookings
  * tests, runs the simulation engine on bookings (and it finds a guard switched off), and synthesizes
- * both stages with cdk-nag and the correctness aspects.
+ * both stages with cdk-nag and the correctness aspects; `npm run bench` runs on it with no plug-in of its own.
  */
 const REPO = resolve(__dirname, '../..');
 const FIXTURE = join(REPO, 'test/fixtures/bookings');
@@ -153,4 +153,22 @@ test(
     expect(unguarded.status).not.toBe(0);
   },
   SLOW,
+);
+
+test(
+  'the bench runs on the bookings with no plug-in of its own: this consumer applies every faulted message once, the pipeline drains',
+  () => {
+    // Its quick profile, as a user runs it: synth with bundling, the emulators, every measurement (about 3 min).
+    const { status, output } = run('tsx', ['tools/bench/cli.ts', '--profile', 'quick']);
+
+    expect(output).toMatch(/emulator limit [\d.]+ bookings\/s/);
+    expect(output).toMatch(/pipeline [\d.]+ bookings\/s over the steady window.*drained: yes/);
+    expect(output).toContain('effect lag rooms');
+    expect(output).toMatch(
+      /double effects under crash and duplicate faults \(200 messages, seed 7\): this 0, plain [1-9]/,
+    );
+    expect(output).not.toContain('order');
+    expect(status).toBe(0);
+  },
+  3 * SLOW,
 );

@@ -87,3 +87,25 @@ test('without a local duration the line says it was not measured, and adds the A
   const total = local.totalPerMillionEntities + 0.0025 * UNIT_PRICES.lambdaArmGbSecond * 1e6;
   expect(line).toContain(`$${total.toFixed(2)} per million orders`);
 });
+
+test("names the domain's entities by the nouns it is given", () => {
+  const local = costBreakdown({
+    apiRequestsPerEntity: 1,
+    lambdaInvocationsPerEntity: 1,
+    dynamoDb: {},
+    sqsRequestsPerEntity: 1,
+  });
+
+  const line = awsLatencyCostLine(
+    'clean path',
+    local,
+    { durationMsPerOrder: 10, gbSecondsPerOrder: 0.0025 },
+    { dynamodbTrips: 2, sqsCallsPerOrder: 0 },
+    undefined,
+    { order: 'booking', orders: 'bookings' },
+  );
+
+  expect(line).toContain('per million bookings, Lambda duration 0.0025 GB-s/booking');
+  expect(line).toContain('ms of calls per booking');
+  expect(line).not.toContain('order');
+});

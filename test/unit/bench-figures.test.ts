@@ -5,6 +5,7 @@ import {
   consumerLine,
   consumerStepModel,
   faultLine,
+  faultVerdict,
   hopLine,
   perSecond,
   ratio,
@@ -181,12 +182,24 @@ describe('bench closing lines', () => {
     });
 
     expect(lines[0]).toBe(
-      'bench: pipeline steady-window throughput not measured (the last order was accepted before the first completed: too few orders for the lag); emulator limit 72.0 orders/s; per CPU-second not measured',
+      'bench: pipeline steady-window throughput not measured (the last of the orders was accepted before the first completed: too few orders for the lag); emulator limit 72.0 orders/s; per CPU-second not measured',
     );
     expect(lines[2]).toBe('bench: cost $13.20 per million orders (clean path), $19.40 (default plan)');
     expect(lines[3]).toBe(
       "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2.3 round trips vs 1; 0.95x the Powertools consumer",
     );
+  });
+
+  it("name the domain's entities by its proof domain's noun", () => {
+    const lines = closingLines(closing, 'bookings');
+
+    expect(lines[0]).toBe(
+      'bench: pipeline 41.2 bookings/s over the steady window = 57% of the emulator limit (72.0 bookings/s); 22.5 bookings per CPU-second',
+    );
+    expect(lines[2]).toBe(
+      'bench: cost $13.20 per million bookings (clean path), $19.40 (default plan); idle $7.45 per month',
+    );
+    expect(lines.join('\n')).not.toContain('order');
   });
 });
 
@@ -319,5 +332,15 @@ describe('bench default-plan units by table', () => {
       orders: { writeUnits: 6, readUnits: 0.6 },
       effects: { writeUnits: 14, readUnits: 0 },
     });
+  });
+});
+
+describe('bench verdict', () => {
+  it('passes only when this consumer applied every faulted message exactly once', () => {
+    expect(faultVerdict({ double: 0, missing: 0 })).toBeUndefined();
+    expect(faultVerdict({ double: 2, missing: 0 })).toBe(
+      'bench: FAILED: this consumer applied 2 messages twice and missed 0 under the fault schedule (exactly once expected)',
+    );
+    expect(faultVerdict({ double: 0, missing: 1 })).toContain('missed 1');
   });
 });

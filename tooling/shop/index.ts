@@ -7,7 +7,7 @@ import type { ExampleTooling } from '../../tools/example';
  * What the tools (tools/) know of the shop, in one place: its consumers, the output naming its outbox
  * table, how to tell one of its events from anything else, where `new:consumer` writes, its providers
  * as the local provider serves them, the requests `npm start` suggests, and, loaded on demand, the
- * proof kit's domain, the simulated shop and the shop's benchmark. `tools/example.ts` loads it for
+ * proof kit's domain (which the bench is built from too) and the simulated shop. `tools/example.ts` loads it for
  * them; tools/example.ts says what it must hold.
  */
 export const tooling = {
@@ -16,7 +16,6 @@ export const tooling = {
   proof: SHOP_PROOF,
   // Loaded on demand: the simulated shop pulls in the whole simulation, which only `npm run sim` needs.
   simulation: () => import('./simulation/world').then((world) => world.SHOP_SIMULATION),
-  bench: () => import('./bench/cli').then((bench) => ({ run: bench.runShopBench })),
   scaffold: { folder: 'lambdas/shop', eventTypes: ORDER_EVENT_TYPES },
   // What the shop's two providers are like: a mail API queues a message (202); a warehouse API takes
   // PICK and CANCEL_PICK instructions only, and creates one (201).

@@ -1,25 +1,12 @@
 import { setSpanSink } from '../../lambdas/exactly-once/trace/spans';
-import { example } from '../example';
+import { runBench } from './run';
 
 // The consumers the bench runs in its own process log a span per hop per message: not what it measures,
 // and thousands of lines would bury its figures. The functions it runs under the local runtime still log theirs.
 setSpanSink(() => undefined);
 
-/**
- * npm run bench: the example's benchmark (its tooling module's `bench`, loaded on demand), built from
- * this folder's parts. An example without one gets a one-line refusal.
- */
-async function main(): Promise<number> {
-  const load = example().bench;
-  if (load === undefined) {
-    console.error("bench: the example's tooling module gives no benchmark (`bench`, tools/example.ts)");
-    return 2;
-  }
-  const bench = await load();
-  return bench.run(process.argv.slice(2));
-}
-
-main().then(
+/** npm run bench: the benchmark of the example the tools are configured with (run.ts), from its proof domain and consumer specs. */
+runBench(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     console.error('bench failed:', error);

@@ -152,7 +152,10 @@ export function awsLatencyCostLine(
   aws: { durationMsPerOrder: number; gbSecondsPerOrder: number },
   counted: { dynamodbTrips: number; sqsCallsPerOrder: number },
   latencies: AwsCallLatencies = AWS_REPRESENTATIVE_LATENCIES,
+  /** The domain's entity, singular and plural (its proof domain's nouns). */
+  nouns: { order: string; orders: string } = { order: 'order', orders: 'orders' },
 ): string {
+  const { order, orders } = nouns;
   const perMillion = (gbSeconds: number) => gbSeconds * UNIT_PRICES.lambdaArmGbSecond * 1_000_000;
   const localDuration = local.components.find((c) => c.component.startsWith('Lambda duration'));
   const localDollars = localDuration?.dollarsPerMillionEntities ?? 0;
@@ -161,10 +164,10 @@ export function awsLatencyCostLine(
   const localPart =
     localDuration === undefined
       ? 'the local duration was not measured'
-      : `local emulator durations: ${localDuration.unitsPerEntity.toFixed(4)} GB-s/order = $${localDollars.toFixed(2)}`;
+      : `local emulator durations: ${localDuration.unitsPerEntity.toFixed(4)} GB-s/${order} = $${localDollars.toFixed(2)}`;
   return (
-    `cost ${name} at AWS-representative call latencies: $${total.toFixed(2)} per million orders, Lambda duration ` +
-    `${aws.gbSecondsPerOrder.toFixed(4)} GB-s/order = $${awsDollars.toFixed(2)} (${aws.durationMsPerOrder.toFixed(0)} ms of calls per order: ` +
+    `cost ${name} at AWS-representative call latencies: $${total.toFixed(2)} per million ${orders}, Lambda duration ` +
+    `${aws.gbSecondsPerOrder.toFixed(4)} GB-s/${order} = $${awsDollars.toFixed(2)} (${aws.durationMsPerOrder.toFixed(0)} ms of calls per ${order}: ` +
     `${counted.dynamodbTrips} DynamoDB round trips, ${counted.sqsCallsPerOrder.toFixed(2)} SQS requests; compute, cold starts and provider answers not included) ` +
     `instead of ${localPart}; latencies: ${latencies.sources}`
   );

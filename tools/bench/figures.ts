@@ -77,22 +77,25 @@ function count(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
-/** The lines that close every bench run, in this exact form; the comparison under faults is the last. */
-export function closingLines(f: ClosingFigures): string[] {
+/**
+ * The lines that close every bench run, in this exact form; the comparison under faults is the last.
+ * `orders` names the domain's entities (its proof domain's `entityNoun`).
+ */
+export function closingLines(f: ClosingFigures, orders = 'orders'): string[] {
   const { plain, powertools, ours } = f.consumers;
   const pipeline =
     f.pipelineOrdersPerSecond === undefined
-      ? `bench: pipeline steady-window throughput not measured (the last order was accepted before the first completed: too few orders for the lag); emulator limit ${f.emulatorLimitOrdersPerSecond.toFixed(1)} orders/s`
-      : `bench: pipeline ${f.pipelineOrdersPerSecond.toFixed(1)} orders/s over the steady window = ${Math.round(100 * ratio(f.pipelineOrdersPerSecond, f.emulatorLimitOrdersPerSecond))}% of the emulator limit (${f.emulatorLimitOrdersPerSecond.toFixed(1)} orders/s)`;
+      ? `bench: pipeline steady-window throughput not measured (the last of the ${orders} was accepted before the first completed: too few ${orders} for the lag); emulator limit ${f.emulatorLimitOrdersPerSecond.toFixed(1)} ${orders}/s`
+      : `bench: pipeline ${f.pipelineOrdersPerSecond.toFixed(1)} ${orders}/s over the steady window = ${Math.round(100 * ratio(f.pipelineOrdersPerSecond, f.emulatorLimitOrdersPerSecond))}% of the emulator limit (${f.emulatorLimitOrdersPerSecond.toFixed(1)} ${orders}/s)`;
   const cpu =
     f.pipelineOrdersPerCpuSecond === undefined
       ? '; per CPU-second not measured'
-      : `; ${f.pipelineOrdersPerCpuSecond.toFixed(1)} orders per CPU-second`;
+      : `; ${f.pipelineOrdersPerCpuSecond.toFixed(1)} ${orders} per CPU-second`;
   const idle = f.idleCostPerMonth === undefined ? '' : `; idle $${f.idleCostPerMonth.toFixed(2)} per month`;
   return [
     `${pipeline}${cpu}`,
     `bench: api replay p50 ${ratio(f.apiReplayP50Ms, f.apiFirstRequestP50Ms).toFixed(2)}x first-request p50 (${Math.round(f.apiReplayP50Ms)} vs ${Math.round(f.apiFirstRequestP50Ms)} ms)`,
-    `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million orders (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)${idle}`,
+    `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million ${orders} (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)${idle}`,
     `bench: exactly-once ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)}; ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer`,
     `bench: double effects under crash and duplicate faults (${f.faults.messages} messages, seed ${f.faults.seed}): this ${f.faults.ours}, plain ${f.faults.plain}, Powertools ${f.faults.powertools}`,
   ];
@@ -132,6 +135,16 @@ export function faultLine(f: {
     )
     .join('; ');
   return `bench: faults (${f.messages} messages, seed ${f.seed}): ${schedule}; ${sides}`;
+}
+
+/**
+ * The bench's one pass/fail: this design's consumer applied every message of the fault schedule exactly
+ * once (no double, none missing). Undefined when it did; else the line that says what went wrong, and
+ * `npm run bench` exits 1. The other figures are measurements, judged by a reader, not by the bench.
+ */
+export function faultVerdict(ours: { double: number; missing: number }): string | undefined {
+  if (ours.double === 0 && ours.missing === 0) return undefined;
+  return `bench: FAILED: this consumer applied ${ours.double} messages twice and missed ${ours.missing} under the fault schedule (exactly once expected)`;
 }
 
 /** One hop of the effect lag at light load, with what the hop waits on locally. */

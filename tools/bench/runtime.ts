@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localTarget, LOCAL_OUTPUTS_FILE, type Target } from '../proof-kit/target';
-import { startRuntime, type LocalRuntime, type RuntimeStats } from '../local-runtime/runtime';
+import { startRuntime, type LocalOutputs, type LocalRuntime, type RuntimeStats } from '../local-runtime/runtime';
 import { readCloudAssembly, selectStack, synthesize } from '../local-runtime/template/cloud-assembly';
 import type { CfnTemplate } from '../local-runtime/template/model';
 
@@ -31,6 +31,8 @@ export interface BenchRuntime {
   pids(): number[];
   /** The synthesized template the runtime runs (from cdk.out); undefined when there is none. */
   template: CfnTemplate | undefined;
+  /** The runtime's table names by the template's logical ids. */
+  tables: Readonly<Record<string, string>>;
   /** One invocation of a function, waited for; undefined for a runtime the bench did not start. */
   invoke?(logicalId: string, event: unknown): Promise<void>;
   /** Bytes of log lines the functions have written so far; undefined when not seen from here. */
@@ -85,6 +87,7 @@ export async function acquireRuntime(options: {
       })),
     pids: () => runtime.pids(),
     template: readTemplate(cdkOut),
+    tables: runtime.outputs.tables,
     invoke: async (logicalId, event) => {
       const host = runtime.hosts.get(logicalId);
       if (host === undefined) throw new Error(`bench: no function ${logicalId} in the runtime`);
@@ -110,15 +113,16 @@ async function runningRuntime(): Promise<BenchRuntime | undefined> {
     target.close();
     return undefined;
   }
-  const outputs = JSON.parse(fs.readFileSync(LOCAL_OUTPUTS_FILE, 'utf8')) as { endpoints: { dynamodb: string } };
+  const outputs = JSON.parse(fs.readFileSync(LOCAL_OUTPUTS_FILE, 'utf8')) as Pick<LocalOutputs, 'endpoints' | 'tables'>;
   return {
     target,
-    dynamodbEndpoint: outputs.endpoints.dynamodb,
+    dynamodbEndpoint: outputs.endpoints.dynamodb!,
     source: 'running (npm start)',
     stats,
     functions: () => undefined,
     pids: () => [],
     template: readTemplate(path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'))),
+    tables: outputs.tables,
     logBytes: () => undefined,
     stop: async () => target.close(),
   };

@@ -8,32 +8,32 @@ import {
   type BatchGetCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoDbLoyaltyLedger } from '../../../lambdas/shop/aws/ledgers';
-import { customerKey } from '../../../lambdas/shop/aws/effects-table';
-import { RecordingProvider } from '../../../lambdas/exactly-once/aws/recording-provider';
-import { orderPlacedEvent, type OrderPlacedEvent } from '../../../lambdas/shop/domain/events';
-import { loyaltyPoints, orderTotalCents } from '../../../lambdas/shop/domain/order';
-import type { ExternalProvider } from '../../../lambdas/exactly-once/provider/provider';
-import { creditLoyaltyPoints } from '../../../lambdas/shop/use-cases/apply-order-events';
-import { unitsByTable } from '../../../tools/bench/cost-model';
-import { benchDynamoDbClient } from '../../../tools/bench/client';
-import { benchOrder, type Tables } from './emulator-limit';
-import type { Delivery, DeliveryHooks, FaultConsumer } from '../../../tools/bench/fault-schedule';
-import { perSecond } from '../../../tools/bench/figures';
-import { runPool } from '../../../tools/bench/pool';
-import { countRoundTrips, type RoundTripLog } from '../../../tools/bench/round-trips';
+import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
+import { entityEffectKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
+import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { unitsByTable } from './cost-model';
+import { benchDynamoDbClient } from './client';
+import { BENCH_EVENT_TYPE, benchEvents } from './events';
+import type { Delivery, DeliveryHooks, FaultConsumer } from './fault-schedule';
+import { perSecond } from './figures';
+import { runPool } from './pool';
+import { countRoundTrips, type RoundTripLog } from './round-trips';
+import type { BenchTables } from './tables';
 
 /**
- * Three loyalty consumers over the same Effects table, each doing the same
- * effect (`ADD points` on the customer) and the same provider call (the mail,
- * through the provider log), built here and nowhere else:
+ * Three consumers over the same Effects table, each doing the same effect (one count on the event's
+ * entity) and the same provider call (through the provider log), built here and nowhere else:
  * - plain: what a user writes first, at-least-once: the effect, the call, then ack;
- * - Powertools: `makeIdempotent` around that handler (lock, effect, call, completion
- *   record), its records in the same table keyed pk/sk as Powertools allows;
- * - this design: the loyalty use case (inbox claim + effect in one transaction,
- *   the call, the done-mark), with the real consumer's provider-call lease.
- * Each writes its own customer items (`<customer>-plain`, `<customer>-powertools`,
- * `<customer>`), so the effect state of each can be read back apart.
+ * - Powertools: `makeIdempotent` around that handler (lock, effect, call, completion record), its
+ *   records in the same table keyed pk/sk as Powertools allows;
+ * - this design: the mechanism's generic entity effect (`applyEntityEffect`: inbox claim + effect in
+ *   one transaction, the call, the done-mark), with the real consumer's provider-call lease.
+ * Each counts under a consumer name of its own (`bench-plain`, `bench-powertools`, `bench-ours`), so
+ * the effect state of each can be read back apart. The events are the bench's own (events.ts): the
+ * comparison measures the consumers, whatever the domain.
  *
  * Round trips and write units per message count the consumer's own DynamoDB
  * requests; the provider log write stands in for an external provider's API
@@ -44,15 +44,16 @@ export type ConsumerKind = (typeof CONSUMER_KINDS)[number];
 
 export interface BenchConsumer {
   kind: ConsumerKind;
-  consume: FaultConsumer<OrderPlacedEvent>;
+  consume: FaultConsumer<EventEnvelope>;
   log: RoundTripLog;
   client: DynamoDBClient;
-  /** Points on each customer's item of this consumer, by customer id. */
-  pointsOf(customerIds: readonly string[]): Promise<Map<string, number>>;
+  /** The count on each entity's effect item of this consumer, by entity id (absent: never applied). */
+  countsOf(entityIds: readonly string[]): Promise<Map<string, number>>;
   destroy(): void;
 }
 
 const NO_HOOKS: DeliveryHooks = { afterEffect: async () => undefined };
+const INBOX_TTL_SECONDS = 3 * 24 * 3600;
 
 /** A provider that runs the delivery's hook first: the crash point after the effect, before the call. */
 function afterEffect(provider: ExternalProvider, hooks: DeliveryHooks): ExternalProvider {
@@ -66,40 +67,36 @@ function afterEffect(provider: ExternalProvider, hooks: DeliveryHooks): External
 
 export function buildConsumer(
   kind: ConsumerKind,
-  options: { endpoint: string; region: string; tables: Tables; runId: string; invocationMs: number },
+  options: { endpoint: string; region: string; tables: BenchTables; runId: string; invocationMs: number },
 ): BenchConsumer {
   const client = benchDynamoDbClient(options.endpoint, options.region);
   const log = countRoundTrips(client);
   const docs = DynamoDBDocumentClient.from(client);
   const table = options.tables.effects;
-  const itemOf = (customerId: string) => (kind === 'ours' ? customerId : `${customerId}-${kind}`);
-  const mail = new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-mail`);
+  const consumer = `bench-${kind}`;
+  const provider = new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-provider`);
 
-  // The plain handler: the effect, the hook, the call. Powertools wraps exactly this.
-  const plain = async (event: OrderPlacedEvent, hooks: DeliveryHooks) => {
-    const points = loyaltyPoints(event.payload.totalCents);
+  // The plain handler: the effect (the same item and count as the generic effect's), the hook, the call.
+  // Powertools wraps exactly this.
+  const plain = async (event: EventEnvelope, hooks: DeliveryHooks) => {
     await docs.send(
       new UpdateCommand({
         TableName: table,
-        Key: customerKey(event.tenant, itemOf(event.payload.customerId)),
-        UpdateExpression: 'SET customerId = :id ADD points :points',
-        ExpressionAttributeValues: { ':id': event.payload.customerId, ':points': points },
+        Key: entityEffectKey(consumer, event.entityId),
+        UpdateExpression: 'SET entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
+        ExpressionAttributeValues: { ':entityId': event.entityId, ':eventId': event.eventId, ':one': 1 },
       }),
     );
     await hooks.afterEffect();
-    await mail.send(`${kind}-loyalty:${event.eventId}`, {
-      customerId: event.payload.customerId,
-      orderId: event.entityId,
-      pointsEarned: points,
-    });
-    return { points };
+    await provider.send(`${consumer}:${event.eventId}`, { eventId: event.eventId, entityId: event.entityId });
+    return { applied: true };
   };
 
-  let consume: FaultConsumer<OrderPlacedEvent>;
+  let consume: FaultConsumer<EventEnvelope>;
   if (kind === 'plain') {
     consume = async (event, hooks) => void (await plain(event, hooks));
   } else if (kind === 'powertools') {
-    const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: 3 * 24 * 3600 });
+    const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: INBOX_TTL_SECONDS });
     // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
     config.registerLambdaContext({ getRemainingTimeInMillis: () => options.invocationMs } as unknown as Context);
     const wrapped = makeIdempotent(plain, {
@@ -116,15 +113,15 @@ export function buildConsumer(
     });
     consume = async (event, hooks) => void (await wrapped(event, hooks));
   } else {
-    const ledger = new DynamoDbLoyaltyLedger(docs, {
-      consumer: 'loyalty',
+    const ledger = new DynamoDbEntityEffectLedger(docs, {
+      consumer,
       tableName: table,
-      inboxTtlSeconds: 3 * 24 * 3600,
+      inboxTtlSeconds: INBOX_TTL_SECONDS,
     });
     consume = async (event, hooks, delivery: Delivery) =>
-      void (await creditLoyaltyPoints(
+      void (await applyEntityEffect(
         event,
-        { ledger, mail: afterEffect(mail, hooks) },
+        { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider: afterEffect(provider, hooks) },
         // As the queue consumer gives it: the lease on the provider call lasts the invocation.
         {
           // Never aborted (no deadline is enforced here), one per delivery as in the handler.
@@ -136,39 +133,24 @@ export function buildConsumer(
       ));
   }
 
-  const pointsOf = async (customerIds: readonly string[]) => {
+  const countsOf = async (entityIds: readonly string[]) => {
     const found = new Map<string, number>();
-    for (let i = 0; i < customerIds.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = customerIds
+    for (let i = 0; i < entityIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = entityIds
         .slice(i, i + 100)
-        .map((id) => customerKey(undefined, itemOf(id)));
+        .map((id) => entityEffectKey(consumer, id));
       while (keys !== undefined && keys.length > 0) {
         const output: BatchGetCommandOutput = await docs.send(
           new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
         );
         for (const item of output.Responses?.[table] ?? [])
-          found.set(String(item.customerId), Number(item.points ?? 0));
+          found.set(String(item.entityId), Number(item.appliedCount ?? 0));
         keys = output.UnprocessedKeys?.[table]?.Keys;
       }
     }
     return found;
   };
-  return { kind, consume, log, client, pointsOf, destroy: () => client.destroy() };
-}
-
-/** OrderPlaced events of the bench's loyalty orders, `offset`..`offset + count - 1`, one customer each when `ownCustomer`. */
-export function benchEvents(runId: string, count: number, offset = 0, ownCustomer = false): OrderPlacedEvent[] {
-  return Array.from({ length: count }, (_, i) => {
-    const n = offset + i;
-    const request = benchOrder(runId, n);
-    const order = {
-      orderId: `${runId}-order-${n}`,
-      customerId: ownCustomer ? `${runId}-only-${n}` : request.customerId,
-      items: request.items,
-      totalCents: orderTotalCents(request.items),
-    };
-    return orderPlacedEvent(order, new Date().toISOString());
-  });
+  return { kind, consume, log, client, countsOf, destroy: () => client.destroy() };
 }
 
 export interface ConsumerSide {
@@ -192,7 +174,7 @@ export interface ConsumerComparison {
 export async function compareConsumers(options: {
   endpoint: string;
   region: string;
-  tables: Tables;
+  tables: BenchTables;
   messages: number;
   concurrency: number;
   /** CPU seconds used so far by the bench and the emulators, if measurable. */

@@ -1,25 +1,24 @@
-import { STACK_OUTPUTS } from '../../../lambdas/exactly-once/stack-outputs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MIX } from '../../../tools/proof-kit/plan';
-import { waitForDrain } from '../../../tools/proof-kit/drain';
+import { API_KEY_CACHE_SECONDS } from '../../lambdas/exactly-once/aws/parameter-api-key';
+import { example } from '../example';
+import type { ProofDomain } from '../proof-kit/domain';
+import { DEFAULT_MIX } from '../proof-kit/plan';
+import { waitForDrain } from '../proof-kit/drain';
 import {
   apiKeyReadsPerEntity,
   costBreakdown,
   sqsBilledRequests,
   UNIT_PRICES,
   type CostBreakdown,
-} from '../../../tools/proof-kit/prices';
-import { API_KEY_CACHE_SECONDS } from '../../../lambdas/exactly-once/aws';
-import { CONSUMERS } from '../../../lambdas/shop/consumers';
-import { orderPlacedEvent } from '../../../lambdas/shop/domain/events';
-import { orderTotalCents } from '../../../lambdas/shop/domain/order';
-import type { RuntimeStats } from '../../../tools/local-runtime/runtime';
-import { CLEAN_MIX } from '../../../tools/bench/pipeline';
-import { scheduleDefinitions } from '../../../tools/local-runtime/template/schedules';
-import { compareConsumers, type ConsumerKind } from './consumer-vs-peer';
+} from '../proof-kit/prices';
+import { acceptedIntents } from '../proof-kit/sampler';
+import type { RuntimeStats } from '../local-runtime/runtime';
+import { scheduleDefinitions } from '../local-runtime/template/schedules';
+import { benchDynamoDbClient } from './client';
+import { compareConsumers, type ConsumerKind } from './consumers';
 import {
   awsLatencyCostLine,
   awsRepresentativeDuration,
@@ -27,18 +26,17 @@ import {
   gbSecondsPerOrder,
   unitsByTable,
   unitsPerOrderByTable,
-} from '../../../tools/bench/cost-model';
-import { cpuMeter, perCpuSecond } from '../../../tools/bench/cpu';
-import { benchDynamoDbClient } from '../../../tools/bench/client';
-import { benchOrder, measureEmulatorLimit, type Tables } from './emulator-limit';
+} from './cost-model';
+import { cpuMeter, perCpuSecond } from './cpu';
+import { measureEmulatorLimit } from './emulator-limit';
 import { compareUnderFaults } from './fault-comparison';
-import { closingLines, consumerLine, faultLine, hopLine, ratio, stepRatesLine } from '../../../tools/bench/figures';
-import { measureHops } from './hops';
-import { idleCost, idleCostLine, type ScheduledMeasurement } from '../../../tools/bench/idle-cost';
-import { benchPlan, drivePlan, measurePipeline, measureReplays } from '../../../tools/bench/pipeline';
-import { createPrivateTables, type PrivateTables } from './private-tables';
-import { measureStepRates } from '../../../tools/bench/step-rates';
-import { acquireRuntime, type BenchFunction, type BenchRuntime } from '../../../tools/bench/runtime';
+import { closingLines, consumerLine, faultLine, faultVerdict, hopLine, ratio, stepRatesLine } from './figures';
+import { measureHops, outboxItemsOf } from './hops';
+import { idleCost, idleCostLine, type ScheduledMeasurement } from './idle-cost';
+import { benchPlan, CLEAN_MIX, drivePlan, measurePipeline, measureReplays } from './pipeline';
+import { acquireRuntime, type BenchFunction, type BenchRuntime } from './runtime';
+import { measureStepRates } from './step-rates';
+import { createPrivateTables, stackTables, type BenchTables, type PrivateTables } from './tables';
 
 /**
  * `npm run bench [-- --profile quick|full] [--hot-sku] [--use-running] [--synth]`:
@@ -47,8 +45,13 @@ import { acquireRuntime, type BenchFunction, type BenchRuntime } from '../../../
  * one) and what those get wrong under the same seeded faults; the emulator
  * limit, the pipeline against it (steady-window throughput, effect lag, lag
  * per hop at light load, per CPU-second too); API first request against
- * replay; cost per million orders and idle cost per month. Prints one line per
+ * replay; cost per million entities (the shop's orders) and idle cost per month. Prints one line per
  * figure and writes bench-results/<id>.json.
+ *
+ * Built from what every example gives the tools (tools/example.ts): its proof domain (the plan the
+ * pipeline sends, its entities' ids and events, the table they live in) and its consumer specs. The
+ * domain writes nothing for the bench. The figures name the domain's entities by its proof domain's
+ * nouns; the profiles' settings keep the shop's words (`pipelineOrders`: entities).
  */
 // The SDK's Node-version notice is noise between the figures (the runtime hides it the same way).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -91,12 +94,13 @@ export const BENCH_PROFILES = {
 
 const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku] [--use-running] [--synth] [--results-dir DIR]
   --profile quick   a few minutes; full (default) under 15 minutes
-  --hot-sku         also run the pipeline with every order on 1-3 SKUs: rate, effect lag, tries per message
+  --hot-sku         also run the pipeline with every entity on the fewest resources the plan allows (the
+                    shop: 1-3 SKUs): rate, effect lag, tries per message
   --use-running     measure the runtime \`npm start\` runs (.local/outputs.json) instead of starting one
   --synth           synthesize even when cdk.out exists`;
 
-/** The shop's benchmark, as `npm run bench` runs it (tools/bench/cli.ts): the exit status. */
-export async function runShopBench(args: string[]): Promise<number> {
+/** The benchmark, as `npm run bench` runs it (cli.ts): the exit status. */
+export async function runBench(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -121,10 +125,17 @@ export async function runShopBench(args: string[]): Promise<number> {
   const id = `bench-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const print = (line: string) => console.log(`bench: ${line}`);
   const started = Date.now();
+  const domain = example().proof;
+  if (domain === undefined) {
+    console.error(
+      "bench: the example's tooling module gives no proof domain (`proof`, tools/proof-kit/domain.ts): the bench has no plan to send",
+    );
+    return 2;
+  }
   const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
   try {
-    const results = await runBench(runtime, profile, values['hot-sku']!, print);
-    const lines = closingLines(results.closing);
+    const results = await benchRun(runtime, domain, profile, values['hot-sku']!, print);
+    const lines = closingLines(results.closing, domain.entityNoun);
     const dir = path.resolve(values['results-dir']!);
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${id}.json`);
@@ -146,26 +157,29 @@ export async function runShopBench(args: string[]): Promise<number> {
     );
     // The closing lines last: the comparison under faults is the headline.
     for (const line of lines) console.log(line);
-    return 0;
+    const failure = faultVerdict(results.faults.sides.ours);
+    if (failure !== undefined) console.error(failure);
+    return failure === undefined ? 0 : 1;
   } finally {
     await runtime.stop();
   }
 }
 
-async function runBench(
+async function benchRun(
   runtime: BenchRuntime,
+  domain: ProofDomain,
   profile: (typeof BENCH_PROFILES)['full'],
   hotSku: boolean,
   print: (line: string) => void,
 ) {
   // The consumer comparison and the limit write to stream-less copies of the tables, so the running
-  // pipeline never sees (and spends the machine on) what they write (private-tables.ts).
+  // pipeline never sees (and spends the machine on) what they write (tables.ts).
   const admin = benchDynamoDbClient(runtime.dynamodbEndpoint, runtime.target.region);
   try {
-    const tables = stackTables(runtime);
+    const tables = stackTables(runtime.target.outputs, domain.entityTableOutput, runtime.template, runtime.tables);
     const direct = await createPrivateTables(admin, tables, `bench-${Date.now().toString(36)}`);
     try {
-      return await measureAll(runtime, profile, hotSku, print, tables, direct);
+      return await measureAll(runtime, domain, profile, hotSku, print, tables, direct);
     } finally {
       await direct.drop();
     }
@@ -174,25 +188,18 @@ async function runBench(
   }
 }
 
-function stackTables(runtime: BenchRuntime): Tables {
-  const { outputs } = runtime.target;
-  return {
-    orders: outputs.OrdersTableName,
-    idempotency: outputs.IdempotencyTableName,
-    effects: outputs[STACK_OUTPUTS.effectsTableName],
-    providerLog: outputs[STACK_OUTPUTS.providerLogTableName],
-  };
-}
-
 async function measureAll(
   runtime: BenchRuntime,
+  domain: ProofDomain,
   profile: (typeof BENCH_PROFILES)['full'],
   hotSku: boolean,
   print: (line: string) => void,
-  tables: Tables,
+  tables: BenchTables,
   direct: PrivateTables,
 ) {
   const { target } = runtime;
+  const { consumers: consumerSpecs } = example();
+  const { entityNoun: orders, entityNounSingular: order } = domain;
   const load = () => os.loadavg()[0].toFixed(1);
   print(`runtime ${runtime.source}; ${os.cpus().length} CPUs, load average ${load()} at start`);
   // CPU seconds of this process and every runtime process (the JVM, fauxqs, the function environments).
@@ -208,11 +215,18 @@ async function measureAll(
     return { result, cpuSeconds: cpu.read() - before };
   };
 
-  const label = (name: string) => Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0] ?? name;
+  // Tables by role, the entity table by the domain's noun (`orders`, `effects`, `idempotency`, `providerLog`).
+  const label = (name: string) => {
+    const role = Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0];
+    return role === undefined ? name : role === 'entities' ? orders : role;
+  };
   const limitOptions = {
     endpoint: runtime.dynamodbEndpoint,
     region: target.region,
     tables: direct.tables,
+    domain,
+    consumers: consumerSpecs,
+    label,
     orders: profile.limitOrders,
     concurrency: profile.limitConcurrency,
   };
@@ -257,12 +271,12 @@ async function measureAll(
   });
   console.log(stepRatesLine(stepRates));
   const { result: limitBefore, cpuSeconds: limitCpu } = await cpuSpan(() => measureEmulatorLimit(limitOptions));
-  print(`order mix (DynamoDB, from the code paths): ${limitBefore.mix}`);
+  print(`${order} mix (DynamoDB, from the mechanism's code paths): ${limitBefore.mix}`);
   print(
-    `emulator limit ${limitBefore.ordersPerSecond.toFixed(1)} orders/s, ${perCpuSecond(limitBefore.orders, limitCpu).toFixed(1)} orders per CPU-second (${limitBefore.orders} orders at concurrency ${limitBefore.concurrency}, ${limitBefore.roundTripsPerOrder.toFixed(1)} round trips per order, straight to DynamoDB Local)`,
+    `emulator limit ${limitBefore.ordersPerSecond.toFixed(1)} ${orders}/s, ${perCpuSecond(limitBefore.orders, limitCpu).toFixed(1)} ${orders} per CPU-second (${limitBefore.orders} ${orders} at concurrency ${limitBefore.concurrency}, ${limitBefore.roundTripsPerOrder.toFixed(1)} round trips per ${order}, straight to DynamoDB Local)`,
   );
 
-  // Pipeline, clean path: new orders only.
+  // Pipeline, clean path: new entities only.
   const statsBefore = await runtime.stats();
   const fnBefore = runtime.functions();
   const { result: pipeline, cpuSeconds: pipelineCpu } = await cpuSpan(() =>
@@ -277,16 +291,16 @@ async function measureAll(
   const statsAfter = await runtime.stats();
   const fnAfter = runtime.functions();
   const pipelinePerCpu = cpu.includesChildren ? perCpuSecond(pipeline.accepted, pipelineCpu) : undefined;
-  print(pipelineLine('pipeline', pipeline, pipelinePerCpu, profile.connections));
+  print(pipelineLine('pipeline', pipeline, pipelinePerCpu, profile.connections, domain));
   const profileLine = functionProfile(fnBefore, fnAfter);
   if (profileLine !== undefined) print(`where the pipeline's function time went: ${profileLine}`);
   for (const [consumer, lag] of Object.entries(pipeline.effectLagMs))
     print(
-      `effect lag ${consumer}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (order accepted -> effect applied, ${lag.count} orders)`,
+      `effect lag ${consumer}: p50 ${lag.p50} ms, p99 ${lag.p99} ms (${order} accepted -> effect applied, ${lag.count} ${orders})`,
     );
 
-  // Hot SKUs: every order on one SKU per line position (at most 3), so the fulfilment consumer's
-  // inventory items are contended; tries per message from the consumers' own outcome metrics.
+  // Hot resources: the plan with one resource (the shop: one SKU per line position, at most 3), so the
+  // consumers' shared items are contended; tries per message from the consumers' own outcome metrics.
   let hotSkuResult: Record<string, unknown> | undefined;
   if (hotSku) {
     const hotBefore = await runtime.stats();
@@ -304,18 +318,19 @@ async function measureAll(
     const tries = triesPerMessage(hotBefore.metrics, hotAfter.metrics, hot.accepted);
     print(
       pipelineLine(
-        'hot-SKU pipeline (1-3 SKUs)',
+        'hot-resource pipeline (the plan on 1 resource)',
         hot,
         cpu.includesChildren ? perCpuSecond(hot.accepted, hotCpu) : undefined,
         profile.connections,
+        domain,
       ),
     );
     print(
-      `hot-SKU effect lag ${Object.entries(hot.effectLagMs)
+      `hot-resource effect lag ${Object.entries(hot.effectLagMs)
         .map(([c, lag]) => `${c} p50 ${lag.p50} ms, p99 ${lag.p99} ms`)
         .join('; ')}; tries per message ${Object.entries(tries)
         .map(([c, t]) => `${c} ${t.toFixed(2)}`)
-        .join(', ')} (consumer outcomes: applied + duplicate + transient + permanent failures, per order)`,
+        .join(', ')} (consumer outcomes: applied + duplicate + transient + permanent failures, per ${order})`,
     );
     hotSkuResult = { ...hot, plan: undefined, observations: undefined, triesPerMessage: tries };
   }
@@ -324,7 +339,7 @@ async function measureAll(
   const hopPlan = benchPlan(target, profile.hopOrders, CLEAN_MIX, 13);
   const hops = await measureHops(target, hopPlan, runtime.template, profile.drainTimeoutMs, profile.hopOrdersPerSecond);
   print(
-    `lag per hop at light load (${hops.orders} orders at ${hops.ordersPerSecond}/s on one connection; local figures, no AWS latencies are measured here):`,
+    `lag per hop at light load (${hops.orders} ${orders} at ${hops.ordersPerSecond}/s on one connection; local figures, no AWS latencies are measured here):`,
   );
   for (const hop of hops.hops) console.log(hopLine(hop.hop, hop.lag, hop.waitsOn));
 
@@ -348,32 +363,34 @@ async function measureAll(
     afterPipeline: limitAfter.ordersPerSecond,
   };
   print(
-    `emulator limit after the pipeline ${limitAfter.ordersPerSecond.toFixed(1)} orders/s; the pipeline is compared with the mean, ${limit.ordersPerSecond.toFixed(1)} orders/s`,
+    `emulator limit after the pipeline ${limitAfter.ordersPerSecond.toFixed(1)} ${orders}/s; the pipeline is compared with the mean, ${limit.ordersPerSecond.toFixed(1)} ${orders}/s`,
   );
 
-  // SQS bills each 64 KB of a request as one request: a full batch of ten events is the largest request sent.
-  const sample = benchOrder('bench', 0);
-  const eventBytes = Buffer.byteLength(
-    JSON.stringify(
-      orderPlacedEvent(
-        {
-          orderId: 'ord_'.padEnd(36, '0'),
-          customerId: sample.customerId,
-          items: sample.items,
-          totalCents: orderTotalCents(sample.items),
-        },
-        new Date().toISOString(),
-      ),
-    ),
+  // SQS bills each 64 KB of a request as one request: a full batch of ten of the largest events the
+  // pipeline produced (as the outbox holds them) is the largest request sent.
+  const sampled = acceptedIntents(pipeline.plan, pipeline.observations, domain).slice(0, 50);
+  const outboxed = await outboxItemsOf(
+    target,
+    tables.entities,
+    sampled.map((a) => a.eventId),
   );
+  const eventBytes = Math.max(0, ...[...outboxed.values()].map((item) => item.eventBytes));
   const sqsChunks = sqsBilledRequests(10 * eventBytes);
 
-  // Cost, clean path: one POST per order, effects applied, no retries.
+  // Cost, clean path: one POST per entity, effects applied, no retries; DynamoDB as the runtime's
+  // counting proxy saw the stack's functions use it (the domain's own effects included).
   const cleanOrders = pipeline.accepted;
-  // A deployment's providers are HTTP APIs: the recording double's table, which stands in for the provider
-  // call in the emulator-limit measurement, is no cost it pays; the reads of the providers' API keys are.
-  const { providerLog: recordingDouble, ...deployedTables } = unitsByTable(limit.oneOrder, label);
-  const keysPerContainer = CONSUMERS.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
+  // A deployment's providers are HTTP APIs: the recording double's table, which stands in for a provider
+  // the runtime does not serve (and for every provider in the emulator limit), is no cost it pays; the
+  // reads of the providers' API keys are.
+  const { providerLog: _servedLocally, ...deployedTables } = unitsPerOrderByTable(
+    statsBefore,
+    statsAfter,
+    cleanOrders,
+    label,
+  );
+  const recordingDouble = unitsByTable(limit.oneOrder, label).providerLog;
+  const keysPerContainer = consumerSpecs.reduce((n, c) => n + (c.providers?.length ?? 0), 0);
   const keyReadRate = pipeline.steady?.ordersPerSecond ?? pipeline.ordersPerSecond;
   const clean = costBreakdown({
     apiRequestsPerEntity: 1,
@@ -387,7 +404,7 @@ async function measureAll(
       keysPerContainer,
     }),
   });
-  printCost('clean path', clean, print);
+  printCost('clean path', clean, print, order, orders);
   const awsTrips = limit.oneOrder.filter((t) => !t.tables.some((n) => label(n) === 'providerLog'));
   const awsSqs = functionSqsCallsPerOrder(statsBefore, statsAfter, cleanOrders);
   const aws = awsRepresentativeDuration({
@@ -395,9 +412,18 @@ async function measureAll(
     sqsCallsPerOrder: awsSqs,
     memoryMb: fnAfter?.[0]?.memoryMb ?? 256,
   });
-  print(awsLatencyCostLine('clean path', clean, aws, { dynamodbTrips: awsTrips.length, sqsCallsPerOrder: awsSqs }));
   print(
-    `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/order it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} orders/s; the providers' own charges (per e-mail, per instruction) are theirs`,
+    awsLatencyCostLine(
+      'clean path',
+      clean,
+      aws,
+      { dynamodbTrips: awsTrips.length, sqsCallsPerOrder: awsSqs },
+      undefined,
+      { order, orders },
+    ),
+  );
+  print(
+    `clean path without the recording double's table (${(recordingDouble?.writeUnits ?? 0).toFixed(1)} WRU/${order} it would add), with ${keysPerContainer} API keys read once per ${API_KEY_CACHE_SECONDS} s per warm container at ${keyReadRate.toFixed(1)} ${orders}/s; the providers' own charges (per call, per message) are theirs`,
   );
 
   // Cost, the proof kit's default plan mix (retries, cancels, reads), measured.
@@ -420,7 +446,7 @@ async function measureAll(
     dynamoDb: unitsPerOrderByTable(defaultBefore, defaultAfter, ordersPlaced, label),
     sqsRequestsPerEntity: sqsChunks * perOrder('sqs'),
   });
-  printCost(`default plan (${plan.length} requests for ${ordersPlaced} orders)`, defaultPlan, print);
+  printCost(`default plan (${plan.length} requests for ${ordersPlaced} ${orders})`, defaultPlan, print, order, orders);
   if (runtime.functions() === undefined)
     print('Lambda duration not measured: only a runtime the bench starts itself reports per-function time');
 
@@ -480,16 +506,18 @@ function pipelineLine(
   p: Awaited<ReturnType<typeof measurePipeline>>,
   perCpu: number | undefined,
   connections: number,
+  { entityNoun: orders, entityNounSingular: order }: ProofDomain,
 ): string {
   const steady =
     p.steady === undefined
-      ? 'steady window: none (the last order was accepted before the first completed)'
-      : `${p.steady.ordersPerSecond.toFixed(1)} orders/s over the steady window (${p.steady.completed} orders completed in ${(p.steady.spanMs / 1000).toFixed(1)} s between the first order completed and the last accepted)`;
-  const cpuPart = perCpu === undefined ? 'per CPU-second not measured' : `${perCpu.toFixed(1)} orders per CPU-second`;
-  return `${name} ${steady}; ${p.ordersPerSecond.toFixed(1)} orders/s end to end (first request to last effect ${(p.firstRequestToLastEffectMs / 1000).toFixed(1)} s, fixed lag included); ${cpuPart}; ${p.accepted}/${p.orders} accepted, offered ${p.offeredOrdersPerSecond ?? 'unpaced'} orders/s on ${connections} connections, drained: ${p.drained ? 'yes' : 'NO'}${p.effectsMissing ? `, ${p.effectsMissing} effects missing` : ''}`;
+      ? `steady window: none (the last ${order} was accepted before the first completed)`
+      : `${p.steady.ordersPerSecond.toFixed(1)} ${orders}/s over the steady window (${p.steady.completed} ${orders} completed in ${(p.steady.spanMs / 1000).toFixed(1)} s between the first ${order} completed and the last accepted)`;
+  const cpuPart =
+    perCpu === undefined ? 'per CPU-second not measured' : `${perCpu.toFixed(1)} ${orders} per CPU-second`;
+  return `${name} ${steady}; ${p.ordersPerSecond.toFixed(1)} ${orders}/s end to end (first request to last effect ${(p.firstRequestToLastEffectMs / 1000).toFixed(1)} s, fixed lag included); ${cpuPart}; ${p.accepted}/${p.orders} accepted, offered ${p.offeredOrdersPerSecond ?? 'unpaced'} ${orders}/s on ${connections} connections, drained: ${p.drained ? 'yes' : 'NO'}${p.effectsMissing ? `, ${p.effectsMissing} effects missing` : ''}`;
 }
 
-/** Consumer tries per order over a phase, from the outcome metrics the consumers emit. */
+/** Consumer tries per entity over a phase, from the outcome metrics the consumers emit. */
 function triesPerMessage(
   before: Record<string, number>,
   after: Record<string, number>,
@@ -572,10 +600,16 @@ function delta(before: RuntimeStats, after: RuntimeStats) {
   };
 }
 
-function printCost(name: string, cost: CostBreakdown, print: (line: string) => void): void {
+function printCost(
+  name: string,
+  cost: CostBreakdown,
+  print: (line: string) => void,
+  order: string,
+  orders: string,
+): void {
   const parts = cost.components.map(
     (c) =>
-      `${c.component} ${c.unitsPerEntity.toFixed(c.unitsPerEntity < 0.1 ? 4 : 2)}/order = $${c.dollarsPerMillionEntities.toFixed(2)}`,
+      `${c.component} ${c.unitsPerEntity.toFixed(c.unitsPerEntity < 0.1 ? 4 : 2)}/${order} = $${c.dollarsPerMillionEntities.toFixed(2)}`,
   );
-  print(`cost ${name}: $${cost.totalPerMillionEntities.toFixed(2)} per million orders = ${parts.join('; ')}`);
+  print(`cost ${name}: $${cost.totalPerMillionEntities.toFixed(2)} per million ${orders} = ${parts.join('; ')}`);
 }

@@ -1,6 +1,6 @@
-import { loyaltyPoints } from '../../../lambdas/shop/domain/order';
-import { benchEvents, buildConsumer, CONSUMER_KINDS, type ConsumerKind } from './consumer-vs-peer';
-import type { Tables } from './emulator-limit';
+import { buildConsumer, CONSUMER_KINDS, type ConsumerKind } from './consumers';
+import { benchEvents } from './events';
+import type { BenchTables } from './tables';
 import {
   countDoubleEffects,
   countFaults,
@@ -10,12 +10,12 @@ import {
   type DeliveryReport,
   type DeliveryTiming,
   type Fault,
-} from '../../../tools/bench/fault-schedule';
+} from './fault-schedule';
 
 /**
  * The three consumers under the same seeded fault schedule (fault-schedule.ts),
- * against DynamoDB Local: each message has a customer of its own, so the points
- * on a customer's item say how many times its message was applied. The three
+ * against DynamoDB Local: each message has an entity of its own, so the count
+ * on the entity's effect item says how many times its message was applied. The three
  * run one after the other on new events, so none sees another's records.
  */
 export interface FaultSide extends DeliveryReport {
@@ -35,7 +35,7 @@ export interface FaultComparison {
 export async function compareUnderFaults(options: {
   endpoint: string;
   region: string;
-  tables: Tables;
+  tables: BenchTables;
   messages: number;
   concurrency: number;
   seed: number;
@@ -50,16 +50,16 @@ export async function compareUnderFaults(options: {
   const sides = {} as Record<ConsumerKind, FaultSide>;
   for (const kind of options.kinds ?? CONSUMER_KINDS) {
     const runId = `bf${Date.now().toString(36)}${kind}`;
-    const events = benchEvents(runId, options.messages, 0, true);
+    const events = benchEvents(runId, options.messages);
     const consumer = buildConsumer(kind, { ...options, runId, invocationMs: timing.invocationMs });
     try {
       const report = await deliverAtLeastOnce(events, schedule, consumer.consume, {
         concurrency: options.concurrency,
         timing,
       });
-      const applied = await consumer.pointsOf(events.map((e) => e.payload.customerId));
+      const applied = await consumer.countsOf(events.map((e) => e.entityId));
       const counted = countDoubleEffects(
-        events.map((e) => ({ key: e.payload.customerId, amount: loyaltyPoints(e.payload.totalCents) })),
+        events.map((e) => ({ key: e.entityId, amount: 1 })),
         applied,
       );
       sides[kind] = { ...report, ...counted };

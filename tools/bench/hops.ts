@@ -1,17 +1,24 @@
-import { STACK_OUTPUTS } from '../../../lambdas/exactly-once/stack-outputs';
-import { BatchGetItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
-import { outboxKey } from '../../../lambdas/shop/aws/order-table';
-import { deriveOrderId, orderPlacedEventId } from '../../../lambdas/shop/domain/order';
-import { waitForDrain } from '../../../tools/proof-kit/drain';
-import type { PlannedRequest } from '../../../tools/proof-kit/plan';
-import { consumerNames, firstCalls } from '../../../tools/proof-kit/sampler';
-import type { Target } from '../../../tools/proof-kit/target';
-import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../../../tools/local-runtime/sources/stream-poller';
-import { eventSourceDefinitions } from '../../../tools/local-runtime/template/event-sources';
-import type { CfnTemplate } from '../../../tools/local-runtime/template/model';
-import { summarizeLatencies, type LatencySummary } from '../../../tools/bench/figures';
-import { drivePlan } from '../../../tools/bench/pipeline';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
+import {
+  BatchGetItemCommand,
+  ScanCommand,
+  type AttributeValue,
+  type BatchGetItemCommandOutput,
+  type ScanCommandOutput,
+} from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { ENTITY_OUTBOX } from '../../lambdas/exactly-once/aws/outbox-table';
+import { proofDomain } from '../example';
+import { waitForDrain } from '../proof-kit/drain';
+import type { PlannedRequest } from '../proof-kit/plan';
+import { acceptedIntents, consumerNames, firstCalls } from '../proof-kit/sampler';
+import type { Target } from '../proof-kit/target';
+import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../local-runtime/sources/stream-poller';
+import { eventSourceDefinitions } from '../local-runtime/template/event-sources';
+import type { CfnTemplate } from '../local-runtime/template/model';
+import { summarizeLatencies, type LatencySummary } from './figures';
+import { drivePlan } from './pipeline';
 
 /**
  * Where an effect's lag goes, at light load (one connection, a few orders a second), from the
@@ -53,25 +60,15 @@ export async function measureHops(
 ): Promise<{ hops: Hop[]; orders: number; ordersPerSecond: number }> {
   const driven = await drivePlan(target, plan, 1, ordersPerSecond);
   await waitForDrain(target, { timeoutMs: drainTimeoutMs, pollMs: 250 });
-  const accepted = driven.observations
-    .filter((o) => o.status === 201 && !o.replayed)
-    .map((o) => {
-      const request = plan[o.index];
-      const orderId = deriveOrderId(request.caller, request.idempotencyKey!);
-      return {
-        orderId,
-        eventId: orderPlacedEventId(orderId),
-        tenant: request.caller,
-        acceptedAt: o.startedAt + o.latencyMs,
-      };
-    });
-  const ordersTable = target.outputs.OrdersTableName;
+  const accepted = acceptedIntents(plan, driven.observations);
   const effectsTable = target.outputs[STACK_OUTPUTS.effectsTableName];
-  const dispatched = await readTimes(
+  const outboxItems = await outboxItemsOf(
     target,
-    ordersTable,
-    accepted.map((a) => ({ id: a.eventId, key: outboxKey({ entityId: a.orderId, eventId: a.eventId }) })),
-    'dispatchedAt',
+    target.outputs[proofDomain().entityTableOutput],
+    accepted.map((a) => a.eventId),
+  );
+  const dispatched = new Map(
+    [...outboxItems].flatMap(([id, item]) => (item.dispatchedAt === undefined ? [] : [[id, item.dispatchedAt]])),
   );
   const claimed = new Map<string, Map<string, number>>();
   for (const consumer of consumerNames())
@@ -80,7 +77,11 @@ export async function measureHops(
       await readTimes(
         target,
         effectsTable,
-        accepted.map((a) => ({ id: a.eventId, key: inboxKey(consumer, a.eventId, a.tenant) })),
+        // The inbox key holds the tenant the producer stamped on the event (the stored outbox event's).
+        accepted.map((a) => ({
+          id: a.eventId,
+          key: inboxKey(consumer, a.eventId, outboxItems.get(a.eventId)?.tenant),
+        })),
         'claimedAt',
       ),
     );
@@ -143,6 +144,45 @@ export async function measureHops(
     );
   }
   return { hops, orders: accepted.length, ordersPerSecond };
+}
+
+/**
+ * The outbox items of these events in the entity table, by event id: when the relay marked each
+ * dispatched, the tenant its event carries, and the event's size as stored (what the relay sends to
+ * SQS). Found by their `entity` attribute (ENTITY_OUTBOX): their partition is the entity's, whose
+ * prefix only the application knows.
+ */
+export async function outboxItemsOf(
+  target: Pick<Target, 'dynamodb'>,
+  table: string,
+  eventIds: readonly string[],
+): Promise<Map<string, { dispatchedAt?: number; tenant?: string; eventBytes: number }>> {
+  const wanted = new Set(eventIds);
+  const found = new Map<string, { dispatchedAt?: number; tenant?: string; eventBytes: number }>();
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page: ScanCommandOutput = await target.dynamodb.send(
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: '#entity = :outbox',
+        ExpressionAttributeNames: { '#entity': 'entity', '#event': 'event' },
+        ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
+        ProjectionExpression: 'eventId, dispatchedAt, #event',
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const raw of page.Items ?? []) {
+      const item = unmarshall(raw) as { eventId?: string; dispatchedAt?: string; event?: { tenant?: string } };
+      if (item.eventId === undefined || !wanted.has(item.eventId)) continue;
+      found.set(item.eventId, {
+        dispatchedAt: item.dispatchedAt === undefined ? undefined : Date.parse(item.dispatchedAt),
+        tenant: item.event?.tenant,
+        eventBytes: Buffer.byteLength(JSON.stringify(item.event)),
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return found;
 }
 
 /** An ISO timestamp attribute of items by key, as epoch ms by the caller's id, read in batches of 100. */
