@@ -7,6 +7,7 @@ import { lineChart } from '../../tools/proof-kit/svg-charts';
 import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
 import type { Target } from '../../tools/proof-kit/target';
 import { smokeRunResults } from '../support/run-results';
+import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 
 const verification = {
   violations: [],
@@ -107,9 +108,9 @@ describe('proof report: the pipeline over time', () => {
 
   it('buckets effect lag by the second the order was accepted, per consumer', () => {
     const applied = new Map([
-      ['fulfilment:e1', 1_300],
-      ['loyalty:e1', 1_100],
-      ['fulfilment:e2', 7_500],
+      ['probe-fifo:e1', 1_300],
+      ['probe:e1', 1_100],
+      ['probe-fifo:e2', 7_500],
     ]);
 
     const lag = lagOverTime(
@@ -120,12 +121,14 @@ describe('proof report: the pipeline over time', () => {
         { eventId: 'e3', acceptedAt: 6_600 }, // no effect yet: left out, not counted as zero
       ],
       0,
+      5,
+      PROBE_CONSUMERS.map((c) => c.name),
     );
 
     expect(lag).toEqual([
-      { second: 0, consumer: 'fulfilment', p50: 300, p99: 300, count: 1 },
-      { second: 0, consumer: 'loyalty', p50: 100, p99: 100, count: 1 },
-      { second: 5, consumer: 'fulfilment', p50: 1_000, p99: 1_000, count: 1 },
+      { second: 0, consumer: 'probe', p50: 100, p99: 100, count: 1 },
+      { second: 0, consumer: 'probe-fifo', p50: 300, p99: 300, count: 1 },
+      { second: 5, consumer: 'probe-fifo', p50: 1_000, p99: 1_000, count: 1 },
     ]);
   });
 });
@@ -176,7 +179,7 @@ describe('pipeline sampler', () => {
 
   beforeAll(async () => {
     server = http.createServer((_req, res) => {
-      res.end(JSON.stringify({ metrics: { 'EffectApplied{consumer=loyalty}': applied, OrderPlaced: 99 } }));
+      res.end(JSON.stringify({ metrics: { 'EffectApplied{consumer=probe}': applied, OrderPlaced: 99 } }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -184,7 +187,7 @@ describe('pipeline sampler', () => {
 
   it('samples each queue and the consumer counters since it started', async () => {
     sqs.reset();
-    sqs.on(GetQueueAttributesCommand, { QueueUrl: 'q-loyalty' }).resolves({
+    sqs.on(GetQueueAttributesCommand, { QueueUrl: 'q-probe' }).resolves({
       Attributes: {
         ApproximateNumberOfMessages: '3',
         ApproximateNumberOfMessagesNotVisible: '2',
@@ -192,11 +195,11 @@ describe('pipeline sampler', () => {
       },
     });
     sqs
-      .on(GetQueueAttributesCommand, { QueueUrl: 'q-loyalty-dlq' })
+      .on(GetQueueAttributesCommand, { QueueUrl: 'q-probe-dlq' })
       .resolves({ Attributes: { ApproximateNumberOfMessages: '4' } });
     applied = 10; // before the run: not counted
     const target = {
-      outputs: { LoyaltyQueueUrl: 'q-loyalty', LoyaltyDlqUrl: 'q-loyalty-dlq' },
+      outputs: { ProbeQueueUrl: 'q-probe', ProbeDlqUrl: 'q-probe-dlq' },
       sqs: new SQSClient({ region: 'us-east-1' }),
     } as unknown as Target;
     const { port } = server.address() as AddressInfo;
@@ -204,6 +207,7 @@ describe('pipeline sampler', () => {
     const sampler = await startSampler(target, {
       intervalMs: 60_000,
       statsUrl: `http://127.0.0.1:${port}/__local/stats`,
+      consumers: PROBE_CONSUMERS,
     });
     applied = 15;
     sampler.mark('load done');
@@ -211,10 +215,10 @@ describe('pipeline sampler', () => {
 
     const last = result.samples.at(-1)!;
     expect(last.queues).toEqual({
-      Loyalty: { visible: 3, inFlight: 2, delayed: 1 },
-      'Loyalty DLQ': { visible: 4, inFlight: 0, delayed: 0 },
+      Probe: { visible: 3, inFlight: 2, delayed: 1 },
+      'Probe DLQ': { visible: 4, inFlight: 0, delayed: 0 },
     });
-    expect(last.counters).toEqual({ 'EffectApplied{consumer=loyalty}': 5 });
+    expect(last.counters).toEqual({ 'EffectApplied{consumer=probe}': 5 });
     expect(result.marks.map((m) => m.label)).toEqual(['load done']);
     expect(result.effectLag).toEqual([]);
   });

@@ -85,8 +85,9 @@ export interface Sampler {
 /** Starts sampling once the counters' baseline is read, so what the run does is all that is counted. */
 export async function startSampler(
   target: Target,
-  options: { intervalMs?: number; statsUrl?: string } = {},
+  options: { intervalMs?: number; statsUrl?: string; consumers?: readonly ConsumerSpec[] } = {},
 ): Promise<Sampler> {
+  const sampled = options.consumers === undefined ? SAMPLED_QUEUES : sampledQueues(options.consumers);
   const intervalMs = options.intervalMs ?? 1_000;
   const started = Date.now();
   const second = () => (Date.now() - started) / 1000;
@@ -99,13 +100,15 @@ export async function startSampler(
     const at = second();
     const queues: Record<string, QueueCounts> = {};
     await Promise.all(
-      SAMPLED_QUEUES.filter((q) => target.outputs[q] !== undefined).map(async (q) => {
-        queues[queueName(q)] = await queueCounts(target, target.outputs[q]).catch(() => ({
-          visible: 0,
-          inFlight: 0,
-          delayed: 0,
-        }));
-      }),
+      sampled
+        .filter((q) => target.outputs[q] !== undefined)
+        .map(async (q) => {
+          queues[queueName(q)] = await queueCounts(target, target.outputs[q]).catch(() => ({
+            visible: 0,
+            inFlight: 0,
+            delayed: 0,
+          }));
+        }),
     );
     const sample: PipelineSample = { second: at, queues };
     if (options.statsUrl !== undefined) {
@@ -239,11 +242,12 @@ export function lagOverTime(
   accepted: readonly { eventId: string; acceptedAt: number }[],
   startedAt: number,
   bucketSeconds = 5,
+  consumers: readonly string[] = consumerNames(),
 ): EffectLagPoint[] {
   const buckets = new Map<string, { second: number; consumer: string; lags: number[] }>();
   for (const { eventId, acceptedAt } of accepted) {
     const second = Math.floor((acceptedAt - startedAt) / 1000 / bucketSeconds) * bucketSeconds;
-    for (const consumer of consumerNames()) {
+    for (const consumer of consumers) {
       const at = applied.get(providerKey(consumer, eventId));
       if (at === undefined) continue;
       const key = `${consumer}@${second}`;
