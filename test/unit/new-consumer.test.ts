@@ -29,13 +29,13 @@ const GENERATED = [
   { name: STANDARD, args: [STANDARD] },
   { name: FIFO, args: [FIFO, '--fifo', '--provider', PROVIDER] },
 ];
-/** The tests that once pinned the shop's two consumers: they must pass with the generated ones on the list. */
+/** Tests that read the example's consumer list: they must pass with the generated ones on the list. */
 const LIST_READERS = [
   'test/infra/logical-ids.test.ts',
   'test/infra/providers.test.ts',
   'test/infra/readme-counts.test.ts',
-  'test/unit/report-applied.test.ts',
-  'test/simulation/timeouts.test.ts',
+  'test/unit/proof-kit-consumers.test.ts',
+  'test/unit/shop-proof.test.ts',
 ];
 const filesOf = (name: string) => [
   `lambdas/shop/entry-points/${name}-consumer.ts`,
