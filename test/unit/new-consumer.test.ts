@@ -35,7 +35,6 @@ const LIST_READERS = [
   'test/infra/providers.test.ts',
   'test/infra/readme-counts.test.ts',
   'test/unit/proof-kit-consumers.test.ts',
-  'test/unit/shop-proof.test.ts',
 ];
 const filesOf = (name: string) => [
   `lambdas/shop/entry-points/${name}-consumer.ts`,
