@@ -1,12 +1,12 @@
 import { AlarmEvaluator } from '../../tools/local-runtime/alarms';
 import { alarmDefinitions } from '../../tools/local-runtime/template/alarms';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
-import { defaultStackTemplate } from '../support/synth';
+import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**
- * The local runtime's alarms read the stack's real template and say what a
- * deployed alarm would do when it fires: notify its topic, or be refused by
- * the topic or key policy (the AlarmDelivery aspect's judgement, shared).
+ * The local runtime's alarms read a stack's real template (the neutral probe stack's, whose alarms
+ * are the mechanism's) and say what a deployed alarm would do when it fires: notify its topic, or be
+ * refused by the topic or key policy (the AlarmDelivery aspect's judgement, shared).
  * The evaluator is fed a queue depth directly: the emulator is not what is tested here.
  */
 const TOPIC_ARN = 'arn:aws:sns:us-east-1:000000000000:alarm-topic';
@@ -15,7 +15,7 @@ type Statement = { Effect: string; Principal?: { Service?: unknown } };
 const byCloudWatch = (s: Statement) => s.Principal?.Service === 'cloudwatch.amazonaws.com';
 
 function stackTemplate(): CfnTemplate {
-  return structuredClone(defaultStackTemplate()) as unknown as CfnTemplate;
+  return structuredClone(probeStackTemplate()) as unknown as CfnTemplate;
 }
 
 /** Drops CloudWatch's statements from every policy document of one resource type. */

@@ -2,18 +2,18 @@ import { renderGatewayError } from '../../tools/local-runtime/api/gateway-respon
 import { ApiServer } from '../../tools/local-runtime/api/server';
 import { restApiDefinitions, type RestApiDefinition } from '../../tools/local-runtime/template/api';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
-import { defaultStackTemplate } from '../support/synth';
+import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**
- * The local API answers gateway-made errors with the stack's own gateway
- * responses: the same status and the same problem+json body, `status` included.
- * No function is reached by these requests, so none is hosted.
+ * The local API answers gateway-made errors with the stack's own gateway responses (the neutral
+ * probe stack's POST /things, on the mechanism's IamRestApi): the same status and the same
+ * problem+json body, `status` included. No function is reached by these requests, so none is hosted.
  */
 let api: RestApiDefinition;
 let server: ApiServer;
 
 beforeAll(async () => {
-  [api] = restApiDefinitions(defaultStackTemplate() as unknown as CfnTemplate);
+  [api] = restApiDefinitions(probeStackTemplate() as unknown as CfnTemplate);
   server = new ApiServer({
     api,
     apiId: 'local',
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 test('a request without Authorization gets 403, a problem+json body and the status in it', async () => {
-  const response = await fetch(`${server.url}/orders`, {
+  const response = await fetch(`${server.url}/things`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"k1"' },
     body: '{}',
@@ -52,7 +52,7 @@ test.each([
 ])(
   "an Authorization header holding %s gets 403 IncompleteSignatureException with the stack's DEFAULT_4XX problem+json body",
   async (_what, authorization) => {
-    const response = await fetch(`${server.url}/orders`, {
+    const response = await fetch(`${server.url}/things`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"k1"', Authorization: authorization },
       body: '{}',
@@ -73,7 +73,7 @@ test.each([
 );
 
 test('a signed request without its required Idempotency-Key gets 400 with the status in the body', async () => {
-  const response = await fetch(`${server.url}/orders`, {
+  const response = await fetch(`${server.url}/things`, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
@@ -96,7 +96,7 @@ test('a BAD_REQUEST_BODY whose validator message quotes field names renders JSON
       type: 'BAD_REQUEST_BODY',
       status: 400,
       message: 'Invalid request body',
-      validationErrorString: '[object has missing required properties (["customerId","items"])]',
+      validationErrorString: '[object has missing required properties (["amount"])]',
     },
     'request-1',
   );

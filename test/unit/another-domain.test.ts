@@ -12,12 +12,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { exampleReach } from '../support/example-reach';
+import { exampleName, exampleReach } from '../support/example-reach';
 import { runInCopy } from '../support/repo-copy';
 
 /**
  * The example replaced by another domain: a copy of the repository without the shop (its runtime
- * code, its stack but for lib/shop/config.ts, and every test that reaches it), with the bookings
+ * code, its stack but for its config.ts, and every test that reaches it), with the bookings
  * domain of test/fixtures/bookings in its place: a POST /bookings on the mechanism's idempotent
  * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
  * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
@@ -26,6 +26,9 @@ import { runInCopy } from '../support/repo-copy';
  * both stages with cdk-nag and the correctness aspects; `npm run bench` runs on it with no plug-in of its own.
  */
 const REPO = resolve(__dirname, '../..');
+/** The example's folder (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it; the bookings take its place. */
+const EXAMPLE = exampleName(REPO);
+const EXAMPLE_CONFIG = `lib/${EXAMPLE}/config.ts`;
 const FIXTURE = join(REPO, 'test/fixtures/bookings');
 const SLOW = 300_000;
 
@@ -40,10 +43,10 @@ const fixtureFiles = (dir = FIXTURE): string[] =>
     return statSync(path).isDirectory() ? fixtureFiles(path) : [relative(FIXTURE, path)];
   });
 
-const isShop = (path: string) =>
-  path.startsWith('lambdas/shop/') ||
-  path.startsWith('tooling/shop/') ||
-  (path.startsWith('lib/shop/') && path !== 'lib/shop/config.ts');
+const isExample = (path: string) =>
+  path.startsWith(`lambdas/${EXAMPLE}/`) ||
+  path.startsWith(`tooling/${EXAMPLE}/`) ||
+  (path.startsWith(`lib/${EXAMPLE}/`) && path !== EXAMPLE_CONFIG);
 
 /** The tests that reach the shop, through their own imports or a test-support file's: the example's tests. */
 function examplesTests(files: readonly string[]): Set<string> {
@@ -59,7 +62,7 @@ beforeAll(() => {
   const files = tracked().filter((path) => !path.startsWith('test/fixtures/bookings/'));
   const dropped = examplesTests(files);
   for (const path of files) {
-    if (isShop(path) || dropped.has(path) || path.startsWith('test/guarantees/')) continue;
+    if (isExample(path) || dropped.has(path) || path.startsWith('test/guarantees/')) continue;
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     cpSync(join(REPO, path), join(copy, path));
   }
@@ -80,10 +83,9 @@ test('the new domain is at most 17 files, all in the example folders and its tes
     .filter((path) => path.startsWith('tooling/'))
     .reduce((lines, path) => lines + readFileSync(join(FIXTURE, path), 'utf8').split('\n').length - 1, 0);
   expect(pluginLines).toBeLessThanOrEqual(300);
-  expect(written.every((path) => /^(lambdas\/shop|lib\/shop|tooling\/shop|test\/(unit|infra))\//.test(path))).toBe(
-    true,
-  );
-  for (const kept of ['tools/example.ts', 'bin/app.ts', 'lib/shop/config.ts', 'package.json'])
+  const inPlace = new RegExp(`^((lambdas|lib|tooling)/${EXAMPLE}|test/(unit|infra))/`);
+  expect(written.every((path) => inPlace.test(path))).toBe(true);
+  for (const kept of ['tools/example.ts', 'bin/app.ts', EXAMPLE_CONFIG, 'package.json'])
     expect(readFileSync(join(copy, kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
 });
 

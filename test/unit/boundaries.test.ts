@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import { exampleName } from '../support/example-reach';
 
 /**
  * The folder boundaries the lint config holds: the mechanism (lambdas/exactly-once, lib/exactly-once)
@@ -10,6 +11,9 @@ import * as path from 'node:path';
  * the ESM config itself).
  */
 const ROOT = path.join(__dirname, '..', '..');
+// The rules are keyed on the example's folder as package.json names it, so the cases are too: they hold
+// for a fork that renames its example.
+const EXAMPLE = exampleName(ROOT);
 
 const LINT_CASES = `
 import { ESLint } from 'eslint';
@@ -42,49 +46,51 @@ function restrictedImportErrors(file: string, importLine: string): string[] {
   return errors;
 }
 
+// The import lines are text the example-reach scan reads as imports of this file: a test-support file
+// that reaches no example (cdk-app, not the shop's synth) keeps this file runnable without the example.
 const EXAMPLE_FROM_MECHANISM: Case[] = [
-  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '../../shop/consumers';"],
-  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../../shop/aws/ledgers';"],
+  ['lambdas/exactly-once/consumer/probe.ts', `import { value } from '../../${EXAMPLE}/consumers';`],
+  ['lambdas/exactly-once/aws/probe.ts', `import { value } from '../../${EXAMPLE}/aws/ledgers';`],
   ['lambdas/exactly-once/probe.ts', "import { value } from '../../tools/proof-kit/verify';"],
-  ['lib/exactly-once/probe.ts', "import { value } from '../shop/storage';"],
-  ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/synth';"],
+  ['lib/exactly-once/probe.ts', `import { value } from '../${EXAMPLE}/storage';`],
+  ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/cdk-app';"],
 ];
 const MECHANISM_PAST_ITS_INDEX: Case[] = [
-  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
-  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api/http';"],
-  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing/other';"],
-  ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once/aws/inbox-ledger';"],
-  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/wiring/consumer-wiring';"],
-  ['lib/shop/probe.ts', "import { value } from '../exactly-once/outbox-relay';"],
-  ['lib/shop/probe.ts', "import { value } from '../../lambdas/exactly-once/env-names';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/aws/inbox-ledger';"],
+  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '../../exactly-once/api/http';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/testing/other';"],
+  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '../../exactly-once/aws/inbox-ledger';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/wiring/consumer-wiring';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../exactly-once/outbox-relay';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../../lambdas/exactly-once/env-names';"],
 ];
 const ALLOWED: Case[] = [
-  ['lambdas/shop/aws/probe.ts', "import { value } from '../../exactly-once/aws';"],
-  ['lambdas/shop/api/probe.ts', "import { value } from '../../exactly-once/api';"],
-  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/runtime';"],
-  ['lambdas/shop/entry-points/probe.ts', "import { value } from '../../exactly-once/testing';"],
-  ['lambdas/shop/use-cases/probe.ts', "import { value } from '../../exactly-once';"],
-  ['lambdas/shop/aws/probe.ts', "import { value } from '@aws-sdk/lib-dynamodb';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/aws';"],
+  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '../../exactly-once/api';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/runtime';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/testing';"],
+  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '../../exactly-once';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@aws-sdk/lib-dynamodb';"],
   ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
-  ['lib/shop/probe.ts', "import { value } from '../exactly-once';"],
-  ['lib/shop/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../exactly-once';"],
+  [`lib/${EXAMPLE}/probe.ts`, `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
   ['tools/dlq/probe.ts', "import { value } from '../example';"],
 ];
 const SDK_OUTSIDE_AWS: Case[] = [
-  ['lambdas/shop/domain/probe.ts', "import { value } from '@aws-sdk/client-dynamodb';"],
+  [`lambdas/${EXAMPLE}/domain/probe.ts`, "import { value } from '@aws-sdk/client-dynamodb';"],
   ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
   ['lambdas/exactly-once/probe.ts', "import { value } from '@aws-lambda-powertools/parameters/ssm';"],
 ];
 const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
-  ['tools/dlq/probe.ts', "import { value } from '../../lambdas/shop/consumers';"],
-  ['tools/stack.ts', "import { value } from '../lambdas/shop/domain/events';"],
-  ['tools/proof-kit/faults.ts', "import { value } from '../../lambdas/shop/consumers';"],
-  ['tools/scaffolder/new-consumer.ts', "import { value } from '../../lambdas/shop/domain/events';"],
-  ['tools/local-runtime/provider/server.ts', "import { value } from '../../../lambdas/shop/domain/order';"],
-  ['tools/simulation/campaign.ts', "import { value } from '../../tooling/shop/simulation/world';"],
-  ['tools/example.ts', "import { value } from '../tooling/shop';"],
-  ['tools/proof-kit/verify.ts', "import { value } from '../../tooling/shop/proof';"],
-  ['tools/bench/pipeline.ts', "import { value } from '../../lambdas/shop/domain/order';"],
+  ['tools/dlq/probe.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
+  ['tools/stack.ts', `import { value } from '../lambdas/${EXAMPLE}/domain/events';`],
+  ['tools/proof-kit/faults.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
+  ['tools/scaffolder/new-consumer.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/events';`],
+  ['tools/local-runtime/provider/server.ts', `import { value } from '../../../lambdas/${EXAMPLE}/domain/order';`],
+  ['tools/simulation/campaign.ts', `import { value } from '../../tooling/${EXAMPLE}/simulation/world';`],
+  ['tools/example.ts', `import { value } from '../tooling/${EXAMPLE}';`],
+  ['tools/proof-kit/verify.ts', `import { value } from '../../tooling/${EXAMPLE}/proof';`],
+  ['tools/bench/pipeline.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/order';`],
 ];
 const AGAINST_THE_LAYERS: Case[] = [
   ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '../aws/clients';"],
@@ -106,8 +112,8 @@ const WITH_THE_LAYERS: Case[] = [
   ['lambdas/exactly-once/index.ts', "import { value } from './wiring/consumer-wiring';"],
 ];
 const HANDLER_INTO_APP: Case = [
-  'lib/shop/probe.ts',
-  "import { value } from '../../lambdas/shop/entry-points/create-order';",
+  `lib/${EXAMPLE}/probe.ts`,
+  `import { value } from '../../lambdas/${EXAMPLE}/entry-points/create-order';`,
 ];
 
 beforeAll(() =>

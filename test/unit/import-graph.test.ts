@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { exampleName } from '../support/example-reach';
 
 /**
  * The import graph's rules (.dependency-cruiser.cjs, run by `npm run lint`): no circle of modules that
@@ -13,6 +14,8 @@ import { dirname, join } from 'node:path';
 const ROOT = join(__dirname, '..', '..');
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
 const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
+// The rules are keyed on the example's folder as package.json names it, so the scratch trees are too.
+const EXAMPLE = exampleName(ROOT);
 
 function cruise(cwd: string, folders: string[]): { status: number | null; output: string } {
   const result = spawnSync(DEPCRUISE, [...folders, '--config', CONFIG, '--output-type', 'err'], {
@@ -47,8 +50,8 @@ test.each([
   [
     'a tool importing the example',
     {
-      'tools/sim.ts': "import { tooling } from '../tooling/shop';\nexport const t = tooling;\n",
-      'tooling/shop/index.ts': 'export const tooling = 1;\n',
+      'tools/sim.ts': `import { tooling } from '../tooling/${EXAMPLE}';\nexport const t = tooling;\n`,
+      [`tooling/${EXAMPLE}/index.ts`]: 'export const tooling = 1;\n',
     },
     'tools-never-import-the-example',
   ],
@@ -56,8 +59,9 @@ test.each([
     "a circle through a tool and the example's plug-in",
     {
       'tools/engine.ts': "import { plugin } from './registry';\nexport const engine = () => plugin;\n",
-      'tools/registry.ts': "import { tooling } from '../tooling/shop';\nexport const plugin = tooling;\n",
-      'tooling/shop/index.ts': "import { engine } from '../../tools/engine';\nexport const tooling = { engine };\n",
+      'tools/registry.ts': `import { tooling } from '../tooling/${EXAMPLE}';\nexport const plugin = tooling;\n`,
+      [`tooling/${EXAMPLE}/index.ts`]:
+        "import { engine } from '../../tools/engine';\nexport const tooling = { engine };\n",
     },
     'no-circular',
   ],

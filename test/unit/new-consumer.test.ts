@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { unusedConsumerName } from '../support/consumer-list';
+import { exampleName } from '../support/example-reach';
 import { runInCopy } from '../support/repo-copy';
 
 /**
@@ -21,6 +22,8 @@ import { runInCopy } from '../support/repo-copy';
  */
 
 const REPO = resolve(__dirname, '../..');
+/** The example's folder, as package.json names it: where the scaffolder writes. */
+const EXAMPLE = exampleName(REPO);
 const STANDARD = unusedConsumerName('audit');
 const FIFO = unusedConsumerName('stock-audit');
 /** The FIFO one's provider: named unlike any consumer, so a provider named after its consumer cannot pass for it. */
@@ -37,12 +40,12 @@ const LIST_READERS = [
   'test/unit/proof-kit-consumers.test.ts',
 ];
 const filesOf = (name: string) => [
-  `lambdas/shop/entry-points/${name}-consumer.ts`,
-  `lambdas/shop/use-cases/${name}-effect.ts`,
-  `lambdas/shop/aws/${name}-ledger.ts`,
+  `lambdas/${EXAMPLE}/entry-points/${name}-consumer.ts`,
+  `lambdas/${EXAMPLE}/use-cases/${name}-effect.ts`,
+  `lambdas/${EXAMPLE}/aws/${name}-ledger.ts`,
   `test/unit/${name}-consumer.test.ts`,
 ];
-const CHANGED = ['lambdas/shop/consumers.ts'];
+const CHANGED = [`lambdas/${EXAMPLE}/consumers.ts`];
 /** The copy's typecheck alone takes 30-90 s on a busy machine. */
 const SLOW = 240_000;
 
@@ -136,7 +139,7 @@ describe('a standard and a FIFO consumer, generated', () => {
   }, SLOW);
 
   test('writes the entry point, the effect, the ledger and the test, and adds the spec to the consumer list', () => {
-    const consumers = readFileSync(join(copy, 'lambdas/shop/consumers.ts'), 'utf8');
+    const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
 
     for (const { name } of GENERATED) {
       for (const path of filesOf(name)) expect(existsSync(join(copy, path))).toBe(true);
@@ -149,20 +152,20 @@ describe('a standard and a FIFO consumer, generated', () => {
     // Names are lower-case letters, digits and hyphens: nothing in them a pattern would read as special.
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\['OrderPlaced'\\],\\s+entry: 'lambdas/shop/entry-points/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
+        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\['OrderPlaced'\\],\\s+entry: 'lambdas/${EXAMPLE}/entry-points/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
       ),
     );
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\['OrderPlaced', 'OrderCancelled'\\],\\s+entry: 'lambdas/shop/entry-points/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
+        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\['OrderPlaced', 'OrderCancelled'\\],\\s+entry: 'lambdas/${EXAMPLE}/entry-points/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
       ),
     );
   });
 
   test('the provider is the consumer name by default, or the one --provider names, in the spec and in the handler', () => {
-    const consumers = readFileSync(join(copy, 'lambdas/shop/consumers.ts'), 'utf8');
+    const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
     const handlerOf = (name: string) =>
-      readFileSync(join(copy, `lambdas/shop/entry-points/${name}-consumer.ts`), 'utf8');
+      readFileSync(join(copy, `lambdas/${EXAMPLE}/entry-points/${name}-consumer.ts`), 'utf8');
 
     expect(consumers).toMatch(new RegExp(`name: '${STANDARD}',[^}]*providers: \\['${STANDARD}'\\]`));
     expect(consumers).toMatch(new RegExp(`name: '${FIFO}',[^}]*providers: \\['${PROVIDER}'\\]`));
