@@ -11,18 +11,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { callProviderIfOwed, providerKey, type ApplyOutcome } from '../../lambdas/exactly-once';
 import { withoutInbox } from '../../lambdas/exactly-once/faults/inbox-bypass';
 import { FAULT_FILE_ENV } from '../../lambdas/exactly-once/faults/names';
 import { consumerWiring, type ConsumerConfig } from '../../lambdas/exactly-once/wiring/consumer-wiring';
 import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
-import { DynamoDbFulfilmentLedger, DynamoDbLoyaltyLedger } from '../../lambdas/shop/aws/ledgers';
-import { orderCancelledEvent, orderPlacedEvent } from '../../lambdas/shop/domain/events';
-import { creditLoyaltyPoints } from '../../lambdas/shop/use-cases/apply-order-events';
+import { thingHappened, thingUndone, type ThingHappened } from '../exactly-once/fixtures/probe-events';
+import { ProbeLedger } from '../exactly-once/fixtures/probe-ledger';
 import { recordWork } from '../support/record-work';
 
 /**
  * The local runtime's broken consumer acts below the ledger, on the DynamoDB calls it sends
- * (faults/inbox-bypass.ts): no ledger knows of it. With the document client mocked.
+ * (faults/inbox-bypass.ts): no ledger knows of it. Shown on the neutral fixture's probe ledger and
+ * the generic entity-effect ledger, with the document client mocked.
  */
 
 type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
@@ -31,19 +32,26 @@ const NOW = new Date('2030-01-02T03:04:05.000Z');
 const doc = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const options = { tableName: 'effects', inboxTtlSeconds: 1_000, now: () => NOW };
-const order = {
-  orderId: 'ord-1',
-  customerId: 'cust-1',
-  items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-  totalCents: 1_000,
-};
-const placed = orderPlacedEvent(order, NOW.toISOString());
-const cancelled = orderCancelledEvent(order, NOW.toISOString());
+const happened = thingHappened('t-1', { occurredAt: NOW.toISOString() });
+const undone = thingUndone('t-1', { occurredAt: NOW.toISOString() });
 const { work } = recordWork({ now: NOW.getTime() });
 
 const transactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems as Items);
 const keyOf = (item: Items[number]) => String(item.Put?.Item?.pk ?? item.Update?.Key?.pk);
-const mailer = () => ({ send: jest.fn(async () => undefined) });
+const mailer = () => ({ send: jest.fn(async (_key: string, _body: unknown, _options: unknown) => undefined) });
+
+/** A plain ADD to an account, then one provider call while it is owed: the effect a duplicate must not repeat. */
+const addThenNotify = async (
+  event: ThingHappened,
+  deps: { ledger: ProbeLedger; mail: ReturnType<typeof mailer> },
+): Promise<ApplyOutcome> =>
+  callProviderIfOwed(
+    await deps.ledger.add(event, 5, 'acct-1', work),
+    event,
+    deps.ledger,
+    (signal) => deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), { amount: 5 }, { signal }),
+    work,
+  );
 
 beforeEach(() => {
   doc.reset();
@@ -52,32 +60,26 @@ beforeEach(() => {
 });
 
 test('switched on, a transaction goes without the inbox claim and the supersede mark; the state guard stays', async () => {
-  const ledger = new DynamoDbFulfilmentLedger(
-    withoutInbox(client, 'fulfilment', () => true),
-    {
-      ...options,
-      consumer: 'fulfilment',
-    },
+  const ledger = new ProbeLedger(
+    withoutInbox(client, 'probe', () => true),
+    { ...options, consumer: 'probe' },
   );
 
-  await ledger.release(cancelled, work);
+  await ledger.undo(undone, work);
 
   const [items] = transactions();
-  expect(items.map(keyOf)).toEqual(['FULFILMENT#ord-1', 'SKU#SKU-A']);
-  expect(items[0].Update?.ConditionExpression).toBe('version = :reserved');
+  expect(items.map(keyOf)).toEqual(['PROBE_STATE#t-1', 'PROBE_TALLY#t-1']);
+  expect(items[0].Update?.ConditionExpression).toBe('version = :happened');
 });
 
 test.each([
   [
-    "fulfilment's reserve (a put only where there is no state yet)",
+    "the probe ledger's happen (a put only where there is no state yet)",
     () =>
-      new DynamoDbFulfilmentLedger(
-        withoutInbox(client, 'fulfilment', () => true),
-        {
-          ...options,
-          consumer: 'fulfilment',
-        },
-      ).reserve(placed, work),
+      new ProbeLedger(
+        withoutInbox(client, 'probe', () => true),
+        { ...options, consumer: 'probe' },
+      ).happen(happened, work),
   ],
   [
     "the entity-effect ledger's version check",
@@ -88,7 +90,7 @@ test.each([
           ...options,
           consumer: 'audit',
         },
-      ).apply(placed, work),
+      ).apply(happened, work),
   ],
 ])('switched on, a first-write guard goes with the claim: %s', async (_what, apply) => {
   await apply();
@@ -129,36 +131,30 @@ test('switched on, names and values only the dropped guard used go with it (Dyna
 });
 
 test('switched on, the done-mark is answered without being sent, so a duplicate effect calls the provider again', async () => {
-  const ledger = new DynamoDbLoyaltyLedger(
-    withoutInbox(client, 'loyalty', () => true),
-    {
-      ...options,
-      consumer: 'loyalty',
-    },
+  const ledger = new ProbeLedger(
+    withoutInbox(client, 'probe', () => true),
+    { ...options, consumer: 'probe' },
   );
   const mail = mailer();
 
-  const outcomes = [
-    await creditLoyaltyPoints(placed, { ledger, mail }, work),
-    await creditLoyaltyPoints(placed, { ledger, mail }, work),
-  ];
+  const outcomes = [await addThenNotify(happened, { ledger, mail }), await addThenNotify(happened, { ledger, mail })];
 
   expect(outcomes).toEqual(['applied', 'applied']);
-  expect(transactions().map((items) => items.map(keyOf))).toEqual([['CUSTOMER#cust-1'], ['CUSTOMER#cust-1']]);
+  expect(transactions().map((items) => items.map(keyOf))).toEqual([['PROBE_TOTAL#acct-1'], ['PROBE_TOTAL#acct-1']]);
   expect(doc.commandCalls(UpdateCommand)).toEqual([]);
   expect(mail.send).toHaveBeenCalledTimes(2);
 });
 
 test('switched on, a read of an inbox entry and the writes of another consumer go through', async () => {
   doc.on(GetCommand).resolves({});
-  const documents = withoutInbox(client, 'loyalty', () => true);
-  const other = new DynamoDbLoyaltyLedger(documents, { ...options, consumer: 'loyalty-archive' });
+  const documents = withoutInbox(client, 'probe', () => true);
+  const other = new ProbeLedger(documents, { ...options, consumer: 'probe-archive' });
 
-  await documents.send(new GetCommand({ TableName: 'effects', Key: { pk: 'INBOX#loyalty#e-1', sk: 'INBOX' } }));
-  await other.credit(placed, 5, work);
+  await documents.send(new GetCommand({ TableName: 'effects', Key: { pk: 'INBOX#probe#e-1', sk: 'INBOX' } }));
+  await other.add(happened, 5, 'acct-1', work);
 
   expect(doc.commandCalls(GetCommand)).toHaveLength(1);
-  expect(transactions()[0].map(keyOf)).toEqual([`INBOX#loyalty-archive#${placed.eventId}`, 'CUSTOMER#cust-1']);
+  expect(transactions()[0].map(keyOf)).toEqual([`INBOX#probe-archive#${happened.eventId}`, 'PROBE_TOTAL#acct-1']);
 });
 
 test("switched on, a cancelled transaction answers for the items the ledger built: an effect's reason where it put it", async () => {
@@ -166,55 +162,49 @@ test("switched on, a cancelled transaction answers for the items the ledger buil
     new TransactionCanceledException({
       message: 'Transaction cancelled [ConditionalCheckFailed, None]',
       $metadata: {},
-      // As sent: the release's state update first, then the stock delta (the claim and the mark were dropped).
+      // As sent: the undo's state update first, then the tally delta (the claim and the mark were dropped).
       CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: { version: { N: '2' } } }, { Code: 'None' }],
     }),
   );
-  const ledger = new DynamoDbFulfilmentLedger(
-    withoutInbox(client, 'fulfilment', () => true),
-    {
-      ...options,
-      consumer: 'fulfilment',
-    },
+  const ledger = new ProbeLedger(
+    withoutInbox(client, 'probe', () => true),
+    { ...options, consumer: 'probe' },
   );
 
-  const result = await ledger.release(cancelled, work);
+  const result = await ledger.undo(undone, work);
 
-  // Read as the claim's reason, it would have been a duplicate that owes CANCEL_PICK.
+  // Read as the claim's reason, it would have been a duplicate that owes the ThingUndone's provider call.
   expect(result.outcome).toBe('stale');
 });
 
 test('switched off, every call goes through as the ledger sent it', async () => {
   let disabled = false;
-  const ledger = new DynamoDbLoyaltyLedger(
-    withoutInbox(client, 'loyalty', () => disabled),
-    {
-      ...options,
-      consumer: 'loyalty',
-    },
+  const ledger = new ProbeLedger(
+    withoutInbox(client, 'probe', () => disabled),
+    { ...options, consumer: 'probe' },
   );
 
-  await creditLoyaltyPoints(placed, { ledger, mail: mailer() }, work);
+  await addThenNotify(happened, { ledger, mail: mailer() });
   disabled = true;
-  await ledger.credit(placed, 5, work);
+  await ledger.add(happened, 5, 'acct-1', work);
 
   expect(transactions().map((items) => items.map(keyOf))).toEqual([
-    [`INBOX#loyalty#${placed.eventId}`, 'CUSTOMER#cust-1'],
-    ['CUSTOMER#cust-1'],
+    [`INBOX#probe#${happened.eventId}`, 'PROBE_TOTAL#acct-1'],
+    ['PROBE_TOTAL#acct-1'],
   ]);
-  expect(doc.commandCalls(UpdateCommand)).toHaveLength(1); // the first credit's done-mark
+  expect(doc.commandCalls(UpdateCommand)).toHaveLength(1); // the first add's done-mark
 });
 
 describe("the consumer's wiring switches it on in the local runtime's build only", () => {
   const config: ConsumerConfig = {
-    consumer: 'loyalty',
+    consumer: 'probe',
     fifo: false,
     effectsTable: 'effects',
     providerTable: 'provider-log',
     inboxTtlSeconds: 1_000,
     dedupeHorizonSeconds: 500,
-    queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/loyalty',
-    deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/loyalty-dlq',
+    queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe',
+    deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe-dlq',
     backoff: { baseSeconds: 1, capSeconds: 10 },
     maxAttempts: 5,
   };
@@ -224,7 +214,7 @@ describe("the consumer's wiring switches it on in the local runtime's build only
   beforeEach(() => {
     folder = mkdtempSync(join(tmpdir(), 'inbox-bypass-'));
     const plan = join(folder, 'plan.json');
-    writeFileSync(plan, JSON.stringify({ disableInboxClaim: ['loyalty'], expiresAt: new Date(Date.now() + 60_000) }));
+    writeFileSync(plan, JSON.stringify({ disableInboxClaim: ['probe'], expiresAt: new Date(Date.now() + 60_000) }));
     process.env[FAULT_FILE_ENV] = plan;
     process.env.FAULT_INJECTION_BUILD = 'true';
   });
@@ -233,20 +223,20 @@ describe("the consumer's wiring switches it on in the local runtime's build only
     rmSync(folder, { recursive: true, force: true });
   });
 
-  const creditThroughTheWiring = async () => {
+  const addThroughTheWiring = async () => {
     const wiring = consumerWiring(config, { documents: client, sqs: new SQSClient({ region: 'us-east-1' }) });
     await wiring.refreshFaults();
-    await new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions).credit(placed, 5, work);
+    await new ProbeLedger(wiring.documents, wiring.ledgerOptions).add(happened, 5, 'acct-1', work);
     return transactions()[0].map(keyOf);
   };
 
   test('the local runtime build, its plan naming the consumer: no claim', async () => {
     process.env.INBOX_BYPASS_BUILD = 'true';
 
-    expect(await creditThroughTheWiring()).toEqual(['CUSTOMER#cust-1']);
+    expect(await addThroughTheWiring()).toEqual(['PROBE_TOTAL#acct-1']);
   });
 
   test('a fault-injection build that is not the local runtime: the same plan changes nothing', async () => {
-    expect(await creditThroughTheWiring()).toEqual([`INBOX#loyalty#${placed.eventId}`, 'CUSTOMER#cust-1']);
+    expect(await addThroughTheWiring()).toEqual([`INBOX#probe#${happened.eventId}`, 'PROBE_TOTAL#acct-1']);
   });
 });
