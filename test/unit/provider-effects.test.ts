@@ -6,7 +6,7 @@ import {
   summarizeProviders,
 } from '../../tools/proof-kit/provider-calls';
 import { checkPerformedEffects } from '../../tools/proof-kit/verify';
-import { PROBE_PROOF } from '../exactly-once/fixtures/probe-proof-domain';
+import { PROBE_PROOF } from '../support/neutral-proof-domain';
 
 /**
  * The proof kit's view of the local provider: what it performed, counted where it happened, the

@@ -8,7 +8,7 @@ import {
   thingIdOf,
   undoneEventId,
   type ThingItem,
-} from '../exactly-once/fixtures/probe-proof-domain';
+} from '../support/neutral-proof-domain';
 import { smokeRunResults } from '../support/run-results';
 
 /**

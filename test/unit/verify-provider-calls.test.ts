@@ -1,6 +1,6 @@
 import { checkProviderCalls } from '../../tools/proof-kit/verify';
 import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
-import { happenedEventId, PROBE_PROOF, undoneEventId } from '../exactly-once/fixtures/probe-proof-domain';
+import { happenedEventId, PROBE_PROOF, undoneEventId } from '../support/neutral-proof-domain';
 
 /**
  * The proof kit's generic provider invariants on crafted tables, on the neutral fixture's domain (things

@@ -16,7 +16,7 @@ import {
   PROBE_PROOF,
   thingIdOf,
   type ThingItem,
-} from '../exactly-once/fixtures/probe-proof-domain';
+} from '../support/neutral-proof-domain';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
