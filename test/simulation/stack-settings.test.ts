@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
 import { probeSimulationOptions, ProbeWorld } from './probe-world';
-import { synthProbeStack } from '../exactly-once/fixtures/probe-simulation-stack';
+import { synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 import {
   expectConsumersSimulated,
   expectRelayMappingSimulated,
@@ -16,7 +16,7 @@ import {
 let template: Template;
 
 beforeAll(() => {
-  template = synthProbeStack();
+  template = synthProbeStack({ consumers: PROBE_SIMULATED_CONSUMERS }).template;
 });
 
 test("the relay's stream mapping settings are the simulated mapping's", () => {

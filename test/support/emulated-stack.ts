@@ -1,24 +1,15 @@
-import { App, Stack } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import {
-  ExactlyOnce,
-  IamRestApi,
-  OUTBOX_TTL_ATTRIBUTE,
-  PENDING_OUTBOX_INDEX,
-  type ConsumerSpec,
-} from '../../lib/exactly-once';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { ConsumerSpec } from '../../lib/exactly-once';
 import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
-import { PROBE_CONSUMERS, PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
-import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-things';
+import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
+import { buildProbeStack } from '../exactly-once/fixtures/probe-stack';
 import { createTemplateTables, type EmulatedTables } from './emulated-dynamodb';
 import { createTemplateQueues, relayStreamFilters } from './emulated-messaging';
 
 /**
- * The mechanism alone, for the emulators: a stack of the neutral fixture's entity table (`Things`, which
- * holds the outbox, as an application's table does) and the ExactlyOnce construct with the probe
- * consumers. Tables and queues are created on DynamoDB Local and fauxqs from its synthesized template,
+ * The mechanism alone, for the emulators: the neutral fixture's stack (probe-stack.ts: its entity table
+ * `Things`, which holds the outbox as an application's table does, and the ExactlyOnce construct) with
+ * the probe consumers. Tables and queues are created on DynamoDB Local and fauxqs from its synthesized template,
  * so they are the construct's own (keys, indexes, stream, TTL, FIFO, visibility, redrive), found by the
  * construct's objects, never by an application's logical ids.
  */
@@ -36,14 +27,6 @@ export interface EmulatedStack {
   relayFailureQueueId: string;
 }
 
-/** The cdk.json context (feature flags included), which `new App()` in a test does not read; no bundling. */
-function cdkContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  return { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
-}
-
 const built = new Map<string, EmulatedStack>();
 
 /** The stack with `consumers` (the probe consumers unless given), synthesized once per test file and list. */
@@ -51,35 +34,8 @@ export function emulatedStack(consumers: readonly ConsumerSpec[] = PROBE_CONSUME
   const key = consumers.map((c) => c.name).join(',');
   const known = built.get(key);
   if (known !== undefined) return known;
-  const app = new App({ context: cdkContext() });
-  const stack = new Stack(app, 'Probe');
-  const things = new dynamodb.Table(stack, 'Things', {
-    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-    stream: dynamodb.StreamViewType.NEW_IMAGE,
-    timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-  });
-  things.addGlobalSecondaryIndex({
-    indexName: PENDING_OUTBOX_INDEX,
-    partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
-    sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
-  });
-  const exactlyOnce = new ExactlyOnce(stack, 'ExactlyOnce', {
-    stage: 'dev',
-    consumers,
-    producedTypes: PROBE_EVENT_TYPES,
-    outboxTable: things,
-    entityPartitionPrefix: THING_PK_PREFIX,
-  });
-  const api = new IamRestApi(stack, 'Api', {
-    description: 'probe',
-    rateLimit: 10,
-    burstLimit: 20,
-    createAccountLoggingRole: false,
-  });
-  api.api.root.addMethod('GET');
-  exactlyOnce.addApi(api.api);
+  const { app, stack } = buildProbeStack({ consumers, stackName: 'Probe' });
+  const { exactlyOnce, thingsTable: things } = stack;
   const idOf = (construct: { node: { defaultChild?: unknown } }) =>
     stack.getLogicalId(construct.node.defaultChild as dynamodb.CfnTable);
   const result: EmulatedStack = {
