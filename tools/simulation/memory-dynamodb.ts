@@ -1,6 +1,7 @@
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
+  DynamoDBServiceException,
   GetItemCommand,
   IdempotentParameterMismatchException,
   PutItemCommand,
@@ -20,6 +21,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { isReservedWord } from './reserved-words';
 
 /**
  * An in-memory DynamoDB behind the DocumentClient's `send`, so the real
@@ -491,8 +493,19 @@ function parseCondition(expression: string): Condition {
   return parsed;
 }
 
+/** The error DynamoDB answers a malformed request with (the SDK's ServiceException named ValidationException). */
+function validationException(message: string): DynamoDBServiceException {
+  return new DynamoDBServiceException({ name: 'ValidationException', $fault: 'client', $metadata: {}, message });
+}
+
 function attributeName(path: string, names: Record<string, string>): string {
-  if (!path.startsWith('#')) return path;
+  if (!path.startsWith('#')) {
+    // DynamoDB refuses a reserved word named bare (`ADD total :n`); accepting it here would let an
+    // adapter pass every simulated test and fail on the real service.
+    if (isReservedWord(path))
+      throw validationException(`Attribute name is a reserved keyword; reserved keyword: ${path}`);
+    return path;
+  }
   const name = names[path];
   if (name === undefined) throw new Error(`MemoryDynamoDb: ExpressionAttributeNames has no ${path}`);
   return name;
@@ -574,6 +587,10 @@ function parseUpdate(expression: string): UpdateAction[] {
   while (at < tokens.length) {
     const upper = tokens[at].toUpperCase();
     if (['SET', 'ADD', 'REMOVE', 'DELETE'].includes(upper)) {
+      // Right after a clause keyword comes a path: another keyword there (`SET add = :v`) is DynamoDB's
+      // syntax error, not a new clause.
+      if (at > 0 && ['SET', 'ADD', 'REMOVE', 'DELETE'].includes(tokens[at - 1].toUpperCase()))
+        throw validationException(`Invalid UpdateExpression: Syntax error; token: "${tokens[at]}"`);
       clause = upper;
       at++;
       continue;
