@@ -1,4 +1,4 @@
-import { CONSUMERS, consumerSpec } from '../../lambdas/shop/consumers';
+import { consumerSpec } from '../../lambdas/shop/consumers';
 import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -11,16 +11,3 @@ export const EXAMPLE_CONSUMERS: readonly ConsumerSpec[] = Object.freeze([
   consumerSpec('fulfilment'),
   consumerSpec('loyalty'),
 ]);
-
-/**
- * A name for a consumer a test makes up, that no consumer on `taken` has:
- * `base` if free, else `base-2`, `base-3`, ... Otherwise a consumer named
- * like it on the list (`npm run new:consumer -- audit`) makes the test's list
- * refuse the name as used twice.
- */
-export function unusedConsumerName(base: string, taken: readonly { name: string }[] = CONSUMERS): string {
-  const names = new Set(taken.map((c) => c.name));
-  let name = base;
-  for (let n = 2; names.has(name); n += 1) name = `${base}-${n}`;
-  return name;
-}
