@@ -477,7 +477,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'fifo-per-entity',
     statement:
-      "FIFO order per entity: group = the envelope's `entityId` (the order id); records behind a failure in their group are not processed but released at once (FIFO keeps them behind the failed one); other groups go on, side by side in the batch, one record at a time within a group",
+      "FIFO order per entity: group = the envelope's `entityId` (the entity the event happened to); records behind a failure in their group are not processed but released at once (FIFO keeps them behind the failed one); other groups go on, side by side in the batch, one record at a time within a group",
     enforcedIn: [
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
       { file: QUEUE_CONSUMER, symbol: 'processGroupsSideBySide' },
@@ -580,7 +580,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'provider-state',
     statement:
-      'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the order (no PICK after CANCEL_PICK); a duplicate reads it from its failed claim (ALL_OLD)',
+      'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the same entity (no call that event made obsolete); a duplicate reads it from its failed claim (ALL_OLD)',
     enforcedIn: [
       { file: INBOX_LEDGER, symbol: 'recordProviderCallDone' },
       { file: INBOX_LEDGER, symbol: 'supersede' },
@@ -610,7 +610,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'effects-counted-at-the-provider',
     statement:
-      'One confirmation e-mail and one warehouse instruction per order, counted at the provider: locally the consumers call a mail and a warehouse API over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an order never accepted, no PICK after a CANCEL_PICK; one summary line per provider',
+      'Provider effects counted at the provider: locally the consumers call each provider they name over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an entity never accepted, no call after a later event of its entity superseded it; one summary line per provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkPerformedEffects' },
       { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
@@ -898,7 +898,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'caller-scope',
     statement:
-      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are the caller's own: keyed by the tenant its orders' events carry, readable and credited only through that caller's orders",
+      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403",
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
@@ -1109,7 +1109,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'proof-can-fail',
     statement:
-      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; loyalty or fulfilment), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
+      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
@@ -1554,7 +1554,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'trace-context',
     statement:
-      "One order's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
+      "One request's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
     enforcedIn: [
       { file: 'lambdas/exactly-once/trace/trace-context.ts', symbol: 'parseTraceparent' },
       { file: 'lambdas/exactly-once/api/request-trace.ts', symbol: 'inRequestSpan' },
@@ -1833,7 +1833,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'retention',
     statement:
-      'Order, outbox, customer-access and provider-log items are kept (no TTL: delete them yourself if you must); idempotency records expire by DynamoDB TTL after their 24 h, inbox claims after 22 days.',
+      "The application's entities, outbox items and provider-log items are kept (no TTL: delete them yourself if you must); idempotency records expire by DynamoDB TTL after their 24 h, inbox claims after 22 days.",
     doc: { page: 'docs/operations.md', anchor: 'data-kept' },
     shownBy: [
       {

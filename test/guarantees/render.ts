@@ -66,6 +66,7 @@ function exampleSection(example: ExampleRegistry, exampleFile: string, mechanism
     return index < 0 ? Number.MAX_SAFE_INTEGER : index;
   };
   const proofs = Object.values(example.alsoProvedBy).reduce((count, refs) => count + refs.length, 0);
+  const places = Object.values(example.alsoEnforcedIn ?? {}).reduce((count, refs) => count + refs.length, 0);
   return [
     `**The example's guarantees** (${example.guarantees.length}), from ${exampleFile}: the rules of its own domain, proved by its own tests.`,
     '',
@@ -75,7 +76,7 @@ function exampleSection(example: ExampleRegistry, exampleFile: string, mechanism
     '',
     ...nonGuaranteeTable(example.nonGuarantees),
     '',
-    `**The mechanism's guarantees, proved again through the example** (${proofs} tests for ${extraIds.length} entries), from ${exampleFile}: where the example applies them and its tests that prove them on its domain.`,
+    `**The mechanism's guarantees, proved again through the example** (${proofs} tests and ${places} places in its code, for ${extraIds.length} entries), from ${exampleFile}: where the example applies them and its tests that prove them on its domain.`,
     '',
     '| Guarantee or limit of the mechanism | Applied in the example | Also proved by |',
     '| --- | --- | --- |',

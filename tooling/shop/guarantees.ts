@@ -138,6 +138,26 @@ export const guarantees: ExampleRegistry = {
       ],
       doc: { page: 'docs/http-api.md' },
     },
+    {
+      id: 'customer-points-per-caller',
+      statement:
+        "A customer's points are the caller's own: keyed by the tenant its orders' events carry, readable and credited only through that caller's orders",
+      enforcedIn: [
+        { file: 'lambdas/shop/aws/effects-table.ts', symbol: 'customerKey' },
+        { file: 'lambdas/shop/aws/order-table.ts', symbol: 'customerAccessPk' },
+      ],
+      provedBy: [
+        {
+          file: 'test/integration/customer-scope.test.ts',
+          name: 'caller A places an order for c1: A reads c1 (200); B gets 404 problem+json, like an unknown customer; the reads write nothing',
+        },
+        {
+          file: 'test/integration/customer-scope.test.ts',
+          name: 'a customer id ordered for by two callers is two customers: each reads only the points its own orders earned',
+        },
+      ],
+      doc: { page: 'docs/architecture.md', anchor: 'who-a-caller-is-and-what-a-caller-may-read' },
+    },
   ],
   nonGuarantees: [
     {
@@ -263,14 +283,6 @@ export const guarantees: ExampleRegistry = {
       },
     ],
     'caller-scope': [
-      {
-        file: 'test/integration/customer-scope.test.ts',
-        name: 'caller A places an order for c1: A reads c1 (200); B gets 404 problem+json, like an unknown customer; the reads write nothing',
-      },
-      {
-        file: 'test/integration/customer-scope.test.ts',
-        name: 'a customer id ordered for by two callers is two customers: each reads only the points its own orders earned',
-      },
       {
         file: 'test/integration/cancel-get-order.test.ts',
         name: "another caller's order is 404, exactly like an unknown one",
