@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import type { CodeRef, DocRef, Registry, TestRef } from './registry';
+import type { CodeRef, DocRef, ExampleRegistry, Registry, TestRef } from './registry';
+import { exampleReach } from '../support/example-reach';
 import { headingAnchors } from '../support/markdown';
 
 /**
@@ -54,6 +55,65 @@ export function checkRegistry(registry: Registry, root: string): string[] {
   }
 
   // A file named by two refs of one entry is missing once, not twice.
+  return [...new Set(problems)];
+}
+
+/**
+ * Checks both registries and the line between them: each as {@link checkRegistry} does; no id in both;
+ * the mechanism's registry names no file that reaches the example (`reachesExample`, as the
+ * another-domain test decides which tests survive deleting it), so every guarantee it lists is proved
+ * with the example deleted; the example's extras (`alsoProvedBy`, `alsoEnforcedIn`) name ids of the
+ * mechanism's registry, point at files that exist, and each test among them reaches the example (one
+ * that does not belongs in the mechanism's registry). Without an example registry only the mechanism's
+ * is checked.
+ */
+export function checkRegistries(
+  mechanism: Registry,
+  example: ExampleRegistry | undefined,
+  root: string,
+  reachesExample: (file: string) => boolean = exampleReach(root),
+): string[] {
+  const problems = checkRegistry(mechanism, root);
+  const files = new FileCache(root);
+  // A missing file is checkRegistry's to report; it reaches nothing.
+  const reaches = (file: string) => files.read(file) !== undefined && reachesExample(file);
+  const reaching = (file: string, runBy: readonly string[] = []) => [file, ...runBy].find(reaches);
+
+  for (const entry of [...mechanism.guarantees, ...mechanism.nonGuarantees]) {
+    const at = (message: string) => problems.push(`${entry.id}: ${message}`);
+    const refs = 'provedBy' in entry ? entry.provedBy : (entry.shownBy ?? []);
+    for (const ref of 'enforcedIn' in entry ? entry.enforcedIn : []) {
+      if (reachesExample(ref.file))
+        at(`enforced in ${ref.file}: it is the example's (alsoEnforcedIn of the example's registry)`);
+    }
+    for (const ref of refs) {
+      const file = reaching(ref.file, ref.runBy);
+      if (file !== undefined)
+        at(`proved by ${ref.file}: ${file} reaches the example (cite it in the example's alsoProvedBy)`);
+    }
+  }
+  if (example === undefined) return [...new Set(problems)];
+
+  problems.push(...checkRegistry(example, root).map((problem) => `example's ${problem}`));
+  const mechanismIds = new Set([...mechanism.guarantees, ...mechanism.nonGuarantees].map((entry) => entry.id));
+  for (const entry of [...example.guarantees, ...example.nonGuarantees]) {
+    if (mechanismIds.has(entry.id)) problems.push(`${entry.id}: id used by the mechanism's registry and the example's`);
+  }
+  for (const [id, refs] of Object.entries(example.alsoEnforcedIn ?? {})) {
+    const at = (message: string) => problems.push(`${id} (the example's alsoEnforcedIn): ${message}`);
+    if (!mechanismIds.has(id)) at("no guarantee or non-guarantee of the mechanism's registry has this id");
+    for (const ref of refs) checkCode(ref, files).forEach(at);
+  }
+  for (const [id, refs] of Object.entries(example.alsoProvedBy)) {
+    const at = (message: string) => problems.push(`${id} (the example's alsoProvedBy): ${message}`);
+    if (!mechanismIds.has(id)) at("no guarantee or non-guarantee of the mechanism's registry has this id");
+    for (const ref of refs) {
+      checkTest(ref, files).forEach(at);
+      if (files.read(ref.file) !== undefined && reaching(ref.file, ref.runBy) === undefined) {
+        at(`proved by ${ref.file}: it reaches nothing of the example (cite it in the mechanism's registry)`);
+      }
+    }
+  }
   return [...new Set(problems)];
 }
 

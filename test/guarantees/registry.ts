@@ -46,9 +46,49 @@ export interface NonGuarantee {
   shownBy?: readonly TestRef[];
 }
 
+/** The mechanism's registry (this file): its guarantees, and what it does not guarantee. */
 export interface Registry {
   guarantees: readonly Guarantee[];
   nonGuarantees: readonly NonGuarantee[];
+}
+
+/**
+ * The example's registry, beside the example as `tooling/<example>/guarantees.ts` (exporting it as
+ * `guarantees`; `<example>` is `exactlyOnce.example` in package.json), loaded by that path (example.ts):
+ * the rules of its own domain, what it does not guarantee, and what its code and tests add to the
+ * mechanism's entries, by the mechanism's id. A fork with another domain replaces that file and edits
+ * nothing here; without one, the example lists nothing.
+ *
+ * @example A booking domain's own rule, and one more proof of a mechanism guarantee
+ * ```ts
+ * import type { ExampleRegistry } from '../../test/guarantees/registry';
+ *
+ * export const guarantees: ExampleRegistry = {
+ *   guarantees: [
+ *     {
+ *       id: 'no-double-booking',
+ *       statement: 'A room is never booked twice for one night',
+ *       enforcedIn: [{ file: 'lambdas/bookings/use-cases/book.ts', symbol: 'book' }],
+ *       provedBy: [{ file: 'test/unit/create-booking.test.ts', name: 'a night already taken is 409' }],
+ *       doc: { page: 'docs/http-api.md' },
+ *     },
+ *   ],
+ *   nonGuarantees: [],
+ *   alsoProvedBy: {
+ *     'idempotency-key-contract': [{ file: 'test/unit/create-booking.test.ts', name: 'one booking per key' }],
+ *   },
+ * };
+ * ```
+ */
+export interface ExampleRegistry extends Registry {
+  /**
+   * Tests of the example that prove a mechanism guarantee again (or show one of its limits), by the
+   * mechanism's id. Each must reach the example: a test that runs without it belongs in the mechanism's
+   * registry.
+   */
+  alsoProvedBy: Readonly<Record<string, readonly TestRef[]>>;
+  /** Where the example's code applies a mechanism guarantee, by the mechanism's id. */
+  alsoEnforcedIn?: Readonly<Record<string, readonly CodeRef[]>>;
 }
 
 const ARCHITECTURE = 'docs/architecture.md';
@@ -59,11 +99,6 @@ const architecture = (anchor: string): DocRef => ({ page: ARCHITECTURE, anchor }
 
 const PORT_CONTRACTS = 'test/simulation/contracts/port-contracts.ts';
 const PORT_CONTRACT_RUNNERS = ['test/simulation/memory-contracts.test.ts', 'test/integration/port-contracts.test.ts'];
-const ORDER_REPOSITORY_CONTRACTS = 'test/simulation/contracts/order-repository-contracts.ts';
-const ORDER_REPOSITORY_CONTRACT_RUNNERS = [
-  'test/simulation/memory-order-contracts.test.ts',
-  'test/integration/order-repository-contracts.test.ts',
-];
 const QUEUE_CONTRACTS = 'test/simulation/contracts/queue-contracts.ts';
 const QUEUE_CONTRACT_RUNNERS = [
   'test/simulation/memory-queue-contracts.test.ts',
@@ -75,44 +110,33 @@ const IDEMPOTENCY_CONTRACT_RUNNERS = [
   'test/integration/idempotency-contracts.test.ts',
 ];
 
-const LEDGERS = 'lambdas/shop/aws/ledgers.ts';
+const OUTBOX_TABLE = 'lambdas/exactly-once/aws/outbox-table.ts';
 const INBOX_LEDGER = 'lambdas/exactly-once/aws/inbox-ledger.ts';
 const PUBLISHER = 'lambdas/exactly-once/aws/sqs-event-publisher.ts';
 const QUEUE_CONSUMER = 'lambdas/exactly-once/consumer/queue-consumer.ts';
 const CONSUMER_SUPPORT = 'lambdas/exactly-once/consumer/consume-record.ts';
 const BACKOFF = 'lambdas/exactly-once/consumer/retry-budget.ts';
-const ORDER = 'lambdas/shop/domain/order.ts';
-const ORDERS_API = 'lib/shop/orders-api.ts';
 const FUNCTION_DEFAULTS = 'lib/exactly-once/function-defaults.ts';
-const STACK = 'lib/shop/shop-stack.ts';
 const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
-const UNIT_CREATE = 'test/unit/create-order.test.ts';
-const UNIT_CANCEL = 'test/unit/cancel-order.test.ts';
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
-const UNIT_SHOP_CONSUMERS = 'test/unit/shop-consumers.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
 const UNIT_BACKOFF = 'test/unit/backoff-and-events.test.ts';
 const UNIT_PROVIDER = 'test/unit/provider-completion.test.ts';
-const UNIT_SHOP_PROOF = 'test/unit/shop-proof.test.ts';
-const INT_CREATE = 'test/integration/create-order.test.ts';
-const INT_CANCEL_GET = 'test/integration/cancel-get-order.test.ts';
 const INT_PIPELINES = 'test/integration/pipelines.test.ts';
-const INT_SHOP_PIPELINES = 'test/integration/shop-pipelines.test.ts';
 const INT_SWEEPER = 'test/integration/outbox-sweeper.test.ts';
+const INT_OUTBOX = 'test/integration/guarantee-transactional-outbox.test.ts';
+const INT_SQS_SAFE = 'test/integration/guarantee-sqs-safe-identifiers.test.ts';
+const UNIT_DEPENDENCY_FAILURE = 'test/unit/guarantee-dependency-failure.test.ts';
 const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
-const INFRA_API = 'test/infra/api.test.ts';
 const INFRA_IAM_REST_API = 'test/infra/iam-rest-api.test.ts';
-const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
-const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
-const SHOP_GUARDS = 'test/simulation/shop-guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
 
 export const GUARANTEES: readonly Guarantee[] = [
@@ -122,16 +146,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/idempotent-command.ts', symbol: 'idempotentCommand' },
-      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
       { file: 'lambdas/exactly-once/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
       { file: 'lambdas/exactly-once/runtime/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
-      {
-        file: UNIT_CREATE,
-        name: 'the idempotency record is keyed on (caller, unquoted key) and fingerprinted on the canonical body',
-      },
-      { file: UNIT_CREATE, name: 'the key expires after 24 h, and the in-progress lock with the Lambda deadline' },
       {
         file: 'test/exactly-once/idempotency-key.test.ts',
         name: 'quoted and bare forms of the same key are the same key',
@@ -145,90 +163,33 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/exactly-once/idempotent-command.test.ts',
         name: 'the same key with another body: 422, the command not run again',
       },
-      {
-        file: INT_CREATE,
-        name: 'the same key twice makes one order and replays the identical response with the replay header',
-      },
-      { file: INT_CREATE, name: 'the same key with a different body is 422 and still one order' },
-      {
-        file: INT_CREATE,
-        name: '20 concurrent requests with one key: one 201, the rest 409 or replay, no 5xx, one order',
-      },
-    ],
-    doc: HTTP_API,
-  },
-  {
-    id: 'validation-before-idempotency',
-    statement: 'Input is validated before the idempotent section, so a rejected request stores nothing',
-    enforcedIn: [
-      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
-      { file: ORDER, symbol: 'parsePlaceOrderBody' },
-    ],
-    provedBy: [
-      {
-        file: INT_CREATE,
-        name: 'an invalid body is 400 with field errors, stores nothing, and the corrected request with the same key is 201',
-      },
-      { file: UNIT_CREATE, name: 'an invalid body: problem with the field errors, and no DynamoDB call at all' },
-    ],
-    doc: HTTP_API,
-  },
-  {
-    id: 'deterministic-order-id',
-    statement:
-      'Deterministic `orderId` = f(caller, key) plus a conditional write: no second order even if the idempotency record is lost or its lock expires',
-    enforcedIn: [
-      { file: ORDER, symbol: 'deriveOrderId' },
-      { file: 'lambdas/shop/use-cases/place-order.ts', symbol: 'placeOrder' },
-      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'place' },
-    ],
-    provedBy: [
-      {
-        file: INT_CREATE,
-        name: 'a crash after the order transaction leaves a lock; once it expires the retry returns the same order, still one order',
-      },
-      { file: 'test/unit/order.test.ts', name: 'is scoped to the caller: the same key from two callers is two orders' },
-      { file: UNIT_CREATE, name: 'a retry after a crash finds its own order already written and answers with it' },
-      { file: UNIT_CREATE, name: 'the idempotency record is gone but the order the key made has another fingerprint' },
     ],
     doc: HTTP_API,
   },
   {
     id: 'transactional-outbox',
     statement:
-      'Transactional outbox: the state change and its event (deterministic `eventId`) in one `TransactWriteItems`',
+      "Transactional outbox: `outboxPut` writes an event into its entity's partition, conditional on its absence, for the transaction that changes the entity: the change and its event (a deterministic `eventId`) commit together or not at all, and a second write of one event is refused, never a second event",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/outbox-table.ts', symbol: 'outboxPut' },
-      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'DynamoDbOrderRepository' },
-      { file: ORDER, symbol: 'orderPlacedEventId' },
+      { file: OUTBOX_TABLE, symbol: 'outboxPut' },
+      { file: OUTBOX_TABLE, symbol: 'outboxItemKey' },
     ],
     provedBy: [
       {
-        file: INT_CANCEL_GET,
-        name: "writes exactly one order, one OrderPlaced outbox item and the caller's customer access, in one transaction",
+        file: INT_OUTBOX,
+        name: "one POST /things writes the thing and its ThingHappened outbox item in one TransactWriteItems, in the thing's partition",
       },
-      { file: INT_CANCEL_GET, name: 'if the outbox item cannot be written, neither is the order (one transaction)' },
-      { file: 'test/unit/order.test.ts', name: 'event ids are deterministic and distinct per event type' },
+      { file: INT_OUTBOX, name: 'if the outbox item cannot be written, neither is the thing (one transaction)' },
+      {
+        file: INT_OUTBOX,
+        name: 'a second write of an event already in the outbox is refused, and the change written with it is not applied',
+      },
+      {
+        file: INT_OUTBOX,
+        name: 'the same request after its idempotency record is lost derives the same thing and event: still one thing, one outbox item',
+      },
     ],
     doc: architecture('a-transactional-outbox-not-write-then-publish'),
-  },
-  {
-    id: 'cancel-idempotent',
-    statement: 'Cancel is idempotent by nature (conditional on PLACED)',
-    enforcedIn: [{ file: 'lambdas/shop/use-cases/cancel-order.ts', symbol: 'cancelOrder' }],
-    provedBy: [
-      { file: UNIT_CANCEL, name: 'cancelling an already cancelled order returns it as it is and writes nothing' },
-      { file: UNIT_CANCEL, name: 'losing a race with a concurrent cancel still answers with the cancelled order' },
-      {
-        file: INT_CANCEL_GET,
-        name: 'twice returns the cancelled order both times and writes exactly one OrderCancelled outbox item',
-      },
-      {
-        file: INT_CANCEL_GET,
-        name: 'concurrently: no 4xx/5xx other than 503, one cancellation time, one OrderCancelled item',
-      },
-    ],
-    doc: HTTP_API,
   },
   {
     id: 'relay',
@@ -514,38 +475,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: architecture('event-integrity-one-id-one-event'),
   },
   {
-    id: 'version-check',
-    statement:
-      'Per-order version check: a stale or out-of-order event is an acked no-op (`StaleEventIgnored`); a cancel that arrives before its place leaves nothing reserved',
-    enforcedIn: [{ file: LEDGERS, symbol: 'DynamoDbFulfilmentLedger' }],
-    provedBy: [
-      {
-        file: UNIT_SHOP_CONSUMERS,
-        name: 'a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call',
-      },
-      {
-        file: UNIT_SHOP_CONSUMERS,
-        name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
-      },
-      {
-        file: UNIT_SHOP_CONSUMERS,
-        name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
-      },
-      {
-        file: INT_SHOP_PIPELINES,
-        name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
-      },
-      {
-        file: SHOP_GUARDS,
-        name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
-      },
-    ],
-    doc: architecture('fifo-per-order-with-a-version-check'),
-  },
-  {
     id: 'fifo-per-entity',
     statement:
-      "FIFO order per entity: group = the envelope's `entityId` (the order id); records behind a failure in their group are not processed but released at once (FIFO keeps them behind the failed one); other groups go on, side by side in the batch, one record at a time within a group",
+      "FIFO order per entity: group = the envelope's `entityId` (the entity the event happened to); records behind a failure in their group are not processed but released at once (FIFO keeps them behind the failed one); other groups go on, side by side in the batch, one record at a time within a group",
     enforcedIn: [
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
       { file: QUEUE_CONSUMER, symbol: 'processGroupsSideBySide' },
@@ -613,7 +545,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Provider idempotency keys `<consumer>:<eventId>`; a duplicate calls the provider again, under the same key, only while the call is owed (next row)',
     enforcedIn: [
       { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'providerKey' },
-      { file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
       { file: 'lambdas/exactly-once/inbox/entity-effect.ts', symbol: 'applyEntityEffect' },
       { file: 'lambdas/exactly-once/provider/provider.ts', symbol: 'ExternalProvider' },
       { file: 'lambdas/exactly-once/aws/recording-provider.ts', symbol: 'RecordingProvider' },
@@ -649,11 +580,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'provider-state',
     statement:
-      'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the order (no PICK after CANCEL_PICK); a duplicate reads it from its failed claim (ALL_OLD)',
+      'Provider calls respect state: the inbox entry records the call done, or superseded by a later event of the same entity (no call that event made obsolete); a duplicate reads it from its failed claim (ALL_OLD)',
     enforcedIn: [
       { file: INBOX_LEDGER, symbol: 'recordProviderCallDone' },
       { file: INBOX_LEDGER, symbol: 'supersede' },
-      { file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' },
       { file: 'lambdas/exactly-once/inbox/ports.ts', symbol: 'ProviderCallRecord' },
     ],
     provedBy: [
@@ -671,20 +601,8 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'an undo applied from HAPPENED marks the ThingHappened inbox entry superseded, in the same transaction',
       },
       {
-        file: UNIT_SHOP_CONSUMERS,
-        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
-      },
-      {
-        file: UNIT_SHOP_CONSUMERS,
-        name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
-      },
-      {
         file: INT_PIPELINES,
         name: 'the provider down until ThingHappened dead-letters, then ThingUndone goes through: the redriven ThingHappened calls no provider',
-      },
-      {
-        file: SHOP_GUARDS,
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
     ],
     doc: architecture('external-effects-get-an-idempotency-key-passed-outward'),
@@ -692,19 +610,14 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'effects-counted-at-the-provider',
     statement:
-      'One confirmation e-mail and one warehouse instruction per order, counted at the provider: locally the consumers call a mail and a warehouse API over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an order never accepted, no PICK after a CANCEL_PICK; one summary line per provider',
+      'Provider effects counted at the provider: locally the consumers call each provider they name over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an entity never accepted, no call after a later event of its entity superseded it; one summary line per provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkPerformedEffects' },
-      { file: 'tooling/shop/proof.ts', symbol: 'picksAfterCancel' },
       { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
       { file: 'tools/local-runtime/runtime.ts', symbol: 'startRuntime' },
     ],
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
-      {
-        file: UNIT_SHOP_PROOF,
-        name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
-      },
       {
         file: 'test/runtime/proof-kit-all-faults.test.ts',
         name: 'all faults together: effects equal intents, calls per order measured, report renders',
@@ -730,7 +643,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/infra/consumer-providers.test.ts',
         name: 'a configured provider that no consumer calls stops synth',
       },
-      { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
       {
         file: 'test/exactly-once/provider-wiring.test.ts',
         name: 'a configured provider is called over HTTP with the key from its parameter, read once for many calls',
@@ -748,15 +660,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
-      { file: 'tooling/shop/proof.ts', symbol: 'fulfilmentProviderRules' },
       { file: 'lambdas/exactly-once/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
       { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],
     provedBy: [
-      {
-        file: UNIT_SHOP_PROOF,
-        name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
-      },
       {
         file: 'test/unit/verify-provider-calls.test.ts',
         name: 'a call that reached the provider but is not recorded done on the inbox is a provider violation',
@@ -765,7 +672,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: UNIT_PROVIDER,
         name: 'the plan carries the window and the rate through JSON; a malformed window is dropped',
       },
-      { file: OUTAGES_TEST, name: 'provider outage, then cancel, then redrive' },
     ],
     doc: PROOF_KIT,
   },
@@ -814,10 +720,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/dlq-cli.test.ts',
         name: 'past the horizon: left, with the reason and what to do, unless --past-horizon names its eventId',
-      },
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
       },
     ],
     doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
@@ -950,10 +852,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the real stack refuses a broken override at synth (the correctness Aspects are applied to it)',
       },
       {
-        file: 'test/infra/shop-stack.test.ts',
-        name: 'Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)',
-      },
-      {
         file: 'test/infra/promises.test.ts',
         name: 'the relay reads the stream with bisect, 8 retries, a 6 h maximum record age and an on-failure queue',
       },
@@ -965,14 +863,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement: 'Least privilege; cdk-nag with every acknowledgement justified',
     enforcedIn: [
       { file: 'lib/exactly-once/grants.ts', symbol: 'grantTableActions' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: 'bin/app.ts', symbol: 'app' },
     ],
     provedBy: [
-      {
-        file: INFRA_API,
-        name: 'least privilege: each API function may touch only its own tables, with only its actions',
-      },
       {
         file: INFRA_IAM_REST_API,
         name: 'no function role anywhere has dynamodb:* or *, or DynamoDB data access on every table',
@@ -983,7 +876,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'synthesizes with the AwsSolutions checks and zero unacknowledged findings',
       },
       { file: 'test/infra/nag.test.ts', name: 'every acknowledgement says why' },
-      { file: 'test/infra/shop-stack.test.ts', name: 'cdk-nag on the shop stack' },
     ],
     doc: { page: 'docs/adapting.md', anchor: 'the-checks' },
   },
@@ -995,8 +887,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
-      { file: UNIT_CREATE, name: 'an unexpected bug: a generic problem, no stack trace or error text' },
-      { file: UNIT_CANCEL, name: 'an unexpected bug is a generic 500 without stack trace or error text' },
       { file: INFRA_IAM_REST_API, name: 'gateway-made errors are problem+json too' },
       {
         file: 'test/runtime/gateway-responses.test.ts',
@@ -1008,7 +898,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'caller-scope',
     statement:
-      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403. A customer's points are the caller's own: keyed by the tenant its orders' events carry, readable and credited only through that caller's orders",
+      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403",
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
@@ -1028,15 +918,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'same role, two sessions, one Idempotency-Key: one order, the second answer is its replay',
       },
       {
-        file: 'test/integration/customer-scope.test.ts',
-        name: 'caller A places an order for c1: A reads c1 (200); B gets 404 problem+json, like an unknown customer; the reads write nothing',
-      },
-      {
-        file: 'test/integration/customer-scope.test.ts',
-        name: 'a customer id ordered for by two callers is two customers: each reads only the points its own orders earned',
-      },
-      { file: INT_CANCEL_GET, name: "another caller's order is 404, exactly like an unknown one" },
-      {
         file: GUARDS,
         name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
@@ -1046,26 +927,24 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'sqs-safe-identifiers',
     statement:
-      'Identifiers deliverable to SQS: `customerId` and `sku` are 1–64 of `[A-Za-z0-9._:-]`, in the zod schema and in the gateway model generated from it',
+      'Identifiers deliverable to SQS: an event is sent only when SQS can carry every part of it (the characters of its body; `entityId` and `eventId`, the FIFO message group and deduplication ids, as 1–128 printable ASCII); one it cannot is set aside (`malformed-outbox-items`), never sent to fail its batch or its queue',
     enforcedIn: [
-      { file: ORDER, symbol: 'IDENTIFIER_PATTERN' },
-      { file: ORDER, symbol: 'identifierSchema' },
-      { file: ORDERS_API, symbol: 'OrdersApi' },
+      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
+      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'SQS_BODY_CHARACTERS' },
+      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'SQS_FIFO_ID' },
     ],
     provedBy: [
-      { file: UNIT_CREATE, name: 'identifiers are limited to what every queue, key and path can carry' },
-      { file: UNIT_CREATE, name: 'the edge characters and 64 characters are accepted' },
-      { file: 'test/unit/order.test.ts', name: 'customerId and sku: 1-64 ASCII letters, digits and . _ : -' },
+      { file: 'test/unit/envelope.test.ts', name: ' is not publishable, and says why', templated: true },
       {
-        file: INT_CREATE,
-        name: 'ids SQS could not carry (U+FFFE in customerId, U+FFFF in a sku) are 400, store nothing, and the corrected request is 201',
+        file: INT_SQS_SAFE,
+        name: 'every body the check passes is taken by a FIFO queue, and each it refuses the queue refuses too',
       },
       {
-        file: INFRA_API,
-        name: 'POST /orders requires the Idempotency-Key header and a JSON body matching the order model',
+        file: INT_SQS_SAFE,
+        name: 'the relay sends none of the events SQS would refuse, reports none of them failed, and publishes the rest',
       },
     ],
-    doc: HTTP_API,
+    doc: { page: 'docs/runbook.md', anchor: 'malformed-outbox-item' },
   },
   {
     id: 'malformed-outbox-items',
@@ -1110,13 +989,20 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isDependencyFailure' },
       { file: 'lambdas/exactly-once/api/http.ts', symbol: 'serviceUnavailable' },
+      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'unexpectedErrorResponse' },
     ],
     provedBy: [
-      { file: UNIT_CREATE, name: 'error classes of the order transaction' },
-      { file: UNIT_CREATE, name: ': 503 with Retry-After, and the lock is released for the retry', templated: true },
-      { file: UNIT_CREATE, name: ': 500 (a bug; retrying cannot help), no Retry-After', templated: true },
-      { file: UNIT_CANCEL, name: 'error classes of the cancel transaction' },
-      { file: UNIT_CANCEL, name: 'the transaction is cancelled by a conflict, not by our condition' },
+      { file: UNIT_DEPENDENCY_FAILURE, name: 'error classes of the thing transaction' },
+      {
+        file: UNIT_DEPENDENCY_FAILURE,
+        name: ': 503 with Retry-After, and the idempotency lock is released for the retry',
+        templated: true,
+      },
+      { file: UNIT_DEPENDENCY_FAILURE, name: ': 500 (a bug; retrying cannot help), no Retry-After', templated: true },
+      {
+        file: UNIT_DEPENDENCY_FAILURE,
+        name: 'a condition failure on the outbox item is a 500: no retry can write it, and no 201 is given for an unwritten thing',
+      },
     ],
     doc: HTTP_API,
   },
@@ -1177,7 +1063,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'tools/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
-      { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
       {
         file: ALL_FAULTS_TEST,
         name: 'all faults together: effects equal intents, calls per order measured, report renders',
@@ -1224,25 +1109,16 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'proof-can-fail',
     statement:
-      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; loyalty or fulfilment), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
+      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
-      { file: PROOF_KIT_TEST, name: ', reported as "more than expected"', templated: true },
-      {
-        file: PROOF_KIT_TEST,
-        name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
-      },
       {
         file: 'test/unit/verify.test.ts',
         name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
-      },
-      {
-        file: UNIT_SHOP_PROOF,
-        name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
       },
       { file: 'test/unit/faults.test.ts', name: 'in the local runtime build it disables the named consumer only' },
     ],
@@ -1253,7 +1129,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Fault injection is opt-in, never in prod: without `-c faultInjection=true` no switch and no fault code in any bundle; inbox bypass only in the local build; plans expire; an active plan alarms',
     enforcedIn: [
-      { file: 'lib/shop/config.ts', symbol: 'readConfig' },
       { file: FUNCTION_DEFAULTS, symbol: 'bundleDefines' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
       { file: 'lambdas/exactly-once/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
@@ -1267,7 +1142,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/infra/fault-injection.test.ts',
         name: 'an alarm fires on the first invocation under a plan, to the alarm topic, and names its runbook',
       },
-      { file: 'test/infra/shop-config.test.ts', name: 'fault injection is off by default in dev and prod' },
       {
         file: 'test/infra/bundles.test.ts',
         name: 'built without fault injection has no fault code and no inbox bypass',
@@ -1286,8 +1160,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Stages side by side without name collisions, each stage's alarms on its own metrics (the `service` dimension is the stack's name); prod retains and deletion-protects its tables, keeps logs a year and has no fault switch; no function reserves concurrency",
     enforcedIn: [
-      { file: 'lib/shop/config.ts', symbol: 'STAGE_DEFAULTS' },
-      { file: STACK, symbol: 'ExactlyOnceStack' },
       { file: FUNCTION_DEFAULTS, symbol: 'serviceName' },
       { file: 'lib/exactly-once/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
     ],
@@ -1321,11 +1193,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'a function whose entry is missing fails at synth with a one-line error',
       },
       { file: 'test/infra/entry-points.test.ts', name: "every function's entry exists and exports handler" },
-      {
-        file: 'test/infra/shop-stack.test.ts',
-        name: 'every module of the entry folders is the code of a function of the ',
-        templated: true,
-      },
     ],
     doc: { page: 'docs/adapting.md' },
   },
@@ -1368,9 +1235,8 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'consumers-are-data',
     statement:
-      'Consumers are data: one list (`lambdas/shop/consumers.ts`) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
+      'Consumers are data: one list (`consumers.ts` of the example, a `ConsumerSpec` each) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
     enforcedIn: [
-      { file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' },
       { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
       { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
       { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
@@ -1460,15 +1326,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'its provider called twice with no claim to deduplicate is a double effect',
       },
       {
-        file: UNIT_SHOP_PROOF,
-        name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
-      },
-      {
         file: 'test/unit/verify.test.ts',
         name: "'s missing claim is reported under the generic invariant",
         templated: true,
       },
-      { file: PROOF_KIT_TEST, name: ': the generic invariant reports its events as unclaimed', templated: true },
     ],
     doc: PROOF_KIT,
   },
@@ -1544,10 +1405,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: INFRA_ASPECTS,
         name: 'standard queue: maxReceiveCount 13 fails (855 s guaranteed), on the queue, with the numbers and the fix',
-      },
-      {
-        file: OUTAGES_TEST,
-        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
       },
       {
         file: GUARDS,
@@ -1635,10 +1492,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: UNIT_CONSUMERS,
         name: 'a batch in which every record fails reports each as a batch item failure, and does not throw',
       },
-      {
-        file: OUTAGES_TEST,
-        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
-      },
     ],
     doc: architecture('a-retry-budget-and-dead-letter-queues'),
   },
@@ -1707,7 +1560,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'trace-context',
     statement:
-      "One order's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
+      "One request's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
     enforcedIn: [
       { file: 'lambdas/exactly-once/trace/trace-context.ts', symbol: 'parseTraceparent' },
       { file: 'lambdas/exactly-once/api/request-trace.ts', symbol: 'inRequestSpan' },
@@ -1734,10 +1587,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/exactly-once/trace.test.ts',
         name: "the call sends traceparent naming its provider-call span, a child of the consumer's",
       },
-      {
-        file: 'test/unit/create-order.test.ts',
-        name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
-      },
     ],
     doc: { page: 'docs/operations.md', anchor: 'tracing-one-order-across-every-hop' },
   },
@@ -1751,15 +1600,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'tools/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
     ],
     provedBy: [
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice',
-      },
-      { file: 'test/runtime/dlq-tool.test.ts', name: 'a FIFO redrive keeps each message group and its order' },
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'redrive refuses poison by cause without --include-poison (usage error, nothing moved)',
-      },
       {
         file: 'test/unit/dlq-cli.test.ts',
         name: 'a FIFO copy keeps its group and gets a fresh deduplication id each time it is redriven',
@@ -1838,7 +1678,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
       { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
-      { file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
@@ -1852,16 +1691,8 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'with the inbox claim keyed on the SQS messageId, a resent or republished event is taken without a claim under its eventId: found within 5 seeds',
       },
       {
-        file: SHOP_GUARDS,
-        name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
-      },
-      {
         file: GUARDS,
         name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
-      },
-      {
-        file: SHOP_GUARDS,
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
       {
         file: GUARDS,
@@ -1897,26 +1728,24 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-contracts',
     statement:
-      "The simulation's DynamoDB and SQS behave as DynamoDB Local and fauxqs wherever the pipeline relies on them: the same contract suites run the real adapters on both",
+      "The simulation's DynamoDB and SQS behave as DynamoDB Local and fauxqs wherever the pipeline relies on them: the same contract suites run the real adapters on both, and the in-memory DynamoDB refuses the reserved words DynamoDB Local refuses",
     enforcedIn: [
       { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
       { file: PORT_CONTRACTS, symbol: 'describeOutboxContract' },
-      { file: ORDER_REPOSITORY_CONTRACTS, symbol: 'describeOrderRepositoryContract' },
       { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
       { file: 'tools/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
       { file: 'tools/simulation/world/sqs.ts', symbol: 'SimQueue' },
+      { file: 'tools/simulation/reserved-words.ts', symbol: 'isReservedWord' },
     ],
     provedBy: [
       { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       { file: PORT_CONTRACTS, name: 'outbox contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
-      {
-        file: ORDER_REPOSITORY_CONTRACTS,
-        name: 'order repository contract: ',
-        templated: true,
-        runBy: ORDER_REPOSITORY_CONTRACT_RUNNERS,
-      },
       { file: PORT_CONTRACTS, name: 'try counter contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
       { file: QUEUE_CONTRACTS, name: 'queue contract: ', templated: true, runBy: QUEUE_CONTRACT_RUNNERS },
+      {
+        file: 'test/integration/reserved-words.test.ts',
+        name: 'every word of the list is refused bare by DynamoDB Local and by the in-memory DynamoDB, with a ValidationException',
+      },
     ],
     doc: SIMULATION,
   },
@@ -1927,8 +1756,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lambdas/exactly-once/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
       { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/shop/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
-      { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
       { file: 'tools/simulation/world/consumers.ts', symbol: 'handlerFactory' },
       { file: 'tools/simulation/world/stream.ts', symbol: 'StreamMapping' },
     ],
@@ -2008,24 +1835,6 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     statement:
       "A message under a real event's id that reaches a consumer's queue **before** the real event (a forger past the queue policy: one of the sender roles) is applied in its place; the real event is then caught as `EventIdReused` for a person, not swallowed, but its effect is missing until that person acts",
     doc: architecture('event-integrity-one-id-one-event'),
-    shownBy: [
-      {
-        file: 'test/runtime/proof-kit.test.ts',
-        name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
-      },
-      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
-    ],
-  },
-  {
-    id: 'points-kept-on-cancel',
-    statement: 'Points are not taken back when an order is cancelled (the example keeps it simple).',
-    doc: architecture('fifo-per-order-with-a-version-check'),
-    shownBy: [
-      {
-        file: INT_SHOP_PIPELINES,
-        name: 'place then cancel through the API: reserved goes up then back to zero, points stay',
-      },
-    ],
   },
   {
     id: 'writes-around-the-api',
@@ -2035,7 +1844,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'retention',
     statement:
-      'Order, outbox, customer-access and provider-log items are kept (no TTL: delete them yourself if you must); idempotency records expire by DynamoDB TTL after their 24 h, inbox claims after 22 days.',
+      "The application's entities, outbox items and provider-log items are kept (no TTL: delete them yourself if you must); idempotency records expire by DynamoDB TTL after their 24 h, inbox claims after 22 days.",
     doc: { page: 'docs/operations.md', anchor: 'data-kept' },
     shownBy: [
       {

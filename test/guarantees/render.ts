@@ -1,10 +1,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { exampleReach } from '../support/example-reach';
-import { REGISTRY, type CodeRef, type DocRef, type Guarantee, type Registry, type TestRef } from './registry';
+import { exampleRegistryFile, loadExampleRegistry } from './example';
+import {
+  REGISTRY,
+  type CodeRef,
+  type DocRef,
+  type ExampleRegistry,
+  type Guarantee,
+  type NonGuarantee,
+  type Registry,
+  type TestRef,
+} from './registry';
 
 /**
- * Writes the generated section of docs/guarantees.md from the registry:
+ * Writes the generated section of docs/guarantees.md from the mechanism's registry and the example's:
  * `npx tsx test/guarantees/render.ts`. The prose around the markers is kept as it is.
  *
  * The tables are written without padding and inside a prettier-ignore range: prettier would pad
@@ -19,57 +28,88 @@ const ROOT = path.join(__dirname, '..', '..');
 const PAGE_DIR = path.posix.dirname(PAGE);
 
 /**
- * The section between the markers (markers excluded), rendered from the registry alone: a drifted
- * test file is the checker's to report, not a reason for the page to change. A part of a templated
- * title is shown with ellipses.
+ * The section between the markers (markers excluded), rendered from the registries alone: a drifted
+ * test file is the checker's to report, not a reason for the page to change. The mechanism's
+ * guarantees and limits first; then the example's (from `exampleFile`, or a line saying it has none);
+ * then the proofs the example adds to the mechanism's guarantees. A part of a templated title is shown
+ * with ellipses.
  */
-export function renderSection(registry: Registry, reachesExample = exampleReach(ROOT)): string {
-  const { mechanism, example } = splitByOwner(registry.guarantees, reachesExample);
-  const table = (guarantees: readonly Guarantee[]) => [
-    '| Guarantee | Enforced in | Proved by | Explained in |',
-    '| --- | --- | --- | --- |',
-    ...guarantees.map((g) =>
-      row([`${cell(g.statement)} (\`${g.id}\`)`, codeCell(g.enforcedIn), testCell(g.provedBy), docLink(g.doc)]),
-    ),
-  ];
+export function renderSection(mechanism: Registry, example: ExampleRegistry | undefined, exampleFile: string): string {
   const lines = [
-    `<!-- Generated from test/guarantees/registry.ts by \`${RENDER_COMMAND}\`: edit the registry, not this section. -->`,
+    `<!-- Generated from test/guarantees/registry.ts and ${exampleFile} by \`${RENDER_COMMAND}\`: edit the registries, not this section. -->`,
     '<!-- prettier-ignore-start -->',
     '',
-    `**Proved without the example** (${mechanism.length}): at least one test proving each reaches none of the example's folders, so it still runs, and still proves the guarantee, with the shop deleted.`,
+    `**The mechanism's guarantees** (${mechanism.guarantees.length}), from test/guarantees/registry.ts: every test listed reaches nothing of the example, so each guarantee is proved with the example deleted.`,
     '',
-    ...table(mechanism),
+    ...guaranteeTable(mechanism.guarantees),
     '',
-    `**Proved through the example** (${example.length}): every test proving each reaches the shop (its code, its stack or its plug-ins for the tools). They hold for the shop as shipped; a fork that replaces the shop keeps these tests only by pointing them at its own domain.`,
+    '**What the mechanism does not guarantee**',
     '',
-    ...table(example),
+    ...nonGuaranteeTable(mechanism.nonGuarantees),
     '',
-    '**Not guaranteed**',
-    '',
-    '| Not guaranteed | Explained in | Where a test shows the limit |',
-    '| --- | --- | --- |',
-    ...registry.nonGuarantees.map((n) =>
-      row([`${cell(n.statement)} (\`${n.id}\`)`, docLink(n.doc), n.shownBy ? testCell(n.shownBy) : '—']),
-    ),
+    ...(example === undefined
+      ? [`**The example's guarantees**: the example has no registry (${exampleFile}), so it lists none.`]
+      : exampleSection(example, exampleFile, mechanism)),
     '',
     '<!-- prettier-ignore-end -->',
   ];
   return `\n${lines.join('\n')}\n`;
 }
 
-/**
- * The mechanism's guarantees (one of their tests runs without the example: it reaches none of its
- * folders) and the example's (every one of their tests reaches it), each in the registry's order.
- */
-export function splitByOwner(
-  guarantees: readonly Guarantee[],
-  reachesExample: (file: string) => boolean,
-): { mechanism: Guarantee[]; example: Guarantee[] } {
-  const runsWithoutExample = (g: Guarantee) => g.provedBy.some((t) => !reachesExample(t.file));
-  return {
-    mechanism: guarantees.filter(runsWithoutExample),
-    example: guarantees.filter((g) => !runsWithoutExample(g)),
+function exampleSection(example: ExampleRegistry, exampleFile: string, mechanism: Registry): string[] {
+  const statementOf = new Map(
+    [...mechanism.guarantees, ...mechanism.nonGuarantees].map((entry) => [entry.id, entry.statement]),
+  );
+  const extraIds = [...new Set([...Object.keys(example.alsoEnforcedIn ?? {}), ...Object.keys(example.alsoProvedBy)])];
+  const order = (id: string) => {
+    const index = [...statementOf.keys()].indexOf(id);
+    return index < 0 ? Number.MAX_SAFE_INTEGER : index;
   };
+  const proofs = Object.values(example.alsoProvedBy).reduce((count, refs) => count + refs.length, 0);
+  const places = Object.values(example.alsoEnforcedIn ?? {}).reduce((count, refs) => count + refs.length, 0);
+  return [
+    `**The example's guarantees** (${example.guarantees.length}), from ${exampleFile}: the rules of its own domain, proved by its own tests.`,
+    '',
+    ...guaranteeTable(example.guarantees),
+    '',
+    '**What the example does not guarantee**',
+    '',
+    ...nonGuaranteeTable(example.nonGuarantees),
+    '',
+    `**The mechanism's guarantees, proved again through the example** (${proofs} tests and ${places} places in its code, for ${extraIds.length} entries), from ${exampleFile}: where the example applies them and its tests that prove them on its domain.`,
+    '',
+    '| Guarantee or limit of the mechanism | Applied in the example | Also proved by |',
+    '| --- | --- | --- |',
+    ...extraIds
+      .sort((a, b) => order(a) - order(b))
+      .map((id) =>
+        row([
+          `${cell(statementOf.get(id) ?? "(not in the mechanism's registry)")} (\`${id}\`)`,
+          codeCell(example.alsoEnforcedIn?.[id] ?? []) || '—',
+          testCell(example.alsoProvedBy[id] ?? []) || '—',
+        ]),
+      ),
+  ];
+}
+
+function guaranteeTable(guarantees: readonly Guarantee[]): string[] {
+  return [
+    '| Guarantee | Enforced in | Proved by | Explained in |',
+    '| --- | --- | --- | --- |',
+    ...guarantees.map((g) =>
+      row([`${cell(g.statement)} (\`${g.id}\`)`, codeCell(g.enforcedIn), testCell(g.provedBy), docLink(g.doc)]),
+    ),
+  ];
+}
+
+function nonGuaranteeTable(nonGuarantees: readonly NonGuarantee[]): string[] {
+  return [
+    '| Not guaranteed | Explained in | Where a test shows the limit |',
+    '| --- | --- | --- |',
+    ...nonGuarantees.map((n) =>
+      row([`${cell(n.statement)} (\`${n.id}\`)`, docLink(n.doc), n.shownBy ? testCell(n.shownBy) : '—']),
+    ),
+  ];
 }
 
 /** The page with its section replaced; the markers must be there, once each and in order. */
@@ -153,7 +193,7 @@ function docLink(doc: DocRef): string {
 if (require.main === module) {
   const file = path.join(ROOT, PAGE);
   const before = fs.readFileSync(file, 'utf8');
-  const after = withSection(before, renderSection(REGISTRY));
+  const after = withSection(before, renderSection(REGISTRY, loadExampleRegistry(ROOT), exampleRegistryFile(ROOT)));
   fs.writeFileSync(file, after);
   console.log(`${PAGE}: ${after === before ? 'already up to date' : 'rewritten'} (${after.length} characters)`);
 }

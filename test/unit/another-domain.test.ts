@@ -62,7 +62,7 @@ beforeAll(() => {
   const files = tracked().filter((path) => !path.startsWith('test/fixtures/bookings/'));
   const dropped = examplesTests(files);
   for (const path of files) {
-    if (isExample(path) || dropped.has(path) || path.startsWith('test/guarantees/')) continue;
+    if (isExample(path) || dropped.has(path)) continue;
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     cpSync(join(REPO, path), join(copy, path));
   }
@@ -71,6 +71,10 @@ beforeAll(() => {
     cpSync(join(FIXTURE, path), join(copy, path));
   }
   symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  // As a fork does after replacing the example: the guarantees page is rendered again, from the
+  // mechanism's registry and the new example's (the bookings have none), so the page test holds there.
+  const render = runInCopy(copy, 'tsx', ['test/guarantees/render.ts']);
+  if (render.status !== 0) throw new Error(`rendering docs/guarantees.md in the copy failed:\n${render.output}`);
 });
 
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
@@ -87,6 +91,18 @@ test('the new domain is at most 17 files, all in the example folders and its tes
   expect(written.every((path) => inPlace.test(path))).toBe(true);
   for (const kept of ['tools/example.ts', 'bin/app.ts', EXAMPLE_CONFIG, 'package.json'])
     expect(readFileSync(join(copy, kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
+});
+
+test("the guarantees page without the shop keeps the mechanism's tables as they are, and says the example lists none", () => {
+  const mechanismPart = (root: string) => {
+    const page = readFileSync(join(root, 'docs/guarantees.md'), 'utf8');
+    return page.slice(0, page.indexOf("**The example's guarantees**"));
+  };
+
+  expect(mechanismPart(copy)).toBe(mechanismPart(REPO));
+  expect(readFileSync(join(copy, 'docs/guarantees.md'), 'utf8')).toContain(
+    `**The example's guarantees**: the example has no registry (tooling/${EXAMPLE}/guarantees.ts), so it lists none.`,
+  );
 });
 
 test(

@@ -1,16 +1,21 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { checkRegistry } from '../guarantees/check';
-import { REGISTRY, type Guarantee, type Registry } from '../guarantees/registry';
-import { currentSection, PAGE, RENDER_COMMAND, renderSection, splitByOwner } from '../guarantees/render';
+import { checkRegistries, checkRegistry } from '../guarantees/check';
+import { exampleRegistryFile, loadExampleRegistry } from '../guarantees/example';
+import { REGISTRY, type ExampleRegistry, type Guarantee, type Registry } from '../guarantees/registry';
+import { currentSection, PAGE, RENDER_COMMAND, renderSection } from '../guarantees/render';
 import { exampleReach } from '../support/example-reach';
 
 /**
- * The guarantees are a registry (test/guarantees/registry.ts), not a hand-kept table: every file,
- * symbol, test title and doc page it names must exist, and docs/guarantees.md shows what it renders.
+ * The guarantees are two registries, not a hand-kept table: the mechanism's (test/guarantees/registry.ts)
+ * and the example's (beside the example, loaded by the name in package.json). Every file, symbol, test
+ * title and doc page they name must exist, nothing the mechanism's cites may reach the example, and
+ * docs/guarantees.md shows what they render. This file reaches nothing of the example, so it runs, and
+ * checks the mechanism's registry, with the example deleted (test/unit/another-domain.test.ts).
  */
 const ROOT = path.join(__dirname, '..', '..');
+const EXAMPLE = loadExampleRegistry(ROOT);
 
 function realEntry(id: string): Guarantee {
   const entry = REGISTRY.guarantees.find((g) => g.id === id);
@@ -51,127 +56,127 @@ afterEach(() => {
   for (const root of copies.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 });
 
-// A small real entry: one symbol, four tests in two files, one page.
-const CANCEL = realEntry('cancel-idempotent');
-const UNIT_TEST = CANCEL.provedBy[0];
+// A small real entry of the mechanism: one symbol, one test, one page.
+const TENANT = realEntry('tenant-in-inbox-key');
+const UNIT_TEST = TENANT.provedBy[0];
 
-test('the registry has guarantees and non-guarantees, and every one of its files, symbols, tests and pages exists', () => {
+test("the mechanism's registry has guarantees and non-guarantees; every file, symbol, test and page of both registries exists, and nothing the mechanism's cites reaches the example", () => {
   const registry = REGISTRY;
 
-  const problems = checkRegistry(registry, ROOT);
+  const problems = checkRegistries(registry, EXAMPLE, ROOT);
 
   expect(problems).toEqual([]);
   expect(registry.guarantees.length).toBeGreaterThanOrEqual(40);
   expect(registry.nonGuarantees.length).toBeGreaterThanOrEqual(5);
 });
 
-test(`docs/guarantees.md shows what the registry renders (if not: ${RENDER_COMMAND})`, () => {
+test(`docs/guarantees.md shows what the registries render (if not: ${RENDER_COMMAND})`, () => {
   const page = fs.readFileSync(path.join(ROOT, PAGE), 'utf8');
 
-  const rendered = renderSection(REGISTRY);
+  const rendered = renderSection(REGISTRY, EXAMPLE, exampleRegistryFile(ROOT));
 
-  const fix = `${PAGE} is out of date with test/guarantees/registry.ts: run \`${RENDER_COMMAND}\``;
+  const fix = `${PAGE} is out of date with the registries: run \`${RENDER_COMMAND}\``;
   expect({ section: currentSection(page), fix }).toEqual({ section: rendered, fix });
 });
 
 test('the rendered section is narrow: no cell padding, and every link is relative', () => {
-  const section = renderSection(REGISTRY);
+  const section = renderSection(REGISTRY, EXAMPLE, exampleRegistryFile(ROOT));
 
   const rows = section.split('\n').filter((line) => line.startsWith('|'));
   const targets = [...section.matchAll(/\]\(([^)]+)\)/g)].map(([, target]) => target);
 
   expect(rows.filter((line) => /\s{2}|-{4}/.test(line))).toEqual([]);
   expect(targets.filter((target) => /^(\/|[a-z]+:)/.test(target))).toEqual([]);
-  expect(targets).toContain('../test/unit/cancel-order.test.ts');
+  expect(targets).toContain('../test/integration/entity-effect.test.ts');
 });
 
 describe('the checker catches drift, on a copy of a real entry', () => {
   test('a test renamed in its file, the registry still naming the old title', () => {
-    const root = repositoryCopyFor(CANCEL);
+    const root = repositoryCopyFor(TENANT);
     edit(root, UNIT_TEST.file, (text) =>
-      text.replace(`'${UNIT_TEST.name}'`, `'a second cancel answers with the cancelled order and writes nothing'`),
+      text.replace(`'${UNIT_TEST.name}'`, `'two tenants under one eventId are one event'`),
     );
 
-    const problems = checkRegistry(only(CANCEL), root);
+    const problems = checkRegistry(only(TENANT), root);
 
     expect(problems).toEqual([
-      `cancel-idempotent: proved by test/unit/cancel-order.test.ts: no test, it or describe titled "${UNIT_TEST.name}"`,
+      `tenant-in-inbox-key: proved by ${UNIT_TEST.file}: no test, it or describe titled "${UNIT_TEST.name}"`,
     ]);
   });
 
   test('a test file deleted', () => {
-    const root = repositoryCopyFor(CANCEL);
+    const root = repositoryCopyFor(TENANT);
     fs.rmSync(path.join(root, UNIT_TEST.file));
 
-    const problems = checkRegistry(only(CANCEL), root);
+    const problems = checkRegistry(only(TENANT), root);
 
-    expect(problems).toEqual(['cancel-idempotent: proved by test/unit/cancel-order.test.ts: file does not exist']);
+    expect(problems).toEqual([`tenant-in-inbox-key: proved by ${UNIT_TEST.file}: file does not exist`]);
   });
 
   test('a symbol that does not exist in its file', () => {
-    const entry: Guarantee = { ...CANCEL, enforcedIn: [{ ...CANCEL.enforcedIn[0], symbol: 'cancelOrderTwice' }] };
+    const entry: Guarantee = {
+      ...TENANT,
+      enforcedIn: [{ ...TENANT.enforcedIn[0], symbol: 'inboxKeyOfAnotherTenant' }],
+    };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: enforced in lambdas/shop/use-cases/cancel-order.ts: no declaration of cancelOrderTwice in it',
+      `tenant-in-inbox-key: enforced in ${TENANT.enforcedIn[0].file}: no declaration of inboxKeyOfAnotherTenant in it`,
     ]);
   });
 
   test('a symbol that the file only imports, or names in a comment, is not declared there', () => {
     // lambdas/exactly-once/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
     const entry: Guarantee = {
-      ...CANCEL,
+      ...TENANT,
       enforcedIn: [{ file: 'lambdas/exactly-once/api/http.ts', symbol: 'isDependencyFailure' }],
     };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: enforced in lambdas/exactly-once/api/http.ts: no declaration of isDependencyFailure in it',
+      'tenant-in-inbox-key: enforced in lambdas/exactly-once/api/http.ts: no declaration of isDependencyFailure in it',
     ]);
   });
 
   test('a guarantee with no test', () => {
-    const entry: Guarantee = { ...CANCEL, provedBy: [] };
+    const entry: Guarantee = { ...TENANT, provedBy: [] };
 
     const problems = checkRegistry(only(entry), ROOT);
 
-    expect(problems).toEqual(['cancel-idempotent: lists no test']);
+    expect(problems).toEqual(['tenant-in-inbox-key: lists no test']);
   });
 
   test('a doc page that does not exist, or a heading it does not have', () => {
-    const missingPage: Guarantee = { ...CANCEL, doc: { page: 'docs/cancelling.md' } };
-    const missingAnchor: Guarantee = { ...CANCEL, id: 'cancel-anchor', doc: { page: 'docs/runbook.md', anchor: 'x' } };
+    const missingPage: Guarantee = { ...TENANT, doc: { page: 'docs/tenants.md' } };
+    const missingAnchor: Guarantee = { ...TENANT, id: 'tenant-anchor', doc: { page: 'docs/runbook.md', anchor: 'x' } };
 
     const problems = checkRegistry(only(missingPage, missingAnchor), ROOT);
 
     expect(problems).toEqual([
-      'cancel-idempotent: doc page docs/cancelling.md does not exist',
-      'cancel-anchor: doc page docs/runbook.md has no heading #x',
+      'tenant-in-inbox-key: doc page docs/tenants.md does not exist',
+      'tenant-anchor: doc page docs/runbook.md has no heading #x',
     ]);
   });
 
   test('a test mentioned only in a comment does not count', () => {
-    const root = repositoryCopyFor(CANCEL);
+    const root = repositoryCopyFor(TENANT);
     edit(root, UNIT_TEST.file, (text) =>
-      text.replace(
-        `test('${UNIT_TEST.name}'`,
-        `// was: ${UNIT_TEST.name}\n  test('a second cancel answers as the first'`,
-      ),
+      text.replace(`test('${UNIT_TEST.name}'`, `// was: ${UNIT_TEST.name}\n  test('two tenants are two events'`),
     );
 
-    const problems = checkRegistry(only(CANCEL), root);
+    const problems = checkRegistry(only(TENANT), root);
 
     expect(problems).toEqual([
-      `cancel-idempotent: proved by test/unit/cancel-order.test.ts: no test, it or describe titled "${UNIT_TEST.name}" (the text is in the file, but not as a test title)`,
+      `tenant-in-inbox-key: proved by ${UNIT_TEST.file}: no test, it or describe titled "${UNIT_TEST.name}" (the text is in the file, but not as a test title)`,
     ]);
   });
 
   test('a part of a templated title not marked templated, or a plain title marked so', () => {
     const templated = realEntry('dependency-failure-503').provedBy[1];
     const entry: Guarantee = {
-      ...CANCEL,
+      ...TENANT,
       provedBy: [
         { file: templated.file, name: templated.name },
         { ...UNIT_TEST, templated: true },
@@ -181,57 +186,155 @@ describe('the checker catches drift, on a copy of a real entry', () => {
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      `cancel-idempotent: proved by test/unit/create-order.test.ts: no test, it or describe titled "${templated.name}" (it is part of a templated title: mark it templated)`,
-      `cancel-idempotent: proved by test/unit/cancel-order.test.ts: no test, it or describe titled "${UNIT_TEST.name}" (it is a plain title: it is not templated)`,
+      `tenant-in-inbox-key: proved by ${templated.file}: no test, it or describe titled "${templated.name}" (it is part of a templated title: mark it templated)`,
+      `tenant-in-inbox-key: proved by ${UNIT_TEST.file}: no test, it or describe titled "${UNIT_TEST.name}" (it is a plain title: it is not templated)`,
     ]);
   });
 
   test('two guarantees that share an id', () => {
-    const copy: Guarantee = { ...CANCEL };
+    const copy: Guarantee = { ...TENANT };
 
-    const problems = checkRegistry(only(CANCEL, copy), ROOT);
+    const problems = checkRegistry(only(TENANT, copy), ROOT);
 
-    expect(problems).toEqual(['cancel-idempotent: id used by 2 entries']);
+    expect(problems).toEqual(['tenant-in-inbox-key: id used by 2 entries']);
   });
 
   test('a shared suite run by a file that does not import it', () => {
     const contract = realEntry('simulation-contracts').provedBy[0];
-    const entry: Guarantee = { ...CANCEL, provedBy: [{ ...contract, runBy: [UNIT_TEST.file] }] };
+    const entry: Guarantee = { ...TENANT, provedBy: [{ ...contract, runBy: [UNIT_TEST.file] }] };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      `cancel-idempotent: proved by ${contract.file} run by test/unit/cancel-order.test.ts: test/unit/cancel-order.test.ts does not import ${contract.file}`,
+      `tenant-in-inbox-key: proved by ${contract.file} run by ${UNIT_TEST.file}: ${UNIT_TEST.file} does not import ${contract.file}`,
     ]);
   });
 });
 
-describe('the page splits the guarantees by whether their proof needs the example', () => {
-  const reachesExample = exampleReach(ROOT);
+describe("the line between the mechanism's registry and the example's", () => {
+  const EXTRA_PROOF = {
+    file: 'test/exactly-once/recording-past-deadline.test.ts',
+    name: 'the deadline fires while a provider answer is being recorded: the record waits for the record and ends applied',
+  };
+  const example = (over: Partial<ExampleRegistry>): ExampleRegistry => ({
+    guarantees: [],
+    nonGuarantees: [],
+    alsoProvedBy: {},
+    ...over,
+  });
+  const reachesOnly =
+    (...files: string[]) =>
+    (file: string) =>
+      files.includes(file);
 
-  test('a test of the mechanism alone reaches no example folder; a shop test does', () => {
-    expect(reachesExample('test/exactly-once/mechanism-alone.test.ts')).toBe(false);
-    expect(reachesExample('test/unit/create-order.test.ts')).toBe(true);
+  test("this test file and both modules it reads the mechanism's registry through reach nothing of the example", () => {
+    const reaches = exampleReach(ROOT);
+
+    expect(['test/unit/guarantees.test.ts', 'test/guarantees/render.ts'].filter(reaches)).toEqual([]);
   });
 
-  test('one test that runs without the example puts a guarantee in the first table; none, in the second', () => {
-    // Arrange
-    const entry = REGISTRY.guarantees[0];
-    const alone = {
-      ...entry,
-      id: 'alone',
-      provedBy: [
-        { file: 'a.test.ts', name: 'a' },
-        { file: 'shop.test.ts', name: 'b' },
-      ],
+  test("a test of the mechanism's registry that reaches the example fails, saying where it belongs", () => {
+    const problems = checkRegistries(only(TENANT), undefined, ROOT, reachesOnly(UNIT_TEST.file));
+
+    expect(problems).toEqual([
+      `tenant-in-inbox-key: proved by ${UNIT_TEST.file}: ${UNIT_TEST.file} reaches the example (cite it in the example's alsoProvedBy)`,
+    ]);
+  });
+
+  test("code of the example named by the mechanism's registry fails, saying where it belongs", () => {
+    const code = TENANT.enforcedIn[0].file;
+
+    const problems = checkRegistries(only(TENANT), undefined, ROOT, reachesOnly(code));
+
+    expect(problems).toEqual([
+      `tenant-in-inbox-key: enforced in ${code}: it is the example's (alsoEnforcedIn of the example's registry)`,
+    ]);
+  });
+
+  test("an id in the example's alsoProvedBy or alsoEnforcedIn that the mechanism's registry does not have fails", () => {
+    const unknown = example({
+      alsoProvedBy: { 'tenant-in-the-inbox-key': [EXTRA_PROOF] },
+      alsoEnforcedIn: { 'tenant-in-the-key': [TENANT.enforcedIn[0]] },
+    });
+
+    const problems = checkRegistries(only(TENANT), unknown, ROOT, reachesOnly(EXTRA_PROOF.file));
+
+    expect(problems).toEqual([
+      "tenant-in-the-key (the example's alsoEnforcedIn): no guarantee or non-guarantee of the mechanism's registry has this id",
+      "tenant-in-the-inbox-key (the example's alsoProvedBy): no guarantee or non-guarantee of the mechanism's registry has this id",
+    ]);
+  });
+
+  test("an extra proof that reaches nothing of the example fails: it belongs in the mechanism's registry", () => {
+    const neutral = example({ alsoProvedBy: { 'tenant-in-inbox-key': [EXTRA_PROOF] } });
+
+    const problems = checkRegistries(only(TENANT), neutral, ROOT, reachesOnly());
+
+    expect(problems).toEqual([
+      `tenant-in-inbox-key (the example's alsoProvedBy): proved by ${EXTRA_PROOF.file}: it reaches nothing of the example (cite it in the mechanism's registry)`,
+    ]);
+  });
+
+  test("the example's entries are held to the repository as the mechanism's are, and share no id with them", () => {
+    const missing: Guarantee = {
+      ...TENANT,
+      id: 'bookings-rule',
+      provedBy: [{ file: 'test/unit/gone.test.ts', name: 'x' }],
     };
-    const shopOnly = { ...entry, id: 'shop-only', provedBy: [{ file: 'shop.test.ts', name: 'b' }] };
+    const clash: Guarantee = { ...TENANT };
 
-    // Act
-    const split = splitByOwner([alone, shopOnly], (file) => file.startsWith('shop'));
+    const problems = checkRegistries(only(TENANT), example({ guarantees: [missing, clash] }), ROOT, reachesOnly());
 
-    // Assert
-    expect(split.mechanism.map((g) => g.id)).toEqual(['alone']);
-    expect(split.example.map((g) => g.id)).toEqual(['shop-only']);
+    expect(problems).toEqual([
+      "example's bookings-rule: proved by test/unit/gone.test.ts: file does not exist",
+      "tenant-in-inbox-key: id used by the mechanism's registry and the example's",
+    ]);
+  });
+
+  test('without an example registry, the page lists the mechanism and says the example lists nothing', () => {
+    const section = renderSection(only(TENANT), undefined, 'tooling/bookings/guarantees.ts');
+
+    expect(section).toContain("**The mechanism's guarantees** (1)");
+    expect(section).toContain(
+      "**The example's guarantees**: the example has no registry (tooling/bookings/guarantees.ts), so it lists none.",
+    );
+    expect(section).not.toContain('proved again through the example');
+  });
+
+  test("the example's extra proofs are rendered under the mechanism's statement they prove", () => {
+    const extra = example({ alsoProvedBy: { 'tenant-in-inbox-key': [EXTRA_PROOF] } });
+
+    const section = renderSection(only(TENANT), extra, 'tooling/bookings/guarantees.ts');
+
+    const rows = section.split('\n').filter((line) => line.startsWith(`| ${TENANT.statement} (\`${TENANT.id}\`) |`));
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain(`"${EXTRA_PROOF.name}"`);
+    expect(rows[1]).not.toContain(UNIT_TEST.name);
+  });
+
+  describe('the example registry is found by the name in package.json', () => {
+    function rootNaming(example: string): string {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'guarantees-'));
+      copies.push(root);
+      fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ exactlyOnce: { example } }));
+      return root;
+    }
+
+    test('an example without one has no entries', () => {
+      const root = rootNaming('bookings');
+
+      expect(exampleRegistryFile(root)).toBe('tooling/bookings/guarantees.ts');
+      expect(loadExampleRegistry(root)).toBeUndefined();
+    });
+
+    test('a file that exports no `guarantees` is an error, not an empty registry', () => {
+      const root = rootNaming('bookings');
+      fs.mkdirSync(path.join(root, 'tooling/bookings'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'tooling/bookings/guarantees.ts'), 'export const registry = {};\n');
+
+      expect(() => loadExampleRegistry(root)).toThrow(
+        'tooling/bookings/guarantees.ts exports no `guarantees` (an ExampleRegistry, test/guarantees/registry.ts).',
+      );
+    });
   });
 });

@@ -1,0 +1,413 @@
+import type { ExampleRegistry } from '../../test/guarantees/registry';
+
+/**
+ * The shop's guarantees, beside the shop: the rules of its own domain (orders, cancels, the fulfilment
+ * version check, its identifiers), what it does not guarantee, and the proofs its tests add to the
+ * mechanism's guarantees (by the mechanism's id, test/guarantees/registry.ts). Loaded by the name in
+ * package.json (`exactlyOnce.example`), never imported by the mechanism's registry: a fork with another
+ * domain replaces this file, or leaves it out, and edits nothing of the mechanism's.
+ * `npx tsx test/guarantees/render.ts` renders both into docs/guarantees.md.
+ */
+export const guarantees: ExampleRegistry = {
+  guarantees: [
+    {
+      id: 'validation-before-idempotency',
+      statement: 'Input is validated before the idempotent section, so a rejected request stores nothing',
+      enforcedIn: [
+        { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+        { file: 'lambdas/shop/domain/order.ts', symbol: 'parsePlaceOrderBody' },
+      ],
+      provedBy: [
+        {
+          file: 'test/integration/create-order.test.ts',
+          name: 'an invalid body is 400 with field errors, stores nothing, and the corrected request with the same key is 201',
+        },
+        {
+          file: 'test/unit/create-order.test.ts',
+          name: 'an invalid body: problem with the field errors, and no DynamoDB call at all',
+        },
+      ],
+      doc: { page: 'docs/http-api.md' },
+    },
+    {
+      id: 'deterministic-order-id',
+      statement:
+        'Deterministic `orderId` = f(caller, key) plus a conditional write: no second order even if the idempotency record is lost or its lock expires',
+      enforcedIn: [
+        { file: 'lambdas/shop/domain/order.ts', symbol: 'deriveOrderId' },
+        { file: 'lambdas/shop/use-cases/place-order.ts', symbol: 'placeOrder' },
+        { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'place' },
+      ],
+      provedBy: [
+        {
+          file: 'test/integration/create-order.test.ts',
+          name: 'a crash after the order transaction leaves a lock; once it expires the retry returns the same order, still one order',
+        },
+        {
+          file: 'test/unit/order.test.ts',
+          name: 'is scoped to the caller: the same key from two callers is two orders',
+        },
+        {
+          file: 'test/unit/create-order.test.ts',
+          name: 'a retry after a crash finds its own order already written and answers with it',
+        },
+        {
+          file: 'test/unit/create-order.test.ts',
+          name: 'the idempotency record is gone but the order the key made has another fingerprint',
+        },
+      ],
+      doc: { page: 'docs/http-api.md' },
+    },
+    {
+      id: 'cancel-idempotent',
+      statement: 'Cancel is idempotent by nature (conditional on PLACED)',
+      enforcedIn: [{ file: 'lambdas/shop/use-cases/cancel-order.ts', symbol: 'cancelOrder' }],
+      provedBy: [
+        {
+          file: 'test/unit/cancel-order.test.ts',
+          name: 'cancelling an already cancelled order returns it as it is and writes nothing',
+        },
+        {
+          file: 'test/unit/cancel-order.test.ts',
+          name: 'losing a race with a concurrent cancel still answers with the cancelled order',
+        },
+        {
+          file: 'test/integration/cancel-get-order.test.ts',
+          name: 'twice returns the cancelled order both times and writes exactly one OrderCancelled outbox item',
+        },
+        {
+          file: 'test/integration/cancel-get-order.test.ts',
+          name: 'concurrently: no 4xx/5xx other than 503, one cancellation time, one OrderCancelled item',
+        },
+      ],
+      doc: { page: 'docs/http-api.md' },
+    },
+    {
+      id: 'version-check',
+      statement:
+        'Per-order version check: a stale or out-of-order event is an acked no-op (`StaleEventIgnored`); a cancel that arrives before its place leaves nothing reserved',
+      enforcedIn: [{ file: 'lambdas/shop/aws/ledgers.ts', symbol: 'DynamoDbFulfilmentLedger' }],
+      provedBy: [
+        {
+          file: 'test/unit/shop-consumers.test.ts',
+          name: 'a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call',
+        },
+        {
+          file: 'test/unit/shop-consumers.test.ts',
+          name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
+        },
+        {
+          file: 'test/unit/shop-consumers.test.ts',
+          name: 'cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing',
+        },
+        {
+          file: 'test/integration/shop-pipelines.test.ts',
+          name: 'a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale',
+        },
+        {
+          file: 'test/simulation/shop-guards.test.ts',
+          name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
+        },
+      ],
+      doc: { page: 'docs/architecture.md', anchor: 'fifo-per-order-with-a-version-check' },
+    },
+    {
+      id: 'order-identifiers',
+      statement:
+        "The order's identifiers are deliverable to SQS and usable in keys and paths: `customerId` and `sku` are 1–64 of `[A-Za-z0-9._:-]`, in the zod schema and in the gateway model generated from it, so a request the mechanism's relay would have to set aside (`sqs-safe-identifiers`) is a 400 at the API instead",
+      enforcedIn: [
+        { file: 'lambdas/shop/domain/order.ts', symbol: 'IDENTIFIER_PATTERN' },
+        { file: 'lambdas/shop/domain/order.ts', symbol: 'identifierSchema' },
+        { file: 'lib/shop/orders-api.ts', symbol: 'OrdersApi' },
+      ],
+      provedBy: [
+        {
+          file: 'test/unit/create-order.test.ts',
+          name: 'identifiers are limited to what every queue, key and path can carry',
+        },
+        { file: 'test/unit/create-order.test.ts', name: 'the edge characters and 64 characters are accepted' },
+        { file: 'test/unit/order.test.ts', name: 'customerId and sku: 1-64 ASCII letters, digits and . _ : -' },
+        {
+          file: 'test/integration/create-order.test.ts',
+          name: 'ids SQS could not carry (U+FFFE in customerId, U+FFFF in a sku) are 400, store nothing, and the corrected request is 201',
+        },
+        {
+          file: 'test/infra/api.test.ts',
+          name: 'POST /orders requires the Idempotency-Key header and a JSON body matching the order model',
+        },
+      ],
+      doc: { page: 'docs/http-api.md' },
+    },
+    {
+      id: 'customer-points-per-caller',
+      statement:
+        "A customer's points are the caller's own: keyed by the tenant its orders' events carry, readable and credited only through that caller's orders",
+      enforcedIn: [
+        { file: 'lambdas/shop/aws/effects-table.ts', symbol: 'customerKey' },
+        { file: 'lambdas/shop/aws/order-table.ts', symbol: 'customerAccessPk' },
+      ],
+      provedBy: [
+        {
+          file: 'test/integration/customer-scope.test.ts',
+          name: 'caller A places an order for c1: A reads c1 (200); B gets 404 problem+json, like an unknown customer; the reads write nothing',
+        },
+        {
+          file: 'test/integration/customer-scope.test.ts',
+          name: 'a customer id ordered for by two callers is two customers: each reads only the points its own orders earned',
+        },
+      ],
+      doc: { page: 'docs/architecture.md', anchor: 'who-a-caller-is-and-what-a-caller-may-read' },
+    },
+  ],
+  nonGuarantees: [
+    {
+      id: 'points-kept-on-cancel',
+      statement: 'Points are not taken back when an order is cancelled (the example keeps it simple).',
+      doc: { page: 'docs/architecture.md', anchor: 'fifo-per-order-with-a-version-check' },
+      shownBy: [
+        {
+          file: 'test/integration/shop-pipelines.test.ts',
+          name: 'place then cancel through the API: reserved goes up then back to zero, points stay',
+        },
+      ],
+    },
+  ],
+  alsoEnforcedIn: {
+    'idempotency-key-contract': [
+      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+    ],
+    'provider-key': [{ file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' }],
+    'provider-state': [{ file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' }],
+    'effects-counted-at-the-provider': [{ file: 'tooling/shop/proof.ts', symbol: 'picksAfterCancel' }],
+    'proof-kit-provider-calls': [{ file: 'tooling/shop/proof.ts', symbol: 'fulfilmentProviderRules' }],
+    'least-privilege': [{ file: 'lib/shop/shop-stack.ts', symbol: 'ExactlyOnceStack' }],
+    'fault-injection-opt-in': [{ file: 'lib/shop/config.ts', symbol: 'readConfig' }],
+    'stages-side-by-side': [
+      { file: 'lib/shop/config.ts', symbol: 'STAGE_DEFAULTS' },
+      { file: 'lib/shop/shop-stack.ts', symbol: 'ExactlyOnceStack' },
+    ],
+    'consumers-are-data': [{ file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' }],
+    'simulation-finds-guards': [{ file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' }],
+    'simulation-contracts': [
+      { file: 'test/simulation/contracts/order-repository-contracts.ts', symbol: 'describeOrderRepositoryContract' },
+    ],
+    'simulation-runs-deployed-code': [
+      { file: 'lambdas/shop/entry-points/loyalty-consumer.ts', symbol: 'makeHandler' },
+      { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'makeHandler' },
+    ],
+    'transactional-outbox': [
+      { file: 'lambdas/shop/aws/dynamodb-order-repository.ts', symbol: 'DynamoDbOrderRepository' },
+      { file: 'lambdas/shop/domain/order.ts', symbol: 'orderPlacedEventId' },
+    ],
+  },
+  alsoProvedBy: {
+    'idempotency-key-contract': [
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: 'the idempotency record is keyed on (caller, unquoted key) and fingerprinted on the canonical body',
+      },
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: 'the key expires after 24 h, and the in-progress lock with the Lambda deadline',
+      },
+      {
+        file: 'test/integration/create-order.test.ts',
+        name: 'the same key twice makes one order and replays the identical response with the replay header',
+      },
+      {
+        file: 'test/integration/create-order.test.ts',
+        name: 'the same key with a different body is 422 and still one order',
+      },
+      {
+        file: 'test/integration/create-order.test.ts',
+        name: '20 concurrent requests with one key: one 201, the rest 409 or replay, no 5xx, one order',
+      },
+    ],
+    'provider-state': [
+      {
+        file: 'test/unit/shop-consumers.test.ts',
+        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+      },
+      {
+        file: 'test/unit/shop-consumers.test.ts',
+        name: 'a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed',
+      },
+      {
+        file: 'test/simulation/shop-guards.test.ts',
+        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+      },
+    ],
+    'effects-counted-at-the-provider': [
+      {
+        file: 'test/unit/shop-proof.test.ts',
+        name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
+      },
+    ],
+    'providers-per-stage': [
+      { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
+    ],
+    'proof-kit-provider-calls': [
+      {
+        file: 'test/unit/shop-proof.test.ts',
+        name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
+      },
+      { file: 'test/runtime/outages.test.ts', name: 'provider outage, then cancel, then redrive' },
+    ],
+    'dedupe-horizon': [
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
+      },
+    ],
+    'synth-time-invariants': [
+      {
+        file: 'test/infra/shop-stack.test.ts',
+        name: 'Idempotency-Keys expire after 24 h (create-order is configured with 86,400 s)',
+      },
+    ],
+    'least-privilege': [
+      {
+        file: 'test/infra/api.test.ts',
+        name: 'least privilege: each API function may touch only its own tables, with only its actions',
+      },
+      { file: 'test/infra/shop-stack.test.ts', name: 'cdk-nag on the shop stack' },
+    ],
+    'problem-json': [
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: 'an unexpected bug: a generic problem, no stack trace or error text',
+      },
+      {
+        file: 'test/unit/cancel-order.test.ts',
+        name: 'an unexpected bug is a generic 500 without stack trace or error text',
+      },
+    ],
+    'caller-scope': [
+      {
+        file: 'test/integration/cancel-get-order.test.ts',
+        name: "another caller's order is 404, exactly like an unknown one",
+      },
+    ],
+    'effects-equal-intents': [
+      { file: 'test/runtime/proof-kit.test.ts', name: 'effects equal intents, and each fault left its own mark' },
+    ],
+    'proof-can-fail': [
+      { file: 'test/runtime/proof-kit.test.ts', name: ', reported as "more than expected"', templated: true },
+      {
+        file: 'test/runtime/proof-kit.test.ts',
+        name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
+      },
+      {
+        file: 'test/unit/shop-proof.test.ts',
+        name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
+      },
+    ],
+    'fault-injection-opt-in': [
+      { file: 'test/infra/shop-config.test.ts', name: 'fault injection is off by default in dev and prod' },
+    ],
+    'entry-point-list': [
+      {
+        file: 'test/infra/shop-stack.test.ts',
+        name: 'every module of the entry folders is the code of a function of the ',
+        templated: true,
+      },
+    ],
+    'each-event-once-per-consumer': [
+      {
+        file: 'test/unit/shop-proof.test.ts',
+        name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
+      },
+      {
+        file: 'test/runtime/proof-kit.test.ts',
+        name: ': the generic invariant reports its events as unclaimed',
+        templated: true,
+      },
+    ],
+    'retry-budget': [
+      {
+        file: 'test/runtime/outages.test.ts',
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
+      },
+    ],
+    'full-batch-failure': [
+      {
+        file: 'test/runtime/outages.test.ts',
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
+      },
+    ],
+    'trace-context': [
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
+      },
+    ],
+    'dlq-redrive': [
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice',
+      },
+      { file: 'test/runtime/dlq-tool.test.ts', name: 'a FIFO redrive keeps each message group and its order' },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive refuses poison by cause without --include-poison (usage error, nothing moved)',
+      },
+    ],
+    'simulation-finds-guards': [
+      {
+        file: 'test/simulation/shop-guards.test.ts',
+        name: 'without the fulfilment version check, a cancel that overtakes its place releases stock never reserved: found within 3 seeds',
+      },
+      {
+        file: 'test/simulation/shop-guards.test.ts',
+        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+      },
+    ],
+    'simulation-contracts': [
+      {
+        file: 'test/simulation/contracts/order-repository-contracts.ts',
+        name: 'order repository contract: ',
+        templated: true,
+        runBy: [
+          'test/simulation/memory-order-contracts.test.ts',
+          'test/integration/order-repository-contracts.test.ts',
+        ],
+      },
+    ],
+    'forged-first': [
+      {
+        file: 'test/runtime/proof-kit.test.ts',
+        name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
+      },
+      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
+    ],
+    'transactional-outbox': [
+      {
+        file: 'test/integration/cancel-get-order.test.ts',
+        name: "writes exactly one order, one OrderPlaced outbox item and the caller's customer access, in one transaction",
+      },
+      {
+        file: 'test/integration/cancel-get-order.test.ts',
+        name: 'if the outbox item cannot be written, neither is the order (one transaction)',
+      },
+      { file: 'test/unit/order.test.ts', name: 'event ids are deterministic and distinct per event type' },
+    ],
+    'dependency-failure-503': [
+      { file: 'test/unit/create-order.test.ts', name: 'error classes of the order transaction' },
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: ': 503 with Retry-After, and the lock is released for the retry',
+        templated: true,
+      },
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: ': 500 (a bug; retrying cannot help), no Retry-After',
+        templated: true,
+      },
+      { file: 'test/unit/cancel-order.test.ts', name: 'error classes of the cancel transaction' },
+      {
+        file: 'test/unit/cancel-order.test.ts',
+        name: 'the transaction is cancelled by a conflict, not by our condition',
+      },
+    ],
+  },
+};
