@@ -1,6 +1,6 @@
 import type { ConsumerSpec } from '../lambdas/exactly-once/consumer-spec';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { LocalProviderApi } from './local-runtime/provider/apis';
 import type { ProofDomain } from './proof-kit/domain';
 import type { SimulationWorld } from './simulation/contract';
@@ -37,9 +37,10 @@ export interface ExampleTooling {
   /**
    * Where `npm run new:consumer` writes a consumer: `folder` (under lambdas/, holding `consumers.ts`
    * with the marker line and `consumerSpec`, and `entry-points/`, `use-cases/`, `aws/`), and the event
-   * types the producers write (a FIFO consumer takes them all, a standard one the first).
+   * types the producers write (a FIFO consumer takes them all, a standard one the first). Without it
+   * the scaffolder refuses to run, saying so.
    */
-  readonly scaffold: { readonly folder: string; readonly eventTypes: readonly string[] };
+  readonly scaffold?: { readonly folder: string; readonly eventTypes: readonly string[] };
   /**
    * How the local provider (`npm start`) serves the providers the consumers name, by provider name,
    * where a real API of that kind answers or refuses differently from the default (201, any payload).
@@ -65,10 +66,50 @@ export function exampleFolderName(root = ROOT): string {
   return name;
 }
 
+/**
+ * The environment variable that points the tools at another tooling module than the example's: a path
+ * to a module exporting `tooling` (absolute, or relative to the repository root). The runtime tests set
+ * it to run the mechanism's proofs on the neutral fixture (test/support/probe-tooling.ts) with the
+ * example deleted; a fork never needs it. Processes the tools start (the local runtime's) inherit it.
+ */
+export const TOOLING_MODULE_ENV = 'EXACTLY_ONCE_TOOLING';
+
+/** The tooling module the tools load: `$EXACTLY_ONCE_TOOLING` if set, else `tooling/<example>` (no extension). */
+export function toolingModulePath(root = ROOT, env: NodeJS.ProcessEnv = process.env): string {
+  const override = env[TOOLING_MODULE_ENV];
+  if (override === undefined || override === '') return join(root, 'tooling', exampleFolderName(root));
+  return resolve(root, override);
+}
+
+/**
+ * Loads the tooling module at `modulePath` (resolved as `require` does, so with or without `.ts`): its
+ * `tooling`, or a clear error naming the path when there is no such module or it exports no `tooling`.
+ */
+export function loadTooling(modulePath: string): ExampleTooling {
+  let module: { tooling?: ExampleTooling };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a path from configuration: see example()
+    module = require(modulePath) as { tooling?: ExampleTooling };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Only the module itself missing is ours to explain; a module that fails while loading says why itself.
+    if (code === 'MODULE_NOT_FOUND' && (error as Error).message.startsWith(`Cannot find module '${modulePath}'`))
+      throw new Error(
+        `No tooling module at ${modulePath} (from ${process.env[TOOLING_MODULE_ENV] ? `$${TOOLING_MODULE_ENV}` : 'package.json exactlyOnce.example'}): the tools cannot find the domain.`,
+      );
+    throw error;
+  }
+  const { tooling } = module;
+  if (tooling === undefined || tooling === null || typeof tooling !== 'object')
+    throw new Error(`${modulePath} exports no \`tooling\` (tools/example.ts says what it must hold).`);
+  return tooling;
+}
+
 let loaded: ExampleTooling | undefined;
 
 /**
- * The example's tooling (`tooling` of `tooling/<example>/index.ts`), loaded on first use. Loaded by its
+ * The example's tooling (`tooling` of `tooling/<example>/index.ts`, or of the module
+ * `$EXACTLY_ONCE_TOOLING` names: {@link TOOLING_MODULE_ENV}), loaded on first use. Loaded by its
  * path, not imported: the example's plug-ins import the tools' engines (the simulation, the proof kit),
  * and an import back from the tools would tie both into one circle (test/unit/import-graph.test.ts).
  *
@@ -80,14 +121,7 @@ let loaded: ExampleTooling | undefined;
  * ```
  */
 export function example(): ExampleTooling {
-  if (loaded === undefined) {
-    const modulePath = join(ROOT, 'tooling', exampleFolderName());
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a path from configuration: see above
-    const { tooling } = require(modulePath) as { tooling?: ExampleTooling };
-    if (tooling === undefined)
-      throw new Error(`${modulePath}/index.ts exports no \`tooling\` (tools/example.ts says what it must hold).`);
-    loaded = tooling;
-  }
+  loaded ??= loadTooling(toolingModulePath());
   return loaded;
 }
 

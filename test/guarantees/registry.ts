@@ -136,6 +136,8 @@ const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
 const INFRA_IAM_REST_API = 'test/infra/iam-rest-api.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
+const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
+const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
 
@@ -672,6 +674,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: UNIT_PROVIDER,
         name: 'the plan carries the window and the rate through JSON; a malformed window is dropped',
       },
+      { file: OUTAGES_TEST, name: 'provider outage, then undo, then redrive' },
     ],
     doc: PROOF_KIT,
   },
@@ -720,6 +723,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/dlq-cli.test.ts',
         name: 'past the horizon: left, with the reason and what to do, unless --past-horizon names its eventId',
+      },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'a 60-day-old event in the probe DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
       },
     ],
     doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
@@ -1075,6 +1082,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/unit/delivery-evidence.test.ts',
         name: 'one eventId under a second message id counts once per event; bodies without an eventId are ignored',
       },
+      { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
     ],
     doc: PROOF_KIT,
   },
@@ -1109,13 +1117,18 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'proof-can-fail',
     statement:
-      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
+      "The proof can fail: with one consumer's inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects in the domain proof's words (the probe stack's \"counted N times, not once\"); a run without a single 201 fails",
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
+      { file: PROOF_KIT_TEST, name: 'probe: duplicates are counted again, reported as "counted N times, not once"' },
+      {
+        file: PROOF_KIT_TEST,
+        name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
+      },
       {
         file: 'test/unit/verify.test.ts',
         name: 'a run in which no POST got a 201 (zero orders, zero intents) is a violation, not 0 == 0',
@@ -1330,6 +1343,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: "'s missing claim is reported under the generic invariant",
         templated: true,
       },
+      { file: PROOF_KIT_TEST, name: ': the generic invariant reports its events as unclaimed', templated: true },
     ],
     doc: PROOF_KIT,
   },
@@ -1409,6 +1423,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: GUARDS,
         name: 'with the old retry budget (5 receives, full jitter from 2 s), a two-minute provider outage dead-letters live messages: found within 2 seeds',
+      },
+      {
+        file: OUTAGES_TEST,
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
       },
     ],
     doc: architecture('a-retry-budget-and-dead-letter-queues'),
@@ -1491,6 +1509,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: UNIT_CONSUMERS,
         name: 'a batch in which every record fails reports each as a batch item failure, and does not throw',
+      },
+      {
+        file: OUTAGES_TEST,
+        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
       },
     ],
     doc: architecture('a-retry-budget-and-dead-letter-queues'),
@@ -1603,6 +1625,15 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/dlq-cli.test.ts',
         name: 'a FIFO copy keeps its group and gets a fresh deduplication id each time it is redriven',
+      },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice',
+      },
+      { file: 'test/runtime/dlq-tool.test.ts', name: 'a FIFO redrive keeps each message group and its order' },
+      {
+        file: 'test/runtime/dlq-tool.test.ts',
+        name: 'redrive refuses poison by cause without --include-poison (usage error, nothing moved)',
       },
     ],
     doc: { page: 'docs/runbook.md', anchor: 'why-a-redrive-is-safe-and-when-it-is-not' },
@@ -1834,6 +1865,13 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
     id: 'forged-first',
     statement:
       "A message under a real event's id that reaches a consumer's queue **before** the real event (a forger past the queue policy: one of the sender roles) is applied in its place; the real event is then caught as `EventIdReused` for a person, not swallowed, but its effect is missing until that person acts",
+    shownBy: [
+      {
+        file: 'test/runtime/proof-kit.test.ts',
+        name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
+      },
+      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
+    ],
     doc: architecture('event-integrity-one-id-one-event'),
   },
   {

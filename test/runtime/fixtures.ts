@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import type { Logger } from '../../tools/local-runtime/log';
 import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../tools/local-runtime/runtime';
 import { synthesize } from '../../tools/local-runtime/template/cloud-assembly';
-import { SHARED_CDK_OUT_ENV } from '../support/runtime-setup';
+import { PROBE_APP, SHARED_CDK_OUT_ENV, SHARED_PROBE_CDK_OUT_ENV } from '../support/runtime-setup';
+import { example, toolingModulePath } from '../../tools/example';
+import { tooling as probeTooling } from '../support/probe-tooling';
 import type { CfnResource } from '../../tools/local-runtime/template/model';
 
 /**
@@ -131,6 +133,29 @@ export async function startSynthesizedStack(
   const shared = process.env[SHARED_CDK_OUT_ENV];
   if (shared !== undefined) fs.cpSync(shared, cdkOut, { recursive: true });
   else await synthesize(path.resolve(__dirname, '..', '..'), cdkOut);
+  return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
+}
+
+/**
+ * The probe app (test/support/probe-app.ts: the neutral fixture's stack, built as the local runtime
+ * runs it) on the local runtime, as startSynthesizedStack runs the example's: a copy of the runtime
+ * project's one synthesis of it, or its own `cdk synth --app` outside jest's runtime project. The
+ * tools must take their domain from the probe tooling (test/support/probe-tooling.ts): the test file
+ * imports test/support/probe-tooling-env.ts first, which sets `EXACTLY_ONCE_TOOLING` for it and the
+ * runtime's processes; this refuses to start otherwise, rather than judge the probe by another domain.
+ */
+export async function startProbeStack(
+  options: Partial<Omit<RuntimeOptions, 'cdkOut'>> & { work?: string } = {},
+): Promise<LocalRuntime> {
+  if (example() !== probeTooling)
+    throw new Error(
+      `The tools here take their domain from ${toolingModulePath()}, not the probe tooling: import test/support/probe-tooling-env.ts first in the test file.`,
+    );
+  const { work = fs.mkdtempSync(path.join(os.tmpdir(), 'probe-stack-')), ...runtimeOptions } = options;
+  const cdkOut = path.join(work, 'cdk.out');
+  const shared = process.env[SHARED_PROBE_CDK_OUT_ENV];
+  if (shared !== undefined) fs.cpSync(shared, cdkOut, { recursive: true });
+  else await synthesize(path.resolve(__dirname, '..', '..'), cdkOut, undefined, { app: PROBE_APP });
   return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
 }
 

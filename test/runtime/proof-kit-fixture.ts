@@ -7,30 +7,32 @@ import { localCallCounters } from '../../tools/proof-kit/local-counters';
 import type { RunResults } from '../../tools/proof-kit/report';
 import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
 import { localTarget, type Target } from '../../tools/proof-kit/target';
-import { capturingLogger, startSynthesizedStack } from './fixtures';
+import { capturingLogger, startProbeStack, startSynthesizedStack } from './fixtures';
 
-/** The proof kit's runs at small scale: 20 orders from 4 customers on 4 SKUs. */
+/** The proof kit's runs at small scale: 20 entities (the shop's orders from 4 customers on 4 SKUs; the probe's things of 4 owners). */
 export const SMALL: Profile = { intents: 20, connections: 4, parties: 4, resources: 4, drainTimeoutMs: 300_000 };
 
-/** Every planned order gets its 201 unless the machine drops a connection: a run far below this proves little. */
+/** Every planned create gets its 201 unless the machine drops a connection: a run far below this proves little. */
 export const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.intents * 0.9);
 
 export const totalSuppressed = (r: RunResults) =>
   Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
 
 /**
- * A test file's own local runtime on the synthesized stack, with its fault switch and a
+ * A test file's own local runtime on a synthesized stack, with its fault switch and a
  * proof-kit target, started before its tests and stopped after; `run` is one proof run on it
- * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s).
+ * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s). `stack`: the example's
+ * (startSynthesizedStack), or the probe app with the tools on the probe tooling (startProbeStack),
+ * where the mechanism's proofs run with the example deleted.
  */
-export function useProofKitRuntime(name: string) {
+export function useProofKitRuntime(name: string, stack: 'example' | 'probe' = 'example') {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
   const runtimeLog = capturingLogger();
   let runtime: LocalRuntime | undefined;
   let target: Target | undefined;
 
   beforeAll(async () => {
-    runtime = await startSynthesizedStack({
+    runtime = await (stack === 'probe' ? startProbeStack : startSynthesizedStack)({
       work,
       log: runtimeLog.log,
       outputsFile: path.join(work, 'outputs.json'),

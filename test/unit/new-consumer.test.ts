@@ -34,7 +34,11 @@ const GENERATED = [
   { name: FIFO, args: [FIFO, '--fifo', '--provider', PROVIDER] },
 ];
 /** The event types the scaffolder gives a consumer: the first to a standard one, all to a FIFO one. */
-const EVENT_TYPES = example().scaffold.eventTypes;
+const EVENT_TYPES =
+  example().scaffold?.eventTypes ??
+  ((): never => {
+    throw new Error("The example's tooling gives no `scaffold`: npm run new:consumer has nowhere to write.");
+  })();
 const quoted = (types: readonly string[]) => types.map((type) => `'${type}'`).join(', ');
 /**
  * Tests that read the example's consumer list: they must pass with the generated ones on the list. The

@@ -251,13 +251,6 @@ export const guarantees: ExampleRegistry = {
         file: 'test/unit/shop-proof.test.ts',
         name: 'a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation',
       },
-      { file: 'test/runtime/outages.test.ts', name: 'provider outage, then cancel, then redrive' },
-    ],
-    'dedupe-horizon': [
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
-      },
     ],
     'synth-time-invariants': [
       {
@@ -288,15 +281,7 @@ export const guarantees: ExampleRegistry = {
         name: "another caller's order is 404, exactly like an unknown one",
       },
     ],
-    'effects-equal-intents': [
-      { file: 'test/runtime/proof-kit.test.ts', name: 'effects equal intents, and each fault left its own mark' },
-    ],
     'proof-can-fail': [
-      { file: 'test/runtime/proof-kit.test.ts', name: ', reported as "more than expected"', templated: true },
-      {
-        file: 'test/runtime/proof-kit.test.ts',
-        name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
-      },
       {
         file: 'test/unit/shop-proof.test.ts',
         name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
@@ -317,39 +302,11 @@ export const guarantees: ExampleRegistry = {
         file: 'test/unit/shop-proof.test.ts',
         name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
       },
-      {
-        file: 'test/runtime/proof-kit.test.ts',
-        name: ': the generic invariant reports its events as unclaimed',
-        templated: true,
-      },
-    ],
-    'retry-budget': [
-      {
-        file: 'test/runtime/outages.test.ts',
-        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
-      },
-    ],
-    'full-batch-failure': [
-      {
-        file: 'test/runtime/outages.test.ts',
-        name: 'a consumer outage of 75 s: every message fails try after try, none is dead-lettered, no batch thrown, effects == intents',
-      },
     ],
     'trace-context': [
       {
         file: 'test/unit/create-order.test.ts',
         name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
-      },
-    ],
-    'dlq-redrive': [
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice',
-      },
-      { file: 'test/runtime/dlq-tool.test.ts', name: 'a FIFO redrive keeps each message group and its order' },
-      {
-        file: 'test/runtime/dlq-tool.test.ts',
-        name: 'redrive refuses poison by cause without --include-poison (usage error, nothing moved)',
       },
     ],
     'simulation-finds-guards': [
@@ -372,13 +329,6 @@ export const guarantees: ExampleRegistry = {
           'test/integration/order-repository-contracts.test.ts',
         ],
       },
-    ],
-    'forged-first': [
-      {
-        file: 'test/runtime/proof-kit.test.ts',
-        name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
-      },
-      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
     ],
     'transactional-outbox': [
       {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
-import { example } from '../example';
+import { example, type ExampleTooling } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 
 /**
@@ -26,10 +26,17 @@ const MARKER = '// new:consumer inserts above this line';
 /**
  * Where the example keeps its consumers (its `consumers.ts` with the marker line and `consumerSpec`,
  * and `entry-points/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
- * example's, from its tooling module (tools/example.ts).
+ * example's, from its tooling module (tools/example.ts). A tooling module without them (the neutral
+ * fixture's has no consumer folder) is refused before anything is read or written.
  */
-const FOLDER = example().scaffold.folder;
-const EVENT_TYPES = example().scaffold.eventTypes;
+function scaffold(): NonNullable<ExampleTooling['scaffold']> {
+  const given = example().scaffold;
+  if (given === undefined)
+    throw new Refused(
+      "the example's tooling module gives no `scaffold` (tools/example.ts): there is no consumer folder to write into",
+    );
+  return given;
+}
 /** Standard queue: parallel, for effects that do not care about order. */
 const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
 /** FIFO: one entity's events in order; FIFO event sources take no batching window. */
@@ -57,21 +64,22 @@ export async function main(argv: string[], root = resolve(__dirname, '..', '..')
 
 async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const { name, fifo, provider } = parseCommandLine(argv);
+  const { folder, eventTypes } = scaffold();
   const entryPoint = `${name}-consumer`;
   const spec: ConsumerSpec = {
     name,
     fifo,
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
-    eventTypes: fifo ? [...EVENT_TYPES] : [EVENT_TYPES[0]],
-    entry: `${FOLDER}/entry-points/${entryPoint}.ts`,
+    eventTypes: fifo ? [...eventTypes] : [eventTypes[0]],
+    entry: `${folder}/entry-points/${entryPoint}.ts`,
     // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
     providers: [provider],
     ...(fifo ? FIFO : STANDARD),
   };
   if (example().consumers.some((c) => c.name === name))
-    throw new Refused(`a consumer named "${name}" exists (${FOLDER}/consumers.ts)`);
+    throw new Refused(`a consumer named "${name}" exists (${folder}/consumers.ts)`);
   try {
-    validateConsumerSpecs([...example().consumers, spec], EVENT_TYPES);
+    validateConsumerSpecs([...example().consumers, spec], eventTypes);
   } catch (error) {
     throw new Refused((error as Error).message);
   }
@@ -79,14 +87,14 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const id = consumerId(name);
   const files = {
     entryPoint: spec.entry,
-    effect: `${FOLDER}/use-cases/${name}-effect.ts`,
-    ledger: `${FOLDER}/aws/${name}-ledger.ts`,
+    effect: `${folder}/use-cases/${name}-effect.ts`,
+    ledger: `${folder}/aws/${name}-ledger.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
   };
   for (const path of Object.values(files))
     if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
 
-  const consumersPath = `${FOLDER}/consumers.ts`;
+  const consumersPath = `${folder}/consumers.ts`;
   const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
 
   const sources = [
@@ -158,7 +166,7 @@ function report(plan: Plan): void {
       '  npm run typecheck && npm run lint',
       '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
       '  npm start, then npm run loadtest -- --profile smoke --faults all',
-      `  then write its state in ${FOLDER}/aws/${name}-ledger.ts and its effect in ${FOLDER}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+      `  then write its state in ${scaffold().folder}/aws/${name}-ledger.ts and its effect in ${scaffold().folder}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
     ].join('\n'),
   );
 }
@@ -288,8 +296,8 @@ export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 function testSource(spec: ConsumerSpec, id: string): string {
   const name = spec.name;
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
-  return `import { consumerSpec } from '../../${FOLDER}/consumers';
-import { ${request} } from '../../${FOLDER}/use-cases/${name}-effect';
+  return `import { consumerSpec } from '../../${scaffold().folder}/consumers';
+import { ${request} } from '../../${scaffold().folder}/use-cases/${name}-effect';
 import {
   deadLettered,
   deliver,
@@ -313,7 +321,7 @@ const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(SPEC, () => import('../../${FOLDER}/entry-points/${name}-consumer'));
+  h = await loadGeneratedConsumer(SPEC, () => import('../../${scaffold().folder}/entry-points/${name}-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));

@@ -92,15 +92,32 @@ export function selectStack(stacks: StackArtifact[], wanted?: string): StackArti
   return stacks[0];
 }
 
+/** What else `synthesize` may be told. */
+export interface SynthesizeOptions {
+  /**
+   * The CDK app to synthesize, as `cdk synth --app` takes it (a command, e.g. `npx tsx <entry>.ts`).
+   * @default the app cdk.json names (the example's)
+   */
+  app?: string;
+}
+
 /**
  * Runs `cdk synth` with bundling, as a deploy would, so the runtime runs the
  * same code and wiring, plus the local runtime's build (`-c localRuntime=true`):
  * fault injection on, and the proof kit's test-only inbox bypass, which no
  * deployable build has (its template refuses to deploy). Its output is shown only when it fails.
+ * cdk.json's context (the feature flags) applies to `options.app` too.
  */
-export function synthesize(projectDir: string, outdir: string, signal?: AbortSignal): Promise<void> {
+export function synthesize(
+  projectDir: string,
+  outdir: string,
+  signal?: AbortSignal,
+  options: SynthesizeOptions = {},
+): Promise<void> {
+  const app = options.app === undefined ? [] : ['--app', options.app];
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['cdk', 'synth', '--quiet', '--output', outdir, '--context', 'localRuntime=true'], {
+    const args = ['cdk', 'synth', '--quiet', ...app, '--output', outdir, '--context', 'localRuntime=true'];
+    const child = spawn('npx', args, {
       cwd: projectDir,
       env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { TOOLING_MODULE_ENV, toolingModulePath } from '../../tools/example';
+import { thingHappened } from '../exactly-once/fixtures/probe-events';
+import { PROBE_TOOLING_MODULE } from '../support/probe-tooling';
+
+/**
+ * The tools' seam for their domain (tools/example.ts): `EXACTLY_ONCE_TOOLING` names the tooling module
+ * instead of the example's (the runtime tests point it at the probe tooling), with a clear error when
+ * the module is missing or exports no `tooling`; the scaffolder refuses a tooling module without
+ * `scaffold`, writing nothing.
+ */
+const ROOT = resolve(__dirname, '..', '..');
+
+/** tools/example.ts afresh (it keeps the first tooling it loads), with `EXACTLY_ONCE_TOOLING` as given. */
+function freshTools<T>(moduleValue: string | undefined, load: () => T): T {
+  const saved = process.env[TOOLING_MODULE_ENV];
+  if (moduleValue === undefined) delete process.env[TOOLING_MODULE_ENV];
+  else process.env[TOOLING_MODULE_ENV] = moduleValue;
+  try {
+    let result: T | undefined;
+    jest.isolateModules(() => {
+      result = load();
+    });
+    return result as T;
+  } finally {
+    if (saved === undefined) delete process.env[TOOLING_MODULE_ENV];
+    else process.env[TOOLING_MODULE_ENV] = saved;
+  }
+}
+
+const exampleModule = () => jest.requireActual<typeof import('../../tools/example')>('../../tools/example');
+
+test('EXACTLY_ONCE_TOOLING names the module the tools take their domain from, relative to the repository root', () => {
+  const tooling = freshTools(PROBE_TOOLING_MODULE, () => exampleModule().example());
+
+  expect(tooling.consumers.map((c) => [c.name, c.providers])).toEqual([
+    ['probe', ['probe']],
+    ['probe-fifo', ['probe-fifo']],
+    ['probe-state', ['probe-state']],
+  ]);
+  expect(tooling.outboxTableOutput).toBe('ThingsTableName');
+  expect(tooling.proof?.entityTableOutput).toBe('ThingsTableName');
+  expect(tooling.isEvent(JSON.stringify(thingHappened('t-1')))).toBe(true);
+  expect(tooling.isEvent(JSON.stringify({ ...thingHappened('t-1'), type: 'OtherThing' }))).toBe(false);
+  expect(tooling.isEvent('not json')).toBe(false);
+});
+
+test('without it, the module is tooling/<exactlyOnce.example> of package.json', () => {
+  const root = mkdtempSync(join(tmpdir(), 'tooling-root-'));
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ exactlyOnce: { example: 'bookings' } }));
+
+  expect(toolingModulePath(root, {})).toBe(join(root, 'tooling', 'bookings'));
+  expect(toolingModulePath(root, { [TOOLING_MODULE_ENV]: '' })).toBe(join(root, 'tooling', 'bookings'));
+  expect(toolingModulePath(root, { [TOOLING_MODULE_ENV]: '/abs/tooling.ts' })).toBe('/abs/tooling.ts');
+});
+
+test('a module that does not exist is refused, naming the path and the variable', () => {
+  const missing = join(mkdtempSync(join(tmpdir(), 'tooling-')), 'nowhere.ts');
+
+  expect(() => freshTools(missing, () => exampleModule().example())).toThrow(
+    `No tooling module at ${missing} (from $${TOOLING_MODULE_ENV}): the tools cannot find the domain.`,
+  );
+});
+
+test('a module that exports no tooling is refused, naming it', () => {
+  const module = join(mkdtempSync(join(tmpdir(), 'tooling-')), 'empty.js');
+  writeFileSync(module, 'exports.somethingElse = 1;\n');
+
+  expect(() => freshTools(module, () => exampleModule().example())).toThrow(
+    `${module} exports no \`tooling\` (tools/example.ts says what it must hold).`,
+  );
+});
+
+test('a module that fails while loading is not reported missing: its own error comes through', () => {
+  const module = join(mkdtempSync(join(tmpdir(), 'tooling-')), 'broken.js');
+  writeFileSync(module, "require('./no-such-dependency');\n");
+
+  expect(() => freshTools(module, () => exampleModule().example())).toThrow(/no-such-dependency/);
+});
+
+/** Every file under `dir`: what a refusal must leave as it was. */
+const filesUnder = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+
+test('the scaffolder refuses a tooling module without scaffold, saying so, and writes nothing', () => {
+  // Its root is a folder of its own: were the refusal gone, nothing could be written into this repository.
+  const root = mkdtempSync(join(tmpdir(), 'scaffold-root-'));
+  writeFileSync(join(root, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+  const before = filesUnder(root);
+
+  // In a process of its own, as `npm run new:consumer` runs (it loads prettier, which jest's VM cannot).
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      "require('./tools/scaffolder/new-consumer.ts').main(['audit'], process.argv[1]).then((code) => (process.exitCode = code))",
+      root,
+    ],
+    { cwd: ROOT, env: { ...process.env, [TOOLING_MODULE_ENV]: PROBE_TOOLING_MODULE }, encoding: 'utf8' },
+  );
+
+  expect({ status: result.status, stderr: result.stderr }).toEqual({
+    status: 1,
+    stderr:
+      "new:consumer: the example's tooling module gives no `scaffold` (tools/example.ts): there is no consumer folder to write into\n",
+  });
+  expect(filesUnder(root)).toEqual(before);
+}, 60_000);
