@@ -817,7 +817,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/runtime/dlq-tool.test.ts',
-        name: 'a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
+        name: 'a 60-day-old event in the probe DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once',
       },
     ],
     doc: architecture('the-dedupe-horizon-an-event-may-not-outlive-its-claim'),
