@@ -765,7 +765,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: UNIT_PROVIDER,
         name: 'the plan carries the window and the rate through JSON; a malformed window is dropped',
       },
-      { file: OUTAGES_TEST, name: 'provider outage, then cancel, then redrive' },
+      { file: OUTAGES_TEST, name: 'provider outage, then undo, then redrive' },
     ],
     doc: PROOF_KIT,
   },
@@ -1224,14 +1224,14 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'proof-can-fail',
     statement:
-      'The proof can fail: with one consumer\'s inbox claim switched off (test-only; loyalty or fulfilment), the verification reports the double effects as "more than expected"; a run without a single 201 fails',
+      'The proof can fail: with a consumer\'s inbox claim switched off (test-only), the verification reports the double effects (the shop\'s as "more than expected", the probe stack\'s as "counted N times, not once"); a run without a single 201 fails',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
       { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
-      { file: PROOF_KIT_TEST, name: ', reported as "more than expected"', templated: true },
+      { file: PROOF_KIT_TEST, name: 'probe: duplicates are counted again, reported as "counted N times, not once"' },
       {
         file: PROOF_KIT_TEST,
         name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',

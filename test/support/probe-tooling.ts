@@ -1,7 +1,7 @@
 import { parseEnvelope } from '../../lambdas/exactly-once';
 import type { ExampleTooling } from '../../tools/example';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
-import { PROBE_STACK_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
+import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { PROBE_PROOF } from './neutral-proof-domain';
 
 /**
@@ -13,7 +13,7 @@ import { PROBE_PROOF } from './neutral-proof-domain';
  * stack has no consumer folder for `new:consumer` to write into, and the scaffolder refuses without one.
  */
 export const tooling = {
-  consumers: PROBE_STACK_CONSUMERS,
+  consumers: PROBE_APP_CONSUMERS,
   outboxTableOutput: 'ThingsTableName',
   proof: PROBE_PROOF,
   tryIt: [`POST /things '{"ownerId":"owner-1","amount":3}' --idempotency-key thing-1`],

@@ -1,5 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TOOLING_MODULE_ENV, toolingModulePath } from '../../tools/example';
@@ -39,6 +39,7 @@ test('EXACTLY_ONCE_TOOLING names the module the tools take their domain from, re
   expect(tooling.consumers.map((c) => [c.name, c.providers])).toEqual([
     ['probe', ['probe']],
     ['probe-fifo', ['probe-fifo']],
+    ['probe-state', ['probe-state']],
   ]);
   expect(tooling.outboxTableOutput).toBe('ThingsTableName');
   expect(tooling.proof?.entityTableOutput).toBe('ThingsTableName');
@@ -80,24 +81,32 @@ test('a module that fails while loading is not reported missing: its own error c
   expect(() => freshTools(module, () => exampleModule().example())).toThrow(/no-such-dependency/);
 });
 
-/** What git sees changed in the repository: a refusal must leave it as it was. */
-const gitStatus = () =>
-  execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
+/** Every file under `dir`: what a refusal must leave as it was. */
+const filesUnder = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
 test('the scaffolder refuses a tooling module without scaffold, saying so, and writes nothing', () => {
-  const before = gitStatus();
+  // Its root is a folder of its own: were the refusal gone, nothing could be written into this repository.
+  const root = mkdtempSync(join(tmpdir(), 'scaffold-root-'));
+  writeFileSync(join(root, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+  const before = filesUnder(root);
 
   // In a process of its own, as `npm run new:consumer` runs (it loads prettier, which jest's VM cannot).
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'tools/scaffolder/new-consumer.ts', 'audit'], {
-    cwd: ROOT,
-    env: { ...process.env, [TOOLING_MODULE_ENV]: PROBE_TOOLING_MODULE },
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      "require('./tools/scaffolder/new-consumer.ts').main(['audit'], process.argv[1]).then((code) => (process.exitCode = code))",
+      root,
+    ],
+    { cwd: ROOT, env: { ...process.env, [TOOLING_MODULE_ENV]: PROBE_TOOLING_MODULE }, encoding: 'utf8' },
+  );
 
   expect({ status: result.status, stderr: result.stderr }).toEqual({
     status: 1,
     stderr:
       "new:consumer: the example's tooling module gives no `scaffold` (tools/example.ts): there is no consumer folder to write into\n",
   });
-  expect(gitStatus()).toBe(before);
+  expect(filesUnder(root)).toEqual(before);
 }, 60_000);
