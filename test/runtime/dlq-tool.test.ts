@@ -30,16 +30,16 @@ import type { ListReport, RedriveReport, ShowReport } from '../../tools/dlq/comm
 import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
 import { openContext } from '../../tools/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
-import { PROBE_STACK_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
+import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
 import { eventually, startProbeStack } from './fixtures';
 
 /**
  * `npm run dlq` against the probe stack (the mechanism with its neutral fixture) on the local runtime:
  * the CLI's main() with the runtime's outputs file, the emulators' real queues and tables, and the
- * tools pointed at the probe tooling. Its consumers: `probe` (standard, ThingHappened) and
- * `probe-fifo` (FIFO, both event types), each counting an event once per entity (appliedCount on
- * `EFFECT#<consumer>#<thingId>`) under its inbox claim.
+ * tools pointed at the probe tooling. The DLQs it fills are those of `probe` (standard, ThingHappened)
+ * and `probe-fifo` (FIFO, both event types), each counting an event once per entity (appliedCount on
+ * `EFFECT#<consumer>#<thingId>`) under its inbox claim; the app's other consumers are only listed.
  */
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dlq-tool-'));
 const outputsFile = path.join(work, 'outputs.json');
@@ -179,9 +179,9 @@ describe('on the local runtime', () => {
     const byName = Object.fromEntries(report.queues.map((q) => [q.name, q]));
     // Every consumer of the list, whatever it holds, and the stack's other DLQs.
     expect(Object.keys(byName).sort()).toEqual(
-      [...PROBE_STACK_CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].sort(),
+      [...PROBE_APP_CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].sort(),
     );
-    for (const { consumer, queueUrl } of consumerQueueUrls(outputs, PROBE_STACK_CONSUMERS))
+    for (const { consumer, queueUrl } of consumerQueueUrls(outputs, PROBE_APP_CONSUMERS))
       expect(byName[consumer.name]).toMatchObject({
         kind: 'consumer',
         fifo: consumer.fifo,
@@ -227,7 +227,7 @@ describe('on the local runtime', () => {
     ]);
     expect(standard.report.result!.moved).toHaveLength(1);
     expect(await depth(fifoDlq())).toBe(1); // the poison stays
-    const sourceQueues = consumerQueueUrls(outputs, PROBE_STACK_CONSUMERS).map((q) => q.queueUrl);
+    const sourceQueues = consumerQueueUrls(outputs, PROBE_APP_CONSUMERS).map((q) => q.queueUrl);
     await eventually(
       async () => ((await Promise.all(sourceQueues.map(depth))).every((n) => n === 0) ? true : undefined),
       20_000,
@@ -346,7 +346,7 @@ describe('on the local runtime', () => {
 
     test("the local runtime writes every consumer's dedupe horizon to its outputs (21 days)", () => {
       const file = JSON.parse(fs.readFileSync(outputsFile, 'utf8'));
-      for (const consumer of PROBE_STACK_CONSUMERS)
+      for (const consumer of PROBE_APP_CONSUMERS)
         expect(file.stackOutputs[consumerOutputNames(consumer.name).dedupeHorizonSeconds]).toBe(
           String(HORIZON_SECONDS),
         );
