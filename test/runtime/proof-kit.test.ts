@@ -8,7 +8,7 @@ import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from '
 /**
  * The proof kit's fault matrix on the local runtime, at small scale, on the probe app (the neutral
  * fixture's stack: things made by POST /things, some undone by POST /things/{thingId}/undo, taken by
- * a standard and a FIFO consumer), so it runs with the example deleted: the faults in
+ * a standard, a FIFO and a stateful consumer), so it runs with the example deleted: the faults in
  * two groups (each fault's own evidence asserted), every run verified against the
  * invariants of docs/proof-kit.md. Then proof that the kit can fail: with the
  * consumers' inbox claims switched off (a test-only switch), the verification must
