@@ -1,11 +1,13 @@
-import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+// First, before any tool loads: the tools take their domain from the probe tooling, not the example's.
+import '../support/probe-tooling-env';
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -19,8 +21,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
-import { CONSUMERS } from '../../lambdas/shop/consumers';
-import { loyaltyPoints } from '../../lambdas/shop/domain/order';
+import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
 import { consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
 import { signedFetch } from '../../tools/local-runtime/api/sign';
 import type { LocalRuntime } from '../../tools/local-runtime/runtime';
@@ -29,14 +30,16 @@ import type { ListReport, RedriveReport, ShowReport } from '../../tools/dlq/comm
 import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
 import { openContext } from '../../tools/dlq/context';
 import { consumerQueueUrls, LOCAL_CREDENTIALS } from '../../tools/stack';
-import { eventually, startSynthesizedStack } from './fixtures';
-import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
-import { customerKey } from '../../lambdas/shop/aws/effects-table';
-import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
+import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
+import { eventually, startProbeStack } from './fixtures';
 
 /**
- * `npm run dlq` against the real stack on the local runtime: the CLI's main()
- * with the runtime's outputs file, the emulators' real queues and tables.
+ * `npm run dlq` against the probe stack (the mechanism with its neutral fixture) on the local runtime:
+ * the CLI's main() with the runtime's outputs file, the emulators' real queues and tables, and the
+ * tools pointed at the probe tooling. The DLQs it fills are those of `probe` (standard, ThingHappened)
+ * and `probe-fifo` (FIFO, both event types), each counting an event once per entity (appliedCount on
+ * `EFFECT#<consumer>#<thingId>`) under its inbox claim; the app's other consumers are only listed.
  */
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dlq-tool-'));
 const outputsFile = path.join(work, 'outputs.json');
@@ -44,13 +47,20 @@ let runtime: LocalRuntime;
 let outputs: Record<string, string>;
 let sqs: SQSClient;
 let dynamodb: DynamoDBClient;
+let documents: DynamoDBDocumentClient;
+
+const probeDlq = () => outputs[consumerOutputNames('probe').deadLetterQueueUrl];
+const probeQueue = () => outputs[consumerOutputNames('probe').queueUrl];
+const fifoDlq = () => outputs[consumerOutputNames('probe-fifo').deadLetterQueueUrl];
+const fifoQueue = () => outputs[consumerOutputNames('probe-fifo').queueUrl];
 
 beforeAll(async () => {
-  runtime = await startSynthesizedStack({ work, outputsFile });
+  runtime = await startProbeStack({ work, outputsFile });
   outputs = runtime.outputs.stackOutputs;
   const { region, endpoints } = runtime.outputs;
   sqs = new SQSClient({ region, endpoint: endpoints.sqs, credentials: LOCAL_CREDENTIALS });
   dynamodb = new DynamoDBClient({ region, endpoint: endpoints.dynamodb, credentials: LOCAL_CREDENTIALS });
+  documents = DynamoDBDocumentClient.from(dynamodb);
 }, 240_000);
 
 afterAll(async () => {
@@ -76,33 +86,36 @@ async function dlqText(...argv: string[]): Promise<{ code: number; stdout: strin
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
-async function placeOrder(suffix: string): Promise<{ orderId: string; sku: string; customerId: string }> {
-  const [customerId, sku] = [`dlq-cust-${suffix}`, `dlq-sku-${suffix}`];
-  const response = await signedFetch(`${runtime.outputs.apiUrl}/orders`, {
+/** POST /things: a thing and its ThingHappened outbox item, written in one transaction. */
+async function createThing(suffix: string): Promise<string> {
+  const response = await signedFetch(`${runtime.outputs.apiUrl}/things`, {
     method: 'POST',
-    body: JSON.stringify({ customerId, items: [{ sku, quantity: 2, unitPriceCents: 1000 }] }),
+    body: JSON.stringify({ ownerId: `dlq-owner-${suffix}`, amount: 2 }),
     headers: { 'Idempotency-Key': `"dlq-${suffix}"` },
     accessKeyId: 'AKIADLQTEST',
   });
   expect(response.status).toBe(201);
-  const { orderId } = (await response.json()) as { orderId: string };
-  return { orderId, sku, customerId };
+  return ((await response.json()) as { thingId: string }).thingId;
 }
 
-async function read(pathname: string): Promise<Record<string, unknown> | undefined> {
-  const response = await signedFetch(`${runtime.outputs.apiUrl}${pathname}`, {
-    method: 'GET',
-    accessKeyId: 'AKIADLQTEST',
-  });
-  return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
+/** A consumer's effect on one thing: how many times it applied an event of it, and the last one. */
+async function effect(consumer: string, thingId: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await documents.send(
+    new GetCommand({
+      TableName: outputs.EffectsTableName,
+      Key: entityEffectKey(consumer, thingId),
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
 }
 
-async function outboxItems(orderId: string): Promise<Record<string, unknown>[]> {
+async function outboxItems(thingId: string): Promise<Record<string, unknown>[]> {
   const { Items = [] } = await dynamodb.send(
     new QueryCommand({
-      TableName: outputs.OrdersTableName,
+      TableName: outputs.ThingsTableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :outbox)',
-      ExpressionAttributeValues: { ':pk': { S: `ORDER#${orderId}` }, ':outbox': { S: 'OUTBOX#' } },
+      ExpressionAttributeValues: { ':pk': { S: `${THING_PK_PREFIX}${thingId}` }, ':outbox': { S: 'OUTBOX#' } },
       ConsistentRead: true,
     }),
   );
@@ -123,35 +136,35 @@ const poisonCopy = (n: string) => ({
   MessageBody: JSON.stringify({ poison: true, n }),
   MessageAttributes: {
     failureCause: { DataType: 'String', StringValue: 'SchemaViolation' },
-    consumer: { DataType: 'String', StringValue: 'fulfilment' },
+    consumer: { DataType: 'String', StringValue: 'probe-fifo' },
     attempt: { DataType: 'String', StringValue: '1' },
   },
 });
 
 describe('on the local runtime', () => {
-  let placed: { orderId: string; sku: string; customerId: string };
+  let thingId: string;
   let eventBody: string;
 
   beforeAll(async () => {
-    placed = await placeOrder(Date.now().toString(36));
-    await eventually(() => read(`/inventory/${placed.sku}`), 60_000, 'the reservation');
-    // Both effects applied before the test copies their events into the DLQs.
-    await eventually(() => read(`/customers/${placed.customerId}`), 60_000, 'the loyalty credit');
-    const [item] = await outboxItems(placed.orderId);
+    thingId = await createThing(Date.now().toString(36));
+    // Both effects applied before the test copies their event into the DLQs.
+    for (const consumer of ['probe', 'probe-fifo'])
+      await eventually(() => effect(consumer, thingId), 60_000, `the ${consumer} effect`);
+    const [item] = await outboxItems(thingId);
     eventBody = JSON.stringify(item.event);
     // An event both consumers already applied, back in their DLQs (as if every ack had been lost), and poison.
-    await sqs.send(new SendMessageCommand({ QueueUrl: outputs.LoyaltyDlqUrl, MessageBody: eventBody }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: probeDlq(), MessageBody: eventBody }));
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: outputs.FulfilmentDlqUrl,
+        QueueUrl: fifoDlq(),
         MessageBody: eventBody,
-        MessageGroupId: placed.orderId,
-        MessageDeduplicationId: `seed-${placed.orderId}`,
+        MessageGroupId: thingId,
+        MessageDeduplicationId: `seed-${thingId}`,
       }),
     );
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: outputs.FulfilmentDlqUrl,
+        QueueUrl: fifoDlq(),
         ...poisonCopy('1'),
         MessageGroupId: 'poison-1',
         MessageDeduplicationId: 'poison-1',
@@ -165,73 +178,75 @@ describe('on the local runtime', () => {
     expect(code).toBe(0);
     const byName = Object.fromEntries(report.queues.map((q) => [q.name, q]));
     // Every consumer of the list, whatever it holds, and the stack's other DLQs.
-    expect(Object.keys(byName).sort()).toEqual([...CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].sort());
-    for (const { consumer, queueUrl } of consumerQueueUrls(outputs))
+    expect(Object.keys(byName).sort()).toEqual(
+      [...PROBE_APP_CONSUMERS.map((c) => c.name), 'relay-failures', 'sweeper'].sort(),
+    );
+    for (const { consumer, queueUrl } of consumerQueueUrls(outputs, PROBE_APP_CONSUMERS))
       expect(byName[consumer.name]).toMatchObject({
         kind: 'consumer',
         fifo: consumer.fifo,
         redrivesTo: queueUrl.split('/').pop(),
       });
-    expect(byName.fulfilment).toMatchObject({
+    expect(byName['probe-fifo']).toMatchObject({
       messages: 2,
       byCause: { RetriesExhausted: 1, SchemaViolation: 1 },
       fifo: true,
     });
-    expect(byName.fulfilment.redrivesTo).toBe(outputs.FulfilmentQueueUrl.split('/').pop());
-    expect(byName.loyalty).toMatchObject({ messages: 1, byCause: { RetriesExhausted: 1 } });
-    expect(byName.fulfilment.oldestAgeSeconds).toBeGreaterThanOrEqual(0);
+    expect(byName['probe-fifo'].redrivesTo).toBe(fifoQueue().split('/').pop());
+    expect(byName.probe).toMatchObject({ messages: 1, byCause: { RetriesExhausted: 1 } });
+    expect(byName['probe-fifo'].oldestAgeSeconds).toBeGreaterThanOrEqual(0);
     expect(byName['relay-failures'].kind).toBe('stream-pointers');
     expect(byName.sweeper.kind).toBe('async-invoke');
   });
 
   test('show returns the messages with their attributes and consumes nothing: they are still there and receivable', async () => {
-    const { code, report } = await dlq<ShowReport>('show', 'fulfilment', '--max', '5');
+    const { code, report } = await dlq<ShowReport>('show', 'probe-fifo', '--max', '5');
 
     expect(code).toBe(0);
     expect(report.messages).toHaveLength(2);
     const poison = report.messages.find((m) => m.cause === 'SchemaViolation')!;
-    expect(poison).toMatchObject({ consumer: 'fulfilment', attempt: '1', groupId: 'poison-1' });
+    expect(poison).toMatchObject({ consumer: 'probe-fifo', attempt: '1', groupId: 'poison-1' });
     expect(report.messages.find((m) => m.cause === 'RetriesExhausted')!.eventId).toBe(JSON.parse(eventBody).eventId);
-    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(2);
+    expect(await depth(fifoDlq())).toBe(2);
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: outputs.FulfilmentDlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+      new ReceiveMessageCommand({ QueueUrl: fifoDlq(), MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
     );
     expect(Messages.length).toBeGreaterThan(0);
   });
 
   test('redrive moves already-applied events back, leaves poison, and the consumers apply nothing twice', async () => {
-    const before = {
-      inventory: await read(`/inventory/${placed.sku}`),
-      customer: await read(`/customers/${placed.customerId}`),
-    };
+    const before = { probe: await effect('probe', thingId), fifo: await effect('probe-fifo', thingId) };
 
-    const fulfilment = await dlq<RedriveReport>('redrive', 'fulfilment');
-    const loyalty = await dlq<RedriveReport>('redrive', 'loyalty');
+    const fifo = await dlq<RedriveReport>('redrive', 'probe-fifo');
+    const standard = await dlq<RedriveReport>('redrive', 'probe');
 
-    expect(fulfilment.code).toBe(0);
-    expect(fulfilment.report.result!.moved.map((m) => m.eventId)).toEqual([JSON.parse(eventBody).eventId]);
-    expect(fulfilment.report.result!.skipped).toEqual([
+    expect(fifo.code).toBe(0);
+    expect(fifo.report.result!.moved.map((m) => m.eventId)).toEqual([JSON.parse(eventBody).eventId]);
+    expect(fifo.report.result!.skipped).toEqual([
       expect.objectContaining({ reason: expect.stringMatching(/^poison/) }),
     ]);
-    expect(loyalty.report.result!.moved).toHaveLength(1);
-    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(1); // the poison stays
-    const sourceQueues = consumerQueueUrls(outputs).map((q) => q.queueUrl);
+    expect(standard.report.result!.moved).toHaveLength(1);
+    expect(await depth(fifoDlq())).toBe(1); // the poison stays
+    const sourceQueues = consumerQueueUrls(outputs, PROBE_APP_CONSUMERS).map((q) => q.queueUrl);
     await eventually(
       async () => ((await Promise.all(sourceQueues.map(depth))).every((n) => n === 0) ? true : undefined),
       20_000,
       'the redriven events to be consumed',
     );
-    expect(await read(`/inventory/${placed.sku}`)).toEqual(before.inventory);
-    expect(await read(`/customers/${placed.customerId}`)).toEqual(before.customer);
-    expect(await depth(outputs.LoyaltyDlqUrl)).toBe(0);
+    // Each consumer applied the event once, before the redrive, and not again.
+    expect(before.probe).toMatchObject({ appliedCount: 1 });
+    expect(before.fifo).toMatchObject({ appliedCount: 1 });
+    expect(await effect('probe', thingId)).toEqual(before.probe);
+    expect(await effect('probe-fifo', thingId)).toEqual(before.fifo);
+    expect(await depth(probeDlq())).toBe(0);
   }, 60_000);
 
   test('redrive refuses poison by cause without --include-poison (usage error, nothing moved)', async () => {
-    const { code, stderr } = await dlq('redrive', 'fulfilment', '--cause', 'SchemaViolation');
+    const { code, stderr } = await dlq('redrive', 'probe-fifo', '--cause', 'SchemaViolation');
 
     expect(code).toBe(2);
     expect(stderr).toMatch(/--include-poison/);
-    expect(await depth(outputs.FulfilmentDlqUrl)).toBe(1);
+    expect(await depth(fifoDlq())).toBe(1);
   });
 
   test('a FIFO redrive keeps each message group and its order', async () => {
@@ -284,10 +299,10 @@ describe('on the local runtime', () => {
   });
 
   test('relay-failures: show explains a stream pointer (shard, range, pending outbox items) and redrive marks them for the sweeper', async () => {
-    const { orderId } = await placeOrder(`relay-${Date.now().toString(36)}`);
+    const relayedThing = await createThing(`relay-${Date.now().toString(36)}`);
     const [item] = await eventually(
       async () => {
-        const items = await outboxItems(orderId);
+        const items = await outboxItems(relayedThing);
         return items.length > 0 && items[0].dispatchedAt !== undefined ? items : undefined;
       },
       15_000,
@@ -295,10 +310,9 @@ describe('on the local runtime', () => {
     );
     const eventId = (item.event as { eventId: string }).eventId;
     // As if the relay had given up on it: pending again, and Lambda's failure record pointing at its INSERT.
-    const documents = DynamoDBDocumentClient.from(dynamodb);
     await documents.send(
       new UpdateCommand({
-        TableName: outputs.OrdersTableName,
+        TableName: outputs.ThingsTableName,
         Key: { pk: item.pk, sk: item.sk },
         UpdateExpression: 'SET pendingShard = :s REMOVE dispatchedAt',
         ExpressionAttributeValues: { ':s': '0' },
@@ -315,12 +329,12 @@ describe('on the local runtime', () => {
     expect(shown.code).toBe(0);
     expect(shown.report.pointers![0].pointer).toMatchObject({ shardId: pointer.DDBStreamBatchInfo.shardId });
     expect(shown.report.pointers![0].items).toEqual([
-      expect.objectContaining({ entityId: orderId, eventId, state: 'pending' }),
+      expect.objectContaining({ entityId: relayedThing, eventId, state: 'pending' }),
     ]);
     expect(redriven.code).toBe(0);
     expect(redriven.report.pointers).toEqual([expect.objectContaining({ marked: [eventId] })]);
     expect(await depth(outputs.RelayFailureQueueUrl)).toBe(0);
-    const sweeperView = new DynamoDbOutboxStore(documents, outputs.OrdersTableName, ORDER_PK_PREFIX);
+    const sweeperView = new DynamoDbOutboxStore(documents, outputs.ThingsTableName, THING_PK_PREFIX);
     const due = await sweeperView.pendingOlderThan(new Date(Date.now() - 3600_000), 100);
     expect(due.map((p) => (p.event as { eventId?: string }).eventId)).toContain(eventId);
   }, 60_000);
@@ -332,38 +346,36 @@ describe('on the local runtime', () => {
 
     test("the local runtime writes every consumer's dedupe horizon to its outputs (21 days)", () => {
       const file = JSON.parse(fs.readFileSync(outputsFile, 'utf8'));
-      for (const consumer of CONSUMERS)
+      for (const consumer of PROBE_APP_CONSUMERS)
         expect(file.stackOutputs[consumerOutputNames(consumer.name).dedupeHorizonSeconds]).toBe(
           String(HORIZON_SECONDS),
         );
-      expect(outputs.FulfilmentDedupeHorizonSeconds).toBe('1814400');
+      expect(outputs.ProbeFifoDedupeHorizonSeconds).toBe('1814400');
     });
 
-    test('a 60-day-old event in the loyalty DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once', async () => {
-      // An event the loyalty consumer never applied (its own customer, its own eventId), dead-lettered as too old.
+    test('a 60-day-old event in the probe DLQ: shown past the horizon, left by redrive, resent by --past-horizon with a fresh occurredAt, applied once', async () => {
+      // An event the probe consumer never applied (its own thing, its own eventId), dead-lettered as too old.
       const suffix = Date.now().toString(36);
-      const customerId = `horizon-cust-${suffix}`;
-      const original = JSON.parse(eventBody);
       const event = {
-        ...original,
+        ...JSON.parse(eventBody),
         eventId: `horizon-${suffix}`,
+        entityId: `horizon-thing-${suffix}`,
         occurredAt: sixtyDaysAgo(),
-        payload: { ...original.payload, customerId },
       };
       await sqs.send(
         new SendMessageCommand({
-          QueueUrl: outputs.LoyaltyDlqUrl,
+          QueueUrl: probeDlq(),
           MessageBody: JSON.stringify(event),
           MessageAttributes: {
             failureCause: { DataType: 'String', StringValue: 'DedupeHorizonPassed' },
-            consumer: { DataType: 'String', StringValue: 'loyalty' },
+            consumer: { DataType: 'String', StringValue: 'probe' },
             attempt: { DataType: 'String', StringValue: '1' },
           },
         }),
       );
 
-      const shown = await dlq<ShowReport>('show', 'loyalty');
-      const shownText = await dlqText('show', 'loyalty');
+      const shown = await dlq<ShowReport>('show', 'probe');
+      const shownText = await dlqText('show', 'probe');
       const listed = await dlq<ListReport>('list');
 
       expect(shown.code).toBe(0);
@@ -381,15 +393,15 @@ describe('on the local runtime', () => {
       expect(shownText.stdout).toContain(
         `occurredAt ${event.occurredAt}, age 60.0 d, PAST the 21 d dedupe horizon (see ${PAST_HORIZON_RUNBOOK})`,
       );
-      expect(listed.report.queues.find((q) => q.name === 'loyalty')).toMatchObject({
+      expect(listed.report.queues.find((q) => q.name === 'probe')).toMatchObject({
         messages: 1,
         pastHorizon: 1,
         dedupeHorizonSeconds: HORIZON_SECONDS,
       });
 
       // Without --past-horizon it stays, and the report says so.
-      const left = await dlq<RedriveReport>('redrive', 'loyalty');
-      const leftText = await dlqText('redrive', 'loyalty', '--dry-run');
+      const left = await dlq<RedriveReport>('redrive', 'probe');
+      const leftText = await dlqText('redrive', 'probe', '--dry-run');
 
       expect(left.code).toBe(0);
       expect(left.report.result!.moved).toEqual([]);
@@ -403,19 +415,20 @@ describe('on the local runtime', () => {
         notSeen: [],
       });
       expect(leftText.stdout).toContain('dedupe horizon 21 d: 1 message(s) past it would be left in the DLQ');
-      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(1);
+      expect(await depth(probeDlq())).toBe(1);
 
       // A dry run of --past-horizon says what it would rewrite and moves nothing.
-      const dryRun = await dlq<RedriveReport>('redrive', 'loyalty', '--past-horizon', event.eventId, '--dry-run');
+      const dryRun = await dlq<RedriveReport>('redrive', 'probe', '--past-horizon', event.eventId, '--dry-run');
 
       expect(dryRun.report.result!.moved).toEqual([
         expect.objectContaining({ eventId: event.eventId, originalOccurredAt: event.occurredAt }),
       ]);
-      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(1);
+      expect(await depth(probeDlq())).toBe(1);
 
-      // Checked by hand: not applied (no claim, no points). Resent with a fresh occurredAt.
+      // Checked by hand: not applied (no claim, no effect). Resent with a fresh occurredAt.
+      expect(await effect('probe', event.entityId)).toBeUndefined();
       const before = Date.now();
-      const resent = await dlq<RedriveReport>('redrive', 'loyalty', '--past-horizon', event.eventId);
+      const resent = await dlq<RedriveReport>('redrive', 'probe', '--past-horizon', event.eventId);
 
       expect(resent.code).toBe(0);
       const [moved] = resent.report.result!.moved;
@@ -423,27 +436,15 @@ describe('on the local runtime', () => {
       expect(Date.parse(moved.occurredAt!)).toBeGreaterThanOrEqual(before - 1000);
       expect(resent.report.result!.horizon).toMatchObject({ leftPastHorizon: 0, rewritten: 1 });
       // The consumer takes it (its horizon check passes the fresh occurredAt) and applies it once.
-      const points = await eventually(
-        async () => {
-          const { Item } = await dynamodb.send(
-            new GetItemCommand({
-              TableName: outputs.EffectsTableName,
-              Key: { pk: { S: customerKey(event.tenant, customerId).pk }, sk: { S: 'CUSTOMER' } },
-              ConsistentRead: true,
-            }),
-          );
-          return Item === undefined ? undefined : Number(Item.points.N);
-        },
-        20_000,
-        'the resent event to be applied',
-      );
-      expect(points).toBe(loyaltyPoints(event.payload.totalCents));
-      await eventually(async () => ((await depth(outputs.LoyaltyQueueUrl)) === 0 ? true : undefined), 20_000);
-      expect(await depth(outputs.LoyaltyDlqUrl)).toBe(0); // not dead-lettered again
-      const { Item: claim } = await dynamodb.send(
-        new GetItemCommand({
+      const applied = await eventually(() => effect('probe', event.entityId), 20_000, 'the resent event to be applied');
+      await eventually(async () => ((await depth(probeQueue())) === 0 ? true : undefined), 20_000);
+      expect(await effect('probe', event.entityId)).toEqual(applied);
+      expect(applied).toMatchObject({ appliedCount: 1, lastEventId: event.eventId });
+      expect(await depth(probeDlq())).toBe(0); // not dead-lettered again
+      const { Item: claim } = await documents.send(
+        new GetCommand({
           TableName: outputs.EffectsTableName,
-          Key: { pk: { S: inboxKey('loyalty', event.eventId, event.tenant).pk }, sk: { S: 'INBOX' } },
+          Key: inboxKey('probe', event.eventId, event.tenant),
           ConsistentRead: true,
         }),
       );
@@ -460,7 +461,7 @@ describe('on the local runtime', () => {
         ...file.stackOutputs,
         HorizonTestDlqUrl: dlqUrl,
         HorizonTestQueueUrl: sourceUrl,
-        HorizonTestDedupeHorizonSeconds: outputs.FulfilmentDedupeHorizonSeconds,
+        HorizonTestDedupeHorizonSeconds: outputs[consumerOutputNames('probe').dedupeHorizonSeconds],
       };
       fs.writeFileSync(extended, JSON.stringify(file));
       const old = { ...JSON.parse(eventBody), eventId: 'horizon-old', occurredAt: sixtyDaysAgo() };
@@ -516,8 +517,8 @@ async function streamPointerTo(sk: string) {
     endpoint: runtime.outputs.endpoints.dynamodb,
     credentials: LOCAL_CREDENTIALS,
   });
-  const ordersTable = Object.entries(runtime.outputs.tables).find(([, name]) => name === outputs.OrdersTableName)![0];
-  const streamArn = runtime.outputs.tableStreamArns[ordersTable];
+  const thingsTable = Object.entries(runtime.outputs.tables).find(([, name]) => name === outputs.ThingsTableName)![0];
+  const streamArn = runtime.outputs.tableStreamArns[thingsTable];
   const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
   const shardId = StreamDescription!.Shards![0].ShardId!;
   let { ShardIterator: iterator } = await streams.send(
