@@ -7,7 +7,7 @@
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
  *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
  *   of the repository without the example, another domain (test/fixtures/bookings) in place of the shop
- *   in a copy;
+ *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
  * `npm run test:quick` runs unit and infra; `npm test` runs all five.
@@ -21,6 +21,7 @@ const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 
 const LONG = [
   '<rootDir>/test/unit/another-domain.test.ts',
+  '<rootDir>/test/unit/another-domain-runtime.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
   '<rootDir>/test/simulation/cli.test.ts',

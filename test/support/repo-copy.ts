@@ -1,5 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { exampleName, exampleReach } from './example-reach';
 
 /**
  * Runs a tool of node_modules/.bin in a copy of the repository (whose node_modules links to this
@@ -14,4 +17,49 @@ export function runInCopy(copy: string, tool: string, args: string[]): { status:
     env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', FORCE_COLOR: '0' },
   });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/**
+ * A copy of the repository (in a new temporary folder, returned) with the example replaced by the domain
+ * in `fixture`, as the another-domain test makes it: the tracked and untracked-but-not-ignored files,
+ * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example> but for its
+ * config.ts), the tests that reach them, the guarantee registry and the fixtures of the other domain;
+ * then the fixture's files in their place, and node_modules linked to this one's. The caller removes it.
+ */
+export function copyWithOtherDomain(repo: string, fixture: string): string {
+  const example = exampleName(repo);
+  const exampleConfig = `lib/${example}/config.ts`;
+  const fixtureFolder = `${relative(repo, fixture)}/`;
+  const isExample = (path: string) =>
+    path.startsWith(`lambdas/${example}/`) ||
+    path.startsWith(`tooling/${example}/`) ||
+    (path.startsWith(`lib/${example}/`) && path !== exampleConfig);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter((path) => path !== '' && existsSync(join(repo, path)) && !path.startsWith(fixtureFolder));
+  const reaches = exampleReach(repo);
+  const copy = mkdtempSync(join(tmpdir(), 'domain-copy-'));
+  const place = (from: string, to: string) => {
+    mkdirSync(dirname(join(copy, to)), { recursive: true });
+    cpSync(from, join(copy, to));
+  };
+  for (const path of files) {
+    const examplesTest = path.startsWith('test/') && reaches(path);
+    if (isExample(path) || examplesTest || path.startsWith('test/guarantees/')) continue;
+    place(join(repo, path), path);
+  }
+  for (const path of filesUnder(fixture)) place(join(fixture, path), path);
+  symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  return copy;
+}
+
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string, root = dir): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path, root) : [relative(root, path)];
+  });
 }
