@@ -1824,7 +1824,7 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
   {
     id: 'keyless-provider-resend',
     statement:
-      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send when its answer is lost (a timeout after it acted) or the process crashes between the send and its done-mark; an answer that arrives is always recorded (`done-mark-own-bound`), and never two sends at once. The proof kit counts these against a keyless local provider (`LOCAL_PROVIDER_KEYLESS=mail`)',
+      'A provider that accepts **no idempotency key** (SMTP, SES) may receive a second send when its answer is lost (a timeout after it acted) or the process crashes between the send and its done-mark; an answer that arrives is always recorded (`done-mark-own-bound`), and never two sends at once. The proof kit counts these against a keyless local provider (`LOCAL_PROVIDER_KEYLESS=<provider>`)',
     doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
     shownBy: [
       {

@@ -34,7 +34,7 @@ export interface DeadLetter {
   attributes: Record<string, string>;
 }
 
-/** Poison: a body that is not an order event. It fails the same way however often it is redriven. */
+/** Poison: a body that is not one of the example's events (`isEvent`). It fails the same way however often it is redriven. */
 export const POISON_CAUSE = 'SchemaViolation';
 /** SQS moved it after maxReceiveCount: the consumer never got to write a cause. */
 export const RETRIES_EXHAUSTED = 'RetriesExhausted';

@@ -4,7 +4,7 @@ import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-on
 /**
  * Every dead-letter queue of the stack, found from its outputs by name, so a
  * DLQ added with an output of the same shape is covered without editing the tool:
- * - each consumer of the list (lambdas/shop/consumers.ts) by the output names its
+ * - each consumer of the example's list (`example().consumers`) by the output names its
  *   spec derives (`consumerOutputNames`), named and FIFO as its spec says; its
  *   messages are events and go back to its queue, and its dedupe horizon is the
  *   output `<X>DedupeHorizonSeconds` (none on a stack deployed before it);
@@ -18,7 +18,7 @@ import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-on
 export type DeadLetterKind = 'consumer' | 'async-invoke' | 'stream-pointers';
 
 export interface DeadLetterQueue {
-  /** What an operator types: a consumer's name (`fulfilment`, `loyalty`), `relay-failures`, `sweeper`. */
+  /** What an operator types: a consumer's name (the shop's `fulfilment`, `loyalty`), `relay-failures`, `sweeper`. */
   name: string;
   outputKey: string;
   url: string;

@@ -11,7 +11,7 @@ import { release, type DeadLetter } from './messages';
 
 /**
  * The relay's on-failure queue: Lambda writes one record per discarded stream
- * batch, pointing into the Orders table's stream (shard, sequence range), not
+ * batch, pointing into the outbox table's stream (shard, sequence range), not
  * the events themselves. The outbox items those records inserted are what
  * matters: each is either dispatched already (a later retry or the sweeper got
  * it) or still pending. Redrive does not resend: the sweeper publishes pending

@@ -246,7 +246,7 @@ export function poisonBody(runId: string, n: number): string {
     poison: true,
     runId,
     n,
-    note: 'not an order event: must end in the DLQ with failureCause SchemaViolation',
+    note: 'not an event of the domain: must end in the DLQ with failureCause SchemaViolation',
   });
 }
 
