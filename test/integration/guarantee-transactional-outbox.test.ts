@@ -1,7 +1,6 @@
 import { DeleteItemCommand, PutItemCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { createHash } from 'node:crypto';
 import { outboxPut } from '../../lambdas/exactly-once/aws';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import {
@@ -13,7 +12,7 @@ import {
 import type { HttpResult } from '../support/handlers';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
-import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
+import { THING_PK_PREFIX, thingIdOf as derivedThingId } from '../exactly-once/fixtures/probe-stack-things';
 
 /**
  * The transactional outbox (`transactional-outbox`) on DynamoDB Local, through the probe stack's
@@ -76,7 +75,7 @@ function postThing(caller: string, key: string, amount = 3): Promise<HttpResult>
       path: '/things',
       caller,
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `"${key}"` },
-      body: JSON.stringify({ amount }),
+      body: JSON.stringify({ ownerId: 'owner-1', amount }),
     }),
     lambdaContext(),
   ) as Promise<HttpResult>;
@@ -95,13 +94,17 @@ test("one POST /things writes the thing and its ThingHappened outbox item in one
   const thingId = thingIdOf(response);
   expect(writes).toEqual([{ command: 'TransactWriteItemsCommand', items: 2 }]);
   const items = await partition(thingId);
-  expect(items.map((item) => item.sk).sort()).toEqual([`OUTBOX#${thingId}:happened`, 'THING']);
+  expect(items.map((item) => item.sk).sort()).toEqual([`OUTBOX#${thingId}.happened`, 'THING']);
   const outboxItem = items.find((item) => item.entity === 'OUTBOX')!;
   expect(outboxItem).toMatchObject({
-    eventId: `${thingId}:happened`,
+    eventId: `${thingId}.happened`,
     type: 'ThingHappened',
     entityId: thingId,
-    event: expect.objectContaining({ eventId: `${thingId}:happened`, version: 1, payload: { amount: 3 } }),
+    event: expect.objectContaining({
+      eventId: `${thingId}.happened`,
+      version: 1,
+      payload: { amount: 3, ownerId: 'owner-1' },
+    }),
   });
   // Pending until the relay publishes it: the sweeper's index finds it by these.
   expect(outboxItem.pendingShard).toEqual(expect.any(String));
@@ -112,12 +115,12 @@ test('if the outbox item cannot be written, neither is the thing (one transactio
   const caller = newCaller();
   // The producer derives the thing from (caller, key); a leftover item under the event's outbox key
   // makes the outbox put's condition fail.
-  const thingId = createHash('sha256').update(`${caller}\u0000blocked`).digest('hex').slice(0, 32);
+  const thingId = derivedThingId(caller, 'blocked');
   const client = testDynamoDbClient();
   await client.send(
     new PutItemCommand({
       TableName: tables.names.Things,
-      Item: marshall({ pk: `${THING_PK_PREFIX}${thingId}`, sk: `OUTBOX#${thingId}:happened`, type: 'Blocker' }),
+      Item: marshall({ pk: `${THING_PK_PREFIX}${thingId}`, sk: `OUTBOX#${thingId}.happened`, type: 'Blocker' }),
     }),
   );
   client.destroy();
@@ -127,7 +130,7 @@ test('if the outbox item cannot be written, neither is the thing (one transactio
   // A condition no retry can change is a 500 without Retry-After, never a 201 for an unwritten thing.
   expect(response.statusCode).toBe(500);
   expect(response.headers['Retry-After']).toBeUndefined();
-  expect((await partition(thingId)).map((item) => item.sk)).toEqual([`OUTBOX#${thingId}:happened`]);
+  expect((await partition(thingId)).map((item) => item.sk)).toEqual([`OUTBOX#${thingId}.happened`]);
 });
 
 test('a second write of an event already in the outbox is refused, and the change written with it is not applied', async () => {
@@ -174,5 +177,5 @@ test('the same request after its idempotency record is lost derives the same thi
   expect(writes).toEqual([{ command: 'TransactWriteItemsCommand', items: 2 }]);
   expect(thingIdOf(retry)).toBe(thingIdOf(first));
   const items = await partition(thingIdOf(first));
-  expect(items.map((item) => item.sk).sort()).toEqual([`OUTBOX#${thingIdOf(first)}:happened`, 'THING']);
+  expect(items.map((item) => item.sk).sort()).toEqual([`OUTBOX#${thingIdOf(first)}.happened`, 'THING']);
 });

@@ -50,7 +50,7 @@ function postThing(): Promise<HttpResult> {
       path: '/things',
       caller: 'arn:aws:iam::123456789012:user/alice',
       headers: { 'Content-Type': 'application/json', 'Idempotency-Key': '"thing-key-1"' },
-      body: JSON.stringify({ amount: 3 }),
+      body: JSON.stringify({ ownerId: 'owner-1', amount: 3 }),
     }),
     lambdaContext(),
   ) as Promise<HttpResult>;

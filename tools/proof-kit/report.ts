@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type { DeliveryCounts } from '../local-runtime/host/delivery-evidence';
 import * as path from 'node:path';
 import type { Observation } from './drive';
+import { faultMarksInWords } from './fault-marks';
 import type { PlannedRequest } from './plan';
 import { costBreakdown, UNIT_PRICES } from './prices';
 import type { PipelineSamples, ProviderCallCounts } from './sampler';
@@ -216,6 +217,7 @@ export function terminalSummary(r: RunResults): string {
     }`,
     `  injected        ${r.injected.poisonMessages} poison messages; ${r.injected.redriven} messages redriven from DLQs${r.injected.providerKeysForgotten ? `; ${r.injected.providerKeysForgotten} provider keys forgotten before the redrive` : ''}`,
     ...(chaosSummary(r.providerChaos) === '' ? [] : [`  provider chaos  ${chaosSummary(r.providerChaos)}`]),
+    ...(faultMarksInWords(r) === '' ? [] : [`  fault marks     ${faultMarksInWords(r)}`]),
     `  DLQ by cause    ${v.deadLetters.map((d) => `${d.queue}: ${d.cause} x${d.count}${d.expected ? '' : ' (UNEXPECTED)'}`).join('; ') || 'empty'}`,
     ...(r.injected.poisonMessages > 0 ? [`  poison          ${poisonInWords(r)}`] : []),
     `  drained         ${r.drain.drained ? 'yes' : 'NO'} after ${(r.drain.waitedMs / 1000).toFixed(1)} s`,
@@ -369,6 +371,7 @@ figure{margin:0}figcaption{font-weight:600}.waterfall{margin-top:2rem;max-width:
       ? []
       : [['provider chaos', chaosSummary(r.providerChaos)] as [string, string]]),
     ...(r.injected.poisonMessages > 0 ? [['poison', poisonInWords(r)] as [string, string]] : []),
+    ...(faultMarksInWords(r) === '' ? [] : [['fault marks', faultMarksInWords(r)] as [string, string]]),
     [
       'cost',
       r.costPerMillionEntities === undefined
