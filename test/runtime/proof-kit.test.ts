@@ -1,8 +1,9 @@
 import '../support/probe-tooling-env';
 import { example } from '../../tools/example';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
+import { faultMarks } from '../../tools/proof-kit/fault-marks';
 import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
-import { EACH_EVENT_ONCE, EVENT_REPLACED } from '../../tools/proof-kit/verify';
+import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
 import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
@@ -17,79 +18,30 @@ import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from '
  */
 const { run } = useProofKitRuntime('proof-kit', 'probe');
 
-/** A fault evidence counter summed over the functions whose display name contains `functions`, over one run. */
-function evidence(
-  results: RunResults,
-  functions: 'Consumer' | 'Relay',
-  counter: keyof NonNullable<RunResults['evidence']>[string],
-): number {
-  expect(results.evidence).toBeDefined();
-  return Object.entries(results.evidence ?? {})
-    .filter(([name]) => name.includes(functions))
-    .reduce((n, [, counts]) => n + counts[counter], 0);
-}
-
-/** A count of the local provider's chaos over one run: one per request the fault hit. */
-function chaos(results: RunResults, counter: keyof NonNullable<RunResults['providerChaos']>): number {
-  expect(results.providerChaos).toBeDefined();
-  return results.providerChaos![counter];
-}
-
-const transientFailures = (r: RunResults) =>
-  Object.values(r.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0);
-
 /** The DLQ copies the redrive fault seeds (tools/proof-kit/run.ts): at least two, one per ten things. */
 const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.intents / 10));
 
 /**
- * What each fault leaves behind, as the host, the queues or the metrics saw it in that run. A fault
- * shares a run only with faults that cannot leave the same mark (the groups below), so each mark is
- * proof that its own fault fired. A Record, so a new fault does not compile without its evidence.
+ * Each fault left its mark, as the kit counts it for the report (tools/proof-kit/fault-marks.ts: the
+ * host's, the provider's, the kit's or the verdict's count), with what the mark must also say for some.
+ * A fault shares a run only with faults that cannot leave the same mark (the groups below), so each mark
+ * is proof that its own fault fired.
  */
-const FAULT_EVIDENCE: Record<FaultName, (r: RunResults) => void> = {
-  // The consumer process died after its effect, before the ack: the host counted the crash.
-  crash: (r) => expect(evidence(r, 'Consumer', 'crashes')).toBeGreaterThan(0),
-  // A message came back (visibility expired) while its first delivery was still running.
-  slow: (r) => expect(evidence(r, 'Consumer', 'redeliveredWhileRunning')).toBeGreaterThan(0),
-  // Tries failed and were reported failed (nothing else in its group fails a try without crashing).
-  transient: (r) => expect(transientFailures(r)).toBeGreaterThan(0),
-  poison: (r) =>
+function expectOwnMark(r: RunResults, fault: FaultName): void {
+  const marks = faultMarks(r);
+  expect({ fault, marks: marks[fault] }).toEqual({ fault, marks: expect.any(Number) });
+  expect(marks[fault]).toBeGreaterThan(0);
+  if (fault === 'poison')
     expect(r.verification.deadLetters).toEqual(
       expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
-    ),
-  'relay-crash': (r) => expect(evidence(r, 'Relay', 'crashes')).toBeGreaterThan(0),
-  // An event reached a consumer under a second message id more often than the redrive (which also makes
-  // new ids, one per message it moves) can account for: the producer sent it again.
-  resend: (r) => expect(evidence(r, 'Consumer', 'eventsUnderSeveralMessageIds')).toBeGreaterThan(r.injected.redriven),
-  // The relay stamped events ahead of their send, inside the margin: the host saw the stamps.
-  'clock-skew': (r) => expect(evidence(r, 'Consumer', 'eventsStampedAhead')).toBeGreaterThan(0),
+    );
   // The seeded copies came back from the DLQs to their sources.
-  redrive: (r) => expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS),
-  // The local provider served the outage window: requests in it got 503 with Retry-After.
-  'provider-outage': (r) => expect(chaos(r, 'outageUnavailable')).toBeGreaterThan(0),
-  // The rest are served by the local provider on the wire, each counted there per request it hit.
-  'answer-lost': (r) => expect(chaos(r, 'answersDropped')).toBeGreaterThan(0),
-  'slow-answer': (r) => expect(chaos(r, 'slowAnswers')).toBeGreaterThan(0),
-  'rate-limited': (r) => expect(chaos(r, 'rateLimited')).toBeGreaterThan(0),
-  'server-errors': (r) => expect(chaos(r, 'burstsStarted')).toBeGreaterThan(0),
-  // Each copy under a reused eventId was dead-lettered as EventIdReused and reported for a person.
-  'reused-id': (r) =>
-    expect(r.verification.violations.filter((v) => v.invariant === 'event-id-reused').length).toBeGreaterThan(0),
-  // A forged copy was applied in a real event's place: the claim holds other content, and the real one
-  // was dead-lettered as EventIdReused.
-  'forged-first': (r) => {
-    expect(r.verification.violations.filter((v) => v.invariant === EVENT_REPLACED).length).toBeGreaterThan(0);
-    expect(r.verification.violations.filter((v) => v.invariant === 'event-id-reused').length).toBeGreaterThan(0);
-  },
-  // Events stamped a day ahead were refused (OccurredInFuture) and reported for a person.
-  'clock-skew-beyond': (r) =>
-    expect(r.verification.violations.filter((v) => v.invariant === 'occurred-in-future').length).toBeGreaterThan(0),
+  if (fault === 'redrive') expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS);
+  // The forged copy was applied in the real event's place, and the real one was dead-lettered as EventIdReused.
+  if (fault === 'forged-first') expect(marks['reused-id']).toBeGreaterThan(0);
   // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
-  'keys-forgotten': (r) => {
-    expect(r.injected.providerKeysForgotten).toBeGreaterThan(0);
-    expect(chaos(r, 'keysForgottenEarly')).toBe(r.injected.providerKeysForgotten);
-  },
-};
+  if (fault === 'keys-forgotten') expect(marks['keys-forgotten']).toBe(r.injected.providerKeysForgotten);
+}
 
 /**
  * The fault matrix as two runs instead of one per fault: the faults inside the consumers, and the
@@ -137,7 +89,7 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
     expect(results.verification.counts.entities).toBe(results.verification.counts.intents);
     expect(results.verification.counts.entities).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
     // Each fault must actually have happened, or the run proves nothing about it.
-    for (const fault of group.faults) FAULT_EVIDENCE[fault](results);
+    for (const fault of group.faults) expectOwnMark(results, fault);
     expect(totalSuppressed(results)).toBeGreaterThan(0);
     // The runtime recorded the run's spans, and the report draws the slowest thing's trace hop by hop.
     expect(new Set(results.trace?.slowest?.spans.map((s) => s.hop))).toEqual(
@@ -178,7 +130,7 @@ describe.each([
   }, 900_000);
 
   test('the fault left its findings for a person, and the run fails', () => {
-    FAULT_EVIDENCE[fault](results);
+    expectOwnMark(results, fault);
     expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause })]));
     expect(results.passed).toBe(false);
   });
