@@ -1063,10 +1063,11 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'effects-equal-intents',
     statement:
-      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a second message id)',
+      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a second message id); a run names each enabled fault that left no mark, since its verdict proves nothing about it',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkInvariants' },
       { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
+      { file: 'tools/proof-kit/fault-marks.ts', symbol: 'faultMarks' },
       { file: 'tools/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
@@ -1083,6 +1084,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'one eventId under a second message id counts once per event; bodies without an eventId are ignored',
       },
       { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
+      {
+        file: 'test/unit/fault-marks.test.ts',
+        name: 'an enabled fault that fired nowhere is named apart, in the terminal and the HTML report',
+      },
     ],
     doc: PROOF_KIT,
   },
@@ -1241,6 +1246,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/another-domain.test.ts',
         name: 'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
+      },
+      {
+        file: 'test/unit/another-domain-runtime.test.ts',
+        name: 'npm run loadtest -- --profile smoke --faults all passes on the bookings: every booking once, its nights and its provider call once, every fault on, poison and redrive marked',
       },
     ],
     doc: { page: 'docs/adapting.md' },

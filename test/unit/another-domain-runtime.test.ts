@@ -164,7 +164,7 @@ test(
 );
 
 test(
-  'npm run loadtest -- --profile smoke --faults all passes on the bookings: every booking once, its nights and its provider call once, each fault of the run left its mark',
+  'npm run loadtest -- --profile smoke --faults all passes on the bookings: every booking once, its nights and its provider call once, every fault on, poison and redrive marked',
   () => {
     const run = loadtest('all', ['--profile', 'smoke', '--faults', 'all', '--seed', String(OUTAGE_AT_LOAD_START_SEED)]);
 
