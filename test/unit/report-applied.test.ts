@@ -2,13 +2,8 @@ import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aw
 import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
 import { checkInvariants } from '../../tools/proof-kit/verify';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
-import {
-  happenedEventId,
-  PROBE_PROOF,
-  thingIdOf,
-  undoneEventId,
-  type ThingItem,
-} from '../support/neutral-proof-domain';
+import { PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';
+import { happenedEventIdOf, thingIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';
 import { smokeRunResults } from '../support/run-results';
 
 /**
@@ -50,12 +45,12 @@ function verification() {
     },
     entities: things,
     effectItems: [
-      claim('probe-fifo', happenedEventId(happened)),
+      claim('probe-fifo', happenedEventIdOf(happened)),
       // The undone thing's ThingHappened was superseded before it was applied: an entry, but no claim.
-      { ...inboxKey('probe-fifo', happenedEventId(undone)), [SUPERSEDED_BY_ATTRIBUTE]: 'x' },
-      claim('probe-fifo', undoneEventId(undone)),
-      claim('probe', happenedEventId(happened)),
-      claim('probe', happenedEventId(undone)),
+      { ...inboxKey('probe-fifo', happenedEventIdOf(undone)), [SUPERSEDED_BY_ATTRIBUTE]: 'x' },
+      claim('probe-fifo', undoneEventIdOf(undone)),
+      claim('probe', happenedEventIdOf(happened)),
+      claim('probe', happenedEventIdOf(undone)),
     ],
     providerItems: [],
     deadLetterQueues: [],

@@ -1,6 +1,7 @@
 import { checkProviderCalls } from '../../tools/proof-kit/verify';
 import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
-import { happenedEventId, PROBE_PROOF, undoneEventId } from '../support/neutral-proof-domain';
+import { PROBE_PROOF } from '../support/neutral-proof-domain';
+import { happenedEventIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';
 
 /**
  * The proof kit's generic provider invariants on crafted tables, on the neutral fixture's domain (things
@@ -9,8 +10,8 @@ import { happenedEventId, PROBE_PROOF, undoneEventId } from '../support/neutral-
  */
 
 const THING = 'thing_1';
-const HAPPENED = happenedEventId(THING);
-const UNDONE = undoneEventId(THING);
+const HAPPENED = happenedEventIdOf(THING);
+const UNDONE = undoneEventIdOf(THING);
 const DONE = { providerCallDoneAt: '2030-01-01T00:00:09.000Z' };
 
 function inbox(

@@ -10,13 +10,8 @@ import type { Target } from '../../tools/proof-kit/target';
 import { checkInvariants, EVENT_REPLACED, verify, type RunFacts } from '../../tools/proof-kit/verify';
 import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
-import {
-  happenedEventId,
-  happenedEventOf,
-  PROBE_PROOF,
-  thingIdOf,
-  type ThingItem,
-} from '../support/neutral-proof-domain';
+import { happenedEventOf, PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';
+import { happenedEventIdOf, thingIdOf } from '../exactly-once/fixtures/probe-stack-things';
 
 /**
  * The verification's own rules, on tables and queues the test sets (the proof
@@ -128,7 +123,7 @@ test('a run in which no POST got a 201 (zero orders, zero intents) is a violatio
 describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
   const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'] };
   const consumers = [...PROBE_CONSUMERS, audit];
-  const happened = happenedEventId(thingId);
+  const happened = happenedEventIdOf(thingId);
   const claim = (consumer: string) => ({
     pk: inboxKey(consumer, happened).pk,
     providerCallDoneAt: '2030-01-01T00:00:09Z',
