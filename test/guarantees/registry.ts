@@ -1217,7 +1217,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'domain-replaceable',
     statement:
-      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, and synthesizes both stages with cdk-nag, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
     enforcedIn: [
       { file: 'tools/example.ts', symbol: 'example' },
       { file: 'tools/proof-kit/domain.ts', symbol: 'ProofDomain' },
@@ -1246,6 +1246,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/another-domain.test.ts',
         name: 'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
+      },
+      {
+        file: 'test/unit/tooling-module.test.ts',
+        name: 'EXACTLY_ONCE_TOOLING names the module the tools take their domain from, relative to the repository root',
       },
       {
         file: 'test/unit/another-domain-runtime.test.ts',
