@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ConfigError, readConfig, type AppConfig } from '../lib/shop/config';
+import { ConfigError, readConfig, type AppConfig } from '../lib/config';
 import { ExactlyOnceStack } from '../lib/shop/shop-stack';
 
 const app = new App();

@@ -52,9 +52,9 @@ export function optionalIntEnv(name: string, defaultValue: number): number {
 /**
  * An optional setting with a documented default: unset or empty gives the default.
  *
- * @example (lambdas/shop/api/order-request.ts)
+ * @example The caller rule's patterns (api/caller.ts)
  * ```ts
- * const list = optionalEnv(SHOP_ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+ * const list = optionalEnv(ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
  * ```
  */
 export function optionalEnv(name: string, defaultValue: string): string {

@@ -31,6 +31,11 @@ export const ENV = Object.freeze({
   outboxSweepAgeSeconds: 'OUTBOX_SWEEP_AGE_SECONDS',
   /** The code a function runs: its bundle's asset hash (FunctionWithDefaults sets it). A DLQ copy carries it. */
   codeVersion: 'CODE_VERSION',
+  /**
+   * An API function's caller rule (api/caller.ts): comma-separated role-name patterns whose sessions are
+   * people, set by the stack from the stage's `humanRolePatterns`, read by `callerRuleFromEnv`.
+   */
+  humanRolePatterns: 'HUMAN_ROLE_PATTERNS',
   /** How long the relay and the sweeper keep an outbox item once dispatched (seconds; its TTL). */
   outboxDispatchedRetentionSeconds: 'OUTBOX_DISPATCHED_RETENTION_SECONDS',
 });

@@ -10,7 +10,7 @@ import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
  *   reserves stock on OrderPlaced and releases it on OrderCancelled.
  * - loyalty: standard queue, parallel; credits points on OrderPlaced.
  * Each names the external provider its effect calls (warehouse: PICK / CANCEL_PICK; mail: the
- * order's confirmation e-mail); the stage configures where each one is (lib/shop/config.ts).
+ * order's confirmation e-mail); the stage configures where each one is (lib/config.ts).
  */
 export const CONSUMERS = [
   {

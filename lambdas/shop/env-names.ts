@@ -7,6 +7,4 @@ export const SHOP_ENV = Object.freeze({
   ordersTable: 'ORDERS_TABLE_NAME',
   idempotencyTable: 'IDEMPOTENCY_TABLE_NAME',
   idempotencyKeyExpirySeconds: 'IDEMPOTENCY_KEY_EXPIRY_SECONDS',
-  /** The API functions' caller rule: comma-separated role-name patterns whose sessions are people (the mechanism's api/caller.ts). */
-  humanRolePatterns: 'HUMAN_ROLE_PATTERNS',
 });

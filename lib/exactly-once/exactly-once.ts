@@ -32,7 +32,7 @@ export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
  * application already has (`existingXTable`, which wins over `xTableProps`); the outbox table is
  * always the application's, since its outbox items are written in the same transaction as its entities.
  *
- * The stage settings of an application's configuration (lib/shop/config.ts) carry the same names, so
+ * The stage settings of an application's configuration (lib/config.ts) carry the same names, so
  * a stack may spread them in.
  *
  * @example

@@ -5,7 +5,7 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { FunctionWithDefaults, grantTableActions, IamRestApi } from '../exactly-once';
+import { ENV, FunctionWithDefaults, grantTableActions, IamRestApi } from '../exactly-once';
 
 export interface OrdersApiProps {
   /** Orders and their outbox items: the functions may do exactly their item actions on it. */
@@ -24,7 +24,7 @@ export interface OrdersApiProps {
   readonly apiBurstLimit: number;
   /** `create`: the stack makes API Gateway's account logging role (IamRestApiProps.createAccountLoggingRole). */
   readonly apiGatewayAccountRole: 'create' | 'existing';
-  /** Role-name patterns whose sessions are people (lib/shop/config.ts, lambdas/exactly-once/api/caller.ts). */
+  /** Role-name patterns whose sessions are people (lib/config.ts, lambdas/exactly-once/api/caller.ts). */
   readonly humanRolePatterns: readonly string[];
 }
 
@@ -59,7 +59,7 @@ export class OrdersApi extends IamRestApi {
       createAccountLoggingRole: props.apiGatewayAccountRole === 'create',
     });
 
-    this.callerEnvironment = { [SHOP_ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
+    this.callerEnvironment = { [ENV.humanRolePatterns]: props.humanRolePatterns.join(',') };
     const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTable.tableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new FunctionWithDefaults(this, 'CreateOrder', {

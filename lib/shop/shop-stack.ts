@@ -4,13 +4,13 @@ import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
 import { ExactlyOnce, setFunctionBuild, type ConsumerSpec } from '../exactly-once';
-import type { AppConfig } from './config';
+import { functionBuildFor, type AppConfig } from '../config';
 import { EffectsReadApi } from './effects-read-api';
 import { OrdersApi } from './orders-api';
 import { Storage } from './storage';
 
 export interface ExactlyOnceStackProps extends StackProps {
-  /** The stage's settings (lib/shop/config.ts). */
+  /** The stage's settings (lib/config.ts). */
   readonly config: AppConfig;
   /** Who consumes what. @default CONSUMERS (lambdas/shop/consumers.ts) */
   readonly consumers?: readonly ConsumerSpec[];
@@ -31,11 +31,7 @@ export class ExactlyOnceStack extends Stack {
     Tags.of(this).add('project', PROJECT_TAG);
     Tags.of(this).add('stage', config.stage);
     // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
-    setFunctionBuild(this, {
-      faultInjection: config.faultInjection,
-      inboxBypass: config.localRuntime,
-      openTelemetry: config.openTelemetry,
-    });
+    setFunctionBuild(this, functionBuildFor(config));
 
     const storage = new Storage(this, 'Storage', config);
     // The stage's settings carry the construct's prop names. Id `Default`: CDK leaves it out of logical ids,

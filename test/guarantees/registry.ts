@@ -1147,11 +1147,16 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Fault injection is opt-in, never in prod: without `-c faultInjection=true` no switch and no fault code in any bundle; inbox bypass only in the local build; plans expire; an active plan alarms',
     enforcedIn: [
+      { file: 'lib/config.ts', symbol: 'readConfig' },
+      { file: 'lib/config.ts', symbol: 'functionBuildFor' },
       { file: FUNCTION_DEFAULTS, symbol: 'bundleDefines' },
       { file: 'lib/exactly-once/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
       { file: 'lambdas/exactly-once/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
     ],
     provedBy: [
+      { file: 'test/infra/stage-config.test.ts', name: 'fault injection is off by default in dev and prod' },
+      { file: 'test/infra/stage-config.test.ts', name: ' with one line', templated: true },
+      { file: 'test/infra/stage-config.test.ts', name: 'the local runtime build turns fault injection on' },
       {
         file: 'test/infra/fault-injection.test.ts',
         name: 'there is no SSM parameter, no fault variable on any function, no fault alarm and no output',
@@ -1178,10 +1183,15 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Stages side by side without name collisions, each stage's alarms on its own metrics (the `service` dimension is the stack's name); prod retains and deletion-protects its tables, keeps logs a year and has no fault switch; no function reserves concurrency",
     enforcedIn: [
+      { file: 'lib/config.ts', symbol: 'STAGE_DEFAULTS' },
       { file: FUNCTION_DEFAULTS, symbol: 'serviceName' },
       { file: 'lib/exactly-once/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
     ],
     provedBy: [
+      {
+        file: 'test/infra/stage-config.test.ts',
+        name: 'prod: tables retained and deletion-protected, logs kept a year, no ceiling unless asked',
+      },
       { file: 'test/infra/stages.test.ts', name: 'no explicit name is shared' },
       {
         file: 'test/infra/stages.test.ts',

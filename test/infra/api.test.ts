@@ -1,5 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { MAX_ITEMS } from '../../lambdas/shop/domain/order';
+import { ENV } from '../../lambdas/exactly-once/env-names';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { configError, synthStack } from '../support/synth';
 import {
@@ -188,14 +189,14 @@ describe('functions', () => {
       ).Variables;
 
     test.each(CALLER_ROUTES)('%s: the default, IAM Identity Center permission sets only', (route) => {
-      expect(envOf(template, route)[SHOP_ENV.humanRolePatterns]).toBe('AWSReservedSSO_*');
+      expect(envOf(template, route)[ENV.humanRolePatterns]).toBe('AWSReservedSSO_*');
     });
 
     test('a stage configures it: -c humanRolePatterns=... reaches every one of them', () => {
       const { template: configured } = synthStack({ humanRolePatterns: 'AWSReservedSSO_*,Okta-*' });
 
       for (const route of CALLER_ROUTES) {
-        expect({ route, patterns: envOf(configured, route)[SHOP_ENV.humanRolePatterns] }).toEqual({
+        expect({ route, patterns: envOf(configured, route)[ENV.humanRolePatterns] }).toEqual({
           route,
           patterns: 'AWSReservedSSO_*,Okta-*',
         });
@@ -205,7 +206,7 @@ describe('functions', () => {
     test('cdk.json may give the patterns as a list', () => {
       const { template: configured } = synthStack({ humanRolePatterns: ['AWSReservedSSO_*', 'Okta-*'] });
 
-      expect(envOf(configured, 'POST /orders')[SHOP_ENV.humanRolePatterns]).toBe('AWSReservedSSO_*,Okta-*');
+      expect(envOf(configured, 'POST /orders')[ENV.humanRolePatterns]).toBe('AWSReservedSSO_*,Okta-*');
     });
 
     test.each([
@@ -224,7 +225,7 @@ describe('functions', () => {
     });
 
     test('GET /inventory/{sku} is shared stock: it derives no caller, so it has no rule', () => {
-      expect(envOf(template, 'GET /inventory/{sku}')[SHOP_ENV.humanRolePatterns]).toBeUndefined();
+      expect(envOf(template, 'GET /inventory/{sku}')[ENV.humanRolePatterns]).toBeUndefined();
     });
 
     test("get-customer reads the Orders table's access items: it has the table's name", () => {

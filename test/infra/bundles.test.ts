@@ -10,7 +10,7 @@ import { PROBE_CONSUMERS, PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fi
  * on the mechanism's public surface, as new:consumer scaffolds one) are bundled
  * here exactly as the function construct bundles them (its `lambdaBundling`),
  * and the output is searched. (Which build a stage's configuration picks:
- * test/infra/shop-config.test.ts.)
+ * test/infra/stage-config.test.ts.)
  */
 const FAULT_ENTRIES: string[] = [...PROBE_CONSUMERS.map((c) => c.entry), RELAY_ENTRY];
 

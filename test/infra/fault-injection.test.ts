@@ -6,7 +6,7 @@ import { functionsWithFaultVariables, resourcesOfType } from '../support/templat
  * Fault injection is opt-in at synth: only `-c faultInjection=true` (or the
  * local runtime's `-c localRuntime=true`) deploys the switch, points the relay
  * and the consumers at it and adds the alarm that says a plan is active; prod
- * refuses both (test/infra/shop-config.test.ts). (That the bundles carry no fault code: bundles.test.ts.)
+ * refuses both (test/infra/stage-config.test.ts). (That the bundles carry no fault code: bundles.test.ts.)
  */
 type Synth = ReturnType<typeof synthProbeStack>;
 

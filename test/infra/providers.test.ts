@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
-import { readConfig } from '../../lib/shop/config';
+import { readConfig } from '../../lib/config';
 import { CONFIGURED_PROVIDERS } from '../support/providers';
 import { cdkContext, configError, synthStack } from '../support/synth';
 

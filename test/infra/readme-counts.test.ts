@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { readConfig } from '../../lib/shop/config';
+import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { EXAMPLE_CONSUMERS } from '../support/consumer-list';

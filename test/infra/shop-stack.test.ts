@@ -2,8 +2,8 @@ import { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FunctionWithDefaults, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
-import { readConfig } from '../../lib/shop/config';
+import { functionBuildFor, readConfig } from '../../lib/config';
+import { functionBuildOf, FunctionWithDefaults, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { exportsHandler } from '../support/entry-modules';
 import { findings, removeNagOutdirs, synthWithNag } from '../support/nag';
@@ -173,4 +173,19 @@ describe('cdk-nag on the shop stack', () => {
     expect(findings(result.violations)).toEqual([]);
     expect(result.error).toBeUndefined();
   });
+});
+
+describe('the stack carries the build its configuration asks for, in every construct', () => {
+  test.each([[{}], [{ faultInjection: 'true' }], [{ localRuntime: 'true' }], [{ openTelemetry: 'true' }]])(
+    '%j',
+    (context) => {
+      const app = new App({ context: cdkContext(context) });
+      const config = readConfig(app);
+      const stack = new ExactlyOnceStack(app, 'BuildStack', { config });
+
+      const builds = new Set(stack.node.findAll().map((c) => JSON.stringify(functionBuildOf(c))));
+
+      expect(builds).toEqual(new Set([JSON.stringify(functionBuildFor(config))]));
+    },
+  );
 });

@@ -18,7 +18,7 @@ import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '
  * safety settings, which reach every resource ExactlyOnce and the application
  * make; two stages deploy side by side in one account. Built on the probe stack
  * (the mechanism with its neutral fixture) from each stage's settings; how the
- * shop's configuration reads a stage from context: shop-config.test.ts.
+ * application's configuration reads a stage from context: stage-config.test.ts.
  */
 
 interface StageSynth {

@@ -22,18 +22,16 @@ export function runInCopy(copy: string, tool: string, args: string[]): { status:
 /**
  * A copy of the repository (in a new temporary folder, returned) with the example replaced by the domain
  * in `fixture`, as the another-domain test makes it: the tracked and untracked-but-not-ignored files,
- * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example> but for its
- * config.ts), the tests that reach them, the guarantee registry and the fixtures of the other domain;
+ * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example>), the tests that reach them, the guarantee registry and the fixtures of the other domain;
  * then the fixture's files in their place, and node_modules linked to this one's. The caller removes it.
  */
 export function copyWithOtherDomain(repo: string, fixture: string): string {
   const example = exampleName(repo);
-  const exampleConfig = `lib/${example}/config.ts`;
   const fixtureFolder = `${relative(repo, fixture)}/`;
   const isExample = (path: string) =>
     path.startsWith(`lambdas/${example}/`) ||
     path.startsWith(`tooling/${example}/`) ||
-    (path.startsWith(`lib/${example}/`) && path !== exampleConfig);
+    path.startsWith(`lib/${example}/`);
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: repo,
     encoding: 'utf8',

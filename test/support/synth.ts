@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { readConfig } from '../../lib/shop/config';
+import { readConfig } from '../../lib/config';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext } from './cdk-app';
 
@@ -9,7 +9,7 @@ import { cdkContext } from './cdk-app';
  * of what runs on it. The mechanism's infra tests build the neutral probe stack instead
  * (test/exactly-once/fixtures/probe-stack.ts); the CDK helpers both use are in ./cdk-app.
  */
-export { cdkContext, synthErrors, type SynthFinding } from './cdk-app';
+export { cdkContext, configError, synthErrors, type SynthFinding } from './cdk-app';
 
 export function synthStack(context: Record<string, unknown> = {}): {
   app: App;
@@ -19,16 +19,6 @@ export function synthStack(context: Record<string, unknown> = {}): {
   const app = new App({ context: cdkContext(context) });
   const stack = new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app) });
   return { app, stack, template: Template.fromStack(stack) };
-}
-
-/** readConfig's one-line error for a context, or undefined when it accepts it. */
-export function configError(context: Record<string, unknown>): string | undefined {
-  try {
-    readConfig(new App({ context }));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 let defaultTemplate: Record<string, unknown> | undefined;

@@ -17,7 +17,7 @@ import { runInCopy } from '../support/repo-copy';
 
 /**
  * The example replaced by another domain: a copy of the repository without the shop (its runtime
- * code, its stack but for its config.ts, and every test that reaches it), with the bookings
+ * code, its stack, and every test that reaches it), with the bookings
  * domain of test/fixtures/bookings in its place: a POST /bookings on the mechanism's idempotent
  * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
  * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
@@ -28,7 +28,6 @@ import { runInCopy } from '../support/repo-copy';
 const REPO = resolve(__dirname, '../..');
 /** The example's folder (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it; the bookings take its place. */
 const EXAMPLE = exampleName(REPO);
-const EXAMPLE_CONFIG = `lib/${EXAMPLE}/config.ts`;
 const FIXTURE = join(REPO, 'test/fixtures/bookings');
 const SLOW = 300_000;
 
@@ -46,7 +45,7 @@ const fixtureFiles = (dir = FIXTURE): string[] =>
 const isExample = (path: string) =>
   path.startsWith(`lambdas/${EXAMPLE}/`) ||
   path.startsWith(`tooling/${EXAMPLE}/`) ||
-  (path.startsWith(`lib/${EXAMPLE}/`) && path !== EXAMPLE_CONFIG);
+  path.startsWith(`lib/${EXAMPLE}/`);
 
 /** The tests that reach the shop, through their own imports or a test-support file's: the example's tests. */
 function examplesTests(files: readonly string[]): Set<string> {
@@ -89,7 +88,7 @@ test('the new domain is at most 17 files, all in the example folders and its tes
   expect(pluginLines).toBeLessThanOrEqual(300);
   const inPlace = new RegExp(`^((lambdas|lib|tooling)/${EXAMPLE}|test/(unit|infra))/`);
   expect(written.every((path) => inPlace.test(path))).toBe(true);
-  for (const kept of ['tools/example.ts', 'bin/app.ts', EXAMPLE_CONFIG, 'package.json'])
+  for (const kept of ['tools/example.ts', 'bin/app.ts', 'lib/config.ts', 'package.json'])
     expect(readFileSync(join(copy, kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
 });
 

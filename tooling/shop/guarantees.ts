@@ -181,11 +181,7 @@ export const guarantees: ExampleRegistry = {
     'effects-counted-at-the-provider': [{ file: 'tooling/shop/proof.ts', symbol: 'picksAfterCancel' }],
     'proof-kit-provider-calls': [{ file: 'tooling/shop/proof.ts', symbol: 'fulfilmentProviderRules' }],
     'least-privilege': [{ file: 'lib/shop/shop-stack.ts', symbol: 'ExactlyOnceStack' }],
-    'fault-injection-opt-in': [{ file: 'lib/shop/config.ts', symbol: 'readConfig' }],
-    'stages-side-by-side': [
-      { file: 'lib/shop/config.ts', symbol: 'STAGE_DEFAULTS' },
-      { file: 'lib/shop/shop-stack.ts', symbol: 'ExactlyOnceStack' },
-    ],
+    'stages-side-by-side': [{ file: 'lib/shop/shop-stack.ts', symbol: 'ExactlyOnceStack' }],
     'consumers-are-data': [{ file: 'lambdas/shop/consumers.ts', symbol: 'CONSUMERS' }],
     'simulation-finds-guards': [{ file: 'tooling/shop/simulation/world.ts', symbol: 'Guards' }],
     'simulation-contracts': [
@@ -286,9 +282,6 @@ export const guarantees: ExampleRegistry = {
         file: 'test/unit/shop-proof.test.ts',
         name: 'double loyalty points are reported as "more than expected", lost ones as "less than expected"',
       },
-    ],
-    'fault-injection-opt-in': [
-      { file: 'test/infra/shop-config.test.ts', name: 'fault injection is off by default in dev and prod' },
     ],
     'entry-point-list': [
       {

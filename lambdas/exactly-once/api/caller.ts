@@ -1,3 +1,6 @@
+import { optionalEnv } from '../config';
+import { ENV } from '../env-names';
+
 /**
  * Who the caller is, for idempotency scope and ownership of what a request creates: the
  * authenticated principal, and for a role session the role, unless the role's
@@ -207,4 +210,27 @@ export function callerPrincipal(identity: CallerIdentity, rule: CallerRule): str
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The caller rule an API function's stack gave it in {@link ENV.humanRolePatterns} (comma-separated
+ * role-name patterns), read once, at cold start; unset or empty, the default
+ * ({@link DEFAULT_HUMAN_ROLE_PATTERNS}). A bad list throws there, naming the variable, so a function
+ * never serves a request under a rule nobody configured (synth refuses the stage's list first).
+ *
+ * @example At module level in an API function's entry module
+ * ```ts
+ * const callerRuleOfThisStage = callerRuleFromEnv();
+ * export const handler = idempotentCommand({ ..., callerRule: callerRuleOfThisStage });
+ * ```
+ */
+export function callerRuleFromEnv(): CallerRule {
+  const list = optionalEnv(ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
+  try {
+    return callerRule(parseHumanRolePatterns(list));
+  } catch (error) {
+    if (error instanceof CallerRuleError)
+      throw new Error(`Environment variable ${ENV.humanRolePatterns}: ${error.message}`);
+    throw error;
+  }
 }

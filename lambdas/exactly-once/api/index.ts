@@ -18,6 +18,7 @@ export { type CommandInput, type IdempotentCommandOptions } from './idempotent-c
 export {
   callerPrincipal,
   callerRule,
+  callerRuleFromEnv,
   CallerRuleError,
   DEFAULT_CALLER_RULE,
   DEFAULT_HUMAN_ROLE_PATTERNS,

@@ -1,42 +1,20 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import {
   callerOf,
-  callerRule,
-  CallerRuleError,
-  DEFAULT_HUMAN_ROLE_PATTERNS,
   FORBIDDEN,
-  parseHumanRolePatterns,
   problem,
   unexpectedErrorResponse,
   type CallerRule,
   type HttpResponse,
 } from '../../exactly-once/api';
 import { dynamoDbDocumentClient } from '../../exactly-once/aws';
-import { optionalEnv, requireEnv } from '../../exactly-once/runtime';
+import { requireEnv } from '../../exactly-once/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { SHOP_ENV } from '../env-names';
 
 /** The repository for the read/cancel handlers, built once per process. */
 export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
   return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
-}
-
-/**
- * Which role sessions are people, for every API function that derives the
- * caller: read once per process, at cold start. The stack always sets it (the
- * default included); unset, the documented default applies. A bad list stops
- * the function there, naming the variable (synth refuses it first).
- */
-export function callerRuleFromEnv(): CallerRule {
-  const list = optionalEnv(SHOP_ENV.humanRolePatterns, DEFAULT_HUMAN_ROLE_PATTERNS.join(','));
-  try {
-    return callerRule(parseHumanRolePatterns(list));
-  } catch (error) {
-    if (error instanceof CallerRuleError) {
-      throw new Error(`Environment variable ${SHOP_ENV.humanRolePatterns}: ${error.message}`);
-    }
-    throw error;
-  }
 }
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;

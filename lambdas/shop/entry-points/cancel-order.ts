@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { inRequestSpan, json, notFound, type HttpResponse } from '../../exactly-once/api';
+import { callerRuleFromEnv, inRequestSpan, json, notFound, type HttpResponse } from '../../exactly-once/api';
 import { flushMetrics, logger, metrics, MetricUnit } from '../../exactly-once/runtime';
 import { cancelOrder } from '../use-cases/cancel-order';
-import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
+import { orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 
 /** POST /orders/{orderId}/cancel: idempotent by nature; an Idempotency-Key is optional and not needed. */
 const orders = orderRepositoryFromEnv();

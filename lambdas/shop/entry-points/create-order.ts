@@ -1,13 +1,13 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { idempotentCommand } from '../../exactly-once';
-import { json, type CallerRule } from '../../exactly-once/api';
+import { callerRuleFromEnv, json, type CallerRule } from '../../exactly-once/api';
 import { dynamoDbDocumentClient, idempotencyStore } from '../../exactly-once/aws';
 import { metrics, MetricUnit, requireEnv, requireIntEnv } from '../../exactly-once/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
-import { callerRuleFromEnv, shopErrorResponse } from '../api/order-request';
+import { shopErrorResponse } from '../api/order-request';
 import { SHOP_ENV } from '../env-names';
 
 /**

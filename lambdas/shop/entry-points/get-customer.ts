@@ -1,6 +1,7 @@
 import { IDENTIFIER_RULE } from '../domain/order';
 import { effectReadHandler } from '../api/effect-read-handler';
-import { callerRuleFromEnv, orderRepositoryFromEnv } from '../api/order-request';
+import { callerRuleFromEnv } from '../../exactly-once/api';
+import { orderRepositoryFromEnv } from '../api/order-request';
 import { getCustomerPoints } from '../use-cases/get-customer';
 
 /**

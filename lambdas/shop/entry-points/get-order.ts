@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { json, notFound, type HttpResponse } from '../../exactly-once/api';
+import { callerRuleFromEnv, json, notFound, type HttpResponse } from '../../exactly-once/api';
 import { logger } from '../../exactly-once/runtime';
 import { getOrder } from '../use-cases/get-order';
-import { callerRuleFromEnv, orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
+import { orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 
 /** GET /orders/{orderId}: the order read model. An Idempotency-Key on a GET is ignored. */
 const orders = orderRepositoryFromEnv();

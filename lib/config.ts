@@ -6,13 +6,21 @@ import {
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
-} from '../../lambdas/exactly-once/api';
+} from '../lambdas/exactly-once/api';
 import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,
   PROVIDERS_CONTEXT,
+  type FunctionBuild,
   type ProviderEndpoints,
-} from '../exactly-once';
+} from './exactly-once';
+
+/*
+ * The deployment's configuration: what a stage is and every option read from CDK context. It belongs to
+ * the application, not to its domain: bin/app.ts reads it once and hands it to the stack, whose
+ * ExactlyOnce construct takes the settings under the same names. A fork that replaces the example keeps
+ * this file; it edits it to add a stage or rename the stacks.
+ */
 
 /** A deployment stage. Each deploys as its own stack (`ExactlyOnce-<stage>`), side by side in one account. */
 export type Stage = 'dev' | 'prod';
@@ -125,6 +133,16 @@ const STAGE_DEFAULTS: Record<
 
 const REMOVAL_POLICIES = { destroy: RemovalPolicy.DESTROY, retain: RemovalPolicy.RETAIN } as const;
 
+/**
+ * The stage's settings from CDK context (cdk.json or `-c key=value`), each checked; a bad value throws a
+ * one-line {@link ConfigError}.
+ *
+ * @example bin/app.ts
+ * ```ts
+ * const config = readConfig(app);
+ * new ExactlyOnceStack(app, config.stackName, { config });
+ * ```
+ */
 export function readConfig(scope: Construct): AppConfig {
   const ctx = (key: string): unknown => scope.node.tryGetContext(key);
 
@@ -202,6 +220,24 @@ export function readConfig(scope: Construct): AppConfig {
     humanRolePatterns: humanRolePatterns('humanRolePatterns', ctx('humanRolePatterns')),
     providers,
     operatorRoleArns: roleArns('operatorRoleArns', ctx('operatorRoleArns')),
+  };
+}
+
+/**
+ * The optional code the stage's bundles carry: fault injection when asked for, the inbox-claim bypass in
+ * the local runtime's build only, the ADOT wrapper with OpenTelemetry. A stack sets it before its first
+ * function; a stack that builds it by hand can forget one, and its functions then run without it.
+ *
+ * @example
+ * ```ts
+ * setFunctionBuild(this, functionBuildFor(config));
+ * ```
+ */
+export function functionBuildFor(config: AppConfig): FunctionBuild {
+  return {
+    faultInjection: config.faultInjection,
+    inboxBypass: config.localRuntime,
+    openTelemetry: config.openTelemetry,
   };
 }
 
