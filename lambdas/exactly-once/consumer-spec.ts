@@ -1,11 +1,11 @@
 /**
  * One consumer of outbox events, as data. The list of them
- * (lambdas/shop/consumers.ts) is the only place that says who consumes what; from
+ * (the application's consumer list) is the only place that says who consumes what; from
  * it the stack builds each consumer's queue and DLQ, event source mapping,
  * grants, alarms, dashboard widgets and outputs, the relay its routing, and the
  * proof kit and the simulation discover the queues and check the invariants.
  *
- * @example One entry of the shop's list (lambdas/shop/consumers.ts)
+ * @example One entry of an application's list
  * ```ts
  * import type { ConsumerSpec } from '../exactly-once';
  *
@@ -13,7 +13,7 @@
  *   name: 'loyalty',
  *   fifo: false,
  *   eventTypes: ['OrderPlaced'],
- *   entry: 'lambdas/shop/entry-points/loyalty-consumer.ts',
+ *   entry: 'lambdas/my-app/entry-points/loyalty-consumer.ts',
  *   providers: ['mail'],
  *   batchSize: 10,
  *   batchingWindowSeconds: 1,
@@ -89,7 +89,7 @@ export const consumerOutputNames = (name: string) => ({
 /**
  * The idempotency key a consumer gives its external provider for one event.
  *
- * @example The fulfilment use case's provider call (lambdas/shop/use-cases/apply-order-events.ts)
+ * @example A fulfilment use case's provider call
  * ```ts
  * import { providerKey } from '../../exactly-once';
  *
@@ -104,7 +104,7 @@ export const providerKey = (consumer: string, eventId: string): string => `${con
  * a bad or repeated name, an event type nobody produces, a FIFO batching
  * window, settings outside what SQS event sources accept.
  *
- * @example The shop checks its list when the module loads (lambdas/shop/consumers.ts)
+ * @example An application checks its list when the module loads
  * ```ts
  * import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
  *

@@ -9,7 +9,7 @@ import { PermanentError } from './errors';
  *   and the only dedupe key consumers trust (an SQS messageId changes on every
  *   resend). It is also the FIFO deduplication id.
  * - `type`: what happened; a consumer takes the types its spec lists, and the
- *   relay routes by it (lambdas/shop/consumers.ts).
+ *   relay routes by it (the consumer list's `eventTypes`).
  * - `entityId`: the thing it happened to; the FIFO message group, so one
  *   entity's events are delivered in order, and what `version` is counted on.
  * - `version`: the order of one entity's events (1, 2, ...); a consumer that
@@ -17,7 +17,7 @@ import { PermanentError } from './errors';
  * - `occurredAt`: when the producer made the change (ISO 8601 with its offset); the dedupe horizon
  *   is counted from it, and an event further ahead of the consumer's clock than the skew margin
  *   is refused (OccurredInFuture).
- * - `tenant`: who the producer verified the change was made for (the shop: the caller the API
+ * - `tenant`: who the producer verified the change was made for (e.g. the caller the API
  *   authenticated). Part of the inbox key and of the fingerprint, so one tenant's event can never
  *   stand for another's. Optional: an event without one is keyed as before.
  * - `traceparent`: the W3C Trace Context of the span that wrote the event to the outbox
@@ -48,7 +48,7 @@ export interface EventEnvelope<Type extends string = string, Payload = unknown> 
 /**
  * The envelope's own schema; a domain extends it with a literal `type` and its payload's schema.
  *
- * @example A domain's event schema (the shop's lambdas/shop/domain/events.ts)
+ * @example A domain's event schema
  * ```ts
  * import { z } from 'zod';
  * import { envelopeSchema } from '../../exactly-once';

@@ -3,7 +3,7 @@
  * consumer sends the message to its DLQ at once, with this cause, instead of
  * burning the queue's receive count on it. Every other error is transient.
  *
- * @example A use case refuses an event type its consumer does not take (the shop's loyalty consumer)
+ * @example A use case refuses an event type its consumer does not take (a loyalty consumer of OrderPlaced only)
  * ```ts
  * import { PermanentError } from '../../exactly-once';
  *

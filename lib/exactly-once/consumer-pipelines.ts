@@ -31,7 +31,7 @@ import { QueueWithDlq } from './queue-with-dlq';
  * ```
  */
 export interface PipelinesProps {
-  /** Who consumes what (lambdas/shop/consumers.ts): one pipeline each, in this order. */
+  /** Who consumes what (the application's consumer list): one pipeline each, in this order. */
   readonly consumers: readonly ConsumerSpec[];
   /** The event types the producers write; a consumer taking any other is refused at synth. */
   readonly producedTypes: readonly string[];

@@ -46,11 +46,11 @@ export function tagFaultTarget(fn: lambda.IFunction, role: 'consumer' | 'relay')
  * `-c faultInjection=true`, which the configuration never allows in prod: one
  * PutParameter on it switches faults on with no deploy.
  *
- * @example The shop's stack: only when asked for, attached to the functions that take faults (lib/shop/shop-stack.ts)
+ * @example Only when asked for, attached to the functions that take faults, as ExactlyOnce builds it (lib/exactly-once/exactly-once.ts)
  * ```ts
- * const faultSwitch = config.faultInjection ? new FaultInjectionSwitch(this, 'FaultInjection') : undefined;
- * if (faultSwitch !== undefined) {
- *   for (const f of [outbox.streamRelay, ...pipelines.all.map((p) => p.consumer)]) faultSwitch.attach(f.fn);
+ * if (faultInjection) {
+ *   this.faultSwitch = new FaultInjectionSwitch(this, 'FaultInjection');
+ *   for (const f of [this.outbox.streamRelay, ...this.pipelines.map((p) => p.consumer)]) this.faultSwitch.attach(f.fn);
  * }
  * ```
  */

@@ -93,7 +93,7 @@ const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
  *
  * @example
  * ```ts
- * const stack = new Stack(app, 'Shop');
+ * const stack = new Stack(app, 'Orders');
  * setFunctionBuild(stack, { faultInjection: false, inboxBypass: false }); // before any function is added
  * ```
  */
@@ -173,7 +173,7 @@ export function lambdaBundling(build: FunctionBuild) {
  *
  * @example
  * ```ts
- * const file = path.join(PROJECT_DIR, 'lambdas/shop/entry-points/create-order.ts');
+ * const file = path.join(PROJECT_DIR, 'lambdas/my-app/entry-points/create-order.ts');
  * ```
  */
 export const PROJECT_DIR = path.join(__dirname, '..', '..');
@@ -184,7 +184,7 @@ export const PROJECT_DIR = path.join(__dirname, '..', '..');
  *
  * @example
  * ```ts
- * entryPointPath('lambdas/shop/entry-points/create-order.ts'); // the absolute path, or a one-line error at synth
+ * entryPointPath('lambdas/my-app/entry-points/create-order.ts'); // the absolute path, or a one-line error at synth
  * ```
  */
 export function entryPointPath(entry: string): string {
@@ -210,13 +210,13 @@ export const METRICS_NAMESPACE = 'ExactlyOnce';
  *
  * @example
  * ```ts
- * const props: FunctionWithDefaultsProps = { entry: 'lambdas/shop/entry-points/get-order.ts', timeout: Duration.seconds(10) };
+ * const props: FunctionWithDefaultsProps = { entry: 'lambdas/my-app/entry-points/get-order.ts', timeout: Duration.seconds(10) };
  * ```
  */
 export interface FunctionWithDefaultsProps {
   /**
    * The module the function runs (its exported `handler`), as a path relative to the project
-   * root, e.g. `lambdas/shop/entry-points/create-order.ts`.
+   * root, e.g. `lambdas/my-app/entry-points/create-order.ts`.
    */
   readonly entry: string;
   /**
@@ -273,11 +273,11 @@ export interface FunctionWithDefaultsProps {
  * @example
  * ```ts
  * const getOrder = new FunctionWithDefaults(this, 'GetOrder', {
- *   entry: 'lambdas/shop/entry-points/get-order.ts',
- *   environment: { [SHOP_ENV.ordersTable]: table.tableName },
+ *   entry: 'lambdas/my-app/entry-points/get-order.ts',
+ *   environment: { ORDERS_TABLE_NAME: table.tableName },
  *   asyncDeadLetterQueue: false, // invoked synchronously by API Gateway only
  * });
- * table.grantReadData(getOrder.fn);
+ * grantTableActions(getOrder.fn, table, ['GetItem']);
  * ```
  */
 export class FunctionWithDefaults extends Construct {

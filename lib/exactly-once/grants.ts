@@ -6,11 +6,11 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
  * indexes), so each function's policy lists what it does and nothing more.
  * The L2 `grantReadWriteData` would also allow scans, batch writes and deletes.
  *
- * @example GET /orders/{id} may only read its table (lib/shop/shop-stack.ts)
+ * @example A read-only GET /orders/{id} handler may only read its table
  * ```ts
  * import { grantTableActions } from '../exactly-once';
  *
- * grantTableActions(ordersApi.getOrder.fn, storage.ordersTable, ['GetItem']);
+ * grantTableActions(getOrder.fn, ordersTable, ['GetItem']);
  * ```
  */
 export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITable, actions: string[]): void {
@@ -22,9 +22,9 @@ export function grantTableActions(grantee: iam.IGrantable, table: dynamodb.ITabl
 /**
  * Like grantTableActions, on one named index (the sweeper queries the pending-outbox index).
  *
- * @example (lib/shop/shop-stack.ts)
+ * @example The sweeper's query on the pending-outbox index (lib/exactly-once/outbox-wiring.ts)
  * ```ts
- * grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+ * grantIndexActions(outbox.sweeper.fn, outboxTable, PENDING_OUTBOX_INDEX, ['Query']);
  * ```
  */
 export function grantIndexActions(

@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
  * retention here is only the starting value: the stage's LogRetentionAspect
  * sets the one that is deployed, on every log group of the stack.
  *
- * @example The API's access logs (lib/shop/orders-api.ts)
+ * @example An API's access logs, as IamRestApi makes them (lib/exactly-once/iam-rest-api.ts)
  * ```ts
  * import { defaultLogGroupProps } from '../exactly-once/parts';
  *

@@ -50,9 +50,9 @@ export type RunbookSection =
  * What an alarm added with `Monitoring.addAlarm` says: it fires at `threshold` or above, and its
  * description (what broke, where to look) ends with a link to its runbook section.
  *
- * @example The shop's fault-plan alarm (lib/shop/shop-stack.ts)
+ * @example The fault-plan alarm ExactlyOnce adds when faults can be injected (lib/exactly-once/exactly-once.ts)
  * ```ts
- * monitoring.addAlarm('fault-plan-active', faultSwitch.activePlanMetric(pipelines.all.map((p) => p.spec.name)), {
+ * monitoring.addAlarm('fault-plan-active', this.faultSwitch.activePlanMetric(this.pipelines.map((p) => p.spec.name)), {
  *   threshold: 1,
  *   description: 'Functions are running under a fault plan: failures are being injected into this stack.',
  *   runbook: 'fault-plan-changed',
@@ -136,18 +136,18 @@ export interface MonitoringProps {
  * What each alarm means is in its description, so the page a human gets says
  * what broke and where to look.
  *
- * @example The shop's stack (lib/shop/shop-stack.ts)
+ * @example As ExactlyOnce's addApi builds it, once the application's API is there (lib/exactly-once/exactly-once.ts)
  * ```ts
  * const monitoring = new Monitoring(this, 'Monitoring', {
- *   alarmEmail: config.alarmEmail,
- *   api: ordersApi.api,
- *   pipelines: pipelines.all,
- *   relay: outbox.streamRelay.fn,
- *   relayMappingId: outbox.streamMappingId,
- *   relayFailureQueue: outbox.failureQueue,
- *   sweepAge: outbox.sweepAge,
- *   // Every function of the stack, by construction: one added later gets its alarms without a list to update.
- *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+ *   alarmEmail: props.alarmEmail,
+ *   api,
+ *   pipelines: [...this.pipelines],
+ *   relay: this.outbox.streamRelay.fn,
+ *   relayMappingId: this.outbox.streamMappingId,
+ *   relayFailureQueue: this.outbox.failureQueue,
+ *   sweepAge: this.outbox.sweepAge,
+ *   // Every function of the stack, by construction: one added before this gets its alarms without a list to update.
+ *   functions: stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
  *   apiMetrics: { title: 'Idempotent API: orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] },
  * });
  * ```

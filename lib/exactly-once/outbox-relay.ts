@@ -91,15 +91,14 @@ export interface OutboxRelayProps {
  * the index and BatchGetItem on the table. Without them the relay and the sweeper fail, and the
  * outbox items stay unpublished.
  *
- * @example The shop's stack (lib/shop/shop-stack.ts)
+ * @example As ExactlyOnce builds it on the application's outbox table, with the grants (lib/exactly-once/exactly-once.ts)
  * ```ts
  * const outbox = new OutboxRelay(this, 'OutboxRelay', {
- *   outboxTable: storage.ordersTable,
- *   entityPartitionPrefix: ORDER_PK_PREFIX,
- *   routes: pipelines.all.map((p) => ({ consumer: p.spec.name, queueUrl: p.queues.queue.queueUrl, fifo: p.spec.fifo, eventTypes: [...p.spec.eventTypes] })),
+ *   outboxTable: ordersTable,
+ *   entityPartitionPrefix: 'ORDER#',
+ *   routes: outboxRoutes(pipelines),
  * });
- * for (const { queues } of pipelines.all) queues.queue.grantSendMessages(outbox.streamRelay.fn);
- * grantIndexActions(outbox.sweeper.fn, storage.ordersTable, PENDING_OUTBOX_INDEX, ['Query']);
+ * grantOutboxPublishing(outbox, pipelines, ordersTable);
  * ```
  */
 export class OutboxRelay extends Construct {

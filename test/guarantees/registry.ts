@@ -1227,7 +1227,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'domain-replaceable',
     statement:
-      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed",
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed; and no file of the mechanism or the tools, comments and READMEs included, names a path of the example or of `test/fixtures/`, so deleting the example leaves none of them pointing at a file that is gone",
     enforcedIn: [
       { file: 'tools/example.ts', symbol: 'example' },
       { file: 'tools/proof-kit/domain.ts', symbol: 'ProofDomain' },
@@ -1253,6 +1253,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       { file: 'test/unit/import-graph.test.ts', name: 'the repository breaks none of the rules' },
       { file: 'test/unit/import-graph.test.ts', name: ' is refused', templated: true },
+      {
+        file: 'test/unit/mechanism-names-no-example.test.ts',
+        name: 'no file of the mechanism or the tools names a path of the example or of test/fixtures/',
+      },
       {
         file: 'test/unit/another-domain.test.ts',
         name: 'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',

@@ -286,7 +286,7 @@ function ledgerSource(spec: ConsumerSpec, id: string): string {
  *
  * Its own state goes here: a method that hands its writes to
  * \`this.transact(event, [...items], work)\`, so they commit in one transaction with the
- * inbox claim (a duplicate then writes nothing), as the shop's ledgers do (./ledgers.ts); the
+ * inbox claim (a duplicate then writes nothing), as every InboxLedger's methods do; the
  * effect (use-cases/${spec.name}-effect.ts) calls it, then the provider.
  */
 export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}

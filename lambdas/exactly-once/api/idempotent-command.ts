@@ -52,7 +52,7 @@ export interface CommandInput<Request> {
  * checks, the scope, the fingerprint, Powertools' record, the 409, 422 and 503 answers) is
  * {@link idempotentCommand}'s.
  *
- * @example The shop's POST /orders (lambdas/shop/entry-points/create-order.ts)
+ * @example An orders API's POST /orders
  * ```ts
  * const options: IdempotentCommandOptions<PlaceOrderRequest> = {
  *   route: 'POST /orders',

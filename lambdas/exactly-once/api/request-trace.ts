@@ -11,7 +11,7 @@ import { headerValues } from './http';
  * event written to the outbox (`outboxPut`) carries the trace on to the relay, the consumers and
  * their provider calls.
  *
- * @example A command handler that writes an outbox event (lambdas/shop/entry-points/cancel-order.ts)
+ * @example A command handler that writes an outbox event
  * ```ts
  * import { inRequestSpan } from '../../exactly-once/api';
  *

@@ -29,12 +29,12 @@ export function dynamoDbClient(): DynamoDBClient {
  * The process's DynamoDB document client, on the same client; undefined attributes are dropped
  * when items are written.
  *
- * @example (lambdas/shop/api/order-request.ts)
+ * @example An application's repository, on the process's client
  * ```ts
  * import { dynamoDbDocumentClient } from '../../exactly-once/aws';
  * import { requireEnv } from '../../exactly-once/runtime';
  *
- * const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
+ * const orders = new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv('ORDERS_TABLE_NAME'));
  * ```
  */
 export function dynamoDbDocumentClient(): DynamoDBDocumentClient {

@@ -34,7 +34,7 @@ const LEASE_NAMES = { '#lease': PROVIDER_CALL_LEASE_ATTRIBUTE, '#holder': PROVID
 /**
  * One item of a TransactWriteItems call, as the ledgers build them.
  *
- * @example An effect a ledger writes in the claim's transaction (lambdas/shop/aws/ledgers.ts)
+ * @example An effect a ledger writes in the claim's transaction
  * ```ts
  * const addPoints: TransactItem = {
  *   Update: {
@@ -122,7 +122,7 @@ export const PROVIDER_KEY_WINDOW_MARGIN_SECONDS = 3_600;
  * learns from the cancellation itself whether the provider call is still owed:
  * no extra read, and the only extra write is marking the call done.
  *
- * @example A ledger: each method runs its effect under the claim (lambdas/shop/aws/ledgers.ts)
+ * @example A ledger: each method runs its effect under the claim
  * ```ts
  * import { InboxLedger, type LedgerResult, type RecordWork } from '../../exactly-once';
  *
@@ -422,7 +422,7 @@ function callStillOwed(entry: Record<string, unknown>): boolean {
 /**
  * The result of an event a newer one of the same entity already overtook: no effect, no provider call.
  *
- * @example A ledger whose state guard refused the effect (lambdas/shop/aws/ledgers.ts)
+ * @example A ledger whose state guard refused the effect (test/exactly-once/fixtures/probe-ledger.ts)
  * ```ts
  * if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
  * ```
@@ -433,14 +433,14 @@ export const STALE: LedgerResult = { outcome: 'stale', providerCallPending: fals
  * An effect's own condition failed (not the claim): carries which effect item and its old image.
  * `effectIndex` counts the effect items only (0 is the first effect), whatever the claim adds before them.
  *
- * @example Fulfilment's release: state 1 -> 2 is its first effect item (lambdas/shop/aws/ledgers.ts)
+ * @example An undo: state 1 -> 2 is its first effect item (test/exactly-once/fixtures/probe-ledger.ts)
  * ```ts
  * try {
- *   return await this.transact(event, [releaseState, ...stockDeltas], work);
+ *   return await this.transact(event, [undoState, tallyDelta, ...this.supersede(happened, event.eventId)], work);
  * } catch (error) {
  *   if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
- *   if (error.oldItem !== undefined) return STALE; // already released
- *   return this.recordCancelBeforeReserve(event, work);
+ *   if (error.oldItem !== undefined) return STALE; // already undone
+ *   return this.transact(event, [this.firstState(event.entityId, 2, 'UNDONE_FIRST')], work); // the undo came first
  * }
  * ```
  */

@@ -28,9 +28,9 @@ export const ENTITY_OUTBOX = 'OUTBOX';
  * sweeper finds outbox items the stream never relayed. The application's table must have it under
  * this name, or the sweeper's query fails and an item the relay missed is never published.
  *
- * @example The shop's orders table (lib/shop/storage.ts)
+ * @example The neutral probe stack's table (test/exactly-once/fixtures/probe-stack.ts)
  * ```ts
- * this.ordersTable.addGlobalSecondaryIndex({
+ * this.thingsTable.addGlobalSecondaryIndex({
  *   indexName: PENDING_OUTBOX_INDEX,
  *   partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
  *   sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
@@ -46,9 +46,9 @@ export const PENDING_OUTBOX_INDEX = 'pendingOutbox';
  * them. The application's table must use it as its TTL attribute, or dispatched items are kept forever
  * (the OutboxRetention synth rule checks it).
  *
- * @example The shop's orders table (lib/shop/storage.ts)
+ * @example The neutral probe stack's table (test/exactly-once/fixtures/probe-stack.ts)
  * ```ts
- * this.ordersTable = new dynamodb.Table(this, 'Orders', {
+ * this.thingsTable = new dynamodb.Table(this, 'Things', {
  *   partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
  *   sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
  *   stream: dynamodb.StreamViewType.NEW_IMAGE,
@@ -77,7 +77,7 @@ export function outboxSk(eventId: string): string {
  * Where an event's outbox item lives: in its entity's partition, so it commits with the entity's change.
  * The prefix must be the one the stack gives OutboxRelay as `entityPartitionPrefix`.
  *
- * @example The shop's orders (lambdas/shop/aws/order-table.ts)
+ * @example An orders application's outbox items, in each order's partition
  * ```ts
  * import { outboxItemKey } from '../../exactly-once/aws';
  *

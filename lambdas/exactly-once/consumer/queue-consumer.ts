@@ -38,7 +38,7 @@ export interface ConsumerRuntime {
 /**
  * What makes one queue consumer differ from another: its queue type, its event and its use case.
  *
- * @example The loyalty consumer's (lambdas/shop/entry-points/loyalty-consumer.ts)
+ * @example A loyalty consumer's: a standard queue, OrderPlaced only
  * ```ts
  * const loyalty: QueueConsumer<OrderEvent> = {
  *   fifo: SPEC.fifo,
@@ -103,11 +103,11 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * visibility timeout), throw away each record's own backoff, and count as a
  * function error, which is what the errors alarm watches.
  *
- * @example A FIFO consumer's entry module (lambdas/shop/entry-points/fulfilment-consumer.ts)
+ * @example A FIFO consumer's entry module
  * ```ts
  * import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '../../exactly-once';
+ * import { FULFILMENT as SPEC } from '../consumers'; // its ConsumerSpec in the application's list
  *
- * const SPEC = consumerSpec('fulfilment');
  * export function makeHandler(wiring: ConsumerWiring) {
  *   const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
  *   const warehouse = wiring.provider('warehouse');

@@ -10,10 +10,10 @@
  * call of the record takes the signal, so a hung call is cancelled, not left
  * running into the next invocation.
  *
- * @example A ledger method passes the record's work on to its transaction (lambdas/shop/aws/ledgers.ts)
+ * @example A ledger method passes the record's work on to its transaction
  * ```ts
  * async credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult> {
- *   return this.transact(event.eventId, [this.pointsUpdate(event.payload.customerId, points)], work);
+ *   return this.transact(event, [this.pointsUpdate(event.payload.customerId, points)], work);
  * }
  * ```
  */

@@ -19,7 +19,7 @@ export type EventRef = Pick<EventEnvelope, 'eventId' | 'tenant'>;
  *   the effect happened before (the only outcome that means "already done");
  * - stale: a newer event for the same entity was applied first; nothing to do.
  *
- * @example What a use case resolves to (lambdas/shop/use-cases/apply-order-events.ts)
+ * @example What a use case resolves to
  * ```ts
  * const outcome: ApplyOutcome = await creditLoyaltyPoints(event, { ledger, mail }, work);
  * ```
@@ -36,7 +36,7 @@ export type ApplyOutcome = 'applied' | 'duplicate' | 'stale';
  *   must not send PICK after CANCEL_PICK);
  * - stale: never.
  *
- * @example What a ledger method resolves to, and callProviderIfOwed takes (lambdas/shop/ports/ledgers.ts)
+ * @example What a ledger method resolves to, and callProviderIfOwed takes
  * ```ts
  * credit(event: OrderPlacedEvent, points: number, work?: RecordWork): Promise<LedgerResult>;
  * ```
@@ -69,7 +69,7 @@ export type ProviderCallLease = 'granted' | 'done' | 'held';
  * The inbox's record of a provider call, shared by every ledger. InboxLedger implements it;
  * an application's ledger port extends it, so its use case can hand the ledger to callProviderIfOwed.
  *
- * @example The loyalty ledger's port (lambdas/shop/ports/ledgers.ts)
+ * @example An application's loyalty ledger port
  * ```ts
  * import type { LedgerResult, ProviderCallRecord, RecordWork } from '../../exactly-once';
  *

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Where the relay sends an event: one route per consumer, built by the stack
- * from the consumer list (lambdas/shop/consumers.ts) and handed to the relay and the
+ * from the application's consumer list and handed to the relay and the
  * sweeper as JSON in one environment variable (ENV.consumerRoutes). The relay
  * knows nothing else about consumers.
  */

@@ -24,7 +24,7 @@ import { logger } from '../runtime/observability';
  * its own short bound (recordingSignal), not the record's deadline, and the record waits for it:
  * a provider answer that lands as the deadline fires is still recorded.
  *
- * @example The loyalty use case (lambdas/shop/use-cases/apply-order-events.ts)
+ * @example A loyalty use case: points credited under the claim, then the confirmation mail it owes
  * ```ts
  * import { callProviderIfOwed, providerKey } from '../../exactly-once';
  *

@@ -6,7 +6,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
  * namespace come from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE,
  * which FunctionWithDefaults (lib/exactly-once/function-defaults.ts) sets on every function.
  *
- * @example An API handler (lambdas/shop/entry-points/get-order.ts)
+ * @example An API handler
  * ```ts
  * import { logger } from '../../exactly-once/runtime';
  *
@@ -39,7 +39,7 @@ export { MetricUnit } from '@aws-lambda-powertools/metrics';
 /**
  * Publishes what the invocation recorded; an invocation with nothing to say stays quiet.
  *
- * @example Once per invocation, whatever happened (lambdas/shop/entry-points/cancel-order.ts)
+ * @example Once per invocation, whatever happened: a cancel command's handler
  * ```ts
  * import { flushMetrics, metrics, MetricUnit } from '../../exactly-once/runtime';
  *

@@ -66,7 +66,7 @@ export interface CorrectnessOptions {
  * synth's validation phase (see `CorrectnessAspect`) and share one model per
  * stack. Returns the aspects.
  *
- * @example The shop's stack, with the allowance the pipelines derived the TTLs from (lib/shop/shop-stack.ts)
+ * @example A stack, with the allowance the pipelines derived the TTLs from, as ExactlyOnce registers them (lib/exactly-once/exactly-once.ts)
  * ```ts
  * import { applyCorrectnessAspects, REDRIVE_ALLOWANCE } from '../exactly-once/parts';
  *

@@ -7,9 +7,9 @@ import type { IConstruct } from 'constructs';
  * long logs are kept (prod longer than dev), not each construct. Register it
  * with `AspectPriority.MUTATING` on the stack.
  *
- * @example The stage decides, for every log group whichever construct made it (lib/shop/shop-stack.ts)
+ * @example The stage decides, for every log group whichever construct made it, as ExactlyOnce registers it (lib/exactly-once/exactly-once.ts)
  * ```ts
- * Aspects.of(this).add(new LogRetentionAspect(config.logRetention), { priority: AspectPriority.MUTATING });
+ * Aspects.of(stack).add(new LogRetentionAspect(props.logRetention), { priority: AspectPriority.MUTATING });
  * ```
  */
 export class LogRetentionAspect implements IAspect {

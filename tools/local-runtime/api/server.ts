@@ -154,7 +154,7 @@ export class ApiServer {
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'malformed') {
       // An Authorization header that is not a SigV4 signature (`Bearer ...`, `Basic ...`, a bare algorithm):
       // API Gateway refuses it with 403 IncompleteSignatureException. No gateway response type names that
-      // error (the types are listed in lib/shop/orders-api.ts), so API Gateway renders it with the
+      // error (the types are GATEWAY_ERRORS in lib/exactly-once/iam-rest-api.ts), so API Gateway renders it with the
       // API's DEFAULT_4XX response, keeping the 403 unless DEFAULT_4XX sets a status of its own.
       const message =
         "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters (AWS4-HMAC-SHA256).";

@@ -12,7 +12,7 @@ import { IDEMPOTENCY_TABLE } from './tables';
  * persistence layer, on one simulated request's clients. The persistence layer talks to the in-memory
  * DynamoDB through the low-level client (PutItem with its conditions and ALL_OLD, GetItem, UpdateItem,
  * DeleteItem); Powertools reads the time from Date.now, which the world points at its virtual clock
- * while a schedule runs. A domain's API handler takes this store (the shop's: tooling/shop/simulation/api.ts).
+ * while a schedule runs. A domain's API handler takes this store (the neutral probe domain's: test/simulation/probe-world.ts).
  */
 
 /**

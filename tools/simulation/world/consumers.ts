@@ -8,7 +8,7 @@ import * as path from 'node:path';
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
 
 /**
- * What the simulation derives from one consumer spec (lambdas/shop/consumers.ts),
+ * What the simulation derives from one consumer spec (an entry of the application's consumer list),
  * so a consumer added to the list is simulated without editing the world:
  * its queue names, the relay's route to it, and its handler factory.
  */

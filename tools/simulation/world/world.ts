@@ -356,7 +356,7 @@ export const ENGINE_DEFAULTS = {
  * clients (how intents become requests to its API), how to forge one of its events, its entities for
  * the proof kit's invariants, and its own guards. Everything else (virtual time, the queues and the
  * stream, the relay and the sweeper, the consumers and their providers, the faults, the mechanism's
- * invariants) is the engine's. The shop's: tooling/shop/simulation/world.ts.
+ * invariants) is the engine's. The neutral probe domain's: PROBE_DOMAIN in test/simulation/probe-world.ts.
  */
 export interface SimulationDomain<O extends SimulationOptions = SimulationOptions> {
   /** The consumers the world deploys (by default) and the event types the producers write. */
