@@ -5,11 +5,11 @@
  *
  * `requireEnv`: a setting that must be there; unset, empty or blank throws.
  *
- * @example Read at module level, so a missing variable fails the cold start (lambdas/shop/entry-points/create-order.ts)
+ * @example Read at module level, so a missing variable fails the cold start
  * ```ts
  * import { requireEnv } from '../../exactly-once/runtime';
  *
- * const config = { ordersTable: requireEnv(SHOP_ENV.ordersTable), idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable) };
+ * const config = { ordersTable: requireEnv('ORDERS_TABLE_NAME'), idempotencyTable: requireEnv('IDEMPOTENCY_TABLE_NAME') };
  * ```
  */
 export function requireEnv(name: string): string {
@@ -25,7 +25,7 @@ export function requireEnv(name: string): string {
  *
  * @example
  * ```ts
- * const keyExpirySeconds = requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds);
+ * const keyExpirySeconds = requireIntEnv('IDEMPOTENCY_KEY_EXPIRY_SECONDS');
  * ```
  */
 export function requireIntEnv(name: string): number {

@@ -215,7 +215,7 @@ const stacksChecked = new WeakSet<Stack>();
  * Its children's ids are the ones a stack built them with before this construct existed; made with
  * the id `Default`, which CDK leaves out of logical ids, its tables and queues keep theirs.
  *
- * @example A stack: the entity table, one ExactlyOnce, the API (test/fixtures/bookings/lib/shop/shop-stack.ts)
+ * @example A stack: the entity table, one ExactlyOnce, the API (test/exactly-once/fixtures/probe-stack.ts builds one)
  * ```ts
  * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', {
  *   stage: 'dev',

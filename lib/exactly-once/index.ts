@@ -13,7 +13,7 @@
  * holds it to that). Nothing here imports an application, and nothing here loads Lambda code:
  * functions name their handler module by path.
  *
- * @example An application's stack (the shop's is lib/shop/shop-stack.ts)
+ * @example An application's stack (the probe stack, test/exactly-once/fixtures/probe-stack.ts, is one)
  * ```ts
  * const storage = new Storage(this, 'Storage', config); // the entity table, with the outbox index and TTL
  * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', { ...config, consumers: CONSUMERS, producedTypes, outboxTable: storage.bookingsTable, entityPartitionPrefix: 'BOOKING#' });

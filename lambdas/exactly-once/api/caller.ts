@@ -10,7 +10,7 @@ import { ENV } from '../env-names';
  * task, a Lambda cold start, a CI job, a credential refresh), and every
  * rotation of role credentials gives a new session name. If that session were
  * the caller, a retry after a rotation would get a new key space: the command
- * done twice (in the shop: a second order, stock reserved twice, points
+ * done twice (in an order system: a second order, stock reserved twice, points
  * credited twice), and 404 for what it created. So a workload's session name
  * is dropped.
  *
