@@ -3,7 +3,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { functionBuildFor, readConfig } from '../../lib/config';
-import { configError } from '../support/cdk-app';
+import { configError } from '../support/config-error';
 
 /**
  * The deployment's configuration (lib/config.ts): what each stage means, read once from CDK context,

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { readConfig } from '../../lib/config';
+import type { App } from 'aws-cdk-lib';
 
 /**
  * The cdk.json context (feature flags included), because `new App()` in a test
@@ -10,16 +9,6 @@ import { readConfig } from '../../lib/config';
 export function cdkContext(extra: Record<string, unknown> = {}): Record<string, unknown> {
   const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8'));
   return { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...extra };
-}
-
-/** readConfig's one-line error for a context, or undefined when it accepts it. */
-export function configError(context: Record<string, unknown>): string | undefined {
-  try {
-    readConfig(new App({ context }));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 export interface SynthFinding {

@@ -9,7 +9,8 @@ import { cdkContext } from './cdk-app';
  * of what runs on it. The mechanism's infra tests build the neutral probe stack instead
  * (test/exactly-once/fixtures/probe-stack.ts); the CDK helpers both use are in ./cdk-app.
  */
-export { cdkContext, configError, synthErrors, type SynthFinding } from './cdk-app';
+export { cdkContext, synthErrors, type SynthFinding } from './cdk-app';
+export { configError } from './config-error';
 
 export function synthStack(context: Record<string, unknown> = {}): {
   app: App;
