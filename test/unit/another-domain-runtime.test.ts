@@ -106,12 +106,12 @@ function expectMarked(r: RunResults, fault: FaultName): void {
 
 /**
  * The faults whose mark the smoke run with every fault at 0.1 leaves to chance or to timing, shown by a
- * second run with only them, at rate 1: the crash is rolled only after an effect applied in one try
- * (provider call included), which every provider fault at once rarely lets happen (0 to 5 of 20 in our
- * runs); the relay crash once per relay invocation that dispatched something new, a handful in a smoke
- * run; the resend and the stamp ahead once per event, 20 of them. At rate 1 each crash is followed by a
- * retry that goes through. The provider forgets its keys only once the pipeline settled with the faults
- * off within the drain bound, which the all-faults run can miss (one of ours drained after 6 min).
+ * second run with only them, at rate 1: the crash, the resend and the stamp ahead are rolled at least
+ * once per booking, 20 of them (no mark in at most 0.9^20 = 12 % of runs); the relay crash runs at 1
+ * under `all` (tools/proof-kit/faults.ts, ALL_FAULTS_RATES) and is kept here with the others. At rate 1
+ * each crash is followed by a retry that goes through. The provider forgets its keys only once the
+ * pipeline settled with the faults off within the drain bound, which the all-faults run can miss (one
+ * of ours drained after 6 min).
  */
 const RARE_IN_SMOKE: FaultName[] = ['crash', 'relay-crash', 'resend', 'clock-skew', 'keys-forgotten'];
 

@@ -4,10 +4,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { EventEnvelope } from '../../lambdas/exactly-once';
+import type { ApplyOutcome, EventEnvelope } from '../../lambdas/exactly-once';
 import { consumerFaults } from '../../lambdas/exactly-once/faults/consumer-faults';
 import { inboxClaimDisabled } from '../../lambdas/exactly-once/faults/inbox-bypass';
 import {
+  InjectedProviderOutage,
   InjectedTransientError,
   MAX_PLAN_LIFETIME_MS,
   NO_FAULTS,
@@ -30,6 +31,7 @@ import {
   switchFaultsOn,
   type FaultSettings,
 } from '../../tools/proof-kit/faults';
+import { parseFaultRates, parseFaults } from '../../tools/proof-kit/run';
 import { awsTarget, type Target } from '../../tools/proof-kit/target';
 import { startProviderEmulator } from '../../tools/local-runtime/provider';
 import { UNBOUNDED_WORK } from '../support/record-work';
@@ -47,6 +49,15 @@ const crash = (where: string): never => {
 };
 
 const event = { eventId: 'evt-1' } as EventEnvelope;
+
+/** The settings `npm run loadtest -- --faults all` runs with at the default --fault-rate (tools/proof-kit/cli.ts). */
+const allFaultsSettings = (): FaultSettings => ({
+  enabled: parseFaults('all'),
+  rate: 0.1,
+  rates: parseFaultRates('all'),
+  slowSeconds: 8,
+  poisonPerQueue: 3,
+});
 
 describe('a fault plan expires', () => {
   test.each([
@@ -104,24 +115,88 @@ describe('the inbox bypass (local runtime build only)', () => {
 });
 
 describe('the consumer fault decorator', () => {
-  const decorated = async (raw: object, outcome: 'applied' | 'duplicate') => {
+  /** The decorated use case: it resolves `outcome`, after calling its provider through the faults when `callsProvider`. */
+  const decorated = async (raw: object, outcome: ApplyOutcome, { callsProvider = outcome === 'applied' } = {}) => {
     const faults = consumerFaults('probe', { source: sourceOf(raw), crash, sleep: async () => undefined });
+    const provider = faults.provider({ send: async () => undefined }, 'mail');
     const applied: string[] = [];
     await faults.refresh();
     const apply = faults.apply(async (e: EventEnvelope) => {
       applied.push(e.eventId);
+      if (callsProvider) await provider.send(`probe:${e.eventId}`, {});
       return outcome;
     });
     return { run: () => apply(event, UNBOUNDED_WORK), applied };
   };
+  const crashed = new Crashed('probe after the effect of evt-1, before the ack');
 
-  test('crashes after the effect, before the ack, only when the effect was applied', async () => {
-    const applied = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'applied');
-    const duplicate = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'duplicate');
+  test('crashes after the effect, before the ack, when the try applied it', async () => {
+    const { run, applied } = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'applied');
 
-    await expect(applied.run()).rejects.toThrow(new Crashed('probe after the effect of evt-1, before the ack'));
-    await expect(duplicate.run()).resolves.toBe('duplicate');
-    expect(applied.applied).toEqual(['evt-1']);
+    await expect(run()).rejects.toThrow(crashed);
+    expect(applied).toEqual(['evt-1']);
+  });
+
+  test('crashes after a duplicate that made the provider call an earlier commit still owed: it finished the work', async () => {
+    const { run } = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, 'duplicate', {
+      callsProvider: true,
+    });
+
+    await expect(run()).rejects.toThrow(crashed);
+  });
+
+  test.each(['duplicate', 'stale'] as const)(
+    'never crashes after a %s that did no work of its own (no provider call)',
+    async (outcome) => {
+      const { run } = await decorated({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }, outcome);
+
+      await expect(run()).resolves.toBe(outcome);
+    },
+  );
+
+  test("a batch's records side by side: only the try that made the call crashes, not its neighbour", async () => {
+    const faults = consumerFaults('probe', {
+      source: sourceOf({ crashAfterEffect: ALWAYS, expiresAt: inAMinute }),
+      crash,
+    });
+    const provider = faults.provider({ send: () => new Promise<void>((r) => setTimeout(r, 5)) }, 'mail');
+    await faults.refresh();
+    const apply = faults.apply(async (e: EventEnvelope) => {
+      if (e.eventId === 'owed') await provider.send(`probe:${e.eventId}`, {});
+      else await new Promise<void>((r) => setTimeout(r, 10)); // ends after its neighbour's call was answered
+      return 'duplicate' as const;
+    });
+
+    const [owed, done] = await Promise.allSettled(
+      ['owed', 'done'].map((eventId) => apply({ eventId } as EventEnvelope, UNBOUNDED_WORK)),
+    );
+
+    expect(owed).toEqual({ status: 'rejected', reason: expect.any(Crashed) });
+    expect(done).toEqual({ status: 'fulfilled', value: 'duplicate' });
+  });
+
+  // The provider's faults fail most first tries after their commit, so under `all` most events are finished
+  // by a later try that makes the owed call: the crash must come on those too. A smoke run of the shop
+  // finishes 43 events (20 orders to two consumers, 3 cancels to one) under seed 7's plan.
+  test("under --faults all's plan, tries that make an owed provider call crash at the run's rate", async () => {
+    const plan = { ...faultPlanOf(allFaultsSettings(), 7, new Date(NOW)), expiresAt: inAMinute };
+    const faults = consumerFaults('probe', { source: sourceOf(plan), crash, sleep: async () => undefined });
+    const provider = faults.provider({ send: async () => undefined }, 'mail');
+    await faults.refresh();
+    const apply = faults.apply(async (e: EventEnvelope) => {
+      await provider.send(`probe:${e.eventId}`, {});
+      return 'duplicate' as const;
+    });
+    let crashes = 0;
+
+    for (let n = 0; n < 43; n++)
+      await apply(event, UNBOUNDED_WORK).catch((error: unknown) => {
+        if (error instanceof Crashed) crashes += 1;
+        // The plan's other faults fail a try before its effect (transient) or at its call (provider-outage).
+        else if (!(error instanceof InjectedTransientError || error instanceof InjectedProviderOutage)) throw error;
+      });
+
+    expect(crashes).toBeGreaterThan(0);
   });
 
   test.each([
@@ -215,6 +290,25 @@ describe('the relay fault decorators', () => {
     [1.5, undefined],
   ])('a plan skews clocks by whole seconds, at most 30 days either way: %s -> %s', (asked, read) => {
     expect(parseFaultPlan({ clockSkewSeconds: asked, expiresAt: inAMinute }, 0, NOW).clockSkewSeconds).toBe(read);
+  });
+
+  test("under --faults all's plan every relay invocation that dispatched something first crashes once; its retry goes through", async () => {
+    const plan = { ...faultPlanOf(allFaultsSettings(), 7, new Date(NOW)), expiresAt: inAMinute };
+    const faults = relayFaults({ source: sourceOf(plan), crash });
+    await faults.refresh();
+    const invocations = [3, 0, 1, 0, 5, 0, 2, 0]; // first dispatches: a batch, its retry, the next batch, ...
+
+    const crashed = invocations.map((firstDispatches) => {
+      try {
+        faults.afterRelay(firstDispatches);
+        return false;
+      } catch (error) {
+        if (!(error instanceof Crashed)) throw error;
+        return true;
+      }
+    });
+
+    expect(crashed).toEqual(invocations.map((firstDispatches) => firstDispatches > 0));
   });
 
   test('the relay crashes after publishing only when it dispatched something for the first time', async () => {
@@ -402,6 +496,19 @@ describe("a run's fault rates", () => {
     expect(plan.relayCrashAfterPublish).toBe(1);
     expect(plan.producerResend).toBe(0.3);
     expect(plan.crashAfterEffect).toBeUndefined();
+  });
+
+  test('--faults all runs the relay crash at 1 and every other fault at --fault-rate; a named list runs all at --fault-rate', () => {
+    const all = faultPlanOf(allFaultsSettings(), 7, new Date(NOW));
+    const named = faultPlanOf(
+      { ...allFaultsSettings(), rates: parseFaultRates('crash,relay-crash') },
+      7,
+      new Date(NOW),
+    );
+
+    expect(all).toMatchObject({ relayCrashAfterPublish: 1, crashAfterEffect: 0.1, transientError: 0.1 });
+    expect(named).toMatchObject({ relayCrashAfterPublish: 0.1, crashAfterEffect: 0.1 });
+    expect(parseFaultRates('none')).toBeUndefined();
   });
 
   test("clock-skew stamps inside the consumers' margin, clock-skew-beyond a day ahead (it wins when both are on)", () => {

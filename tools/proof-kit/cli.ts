@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, writeReports } from './report';
-import { parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
+import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
 import { awsTarget, localTarget } from './target';
 
 /**
@@ -27,7 +27,8 @@ const USAGE = `Usage: npm run loadtest -- [options]
                                  each reported for a person, never passed: reused-id (applied events' ids
                                  reused with other content), forged-first (forged copies ahead of the events
                                  this run's creates produce), clock-skew-beyond (events stamped a day ahead)
-  --fault-rate P                 probability per message, record or provider request of each fault (default 0.1)
+  --fault-rate P                 probability per message, record or provider request of each fault (default 0.1);
+                                 with all, the relay crash at 1: once per relay invocation that sends events first
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
   --provider-outage-seconds S    provider-outage: how long the providers are down in the seeded window,
@@ -107,6 +108,7 @@ async function main(): Promise<number> {
       faults: {
         enabled: parseFaults(values.faults),
         rate: Number(values['fault-rate']),
+        rates: parseFaultRates(values.faults),
         slowSeconds: Number(values['slow-seconds']),
         poisonPerQueue: positiveInt(values.poison!, '--poison', true),
         localVisibilitySeconds: positiveInt(values['local-visibility']!, '--local-visibility', true),

@@ -81,6 +81,15 @@ export const ALL_FAULTS: FaultName[] = [
 ];
 
 /**
+ * The per-fault rates `--faults all` runs with, over `--fault-rate`. The relay crash is rolled once per
+ * relay invocation that dispatched something new, and a smoke run's events reach the relay in a few
+ * invocations (2 in ours): at 0.1 it would fire in about one run in five. At 1 every such invocation crashes
+ * once, after sending and before the stream checkpoint, and its retry, with nothing new to dispatch, goes
+ * through. Named alone, each fault runs at `--fault-rate`.
+ */
+export const ALL_FAULTS_RATES: Readonly<Partial<Record<FaultName, number>>> = { 'relay-crash': 1 };
+
+/**
  * How late the `slow-answer` fault answers: past the HTTP provider's own cap on one call, so the
  * caller gives up while the provider still runs the key (its retry meets 409, then the stored answer).
  */

@@ -3,6 +3,7 @@ import { drive } from './drive';
 import {
   ADVERSARIAL_FAULTS,
   ALL_FAULTS,
+  ALL_FAULTS_RATES,
   redriveDeadLetters,
   seedDeadLetters,
   sendPoison,
@@ -244,6 +245,14 @@ export function parseFaults(value: string | undefined): FaultName[] {
   if (unknown.length > 0)
     throw new Error(`Unknown fault(s) ${unknown.join(', ')}; known: ${known.join(', ')}, all, none`);
   return names;
+}
+
+/**
+ * The per-fault rates a `--faults` value asks for: {@link ALL_FAULTS_RATES} for `all`; none for a list,
+ * whose faults each run at `--fault-rate`.
+ */
+export function parseFaultRates(value: string | undefined): FaultSettings['rates'] {
+  return value === 'all' ? { ...ALL_FAULTS_RATES } : undefined;
 }
 
 /** The fault evidence counters over the run (after minus before), per function; undefined where not measured. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RecordWork } from '../consumer/record-work';
 import type { ApplyOutcome } from '../inbox/ports';
 import type { ExternalProvider } from '../provider/provider';
@@ -9,13 +10,19 @@ import { faultSourceFromEnv, planHolder, type FaultSource } from './source';
 /** An event through the use case, within its record's work (deadline, lease); resolves what applying it did. */
 export type Apply<E> = (event: E, work: RecordWork) => Promise<ApplyOutcome>;
 
+/** What one try did that the crash fault is rolled on: whether a provider answered a call it made. */
+interface TryWork {
+  providerAnswered: boolean;
+}
+
 /**
  * A consumer's faults, as decorators around its real parts, for the bundles
  * built with fault injection only (wiring/consumer-wiring.ts):
  * - `apply`: around the use case: a slow handler (sleeps, so the message's
  *   visibility can run out), a transient error, an outage of everything behind
- *   the consumer, and a crash after the effect committed, before the ack;
- * - `provider`: the provider-outage fault in front of an external provider;
+ *   the consumer, and a crash after the try that finished the event's work, before the ack;
+ * - `provider`: the provider-outage fault in front of an external provider, which
+ *   also tells the crash that the try's provider call was answered;
  * `refresh()` reads the current plan once per invocation; `plan()` is the one read last.
  */
 export function consumerFaults(
@@ -25,6 +32,8 @@ export function consumerFaults(
   const current = planHolder(options.source ?? faultSourceFromEnv());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const crash = options.crash ?? crashProcess;
+  // Per try, not per process: a batch's records run side by side, each in its own context.
+  const thisTry = new AsyncLocalStorage<TryWork>();
   return {
     refresh: current.refresh,
     apply<E extends { eventId: string }>(apply: Apply<E>): Apply<E> {
@@ -39,17 +48,37 @@ export function consumerFaults(
         }
         if (roll(plan.transientError, plan)) throw new InjectedTransientError(consumer);
         if (inConsumerOutage(plan)) throw new InjectedTransientError(`${consumer} (outage)`);
-        const outcome = await apply(event, work);
-        if (outcome === 'applied' && roll(plan.crashAfterEffect, plan))
+        const tried: TryWork = { providerAnswered: false };
+        const outcome = await thisTry.run(tried, () => apply(event, work));
+        if (finishedTheWork(outcome, tried) && roll(plan.crashAfterEffect, plan))
           crash(`${consumer} after the effect of ${event.eventId}, before the ack`);
         return outcome;
       };
     },
     provider(inner: ExternalProvider, name: string): ExternalProvider {
-      return new OutageProneProvider(inner, name, current.plan);
+      const outageProne = new OutageProneProvider(inner, name, current.plan);
+      return {
+        async send(idempotencyKey, payload, sendOptions) {
+          await outageProne.send(idempotencyKey, payload, sendOptions);
+          const tried = thisTry.getStore();
+          if (tried !== undefined) tried.providerAnswered = true;
+        },
+      };
     },
     plan: current.plan,
   };
 }
 
 export type ConsumerFaults = ReturnType<typeof consumerFaults>;
+
+/**
+ * Whether the try finished the event's work, so that a crash now is one after the effect committed and
+ * before the ack: it applied the effect ('applied', its provider call included), or an earlier try
+ * committed the effect and failed at the provider call, and this one made the owed call ('duplicate'
+ * with an answered call). Under the provider's faults most events end the second way: rolled after
+ * 'applied' alone, the crash seldom comes at all. A plain duplicate (a copy of an event already done)
+ * or a stale event did no work of its own.
+ */
+function finishedTheWork(outcome: ApplyOutcome, tried: TryWork): boolean {
+  return outcome === 'applied' || (outcome === 'duplicate' && tried.providerAnswered);
+}

@@ -15,7 +15,11 @@ export interface FaultPlan {
    * so a plan someone forgot to switch off stops by itself.
    */
   expiresAt?: string;
-  /** Consumers: the process dies after the effect committed, before the ack (whole batch redelivered). */
+  /**
+   * Consumers: the process dies after the effect committed, before the ack (whole batch redelivered).
+   * Rolled after each try that finished the event's work: it applied the effect, or made the provider
+   * call an earlier try's committed effect still owed.
+   */
   crashAfterEffect?: number;
   /** Consumers: the handler first sleeps `slowHandlerSeconds` (longer than the visibility timeout, in the fault runs). */
   slowHandler?: number;
