@@ -1063,7 +1063,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'effects-equal-intents',
     statement:
-      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a second message id); a run names each enabled fault that left no mark, since its verdict proves nothing about it',
+      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a message the resend fault marked); a run names each enabled fault that left no mark, since its verdict proves nothing about it',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkInvariants' },
       { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
@@ -1081,7 +1081,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/delivery-evidence.test.ts',
-        name: 'one eventId under a second message id counts once per event; bodies without an eventId are ignored',
+        name: "an event in a message the resend fault sent counts once per event; the relay's replay or a redrive under a new message id does not",
       },
       { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
       {

@@ -1,11 +1,15 @@
+import { RESENT_BY_FAULT_ATTRIBUTE } from '../../lambdas/exactly-once/faults/relay-faults';
 import { DeliveryEvidence } from '../../tools/local-runtime/host/delivery-evidence';
 
 /** The host's evidence that a delivery fault fired, from the SQS events it hands to a function. */
-const sqsEvent = (...records: { messageId: string; eventId?: string }[]) => ({
-  Records: records.map(({ messageId, eventId }) => ({
+const sqsEvent = (...records: { messageId: string; eventId?: string; resent?: boolean }[]) => ({
+  Records: records.map(({ messageId, eventId, resent }) => ({
     eventSource: 'aws:sqs',
     messageId,
     body: eventId === undefined ? 'not json' : JSON.stringify({ eventId }),
+    ...(resent === undefined
+      ? {}
+      : { messageAttributes: { [RESENT_BY_FAULT_ATTRIBUTE]: { stringValue: String(resent), dataType: 'String' } } }),
   })),
 });
 
@@ -21,7 +25,7 @@ test('a message handed over again while its first invocation still works on it, 
 
   expect(evidence.counts).toEqual({
     redeliveredWhileRunning: 1,
-    eventsUnderSeveralMessageIds: 0,
+    eventsResent: 0,
     eventsStampedAhead: 0,
   });
 });
@@ -34,7 +38,7 @@ test('a message handed over again after its first invocation ended is not a rede
 
   expect(evidence.counts).toEqual({
     redeliveredWhileRunning: 0,
-    eventsUnderSeveralMessageIds: 0,
+    eventsResent: 0,
     eventsStampedAhead: 0,
   });
 });
@@ -58,16 +62,21 @@ test.each([
   },
 );
 
-test('one eventId under a second message id counts once per event; bodies without an eventId are ignored', () => {
+test("an event in a message the resend fault sent counts once per event; the relay's replay or a redrive under a new message id does not", () => {
   const evidence = new DeliveryEvidence();
 
   evidence.begin(sqsEvent({ messageId: 'm1', eventId: 'e1' }, { messageId: 'p1' }))(completed);
-  evidence.begin(sqsEvent({ messageId: 'm2', eventId: 'e1' }, { messageId: 'p2' }))(completed);
-  evidence.begin(sqsEvent({ messageId: 'm3', eventId: 'e1' }, { messageId: 'm4', eventId: 'e2' }))(completed);
+  evidence.begin(sqsEvent({ messageId: 'm2', eventId: 'e1' }, { messageId: 'm3', eventId: 'e2', resent: false }))(
+    completed,
+  );
+  evidence.begin(sqsEvent({ messageId: 'm4', eventId: 'e1', resent: true }, { messageId: 'p2', resent: true }))(
+    completed,
+  );
+  evidence.begin(sqsEvent({ messageId: 'm5', eventId: 'e1', resent: true }))(completed);
 
   expect(evidence.counts).toEqual({
     redeliveredWhileRunning: 0,
-    eventsUnderSeveralMessageIds: 1,
+    eventsResent: 1,
     eventsStampedAhead: 0,
   });
 });
@@ -83,7 +92,7 @@ test('events that are not SQS deliveries (stream records, schedules, API calls) 
 
   expect(evidence.counts).toEqual({
     redeliveredWhileRunning: 0,
-    eventsUnderSeveralMessageIds: 0,
+    eventsResent: 0,
     eventsStampedAhead: 0,
   });
 });

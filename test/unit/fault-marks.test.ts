@@ -10,7 +10,7 @@ import { emptyVerification, smokeRunResults } from '../support/run-results';
  * proves nothing, and the verdict alone (PASS) would not tell. Marks come from the local host's
  * counters, the local provider's, the kit's own steps and the verdict's findings.
  */
-const HOST_QUIET = { crashes: 0, redeliveredWhileRunning: 0, eventsUnderSeveralMessageIds: 0, eventsStampedAhead: 0 };
+const HOST_QUIET = { crashes: 0, redeliveredWhileRunning: 0, eventsResent: 0, eventsStampedAhead: 0 };
 
 function run(overrides: Partial<RunResults>): RunResults {
   return { ...smokeRunResults(emptyVerification()), ...overrides };
@@ -24,7 +24,7 @@ test('each fault is counted from what shows it fired: host, provider, kit and ve
       'Probe Consumer': {
         crashes: 2,
         redeliveredWhileRunning: 3,
-        eventsUnderSeveralMessageIds: 9,
+        eventsResent: 9,
         eventsStampedAhead: 4,
       },
       Relay: { ...HOST_QUIET, crashes: 1 },
@@ -60,7 +60,7 @@ test('each fault is counted from what shows it fired: host, provider, kit and ve
     transient: 12,
     poison: 2,
     'relay-crash': 1,
-    resend: 6, // 9 events under a second id, 3 of them the redrive's
+    resend: 9,
     'clock-skew': 4,
     redrive: 3,
     'provider-outage': 5,

@@ -14,9 +14,14 @@ import {
   NO_FAULTS,
   parseFaultPlan,
 } from '../../lambdas/exactly-once/faults/plan';
-import { relayFaults, ResendingPublisher, SkewingPublisher } from '../../lambdas/exactly-once/faults/relay-faults';
+import {
+  relayFaults,
+  RESENT_BY_FAULT_ATTRIBUTE,
+  ResendingPublisher,
+  SkewingPublisher,
+} from '../../lambdas/exactly-once/faults/relay-faults';
 import { cachedSource, type FaultSource } from '../../lambdas/exactly-once/faults/source';
-import type { EventPublisher } from '../../lambdas/exactly-once/outbox/ports';
+import type { EventPublisher, OutboxWiring, PublisherOptions } from '../../lambdas/exactly-once/outbox/ports';
 import { metrics } from '../../lambdas/exactly-once/runtime/observability';
 import { MAX_FUTURE_SKEW_SECONDS } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import {
@@ -254,6 +259,23 @@ describe('the relay fault decorators', () => {
     expect(failed).toEqual(new Set(['evt-2']));
     expect(inner.published).toEqual([['evt-1', 'evt-2']]);
     expect(resender.published).toEqual([['evt-1']]);
+  });
+
+  test("the relay's resender marks its messages and gives FIFO another dedup id, so a resend is told apart from a replay", () => {
+    const asked: PublisherOptions[] = [];
+    const wiring = {
+      publisher: recordingPublisher().publisher,
+      publisherWith: (options: PublisherOptions) => {
+        asked.push(options);
+        return recordingPublisher().publisher;
+      },
+    } as unknown as OutboxWiring;
+
+    relayFaults({ source: sourceOf({ producerResend: ALWAYS, expiresAt: inAMinute }) }).wire(wiring);
+
+    expect(asked).toHaveLength(1);
+    expect(asked[0].attributes).toEqual({ [RESENT_BY_FAULT_ATTRIBUTE]: 'true' });
+    expect(asked[0].deduplicationId?.({ eventId: 'evt-1' } as EventEnvelope)).toBe('evt-1.resend');
   });
 
   test('without a plan nothing is resent', async () => {

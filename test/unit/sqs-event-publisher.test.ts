@@ -86,6 +86,20 @@ test('the deduplicationId option sets the FIFO dedup id (the resend fault), and 
   ]);
 });
 
+test("the attributes option adds its attributes to every message, beside the event's own (the resend fault marks its copies)", async () => {
+  const publisher = new SqsEventPublisher(client, ROUTES, { attributes: { resentByFault: 'true' } });
+
+  await publisher.publish([happened('thing-1')]);
+
+  for (const url of [FIFO_URL, STANDARD_URL, AUDIT_URL])
+    expect(sentTo(url)[0].MessageAttributes).toEqual({
+      resentByFault: { DataType: 'String', StringValue: 'true' },
+      eventId: { DataType: 'String', StringValue: 'thing-1:happened' },
+      type: { DataType: 'String', StringValue: 'ThingHappened' },
+      traceparent: { DataType: 'String', StringValue: expect.any(String) },
+    });
+});
+
 test('an event is failed if any one of its destinations failed, though the others took it', async () => {
   sqs
     .on(SendMessageBatchCommand)

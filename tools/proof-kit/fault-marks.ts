@@ -30,7 +30,6 @@ export function faultMarks(r: Observed): Record<FaultName, number | undefined> {
           .reduce((n, [, counts]) => n + counts[counter], 0);
   const chaos = (counter: keyof NonNullable<Observed['providerChaos']>) => r.providerChaos?.[counter];
   const findings = (invariant: string) => r.verification.violations.filter((v) => v.invariant === invariant).length;
-  const resentUnderNewIds = host('Consumer', 'eventsUnderSeveralMessageIds');
   return {
     crash: host('Consumer', 'crashes'),
     slow: host('Consumer', 'redeliveredWhileRunning'),
@@ -39,8 +38,7 @@ export function faultMarks(r: Observed): Record<FaultName, number | undefined> {
       .filter((d) => d.cause === 'poison (SchemaViolation)')
       .reduce((n, d) => n + d.count, 0),
     'relay-crash': host('Relay', 'crashes'),
-    // The redrive also puts events under new message ids, one per message it moves: only the excess is the resend's.
-    resend: resentUnderNewIds === undefined ? undefined : Math.max(0, resentUnderNewIds - r.injected.redriven),
+    resend: host('Consumer', 'eventsResent'),
     'clock-skew': host('Consumer', 'eventsStampedAhead'),
     redrive: r.injected.redriven,
     'provider-outage': chaos('outageUnavailable'),

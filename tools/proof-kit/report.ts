@@ -33,7 +33,7 @@ export interface CallCounts {
 /**
  * Per function (display name), what the local host saw during the run: crashes
  * (the `crash` fault), a message redelivered while its first delivery still ran
- * (`slow`), an event arriving under a second message id (`resend`), an event
+ * (`slow`), an event arriving in a message the resend fault marked (`resend`), an event
  * stamped ahead of its send (`clock-skew`). Not measured on AWS.
  */
 export type FaultEvidence = Record<string, { crashes: number } & DeliveryCounts>;

@@ -266,8 +266,7 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
         {
           crashes: counts.crashes - (earlier?.crashes ?? 0),
           redeliveredWhileRunning: counts.redeliveredWhileRunning - (earlier?.redeliveredWhileRunning ?? 0),
-          eventsUnderSeveralMessageIds:
-            counts.eventsUnderSeveralMessageIds - (earlier?.eventsUnderSeveralMessageIds ?? 0),
+          eventsResent: counts.eventsResent - (earlier?.eventsResent ?? 0),
           eventsStampedAhead: counts.eventsStampedAhead - (earlier?.eventsStampedAhead ?? 0),
         },
       ];

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { EventEnvelope } from '../envelope';
 import { routesFor, type ConsumerRoute } from '../outbox/routes';
-import type { EventPublisher } from '../outbox/ports';
+import type { EventPublisher, PublisherOptions } from '../outbox/ports';
 import { logger } from '../runtime/observability';
 import { recordSpan } from '../trace/spans';
 import { childContext, formatTraceparent, parseTraceparent, type TraceContext } from '../trace/trace-context';
@@ -26,17 +26,16 @@ type Entry = SendMessageBatchRequestEntry & { Id: string };
  */
 export class SqsEventPublisher implements EventPublisher {
   private readonly deduplicationId: (event: EventEnvelope) => string;
+  private readonly attributes: Readonly<Record<string, string>>;
 
-  /**
-   * `deduplicationId`: the FIFO dedup id of an event; its id by default, so
-   * FIFO drops a second send of it within 5 minutes.
-   */
+  /** `options`: another dedup id, extra attributes ({@link PublisherOptions}); none for the relay's own. */
   constructor(
     private readonly client: SQSClient,
     private readonly routes: readonly ConsumerRoute[],
-    options: { deduplicationId?: (event: EventEnvelope) => string } = {},
+    options: PublisherOptions = {},
   ) {
     this.deduplicationId = options.deduplicationId ?? ((event) => event.eventId);
+    this.attributes = options.attributes ?? {};
   }
 
   async publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
@@ -96,6 +95,9 @@ export class SqsEventPublisher implements EventPublisher {
       Id: String(position),
       MessageBody: JSON.stringify(event),
       MessageAttributes: {
+        ...Object.fromEntries(
+          Object.entries(this.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+        ),
         eventId: { DataType: 'String', StringValue: event.eventId },
         type: { DataType: 'String', StringValue: event.type },
         traceparent: { DataType: 'String', StringValue: formatTraceparent(span) },

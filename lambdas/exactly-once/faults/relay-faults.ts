@@ -58,6 +58,13 @@ export class SkewingPublisher implements EventPublisher {
 export const resendDeduplicationId = (event: EventEnvelope): string => `${event.eventId}.resend`;
 
 /**
+ * The message attribute a resent event's message carries (value `true`), so the local runtime's host
+ * can tell the resend fault's copies from the other ways an event arrives under a second message id
+ * (the relay's retry after a crash, a redrive). Consumers ignore it.
+ */
+export const RESENT_BY_FAULT_ATTRIBUTE = 'resentByFault';
+
+/**
  * The relay's faults, for the bundles built with fault injection only
  * (outbox-relay.ts): the resend decorator around its publisher, and a crash
  * after publishing and marking dispatched, before the stream checkpoint, so the
@@ -71,7 +78,10 @@ export function relayFaults(options: { source?: FaultSource; crash?: (where: str
     refresh: current.refresh,
     /** The relay's parts with its publisher decorated: resends go out under other FIFO dedup ids, stamps may be skewed. */
     wire<W extends OutboxWiring>(wiring: W): W {
-      const resender = wiring.publisherWith({ deduplicationId: resendDeduplicationId });
+      const resender = wiring.publisherWith({
+        deduplicationId: resendDeduplicationId,
+        attributes: { [RESENT_BY_FAULT_ATTRIBUTE]: 'true' },
+      });
       const resending = new ResendingPublisher(wiring.publisher, resender, current.plan);
       return { ...wiring, publisher: new SkewingPublisher(resending, current.plan) };
     },

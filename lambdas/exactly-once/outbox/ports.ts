@@ -37,14 +37,25 @@ export interface OutboxStore {
   oldestPendingCreatedAt(): Promise<string | undefined>;
 }
 
+/** How a publisher made by {@link OutboxWiring.publisherWith} differs from the relay's own. */
+export interface PublisherOptions {
+  /** The FIFO dedup id of an event; its id by default, so FIFO drops a second send of it within 5 minutes. */
+  deduplicationId?: (event: EventEnvelope) => string;
+  /** String message attributes every message it sends carries, beside the event's own. */
+  attributes?: Readonly<Record<string, string>>;
+}
+
 /**
  * What both outbox publishers (the stream relay and the sweeper) run on: the store, a publisher to the
  * consumers' queues and the clock. wiring/outbox-wiring.ts builds it on AWS; the simulation on its own clients.
  */
 export interface OutboxWiring {
   publisher: EventPublisher;
-  /** Another publisher to the same queues, e.g. with other FIFO dedup ids (the resend fault). */
-  publisherWith(options: { deduplicationId?: (event: EventEnvelope) => string }): EventPublisher;
+  /**
+   * Another publisher to the same queues, e.g. with other FIFO dedup ids and a message attribute that
+   * marks its messages (the resend fault).
+   */
+  publisherWith(options: PublisherOptions): EventPublisher;
   outbox: OutboxStore;
   now: () => Date;
 }

@@ -1,3 +1,4 @@
+import { RESENT_BY_FAULT_ATTRIBUTE } from '../../../lambdas/exactly-once/faults/relay-faults';
 import { parseBatchItemFailures } from '../sources/batch-response';
 
 /**
@@ -10,8 +11,10 @@ import { parseBatchItemFailures } from '../sources/batch-response';
  *   when its visibility ran out. A message the handler gave up and released
  *   early (a transient error, a FIFO group stopped) is reported failed, so it
  *   does not count;
- * - `eventsUnderSeveralMessageIds`: events (by the body's `eventId`) that
- *   arrived under a second message id (the producer sent the event again);
+ * - `eventsResent`: events (by the body's `eventId`) that arrived in a message
+ *   the resend fault sent (its `resentByFault` attribute). Not "under a second
+ *   message id": the relay's retry after a crash and a redrive do that too, so
+ *   a resend that never happened would hide behind them;
  * - `eventsStampedAhead`: events whose `occurredAt` is more than
  *   {@link STAMPED_AHEAD_MS} after the message was sent (`SentTimestamp`): a
  *   producer clock ahead of the queue's (the clock-skew faults).
@@ -28,14 +31,14 @@ export const STAMPED_AHEAD_MS = 60_000;
 /** The evidence counters, per function. */
 export interface DeliveryCounts {
   redeliveredWhileRunning: number;
-  eventsUnderSeveralMessageIds: number;
+  eventsResent: number;
   eventsStampedAhead: number;
 }
 
 export class DeliveryEvidence {
   readonly counts: DeliveryCounts = {
     redeliveredWhileRunning: 0,
-    eventsUnderSeveralMessageIds: 0,
+    eventsResent: 0,
     eventsStampedAhead: 0,
   };
   private readonly stampedAhead = new Set<string>();
@@ -43,13 +46,13 @@ export class DeliveryEvidence {
   private readonly running = new Map<string, Set<symbol>>();
   /** Invocation -> its messages that were handed over again while it ran. */
   private readonly overtaken = new Map<symbol, Set<string>>();
-  private readonly messageIdsByEvent = new Map<string, Set<string>>();
+  private readonly resentEvents = new Set<string>();
 
   /** Records an invocation's SQS messages; call the returned function with its outcome when it ends. */
   begin(event: unknown): (outcome?: InvocationOutcome) => void {
     const invocation = Symbol('invocation');
     const messages = sqsMessagesOf(event);
-    for (const { messageId, eventId, aheadMs } of messages) {
+    for (const { messageId, eventId, aheadMs, resent } of messages) {
       const holders = this.running.get(messageId) ?? new Set<symbol>();
       for (const earlier of holders)
         this.overtaken.set(earlier, (this.overtaken.get(earlier) ?? new Set()).add(messageId));
@@ -60,11 +63,10 @@ export class DeliveryEvidence {
         this.stampedAhead.add(eventId);
         this.counts.eventsStampedAhead++;
       }
-      const ids = this.messageIdsByEvent.get(eventId) ?? new Set<string>();
-      const before = ids.size;
-      ids.add(messageId);
-      this.messageIdsByEvent.set(eventId, ids);
-      if (before === 1 && ids.size === 2) this.counts.eventsUnderSeveralMessageIds++;
+      if (resent && !this.resentEvents.has(eventId)) {
+        this.resentEvents.add(eventId);
+        this.counts.eventsResent++;
+      }
     }
     return (outcome) => {
       for (const { messageId } of messages) {
@@ -87,9 +89,10 @@ interface SqsRecordSeen {
   messageId: string;
   body?: string;
   attributes?: { SentTimestamp?: string };
+  messageAttributes?: Record<string, { stringValue?: string } | undefined>;
 }
 
-function sqsMessagesOf(event: unknown): { messageId: string; eventId?: string; aheadMs: number }[] {
+function sqsMessagesOf(event: unknown): { messageId: string; eventId?: string; aheadMs: number; resent: boolean }[] {
   const records = (event as { Records?: unknown } | null)?.Records;
   if (!Array.isArray(records)) return [];
   return records
@@ -97,7 +100,12 @@ function sqsMessagesOf(event: unknown): { messageId: string; eventId?: string; a
     .map((r) => {
       const { eventId, occurredAt } = envelopeOf(r.body);
       const aheadMs = Date.parse(occurredAt ?? '') - Number(r.attributes?.SentTimestamp);
-      return { messageId: r.messageId, eventId, aheadMs: Number.isNaN(aheadMs) ? 0 : aheadMs };
+      return {
+        messageId: r.messageId,
+        eventId,
+        aheadMs: Number.isNaN(aheadMs) ? 0 : aheadMs,
+        resent: r.messageAttributes?.[RESENT_BY_FAULT_ATTRIBUTE]?.stringValue === 'true',
+      };
     });
 }
 
