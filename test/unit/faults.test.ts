@@ -558,7 +558,6 @@ describe("the local provider's chaos comes from the run's fault settings", () =>
     const chaos = providerChaosOf(
       settings(['answer-lost', 'slow-answer', 'rate-limited', 'server-errors', 'crash']),
       7,
-      new Date(NOW),
     );
 
     expect(chaos).toEqual({
@@ -574,19 +573,21 @@ describe("the local provider's chaos comes from the run's fault settings", () =>
     });
     // Past the HTTP provider's own cap on one call (10 s): the caller gives up while the key still runs.
     expect(SLOW_ANSWER_MS).toBeGreaterThan(10_000);
-    expect(providerChaosOf(settings(['crash', 'keys-forgotten']), 7, new Date(NOW))).toEqual({});
+    expect(providerChaosOf(settings(['crash', 'keys-forgotten']), 7)).toEqual({});
   });
 
-  test("with a local provider the outage window is served on the wire, the functions' plan keeps only the per-call share", () => {
-    const outage = settings(['provider-outage']);
+  test("with a local provider the outage is served on the wire from the run's first call, the functions' plan keeps only the per-call share", () => {
+    const outage = { ...settings(['provider-outage']), providerOutageSeconds: 7 };
 
-    const chaos = providerChaosOf(outage, 7, new Date(NOW));
+    const chaos = providerChaosOf(outage, 7);
     const inFunction = faultPlanOf(outage, 7, new Date(NOW), { outageAtTheProvider: true });
     const withoutProvider = faultPlanOf(outage, 7, new Date(NOW));
 
-    expect(chaos.outage).toEqual({ ...withoutProvider.providerOutageWindow, mode: 'unavailable' });
+    expect(chaos.outage).toEqual({ forMs: 7_000, mode: 'unavailable' });
     expect(inFunction.providerOutageWindow).toBeUndefined();
     expect(inFunction.providerOutage).toBe(0.3);
+    // A deployed stack has no local provider: its functions keep the window, on the clock.
+    expect(withoutProvider.providerOutageWindow).toBeDefined();
   });
 
   test('switching the faults on sets the chaos at the local provider, with its API key; off() clears it', async () => {

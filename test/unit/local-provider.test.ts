@@ -347,6 +347,25 @@ describe('chaos', () => {
     expect(p.log().counters.chaos.outageUnavailable).toBe(1);
   });
 
+  test('an outage of forMs opens at the first call after the plan is set, however late that call comes, and ends forMs later', async () => {
+    // Arrange: the first call comes a minute after the plan (a cold runtime); a clock-timed window would be over.
+    let now = 60_000;
+    const p = await start({ now: () => now, chaos: { outage: { forMs: 4_000 } } });
+
+    // Act
+    const first = await post('warehouse', PICK, { key: 'fulfilment:e-1' });
+    now = 63_000;
+    const inside = await post('mail', MAIL, { key: 'loyalty:e-1' });
+    now = 64_000;
+    const after = await post('warehouse', PICK, { key: 'fulfilment:e-1' });
+
+    // Assert
+    expect([first.status, inside.status, after.status]).toEqual([503, 503, 201]);
+    expect(first.headers.get('retry-after')).toBe('4');
+    expect(p.log().counters.chaos.outageUnavailable).toBe(2);
+    expect(p.log().performed).toHaveLength(1);
+  });
+
   test('an outage window in refused mode destroys the socket unanswered, nothing performed', async () => {
     // Arrange
     const p = await start({
@@ -624,6 +643,19 @@ describe('log, health and the chaos control', () => {
       dropAnswer: { probability: 0.1 },
       forgetKeysOlderThanMs: 60_000,
     });
+  });
+
+  test.each([
+    [
+      { forMs: 10_000, mode: 'unavailable' },
+      { forMs: 10_000, mode: 'unavailable' },
+    ],
+    [{ forMs: 0 }, undefined],
+    [{ forMs: -5 }, undefined],
+    [{ forMs: 1.5 }, undefined],
+    [{ forMs: 10_000, from: 'yesterday' }, undefined],
+  ])('parseChaosPlan reads the outage %j as %j', (outage, expected) => {
+    expect(parseChaosPlan({ outage }).outage).toEqual(expected);
   });
 });
 

@@ -31,8 +31,8 @@ const USAGE = `Usage: npm run loadtest -- [options]
                                  with all, the relay crash at 1: once per relay invocation that sends events first
   --slow-seconds S               how long the slow handler sleeps (default 8)
   --poison N                     poison messages per source queue (default 3)
-  --provider-outage-seconds S    provider-outage: how long the providers are down in the seeded window,
-                                 besides failing a share (--fault-rate) of calls (default 10)
+  --provider-outage-seconds S    provider-outage: how long the providers are down in one window (from the
+                                 first call, locally), besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants over every entity in the stack

@@ -9,8 +9,8 @@ type Observed = Pick<RunResults, 'evidence' | 'providerChaos' | 'injected' | 've
  * How many times each fault left its mark on a run, as the local host, the local provider, the kit's
  * own steps or the verdict saw it; `undefined` where this target cannot see it (the host's and the
  * provider's counters exist only on the local runtime). A fault enabled with a mark of 0 fired nowhere:
- * the run proves nothing about it, whatever its verdict (the provider outage, for one, when no call
- * falls in its window).
+ * the run proves nothing about it, whatever its verdict (the forgotten keys, for one, when the pipeline
+ * does not settle before the redrive).
  *
  * @example
  * ```ts

@@ -126,9 +126,9 @@ export interface FaultSettings {
 }
 
 /**
- * The outage window: it opens a seeded 0-5 s after every function has re-read
- * the plan (so it falls inside the load) and lasts `providerOutageSeconds`.
- * Wall-clock instants, so every process sees the same window.
+ * The outage window the functions keep when no local provider serves it (a deployed stack): it opens a
+ * seeded 0-5 s after every function has re-read the plan (so it falls inside the load) and lasts
+ * `providerOutageSeconds`. Wall-clock instants, so every process sees the same window.
  */
 export function providerOutageWindow(
   settings: FaultSettings,
@@ -183,11 +183,13 @@ export function faultPlanOf(
  * The local provider's chaos for a run, from the same settings and seed as the functions' plan:
  * `answer-lost` (performed, then the connection closed unanswered), `slow-answer` ({@link SLOW_ANSWER_MS}
  * late), `rate-limited` (429, Retry-After 1), `server-errors` (bursts of {@link SERVER_ERROR_BURST_REQUESTS}
- * 503s), each at its rate, and `provider-outage`'s window as 503s with Retry-After. `keys-forgotten` is not
+ * 503s), each at its rate, and `provider-outage`'s window as 503s with Retry-After, `providerOutageSeconds`
+ * long from the first provider call of the run: timed by the clock from the load's start, it could close on a
+ * cold runtime before any call came, and the run would prove nothing about it. `keys-forgotten` is not
  * in the plan: the kit makes the provider forget its keys before the redrive ({@link forgetsKeys}).
  * Empty when none of these faults is on.
  */
-export function providerChaosOf(settings: FaultSettings, seed?: number, now = new Date()): ProviderChaosPlan {
+export function providerChaosOf(settings: FaultSettings, seed?: number): ProviderChaosPlan {
   const on = (name: FaultName) => settings.enabled.includes(name);
   const rateOf = (name: FaultName) => settings.rates?.[name] ?? settings.rate;
   const plan: ProviderChaosPlan = {};
@@ -203,7 +205,8 @@ export function providerChaosOf(settings: FaultSettings, seed?: number, now = ne
       probability: rateOf('server-errors') / SERVER_ERROR_BURST_REQUESTS,
       retryAfterSeconds: 1,
     };
-  if (on('provider-outage')) plan.outage = { ...providerOutageWindow(settings, seed, now), mode: 'unavailable' };
+  if (on('provider-outage'))
+    plan.outage = { forMs: (settings.providerOutageSeconds ?? 10) * 1000, mode: 'unavailable' };
   return Object.keys(plan).length === 0 ? plan : { ...(seed === undefined ? {} : { seed }), ...plan };
 }
 
@@ -540,7 +543,7 @@ export async function switchFaultsOn(
       `Stack ${target.name} has no local provider: ${onTheWire.join(', ')} are served by the local provider (npm start), which the kit cannot put in front of a real one`,
     );
   const now = new Date();
-  const chaos = localProvider ? providerChaosOf(settings, seed, now) : {};
+  const chaos = localProvider ? providerChaosOf(settings, seed) : {};
   const chaosOn = Object.keys(chaos).length > 0;
   const visibility = settings.localVisibilitySeconds ?? 0;
   const restoreVisibility =

@@ -35,14 +35,21 @@ export interface ProviderChaosPlan {
    */
   serverErrorBurst?: { requests: number; probability?: number; retryAfterSeconds?: number };
   /**
-   * Down between `from` (inclusive) and `until` (exclusive), ISO-8601 or epoch
-   * milliseconds: every request gets 503 with `Retry-After` (mode `unavailable`,
-   * the default) or its socket is destroyed unanswered (mode `refused`), not performed.
+   * Down for a window: every request gets 503 with `Retry-After` (mode `unavailable`, the default) or its
+   * socket is destroyed unanswered (mode `refused`), not performed. The window is either fixed, between
+   * `from` (inclusive) and `until` (exclusive), ISO-8601 or epoch milliseconds, or `forMs` long from the
+   * first request the chaos applies to after the plan is set: a window timed by the clock alone can close
+   * before the first call arrives (a cold runtime), and the outage then fires nowhere.
    */
-  outage?: { from: string | number; until: string | number; mode?: 'unavailable' | 'refused' };
+  outage?: OutageWindow;
   /** While set, answered keys at least this old are forgotten (0: every key, the provider remembers none). */
   forgetKeysOlderThanMs?: number;
 }
+
+/** When the provider is down ({@link ProviderChaosPlan.outage}): fixed instants, or from its first request on. */
+export type OutageWindow = (
+  { from: string | number; until: string | number } | { forMs: number; from?: undefined; until?: undefined }
+) & { mode?: 'unavailable' | 'refused' };
 
 /** Evidence that each fault fired: one count per request it hit. */
 export interface ChaosCounters {
@@ -84,6 +91,9 @@ export class Chaos {
   private random: () => number = Math.random;
   private remaining: Record<CountedFault, number> = { dropAnswer: 0, slowAnswer: 0, rateLimit: 0 };
   private burstLeft = 0;
+  /** The outage's instants: a fixed window's at once, a `forMs` one's at the first request it applies to. */
+  private outageFrom?: number;
+  private outageUntil?: number;
 
   constructor(readonly counters: ChaosCounters = emptyChaosCounters()) {}
 
@@ -98,6 +108,9 @@ export class Chaos {
     };
     const burst = plan.serverErrorBurst;
     this.burstLeft = burst?.requests ?? 0;
+    const outage = plan.outage;
+    this.outageFrom = outage?.from === undefined ? undefined : instant(outage.from);
+    this.outageUntil = outage?.until === undefined ? undefined : instant(outage.until);
   }
 
   /** A copy of the plan in force. */
@@ -115,8 +128,12 @@ export class Chaos {
     if (!this.applies(endpoint)) return undefined;
     const outage = this.plan.outage;
     if (outage !== undefined) {
-      const from = instant(outage.from);
-      const until = instant(outage.until);
+      if (this.outageFrom === undefined && 'forMs' in outage) {
+        this.outageFrom = now;
+        this.outageUntil = now + outage.forMs;
+      }
+      const from = this.outageFrom ?? Infinity;
+      const until = this.outageUntil ?? -Infinity;
       if (now >= from && now < until) {
         const mode = outage.mode ?? 'unavailable';
         if (mode === 'refused') this.counters.outageRefused += 1;
@@ -208,9 +225,13 @@ export function parseChaosPlan(raw: unknown): ProviderChaosPlan {
   }
   const from = field(source.outage, 'from');
   const until = field(source.outage, 'until');
+  const forMs = field(source.outage, 'forMs');
   const mode = field(source.outage, 'mode');
+  const outageMode: Pick<OutageWindow, 'mode'> = mode === 'refused' || mode === 'unavailable' ? { mode } : {};
   if (isInstant(from) && isInstant(until) && instant(from) < instant(until))
-    plan.outage = { from, until, ...(mode === 'refused' || mode === 'unavailable' ? { mode } : {}) };
+    plan.outage = { from, until, ...outageMode };
+  else if (from === undefined && until === undefined && isCount(forMs) && forMs > 0)
+    plan.outage = { forMs, ...outageMode };
   if (isCount(source.forgetKeysOlderThanMs)) plan.forgetKeysOlderThanMs = source.forgetKeysOlderThanMs;
   return plan;
 }
