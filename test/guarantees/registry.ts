@@ -905,9 +905,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'caller-scope',
     statement:
-      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`); a Cognito identity is its identity id; an unknown identity shape is 403",
+      "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`, which an API function reads once at cold start with `callerRuleFromEnv`, stopping on a bad list); a Cognito identity is its identity id; an unknown identity shape is 403",
     enforcedIn: [
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
+      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerRuleFromEnv' },
       { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
       { file: 'lambdas/exactly-once/api/http.ts', symbol: 'callerOf' },
       { file: 'tools/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
@@ -919,6 +920,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'two users of one permission set are two callers; one user on refreshed credentials stays one',
       },
       { file: 'test/unit/caller.test.ts', name: 'a Cognito identity is its identity id' },
+      {
+        file: 'test/unit/caller-rule-from-env.test.ts',
+        name: 'a list as the stack sets it: a person of a listed SAML role is a caller of their own',
+      },
+      { file: 'test/unit/caller-rule-from-env.test.ts', name: 'a bad list stops the function, naming the variable' },
       { file: 'test/unit/caller.test.ts', name: 'no usable identity is no caller (the handlers answer 403)' },
       {
         file: 'test/runtime/caller-scope.test.ts',
@@ -1063,8 +1069,11 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'effects-equal-intents',
     statement:
-      'Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a message the resend fault marked); a run names each enabled fault that left no mark, since its verdict proves nothing about it',
+      "Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a message the resend fault marked); a run names each enabled fault that left no mark, since its verdict proves nothing about it; `--faults all` gives each a chance to fire: the consumer crash is rolled after the try that finished an event's work, the relay crash runs at 1, the local provider's outage opens at the run's first call",
     enforcedIn: [
+      { file: 'lambdas/exactly-once/faults/consumer-faults.ts', symbol: 'consumerFaults' },
+      { file: 'tools/proof-kit/faults.ts', symbol: 'ALL_FAULTS_RATES' },
+      { file: 'tools/local-runtime/provider/chaos.ts', symbol: 'Chaos' },
       { file: VERIFY, symbol: 'checkInvariants' },
       { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
       { file: 'tools/proof-kit/fault-marks.ts', symbol: 'faultMarks' },
@@ -1084,6 +1093,22 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: "an event in a message the resend fault sent counts once per event; the relay's replay or a redrive under a new message id does not",
       },
       { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
+      {
+        file: 'test/unit/faults.test.ts',
+        name: 'crashes after a duplicate that made the provider call an earlier commit still owed: it finished the work',
+      },
+      {
+        file: 'test/unit/faults.test.ts',
+        name: "under --faults all's plan every relay invocation that dispatched something first crashes once; its retry goes through",
+      },
+      {
+        file: 'test/unit/faults.test.ts',
+        name: "the relay's resender marks its messages and gives FIFO another dedup id, so a resend is told apart from a replay",
+      },
+      {
+        file: 'test/unit/local-provider.test.ts',
+        name: 'an outage of forMs opens at the first call after the plan is set, however late that call comes, and ends forMs later',
+      },
       {
         file: 'test/unit/fault-marks.test.ts',
         name: 'an enabled fault that fired nowhere is named apart, in the terminal and the HTML report',
