@@ -11,9 +11,12 @@ import { configError } from '../support/config-error';
  * application's, not its domain's, so a fork that replaces the example keeps it and these tests. (What
  * the settings do to a stack ExactlyOnce builds: stages.test.ts, fault-injection.test.ts, storage.test.ts.)
  */
+/** The configuration a context gives, read as bin/app.ts reads it. */
+const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
+
 describe('stack names', () => {
   test('the stack is named for its stage, dev by default', () => {
-    const stackNameOf = (context: Record<string, unknown>) => readConfig(new App({ context })).stackName;
+    const stackNameOf = (context: Record<string, unknown>) => configOf(context).stackName;
 
     expect(stackNameOf({})).toBe('ExactlyOnce-dev');
     expect(stackNameOf({ stage: 'prod' })).toBe('ExactlyOnce-prod');
@@ -21,8 +24,6 @@ describe('stack names', () => {
 });
 
 describe('what each stage means', () => {
-  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
-
   test('dev: tables destroyed with the stack, unprotected, logs kept a month, tables capped at 4,000 units a second', () => {
     expect(configOf({})).toMatchObject({
       stage: 'dev',
@@ -60,8 +61,6 @@ describe('what each stage means', () => {
 });
 
 describe('fault injection and the local runtime', () => {
-  const configOf = (context: Record<string, unknown>) => readConfig(new App({ context }));
-
   test('fault injection is off by default in dev and prod', () => {
     expect(configOf({}).faultInjection).toBe(false);
     expect(configOf({ stage: 'dev' }).faultInjection).toBe(false);
@@ -132,7 +131,7 @@ describe('configuration: every bad option stops synth with a one-line error', ()
   });
 
   test('a deployment made before stages keeps its stack with -c stackName=ExactlyOnceStack', () => {
-    expect(readConfig(new App({ context: { stackName: 'ExactlyOnceStack' } })).stackName).toBe('ExactlyOnceStack');
+    expect(configOf({ stackName: 'ExactlyOnceStack' }).stackName).toBe('ExactlyOnceStack');
   });
 
   test('good values are read as typed settings', () => {
@@ -170,7 +169,7 @@ describe('configuration: every bad option stops synth with a one-line error', ()
 });
 
 describe('the build the bundles carry follows the configuration', () => {
-  const buildOf = (context: Record<string, unknown>) => functionBuildFor(readConfig(new App({ context })));
+  const buildOf = (context: Record<string, unknown>) => functionBuildFor(configOf(context));
 
   test.each([
     ['default', {}, { faultInjection: false, inboxBypass: false, openTelemetry: false }],

@@ -26,7 +26,8 @@ type Entry = SendMessageBatchRequestEntry & { Id: string };
  */
 export class SqsEventPublisher implements EventPublisher {
   private readonly deduplicationId: (event: EventEnvelope) => string;
-  private readonly attributes: Readonly<Record<string, string>>;
+  /** The extra attributes in SQS's shape, built once: every message of this publisher carries the same. */
+  private readonly attributes: Record<string, { DataType: 'String'; StringValue: string }>;
 
   /** `options`: another dedup id, extra attributes ({@link PublisherOptions}); none for the relay's own. */
   constructor(
@@ -35,7 +36,12 @@ export class SqsEventPublisher implements EventPublisher {
     options: PublisherOptions = {},
   ) {
     this.deduplicationId = options.deduplicationId ?? ((event) => event.eventId);
-    this.attributes = options.attributes ?? {};
+    this.attributes = Object.fromEntries(
+      Object.entries(options.attributes ?? {}).map(([name, value]) => [
+        name,
+        { DataType: 'String', StringValue: value },
+      ]),
+    );
   }
 
   async publish(events: readonly EventEnvelope[]): Promise<Set<string>> {
@@ -95,9 +101,7 @@ export class SqsEventPublisher implements EventPublisher {
       Id: String(position),
       MessageBody: JSON.stringify(event),
       MessageAttributes: {
-        ...Object.fromEntries(
-          Object.entries(this.attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
-        ),
+        ...this.attributes,
         eventId: { DataType: 'String', StringValue: event.eventId },
         type: { DataType: 'String', StringValue: event.type },
         traceparent: { DataType: 'String', StringValue: formatTraceparent(span) },
