@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { AssetManifestArtifact, CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { TemplateError, type CfnTemplate } from './model';
 
 /**
@@ -17,61 +18,39 @@ export interface StackArtifact {
   assetsByHash: Map<string, string>;
 }
 
-interface Manifest {
-  artifacts?: Record<
-    string,
-    {
-      type: string;
-      environment?: string;
-      properties?: Record<string, unknown>;
-      dependencies?: string[];
-      displayName?: string;
-    }
-  >;
-}
-
-interface AssetManifest {
-  files?: Record<
-    string,
-    { source: { path: string; packaging?: string }; destinations: Record<string, { objectKey: string }> }
-  >;
-}
-
+/**
+ * Each stack of the cloud assembly in `outdir`, read through aws-cdk-lib's own reader (`CloudAssembly`
+ * from `aws-cdk-lib/cx-api`, the one the CDK CLI deploys from): it checks the manifest's schema
+ * version against the library that wrote it, and follows each stack's asset manifests, so a change in
+ * the assembly's layout reaches the runtime with the library instead of breaking a hand-written parser.
+ */
 export function readCloudAssembly(outdir: string): StackArtifact[] {
-  const manifestPath = path.join(outdir, 'manifest.json');
-  if (!fs.existsSync(manifestPath)) throw new TemplateError(`No cloud assembly in ${outdir}: run cdk synth first`);
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as Manifest;
-  const artifacts = manifest.artifacts ?? {};
-  return Object.entries(artifacts)
-    .filter(([, a]) => a.type === 'aws:cloudformation:stack')
-    .map(([id, artifact]) => {
-      const templateFile = String(artifact.properties?.templateFile);
-      const template = JSON.parse(fs.readFileSync(path.join(outdir, templateFile), 'utf8')) as CfnTemplate;
-      const assetsByObjectKey = new Map<string, string>();
-      const assetsByHash = new Map<string, string>();
-      for (const dependency of artifact.dependencies ?? []) {
-        const dep = artifacts[dependency];
-        if (dep?.type !== 'cdk:asset-manifest') continue;
-        const assets = JSON.parse(
-          fs.readFileSync(path.join(outdir, String(dep.properties?.file)), 'utf8'),
-        ) as AssetManifest;
-        for (const [hash, file] of Object.entries(assets.files ?? {})) {
-          const folder = path.resolve(outdir, file.source.path);
-          assetsByHash.set(hash, folder);
-          for (const destination of Object.values(file.destinations))
-            assetsByObjectKey.set(destination.objectKey, folder);
-        }
+  if (!fs.existsSync(path.join(outdir, 'manifest.json')))
+    throw new TemplateError(`No cloud assembly in ${outdir}: run cdk synth first`);
+  const assembly = new CloudAssembly(outdir);
+  return assembly.stacks.map((stack) => {
+    const assetsByObjectKey = new Map<string, string>();
+    const assetsByHash = new Map<string, string>();
+    for (const dependency of stack.dependencies) {
+      if (!AssetManifestArtifact.isAssetManifestArtifact(dependency)) continue;
+      const manifestFolder = path.dirname(dependency.file);
+      for (const [hash, file] of Object.entries(dependency.contents.files ?? {})) {
+        const folder = path.resolve(manifestFolder, file.source.path ?? '');
+        assetsByHash.set(hash, folder);
+        for (const destination of Object.values(file.destinations))
+          assetsByObjectKey.set(destination.objectKey, folder);
       }
-      // environment is aws://<account>/<region>; an environment-agnostic stack says unknown-region.
-      const region = /^aws:\/\/[^/]+\/(.+)$/.exec(artifact.environment ?? '')?.[1];
-      return {
-        stackName: artifact.displayName ?? id,
-        region: region === undefined || region.startsWith('unknown') ? 'us-east-1' : region,
-        template,
-        assetsByObjectKey,
-        assetsByHash,
-      };
-    });
+    }
+    // An environment-agnostic stack's region reads unknown-region: the runtime's clients need a real one.
+    const { region } = stack.environment;
+    return {
+      stackName: stack.displayName,
+      region: region.startsWith('unknown') ? 'us-east-1' : region,
+      template: stack.template as CfnTemplate,
+      assetsByObjectKey,
+      assetsByHash,
+    };
+  });
 }
 
 /** Picks the stack to run: the only one, or the one named by `wanted`. */
