@@ -69,20 +69,23 @@ describe('proof report: the pipeline over time', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
   });
 
-  it('charts the provider calls, counted at the local provider, only where there is one', () => {
-    const withProvider: PipelineSamples = {
-      ...samples,
-      samples: samples.samples.map((s, i) => ({
-        ...s,
-        provider: { performed: 4 * i, absorbed: i, answersLost: i, rateLimited: 2 * i },
-      })),
-    };
+  it("charts the provider calls, from the run's provider figures, only where there is a local provider", () => {
+    const providers = [
+      {
+        provider: 'mail',
+        performed: 2,
+        duplicates: 0,
+        answersLost: 1,
+        absorbedByKey: 1,
+        at: { performed: [1_000, 2_000], answersLost: [1_000], absorbed: [3_000] },
+      },
+    ];
 
-    const charted = htmlReport(results(withProvider));
+    const charted = htmlReport({ ...results(samples), verification: { ...verification, providers } });
     const without = htmlReport(results(samples));
 
     expect(charted).toContain('<figcaption>Provider calls, at the local provider (cumulative)</figcaption>');
-    for (const series of ['performed', 'absorbed by the key', 'answers lost', '429s'])
+    for (const series of ['mail performed', 'mail absorbed by the key', 'mail answers lost'])
       expect(charted).toContain(`data-series="${series}"`);
     expect(without).not.toContain('Provider calls, at the local provider');
   });
@@ -97,7 +100,22 @@ describe('proof report: the pipeline over time', () => {
 
     expect(html).toMatch(/<circle class="point" data-series="loyalty p50" cx="[\d.]+" cy="[\d.]+" r="4"/);
     expect(html).toMatch(/<circle class="point" data-series="loyalty p99" /);
-    expect(html).not.toMatch(/<circle class="point" data-series="applied \(fulfilment\)"/); // two points: a line
+  });
+
+  it('draws each point of a short series as a dot on its line, and none on a long one', () => {
+    const few = lineChart('few', [{ name: 'q', color: '#000', points: [0, 1].map((x) => ({ x, y: 1 })) }], {
+      x: 's',
+      y: 'n',
+    });
+    const many = lineChart(
+      'many',
+      [{ name: 'q', color: '#000', points: Array.from({ length: 60 }, (_, x) => ({ x, y: 1 })) }],
+      { x: 's', y: 'n' },
+    );
+
+    expect(few.match(/<circle class="point" data-series="q"/g)).toHaveLength(2);
+    expect(few).toContain('<path class="series" data-series="q"');
+    expect(many).not.toContain('<circle');
   });
 
   it('keeps the report as it was when the run was not sampled', () => {
