@@ -214,6 +214,24 @@ describe('counts for this run only', () => {
   });
 });
 
+describe('counts for this run only: the DLQ depth', () => {
+  it("charts what each DLQ gained during the run, not an earlier run's messages", () => {
+    const pipeline: PipelineSamples = {
+      intervalMs: 1_000,
+      samples: [0, 1, 2].map((second) => ({
+        second,
+        queues: { 'Loyalty DLQ': { visible: 5 + second, inFlight: 0, delayed: 0 } }, // 5 from an earlier run
+      })),
+      marks: [],
+      effectLag: [],
+    };
+
+    const html = htmlReport(run({ pipeline }));
+
+    expect(lastValues(html)['Loyalty DLQ']).toBe(2);
+  });
+});
+
 describe('short runs stay meaningful', () => {
   it('buckets a 3-second load in tenths of a second, so its charts have points, not a two-point line', () => {
     const observations = Array.from({ length: 30 }, (_, i) => ({
@@ -407,10 +425,12 @@ describe('a line while draining', () => {
   const sqs = mockClient(SQSClient);
   const dynamodb = mockClient(DynamoDBClient);
 
-  it('says what is left: queued, being processed, in DLQs, outbox pending, and the time', () => {
+  it('says what is left: queued, in flight, in DLQs, outbox pending, and the time', () => {
     expect(
       drainProgressLine({ pendingOutbox: 1, inFlightMessages: 5, queued: 3, received: 2 }, 40_400, 180_000, 2),
-    ).toBe('  draining: 3 queued, 2 being processed, 2 in DLQs, 1 outbox pending; 40 s of at most 180 s');
+    ).toBe(
+      '  draining: 3 queued, 2 in flight (being processed or backing off), 2 in DLQs, 1 outbox pending; 40 s of at most 180 s',
+    );
   });
 
   it('prints it periodically while the drain waits, until it drains', async () => {
@@ -441,7 +461,7 @@ describe('a line while draining', () => {
     expect(result.drained).toBe(true);
     expect(lines.length).toBeGreaterThanOrEqual(2);
     expect(lines[0]).toMatch(
-      /^ {2}draining: \d+ queued, 0 being processed, 0 in DLQs, 0 outbox pending; \d+ s of at most 10 s$/,
+      /^ {2}draining: \d+ queued, 0 in flight \(being processed or backing off\), 0 in DLQs, 0 outbox pending; \d+ s of at most 10 s$/,
     );
   });
 });

@@ -54,7 +54,7 @@ describe('proof report: the pipeline over time', () => {
     for (const title of [
       'Queue depth (visible + delayed), per source queue',
       'In flight (received, not yet deleted), per source queue',
-      'DLQ depth, per dead-letter queue',
+      'DLQ depth, per dead-letter queue (added during this run)',
       'Effects applied and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
       'Failures, injected or not, per consumer (cumulative)',
       'Effect lag, request accepted -&gt; effect applied (by second accepted)',
@@ -243,7 +243,7 @@ describe('pipeline sampler', () => {
 });
 
 describe('proof report: charts as a reader sees them', () => {
-  it('labels five points of the x axis, not only its end, and gives each run mark its own row', () => {
+  it('labels the x axis on round steps, not only its end, and gives each run mark its own row', () => {
     const chart = lineChart(
       'Queue depth',
       [{ name: 'q', color: '#000', points: [0, 40, 97].map((x) => ({ x, y: 1 })) }],
@@ -256,9 +256,10 @@ describe('proof report: charts as a reader sees them', () => {
 
     expect([...chart.matchAll(/class="x-tick"[^>]*>([^<]+)</g)].map((m) => m[1])).toEqual([
       '0',
-      '25',
-      '50',
-      '75',
+      '20',
+      '40',
+      '60',
+      '80',
       '100',
     ]);
     const labels = [...chart.matchAll(/class="mark-label" x="[\d.]+" y="([\d.]+)" text-anchor="(\w+)"/g)];

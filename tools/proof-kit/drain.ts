@@ -56,7 +56,7 @@ export interface DrainState {
   inFlightMessages: number;
   /** Waiting in the source queues (visible or delayed: a retry backing off). */
   queued?: number;
-  /** Received by a consumer and not yet deleted. */
+  /** Received and not yet deleted: being processed, or backing off after a failed try (its visibility pushed out). */
   received?: number;
 }
 
@@ -71,7 +71,7 @@ async function drainState(target: Target, queueUrls: readonly string[]): Promise
 }
 
 /**
- * `draining: 12 queued, 3 being processed, 2 in DLQs, 0 outbox pending; 40 s of at most 180 s`: what the
+ * `draining: 12 queued, 3 in flight (being processed or backing off), 2 in DLQs, 0 outbox pending; 40 s of at most 180 s`: what the
  * drain still waits for, printed while it waits.
  */
 export function drainProgressLine(
@@ -83,7 +83,7 @@ export function drainProgressLine(
   const queues =
     state.queued === undefined || state.received === undefined
       ? `${state.inFlightMessages} in the queues`
-      : `${state.queued} queued, ${state.received} being processed`;
+      : `${state.queued} queued, ${state.received} in flight (being processed or backing off)`;
   const dlq = inDeadLetterQueues === undefined ? '' : `, ${inDeadLetterQueues} in DLQs`;
   return `  draining: ${queues}${dlq}, ${state.pendingOutbox} outbox pending; ${Math.round(elapsedMs / 1000)} s of at most ${Math.round(timeoutMs / 1000)} s`;
 }

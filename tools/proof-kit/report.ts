@@ -382,7 +382,7 @@ export function htmlReport(r: RunResults, options: HtmlOptions = {}): string {
     lineChart(
       {
         title: 'Throughput (requests started per second)',
-        explain: `How many requests the load started per second, counted in ${bucketInWords(r)} buckets; its end is where the load stopped and the drain began.`,
+        explain: `How many requests the load started per second, counted per ${bucketInWords(r)}; its end is where the load stopped and the drain began.`,
       },
       [
         {
@@ -505,7 +505,7 @@ code{background:#f4f4f4;padding:0 3px}dt{font-weight:600;margin-top:.4rem}dd{mar
         : `$${r.costPerMillionEntities.toFixed(2)} per million ${v.entityNoun} (${UNIT_PRICES.asOf})`,
     ],
   ])}</table>
-<p class="explain">Each chart's caption says what it counts and the sentence under it what it shows. One colour is one consumer in every chart and in the trace; red means failed or unexpected; greys are the API and the relay. ${r.pipeline !== undefined && r.pipeline.marks.length > 0 ? 'The dashed vertical lines mark what happened during the run: the load ending, the faults going off, a redrive.' : ''}</p>
+<p class="explain">Each chart's caption says what it counts and the sentence under it what it shows. One colour is one consumer in every chart and in the trace; red means failed or unexpected; greys are the API and the relay. ${marksInWords(r.pipeline)}</p>
 <div class="charts">
 ${charts}
 </div>
@@ -605,7 +605,15 @@ function glossary(docsHref: string, entity: string): string {
 <p>More in <a href="${escape(docsHref)}">${DOCS}</a>: the faults and what each injects, what is verified, and how to read this report.</p>`;
 }
 
-/** `20 performed for ...`: the request rate and faults in words, for the provenance's profile row. */
+/** What the dashed vertical lines mark, naming only the marks this run made. */
+function marksInWords(p: PipelineSamples | undefined): string {
+  const labels = [...new Set(p?.marks.map((m) => m.label) ?? [])];
+  return labels.length === 0
+    ? ''
+    : `The dashed vertical lines mark what happened during the run: ${labels.map((l) => `"${l}"`).join(', ')}.`;
+}
+
+/** `second`, `0.1 s`: the load's time bucket in words. */
 function bucketInWords(r: RunResults): string {
   const b = r.timelineBucketSeconds ?? 1;
   return b === 1 ? 'second' : `${b} s`;
@@ -708,14 +716,18 @@ export function pipelineCharts(
   const queueSeries = (
     names: string[],
     value: (q: { visible: number; inFlight: number; delayed: number }) => number,
+    sinceStart = false,
   ): Series[] =>
-    names.map((name) => ({
-      name,
-      color: colors(name),
-      points: p.samples
-        .filter((s) => s.queues[name] !== undefined)
-        .map((s) => ({ x: s.second, y: value(s.queues[name]) })),
-    }));
+    names.map((name) => {
+      const sampled = p.samples.filter((s) => s.queues[name] !== undefined);
+      // A DLQ keeps earlier runs' messages: counted from the run's first sample, it shows this run's alone.
+      const base = sinceStart && sampled.length > 0 ? value(sampled[0].queues[name]) : 0;
+      return {
+        name,
+        color: colors(name),
+        points: sampled.map((s) => ({ x: s.second, y: Math.max(0, value(s.queues[name]) - base) })),
+      };
+    });
   const counterNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.counters ?? {})))].sort();
   // One colour per consumer; its measures told apart by the line's style (applied solid, duplicates dashed).
   const counterSeries = (prefixes: string[]): Series[] =>
@@ -770,11 +782,11 @@ export function pipelineCharts(
     ),
     lineChart(
       {
-        title: 'DLQ depth, per dead-letter queue',
+        title: 'DLQ depth, per dead-letter queue (added during this run)',
         explain:
-          'Messages in each dead-letter queue over the run. A redrive moves them back to their queue; the poison the kit sends stays.',
+          'Messages each dead-letter queue gained over the run (what it held before the run is left out). A redrive moves them back to their queue; the poison the kit sends stays.',
       },
-      queueSeries(deadLetters, (q) => q.visible + q.inFlight + q.delayed),
+      queueSeries(deadLetters, (q) => q.visible + q.inFlight + q.delayed, true),
       axis,
       marks,
     ),
@@ -828,11 +840,12 @@ function providerChart(r: RunResults, colorOf: (provider: string) => string): st
   );
   const cumulative = (times: readonly number[]) => cumulativePoints(times, origin, end);
   const series = providers.flatMap((f): Series[] => [
-    { name: `${f.provider} performed`, color: colorOf(f.provider), points: cumulative(f.at.performed) },
+    { name: `${f.provider} performed`, color: colorOf(f.provider), step: true, points: cumulative(f.at.performed) },
     {
       name: `${f.provider} answers lost`,
       color: colorOf(f.provider),
       dash: DASHES.dashed,
+      step: true,
       points: cumulative(f.at.answersLost),
     },
     ...(f.at.absorbed === undefined
@@ -842,6 +855,7 @@ function providerChart(r: RunResults, colorOf: (provider: string) => string): st
             name: `${f.provider} absorbed by the key`,
             color: colorOf(f.provider),
             dash: DASHES.dotted,
+            step: true,
             points: cumulative(f.at.absorbed),
           },
         ]),
