@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
-import { terminalSummary, verdictOf, writeReports } from './report';
+import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
 import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
 import { awsTarget, localTarget } from './target';
 
@@ -89,7 +89,7 @@ async function main(): Promise<number> {
       );
       for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
       const verdict = verdictOf(verification.violations.length, { drained, waitedMs });
-      console.log(verdict.kind === 'pass' ? 'PASS: 0 violations' : verdict.headline);
+      console.log(verdict.kind === 'pass' ? 'PASS: 0 violations' : verdictLine(verdict));
       return verification.violations.length === 0 && drained ? 0 : 1;
     } finally {
       target.close();

@@ -217,7 +217,8 @@ export function verdictOf(violations: number, drain: { drained: boolean; waitedM
   if (!drain.drained)
     return {
       kind: 'not-drained',
-      headline: `NOT DRAINED after ${readableDuration(drain.waitedMs, 's')}: work was still in the pipeline, so the 0 violations found prove nothing yet`,
+      headline: `NOT DRAINED after ${readableDuration(drain.waitedMs, 's')}`,
+      detail: 'work was still in the pipeline, so the 0 violations found prove nothing yet',
     };
   return { kind: 'pass', headline: 'PASS, effects == intents' };
 }
@@ -225,7 +226,12 @@ export function verdictOf(violations: number, drain: { drained: boolean; waitedM
 export interface Verdict {
   kind: 'pass' | 'fail' | 'not-drained';
   headline: string;
+  /** Why, where the headline alone could mislead (a run that did not drain). */
+  detail?: string;
 }
+
+/** The verdict in one line: its headline and, if it has one, why. */
+export const verdictLine = (v: Verdict): string => (v.detail === undefined ? v.headline : `${v.headline}: ${v.detail}`);
 
 function ratio(value: number | undefined, entities: number): number | undefined {
   return value === undefined ? undefined : value / entities;
@@ -279,7 +285,7 @@ export function terminalSummary(r: RunResults): string {
     `  effects         ${v.counts.entities} ${v.entityNoun} for ${v.counts.intents} intents (${v.effectsChecked}); ${v.counts.providerKeys} provider keys checked`,
     // Counted at the provider (the local provider's log): one line each, as they are.
     ...(v.providerLines ?? []),
-    `  RESULT          ${r.passed ? 'PASS: 0 violations, effects == intents' : verdictOf(v.violations.length, r.drain).headline}`,
+    `  RESULT          ${r.passed ? 'PASS: 0 violations, effects == intents' : verdictLine(verdictOf(v.violations.length, r.drain))}`,
   ];
   for (const violation of v.violations.slice(0, 50)) lines.push(`    - [${violation.invariant}] ${violation.detail}`);
   if (v.violations.length > 50) lines.push(`    ... and ${v.violations.length - 50} more (see the JSON results)`);
@@ -444,6 +450,7 @@ figure{margin:0}figcaption{font-weight:600}.explain{margin:.2rem 0 0;color:#444;
 code{background:#f4f4f4;padding:0 3px}dt{font-weight:600;margin-top:.4rem}dd{margin-left:1.5rem}.lede{max-width:60rem}</style></head>
 <body>
 <h1>Exactly-once proof: <span id="verdict" class="${verdict.kind}">${escape(verdict.headline)}</span></h1>
+${verdict.detail === undefined ? '' : `<p class="${verdict.kind}"><strong>${escape(verdict.detail[0].toUpperCase() + verdict.detail.slice(1))}.</strong></p>`}
 <p class="lede">The proof kit sent ${r.plan.requests} requests for ${v.counts.intents} intents (each a new ${escape(v.entityNounSingular)} asked for under its own idempotency key, some sent again as a retry)${r.faults.length === 0 ? ' with no fault injected' : `, injected the faults listed below`}, waited for the pipeline to drain, then checked that every effect happened exactly once per intent. The verdict is at the top; the tables and charts below show how the run got there, and the <a href="#glossary">glossary</a> at the end says what each term means. The kit and every check are described in <a href="${escape(docsHref)}">${DOCS}</a> (in the repository this report came from; the link is relative to where the report was written).</p>
 <h2>Provenance</h2>
 <table id="provenance">${rows(
