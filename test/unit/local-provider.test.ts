@@ -622,6 +622,46 @@ describe('log, health and the chaos control', () => {
     expect(p.log().counters.chaos.keysForgottenEarly).toBe(1);
   });
 
+  test('POST /__keys/forget with takenSince forgets and counts only the keys taken since: an earlier run keeps its keys', async () => {
+    // Arrange
+    let now = Date.parse('2026-01-01T00:00:00.000Z');
+    const p = await start({ now: () => now });
+    await post('mail', MAIL, { key: 'loyalty:earlier-run' });
+    now += 60_000;
+    const runStart = now;
+    await post('mail', MAIL, { key: 'loyalty:this-run' });
+
+    // Act
+    const forgotten = await call(`${p.url}/__keys/forget`, {
+      method: 'POST',
+      body: JSON.stringify({ takenSince: runStart }),
+    });
+    const earlier = await post('mail', MAIL, { key: 'loyalty:earlier-run' });
+    const ours = await post('mail', MAIL, { key: 'loyalty:this-run' });
+
+    // Assert
+    expect(forgotten).toMatchObject({ status: 200, body: { forgotten: 1 } });
+    expect(earlier.headers.get('idempotent-replayed')).toBe('true');
+    expect(ours.headers.get('idempotent-replayed')).toBeNull();
+    expect(p.log().counters.chaos.keysForgottenEarly).toBe(1);
+  });
+
+  test('the log keeps when each retry the key absorbed happened, one time per replay or 409', async () => {
+    // Arrange
+    const p = await start({ now: () => Date.parse('2026-01-01T00:00:05.000Z') });
+    await post('mail', MAIL, { key: 'loyalty:e-1' });
+
+    // Act
+    await post('mail', MAIL, { key: 'loyalty:e-1' });
+    await post('mail', MAIL, { key: 'loyalty:e-1' });
+
+    // Assert
+    expect(p.log().keys.mail['loyalty:e-1']).toMatchObject({
+      replayed: 2,
+      absorbedAt: ['2026-01-01T00:00:05.000Z', '2026-01-01T00:00:05.000Z'],
+    });
+  });
+
   test('parseChaosPlan keeps valid faults and drops the rest', () => {
     // Arrange
     const raw = {

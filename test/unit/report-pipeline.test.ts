@@ -54,7 +54,7 @@ describe('proof report: the pipeline over time', () => {
     for (const title of [
       'Queue depth (visible + delayed), per source queue',
       'In flight (received, not yet deleted), per source queue',
-      'DLQ depth, per dead-letter queue',
+      'DLQ depth, per dead-letter queue (added during this run)',
       'Effects applied and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
       'Failures, injected or not, per consumer (cumulative)',
       'Effect lag, request accepted -&gt; effect applied (by second accepted)',
@@ -69,20 +69,23 @@ describe('proof report: the pipeline over time', () => {
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/); // self-contained
   });
 
-  it('charts the provider calls, counted at the local provider, only where there is one', () => {
-    const withProvider: PipelineSamples = {
-      ...samples,
-      samples: samples.samples.map((s, i) => ({
-        ...s,
-        provider: { performed: 4 * i, absorbed: i, answersLost: i, rateLimited: 2 * i },
-      })),
-    };
+  it("charts the provider calls, from the run's provider figures, only where there is a local provider", () => {
+    const providers = [
+      {
+        provider: 'mail',
+        performed: 2,
+        duplicates: 0,
+        answersLost: 1,
+        absorbedByKey: 1,
+        at: { performed: [1_000, 2_000], answersLost: [1_000], absorbed: [3_000] },
+      },
+    ];
 
-    const charted = htmlReport(results(withProvider));
+    const charted = htmlReport({ ...results(samples), verification: { ...verification, providers } });
     const without = htmlReport(results(samples));
 
     expect(charted).toContain('<figcaption>Provider calls, at the local provider (cumulative)</figcaption>');
-    for (const series of ['performed', 'absorbed by the key', 'answers lost', '429s'])
+    for (const series of ['mail performed', 'mail absorbed by the key', 'mail answers lost'])
       expect(charted).toContain(`data-series="${series}"`);
     expect(without).not.toContain('Provider calls, at the local provider');
   });
@@ -97,7 +100,22 @@ describe('proof report: the pipeline over time', () => {
 
     expect(html).toMatch(/<circle class="point" data-series="loyalty p50" cx="[\d.]+" cy="[\d.]+" r="4"/);
     expect(html).toMatch(/<circle class="point" data-series="loyalty p99" /);
-    expect(html).not.toMatch(/<circle class="point" data-series="applied \(fulfilment\)"/); // two points: a line
+  });
+
+  it('draws each point of a short series as a dot on its line, and none on a long one', () => {
+    const few = lineChart('few', [{ name: 'q', color: '#000', points: [0, 1].map((x) => ({ x, y: 1 })) }], {
+      x: 's',
+      y: 'n',
+    });
+    const many = lineChart(
+      'many',
+      [{ name: 'q', color: '#000', points: Array.from({ length: 60 }, (_, x) => ({ x, y: 1 })) }],
+      { x: 's', y: 'n' },
+    );
+
+    expect(few.match(/<circle class="point" data-series="q"/g)).toHaveLength(2);
+    expect(few).toContain('<path class="series" data-series="q"');
+    expect(many).not.toContain('<circle');
   });
 
   it('keeps the report as it was when the run was not sampled', () => {
@@ -225,7 +243,7 @@ describe('pipeline sampler', () => {
 });
 
 describe('proof report: charts as a reader sees them', () => {
-  it('labels five points of the x axis, not only its end, and gives each run mark its own row', () => {
+  it('labels the x axis on round steps, not only its end, and gives each run mark its own row', () => {
     const chart = lineChart(
       'Queue depth',
       [{ name: 'q', color: '#000', points: [0, 40, 97].map((x) => ({ x, y: 1 })) }],
@@ -238,9 +256,10 @@ describe('proof report: charts as a reader sees them', () => {
 
     expect([...chart.matchAll(/class="x-tick"[^>]*>([^<]+)</g)].map((m) => m[1])).toEqual([
       '0',
-      '25',
-      '50',
-      '75',
+      '20',
+      '40',
+      '60',
+      '80',
       '100',
     ]);
     const labels = [...chart.matchAll(/class="mark-label" x="[\d.]+" y="([\d.]+)" text-anchor="(\w+)"/g)];

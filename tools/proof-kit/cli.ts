@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
-import { terminalSummary, writeReports } from './report';
+import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
 import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
 import { awsTarget, localTarget } from './target';
 
@@ -82,17 +82,14 @@ async function main(): Promise<number> {
   const tty = process.stdout.isTTY;
   if (values['verify-only']) {
     try {
-      const { verification, drained } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
+      const { verification, drained, waitedMs } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
       const c = verification.counts;
       console.log(
         `Verified ${c.entities} ${verification.entityNoun} (${verification.effectsChecked}), ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
       );
       for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
-      console.log(
-        verification.violations.length === 0 && drained
-          ? 'PASS: 0 violations'
-          : `FAIL: ${verification.violations.length} violation(s)`,
-      );
+      const verdict = verdictOf(verification.violations.length, { drained, waitedMs });
+      console.log(verdict.kind === 'pass' ? 'PASS: 0 violations' : verdictLine(verdict));
       return verification.violations.length === 0 && drained ? 0 : 1;
     } finally {
       target.close();
@@ -115,6 +112,7 @@ async function main(): Promise<number> {
         providerOutageSeconds: positiveInt(values['provider-outage-seconds']!, '--provider-outage-seconds', true),
       },
       callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,
+      args: process.argv.slice(2),
       // Live progress only on a terminal; in CI logs, a line per phase.
       log: (line) =>
         tty && line.startsWith('  sent') ? process.stdout.write(`\r${line}   `) : console.log(tty ? `\n${line}` : line),

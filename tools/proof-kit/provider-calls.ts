@@ -63,9 +63,15 @@ export async function setLocalProviderChaos(outputs: Record<string, string>, pla
   await controlLocalProvider(outputs, 'PUT', '/__chaos', plan);
 }
 
-/** Makes the local provider forget every answered idempotency key now (its key window passing at once); returns how many. */
-export async function forgetLocalProviderKeys(outputs: Record<string, string>): Promise<number> {
-  const answer = (await controlLocalProvider(outputs, 'POST', '/__keys/forget', {})) as { forgotten: number };
+/**
+ * Makes the local provider forget the answered idempotency keys first taken at or after `takenSinceMs`
+ * (epoch ms: the run's start), its key window passing at once for this run's keys; returns how many.
+ * Keys of earlier runs on the same runtime are neither forgotten nor counted.
+ */
+export async function forgetLocalProviderKeys(outputs: Record<string, string>, takenSinceMs: number): Promise<number> {
+  const answer = (await controlLocalProvider(outputs, 'POST', '/__keys/forget', { takenSince: takenSinceMs })) as {
+    forgotten: number;
+  };
   return answer.forgotten;
 }
 
@@ -147,12 +153,52 @@ export function summarizeProviders(log: ProviderLog): ProviderSummary[] {
         keyless: (log.keyless ?? []).includes(provider),
         performed: effects.length,
         duplicates: [...perKey.values()].reduce((sum, n) => sum + n - 1, 0),
-        answersLost: effects.filter((e) => e.answer === 'dropped' || e.answer === 'abandoned').length,
+        answersLost: effects.filter(isAnswerLost).length,
         absorbedByKey: counts.reduce((sum, c) => sum + c.replayed + c.inProgress, 0),
         effects,
       };
     });
 }
+
+/**
+ * A provider's figures for the report: the numbers its rows state and, for the chart over the run, when
+ * each counted thing happened (epoch ms), one time per count, so the chart's lines end on the rows' numbers.
+ */
+export interface ProviderFigures {
+  provider: string;
+  performed: number;
+  duplicates: number;
+  answersLost: number;
+  absorbedByKey: number;
+  at: {
+    performed: number[];
+    answersLost: number[];
+    /** Absent where the provider's log has no times for them (a log written before it kept them). */
+    absorbed?: number[];
+  };
+}
+
+/** Each provider's {@link ProviderFigures}, from the same summaries as its line. */
+export function providerFigures(log: ProviderLog): ProviderFigures[] {
+  return summarizeProviders(log).map((s) => {
+    const times = (effects: readonly PerformedEffect[]) => effects.map((e) => Date.parse(e.performedAt));
+    const lost = s.effects.filter(isAnswerLost);
+    const keys = Object.values(log.keys[s.provider] ?? {});
+    const absorbed = keys.every((c) => (c.absorbedAt?.length ?? 0) === c.replayed + c.inProgress)
+      ? keys.flatMap((c) => (c.absorbedAt ?? []).map((at) => Date.parse(at)))
+      : undefined;
+    return {
+      provider: s.provider,
+      performed: s.performed,
+      duplicates: s.duplicates,
+      answersLost: s.answersLost,
+      absorbedByKey: s.absorbedByKey,
+      at: { performed: times(s.effects), answersLost: times(lost), ...(absorbed === undefined ? {} : { absorbed }) },
+    };
+  });
+}
+
+const isAnswerLost = (e: PerformedEffect) => e.answer === 'dropped' || e.answer === 'abandoned';
 
 /**
  * One line per provider, the domain's where it gives one (`ProofDomain.providerLine`), else:

@@ -19,11 +19,12 @@ import { proofDomain } from '../example';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
-import { acceptedIntents, startSampler, subtract } from './sampler';
+import { acceptedIntents, startSampler, subtract, type Sampler } from './sampler';
 import type { Target } from './target';
 import { verify } from './verify';
 import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
 import { localSpans, slowestOrderTrace } from './trace';
+import { gitCommit, reproduceCommand, type Provenance } from './provenance';
 
 /**
  * One proof run: plan, switch faults on, drive the API, switch faults off,
@@ -65,6 +66,26 @@ export interface RunOptions {
   /** Local only: reads the runtime's call counters (undefined on AWS: not measured). */
   callCounters?: () => Promise<Omit<CallCounts, 'apiRequests'>>;
   log?: (line: string) => void;
+  /** The command line's arguments, for the report's command that reproduces the run (default: none given). */
+  args?: readonly string[];
+}
+
+/**
+ * Marks "faults off" on the run's charts, only when the run had switched something on: a run with no
+ * faults draws no such marker (the report marks only what happened).
+ */
+export function markFaultsOff(sampler: Pick<Sampler, 'mark'>, settings: FaultSettings): void {
+  if (settings.enabled.length > 0 || (settings.disableInboxClaim?.length ?? 0) > 0) sampler.mark('faults off');
+}
+
+/** The request rate and the faults' rates in words, for the provenance. */
+export function ratesInWords(settings: FaultSettings, profile: Profile): string {
+  const load = profile.rate === undefined ? 'requests as fast as the connections go' : `${profile.rate} requests/s`;
+  if (settings.enabled.length === 0) return `${load}; no faults`;
+  const overrides = Object.entries(settings.rates ?? {})
+    .filter(([fault, rate]) => rate !== settings.rate && settings.enabled.includes(fault as FaultName))
+    .map(([fault, rate]) => `${fault} ${rate}`);
+  return `${load}; fault rate ${settings.rate}${overrides.length === 0 ? '' : ` (${overrides.join(', ')})`}`;
 }
 
 /** How many times the run's recovery redrives what reached a DLQ, letting the queues settle in between. */
@@ -74,7 +95,19 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   const log = options.log ?? (() => undefined);
   const { target, profile } = options;
   const runId = `lt${Date.now().toString(36)}${Math.floor(options.seed % 1000)}`;
-  const startedAt = new Date().toISOString();
+  const startedAtMs = Date.now();
+  const startedAt = new Date(startedAtMs).toISOString();
+  const provenance: Provenance = {
+    commit: gitCommit(),
+    stack: target.kind === 'local' ? 'local' : target.name,
+    region: target.region,
+    node: process.version,
+    load: `${profile.intents} intents on ${profile.connections} connections, drain bound ${Math.round(profile.drainTimeoutMs / 1000)} s`,
+    rates: ratesInWords(options.faults, profile),
+    command: reproduceCommand(options.args ?? [], options.seed),
+  };
+  // What the drain still waits for, every 10 s: a drain under faults can take minutes.
+  const drainOptions = { timeoutMs: profile.drainTimeoutMs, onProgress: log };
   const random = seededRandom(options.seed);
   const isPoison = (body: string) => body.includes('"poison":true') && body.includes(`"runId":"${runId}"`);
 
@@ -131,11 +164,11 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
 
     // Faults stay on until the pipeline has drained: most deliveries happen after the HTTP load ends.
     sampler.mark('load done');
-    const loadDrain = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+    const loadDrain = await waitForDrain(target, drainOptions);
     if (!loadDrain.drained)
       log(`Not drained after ${(loadDrain.waitedMs / 1000).toFixed(0)} s with the faults on; switching them off`);
     await faults.off();
-    sampler.mark('faults off');
+    markFaultsOff(sampler, options.faults);
     // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
     // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
     // A message still backing off when the faults went off can exhaust its receives after the first
@@ -155,7 +188,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
         redriven += moved;
         if (round > 0 && moved === 0) break;
         // Faults off: whatever is left (backoffs, redriven messages) settles.
-        const settle = await waitForDrain(target, { timeoutMs: profile.drainTimeoutMs });
+        const settle = await waitForDrain(target, drainOptions);
         settled = settle.drained;
         waitedMs += settle.waitedMs;
       }
@@ -168,8 +201,9 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     if (forgetsKeys(options.faults)) {
       await recover();
       if (settled) {
-        providerKeysForgotten = await forgetLocalProviderKeys(target.outputs);
-        log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) before the redrive`);
+        // This run's keys only: an earlier run's on the same runtime are neither forgotten nor counted.
+        providerKeysForgotten = await forgetLocalProviderKeys(target.outputs, startedAtMs);
+        log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) of this run before the redrive`);
       } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
     }
     if (enabled.includes('reused-id')) {
@@ -229,6 +263,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       providerChaos: chaosBefore && chaosAfter ? subtract(chaosAfter, chaosBefore) : undefined,
       pipeline,
       trace: spans === undefined ? undefined : { recorded: spans.length, slowest: slowestOrderTrace(spans) },
+      provenance,
     });
   } finally {
     process.removeListener('SIGINT', interrupted);
@@ -283,8 +318,8 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
 export async function verifyStack(
   target: Target,
   options: { drainTimeoutMs: number },
-): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean }> {
-  const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs });
+): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean; waitedMs: number }> {
+  const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, onProgress: console.log });
   const verification = await verify({
     target,
     runId: '',
@@ -295,5 +330,5 @@ export async function verifyStack(
     isPoison: (body) => body.includes('"poison":true'),
     pendingOutbox: await pendingOutboxCount(target),
   });
-  return { verification, drained: drain.drained };
+  return { verification, drained: drain.drained, waitedMs: drain.waitedMs };
 }

@@ -8,7 +8,7 @@ import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
-import { localProviderCounters, localProviderLog, providerCallItemsOf } from './provider-calls';
+import { localProviderLog, providerCallItemsOf } from './provider-calls';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /**
@@ -20,7 +20,9 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
  *   permanent failures, from the consumers' own metrics (locally the runtime
  *   serves their sums at /__local/stats; on AWS they are in CloudWatch and the
  *   counters are left out);
- * - marks: when the run switched phases (load, faults off, redrive).
+ * - marks: when the run switched phases (load done, faults off, redrive), only those that happened.
+ * The calls at the local provider are charted from its log after the run (this run's keys only),
+ * not sampled here.
  * Effect lag (order accepted -> effect applied) is read once at the end from
  * the provider log, where each consumer's last step records its first call.
  */
@@ -44,20 +46,6 @@ export interface PipelineSample {
   queues: Record<string, QueueCounts>;
   /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
   counters?: Record<string, number>;
-  /** At the local provider, cumulative since the start; absent where the providers are the recording double. */
-  provider?: ProviderCallCounts;
-}
-
-/** What the local provider saw, as the report charts it. */
-export interface ProviderCallCounts {
-  /** Effects performed (an e-mail sent, an instruction taken). */
-  performed: number;
-  /** Repeats the key turned into no new effect: replays, and 409s while the key's first request ran. */
-  absorbed: number;
-  /** Performed, but the answer never reached the caller (dropped by chaos, or the caller had left). */
-  answersLost: number;
-  /** Refused with 429 (rate limited by chaos). */
-  rateLimited: number;
 }
 
 export interface EffectLagPoint {
@@ -71,6 +59,8 @@ export interface EffectLagPoint {
 
 export interface PipelineSamples {
   intervalMs: number;
+  /** When the sampler started (epoch ms): second 0 of the charts. */
+  startedAtMs?: number;
   samples: PipelineSample[];
   marks: { second: number; label: string }[];
   effectLag: EffectLagPoint[];
@@ -81,6 +71,12 @@ export interface Sampler {
   /** Stops sampling; with the accepted orders' event ids and acceptance times, reads the effect lag. */
   stop(accepted?: { eventId: string; acceptedAt: number }[]): Promise<PipelineSamples>;
 }
+
+/**
+ * For the first {@link FAST_SECONDS} the sampler takes four samples per interval: a smoke run's load and
+ * drain last a few seconds, and a sample a second would draw them as a line between two or three points.
+ */
+const FAST_SECONDS = 20;
 
 /** Starts sampling once the counters' baseline is read, so what the run does is all that is counted. */
 export async function startSampler(
@@ -94,7 +90,6 @@ export async function startSampler(
   const samples: PipelineSample[] = [];
   const marks: { second: number; label: string }[] = [];
   const baseline = options.statsUrl === undefined ? undefined : await readCounters(options.statsUrl);
-  const providerBaseline = await providerCounts(target);
   let inFlight: Promise<void> = Promise.resolve();
   const takeSample = async () => {
     const at = second();
@@ -115,20 +110,26 @@ export async function startSampler(
       const now = await readCounters(options.statsUrl);
       if (now !== undefined) sample.counters = subtract(now, baseline ?? {});
     }
-    const provider = await providerCounts(target);
-    if (provider !== undefined && providerBaseline !== undefined)
-      sample.provider = subtract(provider, providerBaseline);
     samples.push(sample);
   };
-  const timer = setInterval(() => {
-    inFlight = inFlight.then(takeSample).catch(() => undefined);
-  }, intervalMs);
-  timer.unref(); // a run that fails before stop() must still let the process exit
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = () => {
+    if (stopped) return;
+    const every = second() < FAST_SECONDS ? Math.max(100, intervalMs / 4) : intervalMs;
+    timer = setTimeout(() => {
+      inFlight = inFlight.then(takeSample).catch(() => undefined);
+      schedule();
+    }, every);
+    timer.unref(); // a run that fails before stop() must still let the process exit
+  };
+  schedule();
   inFlight = takeSample().catch(() => undefined);
   return {
     mark: (label) => marks.push({ second: second(), label }),
     async stop(accepted) {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       await inFlight;
       await takeSample().catch(() => undefined);
       const effectLag =
@@ -142,7 +143,13 @@ export async function startSampler(
               accepted,
               started,
             );
-      return { intervalMs, samples: samples.sort((a, b) => a.second - b.second), marks, effectLag };
+      return {
+        intervalMs,
+        startedAtMs: started,
+        samples: samples.sort((a, b) => a.second - b.second),
+        marks,
+        effectLag,
+      };
     },
   };
 }
@@ -154,18 +161,6 @@ export function queueName(output: string): string {
     .replace(/Queue$/, '')
     .replace(/Dlq$/, ' DLQ')
     .replace(/^RelayFailure$/, 'relay failures');
-}
-
-/** The local provider's counters now, or undefined without one (or when it does not answer). */
-async function providerCounts(target: Target): Promise<ProviderCallCounts | undefined> {
-  const counters = await localProviderCounters(target.outputs).catch(() => undefined);
-  if (counters === undefined) return undefined;
-  return {
-    performed: counters.performed,
-    absorbed: counters.replayed + counters.inProgress,
-    answersLost: counters.answersAbandoned + counters.chaos.answersDropped,
-    rateLimited: counters.chaos.rateLimited,
-  };
 }
 
 async function readCounters(statsUrl: string): Promise<Record<string, number> | undefined> {

@@ -1,5 +1,5 @@
 import type { SpanRecord } from '../../lambdas/exactly-once/trace/spans';
-import { escape } from './svg-charts';
+import { escape, niceTicks, OTHER_COLORS } from './svg-charts';
 import type { Target } from './target';
 
 /**
@@ -83,15 +83,23 @@ export function slowestOrderTrace(spans: readonly SpanRecord[]): OrderTrace | un
   };
 }
 
-/** What each hop is called in the chart, and its colour. */
+/**
+ * What each hop is called in the chart, and its colour: greys for the hops before the consumers, so
+ * the consumers' own colours (the report's, the same in every chart) and the providers' stand out.
+ */
 const HOPS: Record<string, { label: string; color: string }> = {
-  api: { label: 'API', color: '#4e79a7' },
-  'outbox-write': { label: 'outbox write', color: '#76b7b2' },
-  relay: { label: 'stream → relay', color: '#59a14f' },
-  'queue-wait': { label: 'queue wait', color: '#bab0ac' },
-  consumer: { label: 'consumer', color: '#f28e2b' },
-  'provider-call': { label: 'provider call', color: '#b07aa1' },
+  api: { label: 'API', color: OTHER_COLORS.http },
+  'outbox-write': { label: 'outbox write', color: '#666666' },
+  relay: { label: 'stream → relay', color: OTHER_COLORS.relay },
+  'queue-wait': { label: 'queue wait', color: '#c7c7c7' },
+  consumer: { label: 'consumer', color: '#999999' },
+  'provider-call': { label: 'provider call', color: OTHER_COLORS.providers[0] },
 };
+
+/** `850 ms`, `12.5 s`: an axis tick or a duration a person reads at a glance. */
+export function readableDuration(ms: number, unit: 'ms' | 's' = ms >= 2_000 ? 's' : 'ms'): string {
+  return unit === 'ms' ? `${Math.round(ms)} ms` : `${Number((ms / 1000).toFixed(ms >= 100_000 ? 0 : 1))} s`;
+}
 
 const ROW = 22;
 const WIDTH = 1100;
@@ -104,7 +112,11 @@ const RIGHT = 70;
  * start is the wait between them (the stream's, before the relay). A failed span is outlined red.
  * Without a trace, a sentence saying so instead of an empty chart.
  */
-export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): string {
+export function waterfallChart(
+  trace: OrderTrace | undefined,
+  whyNone: string,
+  colorOf: (kind: 'consumer' | 'provider', name: string) => string | undefined = () => undefined,
+): string {
   const title = 'Slowest trace, hop by hop';
   if (trace === undefined)
     return `<figure class="waterfall"><figcaption>${escape(title)}</figcaption><p id="no-spans">${escape(whyNone)}</p></figure>`;
@@ -118,6 +130,13 @@ export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): 
     .map((s, i) => {
       const y = top + i * ROW;
       const hop = HOPS[s.hop] ?? { label: s.hop, color: '#9c755f' };
+      // A consumer's try in that consumer's colour, a provider call in its provider's: as in the charts above.
+      const color =
+        (s.hop === 'consumer' && s.attributes?.consumer !== undefined
+          ? colorOf('consumer', s.attributes.consumer)
+          : s.hop === 'provider-call' && s.attributes?.provider !== undefined
+            ? colorOf('provider', s.attributes.provider)
+            : undefined) ?? hop.color;
       const details = [
         s.attributes?.consumer ?? s.attributes?.provider,
         Number(s.attributes?.receiveCount ?? '1') > 1 ? `receive ${s.attributes?.receiveCount}` : undefined,
@@ -136,21 +155,23 @@ export function waterfallChart(trace: OrderTrace | undefined, whyNone: string): 
         `<g class="span" data-hop="${escape(s.hop)}" data-start-ms="${s.start - origin}" data-duration-ms="${ms}">` +
         `<text x="${8 + s.depth * 12}" y="${y + ROW / 2 + 4}" font-size="12">${escape(label)}</text>` +
         wait +
-        `<rect x="${x.toFixed(1)}" y="${y + 4}" width="${width.toFixed(1)}" height="${ROW - 8}" fill="${hop.color}"${failed ? ' stroke="#c62828" stroke-width="2"' : ''}/>` +
-        `<text x="${(x + width + 4).toFixed(1)}" y="${y + ROW / 2 + 4}" font-size="11" fill="#444">${ms} ms${failed ? ' (failed)' : ''}</text>` +
+        `<rect x="${x.toFixed(1)}" y="${y + 4}" width="${width.toFixed(1)}" height="${ROW - 8}" fill="${color}"${failed ? ' stroke="#c62828" stroke-width="2"' : ''}/>` +
+        `<text x="${(x + width + 4).toFixed(1)}" y="${y + ROW / 2 + 4}" font-size="11" fill="#444">${readableDuration(ms)}${failed ? ' (failed)' : ''}</text>` +
         `</g>`
       );
     })
     .join('');
   const axisY = top + trace.spans.length * ROW + 6;
-  const ticks = [0, 0.25, 0.5, 0.75, 1]
-    .map((f) => {
-      const x = sx(origin + span * f);
-      return `<line x1="${x.toFixed(1)}" y1="${top - 4}" x2="${x.toFixed(1)}" y2="${axisY}" stroke="#eee"/><text x="${x.toFixed(1)}" y="${axisY + 14}" text-anchor="middle" font-size="11">${Math.round(span * f)} ms</text>`;
+  // Round steps in one unit for the whole axis (seconds past 2 s), never quarters of an odd total.
+  const unit = span >= 2_000 ? 's' : 'ms';
+  const ticks = niceTicks(span)
+    .map((t) => {
+      const x = sx(origin + t);
+      return `<line x1="${x.toFixed(1)}" y1="${top - 4}" x2="${x.toFixed(1)}" y2="${axisY}" stroke="#eee"/><text class="t-tick" x="${x.toFixed(1)}" y="${axisY + 14}" text-anchor="middle" font-size="11">${readableDuration(t, unit)}</text>`;
     })
     .join('');
   const caption =
-    `${title}: ${trace.durationMs} ms from the API call to the last hop, trace ${trace.traceId}` +
+    `${title}: ${readableDuration(trace.durationMs)} from the API call to the last hop, trace ${trace.traceId}` +
     ` (${trace.eventIds.join(', ')}; the slowest of ${trace.ofTraces} trace(s) begun at the API)` +
     (trace.omitted > 0 ? `; the first ${trace.spans.length} spans, ${trace.omitted} later ones not drawn` : '');
   return (

@@ -8,8 +8,10 @@ import {
   localProviderLog,
   logOfEntities,
   providerCallItemsOf,
+  providerFigures,
   providerLines,
   summarizeProviders,
+  type ProviderFigures,
 } from './provider-calls';
 import {
   FINGERPRINT_ATTRIBUTE,
@@ -87,6 +89,8 @@ export interface Verification {
    * performed for this run's entities, counted at the provider. Absent for the recording double.
    */
   providerLines?: string[];
+  /** Each provider's figures for the report's rows and chart, from the same log as `providerLines`. */
+  providers?: ProviderFigures[];
 }
 
 /**
@@ -135,7 +139,11 @@ export async function verify(
   });
   return runLog === undefined
     ? verification
-    : { ...verification, providerLines: providerLines(summarizeProviders(runLog), entities.length) };
+    : {
+        ...verification,
+        providerLines: providerLines(summarizeProviders(runLog), entities.length),
+        providers: providerFigures(runLog),
+      };
 }
 
 /**

@@ -77,14 +77,16 @@ export class KeyStore {
   }
 
   /**
-   * Forgets every answered key at least `olderThanMs` old (0: all of them);
+   * Forgets every answered key at least `olderThanMs` old (0: all of them), and only those first taken
+   * at or after `takenSince` when given (one run's keys, not the earlier runs' on the same provider);
    * running keys stay taken. Returns how many were forgotten.
    */
-  forget(olderThanMs = 0): number {
+  forget(olderThanMs = 0, takenSince?: number): number {
     const now = this.now();
     let forgotten = 0;
     for (const [id, entry] of this.entries) {
-      if (entry.response !== undefined && now - entry.createdAt >= olderThanMs) {
+      const inScope = takenSince === undefined || entry.createdAt >= takenSince;
+      if (entry.response !== undefined && inScope && now - entry.createdAt >= olderThanMs) {
         this.entries.delete(id);
         forgotten += 1;
       }

@@ -74,6 +74,8 @@ export interface KeyRequestCounts {
   payloadMismatch: number;
   /** Refused by the chaos gate (outage, 503 burst, 429). */
   chaosRefused: number;
+  /** When each replay and 409 happened (ISO-8601), so a report can chart them over a run. */
+  absorbedAt?: string[];
 }
 
 export interface ProviderCounters {
@@ -114,8 +116,8 @@ export interface ProviderEmulator {
   log(): ProviderLog;
   /** Replaces the chaos plan (`{}`: none). Fault counts start again; the counters keep counting. */
   setChaos(plan: ProviderChaosPlan): void;
-  /** Forgets every answered key at least `olderThanMs` old (default: all) now; returns how many. */
-  forgetKeys(olderThanMs?: number): number;
+  /** Forgets every answered key at least `olderThanMs` old (default: all), taken at or after `takenSince` if given; returns how many. */
+  forgetKeys(olderThanMs?: number, takenSince?: number): number;
   /** Closes the server and every connection; answers still being delayed are never sent. */
   stop(): Promise<void>;
 }
@@ -136,7 +138,7 @@ export async function startProviderEmulator(options: ProviderEmulatorOptions = {
     endpoints: Object.fromEntries(provider.apis.map((api) => [api.name, `${url}${api.route}`])),
     log: () => provider.snapshot(),
     setChaos: (plan) => provider.chaos.set(plan),
-    forgetKeys: (olderThanMs) => provider.keys.forget(olderThanMs ?? 0),
+    forgetKeys: (olderThanMs, takenSince) => provider.keys.forget(olderThanMs ?? 0, takenSince),
     stop: () => provider.stop(),
   };
 }
@@ -298,9 +300,21 @@ class LocalProvider {
     if (path === '/__keys/forget') {
       const raw = body.bytes.length === 0 ? {} : parseJson(body.bytes);
       const olderThanMs = (raw as { olderThanMs?: unknown } | undefined)?.olderThanMs ?? 0;
-      if (typeof olderThanMs !== 'number' || !Number.isInteger(olderThanMs) || olderThanMs < 0)
-        return reply(problem(400, 'Bad Request', 'The body must be {} or {"olderThanMs": <whole number >= 0>}.'));
-      return reply({ status: 200, body: { forgotten: this.keys.forget(olderThanMs) } });
+      // takenSince (epoch ms): only the keys a run took, so a run forgets and counts its own keys, not earlier runs'.
+      const takenSince = (raw as { takenSince?: unknown } | undefined)?.takenSince;
+      const whole = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+      if (!whole(olderThanMs) || (takenSince !== undefined && !whole(takenSince)))
+        return reply(
+          problem(
+            400,
+            'Bad Request',
+            'The body must be {} or {"olderThanMs": <whole number >= 0>, "takenSince": <epoch ms>} (each optional).',
+          ),
+        );
+      return reply({
+        status: 200,
+        body: { forgotten: this.keys.forget(olderThanMs as number, takenSince as number | undefined) },
+      });
     }
     const payload = parseJson(body.bytes);
     if (payload === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload))
@@ -339,6 +353,7 @@ class LocalProvider {
       if (claim.kind === 'in-progress') {
         this.counters.inProgress += 1;
         counts!.inProgress += 1;
+        counts!.absorbedAt = [...(counts!.absorbedAt ?? []), new Date(this.now()).toISOString()];
         return reply(
           problem(409, 'Conflict', `A request with Idempotency-Key ${key} is still in progress; retry later.`, {
             'Retry-After': '1',
@@ -361,6 +376,7 @@ class LocalProvider {
       if (claim.kind === 'replay') {
         this.counters.replayed += 1;
         counts!.replayed += 1;
+        counts!.absorbedAt = [...(counts!.absorbedAt ?? []), new Date(this.now()).toISOString()];
         await this.wait(this.chaos.answerDelayMs(endpoint));
         return reply({ ...claim.response, headers: { 'Idempotent-Replayed': 'true' } }, `${note} replayed`);
       }
