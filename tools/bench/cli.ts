@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { setSpanSink } from '../../lambdas/exactly-once/trace/spans';
 import { runBench } from './run';
 

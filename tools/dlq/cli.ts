@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { parseCommand, USAGE, type Command } from './args';
 import { runCommand, succeeded } from './commands';
 import { openContext, type DlqContext } from './context';

@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { assertLocalRuntimeAnswers, localStackOutputs } from '../stack';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';

@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from '../stack';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';

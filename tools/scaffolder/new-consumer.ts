@@ -1,3 +1,4 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,4 +1,5 @@
-// First: Powertools reads its settings when it loads, and the handler modules their environment.
+import '../cli/require-node'; // an unsupported Node stops here, before anything loads
+// Then: Powertools reads its settings when it loads, and the handler modules their environment.
 import './world/environment';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
