@@ -5,6 +5,7 @@ import { openContext, type DlqContext } from './context';
 import { formatReport } from './format';
 import { UsageError } from './queues';
 import { EXIT } from '../cli/exit';
+import { accessDeniedLine } from '../cli/access-denied';
 import { RuntimeNotRunningError } from '../stack';
 
 /**
@@ -44,7 +45,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.err(`${error.message}\n\n${USAGE}`);
       return 2;
     }
-    io.err(`dlq: ${(error as Error).message}`);
+    io.err(accessDeniedLine(error, 'dlq') ?? `dlq: ${(error as Error).message}`);
     return error instanceof RuntimeNotRunningError ? EXIT.notRunning : EXIT.failed;
   } finally {
     context?.close();

@@ -3,6 +3,7 @@ import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitStatusOf, isUsageError, UsageError } from '../cli/exit';
+import { accessDeniedLine } from '../cli/access-denied';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, writeReports } from './report';
@@ -159,7 +160,8 @@ main().then(
     console.error(
       isUsageError(error)
         ? `${error.message}\n\n${USAGE}`
-        : `loadtest: ${error instanceof Error ? error.message : String(error)}`,
+        : (accessDeniedLine(error, 'loadtest') ??
+            `loadtest: ${error instanceof Error ? error.message : String(error)}`),
     );
     process.exit(exitStatusOf(error));
   },
