@@ -46,6 +46,9 @@ export class StackNotFoundError extends Error {
 /**
  * The local runtime is not running: no outputs file, or an endpoint in it does not answer. Every command
  * that needs the runtime exits 3 on it (tools/cli/exit.ts), whichever way it found out.
+ *
+ * @example
+ *   throw new RuntimeNotRunningError('No .local/outputs.json: start the local runtime first (npm start)');
  */
 export class RuntimeNotRunningError extends StackNotFoundError {
   constructor(message: string) {

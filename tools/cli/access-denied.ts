@@ -6,7 +6,12 @@
  */
 const DENIED = new Set(['AccessDenied', 'AccessDeniedException', 'AuthorizationError', 'UnauthorizedOperation']);
 
-/** Whether an error is AWS refusing the caller (by its SDK error name or code). */
+/**
+ * Whether an error is AWS refusing the caller (by its SDK error name or code).
+ *
+ * @example
+ *   if (isAccessDenied(error)) throw error; // every further call would be refused alike
+ */
 export function isAccessDenied(error: unknown): error is Error {
   const e = error as { name?: unknown; Code?: unknown; code?: unknown } | null;
   return e !== null && typeof e === 'object' && [e.name, e.Code, e.code].some((n) => DENIED.has(String(n)));

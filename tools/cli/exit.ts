@@ -4,10 +4,18 @@ import { RuntimeNotRunningError } from '../stack';
  * The exit statuses every command shares, so a script can tell them apart the same way for each:
  * 0 done, 1 something failed (the output says what), 2 a usage error (the usage follows the message),
  * 3 the local runtime is not running (start it with `npm start`).
+ *
+ * @example
+ *   return response.ok ? EXIT.ok : EXIT.failed;
  */
 export const EXIT = { ok: 0, failed: 1, usage: 2, notRunning: 3 } as const;
 
-/** A command line the command cannot run: printed with the usage, exit 2. */
+/**
+ * A command line the command cannot run: printed with the usage, exit 2.
+ *
+ * @example
+ *   if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}"`);
+ */
 export class UsageError extends Error {
   constructor(message: string) {
     super(message);
@@ -36,12 +44,20 @@ export function parseCommandLine<T>(parse: () => T): T {
 /**
  * A usage error: a UsageError, or `parseArgs`'s own (an unknown option, a missing value), for a command
  * that lets those propagate to its last handler.
+ *
+ * @example
+ *   console.error(isUsageError(error) ? `${error.message}\n\n${USAGE}` : String(error));
  */
 export function isUsageError(error: unknown): error is Error {
   return error instanceof UsageError || String((error as NodeJS.ErrnoException)?.code).startsWith('ERR_PARSE_ARGS');
 }
 
-/** The exit status for an error that ended a command: usage 2, runtime not running 3, anything else 1. */
+/**
+ * The exit status for an error that ended a command: usage 2, runtime not running 3, anything else 1.
+ *
+ * @example
+ *   main().catch((error) => process.exit(exitStatusOf(error)));
+ */
 export function exitStatusOf(error: unknown): number {
   if (isUsageError(error)) return EXIT.usage;
   if (error instanceof RuntimeNotRunningError) return EXIT.notRunning;

@@ -9,7 +9,12 @@ import { join } from 'node:path';
  */
 const ROOT = join(__dirname, '..', '..');
 
-/** The exit status of a run refused for its Node version. */
+/**
+ * The exit status of a run refused for its Node version.
+ *
+ * @example
+ *   io.exit(UNSUPPORTED_NODE_EXIT);
+ */
 export const UNSUPPORTED_NODE_EXIT = 1;
 
 /** What a refusal needs to know: the minimum (`>=22.22.2`) and the baseline (`24`). */
@@ -18,7 +23,12 @@ export interface NodeRequirement {
   baseline: string;
 }
 
-/** package.json's `engines.node` and `.nvmrc`, as the repository pins them. */
+/**
+ * package.json's `engines.node` and `.nvmrc`, as the repository pins them.
+ *
+ * @example
+ *   projectNodeRequirement(); // { engines: '>=22.22.2', baseline: '24' }
+ */
 export function projectNodeRequirement(root: string = ROOT): NodeRequirement {
   const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } })
     .engines.node;
@@ -57,7 +67,12 @@ export function nodeVersionProblem(found: string, { engines, baseline }: NodeReq
   return undefined;
 }
 
-/** Refuses the running Node when it is too old: prints the one line to stderr and exits 1. */
+/**
+ * Refuses the running Node when it is too old: prints the one line to stderr and exits 1.
+ *
+ * @example
+ *   requireSupportedNode(); // first thing in an entry point (tools/cli/require-node.ts)
+ */
 export function requireSupportedNode(
   found: string = process.versions.node,
   io: { err: (line: string) => void; exit: (code: number) => void } = {
