@@ -1,9 +1,8 @@
-import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { functionBuildFor, readConfig, stackPropsFor } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { cdkContext } from '../support/cdk-app';
 import { configError } from '../support/config-error';
 
@@ -212,7 +211,8 @@ describe('prod stays where it is pinned and refuses deletion', () => {
     const stackOf = (context: Record<string, unknown>) => {
       const app = new App({ context: cdkContext(context) });
       const config = readConfig(app);
-      return new ExactlyOnceStack(app, config.stackName, { config, ...stackPropsFor(config, {}) });
+      // bin/app.ts spreads these props into the application's stack (a Stack).
+      return new Stack(app, config.stackName, stackPropsFor(config, {}));
     };
 
     expect(stackOf({ stage: 'prod' }).terminationProtection).toBe(true);
