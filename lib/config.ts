@@ -105,6 +105,17 @@ export interface AppConfig {
    * (comma-separated; cdk.json may give a list). Default: none, so only the producers can send.
    */
   operatorRoleArns: readonly string[];
+  /**
+   * The stack refuses `cdk destroy` and a DeleteStack until it is switched off (prod), so the tables,
+   * the DLQs and their events are not one command away from a wrong terminal.
+   */
+  terminationProtection: boolean;
+  /**
+   * Where this stage deploys, pinned by context (`-c prodAccount=111122223333 -c prodRegion=eu-west-1`, or
+   * `prodAccount`/`prodRegion` in cdk.json; `dev` likewise). Unpinned, the stage goes wherever CDK resolves
+   * (`CDK_DEFAULT_ACCOUNT`, `CDK_DEFAULT_REGION`: the deployer's credentials); see {@link stackEnvironment}.
+   */
+  pin: { account?: string; region?: string };
 }
 
 /** A bad context value. bin/app.ts prints its message alone, on one line. */
@@ -220,7 +231,69 @@ export function readConfig(scope: Construct): AppConfig {
     humanRolePatterns: humanRolePatterns('humanRolePatterns', ctx('humanRolePatterns')),
     providers,
     operatorRoleArns: roleArns('operatorRoleArns', ctx('operatorRoleArns')),
+    terminationProtection: stage === 'prod',
+    pin: {
+      account: accountId(`${stage}Account`, ctx(`${stage}Account`)),
+      region: regionName(`${stage}Region`, ctx(`${stage}Region`)),
+    },
   };
+}
+
+/**
+ * What a stage's stack is given besides its resources: where it deploys ({@link stackEnvironment}) and
+ * whether it refuses deletion.
+ *
+ * @example bin/app.ts
+ * ```ts
+ * new ExactlyOnceStack(app, config.stackName, { config, ...stackPropsFor(config) });
+ * ```
+ */
+export function stackPropsFor(
+  config: Pick<AppConfig, 'stage' | 'pin' | 'terminationProtection'>,
+  resolved?: { account?: string; region?: string },
+): { env: { account?: string; region?: string }; terminationProtection: boolean } {
+  return { env: stackEnvironment(config, resolved), terminationProtection: config.terminationProtection };
+}
+
+/**
+ * The account and region the stage's stack deploys to: its pin, checked against what CDK resolves from the
+ * deployer's credentials (`CDK_DEFAULT_ACCOUNT`, `CDK_DEFAULT_REGION`). A mismatch is refused at synth,
+ * naming both, so credentials for another account cannot put a pinned stage there. prod must be pinned
+ * once CDK resolves an account (credentials that could deploy it); with none resolved (offline synth, the
+ * tests, CI without AWS credentials) an unpinned prod synthesizes environment-agnostic, deployable nowhere
+ * by accident: a deploy resolves an account, and is refused until prod is pinned.
+ *
+ * @example
+ * ```ts
+ * stackEnvironment({ stage: 'prod', pin: { account: '111122223333', region: 'eu-west-1' } });
+ * // { account: '111122223333', region: 'eu-west-1' }, or a ConfigError if the credentials are another account's
+ * ```
+ */
+export function stackEnvironment(
+  config: Pick<AppConfig, 'stage' | 'pin'>,
+  resolved: { account?: string; region?: string } = {
+    account: process.env.CDK_DEFAULT_ACCOUNT,
+    region: process.env.CDK_DEFAULT_REGION,
+  },
+): { account?: string; region?: string } {
+  const { stage, pin } = config;
+  const [accountKey, regionKey] = [`${stage}Account`, `${stage}Region`];
+  if (stage === 'prod' && resolved.account !== undefined && (pin.account === undefined || pin.region === undefined))
+    throw new ConfigError(
+      `Stage prod is not pinned: pass -c ${accountKey}=<account id> -c ${regionKey}=<region> (or set them in cdk.json) ` +
+        `so that prod deploys where it is meant to, not wherever your credentials point (account ${resolved.account})`,
+    );
+  if (pin.account !== undefined && resolved.account !== undefined && pin.account !== resolved.account)
+    throw new ConfigError(
+      `Stage ${stage} is pinned to account ${pin.account} (${accountKey}), but your credentials resolve account ` +
+        `${resolved.account} (CDK_DEFAULT_ACCOUNT): use credentials for ${pin.account}, or change ${accountKey}`,
+    );
+  if (pin.region !== undefined && resolved.region !== undefined && pin.region !== resolved.region)
+    throw new ConfigError(
+      `Stage ${stage} is pinned to region ${pin.region} (${regionKey}), but CDK resolves region ${resolved.region} ` +
+        `(CDK_DEFAULT_REGION, from your profile or AWS_REGION): switch to ${pin.region}, or change ${regionKey}`,
+    );
+  return { account: pin.account ?? resolved.account, region: pin.region ?? resolved.region };
 }
 
 /**
@@ -310,6 +383,19 @@ function roleArns(key: string, value: unknown): readonly string[] {
       `Context ${key} must be IAM role ARNs (arn:aws:iam::<account>:role/<name>), comma-separated or a list, got ${JSON.stringify(value)}`,
     );
   return arns;
+}
+
+function accountId(key: string, value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  // cdk.json may hold it as a number; leading zeros are part of an account id, so only a string keeps them.
+  if (typeof value === 'string' && /^\d{12}$/.test(value)) return value;
+  throw new ConfigError(`Context ${key} must be a 12-digit AWS account id (a string), got ${JSON.stringify(value)}`);
+}
+
+function regionName(key: string, value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value === 'string' && /^[a-z]{2}(-[a-z]+)+-\d+$/.test(value)) return value;
+  throw new ConfigError(`Context ${key} must be an AWS region such as eu-west-1, got ${JSON.stringify(value)}`);
 }
 
 function email(key: string, value: unknown): string | undefined {

@@ -43,10 +43,24 @@ export class StackNotFoundError extends Error {
   }
 }
 
+/**
+ * The local runtime is not running: no outputs file, or an endpoint in it does not answer. Every command
+ * that needs the runtime exits 3 on it (tools/cli/exit.ts), whichever way it found out.
+ *
+ * @example
+ *   throw new RuntimeNotRunningError('No .local/outputs.json: start the local runtime first (npm start)');
+ */
+export class RuntimeNotRunningError extends StackNotFoundError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RuntimeNotRunningError';
+  }
+}
+
 /** The local runtime, as `npm start` (or a test) left it in its outputs file. */
 export function localStackOutputs(file: string = LOCAL_OUTPUTS_FILE): StackOutputs {
   if (!fs.existsSync(file))
-    throw new StackNotFoundError(`No ${path.relative(process.cwd(), file)}: start the local runtime first (npm start)`);
+    throw new RuntimeNotRunningError(`No ${shownPath(file)}: start the local runtime first (npm start)`);
   const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as LocalOutputsFile;
   return {
     kind: 'local',
@@ -72,7 +86,7 @@ export async function assertLocalRuntimeAnswers(
   const urls = [stack.endpoints.dynamodb, stack.endpoints.sqs, apiUrl].filter((u): u is string => u !== undefined);
   for (const url of urls) {
     if (await answers(url)) continue;
-    throw new StackNotFoundError(
+    throw new RuntimeNotRunningError(
       `No local runtime answers at ${url} (from ${shownPath(file)}): start it with npm start`,
     );
   }

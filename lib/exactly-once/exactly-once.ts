@@ -101,7 +101,8 @@ export interface ExactlyOnceProps {
    */
   readonly providerLogTableProps?: Partial<dynamodb.TableProps>;
   /**
-   * What happens to the tables made here when the stack deletes them.
+   * What happens to the tables and the dead-letter queues made here (each consumer's DLQ, the relay's
+   * on-failure queue, the sweeper's DLQ) when the stack deletes them.
    *
    * @default RemovalPolicy.RETAIN
    */
@@ -293,6 +294,15 @@ export class ExactlyOnce extends Construct {
     grantOutboxPublishing(this.outbox, this.pipelines, props.outboxTable, {
       operatorRoleArns: props.operatorRoleArns,
     });
+    // A dead-lettered event waits there for a person: the DLQs go with the stack only where the tables do
+    // (a dev stage's `cdk destroy`), never where they are retained (prod), or the events go with them.
+    const deadLetterRemoval = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    for (const dlq of [
+      ...this.pipelines.map((p) => p.queues.deadLetterQueue),
+      this.outbox.failureQueue,
+      this.outbox.sweeper.asyncDeadLetterQueue,
+    ])
+      dlq?.applyRemovalPolicy(deadLetterRemoval);
 
     // Only when asked for; an application's configuration refuses it in prod.
     if (faultInjection) {

@@ -1,8 +1,9 @@
-import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { functionBuildFor, readConfig } from '../../lib/config';
+import { functionBuildFor, readConfig, stackPropsFor } from '../../lib/config';
+import { cdkContext } from '../support/cdk-app';
 import { configError } from '../support/config-error';
 
 /**
@@ -190,5 +191,99 @@ describe('the build the bundles carry follows the configuration', () => {
     ],
   ])('%s', (_, context, expected) => {
     expect(buildOf(context)).toEqual(expected);
+  });
+});
+
+describe('prod stays where it is pinned and refuses deletion', () => {
+  const PROD_PIN = { stage: 'prod', prodAccount: '111122223333', prodRegion: 'eu-west-1' };
+  const propsOf = (context: Record<string, unknown>, resolved: { account?: string; region?: string } = {}) =>
+    stackPropsFor(configOf(context), resolved);
+  const refusal = (context: Record<string, unknown>, resolved: { account?: string; region?: string }) => {
+    try {
+      propsOf(context, resolved);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  test('prod has termination protection on its stack, as bin/app.ts builds it; dev does not', () => {
+    const stackOf = (context: Record<string, unknown>) => {
+      const app = new App({ context: cdkContext(context) });
+      const config = readConfig(app);
+      // bin/app.ts spreads these props into the application's stack (a Stack).
+      return new Stack(app, config.stackName, stackPropsFor(config, {}));
+    };
+
+    expect(stackOf({ stage: 'prod' }).terminationProtection).toBe(true);
+    expect(stackOf({}).terminationProtection).toBe(false);
+  });
+
+  test('a pinned stage deploys to its pin, with or without credentials that agree', () => {
+    expect(propsOf(PROD_PIN).env).toEqual({ account: '111122223333', region: 'eu-west-1' });
+    expect(propsOf(PROD_PIN, { account: '111122223333', region: 'eu-west-1' }).env).toEqual({
+      account: '111122223333',
+      region: 'eu-west-1',
+    });
+    expect(propsOf({ devAccount: '444455556666', devRegion: 'us-east-2' }).env).toEqual({
+      account: '444455556666',
+      region: 'us-east-2',
+    });
+  });
+
+  test('credentials for another account or region are refused at synth, naming both and the context key', () => {
+    expect(refusal(PROD_PIN, { account: '999988887777', region: 'eu-west-1' })).toBe(
+      'Stage prod is pinned to account 111122223333 (prodAccount), but your credentials resolve account 999988887777 (CDK_DEFAULT_ACCOUNT): use credentials for 111122223333, or change prodAccount',
+    );
+    expect(refusal(PROD_PIN, { account: '111122223333', region: 'us-east-1' })).toBe(
+      'Stage prod is pinned to region eu-west-1 (prodRegion), but CDK resolves region us-east-1 (CDK_DEFAULT_REGION, from your profile or AWS_REGION): switch to eu-west-1, or change prodRegion',
+    );
+  });
+
+  test('prod without a pin: refused once credentials resolve an account; offline (tests, CI) it synthesizes environment-agnostic', () => {
+    expect(refusal({ stage: 'prod' }, { account: '999988887777', region: 'us-east-1' })).toMatch(
+      /^Stage prod is not pinned: pass -c prodAccount=<account id> -c prodRegion=<region> \(or set them in cdk\.json\)/,
+    );
+    expect(refusal({ stage: 'prod', prodAccount: '111122223333' }, { account: '111122223333' })).toMatch(
+      /^Stage prod is not pinned/,
+    );
+    expect(propsOf({ stage: 'prod' }).env).toEqual({ account: undefined, region: undefined });
+    // dev needs no pin: it goes where the credentials point.
+    expect(propsOf({}, { account: '999988887777', region: 'us-east-1' }).env).toEqual({
+      account: '999988887777',
+      region: 'us-east-1',
+    });
+  });
+
+  test.each([
+    [{ prodAccount: '1111' }, 'Context prodAccount must be a 12-digit AWS account id (a string), got "1111"'],
+    [
+      { prodAccount: 111122223333 },
+      'Context prodAccount must be a 12-digit AWS account id (a string), got 111122223333',
+    ],
+    [{ prodRegion: 'Europe' }, 'Context prodRegion must be an AWS region such as eu-west-1, got "Europe"'],
+  ])('a malformed pin is refused: %j', (pin, message) => {
+    expect(configError({ stage: 'prod', ...pin })).toBe(message);
+  });
+
+  test('the app refuses a mismatch before it synthesizes: one line, exit 1', () => {
+    const root = path.join(__dirname, '..', '..');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bin', 'app.ts')], {
+      cwd: root,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        CDK_CONTEXT_JSON: JSON.stringify(PROD_PIN),
+        CDK_DEFAULT_ACCOUNT: '999988887777',
+        CDK_DEFAULT_REGION: 'eu-west-1',
+        CDK_OUTDIR: '/nonexistent',
+      },
+    });
+
+    expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 1, stdout: '' });
+    expect(result.stderr).toMatch(
+      /^Stage prod is pinned to account 111122223333 \(prodAccount\), but your credentials resolve account 999988887777/,
+    );
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -33,6 +33,17 @@ function synthStage(stage: ProbeStage, settings: Partial<ProbeSettings> = {}): S
   return { stack, template, json: template.toJSON() as StageSynth['json'] };
 }
 
+/**
+ * The stack's dead-letter queues: every queue another queue's redrive policy, an event source mapping's
+ * on-failure destination or a function's dead-letter config points at.
+ */
+function deadLetterQueues(template: Template): [string, CfnResource][] {
+  const json = JSON.stringify(template.toJSON().Resources);
+  return resourcesOfType(template, 'AWS::SQS::Queue').filter(([id]) =>
+    new RegExp(`"(deadLetterTargetArn|Destination|TargetArn)":\\{"Fn::GetAtt":\\["${id}","Arn"\\]`).test(json),
+  );
+}
+
 let dev: StageSynth;
 let prod: StageSynth;
 
@@ -54,6 +65,18 @@ describe('prod', () => {
         protection: table.Properties?.DeletionProtectionEnabled,
       }).toEqual({ id, deletion: 'Retain', replace: 'Retain', protection: true });
     }
+  });
+
+  test("every DLQ (each consumer's, the relay's on-failure queue, the sweeper's) is retained when the stack goes: its events wait for a person", () => {
+    const dlqs = deadLetterQueues(prod.template);
+
+    expect(dlqs).toHaveLength(PROBE_STACK_CONSUMERS.length + 2);
+    for (const [id, queue] of dlqs)
+      expect({ id, deletion: queue.DeletionPolicy, replace: queue.UpdateReplacePolicy }).toEqual({
+        id,
+        deletion: 'Retain',
+        replace: 'Retain',
+      });
   });
 
   test('has no fault switch: no SSM parameter, no fault variable on any function, no output', () => {
@@ -94,6 +117,13 @@ describe('dev keeps the demo behaviour', () => {
         protection: false,
       });
     }
+  });
+
+  test('its DLQs are deleted with the stack, as its tables are', () => {
+    const dlqs = deadLetterQueues(dev.template);
+
+    expect(dlqs).toHaveLength(PROBE_STACK_CONSUMERS.length + 2);
+    for (const [id, queue] of dlqs) expect({ id, deletion: queue.DeletionPolicy }).toEqual({ id, deletion: 'Delete' });
   });
 
   test('keeps logs a month (fault injection is opt-in: test/infra/fault-injection.test.ts)', () => {

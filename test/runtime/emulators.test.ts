@@ -84,3 +84,21 @@ test('DynamoDB Local gives other origins no CORS access; its own loopback origin
   expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   expect(own.headers.get('access-control-allow-origin')).toBe(endpoint);
 }, 60_000);
+
+test('an emulator that exits before it is ready says why: the error carries its last output', async () => {
+  // fauxqs asked for a port another process holds on loopback dies at once, printing its own error.
+  const squatter = net.createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  const taken = (squatter.address() as net.AddressInfo).port;
+
+  try {
+    const starting = startFauxqs({ port: taken });
+
+    await expect(starting).rejects.toThrow(
+      new RegExp(`^fauxqs exited before it was ready \\(is port ${taken} free\\?\\)\\. Its last output:\\n`),
+    );
+    await expect(starting).rejects.toThrow(/ {2}Error: listen EADDRINUSE/);
+  } finally {
+    squatter.close();
+  }
+});

@@ -138,3 +138,30 @@ test('a SigV4-shaped Authorization header reaches the function (signatures are n
   expect(await response.text()).toBe('reached');
   expect(invoked).toHaveLength(1);
 });
+
+test('an unknown path keeps API Gateway\'s 403 "Missing Authentication Token"; the log line says it is no route and lists the routes', async () => {
+  const lines: string[] = [];
+  const logged = new ApiServer({
+    api,
+    apiId: 'local',
+    hostOf: () => undefined as never,
+    port: 0,
+    log: (l) => lines.push(l),
+  });
+  await logged.start();
+  try {
+    const response = await fetch(`${logged.url}/itemz`, { headers: { Authorization: SIGNED } });
+    const known = await fetch(`${logged.url}/items`);
+
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({ type: 'urn:missing', status: 403, detail: 'Missing Authentication Token' });
+    expect(known.status).toBe(403);
+    expect(lines[0]).toMatch(
+      /^GET \/itemz 403 \d+ms \(no route GET \/itemz: API Gateway answers an unknown path or method with 403 "Missing Authentication Token"; the routes: GET \/items\)$/,
+    );
+    // A known route refused for its missing signature is not called unknown.
+    expect(lines[1]).toMatch(/^GET \/items 403 \d+ms$/);
+  } finally {
+    await logged.stop();
+  }
+});

@@ -104,23 +104,24 @@ afterAll(() => {
 
 describe('refused names write nothing', () => {
   test.each([
-    ['an upper-case name', ['Audit'], /lower-case letters, digits and hyphens/],
-    ['the name of a consumer on the list', ['loyalty'], /a consumer named "loyalty" exists/],
-    ['no name', [], /give one consumer name/],
-    ['an unknown option', [STANDARD, '--fifoo'], /Unknown option '--fifoo'/],
+    ['an upper-case name', ['Audit'], 1, /lower-case letters, digits and hyphens/],
+    ['the name of a consumer on the list', ['loyalty'], 1, /a consumer named "loyalty" exists/],
+    ['no name', [], 2, /give one consumer name \(usage: npm run new:consumer/],
+    ['an unknown option', [STANDARD, '--fifoo'], 2, /Unknown option '--fifoo' \(usage: npm run new:consumer/],
     [
       'an upper-case provider name',
       [STANDARD, '--provider', 'Billing'],
+      1,
       /provider "Billing": a name is 2-32 lower-case letters, digits and hyphens/,
     ],
-    ['a provider name with a space', [STANDARD, '--provider', 'the bank'], /provider "the bank": a name is/],
-    ['--provider without a name', [STANDARD, '--provider'], /Option '--provider <value>' argument missing/],
-  ])('%s: exit 1, one line on stderr, no file changed', (_what, args, reason) => {
+    ['a provider name with a space', [STANDARD, '--provider', 'the bank'], 1, /provider "the bank": a name is/],
+    ['--provider without a name', [STANDARD, '--provider'], 2, /Option '--provider <value>' argument missing/],
+  ])('%s: exit %d (1 refused, 2 usage), one line on stderr, no file changed', (_what, args, exit, reason) => {
     const before = snapshot();
 
     const { status, output } = newConsumer(...args);
 
-    expect(status).toBe(1);
+    expect(status).toBe(exit);
     expect(output.trim()).toMatch(reason);
     expect(output.trim().split('\n')).toHaveLength(1);
     expect(snapshot()).toEqual(before);

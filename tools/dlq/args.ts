@@ -30,20 +30,20 @@ Options:
                    redrive: resend these events, past the dedupe horizon, with occurredAt set to now (the original
                    kept in the message attribute originalOccurredAt), so that the consumer applies each one once;
                    only after checking that the effect was NOT applied (its inbox claim may be gone, so the consumer cannot tell)
+                   in the effects table, in the provider's log under <consumer>:<eventId> and in the inbox item
+                   INBOX#<consumer>#<eventId>. If it was applied, do not redrive it: delete it or let it expire.
+                   Repeat the flag or separate the ids with commas. The procedure:
+                   ${PAST_HORIZON_RUNBOOK}
   --provider-performed ID,...  /  --provider-not-performed ID,...
                    redrive: events dead-lettered with ProviderKeyWindowPassed (their provider call owed past the
                    provider's key window) that you checked at the provider, under the key <consumer>:<eventId>:
                    performed: the call is recorded done, and the redriven message calls nothing;
                    not performed: its key window restarts now, and the redriven message makes the call once more.
-                   Every other such message stays in the DLQ
-                   in the effects table, in the provider's log under <consumer>:<eventId> and in the inbox item
-                   INBOX#<consumer>#<eventId>. If it was applied, do not redrive it: delete it or let it expire.
-                   Repeat the flag or separate the ids with commas. The procedure:
-                   ${PAST_HORIZON_RUNBOOK}
+                   Every other such message stays in the DLQ. Repeat the flag or separate the ids with commas
   --dry-run        redrive: what would be moved, rewritten and left, without moving anything
   -h, --help       this text
 <queue> is a name from \`list\` (${queueNames()}), its output key or its URL.
-Exit codes: 0 done, 1 something failed (the output says what), 2 usage error.`;
+Exit codes: 0 done, 1 something failed (the output says what), 2 usage error, 3 the local runtime is not running.`;
 
 export type Command =
   | { command: 'help' }
@@ -131,7 +131,8 @@ export function parseCommand(argv: string[]): Command {
       },
     });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // Node's own text goes on to suggest '-- "--flag"' for a positional: not what a mistyped flag needs.
+    throw new UsageError((error as Error).message.split('. To specify a positional')[0]);
   }
   const { values, positionals } = parsed;
   if (values.help) return { command: 'help' };

@@ -1,13 +1,18 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { parseCommand, USAGE, type Command } from './args';
 import { runCommand, succeeded } from './commands';
 import { openContext, type DlqContext } from './context';
 import { formatReport } from './format';
 import { UsageError } from './queues';
+import { EXIT } from '../cli/exit';
+import { accessDeniedLine } from '../cli/access-denied';
+import { RuntimeNotRunningError } from '../stack';
 
 /**
  * `npm run dlq -- list | show <queue> | redrive <queue>`: the operator's DLQ
  * tool, on the local runtime by default or on a deployed stack with --stack.
- * Exit codes: 0 done, 1 something failed, 2 usage error.
+ * Exit codes: 0 done, 1 something failed, 2 usage error, 3 the local runtime is not running
+ * (tools/cli/exit.ts, shared by every command).
  */
 export interface CliIo {
   out: (text: string) => void;
@@ -40,8 +45,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.err(`${error.message}\n\n${USAGE}`);
       return 2;
     }
-    io.err(`dlq: ${(error as Error).message}`);
-    return 1;
+    io.err(accessDeniedLine(error, 'dlq') ?? `dlq: ${(error as Error).message}`);
+    return error instanceof RuntimeNotRunningError ? EXIT.notRunning : EXIT.failed;
   } finally {
     context?.close();
   }

@@ -1,3 +1,4 @@
+import { isAccessDenied } from '../cli/access-denied';
 import type { PermanentCause } from '../../lambdas/exactly-once/errors';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -447,6 +448,11 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
           );
         } catch (error) {
           held.push(message);
+          if (isAccessDenied(error)) {
+            // Every send would be refused alike: stop, the batch visible again, and say what to do once.
+            held.push(...batch.slice(batch.indexOf(message) + 1));
+            throw error;
+          }
           result.failed.push({ messageId: message.messageId, error: (error as Error).message });
           continue;
         }

@@ -1,50 +1,67 @@
-import { assertLocalRuntimeAnswers, localStackOutputs } from '../stack';
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
+import { assertLocalRuntimeAnswers, localStackOutputs, RuntimeNotRunningError } from '../stack';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { EXIT, exitStatusOf, parseCommandLine, UsageError } from '../cli/exit';
 import { localRoleSessionToken, signedFetch } from './api/sign';
 
 /**
- * Sends one SigV4-signed request to the local API (or any URL), e.g.
- *   npx tsx tools/local-runtime/call.ts POST /orders '{"customerId":"c1","items":[...]}' --idempotency-key order-1
- *   npx tsx tools/local-runtime/call.ts GET /orders/<orderId> --access-key AKIAALICE
- *   npx tsx tools/local-runtime/call.ts GET /orders/<orderId> --role OrderWriter --session task-2
- * Options: --idempotency-key K (sent as the sf-string "K"), --header 'Name: value',
- * --access-key ID (the caller, as an IAM user; default AKIALOCALEXAMPLE),
- * --role NAME [--session NAME] (the caller is the role; sent as a session of it, default session "local-cli"),
- * --url BASE (default: .local/outputs.json apiUrl).
+ * `npm run call -- METHOD PATH [JSON_BODY] [options]`: sends one SigV4-signed request to the local API
+ * (or any URL) and prints the status, the headers that matter and the body.
  */
-const USAGE =
-  'usage: npx tsx tools/local-runtime/call.ts METHOD PATH [JSON_BODY] [--idempotency-key K] [--header "Name: value"] [--access-key ID] [--role NAME [--session NAME]] [--url BASE]';
+const USAGE = `Usage: npm run call -- METHOD PATH [JSON_BODY] [options]
+       (or npx tsx tools/local-runtime/call.ts METHOD PATH [JSON_BODY] [options])
+  e.g. npm run call -- POST /orders '{"customerId":"c1","items":[...]}' --idempotency-key order-1
+       npm run call -- GET /orders/<orderId> --access-key AKIAALICE
+       npm run call -- GET /orders/<orderId> --role OrderWriter --session task-2
+Options:
+  --idempotency-key K      sent as the Idempotency-Key header, the sf-string "K"
+  -H, --header 'N: v'      another header (repeat the flag for more)
+  --access-key ID          the caller, as an IAM user (default AKIALOCALEXAMPLE)
+  --role NAME              the caller is this role, as a session of it (temporary credentials)
+  --session NAME           with --role: the session's name (default local-cli)
+  --url BASE               the API's base URL (default: apiUrl in .local/outputs.json, from npm start)
+  -h, --help               this text
+The local API takes the access key id as the caller and does not verify signatures.
+Exit codes: 0 a 2xx answer, 1 any other answer or a failure, 2 usage error, 3 the local runtime is not running.`;
 
 async function main(argv: string[]): Promise<number> {
-  const positional: string[] = [];
-  const headers: Record<string, string> = {};
-  let accessKeyId: string | undefined;
-  let role: string | undefined;
-  let session: string | undefined;
-  let base: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
-      return v;
-    };
-    if (arg === '--idempotency-key') {
-      const key = value();
-      headers['Idempotency-Key'] = key.startsWith('"') ? key : `"${key}"`;
-    } else if (arg === '--header' || arg === '-H') {
-      const [name, ...rest] = value().split(':');
-      headers[name.trim()] = rest.join(':').trim();
-    } else if (arg === '--access-key') accessKeyId = value();
-    else if (arg === '--role') role = value();
-    else if (arg === '--session') session = value();
-    else if (arg === '--url') base = value();
-    else positional.push(arg);
+  const { values, positionals } = parseCommandLine(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'idempotency-key': { type: 'string' },
+        header: { type: 'string', short: 'H', multiple: true },
+        'access-key': { type: 'string' },
+        role: { type: 'string' },
+        session: { type: 'string' },
+        url: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
+  if (values.help) {
+    console.log(USAGE);
+    return EXIT.ok;
   }
-  const [method, pathname, body] = positional;
-  if (method === undefined || pathname === undefined) throw new Error(USAGE);
-  if (session !== undefined && role === undefined) throw new Error(`--session needs --role\n${USAGE}`);
+  const headers: Record<string, string> = {};
+  const key = values['idempotency-key'];
+  if (key !== undefined) headers['Idempotency-Key'] = key.startsWith('"') ? key : `"${key}"`;
+  for (const header of values.header ?? []) {
+    const [name, ...rest] = header.split(':');
+    if (rest.length === 0) throw new UsageError(`--header needs "Name: value", got "${header}"`);
+    headers[name.trim()] = rest.join(':').trim();
+  }
+  const role = values.role;
+  const session = values.session;
+  let accessKeyId = values['access-key'];
+  let base = values.url;
+  const [method, pathname, body, ...extra] = positionals;
+  if (method === undefined || pathname === undefined) throw new UsageError('METHOD and PATH are required');
+  if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}"`);
+  if (session !== undefined && role === undefined) throw new UsageError('--session needs --role');
   // Role sessions use temporary credentials, whose access key ids start with ASIA.
   const sessionToken = role === undefined ? undefined : localRoleSessionToken(role, session ?? 'local-cli');
   if (role !== undefined) accessKeyId ??= 'ASIALOCALEXAMPLE';
@@ -52,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
   if (base === undefined && outputs?.apiUrl !== undefined)
     await assertLocalRuntimeAnswers(localStackOutputs(outputsFile()), outputsFile(), outputs.apiUrl);
   base ??= outputs?.apiUrl;
-  if (base === undefined) throw new Error('No API URL: start the runtime (npm start) or pass --url');
+  if (base === undefined) throw new RuntimeNotRunningError('No API URL: start the runtime (npm start) or pass --url');
   const response = await signedFetch(`${base.replace(/\/$/, '')}${pathname}`, {
     method: method.toUpperCase(),
     body,
@@ -72,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
   } catch {
     console.log(text);
   }
-  return response.ok ? 0 : 1;
+  return response.ok ? EXIT.ok : EXIT.failed;
 }
 
 const outputsFile = () =>
@@ -88,7 +105,8 @@ function readOutputs(): { apiUrl?: string; region?: string } | undefined {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: Error) => {
-    console.error(error.message);
-    process.exit(2);
+    const status = exitStatusOf(error);
+    console.error(status === EXIT.usage ? `${error.message}\n\n${USAGE}` : `call: ${error.message}`);
+    process.exit(status);
   },
 );

@@ -36,8 +36,63 @@ const FAUXQS_LAUNCHER = path.join(__dirname, 'host', 'fauxqs-loopback.mjs');
 const PORT_ATTEMPTS = 5;
 const EXIT_WITH_PARENT = path.join(__dirname, 'host', 'exit-with-parent.js');
 
-function stdioFor(quiet: boolean | undefined): ['ignore' | 'inherit', 'ignore' | 'inherit', 'ignore' | 'inherit'] {
-  return quiet === false ? ['inherit', 'inherit', 'inherit'] : ['ignore', 'ignore', 'ignore'];
+/** Lines of an emulator's output kept while it runs quiet, shown if it exits before it is ready. */
+const TAIL_LINES = 20;
+
+function stdioFor(quiet: boolean | undefined): ['ignore' | 'inherit', 'pipe' | 'inherit', 'pipe' | 'inherit'] {
+  return quiet === false ? ['inherit', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'];
+}
+
+/**
+ * The last lines a quiet emulator printed (stdout and stderr, as they came). Its output is not shown
+ * while it works; but one that dies before it is ready (fauxqs without `node:sqlite`, a JVM that refuses
+ * its flags) must say why, or the runtime can only say that it died.
+ *
+ * @example
+ *   const tail = new OutputTail(2);
+ *   tail.push('a\nb\nc');
+ *   tail.text(); // 'b\nc'
+ */
+export class OutputTail {
+  private lines: string[] = [];
+  private partial = '';
+
+  constructor(private readonly max: number = TAIL_LINES) {}
+
+  push(chunk: string): void {
+    const lines = (this.partial + chunk).split(/\r?\n/);
+    this.partial = lines.pop() ?? '';
+    this.lines.push(...lines.filter((line) => line.trim() !== ''));
+    if (this.lines.length > this.max) this.lines.splice(0, this.lines.length - this.max);
+  }
+
+  /** The kept lines, the unfinished last one included; '' when it printed nothing. */
+  text(): string {
+    return [...this.lines, ...(this.partial.trim() === '' ? [] : [this.partial])].slice(-this.max).join('\n');
+  }
+
+  /** What to append to an error: its last output, indented, or a note that it printed nothing. */
+  describe(name: string): string {
+    const text = this.text();
+    return text === ''
+      ? ` (${name} printed nothing)`
+      : `. Its last output:\n${text
+          .split('\n')
+          .map((line) => `  ${line}`)
+          .join('\n')}`;
+  }
+
+  /** Keeps the child's piped output; the pipes do not keep this process alive. */
+  static of(child: ChildProcess): OutputTail {
+    const tail = new OutputTail();
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => tail.push(chunk));
+      (stream as unknown as { unref?: () => void }).unref?.();
+    }
+    return tail;
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -93,9 +148,17 @@ export async function startDynamoDbLocal(
   options: { port?: number; quiet?: boolean; nextPort?: () => Promise<number> } = {},
 ): Promise<Emulator> {
   assertJavaAvailable();
-  if (options.port !== undefined) return launchDynamoDbLocal(options.port, options.quiet);
+  if (options.port !== undefined) {
+    try {
+      return await launchDynamoDbLocal(options.port, options.quiet);
+    } catch (error) {
+      if (error instanceof PortTakenError) throw new EmulatorError(`${error.message}${error.tail}`);
+      throw error;
+    }
+  }
   const nextPort = options.nextPort ?? freePort;
   const failures: string[] = [];
+  let lastTail = '';
   for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
     const port = await nextPort();
     try {
@@ -103,13 +166,26 @@ export async function startDynamoDbLocal(
     } catch (error) {
       if (!(error instanceof PortTakenError)) throw error;
       failures.push(error.message);
+      lastTail = error.tail;
     }
   }
-  throw new EmulatorError(`DynamoDB Local could not start on ${PORT_ATTEMPTS} ports: ${failures.join('; ')}`);
+  throw new EmulatorError(
+    `DynamoDB Local could not start on ${PORT_ATTEMPTS} ports: ${failures.join('; ')}${lastTail}`,
+  );
 }
 
-/** The emulator exited before it answered: on a port just picked free, someone else took it. */
-class PortTakenError extends EmulatorError {}
+/**
+ * The emulator exited before it answered: on a port just picked free, someone else took it, or it
+ * failed on its own; `tail` is its last output, for the error a person reads.
+ */
+class PortTakenError extends EmulatorError {
+  constructor(
+    message: string,
+    readonly tail: string,
+  ) {
+    super(message);
+  }
+}
 
 async function launchDynamoDbLocal(port: number, quiet: boolean | undefined): Promise<Emulator> {
   const dir = dynamoDbLocalDir();
@@ -136,8 +212,9 @@ async function launchDynamoDbLocal(port: number, quiet: boolean | undefined): Pr
     ],
     { cwd: dir, stdio: [...stdioFor(quiet), 'ipc'] },
   );
+  const tail = OutputTail.of(child);
   // Ready means DynamoDB answers, not just that something accepts connections on the port.
-  await waitUntilReady(child, 'DynamoDB Local', port, 30_000, () => answersAsDynamoDb(endpoint));
+  await waitUntilReady(child, 'DynamoDB Local', port, 30_000, () => answersAsDynamoDb(endpoint), tail);
   return { endpoint, port, process: child, stop: () => stopChild(child) };
 }
 
@@ -158,6 +235,7 @@ export async function startFauxqs(
     },
     stdio: [...stdioFor(options.quiet), 'ipc'],
   });
+  const tail = OutputTail.of(child);
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -169,9 +247,15 @@ export async function startFauxqs(
     });
     child.once('exit', () => {
       clearTimeout(timer);
-      reject(
-        new EmulatorError(`fauxqs exited before it was ready${options.port ? ` (is port ${options.port} free?)` : ''}`),
-      );
+      // Its pipes may still hold its last words when 'exit' fires; 'close' comes after them.
+      const fail = () =>
+        reject(
+          new EmulatorError(
+            `fauxqs exited before it was ready${options.port ? ` (is port ${options.port} free?)` : ''}${tail.describe('fauxqs')}`,
+          ),
+        );
+      if (child.stdout === null) fail();
+      else child.once('close', fail);
     });
   });
   // The launcher reports the port once fauxqs listens on it: nothing left to wait for.
@@ -184,12 +268,14 @@ async function waitUntilReady(
   port: number,
   timeoutMs: number,
   ready: () => Promise<boolean>,
+  tail: OutputTail,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
-  child.once('exit', () => (exited = true));
+  child.once(child.stdout === null ? 'exit' : 'close', () => (exited = true));
   while (Date.now() < deadline) {
-    if (exited) throw new PortTakenError(`${name} exited before it was ready (port ${port} taken?)`);
+    if (exited)
+      throw new PortTakenError(`${name} exited before it was ready (port ${port} taken?)`, tail.describe(name));
     if (await ready()) {
       // Answering while our process is still alive: it is ours, not whoever else might hold the port.
       if (!exited) return;

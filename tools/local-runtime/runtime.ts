@@ -25,7 +25,7 @@ import { readCloudAssembly, selectStack, type StackArtifact } from './template/c
 import { tableDefinitions } from './template/dynamodb';
 import { eventSourceDefinitions } from './template/event-sources';
 import { IntrinsicResolver } from './template/intrinsics';
-import { formatInventory, notEmulatedTypes } from './template/inventory';
+import { formatInventory, inventorySummary, notEmulatedTypes } from './template/inventory';
 import { functionDefinitions } from './template/lambda';
 import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import { LocalReferences } from './template/references';
@@ -100,8 +100,10 @@ export interface LocalRuntime {
   hosts: Map<string, FunctionHost>;
   queues: Map<string, LocalQueue>;
   tables: Map<string, LocalTable>;
-  /** Lines listing what the runtime does not emulate (printed once at start). */
+  /** Lines listing what the runtime does not emulate, each resource by logical id (`npm start -- --details`). */
   inventory: string[];
+  /** The same in one line, counts only (what `npm start` prints by default); undefined when nothing is left out. */
+  inventorySummary?: string;
   alarms?: AlarmEvaluator;
   /** Every process the runtime started (emulators and function environments). */
   pids(): number[];
@@ -156,6 +158,7 @@ async function start(
     ...apis.slice(1).map((a) => ({ logicalId: a.logicalId, reason: 'only the first REST API of the stack is served' })),
   ];
   const inventory = formatInventory(notEmulatedTypes(template), partial);
+  const summary = inventorySummary(notEmulatedTypes(template), partial);
 
   // 2. Emulators, only those the template needs, in parallel.
   const needsDynamo = tableDefs.length > 0;
@@ -444,6 +447,7 @@ async function start(
     queues,
     tables,
     inventory,
+    inventorySummary: summary,
     alarms,
     stats,
     pids: () => [

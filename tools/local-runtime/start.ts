@@ -1,6 +1,9 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { EXIT, parseCommandLine, UsageError } from '../cli/exit';
 import { PortInUseError } from './api/server';
 import { assertJavaAvailable, EmulatorError } from './emulators';
 import { consoleLogger } from './log';
@@ -14,10 +17,22 @@ import { TemplateError } from './template/model';
  * `npm start`: synthesize the stack (with bundling, and the local runtime's
  * build: fault injection on for the proof kit), run it locally, print
  * where it is and how to call it, and stop everything on Ctrl-C or SIGTERM.
- * Options: PORT (default 3000), STACK (when the app has several),
- * `--no-synth` to reuse the existing cloud assembly, CDK_OUT (default cdk.out)
- * and OUTPUTS_FILE (default .local/outputs.json).
  */
+const USAGE = `Usage: npm start [-- options]
+  Synthesizes the stack, starts DynamoDB Local and fauxqs, hosts the functions and serves the API
+  (state is in memory: a restart starts empty). Ctrl-C stops everything.
+  --no-synth       reuse the cloud assembly in cdk.out instead of synthesizing
+  --details        list each resource the runtime does not emulate or skips, by logical id (default: one line of counts)
+  -h, --help       this text
+Environment:
+  PORT=3001                    the API's port (default 3000)
+  STACK=NAME                   the stack to run, when the app has several
+  CDK_OUT=DIR                  the cloud assembly (default cdk.out)
+  OUTPUTS_FILE=FILE            where the tools find the runtime (default .local/outputs.json)
+  SHOW_METRICS=true, SHOW_SPANS=true    print the functions' metric and span lines too
+  LOCAL_PROVIDER_KEYLESS=mail  local provider endpoints that ignore the idempotency key (comma-separated)
+Exit codes: 0 stopped, 1 failed to start (the line says why), 2 usage error.`;
+
 const projectDir = path.resolve(__dirname, '..', '..');
 const cdkOut = path.resolve(process.env.CDK_OUT ?? path.join(projectDir, 'cdk.out'));
 const outputsFile = path.resolve(process.env.OUTPUTS_FILE ?? path.join(projectDir, '.local', 'outputs.json'));
@@ -31,8 +46,29 @@ const REPEATED_SIGNAL_MS = 1_000;
 /** Set by the first SIGINT/SIGTERM; startup then stops what it started and exits. */
 let stopping = false;
 
+/** The command line, read before anything starts: `--help` and a mistyped flag start nothing. */
+function commandLine(): { synth: boolean; details: boolean } | 'help' {
+  const { values } = parseCommandLine(() =>
+    parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        'no-synth': { type: 'boolean', default: false },
+        details: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
+  if (values.help) return 'help';
+  return { synth: !values['no-synth'], details: values.details ?? false };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  const options = commandLine();
+  if (options === 'help') {
+    console.log(USAGE);
+    process.exit(EXIT.ok);
+  }
   const port = Number(process.env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`PORT must be a port number, got "${process.env.PORT}"`);
@@ -63,7 +99,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   watchAncestors(() => void stop('launcher gone'));
 
-  if (!process.argv.includes('--no-synth')) {
+  if (options.synth) {
     log('runtime', 'cdk synth -c localRuntime=true (with bundling, fault injection on)...');
     await synthesize(projectDir, cdkOut, shutdown.signal);
   }
@@ -84,7 +120,8 @@ async function main(): Promise<void> {
     await runtime.stop();
     process.exit(0);
   }
-  for (const line of runtime.inventory) log('runtime', line);
+  if (options.details) for (const line of runtime.inventory) log('runtime', line);
+  else if (runtime.inventorySummary !== undefined) log('runtime', runtime.inventorySummary);
   printReady(runtime, Date.now() - started);
 }
 
@@ -100,7 +137,7 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
       `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
       ...(tryIt === undefined
         ? []
-        : ['Try it:', ...tryIt.map((call) => `  npx tsx tools/local-runtime/call.ts ${call}`)]),
+        : ['Try it:', ...tryIt.map((call) => `  npm run call -- ${call}`)]),
     );
   }
   lines.push('Ctrl-C stops everything.');
@@ -176,7 +213,11 @@ function isUserError(error: unknown): error is Error {
 
 main().catch((error: unknown) => {
   if (stopping) process.exit(0); // Interrupted while starting: whatever failed was being stopped anyway.
+  if (error instanceof UsageError) {
+    console.error(`npm start: ${error.message}\n\n${USAGE}`);
+    process.exit(EXIT.usage);
+  }
   if (isUserError(error)) console.error(`npm start: ${error.message}`);
   else console.error('npm start failed:', error);
-  process.exit(1);
+  process.exit(EXIT.failed);
 });

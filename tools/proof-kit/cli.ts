@@ -1,6 +1,9 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from '../stack';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { exitStatusOf, isUsageError, UsageError } from '../cli/exit';
+import { accessDeniedLine } from '../cli/access-denied';
 import { localCallCounters } from './local-counters';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
@@ -37,7 +40,9 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants over every entity in the stack
                                  (after an Artillery run or an FIS experiment; see tools/proof-kit/aws/)
-  --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
+  --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)
+  -h, --help                     this text
+Exit codes: 0 every invariant held, 1 a violation or a failure, 2 usage error, 3 the local runtime is not running.`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -128,8 +133,6 @@ async function main(): Promise<number> {
   }
 }
 
-class UsageError extends Error {}
-
 function positiveInt(value: string, flag: string, allowZero = false): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < (allowZero ? 0 : 1))
@@ -153,10 +156,11 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     console.error(
-      error instanceof UsageError
+      isUsageError(error)
         ? `${error.message}\n\n${USAGE}`
-        : `loadtest: ${error instanceof Error ? error.message : String(error)}`,
+        : (accessDeniedLine(error, 'loadtest') ??
+            `loadtest: ${error instanceof Error ? error.message : String(error)}`),
     );
-    process.exit(2);
+    process.exit(exitStatusOf(error));
   },
 );

@@ -1,6 +1,8 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { EXIT, UsageError } from '../cli/exit';
 import * as prettier from 'prettier';
 import { example, type ExampleTooling } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
@@ -51,14 +53,22 @@ interface Plan {
 
 export async function main(argv: string[], root = resolve(__dirname, '..', '..')): Promise<number> {
   try {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      console.log(HELP);
+      return EXIT.ok;
+    }
     const plan = await planConsumer(argv, root);
     for (const { path, text } of plan.writes) writeFileSync(join(root, path), text);
     report(plan);
-    return 0;
+    return EXIT.ok;
   } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`new:consumer: ${error.message} (${USAGE})`);
+      return EXIT.usage;
+    }
     if (!(error instanceof Refused)) throw error;
     console.error(`new:consumer: ${error.message}`);
-    return 1;
+    return EXIT.failed;
   }
 }
 
@@ -110,6 +120,14 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
 }
 
 const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]';
+const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]
+  Scaffolds a consumer on the example's list: its handler, its effect (replace it with yours), its ledger,
+  its unit test, and its entry in the consumer list, which gives it a queue, a DLQ, grants, alarms and outputs.
+  <name>                 2-32 lower-case letters, digits and hyphens, not on the list yet
+  --fifo                 a FIFO consumer: every event type, in order per entity (default: standard, the first type)
+  --provider <provider>  the provider its effect calls (default: one named after the consumer)
+  -h, --help             this text
+Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
 
 function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string } {
   let parsed;
@@ -120,9 +138,9 @@ function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provid
       allowPositionals: true,
     });
   } catch (error) {
-    throw new Refused(`${(error as Error).message} (${USAGE})`);
+    throw new UsageError((error as Error).message.split('. To specify a positional')[0]);
   }
-  if (parsed.positionals.length !== 1) throw new Refused(`give one consumer name (${USAGE})`);
+  if (parsed.positionals.length !== 1) throw new UsageError('give one consumer name');
   const name = parsed.positionals[0];
   // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
   return { name, fifo: parsed.values.fifo === true, provider: parsed.values.provider ?? name };

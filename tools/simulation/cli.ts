@@ -1,7 +1,10 @@
-// First: Powertools reads its settings when it loads, and the handler modules their environment.
+import '../cli/require-node'; // an unsupported Node stops here, before anything loads
+// Then: Powertools reads its settings when it loads, and the handler modules their environment.
 import './world/environment';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { EXIT, exitStatusOf, isUsageError, parseCommandLine, UsageError } from '../cli/exit';
 import {
   campaignSchedules,
   formatFailure,
@@ -34,65 +37,112 @@ import type { SimulationWorld } from './contract';
  * added up. Each schedule's outcome depends on its seed alone, so the totals and
  * the failure reported are those of one process (`--jobs 1`) running them all.
  */
+const USAGE = `Usage: npm run sim -- [options]
+  Runs schedules S, S+1, ... of K orders each until N orders are simulated, in virtual time, and prints
+  orders per second, schedules explored, faults injected and their consequences by kind. With N <= K it
+  runs the one schedule S: that is how a failure's seed is replayed (with --trace, its whole trace).
+  --orders N               orders to simulate (default 10000)
+  --seed S                 the first schedule's seed (default 1)
+  --per-schedule K         orders per schedule (default 200)
+  --fault KIND=VALUE       a fault setting (JSON value; repeat the flag), e.g. --fault providerOutages=1
+  --guard NAME=VALUE       switch a guard off or change it, to see the simulation notice (repeat the flag)
+  --redrive-after SECONDS  the operator redrives the DLQs this long after the last order (default: an hour)
+  --no-redrive             nobody redrives the DLQs
+  --long-redrive N,DAYS    instead: N redrives, every DAYS days (weeks of virtual time, TTL deleting claims)
+  --cancels SHARE          the share of orders cancelled, between 0 and 1
+  --trace                  print the whole trace of the one schedule (replaying a failure)
+  --jobs J                 processes side by side (default: one per core); the totals are those of one
+  -h, --help               this text
+Exit codes: 0 every invariant held, 1 a violation (the shrunk failure and its replay command printed), 2 usage error.`;
+
 function parse(argv: string[], world: SimulationWorld) {
-  const options = {
-    orders: 10_000,
-    seed: 1,
-    perSchedule: 200,
-    trace: false,
-    jobs: availableParallelism(),
-    part: undefined as Schedule[] | undefined,
-    redriveAfter: world.defaultRedriveAfterSeconds as number | undefined,
-    longRedrive: undefined as { redrives: number; everyDays: number } | undefined,
-    cancels: undefined as number | undefined,
+  const { values } = parseCommandLine(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        orders: { type: 'string' },
+        seed: { type: 'string' },
+        'per-schedule': { type: 'string' },
+        trace: { type: 'boolean', default: false },
+        jobs: { type: 'string' },
+        // Internal: a child process of --jobs, given its share of the schedules.
+        part: { type: 'string' },
+        'redrive-after': { type: 'string' },
+        'no-redrive': { type: 'boolean', default: false },
+        'long-redrive': { type: 'string' },
+        cancels: { type: 'string' },
+        fault: { type: 'string', multiple: true },
+        guard: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }),
+  );
+  const integer = (flag: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} needs a non-negative integer, got "${value}"`);
+    return n;
   };
   const defaults = world.options({ seed: 1 });
   const faults: Record<string, unknown> = { ...defaults.faults };
   let guards: Record<string, unknown> = { ...defaults.guards };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${flag} needs a value`);
-      return next;
-    };
-    const integer = () => {
-      const n = Number(value());
-      if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a non-negative integer`);
-      return n;
-    };
-    if (flag === '--orders') options.orders = integer();
-    else if (flag === '--seed') options.seed = integer();
-    else if (flag === '--per-schedule') options.perSchedule = Math.max(1, integer());
-    else if (flag === '--trace') options.trace = true;
-    else if (flag === '--jobs') options.jobs = Math.max(1, integer());
-    // Internal: a child process of --jobs, given its share of the schedules.
-    else if (flag === '--part') options.part = JSON.parse(value()) as Schedule[];
-    else if (flag === '--redrive-after') options.redriveAfter = integer();
-    else if (flag === '--no-redrive') options.redriveAfter = undefined;
-    else if (flag === '--long-redrive') {
-      const [redrives, everyDays] = value().split(',').map(Number);
-      if (!(Number.isInteger(redrives) && redrives > 0 && everyDays > 0))
-        throw new Error('--long-redrive needs REDRIVES,DAYS (e.g. 4,13)');
-      options.longRedrive = { redrives, everyDays };
-    } else if (flag === '--cancels') {
-      const rate = Number(value());
-      if (!(rate >= 0 && rate <= 1)) throw new Error('--cancels needs a share between 0 and 1');
-      options.cancels = rate;
-    } else if (flag === '--fault') {
-      const [kind, raw] = value().split('=');
-      if (!(kind in faults)) throw new Error(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
+  for (const setting of values.fault ?? []) {
+    const [kind, raw] = setting.split('=');
+    if (!(kind in faults)) throw new UsageError(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
+    try {
       faults[kind] = JSON.parse(raw);
-    } else if (flag === '--guard') {
-      const [name, raw] = value().split('=');
-      guards = world.withGuard(guards, name, raw);
-    } else throw new Error(`unknown argument ${flag}`);
+    } catch {
+      throw new UsageError(`--fault ${kind} needs a JSON value after "=", got "${raw}"`);
+    }
   }
-  return { ...options, faults, guards };
+  for (const setting of values.guard ?? []) {
+    const [name, raw] = setting.split('=');
+    try {
+      guards = world.withGuard(guards, name, raw);
+    } catch (error) {
+      throw new UsageError(`--guard ${setting}: ${(error as Error).message}`);
+    }
+  }
+  if (values['no-redrive'] && values['redrive-after'] !== undefined)
+    throw new UsageError('--redrive-after and --no-redrive exclude each other');
+  let longRedrive: { redrives: number; everyDays: number } | undefined;
+  if (values['long-redrive'] !== undefined) {
+    const [redrives, everyDays] = values['long-redrive'].split(',').map(Number);
+    if (!(Number.isInteger(redrives) && redrives > 0 && everyDays > 0))
+      throw new UsageError('--long-redrive needs REDRIVES,DAYS (e.g. 4,13)');
+    longRedrive = { redrives, everyDays };
+  }
+  let cancels: number | undefined;
+  if (values.cancels !== undefined) {
+    cancels = Number(values.cancels);
+    if (!(cancels >= 0 && cancels <= 1)) throw new UsageError('--cancels needs a share between 0 and 1');
+  }
+  return {
+    orders: integer('orders', values.orders, 10_000),
+    seed: integer('seed', values.seed, 1),
+    perSchedule: Math.max(1, integer('per-schedule', values['per-schedule'], 200)),
+    trace: values.trace ?? false,
+    jobs: Math.max(1, integer('jobs', values.jobs, availableParallelism())),
+    part: values.part === undefined ? undefined : (JSON.parse(values.part) as Schedule[]),
+    redriveAfter: values['no-redrive']
+      ? undefined
+      : values['redrive-after'] !== undefined
+        ? integer('redrive-after', values['redrive-after'], 0)
+        : (world.defaultRedriveAfterSeconds as number | undefined),
+    longRedrive,
+    cancels,
+    faults,
+    guards,
+  };
 }
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
+  // The help needs no world: it answers before the domain's simulation loads.
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return EXIT.ok;
+  }
   const world = await simulationWorld();
   const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } = parse(
     argv,
@@ -195,6 +245,7 @@ function exitAfterOutput(code: number): void {
 }
 
 main().then(exitAfterOutput, (error) => {
-  console.error(error instanceof Error ? error.message : error);
-  exitAfterOutput(2);
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(isUsageError(error) ? `${message}\n\n${USAGE}` : `sim: ${message}`);
+  exitAfterOutput(exitStatusOf(error));
 });

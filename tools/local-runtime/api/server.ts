@@ -124,7 +124,18 @@ export class ApiServer {
     const reply = await this.respond(req, url, method, body, requestId);
     reply.headers['x-amzn-RequestId'] = requestId;
     this.reply(res, reply);
-    this.options.log(`${method} ${url.pathname} ${reply.status} ${Date.now() - started}ms`);
+    this.options.log(
+      `${method} ${url.pathname} ${reply.status} ${Date.now() - started}ms${this.unknownRouteHint(method, url)}`,
+    );
+  }
+
+  /**
+   * API Gateway answers an unknown path or method with 403 "Missing Authentication Token", which reads
+   * like a signing problem. The answer stays API Gateway's; the runtime's log line says what it means.
+   */
+  private unknownRouteHint(method: string, url: URL): string {
+    if (this.route(method, url.pathname).match !== undefined) return '';
+    return ` (no route ${method} ${url.pathname}: API Gateway answers an unknown path or method with 403 "Missing Authentication Token"; the routes: ${this.options.api.routes.map((r) => `${r.httpMethod} ${r.resourcePath}`).join(', ')})`;
   }
 
   private async respond(

@@ -74,3 +74,26 @@ export function formatInventory(
   }
   return lines;
 }
+
+/**
+ * The inventory in one line, as `npm start` prints it by default: counts, not the logical ids (those are a
+ * few kilobytes on the example's stack, scrolling past before `Ready`; `--details` prints them).
+ *
+ * @example
+ *   inventorySummary([{ type: 'AWS::SNS::Topic', count: 1 }], [{ logicalId: 'A', reason: 'r' }]);
+ *   // 'Not emulated locally: 1 resource of 1 type; skipped: 1 resource for 1 reason (npm start -- --details lists them)'
+ */
+export function inventorySummary(
+  notEmulated: NotEmulated[],
+  partial: { logicalId: string; reason: string }[],
+): string | undefined {
+  if (notEmulated.length === 0 && partial.length === 0) return undefined;
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const resources = notEmulated.reduce((n, t) => n + t.count, 0);
+  const reasons = new Set(partial.map((p) => p.reason)).size;
+  return (
+    `Not emulated locally: ${plural(resources, 'resource', 'resources')} of ${plural(notEmulated.length, 'type', 'types')}; ` +
+    `skipped: ${plural(partial.length, 'resource', 'resources')} for ${plural(reasons, 'reason', 'reasons')} ` +
+    '(npm start -- --details lists them)'
+  );
+}

@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { USAGE as DLQ_USAGE } from '../../tools/dlq/args';
+import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
+import { EXIT } from '../../tools/cli/exit';
+
+/**
+ * Every command a person runs answers `--help` with its usage (exit 0, nothing started), a mistyped flag
+ * with the message and the usage (exit 2), and, when it needs the local runtime, a runtime that is not
+ * running with one line and exit 3, the same for each.
+ */
+const root = join(__dirname, '..', '..');
+const COMMANDS: [string, string, RegExp][] = [
+  ['npm start', 'tools/local-runtime/start.ts', /^Usage: npm start/],
+  ['npm run call', 'tools/local-runtime/call.ts', /^Usage: npm run call/],
+  ['npm run loadtest', 'tools/proof-kit/cli.ts', /^Usage: npm run loadtest/],
+  ['npm run dlq', 'tools/dlq/cli.ts', /^Usage: npm run dlq/],
+  ['npm run bench', 'tools/bench/cli.ts', /^Usage: npm run bench/],
+  ['npm run sim', 'tools/simulation/cli.ts', /^Usage: npm run sim/],
+  ['npm run new:consumer', 'tools/scaffolder/new-consumer.ts', /^Usage: npm run new:consumer/],
+];
+const NEED_THE_RUNTIME: [string, string, string[]][] = [
+  ['npm run call', 'tools/local-runtime/call.ts', ['GET', '/orders/x']],
+  ['npm run loadtest', 'tools/proof-kit/cli.ts', ['--profile', 'smoke']],
+  ['npm run dlq', 'tools/dlq/cli.ts', ['list']],
+];
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(file: string, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    // tsx as a loader in this Node: one process per command, not tsx's launcher and its child.
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+      cwd: root,
+      env: { ...process.env, OUTPUTS_FILE: join(root, '.local', 'no-runtime-here.json'), PORT: '0' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs every command line, four at a time (the machine has other work), keyed by command and case. */
+const results = new Map<string, Run>();
+beforeAll(async () => {
+  const jobs: [string, string, string[]][] = [
+    ...COMMANDS.flatMap(([name, file]): [string, string, string[]][] => [
+      [`${name} help`, file, ['--help']],
+      [`${name} bad flag`, file, ['--no-such-flag']],
+    ]),
+    ...NEED_THE_RUNTIME.map(([name, file, args]): [string, string, string[]] => [`${name} not running`, file, args]),
+  ];
+  const queue = [...jobs];
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let job = queue.shift(); job !== undefined; job = queue.shift())
+        results.set(job[0], await run(job[1], job[2]));
+    }),
+  );
+}, 120_000);
+
+test.each(COMMANDS)('%s --help prints its usage and exits 0, starting nothing', (name, _file, usage) => {
+  const { code, stdout, stderr } = results.get(`${name} help`)!;
+
+  expect({ code, stderr }).toEqual({ code: EXIT.ok, stderr: '' });
+  expect(stdout).toMatch(usage);
+  expect(stdout).toMatch(/-h, --help/);
+  expect(stdout).toMatch(/Exit codes: 0 .*2 usage error/);
+});
+
+test.each(COMMANDS)('%s with a mistyped flag names it, prints the usage and exits 2', (name) => {
+  const { code, stdout, stderr } = results.get(`${name} bad flag`)!;
+
+  expect(code).toBe(EXIT.usage);
+  expect(stdout).toBe('');
+  expect(stderr).toMatch(/Unknown option '--no-such-flag'/);
+  expect(stderr).not.toMatch(/To specify a positional argument/);
+  expect(stderr).toMatch(/usage: npm (start|run)/i);
+});
+
+test.each(NEED_THE_RUNTIME)(
+  '%s without a running runtime says so in one line and exits 3, as every command does',
+  (name) => {
+    const { code, stderr } = results.get(`${name} not running`)!;
+
+    expect(code).toBe(EXIT.notRunning);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/npm start/);
+  },
+);
+
+test("the DLQ tool's help gives each option its own text: the past-horizon procedure under --past-horizon only", () => {
+  const section = (flag: string) => {
+    const start = DLQ_USAGE.indexOf(`\n  ${flag}`);
+    const next = DLQ_USAGE.slice(start + 1).search(/\n {2}-/);
+    return DLQ_USAGE.slice(start, start + 1 + next);
+  };
+
+  expect(section('--past-horizon')).toContain(PAST_HORIZON_RUNBOOK);
+  expect(section('--past-horizon')).toContain('INBOX#<consumer>#<eventId>');
+  expect(section('--provider-performed')).toContain('ProviderKeyWindowPassed');
+  expect(section('--provider-performed')).not.toContain(PAST_HORIZON_RUNBOOK);
+  expect(section('--provider-performed')).not.toContain('INBOX#');
+});
