@@ -26,6 +26,8 @@ const LONG = [
   '<rootDir>/test/simulation/campaign.test.ts',
   '<rootDir>/test/simulation/cli.test.ts',
   '<rootDir>/test/unit/new-consumer.test.ts',
+  // Spawns every command's entry point (17 processes): a minute of process start-up, not unit-tier time.
+  '<rootDir>/test/unit/cli-help.test.ts',
 ];
 
 // The infra files run as one suite (test/infra/all.suite.ts): in one module registry aws-cdk-lib loads
