@@ -46,6 +46,7 @@ import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lam
 import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
 import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
+import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -1084,8 +1085,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!guards.dedupeHorizon) settings = { ...settings, dedupeHorizonSeconds: Number.POSITIVE_INFINITY };
     // Without the future-stamp guard, any stamp ahead of the clock passes (the claims' TTL: guardSwitchesOnTransactions).
     if (!guards.futureStamps) settings = { ...settings, maxFutureSkewSeconds: Number.POSITIVE_INFINITY };
-    // A record's work names its try by the invocation's request id and the record's message id.
-    const messageIds = new Map(event.Records.map((r) => [`${invocation.name}:${r.messageId}`, r.messageId]));
+    // A record's work names its try by the invocation's request id and the record's receipt (queue-consumer.ts).
+    const messageIds = new Map(event.Records.map((r) => [leaseHolderOf(invocation.name, r), r.messageId]));
     const messageIdOf = (work: RecordWork): string => {
       const messageId = messageIds.get(work.leaseHolder);
       if (messageId === undefined) throw new Error(`No record of ${invocation.name} holds ${work.leaseHolder}`);
