@@ -5,6 +5,7 @@ import type { Observation } from './drive';
 import { faultMarksInWords } from './fault-marks';
 import type { PlannedRequest } from './plan';
 import { costBreakdown, UNIT_PRICES } from './prices';
+import { judgeAppliedMetrics } from './metrics-check';
 import type { PipelineSamples, ProviderCallCounts } from './sampler';
 import { barChart, escape, lineChart, PALETTE, type Series } from './svg-charts';
 import { waterfallChart, type OrderTrace } from './trace';
@@ -206,7 +207,7 @@ export function terminalSummary(r: RunResults): string {
         ? `${METRICS_CAVEAT}: ${Object.entries(v.consumerMetrics)
             .map(
               ([c, m]) =>
-                `${c}: ${m.EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
+                `${c}: ${m.EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.OwedProviderCallCompleted ?? 0} owed provider calls completed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
             )
             .join('; ')}`
         : `duplicates suppressed (lower bound from provider repeats): ${
@@ -275,7 +276,9 @@ export function chaosSummary(c: ChaosCounters | undefined): string {
 
 /**
  * The consumers' metrics are flushed when an invocation ends, so an invocation that crashed (the
- * `crash` fault, an out-of-memory kill) took its counts with it: they undercount, never overcount.
+ * `crash` fault, an out-of-memory kill) took its counts with it: they undercount, never overcount
+ * (an overcount of EffectApplied is a violation: metrics-check.ts). A commit whose provider call then
+ * failed is still counted, in its own try.
  */
 const METRICS_CAVEAT = 'metrics flushed (a crashed invocation flushes none)';
 
@@ -291,8 +294,12 @@ function appliedSummary(v: Verification): string {
 function metricsFlushed(v: Verification): string {
   const consumers = Object.keys(v.consumerMetrics);
   if (consumers.length === 0) return 'not measured on this target';
-  const seen = consumers
-    .map((c) => `${c} ${v.consumerMetrics[c].EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied`)
+  const seen = judgeAppliedMetrics(v.consumerMetrics, v.appliedEffects)
+    .map(
+      (j) =>
+        `${j.consumer} ${j.counted} of ${j.stored} applied` +
+        (j.owedCallsCompleted > 0 ? ` (and ${j.owedCallsCompleted} owed provider calls completed)` : ''),
+    )
     .join(', ');
   return `${seen}; a crashed invocation flushes none`;
 }
@@ -466,8 +473,8 @@ export function pipelineCharts(p: PipelineSamples): string[] {
       marks,
     ),
     lineChart(
-      `Effects applied and duplicates suppressed, per consumer (cumulative, ${METRICS_CAVEAT})`,
-      counterSeries(['EffectApplied', 'DuplicateSuppressed']),
+      `Effects applied, owed provider calls completed and duplicates suppressed, per consumer (cumulative, ${METRICS_CAVEAT})`,
+      counterSeries(['EffectApplied', 'OwedProviderCallCompleted', 'DuplicateSuppressed']),
       { x: 'seconds into the run', y: 'events' },
       marks,
     ),
@@ -510,6 +517,7 @@ const PROVIDER_SERIES: [keyof ProviderCallCounts, string][] = [
 
 const COUNTER_LABELS: Record<string, string> = {
   EffectApplied: 'applied',
+  OwedProviderCallCompleted: 'owed calls completed',
   DuplicateSuppressed: 'duplicates',
   TransientFailure: 'transient',
   PermanentFailure: 'to DLQ',

@@ -22,6 +22,7 @@ import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambd
 import { example, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
 import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDomain, type Violation } from './domain';
+import { appliedMetricViolations, judgeAppliedMetrics } from './metrics-check';
 import type { Observation } from './drive';
 import type { PlannedRequest } from './plan';
 import type { Target } from './target';
@@ -275,6 +276,8 @@ export function checkInvariants(options: RunFacts): Verification {
     duplicatesSuppressed[consumer] = consumerMetrics[consumer]?.DuplicateSuppressed ?? providerRepeats[consumer] ?? 0;
   }
   const appliedEffects = countAppliedEffects(domain.producedEvents(entities), consumers, effects);
+  // The metrics may fall short of the stored claims (a crash flushes none), never exceed them.
+  violations.push(...appliedMetricViolations(judgeAppliedMetrics(consumerMetrics, appliedEffects)));
 
   // 4. Dead letters by cause; only our poison is expected. And nothing left in the outbox.
   const deadLetters: Verification['deadLetters'] = [];
