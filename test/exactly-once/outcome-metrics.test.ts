@@ -17,7 +17,10 @@ afterEach(() => jest.restoreAllMocks());
 /** The metric names one call of `run` adds, without the ones every try counts (ReceiveCount). */
 async function countedBy(run: () => Promise<unknown>): Promise<string[]> {
   const added: string[] = [];
-  const spy = jest.spyOn(metrics, 'addMetric').mockImplementation((name) => void added.push(name));
+  const spy = jest.spyOn(metrics, 'addMetric').mockImplementation((name) => {
+    added.push(name);
+    return metrics;
+  });
   await run().catch(() => undefined);
   spy.mockRestore();
   return added.filter((name) => name !== 'ReceiveCount');

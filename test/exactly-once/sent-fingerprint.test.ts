@@ -141,7 +141,9 @@ describe('the fingerprint functions', () => {
     expect(bodyFingerprint(reordered)).toBe(sentFingerprint(event));
     expect(sentFingerprint({ ...event, traceparent: 'x' })).toBe(sentFingerprint(event));
     expect(sentFingerprint({ ...event, tenant: 't-1' })).not.toBe(sentFingerprint(event));
-    expect(sentFingerprint({ ...event, payload: { ...event.payload, extra: null } })).not.toBe(sentFingerprint(event));
+    expect(
+      sentFingerprint({ ...event, payload: { ...(event.payload as Record<string, unknown>), extra: null } }),
+    ).not.toBe(sentFingerprint(event));
     expect(sentFingerprint(event)).toMatch(/^v2:[0-9a-f]{32}$/);
   });
 

@@ -36,7 +36,10 @@ test('per consumer: equal, fewer (a crash) or more than the stored claims; only 
 test('a provider outage over the first tries, then redelivered copies: the flushed EffectApplied equals the stored claims, and the owed calls are counted apart from the duplicates', async () => {
   const c = memoryEntityConsumer();
   const counted: Record<string, number> = {};
-  jest.spyOn(metrics, 'addMetric').mockImplementation((name) => void (counted[name] = (counted[name] ?? 0) + 1));
+  jest.spyOn(metrics, 'addMetric').mockImplementation((name) => {
+    counted[name] = (counted[name] ?? 0) + 1;
+    return metrics;
+  });
   const events = ['a', 'b', 'c', 'd', 'e'].map((id) => thing(`thing-${id}`));
   const deliverAll = (round: string) =>
     Promise.all(

@@ -28,18 +28,3 @@ export function outcomeMetrics(end: ApplyOutcome | 'failed', tally: RecordTally)
   if (end === 'stale') names.push('StaleEventIgnored');
   return names;
 }
-
-/**
- * The consumer metrics outcomeMetrics counts, for the dashboard and the proof kit to read by name.
- *
- * @example
- * ```ts
- * this.dashboard.addWidgets(...OUTCOME_METRIC_NAMES.map(perConsumer));
- * ```
- */
-export const OUTCOME_METRIC_NAMES = [
-  'EffectApplied',
-  'OwedProviderCallCompleted',
-  'DuplicateSuppressed',
-  'StaleEventIgnored',
-] as const;
