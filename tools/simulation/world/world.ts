@@ -226,6 +226,12 @@ export type MechanismGuards = {
   /** The ledger transactions' ClientRequestToken: off, an SDK retry of a commit fails on its own claim. */
   requestToken: boolean;
   /**
+   * A failed claim whose lease holder is this try's own is this try's commit, reported applied
+   * (inbox-ledger.ts `transact`). Off: the entry the claim failed on comes back without its holder, so
+   * a commit whose answer was lost and that is retried under another token is reported a duplicate.
+   */
+  ownCommit: boolean;
+  /**
    * The done-mark's own bound (record-work.ts `recordingSignal`): a provider's 2xx is recorded even
    * when the record's deadline fires meanwhile. Off: the done-mark runs under the deadline, is cut
    * there, and the next copy calls the provider again.
@@ -338,6 +344,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   queueSenders: true,
   futureStamps: true,
   requestToken: true,
+  ownCommit: true,
   doneMarkBound: true,
 };
 
@@ -507,6 +514,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private readonly answered = new Map<string, { invocation: Invocation; excused: boolean }>();
   private readonly doubleSends: string[] = [];
   private readonly miscounts: string[] = [];
+  /** Per lease holder (one try of one record): the claim its own retry was refused on, until the try ends. */
+  private readonly ownCommitsRefused = new Map<string, string>();
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
@@ -1098,9 +1107,11 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       withFaults: (apply) => {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
-          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, () =>
-            decorated(applied, work),
-          );
+          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, async () => {
+            const outcome = await decorated(applied, work);
+            this.checkNotOwnCommit(work, outcome);
+            return outcome;
+          });
       },
     };
   }
@@ -1253,7 +1264,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!(error instanceof TransactionCanceledException)) return error;
     const [reason] = error.CancellationReasons ?? [];
     if (reason?.Code !== 'ConditionalCheckFailed') return error;
-    this.checkNotOwnCommit(claim, key, work);
+    this.noteOwnCommitRefused(claim, key, work);
+    // Without the own-holder rule: the ledger cannot tell its own commit from another try's claim.
+    if (!this.options.guards.ownCommit && reason.Item !== undefined)
+      delete reason.Item[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE];
     if (!this.options.guards.providerCompletion && reason.Item !== undefined) {
       delete reason.Item[PROVIDER_CALL_DONE_ATTRIBUTE];
       delete reason.Item[SUPERSEDED_BY_ATTRIBUTE];
@@ -1288,16 +1302,28 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   }
 
   /**
-   * A ledger that reports its own try's commit a duplicate miscounts (EffectApplied and
-   * DuplicateSuppressed are what the operators and the proof read): the claim it failed on carries
-   * this very try as its lease holder.
+   * A claim this very try committed, refused to its own retry (the claim it failed on carries the try's
+   * lease holder): noted, so the try's outcome can be judged (checkNotOwnCommit).
    */
-  private checkNotOwnCommit(claim: string, key: Record<string, unknown>, work: RecordWork): void {
+  private noteOwnCommitRefused(claim: string, key: Record<string, unknown>, work: RecordWork): void {
     const { Item } = this.db.execute(new GetCommand({ TableName: EFFECTS_TABLE, Key: key })) as {
       Item?: Record<string, unknown>;
     };
     if (Item?.[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
-      this.miscounts.push(`${claim} reported a duplicate of its own commit (${work.leaseHolder})`);
+      this.ownCommitsRefused.set(work.leaseHolder, claim);
+  }
+
+  /**
+   * A ledger that reports its own try's commit a duplicate miscounts (EffectApplied and
+   * DuplicateSuppressed are what the operators and the proof read): a try whose own claim was refused to
+   * it must end `applied`.
+   */
+  private checkNotOwnCommit(work: RecordWork, outcome: string): void {
+    const claim = this.ownCommitsRefused.get(work.leaseHolder);
+    if (claim === undefined) return;
+    this.ownCommitsRefused.delete(work.leaseHolder);
+    if (outcome !== 'applied')
+      this.miscounts.push(`${claim} reported ${outcome} for its own commit (${work.leaseHolder})`);
   }
 
   private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
@@ -1573,6 +1599,7 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'queueSenders',
     'futureStamps',
     'requestToken',
+    'ownCommit',
     'doneMarkBound',
   ],
   choices: {
