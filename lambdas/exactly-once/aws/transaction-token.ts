@@ -40,7 +40,8 @@ function tokenJson(items: readonly unknown[]): string {
  * TransactionInProgressException (the same request still running), a throttled or lost answer.
  * The retry of such an answer is the same request under the same token, so DynamoDB answers it
  * with the first one's outcome. Under a new token it would fail on its own claim, and an effect
- * this try committed would be reported a duplicate.
+ * this try committed would be reported a duplicate. (The SDK retries an in-progress answer itself,
+ * within one send; the ledger's in-process retry meets the ones its attempts did not outlast.)
  *
  * @example
  * ```ts
