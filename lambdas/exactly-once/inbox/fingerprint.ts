@@ -102,3 +102,17 @@ export function fingerprintsDiffer(stored: unknown, delivered: string): boolean 
   if (typeof stored !== 'string' || !stored.startsWith(`${FINGERPRINT_VERSION}:`)) return false;
   return stored !== delivered;
 }
+
+/**
+ * The version a stored or delivered fingerprint was computed under: its prefix (`v2`), or `v1` for
+ * one without (the code before versions, which hashed the consumer's parse). Two fingerprints of
+ * different versions say nothing about whether the events differ.
+ *
+ * @example The DLQ tool tells a copy judged across a code change from a real second event
+ * ```ts
+ * fingerprintVersionOf(attributes.storedFingerprint) !== fingerprintVersionOf(attributes.deliveredFingerprint);
+ * ```
+ */
+export function fingerprintVersionOf(fingerprint: string): string {
+  return /^(v\d+):/.exec(fingerprint)?.[1] ?? 'v1';
+}
