@@ -123,8 +123,8 @@ const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
-const SENT_FINGERPRINT = 'test/exactly-once/sent-fingerprint.test.ts';
-const UNIT_TRANSACTION_TOKEN = 'test/exactly-once/transaction-token.test.ts';
+const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
+const UNIT_TRANSACTION_TOKEN = 'test/unit/transaction-token.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
@@ -887,7 +887,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/exactly-once/one-holder-per-receipt.test.ts',
+        file: 'test/unit/one-holder-per-receipt.test.ts',
         name: 'a batch with one message twice (two receipt handles): one effect, one provider call, and the other copy is not applied',
       },
       { file: UNIT_CONSUMERS, name: 'provider calls: one at a time per event, and the done-mark retried on its own' },
@@ -925,10 +925,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/exactly-once/outcome-metrics.test.ts',
+        file: 'test/unit/outcome-metrics.test.ts',
         name: 'a provider outage after the commit: the committing try counts EffectApplied, the retry that makes the owed call counts OwedProviderCallCompleted, a later copy DuplicateSuppressed',
       },
-      { file: 'test/exactly-once/outcome-metrics.test.ts', name: 'a stale event counts StaleEventIgnored only' },
+      { file: 'test/unit/outcome-metrics.test.ts', name: 'a stale event counts StaleEventIgnored only' },
       {
         file: 'test/unit/metrics-check.test.ts',
         name: 'a provider outage over the first tries, then redelivered copies: the flushed EffectApplied equals the stored claims, and the owed calls are counted apart from the duplicates',

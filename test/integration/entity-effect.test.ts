@@ -247,21 +247,34 @@ describe('event integrity on DynamoDB Local', () => {
   function lossyLedger(withoutToken = false, inProgress = false) {
     const client = testDynamoDbClient();
     const lost = { answers: 0 };
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand' && lost.answers === 0) {
-          lost.answers += 1;
-          if (inProgress)
-            throw new TransactionInProgressException({ message: 'Transaction is in progress', $metadata: {} });
-          throw Object.assign(new Error('socket hang up after the commit'), { name: 'TimeoutError', $metadata: {} });
-        }
-        return result;
-      },
-      // In-progress answers past the SDK's own retries (it retries them under the same token by itself),
-      // so the ledger's in-process retry is what meets it: the answer is replaced outside the retry step.
-      { step: inProgress ? 'initialize' : 'deserialize', name: 'loseTheFirstAnswer' },
-    );
+    /** The first transaction's answer, once DynamoDB committed it: lost, or in progress. */
+    const replaced = (commandName: string | undefined) => {
+      if (commandName !== 'TransactWriteItemsCommand' || lost.answers > 0) return;
+      lost.answers += 1;
+      if (inProgress)
+        throw new TransactionInProgressException({ message: 'Transaction is in progress', $metadata: {} });
+      throw Object.assign(new Error('socket hang up after the commit'), { name: 'TimeoutError', $metadata: {} });
+    };
+    if (inProgress)
+      // Past the SDK's own retries (it retries an in-progress answer under the same token by itself), so
+      // the ledger's in-process retry is what meets it: replaced outside the retry step.
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          replaced(context.commandName);
+          return result;
+        },
+        { step: 'initialize', name: 'answerInProgress' },
+      );
+    else
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          replaced(context.commandName);
+          return result;
+        },
+        { step: 'deserialize', name: 'loseTheFirstAnswer' },
+      );
     if (withoutToken)
       client.middlewareStack.add(
         (next) => async (args) => {

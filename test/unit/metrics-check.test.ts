@@ -3,7 +3,7 @@ import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
 import { metrics } from '../../lambdas/exactly-once/runtime/observability';
 import { appliedMetricViolations, judgeAppliedMetrics } from '../../tools/proof-kit/metrics-check';
 import { recordWork } from '../support/record-work';
-import { CONSUMER, memoryEntityConsumer, recordOf, thing } from '../exactly-once/fixtures/memory-entity-consumer';
+import { CONSUMER, memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 
 /**
  * The proof kit's check of the consumers' metrics: `EffectApplied` may fall short of the stored inbox

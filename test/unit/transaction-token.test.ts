@@ -16,7 +16,7 @@ import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effec
 import { IN_PROCESS_RETRY } from '../../lambdas/exactly-once/runtime/contention-retry';
 import type { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
 import { recordWork } from '../support/record-work';
-import { CONSUMER, memoryEntityConsumer, TABLE, thing } from './fixtures/memory-entity-consumer';
+import { CONSUMER, memoryEntityConsumer, TABLE, thing } from '../support/memory-entity-consumer';
 
 /**
  * A ledger transaction's ClientRequestToken changes only after a definite cancellation: an answer

@@ -3,7 +3,7 @@ import { outcomeMetrics } from '../../lambdas/exactly-once/consumer/outcome-metr
 import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
 import { metrics } from '../../lambdas/exactly-once/runtime/observability';
 import { recordWork } from '../support/record-work';
-import { memoryEntityConsumer, recordOf, thing } from './fixtures/memory-entity-consumer';
+import { memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 
 /**
  * The consumer metrics mean what they say: `EffectApplied` counts each event whose effect committed,

@@ -8,7 +8,7 @@ import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work
 import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
 import { lambdaContext } from '../../lambdas/exactly-once/testing';
-import { memoryEntityConsumer, recordOf, thing } from './fixtures/memory-entity-consumer';
+import { memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 
 /**
  * One lease holder and one transaction token per SQS record (its receipt), not per message id: two

@@ -9,7 +9,7 @@ import {
   sentFingerprint,
 } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { recordWork } from '../support/record-work';
-import { memoryEntityConsumer, recordOf, TABLE, thing } from './fixtures/memory-entity-consumer';
+import { memoryEntityConsumer, recordOf, TABLE, thing } from '../support/memory-entity-consumer';
 
 /**
  * The inbox claim's fingerprint is of what the producer sent (the message body), never of the
