@@ -301,6 +301,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
+        file: 'test/simulation/parser-change.test.ts',
+        name: 'with the claims fingerprinting the parse, a parser change mid-run turns redelivered events into EventIdReused: found within 3 seeds; with the body fingerprint every invariant holds',
+      },
+      {
         file: SENT_FINGERPRINT,
         name: 'a schema change between the claim and the duplicate (the parse adds a default) still reads as a duplicate, and the owed provider call is made once',
       },
@@ -1867,13 +1871,17 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-finds-guards',
     statement:
-      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
+      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
       { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
       { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
+      {
+        file: 'test/simulation/parser-change.test.ts',
+        name: 'with the claims fingerprinting the parse, a parser change mid-run turns redelivered events into EventIdReused: found within 3 seeds; with the body fingerprint every invariant holds',
+      },
       {
         file: 'test/simulation/consumers.test.ts',
         name: "outage windows fall on every provider a consumer of the list names, a new consumer's too",

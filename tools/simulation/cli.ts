@@ -13,6 +13,7 @@ import {
 } from './campaign';
 import { simulationWorld } from '../example';
 import type { SimulationWorld } from './contract';
+import { OPTIONAL_FAULTS } from './world/world';
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
@@ -81,7 +82,8 @@ function parse(argv: string[], world: SimulationWorld) {
       options.cancels = rate;
     } else if (flag === '--fault') {
       const [kind, raw] = value().split('=');
-      if (!(kind in faults)) throw new Error(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
+      const known = [...new Set([...Object.keys(faults), ...OPTIONAL_FAULTS])];
+      if (!known.includes(kind)) throw new Error(`unknown fault ${kind}; known: ${known.join(', ')}`);
       faults[kind] = JSON.parse(raw);
     } else if (flag === '--guard') {
       const [name, raw] = value().split('=');

@@ -47,6 +47,7 @@ import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports'
 import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
 import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
+import { parsedAsDeployed } from './parser-change';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -150,6 +151,13 @@ export type FaultRates = {
   producerClockSkewSeconds?: [number, number];
   /** Per ledger transaction (0 by default): it commits, its answer is lost, and the SDK sends it again. */
   sdkRetryOfCommit?: number;
+  /**
+   * A deploy mid-run (off by default): from this virtual second on, every consumer's parse gives each
+   * event's payload a default field (parser-change.ts), as a consumer whose schema gained a `.default()`
+   * would. The bodies on the queues are unchanged: an event claimed before and redelivered after is the
+   * same event, and must stay a duplicate whose owed provider call is made.
+   */
+  parserChangeAtSeconds?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -232,6 +240,12 @@ export type MechanismGuards = {
    */
   ownCommit: boolean;
   /**
+   * The claim's fingerprint is of the record's message body (consume-record.ts, `RecordWork.sentFingerprint`).
+   * Off: the ledger fingerprints the consumer's parse, so after a parser change an event claimed before it
+   * reads as another event under its id (EventIdReused) and its owed provider call is never made.
+   */
+  sentFingerprint: boolean;
+  /**
    * The done-mark's own bound (record-work.ts `recordingSignal`): a provider's 2xx is recorded even
    * when the record's deadline fires meanwhile. Off: the done-mark runs under the deadline, is cut
    * there, and the next copy calls the provider again.
@@ -295,6 +309,17 @@ export const DEFAULT_SETTINGS: Settings = {
   providerMemorySeconds: 24 * 3600,
 };
 
+/** The faults that are off unless named (absent from DEFAULT_FAULTS): `--fault` takes them too. */
+export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
+  'outageProviders',
+  'forgedFirst',
+  'producerClockSkew',
+  'producerClockSkewSeconds',
+  'sdkRetryOfCommit',
+  'parserChangeAtSeconds',
+  'providerAnswerMs',
+];
+
 export const DEFAULT_FAULTS: FaultRates = {
   // Per call; a batch of 10 records makes ~30 calls, so about 1 invocation in 10 dies.
   // At 0.02 (1 in 2) crashes of batch-mates burn a FIFO record's 5 receives on main
@@ -345,6 +370,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   futureStamps: true,
   requestToken: true,
   ownCommit: true,
+  sentFingerprint: true,
   doneMarkBound: true,
 };
 
@@ -1108,7 +1134,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
           applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, async () => {
-            const outcome = await decorated(applied, work);
+            const parsed = parsedAsDeployed(applied, this.scheduler.now, this.options.faults.parserChangeAtSeconds);
+            // Without the guard, the ledger has no body fingerprint and falls back to the parsed event's.
+            const recordWork = guards.sentFingerprint ? work : { ...work, sentFingerprint: undefined };
+            const outcome = await decorated(parsed, recordWork);
             this.checkNotOwnCommit(work, outcome);
             return outcome;
           });
@@ -1600,6 +1629,7 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'futureStamps',
     'requestToken',
     'ownCommit',
+    'sentFingerprint',
     'doneMarkBound',
   ],
   choices: {
