@@ -18,7 +18,7 @@ import { PermanentError } from './errors';
  *   is counted from it, and an event further ahead of the consumer's clock than the skew margin
  *   is refused (OccurredInFuture).
  * - `tenant`: who the producer verified the change was made for (e.g. the caller the API
- *   authenticated). Part of the inbox key and of the fingerprint, so one tenant's event can never
+ *   authenticated). Part of the inbox key and of the message body the fingerprint is of, so one tenant's event can never
  *   stand for another's. Optional: an event without one is keyed as before.
  * - `traceparent`: the W3C Trace Context of the span that wrote the event to the outbox
  *   (lambdas/exactly-once/trace), so the relay, the consumer and the provider call join the trace

@@ -45,11 +45,11 @@ export class PermanentError extends Error {
  *   provider remembers idempotency keys (aws/inbox-ledger.ts `providerKeyWindowSeconds`):
  *   an earlier try may have been performed with its answer lost, and a repeat now
  *   would be a second effect, so only a person, who can check at the provider, may decide.
- * - EventIdReused: the inbox already holds a claim on this eventId for an event with other content
- *   (its fingerprint differs: another type, entity, version, tenant or payload). Either a producer
- *   reused an id for a second state change or someone forged a message; acknowledging it as a
- *   duplicate would lose an event without a trace, so a person looks at both (the DLQ copy carries
- *   the stored and the delivered fingerprint);
+ * - EventIdReused: the inbox already holds a claim on this eventId for an event sent with other
+ *   content (the fingerprints of the two message bodies differ in more than `occurredAt` and
+ *   `traceparent`; inbox/fingerprint.ts). Either a producer reused an id for a second state change or
+ *   someone forged a message; acknowledging it as a duplicate would lose an event without a trace, so
+ *   a person looks at both (the DLQ copy carries the stored and the delivered fingerprint);
  * - OccurredInFuture: the event's `occurredAt` is further ahead of the consumer's clock than the
  *   clock-skew margin (consumer/dedupe-horizon.ts MAX_FUTURE_SKEW_SECONDS): its claim's expiry
  *   could not be trusted to outlive it, so it is not applied;

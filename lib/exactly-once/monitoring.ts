@@ -290,7 +290,13 @@ export class Monitoring extends Construct {
         width: 12,
         left: props.pipelines.map(({ spec }) => this.appMetric(metricName, { consumer: spec.name }, 'Sum', spec.name)),
       });
-    this.dashboard.addWidgets(perConsumer('EffectApplied'), perConsumer('DuplicateSuppressed'));
+    // EffectApplied counts each commit once, in the try that made it; a provider call that commit left
+    // owed, made by a later copy, is OwedProviderCallCompleted; DuplicateSuppressed only copies of finished work.
+    this.dashboard.addWidgets(
+      perConsumer('EffectApplied'),
+      perConsumer('OwedProviderCallCompleted'),
+      perConsumer('DuplicateSuppressed'),
+    );
     for (const pipeline of props.pipelines) this.dashboard.addWidgets(...this.consumerWidgets(pipeline));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
     this.dashboard.addWidgets(
@@ -352,13 +358,14 @@ export class Monitoring extends Construct {
       this.appMetric(metricName, { consumer: name }, statistic, label).with({ period: Duration.minutes(5) });
     return [
       new cloudwatch.GraphWidget({
-        title: `${name}: delivered, applied, suppressed as duplicates`,
+        title: `${name}: delivered, applied, owed calls completed, suppressed as duplicates`,
         width: 8,
         left: [
           this.mappingMetric(mappingId, 'InvokedEventCount', 'delivered (invoked)'),
           this.mappingMetric(mappingId, 'DeletedEventCount', 'deleted (acked)'),
           this.mappingMetric(mappingId, 'FailedInvokeEventCount', 'failed'),
           app('EffectApplied', 'Sum', 'applied'),
+          app('OwedProviderCallCompleted', 'Sum', 'owed provider calls completed'),
           app('DuplicateSuppressed', 'Sum', 'duplicates suppressed'),
         ],
       }),

@@ -46,3 +46,17 @@ test('primitives and null pass through as JSON', () => {
   expect(canonicalJson(null)).toBe('null');
   expect(canonicalJson([])).toBe('[]');
 });
+
+test('a "__proto__" member is kept, not taken for the prototype: two bodies differing only there differ', () => {
+  const withProto = JSON.parse('{"__proto__":1,"a":2}') as unknown;
+
+  expect(canonicalJson(withProto)).toBe('{"__proto__":1,"a":2}');
+  expect(canonicalJson(withProto)).not.toBe(canonicalJson({ a: 2 }));
+  expect(canonicalJson(JSON.parse('{"__proto__":{"b":1}}'))).toBe('{"__proto__":{"b":1}}');
+});
+
+test('ordinary bodies canonicalise exactly as JSON.stringify of their sorted copy: the API fingerprint is unchanged', () => {
+  const body = { z: [3, { y: 1, b: null }], a: 'x', '10': 1, '9': 2, n: { d: true, c: 1.5 } };
+
+  expect(canonicalJson(body)).toBe('{"9":2,"10":1,"a":"x","n":{"c":1.5,"d":true},"z":[3,{"b":null,"y":1}]}');
+});

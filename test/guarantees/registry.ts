@@ -112,6 +112,8 @@ const IDEMPOTENCY_CONTRACT_RUNNERS = [
 
 const OUTBOX_TABLE = 'lambdas/exactly-once/aws/outbox-table.ts';
 const INBOX_LEDGER = 'lambdas/exactly-once/aws/inbox-ledger.ts';
+const TRANSACTION_TOKEN = 'lambdas/exactly-once/aws/transaction-token.ts';
+const FINGERPRINT = 'lambdas/exactly-once/inbox/fingerprint.ts';
 const PUBLISHER = 'lambdas/exactly-once/aws/sqs-event-publisher.ts';
 const QUEUE_CONSUMER = 'lambdas/exactly-once/consumer/queue-consumer.ts';
 const CONSUMER_SUPPORT = 'lambdas/exactly-once/consumer/consume-record.ts';
@@ -121,6 +123,8 @@ const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
 const VERIFY = 'tools/proof-kit/verify.ts';
 
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
+const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
+const UNIT_TRANSACTION_TOKEN = 'test/unit/transaction-token.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
@@ -285,12 +289,45 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'event-id-reused',
     statement:
-      "One id, one event: a claim stores the event's fingerprint (type, entity, version, tenant, payload; not `occurredAt`); a failed claim with another fingerprint is never acknowledged as a duplicate but dead-lettered as `EventIdReused` with both fingerprints; a claim without one (written earlier) still means the same event",
+      "One id, one event: a claim stores the fingerprint of what the producer sent (the record's message body in canonical JSON, without `occurredAt` and `traceparent`, which a redrive or a tool may rewrite; never the consumer's parse), with its version (`v2:`); a failed claim with another fingerprint of this version is never acknowledged as a duplicate but dead-lettered as `EventIdReused` with both fingerprints; a claim without one, or with one of an older version, still means the same event, so a deploy that changes the consumer's schema never turns a retry whose provider call is owed into `EventIdReused`",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/inbox/fingerprint.ts', symbol: 'eventFingerprint' },
+      { file: FINGERPRINT, symbol: 'sentFingerprint' },
+      { file: FINGERPRINT, symbol: 'bodyFingerprint' },
+      { file: FINGERPRINT, symbol: 'fingerprintsDiffer' },
+      { file: CONSUMER_SUPPORT, symbol: 'consume' },
       { file: INBOX_LEDGER, symbol: 'refuseAnotherEvent' },
+      { file: INBOX_LEDGER, symbol: 'sentFingerprintOf' },
+      { file: 'lambdas/exactly-once/runtime/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
+      {
+        file: 'test/simulation/parser-change.test.ts',
+        name: 'with the claims fingerprinting the parse, a parser change mid-run turns redelivered events into EventIdReused: found within 3 seeds; with the body fingerprint every invariant holds',
+      },
+      {
+        file: SENT_FINGERPRINT,
+        name: 'a schema change between the claim and the duplicate (the parse adds a default) still reads as a duplicate, and the owed provider call is made once',
+      },
+      {
+        file: SENT_FINGERPRINT,
+        name: 'a different body under the same id is still EventIdReused: dead-lettered with both fingerprints, nothing applied again, no second call',
+      },
+      {
+        file: SENT_FINGERPRINT,
+        name: 'the same body with occurredAt and traceparent rewritten (a redrive past the horizon, refreshed trace context) is a duplicate',
+      },
+      {
+        file: SENT_FINGERPRINT,
+        name: 'a claim whose fingerprint is of an older version (v1 hashed the parse) is taken as the same event, never as a mismatch',
+      },
+      {
+        file: SENT_FINGERPRINT,
+        name: 'a ledger called without a record fingerprints the envelope it is given: the same value as the body the relay sends for it',
+      },
+      {
+        file: 'test/exactly-once/canonical-json.test.ts',
+        name: 'a "__proto__" member is kept, not taken for the prototype: two bodies differing only there differ',
+      },
       {
         file: 'test/exactly-once/entity-consumer.test.ts',
         name: 'another event under a reused eventId is not acknowledged as a duplicate: DLQ EventIdReused with both fingerprints; nothing applied again, no second call',
@@ -429,8 +466,12 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'transaction-token',
     statement:
-      "Every ledger transaction carries a `ClientRequestToken`: the SDK's retry of a transaction that committed with its answer lost is reported `applied`, not a duplicate",
-    enforcedIn: [{ file: INBOX_LEDGER, symbol: 'clientRequestToken' }],
+      "Every ledger transaction carries a `ClientRequestToken`, kept across retries until a definite cancellation: the retry of a send whose outcome is unknown (its answer lost, `TransactionInProgressException`, throttled) is the same request, and a transaction that committed is reported `applied`, not a duplicate; a failed claim whose lease holder is this try's own is that commit too. The token hashes a BigInt or a Set in an effect item by value, so such an item applies on its first try",
+    enforcedIn: [
+      { file: TRANSACTION_TOKEN, symbol: 'clientRequestToken' },
+      { file: TRANSACTION_TOKEN, symbol: 'transactionSender' },
+      { file: INBOX_LEDGER, symbol: 'transact' },
+    ],
     provedBy: [
       {
         file: INT_ENTITY_EFFECT,
@@ -438,11 +479,40 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: INT_ENTITY_EFFECT,
-        name: 'the same retry without a ClientRequestToken fails on its own claim and is miscounted a duplicate: the token is what closes it',
+        name: 'TransactionInProgressException after the commit, retried in-process under the same token: reported applied, counted once',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'the same retry without a ClientRequestToken, from a ledger called without a record (no lease holder on its claim), fails on its own claim and is miscounted a duplicate: the token is what closes it',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: "the same retry without a ClientRequestToken in a record's try: the claim it fails on holds the try's own lease holder, so it is reported applied",
+      },
+      {
+        file: UNIT_TRANSACTION_TOKEN,
+        name: 'in a consumer (its record work, in-process retries): reported applied, counted once, and the provider called once',
+      },
+      {
+        file: UNIT_TRANSACTION_TOKEN,
+        name: "a use case that runs the whole ledger call again (a new transaction, a new token): the claim holds this try's lease holder, so it is applied, not a duplicate",
+      },
+      { file: UNIT_TRANSACTION_TOKEN, name: 'the retry carries the same token', templated: true },
+      {
+        file: UNIT_TRANSACTION_TOKEN,
+        name: 'after a cancellation (nothing was written) the next send is another request, under another token',
+      },
+      {
+        file: UNIT_TRANSACTION_TOKEN,
+        name: 'an effect item holding a BigInt is applied once on its first try, and its copy is a duplicate: the token hashes it by value',
       },
       {
         file: GUARDS,
-        name: 'without the ClientRequestToken, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed',
+        name: 'without the ClientRequestToken and the own-holder rule, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed',
+      },
+      {
+        file: GUARDS,
+        name: "without the ClientRequestToken alone, the own-holder rule reads the refused claim as the try's own commit: applied, every invariant holds",
       },
       {
         file: 'test/simulation/contracts/port-contracts.ts',
@@ -454,12 +524,17 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'entity-effect-version-guard',
     statement:
-      'The generic effect `new:consumer` scaffolds keeps a version guard: an older version of an entity after a newer one is stale, never applied; a write DynamoDB refuses as invalid is `WriteRejected`, dead-lettered at once',
+      "The generic effect `new:consumer` scaffolds keeps a version guard: an older version of an entity after a newer one is stale, never applied; a write DynamoDB refuses as invalid is `WriteRejected`, dead-lettered at once, unless the same cancellation says the claim's condition failed: a duplicate is read as the duplicate it is",
     enforcedIn: [
       { file: 'lambdas/exactly-once/aws/entity-effect-ledger.ts', symbol: 'DynamoDbEntityEffectLedger' },
       { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isInvalidRequest' },
     ],
     provedBy: [
+      {
+        file: UNIT_TRANSACTION_TOKEN,
+        name: 'a duplicate whose effect item is refused as invalid (ValidationError beside the claim ConditionalCheckFailed) is the duplicate it is, not WriteRejected',
+      },
+      { file: UNIT_TRANSACTION_TOKEN, name: 'a ValidationError with the claim free is still WriteRejected, at once' },
       {
         file: 'test/exactly-once/entity-consumer.test.ts',
         name: 'an older version of an entity after a newer one is stale: not counted, no provider call',
@@ -807,13 +882,18 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'provider-call-lease',
     statement:
-      "One provider call at a time per event: the claim takes a lease on the call, a duplicate that owes it must take the lease (refused while another delivery's is live); only single writes are retried on contention, never the provider call. Residue for a provider without keys (SMTP, SES): a second send only after a crash between the send and its done-mark",
+      "One provider call at a time per event: the claim takes a lease on the call, a duplicate that owes it must take the lease (refused while another delivery's is live); the lease holder is one per try and per SQS record (the request id and the receipt handle's hash, never the message id), so two receipts of one message in a batch are two copies; only single writes are retried on contention, never the provider call. Residue for a provider without keys (SMTP, SES): a second send only after a crash between the send and its done-mark",
     enforcedIn: [
+      { file: QUEUE_CONSUMER, symbol: 'leaseHolderOf' },
       { file: INBOX_LEDGER, symbol: 'leaseProviderCall' },
       { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
       { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
     ],
     provedBy: [
+      {
+        file: 'test/unit/one-holder-per-receipt.test.ts',
+        name: 'a batch with one message twice (two receipt handles): one effect, one provider call, and the other copy is not applied',
+      },
       { file: UNIT_CONSUMERS, name: 'provider calls: one at a time per event, and the done-mark retried on its own' },
       {
         file: UNIT_CONSUMERS,
@@ -834,6 +914,40 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
     ],
     doc: architecture('one-provider-call-at-a-time-per-event-the-lease'),
+  },
+  {
+    id: 'consumer-metrics',
+    statement:
+      'The consumer metrics mean what they say: `EffectApplied` counts each event whose effect committed, once, in the try that committed it (even when the provider call after it failed); `OwedProviderCallCompleted` counts a provider call a commit left owed, made by a later copy; `DuplicateSuppressed` counts only copies of finished work. The proof kit holds `EffectApplied` against the stored claims (more is a violation; fewer is what a crash costs), and the dashboard graphs all three',
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/consumer/outcome-metrics.ts', symbol: 'outcomeMetrics' },
+      { file: CONSUMER_SUPPORT, symbol: 'consume' },
+      { file: INBOX_LEDGER, symbol: 'committed' },
+      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'tools/proof-kit/metrics-check.ts', symbol: 'appliedMetricViolations' },
+      { file: 'lib/exactly-once/monitoring.ts', symbol: 'consumerWidgets' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/outcome-metrics.test.ts',
+        name: 'a provider outage after the commit: the committing try counts EffectApplied, the retry that makes the owed call counts OwedProviderCallCompleted, a later copy DuplicateSuppressed',
+      },
+      { file: 'test/unit/outcome-metrics.test.ts', name: 'a stale event counts StaleEventIgnored only' },
+      {
+        file: 'test/unit/metrics-check.test.ts',
+        name: 'a provider outage over the first tries, then redelivered copies: the flushed EffectApplied equals the stored claims, and the owed calls are counted apart from the duplicates',
+      },
+      {
+        file: 'test/unit/metrics-check.test.ts',
+        name: 'per consumer: equal, fewer (a crash) or more than the stored claims; only more is a violation',
+      },
+      {
+        file: 'test/unit/report-applied.test.ts',
+        name: 'metrics that count more commits than the inbox claims stored are a violation; fewer (a crash) are not',
+      },
+      { file: INFRA_PIPELINES, name: 'for each consumer, as the consumers emit it', templated: true },
+    ],
+    doc: { page: 'docs/operations.md' },
   },
   {
     id: 'synth-time-invariants',
@@ -1757,13 +1871,17 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-finds-guards',
     statement:
-      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, ClientRequestToken, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
+      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
       { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
       { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
       { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
+      {
+        file: 'test/simulation/parser-change.test.ts',
+        name: 'with the claims fingerprinting the parse, a parser change mid-run turns redelivered events into EventIdReused: found within 3 seeds; with the body fingerprint every invariant holds',
+      },
       {
         file: 'test/simulation/consumers.test.ts',
         name: "outage windows fall on every provider a consumer of the list names, a new consumer's too",

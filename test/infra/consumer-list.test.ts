@@ -167,7 +167,13 @@ describe('a third consumer on the list', () => {
       );
     };
 
-    for (const metricName of ['EffectApplied', 'DuplicateSuppressed', 'StaleEventIgnored', 'PermanentFailure']) {
+    for (const metricName of [
+      'EffectApplied',
+      'OwedProviderCallCompleted',
+      'DuplicateSuppressed',
+      'StaleEventIgnored',
+      'PermanentFailure',
+    ]) {
       const graphed = metrics.some((m) => m[1] === metricName && dimensionPairs(m).consumer === AUDIT.name);
       expect({ metricName, graphed }).toEqual({ metricName, graphed: true });
     }

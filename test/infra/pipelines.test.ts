@@ -46,6 +46,7 @@ const SQS_DEFAULT_VISIBILITY = 30;
 const LAMBDA_DEFAULT_TIMEOUT = 3;
 const CONSUMER_METRICS = [
   'EffectApplied',
+  'OwedProviderCallCompleted',
   'DuplicateSuppressed',
   'StaleEventIgnored',
   'PermanentFailure',

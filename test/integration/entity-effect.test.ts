@@ -1,7 +1,10 @@
+import { TransactionInProgressException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
 import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { isContention } from '../../lambdas/exactly-once/aws/transient-errors';
+import { IN_PROCESS_RETRY } from '../../lambdas/exactly-once/runtime/contention-retry';
 import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
@@ -237,22 +240,41 @@ describe('event integrity on DynamoDB Local', () => {
 
   /**
    * A client whose first TransactWriteItems answer is lost after DynamoDB committed it, so the SDK
-   * retries the same request; `withoutToken` also strips the request's ClientRequestToken.
+   * retries the same request; `withoutToken` also strips the request's ClientRequestToken. With
+   * `inProgress`, the answer is TransactionInProgressException instead (what a retry meets while the
+   * first request still runs), and the ledger retries it in-process as the consumers' wiring does.
    */
-  function lossyLedger(withoutToken = false) {
+  function lossyLedger(withoutToken = false, inProgress = false) {
     const client = testDynamoDbClient();
     const lost = { answers: 0 };
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand' && lost.answers === 0) {
-          lost.answers += 1;
-          throw Object.assign(new Error('socket hang up after the commit'), { name: 'TimeoutError', $metadata: {} });
-        }
-        return result;
-      },
-      { step: 'deserialize', name: 'loseTheFirstAnswer' },
-    );
+    /** The first transaction's answer, once DynamoDB committed it: lost, or in progress. */
+    const replaced = (commandName: string | undefined) => {
+      if (commandName !== 'TransactWriteItemsCommand' || lost.answers > 0) return;
+      lost.answers += 1;
+      if (inProgress)
+        throw new TransactionInProgressException({ message: 'Transaction is in progress', $metadata: {} });
+      throw Object.assign(new Error('socket hang up after the commit'), { name: 'TimeoutError', $metadata: {} });
+    };
+    if (inProgress)
+      // Past the SDK's own retries (it retries an in-progress answer under the same token by itself), so
+      // the ledger's in-process retry is what meets it: replaced outside the retry step.
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          replaced(context.commandName);
+          return result;
+        },
+        { step: 'initialize', name: 'answerInProgress' },
+      );
+    else
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          replaced(context.commandName);
+          return result;
+        },
+        { step: 'deserialize', name: 'loseTheFirstAnswer' },
+      );
     if (withoutToken)
       client.middlewareStack.add(
         (next) => async (args) => {
@@ -278,6 +300,7 @@ describe('event integrity on DynamoDB Local', () => {
       consumer: CONSUMER,
       tableName: effectsTable,
       inboxTtlSeconds: 3600,
+      contention: { ...IN_PROCESS_RETRY, isContention, sleep: async () => undefined },
     });
     return { ledger, lost, destroy: () => client.destroy() };
   }
@@ -293,14 +316,36 @@ describe('event integrity on DynamoDB Local', () => {
     lossy.destroy();
   });
 
-  test('the same retry without a ClientRequestToken fails on its own claim and is miscounted a duplicate: the token is what closes it', async () => {
+  test('TransactionInProgressException after the commit, retried in-process under the same token: reported applied, counted once', async () => {
+    const lossy = lossyLedger(false, true);
+
+    const result = await lossy.ledger.apply(envelope('evt-8d', 'entity-8d'));
+
+    expect(lossy.lost.answers).toBe(1);
+    expect(result.outcome).toBe('applied');
+    expect(await get(entityEffectKey(CONSUMER, 'entity-8d'))).toMatchObject({ appliedCount: 1 });
+    lossy.destroy();
+  });
+
+  test('the same retry without a ClientRequestToken, from a ledger called without a record (no lease holder on its claim), fails on its own claim and is miscounted a duplicate: the token is what closes it', async () => {
     const lossy = lossyLedger(true);
 
-    const result = await lossy.ledger.apply(envelope('evt-8b', 'entity-8b'), work());
+    const result = await lossy.ledger.apply(envelope('evt-8b', 'entity-8b'));
 
     expect(lossy.lost.answers).toBe(1);
     expect(result.outcome).toBe('duplicate');
     expect(await get(entityEffectKey(CONSUMER, 'entity-8b'))).toMatchObject({ appliedCount: 1 });
+    lossy.destroy();
+  });
+
+  test("the same retry without a ClientRequestToken in a record's try: the claim it fails on holds the try's own lease holder, so it is reported applied", async () => {
+    const lossy = lossyLedger(true);
+
+    const result = await lossy.ledger.apply(envelope('evt-8c', 'entity-8c'), work());
+
+    expect(lossy.lost.answers).toBe(1);
+    expect(result.outcome).toBe('applied');
+    expect(await get(entityEffectKey(CONSUMER, 'entity-8c'))).toMatchObject({ appliedCount: 1 });
     lossy.destroy();
   });
 

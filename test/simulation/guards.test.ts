@@ -164,14 +164,29 @@ test('without the fingerprint in the claim, a forged copy and the real event und
   expect(failed(caught)).toBe(true);
 });
 
-test('without the ClientRequestToken, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed', async () => {
+test('without the ClientRequestToken and the own-holder rule, an SDK retry of a committed transaction fails on its own claim and is reported a duplicate: found within 1 seed', async () => {
   const lostAnswers: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 } };
 
-  const found = await firstSeedWhere(lostAnswers, { requestToken: false }, violated('miscount'), 1);
+  const found = await firstSeedWhere(lostAnswers, { requestToken: false, ownCommit: false }, violated('miscount'), 1);
 
   expect(found?.seed).toBe(1);
   expect(failed(found!.guarded)).toBe(false);
   expect(found!.guarded.faults['sdk-retry-of-commit']).toBeGreaterThan(0);
+});
+
+test("without the ClientRequestToken alone, the own-holder rule reads the refused claim as the try's own commit: applied, every invariant holds", async () => {
+  const lostAnswers = probeSimulationOptions({
+    orders: ORDERS,
+    faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 },
+    guards: { ...MECHANISM_GUARDS, requestToken: false },
+    seed: 1,
+  });
+
+  const result = await simulateProbe(lostAnswers);
+
+  expect(result.faults['sdk-retry-of-commit']).toBeGreaterThan(0);
+  expect(result.verification.violations).toEqual([]);
+  expect(failed(result)).toBe(false);
 });
 
 test('without the future-stamp guard, an event stamped weeks ahead passes the horizon after its claim expired and is taken again: found within 1 seed', async () => {

@@ -571,6 +571,38 @@ describe('the dedupe horizon', () => {
         skip: expect.stringMatching(/^another event under a used eventId \(EventIdReused\)/),
       });
       expect(decide(reused, { cause: 'EventIdReused' })).toEqual(decision);
+      expect(decision).not.toMatchObject({ skip: expect.stringMatching(/apply the missing effect by hand/) });
+    });
+
+    test('EventIdReused judged across fingerprint versions (a deploy or a rollback) is moved: the running code takes it as the same event', () => {
+      const attributes = { failureCause: 'EventIdReused' as const };
+      const acrossVersions = deadLetter('m-v', envelope('e-v', daysBefore(1)), {
+        ...attributes,
+        storedFingerprint: 'v2:0123456789abcdef0123456789abcdef',
+        deliveredFingerprint: '0123456789abcdef0123456789abcdef',
+      });
+      const bothCurrent = deadLetter('m-c', envelope('e-c', daysBefore(1)), {
+        ...attributes,
+        storedFingerprint: 'v2:0123456789abcdef0123456789abcdef',
+        deliveredFingerprint: 'v2:fedcba9876543210fedcba9876543210',
+      });
+
+      expect(decide(acrossVersions)).toEqual({ move: 'as-is' });
+      expect(decide(bothCurrent)).toEqual({ skip: expect.stringMatching(/^another event under a used eventId/) });
+      expect(decide(bothCurrent, { cause: 'EventIdReused' })).toEqual({ skip: expect.any(String) });
+    });
+
+    test("EventIdReused judged by the code that fingerprinted the consumer's parse (no version on either) moves only when the cause is named, after a person compared the bodies", () => {
+      const judgedByParse = deadLetter('m-p', envelope('e-p', daysBefore(1)), {
+        failureCause: 'EventIdReused',
+        storedFingerprint: '0123456789abcdef0123456789abcdef',
+        deliveredFingerprint: 'fedcba9876543210fedcba9876543210',
+      });
+
+      expect(decide(judgedByParse)).toEqual({
+        skip: expect.stringMatching(/compare the body with the event its producer wrote/),
+      });
+      expect(decide(judgedByParse, { cause: 'EventIdReused' })).toEqual({ move: 'as-is' });
     });
 
     test('refused as stamped in the future (OccurredInFuture): left while the stamp is still beyond the margin, moved once within it', () => {

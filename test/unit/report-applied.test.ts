@@ -27,7 +27,13 @@ const claim = (consumer: string, eventId: string) => ({
 });
 
 /** Every event claimed by its consumers, while the metrics saw probe apply nothing (its invocations crashed). */
-function verification() {
+function verification(
+  metrics: Record<string, number> = {
+    'EffectApplied{consumer=probe-fifo}': 2,
+    'DuplicateSuppressed{consumer=probe-fifo}': 1,
+    'DuplicateSuppressed{consumer=probe}': 5,
+  },
+) {
   return checkInvariants({
     runId: 'lt',
     consumers: PROBE_CONSUMERS,
@@ -38,11 +44,7 @@ function verification() {
     entityIdOf: thingIdOf,
     isPoison: () => false,
     pendingOutbox: 0,
-    metrics: {
-      'EffectApplied{consumer=probe-fifo}': 2,
-      'DuplicateSuppressed{consumer=probe-fifo}': 1,
-      'DuplicateSuppressed{consumer=probe}': 5,
-    },
+    metrics,
     entities: things,
     effectItems: [
       claim('probe-fifo', happenedEventIdOf(happened)),
@@ -86,4 +88,16 @@ test('the HTML report charts the stored counts; the flushed metrics, which a cra
   );
   expect(html).toContain('data-label="probe" data-value="2"');
   expect(html).not.toContain('data-label="probe metrics"');
+});
+
+test('metrics that count more commits than the inbox claims stored are a violation; fewer (a crash) are not', () => {
+  const over = verification({ 'EffectApplied{consumer=probe-fifo}': 3, 'EffectApplied{consumer=probe}': 1 });
+
+  // (The fixture judges no effects or provider log: only the metrics' violations are looked at here.)
+  const metricsViolations = (v: ReturnType<typeof verification>) =>
+    v.violations.filter((x) => x.invariant === 'metrics');
+  expect(metricsViolations(over)).toEqual([
+    { invariant: 'metrics', detail: expect.stringContaining('probe-fifo: EffectApplied counted 3 commits, but 2') },
+  ]);
+  expect(metricsViolations(verification())).toEqual([]);
 });

@@ -55,7 +55,7 @@ describe('proof report: the pipeline over time', () => {
       'Queue depth (visible + delayed), per source queue',
       'In flight (received, not yet deleted), per source queue',
       'DLQ depth, per dead-letter queue (added during this run)',
-      'Effects applied and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
+      'Effects applied, owed provider calls completed and duplicates suppressed, per consumer (cumulative, metrics flushed (a crashed invocation flushes none))',
       'Failures, injected or not, per consumer (cumulative)',
       'Effect lag, request accepted -&gt; effect applied (by second accepted)',
     ])

@@ -22,6 +22,7 @@ import {
 } from './horizon';
 import type { DeadLetterQueue } from './queues';
 import { MAX_FUTURE_SKEW_SECONDS } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
+import { fingerprintVersionOf } from '../../lambdas/exactly-once/inbox/fingerprint';
 import { PROVIDER_KEY_WINDOW_CAUSE, PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
 
 /** A message in a DLQ, with what the consumer wrote about its failure. */
@@ -292,7 +293,35 @@ export function pastHorizonReason(dedupeHorizonSeconds: number): string {
 export const EVENT_ID_REUSED_CAUSE: PermanentCause = 'EventIdReused';
 const EVENT_ID_REUSED_REASON =
   'another event under a used eventId (EventIdReused): it would be refused again; compare storedFingerprint and ' +
-  'deliveredFingerprint (show), apply the missing effect by hand or have the producer emit it under a new id (runbook)';
+  'deliveredFingerprint and the two bodies (show), never apply an effect by hand: it may already be applied (runbook)';
+
+const JUDGED_BY_PARSE_REASON =
+  "EventIdReused judged by code that fingerprinted the consumer's parse (no v2: prefix): a schema change alone could " +
+  'make it; compare the body with the event its producer wrote (show, the outbox item) and, if only occurredAt and ' +
+  'traceparent differ, redrive it with --cause EventIdReused; never apply an effect by hand (runbook)';
+
+/** The versions of an EventIdReused copy's two fingerprints, when it carries both. */
+function fingerprintVersions(message: DeadLetter): [string, string] | undefined {
+  const { storedFingerprint, deliveredFingerprint } = message.attributes;
+  if (storedFingerprint === undefined || deliveredFingerprint === undefined) return undefined;
+  return [fingerprintVersionOf(storedFingerprint), fingerprintVersionOf(deliveredFingerprint)];
+}
+
+/**
+ * An EventIdReused copy, by its fingerprints' versions:
+ * - two versions (code that fingerprinted another way wrote the claim or judged the copy: a deploy or
+ *   a rollback): they say nothing about its content, and the code now running takes a claim of another
+ *   version as the same event, so it is moved: a duplicate, whose owed provider call is made once;
+ * - both v1 (the code before versions hashed the consumer's parse, so a schema change alone could make
+ *   it): moved only when a person names the cause (--cause EventIdReused) after comparing the bodies;
+ * - both of this version: two bodies that differ, another event for a person; never moved.
+ */
+function reusedIdDecision(message: DeadLetter, causeNamed: boolean): { skip: string } | { move: 'as-is' } {
+  const versions = fingerprintVersions(message);
+  if (versions !== undefined && versions[0] !== versions[1]) return { move: 'as-is' };
+  if (versions?.[0] === 'v1') return causeNamed ? { move: 'as-is' } : { skip: JUDGED_BY_PARSE_REASON };
+  return { skip: EVENT_ID_REUSED_REASON };
+}
 
 /** The cause a consumer refuses an event stamped beyond its clock-skew margin with (consume-record.ts). */
 export const OCCURRED_IN_FUTURE_CAUSE: PermanentCause = 'OccurredInFuture';
@@ -316,7 +345,7 @@ export function redriveDecision(
   if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
   // Redriven as it is, it would only come back: the id is taken by another event's claim.
-  if (causeOf(message) === EVENT_ID_REUSED_CAUSE) return { skip: EVENT_ID_REUSED_REASON };
+  if (causeOf(message) === EVENT_ID_REUSED_CAUSE) return reusedIdDecision(message, options.cause !== undefined);
   // Redriven while its stamp is still ahead, it would only come back; once within the margin it applies.
   if (causeOf(message) === OCCURRED_IN_FUTURE_CAUSE) {
     const occurredAt = envelopeOccurredAt(message.body);

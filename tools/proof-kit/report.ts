@@ -5,6 +5,7 @@ import type { Observation } from './drive';
 import { faultMarksInWords } from './fault-marks';
 import type { PlannedRequest } from './plan';
 import { costBreakdown, UNIT_PRICES } from './prices';
+import { judgeAppliedMetrics } from './metrics-check';
 import type { PipelineSamples } from './sampler';
 import type { ProviderFigures } from './provider-calls';
 import type { Provenance } from './provenance';
@@ -265,7 +266,7 @@ export function terminalSummary(r: RunResults): string {
         ? `${METRICS_CAVEAT}: ${Object.entries(v.consumerMetrics)
             .map(
               ([c, m]) =>
-                `${c}: ${m.EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
+                `${c}: ${m.EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied, ${m.DuplicateSuppressed ?? 0} duplicates suppressed, ${m.OwedProviderCallCompleted ?? 0} owed provider calls completed, ${m.StaleEventIgnored ?? 0} stale ignored, ${m.PermanentFailure ?? 0} to DLQ, ${m.TransientFailure ?? 0} transient failures`,
             )
             .join('; ')}`
         : `duplicates suppressed (lower bound from provider repeats): ${
@@ -332,7 +333,9 @@ export function chaosSummary(c: ChaosCounters | undefined): string {
 
 /**
  * The consumers' metrics are flushed when an invocation ends, so an invocation that crashed (the
- * `crash` fault, an out-of-memory kill) took its counts with it: they undercount, never overcount.
+ * `crash` fault, an out-of-memory kill) took its counts with it: they undercount, never overcount
+ * (an overcount of EffectApplied is a violation: metrics-check.ts). A commit whose provider call then
+ * failed is still counted, in its own try.
  */
 const METRICS_CAVEAT = 'metrics flushed (a crashed invocation flushes none)';
 
@@ -348,8 +351,12 @@ function appliedSummary(v: Verification): string {
 function metricsFlushed(v: Verification): string {
   const consumers = Object.keys(v.consumerMetrics);
   if (consumers.length === 0) return 'not measured on this target';
-  const seen = consumers
-    .map((c) => `${c} ${v.consumerMetrics[c].EffectApplied ?? 0} of ${v.appliedEffects[c] ?? 0} applied`)
+  const seen = judgeAppliedMetrics(v.consumerMetrics, v.appliedEffects)
+    .map(
+      (j) =>
+        `${j.consumer} ${j.counted} of ${j.stored} applied` +
+        (j.owedCallsCompleted > 0 ? ` (and ${j.owedCallsCompleted} owed provider calls completed)` : ''),
+    )
     .join(', ');
   return `${seen}; a crashed invocation flushes none`;
 }
@@ -736,7 +743,13 @@ export function pipelineCharts(
       };
     });
   const counterNames = [...new Set(p.samples.flatMap((s) => Object.keys(s.counters ?? {})))].sort();
-  // One colour per consumer; its measures told apart by the line's style (applied solid, duplicates dashed).
+  // One colour per consumer; its measures told apart by the line's style, in the order given (applied solid,
+  // owed calls completed dotted, duplicates dashed; with two measures, solid and dashed).
+  const styleOf = (prefixes: string[], name: string) => {
+    const at = prefixes.findIndex((prefix) => name.startsWith(`${prefix}{`));
+    if (at === 0) return DASHES.solid;
+    return at === prefixes.length - 1 ? DASHES.dashed : DASHES.dotted;
+  };
   const counterSeries = (prefixes: string[]): Series[] =>
     counterNames
       .filter((n) => prefixes.some((prefix) => n.startsWith(`${prefix}{`)))
@@ -745,7 +758,7 @@ export function pipelineCharts(
         return {
           name: counterLabel(name),
           color: colors(consumer),
-          dash: name.startsWith(prefixes[0]) ? DASHES.solid : DASHES.dashed,
+          dash: styleOf(prefixes, name),
           points: p.samples
             .filter((s) => s.counters !== undefined)
             .map((s) => ({ x: s.second, y: s.counters![name] ?? 0 })),
@@ -799,11 +812,11 @@ export function pipelineCharts(
     ),
     lineChart(
       {
-        title: `Effects applied and duplicates suppressed, per consumer (cumulative, ${METRICS_CAVEAT})`,
+        title: `Effects applied, owed provider calls completed and duplicates suppressed, per consumer (cumulative, ${METRICS_CAVEAT})`,
         explain:
-          'What the consumers counted as they worked: effects applied (solid) and duplicate deliveries their inbox claims stopped (dashed). A crashed invocation flushes no count, so under crashes these lines end below the stored totals above.',
+          'What the consumers counted as they worked: effects applied (solid), owed provider calls a later copy completed after an earlier try committed the effect but not the call (dotted), and duplicate deliveries their inbox claims stopped (dashed). A crashed invocation flushes no count, so under crashes these lines end below the stored totals above.',
       },
-      counterSeries(['EffectApplied', 'DuplicateSuppressed']),
+      counterSeries(['EffectApplied', 'OwedProviderCallCompleted', 'DuplicateSuppressed']),
       { x: 'seconds into the run', y: 'events' },
       marks,
     ),
@@ -895,6 +908,7 @@ export function cumulativePoints(times: readonly number[], origin: number, end: 
 
 const COUNTER_LABELS: Record<string, string> = {
   EffectApplied: 'applied',
+  OwedProviderCallCompleted: 'owed calls completed',
   DuplicateSuppressed: 'duplicates',
   TransientFailure: 'transient',
   PermanentFailure: 'to DLQ',

@@ -38,7 +38,13 @@ export function sampledQueues(consumers: readonly ConsumerSpec[] = example().con
   ];
 }
 export const SAMPLED_QUEUES: readonly string[] = sampledQueues();
-const CONSUMER_METRICS = ['EffectApplied', 'DuplicateSuppressed', 'TransientFailure', 'PermanentFailure'] as const;
+const CONSUMER_METRICS = [
+  'EffectApplied',
+  'OwedProviderCallCompleted',
+  'DuplicateSuppressed',
+  'TransientFailure',
+  'PermanentFailure',
+] as const;
 
 export interface PipelineSample {
   /** Seconds since the sampler started. */

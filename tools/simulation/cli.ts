@@ -16,6 +16,7 @@ import {
 } from './campaign';
 import { simulationWorld } from '../example';
 import type { SimulationWorld } from './contract';
+import { OPTIONAL_FAULTS } from './world/world';
 
 /**
  * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
@@ -86,9 +87,11 @@ function parse(argv: string[], world: SimulationWorld) {
   const defaults = world.options({ seed: 1 });
   const faults: Record<string, unknown> = { ...defaults.faults };
   let guards: Record<string, unknown> = { ...defaults.guards };
+  // Faults that are off unless named (their default is undefined, so not among the defaults' keys).
+  const knownFaults = [...new Set([...Object.keys(faults), ...OPTIONAL_FAULTS])];
   for (const setting of values.fault ?? []) {
     const [kind, raw] = setting.split('=');
-    if (!(kind in faults)) throw new UsageError(`unknown fault ${kind}; known: ${Object.keys(faults).join(', ')}`);
+    if (!knownFaults.includes(kind)) throw new UsageError(`unknown fault ${kind}; known: ${knownFaults.join(', ')}`);
     try {
       faults[kind] = JSON.parse(raw);
     } catch {

@@ -198,7 +198,10 @@ export class MemoryDynamoDb {
     const items = input.TransactItems ?? [];
     if (token === undefined) return this.transact(items);
     const now = Date.now();
-    const request = JSON.stringify(items);
+    // BigInt (a DynamoDB number, as the document client marshals it) by value: plain JSON throws on it.
+    const request = JSON.stringify(items, (_key, value: unknown) =>
+      typeof value === 'bigint' ? { $bigint: value.toString() } : value,
+    );
     const seen = this.requestTokens.get(token);
     if (seen !== undefined && now - seen.at < REQUEST_TOKEN_WINDOW_MS) {
       if (seen.request !== request)

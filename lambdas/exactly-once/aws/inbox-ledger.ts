@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   TransactWriteCommand,
@@ -10,11 +10,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { RecordWork } from '../consumer/record-work';
 import type { EventEnvelope } from '../envelope';
 import { PermanentError } from '../errors';
-import { eventFingerprint } from '../inbox/fingerprint';
+import { eventFingerprint, fingerprintsDiffer } from '../inbox/fingerprint';
 import type { EventRef, LedgerResult, ProviderCallLease } from '../inbox/ports';
 import { metrics, MetricUnit } from '../runtime/observability';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
 import { isInvalidRequest } from './transient-errors';
+import { transactionSender } from './transaction-token';
 import {
   claimExpiresAt,
   expiresAfter,
@@ -150,8 +151,9 @@ export abstract class InboxLedger {
   /**
    * The claim; with `work`, it also takes the lease on the provider call that
    * follows the commit, so a concurrent copy of the event finds the call leased
-   * at no extra write. It stores the event's fingerprint, so a later claim on the
-   * same id can tell a duplicate from another event, and it expires `inboxTtlSeconds`
+   * at no extra write. It stores the fingerprint of what was sent (the record's body, never the
+   * consumer's parse: inbox/fingerprint.ts), so a later claim on the same id can tell a duplicate
+   * from another event, and it expires `inboxTtlSeconds`
    * after the later of now and the event's occurredAt (the horizon counts from there).
    */
   protected claim(event: EventEnvelope, work: RecordWork | undefined): TransactItem {
@@ -164,7 +166,7 @@ export abstract class InboxLedger {
           consumer: this.consumer,
           eventId: event.eventId,
           ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
-          [FINGERPRINT_ATTRIBUTE]: eventFingerprint(event),
+          [FINGERPRINT_ATTRIBUTE]: sentFingerprintOf(event, work),
           claimedAt: now.toISOString(),
           [INBOX_TTL_ATTRIBUTE]: claimExpiresAt(now, event.occurredAt, this.options.inboxTtlSeconds),
           ...(work === undefined
@@ -313,54 +315,50 @@ export abstract class InboxLedger {
   }
 
   /**
-   * Runs claim + effect. Resolves 'applied', or 'duplicate' when the claim's
-   * condition failed on an entry for the same event (its stored fingerprint equals
-   * this event's, or it has none: written before fingerprints were), with whether
-   * the provider call is still owed, from the entry the cancellation returned.
-   * Throws every other error: an entry for another event under this id is
-   * EventIdReused (a PermanentError with both fingerprints), an invalid write is
-   * WriteRejected, and an effect condition failure is {@link EffectConditionFailed}.
+   * Runs claim + effect. Resolves 'applied' (tallied on `work` for its metrics), or 'duplicate' when
+   * the claim's condition failed on an entry for the same event (its stored fingerprint equals what
+   * was sent this time, or it has none or one of an older version), with whether the provider call is
+   * still owed, from the entry the cancellation returned. The claim's condition is read first, so a
+   * duplicate whose effect items are also refused is still the duplicate it is. Throws every other
+   * error: an entry for another event under this id is EventIdReused (a PermanentError with both
+   * fingerprints), an invalid write is WriteRejected, and an effect condition failure is
+   * {@link EffectConditionFailed}.
    *
-   * The transaction carries a ClientRequestToken derived from this try and its items,
-   * so an SDK retry of a call that committed (its answer lost) succeeds as the commit
-   * it was, instead of failing on its own claim and being counted a duplicate.
+   * The transaction carries a ClientRequestToken derived from this try and its items, kept across
+   * retries until a definite cancellation (transaction-token.ts), so a retry of a send whose outcome
+   * was unknown (a lost answer, TransactionInProgressException) succeeds as the commit it was, instead
+   * of failing on its own claim and being counted a duplicate. A failed claim whose lease holder is
+   * this try's own is that commit too, and is reported 'applied'.
    */
   protected async transact(event: EventEnvelope, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
     // The claim first: a cancellation's reasons[0] is the claim's, and effect i's is reasons[i + 1].
     const items = [this.claim(event, work), ...effect];
     const holder = work?.leaseHolder ?? `untimed:${randomUUID()}`;
-    let attempt = 0;
-    // A new token for each in-process contention retry: the one before was cancelled for certain.
-    // The SDK's own retries within one send reuse the command, and so its token.
-    const send = () =>
-      this.client.send(
-        new TransactWriteCommand({
-          TransactItems: items,
-          ClientRequestToken: clientRequestToken(`${holder}:${(attempt += 1)}`, items),
-        }),
-        { abortSignal: work?.signal },
-      );
+    // One token until a definite cancellation (transaction-token.ts); the SDK's own retries within one
+    // send reuse the command, and so its token.
+    const send = transactionSender(this.client, items, holder, work?.signal);
     try {
       await this.withRetries(send, work);
-      return { outcome: 'applied', providerCallPending: true };
+      return this.committed(work);
     } catch (error) {
-      if (isInvalidRequest(error))
-        throw new PermanentError(
-          'WriteRejected',
-          `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
-        );
-      if (!(error instanceof TransactionCanceledException)) throw error;
+      if (!(error instanceof TransactionCanceledException)) throw this.classified(event, error);
       const reasons = error.CancellationReasons ?? [];
+      // The claim's condition first: a duplicate is the duplicate it is, whatever else the same
+      // cancellation says of its effect items (a ValidationError there would fail the same way again).
       if (reasons[0]?.Code === 'ConditionalCheckFailed') {
         const entry = reasons[0].Item === undefined ? undefined : unmarshall(reasons[0].Item);
         // No entry back (ALL_OLD not honoured): the call is repeated under its key, as providerCallPending says.
         if (entry === undefined) return { outcome: 'duplicate', providerCallPending: true };
-        this.refuseAnotherEvent(event, entry);
+        // This try's own commit, its answer lost (the claim's lease holder is unique per try and receipt).
+        if (work !== undefined && entry[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
+          return { ...this.committed(work), providerCallPending: callStillOwed(entry) };
+        this.refuseAnotherEvent(event, entry, work);
         if (!callStillOwed(entry)) return { outcome: 'duplicate', providerCallPending: false };
         return this.pastProviderKeyWindow(entry)
           ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true }
           : { outcome: 'duplicate', providerCallPending: true };
       }
+      if (isInvalidRequest(error)) throw this.classified(event, error);
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
         const item = reasons[failedIndex].Item;
@@ -370,38 +368,51 @@ export abstract class InboxLedger {
     }
   }
 
+  /** The claim and effect committed in this try: tallied for its metrics (EffectApplied), once. */
+  private committed(work: RecordWork | undefined): LedgerResult {
+    if (work?.tally !== undefined) work.tally.committed = true;
+    return { outcome: 'applied', providerCallPending: true };
+  }
+
+  /** An error that is not the claim's: a request DynamoDB refuses as invalid is WriteRejected (permanent), the rest as it is. */
+  private classified(event: EventEnvelope, error: unknown): unknown {
+    return isInvalidRequest(error)
+      ? new PermanentError(
+          'WriteRejected',
+          `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
+        )
+      : error;
+  }
+
   /**
    * A failed claim means "already done" only for the same event. An entry stored with another
-   * fingerprint holds a different event under this id (reused by a producer, or forged): it is
-   * never acknowledged as a duplicate, which would lose this event without a trace. An entry
-   * without a fingerprint was claimed before fingerprints were stored (or created by a supersede
-   * mark) and is taken as the same event, as it always was.
+   * fingerprint of this version holds a different event under this id (reused by a producer, or
+   * forged): it is never acknowledged as a duplicate, which would lose this event without a trace.
+   * An entry without a fingerprint (claimed before fingerprints were stored, or created by a
+   * supersede mark) or with one of an older version (which hashed a consumer's parse, so a schema
+   * change would read as a mismatch) is taken as the same event.
    */
-  private refuseAnotherEvent(event: EventEnvelope, entry: Record<string, unknown>): void {
+  private refuseAnotherEvent(event: EventEnvelope, entry: Record<string, unknown>, work: RecordWork | undefined): void {
     const stored = entry[FINGERPRINT_ATTRIBUTE];
-    if (typeof stored !== 'string') return;
-    const delivered = eventFingerprint(event);
-    if (stored === delivered) return;
+    const delivered = sentFingerprintOf(event, work);
+    if (!fingerprintsDiffer(stored, delivered)) return;
     metrics.addMetric('EventIdReused', MetricUnit.Count, 1);
     throw new PermanentError(
       'EventIdReused',
       `${this.consumer} already applied another event under the id ${event.eventId} (claimed at ${String(entry.claimedAt)}): ` +
-        `this ${event.type} of ${event.entityId} v${event.version} differs in type, entity, version, tenant or payload, ` +
-        'so it is neither applied nor acknowledged as a duplicate; compare the two and decide',
-      { storedFingerprint: stored, deliveredFingerprint: delivered },
+        `this ${event.type} of ${event.entityId} v${event.version} was sent with other content (its message body differs ` +
+        'in more than occurredAt and traceparent), so it is neither applied nor acknowledged as a duplicate; compare the two and decide',
+      { storedFingerprint: String(stored), deliveredFingerprint: delivered },
     );
   }
 }
 
 /**
- * DynamoDB's idempotency token for one transaction (at most 36 characters): derived from the
- * delivery's try (`attempt`: the invocation's request id, the message id and the in-process
- * attempt) and the items, so the SDK's own retry of a lost answer carries the same token and is
- * recognised as the commit it was; any other transaction gets another. DynamoDB keeps a token
- * 10 minutes, far longer than one try's SDK retries (a try ends at the function's timeout).
+ * The fingerprint of what was sent for `event`: the record's body, fingerprinted once by consumeRecord
+ * (never the consumer's parse of it); without a record (a ledger called directly), the envelope given.
  */
-function clientRequestToken(attempt: string, items: readonly TransactItem[]): string {
-  return createHash('sha256').update(attempt).update(JSON.stringify(items)).digest('hex').slice(0, 36);
+function sentFingerprintOf(event: EventEnvelope, work: RecordWork | undefined): string {
+  return work?.sentFingerprint ?? eventFingerprint(event);
 }
 
 /**

@@ -10,6 +10,8 @@ import { beforeAbort } from '../runtime/abort';
 import { logger, metrics, MetricUnit } from '../runtime/observability';
 import { activeTraceparent, inSpan } from '../trace/spans';
 import { recordQueueWait } from './record-trace';
+import { bodyFingerprint } from '../inbox/fingerprint';
+import { outcomeMetrics } from './outcome-metrics';
 
 export interface ConsumerSettings {
   consumer: string;
@@ -45,12 +47,6 @@ export interface ConsumerSettings {
    */
   tryLimit?: { maxAttempts: number; counter: TryCounter };
 }
-
-const OUTCOME_METRIC: Record<ApplyOutcome, string> = {
-  applied: 'EffectApplied',
-  duplicate: 'DuplicateSuppressed',
-  stale: 'StaleEventIgnored',
-};
 
 /**
  * One SQS record through a consumer:
@@ -102,11 +98,17 @@ async function consume<E extends EventEnvelope>(
   const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
   // Its mean rising is the first sign that tries take longer than the visibility timeout allows.
   metrics.addMetric('ReceiveCount', MetricUnit.Count, receiveCount);
+  const tally = work.tally ?? { committed: false, owedCallCompleted: false };
+  const count = (end: ApplyOutcome | 'failed') => {
+    for (const name of outcomeMetrics(end, tally)) metrics.addMetric(name, MetricUnit.Count, 1);
+  };
   try {
     const event = parse(record.body);
     refuseOutsideHorizon(event, settings);
-    const outcome = await untilDeadline(apply(event, work), work);
-    metrics.addMetric(OUTCOME_METRIC[outcome], MetricUnit.Count, 1);
+    // What the producer sent, fingerprinted once, whatever the parse made of it (inbox/fingerprint.ts).
+    const recordWork: RecordWork = { ...work, sentFingerprint: bodyFingerprint(record.body), tally };
+    const outcome = await untilDeadline(apply(event, recordWork), recordWork);
+    count(outcome);
     if (outcome !== 'applied')
       logger.info('Event not applied again', {
         outcome,
@@ -116,6 +118,8 @@ async function consume<E extends EventEnvelope>(
       });
     return outcome;
   } catch (error) {
+    // A commit before the failure (the provider call after it failed) is still counted, in this try.
+    count('failed');
     if (error instanceof PermanentError) {
       await deadLetter(record, settings, {
         ...error.details,

@@ -5,6 +5,7 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { beforeAbort } from '../runtime/abort';
 import { DeadlineExceeded, invocationDeadlines, type RecordWork } from './record-work';
@@ -145,7 +146,7 @@ export function queueConsumerHandler<E extends EventEnvelope>(
         deadline,
         recordingSignal: answer.signal,
         leaseUntil,
-        leaseHolder: `${context.awsRequestId}:${record.messageId}`,
+        leaseHolder: leaseHolderOf(context.awsRequestId, record),
         recordings: new Set(),
       };
       return beforeAbort(
@@ -182,6 +183,22 @@ export function queueConsumerHandler<E extends EventEnvelope>(
       flushMetrics();
     }
   };
+}
+
+/**
+ * The lease holder (and token seed) of one record's try: the invocation's request id and a hash of the
+ * record's receipt handle. Never the message id: two receipts of one message can come in one batch
+ * (client-side batching, a visibility lapse), and under one holder both would be "this try": the
+ * second copy's transaction would carry the first one's token and succeed as its commit, and its lease
+ * would count as its own, so both would be applied and both would call the provider.
+ *
+ * @example
+ * ```ts
+ * leaseHolderOf('request-1', record); // 'request-1:3f2a...' (16 hex characters of the receipt's hash)
+ * ```
+ */
+export function leaseHolderOf(awsRequestId: string, record: Pick<SQSRecord, 'receiptHandle'>): string {
+  return `${awsRequestId}:${createHash('sha256').update(record.receiptHandle).digest('hex').slice(0, 16)}`;
 }
 
 /**

@@ -28,8 +28,26 @@ export interface RecordWork {
    * provider when the lease lapses.
    */
   readonly leaseUntil: number;
-  /** Who holds a lease taken for this record: unique per try (the invocation's request id and the message id). */
+  /**
+   * Who holds a lease taken for this record: unique per try and per receipt (the invocation's request id
+   * and a hash of the record's receipt handle, queue-consumer.ts `leaseHolderOf`), never per message id:
+   * two receipts of one message in one batch are two copies, and only one may take the claim's lease.
+   */
   readonly leaseHolder: string;
+  /**
+   * The fingerprint of the message body the record's event came in (inbox/fingerprint.ts
+   * `bodyFingerprint`), computed once per record by consumeRecord: what the inbox claim stores and a
+   * failed claim is compared with, so a change in the consumer's parse never changes it. Unset (a
+   * ledger or use case called without a record: a test, a script): the ledger fingerprints the
+   * envelope it is given, taken as what was sent.
+   */
+  readonly sentFingerprint?: string;
+  /**
+   * What this record's try did, for its metrics (consume-record.ts): set by the ledger when the claim
+   * and effect commit, and by callProviderIfOwed when it completes a call a duplicate owed. Shared by
+   * every copy of the work the record's calls make. Unset: nothing is tallied.
+   */
+  readonly tally?: RecordTally;
   /**
    * Aborted when the batch must answer (some time after `deadline`): the bound of the writes that
    * record what a provider already did (the done-mark after a 2xx), which never run under `signal`.
@@ -42,6 +60,21 @@ export interface RecordWork {
    * call a keyless provider again. Unset: nothing waits for them.
    */
   readonly recordings?: Set<Promise<unknown>>;
+}
+
+/**
+ * What one record's try did, as its metrics count it: whether its claim and effect committed (even if
+ * the provider call after them then failed), and whether it completed a provider call that an earlier
+ * try's commit left owed.
+ *
+ * @example A ledger marks its commit on the record's tally
+ * ```ts
+ * if (work?.tally !== undefined) work.tally.committed = true;
+ * ```
+ */
+export interface RecordTally {
+  committed: boolean;
+  owedCallCompleted: boolean;
 }
 
 /** The bound of a done-mark written outside a consumer's batch (no `recordingSignal`): one conditional UpdateItem. */

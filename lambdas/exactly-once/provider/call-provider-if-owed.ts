@@ -83,5 +83,7 @@ export async function callProviderIfOwed(
   } finally {
     work?.recordings?.delete(recording);
   }
+  // A duplicate that made the call an earlier try's commit left owed: counted as that, not as a suppressed copy.
+  if (result.outcome !== 'applied' && work?.tally !== undefined) work.tally.owedCallCompleted = true;
   return result.outcome;
 }

@@ -18,7 +18,14 @@ function sortKeys(value: unknown): unknown {
   if (value !== null && typeof value === 'object') {
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
-      sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+      // Defined, not assigned: assigning `__proto__` on a plain object sets its prototype and the member
+      // vanishes from the JSON, so two bodies differing only there would hash alike.
+      Object.defineProperty(sorted, key, {
+        value: sortKeys((value as Record<string, unknown>)[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return sorted;
   }

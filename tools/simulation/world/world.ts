@@ -46,6 +46,8 @@ import { outboxWiring, type OutboxConfig, type OutboxWiring } from '../../../lam
 import type { EventPublisher } from '../../../lambdas/exactly-once/outbox/ports';
 import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
+import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
+import { parsedAsDeployed } from './parser-change';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -149,6 +151,13 @@ export type FaultRates = {
   producerClockSkewSeconds?: [number, number];
   /** Per ledger transaction (0 by default): it commits, its answer is lost, and the SDK sends it again. */
   sdkRetryOfCommit?: number;
+  /**
+   * A deploy mid-run (off by default): from this virtual second on, every consumer's parse gives each
+   * event's payload a default field (parser-change.ts), as a consumer whose schema gained a `.default()`
+   * would. The bodies on the queues are unchanged: an event claimed before and redelivered after is the
+   * same event, and must stay a duplicate whose owed provider call is made.
+   */
+  parserChangeAtSeconds?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -225,6 +234,18 @@ export type MechanismGuards = {
   /** The ledger transactions' ClientRequestToken: off, an SDK retry of a commit fails on its own claim. */
   requestToken: boolean;
   /**
+   * A failed claim whose lease holder is this try's own is this try's commit, reported applied
+   * (inbox-ledger.ts `transact`). Off: the entry the claim failed on comes back without its holder, so
+   * a commit whose answer was lost and that is retried under another token is reported a duplicate.
+   */
+  ownCommit: boolean;
+  /**
+   * The claim's fingerprint is of the record's message body (consume-record.ts, `RecordWork.sentFingerprint`).
+   * Off: the ledger fingerprints the consumer's parse, so after a parser change an event claimed before it
+   * reads as another event under its id (EventIdReused) and its owed provider call is never made.
+   */
+  sentFingerprint: boolean;
+  /**
    * The done-mark's own bound (record-work.ts `recordingSignal`): a provider's 2xx is recorded even
    * when the record's deadline fires meanwhile. Off: the done-mark runs under the deadline, is cut
    * there, and the next copy calls the provider again.
@@ -288,6 +309,17 @@ export const DEFAULT_SETTINGS: Settings = {
   providerMemorySeconds: 24 * 3600,
 };
 
+/** The faults that are off unless named (absent from DEFAULT_FAULTS): `--fault` takes them too. */
+export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
+  'outageProviders',
+  'forgedFirst',
+  'producerClockSkew',
+  'producerClockSkewSeconds',
+  'sdkRetryOfCommit',
+  'parserChangeAtSeconds',
+  'providerAnswerMs',
+];
+
 export const DEFAULT_FAULTS: FaultRates = {
   // Per call; a batch of 10 records makes ~30 calls, so about 1 invocation in 10 dies.
   // At 0.02 (1 in 2) crashes of batch-mates burn a FIFO record's 5 receives on main
@@ -337,6 +369,8 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   queueSenders: true,
   futureStamps: true,
   requestToken: true,
+  ownCommit: true,
+  sentFingerprint: true,
   doneMarkBound: true,
 };
 
@@ -506,6 +540,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private readonly answered = new Map<string, { invocation: Invocation; excused: boolean }>();
   private readonly doubleSends: string[] = [];
   private readonly miscounts: string[] = [];
+  /** Per lease holder (one try of one record): the claim its own retry was refused on, until the try ends. */
+  private readonly ownCommitsRefused = new Map<string, string>();
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
@@ -1084,8 +1120,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!guards.dedupeHorizon) settings = { ...settings, dedupeHorizonSeconds: Number.POSITIVE_INFINITY };
     // Without the future-stamp guard, any stamp ahead of the clock passes (the claims' TTL: guardSwitchesOnTransactions).
     if (!guards.futureStamps) settings = { ...settings, maxFutureSkewSeconds: Number.POSITIVE_INFINITY };
-    // A record's work names its try by the invocation's request id and the record's message id.
-    const messageIds = new Map(event.Records.map((r) => [`${invocation.name}:${r.messageId}`, r.messageId]));
+    // A record's work names its try by the invocation's request id and the record's receipt (queue-consumer.ts).
+    const messageIds = new Map(event.Records.map((r) => [leaseHolderOf(invocation.name, r), r.messageId]));
     const messageIdOf = (work: RecordWork): string => {
       const messageId = messageIds.get(work.leaseHolder);
       if (messageId === undefined) throw new Error(`No record of ${invocation.name} holds ${work.leaseHolder}`);
@@ -1097,9 +1133,14 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       withFaults: (apply) => {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
-          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, () =>
-            decorated(applied, work),
-          );
+          applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, async () => {
+            const parsed = parsedAsDeployed(applied, this.scheduler.now, this.options.faults.parserChangeAtSeconds);
+            // Without the guard, the ledger has no body fingerprint and falls back to the parsed event's.
+            const recordWork = guards.sentFingerprint ? work : { ...work, sentFingerprint: undefined };
+            const outcome = await decorated(parsed, recordWork);
+            this.checkNotOwnCommit(work, outcome);
+            return outcome;
+          });
       },
     };
   }
@@ -1252,7 +1293,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     if (!(error instanceof TransactionCanceledException)) return error;
     const [reason] = error.CancellationReasons ?? [];
     if (reason?.Code !== 'ConditionalCheckFailed') return error;
-    this.checkNotOwnCommit(claim, key, work);
+    this.noteOwnCommitRefused(claim, key, work);
+    // Without the own-holder rule: the ledger cannot tell its own commit from another try's claim.
+    if (!this.options.guards.ownCommit && reason.Item !== undefined)
+      delete reason.Item[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE];
     if (!this.options.guards.providerCompletion && reason.Item !== undefined) {
       delete reason.Item[PROVIDER_CALL_DONE_ATTRIBUTE];
       delete reason.Item[SUPERSEDED_BY_ATTRIBUTE];
@@ -1287,16 +1331,28 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   }
 
   /**
-   * A ledger that reports its own try's commit a duplicate miscounts (EffectApplied and
-   * DuplicateSuppressed are what the operators and the proof read): the claim it failed on carries
-   * this very try as its lease holder.
+   * A claim this very try committed, refused to its own retry (the claim it failed on carries the try's
+   * lease holder): noted, so the try's outcome can be judged (checkNotOwnCommit).
    */
-  private checkNotOwnCommit(claim: string, key: Record<string, unknown>, work: RecordWork): void {
+  private noteOwnCommitRefused(claim: string, key: Record<string, unknown>, work: RecordWork): void {
     const { Item } = this.db.execute(new GetCommand({ TableName: EFFECTS_TABLE, Key: key })) as {
       Item?: Record<string, unknown>;
     };
     if (Item?.[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
-      this.miscounts.push(`${claim} reported a duplicate of its own commit (${work.leaseHolder})`);
+      this.ownCommitsRefused.set(work.leaseHolder, claim);
+  }
+
+  /**
+   * A ledger that reports its own try's commit a duplicate miscounts (EffectApplied and
+   * DuplicateSuppressed are what the operators and the proof read): a try whose own claim was refused to
+   * it must end `applied`.
+   */
+  private checkNotOwnCommit(work: RecordWork, outcome: string): void {
+    const claim = this.ownCommitsRefused.get(work.leaseHolder);
+    if (claim === undefined) return;
+    this.ownCommitsRefused.delete(work.leaseHolder);
+    if (outcome !== 'applied')
+      this.miscounts.push(`${claim} reported ${outcome} for its own commit (${work.leaseHolder})`);
   }
 
   private sqsEvent(queue: SimQueue, messages: SimMessage[]): SQSEvent {
@@ -1572,6 +1628,8 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'queueSenders',
     'futureStamps',
     'requestToken',
+    'ownCommit',
+    'sentFingerprint',
     'doneMarkBound',
   ],
   choices: {
