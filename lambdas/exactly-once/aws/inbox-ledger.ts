@@ -390,7 +390,11 @@ export abstract class InboxLedger {
         );
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
-      const found = reasons.slice(0, inbox.length).findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      // Where the event is found: a claim before a supersede mark (a mark created under this release's key
+      // stands beside the claim an older release wrote under its own), then the first shape that has an entry.
+      const failed = reasons.slice(0, inbox.length).map((r) => r.Code === 'ConditionalCheckFailed');
+      const claimed = reasons.findIndex((r, i) => failed[i] && r.Item?.claimedAt !== undefined);
+      const found = claimed >= 0 ? claimed : failed.indexOf(true);
       if (found >= 0) {
         const at = found === 0 ? keys.written : keys.elsewhere[found - 1];
         const item = reasons[found].Item;
