@@ -452,8 +452,10 @@ export function checkProviderCalls(
   const events = domain.producedEvents(input.entities);
   const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
   const inbox = (key: string) => {
-    // `<consumer>:<eventId>`: a consumer name has no colon, an event id may (the probe fixture's do).
-    const [consumer, ...rest] = key.split(':');
+    // `<consumer>:<eventId>` or `<consumer>@<tenant hash>:<eventId>`: a consumer name has no colon or `@`,
+    // the hash no colon, an event id may have colons (the probe fixture's do).
+    const [head, ...rest] = key.split(':');
+    const consumer = head.split('@')[0];
     const eventId = rest.join(':');
     return input.effects.get(inboxKey(consumer, eventId, tenantOf.get(eventId)).pk);
   };
