@@ -46,20 +46,14 @@ export { idempotentCommand, type BodyResult } from './api/idempotent-command';
 
 // The consumer spec
 export { validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
-export { CURRENT_KEY_SHAPE, KNOWN_KEY_SHAPES, providerKey, type KeyShape } from './inbox/keys';
+export { providerKey } from './inbox/keys';
 
 // The envelope and its schema
 export { envelopeSchema, parseEnvelope, parseJsonBody, parseWith, type EventEnvelope } from './envelope';
 
 // The inbox: the ledger to extend, the transaction an effect joins, the work of one record
-export {
-  EffectConditionFailed,
-  InboxLedger,
-  STALE,
-  type SupersedingEvent,
-  type TransactItem,
-} from './aws/inbox-ledger';
-export type { ApplyOutcome, ClaimRef, LedgerResult, ProviderCallRecord } from './inbox/ports';
+export { EffectConditionFailed, InboxLedger, STALE, type TransactItem } from './aws/inbox-ledger';
+export type { ApplyOutcome, LedgerResult, ProviderCallRecord } from './inbox/ports';
 export { applyEntityEffect, type EntityEffectDeps } from './inbox/entity-effect';
 export { DeadlineExceeded, ProviderCallInProgress, type RecordWork } from './consumer/record-work';
 

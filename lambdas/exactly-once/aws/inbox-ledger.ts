@@ -538,9 +538,9 @@ export class EffectConditionFailed extends Error {
 /**
  * The event that supersedes an earlier one: its id, and the entity and version a supersede mark binds.
  *
- * @example A cancel supersedes its order's placement (lambdas/shop/aws/ledgers.ts)
+ * @example An undo supersedes its entity's earlier event (test/exactly-once/fixtures/probe-ledger.ts)
  * ```ts
- * ...this.supersede({ eventId: orderPlacedEventId(event.entityId), tenant: event.tenant }, event),
+ * ...this.supersede({ eventId: `${event.entityId}:happened`, tenant: event.tenant }, event),
  * ```
  */
 export type SupersedingEvent = Pick<EventEnvelope, 'eventId' | 'entityId' | 'version'>;
