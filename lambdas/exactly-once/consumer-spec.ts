@@ -25,7 +25,7 @@ export interface ConsumerSpec {
   /**
    * Lower-case letters, digits and hyphens. Everything named after the consumer
    * derives from it, so nothing can drift: the inbox key prefix
-   * (`INBOX#<name>#<eventId>`), the provider key (`<name>:<eventId>`), the
+   * (`INBOX#<name>#<eventId>`), the provider key (`<name>:<eventId>`, or `<name>@<tenant hash>:<eventId>`), the
    * metrics dimension, the construct id and the output names.
    */
   readonly name: string;
@@ -86,18 +86,8 @@ export const consumerOutputNames = (name: string) => ({
   dedupeHorizonSeconds: `${consumerId(name)}DedupeHorizonSeconds`,
 });
 
-/**
- * The idempotency key a consumer gives its external provider for one event.
- *
- * @example A fulfilment use case's provider call
- * ```ts
- * import { providerKey } from '../../exactly-once';
- *
- * const key = providerKey(deps.ledger.consumer, event.eventId); // 'fulfilment:<eventId>'
- * await deps.warehouse.send(key, { instruction: 'PICK', orderId: event.entityId, items: event.payload.items }, { signal });
- * ```
- */
-export const providerKey = (consumer: string, eventId: string): string => `${consumer}:${eventId}`;
+/** The provider key is built in inbox/keys.ts (with the event's tenant); re-exported here for the tools that import it from the spec. */
+export { providerKey } from './inbox/keys';
 
 /**
  * Refuses a list the stack cannot build correctly, with a one-line reason:

@@ -6,7 +6,7 @@
  * outbox items to each consumer's queue; a consumer built with {@link queueConsumerHandler} applies
  * each event once per `eventId`: its effect joins the inbox claim's transaction (an
  * {@link InboxLedger} subclass), and its provider call follows under the key
- * `<consumer>:<eventId>` ({@link callProviderIfOwed}).
+ * {@link providerKey} recorded on the claim ({@link callProviderIfOwed}).
  *
  * This is the public surface an application writes against: the handler factories, the consumer spec,
  * the envelope and its schema, the inbox ledger to extend, the provider port and the errors a consumer
@@ -45,7 +45,8 @@ export { deployedConsumerWiring, type ConsumerWiring } from './wiring/consumer-w
 export { idempotentCommand, type BodyResult } from './api/idempotent-command';
 
 // The consumer spec
-export { providerKey, validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
+export { validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
+export { providerKey } from './inbox/keys';
 
 // The envelope and its schema
 export { envelopeSchema, parseEnvelope, parseJsonBody, parseWith, type EventEnvelope } from './envelope';

@@ -126,6 +126,7 @@ const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
 const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
 const UNIT_TRANSACTION_TOKEN = 'test/unit/transaction-token.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
+const INT_KEY_SHAPES = 'test/integration/key-shapes.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
@@ -358,12 +359,84 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'tenant-in-inbox-key',
     statement:
-      "An envelope's verified `tenant` is part of its inbox key and fingerprint: two tenants' events under one id are two events, each applied and its provider call recorded on its own entry",
-    enforcedIn: [{ file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'inboxKey' }],
+      "An envelope's verified `tenant` is part of its inbox key, its fingerprint and its provider key (`<consumer>@<tenant hash>:<eventId>`): two tenants' events under one id are two events, each applied, its provider call made under its own key and recorded on its own entry; the inbox key escapes the eventId's `#` and `%`, so no two events share one",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'inboxKey' },
+      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'inboxPk' },
+      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'providerKey' },
+    ],
     provedBy: [
       {
         file: INT_ENTITY_EFFECT,
         name: 'two tenants whose producers use the same eventId are two events: each applied once, each call recorded on its own entry',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'their provider calls carry two keys: two effects at a key-honouring provider, neither refused',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: "an eventId `a#b` without a tenant and tenant `a`'s eventId `b` are two events: both applied",
+      },
+    ],
+    doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'keys-are-a-migration',
+    statement:
+      "Keys are a migration: a claim is looked for under every inbox key shape the ledger knows (`LedgerOptions.keys`), in the claim's own transaction (a `ConditionCheck` per other shape, read like a failed claim), so a claim written by an older release (or by this one, found by step 1 of a two-step upgrade) makes its event a duplicate; its lease and done-mark act on that entry, its owed call is sent under the provider key its claim recorded (`<consumer>:<eventId>` for a claim that recorded none), and a supersede marks every shape, so no PICK follows a CANCEL_PICK for an OrderPlaced claimed by an older release",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'claimKeys' },
+      { file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'owedProviderKey' },
+      { file: INBOX_LEDGER, symbol: 'transactWith' },
+      { file: INBOX_LEDGER, symbol: 'supersede' },
+    ],
+    provedBy: [
+      {
+        file: INT_KEY_SHAPES,
+        name: 'claimed under the key without the tenant, its call done: this release finds it, one effect, no second call',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: 'its call still owed: this release makes it under the key the old claim owes it under, once, and marks that entry done',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: 'an eventId with `#`, claimed under the unescaped key of release 2: found, one effect',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: "another tenant's event under the id, at the old key without the tenant, is not this event's claim: both applied",
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: 'release 2 finds the claim (same key for an eventId without `#`): one effect, no second call',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: 'written by step 1 of a two-step upgrade, its call owed: release 2 makes it under the same key, once',
+      },
+      {
+        file: INT_KEY_SHAPES,
+        name: 'a claim of an older release recorded no provider key: its duplicate owes the call under `<consumer>:<eventId>`',
+      },
+    ],
+    doc: { page: 'docs/deploying.md', anchor: 'deploys-and-rollbacks-while-messages-are-in-flight' },
+  },
+  {
+    id: 'supersede-mark-bound',
+    statement:
+      "An inbox entry a supersede mark created names the superseding event's entity and version: a later claim on it is stale only for an event of that entity at or below that version, and `EventIdReused` (dead-lettered with its cause, nothing written, no call) for any other event under the id",
+    enforcedIn: [{ file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'supersedeMarkVerdict' }],
+    provedBy: [
+      {
+        file: INT_ENTITY_EFFECT,
+        name: 'a stale event leaves its entry marked superseded by the entity last event: judged, not lost, and a copy of it calls nothing',
+      },
+      {
+        file: INT_ENTITY_EFFECT,
+        name: ') is EventIdReused, not a duplicate: nothing written, no call',
+        templated: true,
       },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
@@ -619,9 +692,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'provider-key',
     statement:
-      'Provider idempotency keys `<consumer>:<eventId>`; a duplicate calls the provider again, under the same key, only while the call is owed (next row)',
+      'Provider idempotency keys `<consumer>:<eventId>`, or `<consumer>@<tenant hash>:<eventId>` for an event with a tenant, recorded on the claim; a duplicate calls the provider again, under the key its claim recorded, only while the call is owed (next row)',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'providerKey' },
+      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'providerKey' },
+      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
       { file: 'lambdas/exactly-once/inbox/entity-effect.ts', symbol: 'applyEntityEffect' },
       { file: 'lambdas/exactly-once/provider/provider.ts', symbol: 'ExternalProvider' },
       { file: 'lambdas/exactly-once/aws/recording-provider.ts', symbol: 'RecordingProvider' },

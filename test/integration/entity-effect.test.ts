@@ -12,6 +12,9 @@ import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effec
 import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { createEmulatedTables } from '../support/emulated-stack';
 import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
+import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
+import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
+import { PermanentError } from '../../lambdas/exactly-once/errors';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
@@ -50,11 +53,21 @@ const envelope = (eventId: string, entityId: string, type = 'ThingHappened'): Ev
   payload: {},
 });
 
+/**
+ * The provider as a Stripe-like one behaves: the first request under a key is performed; a repeat with
+ * the same body is answered with the first's reply (not performed again); the same key with another body
+ * is refused with 422, which HttpProvider turns into ProviderRejected. `calls`: every request it accepted.
+ */
 function parts(failProvider = false, now?: () => Date) {
   const calls: string[] = [];
+  const performed = new Map<string, string>();
   const provider: ExternalProvider = {
-    send: async (key) => {
+    send: async (key, body) => {
       if (failProvider) throw new Error('provider down');
+      const first = performed.get(key);
+      if (first !== undefined && first !== canonicalJson(body))
+        throw new PermanentError('ProviderRejected', `provider refused ${key} with 422: another payload`);
+      performed.set(key, canonicalJson(body));
       calls.push(key);
     },
   };
@@ -64,7 +77,7 @@ function parts(failProvider = false, now?: () => Date) {
     inboxTtlSeconds: 3600,
     now,
   });
-  return { calls, deps: { consumer: CONSUMER, eventTypes: ['ThingHappened'], ledger, provider } };
+  return { calls, performed, deps: { consumer: CONSUMER, eventTypes: ['ThingHappened'], ledger, provider } };
 }
 
 const get = async (key: { pk: string; sk: string }) =>
@@ -387,15 +400,40 @@ describe('event integrity on DynamoDB Local', () => {
     const older = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
     const copy = await applyEntityEffect({ ...envelope('evt-16a', 'entity-16'), version: 1 }, deps);
 
-    expect([older, copy]).toEqual(['stale', 'duplicate']);
+    expect([older, copy]).toEqual(['stale', 'stale']);
     expect(await get(inboxKey(CONSUMER, 'evt-16a'))).toEqual({
       ...inboxKey(CONSUMER, 'evt-16a'),
       supersededBy: 'evt-16b',
+      supersededByEntityId: 'entity-16',
+      supersededByVersion: 2,
       expiresAt: expect.any(Number),
     });
     expect(await get(entityEffectKey(CONSUMER, 'entity-16'))).toMatchObject({ appliedCount: 1, lastVersion: 2 });
     expect(calls).toEqual(['audit:evt-16b']);
   });
+
+  test.each([
+    ['another entity', 'x', { entity: 'other', version: 1 }],
+    ['its entity at a version above the mark', 'y', { entity: 'same', version: 3 }],
+  ])(
+    'a later event under an id a supersede mark took (%s) is EventIdReused, not a duplicate: nothing written, no call',
+    async (_, run, reuse) => {
+      const { calls, deps } = parts();
+      const [newer, older, entity] = [`evt-19b${run}`, `evt-19a${run}`, `entity-19${run}`];
+      await applyEntityEffect({ ...envelope(newer, entity), version: 2 }, deps);
+      await applyEntityEffect({ ...envelope(older, entity), version: 1 }, deps); // stale: its mark takes the id
+      const mark = await get(inboxKey(CONSUMER, older));
+      const reusedEntity = reuse.entity === 'same' ? entity : `${entity}-other`;
+      const before = await get(entityEffectKey(CONSUMER, reusedEntity));
+
+      const applied = applyEntityEffect({ ...envelope(older, reusedEntity), version: reuse.version }, deps);
+
+      await expect(applied).rejects.toMatchObject({ permanentCause: 'EventIdReused' });
+      expect(await get(inboxKey(CONSUMER, older))).toEqual(mark);
+      expect(await get(entityEffectKey(CONSUMER, reusedEntity))).toEqual(before);
+      expect(calls).toEqual([`audit:${newer}`]);
+    },
+  );
 
   test('a write DynamoDB Local refuses as invalid (a key over 2 KB) is WriteRejected, permanent', async () => {
     const { calls, deps } = parts();
@@ -439,6 +477,31 @@ describe('a verified tenant is part of the inbox key', () => {
         providerCallDoneAt: expect.any(String),
       });
     expect(await get(inboxKey(CONSUMER, 'evt-12'))).toBeUndefined();
-    expect(calls).toEqual(['audit:evt-12', 'audit:evt-12']);
+    expect(calls).toEqual([providerKey(CONSUMER, ofA), providerKey(CONSUMER, ofB)]);
+  });
+
+  test('their provider calls carry two keys: two effects at a key-honouring provider, neither refused', async () => {
+    const { calls, performed, deps } = parts();
+    // A billing call that sends only the amount: under one key the second tenant's would get the first's reply.
+    const sameBody = { ...deps, providerRequest: () => ({ amountCents: 500 }) };
+    const ofA = { ...envelope('evt-17', 'entity-17'), tenant: 'arn:aws:iam::111111111111:role/A' };
+    const ofB = { ...envelope('evt-17', 'entity-17b'), tenant: 'arn:aws:iam::222222222222:role/B' };
+    const ofC = { ...envelope('evt-18', 'entity-18'), tenant: 'arn:aws:iam::111111111111:role/A' };
+    const ofD = { ...envelope('evt-18', 'entity-18b'), tenant: 'arn:aws:iam::222222222222:role/B' };
+
+    const outcomes = [
+      await applyEntityEffect(ofA, sameBody),
+      await applyEntityEffect(ofB, sameBody),
+      await applyEntityEffect(ofC, deps),
+      await applyEntityEffect(ofD, deps),
+    ];
+
+    expect(outcomes).toEqual(['applied', 'applied', 'applied', 'applied']);
+    expect(new Set(calls).size).toBe(4);
+    expect(performed.size).toBe(4);
+    expect(await get(inboxKey(CONSUMER, 'evt-17', ofB.tenant))).toMatchObject({
+      providerKey: providerKey(CONSUMER, ofB),
+      providerCallDoneAt: expect.any(String),
+    });
   });
 });

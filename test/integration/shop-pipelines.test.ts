@@ -1,3 +1,4 @@
+import { providerKey } from '../../lambdas/exactly-once';
 import { orderPlacedEventId, orderTotalCents } from '../../lambdas/shop/domain/order';
 import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';
@@ -77,8 +78,10 @@ test('an order flows from the outbox through both queues: one reservation, one c
   expect(effects[`SKU#${order.items[1].sku}`].reserved).toBe(1);
   expect(pointsOf(effects, order.customerId)).toBe(17); // floor(1750 / 100)
   const log = await fixture.providerLog();
-  expect(log[`fulfilment:${orderPlacedEventId(orderId)}`].calls).toBe(1);
-  expect(log[`loyalty:${orderPlacedEventId(orderId)}`].calls).toBe(1);
+  // Through the API the order's events carry its caller (apiEvent's default) as tenant: keys with its hash.
+  const placed = { eventId: orderPlacedEventId(orderId), tenant: 'arn:aws:iam::123456789012:user/alice' };
+  expect(log[providerKey('fulfilment', placed)].calls).toBe(1);
+  expect(log[providerKey('loyalty', placed)].calls).toBe(1);
 });
 
 test('a cancel delivered before its place: nothing reserved at the end, the late place is ignored as stale', async () => {

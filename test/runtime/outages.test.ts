@@ -102,7 +102,7 @@ describe('provider outage, then undo, then redrive', () => {
       return new Map(items.map((i) => [String(i.idempotencyKey), i]));
     };
     const [happened, undone] = [happenedEventIdOf(thingId), undoneEventIdOf(thingId)];
-    const undoneCall = providerKey(STATEFUL, undone);
+    const undoneCall = providerKey(STATEFUL, { eventId: undone });
     await eventually(async () => (await providerLog()).get(undoneCall), 60_000, "the undo's call at the provider");
     const redriven = await redriveDeadLetters(
       target,
@@ -118,14 +118,14 @@ describe('provider outage, then undo, then redrive', () => {
     const effects = new Map((await scan(documents, target.outputs.EffectsTableName)).map((i) => [String(i.pk), i]));
     // ThingHappened never reached the stateful consumer's provider: not before the undo (it was down),
     // not after (its inbox entry superseded by the undo, in the undo's own transaction).
-    expect(log.get(providerKey(STATEFUL, happened))).toBeUndefined();
+    expect(log.get(providerKey(STATEFUL, { eventId: happened }))).toBeUndefined();
     expect(log.get(undoneCall)?.calls).toBe(1);
     expect(effects.get(stateKey(STATEFUL, thingId).pk)?.version).toBe(2);
     expect(effects.get(inboxKey(STATEFUL, happened).pk)?.supersededBy).toBe(undone);
     // The other consumers' providers were never down: each of their calls went through once.
-    expect(log.get(providerKey(PROBE_SPEC.name, happened))?.calls).toBe(1);
-    expect(log.get(providerKey(FIFO, happened))?.calls).toBe(1);
-    expect(log.get(providerKey(FIFO, undone))?.calls).toBe(1);
+    expect(log.get(providerKey(PROBE_SPEC.name, { eventId: happened }))?.calls).toBe(1);
+    expect(log.get(providerKey(FIFO, { eventId: happened }))?.calls).toBe(1);
+    expect(log.get(providerKey(FIFO, { eventId: undone }))?.calls).toBe(1);
     const thing = (await scan(documents, target.outputs.ThingsTableName)).find(
       (i) => i.entity === 'THING' && i.thingId === thingId,
     );

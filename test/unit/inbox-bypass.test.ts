@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { callProviderIfOwed, providerKey, type ApplyOutcome } from '../../lambdas/exactly-once';
+import { callProviderIfOwed, type ApplyOutcome } from '../../lambdas/exactly-once';
 import { withoutInbox } from '../../lambdas/exactly-once/faults/inbox-bypass';
 import { FAULT_FILE_ENV } from '../../lambdas/exactly-once/faults/names';
 import { consumerWiring, type ConsumerConfig } from '../../lambdas/exactly-once/wiring/consumer-wiring';
@@ -49,7 +49,7 @@ const addThenNotify = async (
     await deps.ledger.add(event, 5, 'acct-1', work),
     event,
     deps.ledger,
-    (signal) => deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), { amount: 5 }, { signal }),
+    (signal, key) => deps.mail.send(key, { amount: 5 }, { signal }),
     work,
   );
 

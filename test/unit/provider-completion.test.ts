@@ -253,9 +253,20 @@ describe('a consumer with a state of its own: the later event supersedes the ear
     expect(items.at(-1)?.Update).toEqual({
       TableName: TABLE,
       Key: { pk: `INBOX#probe-stateful#${happened.eventId}`, sk: 'INBOX' },
-      UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
-      ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
-      ExpressionAttributeValues: { ':by': undone.eventId, ':expires': Math.floor(NOW.getTime() / 1000) + 1_000 },
+      UpdateExpression:
+        'SET #superseded = :by, #entity = :entity, #version = :version, #ttl = if_not_exists(#ttl, :expires)',
+      ExpressionAttributeNames: {
+        '#superseded': 'supersededBy',
+        '#entity': 'supersededByEntityId',
+        '#version': 'supersededByVersion',
+        '#ttl': 'expiresAt',
+      },
+      ExpressionAttributeValues: {
+        ':by': undone.eventId,
+        ':entity': undone.entityId,
+        ':version': undone.version,
+        ':expires': Math.floor(NOW.getTime() / 1000) + 1_000,
+      },
     });
   });
 

@@ -558,10 +558,18 @@ describe("fulfilment's cancel supersedes its OrderPlaced", () => {
       expect(items.at(-1)?.Update).toEqual({
         TableName: TABLE,
         Key: { pk: `INBOX#fulfilment#${placedOrder.eventId}`, sk: 'INBOX' },
-        UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
-        ExpressionAttributeNames: { '#superseded': 'supersededBy', '#ttl': 'expiresAt' },
+        UpdateExpression:
+          'SET #superseded = :by, #entity = :entity, #version = :version, #ttl = if_not_exists(#ttl, :expires)',
+        ExpressionAttributeNames: {
+          '#superseded': 'supersededBy',
+          '#entity': 'supersededByEntityId',
+          '#version': 'supersededByVersion',
+          '#ttl': 'expiresAt',
+        },
         ExpressionAttributeValues: {
           ':by': cancelledOrder.eventId,
+          ':entity': cancelledOrder.entityId,
+          ':version': cancelledOrder.version,
           ':expires': Math.floor(NOW.getTime() / 1000) + 1_000,
         },
       });

@@ -10,6 +10,8 @@ import {
   orderPlacedEventId,
 } from '../../lambdas/shop/domain/order';
 import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
+import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
 import { picksAfterCancel } from '../../tooling/shop/proof';
 import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
 import type { Observation } from '../../tools/proof-kit/drive';
@@ -226,6 +228,30 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
     expect(checkProviderCalls(placedOnly, EXAMPLE_CONSUMERS)).toEqual([
       { invariant: 'provider', detail: `no provider call under key fulfilment:${PLACED}` },
     ]);
+  });
+
+  test('an order with a caller: its keys carry the tenant; its place superseded before its PICK owes none', () => {
+    const caller = 'arn:aws:iam::123456789012:role/shop-client';
+    const key = (consumer: string, eventId: string) => providerKey(consumer, { eventId, tenant: caller });
+    const claim = (consumer: string, eventId: string, extra: Record<string, unknown> = DONE) => {
+      const { pk } = inboxKey(consumer, eventId, caller);
+      return [pk, { pk, ...extra }] as [string, Record<string, unknown>];
+    };
+    const record = {
+      entities: [{ orderId: ORDER, status: 'CANCELLED', caller }],
+      effects: new Map([
+        [`FULFILMENT#${ORDER}`, { state: 'RELEASED', version: 2 }],
+        claim('loyalty', PLACED),
+        claim('fulfilment', PLACED, { supersededBy: CANCELLED }),
+        claim('fulfilment', CANCELLED),
+      ]),
+      providerItems: [
+        call(key('loyalty', PLACED), '2030-01-01T00:00:01.000Z'),
+        call(key('fulfilment', CANCELLED), '2030-01-01T00:00:05.000Z'),
+      ],
+    };
+
+    expect(checkProviderCalls(record, EXAMPLE_CONSUMERS)).toEqual([]);
   });
 
   test('a key no event of the order owes (a CANCEL_PICK for an order still placed) is a violation', () => {

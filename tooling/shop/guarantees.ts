@@ -197,6 +197,13 @@ export const guarantees: ExampleRegistry = {
     ],
   },
   alsoProvedBy: {
+    'keys-are-a-migration': [
+      {
+        file: 'test/integration/shop-key-shapes.test.ts',
+        name: 'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to ',
+        templated: true,
+      },
+    ],
     'idempotency-key-contract': [
       {
         file: 'test/unit/create-order.test.ts',

@@ -236,8 +236,8 @@ export const fulfilmentProviderRules: NonNullable<ProofDomain['providerRules']> 
   const optional = new Set<string>();
   const violations: Violation[] = [];
   for (const order of facts.entities as unknown as OrderItem[]) {
-    const pickKey = providerKey(fulfilment, orderPlacedEventId(order.orderId));
-    const cancelPick = providerKey(fulfilment, orderCancelledEventId(order.orderId));
+    const pickKey = providerKey(fulfilment, { eventId: orderPlacedEventId(order.orderId), tenant: order.caller });
+    const cancelPick = providerKey(fulfilment, { eventId: orderCancelledEventId(order.orderId), tenant: order.caller });
     const state = facts.effects.get(fulfilmentKey(order.orderId).pk)?.state;
     if (state === 'CANCELLED_UNRESERVED' || facts.superseded(pickKey)) optional.add(pickKey);
     const [earlier, later] = [facts.log.get(pickKey), facts.log.get(cancelPick)];

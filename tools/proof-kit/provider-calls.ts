@@ -95,8 +95,14 @@ export function providerCallItemsOf(log: ProviderLog): ProviderCallItem[] {
   );
 }
 
-/** The entity a provider key `<consumer>:<entityId>.<event>` belongs to (an event id starts with its entity's id). */
+/**
+ * The entity a provider key `<consumer>:<entityId>.<event>` (or `<consumer>@<tenant hash>:<entityId>.<event>`)
+ * belongs to (an event id starts with its entity's id; the hash holds no `:`).
+ */
 export const entityOfKey = (key: string): string => key.split(':')[1]?.split('.')[0] ?? '';
+
+/** `<consumer>:<eventId>` of a provider key of either shape (lambdas/exactly-once/inbox/keys.ts): the tenant's hash dropped. */
+export const consumerEventOfKey = (key: string): string => key.replace(/^([a-z0-9-]+)@[^:]*:/, '$1:');
 
 /** The part of the log that belongs to these entities (the local provider serves every run of an `npm start`). */
 export function logOfEntities(

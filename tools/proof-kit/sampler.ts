@@ -1,6 +1,6 @@
-import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { example } from '../example';
-import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
 import { proofDomain } from '../example';
@@ -8,7 +8,7 @@ import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report';
 import type { Target } from './target';
-import { localProviderLog, providerCallItemsOf } from './provider-calls';
+import { consumerEventOfKey, localProviderLog, providerCallItemsOf } from './provider-calls';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 
 /**
@@ -204,36 +204,34 @@ export function acceptedIntents(
     }));
 }
 
-/** firstCalledAt (epoch ms) by provider idempotency key `<consumer>:<eventId>`, read in batches of 100. */
+/**
+ * firstCalledAt (epoch ms) by `<consumer>:<eventId>`, whatever the shape of the provider key the call
+ * carried (an event with a tenant is called under `<consumer>@<tenant hash>:<eventId>`, a hash the kit
+ * cannot rebuild from an event id alone): the local provider's log, or a scan of the recording double's table.
+ */
 export async function firstCalls(target: Target, eventIds: readonly string[]): Promise<Map<string, number>> {
   const table = target.outputs[STACK_OUTPUTS.providerLogTableName];
+  const wanted = new Set(eventIds.flatMap((id) => consumerNames().map((c) => `${c}:${id}`)));
   const found = new Map<string, number>();
+  const take = (key: string, firstCalledAt: string | undefined) => {
+    const byEvent = consumerEventOfKey(key);
+    if (wanted.has(byEvent) && firstCalledAt !== undefined) found.set(byEvent, Date.parse(firstCalledAt));
+  };
   const log = await localProviderLog(target.outputs);
   if (log !== undefined) {
     // The local provider: when each key's effect was first performed, where it happened.
-    const wanted = new Set(eventIds.flatMap((id) => consumerNames().map((c) => providerKey(c, id))));
-    for (const item of providerCallItemsOf(log))
-      if (wanted.has(item.idempotencyKey) && item.firstCalledAt !== undefined)
-        found.set(item.idempotencyKey, Date.parse(item.firstCalledAt));
+    for (const item of providerCallItemsOf(log)) take(item.idempotencyKey, item.firstCalledAt);
     return found;
   }
   if (table === undefined) return found;
-  const keys = eventIds.flatMap((id) => consumerNames().map((c) => providerKey(c, id)));
-  for (let i = 0; i < keys.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, { S: string }>[]; ProjectionExpression?: string }> | undefined =
-      {
-        [table]: {
-          Keys: keys.slice(i, i + 100).map((k) => ({ idempotencyKey: { S: k } })),
-          ProjectionExpression: 'idempotencyKey, firstCalledAt',
-        },
-      };
-    while (request !== undefined && Object.keys(request).length > 0) {
-      const output = await target.dynamodb.send(new BatchGetItemCommand({ RequestItems: request }));
-      for (const item of output.Responses?.[table] ?? [])
-        found.set(item.idempotencyKey.S!, Date.parse(item.firstCalledAt.S!));
-      request = output.UnprocessedKeys as typeof request;
-    }
-  }
+  let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await target.dynamodb.send(
+      new ScanCommand({ TableName: table, ProjectionExpression: 'idempotencyKey, firstCalledAt', ExclusiveStartKey }),
+    );
+    for (const item of page.Items ?? []) take(item.idempotencyKey?.S ?? '', item.firstCalledAt?.S);
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey !== undefined);
   return found;
 }
 
@@ -249,7 +247,7 @@ export function lagOverTime(
   for (const { eventId, acceptedAt } of accepted) {
     const second = Math.floor((acceptedAt - startedAt) / 1000 / bucketSeconds) * bucketSeconds;
     for (const consumer of consumers) {
-      const at = applied.get(providerKey(consumer, eventId));
+      const at = applied.get(`${consumer}:${eventId}`);
       if (at === undefined) continue;
       const key = `${consumer}@${second}`;
       const bucket = buckets.get(key) ?? { second, consumer, lags: [] };

@@ -380,7 +380,7 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  * - its inbox claim `INBOX#<consumer>#<eventId>` (with its tenant, if it has one) exists: the event was applied,
  *   and the claim is what makes a second delivery a no-op; or its entry is marked superseded by a later
  *   event of its entity (a stale event, judged and not applied: the generic effect's version guard);
- * - the provider log has its key `providerKey(consumer, eventId)`, unless its entry is superseded
+ * - the provider log has its key `providerKey(consumer, event)` (with its tenant), unless its entry is superseded
  *   (reported under `provider`, as the provider checks always were);
  * - a key called more than once with no claim behind it is a double effect:
  *   nothing deduplicated it. With the claim, a repeat under the key is the owed
@@ -402,7 +402,7 @@ export function checkEachEventOncePerConsumer(input: {
   for (const event of input.events) {
     for (const consumer of input.consumers) {
       if (!consumer.eventTypes.includes(event.type)) continue;
-      const key = providerKey(consumer.name, event.eventId);
+      const key = providerKey(consumer.name, event);
       if (input.optional?.has(key)) continue;
       owedKeys.add(key);
       const claim = inboxKey(consumer.name, event.eventId, event.tenant).pk;
@@ -464,8 +464,10 @@ export function checkProviderCalls(
   const events = domain.producedEvents(input.entities);
   const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
   const inbox = (key: string) => {
-    // `<consumer>:<eventId>`: a consumer name has no colon, an event id may (the probe fixture's do).
-    const [consumer, ...rest] = key.split(':');
+    // `<consumer>:<eventId>` or `<consumer>@<tenant hash>:<eventId>`: a consumer name has no colon or `@`,
+    // the hash no colon, an event id may have colons (the probe fixture's do).
+    const [head, ...rest] = key.split(':');
+    const consumer = head.split('@')[0];
     const eventId = rest.join(':');
     return input.effects.get(inboxKey(consumer, eventId, tenantOf.get(eventId)).pk);
   };

@@ -265,7 +265,7 @@ function effectSource(spec: ConsumerSpec, id: string): string {
  * a PermanentError for a payload no retry can fix); write the effect in the
  * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
  * an InboxLedger); call the provider
- * through callProviderIfOwed under providerKey(consumer, eventId), passing \`work\`
+ * through callProviderIfOwed under the key it hands the call, passing \`work\`
  * on (its signal to every call, its lease to the provider call).
  */
 export function apply${id}Effect(

@@ -62,7 +62,16 @@ export class DynamoDbEntityEffectLedger extends InboxLedger implements EntityEff
     } catch (error) {
       if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
       // Without this entry the stale event leaves no trace: the proof cannot tell it from a lost one.
-      await this.markSuperseded(event, String(error.oldItem?.lastEventId ?? 'a newer version'), work);
+      const last = error.oldItem;
+      await this.markSuperseded(
+        event,
+        {
+          eventId: String(last?.lastEventId ?? 'a newer version'),
+          entityId: event.entityId,
+          version: typeof last?.lastVersion === 'number' ? last.lastVersion : event.version,
+        },
+        work,
+      );
       return STALE;
     }
   }

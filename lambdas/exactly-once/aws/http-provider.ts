@@ -106,7 +106,7 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_E
 
 /**
  * An ExternalProvider over HTTP, on the platform's `fetch`: one `POST` per
- * call of the JSON payload, with `Idempotency-Key: <consumer>:<eventId>`, the
+ * call of the JSON payload, with `Idempotency-Key: <the key>` (`providerKey` in inbox/keys.ts), the
  * order's W3C `traceparent` and the API key in headers. How the answer is classified:
  *
  * | answer | outcome |

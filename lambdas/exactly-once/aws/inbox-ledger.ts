@@ -12,6 +12,15 @@ import type { EventEnvelope } from '../envelope';
 import { PermanentError } from '../errors';
 import { eventFingerprint, fingerprintsDiffer } from '../inbox/fingerprint';
 import type { EventRef, LedgerResult, ProviderCallLease } from '../inbox/ports';
+import {
+  belongsToAnotherTenant,
+  claimedElsewhere,
+  claimKeys,
+  owedProviderKey,
+  supersedeMarkVerdict,
+  type InboxEntryKey,
+  type LedgerKeyOptions,
+} from './inbox-claim-keys';
 import { metrics, MetricUnit } from '../runtime/observability';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
 import { isInvalidRequest } from './transient-errors';
@@ -20,13 +29,15 @@ import {
   claimExpiresAt,
   expiresAfter,
   FINGERPRINT_ATTRIBUTE,
-  inboxKey,
   INBOX_TTL_ATTRIBUTE,
   PROVIDER_CALL_DONE_ATTRIBUTE,
   PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE,
   PROVIDER_CALL_LEASE_ATTRIBUTE,
   PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE,
+  PROVIDER_KEY_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
+  SUPERSEDED_BY_ENTITY_ATTRIBUTE,
+  SUPERSEDED_BY_VERSION_ATTRIBUTE,
 } from './inbox-table';
 
 /** The lease's two attributes, as the lease's expressions name them. */
@@ -88,6 +99,13 @@ export interface LedgerOptions {
    * @default - not retried here (the queue's backoff retries it)
    */
   contention?: InProcessRetry;
+  /**
+   * Which key shape claims are written under and which shapes a claim is looked for under
+   * (inbox-claim-keys.ts; docs/deploying.md, "Deploys and rollbacks while messages are in flight").
+   *
+   * @default write the current shape, find every known shape
+   */
+  keys?: LedgerKeyOptions;
 }
 
 /**
@@ -158,11 +176,14 @@ export abstract class InboxLedger {
    */
   protected claim(event: EventEnvelope, work: RecordWork | undefined): TransactItem {
     const now = this.now();
+    const { written, providerKey } = claimKeys(this.consumer, event, this.options.keys);
     return {
       Put: {
         TableName: this.options.tableName,
         Item: {
-          ...inboxKey(this.consumer, event.eventId, event.tenant),
+          ...written,
+          // The key the call is owed under: a duplicate handled by another release sends under it too.
+          [PROVIDER_KEY_ATTRIBUTE]: providerKey,
           consumer: this.consumer,
           eventId: event.eventId,
           ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
@@ -251,15 +272,14 @@ export abstract class InboxLedger {
   /**
    * Marks `event`'s inbox entry superseded by `by` on its own (outside a transaction), creating it with its
    * TTL if absent: for an event found stale, whose transaction was cancelled, so that it is recorded as
-   * judged (a later copy is a duplicate that owes no call) rather than leaving no trace. A mark already
-   * there is kept.
+   * judged (a later copy is stale, owing no call) rather than leaving no trace. A mark already there is
+   * kept. The entry names `by`'s entity and version, so a later claim on it is stale only for an event of
+   * that entity at or below that version (the stale event's version may equal its entity's last: `<=`),
+   * and EventIdReused for any other event under the id. Only the written shape's key: a claim of this event
+   * under another shape would have failed the claim's transaction as a duplicate before its effect did.
    */
-  protected async markSuperseded(event: EventRef, by: string, work: RecordWork | undefined): Promise<void> {
-    await this.updateInboxEntry(event, work, {
-      UpdateExpression: 'SET #superseded = if_not_exists(#superseded, :by), #ttl = if_not_exists(#ttl, :expires)',
-      ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
-      ExpressionAttributeValues: { ':by': by, ':expires': expiresAfter(this.now(), this.options.inboxTtlSeconds) },
-    });
+  protected async markSuperseded(event: EventRef, by: SupersedingEvent, work: RecordWork | undefined): Promise<void> {
+    await this.updateInboxEntry(event, work, supersedeMark(event, by, this.options.inboxTtlSeconds, this.now(), true));
   }
 
   /** One UpdateItem on this consumer's inbox entry for `event`, with the work's signal, retried on contention. */
@@ -268,7 +288,11 @@ export abstract class InboxLedger {
     work: RecordWork | undefined,
     update: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
   ): Promise<unknown> {
-    const Key = inboxKey(this.consumer, event.eventId, event.tenant);
+    // Where the claim lives: a duplicate of an earlier release's claim names that entry (LedgerResult.claim).
+    const Key =
+      event.claim === undefined
+        ? claimKeys(this.consumer, event, this.options.keys).written
+        : { pk: event.claim.inboxPk, sk: 'INBOX' };
     const input = { TableName: this.options.tableName, Key, ...update };
     return this.withRetries(() => this.client.send(new UpdateCommand(input), { abortSignal: work?.signal }), work);
   }
@@ -281,26 +305,17 @@ export abstract class InboxLedger {
   }
 
   /**
-   * A transaction item marking an earlier event's inbox entry superseded by
-   * `eventId`: a duplicate of that earlier event must not reach the provider
-   * after this one did. Creates the entry (with its TTL) if it is gone, which
-   * then stands for "done, superseded" too.
+   * Transaction items marking an earlier event's inbox entry superseded by `by`: a duplicate of that
+   * earlier event must not reach the provider after this one did. One item per key shape the ledger
+   * finds claims under (its `keys` option), since the earlier event may have been claimed by another
+   * release under another shape, and a copy of it handled by any release must find the mark: each
+   * costs a write. Creates an entry (with its TTL) where none is, which then stands for "done,
+   * superseded" too, bound to `by`'s entity and version (see markSuperseded).
    */
-  protected supersede(earlier: EventRef, eventId: string): TransactItem[] {
-    return [
-      {
-        Update: {
-          TableName: this.options.tableName,
-          Key: inboxKey(this.consumer, earlier.eventId, earlier.tenant),
-          UpdateExpression: 'SET #superseded = :by, #ttl = if_not_exists(#ttl, :expires)',
-          ExpressionAttributeNames: { '#superseded': SUPERSEDED_BY_ATTRIBUTE, '#ttl': INBOX_TTL_ATTRIBUTE },
-          ExpressionAttributeValues: {
-            ':by': eventId,
-            ':expires': expiresAfter(this.now(), this.options.inboxTtlSeconds),
-          },
-        },
-      },
-    ];
+  protected supersede(earlier: EventRef, by: SupersedingEvent): TransactItem[] {
+    const { written, elsewhere } = claimKeys(this.consumer, earlier, this.options.keys);
+    const mark = supersedeMark(earlier, by, this.options.inboxTtlSeconds, this.now(), false);
+    return [written, ...elsewhere].map((Key) => ({ Update: { TableName: this.options.tableName, Key, ...mark } }));
   }
 
   /**
@@ -331,38 +346,84 @@ export abstract class InboxLedger {
    * this try's own is that commit too, and is reported 'applied'.
    */
   protected async transact(event: EventEnvelope, effect: TransactItem[], work?: RecordWork): Promise<LedgerResult> {
-    // The claim first: a cancellation's reasons[0] is the claim's, and effect i's is reasons[i + 1].
-    const items = [this.claim(event, work), ...effect];
+    const { written, elsewhere, providerKey } = claimKeys(this.consumer, event, this.options.keys);
+    return this.transactWith(event, effect, work, { written, elsewhere, providerKey });
+  }
+
+  /**
+   * transact, with the claim written under `keys.written` and checked absent under each of `keys.elsewhere`
+   * (the key shapes an earlier or later release claims under) in the same transaction: an entry under any of
+   * them is this event's claim, read exactly like a failed claim, and the lease and done-mark then act on it.
+   */
+  private async transactWith(
+    event: EventEnvelope,
+    effect: TransactItem[],
+    work: RecordWork | undefined,
+    keys: { written: InboxEntryKey; elsewhere: InboxEntryKey[]; providerKey: string },
+  ): Promise<LedgerResult> {
+    // The claim first, then one check per other key shape: a cancellation's reasons[0] is the claim's,
+    // reasons[1..checks] the checks', and effect i's is reasons[i + 1 + checks].
+    const inbox: TransactItem[] = [
+      this.claim(event, work),
+      ...keys.elsewhere.map((key) => claimedElsewhere(this.options.tableName, key)),
+    ];
+    const items = [...inbox, ...effect];
     const holder = work?.leaseHolder ?? `untimed:${randomUUID()}`;
     // One token until a definite cancellation (transaction-token.ts); the SDK's own retries within one
     // send reuse the command, and so its token.
     const send = transactionSender(this.client, items, holder, work?.signal);
     try {
       await this.withRetries(send, work);
-      return this.committed(work);
+      return { ...this.committed(work), claim: { inboxPk: keys.written.pk, providerKey: keys.providerKey } };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw this.classified(event, error);
       const reasons = error.CancellationReasons ?? [];
       // The claim's condition first: a duplicate is the duplicate it is, whatever else the same
       // cancellation says of its effect items (a ValidationError there would fail the same way again).
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-        const entry = reasons[0].Item === undefined ? undefined : unmarshall(reasons[0].Item);
+      // Where the event is found: a claim before a supersede mark (a mark created under this release's key
+      // stands beside the claim an older release wrote under its own), then the first shape that has an entry.
+      const failed = reasons.slice(0, inbox.length).map((r) => r.Code === 'ConditionalCheckFailed');
+      const claimed = reasons.findIndex((r, i) => failed[i] && r.Item?.claimedAt !== undefined);
+      const found = claimed >= 0 ? claimed : failed.indexOf(true);
+      if (found >= 0) {
+        const at = found === 0 ? keys.written : keys.elsewhere[found - 1];
+        const item = reasons[found].Item;
+        const entry = item === undefined ? undefined : unmarshall(item);
         // No entry back (ALL_OLD not honoured): the call is repeated under its key, as providerCallPending says.
-        if (entry === undefined) return { outcome: 'duplicate', providerCallPending: true };
+        if (entry === undefined)
+          return {
+            outcome: 'duplicate',
+            providerCallPending: true,
+            claim: {
+              inboxPk: at.pk,
+              providerKey: found === 0 ? keys.providerKey : owedProviderKey(this.consumer, event, {}),
+            },
+          };
         // This try's own commit, its answer lost (the claim's lease holder is unique per try and receipt).
         if (work !== undefined && entry[PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE] === work.leaseHolder)
-          return { ...this.committed(work), providerCallPending: callStillOwed(entry) };
+          return {
+            ...this.committed(work),
+            providerCallPending: callStillOwed(entry),
+            claim: { inboxPk: at.pk, providerKey: owedProviderKey(this.consumer, event, entry) },
+          };
+        // An older shape's key without the tenant, held by another tenant's event: no claim of this one.
+        if (found > 0 && belongsToAnotherTenant(entry, event))
+          return this.transactWith(event, effect, work, { ...keys, elsewhere: keys.elsewhere.filter((k) => k !== at) });
+        const mark = supersedeMarkVerdict(event, entry);
+        if (mark === 'stale') return STALE;
+        if (mark === 'reused') throw this.idTakenBySupersedeMark(event, entry);
         this.refuseAnotherEvent(event, entry, work);
-        if (!callStillOwed(entry)) return { outcome: 'duplicate', providerCallPending: false };
+        const claim = { inboxPk: at.pk, providerKey: owedProviderKey(this.consumer, event, entry) };
+        if (!callStillOwed(entry)) return { outcome: 'duplicate', providerCallPending: false, claim };
         return this.pastProviderKeyWindow(entry)
-          ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true }
-          : { outcome: 'duplicate', providerCallPending: true };
+          ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true, claim }
+          : { outcome: 'duplicate', providerCallPending: true, claim };
       }
       if (isInvalidRequest(error)) throw this.classified(event, error);
       const failedIndex = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failedIndex >= 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
         const item = reasons[failedIndex].Item;
-        throw new EffectConditionFailed(failedIndex - 1, item === undefined ? undefined : unmarshall(item));
+        throw new EffectConditionFailed(failedIndex - inbox.length, item === undefined ? undefined : unmarshall(item));
       }
       throw error;
     }
@@ -382,6 +443,26 @@ export abstract class InboxLedger {
           `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
         )
       : error;
+  }
+
+  /**
+   * A claim failed on an entry a supersede mark created for another event (another entity, or a newer
+   * version of it) under this id: taking it for a duplicate would lose this event without a trace.
+   */
+  private idTakenBySupersedeMark(event: EventEnvelope, entry: Record<string, unknown>): PermanentError {
+    metrics.addMetric('EventIdReused', MetricUnit.Count, 1);
+    return new PermanentError(
+      'EventIdReused',
+      `${this.consumer} marked the id ${event.eventId} superseded by ${String(entry[SUPERSEDED_BY_ATTRIBUTE])} ` +
+        `(${String(entry[SUPERSEDED_BY_ENTITY_ATTRIBUTE])} v${String(entry[SUPERSEDED_BY_VERSION_ATTRIBUTE])}), ` +
+        `which this ${event.type} of ${event.entityId} v${event.version} is not older than: ` +
+        'another event under the id, neither applied nor acknowledged as a duplicate; compare the two and decide',
+      {
+        supersededBy: String(entry[SUPERSEDED_BY_ATTRIBUTE]),
+        supersededByEntityId: String(entry[SUPERSEDED_BY_ENTITY_ATTRIBUTE]),
+        supersededByVersion: String(entry[SUPERSEDED_BY_VERSION_ATTRIBUTE]),
+      },
+    );
   }
 
   /**
@@ -447,7 +528,7 @@ export const STALE: LedgerResult = { outcome: 'stale', providerCallPending: fals
  * @example An undo: state 1 -> 2 is its first effect item (test/exactly-once/fixtures/probe-ledger.ts)
  * ```ts
  * try {
- *   return await this.transact(event, [undoState, tallyDelta, ...this.supersede(happened, event.eventId)], work);
+ *   return await this.transact(event, [undoState, tallyDelta, ...this.supersede(happened, event)], work);
  * } catch (error) {
  *   if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
  *   if (error.oldItem !== undefined) return STALE; // already undone
@@ -463,4 +544,43 @@ export class EffectConditionFailed extends Error {
     super(`Effect condition failed on item ${effectIndex}`);
     this.name = 'EffectConditionFailed';
   }
+}
+
+/**
+ * The event that supersedes an earlier one: its id, and the entity and version a supersede mark binds.
+ *
+ * @example An undo supersedes its entity's earlier event (test/exactly-once/fixtures/probe-ledger.ts)
+ * ```ts
+ * ...this.supersede({ eventId: `${event.entityId}:happened`, tenant: event.tenant }, event),
+ * ```
+ */
+export type SupersedingEvent = Pick<EventEnvelope, 'eventId' | 'entityId' | 'version'>;
+
+/**
+ * The update that marks an entry superseded by `by` and binds the mark to `by`'s entity and version,
+ * giving it its TTL and its tenant when it creates it. `keep`: a mark already there is kept (a stale
+ * event's own mark), otherwise `by` replaces it (a newer event supersedes).
+ */
+function supersedeMark(earlier: EventRef, by: SupersedingEvent, ttlSeconds: number, now: Date, keep: boolean) {
+  const set = (name: string, value: string) =>
+    keep ? `${name} = if_not_exists(${name}, ${value})` : `${name} = ${value}`;
+  return {
+    UpdateExpression:
+      `SET ${set('#superseded', ':by')}, ${set('#entity', ':entity')}, ${set('#version', ':version')}, ` +
+      `#ttl = if_not_exists(#ttl, :expires)${earlier.tenant === undefined ? '' : ', #tenant = if_not_exists(#tenant, :tenant)'}`,
+    ExpressionAttributeNames: {
+      '#superseded': SUPERSEDED_BY_ATTRIBUTE,
+      '#entity': SUPERSEDED_BY_ENTITY_ATTRIBUTE,
+      '#version': SUPERSEDED_BY_VERSION_ATTRIBUTE,
+      '#ttl': INBOX_TTL_ATTRIBUTE,
+      ...(earlier.tenant === undefined ? {} : { '#tenant': 'tenant' }),
+    },
+    ExpressionAttributeValues: {
+      ':by': by.eventId,
+      ':entity': by.entityId,
+      ':version': by.version,
+      ':expires': expiresAfter(now, ttlSeconds),
+      ...(earlier.tenant === undefined ? {} : { ':tenant': earlier.tenant }),
+    },
+  };
 }

@@ -1,3 +1,5 @@
+import { inboxPk } from '../inbox/keys';
+
 /**
  * The mechanism's items in the effects table: each consumer's inbox and its bookkeeping. They share
  * the table with the effects they guard so that a claim and its effect commit in one transaction.
@@ -5,9 +7,11 @@
  *   pk = INBOX#<consumer>#<eventId>  sk = INBOX       the claim (TTL attribute `expiresAt`, counted from the later
  *   (INBOX#<consumer>#<tenant>#<eventId>              of claim time and the event's occurredAt), the event's
  *    for an event with a tenant)                      `fingerprint` (inbox/fingerprint.ts), and what became
- *                                                     of its provider call: `providerCallDoneAt` once the
- *                                                     provider accepted it, `supersededBy` once a later event
- *                                                     of the same entity was applied (its call must not follow);
+ *                                                     of its provider call: `providerKey`, the key it is owed
+ *                                                     under, `providerCallDoneAt` once the provider accepted it,
+ *                                                     `supersededBy` (with that event's entity and version) once
+ *                                                     a later event of the same entity was applied (its call must
+ *                                                     not follow);
  *                                                     `providerCallLeaseUntil`/`-Holder`: the delivery that may call
  *                                                     the provider now (taken by the claim, or by a duplicate that
  *                                                     owes the call), so two copies never call at once
@@ -41,19 +45,32 @@ export const PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE = 'providerKeyWindowFrom';
 export const PROVIDER_CALL_LEASE_ATTRIBUTE = 'providerCallLeaseUntil';
 export const PROVIDER_CALL_LEASE_HOLDER_ATTRIBUTE = 'providerCallLeaseHolder';
 
+/**
+ * The provider key the event's call is owed under, as the claim's code built it (inbox/keys.ts): a duplicate
+ * sends under it, whatever shape its own code builds, so a call owed by one release is never repeated under
+ * another release's key. A claim without it was written by a release before it: its key is `<consumer>:<eventId>`.
+ */
+export const PROVIDER_KEY_ATTRIBUTE = 'providerKey';
+/**
+ * On an entry a supersede mark wrote (or marked): the superseding event's entity and version. A later claim
+ * on an entry the mark created (no claim of its own) is stale if it is an event of that entity at or below
+ * that version, and EventIdReused otherwise: another event under an id the mark took.
+ */
+export const SUPERSEDED_BY_ENTITY_ATTRIBUTE = 'supersededByEntityId';
+export const SUPERSEDED_BY_VERSION_ATTRIBUTE = 'supersededByVersion';
+
 /** The fingerprint of the event a claim was written for (inbox/fingerprint.ts); absent on claims written before it was. */
 export const FINGERPRINT_ATTRIBUTE = 'fingerprint';
 
 /**
- * The key of a consumer's inbox entry for an event: `INBOX#<consumer>#<eventId>`, or with the
- * event's verified tenant `INBOX#<consumer>#<tenant>#<eventId>` (URI-encoded, so a `#` in it
- * cannot make two keys meet). An event without a tenant keeps the key it always had.
+ * The key of a consumer's inbox entry for an event, in the shape this release writes by default:
+ * `INBOX#<consumer>#<eventId>`, or with the event's verified tenant `INBOX#<consumer>#<tenant>#<eventId>`
+ * (the tenant URI-encoded, the eventId's `#` and `%` escaped, so no two events' keys meet). An event
+ * without a tenant keeps the key it always had unless its eventId holds `#` or `%`. The other shapes a
+ * claim may live under are in inbox/keys.ts; a ledger looks under each (see its `keys` option).
  */
 export const inboxKey = (consumer: string, eventId: string, tenant?: string) => ({
-  pk:
-    tenant === undefined
-      ? `INBOX#${consumer}#${eventId}`
-      : `INBOX#${consumer}#${encodeURIComponent(tenant)}#${eventId}`,
+  pk: inboxPk(consumer, { eventId, tenant }),
   sk: 'INBOX',
 });
 export const entityEffectKey = (consumer: string, entityId: string) => ({

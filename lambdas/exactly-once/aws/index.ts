@@ -19,6 +19,8 @@ export {
   PROVIDER_KEY_WINDOW_MARGIN_SECONDS,
   type LedgerOptions,
 } from './inbox-ledger';
+export type { LedgerKeyOptions } from './inbox-claim-keys';
+export { CURRENT_KEY_SHAPE, KNOWN_KEY_SHAPES, type KeyShape } from '../inbox/keys';
 export { DynamoDbEntityEffectLedger } from './entity-effect-ledger';
 export { HttpProvider, ProviderUnavailable, type ApiKeyHeader, type HttpProviderOptions } from './http-provider';
 export { API_KEY_CACHE_SECONDS, apiKeyFromParameter, type RefreshableApiKey } from './parameter-api-key';

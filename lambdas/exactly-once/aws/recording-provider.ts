@@ -26,7 +26,7 @@ import { inChildSpan } from '../trace/spans';
  * import { ENV, requireEnv } from '../../exactly-once/runtime';
  *
  * const mail = new RecordingProvider(dynamoDbDocumentClient(), requireEnv(ENV.providerLogTable), 'mail');
- * await mail.send(providerKey('loyalty', event.eventId), { template: 'order-confirmation' }, { signal: work.signal });
+ * await mail.send(providerKey('loyalty', event), { template: 'order-confirmation' }, { signal: work.signal });
  * ```
  */
 export class RecordingProvider implements ExternalProvider {

@@ -1,6 +1,5 @@
 import { PermanentError } from '../errors';
 import type { RecordWork } from '../consumer/record-work';
-import { providerKey } from '../consumer-spec';
 import type { EventEnvelope } from '../envelope';
 import type { ApplyOutcome, EntityEffectLedger } from './ports';
 import type { ExternalProvider } from '../provider/provider';
@@ -58,7 +57,8 @@ function eventIdentity(consumer: string, event: EventEnvelope): Record<string, u
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on any
  * envelope: the ledger counts the event on its entity under the inbox claim,
- * then the provider hears of it under `providerKey(consumer, eventId)` while the
+ * then the provider hears of it under `providerKey(consumer, event)` (with the event's
+ * tenant, or the key the event's claim recorded) while the
  * call is owed (call-provider-if-owed.ts), sent `providerRequest(event)` (the
  * event's identity unless the consumer shapes it). A type the consumer does not
  * take is a PermanentError: no retry can make it one it takes.
@@ -92,7 +92,7 @@ export async function applyEntityEffect(
     result,
     event,
     deps.ledger,
-    (signal) => deps.provider.send(providerKey(deps.consumer, event.eventId), request, { signal }),
+    (signal, key) => deps.provider.send(key, request, { signal }),
     work,
   );
 }

@@ -10,7 +10,31 @@ import type { EventEnvelope } from '../envelope';
  * const ref: EventRef = { eventId: orderPlacedEventId(orderId), tenant: event.tenant };
  * ```
  */
-export type EventRef = Pick<EventEnvelope, 'eventId' | 'tenant'>;
+export type EventRef = Pick<EventEnvelope, 'eventId' | 'tenant'> & {
+  /**
+   * Where the event's claim was found (the ledger's answer, `LedgerResult.claim`): the lease and the
+   * done-mark act on that entry, which may be under an older key shape than this release writes.
+   * @default the key shape the ledger writes
+   */
+  claim?: ClaimRef;
+};
+
+/**
+ * Where an event's claim lives and the provider key its call is owed under, as the ledger wrote or found
+ * them: a claim written by an earlier release keeps its key shape and its provider key (inbox/keys.ts).
+ *
+ * @example What callProviderIfOwed does with a ledger's answer
+ * ```ts
+ * const claim: ClaimRef | undefined = result.claim;
+ * await call(work.signal, claim?.providerKey ?? providerKey(record.consumer, event));
+ * ```
+ */
+export interface ClaimRef {
+  /** The partition key of the inbox entry that holds the claim. */
+  inboxPk: string;
+  /** The idempotency key the event's provider call is owed under. */
+  providerKey: string;
+}
 
 /**
  * What applying an event did:
@@ -50,6 +74,12 @@ export interface LedgerResult {
    * @default false
    */
   providerKeyWindowPassed?: boolean;
+  /**
+   * Where the claim lives and the key its call is owed under (an InboxLedger always says; a duplicate of a
+   * claim written by an earlier release names that release's entry and key).
+   * @default the current key shape's entry and key
+   */
+  claim?: ClaimRef;
 }
 
 /**

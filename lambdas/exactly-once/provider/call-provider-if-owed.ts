@@ -2,6 +2,7 @@ import { ProviderCallInProgress, recordingSignal, type RecordWork } from '../con
 import type { ApplyOutcome, EventRef, LedgerResult, ProviderCallRecord } from '../inbox/ports';
 import { PermanentError } from '../errors';
 import { logger } from '../runtime/observability';
+import { providerKey } from '../inbox/keys';
 
 /**
  * After the ledger committed (or found a duplicate): calls the external provider
@@ -24,16 +25,21 @@ import { logger } from '../runtime/observability';
  * its own short bound (recordingSignal), not the record's deadline, and the record waits for it:
  * a provider answer that lands as the deadline fires is still recorded.
  *
+ * `call` is handed the idempotency key to send: the one the event's claim recorded (`result.claim`),
+ * which for a claim an earlier release wrote is that release's key, so a call it owes is never repeated
+ * under a new key; `providerKey(consumer, event)` when the ledger names none. The lease and the
+ * done-mark act on the entry the claim lives in.
+ *
  * @example A loyalty use case: points credited under the claim, then the confirmation mail it owes
  * ```ts
- * import { callProviderIfOwed, providerKey } from '../../exactly-once';
+ * import { callProviderIfOwed } from '../../exactly-once';
  *
  * const result = await deps.ledger.credit(event, points, work);
  * return callProviderIfOwed(
  *   result,
  *   event,
  *   deps.ledger,
- *   (signal) => deps.mail.send(providerKey(deps.ledger.consumer, event.eventId), { template: 'order-confirmation' }, { signal }),
+ *   (signal, key) => deps.mail.send(key, { template: 'order-confirmation' }, { signal }),
  *   work,
  * );
  * ```
@@ -42,11 +48,13 @@ export async function callProviderIfOwed(
   result: LedgerResult,
   event: EventRef,
   record: ProviderCallRecord,
-  call: (signal: AbortSignal | undefined) => Promise<void>,
+  call: (signal: AbortSignal | undefined, idempotencyKey: string) => Promise<void>,
   work?: RecordWork,
 ): Promise<ApplyOutcome> {
   if (!result.providerCallPending) return result.outcome;
   const { eventId } = event;
+  const key = result.claim?.providerKey ?? providerKey(record.consumer, event);
+  const at: EventRef = result.claim === undefined ? event : { eventId, tenant: event.tenant, claim: result.claim };
   // Owed longer than the provider remembers keys: the first call may have gone through unanswered, and
   // the provider would take a repeat for a new request. A person checks at the provider instead.
   if (result.providerKeyWindowPassed === true)
@@ -55,26 +63,26 @@ export async function callProviderIfOwed(
       `The provider call for ${eventId} has been owed since its claim, longer than the provider's key window: check at the provider whether it was performed before sending it again`,
     );
   if (result.outcome !== 'applied' && work !== undefined) {
-    const lease = await record.leaseProviderCall(event, work);
+    const lease = await record.leaseProviderCall(at, work);
     if (lease === 'done') return result.outcome;
     if (lease === 'held') throw new ProviderCallInProgress(eventId, undefined);
   }
   try {
-    await call(work?.signal);
+    await call(work?.signal, key);
   } catch (error) {
     // A call cut at the deadline may still be on its way to the provider: its lease must run out, or a
     // retry could call under the same key while it lands (the simulation found a PICK landing after the
     // retry's CANCEL_PICK this way). Only a call that ended on its own gives the lease back.
     if (work !== undefined && !work.signal.aborted)
       await record
-        .releaseProviderCallLease(event, work)
+        .releaseProviderCallLease(at, work)
         .catch((releaseError: unknown) => logger.warn('Could not give the provider-call lease back', { releaseError }));
     throw error;
   }
   // The provider has answered 2xx: record it whatever the record's deadline says (its own bound, and
   // consumeRecord waits for it), or the next copy would call a keyless provider again.
   const recording = record.recordProviderCallDone(
-    event,
+    at,
     work === undefined ? undefined : { ...work, signal: recordingSignal(work) },
   );
   work?.recordings?.add(recording);

@@ -1,6 +1,7 @@
 /**
  * An external provider (mail, warehouse). It cannot join our transaction, so
- * every call carries an idempotency key, `<consumer>:<eventId>`, and the
+ * every call carries an idempotency key, `<consumer>:<eventId>` (with the tenant's hash when the event
+ * has a tenant: inbox/keys.ts `providerKey`), and the
  * provider is trusted to perform one effect per key for as long as it remembers
  * the key (Stripe: 24 h). We call it again only while our inbox does not record
  * the call as done: after a crash between the commit and the call, or between
@@ -12,7 +13,7 @@
  * import { type ExternalProvider, providerKey } from '../../exactly-once';
  *
  * const mail: ExternalProvider = wiring.provider('mail');
- * await mail.send(providerKey('loyalty', event.eventId), { template: 'order-confirmation', orderId: event.entityId }, { signal });
+ * await mail.send(providerKey('loyalty', event), { template: 'order-confirmation', orderId: event.entityId }, { signal });
  * ```
  */
 export interface ExternalProvider {

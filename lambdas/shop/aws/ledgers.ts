@@ -58,7 +58,7 @@ export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentL
           },
           ...this.stockDeltas(event.payload.items, -1),
           // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
-          ...this.supersede({ eventId: orderPlacedEventId(event.entityId), tenant: event.tenant }, event.eventId),
+          ...this.supersede({ eventId: orderPlacedEventId(event.entityId), tenant: event.tenant }, event),
         ],
         work,
       );

@@ -1,10 +1,4 @@
-import {
-  type ApplyOutcome,
-  callProviderIfOwed,
-  type ExternalProvider,
-  providerKey,
-  type RecordWork,
-} from '../../exactly-once';
+import { type ApplyOutcome, callProviderIfOwed, type ExternalProvider, type RecordWork } from '../../exactly-once';
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import { loyaltyPoints } from '../domain/order';
 import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
@@ -12,7 +6,8 @@ import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 /**
  * The two consumers' use cases. Each applies its effect through a ledger that
  * claims the eventId in the same transaction, then calls its external provider
- * with the key `<consumer>:<eventId>` and records the call done on the inbox entry.
+ * under the key the claim recorded (`providerKey(consumer, event)`: `<consumer>@<tenant hash>:<eventId>`
+ * for an order's events, which carry their caller as tenant) and records the call done on the inbox entry.
  *
  * A duplicate calls the provider only while the call is owed: the transaction
  * may have committed on an earlier delivery that crashed before reaching the
@@ -34,9 +29,9 @@ export async function fulfilOrderEvent(
     result,
     event,
     deps.ledger,
-    (signal) =>
+    (signal, key) =>
       deps.warehouse.send(
-        providerKey(deps.ledger.consumer, event.eventId),
+        key,
         {
           instruction: event.type === 'OrderPlaced' ? 'PICK' : 'CANCEL_PICK',
           orderId: event.entityId,
@@ -59,9 +54,9 @@ export async function creditLoyaltyPoints(
     result,
     event,
     deps.ledger,
-    (signal) =>
+    (signal, key) =>
       deps.mail.send(
-        providerKey(deps.ledger.consumer, event.eventId),
+        key,
         {
           template: 'order-confirmation',
           customerId: event.payload.customerId,

@@ -167,9 +167,9 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       await totals.recordProviderCallDone(event);
       const afterDone = await totals.add(event, 17, account);
 
-      expect(first).toEqual({ outcome: 'applied', providerCallPending: true });
-      expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true });
-      expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false });
+      expect(first).toEqual({ outcome: 'applied', providerCallPending: true, claim: expect.any(Object) });
+      expect(beforeDone).toEqual({ outcome: 'duplicate', providerCallPending: true, claim: expect.any(Object) });
+      expect(afterDone).toEqual({ outcome: 'duplicate', providerCallPending: false, claim: expect.any(Object) });
       expect(await inboxEntry('probe', event)).toMatchObject({ providerCallDoneAt: expect.any(String) });
     });
 
@@ -201,7 +201,7 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       );
       const afterItLapsed = await totals.leaseProviderCall(event, lapsed);
 
-      expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true });
+      expect(duplicate).toEqual({ outcome: 'duplicate', providerCallPending: true, claim: expect.any(Object) });
       expect([whileHeld, byItsHolder, afterItLapsed]).toEqual(['held', 'granted', 'granted']);
       expect(await inboxEntry('probe', event)).toMatchObject({
         providerCallLeaseHolder: 'req-3:m-3',
@@ -273,8 +273,8 @@ export function describeLedgerContract(name: string, makeStore: () => Promise<Ta
       const undoResult = await things.undo(undo);
       const redriven = await things.happen(effect);
 
-      expect(undoResult).toEqual({ outcome: 'applied', providerCallPending: true });
-      expect(redriven).toEqual({ outcome: 'duplicate', providerCallPending: false });
+      expect(undoResult).toEqual({ outcome: 'applied', providerCallPending: true, claim: expect.any(Object) });
+      expect(redriven).toEqual({ outcome: 'duplicate', providerCallPending: false, claim: expect.any(Object) });
       const entry = await inboxEntry('probe-fifo', effect);
       expect(entry).toMatchObject({ supersededBy: undo.eventId, claimedAt: expect.any(String) });
       expect(entry?.providerCallDoneAt).toBeUndefined();

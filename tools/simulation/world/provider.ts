@@ -1,3 +1,5 @@
+import { PermanentError } from '../../../lambdas/exactly-once/errors';
+import { canonicalJson } from '../../../lambdas/exactly-once/runtime/canonical-json';
 import { ServiceUnavailable } from './invocation';
 import type { Scheduler } from './scheduler';
 
@@ -61,7 +63,19 @@ export class SimProviders {
       throw new ServiceUnavailable(name);
     }
     const calledAt = this.scheduler.date().toISOString();
-    const entry = this.log.get(idempotencyKey) ?? {
+    const known = this.log.get(idempotencyKey);
+    // Stripe's rule, as the local provider and HttpProvider have it: a key it still remembers, sent with
+    // another payload, is refused (422, ProviderRejected), never performed nor answered with the first reply.
+    if (
+      known !== undefined &&
+      now - known.lastSeenAt < this.options.memorySeconds * 1000 &&
+      canonicalJson(known.payload) !== canonicalJson(payload)
+    )
+      throw new PermanentError(
+        'ProviderRejected',
+        `${name} refused ${idempotencyKey} with 422: the key was used with another payload`,
+      );
+    const entry = known ?? {
       idempotencyKey,
       provider: name,
       payload,

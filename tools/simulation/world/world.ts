@@ -1275,7 +1275,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       const { work } = record;
       const signal = doneMarkBound ? options?.abortSignal : this.underDeadline(work, invocation).signal;
       return this.watchDoneMark(
-        providerKey(consumer, record.event.eventId),
+        providerKey(consumer, record.event),
         invocation,
         work,
         documents.send(sent, { abortSignal: signal }).then(() => undefined),
@@ -1479,7 +1479,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       const messages = deadLetterQueue.all().filter((message) => {
         const { eventId, tenant } = pastHorizonEvent(message) ?? {};
         if (eventId === undefined || !inbox.has(inboxKey(spec.name, eventId, tenant).pk)) return true;
-        pastHorizon.push({ queue: name, message, key: providerKey(spec.name, eventId) });
+        pastHorizon.push({ queue: name, message, key: providerKey(spec.name, { eventId, tenant }) });
         return false;
       });
       return { name, messages: messages.map(toMessage) };

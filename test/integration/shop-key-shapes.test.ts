@@ -1,0 +1,99 @@
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
+import { PermanentError } from '../../lambdas/exactly-once/errors';
+import { inboxPk } from '../../lambdas/exactly-once/inbox/keys';
+import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
+import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
+import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
+import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
+import { createEmulatedTables } from '../support/emulated-stack';
+import { ALICE, cancelledEvent, placedEvent } from '../support/orders';
+
+/**
+ * The shop's cancel supersedes its OrderPlaced under every inbox key shape (keys are a migration:
+ * test/integration/key-shapes.test.ts), on DynamoDB Local: an OrderPlaced claimed by an older release
+ * whose PICK is owed sends no PICK after the CANCEL_PICK, whichever release gets it redriven.
+ */
+
+const RELEASE_1: LedgerKeyOptions = { write: 1, find: [1] };
+const CURRENT: LedgerKeyOptions | undefined = undefined;
+
+let documents: DynamoDBDocumentClient;
+let raw: ReturnType<typeof testDynamoDbClient>;
+let effectsTable: string;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  useEmulatorEnvironment();
+  const tables = await createEmulatedTables();
+  effectsTable = tables.names.Effects;
+  drop = tables.drop;
+  raw = testDynamoDbClient();
+  documents = DynamoDBDocumentClient.from(raw);
+}, 180_000);
+
+afterAll(async () => {
+  documents.destroy();
+  raw.destroy();
+  await drop();
+});
+
+const get = async (pk: string) =>
+  (await documents.send(new GetCommand({ TableName: effectsTable, Key: { pk, sk: 'INBOX' }, ConsistentRead: true })))
+    .Item;
+
+/** A Stripe-like warehouse: each key performed once, another body under a key refused (422); `down` fails every call. */
+function stripeLike() {
+  const bodies = new Map<string, string>();
+  const performed: { key: string; body: Record<string, unknown> }[] = [];
+  const state = { down: false };
+  const provider: ExternalProvider = {
+    send: async (key, body) => {
+      if (state.down) throw new Error('provider down');
+      const first = bodies.get(key);
+      if (first !== undefined && first !== canonicalJson(body))
+        throw new PermanentError('ProviderRejected', `provider refused ${key} with 422: another payload`);
+      if (first === undefined) performed.push({ key, body });
+      bodies.set(key, canonicalJson(body));
+    },
+  };
+  return { provider, performed, state };
+}
+
+describe('a supersede marks every key shape', () => {
+  const fulfilment = (keys: LedgerKeyOptions | undefined) =>
+    new DynamoDbFulfilmentLedger(documents, {
+      consumer: 'fulfilment',
+      tableName: effectsTable,
+      inboxTtlSeconds: 3600,
+      keys,
+    });
+
+  test.each([
+    ['this release', CURRENT],
+    ['release 1, after a rollback', RELEASE_1],
+  ])(
+    'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to %s: no PICK after CANCEL_PICK',
+    async (_, redrivenTo) => {
+      const { provider: warehouse, performed, state } = stripeLike();
+      const orderId = `ord-k9-${redrivenTo === CURRENT ? 'a' : 'b'}`;
+      const [placed, cancelled] = [
+        { ...placedEvent(orderId), tenant: ALICE },
+        { ...cancelledEvent(orderId), tenant: ALICE },
+      ];
+      state.down = true;
+      await expect(fulfilOrderEvent(placed, { ledger: fulfilment(RELEASE_1), warehouse })).rejects.toThrow();
+      state.down = false;
+
+      const outcomes = [
+        await fulfilOrderEvent(cancelled, { ledger: fulfilment(CURRENT), warehouse }),
+        await fulfilOrderEvent(placed, { ledger: fulfilment(redrivenTo), warehouse }),
+      ];
+
+      expect(outcomes).toEqual(['applied', 'duplicate']);
+      expect(performed.map((p) => p.body.instruction)).toEqual(['CANCEL_PICK']);
+      expect(await get(inboxPk('fulfilment', placed, 1))).toMatchObject({ supersededBy: cancelled.eventId });
+    },
+  );
+});
