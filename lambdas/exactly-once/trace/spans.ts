@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   context as otelContext,
   isSpanContextValid,
@@ -9,6 +8,7 @@ import {
   TraceFlags,
 } from '@opentelemetry/api';
 import { logger } from '../runtime/observability';
+import { activeSpanStore as active } from './active-span';
 import { childContext, formatTraceparent, type TraceContext } from './trace-context';
 
 /**
@@ -100,8 +100,6 @@ export function recordSpan(context: TraceContext, span: Omit<SpanRecord, 'traceI
     logger.warn('Could not record a span', { error });
   }
 }
-
-const active = new AsyncLocalStorage<TraceContext>();
 
 /**
  * The span the calling code runs in, if any.
