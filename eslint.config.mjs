@@ -44,7 +44,8 @@ const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
 // aws/ (the adapters) implements core's ports; faults/ decorates them for the proof kit; api/ and
 // wiring/ compose all of them into handlers. The index files are the public surface over every layer.
 const layerBelow = (layer, above) => ({
-  group: above.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]),
+  // The negation keeps a package that merely ends in a folder's name (@opentelemetry/api) allowed.
+  group: [...above.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]), '!@opentelemetry/*'],
   message: `Layers point one way in lambdas/exactly-once: ${layer} imports nothing of ${above.join('/, ')}/ (core <- aws <- faults <- api, wiring).`,
 });
 const MECHANISM_SURFACES = [

@@ -66,7 +66,8 @@ export interface AppConfig {
   localRuntime: boolean;
   /**
    * OpenTelemetry on AWS through the ADOT Lambda layer (`-c openTelemetry=true`): every function gets
-   * the layer and its wrapper, and sends its traces to X-Ray (cost: docs/cost.md). Off by default in
+   * AWS's optimized `AWSOpenTelemetryDistroJs` layer, its wrapper and the role policy it needs, and sends
+   * its traces, the mechanism's hops among them, to X-Ray (cost: docs/cost.md). Off by default in
    * every stage; refused with localRuntime (the local runtime records the spans itself).
    */
   openTelemetry: boolean;

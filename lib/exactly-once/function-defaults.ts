@@ -1,4 +1,4 @@
-import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnMapping, Duration, Lazy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -43,48 +43,137 @@ export interface FunctionBuild {
   inboxBypass: boolean;
   /**
    * OpenTelemetry through the AWS Distro for OpenTelemetry (ADOT) Lambda layer ({@link ADOT_NODEJS_LAYER}):
-   * the layer on every function, `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-handler`, and a bundle whose
-   * `handler` export the wrapper can replace. Traces go to X-Ray; the cost is in docs/cost.md.
+   * the layer on every function, `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-instrument`, the managed policy
+   * {@link ADOT_MANAGED_POLICY} on its role, and a bundle whose `handler` export the wrapper can replace.
+   * Traces go to X-Ray, with the mechanism's hops as spans in them; Application Signals gets the
+   * functions' metrics. The cost is in docs/cost.md.
    * @default false
    */
   openTelemetry?: boolean;
 }
 
-/**
- * The ADOT Lambda layer for Node.js on arm64, as aws-otel.github.io/docs/getting-started/lambda/lambda-js
- * publishes it: `arn:aws:lambda:<region>:901920570463:layer:aws-otel-nodejs-<architecture>-ver-<version>:<n>`,
- * one per region, in the `aws` partition. Raise `version` when AWS publishes a newer one.
- *
- * @example
- * ```ts
- * adotNodejsLayerArn('eu-west-1'); // 'arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1'
- * ```
- */
-export const ADOT_NODEJS_LAYER = { account: '901920570463', name: 'aws-otel-nodejs-arm64-ver-1-30-2', version: 1 };
+/** AWS's account that publishes the layer in most Regions; an opt-in Region has its own. */
+const ADOT_ACCOUNT = '615299751070';
 
 /**
- * The ARN of {@link ADOT_NODEJS_LAYER} in `region` (a token for the stack's own region works too).
+ * The AWS Distro for OpenTelemetry (ADOT) Lambda layer for Node.js that AWS recommends: the optimized
+ * `AWSOpenTelemetryDistroJs` layer (no collector inside; it sends traces to X-Ray and Application
+ * Signals). AWS documents it on the ADOT site's "AWS Distro for OpenTelemetry Lambda" page (section
+ * "ADOT Lambda Layer ARNs", Node.js tab) and in the CloudWatch guide's "Enable your applications on
+ * Lambda"; the CDK's own `adotInstrumentation` prop still uses the legacy layers with a collector.
+ * One layer serves both architectures; it is published per Region, under the account and version
+ * below (`arn:aws:lambda:<region>:<account>:layer:AWSOpenTelemetryDistroJs:<version>`). To take a
+ * newer release, copy its Region table here.
  *
  * @example
  * ```ts
- * fn.addLayers(lambda.LayerVersion.fromLayerVersionArn(this, 'Adot', adotNodejsLayerArn(Stack.of(this).region)));
+ * ADOT_NODEJS_LAYER.regions['eu-west-1']; // { account: '615299751070', version: 13 }
+ * ```
+ */
+export const ADOT_NODEJS_LAYER: {
+  readonly name: string;
+  /**
+   * The `@opentelemetry/api` version the layer registers. The bundles' own copy (package.json) must be
+   * of no later a minor version: a later one refuses the layer's global API and stays a no-op.
+   */
+  readonly openTelemetryApi: string;
+  readonly regions: Readonly<Record<string, { readonly account: string; readonly version: number }>>;
+} = {
+  name: 'AWSOpenTelemetryDistroJs',
+  openTelemetryApi: '1.9.1',
+  regions: {
+    'af-south-1': { account: '904233096616', version: 13 },
+    'ap-east-1': { account: '888577020596', version: 13 },
+    'ap-northeast-1': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-northeast-2': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-northeast-3': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-south-1': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-south-2': { account: '796973505492', version: 13 },
+    'ap-southeast-1': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-southeast-2': { account: ADOT_ACCOUNT, version: 13 },
+    'ap-southeast-3': { account: '039612877180', version: 13 },
+    'ap-southeast-4': { account: '713881805771', version: 13 },
+    'ap-southeast-5': { account: '152034782359', version: 6 },
+    'ap-southeast-7': { account: '980416031188', version: 6 },
+    'ca-central-1': { account: ADOT_ACCOUNT, version: 13 },
+    'ca-west-1': { account: '595944127152', version: 6 },
+    'eu-central-1': { account: ADOT_ACCOUNT, version: 13 },
+    'eu-central-2': { account: '156041407956', version: 13 },
+    'eu-north-1': { account: ADOT_ACCOUNT, version: 13 },
+    'eu-south-1': { account: '257394471194', version: 13 },
+    'eu-south-2': { account: '490004653786', version: 13 },
+    'eu-west-1': { account: ADOT_ACCOUNT, version: 13 },
+    'eu-west-2': { account: ADOT_ACCOUNT, version: 13 },
+    'eu-west-3': { account: ADOT_ACCOUNT, version: 13 },
+    'il-central-1': { account: '746669239226', version: 13 },
+    'me-central-1': { account: '739275441131', version: 13 },
+    'me-south-1': { account: '980921751758', version: 12 },
+    'mx-central-1': { account: '610118373846', version: 6 },
+    'sa-east-1': { account: ADOT_ACCOUNT, version: 13 },
+    'us-east-1': { account: ADOT_ACCOUNT, version: 13 },
+    'us-east-2': { account: ADOT_ACCOUNT, version: 13 },
+    'us-west-1': { account: ADOT_ACCOUNT, version: 13 },
+    'us-west-2': { account: ADOT_ACCOUNT, version: 13 },
+  },
+};
+
+/**
+ * The ARN of {@link ADOT_NODEJS_LAYER} in `region`; a Region it is not published in is refused, by name.
+ *
+ * @example
+ * ```ts
+ * adotNodejsLayerArn('eu-west-1'); // 'arn:aws:lambda:eu-west-1:615299751070:layer:AWSOpenTelemetryDistroJs:13'
  * ```
  */
 export function adotNodejsLayerArn(region: string): string {
-  const { account, name, version } = ADOT_NODEJS_LAYER;
-  return `arn:aws:lambda:${region}:${account}:layer:${name}:${version}`;
+  const published = Object.hasOwn(ADOT_NODEJS_LAYER.regions, region) ? ADOT_NODEJS_LAYER.regions[region] : undefined;
+  if (published === undefined)
+    throw new Error(
+      `The ADOT layer ${ADOT_NODEJS_LAYER.name} is not published in ${region}: openTelemetry=true needs one of ${Object.keys(ADOT_NODEJS_LAYER.regions).join(', ')}`,
+    );
+  return `arn:aws:lambda:${region}:${published.account}:layer:${ADOT_NODEJS_LAYER.name}:${published.version}`;
+}
+
+/**
+ * The layer's ARN for the stack of `scope`: the Region's own when the stack names its Region, else
+ * looked up at deploy time in a mapping of every Region the layer is published in (one per stack).
+ */
+function adotLayerArnOf(scope: Construct): string {
+  const stack = Stack.of(scope);
+  if (!Token.isUnresolved(stack.region)) return adotNodejsLayerArn(stack.region);
+  const id = 'AdotNodejsLayerArns';
+  const mapping =
+    (stack.node.tryFindChild(id) as CfnMapping | undefined) ??
+    new CfnMapping(stack, id, {
+      mapping: Object.fromEntries(
+        Object.keys(ADOT_NODEJS_LAYER.regions).map((region) => [region, { arn: adotNodejsLayerArn(region) }]),
+      ),
+      lazy: true,
+    });
+  return mapping.findInMap(stack.region, 'arn');
 }
 
 /**
  * The wrapper script the ADOT layer installs: Lambda runs it first (`AWS_LAMBDA_EXEC_WRAPPER`), and it
- * starts OpenTelemetry before the handler loads.
+ * starts OpenTelemetry (AWS SDK, HTTP and Lambda instrumentation by default) before the handler loads.
  *
  * @example
  * ```ts
  * fn.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', ADOT_EXEC_WRAPPER);
  * ```
  */
-export const ADOT_EXEC_WRAPPER = '/opt/otel-handler';
+export const ADOT_EXEC_WRAPPER = '/opt/otel-instrument';
+
+/**
+ * The AWS managed policy the layer's execution role needs (AWS's "Enable your applications on Lambda"
+ * names it): writes to X-Ray and to the Application Signals log group (`/aws/application-signals/data`).
+ *
+ * @example
+ * ```ts
+ * role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName(ADOT_MANAGED_POLICY));
+ * ```
+ */
+export const ADOT_MANAGED_POLICY = 'CloudWatchLambdaApplicationSignalsExecutionRolePolicy';
 
 const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
 
@@ -154,8 +243,10 @@ export function bundleDefines(build: FunctionBuild): Record<string, string> {
  */
 export function lambdaBundling(build: FunctionBuild) {
   return {
-    // esbuild's CommonJS exports are getters the ADOT wrapper cannot replace (it wraps `handler` in
-    // place: "Cannot redefine property: handler"); copied into a plain object, they are plain values.
+    // esbuild's CommonJS exports are getters the ADOT wrapper cannot replace where it wraps `handler`
+    // in place ("Cannot redefine property: handler"): its require path does, and which path it takes
+    // (require or import) depends on the runtime and the bundle. Copied into a plain object, they are
+    // plain values either way.
     ...(build.openTelemetry === true ? { footer: 'module.exports = { ...module.exports };' } : {}),
     minify: true,
     sourceMap: true,
@@ -268,7 +359,8 @@ export interface FunctionWithDefaultsProps {
  * - `CODE_VERSION`: its bundle's asset hash (12 characters), so what it writes (a DLQ copy) says
  *   which code wrote it;
  * - OpenTelemetry off; with the stack's `openTelemetry` build ({@link setFunctionBuild}), the ADOT
- *   layer ({@link ADOT_NODEJS_LAYER}) and `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-handler`.
+ *   layer ({@link ADOT_NODEJS_LAYER}), `AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-instrument` and the
+ *   managed policy {@link ADOT_MANAGED_POLICY}.
  *
  * @example
  * ```ts
@@ -330,10 +422,14 @@ export class FunctionWithDefaults extends Construct {
     });
 
     if (functionBuildOf(this).openTelemetry === true) {
-      this.fn.addLayers(
-        lambda.LayerVersion.fromLayerVersionArn(this, 'AdotLayer', adotNodejsLayerArn(Stack.of(this).region)),
-      );
+      this.fn.addLayers(lambda.LayerVersion.fromLayerVersionArn(this, 'AdotLayer', adotLayerArnOf(this)));
       this.fn.addEnvironment('AWS_LAMBDA_EXEC_WRAPPER', ADOT_EXEC_WRAPPER);
+      role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName(ADOT_MANAGED_POLICY));
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/${ADOT_MANAGED_POLICY}]`,
+        reason:
+          'The ADOT layer (openTelemetry=true) needs what AWS documents for it: this managed policy writes to X-Ray and to the Application Signals log group only.',
+      });
     }
 
     // The bundle's asset hash, read when the template is rendered: a code change changes it.

@@ -1853,6 +1853,35 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/operations.md', anchor: 'tracing-one-order-across-every-hop' },
   },
   {
+    id: 'trace-joins-opentelemetry',
+    statement:
+      "Under an OpenTelemetry SDK (the ADOT layer) every hop is an OpenTelemetry span with the ids of its `Span` line and of the `traceparent` it hands on: a carried `traceparent` decides the trace (the invocation's span of another trace is linked), without one the hop is a child of the active span; every line logged in a hop carries its trace id as `correlation_id`, each record its own when records run side by side",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/trace/spans.ts', symbol: 'openSpan' },
+      { file: 'lambdas/exactly-once/trace/spans.ts', symbol: 'inSpan' },
+      { file: 'lambdas/exactly-once/runtime/observability.ts', symbol: 'logger' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/otel-spans.test.ts',
+        name: 'each hop is an OpenTelemetry span with its attributes, a child of the hop it runs in, and the Span line carries its ids',
+      },
+      {
+        file: 'test/exactly-once/otel-spans.test.ts',
+        name: "a carried traceparent wins over the invocation's span (the order's trace goes on), linked to it",
+      },
+      {
+        file: 'test/exactly-once/otel-spans.test.ts',
+        name: "without a carried traceparent, the hop is a child of ADOT's active invocation span: one trace id",
+      },
+      {
+        file: 'test/exactly-once/correlation-id.test.ts',
+        name: 'records handled side by side each log their own trace id as the correlation id; outside a span, none',
+      },
+    ],
+    doc: { page: 'docs/operations.md', anchor: 'tracing-one-order-across-every-hop' },
+  },
+  {
     id: 'dlq-redrive',
     statement:
       'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',

@@ -1,8 +1,17 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { applyCorrectnessAspects } from '../../lib/exactly-once/aspects';
-import { adotNodejsLayerArn, lambdaBundling, METRICS_NAMESPACE } from '../../lib/exactly-once/function-defaults';
+import {
+  ADOT_MANAGED_POLICY,
+  ADOT_NODEJS_LAYER,
+  FunctionWithDefaults,
+  lambdaBundling,
+  METRICS_NAMESPACE,
+  setFunctionBuild,
+} from '../../lib/exactly-once/function-defaults';
 import {
   PROBE_STACK_CONSUMERS,
   synthProbeStack,
@@ -10,6 +19,7 @@ import {
   type ProbeStack,
   type ProbeStage,
 } from '../exactly-once/fixtures/probe-stack';
+import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import { cdkContext } from '../support/cdk-app';
 import { functionsWithFaultVariables, resourcesOfType, type CfnResource } from '../support/template';
 
@@ -315,30 +325,76 @@ describe('reserved concurrency', () => {
 
 describe('OpenTelemetry through the ADOT layer: a stage option, off by default', () => {
   const functions = (synth: StageSynth) => resourcesOfType(synth.template, 'AWS::Lambda::Function');
-  const layerArn = (stack: Stack) => stack.resolve(adotNodejsLayerArn(Stack.of(stack).region));
   const wrapperOf = (fn: CfnResource) =>
     (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
       ?.AWS_LAMBDA_EXEC_WRAPPER;
   /** What ADOT changes on a function: its layers and its exec wrapper. */
   const adotOf = ([id, fn]: [string, CfnResource]) => ({ id, layers: fn.Properties?.Layers, wrapper: wrapperOf(fn) });
+  /** The AWS managed policies on the role of each function. */
+  const managedPoliciesOf = (synth: StageSynth) =>
+    functions(synth).map(([, fn]) => {
+      const roleId = (fn.Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      return JSON.stringify(synth.json.Resources[roleId].Properties?.ManagedPolicyArns ?? []);
+    });
+  const POLICY = `:iam::aws:policy/${ADOT_MANAGED_POLICY}`;
 
-  test('off (dev and prod by default): no function has the layer or the wrapper', () => {
-    for (const synth of [dev, prod])
+  test('off (dev and prod by default): no function has the layer, the wrapper or the policy', () => {
+    for (const synth of [dev, prod]) {
       for (const entry of functions(synth))
         expect(adotOf(entry)).toEqual({ id: entry[0], layers: undefined, wrapper: undefined });
+      for (const policies of managedPoliciesOf(synth)) expect(policies).not.toContain(POLICY);
+    }
   });
 
-  test("on: every function has the ADOT Node.js arm64 layer of the stack's region and runs through its wrapper", () => {
+  test("on: every function has AWS's optimized Node.js layer of the stack's Region, its otel-instrument wrapper and its role policy", () => {
     const on = synthStage('dev', { openTelemetry: true });
     const all = functions(on);
+    const mappings = (on.template.toJSON() as { Mappings?: Record<string, Record<string, { arn: string }>> }).Mappings;
 
     // The relay, the sweeper, one per consumer, and the API's producer.
     expect(all.length).toBeGreaterThanOrEqual(PROBE_STACK_CONSUMERS.length + 3);
+    // The probe stack names no Region: the ARN is looked up at deploy time, in one mapping of every Region.
+    expect(Object.keys(mappings ?? {})).toEqual(['AdotNodejsLayerArns']);
+    const table = mappings!.AdotNodejsLayerArns;
+    expect(Object.keys(table).sort()).toEqual(Object.keys(ADOT_NODEJS_LAYER.regions).sort());
+    expect(table['eu-west-1'].arn).toBe('arn:aws:lambda:eu-west-1:615299751070:layer:AWSOpenTelemetryDistroJs:13');
+    const lookup = { 'Fn::FindInMap': ['AdotNodejsLayerArns', { Ref: 'AWS::Region' }, 'arn'] };
     for (const entry of all)
-      expect(adotOf(entry)).toEqual({ id: entry[0], layers: [layerArn(on.stack)], wrapper: '/opt/otel-handler' });
-    expect(adotNodejsLayerArn('eu-west-1')).toBe(
-      'arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1',
+      expect(adotOf(entry)).toEqual({ id: entry[0], layers: [lookup], wrapper: '/opt/otel-instrument' });
+    for (const policies of managedPoliciesOf(on)) expect(policies).toContain(POLICY);
+  });
+
+  test("a stack that names its Region gets that Region's ARN; a Region the layer is not published in is refused by name", () => {
+    const inRegion = (region: string) => {
+      const app = new App({ context: cdkContext() });
+      const stack = new Stack(app, 'Pinned', { env: { region } });
+      setFunctionBuild(stack, { faultInjection: false, inboxBypass: false, openTelemetry: true });
+      new FunctionWithDefaults(stack, 'Fn', { entry: PROBE_CONSUMERS[0].entry });
+      return Template.fromStack(stack);
+    };
+
+    const pinned = inRegion('ap-southeast-5');
+
+    pinned.hasResourceProperties('AWS::Lambda::Function', {
+      Layers: ['arn:aws:lambda:ap-southeast-5:152034782359:layer:AWSOpenTelemetryDistroJs:6'],
+    });
+    expect(Object.keys(pinned.toJSON()).includes('Mappings')).toBe(false);
+    expect(() => inRegion('xx-nowhere-1')).toThrow(
+      /The ADOT layer AWSOpenTelemetryDistroJs is not published in xx-nowhere-1: openTelemetry=true needs one of af-south-1, /,
     );
+  });
+
+  test("the bundles' @opentelemetry/api is of no later a minor version than the layer's (a later one stays a no-op under it)", () => {
+    const minor = (version: string) => version.split('.').slice(0, 2).map(Number);
+    const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const pinned = packageJson.dependencies['@opentelemetry/api'];
+    const [ownMajor, ownMinor] = minor(pinned);
+    const [layerMajor, layerMinor] = minor(ADOT_NODEJS_LAYER.openTelemetryApi);
+
+    expect(ownMajor).toBe(layerMajor);
+    expect(ownMinor).toBeLessThanOrEqual(layerMinor);
   });
 
   test("on, the bundles' exports are plain values the wrapper can replace; off, the bundles are as before", () => {

@@ -3,8 +3,8 @@ import type { EventEnvelope } from '../envelope';
 import { routesFor, type ConsumerRoute } from '../outbox/routes';
 import type { EventPublisher, PublisherOptions } from '../outbox/ports';
 import { logger } from '../runtime/observability';
-import { recordSpan } from '../trace/spans';
-import { childContext, formatTraceparent, parseTraceparent, type TraceContext } from '../trace/trace-context';
+import { openSpan, type OpenSpan } from '../trace/spans';
+import { formatTraceparent, parseTraceparent, type TraceContext } from '../trace/trace-context';
 
 const SQS_BATCH_LIMIT = 10;
 
@@ -56,10 +56,10 @@ export class SqsEventPublisher implements EventPublisher {
       logger.warn('Events no consumer takes: marked dispatched, delivered nowhere', {
         events: unrouted.map((e) => ({ eventId: e.eventId, type: e.type })),
       });
-    const start = Date.now();
-    const spans = new Map<EventEnvelope, TraceContext>(
-      events.map((e) => [e, childContext(parseTraceparent(e.traceparent))]),
+    const opened = new Map<EventEnvelope, OpenSpan>(
+      events.map((e) => [e, openSpan('relay', parseTraceparent(e.traceparent), { eventId: e.eventId, type: e.type })]),
     );
+    const spans = new Map<EventEnvelope, TraceContext>([...opened].map(([e, span]) => [e, span.context]));
     await Promise.all(
       this.routes.map((route) =>
         this.sendAll(
@@ -71,20 +71,7 @@ export class SqsEventPublisher implements EventPublisher {
       ),
     );
     const end = Date.now();
-    for (const [event, span] of spans) {
-      const parent = parseTraceparent(event.traceparent);
-      recordSpan(span, {
-        hop: 'relay',
-        ...(parent === undefined ? {} : { parentId: parent.spanId }),
-        start,
-        end,
-        attributes: {
-          eventId: event.eventId,
-          type: event.type,
-          ...(failed.has(event.eventId) ? { error: 'true' } : {}),
-        },
-      });
-    }
+    for (const [event, span] of opened) span.end({ failed: failed.has(event.eventId), end });
     return failed;
   }
 

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
-import { recordSpan } from '../trace/spans';
-import { childContext, parseTraceparent, type TraceContext } from '../trace/trace-context';
+import { openSpan } from '../trace/spans';
+import { parseTraceparent, type TraceContext } from '../trace/trace-context';
 
 /**
  * The span a message was sent in: the relay's, from the message's `traceparent` attribute; for a
@@ -29,14 +29,8 @@ export function recordQueueWait(record: SQSRecord, now: number): TraceContext | 
   const sent = Number(record.attributes?.SentTimestamp);
   const firstReceive = Number(record.attributes?.ApproximateReceiveCount ?? '1') <= 1;
   if (!firstReceive || !Number.isFinite(sent) || sent <= 0) return parent;
-  const wait = childContext(parent);
-  recordSpan(wait, {
-    hop: 'queue-wait',
-    ...(parent === undefined ? {} : { parentId: parent.spanId }),
-    // SQS's clock and this one may differ by a little: a wait is never negative.
-    start: Math.min(sent, now),
-    end: now,
-    attributes: { messageId: record.messageId },
-  });
-  return wait;
+  // SQS's clock and this one may differ by a little: a wait is never negative.
+  const wait = openSpan('queue-wait', parent, { messageId: record.messageId }, Math.min(sent, now));
+  wait.end({ failed: false, end: now });
+  return wait.context;
 }

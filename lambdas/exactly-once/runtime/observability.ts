@@ -1,10 +1,38 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger, type LogItem } from '@aws-lambda-powertools/logger';
+import type { ConstructorOptions, LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { activeSpanStore } from '../trace/active-span';
+
+/**
+ * Powertools' Logger whose lines carry, as `correlation_id`, the trace id of the span they are logged
+ * in (an API request's, a record's try, a provider call's), read per line from the active span: one
+ * consumer invocation handles its records side by side (FIFO groups, a standard batch), so an id set
+ * on the logger per record (`setCorrelationId`, one value for the whole invocation) would be the wrong
+ * record's on the other records' lines. A line outside any span keeps what `setCorrelationId` set, if
+ * anything.
+ */
+class TraceCorrelatedLogger extends Logger {
+  protected override createAndPopulateLogItem(
+    logLevel: number,
+    input: LogItemMessage,
+    extraInput: LogItemExtraInput,
+  ): LogItem {
+    const item = super.createAndPopulateLogItem(logLevel, input, extraInput);
+    const traceId = activeSpanStore.getStore()?.traceId;
+    return traceId === undefined ? item : item.addAttributes({ correlation_id: traceId });
+  }
+
+  protected override createLogger(options?: ConstructorOptions): Logger {
+    return new TraceCorrelatedLogger(options);
+  }
+}
 
 /**
  * One Logger and one Metrics per function process. Service name and metrics
  * namespace come from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE,
  * which FunctionWithDefaults (lib/exactly-once/function-defaults.ts) sets on every function.
+ * A line logged inside a span carries the span's trace id as `correlation_id` (the id that finds
+ * the hop in X-Ray and the `Span` lines).
  *
  * @example An API handler
  * ```ts
@@ -16,7 +44,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
  * };
  * ```
  */
-export const logger = new Logger();
+export const logger: Logger = new TraceCorrelatedLogger();
 /**
  * The process's Powertools Metrics (see `logger`): record with it, publish with flushMetrics.
  *

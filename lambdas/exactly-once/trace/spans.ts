@@ -1,5 +1,14 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  context as otelContext,
+  isSpanContextValid,
+  type Span,
+  type SpanContext,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+} from '@opentelemetry/api';
 import { logger } from '../runtime/observability';
+import { activeSpanStore as active } from './active-span';
 import { childContext, formatTraceparent, type TraceContext } from './trace-context';
 
 /**
@@ -92,8 +101,6 @@ export function recordSpan(context: TraceContext, span: Omit<SpanRecord, 'traceI
   }
 }
 
-const active = new AsyncLocalStorage<TraceContext>();
-
 /**
  * The span the calling code runs in, if any.
  *
@@ -120,9 +127,134 @@ export function activeTraceparent(): string | undefined {
 }
 
 /**
- * Runs `work` in a new span, a child of `parent` (a new trace without one), and records the span when
- * `work` ends, however it ends. Code `work` calls sees the span as the active one, so a child span
- * (a provider call) and a log line can carry it.
+ * A span that has started and not yet ended: its place in the trace, and the function that ends it.
+ * {@link inSpan} opens and ends one around `work`; code that measures a hop itself (the relay's
+ * publication, a message's queue wait) opens one with {@link openSpan} and ends it when the hop is over.
+ *
+ * @example
+ * ```ts
+ * const span: OpenSpan = openSpan('relay', parseTraceparent(event.traceparent), { eventId: event.eventId });
+ * span.end({ failed: false });
+ * ```
+ */
+export interface OpenSpan {
+  /** Its place in the trace: what the hop hands on as its `traceparent`. */
+  readonly context: TraceContext;
+  /** Ends it (once): records its log line and ends its OpenTelemetry span. `end` is epoch ms, default now. */
+  end(outcome: { failed: boolean; end?: number }): void;
+}
+
+/**
+ * The name of the OpenTelemetry tracer the hops' spans come from (their instrumentation scope): a no-op
+ * until an SDK (the ADOT layer's) registers.
+ *
+ * @example The hops' spans in a test's SDK
+ * ```ts
+ * const hops = exporter.getFinishedSpans().filter((s) => s.instrumentationScope.name === OTEL_TRACER_NAME);
+ * ```
+ */
+export const OTEL_TRACER_NAME = 'exactly-once';
+
+/**
+ * Opens the span of one hop, a child of `parent` (a new trace without one), and, through
+ * `@opentelemetry/api`, an OpenTelemetry span for it. Which trace the hop joins:
+ * - a carried `parent` (a caller's header, the envelope's or the message's `traceparent`) always wins:
+ *   it is how an order's trace continues across the asynchronous hops (outbox, stream, queue). When an
+ *   OpenTelemetry span of another trace is active (ADOT's span for the Lambda invocation), the hop's
+ *   OpenTelemetry span links to it, so the invocation and the order's trace can be found from each other;
+ * - without one, the active OpenTelemetry span (ADOT's invocation span, a child of the caller's X-Ray
+ *   trace) is the parent: the hop and AWS's spans share one trace id;
+ * - with neither, a new trace.
+ *
+ * When an OpenTelemetry SDK is registered, the hop takes its OpenTelemetry span's ids, so the `Span` log
+ * line, the `traceparent` handed on and the span AWS records are one span. Without one (the API is a
+ * no-op), the ids are drawn as {@link childContext} draws them. The `sampled` flag is the carried
+ * parent's (a new trace is sampled): the `Span` log lines do not depend on X-Ray's sampling.
+ *
+ * @example The queue wait, measured from SQS's SentTimestamp
+ * ```ts
+ * const wait = openSpan('queue-wait', relaySpan, { messageId: record.messageId }, sentAt);
+ * wait.end({ failed: false, end: Date.now() });
+ * ```
+ */
+export function openSpan(
+  hop: string,
+  parent: TraceContext | undefined,
+  attributes?: Record<string, string>,
+  start: number = Date.now(),
+): OpenSpan {
+  const { context, end } = open(hop, parent, attributes, start);
+  return { context, end };
+}
+
+function open(
+  hop: string,
+  parent: TraceContext | undefined,
+  attributes: Record<string, string> | undefined,
+  start: number,
+): OpenSpan & { otelSpan: Span } {
+  const ambient = otelContext.active();
+  const activeOtel = validSpanContext(trace.getSpanContext(ambient));
+  const otelParent: SpanContext | undefined =
+    // Nested in this process, the parent is the active span itself: keep it as it is (not remote).
+    parent === undefined || parent.spanId === activeOtel?.spanId
+      ? activeOtel
+      : {
+          traceId: parent.traceId,
+          spanId: parent.spanId,
+          traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          isRemote: true,
+        };
+  const links = parent !== undefined && activeOtel !== undefined && activeOtel.traceId !== parent.traceId;
+  const otelSpan = trace.getTracer(OTEL_TRACER_NAME).startSpan(
+    hop,
+    {
+      startTime: start,
+      ...(attributes === undefined ? {} : { attributes }),
+      ...(links ? { links: [{ context: activeOtel }] } : {}),
+    },
+    otelParent === undefined ? trace.deleteSpan(ambient) : trace.setSpanContext(ambient, otelParent),
+  );
+  const own = otelSpan.spanContext();
+  const sampled = parent?.sampled ?? true;
+  // A no-op tracer hands back its parent's context (or an invalid one): only a real span has ids of its own.
+  const context: TraceContext =
+    isSpanContextValid(own) && own.spanId !== otelParent?.spanId
+      ? { traceId: own.traceId, spanId: own.spanId, sampled }
+      : childContext(
+          otelParent === undefined ? undefined : { traceId: otelParent.traceId, spanId: otelParent.spanId, sampled },
+        );
+  let ended = false;
+  return {
+    context,
+    otelSpan,
+    end: ({ failed, end = Date.now() }) => {
+      if (ended) return;
+      ended = true;
+      const recorded = failed ? { ...attributes, error: 'true' } : attributes;
+      recordSpan(context, {
+        hop,
+        ...(otelParent === undefined ? {} : { parentId: otelParent.spanId }),
+        start,
+        end,
+        ...(recorded === undefined ? {} : { attributes: recorded }),
+      });
+      if (failed) otelSpan.setStatus({ code: SpanStatusCode.ERROR });
+      otelSpan.end(end);
+    },
+  };
+}
+
+/** The OpenTelemetry span context, if it is one a span can be a child of. */
+function validSpanContext(context: SpanContext | undefined): SpanContext | undefined {
+  return context !== undefined && isSpanContextValid(context) ? context : undefined;
+}
+
+/**
+ * Runs `work` in a new span ({@link openSpan}: a child of `parent`, of the active OpenTelemetry span
+ * without one, a new trace without either), and ends the span when `work` ends, however it ends. Code
+ * `work` calls sees the span as the active one, both the mechanism's (a provider call, a log line) and
+ * OpenTelemetry's (the AWS SDK's and HTTP spans ADOT records are its children).
  *
  * @example The consumer's span under the queue wait
  * ```ts
@@ -135,23 +267,18 @@ export async function inSpan<T>(
   work: (span: TraceContext) => Promise<T>,
   attributes?: Record<string, string>,
 ): Promise<T> {
-  const span = childContext(parent);
-  const start = Date.now();
+  const opened = open(hop, parent, attributes, Date.now());
+  const span = opened.context;
   let failed = false;
   try {
-    return await active.run(span, () => work(span));
+    return await otelContext.with(trace.setSpan(otelContext.active(), opened.otelSpan), () =>
+      active.run(span, () => work(span)),
+    );
   } catch (error) {
     failed = true;
     throw error;
   } finally {
-    const recorded = failed ? { ...attributes, error: 'true' } : attributes;
-    recordSpan(span, {
-      hop,
-      ...(parent === undefined ? {} : { parentId: parent.spanId }),
-      start,
-      end: Date.now(),
-      ...(recorded === undefined ? {} : { attributes: recorded }),
-    });
+    opened.end({ failed });
   }
 }
 
