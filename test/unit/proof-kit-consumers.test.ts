@@ -134,7 +134,7 @@ describe('the drain', () => {
     const result = await waitForDrain(target, { timeoutMs: 50, pollMs: 10, consumers });
 
     expect(result.drained).toBe(false);
-    expect(result.state).toEqual({ pendingOutbox: 0, inFlightMessages: 2 });
+    expect(result.state).toEqual({ pendingOutbox: 0, inFlightMessages: 2, queued: 2, received: 0 });
   });
 
   test('drains once every consumer queue is empty twice in a row', async () => {
