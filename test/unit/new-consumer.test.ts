@@ -115,6 +115,11 @@ describe('refused names write nothing', () => {
     ],
     ['a provider name with a space', [STANDARD, '--provider', 'the bank'], /provider "the bank": a name is/],
     ['--provider without a name', [STANDARD, '--provider'], /Option '--provider <value>' argument missing/],
+    [
+      'the generic effect on a FIFO ordered by ordering key',
+      [STANDARD, '--fifo', '--ordering-key'],
+      /the generic effect's version guard .* ordered by the envelope's orderingKey .* its versions are not per ordering key/,
+    ],
   ])('%s: exit 1, one line on stderr, no file changed', (_what, args, reason) => {
     const before = snapshot();
 
