@@ -1,4 +1,5 @@
 import { validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once';
+import { outboxRoutes } from '../../lib/exactly-once/parts';
 import { PROBE_CONSUMERS, PROBE_EVENT_TYPES, PROBE_FIFO_SPEC, PROBE_SPEC } from './fixtures/probe-spec';
 
 /**
@@ -59,4 +60,20 @@ test('a FIFO ordered by ordering key with an effect of its own passes; on a stan
   expect(validate(standard)).toThrow(
     /consumer "probe": orderBy 'ordering-key' names a FIFO message group; a standard queue has none/,
   );
+});
+
+test("the relay's route carries a FIFO spec's orderBy 'ordering-key', and nothing for a spec ordered by entity", () => {
+  const byKey: ConsumerSpec = { ...PROBE_FIFO_SPEC, name: 'ledger', orderBy: 'ordering-key', staleGuard: undefined };
+  const pipelines = [PROBE_FIFO_SPEC, byKey].map((spec) => ({
+    spec,
+    queues: { queue: { queueUrl: `https://sqs.example/${spec.name}.fifo` } },
+  })) as unknown as Parameters<typeof outboxRoutes>[0];
+
+  const routes = outboxRoutes(pipelines);
+
+  expect(routes.map((r) => [r.consumer, r.orderBy])).toEqual([
+    ['probe-fifo', undefined],
+    ['ledger', 'ordering-key'],
+  ]);
+  expect(Object.keys(routes[0])).not.toContain('orderBy');
 });
