@@ -30,10 +30,28 @@ export interface ConsumerSpec {
    */
   readonly name: string;
   /**
-   * FIFO: one entity's events in order (group = entityId), one batch per group at a time.
-   * Standard: parallel and unordered; the consumer must not care about order.
+   * FIFO: one entity's events in order (group = entityId, or the ordering key: `orderBy`), one batch per
+   * group at a time. Standard: parallel and unordered; the consumer must not care about order.
    */
   readonly fifo: boolean;
+  /**
+   * FIFO only: what one message group is. `entity`: the envelope's `entityId`, so each entity's events
+   * arrive in order. `ordering-key`: the envelope's `orderingKey` (its `entityId` when it has none), so
+   * the events of several entities sharing a key arrive in one order (all payments of one account),
+   * while each keeps its own entity and versions. The generic effect (`staleGuard: 'entity-version'`)
+   * needs `entity`: validateConsumerSpecs refuses the pair.
+   * @default 'entity'
+   */
+  readonly orderBy?: 'entity' | 'ordering-key';
+  /**
+   * How its effect treats an event older than the last one applied to its entity.
+   * `entity-version`: it drops it as stale (the generic effect, applyEntityEffect, `npm run new:consumer`'s):
+   * the versions it compares are the entity's, so the queue must deliver each entity's versions in
+   * order, and validateConsumerSpecs refuses a spec that does not (a standard queue taking several
+   * event types, or a FIFO ordered by something other than the entity).
+   * @default none declared: the consumer's own effect decides, and says so in its docs
+   */
+  readonly staleGuard?: 'entity-version';
   /** The envelope types the relay routes to this consumer; anything else it receives is dead-lettered. */
   readonly eventTypes: readonly string[];
   /**
@@ -92,7 +110,9 @@ export { providerKey } from './inbox/keys';
 /**
  * Refuses a list the stack cannot build correctly, with a one-line reason:
  * a bad or repeated name, an event type nobody produces, a FIFO batching
- * window, settings outside what SQS event sources accept.
+ * window, settings outside what SQS event sources accept, and an ordering the
+ * effect cannot rely on (the generic effect's version guard on a standard queue
+ * taking several event types, or on a FIFO ordered by ordering key).
  *
  * @example An application checks its list when the module loads
  * ```ts
@@ -131,5 +151,35 @@ export function validateConsumerSpecs(specs: readonly ConsumerSpec[], producedTy
       if (!NAME.test(provider))
         throw new Error(`${where}: provider "${provider}": a name is 2-32 lower-case letters, digits and hyphens`);
     if (new Set(providers).size !== providers.length) throw new Error(`${where}: a provider is named twice`);
+    checkOrdering(spec, where);
   }
+}
+
+/**
+ * The ordering a spec's effect relies on. The generic effect's version guard drops an event whose
+ * version is not above the entity's last applied one: events that reach it out of their entity's
+ * order are not late, they are lost (marked superseded, never applied, no error anywhere).
+ */
+function checkOrdering(spec: ConsumerSpec, where: string): void {
+  if (spec.orderBy !== undefined && spec.orderBy !== 'entity' && spec.orderBy !== 'ordering-key')
+    throw new Error(`${where}: orderBy is 'entity' or 'ordering-key'`);
+  if (spec.orderBy === 'ordering-key' && !spec.fifo)
+    throw new Error(
+      `${where}: orderBy 'ordering-key' names a FIFO message group; a standard queue has none (set fifo: true)`,
+    );
+  if (spec.staleGuard === undefined) return;
+  if (spec.staleGuard !== 'entity-version') throw new Error(`${where}: staleGuard is 'entity-version' or absent`);
+  if (!spec.fifo && spec.eventTypes.length > 1)
+    throw new Error(
+      `${where}: the generic effect's version guard (staleGuard 'entity-version') on a standard queue that takes ` +
+        `${spec.eventTypes.join(', ')}: a standard queue reorders, so an older version of an entity arriving after ` +
+        'a newer one would be dropped as stale and never applied. Make it FIFO (fifo: true), or take one event type',
+    );
+  if (spec.orderBy === 'ordering-key')
+    throw new Error(
+      `${where}: the generic effect's version guard (staleGuard 'entity-version') compares versions per entity, but ` +
+        "this consumer is ordered by the envelope's orderingKey (orderBy 'ordering-key'): its versions are not per " +
+        'ordering key, and an event judged against another entity of its group could be dropped as stale. Order it ' +
+        "by entity (orderBy 'entity'), or give it an effect of its own whose versions are per ordering key (docs/adapting.md)",
+    );
 }

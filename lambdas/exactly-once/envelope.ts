@@ -10,8 +10,8 @@ import { PermanentError } from './errors';
  *   resend). It is also the FIFO deduplication id.
  * - `type`: what happened; a consumer takes the types its spec lists, and the
  *   relay routes by it (the consumer list's `eventTypes`).
- * - `entityId`: the thing it happened to; the FIFO message group, so one
- *   entity's events are delivered in order, and what `version` is counted on.
+ * - `entityId`: the thing it happened to; the FIFO message group (unless its consumer orders by
+ *   `orderingKey`), so one entity's events are delivered in order, and what `version` is counted on.
  * - `version`: the order of one entity's events (1, 2, ...); a consumer that
  *   has applied version n ignores an older one arriving late.
  * - `occurredAt`: when the producer made the change (ISO 8601 with its offset); the dedupe horizon
@@ -20,6 +20,11 @@ import { PermanentError } from './errors';
  * - `tenant`: who the producer verified the change was made for (e.g. the caller the API
  *   authenticated). Part of the inbox key and of the message body the fingerprint is of, so one tenant's event can never
  *   stand for another's. Optional: an event without one is keyed as before.
+ * - `orderingKey`: the FIFO message group for a consumer whose spec orders by it
+ *   (`orderBy: 'ordering-key'`), when events of several entities must be delivered in one order (all
+ *   payments of one account). Optional: a consumer ordered by entity ignores it, and an event without
+ *   one is grouped by its `entityId`. `version` stays the entity's: never make the ordering key the
+ *   `entityId` to get the group, or the generic effect judges one entity's version against another's.
  * - `traceparent`: the W3C Trace Context of the span that wrote the event to the outbox
  *   (lambdas/exactly-once/trace), so the relay, the consumer and the provider call join the trace
  *   the API call began. Optional (an event without one starts a trace at the relay), never part of
@@ -41,6 +46,7 @@ export interface EventEnvelope<Type extends string = string, Payload = unknown> 
   version: number;
   occurredAt: string;
   tenant?: string;
+  orderingKey?: string;
   traceparent?: string;
   payload: Payload;
 }
@@ -67,6 +73,7 @@ export const envelopeSchema = z.object({
   version: z.int().min(1),
   occurredAt: z.iso.datetime({ offset: true }),
   tenant: z.string().min(1).optional(),
+  orderingKey: z.string().min(1).optional(),
   // Observability only: a value that is not a string is dropped, never fails the event.
   traceparent: z.string().optional().catch(undefined),
   payload: z.unknown(),

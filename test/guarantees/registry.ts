@@ -444,12 +444,26 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'authenticated-channel',
     statement:
-      "Only the producers (the outbox relay and sweeper) and the operator roles a stage names may send to a consumer's queue: a Deny of `sqs:SendMessage` to every other principal, checked at synth (`QueueSenders`)",
+      "Only the producers (the outbox relay and sweeper) and the operator roles a stage names may send to a consumer's queue, and only the consumer itself, the operator roles and SQS's own dead-lettering to its DLQ (a redrive moves the DLQ's messages into the queue): a Deny of `sqs:SendMessage` to every other principal on each, checked at synth (`QueueSenders`)",
     enforcedIn: [
       { file: 'lib/exactly-once/queue-senders.ts', symbol: 'allowOnlySenders' },
+      { file: 'lib/exactly-once/queue-senders.ts', symbol: 'allowOnlyDeadLetterSenders' },
       { file: 'lib/exactly-once/aspects/queue-senders.ts', symbol: 'QueueSendersAspect' },
     ],
     provedBy: [
+      {
+        file: INFRA_ASPECTS,
+        name: 'a DLQ open to any principal with sqs:SendMessage fails, on its mapping, naming the DLQ, its queue and the fix',
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: "its DLQ denies sqs:SendMessage to every principal but its consumer's role, and the operator roles",
+        templated: true,
+      },
+      {
+        file: INFRA_PIPELINES,
+        name: "the DLQs' deny leaves SQS's own dead-lettering alone: it does not match an AWS service acting as itself",
+      },
       {
         file: INFRA_ASPECTS,
         name: 'a consumed queue open to any principal with sqs:SendMessage fails, on its mapping, naming the queue and the fix',
@@ -623,6 +637,30 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'ordering-the-effect-relies-on',
+    statement:
+      "A consumer list whose effect cannot rely on its ordering is refused: the generic effect's version guard (`staleGuard: 'entity-version'`) on a standard queue taking several event types, or on a FIFO grouped by the envelope's `orderingKey` (`orderBy: 'ordering-key'`) instead of its entity; `new:consumer` declares the guard and refuses `--ordering-key`. A consumer that must see several entities in one order names their shared `orderingKey`, each event keeping its own entity and versions",
+    enforcedIn: [
+      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: PUBLISHER, symbol: 'messageGroupOf' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/consumer-ordering.test.ts',
+        name: 'the generic effect on a standard queue taking several event types of one entity is refused: a reordered older version would be dropped',
+      },
+      {
+        file: 'test/exactly-once/consumer-ordering.test.ts',
+        name: "the generic effect on a FIFO ordered by the envelope's orderingKey is refused: its versions are per entity, not per ordering key",
+      },
+      {
+        file: UNIT_PUBLISHER,
+        name: "a route ordered by ordering key groups by the envelope's orderingKey (its entityId without one); a route ordered by entity ignores it",
+      },
+    ],
+    doc: architecture('fifo-per-order-with-a-version-check'),
   },
   {
     id: 'fifo-per-entity',
@@ -1556,7 +1594,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'each-event-once-per-consumer',
     statement:
-      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim; an event the generic effect found stale has its entry marked superseded instead, and owes no call); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
+      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim; an event the generic effect found stale has its entry marked superseded instead, and owes no call, but only when a newer version of its entity was produced: a stale mark with none, or two events of one entity at one version, is a dropped event and fails the run, summed up per consumer as applied fewer than owed); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkEachEventOncePerConsumer' },
       { file: VERIFY, symbol: 'producedEvents' },
@@ -1584,6 +1622,18 @@ export const GUARANTEES: readonly Guarantee[] = [
         templated: true,
       },
       { file: PROOF_KIT_TEST, name: ': the generic invariant reports its events as unclaimed', templated: true },
+      {
+        file: 'test/unit/verify-superseded.test.ts',
+        name: 'an event marked superseded when no newer event of its entity was produced was dropped: both the event and the count say so',
+      },
+      {
+        file: 'test/simulation/silent-drop.test.ts',
+        name: 'things of one account named by the account as their entityId: the events the version guard drops fail the proof, as superseded by no newer event and as fewer applied than owed',
+      },
+      {
+        file: 'test/simulation/silent-drop.test.ts',
+        name: 'the same things with the account as their orderingKey (each keeping its entity and versions): every event applied, every invariant holds',
+      },
     ],
     doc: PROOF_KIT,
   },

@@ -16,7 +16,7 @@ import {
   requiredInboxTtlSeconds,
   type CorrectnessOptions,
 } from '../../lib/exactly-once/aspects';
-import { allowOnlySenders } from '../../lib/exactly-once/queue-senders';
+import { allowOnlyDeadLetterSenders, allowOnlySenders } from '../../lib/exactly-once/queue-senders';
 import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
 import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
 import { OUTBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/outbox-table';
@@ -104,6 +104,8 @@ interface QueuePipelineProps {
   dedupeHorizon?: string | 'unset';
   /** Default false: the queue denies sending to all but one producer role (allowOnlySenders). */
   openToSenders?: boolean;
+  /** Default false: the DLQ denies sending to all but the consumer's role (allowOnlyDeadLetterSenders). */
+  dlqOpenToSenders?: boolean;
 }
 
 /** A source queue, its DLQ and an inbox consumer: correct unless told otherwise. */
@@ -135,6 +137,8 @@ function queuePipeline(scope: Construct, id: string, props: QueuePipelineProps =
     deadLetterQueue: dlq && dlqProps && { queue: dlq, maxReceiveCount: dlqProps.maxReceiveCount },
   });
   if (props.openToSenders !== true) allowOnlySenders(queue, ['arn:aws:iam::123456789012:role/Producer']);
+  if (dlq !== undefined && props.dlqOpenToSenders !== true)
+    allowOnlyDeadLetterSenders(dlq, ['arn:aws:iam::123456789012:role/Consumer']);
   const inboxTtl =
     props.inboxTtl ??
     String(
@@ -364,6 +368,7 @@ describe('correctness aspects', () => {
         deadLetterQueue: { queue: dlq, maxReceiveCount: RETRY_TRIES },
       });
       allowOnlySenders(queue, ['arn:aws:iam::123456789012:role/Producer']);
+      allowOnlyDeadLetterSenders(dlq, ['arn:aws:iam::123456789012:role/Consumer']);
       const fn = inlineFunction(stack, 'Fn', {
         timeout: Duration.seconds(20),
         environment: {
@@ -709,6 +714,54 @@ describe('correctness aspects', () => {
       expect(synthErrors(app).map((e) => e.message.slice(0, 27))).toEqual(['[Correctness/QueueSenders] ']);
     });
 
+    test('a DLQ open to any principal with sqs:SendMessage fails, on its mapping, naming the DLQ, its queue and the fix', () => {
+      const { app } = withPipeline({ dlqOpenToSenders: true });
+
+      const errors = synthErrors(app).filter((e) => e.message.startsWith('[Correctness/QueueSenders]'));
+
+      expect(errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(
+            /Dead-letter queue S\/P\/Dlq of S\/P\/Queue, consumed by S\/P\/Consumer, lets any principal with sqs:SendMessage send to it.*redrive.*allowOnlyDeadLetterSenders/,
+          ),
+        }),
+      ]);
+    });
+
+    test('a guarded queue and a guarded DLQ pass; a queue without a DLQ is left to the DeadLetterQueue rule', () => {
+      const guarded = withPipeline({});
+      const noDlq = withPipeline({ dlq: false });
+
+      const rules = (app: App) => synthErrors(app).map((e) => e.message.slice(0, e.message.indexOf(']') + 1));
+
+      expect(rules(guarded.app)).toEqual([]);
+      expect(rules(noDlq.app)).toEqual(['[Correctness/DeadLetterQueue]']);
+    });
+
+    test('allowOnlyDeadLetterSenders denies SendMessage to every principal outside its list, but not to an AWS service acting as itself', () => {
+      const { stack } = newStack();
+      const dlq = new sqs.Queue(stack, 'Dlq');
+
+      allowOnlyDeadLetterSenders(dlq, ['arn:aws:iam::123456789012:role/Consumer']);
+
+      Template.fromStack(stack).hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Sid: 'OnlyConsumerDeadLetters',
+              Effect: 'Deny',
+              Principal: { AWS: '*' },
+              Action: 'sqs:SendMessage',
+              Condition: {
+                ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Consumer'] },
+                BoolIfExists: { 'aws:PrincipalIsAWSService': 'false' },
+              },
+            }),
+          ]),
+        },
+      });
+    });
+
     test('allowOnlySenders denies SendMessage to every principal outside its list', () => {
       const { stack } = newStack();
       const queue = new sqs.Queue(stack, 'Q');
@@ -722,7 +775,10 @@ describe('correctness aspects', () => {
               Effect: 'Deny',
               Principal: { AWS: '*' },
               Action: 'sqs:SendMessage',
-              Condition: { ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Relay'] } },
+              Condition: {
+                ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/Relay'] },
+                BoolIfExists: { 'aws:PrincipalIsAWSService': 'false' },
+              },
             }),
           ]),
         },

@@ -899,4 +899,28 @@ describe('authenticated channel', () => {
     expect(senders).toContain(operator);
     expect(senders).toHaveLength(3);
   });
+
+  test.each(CONSUMERS.map((spec) => [spec.name]))(
+    "%s: its DLQ denies sqs:SendMessage to every principal but its consumer's role, and the operator roles",
+    (name) => {
+      const operator = 'arn:aws:iam::123456789012:role/DlqOperator';
+      const withOperator = synthProbeStack({ settings: { operatorRoleArns: [operator] } }).template;
+      const plain = pipelineIn(template, name);
+      const operated = pipelineIn(withOperator, name);
+
+      const senders = allowedSenders(template, plain.dlqId);
+      const withOperatorSenders = allowedSenders(withOperator, operated.dlqId);
+
+      expect(senders).toEqual([roleOfFunction(template, plain.functionId)]);
+      expect(withOperatorSenders.sort()).toEqual([roleOfFunction(withOperator, operated.functionId), operator].sort());
+    },
+  );
+
+  test("the DLQs' deny leaves SQS's own dead-lettering alone: it does not match an AWS service acting as itself", () => {
+    const denials = CONSUMERS.flatMap((spec) => sendDenials(template, pipelineIn(template, spec.name).dlqId));
+
+    const conditions = denials.map((s) => s.Condition?.BoolIfExists);
+
+    expect(conditions).toEqual(CONSUMERS.map(() => ({ 'aws:PrincipalIsAWSService': 'false' })));
+  });
 });

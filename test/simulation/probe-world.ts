@@ -21,6 +21,7 @@ import {
 import { thingHappened, thingUndone, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import {
+  accountOf,
   CREATE_THING_TIMEOUT_SECONDS,
   deriveThingId,
   makeCreateThingHandler,
@@ -28,6 +29,7 @@ import {
   THING_PK_PREFIX,
   THINGS_TABLE,
   undoThing,
+  type EventNaming,
   type ThingItem,
   type ThingRequest,
 } from '../exactly-once/fixtures/probe-simulation';
@@ -46,6 +48,23 @@ export interface ProbeSimulationOptions extends SimulationOptions {
   replayChance: number;
   /** A client sends its key again with another body (a client bug): it must get 422, never the first thing. */
   keyReuseChance: number;
+  /**
+   * Things belong to `accounts` accounts, and their events name the account as the producer says:
+   * `ordering-key` as their orderingKey (each thing keeps its entity and versions); `entity` as their
+   * entityId, the versions staying the thing's (a fork's mistake: the proof must fail on what the
+   * generic effect then drops). Default: no accounts, each thing's events its own.
+   */
+  accounts?: { count: number; as: 'ordering-key' | 'entity' };
+}
+
+/** How the options name a thing's events (probe-simulation.ts's EventNaming), or undefined for the default. */
+function namingOf(options: ProbeSimulationOptions): EventNaming | undefined {
+  const accounts = options.accounts;
+  if (accounts === undefined) return undefined;
+  return (thingId) =>
+    accounts.as === 'entity'
+      ? { entityId: accountOf(thingId, accounts.count) }
+      : { orderingKey: accountOf(thingId, accounts.count) };
 }
 
 /** The engine's defaults (every mechanism guard on), with the clients' retry, replay and key-reuse rates. */
@@ -133,6 +152,7 @@ class ProbeClients implements DomainClients {
             this.world.options.guards.apiIdempotency,
           ),
           now: this.world.producerClock(client.clockSkewMs),
+          naming: namingOf(this.world.options),
         }),
       statusOf: (error, who) => this.statusOf(error, who),
       done: () => this.afterRequests(client),
@@ -189,24 +209,39 @@ class ProbeClients implements DomainClients {
 
 // ---- the proof --------------------------------------------------------------
 
-/** The events a thing produced: ThingHappened, and ThingUndone once undone, as the API wrote them. */
+/**
+ * The events a thing produced: ThingHappened, and ThingUndone once undone, as the API wrote them (under
+ * the entity and ordering key its item records), each with its version for the kit's stale check.
+ */
 function producedEvents(things: readonly EntityItem[]): (ProducedEvent & { event: ProbeEvent })[] {
   return (things as unknown as ThingItem[]).flatMap((thing) => {
     const payload = { amount: Number(thing.amount) };
-    const events: ProbeEvent[] = [thingHappened(thing.thingId, { occurredAt: thing.createdAt, payload })];
+    const named = {
+      ...(thing.eventEntityId === undefined ? {} : { entityId: thing.eventEntityId }),
+      ...(thing.orderingKey === undefined ? {} : { orderingKey: thing.orderingKey }),
+    };
+    const events: ProbeEvent[] = [thingHappened(thing.thingId, { occurredAt: thing.createdAt, payload, ...named })];
     if (thing.status === 'UNDONE')
-      events.push(thingUndone(thing.thingId, { occurredAt: String(thing.undoneAt), payload }));
-    return events.map((event) => ({ eventId: event.eventId, type: event.type, entityId: event.entityId, event }));
+      events.push(thingUndone(thing.thingId, { occurredAt: String(thing.undoneAt), payload, ...named }));
+    return events.map((event) => ({
+      eventId: event.eventId,
+      type: event.type,
+      entityId: event.entityId,
+      version: event.version,
+      event,
+    }));
   });
 }
 
 /**
  * The probe domain as the proof kit judges it, for a list of consumers of the generic entity effect:
- * each consumer's count on each thing (`appliedCount` of `EFFECT#<consumer>#<thingId>`) is the number
- * of the thing's events it takes, less those it judged stale (its inbox entry superseded, never
- * claimed). A count above it is an event applied twice; below it, an event lost (`applied`). An event
- * judged stale against itself came back after its inbox claim was gone (`horizon`): only the dedupe
- * horizon stops that, and its provider call, if still owed, is then dropped unseen.
+ * each consumer's count on each entity its events name (`appliedCount` of `EFFECT#<consumer>#<entityId>`:
+ * the thing's, or whatever the producer named) is the number of the entity's events it takes, less
+ * those it judged stale (its inbox entry superseded, never claimed). A count above it is an event
+ * applied twice; below it, an event lost (`applied`). An event judged stale against itself came back
+ * after its inbox claim was gone (`horizon`): only the dedupe horizon stops that, and its provider
+ * call, if still owed, is then dropped unseen. Whether a stale mark was lawful (a newer event of the
+ * entity was produced) is the kit's generic check, from the versions producedEvents gives.
  */
 export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
   return {
@@ -239,9 +274,10 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
     checkEffects(things, effects) {
       const violations: Violation[] = [];
       const events = producedEvents(things);
+      const entityIds = [...new Set(events.map((e) => e.entityId))];
       for (const consumer of consumers)
-        for (const thing of things as unknown as ThingItem[]) {
-          const taken = events.filter((e) => e.entityId === thing.thingId && consumer.eventTypes.includes(e.type));
+        for (const entityId of entityIds) {
+          const taken = events.filter((e) => e.entityId === entityId && consumer.eventTypes.includes(e.type));
           const stale = taken.filter((e) => {
             const entry = effects.get(inboxKey(consumer.name, e.eventId).pk);
             const supersededBy = entry?.[SUPERSEDED_BY_ATTRIBUTE];
@@ -255,11 +291,11 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
             return false;
           });
           const expected = taken.length - stale.length;
-          const applied = Number(effects.get(entityEffectKey(consumer.name, thing.thingId).pk)?.appliedCount ?? 0);
+          const applied = Number(effects.get(entityEffectKey(consumer.name, entityId).pk)?.appliedCount ?? 0);
           if (applied !== expected)
             violations.push({
               invariant: 'applied',
-              detail: `${consumer.name}: ${thing.thingId} applied ${applied} times, expected ${expected} (${applied > expected ? 'more' : 'fewer'} than expected)`,
+              detail: `${consumer.name}: ${entityId} applied ${applied} times, expected ${expected} (${applied > expected ? 'more' : 'fewer'} than expected)`,
             });
         }
       return { violations, summary: `${things.length} things, ${consumers.length} consumers` };

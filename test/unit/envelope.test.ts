@@ -54,6 +54,10 @@ describe('checkOutboxEvent (can the relay publish this item at all?)', () => {
     const unreadableThing = { ...thingHappened('thing-1'), payload: { amount: 'none' } };
 
     expect(checkOutboxEvent(envelope)).toEqual({ ok: true, event: envelope });
+    expect(checkOutboxEvent({ ...envelope, orderingKey: 'account-7' })).toEqual({
+      ok: true,
+      event: { ...envelope, orderingKey: 'account-7' },
+    });
     expect(checkOutboxEvent(unreadableThing)).toEqual({ ok: true, event: unreadableThing });
   });
 
@@ -63,6 +67,8 @@ describe('checkOutboxEvent (can the relay publish this item at all?)', () => {
     ['an entityId that cannot be a FIFO group id', { ...envelope, entityId: 'thing 1' }, /entityId and eventId/],
     ['an eventId that cannot be a FIFO dedup id', { ...envelope, eventId: 'é' }, /entityId and eventId/],
     ['a payload SQS refuses (U+FFFF)', { ...envelope, payload: 'x\uFFFF' }, /U\+FFFE, U\+FFFF/],
+    ['an orderingKey that cannot be a FIFO group id', { ...envelope, orderingKey: 'account 7' }, /orderingKey must be/],
+    ['an empty orderingKey', { ...envelope, orderingKey: '' }, /orderingKey/],
   ])('an item with %s is not publishable, and says why', (_what, raw, reason) => {
     const check = checkOutboxEvent(raw);
 

@@ -116,6 +116,12 @@ describe('refused names write nothing', () => {
     ],
     ['a provider name with a space', [STANDARD, '--provider', 'the bank'], 1, /provider "the bank": a name is/],
     ['--provider without a name', [STANDARD, '--provider'], 2, /Option '--provider <value>' argument missing/],
+    [
+      'the generic effect on a FIFO ordered by ordering key',
+      [STANDARD, '--fifo', '--ordering-key'],
+      1,
+      /the generic effect's version guard .* ordered by the envelope's orderingKey .* its versions are not per ordering key/,
+    ],
   ])('%s: exit %d (1 refused, 2 usage), one line on stderr, no file changed', (_what, args, exit, reason) => {
     const before = snapshot();
 

@@ -76,6 +76,25 @@ test('on a FIFO route the group is the entityId and the dedup id the eventId; a 
   });
 });
 
+test("a route ordered by ordering key groups by the envelope's orderingKey (its entityId without one); a route ordered by entity ignores it", async () => {
+  const byKeyUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/ledger.fifo';
+  const routes: ConsumerRoute[] = [
+    ...ROUTES,
+    { consumer: 'ledger', queueUrl: byKeyUrl, fifo: true, eventTypes: ['ThingHappened'], orderBy: 'ordering-key' },
+  ];
+  // Two things of one account, and one event without an ordering key.
+  const events: EventEnvelope[] = [
+    { ...happened('thing-1'), orderingKey: 'account-7' },
+    { ...happened('thing-2'), orderingKey: 'account-7' },
+    happened('thing-3'),
+  ];
+
+  await new SqsEventPublisher(client, routes).publish(events);
+
+  expect(sentTo(byKeyUrl).map((e) => e.MessageGroupId)).toEqual(['account-7', 'account-7', 'thing-3']);
+  expect(sentTo(FIFO_URL).map((e) => e.MessageGroupId)).toEqual(['thing-1', 'thing-2', 'thing-3']);
+});
+
 test('the deduplicationId option sets the FIFO dedup id (the resend fault), and only that', async () => {
   const publisher = new SqsEventPublisher(client, ROUTES, { deduplicationId: (e) => `${e.eventId}.resend` });
 

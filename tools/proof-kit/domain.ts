@@ -18,9 +18,13 @@ export interface Violation {
 /**
  * An event the outbox produced, by what every consumer keys it on; with `event`, the whole event
  * rebuilt by the domain (any `occurredAt`), so the kit checks that each consumer's claim holds this
- * event's fingerprint and not another's under its id.
+ * event's fingerprint and not another's under its id. Its `version` (given, or the rebuilt event's)
+ * lets the kit judge a stale mark: an event counts as superseded only when a newer version of its
+ * entity was produced. A domain that gives no version is judged more loosely (any other event of the
+ * entity supersedes it).
  */
 export type ProducedEvent = Pick<EventEnvelope, 'eventId' | 'type' | 'entityId' | 'tenant'> & {
+  version?: number;
   event?: EventEnvelope;
 };
 

@@ -43,7 +43,7 @@ export type FaultName =
  * - `reused-id`: after the load, copies of this run's applied events with other content under the
  *   same eventId (a producer reusing an id, or a forger) go to the consumers' queues. Each must end
  *   in a DLQ as EventIdReused;
- * - `forged-first`: before the load, for some of its creates, a copy of the event the create will
+ * - `forged-first`: before the load, for some of its creates (the last: forgedCreates), a copy of the event the create will
  *   produce, with other content, goes to the consumers first (a forger who got past the queues'
  *   sender policy). The forged copy is applied in the real one's place (not guaranteed: only the
  *   policy prevents it); the real one must end in a DLQ as EventIdReused, and the verdict reports
@@ -368,11 +368,43 @@ export async function sendReusedIds(
 }
 
 /**
- * The `forged-first` fault, before the load: for the first `count` creates of the plan, the event each
- * will produce (its id derives from the caller and the key) with other content goes to every consumer
- * queue that takes it, under a deduplication id of its own, as a forger who got past the queues'
- * sender policy would send it. The forged copy is applied in the real one's place (only the policy
- * prevents that); the real one must end in a DLQ as EventIdReused. Returns the copies sent.
+ * The creates of the plan whose events the `forged-first` fault forges: the last `count` that build a
+ * forged event. Not the first: they meet a cold runtime (functions starting, DynamoDB Local's JVM
+ * warming up), and one that is never answered 201 produces no real event for its forged copy to stand
+ * in for, so the run would show no replaced claim (seen on the probe app: 18 of 20 creates accepted,
+ * the forged one among the two that were not, and no finding at all).
+ *
+ * @example
+ * ```ts
+ * const targets = forgedCreates(plan, 2, domain); // the plan's last two creates
+ * ```
+ */
+export function forgedCreates(
+  plan: readonly PlannedRequest[],
+  count: number,
+  domain: Pick<ProofDomain, 'forgedCreateEvent'>,
+): PlannedRequest[] {
+  const forge = domain.forgedCreateEvent;
+  if (forge === undefined) return [];
+  const chosen: PlannedRequest[] = [];
+  // Distinct keys: a retry of a create produces the same event, which needs one forged copy.
+  const keys = new Set<string>();
+  for (let i = plan.length - 1; i >= 0 && chosen.length < count; i--) {
+    const request = plan[i];
+    const key = `${request.caller}\n${request.idempotencyKey}`;
+    if (keys.has(key) || forge(request, new Date(0).toISOString()) === undefined) continue;
+    keys.add(key);
+    chosen.unshift(request);
+  }
+  return chosen;
+}
+
+/**
+ * The `forged-first` fault, before the load: for `count` creates of the plan (forgedCreates: the last
+ * ones), the event each will produce (its id derives from the caller and the key) with other content
+ * goes to every consumer queue that takes it, under a deduplication id of its own, as a forger who got
+ * past the queues' sender policy would send it. The forged copy is applied in the real one's place
+ * (only the policy prevents that); the real one must end in a DLQ as EventIdReused. Returns the copies sent.
  */
 export async function sendForgedFirst(
   target: Target,
@@ -385,11 +417,8 @@ export async function sendForgedFirst(
   if (forge === undefined)
     throw new Error(`forged-first: the ${domain.entityNounSingular} domain builds no forged event (forgedCreateEvent)`);
   let sent = 0;
-  for (const request of plan) {
-    if (count === 0) break;
-    const forged = forge(request, new Date().toISOString());
-    if (forged === undefined) continue;
-    count -= 1;
+  for (const request of forgedCreates(plan, count, domain)) {
+    const forged = forge(request, new Date().toISOString())!;
     sent += await sendToItsConsumers(
       target,
       consumers,

@@ -62,6 +62,14 @@ export const EVENT_REPLACED = 'event-replaced';
 
 /** The generic invariant's name: it holds for any consumer, whatever its effect. */
 export const EACH_EVENT_ONCE = 'each-event-once-per-consumer';
+/**
+ * The invariant an event breaks when its consumer judged it superseded (stale) although no newer event of
+ * its entity was produced, or when its entity's versions cannot order its events (two at one version):
+ * the event was dropped, not overtaken.
+ */
+export const SUPERSEDED_WITHOUT_NEWER = 'superseded-without-newer-event';
+/** The invariant a consumer breaks when it applied fewer events than it owes, counting each one lawfully superseded. */
+export const APPLIED_FEWER = 'applied-fewer-than-owed';
 
 export interface Verification {
   violations: Violation[];
@@ -385,7 +393,15 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  * - a key called more than once with no claim behind it is a double effect:
  *   nothing deduplicated it. With the claim, a repeat under the key is the owed
  *   call retried (a duplicate that came before the call was recorded done),
- *   which the key makes harmless; the report counts it as a suppressed duplicate.
+ *   which the key makes harmless; the report counts it as a suppressed duplicate;
+ * - an entry marked superseded and never claimed counts only when a newer event of its entity (same
+ *   tenant) was produced: a higher version where both versions are known,
+ *   another event of the entity otherwise. Else the event was dropped as stale against nothing newer
+ *   (`superseded-without-newer-event`), which is what a version guard does to an entity whose
+ *   versions are not its own (a fork that made its ordering key the entityId); two events of one
+ *   entity at one version are reported the same way, since no version guard can order them;
+ * - per consumer, a run in which events were dropped so sums them up against what it owes
+ *   (`applied-fewer-than-owed`: "applied 10 of the 200 events it owes"): such a run never passes.
  * `optional`: keys a consumer's own rule lets go unapplied. Returns the keys owed.
  * Claims expire with the inbox TTL (weeks): verify-only over orders older than
  * that reports their claims missing, naming each one.
@@ -399,6 +415,9 @@ export function checkEachEventOncePerConsumer(input: {
 }): { violations: Violation[]; owedKeys: Set<string> } {
   const violations: Violation[] = [];
   const owedKeys = new Set<string>();
+  const tally = new Map(input.consumers.map((c) => [c.name, { owed: 0, claimed: 0, superseded: 0, dropped: 0 }]));
+  const shared = sharedVersions(input.events, input.consumers);
+  violations.push(...shared.violations);
   for (const event of input.events) {
     for (const consumer of input.consumers) {
       if (!consumer.eventTypes.includes(event.type)) continue;
@@ -407,6 +426,25 @@ export function checkEachEventOncePerConsumer(input: {
       owedKeys.add(key);
       const claim = inboxKey(consumer.name, event.eventId, event.tenant).pk;
       const claimed = input.effects.has(claim);
+      const count = tally.get(consumer.name)!;
+      count.owed += 1;
+      const entry = input.effects.get(claim);
+      // A supersede mark alone (no claimedAt) is a verdict on the event, not its application.
+      const markOnly = entry?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined && entry.claimedAt === undefined;
+      if (entry !== undefined && !markOnly) count.claimed += 1;
+      else if (markOnly) {
+        const newer = newerEventOf(event, input.events);
+        // An event that shares its version with another of its entity cannot be told overtaken from dropped.
+        if (newer !== undefined && !shared.eventIds.get(consumer.name)!.has(event.eventId)) count.superseded += 1;
+        else if (newer !== undefined) count.dropped += 1;
+        else {
+          count.dropped += 1;
+          violations.push({
+            invariant: SUPERSEDED_WITHOUT_NEWER,
+            detail: `${consumer.name}: ${event.type} ${event.eventId} (entity ${event.entityId}, version ${versionOf(event) ?? '?'}) is marked superseded by ${String(entry[SUPERSEDED_BY_ATTRIBUTE])}, but no newer event of its entity was produced: it was dropped as stale, never applied`,
+          });
+        }
+      }
       if (!claimed)
         violations.push({
           invariant: EACH_EVENT_ONCE,
@@ -431,7 +469,67 @@ export function checkEachEventOncePerConsumer(input: {
         });
     }
   }
+  // Events with no entry at all are reported one by one above; this sums up what was dropped as stale.
+  for (const [name, { owed, claimed, superseded, dropped }] of tally)
+    if (dropped > 0)
+      violations.push({
+        invariant: APPLIED_FEWER,
+        detail: `${name}: applied ${claimed} of the ${owed} events it owes, ${superseded} more superseded by a newer event of their entity; ${dropped} marked superseded were dropped (no newer event of their entity, or one at their own version)${owed - claimed - superseded - dropped > 0 ? `, and ${owed - claimed - superseded - dropped} have no inbox entry at all` : ''}`,
+      });
   return { violations, owedKeys };
+}
+
+/** A produced event's version: the field, else the rebuilt event's; undefined when the domain gives neither. */
+const versionOf = (event: ProducedEvent): number | undefined => event.version ?? event.event?.version;
+
+/**
+ * A produced event of the same entity and tenant that lawfully supersedes `event`: a higher version
+ * where both are known; where the domain gives no versions, any other event of the entity.
+ */
+function newerEventOf(event: ProducedEvent, events: readonly ProducedEvent[]): ProducedEvent | undefined {
+  const version = versionOf(event);
+  return events.find((other) => {
+    if (other.eventId === event.eventId || other.entityId !== event.entityId || other.tenant !== event.tenant)
+      return false;
+    const otherVersion = versionOf(other);
+    return version === undefined || otherVersion === undefined || otherVersion > version;
+  });
+}
+
+/**
+ * Two produced events of one entity (and tenant) at one version, both taken by a consumer: a version guard
+ * cannot order them, and one of them is judged stale against the other. The sign of an entity whose
+ * versions are not its own (the entityId made the ordering key while the versions stayed another's).
+ */
+function sharedVersions(
+  events: readonly ProducedEvent[],
+  consumers: readonly ConsumerSpec[],
+): { violations: Violation[]; eventIds: Map<string, Set<string>> } {
+  const violations: Violation[] = [];
+  const eventIds = new Map(consumers.map((c) => [c.name, new Set<string>()]));
+  for (const consumer of consumers) {
+    const slots = new Map<string, ProducedEvent[]>();
+    for (const event of events) {
+      const version = versionOf(event);
+      if (version === undefined || !consumer.eventTypes.includes(event.type)) continue;
+      const slot = `${event.tenant ?? ''}\n${event.entityId}\n${version}`;
+      slots.set(slot, [...(slots.get(slot) ?? []), event]);
+    }
+    for (const same of slots.values()) {
+      if (same.length < 2) continue;
+      for (const event of same) eventIds.get(consumer.name)!.add(event.eventId);
+      violations.push({
+        invariant: SUPERSEDED_WITHOUT_NEWER,
+        detail: `${consumer.name}: ${same.length} events are version ${versionOf(same[0])} of entity ${same[0].entityId} (${same
+          .slice(0, 3)
+          .map((e) => e.eventId)
+          .join(
+            ', ',
+          )}${same.length > 3 ? ', ...' : ''}): a version guard keeps one of them and drops the rest as stale. Versions must order one entity's events; an ordering shared by several entities is the envelope's orderingKey, not its entityId`,
+      });
+    }
+  }
+  return { violations, eventIds };
 }
 
 /**

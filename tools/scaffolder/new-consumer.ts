@@ -10,6 +10,9 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '../../lamb
 /**
  * `npm run new:consumer -- <name> [--fifo] [--provider <provider>]`: scaffolds a queue consumer whose
  * effect calls one external provider, named `<provider>` (default: the consumer's name).
+ * `--ordering-key` (FIFO grouped by the envelope's `orderingKey`) is refused: the generated effect's
+ * version guard compares versions per entity, which holds only when each entity's events arrive in
+ * order; a consumer ordered by ordering key needs an effect of its own (docs/adapting.md).
  *
  * Writes its entry point (the handler, lambdas/exactly-once/consumer/queue-consumer.ts on its
  * spec), its effect module (the generic effect, to be replaced by the user's
@@ -73,7 +76,7 @@ export async function main(argv: string[], root = resolve(__dirname, '..', '..')
 }
 
 async function planConsumer(argv: string[], root: string): Promise<Plan> {
-  const { name, fifo, provider } = parseCommandLine(argv);
+  const { name, fifo, provider, orderingKey } = parseCommandLine(argv);
   const { folder, eventTypes } = scaffold();
   const entryPoint = `${name}-consumer`;
   const spec: ConsumerSpec = {
@@ -85,6 +88,10 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
     providers: [provider],
     ...(fifo ? FIFO : STANDARD),
+    ...(orderingKey ? { orderBy: 'ordering-key' as const } : {}),
+    // The generated effect (applyEntityEffect) drops an event older than its entity's last: the spec
+    // says so, and validateConsumerSpecs refuses an ordering under which that would lose events.
+    staleGuard: 'entity-version',
   };
   if (example().consumers.some((c) => c.name === name))
     throw new Refused(`a consumer named "${name}" exists (${folder}/consumers.ts)`);
@@ -129,12 +136,16 @@ const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provid
   -h, --help             this text
 Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
 
-function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string } {
+function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string; orderingKey: boolean } {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
-      options: { fifo: { type: 'boolean', default: false }, provider: { type: 'string' } },
+      options: {
+        fifo: { type: 'boolean', default: false },
+        provider: { type: 'string' },
+        'ordering-key': { type: 'boolean', default: false },
+      },
       allowPositionals: true,
     });
   } catch (error) {
@@ -143,7 +154,12 @@ function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provid
   if (parsed.positionals.length !== 1) throw new UsageError('give one consumer name');
   const name = parsed.positionals[0];
   // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
-  return { name, fifo: parsed.values.fifo === true, provider: parsed.values.provider ?? name };
+  return {
+    name,
+    fifo: parsed.values.fifo === true,
+    provider: parsed.values.provider ?? name,
+    orderingKey: parsed.values['ordering-key'] === true,
+  };
 }
 
 function read(root: string, path: string): string {
@@ -201,6 +217,7 @@ function specSource(spec: ConsumerSpec): string {
     batchingWindowSeconds: ${spec.batchingWindowSeconds},
     maxConcurrency: ${spec.maxConcurrency},
     providers: [${(spec.providers ?? []).map((p) => `'${p}'`).join(', ')}],
+    staleGuard: '${spec.staleGuard}',
   },
 `;
 }

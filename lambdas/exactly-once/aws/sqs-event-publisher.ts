@@ -13,7 +13,8 @@ type Entry = SendMessageBatchRequestEntry & { Id: string };
 /**
  * Publishes outbox events to every consumer route that takes their type
  * (lambdas/exactly-once/outbox/routes.ts). On a FIFO queue the message group is the
- * event's entityId, so one entity's events stay in order, and the dedup id is
+ * event's entityId, so one entity's events stay in order (or its orderingKey for a consumer ordered
+ * by it: messageGroupOf), and the dedup id is
  * its eventId. Every entry of every batch is checked: SendMessageBatch succeeds
  * as a call even when some entries fail. An event is failed if any of its
  * destinations failed: its retry may deliver it twice to the others, which
@@ -83,7 +84,7 @@ export class SqsEventPublisher implements EventPublisher {
    * either would fail the call on every retry and every sweep, with the nine events beside it. The
    * event id travels in the `eventId` attribute (and the body); the answer is mapped back by position.
    */
-  private entry(event: EventEnvelope, fifo: boolean, position: number, span: TraceContext): Entry {
+  private entry(event: EventEnvelope, route: ConsumerRoute, position: number, span: TraceContext): Entry {
     return {
       Id: String(position),
       MessageBody: JSON.stringify(event),
@@ -93,7 +94,9 @@ export class SqsEventPublisher implements EventPublisher {
         type: { DataType: 'String', StringValue: event.type },
         traceparent: { DataType: 'String', StringValue: formatTraceparent(span) },
       },
-      ...(fifo ? { MessageGroupId: event.entityId, MessageDeduplicationId: this.deduplicationId(event) } : {}),
+      ...(route.fifo
+        ? { MessageGroupId: messageGroupOf(event, route), MessageDeduplicationId: this.deduplicationId(event) }
+        : {}),
     };
   }
 
@@ -106,7 +109,7 @@ export class SqsEventPublisher implements EventPublisher {
     const queueUrl = route.queueUrl;
     for (let i = 0; i < events.length; i += SQS_BATCH_LIMIT) {
       const chunk = events.slice(i, i + SQS_BATCH_LIMIT);
-      const entries = chunk.map((event, position) => this.entry(event, route.fifo, position, spans.get(event)!));
+      const entries = chunk.map((event, position) => this.entry(event, route, position, spans.get(event)!));
       try {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
         // Only an entry listed under Successful was published: one missing from both lists is failed too.
@@ -126,4 +129,18 @@ export class SqsEventPublisher implements EventPublisher {
       }
     }
   }
+}
+
+/**
+ * An event's FIFO message group on a route: its entity (one entity's events in order), or for a
+ * consumer ordered by ordering key (`orderBy: 'ordering-key'`) the envelope's `orderingKey`, its
+ * entity without one.
+ *
+ * @example
+ * ```ts
+ * messageGroupOf({ ...event, entityId: 'pay-1', orderingKey: 'acct-7' }, { ...route, orderBy: 'ordering-key' }); // 'acct-7'
+ * ```
+ */
+export function messageGroupOf(event: EventEnvelope, route: Pick<ConsumerRoute, 'orderBy'>): string {
+  return route.orderBy === 'ordering-key' ? (event.orderingKey ?? event.entityId) : event.entityId;
 }

@@ -34,5 +34,9 @@ export function checkOutboxEvent(raw: unknown): OutboxEventCheck {
       reason: 'entityId and eventId must be 1-128 printable ASCII characters (FIFO group and dedup ids).',
     };
   }
+  // A FIFO group too, for a consumer ordered by it: refused here, not by SQS on every retry.
+  if (event.orderingKey !== undefined && !SQS_FIFO_ID.test(event.orderingKey)) {
+    return { ok: false, reason: 'orderingKey must be 1-128 printable ASCII characters (a FIFO group id).' };
+  }
   return { ok: true, event };
 }

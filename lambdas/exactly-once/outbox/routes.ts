@@ -11,6 +11,8 @@ export interface ConsumerRoute {
   queueUrl: string;
   fifo: boolean;
   eventTypes: string[];
+  /** FIFO only: the message group is the envelope's `orderingKey` (its entityId without one); absent: the entityId. */
+  orderBy?: 'ordering-key';
 }
 
 const routesSchema = z
@@ -20,6 +22,7 @@ const routesSchema = z
       queueUrl: z.string().min(1),
       fifo: z.boolean(),
       eventTypes: z.array(z.string().min(1)).min(1),
+      orderBy: z.literal('ordering-key').optional(),
     }),
   )
   .min(1);

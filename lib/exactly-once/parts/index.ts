@@ -39,7 +39,12 @@ export {
 } from '../provider-endpoints';
 export { OutboxRelay, RELAY_ENTRY, SWEEPER_ENTRY, type OutboxRelayProps } from '../outbox-relay';
 export { grantOutboxPublishing, outboxRoutes, type OutboxPublishingOptions } from '../outbox-wiring';
-export { allowOnlySenders, ONLY_PRODUCERS_SEND_SID } from '../queue-senders';
+export {
+  allowOnlyDeadLetterSenders,
+  allowOnlySenders,
+  ONLY_CONSUMER_DEAD_LETTERS_SID,
+  ONLY_PRODUCERS_SEND_SID,
+} from '../queue-senders';
 export { addToolOutputs, type ToolOutputsProps } from '../tool-outputs';
 export { Monitoring, type AlarmOptions, type MonitoringProps, type RunbookSection } from '../monitoring';
 export { FAULT_TARGET_TAG, FaultInjectionSwitch, tagFaultTarget } from '../fault-injection';
