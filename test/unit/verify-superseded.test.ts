@@ -20,7 +20,7 @@ const entry = (eventId: string, fields: Record<string, unknown>) => {
   return [pk, { pk, ...fields }] as const;
 };
 const calledOnce = (...eventIds: string[]) =>
-  new Map(eventIds.map((id) => [providerKey(PROBE_FIFO_SPEC.name, id), { calls: 1 }] as const));
+  new Map(eventIds.map((id) => [providerKey(PROBE_FIFO_SPEC.name, { eventId: id }), { calls: 1 }] as const));
 
 test('an event marked superseded by a newer version of its entity is lawfully not applied: no violation', () => {
   const [happened, undone] = [thingHappened('thing-1'), thingUndone('thing-1')];

@@ -135,9 +135,7 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
     const { tryIt } = example();
     lines.push(
       `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
-      ...(tryIt === undefined
-        ? []
-        : ['Try it:', ...tryIt.map((call) => `  npm run call -- ${call}`)]),
+      ...(tryIt === undefined ? [] : ['Try it:', ...tryIt.map((call) => `  npm run call -- ${call}`)]),
     );
   }
   lines.push('Ctrl-C stops everything.');
