@@ -7,6 +7,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { SqsEventPublisher } from '../../lambdas/exactly-once/aws/sqs-event-publisher';
 import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { tenantDigest } from '../../lambdas/exactly-once/inbox/keys';
 import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
 import { logger } from '../../lambdas/exactly-once/runtime/observability';
 import { acceptEntries } from '../support/mocked-sdk';
@@ -57,7 +58,7 @@ test('each event goes to every route that takes its type: a third route taking T
   expect(bodiesSentTo(AUDIT_URL)).toEqual([events[0]]);
 });
 
-test('on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither', async () => {
+test('on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither for an event without a tenant', async () => {
   // An entity id unlike its event ids, so neither can stand in for the other.
   const event: EventEnvelope = { ...happened('thing-1'), entityId: 'entity-7' };
 
@@ -93,6 +94,24 @@ test("a route ordered by ordering key groups by the envelope's orderingKey (its 
 
   expect(sentTo(byKeyUrl).map((e) => e.MessageGroupId)).toEqual(['account-7', 'account-7', 'thing-3']);
   expect(sentTo(FIFO_URL).map((e) => e.MessageGroupId)).toEqual(['thing-1', 'thing-2', 'thing-3']);
+});
+
+test("on a standard route an event with a tenant carries its tenant's digest as the message group (SQS fair queues); the FIFO group stays the entity", async () => {
+  const tenant = `arn:aws:sts::123456789012:assumed-role/${'shop-role-'.repeat(120)}`;
+  const [first, second] = [
+    { ...happened('thing-1'), tenant },
+    { ...happened('thing-2'), tenant: 'arn:aws:iam::123456789012:user/other' },
+  ];
+
+  await new SqsEventPublisher(client, ROUTES).publish([first, second]);
+
+  const groups = sentTo(STANDARD_URL).map((e) => e.MessageGroupId);
+  expect(groups).toEqual([tenantDigest(tenant), tenantDigest(second.tenant)]);
+  expect(groups[0]).not.toEqual(groups[1]);
+  // SQS takes a group id of at most 128 characters; the tenant here is over 1,200.
+  expect(groups.every((g) => /^[A-Za-z0-9_-]{22}$/.test(String(g)))).toBe(true);
+  expect(sentTo(STANDARD_URL).map((e) => e.MessageDeduplicationId)).toEqual([undefined, undefined]);
+  expect(sentTo(FIFO_URL).map((e) => e.MessageGroupId)).toEqual(['thing-1', 'thing-2']);
 });
 
 test('the deduplicationId option sets the FIFO dedup id (the resend fault), and only that', async () => {

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { EventEnvelope } from '../envelope';
+import { tenantDigest } from '../inbox/keys';
 import { routesFor, type ConsumerRoute } from '../outbox/routes';
 import type { EventPublisher, PublisherOptions } from '../outbox/ports';
 import { logger } from '../runtime/observability';
@@ -15,7 +16,9 @@ type Entry = SendMessageBatchRequestEntry & { Id: string };
  * (lambdas/exactly-once/outbox/routes.ts). On a FIFO queue the message group is the
  * event's entityId, so one entity's events stay in order (or its orderingKey for a consumer ordered
  * by it: messageGroupOf), and the dedup id is
- * its eventId. Every entry of every batch is checked: SendMessageBatch succeeds
+ * its eventId. On a standard queue an event with a tenant carries the tenant's digest as its message
+ * group, which SQS fair queues use to keep one tenant's backlog from delaying the others' (fairQueueGroupOf).
+ * Every entry of every batch is checked: SendMessageBatch succeeds
  * as a call even when some entries fail. An event is failed if any of its
  * destinations failed: its retry may deliver it twice to the others, which
  * dedupe on eventId.
@@ -96,7 +99,7 @@ export class SqsEventPublisher implements EventPublisher {
       },
       ...(route.fifo
         ? { MessageGroupId: messageGroupOf(event, route), MessageDeduplicationId: this.deduplicationId(event) }
-        : {}),
+        : fairQueueGroupOf(event)),
     };
   }
 
@@ -143,4 +146,21 @@ export class SqsEventPublisher implements EventPublisher {
  */
 export function messageGroupOf(event: EventEnvelope, route: Pick<ConsumerRoute, 'orderBy'>): string {
   return route.orderBy === 'ordering-key' ? (event.orderingKey ?? event.entityId) : event.entityId;
+}
+
+/**
+ * A standard queue's message group for an event: its tenant's digest (tenantDigest: a group id is at
+ * most 128 characters, a tenant ARN up to 2,048), so SQS fair queues can tell one tenant's backlog from
+ * another's and deliver a quiet tenant's messages first while a noisy one's wait. On a standard queue
+ * the group orders nothing and delays nothing: it only names the tenant. An event without a tenant
+ * gets none (SQS then takes each such message as a tenant of its own).
+ *
+ * @example
+ * ```ts
+ * fairQueueGroupOf({ ...event, tenant: 'arn:aws:iam::123456789012:role/shop' }); // { MessageGroupId: '<22 characters>' }
+ * fairQueueGroupOf({ ...event, tenant: undefined }); // {}
+ * ```
+ */
+export function fairQueueGroupOf(event: Pick<EventEnvelope, 'tenant'>): { MessageGroupId?: string } {
+  return event.tenant === undefined ? {} : { MessageGroupId: tenantDigest(event.tenant) };
 }

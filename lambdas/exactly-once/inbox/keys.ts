@@ -67,12 +67,20 @@ export function inboxPk(consumer: string, event: Keyed, shape: KeyShape = CURREN
 }
 
 /**
- * The tenant as it appears in a provider key: 22 base64url characters of its SHA-256 (132 bits).
- * Hashed, not encoded: a tenant is a caller's ARN, up to 2,048 characters with a role path and a
- * session name, and a provider takes keys of at most 255 printable ASCII characters (Stripe); a
- * hash has a fixed length, no `:` or `/`, and keeps a person's session name out of a third party's logs.
+ * The tenant as it appears in a provider key and in a standard queue's message group: 22 base64url
+ * characters of its SHA-256 (132 bits). Hashed, not encoded: a tenant is a caller's ARN, up to 2,048
+ * characters with a role path and a session name, while a provider takes keys of at most 255 printable
+ * ASCII characters (Stripe) and SQS a message group id of at most 128; a hash has a fixed length, no `:`
+ * or `/`, and keeps a person's session name out of a third party's logs.
+ *
+ * @example
+ * ```ts
+ * tenantDigest('arn:aws:iam::123456789012:role/shop'); // 22 characters of [A-Za-z0-9_-]
+ * ```
  */
-const tenantHash = (tenant: string): string => createHash('sha256').update(tenant).digest('base64url').slice(0, 22);
+export const tenantDigest = (tenant: string): string =>
+  createHash('sha256').update(tenant).digest('base64url').slice(0, 22);
+const tenantHash = tenantDigest;
 
 /**
  * The idempotency key a consumer gives its external provider for one event: `<consumer>:<eventId>`
