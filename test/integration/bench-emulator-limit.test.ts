@@ -51,9 +51,11 @@ describe('bench emulator limit', () => {
         concurrency: 4,
       });
 
+      // Each consumer's transaction: the claim, one ConditionCheck under the key shape an older release
+      // claimed a tenant's event under (the bench's events carry a tenant), and the effect.
       expect(limit.mix).toBe(
         'PutItem on idempotency x1, TransactWriteItems(2 items) on entities x1, UpdateItem on idempotency x1, ' +
-          'UpdateItem on entities x1, TransactWriteItems(2 items) on effects x2, UpdateItem on providerLog x2, ' +
+          'UpdateItem on entities x1, TransactWriteItems(3 items) on effects x2, UpdateItem on providerLog x2, ' +
           'UpdateItem on effects x2',
       );
       expect(limit.createOrderRoundTrips).toBe(3);
