@@ -17,6 +17,7 @@ import {
   requiredOutput,
 } from '../stack';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
+import { LOCAL_SECRET_ACCESS_KEY } from '../local-runtime/api/verify-signature';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -55,12 +56,13 @@ export const LOCAL_FAULTS_FILE = path.resolve(
 export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
   const outputs = localStackOutputs(options.outputsFile ?? LOCAL_OUTPUTS_FILE);
   const credentials = LOCAL_CREDENTIALS;
-  // Locally the access key id is the caller; several callers exercise per-caller key scoping.
+  // Locally the access key id is the caller (signed with the local API's one secret); several callers exercise
+  // per-caller key scoping.
   const callers = Array.from({ length: options.callers ?? 3 }, (_, i) => {
     const accessKeyId = `AKIALOADTEST${String(i + 1).padStart(4, '0')}`;
     return {
       arn: `arn:aws:iam::000000000000:user/${accessKeyId}`,
-      credentials: { accessKeyId, secretAccessKey: 'local' },
+      credentials: { accessKeyId, secretAccessKey: LOCAL_SECRET_ACCESS_KEY },
     };
   });
   return {
