@@ -18,6 +18,7 @@ import {
 } from '../stack';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 import { LOCAL_SECRET_ACCESS_KEY } from '../local-runtime/api/verify-signature';
+import type { CredentialSource } from './request-signer';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -27,7 +28,11 @@ import { LOCAL_SECRET_ACCESS_KEY } from '../local-runtime/api/verify-signature';
 export interface Caller {
   /** The identity API Gateway will see, which scopes keys and orders. */
   arn: string;
-  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /**
+   * Its credentials, or their provider: on AWS the SDK's default chain, asked again while a run lasts
+   * (it refreshes SSO and assumed-role credentials before they expire).
+   */
+  credentials: CredentialSource;
 }
 
 export interface Target {
@@ -91,7 +96,8 @@ export async function awsTarget(stackName: string): Promise<Target> {
   const identity = await sts.send(new GetCallerIdentityCommand({}));
   const region = await sts.config.region();
   sts.destroy();
-  const credentials = await defaultProvider()();
+  // The provider, not what it resolves to now: it is memoized and refreshes credentials that near expiry.
+  const credentials = defaultProvider();
   return {
     kind: 'aws',
     name: stackName,
