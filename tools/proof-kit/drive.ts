@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { ledgerOfRun, writeLedger } from './intents';
 import type { PlannedRequest } from './plan';
 import { CREDENTIAL_REFRESH_MS, RequestSigner } from './request-signer';
 import type { Caller } from './target';
@@ -122,6 +123,8 @@ export async function drive(plan: readonly PlannedRequest[], options: DriveOptio
       observations.push({ index: p.index, status: 'no-response', replayed: false, startedAt: started, latencyMs: 0 });
   }
   observations.sort((a, b) => a.index - b.index);
+  // The intent ledger, when INTENT_LEDGER names one: what a later --verify-only --intents holds the stack to.
+  writeLedger(ledgerOfRun(plan, observations));
   return { observations, durationMs: Date.now() - started, autocannon: totals };
 }
 
