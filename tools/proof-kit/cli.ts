@@ -2,6 +2,7 @@ import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { localCallCounters } from './local-counters';
+import { capacityProblems, readCapacity } from './capacity';
 import { readLedgers } from './intents';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, writeReports } from './report';
@@ -40,7 +41,9 @@ const USAGE = `Usage: npm run loadtest -- [options]
                                  FIS experiment; see docs/proof-kit.md). --intents FILE...: the generators'
                                  intent ledgers (INTENT_LEDGER), merged: one entity per accepted key, none for
                                  a refused one, and the effects of those; without, every entity's effects only
-  --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)`;
+  --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)
+  --ignore-capacity              with --stack: send even if the account's Lambda concurrency or the stage's
+                                 throttle cannot carry the load (checked first, refused with the numbers)`;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -62,6 +65,7 @@ async function main(): Promise<number> {
       stack: { type: 'string' },
       'report-dir': { type: 'string', default: 'loadtest-results' },
       'verify-only': { type: 'boolean' },
+      'ignore-capacity': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -115,6 +119,18 @@ async function main(): Promise<number> {
       return passed ? 0 : 1;
     } finally {
       target.close();
+    }
+  }
+  if (target.kind === 'aws' && !values['ignore-capacity']) {
+    const problems = capacityProblems(await readCapacity(target.apiUrl, target.region), {
+      rate: profile.rate,
+      connections: profile.connections,
+    });
+    if (problems.length > 0) {
+      target.close();
+      throw new UsageError(
+        `${target.name} cannot carry this load; nothing was sent:\n${problems.map((p) => `  - ${p}`).join('\n')}\n(--ignore-capacity sends anyway)`,
+      );
     }
   }
   try {
