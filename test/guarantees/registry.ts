@@ -1801,6 +1801,10 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'credentials that expire during the run are replaced by what their provider hands out next',
       },
       { file: 'test/unit/drive-signing.test.ts', name: "the driver's signature is the SDK signer's, byte for byte" },
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: "the kit's own driver, signing each request as it sends it, is accepted by the checking API, and its ledger verifies",
+      },
     ],
     doc: PROOF_KIT,
   },

@@ -83,3 +83,23 @@ test('the shipped Artillery scenario runs against the local runtime, every reque
   expect(drained).toBe(true);
   expect(verification.violations).toEqual([]);
 }, 600_000);
+
+test("the kit's own driver, signing each request as it sends it, is accepted by the checking API, and its ledger verifies", async () => {
+  const ledger = path.join(runtime.work, 'driver-intents.jsonl');
+  process.env.INTENT_LEDGER = ledger;
+  let results: Awaited<ReturnType<typeof runtime.run>>;
+  try {
+    results = await runtime.run([], 7);
+  } finally {
+    delete process.env.INTENT_LEDGER;
+  }
+
+  const intents = readLedgers([ledger]);
+  const { verification, intentsChecked } = await verifyStack(runtime.target(), { drainTimeoutMs: 180_000, intents });
+
+  expect(results.passed).toBe(true);
+  expect(intents.some((i) => i.status === 403)).toBe(false);
+  expect(intentsChecked).toBe(true);
+  expect(verification.counts.intents).toBe(results.verification.counts.intents);
+  expect(verification.violations).toEqual([]);
+}, 600_000);
