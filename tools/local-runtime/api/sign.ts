@@ -45,8 +45,12 @@ export async function signedFetch(url: string, options: SignedRequestOptions): P
       sessionToken: options.sessionToken,
     },
   });
-  const query: Record<string, string> = {};
-  target.searchParams.forEach((value, key) => (query[key] = value));
+  // Every value of a repeated parameter is signed (`?tag=a&tag=b`), as it is sent.
+  const query: Record<string, string | string[]> = {};
+  target.searchParams.forEach((value, key) => {
+    const seen = query[key];
+    query[key] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  });
   const signed = await signer.sign(
     {
       method: options.method,
