@@ -77,12 +77,15 @@ test("a new account's 10 concurrent executions cannot carry the default load: re
   );
 });
 
-test('no --rate against a throttled stage is refused: the driver would send as fast as its connections go', async () => {
+test('no --rate is refused when the connections could outrun the stage, and allowed when they cannot', async () => {
   account({ concurrency: 1_000, unreserved: 1_000, stageRate: 200 });
+  const facts = await readCapacity(API_URL, 'eu-west-1');
 
-  const problems = capacityProblems(await readCapacity(API_URL, 'eu-west-1'), { connections: 10 });
+  const many = capacityProblems(facts, { connections: 16 });
+  const few = capacityProblems(facts, { connections: 4 });
 
-  expect(problems).toEqual([
-    'no --rate: the driver sends as fast as 10 connections go, and the stage lets through 200 requests/s; give --rate 200 or less',
+  expect(many).toEqual([
+    'no --rate: the driver sends as fast as 16 connections go (up to 800 requests/s), and the stage lets through 200 requests/s; give --rate 200 or less',
   ]);
+  expect(few).toEqual([]);
 });

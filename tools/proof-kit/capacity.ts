@@ -33,6 +33,8 @@ export interface PlannedLoad {
  * consumers are throttled by the load's API functions and the drain is the quota's.
  */
 export const CONSUMER_HEADROOM = 20;
+/** A deployed API's fastest round trip: without --rate, one connection sends at most 1 / this requests/s. */
+export const FASTEST_ANSWER_SECONDS = 0.02;
 /** A request's time in the API's function at worst, for Little's law: concurrency = rate x duration. */
 export const API_SECONDS_PER_REQUEST = 1;
 
@@ -67,9 +69,10 @@ export async function readCapacity(apiUrl: string, region: string): Promise<Capa
 export function capacityProblems(facts: CapacityFacts, load: PlannedLoad): string[] {
   const problems: string[] = [];
   const apiLimit = Math.min(facts.stageRateLimit ?? Infinity, facts.accountApiRateLimit ?? Infinity);
-  if (load.rate === undefined && Number.isFinite(apiLimit))
+  const fastest = load.connections / FASTEST_ANSWER_SECONDS;
+  if (load.rate === undefined && fastest > apiLimit)
     problems.push(
-      `no --rate: the driver sends as fast as ${load.connections} connections go, and the stage lets through ${apiLimit} requests/s; give --rate ${Math.floor(apiLimit)} or less`,
+      `no --rate: the driver sends as fast as ${load.connections} connections go (up to ${Math.round(fastest)} requests/s), and the stage lets through ${apiLimit} requests/s; give --rate ${Math.floor(apiLimit)} or less`,
     );
   if (load.rate !== undefined && facts.stageRateLimit !== undefined && load.rate > facts.stageRateLimit)
     problems.push(
