@@ -2022,6 +2022,124 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/local-runtime.md' },
   },
   {
+    id: 'local-sigv4',
+    statement:
+      "The local API checks SigV4 as API Gateway does: the signature recomputed with the SDK's signer over the request as it arrived (method, path, query, signed headers, the body's SHA-256) with the documented local secret (`local`) for any access key id, which names the caller, `X-Amz-Date` within 5 minutes either way, and API Gateway's status, error type and message for each refusal; no function runs for a refused request",
+    enforcedIn: [
+      { file: 'tools/local-runtime/api/verify-signature.ts', symbol: 'verifySignature' },
+      { file: 'tools/local-runtime/api/verify-signature.ts', symbol: 'LOCAL_SECRET_ACCESS_KEY' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/local-api-sigv4.test.ts',
+        name: 'an unsigned request gets 403 "Missing Authentication Token" and no function runs',
+      },
+      { file: 'test/unit/local-api-sigv4.test.ts', name: 'a tampered request (', templated: true },
+      {
+        file: 'test/unit/local-api-sigv4.test.ts',
+        name: 'a stale request (signed 5 minutes and 1 second before the gateway\'s clock) gets 403 "Signature expired"',
+      },
+      {
+        file: 'test/unit/local-api-sigv4.test.ts',
+        name: 'a correctly signed request reaches the function, the access key id as the caller',
+      },
+      {
+        file: 'test/runtime/gateway-responses.test.ts',
+        name: "a stale signature gets 403 with the stack's INVALID_SIGNATURE problem+json body and API Gateway's message",
+      },
+    ],
+    doc: HTTP_API,
+  },
+  {
+    id: 'load-signing-holds',
+    statement:
+      "The proof kit's driver signs each request the moment it sends it, whatever the rate, so none goes out with a signature older than API Gateway's 5-minute window, with credentials asked of their provider before each segment and every minute (expiring SSO or assumed-role credentials are replaced), by the SDK signer's algorithm on Node's native SHA-256",
+    enforcedIn: [
+      { file: 'tools/proof-kit/drive.ts', symbol: 'drive' },
+      { file: 'tools/proof-kit/request-signer.ts', symbol: 'RequestSigner' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/drive-signing.test.ts',
+        name: 'at 1 request every 10 s, no request of a 2,000-request segment is sent with a signature older than 5 minutes',
+      },
+      {
+        file: 'test/unit/drive-signing.test.ts',
+        name: 'credentials that expire during the run are replaced by what their provider hands out next',
+      },
+      { file: 'test/unit/drive-signing.test.ts', name: "the driver's signature is the SDK signer's, byte for byte" },
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: "the kit's own driver, signing each request as it sends it, is accepted by the checking API, and its ledger verifies",
+      },
+    ],
+    doc: PROOF_KIT,
+  },
+  {
+    id: 'intents-from-ledgers',
+    statement:
+      "`--verify-only --intents <files...>` merges every generator's intent ledger (the driver's, each Artillery worker's) and checks one entity per accepted key, none for a refused one, and the effects of those entities; without ledgers it says the headline check was not run",
+    enforcedIn: [
+      { file: 'tools/proof-kit/intents.ts', symbol: 'readLedgers' },
+      { file: 'tools/proof-kit/intents.ts', symbol: 'factsOfLedger' },
+      { file: 'tools/proof-kit/run.ts', symbol: 'verifyStack' },
+    ],
+    provedBy: [
+      {
+        file: 'test/unit/intent-ledger.test.ts',
+        name: "the ledgers of two workers merge: one written as files are, one as CloudWatch Logs exports a worker's output",
+      },
+      { file: 'test/unit/intent-ledger.test.ts', name: 'an entity for a key the ledger shows refused is a violation' },
+      { file: 'test/unit/intent-ledger.test.ts', name: 'an accepted key without its entity is a violation' },
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
+      },
+    ],
+    doc: { page: 'docs/proof-kit.md', anchor: 'load-test-a-deployed-stack' },
+  },
+  {
+    id: 'artillery-scenario-runs',
+    statement:
+      "The shipped Artillery scenario runs: its processor chooses every value before it sets and signs a request (Artillery renders templates after `beforeRequest`), a key's retry sends the same body (a replay, not a 422), customers and SKUs come from the lists; run for real against the local runtime with signatures checked",
+    enforcedIn: [
+      { file: 'tools/proof-kit/aws/artillery-processor.js', symbol: 'chooseOrder' },
+      { file: 'tools/proof-kit/aws/artillery-processor.js', symbol: 'signCreate' },
+    ],
+    provedBy: [
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
+      },
+      {
+        file: 'test/unit/aws-load-assets.test.ts',
+        name: "a key's retry sends the first request's body, its customer and SKU from the scenario's lists",
+      },
+      {
+        file: 'test/unit/aws-load-assets.test.ts',
+        name: 'no request part is a template: Artillery renders {{ }} after beforeRequest, past the signature',
+      },
+    ],
+    doc: { page: 'docs/proof-kit.md', anchor: 'load-test-a-deployed-stack' },
+  },
+  {
+    id: 'capacity-before-load',
+    statement:
+      "Before a load against a deployed stack, the account's unreserved Lambda concurrency and the stage's (and account's) API throttle are read, and a load they cannot carry is refused before a request is sent, with the numbers and what to change",
+    enforcedIn: [{ file: 'tools/proof-kit/capacity.ts', symbol: 'capacityProblems' }],
+    provedBy: [
+      {
+        file: 'test/unit/capacity.test.ts',
+        name: "a rate above the stage's throttle is refused with the limit and the context options that raise it",
+      },
+      {
+        file: 'test/unit/capacity.test.ts',
+        name: "a new account's 10 concurrent executions cannot carry the default load: refused with the numbers",
+      },
+    ],
+    doc: { page: 'docs/proof-kit.md', anchor: 'load-test-a-deployed-stack' },
+  },
+  {
     id: 'simulation-finds-guards',
     statement:
       "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",

@@ -1,5 +1,6 @@
 import { renderGatewayError } from '../../tools/local-runtime/api/gateway-responses';
 import { ApiServer } from '../../tools/local-runtime/api/server';
+import { signedFetch } from '../../tools/local-runtime/api/sign';
 import { restApiDefinitions, type RestApiDefinition } from '../../tools/local-runtime/template/api';
 import type { CfnTemplate } from '../../tools/local-runtime/template/model';
 import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
@@ -73,20 +74,32 @@ test.each([
 );
 
 test('a signed request without its required Idempotency-Key gets 400 with the status in the body', async () => {
-  const response = await fetch(`${server.url}/things`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Authorization:
-        'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/execute-api/aws4_request, SignedHeaders=host, Signature=abc',
-    },
-    body: '{}',
-  });
+  const response = await signedFetch(`${server.url}/things`, { method: 'POST', body: '{}' });
 
   expect(response.status).toBe(400);
   const body = (await response.json()) as { status: number; detail: string };
   expect(body.status).toBe(400);
   expect(body.detail).toMatch(/Idempotency-Key/);
+});
+
+test("a stale signature gets 403 with the stack's INVALID_SIGNATURE problem+json body and API Gateway's message", async () => {
+  const response = await signedFetch(`${server.url}/things`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'Idempotency-Key': '"k1"' },
+    signingDate: new Date(Date.now() - 6 * 60_000),
+  });
+
+  expect(response.status).toBe(403);
+  expect(response.headers.get('x-amzn-errortype')).toBe('InvalidSignatureException');
+  expect(await response.json()).toEqual({
+    type: 'urn:problem-type:invalid-signature',
+    title: 'Invalid signature',
+    status: 403,
+    detail: expect.stringMatching(
+      /^Signature expired: \d{8}T\d{6}Z is now earlier than \d{8}T\d{6}Z \(\d{8}T\d{6}Z - 5 min\.\)$/,
+    ),
+  });
 });
 
 test('a BAD_REQUEST_BODY whose validator message quotes field names renders JSON that parses', () => {

@@ -45,7 +45,8 @@ const FIFO = PROBE_FIFO_SPEC.name;
 describe('provider outage, then undo, then redrive', () => {
   test("the stateful consumer's provider is down until ThingHappened dead-letters; the undo goes through; the redriven ThingHappened sends no call after the undo's", async () => {
     const suffix = Date.now().toString(36);
-    const accessKeyId = target.callers[0].credentials.accessKeyId;
+    // A local caller's arn is the IAM user its access key id names.
+    const accessKeyId = target.callers[0].arn.split('/').pop()!;
     const api = (method: string, route: string, body?: string, headers: Record<string, string> = {}) =>
       signedFetch(`${target.apiUrl.replace(/\/$/, '')}${route}`, { method, body, headers, accessKeyId });
     const queue = target.outputs[consumerOutputNames(STATEFUL).queueUrl];

@@ -131,12 +131,19 @@ test('without Authorization: 403 with the MISSING_AUTHENTICATION_TOKEN response'
   expect(await response.json()).toEqual({ type: 'urn:missing', status: 403, detail: 'Missing Authentication Token' });
 });
 
-test('a SigV4-shaped Authorization header reaches the function (signatures are not verified locally)', async () => {
-  const response = await get(SIGNED);
+test('a SigV4-shaped Authorization header whose signature does not verify gets the INVALID_SIGNATURE response', async () => {
+  const response = await fetch(`${server.url}/items`, {
+    headers: { Authorization: SIGNED, 'X-Amz-Date': new Date().toISOString().replace(/[-:]|\.\d{3}/g, '') },
+  });
 
-  expect(response.status).toBe(200);
-  expect(await response.text()).toBe('reached');
-  expect(invoked).toHaveLength(1);
+  expect(response.status).toBe(403);
+  expect(response.headers.get('x-amzn-errortype')).toBe('InvalidSignatureException');
+  expect(await response.json()).toEqual({
+    type: 'urn:invalid-signature',
+    status: 403,
+    detail: expect.stringMatching(/^The request signature we calculated does not match/),
+  });
+  expect(invoked).toEqual([]);
 });
 
 test('an unknown path keeps API Gateway\'s 403 "Missing Authentication Token"; the log line says it is no route and lists the routes', async () => {

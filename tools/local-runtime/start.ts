@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, parseCommandLine, UsageError } from '../cli/exit';
 import { PortInUseError } from './api/server';
+import { LOCAL_SECRET_ACCESS_KEY } from './api/verify-signature';
 import { assertJavaAvailable, EmulatorError } from './emulators';
 import { consoleLogger } from './log';
 import { example } from '../example';
@@ -134,7 +135,7 @@ function printReady(runtime: LocalRuntime, elapsedMs: number): void {
   if (outputs.apiUrl !== undefined) {
     const { tryIt } = example();
     lines.push(
-      `API: ${outputs.apiUrl} (SigV4 required; the access key id is the caller; signatures are not verified locally)`,
+      `API: ${outputs.apiUrl} (SigV4 checked as API Gateway does, secret access key "${LOCAL_SECRET_ACCESS_KEY}" for any access key id, which is the caller)`,
       ...(tryIt === undefined ? [] : ['Try it:', ...tryIt.map((call) => `  npm run call -- ${call}`)]),
     );
   }

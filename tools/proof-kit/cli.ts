@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import { exitStatusOf, isUsageError, UsageError } from '../cli/exit';
 import { accessDeniedLine } from '../cli/access-denied';
 import { localCallCounters } from './local-counters';
+import { capacityProblems, readCapacity } from './capacity';
+import { readLedgers } from './intents';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
 import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
@@ -19,7 +21,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --profile NAME                 smoke|default|hot-sku|soak: sizes and concurrency (default: default;
                                  hot-sku: the default load on one resource, e.g. at most 3 SKUs)
   --intents N                    new intents to send, e.g. orders to place (overrides the profile;
-                                 --orders N is the same)
+                                 --orders N is the same); with --verify-only: the intent ledgers (FILE...)
   --connections N                concurrent HTTP connections
   --rate N                       requests per second overall (default: as fast as possible)
   --seed N                       makes the request plan reproducible, and seeds the fault rolls
@@ -38,17 +40,22 @@ const USAGE = `Usage: npm run loadtest -- [options]
                                  first call, locally), besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
-  --verify-only                  send nothing: drain, then check the invariants over every entity in the stack
-                                 (after an Artillery run or an FIS experiment; see tools/proof-kit/aws/)
+  --verify-only                  send nothing: drain, then check the invariants (after an Artillery run or an
+                                 FIS experiment; see docs/proof-kit.md). --intents FILE...: the generators'
+                                 intent ledgers (INTENT_LEDGER), merged: one entity per accepted key, none for
+                                 a refused one, and the effects of those; without, every entity's effects only
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)
+  --ignore-capacity              with --stack: send even if the account's Lambda concurrency or the stage's
+                                 throttle cannot carry the load (checked first, refused with the numbers)
   -h, --help                     this text
 Exit codes: 0 every invariant held, 1 a violation or a failure, 2 usage error, 3 the local runtime is not running.`;
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
     options: {
       profile: { type: 'string', default: 'default' },
-      intents: { type: 'string' },
+      intents: { type: 'string', multiple: true },
       orders: { type: 'string' },
       connections: { type: 'string' },
       rate: { type: 'string' },
@@ -63,6 +70,7 @@ async function main(): Promise<number> {
       stack: { type: 'string' },
       'report-dir': { type: 'string', default: 'loadtest-results' },
       'verify-only': { type: 'boolean' },
+      'ignore-capacity': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -72,12 +80,17 @@ async function main(): Promise<number> {
   }
   const profileName = values.profile as keyof typeof PROFILES;
   if (!(profileName in PROFILES)) throw new UsageError(`Unknown profile ${values.profile}`);
-  if (values.orders && values.intents)
-    throw new UsageError('Give --intents or --orders, not both: they are one setting');
+  // With --verify-only, --intents names ledger files (the shell expands `--intents w-*.jsonl` into positionals).
+  const ledgerFiles = values['verify-only'] ? [...(values.intents ?? []), ...positionals] : undefined;
+  if (!values['verify-only'] && positionals.length > 0) throw new UsageError(`Unexpected argument ${positionals[0]}`);
+  if (!values['verify-only'] && (values.intents?.length ?? 0) > 1)
+    throw new UsageError('Give --intents once: it is a count (ledger files only with --verify-only)');
+  const intentCount = values['verify-only'] ? undefined : values.intents?.[0];
+  if (values.orders && intentCount) throw new UsageError('Give --intents or --orders, not both: they are one setting');
   const profile = {
     ...PROFILES[profileName],
     ...(values.orders ? { intents: positiveInt(values.orders, '--orders') } : {}),
-    ...(values.intents ? { intents: positiveInt(values.intents, '--intents') } : {}),
+    ...(intentCount ? { intents: positiveInt(intentCount, '--intents') } : {}),
     ...(values.connections ? { connections: positiveInt(values.connections, '--connections') } : {}),
     ...(values.rate ? { rate: positiveInt(values.rate, '--rate') } : {}),
   };
@@ -87,17 +100,42 @@ async function main(): Promise<number> {
   const tty = process.stdout.isTTY;
   if (values['verify-only']) {
     try {
-      const { verification, drained, waitedMs } = await verifyStack(target, { drainTimeoutMs: profile.drainTimeoutMs });
+      const intents = ledgerFiles !== undefined && ledgerFiles.length > 0 ? readLedgers(ledgerFiles) : undefined;
+      const { verification, drained, waitedMs, intentsChecked } = await verifyStack(target, {
+        drainTimeoutMs: profile.drainTimeoutMs,
+        intents,
+      });
       const c = verification.counts;
+      console.log(
+        intentsChecked
+          ? `Intents: ${intents!.length} ledger lines from ${ledgerFiles!.length} file(s), ${c.intents} accepted keys: one ${verification.entityNounSingular} each, none for a refused key`
+          : `Intents: NOT CHECKED. Without the generators' ledgers (--intents FILE..., written where INTENT_LEDGER points) the headline check, one ${verification.entityNounSingular} per accepted key and none for a refused one, was not run; only the effects of the ${verification.entityNoun} that exist were.`,
+      );
       console.log(
         `Verified ${c.entities} ${verification.entityNoun} (${verification.effectsChecked}), ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
       );
       for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
       const verdict = verdictOf(verification.violations.length, { drained, waitedMs });
-      console.log(verdict.kind === 'pass' ? 'PASS: 0 violations' : verdictLine(verdict));
+      console.log(
+        verdict.kind === 'pass'
+          ? `PASS: 0 violations${intentsChecked ? '' : ' (intents not checked)'}`
+          : verdictLine(verdict),
+      );
       return verification.violations.length === 0 && drained ? 0 : 1;
     } finally {
       target.close();
+    }
+  }
+  if (target.kind === 'aws' && !values['ignore-capacity']) {
+    const problems = capacityProblems(await readCapacity(target.apiUrl, target.region), {
+      rate: profile.rate,
+      connections: profile.connections,
+    });
+    if (problems.length > 0) {
+      target.close();
+      throw new UsageError(
+        `${target.name} cannot carry this load; nothing was sent:\n${problems.map((p) => `  - ${p}`).join('\n')}\n(--ignore-capacity sends anyway)`,
+      );
     }
   }
   try {

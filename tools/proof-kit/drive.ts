@@ -1,14 +1,17 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
 import autocannon from 'autocannon';
+import { ledgerOfRun, writeLedger } from './intents';
 import type { PlannedRequest } from './plan';
+import { CREDENTIAL_REFRESH_MS, RequestSigner } from './request-signer';
 import type { Caller } from './target';
 
 /**
- * Sends the plan through autocannon, with each request signed by the SDK's own
- * SigV4 signer (service execute-api). Signing is async and autocannon's request
- * hook is sync, so each segment is signed just before it is sent (a signature
- * is valid for 15 minutes; a segment never takes that long).
+ * Sends the plan through autocannon, each request SigV4-signed (service
+ * execute-api) in autocannon's request hook, the moment it is sent: API
+ * Gateway refuses a signature more than 5 minutes old, so a batch signed ahead
+ * has its tail refused whenever it takes longer than that to send. Each
+ * caller's credentials are asked of their source before each segment and every
+ * minute while one runs, so credentials that expire mid-run (SSO, an assumed
+ * role) are replaced by the SDK's provider before they do.
  */
 export interface Observation {
   index: number;
@@ -28,15 +31,14 @@ export interface DriveOptions {
   rate?: number;
   segmentSize?: number;
   onProgress?: (done: number, total: number) => void;
+  /** The clock requests are signed by (epoch ms); tests move it. */
+  now?: () => number;
+  /** What sends a segment (default: autocannon); tests send through a fake. */
+  sendSegment?: SegmentSender;
 }
 
-export interface DriveResult {
-  observations: Observation[];
-  durationMs: number;
-  autocannon: { errors: number; timeouts: number; non2xx: number; latencyP50: number; latencyP99: number };
-}
-
-interface SignedRequest {
+/** A request ready to send: signed when it was taken. */
+export interface PreparedRequest {
   planned: PlannedRequest;
   method: string;
   path: string;
@@ -44,26 +46,70 @@ interface SignedRequest {
   body?: string;
 }
 
+export interface Segment {
+  size: number;
+  /** The next request, signed now; undefined once the segment is spent. */
+  take(): PreparedRequest | undefined;
+  /** What came back for a request taken from this segment. */
+  answered(request: PreparedRequest, status: number, body: string, replayed: boolean, startedAt: number): void;
+}
+
+export interface SegmentTotals {
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  latency: { p50: number; p99: number };
+}
+
+export type SegmentSender = (segment: Segment, options: DriveOptions, base: URL) => Promise<SegmentTotals>;
+
+export interface DriveResult {
+  observations: Observation[];
+  durationMs: number;
+  autocannon: { errors: number; timeouts: number; non2xx: number; latencyP50: number; latencyP99: number };
+}
+
 export async function drive(plan: readonly PlannedRequest[], options: DriveOptions): Promise<DriveResult> {
   const base = new URL(options.apiUrl);
   const stagePath = base.pathname.replace(/\/$/, '');
-  const signers = new Map(
-    options.callers.map((c) => [
-      c.arn,
-      new SignatureV4({ service: 'execute-api', region: options.region, sha256: Sha256, credentials: c.credentials }),
-    ]),
-  );
+  const now = options.now ?? Date.now;
+  const signers = new Map(options.callers.map((c) => [c.arn, new RequestSigner(options.region, c.credentials, now)]));
+  const refresh = () => Promise.all([...signers.values()].map((s) => s.refresh()));
   const observations: Observation[] = [];
   const started = Date.now();
   const totals = { errors: 0, timeouts: 0, non2xx: 0, latencyP50: 0, latencyP99: 0 };
   const segmentSize = options.segmentSize ?? 2_000;
+  const send = options.sendSegment ?? runSegment;
 
   for (let offset = 0; offset < plan.length; offset += segmentSize) {
-    const segment = plan.slice(offset, offset + segmentSize);
-    const signed = await Promise.all(segment.map((p) => sign(p, base, stagePath, signers.get(p.caller)!)));
-    const result = await runSegment(signed, options, base, observations, () =>
-      options.onProgress?.(observations.length, plan.length),
-    );
+    const queue = plan.slice(offset, offset + segmentSize);
+    await refresh();
+    const timer = setInterval(() => void refresh().catch(() => undefined), CREDENTIAL_REFRESH_MS);
+    timer.unref();
+    const segment: Segment = {
+      size: queue.length,
+      take: () => {
+        const planned = queue.shift();
+        return planned === undefined ? undefined : prepare(planned, base, stagePath, signers.get(planned.caller)!);
+      },
+      answered: (request, status, body, replayed, startedAt) => {
+        observations.push({
+          index: request.planned.index,
+          status,
+          body,
+          replayed,
+          startedAt,
+          latencyMs: Date.now() - startedAt,
+        });
+        if (observations.length % 25 === 0) options.onProgress?.(observations.length, plan.length);
+      },
+    };
+    let result: SegmentTotals;
+    try {
+      result = await send(segment, options, base);
+    } finally {
+      clearInterval(timer);
+    }
     totals.errors += result.errors;
     totals.timeouts += result.timeouts;
     totals.non2xx += result.non2xx;
@@ -77,54 +123,41 @@ export async function drive(plan: readonly PlannedRequest[], options: DriveOptio
       observations.push({ index: p.index, status: 'no-response', replayed: false, startedAt: started, latencyMs: 0 });
   }
   observations.sort((a, b) => a.index - b.index);
+  // The intent ledger, when INTENT_LEDGER names one: what a later --verify-only --intents holds the stack to.
+  writeLedger(ledgerOfRun(plan, observations));
   return { observations, durationMs: Date.now() - started, autocannon: totals };
 }
 
-async function sign(
-  planned: PlannedRequest,
-  base: URL,
-  stagePath: string,
-  signer: SignatureV4,
-): Promise<SignedRequest> {
+function prepare(planned: PlannedRequest, base: URL, stagePath: string, signer: RequestSigner): PreparedRequest {
   const path = `${stagePath}${planned.path}`;
   const body = planned.body === undefined ? undefined : JSON.stringify(planned.body);
   const headers: Record<string, string> = { host: base.host };
   if (body !== undefined) headers['content-type'] = 'application/json';
   // The IETF draft's form: an RFC 9651 sf-string.
   if (planned.idempotencyKey !== undefined) headers['idempotency-key'] = `"${planned.idempotencyKey}"`;
-  const request = await signer.sign({
+  return {
+    planned,
     method: planned.method,
-    protocol: base.protocol,
-    hostname: base.hostname,
-    port: base.port ? Number(base.port) : undefined,
     path,
-    headers,
+    headers: signer.sign({ method: planned.method, path, headers, body }),
     body,
-  });
-  return { planned, method: planned.method, path, headers: request.headers as Record<string, string>, body };
+  };
 }
 
-function runSegment(
-  segment: SignedRequest[],
-  options: DriveOptions,
-  base: URL,
-  observations: Observation[],
-  progress: () => void,
-): Promise<autocannon.Result> {
-  const queue = [...segment];
-  type Ctx = { current?: SignedRequest; startedAt?: number };
+function runSegment(segment: Segment, options: DriveOptions, base: URL): Promise<SegmentTotals> {
+  type Ctx = { current?: PreparedRequest; startedAt?: number };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: base.origin,
-        connections: Math.max(1, Math.min(options.connections, segment.length)),
-        amount: segment.length,
+        connections: Math.max(1, Math.min(options.connections, segment.size)),
+        amount: segment.size,
         overallRate: options.rate,
         timeout: 30,
         requests: [
           {
             setupRequest: (request: autocannon.Request, context: Ctx) => {
-              const next = queue.shift();
+              const next = segment.take();
               if (next === undefined) return request; // amount reached; autocannon stops on its own
               context.current = next;
               context.startedAt = Date.now();
@@ -140,15 +173,8 @@ function runSegment(
               const current = context.current;
               if (current === undefined) return;
               context.current = undefined;
-              observations.push({
-                index: current.planned.index,
-                status,
-                body,
-                replayed: headerValue(headers, 'idempotent-replayed') === 'true',
-                startedAt: context.startedAt ?? Date.now(),
-                latencyMs: Date.now() - (context.startedAt ?? Date.now()),
-              });
-              if (observations.length % 25 === 0) progress();
+              const replayed = headerValue(headers, 'idempotent-replayed') === 'true';
+              segment.answered(current, status, body, replayed, context.startedAt ?? Date.now());
             },
           } as unknown as autocannon.Request,
         ],

@@ -20,8 +20,11 @@ import { DEFAULT_MIX, type Mix } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
 import { acceptedIntents, startSampler, subtract, type Sampler } from './sampler';
-import type { Target } from './target';
+import { deployedCaller, type Target } from './target';
 import { verify } from './verify';
+import type { EntityItem } from './domain';
+import { factsOfLedger, type IntentRecord } from './intents';
+import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
 import { localSpans, slowestOrderTrace } from './trace';
 import { gitCommit, reproduceCommand, type Provenance } from './provenance';
@@ -311,24 +314,39 @@ function diffEvidence(before: FaultEvidence | undefined, after: FaultEvidence | 
 
 /**
  * Verify-only: after a load from elsewhere (Artillery, FIS experiments, real
- * traffic on a test stack), checks the invariants over every order in the
- * stack: effects against the entities that exist, provider keys, DLQs, outbox.
- * There are no observed 201s to hold entities against, so that one check is skipped.
+ * traffic on a test stack), checks the invariants. With the generators' intent
+ * ledgers (`intents`, merged from every worker's), the entities judged are
+ * those the ledgers' keys name: one per accepted key, none for a refused one,
+ * and their effects, provider keys, DLQs and outbox. Without them, every
+ * entity in the stack is judged on its effects, and the headline check (one
+ * per accepted key) cannot run: `intentsChecked` says so.
  */
 export async function verifyStack(
   target: Target,
-  options: { drainTimeoutMs: number },
-): Promise<{ verification: Awaited<ReturnType<typeof verify>>; drained: boolean; waitedMs: number }> {
+  options: { drainTimeoutMs: number; intents?: readonly IntentRecord[] },
+): Promise<{
+  verification: Awaited<ReturnType<typeof verify>>;
+  drained: boolean;
+  waitedMs: number;
+  intentsChecked: boolean;
+}> {
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, onProgress: console.log });
+  const domain = proofDomain();
+  const intents = options.intents;
+  // The ledger names callers as STS does; the API scopes keys to the principal by the stage's rule.
+  const principalOf = (caller: string) => deployedCaller(caller, target.outputs[STACK_OUTPUTS.humanRolePatterns]);
+  const facts = intents === undefined ? { plan: [], observations: [] } : factsOfLedger(intents, principalOf);
+  const judged =
+    intents === undefined ? undefined : new Set(facts.plan.map((p) => domain.entityIdOf(p.caller, p.idempotencyKey!)));
   const verification = await verify({
     target,
     runId: '',
-    checkIntents: false,
-    plan: [],
-    observations: [],
-    entityIdOf: proofDomain().entityIdOf,
+    checkIntents: intents !== undefined,
+    ...facts,
+    ...(judged === undefined ? {} : { isJudged: (item: EntityItem) => judged.has(domain.idOf(item)) }),
+    entityIdOf: domain.entityIdOf,
     isPoison: (body) => body.includes('"poison":true'),
     pendingOutbox: await pendingOutboxCount(target),
   });
-  return { verification, drained: drain.drained, waitedMs: drain.waitedMs };
+  return { verification, drained: drain.drained, waitedMs: drain.waitedMs, intentsChecked: intents !== undefined };
 }

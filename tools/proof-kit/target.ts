@@ -17,6 +17,8 @@ import {
   requiredOutput,
 } from '../stack';
 import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
+import { LOCAL_SECRET_ACCESS_KEY } from '../local-runtime/api/verify-signature';
+import type { CredentialSource } from './request-signer';
 
 /**
  * Where the load goes and how to look inside afterwards. Both targets expose
@@ -26,7 +28,11 @@ import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
 export interface Caller {
   /** The identity API Gateway will see, which scopes keys and orders. */
   arn: string;
-  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /**
+   * Its credentials, or their provider: on AWS the SDK's default chain, asked again while a run lasts
+   * (it refreshes SSO and assumed-role credentials before they expire).
+   */
+  credentials: CredentialSource;
 }
 
 export interface Target {
@@ -55,12 +61,13 @@ export const LOCAL_FAULTS_FILE = path.resolve(
 export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
   const outputs = localStackOutputs(options.outputsFile ?? LOCAL_OUTPUTS_FILE);
   const credentials = LOCAL_CREDENTIALS;
-  // Locally the access key id is the caller; several callers exercise per-caller key scoping.
+  // Locally the access key id is the caller (signed with the local API's one secret); several callers exercise
+  // per-caller key scoping.
   const callers = Array.from({ length: options.callers ?? 3 }, (_, i) => {
     const accessKeyId = `AKIALOADTEST${String(i + 1).padStart(4, '0')}`;
     return {
       arn: `arn:aws:iam::000000000000:user/${accessKeyId}`,
-      credentials: { accessKeyId, secretAccessKey: 'local' },
+      credentials: { accessKeyId, secretAccessKey: LOCAL_SECRET_ACCESS_KEY },
     };
   });
   return {
@@ -89,7 +96,8 @@ export async function awsTarget(stackName: string): Promise<Target> {
   const identity = await sts.send(new GetCallerIdentityCommand({}));
   const region = await sts.config.region();
   sts.destroy();
-  const credentials = await defaultProvider()();
+  // The provider, not what it resolves to now: it is memoized and refreshes credentials that near expiry.
+  const credentials = defaultProvider();
   return {
     kind: 'aws',
     name: stackName,

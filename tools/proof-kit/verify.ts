@@ -109,14 +109,16 @@ export interface Verification {
 export async function verify(
   options: Omit<RunFacts, 'entities' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
     target: Target;
+    /** Which entity-table items are judged; default: the domain's entities of `runId`. */
+    isJudged?: (item: EntityItem) => boolean;
   },
 ): Promise<Verification> {
   const { target, runId } = options;
   const consumers = options.consumers ?? example().consumers;
   const domain = options.domain ?? proofDomain();
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
-  const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter((i) =>
-    domain.isEntityOfRun(i, runId),
+  const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter(
+    (i) => domain.isEntityOfRun(i, runId) && (options.isJudged?.(i) ?? true),
   );
   const effectItems = await scan(documents, target.outputs[STACK_OUTPUTS.effectsTableName]);
   const providerLog = await localProviderLog(target.outputs);

@@ -17,7 +17,7 @@ export interface Caller {
  * AssumeRole session would. Without a token, or with any other token (a real
  * one from your own credentials), the access key id is the caller, as an IAM
  * user `arn:aws:iam::<account>:user/<AccessKeyId>`. The token is not verified
- * any more than the signature is.
+ * beyond the signature over it.
  */
 export const LOCAL_ROLE_TOKEN_PREFIX = 'local-role:';
 
@@ -58,7 +58,7 @@ function iamIdentity(caller: Caller | undefined, sessionToken: string | undefine
 /**
  * The access key id of a SigV4 request: from the `Authorization` header
  * (`AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ...`)
- * or a presigned URL's X-Amz-Credential. Signatures are not verified locally.
+ * or a presigned URL's X-Amz-Credential. The signature itself: verifySignature.
  */
 export function sigV4Caller(
   authorization: string | undefined,

@@ -6,6 +6,7 @@ import type { RestApiDefinition, RouteDefinition } from '../template/api';
 import { renderGatewayError, type GatewayError, type HttpReply } from './gateway-responses';
 import { proxyEvent, sigV4Caller, type Caller } from './proxy-event';
 import { Router, type RouteMatch } from './router';
+import { verifySignature } from './verify-signature';
 
 /** The port is taken: a user error, reported in one line. */
 export class PortInUseError extends Error {
@@ -23,6 +24,14 @@ export interface ApiServerOptions {
   log: (line: string) => void;
   /** Local-only GET endpoints answered with JSON (e.g. `/__local/stats`); they exist on no deployed API. */
   localRoutes?: Record<string, (url: URL) => unknown>;
+  /**
+   * Check SigV4 signatures on AWS_IAM methods (default true): made with the
+   * local secret (LOCAL_SECRET_ACCESS_KEY), over the request as sent, dated
+   * within 5 minutes. Off, only the access key id is read, as the caller.
+   */
+  verifySignatures?: boolean;
+  /** The clock the 5-minute window is measured on (epoch ms); tests move it. */
+  now?: () => number;
 }
 
 /**
@@ -41,8 +50,9 @@ const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /**
  * Serves one REST API on loopback, as API Gateway would: routes from the
- * template, SigV4 `Authorization` required on AWS_IAM methods (the access key
- * id is the caller; signatures are not verified), required request parameters
+ * template, SigV4 required on AWS_IAM methods and checked as API Gateway checks
+ * it (the local secret for every access key id, which names the caller; see
+ * verifySignature), required request parameters
  * checked, REST v1 proxy events, the function's proxy response mapped back,
  * and gateway-made errors rendered from the template's gateway responses.
  * Paths work with or without the stage prefix (`/orders` and `/api/orders`).
@@ -155,7 +165,19 @@ export class ApiServer {
     }
     if (body === 'too-large')
       return this.gatewayError({ type: 'REQUEST_TOO_LARGE', status: 413, message: 'Request Too Long' }, requestId);
-    const caller = sigV4Caller(req.headers.authorization, url.searchParams);
+    let caller = sigV4Caller(req.headers.authorization, url.searchParams);
+    if (match.route.authorizationType === 'AWS_IAM' && this.options.verifySignatures !== false) {
+      const checked = await verifySignature({
+        method,
+        rawPath: (req.url ?? '/').split('?')[0],
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        now: this.options.now?.() ?? Date.now(),
+      });
+      if ('type' in checked) return this.gatewayError(checked, requestId);
+      caller = checked;
+    }
     if (match.route.authorizationType === 'AWS_IAM' && caller === 'missing') {
       return this.gatewayError(
         { type: 'MISSING_AUTHENTICATION_TOKEN', status: 403, message: 'Missing Authentication Token' },
