@@ -48,6 +48,7 @@ import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
 import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
 import { parsedAsDeployed } from './parser-change';
+import { keyAsSent, Releases, type Release } from './releases';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -158,6 +159,17 @@ export type FaultRates = {
    * same event, and must stay a duplicate whose owed provider call is made.
    */
   parserChangeAtSeconds?: number;
+  /**
+   * A deploy mid-run (off by default): before this window every consumer runs the previous release
+   * (key shape 1: no tenant in its inbox key or provider key); each consumer's function is replaced by
+   * this release at a time drawn in the window (releases.ts). Redeliveries across the switch must stay duplicates.
+   */
+  deployWindowSeconds?: [number, number];
+  /**
+   * A rollback mid-run (off by default): from this virtual second on, every consumer runs the release
+   * before this one (key shape 2: the tenant in the inbox key, not in the provider key; releases.ts).
+   */
+  rollbackAtSeconds?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -251,6 +263,17 @@ export type MechanismGuards = {
    * there, and the next copy calls the provider again.
    */
   doneMarkBound: boolean;
+  /**
+   * This release's ledgers find a claim under every key shape (`LedgerOptions.keys.find`, default 3, 2, 1).
+   * Off: they look only under their own shape, so an event an older release claimed is applied again.
+   */
+  legacyKeyLookup: boolean;
+  /**
+   * Under the `rollbackAtSeconds` fault: this release runs as the first step of the two-step upgrade
+   * (`keys: { write: 2 }`, docs/deploying.md). Off: it writes its own shape, and the rolled-back release
+   * sends an owed call under another key than the one the claim recorded.
+   */
+  rollbackSafeUpgrade: boolean;
 };
 
 export interface Settings {
@@ -318,6 +341,8 @@ export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
   'sdkRetryOfCommit',
   'parserChangeAtSeconds',
   'providerAnswerMs',
+  'deployWindowSeconds',
+  'rollbackAtSeconds',
 ];
 
 export const DEFAULT_FAULTS: FaultRates = {
@@ -372,6 +397,8 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   ownCommit: true,
   sentFingerprint: true,
   doneMarkBound: true,
+  legacyKeyLookup: true,
+  rollbackSafeUpgrade: true,
 };
 
 /** The engine's defaults: 200 intents at 20 a second, the default faults, every guard on, the deployed settings. */
@@ -542,6 +569,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private readonly miscounts: string[] = [];
   /** Per lease holder (one try of one record): the claim its own retry was refused on, until the try ends. */
   private readonly ownCommitsRefused = new Map<string, string>();
+  /** Which release each consumer invocation runs (the deploy and rollback faults). */
+  private readonly releases: Releases;
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
@@ -612,6 +641,12 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
     }
     this.routes = consumerRoutes(consumerSpecs);
+    this.releases = new Releases(
+      options.faults,
+      options.guards,
+      consumerSpecs.map((spec) => spec.name),
+      (min, max) => this.scheduler.between(min, max),
+    );
     this.outboxConfig = {
       outboxTable: domain.outboxTable,
       entityPartitionPrefix: domain.entityPartitionPrefix,
@@ -1099,10 +1134,15 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * change it stands for. The ledger guards act below the ledgers, on the DynamoDB calls they send
    * (guardedDocuments): each record's use case runs in `applying`, so a call knows whose it is.
    */
-  private consumerWiring(invocation: Invocation, consumer: SimConsumer, event: SQSEvent): ConsumerWiring {
+  private consumerWiring(
+    invocation: Invocation,
+    consumer: SimConsumer,
+    event: SQSEvent,
+    release: Release,
+  ): ConsumerWiring {
     const { guards } = this.options;
     const consumerName = consumer.spec.name;
-    const guarded = this.guardedDocuments(invocation, consumerName);
+    const guarded = this.guardedDocuments(invocation, consumerName, release);
     const wiring = consumerWiring(consumer.config, {
       // Without the inbox claim: the local runtime's broken build, on the same calls.
       documents: guards.inboxClaim ? guarded : withoutInbox(guarded, consumerName, () => true),
@@ -1112,7 +1152,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       // Without the deadline guard, the records' deadline never fires (the code before it had none).
       setTimer: guards.recordDeadline ? (ms, fire) => invocation.timer(ms, fire) : () => () => undefined,
       random: this.scheduler.random,
-      provider: (name) => this.provider(invocation, name),
+      provider: (name) => this.provider(invocation, name, consumerName, release),
     });
     let settings =
       guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, consumer.spec.fifo, event) : wiring.settings;
@@ -1130,6 +1170,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     return {
       ...wiring,
       settings,
+      ledgerOptions:
+        release.keys === undefined ? wiring.ledgerOptions : { ...wiring.ledgerOptions, keys: release.keys },
       withFaults: (apply) => {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
@@ -1175,7 +1217,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const invocation = this.invocation(consumer.spec.name, timeoutSeconds);
     const event = this.sqsEvent(queue, messages);
     this.traceReceipt(invocation, messages);
-    const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event));
+    const release = this.releases.at(consumer.spec.name, this.scheduler.now);
+    if (this.releases.active) this.scheduler.trace(`${invocation.name} runs the ${release.name} release`);
+    const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event, release));
     const context = this.contextOf(invocation, timeoutSeconds);
     this.acknowledge(
       invocation,
@@ -1236,7 +1280,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * that failed on its own try's commit is a miscount; a done-mark that failed is remembered for the
    * `double-send` check. Every other call goes through as sent.
    */
-  private guardedDocuments(invocation: Invocation, consumer: string): DynamoDBDocumentClient {
+  private guardedDocuments(invocation: Invocation, consumer: string, release: Release): DynamoDBDocumentClient {
     const { dedupeOn, providerCompletion, providerCallLease, doneMarkBound } = this.options.guards;
     const documents = invocation.documents;
     const alwaysGranted = !providerCompletion || !providerCallLease;
@@ -1275,7 +1319,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       const { work } = record;
       const signal = doneMarkBound ? options?.abortSignal : this.underDeadline(work, invocation).signal;
       return this.watchDoneMark(
-        providerKey(consumer, record.event),
+        keyAsSent(release, consumer, record.event, providerKey(consumer, record.event)),
         invocation,
         work,
         documents.send(sent, { abortSignal: signal }).then(() => undefined),
@@ -1385,9 +1429,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * (in flight meanwhile), and the record's deadline aborts the wait for the
    * answer (what was sent may still arrive).
    */
-  private provider(invocation: Invocation, name: string) {
+  private provider(invocation: Invocation, name: string, consumer: string, release: Release) {
     return {
-      send: async (idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+      send: async (handedKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+        const idempotencyKey = keyAsSent(release, consumer, applying.getStore()?.event, handedKey);
         this.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(
           `${name}.send ${idempotencyKey}`,
@@ -1631,6 +1676,8 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'ownCommit',
     'sentFingerprint',
     'doneMarkBound',
+    'legacyKeyLookup',
+    'rollbackSafeUpgrade',
   ],
   choices: {
     dedupeOn: ['eventId', 'messageId'],
