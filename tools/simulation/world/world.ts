@@ -49,6 +49,7 @@ import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once
 import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
 import { parsedAsDeployed } from './parser-change';
 import { keyAsSent, Releases, type Release } from './releases';
+import { dlqAcceptsForger, dlqForgeries, FORGED_EVENT_ID_SUFFIX } from './dlq-forgery';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -170,6 +171,13 @@ export type FaultRates = {
    * before this one (key shape 2: the tenant in the inbox key, not in the provider key; releases.ts).
    */
   rollbackAtSeconds?: number;
+  /**
+   * Adversarial (0 by default). A minute before the operator's first redrive, per consumer, this many
+   * published events it takes are forged into its DLQ (dlq-forgery.ts): one under the known eventId with
+   * other content, one under a new eventId. The DLQs' sender policy refuses the forger unless the
+   * `dlqSenderPolicy` guard is off; past it, the redrive moves both into the guarded source queue.
+   */
+  dlqForgeries?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -274,6 +282,8 @@ export type MechanismGuards = {
    * sends an owed call under another key than the one the claim recorded.
    */
   rollbackSafeUpgrade: boolean;
+  /** The consumers' DLQs refuse senders but the consumer's role, the operators and SQS itself (dlq-forgery.ts). */
+  dlqSenderPolicy: boolean;
 };
 
 export interface Settings {
@@ -343,6 +353,7 @@ export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
   'providerAnswerMs',
   'deployWindowSeconds',
   'rollbackAtSeconds',
+  'dlqForgeries',
 ];
 
 export const DEFAULT_FAULTS: FaultRates = {
@@ -399,6 +410,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   doneMarkBound: true,
   legacyKeyLookup: true,
   rollbackSafeUpgrade: true,
+  dlqSenderPolicy: true,
 };
 
 /** The engine's defaults: 200 intents at 20 a second, the default faults, every guard on, the deployed settings. */
@@ -571,6 +583,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private readonly ownCommitsRefused = new Map<string, string>();
   /** Which release each consumer invocation runs (the deploy and rollback faults). */
   private readonly releases: Releases;
+  /** The events the relay got from the stream (kept only under the `dlqForgeries` fault, which forges them). */
+  private readonly published: EventEnvelope[] = [];
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
@@ -800,6 +814,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       this.redrivesLeft = redrives.length;
       this.redriveAt = redrives[0] ?? 0;
       for (const at of redrives) scheduler.at(at, () => this.redrive(redrives));
+      const { dlqForgeries: forgeries = 0 } = options.faults;
+      if (forgeries > 0 && redrives.length > 0)
+        scheduler.at(Math.max(0, redrives[0] - 60_000), () => this.forgeIntoDlqs(forgeries));
       if (options.longRedrive !== undefined)
         scheduler.at(TTL_SWEEP_EVERY_MS, () =>
           this.sweepTtl(options.longRedrive!.ttlDeletionDelaySeconds ?? DEFAULT_TTL_DELETION_DELAY_SECONDS),
@@ -1005,8 +1022,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
 
   private streamInsert(item: Item): void {
     const event = item.event as EventEnvelope;
-    const { forgedFirst = 0 } = this.options.faults;
+    const { forgedFirst = 0, dlqForgeries: forgeries = 0 } = this.options.faults;
     if (forgedFirst > 0 && this.scheduler.chance(forgedFirst)) this.forgeFirst(event);
+    if (forgeries > 0) this.published.push(event);
     if (this.scheduler.chance(this.options.faults.streamRecordLost)) {
       this.scheduler.fault('stream-record-lost', event.eventId);
       return;
@@ -1040,6 +1058,30 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       else queue.send(body);
       this.forged.add(`${spec.name}\n${event.eventId}`);
       this.scheduler.fault('forged-first', `${event.eventId} to ${spec.name}`);
+    }
+  }
+
+  /**
+   * The `dlqForgeries` fault: per consumer, `count` published events it takes, each forged into its DLQ
+   * twice (a known eventId with other content, a new eventId), or refused by the DLQ's sender policy.
+   */
+  private forgeIntoDlqs(count: number): void {
+    for (const { spec, deadLetterQueue } of this.consumers.values()) {
+      const taken = this.published.filter((e) => spec.eventTypes.includes(e.type));
+      for (let n = 0; n < count && taken.length > 0; n++) {
+        const event = this.scheduler.pick(taken);
+        for (const forged of dlqForgeries(event, (e) => this.domain.forge(e))) {
+          if (!dlqAcceptsForger(this.options.guards.dlqSenderPolicy)) {
+            this.scheduler.fault('forged-dlq-send-denied', `${forged.eventId} to ${spec.name}`);
+            continue;
+          }
+          const body = JSON.stringify(forged);
+          if (deadLetterQueue.options.fifo)
+            deadLetterQueue.send(body, { groupId: forged.entityId, dedupId: `${forged.eventId}.dlq-forged-${n}` });
+          else deadLetterQueue.send(body);
+          this.scheduler.fault('forged-into-dlq', `${forged.eventId} to ${spec.name}`);
+        }
+      }
     }
   }
 
@@ -1573,6 +1615,13 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     for (const m of lost)
       verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
     for (const detail of this.lostToForgery()) verification.violations.push({ invariant: 'event-lost', detail });
+    // An eventId no producer wrote (the `dlqForgeries` fault's new ids), claimed: an effect nobody produced.
+    for (const item of effectItems)
+      if (String(item.pk).endsWith(FORGED_EVENT_ID_SUFFIX) && item.claimedAt !== undefined)
+        verification.violations.push({
+          invariant: 'unproduced-effect',
+          detail: `${String(item.pk)}: applied, but no producer wrote this event (forged into a DLQ and redriven)`,
+        });
     for (const detail of this.doubleSends) verification.violations.push({ invariant: 'double-send', detail });
     for (const detail of this.miscounts) verification.violations.push({ invariant: 'miscount', detail });
     const providerOverlaps = this.providers.overlaps();
@@ -1678,6 +1727,7 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'doneMarkBound',
     'legacyKeyLookup',
     'rollbackSafeUpgrade',
+    'dlqSenderPolicy',
   ],
   choices: {
     dedupeOn: ['eventId', 'messageId'],
