@@ -18,12 +18,13 @@ import {
   type SimulationDomain,
   type SimulationOptions,
 } from '../../tools/simulation/world/world';
-import { thingHappened, thingUndone, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
+import { thingHappened, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import {
   CREATE_THING_TIMEOUT_SECONDS,
   deriveThingId,
   makeCreateThingHandler,
+  thingEvents,
   PROBE_SIMULATED_CONSUMERS,
   THING_PK_PREFIX,
   THINGS_TABLE,
@@ -118,6 +119,17 @@ class ProbeClients implements DomainClients {
     }
   }
 
+  /**
+   * The `sharedEventIds` fault: clients 2k and 2k+1 (two tenants: `client-(i mod 7)`) give their things'
+   * events the eventIds of client 2k's thing, each under its own tenant. Undefined without the fault.
+   */
+  private sharedEventIdBase(key: string): string | undefined {
+    if ((this.world.options.faults.sharedEventIds ?? 0) <= 0) return undefined;
+    const index = Number(key.slice('key-'.length));
+    const first = index - (index % 2);
+    return this.entityIdOf(`client-${first % 7}`, `key-${first}`);
+  }
+
   private create(client: Client, op: PlannedRequest['op'], body: ThingRequest = client.request): void {
     const post: ApiPost = {
       kind: 'api-thing',
@@ -133,6 +145,7 @@ class ProbeClients implements DomainClients {
             this.world.options.guards.apiIdempotency,
           ),
           now: this.world.producerClock(client.clockSkewMs),
+          eventIdBase: this.sharedEventIdBase(client.key),
         }),
       statusOf: (error, who) => this.statusOf(error, who),
       done: () => this.afterRequests(client),
@@ -192,11 +205,15 @@ class ProbeClients implements DomainClients {
 /** The events a thing produced: ThingHappened, and ThingUndone once undone, as the API wrote them. */
 function producedEvents(things: readonly EntityItem[]): (ProducedEvent & { event: ProbeEvent })[] {
   return (things as unknown as ThingItem[]).flatMap((thing) => {
-    const payload = { amount: Number(thing.amount) };
-    const events: ProbeEvent[] = [thingHappened(thing.thingId, { occurredAt: thing.createdAt, payload })];
-    if (thing.status === 'UNDONE')
-      events.push(thingUndone(thing.thingId, { occurredAt: String(thing.undoneAt), payload }));
-    return events.map((event) => ({ eventId: event.eventId, type: event.type, entityId: event.entityId, event }));
+    const undoneAt = thing.status === 'UNDONE' ? String(thing.undoneAt) : undefined;
+    const events = thingEvents({ ...thing, undoneAt });
+    return events.map((event) => ({
+      eventId: event.eventId,
+      type: event.type,
+      entityId: event.entityId,
+      ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
+      event,
+    }));
   });
 }
 
@@ -243,7 +260,7 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
         for (const thing of things as unknown as ThingItem[]) {
           const taken = events.filter((e) => e.entityId === thing.thingId && consumer.eventTypes.includes(e.type));
           const stale = taken.filter((e) => {
-            const entry = effects.get(inboxKey(consumer.name, e.eventId).pk);
+            const entry = effects.get(inboxKey(consumer.name, e.eventId, e.tenant).pk);
             const supersededBy = entry?.[SUPERSEDED_BY_ATTRIBUTE];
             if (supersededBy === undefined || entry?.claimedAt !== undefined) return false;
             // Judged stale against itself: it came back once its claim was gone, and its effect was applied before.

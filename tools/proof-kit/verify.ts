@@ -515,7 +515,18 @@ export function checkProviderCalls(
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
   const events = domain.producedEvents(input.entities);
   const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
+  // Each event's entry by the key its call is owed under (two tenants' events may share an eventId: the
+  // key's tenant hash tells them apart, the eventId alone does not).
+  const entryByKey = new Map<string, Record<string, unknown>>();
+  for (const event of events)
+    for (const consumer of consumers) {
+      if (!consumer.eventTypes.includes(event.type)) continue;
+      const owed = owedClaim(input.effects, consumer.name, event);
+      if (owed.entry !== undefined) entryByKey.set(owed.key, owed.entry);
+    }
   const inbox = (key: string) => {
+    const owed = entryByKey.get(key);
+    if (owed !== undefined) return owed;
     // `<consumer>:<eventId>` or `<consumer>@<tenant hash>:<eventId>`: a consumer name has no colon or `@`,
     // the hash no colon, an event id may have colons (the probe fixture's do).
     const [head, ...rest] = key.split(':');

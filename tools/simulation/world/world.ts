@@ -178,6 +178,12 @@ export type FaultRates = {
    * `dlqSenderPolicy` guard is off; past it, the redrive moves both into the guarded source queue.
    */
   dlqForgeries?: number;
+  /**
+   * Off by default; on when above 0. The domain's clients give the events of two tenants the same
+   * eventIds (the probe's: clients 2k and 2k+1, each event under its own tenant). Their claims differ
+   * (the tenant is in the inbox key); their provider calls must too (the `tenantInProviderKey` guard).
+   */
+  sharedEventIds?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -284,6 +290,11 @@ export type MechanismGuards = {
   rollbackSafeUpgrade: boolean;
   /** The consumers' DLQs refuse senders but the consumer's role, the operators and SQS itself (dlq-forgery.ts). */
   dlqSenderPolicy: boolean;
+  /**
+   * The provider key carries the event's tenant (inbox/keys.ts `providerKey`). Off: the consumers send
+   * `<consumer>:<eventId>`, so two tenants' events under one id meet at the provider under one key.
+   */
+  tenantInProviderKey: boolean;
 };
 
 export interface Settings {
@@ -354,6 +365,7 @@ export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
   'deployWindowSeconds',
   'rollbackAtSeconds',
   'dlqForgeries',
+  'sharedEventIds',
 ];
 
 export const DEFAULT_FAULTS: FaultRates = {
@@ -411,6 +423,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   legacyKeyLookup: true,
   rollbackSafeUpgrade: true,
   dlqSenderPolicy: true,
+  tenantInProviderKey: true,
 };
 
 /** The engine's defaults: 200 intents at 20 a second, the default faults, every guard on, the deployed settings. */
@@ -1474,7 +1487,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private provider(invocation: Invocation, name: string, consumer: string, release: Release) {
     return {
       send: async (handedKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
-        const idempotencyKey = keyAsSent(release, consumer, applying.getStore()?.event, handedKey);
+        const { event } = applying.getStore() ?? {};
+        // Without the tenant in the key: the key a consumer built before it (`<consumer>:<eventId>`).
+        const keyed = this.options.guards.tenantInProviderKey ? release : { ...release, providerKeyShape: 1 as const };
+        const idempotencyKey = keyAsSent(keyed, consumer, event, handedKey);
         this.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(
           `${name}.send ${idempotencyKey}`,
@@ -1728,6 +1744,7 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'legacyKeyLookup',
     'rollbackSafeUpgrade',
     'dlqSenderPolicy',
+    'tenantInProviderKey',
   ],
   choices: {
     dedupeOn: ['eventId', 'messageId'],
