@@ -740,6 +740,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
+        file: 'test/simulation/tenant-collision.test.ts',
+        name: 'with the tenant left out of the provider key, two tenants sharing eventIds lose calls to 422: found on seeds 1 and 2; with it every invariant holds',
+      },
+      {
         file: INT_PIPELINES,
         name: 'an event flows from the outbox through every queue that takes it: one effect per consumer, one call per provider key',
       },
@@ -2142,7 +2146,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-finds-guards',
     statement:
-      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
+      "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound, the DLQs' sender policy against forgeries redriven from a DLQ, the tenant in the provider key when two tenants share eventIds) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
       { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
       { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
@@ -2156,6 +2160,14 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/simulation/consumers.test.ts',
         name: "outage windows fall on every provider a consumer of the list names, a new consumer's too",
+      },
+      {
+        file: 'test/simulation/tenant-collision.test.ts',
+        name: 'with the tenant left out of the provider key, two tenants sharing eventIds lose calls to 422: found on seeds 1 and 2; with it every invariant holds',
+      },
+      {
+        file: 'test/simulation/dlq-forgery.test.ts',
+        name: 'without the DLQ sender policy, forgeries redriven from the DLQs are found (EventIdReused, an effect nobody produced) on seeds 1 and 2; with it every invariant holds',
       },
       { file: GUARDS, name: 'without the inbox claim, a redelivered event is applied twice: found within 3 seeds' },
       {

@@ -18,13 +18,14 @@ import {
   type SimulationDomain,
   type SimulationOptions,
 } from '../../tools/simulation/world/world';
-import { thingHappened, thingUndone, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
+import { thingHappened, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import {
   accountOf,
   CREATE_THING_TIMEOUT_SECONDS,
   deriveThingId,
   makeCreateThingHandler,
+  thingEvents,
   PROBE_SIMULATED_CONSUMERS,
   THING_PK_PREFIX,
   THINGS_TABLE,
@@ -137,6 +138,17 @@ class ProbeClients implements DomainClients {
     }
   }
 
+  /**
+   * The `sharedEventIds` fault: clients 2k and 2k+1 (two tenants: `client-(i mod 7)`) give their things'
+   * events the eventIds of client 2k's thing, each under its own tenant. Undefined without the fault.
+   */
+  private sharedEventIdBase(key: string): string | undefined {
+    if ((this.world.options.faults.sharedEventIds ?? 0) <= 0) return undefined;
+    const index = Number(key.slice('key-'.length));
+    const first = index - (index % 2);
+    return this.entityIdOf(`client-${first % 7}`, `key-${first}`);
+  }
+
   private create(client: Client, op: PlannedRequest['op'], body: ThingRequest = client.request): void {
     const post: ApiPost = {
       kind: 'api-thing',
@@ -153,6 +165,7 @@ class ProbeClients implements DomainClients {
           ),
           now: this.world.producerClock(client.clockSkewMs),
           naming: namingOf(this.world.options),
+          eventIdBase: this.sharedEventIdBase(client.key),
         }),
       statusOf: (error, who) => this.statusOf(error, who),
       done: () => this.afterRequests(client),
@@ -215,19 +228,14 @@ class ProbeClients implements DomainClients {
  */
 function producedEvents(things: readonly EntityItem[]): (ProducedEvent & { event: ProbeEvent })[] {
   return (things as unknown as ThingItem[]).flatMap((thing) => {
-    const payload = { amount: Number(thing.amount) };
-    const named = {
-      ...(thing.eventEntityId === undefined ? {} : { entityId: thing.eventEntityId }),
-      ...(thing.orderingKey === undefined ? {} : { orderingKey: thing.orderingKey }),
-    };
-    const events: ProbeEvent[] = [thingHappened(thing.thingId, { occurredAt: thing.createdAt, payload, ...named })];
-    if (thing.status === 'UNDONE')
-      events.push(thingUndone(thing.thingId, { occurredAt: String(thing.undoneAt), payload, ...named }));
+    const undoneAt = thing.status === 'UNDONE' ? String(thing.undoneAt) : undefined;
+    const events = thingEvents({ ...thing, undoneAt });
     return events.map((event) => ({
       eventId: event.eventId,
       type: event.type,
       entityId: event.entityId,
       version: event.version,
+      ...(event.tenant === undefined ? {} : { tenant: event.tenant }),
       event,
     }));
   });
@@ -279,7 +287,7 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
         for (const entityId of entityIds) {
           const taken = events.filter((e) => e.entityId === entityId && consumer.eventTypes.includes(e.type));
           const stale = taken.filter((e) => {
-            const entry = effects.get(inboxKey(consumer.name, e.eventId).pk);
+            const entry = effects.get(inboxKey(consumer.name, e.eventId, e.tenant).pk);
             const supersededBy = entry?.[SUPERSEDED_BY_ATTRIBUTE];
             if (supersededBy === undefined || entry?.claimedAt !== undefined) return false;
             // Judged stale against itself: it came back once its claim was gone, and its effect was applied before.

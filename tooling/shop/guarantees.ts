@@ -203,6 +203,14 @@ export const guarantees: ExampleRegistry = {
         name: 'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to ',
         templated: true,
       },
+      {
+        file: 'test/simulation/deploy-window.test.ts',
+        name: 'without the legacy key lookup, a deploy mid-run applies events the previous release claimed again: found within 3 seeds; with it every invariant holds',
+      },
+      {
+        file: 'test/simulation/rollback.test.ts',
+        name: 'a rollback straight from this release sends owed calls under another key than their claims recorded: found within 3 seeds; after the two-step upgrade every invariant holds',
+      },
     ],
     'idempotency-key-contract': [
       {
@@ -317,6 +325,14 @@ export const guarantees: ExampleRegistry = {
       {
         file: 'test/simulation/shop-guards.test.ts',
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+      },
+      {
+        file: 'test/simulation/deploy-window.test.ts',
+        name: 'without the legacy key lookup, a deploy mid-run applies events the previous release claimed again: found within 3 seeds; with it every invariant holds',
+      },
+      {
+        file: 'test/simulation/rollback.test.ts',
+        name: 'a rollback straight from this release sends owed calls under another key than their claims recorded: found within 3 seeds; after the two-step upgrade every invariant holds',
       },
     ],
     'simulation-contracts': [

@@ -236,8 +236,15 @@ export const fulfilmentProviderRules: NonNullable<ProofDomain['providerRules']> 
   const optional = new Set<string>();
   const violations: Violation[] = [];
   for (const order of facts.entities as unknown as OrderItem[]) {
-    const pickKey = providerKey(fulfilment, { eventId: orderPlacedEventId(order.orderId), tenant: order.caller });
-    const cancelPick = providerKey(fulfilment, { eventId: orderCancelledEventId(order.orderId), tenant: order.caller });
+    // The key a call went out under: this release's, or an older release's (a deploy or a rollback ran
+    // one), which built it without the tenant (lambdas/exactly-once/inbox/keys.ts).
+    const keyOf = (eventId: string) => {
+      const current = providerKey(fulfilment, { eventId, tenant: order.caller });
+      const older = providerKey(fulfilment, { eventId }, 1);
+      return facts.log.has(current) || !facts.log.has(older) ? current : older;
+    };
+    const pickKey = keyOf(orderPlacedEventId(order.orderId));
+    const cancelPick = keyOf(orderCancelledEventId(order.orderId));
     const state = facts.effects.get(fulfilmentKey(order.orderId).pk)?.state;
     if (state === 'CANCELLED_UNRESERVED' || facts.superseded(pickKey)) optional.add(pickKey);
     const [earlier, later] = [facts.log.get(pickKey), facts.log.get(cancelPick)];

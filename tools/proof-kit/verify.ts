@@ -17,9 +17,12 @@ import {
   FINGERPRINT_ATTRIBUTE,
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
+  PROVIDER_KEY_ATTRIBUTE,
   SUPERSEDED_BY_ATTRIBUTE,
 } from '../../lambdas/exactly-once/aws/inbox-table';
 import { eventFingerprint, fingerprintsDiffer } from '../../lambdas/exactly-once/inbox/fingerprint';
+import { inboxPk, KNOWN_KEY_SHAPES } from '../../lambdas/exactly-once/inbox/keys';
+import { belongsToAnotherTenant, owedProviderKey } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
 import { consumerOutputNames, providerKey, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
 import { example, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
@@ -373,10 +376,52 @@ export function countAppliedEffects(
     applied[consumer.name] = events.filter(
       (event) =>
         consumer.eventTypes.includes(event.type) &&
-        effects.get(inboxKey(consumer.name, event.eventId, event.tenant).pk)?.claimedAt !== undefined,
+        inboxEntriesOf(effects, consumer.name, event).some(({ entry }) => entry.claimedAt !== undefined),
     ).length;
   }
   return applied;
+}
+
+/**
+ * An event's inbox entries for `consumer` under every key shape a release wrote (inbox/keys.ts), the
+ * current shape first: a deploy or a rollback runs releases of other shapes, whose claims live under
+ * their own keys. An entry a tenant-aware release wrote for another tenant's event (a shape-1 key has no
+ * tenant) is not this event's.
+ */
+export function inboxEntriesOf(
+  effects: ReadonlyMap<string, Record<string, unknown>>,
+  consumer: string,
+  event: Pick<ProducedEvent, 'eventId' | 'tenant'>,
+): { pk: string; entry: Record<string, unknown> }[] {
+  const pks = [...new Set(KNOWN_KEY_SHAPES.map((shape) => inboxPk(consumer, event, shape)))];
+  return pks.flatMap((pk) => {
+    const entry = effects.get(pk);
+    return entry === undefined || belongsToAnotherTenant(entry, event) ? [] : [{ pk, entry }];
+  });
+}
+
+/**
+ * The entry that stands for an event's claim (a claimed one first, the current shape first) and the
+ * provider key its call is owed under: the key the claim recorded, the older releases' key for a claim of
+ * another shape that recorded none, else this release's key.
+ */
+function owedClaim(
+  effects: ReadonlyMap<string, Record<string, unknown>>,
+  consumer: string,
+  event: Pick<ProducedEvent, 'eventId' | 'tenant'>,
+): { pk: string; entry?: Record<string, unknown>; key: string; claims: number } {
+  const entries = inboxEntriesOf(effects, consumer, event);
+  const claimed = entries.filter(({ entry }) => entry.claimedAt !== undefined);
+  const found = claimed[0] ?? entries[0];
+  const current = inboxKey(consumer, event.eventId, event.tenant).pk;
+  if (found === undefined) return { pk: current, key: providerKey(consumer, event), claims: 0 };
+  const key = found.pk === current ? providerKey(consumer, event) : owedProviderKey(consumer, event, found.entry);
+  const recorded = found.entry[PROVIDER_KEY_ATTRIBUTE];
+  return {
+    ...found,
+    key: typeof recorded === 'string' ? recorded : key,
+    claims: claimed.length,
+  };
 }
 
 /** The events the outbox produced for these entities, as the domain says (the one place the kit learns it). */
@@ -423,14 +468,21 @@ export function checkEachEventOncePerConsumer(input: {
   for (const event of input.events) {
     for (const consumer of input.consumers) {
       if (!consumer.eventTypes.includes(event.type)) continue;
-      const key = providerKey(consumer.name, event);
-      if (input.optional?.has(key)) continue;
+      const owed = owedClaim(input.effects, consumer.name, event);
+      // The key its claim recorded (an older release's claim: `<consumer>:<eventId>`).
+      const key = owed.key;
+      if (input.optional?.has(key) || input.optional?.has(providerKey(consumer.name, event))) continue;
       owedKeys.add(key);
-      const claim = inboxKey(consumer.name, event.eventId, event.tenant).pk;
-      const claimed = input.effects.has(claim);
+      const claim = owed.pk;
+      const claimed = owed.entry !== undefined;
+      if (owed.claims > 1)
+        violations.push({
+          invariant: EACH_EVENT_ONCE,
+          detail: `${consumer.name}: ${event.type} ${event.eventId} claimed under ${owed.claims} key shapes: applied once per release that did not find the other's claim`,
+        });
       const count = tally.get(consumer.name)!;
       count.owed += 1;
-      const entry = input.effects.get(claim);
+      const entry = owed.entry;
       // A supersede mark alone (no claimedAt) is a verdict on the event, not its application.
       const markOnly = entry?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined && entry.claimedAt === undefined;
       if (entry !== undefined && !markOnly) count.claimed += 1;
@@ -452,7 +504,7 @@ export function checkEachEventOncePerConsumer(input: {
           invariant: EACH_EVENT_ONCE,
           detail: `${consumer.name}: ${event.type} ${event.eventId} has no inbox claim ${claim}: never applied, or applied without its claim`,
         });
-      const stored = input.effects.get(claim)?.[FINGERPRINT_ATTRIBUTE];
+      const stored = owed.entry?.[FINGERPRINT_ATTRIBUTE];
       // Only a fingerprint of this version can say "another event" (an older one hashed a consumer's parse).
       if (event.event !== undefined && fingerprintsDiffer(stored, eventFingerprint(event.event)))
         violations.push({
@@ -461,7 +513,7 @@ export function checkEachEventOncePerConsumer(input: {
         });
       const calls = Number(input.providerLog.get(key)?.calls ?? 0);
       // Superseded: a later event of its entity reached the provider first, so this one owes no call.
-      const superseded = input.effects.get(claim)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
+      const superseded = owed.entry?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
       if (calls === 0 && !superseded)
         violations.push({ invariant: 'provider', detail: `no provider call under key ${key}` });
       else if (calls > 1 && !claimed)
@@ -563,13 +615,24 @@ export function checkProviderCalls(
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
   const events = domain.producedEvents(input.entities);
   const tenantOf = new Map(events.map((e) => [e.eventId, e.tenant]));
+  // Each event's entry by the key its call is owed under (two tenants' events may share an eventId: the
+  // key's tenant hash tells them apart, the eventId alone does not).
+  const entryByKey = new Map<string, Record<string, unknown>>();
+  for (const event of events)
+    for (const consumer of consumers) {
+      if (!consumer.eventTypes.includes(event.type)) continue;
+      const owed = owedClaim(input.effects, consumer.name, event);
+      if (owed.entry !== undefined) entryByKey.set(owed.key, owed.entry);
+    }
   const inbox = (key: string) => {
+    const owed = entryByKey.get(key);
+    if (owed !== undefined) return owed;
     // `<consumer>:<eventId>` or `<consumer>@<tenant hash>:<eventId>`: a consumer name has no colon or `@`,
     // the hash no colon, an event id may have colons (the probe fixture's do).
     const [head, ...rest] = key.split(':');
     const consumer = head.split('@')[0];
     const eventId = rest.join(':');
-    return input.effects.get(inboxKey(consumer, eventId, tenantOf.get(eventId)).pk);
+    return inboxEntriesOf(input.effects, consumer, { eventId, tenant: tenantOf.get(eventId) })[0]?.entry;
   };
   const rules = domain.providerRules?.({
     entities: input.entities,

@@ -48,6 +48,8 @@ import type { EventRef } from '../../../lambdas/exactly-once/inbox/ports';
 import { DeadlineExceeded, type RecordWork } from '../../../lambdas/exactly-once/consumer/record-work';
 import { leaseHolderOf } from '../../../lambdas/exactly-once/consumer/queue-consumer';
 import { parsedAsDeployed } from './parser-change';
+import { keyAsSent, Releases, type Release } from './releases';
+import { dlqAcceptsForger, dlqForgeries, FORGED_EVENT_ID_SUFFIX } from './dlq-forgery';
 import { providerKey, validateConsumerSpecs, type ConsumerSpec } from '../../../lambdas/exactly-once/consumer-spec';
 import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
 import { ENV } from '../../../lambdas/exactly-once/env-names';
@@ -158,6 +160,30 @@ export type FaultRates = {
    * same event, and must stay a duplicate whose owed provider call is made.
    */
   parserChangeAtSeconds?: number;
+  /**
+   * A deploy mid-run (off by default): before this window every consumer runs the previous release
+   * (key shape 1: no tenant in its inbox key or provider key); each consumer's function is replaced by
+   * this release at a time drawn in the window (releases.ts). Redeliveries across the switch must stay duplicates.
+   */
+  deployWindowSeconds?: [number, number];
+  /**
+   * A rollback mid-run (off by default): from this virtual second on, every consumer runs the release
+   * before this one (key shape 2: the tenant in the inbox key, not in the provider key; releases.ts).
+   */
+  rollbackAtSeconds?: number;
+  /**
+   * Adversarial (0 by default). A minute before the operator's first redrive, per consumer, this many
+   * published events it takes are forged into its DLQ (dlq-forgery.ts): one under the known eventId with
+   * other content, one under a new eventId. The DLQs' sender policy refuses the forger unless the
+   * `dlqSenderPolicy` guard is off; past it, the redrive moves both into the guarded source queue.
+   */
+  dlqForgeries?: number;
+  /**
+   * Off by default; on when above 0. The domain's clients give the events of two tenants the same
+   * eventIds (the probe's: clients 2k and 2k+1, each event under its own tenant). Their claims differ
+   * (the tenant is in the inbox key); their provider calls must too (the `tenantInProviderKey` guard).
+   */
+  sharedEventIds?: number;
   /** How long an accepted provider call is in flight before it is answered (ms; default 10 to 300). */
   providerAnswerMs?: [number, number];
 };
@@ -251,6 +277,24 @@ export type MechanismGuards = {
    * there, and the next copy calls the provider again.
    */
   doneMarkBound: boolean;
+  /**
+   * This release's ledgers find a claim under every key shape (`LedgerOptions.keys.find`, default 3, 2, 1).
+   * Off: they look only under their own shape, so an event an older release claimed is applied again.
+   */
+  legacyKeyLookup: boolean;
+  /**
+   * Under the `rollbackAtSeconds` fault: this release runs as the first step of the two-step upgrade
+   * (`keys: { write: 2 }`, docs/deploying.md). Off: it writes its own shape, and the rolled-back release
+   * sends an owed call under another key than the one the claim recorded.
+   */
+  rollbackSafeUpgrade: boolean;
+  /** The consumers' DLQs refuse senders but the consumer's role, the operators and SQS itself (dlq-forgery.ts). */
+  dlqSenderPolicy: boolean;
+  /**
+   * The provider key carries the event's tenant (inbox/keys.ts `providerKey`). Off: the consumers send
+   * `<consumer>:<eventId>`, so two tenants' events under one id meet at the provider under one key.
+   */
+  tenantInProviderKey: boolean;
 };
 
 export interface Settings {
@@ -318,6 +362,10 @@ export const OPTIONAL_FAULTS: readonly (keyof FaultRates)[] = [
   'sdkRetryOfCommit',
   'parserChangeAtSeconds',
   'providerAnswerMs',
+  'deployWindowSeconds',
+  'rollbackAtSeconds',
+  'dlqForgeries',
+  'sharedEventIds',
 ];
 
 export const DEFAULT_FAULTS: FaultRates = {
@@ -372,6 +420,10 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   ownCommit: true,
   sentFingerprint: true,
   doneMarkBound: true,
+  legacyKeyLookup: true,
+  rollbackSafeUpgrade: true,
+  dlqSenderPolicy: true,
+  tenantInProviderKey: true,
 };
 
 /** The engine's defaults: 200 intents at 20 a second, the default faults, every guard on, the deployed settings. */
@@ -542,6 +594,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   private readonly miscounts: string[] = [];
   /** Per lease holder (one try of one record): the claim its own retry was refused on, until the try ends. */
   private readonly ownCommitsRefused = new Map<string, string>();
+  /** Which release each consumer invocation runs (the deploy and rollback faults). */
+  private readonly releases: Releases;
+  /** The events the relay got from the stream (kept only under the `dlqForgeries` fault, which forges them). */
+  private readonly published: EventEnvelope[] = [];
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
@@ -612,6 +668,12 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       this.consumers.set(spec.name, { spec, queue, deadLetterQueue, config, makeHandler: handlerFactory(spec) });
     }
     this.routes = consumerRoutes(consumerSpecs);
+    this.releases = new Releases(
+      options.faults,
+      options.guards,
+      consumerSpecs.map((spec) => spec.name),
+      (min, max) => this.scheduler.between(min, max),
+    );
     this.outboxConfig = {
       outboxTable: domain.outboxTable,
       entityPartitionPrefix: domain.entityPartitionPrefix,
@@ -765,6 +827,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       this.redrivesLeft = redrives.length;
       this.redriveAt = redrives[0] ?? 0;
       for (const at of redrives) scheduler.at(at, () => this.redrive(redrives));
+      const { dlqForgeries: forgeries = 0 } = options.faults;
+      if (forgeries > 0 && redrives.length > 0)
+        scheduler.at(Math.max(0, redrives[0] - 60_000), () => this.forgeIntoDlqs(forgeries));
       if (options.longRedrive !== undefined)
         scheduler.at(TTL_SWEEP_EVERY_MS, () =>
           this.sweepTtl(options.longRedrive!.ttlDeletionDelaySeconds ?? DEFAULT_TTL_DELETION_DELAY_SECONDS),
@@ -970,8 +1035,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
 
   private streamInsert(item: Item): void {
     const event = item.event as EventEnvelope;
-    const { forgedFirst = 0 } = this.options.faults;
+    const { forgedFirst = 0, dlqForgeries: forgeries = 0 } = this.options.faults;
     if (forgedFirst > 0 && this.scheduler.chance(forgedFirst)) this.forgeFirst(event);
+    if (forgeries > 0) this.published.push(event);
     if (this.scheduler.chance(this.options.faults.streamRecordLost)) {
       this.scheduler.fault('stream-record-lost', event.eventId);
       return;
@@ -1005,6 +1071,30 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       else queue.send(body);
       this.forged.add(`${spec.name}\n${event.eventId}`);
       this.scheduler.fault('forged-first', `${event.eventId} to ${spec.name}`);
+    }
+  }
+
+  /**
+   * The `dlqForgeries` fault: per consumer, `count` published events it takes, each forged into its DLQ
+   * twice (a known eventId with other content, a new eventId), or refused by the DLQ's sender policy.
+   */
+  private forgeIntoDlqs(count: number): void {
+    for (const { spec, deadLetterQueue } of this.consumers.values()) {
+      const taken = this.published.filter((e) => spec.eventTypes.includes(e.type));
+      for (let n = 0; n < count && taken.length > 0; n++) {
+        const event = this.scheduler.pick(taken);
+        for (const forged of dlqForgeries(event, (e) => this.domain.forge(e))) {
+          if (!dlqAcceptsForger(this.options.guards.dlqSenderPolicy)) {
+            this.scheduler.fault('forged-dlq-send-denied', `${forged.eventId} to ${spec.name}`);
+            continue;
+          }
+          const body = JSON.stringify(forged);
+          if (deadLetterQueue.options.fifo)
+            deadLetterQueue.send(body, { groupId: forged.entityId, dedupId: `${forged.eventId}.dlq-forged-${n}` });
+          else deadLetterQueue.send(body);
+          this.scheduler.fault('forged-into-dlq', `${forged.eventId} to ${spec.name}`);
+        }
+      }
     }
   }
 
@@ -1099,10 +1189,15 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * change it stands for. The ledger guards act below the ledgers, on the DynamoDB calls they send
    * (guardedDocuments): each record's use case runs in `applying`, so a call knows whose it is.
    */
-  private consumerWiring(invocation: Invocation, consumer: SimConsumer, event: SQSEvent): ConsumerWiring {
+  private consumerWiring(
+    invocation: Invocation,
+    consumer: SimConsumer,
+    event: SQSEvent,
+    release: Release,
+  ): ConsumerWiring {
     const { guards } = this.options;
     const consumerName = consumer.spec.name;
-    const guarded = this.guardedDocuments(invocation, consumerName);
+    const guarded = this.guardedDocuments(invocation, consumerName, release);
     const wiring = consumerWiring(consumer.config, {
       // Without the inbox claim: the local runtime's broken build, on the same calls.
       documents: guards.inboxClaim ? guarded : withoutInbox(guarded, consumerName, () => true),
@@ -1112,7 +1207,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       // Without the deadline guard, the records' deadline never fires (the code before it had none).
       setTimer: guards.recordDeadline ? (ms, fire) => invocation.timer(ms, fire) : () => () => undefined,
       random: this.scheduler.random,
-      provider: (name) => this.provider(invocation, name),
+      provider: (name) => this.provider(invocation, name, consumerName, release),
     });
     let settings =
       guards.retryBudget === 'seconds' ? this.oldBudget(wiring.settings, consumer.spec.fifo, event) : wiring.settings;
@@ -1130,6 +1225,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     return {
       ...wiring,
       settings,
+      ledgerOptions:
+        release.keys === undefined ? wiring.ledgerOptions : { ...wiring.ledgerOptions, keys: release.keys },
       withFaults: (apply) => {
         const decorated = wiring.withFaults(apply);
         return (applied, work) =>
@@ -1175,7 +1272,9 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const invocation = this.invocation(consumer.spec.name, timeoutSeconds);
     const event = this.sqsEvent(queue, messages);
     this.traceReceipt(invocation, messages);
-    const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event));
+    const release = this.releases.at(consumer.spec.name, this.scheduler.now);
+    if (this.releases.active) this.scheduler.trace(`${invocation.name} runs the ${release.name} release`);
+    const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event, release));
     const context = this.contextOf(invocation, timeoutSeconds);
     this.acknowledge(
       invocation,
@@ -1236,7 +1335,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * that failed on its own try's commit is a miscount; a done-mark that failed is remembered for the
    * `double-send` check. Every other call goes through as sent.
    */
-  private guardedDocuments(invocation: Invocation, consumer: string): DynamoDBDocumentClient {
+  private guardedDocuments(invocation: Invocation, consumer: string, release: Release): DynamoDBDocumentClient {
     const { dedupeOn, providerCompletion, providerCallLease, doneMarkBound } = this.options.guards;
     const documents = invocation.documents;
     const alwaysGranted = !providerCompletion || !providerCallLease;
@@ -1275,7 +1374,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       const { work } = record;
       const signal = doneMarkBound ? options?.abortSignal : this.underDeadline(work, invocation).signal;
       return this.watchDoneMark(
-        providerKey(consumer, record.event),
+        keyAsSent(release, consumer, record.event, providerKey(consumer, record.event)),
         invocation,
         work,
         documents.send(sent, { abortSignal: signal }).then(() => undefined),
@@ -1385,9 +1484,13 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    * (in flight meanwhile), and the record's deadline aborts the wait for the
    * answer (what was sent may still arrive).
    */
-  private provider(invocation: Invocation, name: string) {
+  private provider(invocation: Invocation, name: string, consumer: string, release: Release) {
     return {
-      send: async (idempotencyKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+      send: async (handedKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
+        const { event } = applying.getStore() ?? {};
+        // Without the tenant in the key: the key a consumer built before it (`<consumer>:<eventId>`).
+        const keyed = this.options.guards.tenantInProviderKey ? release : { ...release, providerKeyShape: 1 as const };
+        const idempotencyKey = keyAsSent(keyed, consumer, event, handedKey);
         this.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(
           `${name}.send ${idempotencyKey}`,
@@ -1528,6 +1631,13 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     for (const m of lost)
       verification.violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
     for (const detail of this.lostToForgery()) verification.violations.push({ invariant: 'event-lost', detail });
+    // An eventId no producer wrote (the `dlqForgeries` fault's new ids), claimed: an effect nobody produced.
+    for (const item of effectItems)
+      if (String(item.pk).endsWith(FORGED_EVENT_ID_SUFFIX) && item.claimedAt !== undefined)
+        verification.violations.push({
+          invariant: 'unproduced-effect',
+          detail: `${String(item.pk)}: applied, but no producer wrote this event (forged into a DLQ and redriven)`,
+        });
     for (const detail of this.doubleSends) verification.violations.push({ invariant: 'double-send', detail });
     for (const detail of this.miscounts) verification.violations.push({ invariant: 'miscount', detail });
     const providerOverlaps = this.providers.overlaps();
@@ -1631,6 +1741,10 @@ const MECHANISM_GUARD_NAMES: GuardNames = {
     'ownCommit',
     'sentFingerprint',
     'doneMarkBound',
+    'legacyKeyLookup',
+    'rollbackSafeUpgrade',
+    'dlqSenderPolicy',
+    'tenantInProviderKey',
   ],
   choices: {
     dedupeOn: ['eventId', 'messageId'],
