@@ -14,7 +14,7 @@
  * @swc/jest strips types only; `npm run typecheck` does the type checking.
  */
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'cjs', 'json'] };
 // Powertools reads its settings when it loads: silence it before any test module loads it. Not for the
 // runtime project, whose functions run in processes of their own and must publish their metrics.
 const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };

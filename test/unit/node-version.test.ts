@@ -67,3 +67,17 @@ test.each(ENTRY_POINTS)('%s checks the Node version before it imports anything e
 
   expect(firstImport).toBe("import '../cli/require-node';");
 });
+
+test('every npm script that runs an entry point checks the Node version with plain node before tsx loads (tsx alone takes seconds on an old Node)', () => {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const runningAnEntryPoint = Object.entries(scripts).filter(([, command]) =>
+    ENTRY_POINTS.some((file) => command.includes(file)),
+  );
+
+  expect(runningAnEntryPoint.map(([name]) => name).sort()).toEqual(
+    ['bench', 'call', 'dlq', 'loadtest', 'new:consumer', 'sim', 'start'].sort(),
+  );
+  for (const [, command] of runningAnEntryPoint) expect(command).toMatch(/^node tools\/cli\/node-version\.cjs && tsx /);
+});

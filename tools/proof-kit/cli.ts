@@ -2,7 +2,7 @@ import '../cli/require-node'; // first: an unsupported Node stops here, before a
 import { assertLocalRuntimeAnswers, LOCAL_OUTPUTS_FILE, localStackOutputs } from '../stack';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { exitStatusOf, isUsageError, UsageError } from '../cli/exit';
+import { exitStatusOf, isUsageError, parseCommandLine, UsageError } from '../cli/exit';
 import { accessDeniedLine } from '../cli/access-denied';
 import { localCallCounters } from './local-counters';
 import { capacityProblems, readCapacity } from './capacity';
@@ -51,29 +51,31 @@ const USAGE = `Usage: npm run loadtest -- [options]
 Exit codes: 0 every invariant held, 1 a violation or a failure, 2 usage error, 3 the local runtime is not running.`;
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      profile: { type: 'string', default: 'default' },
-      intents: { type: 'string', multiple: true },
-      orders: { type: 'string' },
-      connections: { type: 'string' },
-      rate: { type: 'string' },
-      seed: { type: 'string' },
-      mix: { type: 'string' },
-      faults: { type: 'string', default: 'none' },
-      'fault-rate': { type: 'string', default: '0.1' },
-      'slow-seconds': { type: 'string', default: '8' },
-      poison: { type: 'string', default: '3' },
-      'provider-outage-seconds': { type: 'string', default: '10' },
-      'local-visibility': { type: 'string', default: '5' },
-      stack: { type: 'string' },
-      'report-dir': { type: 'string', default: 'loadtest-results' },
-      'verify-only': { type: 'boolean' },
-      'ignore-capacity': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseCommandLine(() =>
+    parseArgs({
+      allowPositionals: true,
+      options: {
+        profile: { type: 'string', default: 'default' },
+        intents: { type: 'string', multiple: true },
+        orders: { type: 'string' },
+        connections: { type: 'string' },
+        rate: { type: 'string' },
+        seed: { type: 'string' },
+        mix: { type: 'string' },
+        faults: { type: 'string', default: 'none' },
+        'fault-rate': { type: 'string', default: '0.1' },
+        'slow-seconds': { type: 'string', default: '8' },
+        poison: { type: 'string', default: '3' },
+        'provider-outage-seconds': { type: 'string', default: '10' },
+        'local-visibility': { type: 'string', default: '5' },
+        stack: { type: 'string' },
+        'report-dir': { type: 'string', default: 'loadtest-results' },
+        'verify-only': { type: 'boolean' },
+        'ignore-capacity': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  );
   if (values.help) {
     console.log(USAGE);
     return 0;
