@@ -674,7 +674,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     provedBy: [
       {
         file: UNIT_PUBLISHER,
-        name: 'on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither',
+        name: 'on a FIFO route the group is the entityId and the dedup id the eventId; a standard route sets neither for an event without a tenant',
       },
       {
         file: UNIT_RELAY,
@@ -687,6 +687,19 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: UNIT_CONSUMERS,
         name: "FIFO: message groups run side by side, while one group's records go one at a time, in order",
+      },
+    ],
+    doc: architecture('fifo-per-order-with-a-version-check'),
+  },
+  {
+    id: 'fair-queue-tenant',
+    statement:
+      "A message to a standard queue carries its event's tenant, as a 22-character digest, in `MessageGroupId`, so SQS fair queues keep one tenant's backlog from delaying the others'; it orders nothing, and an event without a tenant carries none",
+    enforcedIn: [{ file: PUBLISHER, symbol: 'fairQueueGroupOf' }],
+    provedBy: [
+      {
+        file: UNIT_PUBLISHER,
+        name: "on a standard route an event with a tenant carries its tenant's digest as the message group (SQS fair queues); the FIFO group stays the entity",
       },
     ],
     doc: architecture('fifo-per-order-with-a-version-check'),
