@@ -11,10 +11,9 @@ import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provi
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { createEmulatedTables } from '../support/emulated-stack';
+import { stripeLikeProvider } from '../support/providers';
 import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
 import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
-import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB
@@ -53,24 +52,10 @@ const envelope = (eventId: string, entityId: string, type = 'ThingHappened'): Ev
   payload: {},
 });
 
-/**
- * The provider as a Stripe-like one behaves: the first request under a key is performed; a repeat with
- * the same body is answered with the first's reply (not performed again); the same key with another body
- * is refused with 422, which HttpProvider turns into ProviderRejected. `calls`: every request it accepted.
- */
+/** The generic effect's parts on the Effects table, with a Stripe-like provider (down with `failProvider`). */
 function parts(failProvider = false, now?: () => Date) {
-  const calls: string[] = [];
-  const performed = new Map<string, string>();
-  const provider: ExternalProvider = {
-    send: async (key, body) => {
-      if (failProvider) throw new Error('provider down');
-      const first = performed.get(key);
-      if (first !== undefined && first !== canonicalJson(body))
-        throw new PermanentError('ProviderRejected', `provider refused ${key} with 422: another payload`);
-      performed.set(key, canonicalJson(body));
-      calls.push(key);
-    },
-  };
+  const { provider, calls, performed, state } = stripeLikeProvider();
+  state.down = failProvider;
   const ledger = new DynamoDbEntityEffectLedger(documents, {
     consumer: CONSUMER,
     tableName: effectsTable,
@@ -498,7 +483,7 @@ describe('a verified tenant is part of the inbox key', () => {
 
     expect(outcomes).toEqual(['applied', 'applied', 'applied', 'applied']);
     expect(new Set(calls).size).toBe(4);
-    expect(performed.size).toBe(4);
+    expect(performed).toHaveLength(4);
     expect(await get(inboxKey(CONSUMER, 'evt-17', ofB.tenant))).toMatchObject({
       providerKey: providerKey(CONSUMER, ofB),
       providerCallDoneAt: expect.any(String),

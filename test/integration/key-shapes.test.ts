@@ -3,13 +3,12 @@ import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entit
 import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
 import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
 import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { inboxPk, providerKey } from '../../lambdas/exactly-once/inbox/keys';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
 import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { createEmulatedTables } from '../support/emulated-stack';
+import { stripeLikeProvider } from '../support/providers';
 
 /**
  * Keys are a migration (inbox/keys.ts): during a stack update old and new functions run side by side,
@@ -54,28 +53,6 @@ const get = async (pk: string) =>
   (await documents.send(new GetCommand({ TableName: effectsTable, Key: { pk, sk: 'INBOX' }, ConsistentRead: true })))
     .Item;
 
-/**
- * A Stripe-like provider, shared by the releases as the real one is: the first request under a key is
- * performed, a repeat with the same body replayed, another body under the key refused (422). `down`:
- * every call fails (the call stays owed). `performed`: each performed request, in order.
- */
-function stripeLike() {
-  const bodies = new Map<string, string>();
-  const performed: { key: string; body: Record<string, unknown> }[] = [];
-  const state = { down: false };
-  const provider: ExternalProvider = {
-    send: async (key, body) => {
-      if (state.down) throw new Error('provider down');
-      const first = bodies.get(key);
-      if (first !== undefined && first !== canonicalJson(body))
-        throw new PermanentError('ProviderRejected', `provider refused ${key} with 422: another payload`);
-      if (first === undefined) performed.push({ key, body });
-      bodies.set(key, canonicalJson(body));
-    },
-  };
-  return { provider, performed, state };
-}
-
 const ledgerOf = (keys: LedgerKeyOptions | undefined) =>
   new DynamoDbEntityEffectLedger(documents, {
     consumer: CONSUMER,
@@ -106,7 +83,7 @@ const count = async (entityId: string) =>
 
 describe('a claim of an older release, then this one', () => {
   test('claimed under the key without the tenant, its call done: this release finds it, one effect, no second call', async () => {
-    const { provider, performed } = stripeLike();
+    const { provider, performed } = stripeLikeProvider();
     const e = event('evt-k1', 'entity-k1', ALICE);
 
     const outcomes = [await applyAs(RELEASE_1, e, provider), await applyAs(CURRENT, e, provider)];
@@ -118,7 +95,7 @@ describe('a claim of an older release, then this one', () => {
   });
 
   test('its call still owed: this release makes it under the key the old claim owes it under, once, and marks that entry done', async () => {
-    const { provider, performed, state } = stripeLike();
+    const { provider, performed, state } = stripeLikeProvider();
     const e = event('evt-k2', 'entity-k2', ALICE);
     state.down = true;
     await expect(applyAs(RELEASE_1, e, provider)).rejects.toThrow('provider down');
@@ -134,7 +111,7 @@ describe('a claim of an older release, then this one', () => {
   });
 
   test('an eventId with `#`, claimed under the unescaped key of release 2: found, one effect', async () => {
-    const { provider, performed } = stripeLike();
+    const { provider, performed } = stripeLikeProvider();
     const e = event('evt#k3', 'entity-k3', ALICE);
 
     const outcomes = [await applyAs(RELEASE_2, e, provider), await applyAs(CURRENT, e, provider)];
@@ -145,7 +122,7 @@ describe('a claim of an older release, then this one', () => {
   });
 
   test("another tenant's event under the id, at the old key without the tenant, is not this event's claim: both applied", async () => {
-    const { provider, performed } = stripeLike();
+    const { provider, performed } = stripeLikeProvider();
     const [ofBob, ofAlice] = [event('evt-k4', 'entity-k4b', BOB), event('evt-k4', 'entity-k4a', ALICE)];
     // What this release writes for an event without a tenant sits where release 1 put every claim.
     await applyAs(CURRENT, event('evt-k4', 'entity-k4n'), provider);
@@ -160,7 +137,7 @@ describe('a claim of an older release, then this one', () => {
 
 describe('a claim of this release, then an older one (a deploy window, or a rollback)', () => {
   test('release 2 finds the claim (same key for an eventId without `#`): one effect, no second call', async () => {
-    const { provider, performed } = stripeLike();
+    const { provider, performed } = stripeLikeProvider();
     const e = event('evt-k5', 'entity-k5', ALICE);
 
     const outcomes = [await applyAs(CURRENT, e, provider), await applyAs(RELEASE_2, e, provider)];
@@ -171,7 +148,7 @@ describe('a claim of this release, then an older one (a deploy window, or a roll
   });
 
   test('written by step 1 of a two-step upgrade, its call owed: release 2 makes it under the same key, once', async () => {
-    const { provider, performed, state } = stripeLike();
+    const { provider, performed, state } = stripeLikeProvider();
     const e = event('evt-k6', 'entity-k6', ALICE);
     state.down = true;
     await expect(applyAs(TWO_STEP, e, provider)).rejects.toThrow('provider down');
@@ -187,7 +164,7 @@ describe('a claim of this release, then an older one (a deploy window, or a roll
 
 describe('the inbox key is injective', () => {
   test("an eventId `a#b` without a tenant and tenant `a`'s eventId `b` are two events: both applied", async () => {
-    const { provider } = stripeLike();
+    const { provider } = stripeLikeProvider();
     const [keyless, tenants] = [event('k8a#k8b', 'entity-k8x'), event('k8b', 'entity-k8y', 'k8a')];
 
     const outcomes = [await applyAs(CURRENT, keyless, provider), await applyAs(CURRENT, tenants, provider)];
@@ -199,7 +176,7 @@ describe('the inbox key is injective', () => {
 });
 
 test('a claim of an older release recorded no provider key: its duplicate owes the call under `<consumer>:<eventId>`', async () => {
-  const { provider, performed } = stripeLike();
+  const { provider, performed } = stripeLikeProvider();
   const e = event('evt-k10', 'entity-k10', ALICE);
   // A claim as release 2 wrote it, by hand: no providerKey attribute, call not done.
   await documents.send(

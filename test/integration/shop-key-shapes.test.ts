@@ -1,13 +1,11 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
 import { inboxPk } from '../../lambdas/exactly-once/inbox/keys';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
 import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
 import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { createEmulatedTables } from '../support/emulated-stack';
+import { stripeLikeProvider } from '../support/providers';
 import { ALICE, cancelledEvent, placedEvent } from '../support/orders';
 
 /**
@@ -43,24 +41,6 @@ const get = async (pk: string) =>
   (await documents.send(new GetCommand({ TableName: effectsTable, Key: { pk, sk: 'INBOX' }, ConsistentRead: true })))
     .Item;
 
-/** A Stripe-like warehouse: each key performed once, another body under a key refused (422); `down` fails every call. */
-function stripeLike() {
-  const bodies = new Map<string, string>();
-  const performed: { key: string; body: Record<string, unknown> }[] = [];
-  const state = { down: false };
-  const provider: ExternalProvider = {
-    send: async (key, body) => {
-      if (state.down) throw new Error('provider down');
-      const first = bodies.get(key);
-      if (first !== undefined && first !== canonicalJson(body))
-        throw new PermanentError('ProviderRejected', `provider refused ${key} with 422: another payload`);
-      if (first === undefined) performed.push({ key, body });
-      bodies.set(key, canonicalJson(body));
-    },
-  };
-  return { provider, performed, state };
-}
-
 describe('a supersede marks every key shape', () => {
   const fulfilment = (keys: LedgerKeyOptions | undefined) =>
     new DynamoDbFulfilmentLedger(documents, {
@@ -76,7 +56,7 @@ describe('a supersede marks every key shape', () => {
   ])(
     'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to %s: no PICK after CANCEL_PICK',
     async (_, redrivenTo) => {
-      const { provider: warehouse, performed, state } = stripeLike();
+      const { provider: warehouse, performed, state } = stripeLikeProvider();
       const orderId = `ord-k9-${redrivenTo === CURRENT ? 'a' : 'b'}`;
       const [placed, cancelled] = [
         { ...placedEvent(orderId), tenant: ALICE },
