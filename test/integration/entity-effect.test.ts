@@ -9,8 +9,8 @@ import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelo
 import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
-import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
-import { createEmulatedTables } from '../support/emulated-stack';
+import { testDynamoDbClient } from '../support/emulated-dynamodb';
+import { useEmulatedEffects, type EmulatedEffects } from '../support/emulated-effects';
 import { stripeLikeProvider } from '../support/providers';
 import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
 import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
@@ -24,24 +24,9 @@ import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
 
 const CONSUMER = 'audit';
 let documents: DynamoDBDocumentClient;
-let raw: ReturnType<typeof testDynamoDbClient>;
+let raw: EmulatedEffects['raw'];
 let effectsTable: string;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  const tables = await createEmulatedTables();
-  effectsTable = tables.names.Effects;
-  drop = tables.drop;
-  raw = testDynamoDbClient();
-  documents = DynamoDBDocumentClient.from(raw);
-}, 180_000);
-
-afterAll(async () => {
-  documents.destroy();
-  raw.destroy();
-  await drop();
-});
+useEmulatedEffects((db) => ({ documents, raw, effectsTable } = db));
 
 const envelope = (eventId: string, entityId: string, type = 'ThingHappened'): EventEnvelope => ({
   eventId,

@@ -6,8 +6,7 @@ import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
 import { inboxPk, providerKey } from '../../lambdas/exactly-once/inbox/keys';
 import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
-import { createEmulatedTables } from '../support/emulated-stack';
+import { useEmulatedEffects } from '../support/emulated-effects';
 import { stripeLikeProvider } from '../support/providers';
 
 /**
@@ -30,24 +29,8 @@ const CURRENT: LedgerKeyOptions | undefined = undefined;
 const TWO_STEP: LedgerKeyOptions = { write: 2 };
 
 let documents: DynamoDBDocumentClient;
-let raw: ReturnType<typeof testDynamoDbClient>;
 let effectsTable: string;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  const tables = await createEmulatedTables();
-  effectsTable = tables.names.Effects;
-  drop = tables.drop;
-  raw = testDynamoDbClient();
-  documents = DynamoDBDocumentClient.from(raw);
-}, 180_000);
-
-afterAll(async () => {
-  documents.destroy();
-  raw.destroy();
-  await drop();
-});
+useEmulatedEffects((db) => ({ documents, effectsTable } = db));
 
 const get = async (pk: string) =>
   (await documents.send(new GetCommand({ TableName: effectsTable, Key: { pk, sk: 'INBOX' }, ConsistentRead: true })))

@@ -3,8 +3,7 @@ import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-clai
 import { inboxPk } from '../../lambdas/exactly-once/inbox/keys';
 import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
-import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
-import { createEmulatedTables } from '../support/emulated-stack';
+import { useEmulatedEffects } from '../support/emulated-effects';
 import { stripeLikeProvider } from '../support/providers';
 import { ALICE, cancelledEvent, placedEvent } from '../support/orders';
 
@@ -18,24 +17,8 @@ const RELEASE_1: LedgerKeyOptions = { write: 1, find: [1] };
 const CURRENT: LedgerKeyOptions | undefined = undefined;
 
 let documents: DynamoDBDocumentClient;
-let raw: ReturnType<typeof testDynamoDbClient>;
 let effectsTable: string;
-let drop: () => Promise<void>;
-
-beforeAll(async () => {
-  useEmulatorEnvironment();
-  const tables = await createEmulatedTables();
-  effectsTable = tables.names.Effects;
-  drop = tables.drop;
-  raw = testDynamoDbClient();
-  documents = DynamoDBDocumentClient.from(raw);
-}, 180_000);
-
-afterAll(async () => {
-  documents.destroy();
-  raw.destroy();
-  await drop();
-});
+useEmulatedEffects((db) => ({ documents, effectsTable } = db));
 
 const get = async (pk: string) =>
   (await documents.send(new GetCommand({ TableName: effectsTable, Key: { pk, sk: 'INBOX' }, ConsistentRead: true })))
