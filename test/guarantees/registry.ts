@@ -1479,6 +1479,35 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: { page: 'docs/adapting.md', anchor: '4-deploy-two-stages-side-by-side' },
   },
   {
+    id: 'prod-keeps-what-a-person-looks-at',
+    statement:
+      'prod keeps what a person must look at: its DLQs are retained when the stack goes, the stack has termination protection, and a stage pinned to an account and region refuses credentials for another at synth, naming both; an AWS AccessDenied in the DLQ tool or the proof kit is one line naming `-c operatorRoleArns`',
+    enforcedIn: [
+      { file: 'lib/config.ts', symbol: 'stackPropsFor' },
+      { file: 'lib/config.ts', symbol: 'stackEnvironment' },
+      { file: 'tools/cli/access-denied.ts', symbol: 'accessDeniedLine' },
+    ],
+    provedBy: [
+      {
+        file: 'test/infra/stages.test.ts',
+        name: "every DLQ (each consumer's, the relay's on-failure queue, the sweeper's) is retained when the stack goes: its events wait for a person",
+      },
+      {
+        file: 'test/infra/stage-config.test.ts',
+        name: 'prod has termination protection on its stack, as bin/app.ts builds it; dev does not',
+      },
+      {
+        file: 'test/infra/stage-config.test.ts',
+        name: 'credentials for another account or region are refused at synth, naming both and the context key',
+      },
+      {
+        file: 'test/unit/access-denied.test.ts',
+        name: 'a redrive refused by AWS: one line naming -c operatorRoleArns, exit 1, nothing deleted, every message visible again',
+      },
+    ],
+    doc: { page: 'docs/deploying.md' },
+  },
+  {
     id: 'entry-point-list',
     statement:
       "Every function names its code by a module path relative to the project root (a consumer's is in its spec): a missing file fails synth in one line, every function's module exports `handler`, and no module of the entry folder goes unused by the dev and prod stacks",
