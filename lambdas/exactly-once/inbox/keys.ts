@@ -80,7 +80,6 @@ export function inboxPk(consumer: string, event: Keyed, shape: KeyShape = CURREN
  */
 export const tenantDigest = (tenant: string): string =>
   createHash('sha256').update(tenant).digest('base64url').slice(0, 22);
-const tenantHash = tenantDigest;
 
 /**
  * The idempotency key a consumer gives its external provider for one event: `<consumer>:<eventId>`
@@ -102,5 +101,5 @@ const tenantHash = tenantDigest;
  */
 export function providerKey(consumer: string, event: Keyed, shape: KeyShape = CURRENT_KEY_SHAPE): string {
   if (shape !== 3 || event.tenant === undefined) return `${consumer}:${event.eventId}`;
-  return `${consumer}@${tenantHash(event.tenant)}:${event.eventId}`;
+  return `${consumer}@${tenantDigest(event.tenant)}:${event.eventId}`;
 }
