@@ -5,11 +5,11 @@ const { exactlyOnce } = require('./package.json');
 const EXAMPLE = exactlyOnce.example;
 const THE_EXAMPLE = `^(lambdas|lib|tooling)/${EXAMPLE}/`;
 
-// Inside lambdas/exactly-once layers point one way, as the ESLint rules (eslint.config.mjs) say:
+// Inside packages/runtime/src layers point one way, as the ESLint rules (eslint.config.mjs) say:
 // core (the root modules, consumer/, outbox/, inbox/, provider/, runtime/, trace/) <- aws/ (the adapters)
 // <- faults/ (decorators for the proof kit) <- api/ <- wiring/. The index files (the root's, aws/index.ts)
 // and testing/ are the public surface over every layer, so they may import any of them.
-const MECHANISM = '^lambdas/exactly-once/';
+const MECHANISM = '^packages/runtime/src/';
 const LAYERS = ['aws', 'faults', 'api', 'wiring'];
 const SURFACES = `${MECHANISM}(index\\.ts$|aws/index\\.ts$|testing/)`;
 /** `layer` (the files `from` names) imports nothing of the layers above it; type-only imports count too, as in ESLint. */
@@ -17,7 +17,7 @@ const layerBelow = (layer, from, above) => ({
   name: `layers-point-one-way-${layer}`,
   severity: 'error',
   comment:
-    `Layers point one way in lambdas/exactly-once (core <- aws <- faults <- api <- wiring): ${layer} imports ` +
+    `Layers point one way in packages/runtime/src (core <- aws <- faults <- api <- wiring): ${layer} imports ` +
     `nothing of ${above.join('/, ')}/. An import back would let a port depend on its adapter, or the ` +
     'adapters on the fault decorators that deployable bundles drop.',
   from: { ...from, pathNot: [SURFACES, ...(from.pathNot ?? [])] },
@@ -40,17 +40,17 @@ module.exports = {
       name: 'tools-never-import-the-example',
       severity: 'error',
       comment:
-        "The tools load the example's plug-ins by the name in package.json (tools/example.ts), so a fork " +
+        "The tools load the example's plug-ins by the name in package.json (packages/tools/src/example.ts), so a fork " +
         'replaces the example without editing a tool, and the plug-ins may import the tools without a circle.',
-      from: { path: '^tools/' },
+      from: { path: '^packages/tools/src/' },
       to: { path: THE_EXAMPLE },
     },
     {
       name: 'mechanism-imports-nothing-outside-it',
       severity: 'error',
       comment: 'The mechanism is a library: the example, the tools and the tests use it, never the reverse.',
-      from: { path: '^(lambdas|lib)/exactly-once/' },
-      to: { path: `^(tools|tooling|test|bin)/|${THE_EXAMPLE}` },
+      from: { path: '^packages/(runtime|cdk)/' },
+      to: { path: `^(packages/tools|tooling|test|bin)/|${THE_EXAMPLE}` },
     },
     layerBelow('core', { path: MECHANISM, pathNot: [`${MECHANISM}(${LAYERS.join('|')})/`] }, LAYERS),
     layerBelow('aws', { path: `${MECHANISM}aws/` }, LAYERS.slice(1)),
@@ -62,5 +62,7 @@ module.exports = {
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(test/fixtures|cdk\\.out)/' },
+    // The packages are found through their node_modules links and checked as the files they are.
+    preserveSymlinks: false,
   },
 };

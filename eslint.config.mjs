@@ -14,44 +14,57 @@ const NO_HANDLER_MODULE = {
 // Powertools' parameter utilities call SSM themselves: an SDK call like any other.
 const NO_SDK = {
   group: ['@aws-sdk/*', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/parameters/*'],
-  message: `Only the aws/ folders (lambdas/exactly-once/aws, lambdas/${EXAMPLE}/aws) may import the AWS SDK.`,
+  message: `Only the aws/ folders (packages/runtime/src/aws, lambdas/${EXAMPLE}/aws) may import the AWS SDK.`,
 };
 // The mechanism can be lifted out of the example: it imports nothing of the example, the tools or the tests.
 const NOTHING_OF_THE_EXAMPLE = {
-  group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tools/**', '**/tooling/**', '**/test/**'],
+  group: [
+    `**/${EXAMPLE}`,
+    `**/${EXAMPLE}/**`,
+    '@exactly-once/tools',
+    '@exactly-once/tools/**',
+    '**/packages/tools/**',
+    '**/tooling/**',
+    '**/test/**',
+  ],
   message: `The exactly-once folders import nothing of the example (${EXAMPLE}), the tools or the tests.`,
 };
-// The example uses the mechanism through its public surface only: the folder's index.ts and, for
-// lambdas/exactly-once, its subpath modules (aws, api, runtime, testing), each a folder's index.ts.
+// The example uses the mechanism through its public surface only: each package's index and, for the
+// runtime, its subpath modules (aws, api, runtime, testing), each a folder's index.ts; never the
+// packages' files by a relative path.
 const MECHANISM_THROUGH_ITS_INDEX = {
   group: [
-    '**/exactly-once/*',
-    '**/exactly-once/**/*',
-    ...['aws', 'api', 'runtime', 'testing'].map((subpath) => `!**/exactly-once/${subpath}`),
+    '@exactly-once/runtime/*',
+    '@exactly-once/runtime/**/*',
+    ...['aws', 'api', 'runtime', 'testing'].map((subpath) => `!@exactly-once/runtime/${subpath}`),
+    '@exactly-once/cdk/*',
+    '@exactly-once/cdk/**/*',
+    '**/packages/**',
   ],
   message:
-    "Import the mechanism from its index ('../exactly-once') or a subpath module ('../exactly-once/aws', /api, /runtime, /testing), not from a file inside it.",
+    "Import the mechanism from its index ('@exactly-once/runtime', '@exactly-once/cdk') or a runtime subpath module ('@exactly-once/runtime/aws', /api, /runtime, /testing), not from a file inside a package.",
 };
-// A tool takes what it knows of the domain from tools/example.ts (`example()`, which loads the example's
+// A tool takes what it knows of the domain from packages/tools/src/example.ts (`example()`, which loads the example's
 // tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool, and the
 // tools and the example's plug-ins (which import the tools' engines) form no import circle.
 const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
   group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tooling', '**/tooling/**'],
-  message: "A tool reads the example's domain through tools/example.ts (example()), not from the example's files.",
+  message:
+    "A tool reads the example's domain through packages/tools/src/example.ts (example()), not from the example's files.",
 };
-// Inside the mechanism (lambdas/exactly-once) layers point one way. Core (the root modules, consumer/,
+// Inside the mechanism (packages/runtime/src) layers point one way. Core (the root modules, consumer/,
 // outbox/, inbox/, provider/, runtime/: types, ports, retry budget, record work) imports no adapter;
 // aws/ (the adapters) implements core's ports; faults/ decorates them for the proof kit; api/ and
 // wiring/ compose all of them into handlers. The index files are the public surface over every layer.
 const layerBelow = (layer, above) => ({
   // The negation keeps a package that merely ends in a folder's name (@opentelemetry/api) allowed.
   group: [...above.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]), '!@opentelemetry/*'],
-  message: `Layers point one way in lambdas/exactly-once: ${layer} imports nothing of ${above.join('/, ')}/ (core <- aws <- faults <- api, wiring).`,
+  message: `Layers point one way in packages/runtime/src: ${layer} imports nothing of ${above.join('/, ')}/ (core <- aws <- faults <- api, wiring).`,
 });
 const MECHANISM_SURFACES = [
-  'lambdas/exactly-once/index.ts',
-  'lambdas/exactly-once/aws/index.ts',
-  'lambdas/exactly-once/testing/**',
+  'packages/runtime/src/index.ts',
+  'packages/runtime/src/aws/index.ts',
+  'packages/runtime/src/testing/**',
 ];
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
@@ -84,31 +97,31 @@ export default tseslint.config(
   },
   // Each file gets exactly one of the rule sets below (a later no-restricted-imports replaces an earlier one).
   {
-    files: ['lambdas/exactly-once/**/*.ts'],
+    files: ['packages/runtime/src/**/*.ts'],
     ignores: [
-      'lambdas/exactly-once/aws/**',
-      'lambdas/exactly-once/faults/**',
-      'lambdas/exactly-once/api/**',
-      'lambdas/exactly-once/wiring/**',
+      'packages/runtime/src/aws/**',
+      'packages/runtime/src/faults/**',
+      'packages/runtime/src/api/**',
+      'packages/runtime/src/wiring/**',
       ...MECHANISM_SURFACES,
     ],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('core', ['aws', 'faults', 'api', 'wiring'])),
   },
   {
-    files: ['lambdas/exactly-once/aws/**/*.ts'],
+    files: ['packages/runtime/src/aws/**/*.ts'],
     ignores: MECHANISM_SURFACES,
     rules: restrict(NOTHING_OF_THE_EXAMPLE, layerBelow('aws', ['faults', 'api', 'wiring'])),
   },
   {
-    files: ['lambdas/exactly-once/faults/**/*.ts'],
+    files: ['packages/runtime/src/faults/**/*.ts'],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('faults', ['api', 'wiring'])),
   },
   {
-    files: ['lambdas/exactly-once/api/**/*.ts'],
+    files: ['packages/runtime/src/api/**/*.ts'],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE, layerBelow('api', ['wiring'])),
   },
   {
-    files: ['lambdas/exactly-once/wiring/**/*.ts', ...MECHANISM_SURFACES],
+    files: ['packages/runtime/src/wiring/**/*.ts', ...MECHANISM_SURFACES],
     rules: restrict(NO_SDK, NOTHING_OF_THE_EXAMPLE),
   },
   {
@@ -121,9 +134,9 @@ export default tseslint.config(
   // domain, the bench) are tool code, not Lambda code: like the tools they drive the mechanism's parts
   // and the SDK directly. Only code that runs in a function lives under lambdas/.
   { files: ['bin/**/*.ts', `lib/${EXAMPLE}/**/*.ts`], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
-  { files: ['lib/exactly-once/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
+  { files: ['packages/cdk/src/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
   {
-    files: ['tools/**/*.ts'],
+    files: ['packages/tools/src/**/*.ts'],
     rules: restrict(DOMAIN_THROUGH_THE_EXAMPLE_MODULE),
   },
 );

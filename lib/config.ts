@@ -6,14 +6,14 @@ import {
   CallerRuleError,
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
-} from '../lambdas/exactly-once/api';
+} from '@exactly-once/runtime/api';
 import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,
   PROVIDERS_CONTEXT,
   type FunctionBuild,
   type ProviderEndpoints,
-} from './exactly-once';
+} from '@exactly-once/cdk';
 
 /*
  * The deployment's configuration: what a stage is and every option read from CDK context. It belongs to
@@ -83,10 +83,10 @@ export interface AppConfig {
   apiRateLimit: number;
   apiBurstLimit: number;
   apiGatewayAccountRole: ApiGatewayAccountRole;
-  /** Lets functions reserve concurrency (refused at synth otherwise; see lib/exactly-once/aspects/reserved-concurrency.ts). */
+  /** Lets functions reserve concurrency (refused at synth otherwise; see packages/cdk/src/aspects/reserved-concurrency.ts). */
   allowReservedConcurrency: boolean;
   /**
-   * Who a caller is (lambdas/exactly-once/api/caller.ts): the role-name patterns whose sessions are people, so each
+   * Who a caller is (packages/runtime/src/api/caller.ts): the role-name patterns whose sessions are people, so each
    * session is a caller of its own; every other role's sessions are one caller, the role. `-c
    * humanRolePatterns=AWSReservedSSO_*,MySamlRole` (comma-separated, `*` a wildcard; cdk.json may give a list)
    * replaces the default, IAM Identity Center permission sets only (`AWSReservedSSO_*`).

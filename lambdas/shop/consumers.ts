@@ -1,9 +1,9 @@
 import { ORDER_EVENT_TYPES } from './domain/events';
-import { type ConsumerSpec, validateConsumerSpecs } from '../exactly-once';
+import { type ConsumerSpec, validateConsumerSpecs } from '@exactly-once/runtime';
 
 /**
  * Who consumes what: the one list the stack, the relay's routing, the proof
- * kit and the simulation are built from (lambdas/exactly-once/consumer-spec.ts).
+ * kit and the simulation are built from (packages/runtime/src/consumer-spec.ts).
  * `npm run new:consumer -- <name> [--fifo]` adds an entry here.
  *
  * - fulfilment: FIFO (group = orderId), so an order's events arrive in order;

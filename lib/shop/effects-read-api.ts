@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { CUSTOMER_ACCESS_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { ENV, FunctionWithDefaults, grantTableActions } from '../exactly-once';
+import { ENV, FunctionWithDefaults, grantTableActions } from '@exactly-once/cdk';
 import type { OrdersApi } from './orders-api';
 
 export interface EffectsReadApiProps {

@@ -5,7 +5,7 @@ import type { Construct } from 'constructs';
 import { z } from 'zod';
 import { placeOrderRequestSchema } from '../../lambdas/shop/domain/order';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
-import { ENV, FunctionWithDefaults, grantTableActions, IamRestApi } from '../exactly-once';
+import { ENV, FunctionWithDefaults, grantTableActions, IamRestApi } from '@exactly-once/cdk';
 
 export interface OrdersApiProps {
   /** Orders and their outbox items: the functions may do exactly their item actions on it. */
@@ -24,7 +24,7 @@ export interface OrdersApiProps {
   readonly apiBurstLimit: number;
   /** `create`: the stack makes API Gateway's account logging role (IamRestApiProps.createAccountLoggingRole). */
   readonly apiGatewayAccountRole: 'create' | 'existing';
-  /** Role-name patterns whose sessions are people (lib/config.ts, lambdas/exactly-once/api/caller.ts). */
+  /** Role-name patterns whose sessions are people (lib/config.ts, packages/runtime/src/api/caller.ts). */
   readonly humanRolePatterns: readonly string[];
 }
 

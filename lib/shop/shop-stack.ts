@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
-import { ExactlyOnce, setFunctionBuild, type ConsumerSpec } from '../exactly-once';
+import { ExactlyOnce, setFunctionBuild, type ConsumerSpec } from '@exactly-once/cdk';
 import { functionBuildFor, type AppConfig } from '../config';
 import { EffectsReadApi } from './effects-read-api';
 import { OrdersApi } from './orders-api';

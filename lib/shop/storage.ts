@@ -1,7 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '../exactly-once';
+import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '@exactly-once/cdk';
 
 export interface StorageProps {
   /** What happens to the table when the stack deletes it (the stage decides: destroy in dev, retain in prod). */

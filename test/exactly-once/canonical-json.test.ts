@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../lambdas/exactly-once/api';
+import { canonicalJson } from '@exactly-once/runtime/api';
 
 /** The payload fingerprint: whitespace and key order must not make a retry look like a different request. */
 

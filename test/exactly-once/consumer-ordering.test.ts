@@ -1,5 +1,5 @@
-import { validateConsumerSpecs, type ConsumerSpec } from '../../lambdas/exactly-once';
-import { outboxRoutes } from '../../lib/exactly-once/parts';
+import { validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime';
+import { outboxRoutes } from '@exactly-once/cdk/parts';
 import { PROBE_CONSUMERS, PROBE_EVENT_TYPES, PROBE_FIFO_SPEC, PROBE_SPEC } from './fixtures/probe-spec';
 
 /**

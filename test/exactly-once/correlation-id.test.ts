@@ -1,7 +1,7 @@
 import type { LogItem } from '@aws-lambda-powertools/logger';
-import { logger } from '../../lambdas/exactly-once/runtime/observability';
-import { inSpan, setSpanSink } from '../../lambdas/exactly-once/trace/spans';
-import { parseTraceparent } from '../../lambdas/exactly-once/trace/trace-context';
+import { logger } from '@exactly-once/runtime/runtime/observability';
+import { inSpan, setSpanSink } from '@exactly-once/runtime/trace/spans';
+import { parseTraceparent } from '@exactly-once/runtime/trace/trace-context';
 
 /**
  * The logger's correlation id is the trace id of the span a line is logged in: two records handled

@@ -12,7 +12,7 @@ import { PROBE_SPEC } from './fixtures/probe-spec';
 import { TEST_DEDUPE } from '../support/dedupe';
 
 /**
- * The mechanism on its own: a consumer built only from lambdas/exactly-once's public surface
+ * The mechanism on its own: a consumer built only from packages/runtime/src's public surface
  * (fixtures/probe-consumer.ts), the SDK mocked, and a small Effects table that enforces the inbox
  * claim's condition as DynamoDB does. No application code is loaded, so these tests also run in
  * a copy of the repository with the example deleted (mechanism-alone.test.ts).

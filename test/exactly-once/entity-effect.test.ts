@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
-import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { applyEntityEffect, type EntityEffectDeps } from '../../lambdas/exactly-once/inbox/entity-effect';
-import type { EntityEffectLedger, EventRef, LedgerResult } from '../../lambdas/exactly-once/inbox/ports';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { PermanentError } from '@exactly-once/runtime/errors';
+import { parseWith, type EventEnvelope } from '@exactly-once/runtime/envelope';
+import { applyEntityEffect, type EntityEffectDeps } from '@exactly-once/runtime/inbox/entity-effect';
+import type { EntityEffectLedger, EventRef, LedgerResult } from '@exactly-once/runtime/inbox/ports';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
 
 /**
  * The generic effect's provider request: the event's identity by default, or what the consumer shapes

@@ -7,7 +7,7 @@ import {
   OUTBOX_TTL_ATTRIBUTE,
   PENDING_OUTBOX_INDEX,
   type ExactlyOnceProps,
-} from '../../lib/exactly-once';
+} from '@exactly-once/cdk';
 import { PROBE_SPEC } from './fixtures/probe-spec';
 
 /**

@@ -1,12 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  HttpProvider,
-  ProviderUnavailable,
-  type HttpProviderOptions,
-} from '../../lambdas/exactly-once/aws/http-provider';
-import { PermanentError, RetryLater } from '../../lambdas/exactly-once/errors';
-import { DeadlineExceeded } from '../../lambdas/exactly-once/consumer/record-work';
+import { HttpProvider, ProviderUnavailable, type HttpProviderOptions } from '@exactly-once/runtime/aws/http-provider';
+import { PermanentError, RetryLater } from '@exactly-once/runtime/errors';
+import { DeadlineExceeded } from '@exactly-once/runtime/consumer/record-work';
 
 /**
  * The HTTP provider adapter against a local `node:http` server on 127.0.0.1

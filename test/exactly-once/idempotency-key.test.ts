@@ -1,4 +1,4 @@
-import { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from '../../lambdas/exactly-once/api';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from '@exactly-once/runtime/api';
 
 /** The Idempotency-Key header (docs/http-api.md): an RFC 9651 sf-string or a bare token, 1-255 printable ASCII. */
 

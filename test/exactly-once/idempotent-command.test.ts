@@ -1,7 +1,7 @@
 import { IdempotencyItemAlreadyExistsError, IdempotencyItemNotFoundError } from '@aws-lambda-powertools/idempotency';
 import { BasePersistenceLayer, IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
-import { idempotentCommand, type BodyResult } from '../../lambdas/exactly-once';
-import { json, type CommandInput } from '../../lambdas/exactly-once/api';
+import { idempotentCommand, type BodyResult } from '@exactly-once/runtime';
+import { json, type CommandInput } from '@exactly-once/runtime/api';
 import { apiEvent, lambdaContext } from '../support/api-events';
 
 /**

@@ -1,7 +1,7 @@
-import { inboxPk, providerKey } from '../../lambdas/exactly-once/inbox/keys';
+import { inboxPk, providerKey } from '@exactly-once/runtime/inbox/keys';
 
 /**
- * The keys one event is known by (lambdas/exactly-once/inbox/keys.ts): a provider key a Stripe-like
+ * The keys one event is known by (packages/runtime/src/inbox/keys.ts): a provider key a Stripe-like
  * provider takes (printable ASCII, at most 255 characters) for any tenant, and no two events sharing
  * an inbox key or a provider key.
  */

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
-import { runInCopy } from '../support/repo-copy';
+import { runInCopy, linkNodeModules } from '../support/repo-copy';
 
 /**
  * The mechanism stands alone: a copy of the repository with only the two exactly-once folders, the
@@ -11,7 +11,7 @@ import { runInCopy } from '../support/repo-copy';
  * slipped past the lint rule fails here.
  */
 const REPO = resolve(__dirname, '../..');
-const MECHANISM = ['lambdas/exactly-once/', 'lib/exactly-once/', 'test/exactly-once/'];
+const MECHANISM = ['packages/runtime/', 'packages/cdk/', 'test/exactly-once/'];
 const SLOW = 240_000;
 
 const tracked = (): string[] =>
@@ -55,7 +55,7 @@ beforeAll(() => {
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     cpSync(join(REPO, path), join(copy, path));
   }
-  symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  linkNodeModules(REPO, copy);
   writeFileSync(
     join(copy, 'jest.config.js'),
     `module.exports = {
@@ -79,7 +79,7 @@ test('the copy holds the mechanism and its tests, and nothing of the example, th
     copied.filter((path) => path.startsWith('test/exactly-once/') && path.endsWith('.test.ts')).length,
   ).toBeGreaterThan(2);
   expect(outside.every((path) => path.startsWith('test/support/'))).toBe(true);
-  for (const absent of ['lambdas/shop', 'lib/shop', 'tools', 'bin']) expect(existsSync(join(copy, absent))).toBe(false);
+  for (const absent of ['lambdas/shop', 'lib/shop', 'packages/tools', 'bin']) expect(existsSync(join(copy, absent))).toBe(false);
 });
 
 test(

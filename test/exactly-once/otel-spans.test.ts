@@ -22,8 +22,8 @@ import {
   openSpan,
   setSpanSink,
   type SpanRecord,
-} from '../../lambdas/exactly-once/trace/spans';
-import { parseTraceparent } from '../../lambdas/exactly-once/trace/trace-context';
+} from '@exactly-once/runtime/trace/spans';
+import { parseTraceparent } from '@exactly-once/runtime/trace/trace-context';
 
 /**
  * The mechanism's hops as OpenTelemetry spans, under a registered SDK: the tiny test provider below

@@ -5,10 +5,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { consumerConfigFromEnv, consumerWiring } from '../../lambdas/exactly-once/wiring/consumer-wiring';
-import { RecordingProvider } from '../../lambdas/exactly-once/aws/recording-provider';
-import { RetryLater } from '../../lambdas/exactly-once/errors';
-import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
+import { consumerConfigFromEnv, consumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
+import { RecordingProvider } from '@exactly-once/runtime/aws/recording-provider';
+import { RetryLater } from '@exactly-once/runtime/errors';
+import { providerEnvNames } from '@exactly-once/runtime/env-names';
 import { useUnitEnvironment } from '../support/handlers';
 
 /**

@@ -3,18 +3,18 @@ import ts from 'typescript';
 
 /**
  * The mechanism's public surface stays narrow and documented: the root modules export what an
- * application writes against (at most 30 names at lambdas/exactly-once, 20 at lib/exactly-once), the
+ * application writes against (at most 30 names at `@exactly-once/runtime`, 20 at `@exactly-once/cdk`), the
  * rest is in subpath modules, and every name any of them exports has a doc comment with an `@example`.
  */
 const ROOT = path.join(__dirname, '..', '..');
 const SURFACES = {
-  'lambdas/exactly-once': 'lambdas/exactly-once/index.ts',
-  'lambdas/exactly-once/aws': 'lambdas/exactly-once/aws/index.ts',
-  'lambdas/exactly-once/api': 'lambdas/exactly-once/api/index.ts',
-  'lambdas/exactly-once/runtime': 'lambdas/exactly-once/runtime/index.ts',
-  'lambdas/exactly-once/testing': 'lambdas/exactly-once/testing/index.ts',
-  'lib/exactly-once': 'lib/exactly-once/index.ts',
-  'lib/exactly-once/parts': 'lib/exactly-once/parts/index.ts',
+  '@exactly-once/runtime': 'packages/runtime/src/index.ts',
+  '@exactly-once/runtime/aws': 'packages/runtime/src/aws/index.ts',
+  '@exactly-once/runtime/api': 'packages/runtime/src/api/index.ts',
+  '@exactly-once/runtime/runtime': 'packages/runtime/src/runtime/index.ts',
+  '@exactly-once/runtime/testing': 'packages/runtime/src/testing/index.ts',
+  '@exactly-once/cdk': 'packages/cdk/src/index.ts',
+  '@exactly-once/cdk/parts': 'packages/cdk/src/parts/index.ts',
 };
 const files = Object.values(SURFACES).map((file) => path.join(ROOT, file));
 const program = ts.createProgram(files, { noEmit: true, skipLibCheck: true, esModuleInterop: true });
@@ -52,8 +52,8 @@ function undocumented(surface: keyof typeof SURFACES): string[] {
 }
 
 test('the runtime root exports at most 30 names, the CDK root at most 20', () => {
-  expect(exportsOf('lambdas/exactly-once').length).toBeLessThanOrEqual(30);
-  expect(exportsOf('lib/exactly-once').length).toBeLessThanOrEqual(20);
+  expect(exportsOf('@exactly-once/runtime').length).toBeLessThanOrEqual(30);
+  expect(exportsOf('@exactly-once/cdk').length).toBeLessThanOrEqual(20);
 });
 
 test.each(Object.keys(SURFACES) as (keyof typeof SURFACES)[])(
@@ -79,7 +79,7 @@ function hooksIn(surface: keyof typeof SURFACES): string[] {
 // The simulation's guard switches and the local runtime's broken build act below the ledger, on the
 // DynamoDB calls it sends: an application's wiring, ledgers and options carry no test hook to write or see.
 // (The CDK surfaces are left out: there `FunctionBuild.inboxBypass` chooses which bundle is built.)
-const RUNTIME_SURFACES = (Object.keys(SURFACES) as (keyof typeof SURFACES)[]).filter((s) => s.startsWith('lambdas/'));
+const RUNTIME_SURFACES = (Object.keys(SURFACES) as (keyof typeof SURFACES)[]).filter((s) => s.startsWith('@exactly-once/runtime'));
 test.each(RUNTIME_SURFACES)('no type or class %s exports carries a test hook', (surface) => {
   expect(hooksIn(surface)).toEqual([]);
 });

@@ -1,9 +1,9 @@
 import type { SQSRecord } from 'aws-lambda';
-import type { ConsumerSettings } from '../../lambdas/exactly-once/consumer/consume-record';
-import { DeadlineExceeded, type RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import { RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
+import type { ConsumerSettings } from '@exactly-once/runtime/consumer/consume-record';
+import { DeadlineExceeded, type RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import { RETRY_BUDGET } from '@exactly-once/runtime/consumer/retry-budget';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
+import type { ApplyOutcome } from '@exactly-once/runtime/inbox/ports';
 import { useUnitEnvironment } from '../support/handlers';
 import { recordWork } from '../support/record-work';
 
@@ -12,11 +12,11 @@ import { recordWork } from '../support/record-work';
  * (the batch's answer time), not the record's deadline, and consumeRecord waits for it past the
  * deadline. Cut there, the call would stay owed and the next copy would call a keyless provider again.
  */
-let consumeRecord: typeof import('../../lambdas/exactly-once/consumer/consume-record').consumeRecord;
+let consumeRecord: typeof import('@exactly-once/runtime/consumer/consume-record').consumeRecord;
 
 beforeAll(async () => {
   useUnitEnvironment(); // before the logger and metrics load
-  ({ consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record'));
+  ({ consumeRecord } = await import('@exactly-once/runtime/consumer/consume-record'));
 });
 
 const EVENT = {

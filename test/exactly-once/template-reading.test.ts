@@ -6,7 +6,7 @@ import {
   referencedLogicalIds,
   templateLookup,
   type TemplateResource,
-} from '../../lib/exactly-once/template';
+} from '@exactly-once/cdk/template';
 
 /**
  * The template reader the correctness aspects and the local runtime share: what a reference, an

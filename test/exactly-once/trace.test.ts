@@ -3,21 +3,21 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { HttpProvider } from '../../lambdas/exactly-once/aws/http-provider';
-import { outboxPut } from '../../lambdas/exactly-once/aws/outbox-table';
-import { SqsEventPublisher } from '../../lambdas/exactly-once/aws/sqs-event-publisher';
-import type { ConsumerSettings } from '../../lambdas/exactly-once/consumer/consume-record';
-import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import { envelopeSchema, parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
-import { eventFingerprint } from '../../lambdas/exactly-once/inbox/fingerprint';
-import { inChildSpan, inSpan, setSpanSink, type SpanRecord } from '../../lambdas/exactly-once/trace/spans';
+import { HttpProvider } from '@exactly-once/runtime/aws/http-provider';
+import { outboxPut } from '@exactly-once/runtime/aws/outbox-table';
+import { SqsEventPublisher } from '@exactly-once/runtime/aws/sqs-event-publisher';
+import type { ConsumerSettings } from '@exactly-once/runtime/consumer/consume-record';
+import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import { envelopeSchema, parseEnvelope, type EventEnvelope } from '@exactly-once/runtime/envelope';
+import { PermanentError } from '@exactly-once/runtime/errors';
+import { eventFingerprint } from '@exactly-once/runtime/inbox/fingerprint';
+import { inChildSpan, inSpan, setSpanSink, type SpanRecord } from '@exactly-once/runtime/trace/spans';
 import {
   childContext,
   formatTraceparent,
   parseTraceparent,
   type TraceContext,
-} from '../../lambdas/exactly-once/trace/trace-context';
+} from '@exactly-once/runtime/trace/trace-context';
 
 /**
  * The W3C trace context of one order, hop by hop: the pure parse / format / child functions, the
@@ -148,9 +148,9 @@ function apiRequest(headers: Record<string, string[]>): APIGatewayProxyEvent {
 }
 
 describe('API hop', () => {
-  let inRequestSpan: typeof import('../../lambdas/exactly-once/api/request-trace').inRequestSpan;
+  let inRequestSpan: typeof import('@exactly-once/runtime/api/request-trace').inRequestSpan;
   beforeAll(async () => {
-    ({ inRequestSpan } = await import('../../lambdas/exactly-once/api/request-trace'));
+    ({ inRequestSpan } = await import('@exactly-once/runtime/api/request-trace'));
   });
 
   test("the caller's valid traceparent is the api span's parent", async () => {
@@ -258,9 +258,9 @@ describe('relay hop', () => {
 });
 
 describe('consumer hop', () => {
-  let consumeRecord: typeof import('../../lambdas/exactly-once/consumer/consume-record').consumeRecord;
+  let consumeRecord: typeof import('@exactly-once/runtime/consumer/consume-record').consumeRecord;
   beforeAll(async () => {
-    ({ consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record'));
+    ({ consumeRecord } = await import('@exactly-once/runtime/consumer/consume-record'));
   });
 
   const RELAY_SPAN = 'b7ad6b7169203331';

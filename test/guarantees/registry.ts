@@ -61,7 +61,7 @@ export interface Registry {
  *
  * @example A booking domain's own rule, and one more proof of a mechanism guarantee
  * ```ts
- * import type { ExampleRegistry } from '../../test/guarantees/registry';
+ * import type { ExampleRegistry } from './registry';
  *
  * export const guarantees: ExampleRegistry = {
  *   guarantees: [
@@ -110,17 +110,17 @@ const IDEMPOTENCY_CONTRACT_RUNNERS = [
   'test/integration/idempotency-contracts.test.ts',
 ];
 
-const OUTBOX_TABLE = 'lambdas/exactly-once/aws/outbox-table.ts';
-const INBOX_LEDGER = 'lambdas/exactly-once/aws/inbox-ledger.ts';
-const TRANSACTION_TOKEN = 'lambdas/exactly-once/aws/transaction-token.ts';
-const FINGERPRINT = 'lambdas/exactly-once/inbox/fingerprint.ts';
-const PUBLISHER = 'lambdas/exactly-once/aws/sqs-event-publisher.ts';
-const QUEUE_CONSUMER = 'lambdas/exactly-once/consumer/queue-consumer.ts';
-const CONSUMER_SUPPORT = 'lambdas/exactly-once/consumer/consume-record.ts';
-const BACKOFF = 'lambdas/exactly-once/consumer/retry-budget.ts';
-const FUNCTION_DEFAULTS = 'lib/exactly-once/function-defaults.ts';
-const EXACTLY_ONCE = 'lib/exactly-once/exactly-once.ts';
-const VERIFY = 'tools/proof-kit/verify.ts';
+const OUTBOX_TABLE = 'packages/runtime/src/aws/outbox-table.ts';
+const INBOX_LEDGER = 'packages/runtime/src/aws/inbox-ledger.ts';
+const TRANSACTION_TOKEN = 'packages/runtime/src/aws/transaction-token.ts';
+const FINGERPRINT = 'packages/runtime/src/inbox/fingerprint.ts';
+const PUBLISHER = 'packages/runtime/src/aws/sqs-event-publisher.ts';
+const QUEUE_CONSUMER = 'packages/runtime/src/consumer/queue-consumer.ts';
+const CONSUMER_SUPPORT = 'packages/runtime/src/consumer/consume-record.ts';
+const BACKOFF = 'packages/runtime/src/consumer/retry-budget.ts';
+const FUNCTION_DEFAULTS = 'packages/cdk/src/function-defaults.ts';
+const EXACTLY_ONCE = 'packages/cdk/src/exactly-once.ts';
+const VERIFY = 'packages/tools/src/proof-kit/verify.ts';
 
 const UNIT_CONSUMERS = 'test/unit/consumers.test.ts';
 const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
@@ -152,9 +152,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Idempotency-Key contract: key parsing, scope (caller, key), canonical fingerprint, 400/409/422, `Idempotent-Replayed`, 24 h expiry',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/api/idempotent-command.ts', symbol: 'idempotentCommand' },
-      { file: 'lambdas/exactly-once/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
-      { file: 'lambdas/exactly-once/runtime/canonical-json.ts', symbol: 'canonicalJson' },
+      { file: 'packages/runtime/src/api/idempotent-command.ts', symbol: 'idempotentCommand' },
+      { file: 'packages/runtime/src/api/idempotency-key.ts', symbol: 'parseIdempotencyKey' },
+      { file: 'packages/runtime/src/runtime/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
       {
@@ -203,9 +203,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Relay: only outbox INSERTs invoke it; every batch entry is checked; exactly the failed sequence numbers are reported; bisect, bounded retries, on-failure queue; `SendMessageBatch` entry ids are positions in the chunk, never derived from event ids (which may be long or collide once punctuation is replaced)',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'packages/runtime/src/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
-      { file: 'lib/exactly-once/outbox-relay.ts', symbol: 'OutboxRelay' },
+      { file: 'packages/cdk/src/outbox-relay.ts', symbol: 'OutboxRelay' },
     ],
     provedBy: [
       {
@@ -236,9 +236,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper: a safety net for outbox items the stream never relayed; it re-reads each index candidate from the table, so a lagging index neither republishes a dispatched item nor counts it as pending',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
-      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'stillPending' },
+      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'sweepOutbox' },
+      { file: 'packages/runtime/src/aws/dynamodb-outbox-store.ts', symbol: 'stillPending' },
     ],
     provedBy: [
       {
@@ -298,7 +298,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: CONSUMER_SUPPORT, symbol: 'consume' },
       { file: INBOX_LEDGER, symbol: 'refuseAnotherEvent' },
       { file: INBOX_LEDGER, symbol: 'sentFingerprintOf' },
-      { file: 'lambdas/exactly-once/runtime/canonical-json.ts', symbol: 'canonicalJson' },
+      { file: 'packages/runtime/src/runtime/canonical-json.ts', symbol: 'canonicalJson' },
     ],
     provedBy: [
       {
@@ -361,9 +361,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "An envelope's verified `tenant` is part of its inbox key, its fingerprint and its provider key (`<consumer>@<tenant hash>:<eventId>`): two tenants' events under one id are two events, each applied, its provider call made under its own key and recorded on its own entry; the inbox key escapes the eventId's `#` and `%`, so no two events share one",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'inboxKey' },
-      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'inboxPk' },
-      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'providerKey' },
+      { file: 'packages/runtime/src/aws/inbox-table.ts', symbol: 'inboxKey' },
+      { file: 'packages/runtime/src/inbox/keys.ts', symbol: 'inboxPk' },
+      { file: 'packages/runtime/src/inbox/keys.ts', symbol: 'providerKey' },
     ],
     provedBy: [
       {
@@ -386,8 +386,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Keys are a migration: a claim is looked for under every inbox key shape the ledger knows (`LedgerOptions.keys`), in the claim's own transaction (a `ConditionCheck` per other shape, read like a failed claim), so a claim written by an older release (or by this one, found by step 1 of a two-step upgrade) makes its event a duplicate; its lease and done-mark act on that entry, its owed call is sent under the provider key its claim recorded (`<consumer>:<eventId>` for a claim that recorded none), and a supersede marks every shape, so no PICK follows a CANCEL_PICK for an OrderPlaced claimed by an older release",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'claimKeys' },
-      { file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'owedProviderKey' },
+      { file: 'packages/runtime/src/aws/inbox-claim-keys.ts', symbol: 'claimKeys' },
+      { file: 'packages/runtime/src/aws/inbox-claim-keys.ts', symbol: 'owedProviderKey' },
       { file: INBOX_LEDGER, symbol: 'transactWith' },
       { file: INBOX_LEDGER, symbol: 'supersede' },
     ],
@@ -427,7 +427,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'supersede-mark-bound',
     statement:
       "An inbox entry a supersede mark created names the superseding event's entity and version: a later claim on it is stale only for an event of that entity at or below that version, and `EventIdReused` (dead-lettered with its cause, nothing written, no call) for any other event under the id",
-    enforcedIn: [{ file: 'lambdas/exactly-once/aws/inbox-claim-keys.ts', symbol: 'supersedeMarkVerdict' }],
+    enforcedIn: [{ file: 'packages/runtime/src/aws/inbox-claim-keys.ts', symbol: 'supersedeMarkVerdict' }],
     provedBy: [
       {
         file: INT_ENTITY_EFFECT,
@@ -446,9 +446,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Only the producers (the outbox relay and sweeper) and the operator roles a stage names may send to a consumer's queue, and only the consumer itself, the operator roles and SQS's own dead-lettering to its DLQ (a redrive moves the DLQ's messages into the queue): a Deny of `sqs:SendMessage` to every other principal on each, checked at synth (`QueueSenders`)",
     enforcedIn: [
-      { file: 'lib/exactly-once/queue-senders.ts', symbol: 'allowOnlySenders' },
-      { file: 'lib/exactly-once/queue-senders.ts', symbol: 'allowOnlyDeadLetterSenders' },
-      { file: 'lib/exactly-once/aspects/queue-senders.ts', symbol: 'QueueSendersAspect' },
+      { file: 'packages/cdk/src/queue-senders.ts', symbol: 'allowOnlySenders' },
+      { file: 'packages/cdk/src/queue-senders.ts', symbol: 'allowOnlyDeadLetterSenders' },
+      { file: 'packages/cdk/src/aspects/queue-senders.ts', symbol: 'QueueSendersAspect' },
     ],
     provedBy: [
       {
@@ -491,8 +491,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       "Time cannot outlive a claim: an event stamped more than 300 s ahead of the consumer's clock is dead-lettered as `OccurredInFuture`; one within is applied, and its claim expires the TTL after the later of claim time and `occurredAt`",
     enforcedIn: [
       { file: CONSUMER_SUPPORT, symbol: 'refuseOutsideHorizon' },
-      { file: 'lambdas/exactly-once/aws/inbox-table.ts', symbol: 'claimExpiresAt' },
-      { file: 'lambdas/exactly-once/consumer/dedupe-horizon.ts', symbol: 'MAX_FUTURE_SKEW_SECONDS' },
+      { file: 'packages/runtime/src/aws/inbox-table.ts', symbol: 'claimExpiresAt' },
+      { file: 'packages/runtime/src/consumer/dedupe-horizon.ts', symbol: 'MAX_FUTURE_SKEW_SECONDS' },
     ],
     provedBy: [
       {
@@ -531,7 +531,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "A provider's 2xx is recorded whenever the process lives: the done-mark runs under its own bound (the batch's answer time), never the record's deadline, and the record waits for it",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'recordingSignal' },
+      { file: 'packages/runtime/src/consumer/record-work.ts', symbol: 'recordingSignal' },
       { file: CONSUMER_SUPPORT, symbol: 'untilDeadline' },
     ],
     provedBy: [
@@ -613,8 +613,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The generic effect `new:consumer` scaffolds keeps a version guard: an older version of an entity after a newer one is stale, never applied; a write DynamoDB refuses as invalid is `WriteRejected`, dead-lettered at once, unless the same cancellation says the claim's condition failed: a duplicate is read as the duplicate it is",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/entity-effect-ledger.ts', symbol: 'DynamoDbEntityEffectLedger' },
-      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isInvalidRequest' },
+      { file: 'packages/runtime/src/aws/entity-effect-ledger.ts', symbol: 'DynamoDbEntityEffectLedger' },
+      { file: 'packages/runtime/src/aws/transient-errors.ts', symbol: 'isInvalidRequest' },
     ],
     provedBy: [
       {
@@ -643,7 +643,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "A consumer list whose effect cannot rely on its ordering is refused: the generic effect's version guard (`staleGuard: 'entity-version'`) on a standard queue taking several event types, or on a FIFO grouped by the envelope's `orderingKey` (`orderBy: 'ordering-key'`) instead of its entity; `new:consumer` declares the guard and refuses `--ordering-key`. A consumer that must see several entities in one order names their shared `orderingKey`, each event keeping its own entity and versions",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'packages/runtime/src/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
       { file: PUBLISHER, symbol: 'messageGroupOf' },
     ],
     provedBy: [
@@ -711,10 +711,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: CONSUMER_SUPPORT, symbol: 'deadLetter' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lambdas/exactly-once/errors.ts', symbol: 'PermanentError' },
+      { file: 'packages/runtime/src/errors.ts', symbol: 'PermanentError' },
       { file: BACKOFF, symbol: 'retryBackoffSeconds' },
-      { file: 'lambdas/exactly-once/aws/sqs-message-control.ts', symbol: 'SqsMessageControl' },
-      { file: 'lib/exactly-once/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
+      { file: 'packages/runtime/src/aws/sqs-message-control.ts', symbol: 'SqsMessageControl' },
+      { file: 'packages/cdk/src/aspects/visibility-timeout.ts', symbol: 'VISIBILITY_TIMEOUT_FACTOR' },
     ],
     provedBy: [
       { file: UNIT_CONSUMERS, name: 'permanent errors go to the DLQ at once, with why, and are acked' },
@@ -745,11 +745,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Provider idempotency keys `<consumer>:<eventId>`, or `<consumer>@<tenant hash>:<eventId>` for an event with a tenant, recorded on the claim; a duplicate calls the provider again, under the key its claim recorded, only while the call is owed (next row)',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/inbox/keys.ts', symbol: 'providerKey' },
-      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
-      { file: 'lambdas/exactly-once/inbox/entity-effect.ts', symbol: 'applyEntityEffect' },
-      { file: 'lambdas/exactly-once/provider/provider.ts', symbol: 'ExternalProvider' },
-      { file: 'lambdas/exactly-once/aws/recording-provider.ts', symbol: 'RecordingProvider' },
+      { file: 'packages/runtime/src/inbox/keys.ts', symbol: 'providerKey' },
+      { file: 'packages/runtime/src/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'packages/runtime/src/inbox/entity-effect.ts', symbol: 'applyEntityEffect' },
+      { file: 'packages/runtime/src/provider/provider.ts', symbol: 'ExternalProvider' },
+      { file: 'packages/runtime/src/aws/recording-provider.ts', symbol: 'RecordingProvider' },
     ],
     provedBy: [
       {
@@ -790,7 +790,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: INBOX_LEDGER, symbol: 'recordProviderCallDone' },
       { file: INBOX_LEDGER, symbol: 'supersede' },
-      { file: 'lambdas/exactly-once/inbox/ports.ts', symbol: 'ProviderCallRecord' },
+      { file: 'packages/runtime/src/inbox/ports.ts', symbol: 'ProviderCallRecord' },
     ],
     provedBy: [
       {
@@ -819,8 +819,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       'Provider effects counted at the provider: locally the consumers call each provider they name over HTTP, and the proof kit checks its log: each owed key performed once, nothing for an entity never accepted, no call after a later event of its entity superseded it; one summary line per provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkPerformedEffects' },
-      { file: 'tools/proof-kit/provider-calls.ts', symbol: 'providerLines' },
-      { file: 'tools/local-runtime/runtime.ts', symbol: 'startRuntime' },
+      { file: 'packages/tools/src/proof-kit/provider-calls.ts', symbol: 'providerLines' },
+      { file: 'packages/tools/src/local-runtime/runtime.ts', symbol: 'startRuntime' },
     ],
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
@@ -836,9 +836,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'A stage points each provider a consumer calls at its endpoint, with the API key in an SSM SecureString: the consumer gets the endpoint and the parameter name (never the key) and may read that one parameter; a bad value or a provider no consumer calls stops synth; the key is read through Powertools Parameters, cached, and again after a 401',
     enforcedIn: [
-      { file: 'lib/exactly-once/provider-endpoints.ts', symbol: 'providerEndpointsOf' },
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
-      { file: 'lambdas/exactly-once/aws/parameter-api-key.ts', symbol: 'apiKeyFromParameter' },
+      { file: 'packages/cdk/src/provider-endpoints.ts', symbol: 'providerEndpointsOf' },
+      { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
+      { file: 'packages/runtime/src/aws/parameter-api-key.ts', symbol: 'apiKeyFromParameter' },
     ],
     provedBy: [
       {
@@ -866,8 +866,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       'The proof kit checks it: `provider-outage` fault (seeded share and window); each key completed once, recorded done; no call after a later event of the order reached the provider',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkProviderCalls' },
-      { file: 'lambdas/exactly-once/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
-      { file: 'tools/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
+      { file: 'packages/runtime/src/faults/outage-prone-provider.ts', symbol: 'OutageProneProvider' },
+      { file: 'packages/tools/src/proof-kit/faults.ts', symbol: 'providerOutageWindow' },
     ],
     provedBy: [
       {
@@ -886,9 +886,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'inbox-ttl',
     statement: 'Inbox TTL ≥ source retention + DLQ retention + redrive allowance (computed, and enforced at synth)',
     enforcedIn: [
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'REDRIVE_ALLOWANCE' },
-      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'requiredInboxTtlSeconds' },
-      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+      { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'REDRIVE_ALLOWANCE' },
+      { file: 'packages/cdk/src/aspects/inbox-ttl.ts', symbol: 'requiredInboxTtlSeconds' },
+      { file: 'packages/cdk/src/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'exactly source + DLQ retention + redrive allowance passes' },
@@ -909,10 +909,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Dedupe horizon: a consumer never applies, by itself, an event whose `occurredAt` is older than its horizon (21 d; claim TTL = horizon + 1 d clock-skew margin, derived in one place); it dead-letters it as `DedupeHorizonPassed`, calls no provider; the DLQ tool refuses to redrive it without `--past-horizon`',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer/dedupe-horizon.ts', symbol: 'dedupeWindow' },
+      { file: 'packages/runtime/src/consumer/dedupe-horizon.ts', symbol: 'dedupeWindow' },
       { file: CONSUMER_SUPPORT, symbol: 'refuseOutsideHorizon' },
-      { file: 'lib/exactly-once/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
-      { file: 'tools/dlq/horizon.ts', symbol: 'judgeHorizon' },
+      { file: 'packages/cdk/src/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
+      { file: 'packages/tools/src/dlq/horizon.ts', symbol: 'judgeHorizon' },
     ],
     provedBy: [
       {
@@ -940,10 +940,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Provider key window: a provider call still owed 23 h after its claim (the ledger's `providerKeyWindowSeconds`, 24 h, less a 1 h margin) is never repeated automatically, since its first try may have been performed with the answer lost and the provider no longer knows the key; the consumer dead-letters it as `ProviderKeyWindowPassed` and calls nothing, and the DLQ tool moves it only with a person's finding at the provider (`--provider-performed`, `--provider-not-performed`), written on the inbox entry first",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/inbox-ledger.ts', symbol: 'InboxLedger' },
-      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
-      { file: 'tools/dlq/messages.ts', symbol: 'redriveDecision' },
-      { file: 'tools/dlq/provider-window.ts', symbol: 'recordProviderCallFinding' },
+      { file: 'packages/runtime/src/aws/inbox-ledger.ts', symbol: 'InboxLedger' },
+      { file: 'packages/runtime/src/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'packages/tools/src/dlq/messages.ts', symbol: 'redriveDecision' },
+      { file: 'packages/tools/src/dlq/provider-window.ts', symbol: 'recordProviderCallFinding' },
     ],
     provedBy: [
       {
@@ -978,10 +978,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Every record has a deadline (invocation end − min(5 s, ⅕ of the time left)) and an `AbortSignal` for its calls: a hung call fails its record (try counted, backoff set), never the batch; FIFO's `maxReceiveCount` = tries × batch + 10 crash allowance",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'invocationDeadlines' },
-      { file: 'lambdas/exactly-once/consumer/record-work.ts', symbol: 'RecordWork' },
+      { file: 'packages/runtime/src/consumer/record-work.ts', symbol: 'invocationDeadlines' },
+      { file: 'packages/runtime/src/consumer/record-work.ts', symbol: 'RecordWork' },
       { file: BACKOFF, symbol: 'fifoMaxReceiveCount' },
-      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+      { file: 'packages/cdk/src/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
     ],
     provedBy: [
       { file: UNIT_CONSUMERS, name: 'a record has a deadline: a hung call fails its record, not the batch' },
@@ -1015,8 +1015,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: QUEUE_CONSUMER, symbol: 'leaseHolderOf' },
       { file: INBOX_LEDGER, symbol: 'leaseProviderCall' },
-      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
-      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
+      { file: 'packages/runtime/src/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'packages/runtime/src/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
     ],
     provedBy: [
       {
@@ -1049,12 +1049,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The consumer metrics mean what they say: `EffectApplied` counts each event whose effect committed, once, in the try that committed it (even when the provider call after it failed); `OwedProviderCallCompleted` counts a provider call a commit left owed, made by a later copy; `DuplicateSuppressed` counts only copies of finished work. The proof kit holds `EffectApplied` against the stored claims (more is a violation; fewer is what a crash costs), and the dashboard graphs all three',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer/outcome-metrics.ts', symbol: 'outcomeMetrics' },
+      { file: 'packages/runtime/src/consumer/outcome-metrics.ts', symbol: 'outcomeMetrics' },
       { file: CONSUMER_SUPPORT, symbol: 'consume' },
       { file: INBOX_LEDGER, symbol: 'committed' },
-      { file: 'lambdas/exactly-once/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
-      { file: 'tools/proof-kit/metrics-check.ts', symbol: 'appliedMetricViolations' },
-      { file: 'lib/exactly-once/monitoring.ts', symbol: 'consumerWidgets' },
+      { file: 'packages/runtime/src/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
+      { file: 'packages/tools/src/proof-kit/metrics-check.ts', symbol: 'appliedMetricViolations' },
+      { file: 'packages/cdk/src/monitoring.ts', symbol: 'consumerWidgets' },
     ],
     provedBy: [
       {
@@ -1082,12 +1082,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'synth-time-invariants',
     statement: 'Synth-time correctness invariants (visibility, DLQs, batch item failures, stream sources, inbox TTL)',
     enforcedIn: [
-      { file: 'lib/exactly-once/aspects/index.ts', symbol: 'applyCorrectnessAspects' },
-      { file: 'lib/exactly-once/aspects/visibility-timeout.ts', symbol: 'VisibilityTimeoutAspect' },
-      { file: 'lib/exactly-once/aspects/dead-letter-queue.ts', symbol: 'DeadLetterQueueAspect' },
-      { file: 'lib/exactly-once/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
-      { file: 'lib/exactly-once/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
-      { file: 'lib/exactly-once/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
+      { file: 'packages/cdk/src/aspects/index.ts', symbol: 'applyCorrectnessAspects' },
+      { file: 'packages/cdk/src/aspects/visibility-timeout.ts', symbol: 'VisibilityTimeoutAspect' },
+      { file: 'packages/cdk/src/aspects/dead-letter-queue.ts', symbol: 'DeadLetterQueueAspect' },
+      { file: 'packages/cdk/src/aspects/report-batch-item-failures.ts', symbol: 'ReportBatchItemFailuresAspect' },
+      { file: 'packages/cdk/src/aspects/stream-source.ts', symbol: 'StreamSourceAspect' },
+      { file: 'packages/cdk/src/aspects/inbox-ttl.ts', symbol: 'InboxTtlAspect' },
       { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
     ],
     provedBy: [
@@ -1112,7 +1112,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'least-privilege',
     statement: 'Least privilege; cdk-nag with every acknowledgement justified',
     enforcedIn: [
-      { file: 'lib/exactly-once/grants.ts', symbol: 'grantTableActions' },
+      { file: 'packages/cdk/src/grants.ts', symbol: 'grantTableActions' },
       { file: 'bin/app.ts', symbol: 'app' },
     ],
     provedBy: [
@@ -1133,8 +1133,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'problem-json',
     statement: 'Every error is `application/problem+json`, including the ones the gateway makes',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'problem' },
-      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
+      { file: 'packages/runtime/src/api/http.ts', symbol: 'problem' },
+      { file: 'packages/cdk/src/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
       { file: INFRA_IAM_REST_API, name: 'gateway-made errors are problem+json too' },
@@ -1150,11 +1150,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Caller = the principal for workloads (all sessions of a role share one key space), the session for people (roles matching the stage's `humanRolePatterns`, default `AWSReservedSSO_*`, which an API function reads once at cold start with `callerRuleFromEnv`, stopping on a bad list); a Cognito identity is its identity id; an unknown identity shape is 403",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerPrincipal' },
-      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'callerRuleFromEnv' },
-      { file: 'lambdas/exactly-once/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
-      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'callerOf' },
-      { file: 'tools/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
+      { file: 'packages/runtime/src/api/caller.ts', symbol: 'callerPrincipal' },
+      { file: 'packages/runtime/src/api/caller.ts', symbol: 'callerRuleFromEnv' },
+      { file: 'packages/runtime/src/api/caller.ts', symbol: 'DEFAULT_HUMAN_ROLE_PATTERNS' },
+      { file: 'packages/runtime/src/api/http.ts', symbol: 'callerOf' },
+      { file: 'packages/tools/src/local-runtime/api/proxy-event.ts', symbol: 'sigV4Caller' },
     ],
     provedBy: [
       { file: 'test/unit/caller.test.ts', name: 'two sessions of one role are one caller; two roles are two' },
@@ -1185,9 +1185,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Identifiers deliverable to SQS: an event is sent only when SQS can carry every part of it (the characters of its body; `entityId` and `eventId`, the FIFO message group and deduplication ids, as 1–128 printable ASCII); one it cannot is set aside (`malformed-outbox-items`), never sent to fail its batch or its queue',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
-      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'SQS_BODY_CHARACTERS' },
-      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'SQS_FIFO_ID' },
+      { file: 'packages/runtime/src/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
+      { file: 'packages/runtime/src/outbox/outbox-event.ts', symbol: 'SQS_BODY_CHARACTERS' },
+      { file: 'packages/runtime/src/outbox/outbox-event.ts', symbol: 'SQS_FIFO_ID' },
     ],
     provedBy: [
       { file: 'test/unit/envelope.test.ts', name: ' is not publishable, and says why', templated: true },
@@ -1207,11 +1207,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper (and relay) skip an outbox item that can never be published (no event, bad shape, characters SQS refuses): logged, counted in `MalformedOutboxItem`, and set aside by the sweeper (`pendingShard = malformed`) so it cannot hide newer events; re-checked and reported every sweep, published once repaired',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
-      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'MalformedOutboxItem' },
-      { file: 'lambdas/exactly-once/outbox/relay.ts', symbol: 'sweepOutbox' },
-      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
-      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
+      { file: 'packages/runtime/src/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
+      { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'MalformedOutboxItem' },
+      { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'sweepOutbox' },
+      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/runtime/src/aws/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
     ],
     provedBy: [
       {
@@ -1243,9 +1243,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       '503 only for throttling, conflicts and unavailability; a transaction cancelled by `ValidationError` is a 500',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isDependencyFailure' },
-      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'serviceUnavailable' },
-      { file: 'lambdas/exactly-once/api/http.ts', symbol: 'unexpectedErrorResponse' },
+      { file: 'packages/runtime/src/aws/transient-errors.ts', symbol: 'isDependencyFailure' },
+      { file: 'packages/runtime/src/api/http.ts', symbol: 'serviceUnavailable' },
+      { file: 'packages/runtime/src/api/http.ts', symbol: 'unexpectedErrorResponse' },
     ],
     provedBy: [
       { file: UNIT_DEPENDENCY_FAILURE, name: 'error classes of the thing transaction' },
@@ -1267,8 +1267,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Alarms are deliverable: the topic policy lets CloudWatch publish (this account, exactly this stack's alarms) and the key lets it use only Decrypt/GenerateDataKey*; synth fails otherwise",
     enforcedIn: [
-      { file: 'lib/exactly-once/monitoring.ts', symbol: 'Monitoring' },
-      { file: 'lib/exactly-once/aspects/alarm-delivery.ts', symbol: 'AlarmDeliveryAspect' },
+      { file: 'packages/cdk/src/monitoring.ts', symbol: 'Monitoring' },
+      { file: 'packages/cdk/src/aspects/alarm-delivery.ts', symbol: 'AlarmDeliveryAspect' },
     ],
     provedBy: [
       { file: INFRA_ASPECTS, name: 'the real stack passes, and every one of its alarms notifies the topic' },
@@ -1289,8 +1289,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Gateway-made errors carry `status`: one gateway response per response type with its own status, valid JSON',
     enforcedIn: [
-      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'GATEWAY_ERRORS' },
-      { file: 'lib/exactly-once/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
+      { file: 'packages/cdk/src/iam-rest-api.ts', symbol: 'GATEWAY_ERRORS' },
+      { file: 'packages/cdk/src/iam-rest-api.ts', symbol: 'addProblemGatewayResponses' },
     ],
     provedBy: [
       { file: INFRA_IAM_REST_API, name: ', and a problem+json body that says it', templated: true },
@@ -1314,13 +1314,13 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Effects == intents under load and faults, each fault with its own evidence (host crash counter, redelivery while running, a message the resend fault marked); a run names each enabled fault that left no mark, since its verdict proves nothing about it; `--faults all` gives each a chance to fire: the consumer crash is rolled after the try that finished an event's work, the relay crash runs at 1, the local provider's outage opens at the run's first call",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/faults/consumer-faults.ts', symbol: 'consumerFaults' },
-      { file: 'tools/proof-kit/faults.ts', symbol: 'ALL_FAULTS_RATES' },
-      { file: 'tools/local-runtime/provider/chaos.ts', symbol: 'Chaos' },
+      { file: 'packages/runtime/src/faults/consumer-faults.ts', symbol: 'consumerFaults' },
+      { file: 'packages/tools/src/proof-kit/faults.ts', symbol: 'ALL_FAULTS_RATES' },
+      { file: 'packages/tools/src/local-runtime/provider/chaos.ts', symbol: 'Chaos' },
       { file: VERIFY, symbol: 'checkInvariants' },
-      { file: 'tools/proof-kit/run.ts', symbol: 'runLoadTest' },
-      { file: 'tools/proof-kit/fault-marks.ts', symbol: 'faultMarks' },
-      { file: 'tools/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
+      { file: 'packages/tools/src/proof-kit/run.ts', symbol: 'runLoadTest' },
+      { file: 'packages/tools/src/proof-kit/fault-marks.ts', symbol: 'faultMarks' },
+      { file: 'packages/tools/src/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
       {
@@ -1393,8 +1393,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       "The proof can fail: with one consumer's inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects in the domain proof's words (the probe stack's \"counted N times, not once\"); a run without a single 201 fails",
     enforcedIn: [
       { file: VERIFY, symbol: 'checkIntents' },
-      { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
-      { file: 'lambdas/exactly-once/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
+      { file: 'packages/runtime/src/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
+      { file: 'packages/runtime/src/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
       { file: PROOF_KIT_TEST, name: 'probe: duplicates are counted again, reported as "counted N times, not once"' },
@@ -1418,8 +1418,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'lib/config.ts', symbol: 'readConfig' },
       { file: 'lib/config.ts', symbol: 'functionBuildFor' },
       { file: FUNCTION_DEFAULTS, symbol: 'bundleDefines' },
-      { file: 'lib/exactly-once/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
-      { file: 'lambdas/exactly-once/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
+      { file: 'packages/cdk/src/fault-injection.ts', symbol: 'FaultInjectionSwitch' },
+      { file: 'packages/runtime/src/faults/plan.ts', symbol: 'MAX_PLAN_LIFETIME_MS' },
     ],
     provedBy: [
       { file: 'test/infra/stage-config.test.ts', name: 'fault injection is off by default in dev and prod' },
@@ -1453,7 +1453,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lib/config.ts', symbol: 'STAGE_DEFAULTS' },
       { file: FUNCTION_DEFAULTS, symbol: 'serviceName' },
-      { file: 'lib/exactly-once/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
+      { file: 'packages/cdk/src/aspects/reserved-concurrency.ts', symbol: 'ReservedConcurrencyAspect' },
     ],
     provedBy: [
       {
@@ -1485,7 +1485,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     enforcedIn: [
       { file: 'lib/config.ts', symbol: 'stackPropsFor' },
       { file: 'lib/config.ts', symbol: 'stackEnvironment' },
-      { file: 'tools/cli/access-denied.ts', symbol: 'accessDeniedLine' },
+      { file: 'packages/tools/src/cli/access-denied.ts', symbol: 'accessDeniedLine' },
     ],
     provedBy: [
       {
@@ -1524,11 +1524,11 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'domain-replaceable',
     statement:
-      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `tools/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed; and no file of the mechanism or the tools, comments and READMEs included, names a path of the example or of `test/fixtures/`, so deleting the example leaves none of them pointing at a file that is gone",
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `packages/tools/src/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed; and no file of the mechanism or the tools, comments and READMEs included, names a path of the example or of `test/fixtures/`, so deleting the example leaves none of them pointing at a file that is gone",
     enforcedIn: [
-      { file: 'tools/example.ts', symbol: 'example' },
-      { file: 'tools/proof-kit/domain.ts', symbol: 'ProofDomain' },
-      { file: 'tools/simulation/contract.ts', symbol: 'SimulationWorld' },
+      { file: 'packages/tools/src/example.ts', symbol: 'example' },
+      { file: 'packages/tools/src/proof-kit/domain.ts', symbol: 'ProofDomain' },
+      { file: 'packages/tools/src/simulation/contract.ts', symbol: 'SimulationWorld' },
     ],
     provedBy: [
       {
@@ -1545,7 +1545,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/boundaries.test.ts',
-        name: " reads the example's domain through tools/example.ts only: ",
+        name: " reads the example's domain through packages/tools/src/example.ts only: ",
         templated: true,
       },
       { file: 'test/unit/import-graph.test.ts', name: 'the repository breaks none of the rules' },
@@ -1574,11 +1574,11 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Consumers are data: one list (`consumers.ts` of the example, a `ConsumerSpec` each) gives each consumer its queue and DLQ, mapping, grants, fault switch, fault-target tag (the AWS FIS template selects by it: `<stack>:consumer`, `<stack>:relay`), alarms, dashboard widgets, outputs and relay route; a list the stack cannot build fails synth with its reason; the proof kit, DLQ tool and simulation find every consumer from it; `npm run new:consumer` adds one that passes typecheck, lint and its own test',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
+      { file: 'packages/runtime/src/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
       { file: EXACTLY_ONCE, symbol: 'ExactlyOnce' },
-      { file: 'lib/exactly-once/fault-injection.ts', symbol: 'tagFaultTarget' },
-      { file: 'tools/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
+      { file: 'packages/cdk/src/fault-injection.ts', symbol: 'tagFaultTarget' },
+      { file: 'packages/tools/src/scaffolder/new-consumer.ts', symbol: 'planConsumer' },
     ],
     provedBy: [
       { file: 'test/infra/consumer-list.test.ts', name: 'a third consumer on the list' },
@@ -1610,10 +1610,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The relay routes each event to every consumer whose spec takes its type (routes read once at cold start from `CONSUMER_ROUTES`; a malformed value stops the function loading); a type no consumer takes is marked dispatched, so it cannot hold its shard or be swept forever',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'parseRoutes' },
-      { file: 'lambdas/exactly-once/outbox/routes.ts', symbol: 'routesFor' },
+      { file: 'packages/runtime/src/outbox/routes.ts', symbol: 'parseRoutes' },
+      { file: 'packages/runtime/src/outbox/routes.ts', symbol: 'routesFor' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
-      { file: 'lambdas/exactly-once/wiring/outbox-wiring.ts', symbol: 'outboxConfigFromEnv' },
+      { file: 'packages/runtime/src/wiring/outbox-wiring.ts', symbol: 'outboxConfigFromEnv' },
     ],
     provedBy: [
       {
@@ -1688,9 +1688,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs a domain's idempotent POST (the mechanism's `idempotentCommand`) with Powertools' idempotency layer on the in-memory DynamoDB, which passes the same idempotency-store contract as DynamoDB Local; `npm run sim -- --jobs N` prints what one process prints",
     enforcedIn: [
-      { file: 'tools/simulation/world/api.ts', symbol: 'simulatedIdempotencyStore' },
+      { file: 'packages/tools/src/simulation/world/api.ts', symbol: 'simulatedIdempotencyStore' },
       { file: IDEMPOTENCY_CONTRACTS, symbol: 'describeIdempotencyStoreContract' },
-      { file: 'tools/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
+      { file: 'packages/tools/src/simulation/campaign.ts', symbol: 'mergeCampaignReports' },
     ],
     provedBy: [
       {
@@ -1726,8 +1726,8 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: BACKOFF, symbol: 'RETRY_BUDGET' },
       { file: BACKOFF, symbol: 'guaranteedBudgetSeconds' },
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lib/exactly-once/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
-      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
+      { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
+      { file: 'packages/cdk/src/aspects/retry-budget.ts', symbol: 'RetryBudgetAspect' },
       { file: BACKOFF, symbol: 'honourRetryHint' },
     ],
     provedBy: [
@@ -1772,9 +1772,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Transaction conflicts and throttling are retried in-process, each write on its own (6 tries, full jitter from 50 ms, capped at 1 s a wait, never past the record\'s deadline) before the message is failed; a claim\'s ConditionalCheckFailed is still "duplicate", never retried',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/transient-errors.ts', symbol: 'isContention' },
-      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
-      { file: 'lambdas/exactly-once/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
+      { file: 'packages/runtime/src/aws/transient-errors.ts', symbol: 'isContention' },
+      { file: 'packages/runtime/src/runtime/contention-retry.ts', symbol: 'IN_PROCESS_RETRY' },
+      { file: 'packages/runtime/src/runtime/contention-retry.ts', symbol: 'withContentionRetries' },
       { file: INBOX_LEDGER, symbol: 'withRetries' },
     ],
     provedBy: [
@@ -1798,7 +1798,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       "FIFO: a record skipped behind a failing head is never dead-lettered untried: the consumer counts its own tries (`TRIES#` items) and dead-letters after 14 (`RetryBudgetExhausted`, with the last error); the queue's `maxReceiveCount` (14 × batch size + 10 for crashes = 150) is only a backstop",
     enforcedIn: [
       { file: CONSUMER_SUPPORT, symbol: 'failTransiently' },
-      { file: 'lambdas/exactly-once/aws/dynamodb-try-counter.ts', symbol: 'DynamoDbTryCounter' },
+      { file: 'packages/runtime/src/aws/dynamodb-try-counter.ts', symbol: 'DynamoDbTryCounter' },
       { file: QUEUE_CONSUMER, symbol: 'queueConsumerHandler' },
     ],
     provedBy: [
@@ -1857,8 +1857,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'alarm-runbook',
     statement: 'Every alarm names its runbook section, and the section exists',
     enforcedIn: [
-      { file: 'lib/exactly-once/monitoring.ts', symbol: 'addAlarm' },
-      { file: 'lib/exactly-once/monitoring.ts', symbol: 'RunbookSection' },
+      { file: 'packages/cdk/src/monitoring.ts', symbol: 'addAlarm' },
+      { file: 'packages/cdk/src/monitoring.ts', symbol: 'RunbookSection' },
     ],
     provedBy: [
       {
@@ -1874,8 +1874,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'A dispatched outbox item expires 7 days after its first dispatch (never before the stream forgets its record); a pending one never does, checked at synth (`OutboxRetention`)',
     enforcedIn: [
-      { file: 'lambdas/exactly-once/aws/dynamodb-outbox-store.ts', symbol: 'markDispatched' },
-      { file: 'lib/exactly-once/aspects/outbox-retention.ts', symbol: 'OutboxRetentionAspect' },
+      { file: 'packages/runtime/src/aws/dynamodb-outbox-store.ts', symbol: 'markDispatched' },
+      { file: 'packages/cdk/src/aspects/outbox-retention.ts', symbol: 'OutboxRetentionAspect' },
     ],
     provedBy: [
       {
@@ -1900,7 +1900,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       "A consumer's source-queue age alarm never fires on an ordinary retry: its threshold is above the batching window + the visibility timeout + the backoff cap, checked at synth (`RetryBudget`)",
     enforcedIn: [
       { file: BACKOFF, symbol: 'longestOrdinaryRetrySeconds' },
-      { file: 'lib/exactly-once/aspects/retry-budget.ts', symbol: 'checkAgeAlarms' },
+      { file: 'packages/cdk/src/aspects/retry-budget.ts', symbol: 'checkAgeAlarms' },
     ],
     provedBy: [
       {
@@ -1920,12 +1920,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "One request's W3C trace context crosses every hop: the API's span (a child of the caller's valid `traceparent`, a new trace otherwise, never an error) is stored on the outbox event, the relay's span rides the message's `traceparent` attribute, the consumer's try is its child, and the provider call sends its own span as the `traceparent` header, one trace id throughout",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/trace/trace-context.ts', symbol: 'parseTraceparent' },
-      { file: 'lambdas/exactly-once/api/request-trace.ts', symbol: 'inRequestSpan' },
-      { file: 'lambdas/exactly-once/aws/outbox-table.ts', symbol: 'outboxPut' },
-      { file: 'lambdas/exactly-once/aws/sqs-event-publisher.ts', symbol: 'SqsEventPublisher' },
-      { file: 'lambdas/exactly-once/consumer/record-trace.ts', symbol: 'recordQueueWait' },
-      { file: 'lambdas/exactly-once/aws/http-provider.ts', symbol: 'HttpProvider' },
+      { file: 'packages/runtime/src/trace/trace-context.ts', symbol: 'parseTraceparent' },
+      { file: 'packages/runtime/src/api/request-trace.ts', symbol: 'inRequestSpan' },
+      { file: 'packages/runtime/src/aws/outbox-table.ts', symbol: 'outboxPut' },
+      { file: 'packages/runtime/src/aws/sqs-event-publisher.ts', symbol: 'SqsEventPublisher' },
+      { file: 'packages/runtime/src/consumer/record-trace.ts', symbol: 'recordQueueWait' },
+      { file: 'packages/runtime/src/aws/http-provider.ts', symbol: 'HttpProvider' },
     ],
     provedBy: [
       {
@@ -1953,9 +1953,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "Under an OpenTelemetry SDK (the ADOT layer) every hop is an OpenTelemetry span with the ids of its `Span` line and of the `traceparent` it hands on: a carried `traceparent` decides the trace (the invocation's span of another trace is linked), without one the hop is a child of the active span; every line logged in a hop carries its trace id as `correlation_id`, each record its own when records run side by side",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/trace/spans.ts', symbol: 'openSpan' },
-      { file: 'lambdas/exactly-once/trace/spans.ts', symbol: 'inSpan' },
-      { file: 'lambdas/exactly-once/runtime/observability.ts', symbol: 'logger' },
+      { file: 'packages/runtime/src/trace/spans.ts', symbol: 'openSpan' },
+      { file: 'packages/runtime/src/trace/spans.ts', symbol: 'inSpan' },
+      { file: 'packages/runtime/src/runtime/observability.ts', symbol: 'logger' },
     ],
     provedBy: [
       {
@@ -1982,9 +1982,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'A DLQ redrive of already-applied events makes no second effect; FIFO keeps order per group; poison stays unless asked',
     enforcedIn: [
-      { file: 'tools/dlq/messages.ts', symbol: 'redrive' },
-      { file: 'tools/dlq/messages.ts', symbol: 'redriveDecision' },
-      { file: 'tools/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
+      { file: 'packages/tools/src/dlq/messages.ts', symbol: 'redrive' },
+      { file: 'packages/tools/src/dlq/messages.ts', symbol: 'redriveDecision' },
+      { file: 'packages/tools/src/dlq/queues.ts', symbol: 'discoverDeadLetterQueues' },
     ],
     provedBy: [
       {
@@ -2026,9 +2026,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'The local runtime answers loopback only: emulators on 127.0.0.1 where they allow it, a non-loopback Host refused (DNS rebinding)',
     enforcedIn: [
-      { file: 'tools/local-runtime/emulators.ts', symbol: 'startDynamoDbLocal' },
-      { file: 'tools/local-runtime/emulators.ts', symbol: 'startFauxqs' },
-      { file: 'tools/local-runtime/api/server.ts', symbol: 'isLoopbackHost' },
+      { file: 'packages/tools/src/local-runtime/emulators.ts', symbol: 'startDynamoDbLocal' },
+      { file: 'packages/tools/src/local-runtime/emulators.ts', symbol: 'startFauxqs' },
+      { file: 'packages/tools/src/local-runtime/api/server.ts', symbol: 'isLoopbackHost' },
     ],
     provedBy: [
       {
@@ -2049,12 +2049,12 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The local runtime runs the wiring the correctness aspects checked: both read the synthesized template through one reader (which queue or stream a mapping consumes, the function it invokes through an alias or a version, each queue's DLQ, maxReceiveCount and FIFO flag), and a value the template leaves to deploy time is refused by name instead of run as a guess",
     enforcedIn: [
-      { file: 'lib/exactly-once/template/resources.ts', symbol: 'eventSourceOf' },
-      { file: 'lib/exactly-once/template/resources.ts', symbol: 'functionsNamedBy' },
-      { file: 'lib/exactly-once/template/resources.ts', symbol: 'redrivePolicyOf' },
-      { file: 'lib/exactly-once/aspects/model.ts', symbol: 'StackModel' },
-      { file: 'tools/local-runtime/template/event-sources.ts', symbol: 'eventSourceDefinitions' },
-      { file: 'tools/local-runtime/template/sqs.ts', symbol: 'queueDefinitions' },
+      { file: 'packages/cdk/src/template/resources.ts', symbol: 'eventSourceOf' },
+      { file: 'packages/cdk/src/template/resources.ts', symbol: 'functionsNamedBy' },
+      { file: 'packages/cdk/src/template/resources.ts', symbol: 'redrivePolicyOf' },
+      { file: 'packages/cdk/src/aspects/model.ts', symbol: 'StackModel' },
+      { file: 'packages/tools/src/local-runtime/template/event-sources.ts', symbol: 'eventSourceDefinitions' },
+      { file: 'packages/tools/src/local-runtime/template/sqs.ts', symbol: 'queueDefinitions' },
     ],
     provedBy: [
       {
@@ -2072,8 +2072,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The local API checks SigV4 as API Gateway does: the signature recomputed with the SDK's signer over the request as it arrived (method, path, query, signed headers, the body's SHA-256) with the documented local secret (`local`) for any access key id, which names the caller, `X-Amz-Date` within 5 minutes either way, and API Gateway's status, error type and message for each refusal; no function runs for a refused request",
     enforcedIn: [
-      { file: 'tools/local-runtime/api/verify-signature.ts', symbol: 'verifySignature' },
-      { file: 'tools/local-runtime/api/verify-signature.ts', symbol: 'LOCAL_SECRET_ACCESS_KEY' },
+      { file: 'packages/tools/src/local-runtime/api/verify-signature.ts', symbol: 'verifySignature' },
+      { file: 'packages/tools/src/local-runtime/api/verify-signature.ts', symbol: 'LOCAL_SECRET_ACCESS_KEY' },
     ],
     provedBy: [
       {
@@ -2101,8 +2101,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The proof kit's driver signs each request the moment it sends it, whatever the rate, so none goes out with a signature older than API Gateway's 5-minute window, with credentials asked of their provider before each segment and every minute (expiring SSO or assumed-role credentials are replaced), by the SDK signer's algorithm on Node's native SHA-256",
     enforcedIn: [
-      { file: 'tools/proof-kit/drive.ts', symbol: 'drive' },
-      { file: 'tools/proof-kit/request-signer.ts', symbol: 'RequestSigner' },
+      { file: 'packages/tools/src/proof-kit/drive.ts', symbol: 'drive' },
+      { file: 'packages/tools/src/proof-kit/request-signer.ts', symbol: 'RequestSigner' },
     ],
     provedBy: [
       {
@@ -2126,9 +2126,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "`--verify-only --intents <files...>` merges every generator's intent ledger (the driver's, each Artillery worker's) and checks one entity per accepted key, none for a refused one, and the effects of those entities; without ledgers it says the headline check was not run",
     enforcedIn: [
-      { file: 'tools/proof-kit/intents.ts', symbol: 'readLedgers' },
-      { file: 'tools/proof-kit/intents.ts', symbol: 'factsOfLedger' },
-      { file: 'tools/proof-kit/run.ts', symbol: 'verifyStack' },
+      { file: 'packages/tools/src/proof-kit/intents.ts', symbol: 'readLedgers' },
+      { file: 'packages/tools/src/proof-kit/intents.ts', symbol: 'factsOfLedger' },
+      { file: 'packages/tools/src/proof-kit/run.ts', symbol: 'verifyStack' },
     ],
     provedBy: [
       {
@@ -2149,8 +2149,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The shipped Artillery scenario runs: its processor chooses every value before it sets and signs a request (Artillery renders templates after `beforeRequest`), a key's retry sends the same body (a replay, not a 422), customers and SKUs come from the lists; run for real against the local runtime with signatures checked",
     enforcedIn: [
-      { file: 'tools/proof-kit/aws/artillery-processor.js', symbol: 'chooseOrder' },
-      { file: 'tools/proof-kit/aws/artillery-processor.js', symbol: 'signCreate' },
+      { file: 'packages/tools/src/proof-kit/aws/artillery-processor.js', symbol: 'chooseOrder' },
+      { file: 'packages/tools/src/proof-kit/aws/artillery-processor.js', symbol: 'signCreate' },
     ],
     provedBy: [
       {
@@ -2172,7 +2172,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     id: 'capacity-before-load',
     statement:
       "Before a load against a deployed stack, the account's unreserved Lambda concurrency and the stage's (and account's) API throttle are read, and a load they cannot carry is refused before a request is sent, with the numbers and what to change",
-    enforcedIn: [{ file: 'tools/proof-kit/capacity.ts', symbol: 'capacityProblems' }],
+    enforcedIn: [{ file: 'packages/tools/src/proof-kit/capacity.ts', symbol: 'capacityProblems' }],
     provedBy: [
       {
         file: 'test/unit/capacity.test.ts',
@@ -2190,9 +2190,9 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound, the DLQs' sender policy against forgeries redriven from a DLQ, the tenant in the provider key when two tenants share eventIds) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
-      { file: 'tools/simulation/world/world.ts', symbol: 'MechanismGuards' },
-      { file: 'tools/simulation/world/world.ts', symbol: 'SimulationDomain' },
-      { file: 'tools/simulation/campaign.ts', symbol: 'runCampaign' },
+      { file: 'packages/tools/src/simulation/world/world.ts', symbol: 'MechanismGuards' },
+      { file: 'packages/tools/src/simulation/world/world.ts', symbol: 'SimulationDomain' },
+      { file: 'packages/tools/src/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
       {
@@ -2259,9 +2259,9 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: PORT_CONTRACTS, symbol: 'describeLedgerContract' },
       { file: PORT_CONTRACTS, symbol: 'describeOutboxContract' },
       { file: QUEUE_CONTRACTS, symbol: 'describeQueueContract' },
-      { file: 'tools/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
-      { file: 'tools/simulation/world/sqs.ts', symbol: 'SimQueue' },
-      { file: 'tools/simulation/reserved-words.ts', symbol: 'isReservedWord' },
+      { file: 'packages/tools/src/simulation/memory-dynamodb.ts', symbol: 'MemoryDynamoDb' },
+      { file: 'packages/tools/src/simulation/world/sqs.ts', symbol: 'SimQueue' },
+      { file: 'packages/tools/src/simulation/reserved-words.ts', symbol: 'isReservedWord' },
     ],
     provedBy: [
       { file: PORT_CONTRACTS, name: 'ledger contract: ', templated: true, runBy: PORT_CONTRACT_RUNNERS },
@@ -2280,10 +2280,10 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation runs the deployed relay, sweeper and every consumer of the list (`makeRelayHandler`, `makeSweeperHandler`, each consumer's `makeHandler`) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
     enforcedIn: [
-      { file: 'lambdas/exactly-once/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
-      { file: 'lambdas/exactly-once/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
-      { file: 'tools/simulation/world/consumers.ts', symbol: 'handlerFactory' },
-      { file: 'tools/simulation/world/stream.ts', symbol: 'StreamMapping' },
+      { file: 'packages/runtime/src/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/tools/src/simulation/world/consumers.ts', symbol: 'handlerFactory' },
+      { file: 'packages/tools/src/simulation/world/stream.ts', symbol: 'StreamMapping' },
     ],
     provedBy: [
       {

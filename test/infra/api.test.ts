@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { MAX_ITEMS } from '../../lambdas/shop/domain/order';
-import { ENV } from '../../lambdas/exactly-once/env-names';
+import { ENV } from '@exactly-once/runtime/env-names';
 import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { configError, synthStack } from '../support/synth';
 import {

@@ -11,15 +11,11 @@ import { DynamoEventSource, KinesisEventSource, SqsDlq, SqsEventSource } from 'a
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
-import {
-  applyCorrectnessAspects,
-  requiredInboxTtlSeconds,
-  type CorrectnessOptions,
-} from '../../lib/exactly-once/aspects';
-import { allowOnlyDeadLetterSenders, allowOnlySenders } from '../../lib/exactly-once/queue-senders';
-import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
-import { maxHorizonForClaimTtl } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
-import { OUTBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/outbox-table';
+import { applyCorrectnessAspects, requiredInboxTtlSeconds, type CorrectnessOptions } from '@exactly-once/cdk/aspects';
+import { allowOnlyDeadLetterSenders, allowOnlySenders } from '@exactly-once/cdk/queue-senders';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '@exactly-once/runtime/consumer/retry-budget';
+import { maxHorizonForClaimTtl } from '@exactly-once/runtime/consumer/dedupe-horizon';
+import { OUTBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/outbox-table';
 import { cdkContext, synthErrors, type SynthFinding } from '../support/cdk-app';
 import { buildProbeStack } from '../exactly-once/fixtures/probe-stack';
 

@@ -1,7 +1,7 @@
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
-import { RELAY_ENTRY } from '../../lib/exactly-once/outbox-relay';
-import { entryPointPath, lambdaBundling, type FunctionBuild } from '../../lib/exactly-once/function-defaults';
+import { RELAY_ENTRY } from '@exactly-once/cdk/outbox-relay';
+import { entryPointPath, lambdaBundling, type FunctionBuild } from '@exactly-once/cdk/function-defaults';
 import { PROBE_CONSUMERS, PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 /**

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { ENV } from '../../lambdas/exactly-once/env-names';
-import { FAULT_TARGET_TAG } from '../../lib/exactly-once/fault-injection';
-import type { ConsumerPipelines } from '../../lib/exactly-once/consumer-pipelines';
+import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { ENV } from '@exactly-once/runtime/env-names';
+import { FAULT_TARGET_TAG } from '@exactly-once/cdk/fault-injection';
+import type { ConsumerPipelines } from '@exactly-once/cdk/consumer-pipelines';
 import {
   PROBE_STACK_CONSUMERS,
   probeStackTemplate,
@@ -215,7 +215,7 @@ describe('a third consumer on the list', () => {
     const consumerIds = WITH_AUDIT.map((spec) => pipelineOf(template, spec.name).functionId);
     const relayId = publishers()[0];
     const fis = JSON.parse(
-      fs.readFileSync(path.join(__dirname, '../../tools/proof-kit/aws/fis-lambda-faults.json'), 'utf8'),
+      fs.readFileSync(path.join(__dirname, '../../packages/tools/src/proof-kit/aws/fis-lambda-faults.json'), 'utf8'),
     );
 
     for (const id of consumerIds) expect(tagOf(id)).toBe(`${stack.stackName}:consumer`);

@@ -1,6 +1,6 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
-import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
+import { consumerId } from '@exactly-once/runtime/consumer-spec';
+import { providerEnvNames } from '@exactly-once/runtime/env-names';
 import { PROBE_STACK_CONSUMERS, synthProbeStack, type ProbeSettings } from '../exactly-once/fixtures/probe-stack';
 
 /**

@@ -1,6 +1,6 @@
 import { App, Stack } from 'aws-cdk-lib';
 import * as path from 'node:path';
-import { FunctionWithDefaults, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
+import { FunctionWithDefaults, PROJECT_DIR } from '@exactly-once/cdk/function-defaults';
 import { buildProbeStack, type ProbeStage } from '../exactly-once/fixtures/probe-stack';
 import { cdkContext } from '../support/cdk-app';
 import { exportsHandler } from '../support/entry-modules';

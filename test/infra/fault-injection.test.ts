@@ -1,4 +1,4 @@
-import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
+import { consumerId } from '@exactly-once/runtime/consumer-spec';
 import { PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 import { functionsWithFaultVariables, resourcesOfType } from '../support/template';
 

@@ -1,5 +1,5 @@
-import { notEmulatedTypes } from '../../tools/local-runtime/template/inventory';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { notEmulatedTypes } from '@exactly-once/tools/local-runtime/template/inventory';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 import { synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /**

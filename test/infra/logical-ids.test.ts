@@ -1,4 +1,4 @@
-import { consumerId } from '../../lambdas/exactly-once/consumer-spec';
+import { consumerId } from '@exactly-once/runtime/consumer-spec';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { defaultStackTemplate } from '../support/synth';
 

@@ -1,7 +1,7 @@
 import { Stack, type App } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { FunctionWithDefaults } from '../../lib/exactly-once/function-defaults';
+import { FunctionWithDefaults } from '@exactly-once/cdk/function-defaults';
 import {
   PROBE_PRODUCER_ENTRY,
   PROBE_STACK_CONSUMERS,

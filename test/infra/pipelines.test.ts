@@ -4,12 +4,12 @@ import {
   honourRetryHint,
   RETRY_BUDGET,
   retryBackoffSeconds,
-} from '../../lambdas/exactly-once/consumer/retry-budget';
+} from '@exactly-once/runtime/consumer/retry-budget';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { INBOX_TTL_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
-import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { ENV } from '../../lambdas/exactly-once/env-names';
+import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { PENDING_OUTBOX_INDEX } from '@exactly-once/runtime/aws/outbox-table';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { ENV } from '@exactly-once/runtime/env-names';
 import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
 import { PROBE_STACK_CONSUMERS, synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 import {

@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { providerEnvNames } from '../../lambdas/exactly-once/env-names';
+import { providerEnvNames } from '@exactly-once/runtime/env-names';
 import { readConfig } from '../../lib/config';
 import { CONFIGURED_PROVIDERS } from '../support/providers';
 import { cdkContext, configError, synthStack } from '../support/synth';

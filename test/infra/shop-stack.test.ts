@@ -3,7 +3,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { functionBuildFor, readConfig } from '../../lib/config';
-import { functionBuildOf, FunctionWithDefaults, PROJECT_DIR } from '../../lib/exactly-once/function-defaults';
+import { functionBuildOf, FunctionWithDefaults, PROJECT_DIR } from '@exactly-once/cdk/function-defaults';
 import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
 import { exportsHandler } from '../support/entry-modules';
 import { findings, removeNagOutdirs, synthWithNag } from '../support/nag';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { applyCorrectnessAspects } from '../../lib/exactly-once/aspects';
+import { applyCorrectnessAspects } from '@exactly-once/cdk/aspects';
 import {
   ADOT_MANAGED_POLICY,
   ADOT_NODEJS_LAYER,
@@ -11,7 +11,7 @@ import {
   lambdaBundling,
   METRICS_NAMESPACE,
   setFunctionBuild,
-} from '../../lib/exactly-once/function-defaults';
+} from '@exactly-once/cdk/function-defaults';
 import {
   PROBE_STACK_CONSUMERS,
   synthProbeStack,

@@ -1,13 +1,13 @@
-import { StackModel, isFifo } from '../../lib/exactly-once/aspects/model';
-import { EVENT_SOURCE_MAPPING, SQS_QUEUE } from '../../lib/exactly-once/template';
-import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
-import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
+import { StackModel, isFifo } from '@exactly-once/cdk/aspects/model';
+import { EVENT_SOURCE_MAPPING, SQS_QUEUE } from '@exactly-once/cdk/template';
+import { eventSourceDefinitions } from '@exactly-once/tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
+import { queueDefinitions } from '@exactly-once/tools/local-runtime/template/sqs';
 import { synthProbeStack } from '../exactly-once/fixtures/probe-stack';
 
 /**
  * The correctness aspects read the stack as it is being synthesized, the local runtime reads the
- * template synth wrote; both through lib/exactly-once/template. On the probe stack (the mechanism
+ * template synth wrote; both through packages/cdk/src/template. On the probe stack (the mechanism
  * with a standard and a FIFO consumer) they must read the same wiring: what each mapping consumes and invokes, each queue's DLQ and kind.
  */
 test("the aspects' model and the local runtime read the same wiring from the stack", () => {

@@ -1,4 +1,4 @@
-import { STACK_OUTPUTS, consumerId, consumerOutputNames } from '../../lib/exactly-once/parts';
+import { STACK_OUTPUTS, consumerId, consumerOutputNames } from '@exactly-once/cdk/parts';
 import { PROBE_STACK_CONSUMERS, probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**

@@ -1,7 +1,7 @@
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
-import type { ProofDomain } from '../../tools/proof-kit/domain';
-import { entityPath, limitPlan, measureEmulatorLimit } from '../../tools/bench/emulator-limit';
-import { outboxItemsOf } from '../../tools/bench/hops';
+import type { ProofDomain } from '@exactly-once/tools/proof-kit/domain';
+import { entityPath, limitPlan, measureEmulatorLimit } from '@exactly-once/tools/bench/emulator-limit';
+import { outboxItemsOf } from '@exactly-once/tools/bench/hops';
 import { benchTestClient, createBenchTables } from '../support/bench-tables';
 
 /**

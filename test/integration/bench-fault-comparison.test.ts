@@ -1,4 +1,4 @@
-import { compareUnderFaults } from '../../tools/bench/fault-comparison';
+import { compareUnderFaults } from '@exactly-once/tools/bench/fault-comparison';
 import { createBenchTables } from '../support/bench-tables';
 
 /**

@@ -1,5 +1,5 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { createPrivateTables } from '../../tools/bench/tables';
+import { createPrivateTables } from '@exactly-once/tools/bench/tables';
 import { benchTestClient, createBenchTables } from '../support/bench-tables';
 
 /**

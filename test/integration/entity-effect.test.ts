@@ -1,19 +1,19 @@
 import { TransactionInProgressException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
-import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import { isContention } from '../../lambdas/exactly-once/aws/transient-errors';
-import { IN_PROCESS_RETRY } from '../../lambdas/exactly-once/runtime/contention-retry';
-import { parseWith, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
+import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
+import { entityEffectKey, inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import { isContention } from '@exactly-once/runtime/aws/transient-errors';
+import { IN_PROCESS_RETRY } from '@exactly-once/runtime/runtime/contention-retry';
+import { parseWith, type EventEnvelope } from '@exactly-once/runtime/envelope';
+import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
+import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
 import { testDynamoDbClient } from '../support/emulated-dynamodb';
 import { useEmulatedEffects, type EmulatedEffects } from '../support/emulated-effects';
 import { stripeLikeProvider } from '../support/providers';
-import { recordProviderCallFinding, type ProviderCallFinding } from '../../tools/dlq/provider-window';
-import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
+import { recordProviderCallFinding, type ProviderCallFinding } from '@exactly-once/tools/dlq/provider-window';
+import { providerKey } from '@exactly-once/runtime/inbox/keys';
 
 /**
  * The generic effect of a consumer made by `npm run new:consumer`, on DynamoDB

@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { checkOutboxEvent } from '../../lambdas/exactly-once/outbox/outbox-event';
+import { checkOutboxEvent } from '@exactly-once/runtime/outbox/outbox-event';
 import { thingHappened, type ThingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { recordThing } from '../exactly-once/fixtures/probe-things';

@@ -1,7 +1,7 @@
 import { DeleteItemCommand, PutItemCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { outboxPut } from '../../lambdas/exactly-once/aws';
+import { outboxPut } from '@exactly-once/runtime/aws';
 import { apiEvent, lambdaContext } from '../support/api-events';
 import {
   createTemplateTables,
@@ -40,7 +40,7 @@ beforeAll(async () => {
     IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
     HUMAN_ROLE_PATTERNS: 'AWSReservedSSO_*',
   });
-  const clients = await import('../../lambdas/exactly-once/aws/clients');
+  const clients = await import('@exactly-once/runtime/aws/clients');
   clients.dynamoDbClient().middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { TableName?: string; TransactItems?: unknown[] };

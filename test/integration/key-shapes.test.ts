@@ -1,11 +1,11 @@
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
-import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
-import { entityEffectKey, inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
-import { inboxPk, providerKey } from '../../lambdas/exactly-once/inbox/keys';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
+import type { LedgerKeyOptions } from '@exactly-once/runtime/aws/inbox-claim-keys';
+import { entityEffectKey, inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
+import { inboxPk, providerKey } from '@exactly-once/runtime/inbox/keys';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
 import { useEmulatedEffects } from '../support/emulated-effects';
 import { stripeLikeProvider } from '../support/providers';
 

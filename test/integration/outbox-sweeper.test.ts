@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { outboxSk, pendingShardOf } from '../../lambdas/exactly-once/aws/outbox-table';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
+import { outboxSk, pendingShardOf } from '@exactly-once/runtime/aws/outbox-table';
+import { lambdaContext } from '@exactly-once/runtime/testing';
 import { thingHappened, type ThingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { recordThing, THING_PK_PREFIX } from '../exactly-once/fixtures/probe-things';
@@ -50,7 +50,7 @@ beforeAll(async () => {
   });
   await jest.isolateModulesAsync(async () => {
     const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } =
-      await import('../../lambdas/exactly-once/wiring/sweeper-handler');
+      await import('@exactly-once/runtime/wiring/sweeper-handler');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
     limits = { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE };
   });

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
+import { lambdaContext } from '@exactly-once/runtime/testing';
 import { thingHappened, thingUndone, type ThingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_LEDGER_SPEC } from '../exactly-once/fixtures/probe-ledger-spec';
 import { probeStateKey, probeTallyKey } from '../exactly-once/fixtures/probe-ledger';

@@ -1,6 +1,6 @@
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { logger } from '../../lambdas/exactly-once/runtime/observability';
+import { logger } from '@exactly-once/runtime/runtime/observability';
 import { describeQueueContract, type QueueHarness } from '../simulation/contracts/queue-contracts';
 import { useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { testSqsClient } from '../support/emulated-messaging';

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
-import { reservedWords } from '../../tools/simulation/reserved-words';
-import { createSimulatedTables, EFFECTS_TABLE } from '../../tools/simulation/world/tables';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
+import { reservedWords } from '@exactly-once/tools/simulation/reserved-words';
+import { createSimulatedTables, EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 import { testDynamoDbClient, useEmulatorEnvironment } from '../support/emulated-dynamodb';
 import { createEmulatedTables } from '../support/emulated-stack';
 

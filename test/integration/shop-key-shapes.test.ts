@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { LedgerKeyOptions } from '../../lambdas/exactly-once/aws/inbox-claim-keys';
-import { inboxPk } from '../../lambdas/exactly-once/inbox/keys';
+import type { LedgerKeyOptions } from '@exactly-once/runtime/aws/inbox-claim-keys';
+import { inboxPk } from '@exactly-once/runtime/inbox/keys';
 import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
 import { useEmulatedEffects } from '../support/emulated-effects';

@@ -1,4 +1,4 @@
-import { providerKey } from '../../lambdas/exactly-once';
+import { providerKey } from '@exactly-once/runtime';
 import { orderPlacedEventId, orderTotalCents } from '../../lambdas/shop/domain/order';
 import { orderCancelledEvent, orderPlacedEvent, type OrderPlacedEvent } from '../../lambdas/shop/domain/events';
 import { apiEvent, lambdaContext } from '../support/api-events';

@@ -1,6 +1,6 @@
-import { AlarmEvaluator } from '../../tools/local-runtime/alarms';
-import { alarmDefinitions } from '../../tools/local-runtime/template/alarms';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { AlarmEvaluator } from '@exactly-once/tools/local-runtime/alarms';
+import { alarmDefinitions } from '@exactly-once/tools/local-runtime/template/alarms';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**

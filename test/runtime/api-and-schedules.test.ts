@@ -5,8 +5,8 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { signedFetch } from '../../tools/local-runtime/api/sign';
-import { startRuntime, type LocalRuntime } from '../../tools/local-runtime/runtime';
+import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
+import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**

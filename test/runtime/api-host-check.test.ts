@@ -1,6 +1,6 @@
 import * as http from 'node:http';
-import { ApiServer } from '../../tools/local-runtime/api/server';
-import type { FunctionHost } from '../../tools/local-runtime/host/function-host';
+import { ApiServer } from '@exactly-once/tools/local-runtime/api/server';
+import type { FunctionHost } from '@exactly-once/tools/local-runtime/host/function-host';
 
 /**
  * DNS rebinding: a web page whose domain is re-pointed at 127.0.0.1 reaches

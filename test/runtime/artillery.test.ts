@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { LOCAL_SECRET_ACCESS_KEY } from '../../tools/local-runtime/api/verify-signature';
-import { readLedgers } from '../../tools/proof-kit/intents';
-import { verifyStack } from '../../tools/proof-kit/run';
+import { LOCAL_SECRET_ACCESS_KEY } from '@exactly-once/tools/local-runtime/api/verify-signature';
+import { readLedgers } from '@exactly-once/tools/proof-kit/intents';
+import { verifyStack } from '@exactly-once/tools/proof-kit/run';
 import { useProofKitRuntime } from './proof-kit-fixture';
 
 /**
@@ -17,7 +17,7 @@ import { useProofKitRuntime } from './proof-kit-fixture';
 const runtime = useProofKitRuntime('artillery');
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
-const SCENARIO = path.join(ROOT, 'tools', 'proof-kit', 'aws', 'artillery.yml');
+const SCENARIO = path.join(ROOT, 'packages', 'tools', 'src', 'proof-kit', 'aws', 'artillery.yml');
 
 interface ArtilleryReport {
   aggregate: { counters: Record<string, number> };

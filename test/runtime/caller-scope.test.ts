@@ -1,5 +1,9 @@
-import { localRoleSessionToken, signedFetch, type SignedRequestOptions } from '../../tools/local-runtime/api/sign';
-import type { LocalRuntime } from '../../tools/local-runtime/runtime';
+import {
+  localRoleSessionToken,
+  signedFetch,
+  type SignedRequestOptions,
+} from '@exactly-once/tools/local-runtime/api/sign';
+import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import { startSynthesizedStack } from './fixtures';
 
 /**

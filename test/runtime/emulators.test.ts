@@ -6,7 +6,7 @@ import {
   startDynamoDbLocal,
   startFauxqs,
   type Emulator,
-} from '../../tools/local-runtime/emulators';
+} from '@exactly-once/tools/local-runtime/emulators';
 
 /**
  * The emulators the runtime starts: fauxqs on loopback only and on a port it

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { SpanRecord } from '../../lambdas/exactly-once/trace/spans';
-import { signedFetch } from '../../tools/local-runtime/api/sign';
-import type { ProviderLog } from '../../tools/local-runtime/provider';
-import type { LocalRuntime } from '../../tools/local-runtime/runtime';
+import type { SpanRecord } from '@exactly-once/runtime/trace/spans';
+import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
+import type { ProviderLog } from '@exactly-once/tools/local-runtime/provider';
+import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 
 /**

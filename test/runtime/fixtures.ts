@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Logger } from '../../tools/local-runtime/log';
-import { startRuntime, type LocalRuntime, type RuntimeOptions } from '../../tools/local-runtime/runtime';
-import { synthesize } from '../../tools/local-runtime/template/cloud-assembly';
+import type { Logger } from '@exactly-once/tools/local-runtime/log';
+import { startRuntime, type LocalRuntime, type RuntimeOptions } from '@exactly-once/tools/local-runtime/runtime';
+import { synthesize } from '@exactly-once/tools/local-runtime/template/cloud-assembly';
 import { PROBE_APP, SHARED_CDK_OUT_ENV, SHARED_PROBE_CDK_OUT_ENV } from '../support/runtime-setup';
-import { example, toolingModulePath } from '../../tools/example';
+import { example, toolingModulePath } from '@exactly-once/tools/example';
 import { tooling as probeTooling } from '../support/probe-tooling';
-import type { CfnResource } from '../../tools/local-runtime/template/model';
+import type { CfnResource } from '@exactly-once/tools/local-runtime/template/model';
 
 /**
  * Hand-made cloud assemblies for the runtime's tests: a manifest, an asset

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FunctionHost, type HostedFunction } from '../../tools/local-runtime/host/function-host';
+import { FunctionHost, type HostedFunction } from '@exactly-once/tools/local-runtime/host/function-host';
 import { capturingLogger, eventually, isAlive } from './fixtures';
 
 /**

@@ -1,8 +1,8 @@
-import { renderGatewayError } from '../../tools/local-runtime/api/gateway-responses';
-import { ApiServer } from '../../tools/local-runtime/api/server';
-import { signedFetch } from '../../tools/local-runtime/api/sign';
-import { restApiDefinitions, type RestApiDefinition } from '../../tools/local-runtime/template/api';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { renderGatewayError } from '@exactly-once/tools/local-runtime/api/gateway-responses';
+import { ApiServer } from '@exactly-once/tools/local-runtime/api/server';
+import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
+import { restApiDefinitions, type RestApiDefinition } from '@exactly-once/tools/local-runtime/template/api';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 import { probeStackTemplate } from '../exactly-once/fixtures/probe-stack';
 
 /**

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ALL_FAULTS } from '../../tools/proof-kit/faults';
-import { verdictOf, writeReports } from '../../tools/proof-kit/report';
+import { ALL_FAULTS } from '@exactly-once/tools/proof-kit/faults';
+import { verdictOf, writeReports } from '@exactly-once/tools/proof-kit/report';
 import { MIN_ORDERS_PER_RUN, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { LocalRuntime } from '../../tools/local-runtime/runtime';
-import type { FaultName, FaultSettings } from '../../tools/proof-kit/faults';
-import { localCallCounters } from '../../tools/proof-kit/local-counters';
-import type { RunResults } from '../../tools/proof-kit/report';
-import { runLoadTest, type Profile } from '../../tools/proof-kit/run';
-import { localTarget, type Target } from '../../tools/proof-kit/target';
+import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
+import type { FaultName, FaultSettings } from '@exactly-once/tools/proof-kit/faults';
+import { localCallCounters } from '@exactly-once/tools/proof-kit/local-counters';
+import type { RunResults } from '@exactly-once/tools/proof-kit/report';
+import { runLoadTest, type Profile } from '@exactly-once/tools/proof-kit/run';
+import { localTarget, type Target } from '@exactly-once/tools/proof-kit/target';
 import { capturingLogger, startProbeStack, startSynthesizedStack } from './fixtures';
 
 /** The proof kit's runs at small scale: 20 entities (the shop's orders from 4 customers on 4 SKUs; the probe's things of 4 owners). */

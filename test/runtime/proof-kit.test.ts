@@ -1,9 +1,9 @@
 import '../support/probe-tooling-env';
-import { example } from '../../tools/example';
-import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
-import { faultMarks } from '../../tools/proof-kit/fault-marks';
-import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
-import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
+import { example } from '@exactly-once/tools/example';
+import { ALL_FAULTS, type FaultName, type FaultSettings } from '@exactly-once/tools/proof-kit/faults';
+import { faultMarks } from '@exactly-once/tools/proof-kit/fault-marks';
+import { htmlReport, type RunResults } from '@exactly-once/tools/proof-kit/report';
+import { EACH_EVENT_ONCE } from '@exactly-once/tools/proof-kit/verify';
 import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
@@ -18,11 +18,11 @@ import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from '
  */
 const { run } = useProofKitRuntime('proof-kit', 'probe');
 
-/** The DLQ copies the redrive fault seeds (tools/proof-kit/run.ts): at least two, one per ten things. */
+/** The DLQ copies the redrive fault seeds (packages/tools/src/proof-kit/run.ts): at least two, one per ten things. */
 const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.intents / 10));
 
 /**
- * Each fault left its mark, as the kit counts it for the report (tools/proof-kit/fault-marks.ts: the
+ * Each fault left its mark, as the kit counts it for the report (packages/tools/src/proof-kit/fault-marks.ts: the
  * host's, the provider's, the kit's or the verdict's count), with what the mark must also say for some.
  * A fault shares a run only with faults that cannot leave the same mark (the groups below), so each mark
  * is proof that its own fault fired.

@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import * as path from 'node:path';
-import { startRuntime, type LocalRuntime } from '../../tools/local-runtime/runtime';
+import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**

@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { signedFetch } from '../../tools/local-runtime/api/sign';
+import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
 import { eventually, isAlive, writeAssembly } from './fixtures';
 
 /**
- * `npm start` as a user runs it (tsx tools/local-runtime/start.ts), on a hand-made cloud
+ * `npm start` as a user runs it (tsx packages/tools/src/local-runtime/start.ts), on a hand-made cloud
  * assembly (--no-synth): clear one-line errors, and SIGTERM leaves nothing behind.
  */
 const projectDir = path.resolve(__dirname, '..', '..');
@@ -19,7 +19,7 @@ function start(env: Record<string, string>): {
   exited: Promise<number | null>;
 } {
   let output = '';
-  const child = spawn(process.execPath, [tsxCli, 'tools/local-runtime/start.ts', '--no-synth'], {
+  const child = spawn(process.execPath, [tsxCli, 'packages/tools/src/local-runtime/start.ts', '--no-synth'], {
     cwd: projectDir,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

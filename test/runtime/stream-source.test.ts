@@ -1,6 +1,6 @@
 import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startRuntime, type LocalRuntime } from '../../tools/local-runtime/runtime';
+import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**

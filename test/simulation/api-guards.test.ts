@@ -1,6 +1,6 @@
-import { failed } from '../../tools/simulation/campaign';
-import type { ApiIdempotency } from '../../tools/simulation/world/api';
-import { MECHANISM_GUARDS, type SimulationResult } from '../../tools/simulation/world/world';
+import { failed } from '@exactly-once/tools/simulation/campaign';
+import type { ApiIdempotency } from '@exactly-once/tools/simulation/world/api';
+import { MECHANISM_GUARDS, type SimulationResult } from '@exactly-once/tools/simulation/world/world';
 import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**

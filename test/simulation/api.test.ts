@@ -1,11 +1,11 @@
-import '../../tools/simulation/world/environment';
-import { idempotencyStore } from '../../lambdas/exactly-once/aws/idempotency-store';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
-import { lowLevelClient } from '../../tools/simulation/low-level-client';
-import { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
-import { EPOCH_MS } from '../../tools/simulation/world/scheduler';
-import { createSimulatedTables, IDEMPOTENCY_TABLE } from '../../tools/simulation/world/tables';
-import { idempotentPostEvent } from '../../tools/simulation/world/world';
+import '@exactly-once/tools/simulation/world/environment';
+import { idempotencyStore } from '@exactly-once/runtime/aws/idempotency-store';
+import { lambdaContext } from '@exactly-once/runtime/testing';
+import { lowLevelClient } from '@exactly-once/tools/simulation/low-level-client';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
+import { EPOCH_MS } from '@exactly-once/tools/simulation/world/scheduler';
+import { createSimulatedTables, IDEMPOTENCY_TABLE } from '@exactly-once/tools/simulation/world/tables';
+import { idempotentPostEvent } from '@exactly-once/tools/simulation/world/world';
 import {
   makeCreateThingHandler,
   THING_KEY_EXPIRY_SECONDS,

@@ -1,5 +1,5 @@
-import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
-import { DEFAULT_FAULTS } from '../../tools/simulation/world/world';
+import { formatFailure, runCampaign } from '@exactly-once/tools/simulation/campaign';
+import { DEFAULT_FAULTS } from '@exactly-once/tools/simulation/world/world';
 import { PROBE_SIMULATION } from './probe-world';
 
 /**

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
-const SIM_CLI = join(__dirname, '../../tools/simulation/cli.ts');
+const SIM_CLI = join(__dirname, '../../packages/tools/src/simulation/cli.ts');
 const tsxCli = join(__dirname, '../../node_modules/tsx/dist/cli.mjs');
 
 /** Runs `npm run sim -- ...args` with stdout into a pipe that is read slowly, as `| less` reads it. */

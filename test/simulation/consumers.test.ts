@@ -1,10 +1,10 @@
-import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { parseRoutes } from '../../lambdas/exactly-once/outbox/routes';
-import { ENV } from '../../lambdas/exactly-once/env-names';
-import { example } from '../../tools/example';
-import { handlerFactory, queueNamesOf, simQueueUrl } from '../../tools/simulation/world/consumers';
-import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
+import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { parseRoutes } from '@exactly-once/runtime/outbox/routes';
+import { ENV } from '@exactly-once/runtime/env-names';
+import { example } from '@exactly-once/tools/example';
+import { handlerFactory, queueNamesOf, simQueueUrl } from '@exactly-once/tools/simulation/world/consumers';
+import { EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_SIMULATED_CONSUMERS, THINGS_TABLE } from '../exactly-once/fixtures/probe-simulation';
 import { probeSimulationOptions, ProbeWorld } from './probe-world';
@@ -78,8 +78,8 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entry: 'lambdas/exactly-once/wiring/relay-handler.ts' })).toThrow(
-    'consumer "audit": lambdas/exactly-once/wiring/relay-handler.ts exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'packages/runtime/src/wiring/relay-handler.ts' })).toThrow(
+    'consumer "audit": packages/runtime/src/wiring/relay-handler.ts exports no makeHandler(wiring)',
   );
 });
 

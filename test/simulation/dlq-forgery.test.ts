@@ -1,6 +1,6 @@
-import { failed } from '../../tools/simulation/campaign';
-import { dlqForgeries, FORGED_EVENT_ID_SUFFIX } from '../../tools/simulation/world/dlq-forgery';
-import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '../../tools/simulation/world/world';
+import { failed } from '@exactly-once/tools/simulation/campaign';
+import { dlqForgeries, FORGED_EVENT_ID_SUFFIX } from '@exactly-once/tools/simulation/world/dlq-forgery';
+import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '@exactly-once/tools/simulation/world/world';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 

@@ -1,11 +1,11 @@
-import { failed } from '../../tools/simulation/campaign';
+import { failed } from '@exactly-once/tools/simulation/campaign';
 import {
   DEFAULT_FAULTS,
   MECHANISM_GUARDS,
   type FaultRates,
   type MechanismGuards,
   type SimulationResult,
-} from '../../tools/simulation/world/world';
+} from '@exactly-once/tools/simulation/world/world';
 import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
 import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 

@@ -1,6 +1,6 @@
-import { Invocation } from '../../tools/simulation/world/invocation';
-import { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
-import { Scheduler } from '../../tools/simulation/world/scheduler';
+import { Invocation } from '@exactly-once/tools/simulation/world/invocation';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
 
 /**
  * A call given an AbortSignal (a record's deadline) behaves as an aborted HTTP

@@ -1,7 +1,7 @@
-import '../../tools/simulation/world/environment';
+import '@exactly-once/tools/simulation/world/environment';
 import { describeQueueContract, type QueueHarness } from './contracts/queue-contracts';
-import { Scheduler } from '../../tools/simulation/world/scheduler';
-import { SimQueue, simulatedSqsClient } from '../../tools/simulation/world/sqs';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
+import { SimQueue, simulatedSqsClient } from '@exactly-once/tools/simulation/world/sqs';
 
 /**
  * The simulated queues under the real SQS adapters pass the queue contract, in

@@ -1,6 +1,6 @@
-import { failed } from '../../tools/simulation/campaign';
-import { parsedAsDeployed, PARSER_CHANGE_FIELD } from '../../tools/simulation/world/parser-change';
-import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '../../tools/simulation/world/world';
+import { failed } from '@exactly-once/tools/simulation/campaign';
+import { parsedAsDeployed, PARSER_CHANGE_FIELD } from '@exactly-once/tools/simulation/world/parser-change';
+import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '@exactly-once/tools/simulation/world/world';
 import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 
 /**

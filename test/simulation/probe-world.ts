@@ -1,12 +1,12 @@
-import type { ConsumerSpec } from '../../lambdas/exactly-once';
+import type { ConsumerSpec } from '@exactly-once/runtime';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { entityEffectKey, inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-import type { EntityItem, ProducedEvent, ProofDomain, Violation } from '../../tools/proof-kit/domain';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
-import { intBetween, pick } from '../../tools/proof-kit/random';
-import type { SimulationResult } from '../../tools/simulation/contract';
-import { simulatedIdempotencyStore } from '../../tools/simulation/world/api';
-import { FunctionTimeout, ServiceUnavailable, SimulatedCrash } from '../../tools/simulation/world/invocation';
+import { entityEffectKey, inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import type { EntityItem, ProducedEvent, ProofDomain, Violation } from '@exactly-once/tools/proof-kit/domain';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { intBetween, pick } from '@exactly-once/tools/proof-kit/random';
+import type { SimulationResult } from '@exactly-once/tools/simulation/contract';
+import { simulatedIdempotencyStore } from '@exactly-once/tools/simulation/world/api';
+import { FunctionTimeout, ServiceUnavailable, SimulatedCrash } from '@exactly-once/tools/simulation/world/invocation';
 import {
   ENGINE_DEFAULTS,
   simulate as simulateWorld,
@@ -17,7 +17,7 @@ import {
   type DomainClients,
   type SimulationDomain,
   type SimulationOptions,
-} from '../../tools/simulation/world/world';
+} from '@exactly-once/tools/simulation/world/world';
 import { thingHappened, type ProbeEvent } from '../exactly-once/fixtures/probe-events';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import {
@@ -36,7 +36,7 @@ import {
 } from '../exactly-once/fixtures/probe-simulation';
 
 /**
- * The neutral fixture as the simulation engine's plug-in (tools/simulation/world/world.ts): clients
+ * The neutral fixture as the simulation engine's plug-in (packages/tools/src/simulation/world/world.ts): clients
  * make things through the fixture's idempotent POST /things (Powertools' idempotency layer on the
  * simulated idempotency table), which writes the thing and its ThingHappened in one transaction; some
  * undo their thing later (ThingUndone, version 2). The probe consumers apply the generic entity effect;
@@ -342,7 +342,7 @@ export function simulateProbe(
   return simulateWorld(options, PROBE_DOMAIN, consumerSpecs);
 }
 
-/** The probe world as `npm run sim` and the campaign take one (tools/simulation/contract.ts). */
+/** The probe world as `npm run sim` and the campaign take one (packages/tools/src/simulation/contract.ts). */
 export const PROBE_SIMULATION = simulatedWorld(PROBE_DOMAIN, {
   options: probeSimulationOptions,
   // Thing ids, message ids and keys: what a violation names and the trace mentions.

@@ -1,5 +1,5 @@
-import { SimProviders } from '../../tools/simulation/world/provider';
-import { Scheduler } from '../../tools/simulation/world/scheduler';
+import { SimProviders } from '@exactly-once/tools/simulation/world/provider';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
 
 /** The simulated provider dedupes on the key only for its memory window, and refuses calls while it is down. */
 const DAY_MS = 24 * 3600 * 1000;

@@ -1,4 +1,4 @@
-import { failed } from '../../tools/simulation/campaign';
+import { failed } from '@exactly-once/tools/simulation/campaign';
 import {
   ALL_GUARDS,
   DEFAULT_FAULTS,

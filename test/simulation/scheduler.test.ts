@@ -1,4 +1,4 @@
-import { Scheduler } from '../../tools/simulation/world/scheduler';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
 
 /** Awaits `depth` times in a row, as a handler's chain of awaited calls does, then records that it got through. */
 async function chain(depth: number, done: string[], name: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { failed } from '../../tools/simulation/campaign';
+import { failed } from '@exactly-once/tools/simulation/campaign';
 import {
   ALL_GUARDS,
   DEFAULT_FAULTS,
@@ -10,7 +10,7 @@ import {
   type SimulationResult,
   World,
 } from '../../tooling/shop/simulation/world';
-import { EFFECTS_TABLE } from '../../tools/simulation/world/tables';
+import { EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 
 /**
  * The shop's plug-in on the simulation engine: its own guard (fulfilment's version check) switched off

@@ -1,4 +1,4 @@
-import { formatFailure, runCampaign } from '../../tools/simulation/campaign';
+import { formatFailure, runCampaign } from '@exactly-once/tools/simulation/campaign';
 import { SHOP_SIMULATION, simulate, simulationOptions } from '../../tooling/shop/simulation/world';
 
 /**

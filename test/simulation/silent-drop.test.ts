@@ -1,6 +1,6 @@
-import { failed } from '../../tools/simulation/campaign';
-import { APPLIED_FEWER, SUPERSEDED_WITHOUT_NEWER } from '../../tools/proof-kit/verify';
-import type { SimulationResult } from '../../tools/simulation/contract';
+import { failed } from '@exactly-once/tools/simulation/campaign';
+import { APPLIED_FEWER, SUPERSEDED_WITHOUT_NEWER } from '@exactly-once/tools/proof-kit/verify';
+import type { SimulationResult } from '@exactly-once/tools/simulation/contract';
 import { probeSimulationOptions, simulateProbe } from './probe-world';
 
 /**

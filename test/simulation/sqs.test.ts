@@ -1,5 +1,5 @@
-import { Scheduler } from '../../tools/simulation/world/scheduler';
-import { SimQueue } from '../../tools/simulation/world/sqs';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
+import { SimQueue } from '@exactly-once/tools/simulation/world/sqs';
 
 /** The simulated queues behave as SQS does where the pipeline depends on it. */
 function queues(fifo: boolean) {

@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import { RETRY_ENV } from '../../lambdas/exactly-once/consumer/retry-budget';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { DEFAULT_SETTINGS, type SimConsumer } from '../../tools/simulation/world/world';
+import { RETRY_ENV } from '@exactly-once/runtime/consumer/retry-budget';
+import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { DEFAULT_SETTINGS, type SimConsumer } from '@exactly-once/tools/simulation/world/world';
 import { referencedId, resourcesOfType, type CfnResource } from '../support/template';
 
 /**

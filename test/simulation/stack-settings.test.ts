@@ -9,7 +9,7 @@ import {
 } from './stack-settings-checks';
 
 /**
- * The simulation runs the settings the mechanism's construct deploys (lib/exactly-once), read here from
+ * The simulation runs the settings the mechanism's construct deploys (packages/cdk/src), read here from
  * the probe domain's synthesized stack: a change to lib/ that the simulation does not follow fails this
  * test instead of drifting silently. The example's stack: shop-stack-settings.test.ts.
  */

@@ -1,10 +1,10 @@
-import { Scheduler } from '../../tools/simulation/world/scheduler';
+import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
 import {
   StreamMapping,
   type BatchOutcome,
   type OnFailureReason,
   type StreamMappingSettings,
-} from '../../tools/simulation/world/stream';
+} from '@exactly-once/tools/simulation/world/stream';
 
 /**
  * The relay's stream event source mapping on its own, driven by a scripted

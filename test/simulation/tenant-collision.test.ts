@@ -1,5 +1,5 @@
-import { failed } from '../../tools/simulation/campaign';
-import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '../../tools/simulation/world/world';
+import { failed } from '@exactly-once/tools/simulation/campaign';
+import { DEFAULT_FAULTS, MECHANISM_GUARDS, type SimulationResult } from '@exactly-once/tools/simulation/world/world';
 import { probeSimulationOptions, simulateProbe, type ProbeSimulationOptions } from './probe-world';
 
 /**

@@ -1,4 +1,4 @@
-import { DEFAULT_FAULTS, MECHANISM_GUARDS, type MechanismGuards } from '../../tools/simulation/world/world';
+import { DEFAULT_FAULTS, MECHANISM_GUARDS, type MechanismGuards } from '@exactly-once/tools/simulation/world/world';
 import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simulation';
 import { probeSimulationOptions, simulateProbe } from './probe-world';
 
@@ -17,7 +17,7 @@ import { probeSimulationOptions, simulateProbe } from './probe-world';
  * into its timeout: not in this schedule.) Without the deadline (guard
  * `recordDeadline`) the consumer is stopped as before.
  *
- * The world is the neutral probe domain (tools/simulation's engine with the probe consumers).
+ * The world is the neutral probe domain (packages/tools/src/simulation's engine with the probe consumers).
  */
 const TIMEOUTS = {
   ...DEFAULT_FAULTS,

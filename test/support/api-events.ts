@@ -1,4 +1,4 @@
-export { apiEvent, lambdaContext } from '../../lambdas/exactly-once/testing';
+export { apiEvent, lambdaContext } from '@exactly-once/runtime/testing';
 
 export const VALID_ORDER = {
   customerId: 'cust-1',

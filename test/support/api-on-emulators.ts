@@ -37,7 +37,7 @@ export function useApiOnEmulators<E extends string>(entryPoints: readonly E[]) {
     process.env.IDEMPOTENCY_KEY_EXPIRY_SECONDS = '86400';
     process.env.EFFECTS_TABLE_NAME = state.tables.names.Effects;
     process.env.HUMAN_ROLE_PATTERNS = 'AWSReservedSSO_*,Okta-*';
-    const clients = await import('../../lambdas/exactly-once/aws/clients');
+    const clients = await import('@exactly-once/runtime/aws/clients');
     clients.dynamoDbClient().middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as { TableName?: string; TransactItems?: unknown[] };

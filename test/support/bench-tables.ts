@@ -5,8 +5,8 @@ import {
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { PENDING_OUTBOX_INDEX } from '../../lambdas/exactly-once/aws/outbox-table';
-import type { BenchTables } from '../../tools/bench/tables';
+import { PENDING_OUTBOX_INDEX } from '@exactly-once/runtime/aws/outbox-table';
+import type { BenchTables } from '@exactly-once/tools/bench/tables';
 
 const S = 'S' as const;
 const keys = (hash: string, range?: string): Pick<CreateTableCommandInput, 'KeySchema' | 'AttributeDefinitions'> => ({

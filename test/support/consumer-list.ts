@@ -1,5 +1,5 @@
 import { consumerSpec } from '../../lambdas/shop/consumers';
-import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * The two consumers the repository ships with. Fixtures written for their

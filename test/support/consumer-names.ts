@@ -1,4 +1,4 @@
-import { example } from '../../tools/example';
+import { example } from '@exactly-once/tools/example';
 
 /**
  * A name for a consumer a test makes up, that no consumer on `taken` (the example's list unless given)

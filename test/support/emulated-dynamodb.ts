@@ -1,8 +1,8 @@
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { createTable, tableDefinitions } from '../../tools/local-runtime/template/dynamodb';
-import { scan } from '../../tools/proof-kit/verify';
+import { createTable, tableDefinitions } from '@exactly-once/tools/local-runtime/template/dynamodb';
+import { scan } from '@exactly-once/tools/proof-kit/verify';
 
 /**
  * Points the SDK (and so the code under test) at the DynamoDB Local started by

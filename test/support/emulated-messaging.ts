@@ -9,12 +9,12 @@ import {
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { createQueues } from '../../tools/local-runtime/provision';
-import { matchesAnyFilter } from '../../tools/local-runtime/sources/event-filter';
-import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
-import { LocalReferences } from '../../tools/local-runtime/template/references';
-import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
+import { createQueues } from '@exactly-once/tools/local-runtime/provision';
+import { matchesAnyFilter } from '@exactly-once/tools/local-runtime/sources/event-filter';
+import { eventSourceDefinitions } from '@exactly-once/tools/local-runtime/template/event-sources';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
+import { LocalReferences } from '@exactly-once/tools/local-runtime/template/references';
+import { queueDefinitions } from '@exactly-once/tools/local-runtime/template/sqs';
 import { testDynamoDbClient } from './emulated-dynamodb';
 
 /**

@@ -13,9 +13,9 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type { ConsumerSpec, EventEnvelope } from '../../lambdas/exactly-once';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
-import { matchesAnyFilter } from '../../tools/local-runtime/sources/event-filter';
+import type { ConsumerSpec, EventEnvelope } from '@exactly-once/runtime';
+import { lambdaContext } from '@exactly-once/runtime/testing';
+import { matchesAnyFilter } from '@exactly-once/tools/local-runtime/sources/event-filter';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_LEDGER_SPEC } from '../exactly-once/fixtures/probe-ledger-spec';
 import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-things';
@@ -79,7 +79,7 @@ export abstract class HandWiredPipeline {
     let loaded: { handler: unknown } | undefined;
     await jest.isolateModulesAsync(async () => {
       if (log !== undefined) {
-        const clients = await import('../../lambdas/exactly-once/aws/clients');
+        const clients = await import('@exactly-once/runtime/aws/clients');
         clients.dynamoDbClient().middlewareStack.add(
           (next, context) => async (args) => {
             const command = context.commandName ?? 'unknown';
@@ -99,7 +99,7 @@ export abstract class HandWiredPipeline {
   /** Loads the relay with `env`, counting its DynamoDB calls under `relay`. */
   protected async loadRelay(env: Record<string, string>): Promise<void> {
     this.dynamoCalls.relay = { calls: [] };
-    this.relay = (await this.load('lambdas/exactly-once/wiring/relay-handler.ts', env, this.dynamoCalls.relay))
+    this.relay = (await this.load('packages/runtime/src/wiring/relay-handler.ts', env, this.dynamoCalls.relay))
       .handler as StreamHandler;
   }
 

@@ -1,6 +1,6 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type { ConsumerSpec } from '../../lib/exactly-once';
-import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import type { ConsumerSpec } from '@exactly-once/cdk';
+import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import { buildProbeStack } from '../exactly-once/fixtures/probe-stack';
 import { createTemplateTables, type EmulatedTables } from './emulated-dynamodb';

@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, startFauxqs } from '../../tools/local-runtime/emulators';
+import { startDynamoDbLocal, startFauxqs } from '@exactly-once/tools/local-runtime/emulators';
 
 /**
  * Starts DynamoDB Local and fauxqs once for the whole integration suite and

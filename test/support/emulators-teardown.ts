@@ -1,4 +1,4 @@
-import type { Emulator } from '../../tools/local-runtime/emulators';
+import type { Emulator } from '@exactly-once/tools/local-runtime/emulators';
 
 export default async function teardown(): Promise<void> {
   const emulators = ((globalThis as Record<string, unknown>).__EMULATORS__ ?? []) as Emulator[];

@@ -1,8 +1,8 @@
 import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import type { QueueConsumerHandler } from '../../lambdas/exactly-once/consumer/queue-consumer';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import type { QueueConsumerHandler } from '@exactly-once/runtime/consumer/queue-consumer';
+import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
 import { TEST_DEDUPE } from './dedupe';

@@ -1,4 +1,4 @@
-import { servedApis, type ServedApi } from '../../tools/local-runtime/provider';
+import { servedApis, type ServedApi } from '@exactly-once/tools/local-runtime/provider';
 
 /**
  * A mail API (queues a message: 202, `msg_` ids) and a warehouse API (takes PICK and CANCEL_PICK

@@ -1,7 +1,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
-import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
-import { matchesAnyFilter } from '../../tools/local-runtime/sources/event-filter';
+import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
+import { matchesAnyFilter } from '@exactly-once/tools/local-runtime/sources/event-filter';
 import { createTemplateQueues, relayStreamFilters } from './emulated-messaging';
 import { defaultStackTemplate } from './synth';
 

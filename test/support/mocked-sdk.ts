@@ -22,7 +22,7 @@ export interface MockedSdkHandler<H> {
   docSdk: typeof import('@aws-sdk/lib-dynamodb');
   ddbSdk: typeof import('@aws-sdk/client-dynamodb');
   sqsSdk: typeof import('@aws-sdk/client-sqs');
-  metrics: (typeof import('../../lambdas/exactly-once/runtime/observability'))['metrics'];
+  metrics: (typeof import('@exactly-once/runtime/runtime/observability'))['metrics'];
 }
 
 /**
@@ -40,7 +40,7 @@ export async function loadWithMockedSdk<H>(
     const docSdk = await import('@aws-sdk/lib-dynamodb');
     const sqsSdk = await import('@aws-sdk/client-sqs');
     const { mockClient } = await import('aws-sdk-client-mock');
-    const { metrics } = await import('../../lambdas/exactly-once/runtime/observability');
+    const { metrics } = await import('@exactly-once/runtime/runtime/observability');
     const { handler } = await importHandler();
     loaded = {
       handler: handler as H,

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
-import type { EventEnvelope } from '../../lambdas/exactly-once';
+import { lambdaContext } from '@exactly-once/runtime/testing';
+import type { EventEnvelope } from '@exactly-once/runtime';
 import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
 import { TEST_DEDUPE } from './dedupe';

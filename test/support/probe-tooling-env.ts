@@ -1,4 +1,4 @@
-import { TOOLING_MODULE_ENV } from '../../tools/example';
+import { TOOLING_MODULE_ENV } from '@exactly-once/tools/example';
 import { PROBE_TOOLING_MODULE } from './probe-tooling';
 
 /**

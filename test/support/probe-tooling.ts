@@ -1,5 +1,5 @@
-import { parseEnvelope } from '../../lambdas/exactly-once';
-import type { ExampleTooling } from '../../tools/example';
+import { parseEnvelope } from '@exactly-once/runtime';
+import type { ExampleTooling } from '@exactly-once/tools/example';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { PROBE_PROOF } from './neutral-proof-domain';
@@ -8,7 +8,7 @@ import { PROBE_PROOF } from './neutral-proof-domain';
  * What the tools know of the neutral fixture's probe stack (test/exactly-once/fixtures/probe-stack.ts),
  * as `tooling/<example>/index.ts` tells them of the example: its consumers as the stack deploys them,
  * the output naming its outbox table (Things), its events, and the proof kit's domain (PROBE_PROOF).
- * The runtime tests point the tools here (`EXACTLY_ONCE_TOOLING`, tools/example.ts) to prove the
+ * The runtime tests point the tools here (`EXACTLY_ONCE_TOOLING`, packages/tools/src/example.ts) to prove the
  * mechanism's tools on the probe app (probe-app.ts) with the example deleted. No `scaffold`: the probe
  * stack has no consumer folder for `new:consumer` to write into, and the scaffolder refuses without one.
  */

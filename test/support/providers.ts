@@ -1,6 +1,6 @@
-import { PermanentError } from '../../lambdas/exactly-once/errors';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { canonicalJson } from '../../lambdas/exactly-once/runtime/canonical-json';
+import { PermanentError } from '@exactly-once/runtime/errors';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
+import { canonicalJson } from '@exactly-once/runtime/runtime/canonical-json';
 
 /** The `providers` context of a dev stack whose two providers are configured (endpoints and API-key parameters). */
 export const CONFIGURED_PROVIDERS = {

@@ -1,4 +1,4 @@
-import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
+import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
 
 /**
  * A record's work for tests that call a use case or a ledger directly: a

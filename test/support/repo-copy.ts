@@ -50,9 +50,28 @@ export function copyWithOtherDomain(repo: string, fixture: string): string {
     place(join(repo, path), path);
   }
   for (const path of filesUnder(fixture)) place(join(fixture, path), path);
-  symlinkSync(join(repo, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  linkNodeModules(repo, copy);
   return copy;
 }
+
+/**
+ * A copy's node_modules: a link to each of `repo`'s installed packages, except the workspace packages
+ * (`@exactly-once/*`), which link to the copy's own `packages/` where it has them. Linking the whole
+ * folder would resolve `@exactly-once/runtime` to the repository's files, not to the copy's.
+ */
+export function linkNodeModules(repo: string, copy: string): void {
+  const modules = join(copy, 'node_modules');
+  mkdirSync(join(modules, WORKSPACE_SCOPE), { recursive: true });
+  for (const name of readdirSync(join(repo, 'node_modules'))) {
+    if (name !== WORKSPACE_SCOPE) symlinkSync(join(repo, 'node_modules', name), join(modules, name), 'dir');
+  }
+  for (const name of readdirSync(join(repo, 'node_modules', WORKSPACE_SCOPE))) {
+    const own = join(copy, 'packages', name);
+    if (existsSync(own)) symlinkSync(own, join(modules, WORKSPACE_SCOPE, name), 'dir');
+  }
+}
+
+const WORKSPACE_SCOPE = '@exactly-once';
 
 /** Every file under `dir`, relative to it. */
 function filesUnder(dir: string, root = dir): string[] {

@@ -1,6 +1,6 @@
-import { summarize, type CallCounts, type RunResults } from '../../tools/proof-kit/report';
-import type { PipelineSamples } from '../../tools/proof-kit/sampler';
-import { checkInvariants, type Verification } from '../../tools/proof-kit/verify';
+import { summarize, type CallCounts, type RunResults } from '@exactly-once/tools/proof-kit/report';
+import type { PipelineSamples } from '@exactly-once/tools/proof-kit/sampler';
+import { checkInvariants, type Verification } from '@exactly-once/tools/proof-kit/verify';
 
 /**
  * A proof-kit run's results for report tests: one accepted request of a smoke run under the crash

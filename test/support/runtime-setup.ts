@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exampleFolderName } from '../../tools/example';
-import { synthesize } from '../../tools/local-runtime/template/cloud-assembly';
+import { exampleFolderName } from '@exactly-once/tools/example';
+import { synthesize } from '@exactly-once/tools/local-runtime/template/cloud-assembly';
 
 /** Where the runtime project's one synthesized cloud assembly of the example is, for every test file to copy. */
 export const SHARED_CDK_OUT_ENV = 'RUNTIME_TEST_CDK_OUT';

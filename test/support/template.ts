@@ -1,11 +1,11 @@
 import type { Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { CfnTable } from 'aws-cdk-lib/aws-dynamodb';
-import { consumerOutputNames, type ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { ENV } from '../../lambdas/exactly-once/env-names';
-import { parseRoutes, type ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
-import { IntrinsicResolver } from '../../tools/local-runtime/template/intrinsics';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { ENV } from '@exactly-once/runtime/env-names';
+import { parseRoutes, type ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
+import { IntrinsicResolver } from '@exactly-once/tools/local-runtime/template/intrinsics';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 
 /**
  * Plain lookups over a synthesized template, for infra tests that follow

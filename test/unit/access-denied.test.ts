@@ -8,9 +8,9 @@ import {
   SQSServiceException,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { accessDeniedLine } from '../../tools/cli/access-denied';
-import { main } from '../../tools/dlq/cli';
-import type { DlqContext } from '../../tools/dlq/context';
+import { accessDeniedLine } from '@exactly-once/tools/cli/access-denied';
+import { main } from '@exactly-once/tools/dlq/cli';
+import type { DlqContext } from '@exactly-once/tools/dlq/context';
 
 /**
  * On a deployed stack, a redrive (and the proof kit's faults) sends to a consumer's queue, which only the

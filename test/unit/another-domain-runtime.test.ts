@@ -1,9 +1,9 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ALL_FAULTS, type FaultName } from '../../tools/proof-kit/faults';
-import { faultMarks } from '../../tools/proof-kit/fault-marks';
-import type { RunResults } from '../../tools/proof-kit/report';
+import { ALL_FAULTS, type FaultName } from '@exactly-once/tools/proof-kit/faults';
+import { faultMarks } from '@exactly-once/tools/proof-kit/fault-marks';
+import type { RunResults } from '@exactly-once/tools/proof-kit/report';
 import { copyWithOtherDomain } from '../support/repo-copy';
 
 /**
@@ -25,7 +25,7 @@ let copy: string;
 let runtime: ChildProcess | undefined;
 let runtimeLog: string;
 
-/** `npm start`'s script (`tsx tools/local-runtime/start.ts`) on this Node, which the emulators need (>= 22.13). */
+/** `npm start`'s script (`tsx packages/tools/src/local-runtime/start.ts`) on this Node, which the emulators need (>= 22.13). */
 const tsx = (args: string[]) => [join(copy, 'node_modules/tsx/dist/cli.mjs'), ...args];
 /**
  * The environment a user's shell gives them, not the one this project's Jest setup made: Powertools
@@ -45,7 +45,7 @@ beforeAll(async () => {
   // Its output to a file, not a pipe: a pipe nobody reads while a load test runs (spawnSync) would fill
   // and stall the runtime. PORT=0: any free port (the load test reads the API's from .local/outputs.json).
   const log = openSync(runtimeLog, 'w');
-  runtime = spawn(process.execPath, tsx(['tools/local-runtime/start.ts']), {
+  runtime = spawn(process.execPath, tsx(['packages/tools/src/local-runtime/start.ts']), {
     cwd: copy,
     env: { ...env, PORT: '0' },
     stdio: ['ignore', log, log],
@@ -63,13 +63,17 @@ afterAll(async () => {
 function loadtest(name: string, args: string[]): { status: number | null; output: string; results: RunResults } {
   const reports = join(copy, 'reports', name);
   mkdirSync(reports, { recursive: true });
-  const run = spawnSync(process.execPath, tsx(['tools/proof-kit/cli.ts', ...args, '--report-dir', reports]), {
-    cwd: copy,
-    env,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: LOADTEST_KILL_MS,
-  });
+  const run = spawnSync(
+    process.execPath,
+    tsx(['packages/tools/src/proof-kit/cli.ts', ...args, '--report-dir', reports]),
+    {
+      cwd: copy,
+      env,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: LOADTEST_KILL_MS,
+    },
+  );
   const output = `${run.stdout}${run.stderr}`;
   const json = readdirSync(reports).filter((file) => file.endsWith('.json'));
   if (json.length !== 1) throw new Error(`loadtest wrote ${json.length} JSON reports (exit ${run.status}):\n${output}`);
@@ -83,17 +87,17 @@ function loadtest(name: string, args: string[]): { status: number | null; output
 const sum = (counts: readonly (number | undefined)[]) => counts.reduce<number>((n, c) => n + (c ?? 0), 0);
 
 /**
- * The all-faults run's seed. It also places the provider's outage window (tools/proof-kit/faults.ts,
+ * The all-faults run's seed. It also places the provider's outage window (packages/tools/src/proof-kit/faults.ts,
  * `providerOutageWindow`: 0 to 5 s after the load starts, for 10 s); seed 7's opens 58 ms in, so the
  * first bookings' provider calls fall in it once the functions are warm.
  */
 const OUTAGE_AT_LOAD_START_SEED = 7;
 
-/** The DLQ copies the redrive fault seeds for a smoke run (tools/proof-kit/run.ts): at least two, one per ten intents. */
+/** The DLQ copies the redrive fault seeds for a smoke run (packages/tools/src/proof-kit/run.ts): at least two, one per ten intents. */
 const SEEDED_DEAD_LETTERS = 2;
 
 /**
- * Each fault of the run left its mark (tools/proof-kit/fault-marks.ts: the host's, the provider's, the
+ * Each fault of the run left its mark (packages/tools/src/proof-kit/fault-marks.ts: the host's, the provider's, the
  * kit's or the verdict's count of it), with what the mark must also say for some.
  */
 function expectMarked(r: RunResults, fault: FaultName): void {
@@ -108,7 +112,7 @@ function expectMarked(r: RunResults, fault: FaultName): void {
  * The faults whose mark the smoke run with every fault at 0.1 leaves to chance or to timing, shown by a
  * second run with only them, at rate 1: the crash, the resend and the stamp ahead are rolled at least
  * once per booking, 20 of them (no mark in at most 0.9^20 = 12 % of runs); the relay crash runs at 1
- * under `all` (tools/proof-kit/faults.ts, ALL_FAULTS_RATES) and is kept here with the others. At rate 1
+ * under `all` (packages/tools/src/proof-kit/faults.ts, ALL_FAULTS_RATES) and is kept here with the others. At rate 1
  * each crash is followed by a retry that goes through. The provider forgets its keys only once the
  * pipeline settled with the faults off within the drain bound, which the all-faults run can miss (one
  * of ours drained after 6 min).

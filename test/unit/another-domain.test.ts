@@ -8,12 +8,11 @@ import {
   readFileSync,
   rmSync,
   statSync,
-  symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { exampleName, exampleReach } from '../support/example-reach';
-import { runInCopy } from '../support/repo-copy';
+import { runInCopy, linkNodeModules } from '../support/repo-copy';
 
 /**
  * The example replaced by another domain: a copy of the repository without the shop (its runtime
@@ -69,7 +68,7 @@ beforeAll(() => {
     mkdirSync(dirname(join(copy, path)), { recursive: true });
     cpSync(join(FIXTURE, path), join(copy, path));
   }
-  symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  linkNodeModules(REPO, copy);
   // As a fork does after replacing the example: the guarantees page is rendered again, from the
   // mechanism's registry and the new example's (the bookings have none), so the page test holds there.
   const render = runInCopy(copy, 'tsx', ['test/guarantees/render.ts']);
@@ -88,7 +87,7 @@ test('the new domain is at most 17 files, all in the example folders and its tes
   expect(pluginLines).toBeLessThanOrEqual(300);
   const inPlace = new RegExp(`^((lambdas|lib|tooling)/${EXAMPLE}|test/(unit|infra))/`);
   expect(written.every((path) => inPlace.test(path))).toBe(true);
-  for (const kept of ['tools/example.ts', 'bin/app.ts', 'lib/config.ts', 'package.json'])
+  for (const kept of ['packages/tools/src/example.ts', 'bin/app.ts', 'lib/config.ts', 'package.json'])
     expect(readFileSync(join(copy, kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
 });
 
@@ -149,7 +148,7 @@ test(
   'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
   () => {
     const sim = (...args: string[]) =>
-      run('tsx', ['tools/simulation/cli.ts', '--orders', '600', '--per-schedule', '100', ...args]);
+      run('tsx', ['packages/tools/src/simulation/cli.ts', '--orders', '600', '--per-schedule', '100', ...args]);
 
     const guarded = sim();
     const unguarded = sim('--guard', 'inboxClaim=false');
@@ -167,7 +166,7 @@ test(
   'the bench runs on the bookings with no plug-in of its own: this consumer applies every faulted message once, the pipeline drains',
   () => {
     // Its quick profile, as a user runs it: synth with bundling, the emulators, every measurement (about 3 min).
-    const { status, output } = run('tsx', ['tools/bench/cli.ts', '--profile', 'quick']);
+    const { status, output } = run('tsx', ['packages/tools/src/bench/cli.ts', '--profile', 'quick']);
 
     expect(output).toMatch(/emulator limit [\d.]+ bookings\/s/);
     expect(output).toMatch(/pipeline [\d.]+ bookings\/s over the steady window.*drained: yes/);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { LOCAL_SECRET_ACCESS_KEY, verifySignature } from '../../tools/local-runtime/api/verify-signature';
+import { LOCAL_SECRET_ACCESS_KEY, verifySignature } from '@exactly-once/tools/local-runtime/api/verify-signature';
 
 /**
  * The assets for loads beyond one machine cannot run here (no AWS account), so
@@ -10,7 +10,7 @@ import { LOCAL_SECRET_ACCESS_KEY, verifySignature } from '../../tools/local-runt
  * template's shape and action ids. The scenario runs for real against the local
  * runtime in test/runtime/artillery.test.ts.
  */
-const dir = path.join(__dirname, '..', '..', 'tools', 'proof-kit', 'aws');
+const dir = path.join(__dirname, '..', '..', 'packages', 'tools', 'src', 'proof-kit', 'aws');
 
 type Step = Record<string, { beforeRequest?: string; url?: string } | string>;
 

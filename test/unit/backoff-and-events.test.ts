@@ -1,6 +1,6 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { outboxEventOf } from '../../lambdas/exactly-once/aws/outbox-stream-record';
+import { outboxEventOf } from '@exactly-once/runtime/aws/outbox-stream-record';
 import {
   attemptsForBudget,
   ceilingBudgetSeconds,
@@ -11,8 +11,8 @@ import {
   guaranteedBudgetSeconds,
   RETRY_BUDGET,
   retryBackoffSeconds,
-} from '../../lambdas/exactly-once/consumer/retry-budget';
-import { inConsumerOutage, parseFaultPlan } from '../../lambdas/exactly-once/faults/plan';
+} from '@exactly-once/runtime/consumer/retry-budget';
+import { inConsumerOutage, parseFaultPlan } from '@exactly-once/runtime/faults/plan';
 
 /** Pure pieces of the messaging half: retry backoff, the consumer-outage fault, the stream record reader. */
 

@@ -3,8 +3,8 @@ import {
   awsLatencyCostLine,
   awsRepresentativeDuration,
   functionSqsCallsPerOrder,
-} from '../../tools/bench/cost-model';
-import { costBreakdown, UNIT_PRICES } from '../../tools/proof-kit/prices';
+} from '@exactly-once/tools/bench/cost-model';
+import { costBreakdown, UNIT_PRICES } from '@exactly-once/tools/proof-kit/prices';
 
 /**
  * The bench's second duration figure: an order's round trips at AWS-representative latencies (cited),

@@ -7,7 +7,7 @@ import {
   type DeliveryTiming,
   type Fault,
   type FaultConsumer,
-} from '../../tools/bench/fault-schedule';
+} from '@exactly-once/tools/bench/fault-schedule';
 
 /**
  * The bench's double-effect counter, against two in-memory consumers on one

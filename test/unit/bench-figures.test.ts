@@ -1,5 +1,5 @@
-import { gbSecondsPerOrder, unitsByTable } from '../../tools/bench/cost-model';
-import { parseProcStatTicks, perCpuSecond } from '../../tools/bench/cpu';
+import { gbSecondsPerOrder, unitsByTable } from '@exactly-once/tools/bench/cost-model';
+import { parseProcStatTicks, perCpuSecond } from '@exactly-once/tools/bench/cpu';
 import {
   closingLines,
   consumerLine,
@@ -12,10 +12,15 @@ import {
   steadyWindow,
   stepRatesLine,
   summarizeLatencies,
-} from '../../tools/bench/figures';
-import { unitsPerOrderByTable } from '../../tools/bench/cost-model';
-import { describeMix, type RoundTrip } from '../../tools/bench/round-trips';
-import { apiKeyReadsPerEntity, costBreakdown, sqsBilledRequests, UNIT_PRICES } from '../../tools/proof-kit/prices';
+} from '@exactly-once/tools/bench/figures';
+import { unitsPerOrderByTable } from '@exactly-once/tools/bench/cost-model';
+import { describeMix, type RoundTrip } from '@exactly-once/tools/bench/round-trips';
+import {
+  apiKeyReadsPerEntity,
+  costBreakdown,
+  sqsBilledRequests,
+  UNIT_PRICES,
+} from '@exactly-once/tools/proof-kit/prices';
 
 const trip = (operation: string, tables: string[], items = 1, capacity: RoundTrip['capacity'] = {}): RoundTrip => ({
   operation,

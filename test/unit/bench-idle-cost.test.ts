@@ -1,6 +1,6 @@
-import { idleCost, idleCostLine } from '../../tools/bench/idle-cost';
-import { IDLE_UNIT_PRICES, UNIT_PRICES } from '../../tools/proof-kit/prices';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { idleCost, idleCostLine } from '@exactly-once/tools/bench/idle-cost';
+import { IDLE_UNIT_PRICES, UNIT_PRICES } from '@exactly-once/tools/proof-kit/prices';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 
 /** A small template with one of each item the idle cost reads. */
 const template: CfnTemplate = {

@@ -1,7 +1,7 @@
-import { runBench } from '../../tools/bench/run';
+import { runBench } from '@exactly-once/tools/bench/run';
 
 // An example whose tooling module gives consumers but no proof domain.
-jest.mock('../../tools/example', () => ({ example: () => ({ consumers: [] }) }));
+jest.mock('@exactly-once/tools/example', () => ({ example: () => ({ consumers: [] }) }));
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -18,7 +18,7 @@ test('without a proof domain the bench refuses in one line and starts nothing', 
   expect(status).toBe(2);
   expect(errors.mock.calls).toEqual([
     [
-      "bench: the example's tooling module gives no proof domain (`proof`, tools/proof-kit/domain.ts): the bench has no plan to send",
+      "bench: the example's tooling module gives no proof domain (`proof`, packages/tools/src/proof-kit/domain.ts): the bench has no plan to send",
     ],
   ]);
   expect(logs).not.toHaveBeenCalled();

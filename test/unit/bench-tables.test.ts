@@ -1,6 +1,6 @@
-import { STACK_OUTPUTS } from '../../lambdas/exactly-once/stack-outputs';
-import { stackTables } from '../../tools/bench/tables';
-import type { CfnTemplate } from '../../tools/local-runtime/template/model';
+import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+import { stackTables } from '@exactly-once/tools/bench/tables';
+import type { CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
 
 /**
  * The bench finds the stack's tables from what every stack of the mechanism has, whatever the domain:

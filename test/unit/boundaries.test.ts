@@ -3,10 +3,10 @@ import * as path from 'node:path';
 import { exampleName } from '../support/example-reach';
 
 /**
- * The folder boundaries the lint config holds: the mechanism (lambdas/exactly-once, lib/exactly-once)
+ * The folder boundaries the lint config holds: the mechanism (packages/runtime/src, packages/cdk/src)
  * imports nothing of the example or the tools, the example imports the mechanism through its index
  * only, only the aws/ folders import the AWS SDK, and the tools already cut loose read the example's
- * domain through tools/example.ts. Each case lints one import line as if it were
+ * domain through packages/tools/src/example.ts. Each case lints one import line as if it were
  * written in the named file (the file need not exist), all in one ESLint process (jest cannot load
  * the ESM config itself).
  */
@@ -49,67 +49,71 @@ function restrictedImportErrors(file: string, importLine: string): string[] {
 // The import lines are text the example-reach scan reads as imports of this file: a test-support file
 // that reaches no example (cdk-app, not the shop's synth) keeps this file runnable without the example.
 const EXAMPLE_FROM_MECHANISM: Case[] = [
-  ['lambdas/exactly-once/consumer/probe.ts', `import { value } from '../../${EXAMPLE}/consumers';`],
-  ['lambdas/exactly-once/aws/probe.ts', `import { value } from '../../${EXAMPLE}/aws/ledgers';`],
-  ['lambdas/exactly-once/probe.ts', "import { value } from '../../tools/proof-kit/verify';"],
-  ['lib/exactly-once/probe.ts', `import { value } from '../${EXAMPLE}/storage';`],
-  ['lib/exactly-once/probe.ts', "import { value } from '../../test/support/cdk-app';"],
+  ['packages/runtime/src/consumer/probe.ts', `import { value } from '../../../../lambdas/${EXAMPLE}/consumers';`],
+  ['packages/runtime/src/aws/probe.ts', `import { value } from '../../../../lambdas/${EXAMPLE}/aws/ledgers';`],
+  ['packages/runtime/src/probe.ts', "import { value } from '@exactly-once/tools/proof-kit/verify';"],
+  ['packages/cdk/src/probe.ts', `import { value } from '../../../lib/${EXAMPLE}/storage';`],
+  ['packages/cdk/src/probe.ts', "import { value } from '../../../test/support/cdk-app';"],
 ];
 const MECHANISM_PAST_ITS_INDEX: Case[] = [
-  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/aws/inbox-ledger';"],
-  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '../../exactly-once/api/http';"],
-  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/testing/other';"],
-  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '../../exactly-once/aws/inbox-ledger';"],
-  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/wiring/consumer-wiring';"],
-  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../exactly-once/outbox-relay';"],
-  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../../lambdas/exactly-once/env-names';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@exactly-once/runtime/aws/inbox-ledger';"],
+  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '@exactly-once/runtime/api/http';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '@exactly-once/runtime/testing/other';"],
+  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '@exactly-once/runtime/aws/inbox-ledger';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@exactly-once/runtime/wiring/consumer-wiring';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/cdk/outbox-relay';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../../packages/cdk/src';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/runtime/env-names';"],
 ];
 const ALLOWED: Case[] = [
-  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '../../exactly-once/aws';"],
-  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '../../exactly-once/api';"],
-  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/runtime';"],
-  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '../../exactly-once/testing';"],
-  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '../../exactly-once';"],
+  [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@exactly-once/runtime/aws';"],
+  [`lambdas/${EXAMPLE}/api/probe.ts`, "import { value } from '@exactly-once/runtime/api';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '@exactly-once/runtime/runtime';"],
+  [`lambdas/${EXAMPLE}/entry-points/probe.ts`, "import { value } from '@exactly-once/runtime/testing';"],
+  [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '@exactly-once/runtime';"],
   [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@aws-sdk/lib-dynamodb';"],
-  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
-  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../exactly-once';"],
+  ['packages/runtime/src/aws/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/cdk';"],
   [`lib/${EXAMPLE}/probe.ts`, `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
-  ['tools/dlq/probe.ts', "import { value } from '../example';"],
+  ['packages/tools/src/dlq/probe.ts', "import { value } from '../example';"],
 ];
 const SDK_OUTSIDE_AWS: Case[] = [
   [`lambdas/${EXAMPLE}/domain/probe.ts`, "import { value } from '@aws-sdk/client-dynamodb';"],
-  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
-  ['lambdas/exactly-once/probe.ts', "import { value } from '@aws-lambda-powertools/parameters/ssm';"],
+  ['packages/runtime/src/consumer/probe.ts', "import { value } from '@aws-sdk/client-sqs';"],
+  ['packages/runtime/src/probe.ts', "import { value } from '@aws-lambda-powertools/parameters/ssm';"],
 ];
 const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
-  ['tools/dlq/probe.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
-  ['tools/stack.ts', `import { value } from '../lambdas/${EXAMPLE}/domain/events';`],
-  ['tools/proof-kit/faults.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
-  ['tools/scaffolder/new-consumer.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/events';`],
-  ['tools/local-runtime/provider/server.ts', `import { value } from '../../../lambdas/${EXAMPLE}/domain/order';`],
-  ['tools/simulation/campaign.ts', `import { value } from '../../tooling/${EXAMPLE}/simulation/world';`],
-  ['tools/example.ts', `import { value } from '../tooling/${EXAMPLE}';`],
-  ['tools/proof-kit/verify.ts', `import { value } from '../../tooling/${EXAMPLE}/proof';`],
-  ['tools/bench/pipeline.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/order';`],
+  ['packages/tools/src/dlq/probe.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
+  ['packages/tools/src/stack.ts', `import { value } from '../lambdas/${EXAMPLE}/domain/events';`],
+  ['packages/tools/src/proof-kit/faults.ts', `import { value } from '../../lambdas/${EXAMPLE}/consumers';`],
+  ['packages/tools/src/scaffolder/new-consumer.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/events';`],
+  [
+    'packages/tools/src/local-runtime/provider/server.ts',
+    `import { value } from '../../../lambdas/${EXAMPLE}/domain/order';`,
+  ],
+  ['packages/tools/src/simulation/campaign.ts', `import { value } from '../../tooling/${EXAMPLE}/simulation/world';`],
+  ['packages/tools/src/example.ts', `import { value } from '../tooling/${EXAMPLE}';`],
+  ['packages/tools/src/proof-kit/verify.ts', `import { value } from '../../tooling/${EXAMPLE}/proof';`],
+  ['packages/tools/src/bench/pipeline.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/order';`],
 ];
 const AGAINST_THE_LAYERS: Case[] = [
-  ['lambdas/exactly-once/consumer/probe.ts', "import { value } from '../aws/clients';"],
-  ['lambdas/exactly-once/outbox/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
-  ['lambdas/exactly-once/inbox/probe.ts', "import { value } from '../api/http';"],
-  ['lambdas/exactly-once/runtime/probe.ts', "import { value } from '../faults/plan';"],
-  ['lambdas/exactly-once/probe.ts', "import { value } from './aws/inbox-ledger';"],
-  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
-  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../faults/plan';"],
-  ['lambdas/exactly-once/faults/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
-  ['lambdas/exactly-once/api/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
+  ['packages/runtime/src/consumer/probe.ts', "import { value } from '../aws/clients';"],
+  ['packages/runtime/src/outbox/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
+  ['packages/runtime/src/inbox/probe.ts', "import { value } from '../api/http';"],
+  ['packages/runtime/src/runtime/probe.ts', "import { value } from '../faults/plan';"],
+  ['packages/runtime/src/probe.ts', "import { value } from './aws/inbox-ledger';"],
+  ['packages/runtime/src/aws/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
+  ['packages/runtime/src/aws/probe.ts', "import { value } from '../faults/plan';"],
+  ['packages/runtime/src/faults/probe.ts', "import { value } from '../wiring/outbox-wiring';"],
+  ['packages/runtime/src/api/probe.ts', "import { value } from '../wiring/consumer-wiring';"],
 ];
 const WITH_THE_LAYERS: Case[] = [
-  ['lambdas/exactly-once/aws/probe.ts', "import { value } from '../consumer/ports';"],
-  ['lambdas/exactly-once/faults/probe.ts', "import { value } from '../aws/ssm-json-parameter';"],
-  ['lambdas/exactly-once/api/probe.ts', "import { value } from '../aws/transient-errors';"],
-  ['lambdas/exactly-once/wiring/probe.ts', "import { value } from '../aws/clients';"],
-  ['lambdas/exactly-once/wiring/probe.ts', "import { value } from '../faults/consumer-faults';"],
-  ['lambdas/exactly-once/index.ts', "import { value } from './wiring/consumer-wiring';"],
+  ['packages/runtime/src/aws/probe.ts', "import { value } from '../consumer/ports';"],
+  ['packages/runtime/src/faults/probe.ts', "import { value } from '../aws/ssm-json-parameter';"],
+  ['packages/runtime/src/api/probe.ts', "import { value } from '../aws/transient-errors';"],
+  ['packages/runtime/src/wiring/probe.ts', "import { value } from '../aws/clients';"],
+  ['packages/runtime/src/wiring/probe.ts', "import { value } from '../faults/consumer-faults';"],
+  ['packages/runtime/src/index.ts', "import { value } from './wiring/consumer-wiring';"],
 ];
 const HANDLER_INTO_APP: Case = [
   `lib/${EXAMPLE}/probe.ts`,
@@ -152,11 +156,11 @@ test.each(SDK_OUTSIDE_AWS)('outside the aws/ folders %s may not import the SDK: 
 });
 
 test.each(DOMAIN_PAST_THE_EXAMPLE_MODULE)(
-  "%s reads the example's domain through tools/example.ts only: %s",
+  "%s reads the example's domain through packages/tools/src/example.ts only: %s",
   (file, importLine) => {
     const errors = restrictedImportErrors(file, importLine);
 
-    expect(errors).toEqual([expect.stringContaining('through tools/example.ts')]);
+    expect(errors).toEqual([expect.stringContaining('through packages/tools/src/example.ts')]);
   },
 );
 
@@ -176,7 +180,7 @@ test.each(WITH_THE_LAYERS)('inside the mechanism %s may import a layer below its
 test('no module of the mechanism imports against the layers', () => {
   const output = execFileSync(
     process.execPath,
-    [path.join(ROOT, 'node_modules/eslint/bin/eslint.js'), '--format', 'json', 'lambdas/exactly-once'],
+    [path.join(ROOT, 'node_modules/eslint/bin/eslint.js'), '--format', 'json', 'packages/runtime/src'],
     { cwd: ROOT, encoding: 'utf8' },
   );
 

@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import { startCountingProxy, type CountingProxy } from '../../tools/local-runtime/call-counter';
+import { startCountingProxy, type CountingProxy } from '@exactly-once/tools/local-runtime/call-counter';
 
 /**
  * The runtime's counting proxy bills DynamoDB requests as AWS would, per

@@ -1,5 +1,5 @@
-import { callerPrincipal, callerRuleFromEnv, DEFAULT_HUMAN_ROLE_PATTERNS } from '../../lambdas/exactly-once/api';
-import { ENV } from '../../lambdas/exactly-once/env-names';
+import { callerPrincipal, callerRuleFromEnv, DEFAULT_HUMAN_ROLE_PATTERNS } from '@exactly-once/runtime/api';
+import { ENV } from '@exactly-once/runtime/env-names';
 
 /**
  * An API function reads its caller rule from the variable its stack sets from `-c humanRolePatterns`

@@ -6,7 +6,7 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
   type CallerIdentity,
-} from '../../lambdas/exactly-once/api';
+} from '@exactly-once/runtime/api';
 
 /**
  * The caller is the principal: every session of a workload role is one caller,
@@ -263,7 +263,7 @@ describe('no usable identity is no caller (the handlers answer 403)', () => {
 
 describe('the proof kit on a deployed stack derives its caller as the API does', () => {
   test('a workload role session is the role; an Identity Center session is the person; by the stack output', async () => {
-    const { deployedCaller } = await import('../../tools/proof-kit/target');
+    const { deployedCaller } = await import('@exactly-once/tools/proof-kit/target');
     const workload = 'arn:aws:sts::123456789012:assumed-role/CiRole/botocore-session-1700000000';
     const person = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin_0123456789abcdef/alice@example.com';
     const saml = 'arn:aws:sts::123456789012:assumed-role/Okta-Engineers/bob@example.com';

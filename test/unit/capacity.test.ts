@@ -1,7 +1,7 @@
 import { APIGatewayClient, GetAccountCommand, GetStageCommand } from '@aws-sdk/client-api-gateway';
 import { GetAccountSettingsCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { capacityProblems, CONSUMER_HEADROOM, readCapacity } from '../../tools/proof-kit/capacity';
+import { capacityProblems, CONSUMER_HEADROOM, readCapacity } from '@exactly-once/tools/proof-kit/capacity';
 
 /**
  * Before a load against a deployed stack, the account's Lambda concurrency and

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { USAGE as DLQ_USAGE } from '../../tools/dlq/args';
-import { PAST_HORIZON_RUNBOOK } from '../../tools/dlq/horizon';
-import { EXIT } from '../../tools/cli/exit';
+import { USAGE as DLQ_USAGE } from '@exactly-once/tools/dlq/args';
+import { PAST_HORIZON_RUNBOOK } from '@exactly-once/tools/dlq/horizon';
+import { EXIT } from '@exactly-once/tools/cli/exit';
 
 /**
  * Every command a person runs answers `--help` with its usage (exit 0, nothing started), a mistyped flag
@@ -11,18 +11,18 @@ import { EXIT } from '../../tools/cli/exit';
  */
 const root = join(__dirname, '..', '..');
 const COMMANDS: [string, string, RegExp][] = [
-  ['npm start', 'tools/local-runtime/start.ts', /^Usage: npm start/],
-  ['npm run call', 'tools/local-runtime/call.ts', /^Usage: npm run call/],
-  ['npm run loadtest', 'tools/proof-kit/cli.ts', /^Usage: npm run loadtest/],
-  ['npm run dlq', 'tools/dlq/cli.ts', /^Usage: npm run dlq/],
-  ['npm run bench', 'tools/bench/cli.ts', /^Usage: npm run bench/],
-  ['npm run sim', 'tools/simulation/cli.ts', /^Usage: npm run sim/],
-  ['npm run new:consumer', 'tools/scaffolder/new-consumer.ts', /^Usage: npm run new:consumer/],
+  ['npm start', 'packages/tools/src/local-runtime/start.ts', /^Usage: npm start/],
+  ['npm run call', 'packages/tools/src/local-runtime/call.ts', /^Usage: npm run call/],
+  ['npm run loadtest', 'packages/tools/src/proof-kit/cli.ts', /^Usage: npm run loadtest/],
+  ['npm run dlq', 'packages/tools/src/dlq/cli.ts', /^Usage: npm run dlq/],
+  ['npm run bench', 'packages/tools/src/bench/cli.ts', /^Usage: npm run bench/],
+  ['npm run sim', 'packages/tools/src/simulation/cli.ts', /^Usage: npm run sim/],
+  ['npm run new:consumer', 'packages/tools/src/scaffolder/new-consumer.ts', /^Usage: npm run new:consumer/],
 ];
 const NEED_THE_RUNTIME: [string, string, string[]][] = [
-  ['npm run call', 'tools/local-runtime/call.ts', ['GET', '/orders/x']],
-  ['npm run loadtest', 'tools/proof-kit/cli.ts', ['--profile', 'smoke']],
-  ['npm run dlq', 'tools/dlq/cli.ts', ['list']],
+  ['npm run call', 'packages/tools/src/local-runtime/call.ts', ['GET', '/orders/x']],
+  ['npm run loadtest', 'packages/tools/src/proof-kit/cli.ts', ['--profile', 'smoke']],
+  ['npm run dlq', 'packages/tools/src/dlq/cli.ts', ['list']],
 ];
 
 interface Run {

@@ -3,12 +3,12 @@ import ts from 'typescript';
 
 /**
  * Every prop of every props or options interface the mechanism's constructs export
- * (lib/exactly-once/index.ts and the parts module, lib/exactly-once/parts/index.ts) is written as AWS Solutions Constructs write theirs: `readonly`, with a
+ * (packages/cdk/src/index.ts and the parts module, packages/cdk/src/parts/index.ts) is written as AWS Solutions Constructs write theirs: `readonly`, with a
  * doc comment, and an optional one says its default (`@default`). A prop added without them fails here.
  */
 const INDEXES = [
-  path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'index.ts'),
-  path.join(__dirname, '..', '..', 'lib', 'exactly-once', 'parts', 'index.ts'),
+  path.join(__dirname, '..', '..', 'packages', 'cdk', 'src', 'index.ts'),
+  path.join(__dirname, '..', '..', 'packages', 'cdk', 'src', 'parts', 'index.ts'),
 ];
 
 function undocumentedProps(): string[] {

@@ -24,7 +24,7 @@ test('two consumers loaded in one process set their dimension without a warning;
     await jest.isolateModulesAsync(async () => {
       await import('../exactly-once/fixtures/probe-consumer');
       await import('../exactly-once/fixtures/probe-fifo-consumer');
-      ({ metrics } = await import('../../lambdas/exactly-once/runtime/observability'));
+      ({ metrics } = await import('@exactly-once/runtime/runtime/observability'));
     });
 
     metrics!.addMetric('EffectApplied', 'Count', 1);

@@ -1,6 +1,6 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { EventEnvelope } from '../../lambdas/exactly-once';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
+import type { EventEnvelope } from '@exactly-once/runtime';
+import { lambdaContext } from '@exactly-once/runtime/testing';
 import { thingHappened, thingUndone } from '../exactly-once/fixtures/probe-events';
 import { TEST_DEDUPE } from '../support/dedupe';
 import {

@@ -17,7 +17,7 @@ import { deriveOrderId, orderTotalCents } from '../../lambdas/shop/domain/order'
 import { BUG_WRITE_ERRORS, RETRYABLE_WRITE_ERRORS } from '../support/dependency-errors';
 import { apiEvent, lambdaContext, VALID_ORDER } from '../support/api-events';
 import { expectProblem, useUnitEnvironment, type HttpResult } from '../support/handlers';
-import { setSpanSink, type SpanRecord } from '../../lambdas/exactly-once/trace/spans';
+import { setSpanSink, type SpanRecord } from '@exactly-once/runtime/trace/spans';
 
 /**
  * POST /orders, every status path, with DynamoDB mocked at the SDK:

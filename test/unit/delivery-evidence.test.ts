@@ -1,5 +1,5 @@
-import { RESENT_BY_FAULT_ATTRIBUTE } from '../../lambdas/exactly-once/faults/relay-faults';
-import { DeliveryEvidence } from '../../tools/local-runtime/host/delivery-evidence';
+import { RESENT_BY_FAULT_ATTRIBUTE } from '@exactly-once/runtime/faults/relay-faults';
+import { DeliveryEvidence } from '@exactly-once/tools/local-runtime/host/delivery-evidence';
 
 /** The host's evidence that a delivery fault fired, from the SQS events it hands to a function. */
 const sqsEvent = (...records: { messageId: string; eventId?: string; resent?: boolean }[]) => ({

@@ -10,18 +10,18 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseCommand, USAGE } from '../../tools/dlq/args';
-import { main } from '../../tools/dlq/cli';
-import { shown, type ListReport, type RedriveReport, type ShowReport } from '../../tools/dlq/commands';
-import type { DlqContext } from '../../tools/dlq/context';
-import { formatReport } from '../../tools/dlq/format';
+import { parseCommand, USAGE } from '@exactly-once/tools/dlq/args';
+import { main } from '@exactly-once/tools/dlq/cli';
+import { shown, type ListReport, type RedriveReport, type ShowReport } from '@exactly-once/tools/dlq/commands';
+import type { DlqContext } from '@exactly-once/tools/dlq/context';
+import { formatReport } from '@exactly-once/tools/dlq/format';
 import {
   describeHorizon,
   judgeHorizon,
   ORIGINAL_OCCURRED_AT,
   PAST_HORIZON_RUNBOOK,
   withFreshOccurredAt,
-} from '../../tools/dlq/horizon';
+} from '@exactly-once/tools/dlq/horizon';
 import {
   causeOf,
   pastHorizonReason,
@@ -30,9 +30,9 @@ import {
   eventKeyOf,
   stillInFutureReason,
   type DeadLetter,
-} from '../../tools/dlq/messages';
-import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '../../tools/dlq/queues';
-import { PROVIDER_KEY_WINDOW_REASON } from '../../tools/dlq/provider-window';
+} from '@exactly-once/tools/dlq/messages';
+import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '@exactly-once/tools/dlq/queues';
+import { PROVIDER_KEY_WINDOW_REASON } from '@exactly-once/tools/dlq/provider-window';
 import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 const OUTPUTS = {

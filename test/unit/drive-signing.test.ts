@@ -1,9 +1,9 @@
 import { SignatureV4 } from '@smithy/signature-v4';
-import { NodeSha256 } from '../../tools/local-runtime/api/sha256';
-import { SIGNATURE_WINDOW_MS } from '../../tools/local-runtime/api/verify-signature';
-import { drive, type PreparedRequest, type SegmentSender } from '../../tools/proof-kit/drive';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
-import { RequestSigner, type AwsCredentialIdentity } from '../../tools/proof-kit/request-signer';
+import { NodeSha256 } from '@exactly-once/tools/local-runtime/api/sha256';
+import { SIGNATURE_WINDOW_MS } from '@exactly-once/tools/local-runtime/api/verify-signature';
+import { drive, type PreparedRequest, type SegmentSender } from '@exactly-once/tools/proof-kit/drive';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { RequestSigner, type AwsCredentialIdentity } from '@exactly-once/tools/proof-kit/request-signer';
 
 /**
  * The driver signs each request the moment it sends it, with credentials its

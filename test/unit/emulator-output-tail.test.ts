@@ -1,4 +1,4 @@
-import { OutputTail } from '../../tools/local-runtime/emulators';
+import { OutputTail } from '@exactly-once/tools/local-runtime/emulators';
 
 /** What an emulator that dies before it is ready leaves for the error a person reads. */
 test('keeps the last lines, across chunks that split a line, and drops blank ones', () => {

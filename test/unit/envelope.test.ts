@@ -1,6 +1,6 @@
-import { PermanentError } from '../../lambdas/exactly-once/errors';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import { checkOutboxEvent } from '../../lambdas/exactly-once/outbox/outbox-event';
+import { PermanentError } from '@exactly-once/runtime/errors';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
+import { checkOutboxEvent } from '@exactly-once/runtime/outbox/outbox-event';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 
 /** The envelope alone: what the generic consumer pipeline and the outbox check read, whatever the domain. */

@@ -1,8 +1,8 @@
-import { emptyChaosCounters } from '../../tools/local-runtime/provider/chaos';
-import { faultMarks, faultMarksInWords } from '../../tools/proof-kit/fault-marks';
-import { ALL_FAULTS, ADVERSARIAL_FAULTS } from '../../tools/proof-kit/faults';
-import { htmlReport, terminalSummary, type RunResults } from '../../tools/proof-kit/report';
-import { EVENT_REPLACED } from '../../tools/proof-kit/verify';
+import { emptyChaosCounters } from '@exactly-once/tools/local-runtime/provider/chaos';
+import { faultMarks, faultMarksInWords } from '@exactly-once/tools/proof-kit/fault-marks';
+import { ALL_FAULTS, ADVERSARIAL_FAULTS } from '@exactly-once/tools/proof-kit/faults';
+import { htmlReport, terminalSummary, type RunResults } from '@exactly-once/tools/proof-kit/report';
+import { EVENT_REPLACED } from '@exactly-once/tools/proof-kit/verify';
 import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**

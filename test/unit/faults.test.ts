@@ -4,26 +4,26 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ApplyOutcome, EventEnvelope } from '../../lambdas/exactly-once';
-import { consumerFaults } from '../../lambdas/exactly-once/faults/consumer-faults';
-import { inboxClaimDisabled } from '../../lambdas/exactly-once/faults/inbox-bypass';
+import type { ApplyOutcome, EventEnvelope } from '@exactly-once/runtime';
+import { consumerFaults } from '@exactly-once/runtime/faults/consumer-faults';
+import { inboxClaimDisabled } from '@exactly-once/runtime/faults/inbox-bypass';
 import {
   InjectedProviderOutage,
   InjectedTransientError,
   MAX_PLAN_LIFETIME_MS,
   NO_FAULTS,
   parseFaultPlan,
-} from '../../lambdas/exactly-once/faults/plan';
+} from '@exactly-once/runtime/faults/plan';
 import {
   relayFaults,
   RESENT_BY_FAULT_ATTRIBUTE,
   ResendingPublisher,
   SkewingPublisher,
-} from '../../lambdas/exactly-once/faults/relay-faults';
-import { cachedSource, type FaultSource } from '../../lambdas/exactly-once/faults/source';
-import type { EventPublisher, OutboxWiring, PublisherOptions } from '../../lambdas/exactly-once/outbox/ports';
-import { metrics } from '../../lambdas/exactly-once/runtime/observability';
-import { MAX_FUTURE_SKEW_SECONDS } from '../../lambdas/exactly-once/consumer/dedupe-horizon';
+} from '@exactly-once/runtime/faults/relay-faults';
+import { cachedSource, type FaultSource } from '@exactly-once/runtime/faults/source';
+import type { EventPublisher, OutboxWiring, PublisherOptions } from '@exactly-once/runtime/outbox/ports';
+import { metrics } from '@exactly-once/runtime/runtime/observability';
+import { MAX_FUTURE_SKEW_SECONDS } from '@exactly-once/runtime/consumer/dedupe-horizon';
 import {
   CLOCK_SKEW_WITHIN_SECONDS,
   FAULT_SWITCH_DELAY_MS,
@@ -35,10 +35,10 @@ import {
   SLOW_ANSWER_MS,
   switchFaultsOn,
   type FaultSettings,
-} from '../../tools/proof-kit/faults';
-import { parseFaultRates, parseFaults } from '../../tools/proof-kit/run';
-import { awsTarget, type Target } from '../../tools/proof-kit/target';
-import { startProviderEmulator } from '../../tools/local-runtime/provider';
+} from '@exactly-once/tools/proof-kit/faults';
+import { parseFaultRates, parseFaults } from '@exactly-once/tools/proof-kit/run';
+import { awsTarget, type Target } from '@exactly-once/tools/proof-kit/target';
+import { startProviderEmulator } from '@exactly-once/tools/local-runtime/provider';
 import { UNBOUNDED_WORK } from '../support/record-work';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
@@ -55,7 +55,7 @@ const crash = (where: string): never => {
 
 const event = { eventId: 'evt-1' } as EventEnvelope;
 
-/** The settings `npm run loadtest -- --faults all` runs with at the default --fault-rate (tools/proof-kit/cli.ts). */
+/** The settings `npm run loadtest -- --faults all` runs with at the default --fault-rate (packages/tools/src/proof-kit/cli.ts). */
 const allFaultsSettings = (): FaultSettings => ({
   enabled: parseFaults('all'),
   rate: 0.1,

@@ -1,5 +1,5 @@
-import { forgedCreates } from '../../tools/proof-kit/faults';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
+import { forgedCreates } from '@exactly-once/tools/proof-kit/faults';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
 import { PROBE_PROOF } from '../support/neutral-proof-domain';
 
 /**

@@ -127,16 +127,16 @@ describe('the checker catches drift, on a copy of a real entry', () => {
   });
 
   test('a symbol that the file only imports, or names in a comment, is not declared there', () => {
-    // lambdas/exactly-once/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
+    // packages/runtime/src/api/http.ts imports isDependencyFailure from the adapters; the old table placed it there.
     const entry: Guarantee = {
       ...TENANT,
-      enforcedIn: [{ file: 'lambdas/exactly-once/api/http.ts', symbol: 'isDependencyFailure' }],
+      enforcedIn: [{ file: 'packages/runtime/src/api/http.ts', symbol: 'isDependencyFailure' }],
     };
 
     const problems = checkRegistry(only(entry), ROOT);
 
     expect(problems).toEqual([
-      'tenant-in-inbox-key: enforced in lambdas/exactly-once/api/http.ts: no declaration of isDependencyFailure in it',
+      'tenant-in-inbox-key: enforced in packages/runtime/src/api/http.ts: no declaration of isDependencyFailure in it',
     ]);
   });
 

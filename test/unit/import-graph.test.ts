@@ -40,7 +40,7 @@ const trees: string[] = [];
 afterAll(() => trees.forEach((tree) => rmSync(tree, { recursive: true, force: true })));
 
 test('the repository breaks none of the rules', () => {
-  const { status, output } = cruise(ROOT, ['bin', 'lib', 'lambdas', 'tools', 'tooling', 'test']);
+  const { status, output } = cruise(ROOT, ['bin', 'lib', 'lambdas', 'packages', 'tooling', 'test']);
 
   expect(output).toContain('no dependency violations found');
   expect(status).toBe(0);
@@ -50,7 +50,7 @@ test.each([
   [
     'a tool importing the example',
     {
-      'tools/sim.ts': `import { tooling } from '../tooling/${EXAMPLE}';\nexport const t = tooling;\n`,
+      'packages/tools/src/sim.ts': `import { tooling } from '../../../tooling/${EXAMPLE}';\nexport const t = tooling;\n`,
       [`tooling/${EXAMPLE}/index.ts`]: 'export const tooling = 1;\n',
     },
     'tools-never-import-the-example',
@@ -58,18 +58,18 @@ test.each([
   [
     "a circle through a tool and the example's plug-in",
     {
-      'tools/engine.ts': "import { plugin } from './registry';\nexport const engine = () => plugin;\n",
-      'tools/registry.ts': `import { tooling } from '../tooling/${EXAMPLE}';\nexport const plugin = tooling;\n`,
+      'packages/tools/src/engine.ts': "import { plugin } from './registry';\nexport const engine = () => plugin;\n",
+      'packages/tools/src/registry.ts': `import { tooling } from '../../../tooling/${EXAMPLE}';\nexport const plugin = tooling;\n`,
       [`tooling/${EXAMPLE}/index.ts`]:
-        "import { engine } from '../../tools/engine';\nexport const tooling = { engine };\n",
+        "import { engine } from '../../packages/tools/src/engine';\nexport const tooling = { engine };\n",
     },
     'no-circular',
   ],
   [
     'the mechanism importing a tool',
     {
-      'lambdas/exactly-once/relay.ts': "import { x } from '../../tools/dlq';\nexport const y = x;\n",
-      'tools/dlq.ts': 'export const x = 1;\n',
+      'packages/runtime/src/relay.ts': "import { x } from '../../tools/src/dlq';\nexport const y = x;\n",
+      'packages/tools/src/dlq.ts': 'export const x = 1;\n',
     },
     'mechanism-imports-nothing-outside-it',
   ],
@@ -83,8 +83,8 @@ test.each([
   ).map(([layer, from, to]): [string, Record<string, string>, string] => [
     `the mechanism's ${layer} layer importing ${to.split('/')[0]}/`,
     {
-      [`lambdas/exactly-once/${from}`]: `import { x } from '${'../'.repeat(from.split('/').length - 1)}${to.replace('.ts', '')}';\nexport const y = x;\n`,
-      [`lambdas/exactly-once/${to}`]: 'export const x = 1;\n',
+      [`packages/runtime/src/${from}`]: `import { x } from '${'../'.repeat(from.split('/').length - 1)}${to.replace('.ts', '')}';\nexport const y = x;\n`,
+      [`packages/runtime/src/${to}`]: 'export const x = 1;\n',
     },
     `layers-point-one-way-${layer}`,
   ]),
@@ -104,16 +104,17 @@ test.each([
 test('a type-only import back is no circle: it loads nothing', () => {
   // Arrange
   const tree = scratchTree({
-    'tools/contract.ts': "import type { Engine } from './engine';\nexport type Contract = { engine: Engine };\n",
-    'tools/engine.ts':
+    'packages/tools/src/contract.ts':
+      "import type { Engine } from './engine';\nexport type Contract = { engine: Engine };\n",
+    'packages/tools/src/engine.ts':
       "import { check } from './contract-check';\nexport type Engine = () => void;\nexport const engine: Engine = check;\n",
-    'tools/contract-check.ts':
+    'packages/tools/src/contract-check.ts':
       "import type { Contract } from './contract';\nexport const check = (c?: Contract) => void c;\n",
   });
   trees.push(tree);
 
   // Act
-  const { output } = cruise(tree, ['tools']);
+  const { output } = cruise(tree, ['packages']);
 
   // Assert
   expect(output).not.toContain('no-circular');
@@ -122,14 +123,14 @@ test('a type-only import back is no circle: it loads nothing', () => {
 test("the mechanism's index files sit over every layer: they may import any of them", () => {
   // Arrange
   const tree = scratchTree({
-    'lambdas/exactly-once/index.ts': "export { wiring } from './wiring/consumer-wiring';\n",
-    'lambdas/exactly-once/testing/index.ts': "export { wiring } from '../wiring/consumer-wiring';\n",
-    'lambdas/exactly-once/wiring/consumer-wiring.ts': 'export const wiring = 1;\n',
+    'packages/runtime/src/index.ts': "export { wiring } from './wiring/consumer-wiring';\n",
+    'packages/runtime/src/testing/index.ts': "export { wiring } from '../wiring/consumer-wiring';\n",
+    'packages/runtime/src/wiring/consumer-wiring.ts': 'export const wiring = 1;\n',
   });
   trees.push(tree);
 
   // Act
-  const { status, output } = cruise(tree, ['lambdas']);
+  const { status, output } = cruise(tree, ['packages']);
 
   // Assert
   expect(output).not.toContain('layers-point-one-way');

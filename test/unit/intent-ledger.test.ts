@@ -8,9 +8,9 @@ import {
   readLedgers,
   writeLedger,
   type IntentRecord,
-} from '../../tools/proof-kit/intents';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
-import { checkInvariants } from '../../tools/proof-kit/verify';
+} from '@exactly-once/tools/proof-kit/intents';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { checkInvariants } from '@exactly-once/tools/proof-kit/verify';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import { thingIdOf } from '../exactly-once/fixtures/probe-stack-things';
 import { PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';

@@ -1,10 +1,10 @@
-import { HttpProvider } from '../../lambdas/exactly-once/aws';
+import { HttpProvider } from '@exactly-once/runtime/aws';
 import {
   startProviderEmulator,
   type ProviderChaosPlan,
   type ProviderEmulator,
-} from '../../tools/local-runtime/provider';
-import { checkPerformedEffects } from '../../tools/proof-kit/verify';
+} from '@exactly-once/tools/local-runtime/provider';
+import { checkPerformedEffects } from '@exactly-once/tools/proof-kit/verify';
 import { MAIL_AND_WAREHOUSE } from '../support/local-provider-apis';
 
 /**

@@ -1,7 +1,7 @@
-import type { FunctionHost } from '../../tools/local-runtime/host/function-host';
-import { sigV4Caller } from '../../tools/local-runtime/api/proxy-event';
-import { ApiServer } from '../../tools/local-runtime/api/server';
-import type { RestApiDefinition } from '../../tools/local-runtime/template/api';
+import type { FunctionHost } from '@exactly-once/tools/local-runtime/host/function-host';
+import { sigV4Caller } from '@exactly-once/tools/local-runtime/api/proxy-event';
+import { ApiServer } from '@exactly-once/tools/local-runtime/api/server';
+import type { RestApiDefinition } from '@exactly-once/tools/local-runtime/template/api';
 
 /**
  * The local API's authentication errors on a hand-made API definition (no

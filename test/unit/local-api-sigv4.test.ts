@@ -1,9 +1,9 @@
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { FunctionHost } from '../../tools/local-runtime/host/function-host';
-import { ApiServer } from '../../tools/local-runtime/api/server';
-import { NodeSha256 } from '../../tools/local-runtime/api/sha256';
-import { LOCAL_SECRET_ACCESS_KEY } from '../../tools/local-runtime/api/verify-signature';
-import type { RestApiDefinition } from '../../tools/local-runtime/template/api';
+import type { FunctionHost } from '@exactly-once/tools/local-runtime/host/function-host';
+import { ApiServer } from '@exactly-once/tools/local-runtime/api/server';
+import { NodeSha256 } from '@exactly-once/tools/local-runtime/api/sha256';
+import { LOCAL_SECRET_ACCESS_KEY } from '@exactly-once/tools/local-runtime/api/verify-signature';
+import type { RestApiDefinition } from '@exactly-once/tools/local-runtime/template/api';
 
 /**
  * The local API checks SigV4 as API Gateway does on an AWS_IAM method: the

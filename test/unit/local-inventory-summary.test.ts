@@ -1,4 +1,4 @@
-import { formatInventory, inventorySummary } from '../../tools/local-runtime/template/inventory';
+import { formatInventory, inventorySummary } from '@exactly-once/tools/local-runtime/template/inventory';
 
 /**
  * `npm start` prints what it leaves out in one line of counts before `Ready`; the logical ids (a few

@@ -6,7 +6,7 @@ import {
   type ProviderEmulator,
   type ProviderEmulatorOptions,
   type ProviderEndpoint,
-} from '../../tools/local-runtime/provider';
+} from '@exactly-once/tools/local-runtime/provider';
 import { MAIL_AND_WAREHOUSE } from '../support/local-provider-apis';
 
 /**

@@ -1,4 +1,4 @@
-import { SpanStore } from '../../tools/local-runtime/spans';
+import { SpanStore } from '@exactly-once/tools/local-runtime/spans';
 
 /**
  * The local runtime's span store: it keeps the spans of the functions' span log lines (as Powertools

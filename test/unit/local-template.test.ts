@@ -1,12 +1,12 @@
-import { eventSourceDefinitions } from '../../tools/local-runtime/template/event-sources';
-import { TemplateError, type CfnTemplate } from '../../tools/local-runtime/template/model';
-import { queueDefinitions } from '../../tools/local-runtime/template/sqs';
-import { restApiDefinitions } from '../../tools/local-runtime/template/api';
-import { alarmDefinitions } from '../../tools/local-runtime/template/alarms';
+import { eventSourceDefinitions } from '@exactly-once/tools/local-runtime/template/event-sources';
+import { TemplateError, type CfnTemplate } from '@exactly-once/tools/local-runtime/template/model';
+import { queueDefinitions } from '@exactly-once/tools/local-runtime/template/sqs';
+import { restApiDefinitions } from '@exactly-once/tools/local-runtime/template/api';
+import { alarmDefinitions } from '@exactly-once/tools/local-runtime/template/alarms';
 
 /**
  * The local runtime reads its template with the reader the correctness aspects use
- * (lib/exactly-once/template), so the wiring it emulates is the wiring synth vouched for.
+ * (packages/cdk/src/template), so the wiring it emulates is the wiring synth vouched for.
  */
 function template(esm: Record<string, unknown>, queue: Record<string, unknown> = {}): CfnTemplate {
   return {

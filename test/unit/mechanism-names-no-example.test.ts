@@ -11,7 +11,7 @@ import { exampleName } from '../support/example-reach';
 const ROOT = path.join(__dirname, '..', '..');
 // The folders as package.json names the example, so a fork that renames it is checked for its own name.
 const EXAMPLE = exampleName(ROOT);
-const KEPT_FOLDERS = ['lambdas/exactly-once', 'lib/exactly-once', 'tools'];
+const KEPT_FOLDERS = ['packages/runtime/src', 'packages/cdk/src', 'packages/tools/src'];
 const EXAMPLE_PATH = new RegExp(
   [`lambdas/${EXAMPLE}/`, `lib/${EXAMPLE}/`, `tooling/${EXAMPLE}/`, 'test/fixtures/']
     .map((prefix) => `(?<![\\w.-])${prefix.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`)
@@ -45,9 +45,9 @@ test('no file of the mechanism or the tools names a path of the example or of te
 test('the check reads every kind of file under the kept folders, comments and READMEs included', () => {
   expect(keptFiles).toEqual(
     expect.arrayContaining([
-      'tools/simulation/README.md',
-      'lib/exactly-once/grants.ts',
-      'lambdas/exactly-once/index.ts',
+      'packages/tools/src/simulation/README.md',
+      'packages/cdk/src/grants.ts',
+      'packages/runtime/src/index.ts',
     ]),
   );
   expect(keptFiles.length).toBeGreaterThan(200);

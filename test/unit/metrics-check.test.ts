@@ -1,7 +1,7 @@
-import { consumeRecord } from '../../lambdas/exactly-once/consumer/consume-record';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import { metrics } from '../../lambdas/exactly-once/runtime/observability';
-import { appliedMetricViolations, judgeAppliedMetrics } from '../../tools/proof-kit/metrics-check';
+import { consumeRecord } from '@exactly-once/runtime/consumer/consume-record';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
+import { metrics } from '@exactly-once/runtime/runtime/observability';
+import { appliedMetricViolations, judgeAppliedMetrics } from '@exactly-once/tools/proof-kit/metrics-check';
 import { recordWork } from '../support/record-work';
 import { CONSUMER, memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { example } from '../../tools/example';
+import { example } from '@exactly-once/tools/example';
 import { unusedConsumerName } from '../support/consumer-names';
 import { exampleName } from '../support/example-reach';
-import { runInCopy } from '../support/repo-copy';
+import { runInCopy, linkNodeModules } from '../support/repo-copy';
 
 /**
  * `npm run new:consumer` in a copy of the repository (the files git tracks or
@@ -74,13 +74,13 @@ function copyOfRepository(): string {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     cpSync(join(REPO, path), join(root, path));
   }
-  symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir');
+  linkNodeModules(REPO, root);
   return root;
 }
 
 const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
 
-const newConsumer = (...args: string[]) => run('tsx', ['tools/scaffolder/new-consumer.ts', ...args]);
+const newConsumer = (...args: string[]) => run('tsx', ['packages/tools/src/scaffolder/new-consumer.ts', ...args]);
 
 /** Every file under lambdas/ and test/unit/ with its content: what a refusal must leave untouched. */
 function snapshot(): Map<string, string> {

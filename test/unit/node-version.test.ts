@@ -5,20 +5,20 @@ import {
   projectNodeRequirement,
   requireSupportedNode,
   UNSUPPORTED_NODE_EXIT,
-} from '../../tools/cli/node-version';
+} from '@exactly-once/tools/cli/node-version';
 
 const root = join(__dirname, '..', '..');
 const requirement = projectNodeRequirement(root);
 
 /** Every command a person runs: `npm start`, each tool's npm script and call.ts. */
 const ENTRY_POINTS = [
-  'tools/local-runtime/start.ts',
-  'tools/local-runtime/call.ts',
-  'tools/proof-kit/cli.ts',
-  'tools/dlq/cli.ts',
-  'tools/bench/cli.ts',
-  'tools/simulation/cli.ts',
-  'tools/scaffolder/new-consumer.ts',
+  'packages/tools/src/local-runtime/start.ts',
+  'packages/tools/src/local-runtime/call.ts',
+  'packages/tools/src/proof-kit/cli.ts',
+  'packages/tools/src/dlq/cli.ts',
+  'packages/tools/src/bench/cli.ts',
+  'packages/tools/src/simulation/cli.ts',
+  'packages/tools/src/scaffolder/new-consumer.ts',
 ];
 
 test('an old Node is refused with one line: the version found, the version needed and how to get it; exit 1', () => {

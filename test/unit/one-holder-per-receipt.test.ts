@@ -3,11 +3,11 @@ import {
   leaseHolderOf,
   queueConsumerHandler,
   type ConsumerRuntime,
-} from '../../lambdas/exactly-once/consumer/queue-consumer';
-import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
-import { lambdaContext } from '../../lambdas/exactly-once/testing';
+} from '@exactly-once/runtime/consumer/queue-consumer';
+import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
+import type { ApplyOutcome } from '@exactly-once/runtime/inbox/ports';
+import { lambdaContext } from '@exactly-once/runtime/testing';
 import { memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 
 /**

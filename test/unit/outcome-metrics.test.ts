@@ -1,7 +1,7 @@
-import { consumeRecord } from '../../lambdas/exactly-once/consumer/consume-record';
-import { outcomeMetrics } from '../../lambdas/exactly-once/consumer/outcome-metrics';
-import { parseEnvelope } from '../../lambdas/exactly-once/envelope';
-import { metrics } from '../../lambdas/exactly-once/runtime/observability';
+import { consumeRecord } from '@exactly-once/runtime/consumer/consume-record';
+import { outcomeMetrics } from '@exactly-once/runtime/consumer/outcome-metrics';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
+import { metrics } from '@exactly-once/runtime/runtime/observability';
 import { recordWork } from '../support/record-work';
 import { memoryEntityConsumer, recordOf, thing } from '../support/memory-entity-consumer';
 

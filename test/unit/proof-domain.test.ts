@@ -1,11 +1,11 @@
-import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import type { ProofDomain } from '../../tools/proof-kit/domain';
-import type { Observation } from '../../tools/proof-kit/drive';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
-import { checkInvariants, type RunFacts } from '../../tools/proof-kit/verify';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import type { ProofDomain } from '@exactly-once/tools/proof-kit/domain';
+import type { Observation } from '@exactly-once/tools/proof-kit/drive';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { checkInvariants, type RunFacts } from '@exactly-once/tools/proof-kit/verify';
 
 /**
- * The proof kit judges whatever domain the example plugs in (tools/proof-kit/domain.ts): here a
+ * The proof kit judges whatever domain the example plugs in (packages/tools/src/proof-kit/domain.ts): here a
  * made-up bookings domain, its entities keyed `bookingId`, one event per booking, one FIFO consumer
  * with a provider. The kit's own invariants (an entity per 201'd key, each event once per consumer,
  * each owed provider key performed once) hold or fail on it exactly as on the shop.
@@ -136,7 +136,7 @@ test('an example without a proof domain: the kit refuses, saying what is missing
         scaffold: { folder: 'x', eventTypes: [] },
       },
     }));
-    const { proofDomain } = jest.requireActual<typeof import('../../tools/example')>('../../tools/example');
+    const { proofDomain } = jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
 
     // Act and assert
     expect(() => proofDomain()).toThrow("The example's tooling module gives no proof domain (`proof`");

@@ -8,12 +8,12 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { consumerId, consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
-import { waitForDrain } from '../../tools/proof-kit/drain';
-import { seedDeadLetters, sendPoison, setLocalVisibility } from '../../tools/proof-kit/faults';
-import { queueName, SAMPLED_QUEUES, sampledQueues } from '../../tools/proof-kit/sampler';
-import type { Target } from '../../tools/proof-kit/target';
-import { example } from '../../tools/example';
+import { consumerId, consumerOutputNames } from '@exactly-once/runtime/consumer-spec';
+import { waitForDrain } from '@exactly-once/tools/proof-kit/drain';
+import { seedDeadLetters, sendPoison, setLocalVisibility } from '@exactly-once/tools/proof-kit/faults';
+import { queueName, SAMPLED_QUEUES, sampledQueues } from '@exactly-once/tools/proof-kit/sampler';
+import type { Target } from '@exactly-once/tools/proof-kit/target';
+import { example } from '@exactly-once/tools/example';
 import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
 
 /**

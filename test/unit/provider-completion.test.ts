@@ -2,19 +2,14 @@ import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dy
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { applyEntityEffect, type EventEnvelope } from '../../lambdas/exactly-once';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws';
-import type { LedgerOptions } from '../../lambdas/exactly-once/aws/inbox-ledger';
-import { OutageProneProvider } from '../../lambdas/exactly-once/faults/outage-prone-provider';
-import {
-  InjectedProviderOutage,
-  NO_FAULTS,
-  parseFaultPlan,
-  type FaultPlan,
-} from '../../lambdas/exactly-once/faults/plan';
-import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '../../tools/proof-kit/faults';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
-import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
+import { applyEntityEffect, type EventEnvelope } from '@exactly-once/runtime';
+import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws';
+import type { LedgerOptions } from '@exactly-once/runtime/aws/inbox-ledger';
+import { OutageProneProvider } from '@exactly-once/runtime/faults/outage-prone-provider';
+import { InjectedProviderOutage, NO_FAULTS, parseFaultPlan, type FaultPlan } from '@exactly-once/runtime/faults/plan';
+import { faultPlanOf, FAULT_SWITCH_DELAY_MS } from '@exactly-once/tools/proof-kit/faults';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
+import { callProviderIfOwed } from '@exactly-once/runtime/provider/call-provider-if-owed';
 import { thingHappened, thingUndone } from '../exactly-once/fixtures/probe-events';
 import { PROBE_FIFO_SPEC, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { applyStatefulEffect, ProbeStatefulLedger, stateKey } from '../exactly-once/fixtures/probe-stateful-consumer';

@@ -1,11 +1,11 @@
-import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
+import type { PerformedEffect, ProviderLog } from '@exactly-once/tools/local-runtime/provider';
 import {
   logOfEntities,
   providerCallItemsOf,
   providerLines,
   summarizeProviders,
-} from '../../tools/proof-kit/provider-calls';
-import { checkPerformedEffects } from '../../tools/proof-kit/verify';
+} from '@exactly-once/tools/proof-kit/provider-calls';
+import { checkPerformedEffects } from '@exactly-once/tools/proof-kit/verify';
 import { PROBE_PROOF } from '../support/neutral-proof-domain';
 
 /**

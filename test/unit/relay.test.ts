@@ -9,16 +9,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { DynamoDbOutboxStore } from '../../lambdas/exactly-once/aws/dynamodb-outbox-store';
-import { pendingShardOf, PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
-import type { EventEnvelope } from '../../lambdas/exactly-once';
+import { DynamoDbOutboxStore } from '@exactly-once/runtime/aws/dynamodb-outbox-store';
+import { pendingShardOf, PENDING_SHARDS } from '@exactly-once/runtime/aws/outbox-table';
+import type { EventEnvelope } from '@exactly-once/runtime';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
-import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
+import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
 import { lambdaContext } from '../support/api-events';
 import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 import { acceptEntries, loadWithMockedSdk, type MockedSdkHandler } from '../support/mocked-sdk';
-import { MARKS_IN_FLIGHT, relayOutboxEvents, sweepOutbox } from '../../lambdas/exactly-once/outbox/relay';
-import type { OutboxStore } from '../../lambdas/exactly-once/outbox/ports';
+import { MARKS_IN_FLIGHT, relayOutboxEvents, sweepOutbox } from '@exactly-once/runtime/outbox/relay';
+import type { OutboxStore } from '@exactly-once/runtime/outbox/ports';
 
 /**
  * The outbox relay (stream -> queues) and the sweeper (schedule -> queues),
@@ -71,8 +71,8 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     },
     () =>
       module === 'outbox-relay'
-        ? import('../../lambdas/exactly-once/wiring/relay-handler')
-        : import('../../lambdas/exactly-once/wiring/sweeper-handler').then((sweeperModule) => {
+        ? import('@exactly-once/runtime/wiring/relay-handler')
+        : import('@exactly-once/runtime/wiring/sweeper-handler').then((sweeperModule) => {
             sweepLimits = { maxItems: sweeperModule.SWEEP_MAX_ITEMS, maxSetAside: sweeperModule.SWEEP_MAX_SET_ASIDE };
             return sweeperModule;
           }),
@@ -436,8 +436,8 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
           },
           () =>
             module === 'outbox-relay'
-              ? import('../../lambdas/exactly-once/wiring/relay-handler')
-              : import('../../lambdas/exactly-once/wiring/sweeper-handler'),
+              ? import('@exactly-once/runtime/wiring/relay-handler')
+              : import('@exactly-once/runtime/wiring/sweeper-handler'),
         );
 
         await expect(loading).rejects.toThrow(error);
@@ -450,7 +450,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
 
     const loading = loadWithMockedSdk(
       { OUTBOX_TABLE_NAME: OUTBOX_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: ENTITY_PREFIX },
-      () => import('../../lambdas/exactly-once/wiring/relay-handler'),
+      () => import('@exactly-once/runtime/wiring/relay-handler'),
     );
 
     await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);

@@ -1,6 +1,6 @@
-import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-import { htmlReport, terminalSummary } from '../../tools/proof-kit/report';
-import { checkInvariants } from '../../tools/proof-kit/verify';
+import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { htmlReport, terminalSummary } from '@exactly-once/tools/proof-kit/report';
+import { checkInvariants } from '@exactly-once/tools/proof-kit/verify';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';
 import { happenedEventIdOf, thingIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';

@@ -1,11 +1,11 @@
-import { emptyChaosCounters } from '../../tools/local-runtime/provider/chaos';
+import { emptyChaosCounters } from '@exactly-once/tools/local-runtime/provider/chaos';
 import {
   chaosSummary,
   htmlReport,
   poisonInWords,
   terminalSummary,
   type RunResults,
-} from '../../tools/proof-kit/report';
+} from '@exactly-once/tools/proof-kit/report';
 import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**

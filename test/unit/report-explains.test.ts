@@ -4,11 +4,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
-import { PENDING_SHARDS } from '../../lambdas/exactly-once/aws/outbox-table';
-import { drainProgressLine, waitForDrain } from '../../tools/proof-kit/drain';
-import { gitCommit, reproduceCommand, type Provenance } from '../../tools/proof-kit/provenance';
-import { providerFigures, providerLines, summarizeProviders } from '../../tools/proof-kit/provider-calls';
+import type { PerformedEffect, ProviderLog } from '@exactly-once/tools/local-runtime/provider';
+import { PENDING_SHARDS } from '@exactly-once/runtime/aws/outbox-table';
+import { drainProgressLine, waitForDrain } from '@exactly-once/tools/proof-kit/drain';
+import { gitCommit, reproduceCommand, type Provenance } from '@exactly-once/tools/proof-kit/provenance';
+import { providerFigures, providerLines, summarizeProviders } from '@exactly-once/tools/proof-kit/provider-calls';
 import {
   htmlReport,
   summarize,
@@ -17,14 +17,14 @@ import {
   verdictOf,
   writeReports,
   type RunResults,
-} from '../../tools/proof-kit/report';
-import { markFaultsOff } from '../../tools/proof-kit/run';
-import type { PipelineSamples } from '../../tools/proof-kit/sampler';
-import type { FaultSettings } from '../../tools/proof-kit/faults';
-import type { Target } from '../../tools/proof-kit/target';
-import { waterfallChart, type OrderTrace } from '../../tools/proof-kit/trace';
-import { consumerOutputNames } from '../../lambdas/exactly-once/consumer-spec';
-import { example } from '../../tools/example';
+} from '@exactly-once/tools/proof-kit/report';
+import { markFaultsOff } from '@exactly-once/tools/proof-kit/run';
+import type { PipelineSamples } from '@exactly-once/tools/proof-kit/sampler';
+import type { FaultSettings } from '@exactly-once/tools/proof-kit/faults';
+import type { Target } from '@exactly-once/tools/proof-kit/target';
+import { waterfallChart, type OrderTrace } from '@exactly-once/tools/proof-kit/trace';
+import { consumerOutputNames } from '@exactly-once/runtime/consumer-spec';
+import { example } from '@exactly-once/tools/example';
 import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**

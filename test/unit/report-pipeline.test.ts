@@ -2,10 +2,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { htmlReport, terminalSummary, UNIT_PRICES, type CallCounts } from '../../tools/proof-kit/report';
-import { lineChart } from '../../tools/proof-kit/svg-charts';
-import { lagOverTime, startSampler, type PipelineSamples } from '../../tools/proof-kit/sampler';
-import type { Target } from '../../tools/proof-kit/target';
+import { htmlReport, terminalSummary, UNIT_PRICES, type CallCounts } from '@exactly-once/tools/proof-kit/report';
+import { lineChart } from '@exactly-once/tools/proof-kit/svg-charts';
+import { lagOverTime, startSampler, type PipelineSamples } from '@exactly-once/tools/proof-kit/sampler';
+import type { Target } from '@exactly-once/tools/proof-kit/target';
 import { smokeRunResults } from '../support/run-results';
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 

@@ -1,6 +1,6 @@
-import type { SpanRecord } from '../../lambdas/exactly-once/trace/spans';
-import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
-import { MAX_WATERFALL_ROWS, slowestOrderTrace, waterfallChart } from '../../tools/proof-kit/trace';
+import type { SpanRecord } from '@exactly-once/runtime/trace/spans';
+import { htmlReport, type RunResults } from '@exactly-once/tools/proof-kit/report';
+import { MAX_WATERFALL_ROWS, slowestOrderTrace, waterfallChart } from '@exactly-once/tools/proof-kit/trace';
 import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**

@@ -1,19 +1,19 @@
 import { createServer, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SQSRecord } from 'aws-lambda';
-import { HttpProvider } from '../../lambdas/exactly-once/aws/http-provider';
+import { HttpProvider } from '@exactly-once/runtime/aws/http-provider';
 import {
   attemptsForBudget,
   guaranteedBudgetSeconds,
   honourRetryHint,
   RETRY_BUDGET,
   retryBackoffSeconds,
-} from '../../lambdas/exactly-once/consumer/retry-budget';
-import { retryAfterSecondsOf, RetryLater } from '../../lambdas/exactly-once/errors';
-import { DeadlineExceeded, type RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import type { ConsumerSettings } from '../../lambdas/exactly-once/consumer/consume-record';
-import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import type { ApplyOutcome } from '../../lambdas/exactly-once/inbox/ports';
+} from '@exactly-once/runtime/consumer/retry-budget';
+import { retryAfterSecondsOf, RetryLater } from '@exactly-once/runtime/errors';
+import { DeadlineExceeded, type RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import type { ConsumerSettings } from '@exactly-once/runtime/consumer/consume-record';
+import { parseEnvelope, type EventEnvelope } from '@exactly-once/runtime/envelope';
+import type { ApplyOutcome } from '@exactly-once/runtime/inbox/ports';
 import { HORIZON_FOR_TESTS, sqsMessage } from '../support/neutral-consumers';
 import { useUnitEnvironment } from '../support/handlers';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
@@ -28,11 +28,11 @@ import { recordWork, UNBOUNDED_WORK } from '../support/record-work';
  * the last tests put the HTTP provider, against a local server, in front of it.
  */
 
-let consumeRecord: typeof import('../../lambdas/exactly-once/consumer/consume-record').consumeRecord;
+let consumeRecord: typeof import('@exactly-once/runtime/consumer/consume-record').consumeRecord;
 
 beforeAll(async () => {
   useUnitEnvironment(); // before the logger and metrics load
-  ({ consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record'));
+  ({ consumeRecord } = await import('@exactly-once/runtime/consumer/consume-record'));
 });
 
 beforeEach(() => jest.spyOn(Math, 'random').mockReturnValue(0)); // every draw at its guaranteed floor

@@ -1,6 +1,6 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '../../lambdas/exactly-once/consumer/retry-budget';
-import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { attemptsForBudget, fifoMaxReceiveCount, RETRY_BUDGET } from '@exactly-once/runtime/consumer/retry-budget';
+import { parseEnvelope, type EventEnvelope } from '@exactly-once/runtime/envelope';
 import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 import {
   deadLettered,
@@ -13,7 +13,7 @@ import {
   type ProbeConsumerName as ConsumerName,
   type ProbeHarness as Harness,
 } from '../support/neutral-consumers';
-import { IN_PROCESS_RETRY, withContentionRetries } from '../../lambdas/exactly-once/runtime/contention-retry';
+import { IN_PROCESS_RETRY, withContentionRetries } from '@exactly-once/runtime/runtime/contention-retry';
 import { UNBOUNDED_WORK } from '../support/record-work';
 import { TEST_DEDUPE } from '../support/dedupe';
 
@@ -402,7 +402,7 @@ describe('no visibility heartbeat', () => {
 
   test("a try that runs for Lambda's longest timeout (15 min) changes no visibility; a failure then sets only its backoff", async () => {
     jest.useFakeTimers();
-    const { consumeRecord } = await import('../../lambdas/exactly-once/consumer/consume-record');
+    const { consumeRecord } = await import('@exactly-once/runtime/consumer/consume-record');
     const control = {
       changeVisibility: jest.fn(async () => undefined),
       sendToDeadLetterQueue: jest.fn(async () => undefined),

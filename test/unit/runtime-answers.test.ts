@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { assertLocalRuntimeAnswers, type StackOutputs } from '../../tools/stack';
+import { assertLocalRuntimeAnswers, type StackOutputs } from '@exactly-once/tools/stack';
 
 /**
  * The tools that need `npm start` check it answers before they use it, and say in one line what is

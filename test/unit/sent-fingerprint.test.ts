@@ -1,13 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { consumeRecord } from '../../lambdas/exactly-once/consumer/consume-record';
-import { parseEnvelope, type EventEnvelope } from '../../lambdas/exactly-once/envelope';
+import { consumeRecord } from '@exactly-once/runtime/consumer/consume-record';
+import { parseEnvelope, type EventEnvelope } from '@exactly-once/runtime/envelope';
 import {
   bodyFingerprint,
   eventFingerprint,
   fingerprintsDiffer,
   FINGERPRINT_VERSION,
   sentFingerprint,
-} from '../../lambdas/exactly-once/inbox/fingerprint';
+} from '@exactly-once/runtime/inbox/fingerprint';
 import { recordWork } from '../support/record-work';
 import { memoryEntityConsumer, recordOf, TABLE, thing } from '../support/memory-entity-consumer';
 

@@ -7,8 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { PermanentError } from '../../lambdas/exactly-once/errors';
-import type { ExternalProvider } from '../../lambdas/exactly-once/provider/provider';
+import { PermanentError } from '@exactly-once/runtime/errors';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
 import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import {
   orderCancelledEvent,

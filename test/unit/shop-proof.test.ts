@@ -9,16 +9,21 @@ import {
   orderCancelledEventId,
   orderPlacedEventId,
 } from '../../lambdas/shop/domain/order';
-import type { ConsumerSpec } from '../../lambdas/exactly-once/consumer-spec';
-import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import { providerKey } from '@exactly-once/runtime/inbox/keys';
 import { picksAfterCancel } from '../../tooling/shop/proof';
-import type { PerformedEffect, ProviderLog } from '../../tools/local-runtime/provider';
-import type { Observation } from '../../tools/proof-kit/drive';
-import type { PlannedRequest } from '../../tools/proof-kit/plan';
-import { providerLines, summarizeProviders } from '../../tools/proof-kit/provider-calls';
-import type { Target } from '../../tools/proof-kit/target';
-import { checkPerformedEffects, checkProviderCalls, producedEvents, verify } from '../../tools/proof-kit/verify';
+import type { PerformedEffect, ProviderLog } from '@exactly-once/tools/local-runtime/provider';
+import type { Observation } from '@exactly-once/tools/proof-kit/drive';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { providerLines, summarizeProviders } from '@exactly-once/tools/proof-kit/provider-calls';
+import type { Target } from '@exactly-once/tools/proof-kit/target';
+import {
+  checkPerformedEffects,
+  checkProviderCalls,
+  producedEvents,
+  verify,
+} from '@exactly-once/tools/proof-kit/verify';
 import { EXAMPLE_CONSUMERS } from '../support/consumer-list';
 
 /**

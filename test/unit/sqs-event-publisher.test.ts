@@ -5,11 +5,11 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { SqsEventPublisher } from '../../lambdas/exactly-once/aws/sqs-event-publisher';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { tenantDigest } from '../../lambdas/exactly-once/inbox/keys';
-import type { ConsumerRoute } from '../../lambdas/exactly-once/outbox/routes';
-import { logger } from '../../lambdas/exactly-once/runtime/observability';
+import { SqsEventPublisher } from '@exactly-once/runtime/aws/sqs-event-publisher';
+import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import { tenantDigest } from '@exactly-once/runtime/inbox/keys';
+import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
+import { logger } from '@exactly-once/runtime/runtime/observability';
 import { acceptEntries } from '../support/mocked-sdk';
 import { thingHappened as happened, thingUndone as undone } from '../exactly-once/fixtures/probe-events';
 

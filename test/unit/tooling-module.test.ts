@@ -2,19 +2,19 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { TOOLING_MODULE_ENV, toolingModulePath } from '../../tools/example';
+import { TOOLING_MODULE_ENV, toolingModulePath } from '@exactly-once/tools/example';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_TOOLING_MODULE } from '../support/probe-tooling';
 
 /**
- * The tools' seam for their domain (tools/example.ts): `EXACTLY_ONCE_TOOLING` names the tooling module
+ * The tools' seam for their domain (packages/tools/src/example.ts): `EXACTLY_ONCE_TOOLING` names the tooling module
  * instead of the example's (the runtime tests point it at the probe tooling), with a clear error when
  * the module is missing or exports no `tooling`; the scaffolder refuses a tooling module without
  * `scaffold`, writing nothing.
  */
 const ROOT = resolve(__dirname, '..', '..');
 
-/** tools/example.ts afresh (it keeps the first tooling it loads), with `EXACTLY_ONCE_TOOLING` as given. */
+/** packages/tools/src/example.ts afresh (it keeps the first tooling it loads), with `EXACTLY_ONCE_TOOLING` as given. */
 function freshTools<T>(moduleValue: string | undefined, load: () => T): T {
   const saved = process.env[TOOLING_MODULE_ENV];
   if (moduleValue === undefined) delete process.env[TOOLING_MODULE_ENV];
@@ -31,7 +31,7 @@ function freshTools<T>(moduleValue: string | undefined, load: () => T): T {
   }
 }
 
-const exampleModule = () => jest.requireActual<typeof import('../../tools/example')>('../../tools/example');
+const exampleModule = () => jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
 
 test('EXACTLY_ONCE_TOOLING names the module the tools take their domain from, relative to the repository root', () => {
   const tooling = freshTools(PROBE_TOOLING_MODULE, () => exampleModule().example());
@@ -70,7 +70,7 @@ test('a module that exports no tooling is refused, naming it', () => {
   writeFileSync(module, 'exports.somethingElse = 1;\n');
 
   expect(() => freshTools(module, () => exampleModule().example())).toThrow(
-    `${module} exports no \`tooling\` (tools/example.ts says what it must hold).`,
+    `${module} exports no \`tooling\` (packages/tools/src/example.ts says what it must hold).`,
   );
 });
 
@@ -97,7 +97,7 @@ test('the scaffolder refuses a tooling module without scaffold, saying so, and w
       '--import',
       'tsx',
       '-e',
-      "require('./tools/scaffolder/new-consumer.ts').main(['audit'], process.argv[1]).then((code) => (process.exitCode = code))",
+      "require('./packages/tools/src/scaffolder/new-consumer.ts').main(['audit'], process.argv[1]).then((code) => (process.exitCode = code))",
       root,
     ],
     { cwd: ROOT, env: { ...process.env, [TOOLING_MODULE_ENV]: PROBE_TOOLING_MODULE }, encoding: 'utf8' },
@@ -106,7 +106,7 @@ test('the scaffolder refuses a tooling module without scaffold, saying so, and w
   expect({ status: result.status, stderr: result.stderr }).toEqual({
     status: 1,
     stderr:
-      "new:consumer: the example's tooling module gives no `scaffold` (tools/example.ts): there is no consumer folder to write into\n",
+      "new:consumer: the example's tooling module gives no `scaffold` (packages/tools/src/example.ts): there is no consumer folder to write into\n",
   });
   expect(filesUnder(root)).toEqual(before);
 }, 60_000);

@@ -5,16 +5,16 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
-import { InboxLedger, type TransactItem } from '../../lambdas/exactly-once/aws/inbox-ledger';
-import { inboxKey } from '../../lambdas/exactly-once/aws/inbox-table';
-import { clientRequestToken, transactionSender } from '../../lambdas/exactly-once/aws/transaction-token';
-import { isContention } from '../../lambdas/exactly-once/aws/transient-errors';
-import type { RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
-import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
-import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
-import { IN_PROCESS_RETRY } from '../../lambdas/exactly-once/runtime/contention-retry';
-import type { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
+import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
+import { InboxLedger, type TransactItem } from '@exactly-once/runtime/aws/inbox-ledger';
+import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import { clientRequestToken, transactionSender } from '@exactly-once/runtime/aws/transaction-token';
+import { isContention } from '@exactly-once/runtime/aws/transient-errors';
+import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
+import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
+import { IN_PROCESS_RETRY } from '@exactly-once/runtime/runtime/contention-retry';
+import type { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import { recordWork } from '../support/record-work';
 import { CONSUMER, memoryEntityConsumer, TABLE, thing } from '../support/memory-entity-consumer';
 

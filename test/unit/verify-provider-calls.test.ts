@@ -1,4 +1,4 @@
-import { checkProviderCalls } from '../../tools/proof-kit/verify';
+import { checkProviderCalls } from '@exactly-once/tools/proof-kit/verify';
 import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_PROOF } from '../support/neutral-proof-domain';
 import { happenedEventIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';

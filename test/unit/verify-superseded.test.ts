@@ -1,7 +1,11 @@
-import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '../../lambdas/exactly-once/aws/inbox-table';
-import { providerKey } from '../../lambdas/exactly-once/consumer-spec';
-import type { ProducedEvent } from '../../tools/proof-kit/domain';
-import { APPLIED_FEWER, checkEachEventOncePerConsumer, SUPERSEDED_WITHOUT_NEWER } from '../../tools/proof-kit/verify';
+import { inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { providerKey } from '@exactly-once/runtime/consumer-spec';
+import type { ProducedEvent } from '@exactly-once/tools/proof-kit/domain';
+import {
+  APPLIED_FEWER,
+  checkEachEventOncePerConsumer,
+  SUPERSEDED_WITHOUT_NEWER,
+} from '@exactly-once/tools/proof-kit/verify';
 import { thingHappened, thingUndone } from '../exactly-once/fixtures/probe-events';
 import { PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
 

@@ -1,14 +1,14 @@
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES, parseOrderEvent } from '../../lambdas/shop/domain/events';
 import { SHOP_PROOF } from './proof';
-import type { ExampleTooling } from '../../tools/example';
+import type { ExampleTooling } from '@exactly-once/tools/example';
 
 /**
- * What the tools (tools/) know of the shop, in one place: its consumers, the output naming its outbox
+ * What the tools (packages/tools/src/) know of the shop, in one place: its consumers, the output naming its outbox
  * table, how to tell one of its events from anything else, where `new:consumer` writes, its providers
  * as the local provider serves them, the requests `npm start` suggests, and, loaded on demand, the
- * proof kit's domain (which the bench is built from too) and the simulated shop. `tools/example.ts` loads it for
- * them; tools/example.ts says what it must hold.
+ * proof kit's domain (which the bench is built from too) and the simulated shop. `packages/tools/src/example.ts` loads it for
+ * them; packages/tools/src/example.ts says what it must hold.
  */
 export const tooling = {
   consumers: CONSUMERS,

@@ -1,13 +1,13 @@
-import { providerKey } from '../../lambdas/exactly-once';
+import { providerKey } from '@exactly-once/runtime';
 import {
   keyedProviderLine,
   type EntityItem,
   type ProducedEvent,
   type ProofDomain,
   type Violation,
-} from '../../tools/proof-kit/domain';
-import type { PlannedRequest, PlanOptions } from '../../tools/proof-kit/plan';
-import { intBetween, pick, type Random } from '../../tools/proof-kit/random';
+} from '@exactly-once/tools/proof-kit/domain';
+import type { PlannedRequest, PlanOptions } from '@exactly-once/tools/proof-kit/plan';
+import { intBetween, pick, type Random } from '@exactly-once/tools/proof-kit/random';
 import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
 import { ENTITY_ORDER } from '../../lambdas/shop/aws/order-table';
 import type { ConsumerName } from '../../lambdas/shop/consumers';
@@ -26,7 +26,7 @@ import {
 } from '../../lambdas/shop/domain/events';
 
 /**
- * What the proof kit (tools/proof-kit) knows of the shop: the orders a run places, cancels and reads,
+ * What the proof kit (packages/tools/src/proof-kit) knows of the shop: the orders a run places, cancels and reads,
  * the events they produce, and the invariants on stock, points and the warehouse. The kit's own
  * invariants (each event once per consumer, every owed provider key performed once, dead letters,
  * the outbox drained) need nothing from here.
@@ -237,7 +237,7 @@ export const fulfilmentProviderRules: NonNullable<ProofDomain['providerRules']> 
   const violations: Violation[] = [];
   for (const order of facts.entities as unknown as OrderItem[]) {
     // The key a call went out under: this release's, or an older release's (a deploy or a rollback ran
-    // one), which built it without the tenant (lambdas/exactly-once/inbox/keys.ts).
+    // one), which built it without the tenant (packages/runtime/src/inbox/keys.ts).
     const keyOf = (eventId: string) => {
       const current = providerKey(fulfilment, { eventId, tenant: order.caller });
       const older = providerKey(fulfilment, { eventId }, 1);

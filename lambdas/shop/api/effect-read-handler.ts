@@ -7,9 +7,9 @@ import {
   problem,
   type CallerRule,
   type HttpResponse,
-} from '../../exactly-once/api';
-import { dynamoDbDocumentClient } from '../../exactly-once/aws';
-import { ENV, logger, requireEnv } from '../../exactly-once/runtime';
+} from '@exactly-once/runtime/api';
+import { dynamoDbDocumentClient } from '@exactly-once/runtime/aws';
+import { ENV, logger, requireEnv } from '@exactly-once/runtime/runtime';
 import { DynamoDbEffectsReader } from '../aws/ledgers';
 import type { EffectsReader } from '../ports/ledgers';
 import { shopErrorResponse } from './order-request';

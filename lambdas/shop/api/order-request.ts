@@ -6,9 +6,9 @@ import {
   unexpectedErrorResponse,
   type CallerRule,
   type HttpResponse,
-} from '../../exactly-once/api';
-import { dynamoDbDocumentClient } from '../../exactly-once/aws';
-import { requireEnv } from '../../exactly-once/runtime';
+} from '@exactly-once/runtime/api';
+import { dynamoDbDocumentClient } from '@exactly-once/runtime/aws';
+import { requireEnv } from '@exactly-once/runtime/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { SHOP_ENV } from '../env-names';
 

@@ -12,8 +12,8 @@ import {
   ORDER_PK_PREFIX,
   orderPk,
 } from './order-table';
-import { outboxPut } from '../../exactly-once/aws';
-import { inChildSpan } from '../../exactly-once/runtime';
+import { outboxPut } from '@exactly-once/runtime/aws';
+import { inChildSpan } from '@exactly-once/runtime/runtime';
 
 export class DynamoDbOrderRepository implements OrderRepository {
   constructor(

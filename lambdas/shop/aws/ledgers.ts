@@ -8,7 +8,7 @@ import {
   type RecordWork,
   STALE,
   type TransactItem,
-} from '../../exactly-once';
+} from '@exactly-once/runtime';
 import type { EffectsReader, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 import { customerKey, fulfilmentKey, inventoryKey } from './effects-table';
 

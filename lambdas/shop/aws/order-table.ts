@@ -1,4 +1,4 @@
-import { outboxItemKey } from '../../exactly-once/aws';
+import { outboxItemKey } from '@exactly-once/runtime/aws';
 
 /**
  * Layout of the Orders table (single table: orders, their outbox, and which

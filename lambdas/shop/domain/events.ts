@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { envelopeSchema, parseJsonBody, parseWith } from '../../exactly-once';
+import { envelopeSchema, parseJsonBody, parseWith } from '@exactly-once/runtime';
 import { orderCancelledEventId, orderLineSchema, orderPlacedEventId, type OrderLine } from './order';
 
 /**
  * The orders domain's integration events, written to the outbox in the same
  * transaction as the state change they describe. Each is an envelope
- * (lambdas/exactly-once/envelope.ts) whose entity is the order (`entityId` =
+ * (packages/runtime/src/envelope.ts) whose entity is the order (`entityId` =
  * orderId: the FIFO group) and whose payload is the domain's own fields.
  * `version` orders the events of one order: placed = 1, cancelled = 2.
  * The schemas are the single definition: the types are inferred from them.

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { callerRuleFromEnv, inRequestSpan, json, notFound, type HttpResponse } from '../../exactly-once/api';
-import { flushMetrics, logger, metrics, MetricUnit } from '../../exactly-once/runtime';
+import { callerRuleFromEnv, inRequestSpan, json, notFound, type HttpResponse } from '@exactly-once/runtime/api';
+import { flushMetrics, logger, metrics, MetricUnit } from '@exactly-once/runtime/runtime';
 import { cancelOrder } from '../use-cases/cancel-order';
 import { orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 

@@ -1,8 +1,8 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import { idempotentCommand } from '../../exactly-once';
-import { callerRuleFromEnv, json, type CallerRule } from '../../exactly-once/api';
-import { dynamoDbDocumentClient, idempotencyStore } from '../../exactly-once/aws';
-import { metrics, MetricUnit, requireEnv, requireIntEnv } from '../../exactly-once/runtime';
+import { idempotentCommand } from '@exactly-once/runtime';
+import { callerRuleFromEnv, json, type CallerRule } from '@exactly-once/runtime/api';
+import { dynamoDbDocumentClient, idempotencyStore } from '@exactly-once/runtime/aws';
+import { metrics, MetricUnit, requireEnv, requireIntEnv } from '@exactly-once/runtime/runtime';
 import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
@@ -25,7 +25,7 @@ export interface CreateOrderParts {
   idempotencyStore: BasePersistenceLayer;
   keyExpirySeconds: number;
   now: () => Date;
-  /** Which role sessions are people (lambdas/exactly-once/api/caller.ts); the default rule when not given. */
+  /** Which role sessions are people (packages/runtime/src/api/caller.ts); the default rule when not given. */
   callerRule?: CallerRule;
 }
 

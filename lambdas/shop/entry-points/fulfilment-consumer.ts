@@ -1,7 +1,7 @@
 import { DynamoDbFulfilmentLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
 import { parseOrderEvent } from '../domain/events';
-import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '../../exactly-once';
+import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');

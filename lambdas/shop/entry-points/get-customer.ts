@@ -1,6 +1,6 @@
 import { IDENTIFIER_RULE } from '../domain/order';
 import { effectReadHandler } from '../api/effect-read-handler';
-import { callerRuleFromEnv } from '../../exactly-once/api';
+import { callerRuleFromEnv } from '@exactly-once/runtime/api';
 import { orderRepositoryFromEnv } from '../api/order-request';
 import { getCustomerPoints } from '../use-cases/get-customer';
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { callerRuleFromEnv, json, notFound, type HttpResponse } from '../../exactly-once/api';
-import { logger } from '../../exactly-once/runtime';
+import { callerRuleFromEnv, json, notFound, type HttpResponse } from '@exactly-once/runtime/api';
+import { logger } from '@exactly-once/runtime/runtime';
 import { getOrder } from '../use-cases/get-order';
 import { orderRequestOf, orderRepositoryFromEnv, shopErrorResponse } from '../api/order-request';
 

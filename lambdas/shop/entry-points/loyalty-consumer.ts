@@ -1,6 +1,11 @@
 import { DynamoDbLoyaltyLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
-import { type ConsumerWiring, deployedConsumerWiring, PermanentError, queueConsumerHandler } from '../../exactly-once';
+import {
+  type ConsumerWiring,
+  deployedConsumerWiring,
+  PermanentError,
+  queueConsumerHandler,
+} from '@exactly-once/runtime';
 import { parseOrderEvent } from '../domain/events';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 

@@ -1,5 +1,5 @@
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
-import type { LedgerResult, ProviderCallRecord, RecordWork } from '../../exactly-once';
+import type { LedgerResult, ProviderCallRecord, RecordWork } from '@exactly-once/runtime';
 
 /** Stock reservations, applied per order in version order (FIFO consumer). */
 export interface FulfilmentLedger extends ProviderCallRecord {

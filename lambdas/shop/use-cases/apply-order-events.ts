@@ -1,4 +1,4 @@
-import { type ApplyOutcome, callProviderIfOwed, type ExternalProvider, type RecordWork } from '../../exactly-once';
+import { type ApplyOutcome, callProviderIfOwed, type ExternalProvider, type RecordWork } from '@exactly-once/runtime';
 import type { OrderEvent, OrderPlacedEvent } from '../domain/events';
 import { loyaltyPoints } from '../domain/order';
 import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';

@@ -1,13 +1,13 @@
 import { IdempotencyConfig, IdempotencyItemAlreadyExistsError } from '@aws-lambda-powertools/idempotency';
 import type { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { idempotencyStore } from '../../../lambdas/exactly-once/aws/idempotency-store';
+import { idempotencyStore } from '@exactly-once/runtime/aws/idempotency-store';
 
 /** A store's setup may synthesize a stack and create its tables or queues (the emulator side) while other suites load both cores. */
 const STORE_SETUP_MS = 180_000;
 /**
  * The idempotency store contract: Powertools' DynamoDB persistence layer,
- * built by the deployed adapter (lambdas/exactly-once/aws/idempotency-store.ts) and
+ * built by the deployed adapter (packages/runtime/src/aws/idempotency-store.ts) and
  * configured as POST /orders configures it, on a low-level client given by the
  * caller: the simulation's in-memory DynamoDB (unit project) and DynamoDB
  * Local with the template's Idempotency table (integration project). It pins

@@ -1,5 +1,5 @@
-import { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
-import { createSimulatedTables, EFFECTS_TABLE } from '../../../tools/simulation/world/tables';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
+import { createSimulatedTables, EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 import type { TableStore } from './port-contracts';
 
 /**

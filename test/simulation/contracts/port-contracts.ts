@@ -1,10 +1,10 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTryCounter } from '../../../lambdas/exactly-once/aws/dynamodb-try-counter';
-import { INBOX_TTL_ATTRIBUTE, inboxKey } from '../../../lambdas/exactly-once/aws/inbox-table';
-import { withoutInbox } from '../../../lambdas/exactly-once/faults/inbox-bypass';
-import { DynamoDbOutboxStore } from '../../../lambdas/exactly-once/aws/dynamodb-outbox-store';
-import { OUTBOX_TTL_ATTRIBUTE, outboxSk } from '../../../lambdas/exactly-once/aws/outbox-table';
-import type { EventEnvelope } from '../../../lambdas/exactly-once';
+import { DynamoDbTryCounter } from '@exactly-once/runtime/aws/dynamodb-try-counter';
+import { INBOX_TTL_ATTRIBUTE, inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import { withoutInbox } from '@exactly-once/runtime/faults/inbox-bypass';
+import { DynamoDbOutboxStore } from '@exactly-once/runtime/aws/dynamodb-outbox-store';
+import { OUTBOX_TTL_ATTRIBUTE, outboxSk } from '@exactly-once/runtime/aws/outbox-table';
+import type { EventEnvelope } from '@exactly-once/runtime';
 import { thingHappened, thingUndone } from '../../exactly-once/fixtures/probe-events';
 import { ProbeLedger, ProbeLedgerReader } from '../../exactly-once/fixtures/probe-ledger';
 import { recordThing, THING_PK_PREFIX, thingKey } from '../../exactly-once/fixtures/probe-things';

@@ -1,7 +1,7 @@
 import { DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { SqsEventPublisher } from '../../../lambdas/exactly-once/aws/sqs-event-publisher';
-import { SqsMessageControl } from '../../../lambdas/exactly-once/aws/sqs-message-control';
-import type { ConsumerRoute } from '../../../lambdas/exactly-once/outbox/routes';
+import { SqsEventPublisher } from '@exactly-once/runtime/aws/sqs-event-publisher';
+import { SqsMessageControl } from '@exactly-once/runtime/aws/sqs-message-control';
+import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
 import { thingHappened, thingUndone, type ProbeEvent } from '../../exactly-once/fixtures/probe-events';
 import { PROBE_CONSUMERS } from '../../exactly-once/fixtures/probe-spec';
 

@@ -1,9 +1,9 @@
 // First: the entry point below builds its deployed handler when it loads, from this environment.
-import '../../../tools/simulation/world/environment';
-import type { ApiIdempotency } from '../../../tools/simulation/world/api';
-import { simulatedIdempotencyStore } from '../../../tools/simulation/world/api';
-import type { MemoryDynamoDb } from '../../../tools/simulation/memory-dynamodb';
-import type { Invocation } from '../../../tools/simulation/world/invocation';
+import '@exactly-once/tools/simulation/world/environment';
+import type { ApiIdempotency } from '@exactly-once/tools/simulation/world/api';
+import { simulatedIdempotencyStore } from '@exactly-once/tools/simulation/world/api';
+import type { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
+import type { Invocation } from '@exactly-once/tools/simulation/world/invocation';
 import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
 import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
 

@@ -6,9 +6,9 @@ import { ORDER_EVENT_TYPES, type OrderEvent } from '../../../lambdas/shop/domain
 import { deriveOrderId, type PlaceOrderRequest } from '../../../lambdas/shop/domain/order';
 import { cancelOrder } from '../../../lambdas/shop/use-cases/cancel-order';
 import { IdempotencyKeyReusedError } from '../../../lambdas/shop/use-cases/place-order';
-import type { PlannedRequest } from '../../../tools/proof-kit/plan';
-import type { ConsumerSpec } from '../../../lambdas/exactly-once';
-import { FunctionTimeout, ServiceUnavailable, SimulatedCrash } from '../../../tools/simulation/world/invocation';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import type { ConsumerSpec } from '@exactly-once/runtime';
+import { FunctionTimeout, ServiceUnavailable, SimulatedCrash } from '@exactly-once/tools/simulation/world/invocation';
 import {
   ENGINE_DEFAULTS,
   MECHANISM_GUARDS,
@@ -21,18 +21,18 @@ import {
   type MechanismGuards,
   type SimulationDomain,
   type SimulationOptions,
-} from '../../../tools/simulation/world/world';
-import type { SimulationResult } from '../../../tools/simulation/contract';
-import { EFFECTS_TABLE } from '../../../tools/simulation/world/tables';
+} from '@exactly-once/tools/simulation/world/world';
+import type { SimulationResult } from '@exactly-once/tools/simulation/contract';
+import { EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, ORDERS_TABLE } from './api';
 
-export { DEFAULT_FAULTS, DEFAULT_SETTINGS } from '../../../tools/simulation/world/world';
-export type { SimulationResult } from '../../../tools/simulation/contract';
-export type { FaultRates } from '../../../tools/simulation/world/world';
+export { DEFAULT_FAULTS, DEFAULT_SETTINGS } from '@exactly-once/tools/simulation/world/world';
+export type { SimulationResult } from '@exactly-once/tools/simulation/contract';
+export type { FaultRates } from '@exactly-once/tools/simulation/world/world';
 export type { ShopSimulationOptions as SimulationOptions };
 
 /**
- * The simulated shop: the shop's plug-in for the simulation engine (tools/simulation/world/world.ts).
+ * The simulated shop: the shop's plug-in for the simulation engine (packages/tools/src/simulation/world/world.ts).
  * It gives the engine its clients (customers placing, replaying and cancelling orders through the
  * deployed create-order handler and the cancel use case), its events (how to forge one), its table
  * and its entities, and its own guards; the engine runs everything else.
@@ -268,7 +268,7 @@ export function simulate(
   return simulateWorld(options, SHOP_DOMAIN, consumerSpecs);
 }
 
-/** The simulated shop, as `npm run sim` runs it (tools/simulation/contract.ts). */
+/** The simulated shop, as `npm run sim` runs it (packages/tools/src/simulation/contract.ts). */
 export const SHOP_SIMULATION = simulatedWorld(SHOP_DOMAIN, {
   options: simulationOptions,
   guardNames: { switches: ['versionCheck'], choices: {} },

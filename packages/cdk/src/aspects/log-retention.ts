@@ -1,0 +1,21 @@
+import type { IAspect } from 'aws-cdk-lib';
+import { CfnLogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IConstruct } from 'constructs';
+
+/**
+ * Sets one retention on every log group it visits: the stage decides how
+ * long logs are kept (prod longer than dev), not each construct. Register it
+ * with `AspectPriority.MUTATING` on the stack.
+ *
+ * @example The stage decides, for every log group whichever construct made it, as ExactlyOnce registers it (packages/cdk/src/exactly-once.ts)
+ * ```ts
+ * Aspects.of(stack).add(new LogRetentionAspect(props.logRetention), { priority: AspectPriority.MUTATING });
+ * ```
+ */
+export class LogRetentionAspect implements IAspect {
+  constructor(private readonly retention: RetentionDays) {}
+
+  visit(node: IConstruct): void {
+    if (node instanceof CfnLogGroup) node.retentionInDays = this.retention;
+  }
+}

@@ -1,0 +1,430 @@
+import { Annotations, AspectPriority, Aspects, CfnRule, Fn, RemovalPolicy, Stack, type Duration } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { DEFAULT_HUMAN_ROLE_PATTERNS } from '@exactly-once/runtime/api/caller';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import type { RetryBudget } from '@exactly-once/runtime/consumer/retry-budget';
+import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { applyCorrectnessAspects, LogRetentionAspect } from './aspects';
+import { ConsumerPipelines, REDRIVE_ALLOWANCE, type ConsumerPipeline } from './consumer-pipelines';
+import { FaultInjectionSwitch } from './fault-injection';
+import { functionBuildOf, FunctionWithDefaults, setFunctionBuild } from './function-defaults';
+import { Monitoring } from './monitoring';
+import { OutboxRelay } from './outbox-relay';
+import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
+import type { ProviderEndpoints } from './provider-endpoints';
+import { addToolOutputs } from './tool-outputs';
+
+/**
+ * The attribute Powertools' idempotency records carry their expiry in: the idempotency table's TTL.
+ *
+ * @example
+ * ```ts
+ * new dynamodb.Table(this, 'Idempotency', { partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING }, timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE });
+ * ```
+ */
+export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
+
+/**
+ * What an ExactlyOnce builds its parts from. Every table it would make can be replaced by one the
+ * application already has (`existingXTable`, which wins over `xTableProps`); the outbox table is
+ * always the application's, since its outbox items are written in the same transaction as its entities.
+ *
+ * The stage settings of an application's configuration (lib/config.ts) carry the same names, so
+ * a stack may spread them in.
+ *
+ * @example
+ * ```ts
+ * const props: ExactlyOnceProps = {
+ *   stage: 'dev',
+ *   consumers: CONSUMERS,
+ *   producedTypes: BOOKING_EVENT_TYPES,
+ *   outboxTable: bookingsTable,
+ *   entityPartitionPrefix: 'BOOKING#',
+ * };
+ * ```
+ */
+export interface ExactlyOnceProps {
+  /** The stage (`dev`, `prod`): the tools say which stack they talk to; prod warns of what it lacks. */
+  readonly stage: string;
+  /** Who consumes what: one pipeline (queue, DLQ, consumer function, alarms) per spec, in this order. */
+  readonly consumers: readonly ConsumerSpec[];
+  /** The event types the producers write; a consumer taking any other is refused at synth. */
+  readonly producedTypes: readonly string[];
+  /**
+   * The application's entity table that holds the outbox items: its stream must carry new images, it
+   * must have the PENDING_OUTBOX_INDEX index and the OUTBOX_TTL_ATTRIBUTE TTL (the correctness rules
+   * check both). An imported table needs its `tableStreamArn`.
+   */
+  readonly outboxTable: dynamodb.ITable;
+  /** The partition-key prefix of the entities whose partitions hold their outbox items (`<prefix><entityId>`). */
+  readonly entityPartitionPrefix: string;
+  /**
+   * An idempotency table the application already has (partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
+   *
+   * @default - one is made, from `idempotencyTableProps`
+   */
+  readonly existingIdempotencyTable?: dynamodb.ITable;
+  /**
+   * Settings for the idempotency table made here, over the defaults (on demand, AWS-managed
+   * encryption, point-in-time recovery, partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
+   *
+   * @default - the defaults alone
+   */
+  readonly idempotencyTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * An effects table the application already has (partition key `pk`, sort key `sk`, TTL INBOX_TTL_ATTRIBUTE).
+   *
+   * @default - one is made, from `effectsTableProps`
+   */
+  readonly existingEffectsTable?: dynamodb.ITable;
+  /**
+   * Settings for the effects table made here (the inbox claims and the effects they guard), over the
+   * defaults (as the idempotency table's, keys `pk`/`sk`, TTL INBOX_TTL_ATTRIBUTE).
+   *
+   * @default - the defaults alone
+   */
+  readonly effectsTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * A provider log table the application already has (partition key `idempotencyKey`).
+   *
+   * @default - one is made, from `providerLogTableProps`
+   */
+  readonly existingProviderLogTable?: dynamodb.ITable;
+  /**
+   * Settings for the provider log made here (the recording provider double's calls), over the
+   * defaults (as the idempotency table's, partition key `idempotencyKey`).
+   *
+   * @default - the defaults alone
+   */
+  readonly providerLogTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * What happens to the tables and the dead-letter queues made here (each consumer's DLQ, the relay's
+   * on-failure queue, the sweeper's DLQ) when the stack deletes them.
+   *
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * The tables made here refuse DeleteTable until it is switched off.
+   *
+   * @default false
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * The on-demand ceiling of each table made here, in read and in write request units per second:
+   * throttled above it rather than billed.
+   *
+   * @default - none
+   */
+  readonly tableThroughputCeiling?: number;
+  /**
+   * Where the consumers' external providers are, by the names the specs list (see PipelinesProps.providers).
+   *
+   * @default {} (every provider is the recording double, the provider log table)
+   */
+  readonly providers?: ProviderEndpoints;
+  /**
+   * The consumers' retry budget.
+   *
+   * @default RETRY_BUDGET (15 minutes of guaranteed backoff)
+   */
+  readonly retryBudget?: RetryBudget;
+  /**
+   * Roles a person assumes to redrive dead-lettered messages: the only principals besides the relay
+   * and the sweeper that may send to a consumer's queue.
+   *
+   * @default - none
+   */
+  readonly operatorRoleArns?: readonly string[];
+  /**
+   * Subscribed to the alarm topic by e-mail.
+   *
+   * @default - no subscription (a warning at stage prod)
+   */
+  readonly alarmEmail?: string;
+  /**
+   * The caller rule's human-role patterns, for the tools (the proof kit derives its own caller by them).
+   *
+   * @default DEFAULT_HUMAN_ROLE_PATTERNS
+   */
+  readonly humanRolePatterns?: readonly string[];
+  /**
+   * The proof kit's fault switch (an SSM parameter the relay and consumers read) and its alarm; the
+   * functions carry the fault code.
+   *
+   * @default - as set on the stack with setFunctionBuild, else false
+   */
+  readonly faultInjection?: boolean;
+  /**
+   * The local runtime's build: the consumers carry the inbox bypass, and a template rule refuses to deploy it.
+   *
+   * @default - as set on the stack with setFunctionBuild, else false
+   */
+  readonly localRuntime?: boolean;
+  /**
+   * How long every log group of the stack keeps its logs, whichever construct made it.
+   *
+   * @default - each log group keeps what its construct set
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * The sweeper republishes outbox items older than this.
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly sweepAge?: Duration;
+  /**
+   * How long an outbox item is kept once dispatched (at least the stream's 24 h).
+   *
+   * @default Duration.days(7)
+   */
+  readonly dispatchedRetention?: Duration;
+}
+
+/**
+ * What `ExactlyOnce.addApi` adds beside the API's 5xx alarm.
+ *
+ * @example
+ * ```ts
+ * const options: ApiMonitoringOptions = { metrics: { title: 'Bookings placed', metricNames: ['BookingPlaced'] } };
+ * ```
+ */
+export interface ApiMonitoringOptions {
+  /**
+   * The API's own metrics (the functions' EMF metrics, summed) graphed on the dashboard.
+   *
+   * @default - no such widget
+   */
+  readonly metrics?: { readonly title: string; readonly metricNames: readonly string[] };
+}
+
+const stacksChecked = new WeakSet<Stack>();
+
+/**
+ * Exactly-once effects over at-least-once delivery, for one application: the idempotency, effects
+ * and provider-log tables (each replaceable by an existing one), the outbox relay and sweeper on the
+ * application's outbox table, one consumer pipeline per spec with its grants, the alarm topic, alarms
+ * and dashboard, the outputs the tools read, and the synth-time correctness rules on the whole stack.
+ *
+ * The application adds its entity table (the outbox table), its API on `idempotencyTable` and
+ * `effectsTable`, then hands the API to `addApi`, which completes the monitoring (the API's alarm,
+ * every function's alarms) and the tool outputs: synth fails if it is never called.
+ *
+ * Its children's ids are the ones a stack built them with before this construct existed; made with
+ * the id `Default`, which CDK leaves out of logical ids, its tables and queues keep theirs.
+ *
+ * @example A stack: the entity table, one ExactlyOnce, the API (test/exactly-once/fixtures/probe-stack.ts builds one)
+ * ```ts
+ * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', {
+ *   stage: 'dev',
+ *   consumers: CONSUMERS,
+ *   producedTypes: BOOKING_EVENT_TYPES,
+ *   outboxTable: storage.bookingsTable,
+ *   entityPartitionPrefix: BOOKING_PK_PREFIX,
+ * });
+ * const api = new BookingsApi(this, 'BookingsApi', { bookingsTable: storage.bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
+ * exactlyOnce.addApi(api.api);
+ * ```
+ */
+export class ExactlyOnce extends Construct {
+  /** Powertools' idempotency records of the API's commands. */
+  readonly idempotencyTable: dynamodb.ITable;
+  /** The consumers' inbox claims and the effects they guard. */
+  readonly effectsTable: dynamodb.ITable;
+  /** The recording provider double's calls. */
+  readonly providerLogTable: dynamodb.ITable;
+  /** One pipeline per consumer spec, in the order of the list. */
+  readonly pipelines: readonly ConsumerPipeline[];
+  /** The stream relay and the sweeper. */
+  readonly outbox: OutboxRelay;
+  /** The proof kit's fault switch, when `faultInjection` is on. */
+  readonly faultSwitch?: FaultInjectionSwitch;
+  private readonly props: ExactlyOnceProps;
+  private monitoringOf?: Monitoring;
+
+  constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
+    super(scope, id);
+    this.props = props;
+    const inherited = functionBuildOf(this);
+    const faultInjection = props.faultInjection ?? inherited.faultInjection;
+    const localRuntime = props.localRuntime ?? inherited.inboxBypass;
+    // Everything else of the stack's build (OpenTelemetry) carries over to the functions built here.
+    setFunctionBuild(this, { ...inherited, faultInjection, inboxBypass: localRuntime });
+
+    const storage = new Construct(this, 'Storage');
+    const table = (name: string, existing: dynamodb.ITable | undefined, own: dynamodb.TableProps) =>
+      existing ?? new dynamodb.Table(storage, name, { ...this.tableDefaults(), ...own });
+    this.idempotencyTable = table('Idempotency', props.existingIdempotencyTable, {
+      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
+      ...props.idempotencyTableProps,
+    });
+    this.effectsTable = table('Effects', props.existingEffectsTable, {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: INBOX_TTL_ATTRIBUTE,
+      ...props.effectsTableProps,
+    });
+    this.providerLogTable = table('ProviderLog', props.existingProviderLogTable, {
+      partitionKey: { name: 'idempotencyKey', type: dynamodb.AttributeType.STRING },
+      ...props.providerLogTableProps,
+    });
+
+    const pipelines = new ConsumerPipelines(this, 'Pipelines', {
+      consumers: props.consumers,
+      producedTypes: props.producedTypes,
+      effectsTable: this.effectsTable,
+      providerLogTable: this.providerLogTable,
+      providers: props.providers ?? {},
+      retryBudget: props.retryBudget,
+    });
+    this.pipelines = pipelines.all;
+    if (props.stage === 'prod') this.warnOfRecordingProviders();
+
+    this.outbox = new OutboxRelay(this, 'OutboxRelay', {
+      outboxTable: props.outboxTable,
+      entityPartitionPrefix: props.entityPartitionPrefix,
+      routes: outboxRoutes(this.pipelines),
+      sweepAge: props.sweepAge,
+      dispatchedRetention: props.dispatchedRetention,
+    });
+    grantOutboxPublishing(this.outbox, this.pipelines, props.outboxTable, {
+      operatorRoleArns: props.operatorRoleArns,
+    });
+    // A dead-lettered event waits there for a person: the DLQs go with the stack only where the tables do
+    // (a dev stage's `cdk destroy`), never where they are retained (prod), or the events go with them.
+    const deadLetterRemoval = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    for (const dlq of [
+      ...this.pipelines.map((p) => p.queues.deadLetterQueue),
+      this.outbox.failureQueue,
+      this.outbox.sweeper.asyncDeadLetterQueue,
+    ])
+      dlq?.applyRemovalPolicy(deadLetterRemoval);
+
+    // Only when asked for; an application's configuration refuses it in prod.
+    if (faultInjection) {
+      this.faultSwitch = new FaultInjectionSwitch(this, 'FaultInjection');
+      for (const f of [this.outbox.streamRelay, ...this.pipelines.map((p) => p.consumer)])
+        this.faultSwitch.attach(f.fn);
+    }
+    if (localRuntime)
+      // The local runtime's build carries a switch that disables deduplication: CloudFormation refuses it.
+      new CfnRule(this, 'LocalRuntimeOnly', {
+        assertions: [
+          {
+            assert: Fn.conditionEquals('local-runtime-build', 'deployable'),
+            assertDescription:
+              'Synthesized with -c localRuntime=true (npm start): a test build that must not be deployed. Synthesize without it.',
+          },
+        ],
+      });
+    if (props.stage === 'prod' && props.alarmEmail === undefined)
+      Annotations.of(Stack.of(this)).addWarningV2(
+        'ExactlyOnce:NoAlarmEmail',
+        'stage=prod without -c alarmEmail=...: alarms reach an SNS topic nobody is subscribed to.',
+      );
+
+    const stack = Stack.of(this);
+    if (!stacksChecked.has(stack)) {
+      stacksChecked.add(stack);
+      // The stage decides how long logs are kept, for every log group whichever construct made it.
+      if (props.logRetention !== undefined)
+        Aspects.of(stack).add(new LogRetentionAspect(props.logRetention), { priority: AspectPriority.MUTATING });
+      // Synth refuses settings that would break exactly-once (docs/architecture.md), however they were made.
+      applyCorrectnessAspects(stack, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+    }
+    this.node.addValidation({
+      validate: () =>
+        this.monitoringOf === undefined
+          ? [
+              'ExactlyOnce: call addApi(api) once the API is built: without it nothing is monitored and the tools see no outputs',
+            ]
+          : [],
+    });
+  }
+
+  /** The alarm topic and dashboard; made by `addApi`. */
+  get monitoring(): Monitoring {
+    if (this.monitoringOf === undefined) throw new Error('ExactlyOnce: addApi(api) has not been called yet');
+    return this.monitoringOf;
+  }
+
+  /**
+   * Completes the construct with the application's REST API, once every function of the stack is
+   * built: the alarm topic and dashboard, with the API's 5xx alarm, every pipeline's and the relay's
+   * alarms, and errors and throttles alarms for every function of the stack (its own and the
+   * application's); the fault-plan alarm; the outputs the tools read (`STACK_OUTPUTS`). Call it once.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.addApi(ordersApi.api, { metrics: { title: 'Orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] } });
+   * ```
+   */
+  addApi(api: apigw.RestApi, options: ApiMonitoringOptions = {}): Monitoring {
+    if (this.monitoringOf !== undefined) throw new Error('ExactlyOnce: addApi was already called');
+    const stack = Stack.of(this);
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      alarmEmail: this.props.alarmEmail,
+      api,
+      pipelines: [...this.pipelines],
+      relay: this.outbox.streamRelay.fn,
+      relayMappingId: this.outbox.streamMappingId,
+      relayFailureQueue: this.outbox.failureQueue,
+      sweepAge: this.outbox.sweepAge,
+      // Every function of the stack, by construction: one added before this call gets its alarms without a list.
+      functions: stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+      apiMetrics: options.metrics,
+    });
+    this.monitoringOf = monitoring;
+    if (this.faultSwitch !== undefined)
+      // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
+      // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
+      monitoring.addAlarm(
+        'fault-plan-active',
+        this.faultSwitch.activePlanMetric(this.pipelines.map((p) => p.spec.name)),
+        {
+          threshold: 1,
+          description: 'Functions are running under a fault plan: failures are being injected into this stack.',
+          runbook: 'fault-plan-changed',
+        },
+      );
+    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs.
+    addToolOutputs(stack, {
+      stage: this.props.stage,
+      humanRolePatterns: this.props.humanRolePatterns ?? DEFAULT_HUMAN_ROLE_PATTERNS,
+      apiUrl: api.url,
+      effectsTable: this.effectsTable,
+      providerLogTable: this.providerLogTable,
+      pipelines: this.pipelines,
+      outbox: this.outbox,
+      faultSwitch: this.faultSwitch,
+    });
+    return monitoring;
+  }
+
+  private tableDefaults(): Partial<dynamodb.TableProps> {
+    const ceiling = this.props.tableThroughputCeiling;
+    return {
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+      deletionProtection: this.props.deletionProtection ?? false,
+      ...(ceiling === undefined ? {} : { maxReadRequestUnits: ceiling, maxWriteRequestUnits: ceiling }),
+    };
+  }
+
+  private warnOfRecordingProviders(): void {
+    for (const { spec, consumer } of this.pipelines)
+      for (const provider of spec.providers ?? [])
+        if (this.props.providers?.[provider] === undefined)
+          Annotations.of(consumer).addWarningV2(
+            'exactly-once:recording-provider',
+            `Consumer ${spec.name} calls provider "${provider}" through the recording test double (a table): ` +
+              `set context providers.prod.${provider} to its endpoint and API-key parameter (docs/deploying.md)`,
+          );
+  }
+}

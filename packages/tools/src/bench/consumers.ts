@@ -1,0 +1,235 @@
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
+import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
+import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
+import { entityEffectKey } from '@exactly-once/runtime/aws/inbox-table';
+import { RecordingProvider } from '@exactly-once/runtime/aws/recording-provider';
+import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
+import { unitsByTable } from './cost-model';
+import { benchDynamoDbClient } from './client';
+import { BENCH_EVENT_TYPE, benchEvents } from './events';
+import type { Delivery, DeliveryHooks, FaultConsumer } from './fault-schedule';
+import { perSecond } from './figures';
+import { runPool } from './pool';
+import { countRoundTrips, type RoundTripLog } from './round-trips';
+import type { BenchTables } from './tables';
+
+/**
+ * Three consumers over the same Effects table, each doing the same effect (one count on the event's
+ * entity) and the same provider call (through the provider log), built here and nowhere else:
+ * - plain: what a user writes first, at-least-once: the effect, the call, then ack;
+ * - Powertools: `makeIdempotent` around that handler (lock, effect, call, completion record), its
+ *   records in the same table keyed pk/sk as Powertools allows;
+ * - this design: the mechanism's generic entity effect (`applyEntityEffect`: inbox claim + effect in
+ *   one transaction, the call, the done-mark), with the real consumer's provider-call lease.
+ * Each counts under a consumer name of its own (`bench-plain`, `bench-powertools`, `bench-ours`), so
+ * the effect state of each can be read back apart. The events are the bench's own (events.ts): the
+ * comparison measures the consumers, whatever the domain.
+ *
+ * Round trips and write units per message count the consumer's own DynamoDB
+ * requests; the provider log write stands in for an external provider's API
+ * (every side makes it once per first delivery) and is reported separately.
+ */
+export const CONSUMER_KINDS = ['plain', 'powertools', 'ours'] as const;
+export type ConsumerKind = (typeof CONSUMER_KINDS)[number];
+
+export interface BenchConsumer {
+  kind: ConsumerKind;
+  consume: FaultConsumer<EventEnvelope>;
+  log: RoundTripLog;
+  client: DynamoDBClient;
+  /** The count on each entity's effect item of this consumer, by entity id (absent: never applied). */
+  countsOf(entityIds: readonly string[]): Promise<Map<string, number>>;
+  destroy(): void;
+}
+
+const NO_HOOKS: DeliveryHooks = { afterEffect: async () => undefined };
+const INBOX_TTL_SECONDS = 3 * 24 * 3600;
+
+/** A provider that runs the delivery's hook first: the crash point after the effect, before the call. */
+function afterEffect(provider: ExternalProvider, hooks: DeliveryHooks): ExternalProvider {
+  return {
+    send: async (key, payload, options) => {
+      await hooks.afterEffect();
+      await provider.send(key, payload, options);
+    },
+  };
+}
+
+export function buildConsumer(
+  kind: ConsumerKind,
+  options: { endpoint: string; region: string; tables: BenchTables; runId: string; invocationMs: number },
+): BenchConsumer {
+  const client = benchDynamoDbClient(options.endpoint, options.region);
+  const log = countRoundTrips(client);
+  const docs = DynamoDBDocumentClient.from(client);
+  const table = options.tables.effects;
+  const consumer = `bench-${kind}`;
+  const provider = new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-provider`);
+
+  // The plain handler: the effect (the same item and count as the generic effect's), the hook, the call.
+  // Powertools wraps exactly this.
+  const plain = async (event: EventEnvelope, hooks: DeliveryHooks) => {
+    await docs.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: entityEffectKey(consumer, event.entityId),
+        UpdateExpression: 'SET entityId = :entityId, lastEventId = :eventId ADD appliedCount :one',
+        ExpressionAttributeValues: { ':entityId': event.entityId, ':eventId': event.eventId, ':one': 1 },
+      }),
+    );
+    await hooks.afterEffect();
+    await provider.send(`${consumer}:${event.eventId}`, { eventId: event.eventId, entityId: event.entityId });
+    return { applied: true };
+  };
+
+  let consume: FaultConsumer<EventEnvelope>;
+  if (kind === 'plain') {
+    consume = async (event, hooks) => void (await plain(event, hooks));
+  } else if (kind === 'powertools') {
+    const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: INBOX_TTL_SECONDS });
+    // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
+    config.registerLambdaContext({ getRemainingTimeInMillis: () => options.invocationMs } as unknown as Context);
+    const wrapped = makeIdempotent(plain, {
+      persistenceStore: new DynamoDBPersistenceLayer({
+        tableName: table,
+        awsSdkV3Client: client,
+        keyAttr: 'pk',
+        sortKeyAttr: 'sk',
+        staticPkValue: 'POWERTOOLS',
+        expiryAttr: 'expiresAt',
+      }),
+      config,
+      keyPrefix: `bench-powertools-${options.runId}`,
+    });
+    consume = async (event, hooks) => void (await wrapped(event, hooks));
+  } else {
+    const ledger = new DynamoDbEntityEffectLedger(docs, {
+      consumer,
+      tableName: table,
+      inboxTtlSeconds: INBOX_TTL_SECONDS,
+    });
+    consume = async (event, hooks, delivery: Delivery) =>
+      void (await applyEntityEffect(
+        event,
+        { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider: afterEffect(provider, hooks) },
+        // As the queue consumer gives it: the lease on the provider call lasts the invocation.
+        {
+          // Never aborted (no deadline is enforced here), one per delivery as in the handler.
+          signal: new AbortController().signal,
+          deadline: delivery.invocationEndsAt,
+          leaseUntil: delivery.invocationEndsAt,
+          leaseHolder: delivery.id,
+        },
+      ));
+  }
+
+  const countsOf = async (entityIds: readonly string[]) => {
+    const found = new Map<string, number>();
+    for (let i = 0; i < entityIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = entityIds
+        .slice(i, i + 100)
+        .map((id) => entityEffectKey(consumer, id));
+      while (keys !== undefined && keys.length > 0) {
+        const output: BatchGetCommandOutput = await docs.send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of output.Responses?.[table] ?? [])
+          found.set(String(item.entityId), Number(item.appliedCount ?? 0));
+        keys = output.UnprocessedKeys?.[table]?.Keys;
+      }
+    }
+    return found;
+  };
+  return { kind, consume, log, client, countsOf, destroy: () => client.destroy() };
+}
+
+export interface ConsumerSide {
+  messagesPerSecond: { first: number; duplicate: number };
+  roundTripsPerMessage: { first: number; duplicate: number };
+  writeUnitsPerMessage: { first: number; duplicate: number };
+  providerCallsPerMessage: { first: number; duplicate: number };
+  /** Wall-clock ms of the first-delivery pass (for the CPU-normalised rate). */
+  firstPassMs: number;
+  /** CPU seconds the bench and the emulators used during the first-delivery pass; undefined when not measured. */
+  firstPassCpuSeconds?: number;
+}
+
+export interface ConsumerComparison {
+  messages: number;
+  concurrency: number;
+  sides: Record<ConsumerKind, ConsumerSide>;
+}
+
+/** Without faults: each consumer alone, the same messages at the same concurrency, then each message again. */
+export async function compareConsumers(options: {
+  endpoint: string;
+  region: string;
+  tables: BenchTables;
+  messages: number;
+  concurrency: number;
+  /** CPU seconds used so far by the bench and the emulators, if measurable. */
+  cpuSeconds?: () => number | undefined;
+}): Promise<ConsumerComparison> {
+  const runId = `bc${Date.now().toString(36)}`;
+  const events = benchEvents(runId, options.messages);
+  // Other events, to warm the emulator's JIT and every client before anything is measured.
+  const warmUp = benchEvents(runId, Math.ceil(options.messages / 4), options.messages);
+  const consumers = CONSUMER_KINDS.map((kind) => buildConsumer(kind, { ...options, runId, invocationMs: 30_000 }));
+  const provider = options.tables.providerLog;
+  const label = (t: string) => (t === provider ? 'provider' : 'own');
+  try {
+    for (const c of consumers) await c.client.send(new DescribeTableCommand({ TableName: options.tables.effects }));
+    for (const c of consumers)
+      await runPool(warmUp.length, options.concurrency, async (i) =>
+        c.consume(warmUp[i], NO_HOOKS, { id: `w${i}`, attempt: 1, invocationEndsAt: Date.now() + 30_000 }),
+      );
+    const sides = {} as Record<ConsumerKind, ConsumerSide>;
+    for (const c of consumers) {
+      const pass = async () => {
+        c.log.reset();
+        const cpuBefore = options.cpuSeconds?.();
+        const ms = await runPool(events.length, options.concurrency, (i) =>
+          c.consume(events[i], NO_HOOKS, {
+            id: `m${i}-${Date.now()}`,
+            attempt: 1,
+            invocationEndsAt: Date.now() + 30_000,
+          }),
+        );
+        const cpuAfter = options.cpuSeconds?.();
+        const units = unitsByTable(c.log.trips, label);
+        const providerTrips = c.log.trips.filter((t) => t.tables.includes(provider)).length;
+        return {
+          ms,
+          cpu: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+          rate: perSecond(events.length, ms),
+          trips: (c.log.trips.length - providerTrips) / events.length,
+          writeUnits: (units.own?.writeUnits ?? 0) / events.length,
+          provider: providerTrips / events.length,
+        };
+      };
+      const first = await pass();
+      const duplicate = await pass();
+      sides[c.kind] = {
+        messagesPerSecond: { first: first.rate, duplicate: duplicate.rate },
+        roundTripsPerMessage: { first: first.trips, duplicate: duplicate.trips },
+        writeUnitsPerMessage: { first: first.writeUnits, duplicate: duplicate.writeUnits },
+        providerCallsPerMessage: { first: first.provider, duplicate: duplicate.provider },
+        firstPassMs: first.ms,
+        firstPassCpuSeconds: first.cpu,
+      };
+    }
+    return { messages: events.length, concurrency: options.concurrency, sides };
+  } finally {
+    for (const c of consumers) c.destroy();
+  }
+}

@@ -1,0 +1,431 @@
+import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { EXIT, UsageError } from '../cli/exit';
+import * as prettier from 'prettier';
+import { example, type ExampleTooling } from '../example';
+import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
+
+/**
+ * `npm run new:consumer -- <name> [--fifo] [--provider <provider>]`: scaffolds a queue consumer whose
+ * effect calls one external provider, named `<provider>` (default: the consumer's name).
+ * `--ordering-key` (FIFO grouped by the envelope's `orderingKey`) is refused: the generated effect's
+ * version guard compares versions per entity, which holds only when each entity's events arrive in
+ * order; a consumer ordered by ordering key needs an effect of its own (docs/adapting.md).
+ *
+ * Writes its entry point (the handler, packages/runtime/src/consumer/queue-consumer.ts on its
+ * spec), its effect module (the generic effect, to be replaced by the user's
+ * own), its ledger (an InboxLedger, where its own state goes) and its unit test, then adds its spec to
+ * the example's consumer list (`<folder>/consumers.ts`, the folder named by the example's tooling; above the
+ * marker line). The consumer list drives
+ * the rest: queues, routing, grants, alarms, outputs, the proof kit.
+ *
+ * Everything is checked before anything is written: a bad consumer or provider name (the rules of
+ * validateConsumerSpecs, which this runs on the list with the new spec), a name
+ * or a file that exists, a list without its marker. Then it exits 1 with one
+ * line on stderr, and the repository is unchanged.
+ */
+
+const MARKER = '// new:consumer inserts above this line';
+/**
+ * Where the example keeps its consumers (its `consumers.ts` with the marker line and `consumerSpec`,
+ * and `entry-points/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
+ * example's, from its tooling module (packages/tools/src/example.ts). A tooling module without them (the neutral
+ * fixture's has no consumer folder) is refused before anything is read or written.
+ */
+function scaffold(): NonNullable<ExampleTooling['scaffold']> {
+  const given = example().scaffold;
+  if (given === undefined)
+    throw new Refused(
+      "the example's tooling module gives no `scaffold` (packages/tools/src/example.ts): there is no consumer folder to write into",
+    );
+  return given;
+}
+/** Standard queue: parallel, for effects that do not care about order. */
+const STANDARD = { batchSize: 10, batchingWindowSeconds: 1, maxConcurrency: 10 };
+/** FIFO: one entity's events in order; FIFO event sources take no batching window. */
+const FIFO = { batchSize: 10, batchingWindowSeconds: 0, maxConcurrency: 10 };
+
+class Refused extends Error {}
+
+interface Plan {
+  writes: { path: string; text: string; what: string }[];
+  spec: ConsumerSpec;
+}
+
+export async function main(argv: string[], root = PROJECT_DIR): Promise<number> {
+  try {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      console.log(HELP);
+      return EXIT.ok;
+    }
+    const plan = await planConsumer(argv, root);
+    for (const { path, text } of plan.writes) writeFileSync(join(root, path), text);
+    report(plan);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`new:consumer: ${error.message} (${USAGE})`);
+      return EXIT.usage;
+    }
+    if (!(error instanceof Refused)) throw error;
+    console.error(`new:consumer: ${error.message}`);
+    return EXIT.failed;
+  }
+}
+
+async function planConsumer(argv: string[], root: string): Promise<Plan> {
+  const { name, fifo, provider, orderingKey } = parseCommandLine(argv);
+  const { folder, eventTypes } = scaffold();
+  const entryPoint = `${name}-consumer`;
+  const spec: ConsumerSpec = {
+    name,
+    fifo,
+    // FIFO: everything the producer writes, in order per entity; standard: its first type.
+    eventTypes: fifo ? [...eventTypes] : [eventTypes[0]],
+    entry: `${folder}/entry-points/${entryPoint}.ts`,
+    // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
+    providers: [provider],
+    ...(fifo ? FIFO : STANDARD),
+    ...(orderingKey ? { orderBy: 'ordering-key' as const } : {}),
+    // The generated effect (applyEntityEffect) drops an event older than its entity's last: the spec
+    // says so, and validateConsumerSpecs refuses an ordering under which that would lose events.
+    staleGuard: 'entity-version',
+  };
+  if (example().consumers.some((c) => c.name === name))
+    throw new Refused(`a consumer named "${name}" exists (${folder}/consumers.ts)`);
+  try {
+    validateConsumerSpecs([...example().consumers, spec], eventTypes);
+  } catch (error) {
+    throw new Refused((error as Error).message);
+  }
+
+  const id = consumerId(name);
+  const files = {
+    entryPoint: spec.entry,
+    effect: `${folder}/use-cases/${name}-effect.ts`,
+    ledger: `${folder}/aws/${name}-ledger.ts`,
+    test: `test/unit/${entryPoint}.test.ts`,
+  };
+  for (const path of Object.values(files))
+    if (existsSync(join(root, path))) throw new Refused(`${path} exists; remove it or choose another name`);
+
+  const consumersPath = `${folder}/consumers.ts`;
+  const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
+
+  const sources = [
+    { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
+    { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
+    { path: files.ledger, text: ledgerSource(spec, id), what: 'its ledger: its own state goes here' },
+    { path: files.test, text: testSource(spec, id), what: 'its unit test' },
+    { path: consumersPath, text: consumers, what: `its spec (${describe(spec)})` },
+  ];
+  const writes = [];
+  for (const source of sources) writes.push({ ...source, text: await format(root, source.path, source.text) });
+  return { writes, spec };
+}
+
+const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]';
+const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]
+  Scaffolds a consumer on the example's list: its handler, its effect (replace it with yours), its ledger,
+  its unit test, and its entry in the consumer list, which gives it a queue, a DLQ, grants, alarms and outputs.
+  <name>                 2-32 lower-case letters, digits and hyphens, not on the list yet
+  --fifo                 a FIFO consumer: every event type, in order per entity (default: standard, the first type)
+  --provider <provider>  the provider its effect calls (default: one named after the consumer)
+  -h, --help             this text
+Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
+
+function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string; orderingKey: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        fifo: { type: 'boolean', default: false },
+        provider: { type: 'string' },
+        'ordering-key': { type: 'boolean', default: false },
+      },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('. To specify a positional')[0]);
+  }
+  if (parsed.positionals.length !== 1) throw new UsageError('give one consumer name');
+  const name = parsed.positionals[0];
+  // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
+  return {
+    name,
+    fifo: parsed.values.fifo === true,
+    provider: parsed.values.provider ?? name,
+    orderingKey: parsed.values['ordering-key'] === true,
+  };
+}
+
+function read(root: string, path: string): string {
+  return readFileSync(join(root, path), 'utf8');
+}
+
+/** `text` with `insertion` on its own lines just above the line holding `marker` (the marker found exactly once). */
+function insertBefore(text: string, path: string, marker: string, insertion: string): string {
+  const at = text.indexOf(marker);
+  if (at < 0 || text.indexOf(marker, at + 1) >= 0)
+    throw new Refused(`${path} must hold the line "${marker}" exactly once`);
+  const lineStart = text.lastIndexOf('\n', at) + 1;
+  return text.slice(0, lineStart) + insertion + text.slice(lineStart);
+}
+
+async function format(root: string, path: string, text: string): Promise<string> {
+  const filepath = join(root, path);
+  const options = (await prettier.resolveConfig(filepath)) ?? {};
+  return prettier.format(text, { ...options, filepath });
+}
+
+/** The one provider a scaffolded consumer calls (its spec's). */
+const providerOf = (spec: ConsumerSpec): string => spec.providers?.[0] ?? spec.name;
+
+const describe = (spec: ConsumerSpec) =>
+  `${spec.fifo ? 'FIFO' : 'standard'} queue, ${spec.eventTypes.join(' and ')}, batch ${spec.batchSize}, ` +
+  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}, provider ${providerOf(spec)}`;
+
+function report(plan: Plan): void {
+  const { name } = plan.spec;
+  const width = Math.max(...plan.writes.map((w) => w.path.length));
+  console.log(`new:consumer: ${name} (${describe(plan.spec)})`);
+  for (const { path, what } of plan.writes) console.log(`  ${path.padEnd(width)}  ${what}`);
+  console.log(
+    [
+      'Next:',
+      `  npx jest test/unit/${name}-consumer.test.ts`,
+      '  npm run typecheck && npm run lint',
+      '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
+      '  npm start, then npm run loadtest -- --profile smoke --faults all',
+      `  then write its state in ${scaffold().folder}/aws/${name}-ledger.ts and its effect in ${scaffold().folder}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+    ].join('\n'),
+  );
+}
+
+// ---------------------------------------------------------------- templates
+
+function specSource(spec: ConsumerSpec): string {
+  return `  {
+    name: '${spec.name}',
+    fifo: ${spec.fifo},
+    eventTypes: [${spec.eventTypes.map((t) => `'${t}'`).join(', ')}],
+    entry: '${spec.entry}',
+    batchSize: ${spec.batchSize},
+    batchingWindowSeconds: ${spec.batchingWindowSeconds},
+    maxConcurrency: ${spec.maxConcurrency},
+    providers: [${(spec.providers ?? []).map((p) => `'${p}'`).join(', ')}],
+    staleGuard: '${spec.staleGuard}',
+  },
+`;
+}
+
+function entryPointSource(spec: ConsumerSpec, id: string): string {
+  const queue = spec.fifo
+    ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
+    : 'Standard queue: records in parallel, in any order';
+  return `import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
+import { DynamoDb${id}Ledger } from '../aws/${spec.name}-ledger';
+import { consumerSpec } from '../consumers';
+import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
+
+const SPEC = consumerSpec('${spec.name}');
+
+/**
+ * The ${spec.name} consumer, made by \`npm run new:consumer\`.
+ * ${queue} (packages/runtime/src/consumer/queue-consumer.ts).
+ * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts),
+ * then its provider (${providerOf(spec)}) hears of it under \`${spec.name}:<eventId>\`.
+ *
+ * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
+ */
+export function makeHandler(wiring: ConsumerWiring) {
+  const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
+  // The provider its spec names (providers in ../consumers.ts).
+  const provider = wiring.provider('${providerOf(spec)}');
+  return queueConsumerHandler(wiring, {
+    fifo: SPEC.fifo,
+    parse: parseEnvelope,
+    apply: (event, _record, work) =>
+      apply${id}Effect(
+        event,
+        {
+          consumer: SPEC.name,
+          eventTypes: SPEC.eventTypes,
+          ledger,
+          provider,
+        },
+        work,
+      ),
+  });
+}
+
+export const handler = makeHandler(deployedConsumerWiring(SPEC));
+`;
+}
+
+function effectSource(spec: ConsumerSpec, id: string): string {
+  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
+  return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '@exactly-once/runtime';
+
+/**
+ * What the ${spec.name} consumer does with an event it takes: the generic effect
+ * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under the inbox claim
+ * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one call to its provider
+ * (${providerOf(spec)}) under \`${spec.name}:<eventId>\`, sending ${request}(event). A consumer
+ * whose own state fits in one transaction with the claim overrides the ledger's \`apply\`, shapes
+ * its request below, and keeps this file.
+ *
+ * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
+ * a PermanentError for a payload no retry can fix); write the effect in the
+ * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
+ * an InboxLedger); call the provider
+ * through callProviderIfOwed under the key it hands the call, passing \`work\`
+ * on (its signal to every call, its lease to the provider call).
+ */
+export function apply${id}Effect(
+  event: EventEnvelope,
+  deps: EntityEffectDeps,
+  work: RecordWork,
+): Promise<ApplyOutcome> {
+  return applyEntityEffect(event, { ...deps, providerRequest: ${request} }, work);
+}
+
+/**
+ * What its provider is sent for an event: as generated, which event of which entity. Shape it
+ * from the event (a billing call needs the amount): read \`event.payload\` with your schema,
+ * \`parseWith(schema, event.payload, 'a billed order')\`; a payload that fails it is a
+ * PermanentError, and the event goes to its DLQ before anything is written. It must depend on
+ * the event alone: a redelivery that still owes the call sends it again under the same key.
+ */
+export function ${request}(event: EventEnvelope): Record<string, unknown> {
+  return {
+    consumer: '${spec.name}',
+    eventId: event.eventId,
+    type: event.type,
+    entityId: event.entityId,
+    version: event.version,
+  };
+}
+`;
+}
+
+function ledgerSource(spec: ConsumerSpec, id: string): string {
+  return `import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws';
+
+/**
+ * The ${spec.name} consumer's ledger, made by \`npm run new:consumer\`: for now the generic effect's
+ * (a count per entity under the inbox claim, packages/runtime/src/aws/entity-effect-ledger.ts).
+ *
+ * Its own state goes here: a method that hands its writes to
+ * \`this.transact(event, [...items], work)\`, so they commit in one transaction with the
+ * inbox claim (a duplicate then writes nothing), as every InboxLedger's methods do; the
+ * effect (use-cases/${spec.name}-effect.ts) calls it, then the provider.
+ */
+export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
+`;
+}
+
+function testSource(spec: ConsumerSpec, id: string): string {
+  const name = spec.name;
+  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
+  return `import { consumerSpec } from '../../${scaffold().folder}/consumers';
+import { ${request} } from '../../${scaffold().folder}/use-cases/${name}-effect';
+import {
+  deadLettered,
+  deliver,
+  envelope,
+  loadGeneratedConsumer,
+  providerCalls,
+  providerKeys,
+  recordOf,
+  resetGeneratedConsumer,
+  type GeneratedConsumer,
+} from '../support/generated-consumers';
+
+/**
+ * The ${name} consumer (made by \`npm run new:consumer\`) with the SDK mocked,
+ * a small Effects table enforcing the inbox claim behind it
+ * (test/support/generated-consumers.ts).
+ */
+
+const SPEC = consumerSpec('${name}');
+const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
+let h: GeneratedConsumer;
+
+beforeAll(async () => {
+  h = await loadGeneratedConsumer(SPEC, () => import('../../${scaffold().folder}/entry-points/${name}-consumer'));
+});
+
+beforeEach(() => resetGeneratedConsumer(h));
+
+test('the same event delivered twice is applied once and reaches its provider once, with its request', async () => {
+  const event = envelope(SPEC.eventTypes[0], 'entity-1');
+
+  const first = await deliver(h, recordOf(h, event));
+  const second = await deliver(h, recordOf(h, event));
+
+  expect([first.batchItemFailures, second.batchItemFailures]).toEqual([[], []]);
+  expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([
+    expect.objectContaining({ entityId: 'entity-1', appliedCount: 1, lastEventId: event.eventId }),
+  ]);
+  expect(providerCalls(h)).toEqual([
+    { idempotencyKey: \`\${SPEC.name}:\${event.eventId}\`, provider: SPEC.providers?.[0], payload: ${request}(event) },
+  ]);
+});
+
+test('two versions of one entity, in order, are both applied and both reach the provider; an older one after them is stale', async () => {
+  const [first, second] = [
+    { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-a'), version: 1 },
+    { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-b'), version: 2 },
+  ];
+
+  const responses = [await deliver(h, recordOf(h, first)), await deliver(h, recordOf(h, second))];
+  const late = await deliver(h, recordOf(h, { ...first, eventId: 'event-late' }));
+
+  expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
+  expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
+  expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
+  // Judged, not lost: its inbox entry names the event that superseded it.
+  expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
+    expect.objectContaining({ supersededBy: 'event-b' }),
+  ]);
+});
+
+test.each([
+  ['an event type it does not take', 'UnsupportedEventType', JSON.stringify(envelope('NotTakenByThisConsumer', 'entity-3'))],
+  ['a body that is not an event envelope', 'SchemaViolation', JSON.stringify({ hello: 'world' })],
+])('%s goes to its DLQ with cause %s, is acked, and applies nothing', async (_what, cause, body) => {
+  const record = recordOf(h, body);
+
+  const response = await deliver(h, record);
+
+  expect(response.batchItemFailures).toEqual([]);
+  expect(deadLettered(h)).toEqual([
+    expect.objectContaining({
+      QueueUrl: h.deadLetterQueueUrl,
+      MessageBody: body,
+      MessageAttributes: expect.objectContaining({
+        failureCause: { DataType: 'String', StringValue: cause },
+        consumer: { DataType: 'String', StringValue: SPEC.name },
+      }),
+    }),
+  ]);
+  expect(h.table.items.size).toBe(0);
+  expect(providerKeys(h)).toEqual([]);
+});
+`;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+}
