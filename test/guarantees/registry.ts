@@ -2,7 +2,7 @@
  * What this project guarantees, and what it does not, as data: each guarantee names the code that
  * enforces it, the tests that prove it and the page that explains it. `check.ts` holds every entry to
  * the repository (a renamed test, a moved symbol or a deleted page is a failing unit test), and
- * `render.ts` writes docs/guarantees.md's table from it: edit here, then `npx tsx test/guarantees/render.ts`.
+ * `render.ts` writes packages/GUARANTEES.md's table from it: edit here, then `npx tsx test/guarantees/render.ts`.
  */
 
 /** An identifier declared in a file (paths from the repository root). */

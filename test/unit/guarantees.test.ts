@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import { checkRegistries, checkRegistry } from '../guarantees/check';
 import { exampleRegistryFile, loadExampleRegistry } from '../guarantees/example';
 import { REGISTRY, type ExampleRegistry, type Guarantee, type Registry } from '../guarantees/registry';
-import { currentSection, PAGE, RENDER_COMMAND, renderSection } from '../guarantees/render';
+import {
+  currentSection,
+  EXAMPLE_PAGE,
+  MECHANISM_PAGE,
+  RENDER_COMMAND,
+  renderExampleSection,
+  renderMechanismSection,
+} from '../guarantees/render';
 import { exampleReach } from '../support/example-reach';
 
 /**
@@ -70,24 +77,37 @@ test("the mechanism's registry has guarantees and non-guarantees; every file, sy
   expect(registry.nonGuarantees.length).toBeGreaterThanOrEqual(5);
 });
 
-test(`docs/guarantees.md shows what the registries render (if not: ${RENDER_COMMAND})`, () => {
-  const page = fs.readFileSync(path.join(ROOT, PAGE), 'utf8');
+test.each([
+  [MECHANISM_PAGE, () => renderMechanismSection(REGISTRY)],
+  [EXAMPLE_PAGE, () => renderExampleSection(EXAMPLE, exampleRegistryFile(ROOT), REGISTRY)],
+])(`%s shows what the registries render (if not: ${RENDER_COMMAND})`, (page, render) => {
+  const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
 
-  const rendered = renderSection(REGISTRY, EXAMPLE, exampleRegistryFile(ROOT));
+  const rendered = render();
 
-  const fix = `${PAGE} is out of date with the registries: run \`${RENDER_COMMAND}\``;
-  expect({ section: currentSection(page), fix }).toEqual({ section: rendered, fix });
+  const fix = `${page} is out of date with the registries: run \`${RENDER_COMMAND}\``;
+  expect({ section: currentSection(text), fix }).toEqual({ section: rendered, fix });
 });
 
-test('the rendered section is narrow: no cell padding, and every link is relative', () => {
-  const section = renderSection(REGISTRY, EXAMPLE, exampleRegistryFile(ROOT));
+test("the mechanism's page holds none of the example's rows, and the example's none of the mechanism's own", () => {
+  const mechanism = renderMechanismSection(REGISTRY);
+  const example = renderExampleSection(EXAMPLE, exampleRegistryFile(ROOT), REGISTRY);
 
-  const rows = section.split('\n').filter((line) => line.startsWith('|'));
-  const targets = [...section.matchAll(/\]\(([^)]+)\)/g)].map(([, target]) => target);
+  expect(mechanism).not.toContain("The example's guarantees");
+  expect(example).not.toContain("**The mechanism's guarantees** (");
+});
 
-  expect(rows.filter((line) => /\s{2}|-{4}/.test(line))).toEqual([]);
-  expect(targets.filter((target) => /^(\/|[a-z]+:)/.test(target))).toEqual([]);
-  expect(targets).toContain('../test/integration/entity-effect.test.ts');
+test('the rendered sections are narrow: no cell padding, and every link is relative to its page', () => {
+  const mechanism = renderMechanismSection(REGISTRY);
+  const example = renderExampleSection(EXAMPLE, exampleRegistryFile(ROOT), REGISTRY);
+
+  const rows = (section: string) => section.split('\n').filter((line) => line.startsWith('|'));
+  const targets = (section: string) => [...section.matchAll(/\]\(([^)]+)\)/g)].map(([, target]) => target);
+
+  expect([...rows(mechanism), ...rows(example)].filter((line) => /\s{2}|-{4}/.test(line))).toEqual([]);
+  expect([...targets(mechanism), ...targets(example)].filter((target) => /^(\/|[a-z]+:)/.test(target))).toEqual([]);
+  expect(targets(mechanism)).toContain('../test/integration/entity-effect.test.ts');
+  expect(targets(mechanism)).toContain('../docs/architecture.md#a-transactional-outbox-not-write-then-publish');
 });
 
 describe('the checker catches drift, on a copy of a real entry', () => {
@@ -291,10 +311,11 @@ describe("the line between the mechanism's registry and the example's", () => {
     ]);
   });
 
-  test('without an example registry, the page lists the mechanism and says the example lists nothing', () => {
-    const section = renderSection(only(TENANT), undefined, 'tooling/bookings/guarantees.ts');
+  test("without an example registry, the mechanism's page lists the mechanism and the example's page says it lists nothing", () => {
+    const mechanism = renderMechanismSection(only(TENANT));
+    const section = renderExampleSection(undefined, 'tooling/bookings/guarantees.ts', only(TENANT));
 
-    expect(section).toContain("**The mechanism's guarantees** (1)");
+    expect(mechanism).toContain("**The mechanism's guarantees** (1)");
     expect(section).toContain(
       "**The example's guarantees**: the example has no registry (tooling/bookings/guarantees.ts), so it lists none.",
     );
@@ -304,12 +325,12 @@ describe("the line between the mechanism's registry and the example's", () => {
   test("the example's extra proofs are rendered under the mechanism's statement they prove", () => {
     const extra = example({ alsoProvedBy: { 'tenant-in-inbox-key': [EXTRA_PROOF] } });
 
-    const section = renderSection(only(TENANT), extra, 'tooling/bookings/guarantees.ts');
+    const section = renderExampleSection(extra, 'tooling/bookings/guarantees.ts', only(TENANT));
 
     const rows = section.split('\n').filter((line) => line.startsWith(`| ${TENANT.statement} (\`${TENANT.id}\`) |`));
-    expect(rows).toHaveLength(2);
-    expect(rows[1]).toContain(`"${EXTRA_PROOF.name}"`);
-    expect(rows[1]).not.toContain(UNIT_TEST.name);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain(`"${EXTRA_PROOF.name}"`);
+    expect(rows[0]).not.toContain(UNIT_TEST.name);
   });
 
   describe('the example registry is found by the name in package.json', () => {

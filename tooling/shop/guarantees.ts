@@ -6,7 +6,7 @@ import type { ExampleRegistry } from '../../test/guarantees/registry';
  * mechanism's guarantees (by the mechanism's id, test/guarantees/registry.ts). Loaded by the name in
  * package.json (`exactlyOnce.example`), never imported by the mechanism's registry: a fork with another
  * domain replaces this file, or leaves it out, and edits nothing of the mechanism's.
- * `npx tsx test/guarantees/render.ts` renders both into docs/guarantees.md.
+ * `npx tsx test/guarantees/render.ts` renders this one into docs/guarantees.md (the mechanism's goes to packages/GUARANTEES.md).
  */
 export const guarantees: ExampleRegistry = {
   guarantees: [
