@@ -14,7 +14,14 @@
  * @swc/jest strips types only; `npm run typecheck` does the type checking.
  */
 const transform = { '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'cjs', 'json'] };
+// The workspace packages ship TypeScript sources: in an application that installs them under
+// node_modules (a fork), they are transformed like the application's own files.
+const common = {
+  transform,
+  transformIgnorePatterns: ['/node_modules/(?!@exactly-once/)'],
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
+};
 // Powertools reads its settings when it loads: silence it before any test module loads it. Not for the
 // runtime project, whose functions run in processes of their own and must publish their metrics.
 const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };

@@ -14,23 +14,24 @@ import { FunctionWithDefaults } from './function-defaults';
 import { deadLetterQueueProps } from './queue-defaults';
 
 /**
- * The relay's and the sweeper's handler modules, relative to the project root.
+ * The relay's handler module: its absolute path in `@exactly-once/runtime`, wherever the application
+ * installed it (an application's own entries are relative to its root; an absolute one is taken as is).
  *
  * @example Every module the stack deploys, e.g. for a test that bundles each one
  * ```ts
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const RELAY_ENTRY = 'packages/runtime/src/wiring/relay-handler.ts';
+export const RELAY_ENTRY = require.resolve('@exactly-once/runtime/wiring/relay-handler');
 /**
- * The sweeper's handler module, relative to the project root (see RELAY_ENTRY).
+ * The sweeper's handler module, as RELAY_ENTRY: its absolute path in `@exactly-once/runtime`.
  *
  * @example
  * ```ts
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const SWEEPER_ENTRY = 'packages/runtime/src/wiring/sweeper-handler.ts';
+export const SWEEPER_ENTRY = require.resolve('@exactly-once/runtime/wiring/sweeper-handler');
 
 /**
  * Where the outbox items are and where they go. The table's stream must carry new images, the
