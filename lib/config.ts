@@ -7,6 +7,7 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
 } from '@exactly-once/runtime/api';
+import { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '@exactly-once/runtime/trace/span-sampling';
 import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,
@@ -71,6 +72,14 @@ export interface AppConfig {
    * every stage; refused with localRuntime (the local runtime records the spans itself).
    */
   openTelemetry: boolean;
+  /**
+   * Which `Span` log lines the functions write (lambdas/exactly-once/trace/span-sampling.ts): the
+   * fraction of traces kept whole (`-c spanSampleRate=0.25`, 0 to 1) and the duration from which a
+   * span is slow and kept whatever the rate (`-c slowSpanMs=500`). Failed spans and a retried or
+   * dead-lettered record's spans are always kept. dev: every trace; prod: one in ten (the span lines
+   * are most of an order's log bytes, docs/cost.md).
+   */
+  spanSampling: SpanSampling;
   /** Optional e-mail address subscribed to the alarm topic; synth warns when prod has none. */
   alarmEmail?: string;
   /**
@@ -136,11 +145,17 @@ export const LOCAL_RUNTIME_CONTEXT = 'localRuntime';
 /** What each stage means when no option overrides it. dev is the demo: easy to tear down. */
 const STAGE_DEFAULTS: Record<
   Stage,
-  { removal: 'destroy' | 'retain'; logRetention: RetentionDays; tableThroughputCeiling?: number }
+  {
+    removal: 'destroy' | 'retain';
+    logRetention: RetentionDays;
+    tableThroughputCeiling?: number;
+    spanSampleRate: number;
+  }
 > = {
   // 4,000 request units a second per table: above the soak profile's 100 orders/s, below a runaway's bill.
-  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH, tableThroughputCeiling: 4_000 },
-  prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR },
+  dev: { removal: 'destroy', logRetention: RetentionDays.ONE_MONTH, tableThroughputCeiling: 4_000, spanSampleRate: 1 },
+  // One trace in ten: failed, retried, dead-lettered and slow records are written whatever the rate.
+  prod: { removal: 'retain', logRetention: RetentionDays.ONE_YEAR, spanSampleRate: 0.1 },
 };
 
 const REMOVAL_POLICIES = { destroy: RemovalPolicy.DESTROY, retain: RemovalPolicy.RETAIN } as const;
@@ -213,6 +228,10 @@ export function readConfig(scope: Construct): AppConfig {
     faultInjection,
     localRuntime,
     openTelemetry,
+    spanSampling: {
+      rate: fraction('spanSampleRate', ctx('spanSampleRate'), defaults.spanSampleRate),
+      slowMs: positiveNumber('slowSpanMs', ctx('slowSpanMs'), DEFAULT_SPAN_SAMPLING.slowMs, { integer: true }),
+    },
     alarmEmail: email('alarmEmail', ctx('alarmEmail')),
     tableThroughputCeiling:
       ctx('tableThroughputCeiling') === 'none'
@@ -308,10 +327,15 @@ export function stackEnvironment(
  * ```
  */
 export function functionBuildFor(config: AppConfig): FunctionBuild {
+  const { spanSampling } = config;
+  const sampled =
+    spanSampling.rate !== DEFAULT_SPAN_SAMPLING.rate || spanSampling.slowMs !== DEFAULT_SPAN_SAMPLING.slowMs;
   return {
     faultInjection: config.faultInjection,
     inboxBypass: config.localRuntime,
     openTelemetry: config.openTelemetry,
+    // Only when it differs from what a function does without it: a dev template stays as it was.
+    ...(sampled ? { spanSampling } : {}),
   };
 }
 
@@ -336,6 +360,15 @@ function positiveNumber(key: string, value: unknown, fallback: number, options: 
     const what = options.integer ? 'a positive integer' : 'a positive number';
     throw new ConfigError(`Context ${key} must be ${what}, got ${JSON.stringify(value)}`);
   }
+  return n;
+}
+
+/** A number from 0 to 1 (`-c spanSampleRate=0.1`). */
+function fraction(key: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new ConfigError(`Context ${key} must be a number from 0 to 1, got ${JSON.stringify(value)}`);
   return n;
 }
 

@@ -176,16 +176,19 @@ describe('cdk-nag on the shop stack', () => {
 });
 
 describe('the stack carries the build its configuration asks for, in every construct', () => {
-  test.each([[{}], [{ faultInjection: 'true' }], [{ localRuntime: 'true' }], [{ openTelemetry: 'true' }]])(
-    '%j',
-    (context) => {
-      const app = new App({ context: cdkContext(context) });
-      const config = readConfig(app);
-      const stack = new ExactlyOnceStack(app, 'BuildStack', { config });
+  test.each([
+    [{}],
+    [{ faultInjection: 'true' }],
+    [{ localRuntime: 'true' }],
+    [{ openTelemetry: 'true' }],
+    [{ spanSampleRate: '0.25' }],
+  ])('%j', (context) => {
+    const app = new App({ context: cdkContext(context) });
+    const config = readConfig(app);
+    const stack = new ExactlyOnceStack(app, 'BuildStack', { config });
 
-      const builds = new Set(stack.node.findAll().map((c) => JSON.stringify(functionBuildOf(c))));
+    const builds = new Set(stack.node.findAll().map((c) => JSON.stringify(functionBuildOf(c))));
 
-      expect(builds).toEqual(new Set([JSON.stringify(functionBuildFor(config))]));
-    },
-  );
+    expect(builds).toEqual(new Set([JSON.stringify(functionBuildFor(config))]));
+  });
 });

@@ -169,6 +169,27 @@ describe('configuration: every bad option stops synth with a one-line error', ()
   });
 });
 
+describe('span sampling is a stage option', () => {
+  test('dev writes every trace (no sampling in the build); prod one in ten; both overridable, slow spans from 1 s', () => {
+    expect(configOf({}).spanSampling).toEqual({ rate: 1, slowMs: 1000 });
+    expect(functionBuildFor(configOf({})).spanSampling).toBeUndefined();
+    expect(functionBuildFor(configOf({ stage: 'prod' })).spanSampling).toEqual({ rate: 0.1, slowMs: 1000 });
+    expect(configOf({ stage: 'prod', spanSampleRate: '1', slowSpanMs: '500' }).spanSampling).toEqual({
+      rate: 1,
+      slowMs: 500,
+    });
+    expect(configOf({ spanSampleRate: 0 }).spanSampling.rate).toBe(0);
+  });
+
+  test('a rate outside 0 to 1, or a slow bound that is not a positive whole number, is refused naming the option', () => {
+    expect(configError({ spanSampleRate: '1.5' })).toBe(
+      'Context spanSampleRate must be a number from 0 to 1, got "1.5"',
+    );
+    expect(configError({ spanSampleRate: 'half' })).toMatch(/^Context spanSampleRate must be a number from 0 to 1/);
+    expect(configError({ slowSpanMs: '0' })).toBe('Context slowSpanMs must be a positive integer, got "0"');
+  });
+});
+
 describe('the build the bundles carry follows the configuration', () => {
   const buildOf = (context: Record<string, unknown>) => functionBuildFor(configOf(context));
 

@@ -404,3 +404,27 @@ describe('OpenTelemetry through the ADOT layer: a stage option, off by default',
     expect(lambdaBundling(build)).not.toHaveProperty('footer');
   });
 });
+
+describe('span sampling reaches every function as its environment', () => {
+  const functionEnvironment = (build: Parameters<typeof setFunctionBuild>[1]) => {
+    const app = new App({ context: cdkContext() });
+    const stack = new Stack(app, 'Sampled');
+    setFunctionBuild(stack, build);
+    new FunctionWithDefaults(stack, 'Fn', { entry: PROBE_CONSUMERS[0].entry });
+    const [fn] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+    return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  };
+
+  test('a build with span sampling sets SPAN_SAMPLE_RATE and SLOW_SPAN_MS; a build without sets neither', () => {
+    const sampled = functionEnvironment({
+      faultInjection: false,
+      inboxBypass: false,
+      spanSampling: { rate: 0.1, slowMs: 750 },
+    });
+    const unsampled = functionEnvironment({ faultInjection: false, inboxBypass: false });
+
+    expect(sampled).toMatchObject({ SPAN_SAMPLE_RATE: '0.1', SLOW_SPAN_MS: '750' });
+    expect(Object.keys(unsampled)).not.toContain('SPAN_SAMPLE_RATE');
+    expect(Object.keys(unsampled)).not.toContain('SLOW_SPAN_MS');
+  });
+});

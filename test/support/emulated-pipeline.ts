@@ -39,6 +39,11 @@ type SqsHandler = (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
 
 export interface DynamoCallLog {
   calls: string[];
+  /**
+   * When present, every call asks for its consumed capacity (`INDEXES`: table and each index) and the
+   * answer's ConsumedCapacity is kept here, by command: what DynamoDB Local bills for the call.
+   */
+  consumed?: { command: string; capacity: unknown; input: unknown }[];
   /** Fails a call when it returns true; `input` is the command's input (e.g. its TableName). */
   failWhen?: (command: string, input: { TableName?: string }) => boolean;
 }
@@ -84,9 +89,21 @@ export abstract class HandWiredPipeline {
           (next, context) => async (args) => {
             const command = context.commandName ?? 'unknown';
             log.calls.push(command);
-            if (log.failWhen?.(command, (args as { input?: { TableName?: string } }).input ?? {}))
+            const input = (args as { input?: { TableName?: string; ReturnConsumedCapacity?: string } }).input ?? {};
+            if (log.failWhen?.(command, input))
               throw Object.assign(new Error('injected dependency failure'), { code: 'ECONNRESET' });
-            return next(args);
+            if (log.consumed === undefined) return next(args);
+            input.ReturnConsumedCapacity ??= 'INDEXES';
+            const consumed = log.consumed;
+            const keep = (capacity: unknown) => consumed.push({ command, capacity, input });
+            try {
+              const result = await next(args);
+              keep((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+              return result;
+            } catch (error) {
+              keep((error as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+              throw error;
+            }
           },
           { step: 'initialize', name: 'countCalls' },
         );

@@ -49,7 +49,10 @@ export class PipelineFixture extends HandWiredPipeline {
       VISIBILITY_TIMEOUT_SECONDS: String(options.visibilityTimeoutSeconds ?? 180),
       ...options.extraEnv,
     };
-    this.createOrder = (await this.load('lambdas/shop/entry-points/create-order.ts', common)).handler as ApiHandler;
+    this.dynamoCalls.createOrder = { calls: [] };
+    this.createOrder = (
+      await this.load('lambdas/shop/entry-points/create-order.ts', common, this.dynamoCalls.createOrder)
+    ).handler as ApiHandler;
     this.cancelOrder = (await this.load('lambdas/shop/entry-points/cancel-order.ts', common)).handler as ApiHandler;
     await this.loadRelay(common);
     await this.loadConsumer('fulfilment', 'lambdas/shop/entry-points/fulfilment-consumer.ts', common, {

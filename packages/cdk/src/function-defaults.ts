@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultLogGroupProps } from './log-group-defaults';
 import { ENV } from '@exactly-once/runtime/env-names';
+import { SPAN_SAMPLING_ENV, type SpanSampling } from '@exactly-once/runtime/trace/span-sampling';
 import { deadLetterQueueProps } from './queue-defaults';
 import { PROJECT_DIR } from './project-dir';
 
@@ -51,6 +52,12 @@ export interface FunctionBuild {
    * @default false
    */
   openTelemetry?: boolean;
+  /**
+   * Which `Span` log lines the functions write ({@link SpanSampling}): set on every function as
+   * `SPAN_SAMPLE_RATE` and `SLOW_SPAN_MS`.
+   * @default - every trace's (DEFAULT_SPAN_SAMPLING), no variable set
+   */
+  spanSampling?: SpanSampling;
 }
 
 /** AWS's account that publishes the layer in most Regions; an opt-in Region has its own. */
@@ -413,6 +420,12 @@ export class FunctionWithDefaults extends Construct {
       },
       bundling: lambdaBundling(functionBuildOf(this)),
     });
+
+    const spanSampling = functionBuildOf(this).spanSampling;
+    if (spanSampling !== undefined) {
+      this.fn.addEnvironment(SPAN_SAMPLING_ENV.rate, String(spanSampling.rate));
+      this.fn.addEnvironment(SPAN_SAMPLING_ENV.slowMs, String(spanSampling.slowMs));
+    }
 
     if (functionBuildOf(this).openTelemetry === true) {
       this.fn.addLayers(lambda.LayerVersion.fromLayerVersionArn(this, 'AdotLayer', adotLayerArnOf(this)));

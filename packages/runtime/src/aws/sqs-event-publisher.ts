@@ -9,6 +9,19 @@ import { formatTraceparent, parseTraceparent, type TraceContext } from '../trace
 
 const SQS_BATCH_LIMIT = 10;
 
+/**
+ * SendMessageBatch calls one publish keeps in flight at once, across its routes. A relay batch of 100
+ * events to three routes is 30 chunks: sent one after another they cost 30 round trips of the
+ * relay's billed duration; all at once they would take 30 of the SDK client's 50 sockets, beside
+ * the dispatched marks (MARKS_IN_FLIGHT) that follow. Ten keeps a full batch at three rounds.
+ *
+ * @example
+ * ```ts
+ * SENDS_IN_FLIGHT; // 10
+ * ```
+ */
+export const SENDS_IN_FLIGHT = 10;
+
 type Entry = SendMessageBatchRequestEntry & { Id: string };
 
 /**
@@ -64,6 +77,7 @@ export class SqsEventPublisher implements EventPublisher {
       events.map((e) => [e, openSpan('relay', parseTraceparent(e.traceparent), { eventId: e.eventId, type: e.type })]),
     );
     const spans = new Map<EventEnvelope, TraceContext>([...opened].map(([e, span]) => [e, span.context]));
+    const limit = inFlightLimit(SENDS_IN_FLIGHT);
     await Promise.all(
       this.routes.map((route) =>
         this.sendAll(
@@ -71,6 +85,7 @@ export class SqsEventPublisher implements EventPublisher {
           events.filter((e) => route.eventTypes.includes(e.type)),
           failed,
           spans,
+          limit,
         ),
       ),
     );
@@ -103,35 +118,77 @@ export class SqsEventPublisher implements EventPublisher {
     };
   }
 
+  /**
+   * The route's events in chunks of 10, sent side by side, at most {@link SENDS_IN_FLIGHT} calls at
+   * once. On a FIFO route a chunk that shares a message group with an earlier chunk is sent only once
+   * that chunk's call is over: FIFO keeps a group's order within one call and in the order of calls,
+   * so two calls in flight for one group could deliver its later event first.
+   */
   private async sendAll(
     route: ConsumerRoute,
     events: EventEnvelope[],
     failed: Set<string>,
     spans: Map<EventEnvelope, TraceContext>,
+    limit: InFlightLimit,
   ) {
-    const queueUrl = route.queueUrl;
+    const sends: Promise<void>[] = [];
+    const lastSendOfGroup = new Map<string, Promise<void>>();
     for (let i = 0; i < events.length; i += SQS_BATCH_LIMIT) {
       const chunk = events.slice(i, i + SQS_BATCH_LIMIT);
-      const entries = chunk.map((event, position) => this.entry(event, route, position, spans.get(event)!));
-      try {
-        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-        // Only an entry listed under Successful was published: one missing from both lists is failed too.
-        const ok = new Set((result.Successful ?? []).map((s) => s.Id));
-        entries.forEach((entry, position) => {
-          if (!ok.has(entry.Id)) failed.add(chunk[position].eventId);
+      const groups = route.fifo ? [...new Set(chunk.map((e) => messageGroupOf(e, route)))] : [];
+      const earlier = groups.flatMap((g) => lastSendOfGroup.get(g) ?? []);
+      const send = Promise.all(earlier).then(() => limit(() => this.sendChunk(route, chunk, failed, spans)));
+      for (const g of groups) lastSendOfGroup.set(g, send);
+      sends.push(send);
+    }
+    await Promise.all(sends);
+  }
+
+  /** One SendMessageBatch of up to 10 events; never throws: what was not published is added to `failed`. */
+  private async sendChunk(
+    route: ConsumerRoute,
+    chunk: EventEnvelope[],
+    failed: Set<string>,
+    spans: Map<EventEnvelope, TraceContext>,
+  ): Promise<void> {
+    const queueUrl = route.queueUrl;
+    const entries = chunk.map((event, position) => this.entry(event, route, position, spans.get(event)!));
+    try {
+      const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+      // Only an entry listed under Successful was published: one missing from both lists is failed too.
+      const ok = new Set((result.Successful ?? []).map((s) => s.Id));
+      entries.forEach((entry, position) => {
+        if (!ok.has(entry.Id)) failed.add(chunk[position].eventId);
+      });
+      if (result.Failed?.length)
+        logger.warn('Some batch entries were not published', {
+          queueUrl,
+          failed: result.Failed.map((f) => ({ ...f, eventId: chunk[Number(f.Id)]?.eventId })),
         });
-        if (result.Failed?.length)
-          logger.warn('Some batch entries were not published', {
-            queueUrl,
-            failed: result.Failed.map((f) => ({ ...f, eventId: chunk[Number(f.Id)]?.eventId })),
-          });
-      } catch (error) {
-        // The whole call failed: every entry of the chunk is unpublished and will be retried.
-        logger.warn('SendMessageBatch failed', { queueUrl, error });
-        for (const event of chunk) failed.add(event.eventId);
-      }
+    } catch (error) {
+      // The whole call failed: every entry of the chunk is unpublished and will be retried.
+      logger.warn('SendMessageBatch failed', { queueUrl, error });
+      for (const event of chunk) failed.add(event.eventId);
     }
   }
+}
+
+/** Runs work with at most a fixed number in flight; the others wait for a free place. */
+type InFlightLimit = (work: () => Promise<void>) => Promise<void>;
+
+function inFlightLimit(size: number): InFlightLimit {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    while (active >= size) await new Promise<void>((resolve) => waiting.push(resolve));
+    active += 1;
+    try {
+      await work();
+    } finally {
+      active -= 1;
+      waiting.shift()?.();
+    }
+  };
 }
 
 /**

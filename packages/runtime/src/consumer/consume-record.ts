@@ -9,6 +9,7 @@ import type { ApplyOutcome } from '../inbox/ports';
 import { beforeAbort } from '../runtime/abort';
 import { logger, metrics, MetricUnit } from '../runtime/observability';
 import { activeTraceparent, inSpan } from '../trace/spans';
+import { keepingSpans, keepSpansFromNowOn } from '../trace/span-sampling';
 import { recordQueueWait } from './record-trace';
 import { bodyFingerprint } from '../inbox/fingerprint';
 import { outcomeMetrics } from './outcome-metrics';
@@ -81,11 +82,15 @@ export async function consumeRecord<E extends EventEnvelope>(
 ): Promise<ApplyOutcome | 'dead-lettered'> {
   // The trace: its time in the queue (first receive), then this try as a `consumer` span (its provider calls are children).
   const queued = recordQueueWait(record, Date.now());
-  return inSpan('consumer', queued, () => consume(record, settings, parse, apply, work), {
-    consumer: settings.consumer,
-    messageId: record.messageId,
-    receiveCount: record.attributes?.ApproximateReceiveCount ?? '1',
-  });
+  const receiveCount = record.attributes?.ApproximateReceiveCount ?? '1';
+  // A retried try's spans are written whatever the span sampling decided for its trace: it is what a person looks for.
+  return keepingSpans(Number(receiveCount) > 1, () =>
+    inSpan('consumer', queued, () => consume(record, settings, parse, apply, work), {
+      consumer: settings.consumer,
+      messageId: record.messageId,
+      receiveCount,
+    }),
+  );
 }
 
 async function consume<E extends EventEnvelope>(
@@ -121,6 +126,8 @@ async function consume<E extends EventEnvelope>(
     // A commit before the failure (the provider call after it failed) is still counted, in this try.
     count('failed');
     if (error instanceof PermanentError) {
+      // Not a thrown span: its consumer span is written all the same (span sampling), as a failed one would be.
+      keepSpansFromNowOn();
       await deadLetter(record, settings, {
         ...error.details,
         failureCause: error.permanentCause,
@@ -160,6 +167,8 @@ async function failTransiently(
   error: unknown,
   receiveCount: number,
 ): Promise<'dead-lettered'> {
+  // Its consumer span is written whatever the span sampling decided, also when it ends dead-lettered rather than thrown.
+  keepSpansFromNowOn();
   let attempt = receiveCount;
   if (settings.tryLimit !== undefined) {
     const tries = await settings.tryLimit.counter

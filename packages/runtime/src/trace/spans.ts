@@ -9,6 +9,7 @@ import {
 } from '@opentelemetry/api';
 import { logger } from '../runtime/observability';
 import { activeSpanStore as active } from './active-span';
+import { spanKept, spanSamplingFromEnv, type SpanSampling } from './span-sampling';
 import { childContext, formatTraceparent, type TraceContext } from './trace-context';
 
 /**
@@ -82,8 +83,29 @@ export function setSpanSink(next: SpanSink): () => void {
   };
 }
 
+/** The function's span sampling (span-sampling.ts), read from its environment at the first span. */
+let sampling: SpanSampling | undefined;
+
 /**
- * Records a finished span (one the code measured itself, like a queue wait), if its trace is sampled.
+ * Replaces the span sampling the environment set (tests); returns the function that puts it back.
+ *
+ * @example Head sampling that keeps no trace: only failed, retried and slow spans are written
+ * ```ts
+ * const restore = setSpanSampling({ rate: 0, slowMs: 1000 });
+ * ```
+ */
+export function setSpanSampling(next: SpanSampling): () => void {
+  const previous = sampling;
+  sampling = next;
+  return () => {
+    sampling = previous;
+  };
+}
+
+/**
+ * Records a finished span (one the code measured itself, like a queue wait), if its trace is sampled
+ * and the span sampling keeps it (span-sampling.ts: the head's decision for its trace, or a span
+ * that failed, is slow, or belongs to a retried record).
  *
  * @example A message's time in the queue, from SQS's SentTimestamp to now
  * ```ts
@@ -93,6 +115,8 @@ export function setSpanSink(next: SpanSink): () => void {
  */
 export function recordSpan(context: TraceContext, span: Omit<SpanRecord, 'traceId' | 'spanId'>): void {
   if (!context.sampled) return;
+  sampling ??= spanSamplingFromEnv(process.env);
+  if (!spanKept({ ...span, traceId: context.traceId }, sampling)) return;
   try {
     sink({ ...span, traceId: context.traceId, spanId: context.spanId });
   } catch (error) {

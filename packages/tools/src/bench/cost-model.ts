@@ -1,5 +1,5 @@
 import type { RuntimeStats } from '../local-runtime/runtime';
-import { UNIT_PRICES, type CostBreakdown } from '../proof-kit/prices';
+import { ALL_IN_PRICES, UNIT_PRICES, type CostBreakdown } from '../proof-kit/prices';
 import { ratio } from './figures';
 import { READ_OPERATIONS, type RoundTrip } from './round-trips';
 
@@ -171,4 +171,325 @@ export function awsLatencyCostLine(
     `${counted.dynamodbTrips} DynamoDB round trips, ${counted.sqsCallsPerOrder.toFixed(2)} SQS requests; compute, cold starts and provider answers not included) ` +
     `instead of ${localPart}; latencies: ${latencies.sources}`
   );
+}
+
+// ---------------------------------------------------------------- all-in cost per order
+
+/** A DynamoDB attribute value in the wire shape (`{ S: 'x' }`, `{ N: '1' }`, `{ M: {...} }`, ...). */
+export type WireAttributeValue = Record<string, unknown>;
+
+/**
+ * An item's size as DynamoDB bills it: each attribute's name (UTF-8 bytes) plus its value: a string
+ * or binary its bytes, a number about one byte per two digits plus one, a boolean or null one byte, a
+ * map or list 3 bytes plus one per element plus its elements (a map's names included), a set the sum
+ * of its members.
+ *
+ * @example
+ * ```ts
+ * dynamoDbItemBytes({ pk: { S: 'ORDER#1' }, n: { N: '42' } }); // 2 + 7 + 1 + 2 = 12
+ * ```
+ */
+export function dynamoDbItemBytes(item: Record<string, WireAttributeValue>): number {
+  return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
+}
+
+function valueBytes(value: WireAttributeValue): number {
+  const [type, v] = Object.entries(value)[0] ?? ['NULL', true];
+  switch (type) {
+    case 'S':
+      return Buffer.byteLength(String(v));
+    case 'N':
+      return Math.ceil(String(v).replace(/^-|\.|^0+/g, '').length / 2) + 1;
+    case 'B':
+      return typeof v === 'string' ? Buffer.from(v, 'base64').length : (v as Uint8Array).byteLength;
+    case 'BOOL':
+    case 'NULL':
+      return 1;
+    case 'SS':
+      return (v as string[]).reduce((s, m) => s + Buffer.byteLength(m), 0);
+    case 'NS':
+      return (v as string[]).reduce((s, m) => s + valueBytes({ N: m }), 0);
+    case 'L':
+      return 3 + (v as WireAttributeValue[]).reduce((s, e) => s + 1 + valueBytes(e), 0);
+    case 'M':
+      return (
+        3 +
+        Object.entries(v as Record<string, WireAttributeValue>).reduce(
+          (s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueBytes(e),
+          0,
+        )
+      );
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Write units one write of an item costs (on-demand): one per started KB of the item (the larger of
+ * its old and new image for an update), at least one; a transactional write costs twice that. An index
+ * the item is in costs the same again for its entry.
+ *
+ * @example A transactional item of 1.1 KB
+ * ```ts
+ * writeUnitsOf(1_130, { transactional: true }); // 4, not 2
+ * ```
+ */
+export function writeUnitsOf(itemBytes: number, options: { transactional: boolean }): number {
+  return (options.transactional ? 2 : 1) * Math.max(1, Math.ceil(itemBytes / 1024));
+}
+
+/**
+ * Capacity units by table label and target (`table`, or an index's name), summed over DynamoDB's
+ * ConsumedCapacity answers (ReturnConsumedCapacity INDEXES). DynamoDB Local's answer for a single-item
+ * write counts the item's size and each index it touches; for a transaction it leaves out the updated
+ * items, so a transaction is priced with {@link writeUnitsOf} from its items' measured sizes instead.
+ *
+ * @example
+ * ```ts
+ * capacityUnitsByTarget([{ TableName: 'Orders', Table: { CapacityUnits: 1 }, GlobalSecondaryIndexes: { pendingOutbox: { CapacityUnits: 1 } } }]);
+ * // { Orders: { table: 1, pendingOutbox: 1 } }
+ * ```
+ */
+export function capacityUnitsByTarget(
+  consumed: readonly unknown[],
+  label: (tableName: string) => string = (name) => name,
+): Record<string, Record<string, number>> {
+  const result: Record<string, Record<string, number>> = {};
+  for (const answer of consumed) {
+    const list = (Array.isArray(answer) ? answer : answer === undefined ? [] : [answer]) as ConsumedCapacity[];
+    for (const c of list) {
+      const table = c.TableName ?? 'unknown';
+      addUnits(result, label(table), 'table', c.Table?.CapacityUnits ?? c.Table?.WriteCapacityUnits);
+      for (const [index, units] of Object.entries(c.GlobalSecondaryIndexes ?? {}))
+        addUnits(result, label(table), index, units.CapacityUnits ?? units.WriteCapacityUnits);
+    }
+  }
+  return result;
+}
+
+/** Adds `units` to `into[table][target]`. */
+export function addUnits(
+  into: Record<string, Record<string, number>>,
+  table: string,
+  target: string,
+  units: number | undefined,
+): void {
+  if (units === undefined || units === 0) return;
+  const entry = (into[table] ??= {});
+  entry[target] = (entry[target] ?? 0) + units;
+}
+
+interface ConsumedCapacity {
+  TableName?: string;
+  Table?: { CapacityUnits?: number; WriteCapacityUnits?: number };
+  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number; WriteCapacityUnits?: number }>;
+}
+
+/** Whether a cost line's units were measured on this machine or modelled from stated assumptions. */
+export type CostBasis = 'measured' | 'modelled';
+
+/** One line of the all-in cost: what, on what basis, dollars per million orders, and how it was counted. */
+export interface AllInLine {
+  item: string;
+  basis: CostBasis;
+  /** Part of the clean-path figure (requests, write units, Lambda) or only of the all-in one. */
+  cleanPath: boolean;
+  dollarsPerMillion: number;
+  detail: string;
+}
+
+/**
+ * What the all-in cost of one order is counted from. Write units come per part (the API's, the
+ * relay's, each consumer's), so a consumer's ledger can change its figure alone: a sequenced ledger's
+ * consumer is one entry of `consumerWriteUnits`.
+ */
+export interface AllInInputs {
+  /** Orders a month: the fixed monthly items are spread over them. */
+  ordersPerMonth: number;
+  /** API Gateway REST requests per order. */
+  apiRequestsPerOrder: number;
+  /** The API's write units per order (idempotency record and the order's transaction, indexes included). */
+  apiWriteUnits: number;
+  /** The relay's write units per order (the dispatched mark and its index delete). */
+  relayWriteUnits: number;
+  /** Each consumer's write units per order (its ledger and effect, its done-marks), by consumer. */
+  consumerWriteUnits: Record<string, number>;
+  lambdaInvocationsPerOrder: number;
+  /** GB-seconds per order at AWS latencies (calls and compute). */
+  lambdaGbSecondsPerOrder: number;
+  sqsRequestsPerOrder: number;
+  /** Bytes the functions print per order: all of it, and the `Span` lines' share. */
+  appLogBytesPerOrder: number;
+  spanLogBytesPerOrder: number;
+  /** Lines the functions print per order, and the bytes deployed names add to each (function name and ARN). */
+  appLogLinesPerOrder: number;
+  deployedNameBytesPerLine: number;
+  /** The span sampling's rate (the stage's `spanSampleRate`). */
+  spanSampleRate: number;
+  /** Lambda's own lines per invocation (platform start and report, JSON format). */
+  platformLogBytesPerInvocation: number;
+  /** The API's access log line per request. */
+  accessLogBytesPerRequest: number;
+  /** Compressed log bytes per raw byte (CloudWatch bills stored logs compressed) and months kept. */
+  logCompression: number;
+  logRetentionMonths: number;
+  /**
+   * X-Ray traces recorded: the places a trace starts (the API request; each relay invocation) and
+   * their rates, with the sampling rule's reservoir (traces a second) and fixed rate.
+   */
+  xray: { entryPoints: { name: string; perSecond: number }[]; reservoirPerSecond: number; fixedRate: number };
+  /** Cold starts per invocation and the INIT they bill (since August 2025), at the functions' memory. */
+  init: { coldStartsPerInvocation: number; initMs: number; memoryMb: number };
+  /** Bytes of items an order leaves in DynamoDB for the month (storage and point-in-time recovery). */
+  storedBytesPerOrder: number;
+  /** Monthly items that do not scale with orders, in dollars, by name (alarms, dashboard, metrics, keys). */
+  fixedMonthly: Record<string, { dollars: number; basis: CostBasis; detail: string }>;
+}
+
+const GB_BYTES = 1024 ** 3;
+const SECONDS_PER_MONTH = 730 * 3600;
+
+/**
+ * The all-in cost per million orders, line by line with its basis, and the two figures docs/cost.md
+ * gives: the clean path (requests, write units, Lambda, SQS) and the all-in (plus logs, X-Ray, INIT,
+ * storage and the fixed monthly items spread over the month's orders).
+ *
+ * @example
+ * ```ts
+ * const cost = allInCost(SHOP_ALL_IN);
+ * cost.cleanPathPerMillion; // requests and write units
+ * cost.allInPerMillion; // everything the bill has
+ * ```
+ */
+export function allInCost(inputs: AllInInputs): {
+  lines: AllInLine[];
+  cleanPathPerMillion: number;
+  allInPerMillion: number;
+} {
+  const m = 1_000_000;
+  const prices = { ...UNIT_PRICES, ...ALL_IN_PRICES };
+  const lines: AllInLine[] = [];
+  const line = (item: string, basis: CostBasis, cleanPath: boolean, dollarsPerMillion: number, detail: string) =>
+    lines.push({ item, basis, cleanPath, dollarsPerMillion, detail });
+
+  line(
+    'API Gateway REST requests',
+    'measured',
+    true,
+    inputs.apiRequestsPerOrder * prices.apiGatewayRestPerMillion,
+    `${inputs.apiRequestsPerOrder} a order`,
+  );
+  line(
+    'Lambda requests',
+    'modelled',
+    true,
+    inputs.lambdaInvocationsPerOrder * prices.lambdaRequestsPerMillion,
+    `${inputs.lambdaInvocationsPerOrder} invocations an order (batches)`,
+  );
+  line(
+    'Lambda duration (arm64)',
+    'modelled',
+    true,
+    inputs.lambdaGbSecondsPerOrder * prices.lambdaArmGbSecond * m,
+    `${inputs.lambdaGbSecondsPerOrder} GB-s an order`,
+  );
+  const wru = (units: number) => units * prices.dynamoDbWritesPerMillion;
+  line(
+    'DynamoDB writes: API (idempotency, order transaction, index)',
+    'measured',
+    true,
+    wru(inputs.apiWriteUnits),
+    `${inputs.apiWriteUnits} WRU`,
+  );
+  line(
+    'DynamoDB writes: relay (dispatched mark, index delete)',
+    'measured',
+    true,
+    wru(inputs.relayWriteUnits),
+    `${inputs.relayWriteUnits} WRU`,
+  );
+  for (const [consumer, units] of Object.entries(inputs.consumerWriteUnits))
+    line(`DynamoDB writes: ${consumer} (ledger, effect, done-mark)`, 'measured', true, wru(units), `${units} WRU`);
+  line(
+    'SQS requests',
+    'measured',
+    true,
+    inputs.sqsRequestsPerOrder * prices.sqsFifoPerMillion,
+    `${inputs.sqsRequestsPerOrder} an order, at the FIFO rate`,
+  );
+
+  const keptSpanBytes = inputs.spanLogBytesPerOrder * inputs.spanSampleRate;
+  const otherAppBytes = inputs.appLogBytesPerOrder - inputs.spanLogBytesPerOrder;
+  const spanLineShare = inputs.appLogBytesPerOrder > 0 ? inputs.spanLogBytesPerOrder / inputs.appLogBytesPerOrder : 0;
+  const keptLines = inputs.appLogLinesPerOrder * (1 - spanLineShare + spanLineShare * inputs.spanSampleRate);
+  const logBytes =
+    keptSpanBytes +
+    otherAppBytes +
+    keptLines * inputs.deployedNameBytesPerLine +
+    inputs.lambdaInvocationsPerOrder * inputs.platformLogBytesPerInvocation +
+    inputs.apiRequestsPerOrder * inputs.accessLogBytesPerRequest;
+  line(
+    'CloudWatch Logs ingestion',
+    'measured',
+    false,
+    (logBytes / GB_BYTES) * prices.cloudWatchLogsIngestionPerGb * m,
+    `${Math.round(logBytes)} B an order: span lines ${Math.round(keptSpanBytes)} (${inputs.spanLogBytesPerOrder} at rate ${inputs.spanSampleRate}), other lines ${otherAppBytes} (measured); deployed names, platform lines, access log (modelled)`,
+  );
+  line(
+    'CloudWatch Logs storage',
+    'modelled',
+    false,
+    (logBytes / GB_BYTES) *
+      inputs.logCompression *
+      prices.cloudWatchLogsStoragePerGbMonth *
+      inputs.logRetentionMonths *
+      m,
+    `compressed to ${inputs.logCompression} of raw, kept ${inputs.logRetentionMonths} months`,
+  );
+
+  const ordersPerSecond = inputs.ordersPerMonth / SECONDS_PER_MONTH;
+  const tracesPerMonth = inputs.xray.entryPoints.reduce((sum, e) => {
+    const sampled =
+      Math.min(e.perSecond, inputs.xray.reservoirPerSecond) +
+      Math.max(0, e.perSecond - inputs.xray.reservoirPerSecond) * inputs.xray.fixedRate;
+    return sum + sampled * SECONDS_PER_MONTH;
+  }, 0);
+  const billedTraces = Math.max(0, tracesPerMonth - prices.xrayFreeTracesPerMonth);
+  line(
+    'X-Ray traces recorded',
+    'modelled',
+    false,
+    ((billedTraces / 1e6) * prices.xrayTracesRecordedPerMillion * m) / inputs.ordersPerMonth,
+    `${Math.round(tracesPerMonth).toLocaleString('en-US')} traces a month at ${ordersPerSecond.toFixed(2)} orders/s: each trace start (${inputs.xray.entryPoints.map((e) => e.name).join(', ')}) samples ${inputs.xray.reservoirPerSecond}/s and ${inputs.xray.fixedRate * 100}% of the rest`,
+  );
+  const initGbSeconds =
+    inputs.lambdaInvocationsPerOrder *
+    inputs.init.coldStartsPerInvocation *
+    (inputs.init.initMs / 1000) *
+    (inputs.init.memoryMb / 1024);
+  line(
+    'Lambda INIT (billed since August 2025)',
+    'modelled',
+    false,
+    initGbSeconds * prices.lambdaArmGbSecond * m,
+    `${inputs.init.coldStartsPerInvocation * 100}% of invocations cold, ${inputs.init.initMs} ms each`,
+  );
+  line(
+    'DynamoDB storage and point-in-time recovery',
+    'modelled',
+    false,
+    (inputs.storedBytesPerOrder / GB_BYTES) * (prices.dynamoDbStoragePerGbMonth + prices.dynamoDbPitrPerGbMonth) * m,
+    `${inputs.storedBytesPerOrder} B an order, for the month it is written; each further month kept costs the same again`,
+  );
+  for (const [item, fixed] of Object.entries(inputs.fixedMonthly))
+    line(
+      item,
+      fixed.basis,
+      false,
+      (fixed.dollars * m) / inputs.ordersPerMonth,
+      `$${fixed.dollars.toFixed(2)} a month over ${inputs.ordersPerMonth.toLocaleString('en-US')} orders; ${fixed.detail}`,
+    );
+
+  const sum = (ls: AllInLine[]) => ls.reduce((s, l) => s + l.dollarsPerMillion, 0);
+  return { lines, cleanPathPerMillion: sum(lines.filter((l) => l.cleanPath)), allInPerMillion: sum(lines) };
 }

@@ -4,7 +4,7 @@
  * region and date before quoting a figure.
  */
 export const UNIT_PRICES = {
-  asOf: '2025-01, AWS us-east-1 list prices (on-demand); check the pricing pages for your region and date',
+  asOf: '2026-12, AWS us-east-1 list prices (on-demand), from the pricing pages docs/cost.md names; check them for your region and date',
   apiGatewayRestPerMillion: 3.5,
   lambdaRequestsPerMillion: 0.2,
   /** Arm64 (the stack's architecture), per GB-second of billed duration. */
@@ -142,7 +142,7 @@ export function sqsBilledRequests(payloadBytes: number): number {
  * is 730 hours, as AWS prices monthly items.
  */
 export const IDLE_UNIT_PRICES = {
-  asOf: '2025-01, AWS us-east-1 list prices; check the pricing pages for your region and date',
+  asOf: '2026-12, AWS us-east-1 list prices, from the pricing pages docs/cost.md names; check them for your region and date',
   hoursPerMonth: 730,
   /** Per alarm metric, standard resolution (period of 60 s or more). */
   cloudWatchAlarmPerMonth: 0.1,
@@ -156,4 +156,25 @@ export const IDLE_UNIT_PRICES = {
   cloudWatchLogsStoragePerGbMonth: 0.03,
   /** Scheduled EventBridge rules on the default bus: no charge for the scheduled events. */
   eventBridgeScheduledEventPerMillion: 0,
+};
+
+/**
+ * The prices the all-in cost adds to UNIT_PRICES and IDLE_UNIT_PRICES (us-east-1, 2026-12; the pages are
+ * named in docs/cost.md): X-Ray, DynamoDB storage and point-in-time recovery, KMS requests, custom metrics.
+ */
+export const ALL_IN_PRICES = {
+  asOf: '2026-12, AWS us-east-1 list prices, from the pricing pages docs/cost.md names',
+  /** X-Ray: per million traces recorded, after the first 100,000 a month. */
+  xrayTracesRecordedPerMillion: 5,
+  xrayFreeTracesPerMonth: 100_000,
+  /** DynamoDB Standard table class, per GB-month (the first 25 GB a month free, not counted here). */
+  dynamoDbStoragePerGbMonth: 0.25,
+  /** Continuous backups (point-in-time recovery), per GB-month of table size. */
+  dynamoDbPitrPerGbMonth: 0.2,
+  /** KMS requests, per 10,000 (an AWS managed key has no monthly fee; its requests are billed). */
+  kmsRequestsPer10k: 0.03,
+  /** A custom metric (a name and dimension set) per month, first 10,000 metrics. */
+  cloudWatchCustomMetricPerMonth: 0.3,
+  cloudWatchLogsIngestionPerGb: 0.5,
+  cloudWatchLogsStoragePerGbMonth: 0.03,
 };
