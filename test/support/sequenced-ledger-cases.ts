@@ -140,6 +140,35 @@ export function sequencedLedgerCases(backend: SequencedLedgerBackend): void {
     expect(await p.item('entity-2b')).toEqual(before);
   });
 
+  test('a forged copy of an event whose call is still owed is EventIdReused: the owed call stays, not made', async () => {
+    const p = parts();
+    const event = envelope('evt-2c', 'entity-2c');
+    p.state.down = true;
+    await expect(p.apply(event, work())).rejects.toThrow('provider down');
+    p.state.down = false;
+    const before = await p.item('entity-2c');
+
+    const forged = p.apply({ ...event, payload: { forged: true } }, work());
+
+    await expect(forged).rejects.toMatchObject({ permanentCause: 'EventIdReused' });
+    expect(await p.item('entity-2c')).toEqual(before);
+    expect(p.calls).toEqual([]);
+  });
+
+  test('an eventId whose call is still owed, reused for a later version after another event, is EventIdReused', async () => {
+    const p = parts();
+    p.state.down = true;
+    await expect(p.apply(envelope('evt-2d', 'entity-2d', 1), work())).rejects.toThrow('provider down');
+    p.state.down = false;
+    await p.apply(envelope('evt-2e', 'entity-2d', 2), work());
+    const before = await p.item('entity-2d');
+
+    const reused = p.apply(envelope('evt-2d', 'entity-2d', 3), work());
+
+    await expect(reused).rejects.toMatchObject({ permanentCause: 'EventIdReused' });
+    expect(await p.item('entity-2d')).toEqual(before);
+  });
+
   test('another event at a version already applied is VersionReused: nothing written, no call', async () => {
     const p = parts();
     await p.apply(envelope('evt-3a', 'entity-3', 1), work());

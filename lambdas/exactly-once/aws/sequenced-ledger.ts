@@ -281,8 +281,6 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       // This try's own commit, its answer lost (the lease holder is unique per try and receipt).
       if (work !== undefined && old[`${slot}:leaseHolder`] === work.leaseHolder)
         return { ...this.committed(work), claim };
-      // A superseding slot holds only the entity's last event's call: an older one's is gone with it.
-      if (this.newerSupersedes && old[SEQUENCE_ATTRIBUTES.seq] !== event.version) return this.stale(event, old);
       return this.pastProviderKeyWindow(owed)
         ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true, claim }
         : { outcome: 'duplicate', providerCallPending: true, claim };
