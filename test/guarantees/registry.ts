@@ -127,6 +127,10 @@ const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
 const UNIT_TRANSACTION_TOKEN = 'test/unit/transaction-token.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const INT_KEY_SHAPES = 'test/integration/key-shapes.test.ts';
+const SEQUENCED_LEDGER = 'lambdas/exactly-once/aws/sequenced-ledger.ts';
+const SEQUENCED_CASES = 'test/support/sequenced-ledger-cases.ts';
+const SEQUENCED_RUNNERS = ['test/unit/sequenced-ledger.test.ts', 'test/integration/sequenced-ledger.test.ts'];
+const SEQUENCED_ANCHOR = 'two-ledgers-the-transactional-inbox-and-the-sequenced-ledger-for-an-effect-on-its-own-entity';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
@@ -637,6 +641,119 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'sequenced-ledger-claim-on-the-entity',
+    statement:
+      'On the sequenced ledger the claim lives on the entity item, one conditional UpdateItem guarded by `attribute_not_exists(seq) OR seq < :v`, and a refusal is judged from the old item it returns: the same event twice is one effect and one provider call; the same id with other content (or at another version, or while its call is owed) is `EventIdReused`; another event at an applied version is `VersionReused`; an older version after a newer is stale, acknowledged without effect or call. No inbox item is written and the claim never expires',
+    enforcedIn: [
+      { file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' },
+      {
+        file: 'lambdas/exactly-once/aws/sequenced-entity-effect-ledger.ts',
+        symbol: 'DynamoDbSequencedEntityEffectLedger',
+      },
+    ],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'the same event delivered twice: one effect, one provider call, one item and no inbox entry',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'another event under a used eventId (other content) is EventIdReused: nothing written, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an eventId reused for a newer version of its entity is EventIdReused, not applied',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'a forged copy of an event whose call is still owed is EventIdReused: the owed call stays, not made',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an eventId whose call is still owed, reused for a later version after another event, is EventIdReused',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'another event at a version already applied is VersionReused: nothing written, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an older version after a newer one is stale: acknowledged without effect or call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'two tenants whose events share an entity id and an eventId are two entities: each applied once, two keys',
+        runBy: SEQUENCED_RUNNERS,
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
+  },
+  {
+    id: 'sequenced-ledger-owed-call',
+    statement:
+      "On the sequenced ledger an event's owed provider call is an attribute of the entity item: its claim takes the call's lease, a copy finds it owed, leased (no call: ProviderCallInProgress) or done, a failed call gives the lease back, the done-mark removes it, a call owed past the provider's key window is `ProviderKeyWindowPassed`, and a retry of a claim whose answer was lost is the try's own commit",
+    enforcedIn: [{ file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' }],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'a provider failure leaves the call owed on the item: the retry makes it once, the count stays 1',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a copy that owes the call while another try holds the call's lease does not call: ProviderCallInProgress",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'a lease given back after a failed call is free for the next try at once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "an owed call found past the provider's key window is ProviderKeyWindowPassed, never called",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a retry of a claim whose answer was lost finds the try's own lease holder: reported applied, counted once",
+        runBy: SEQUENCED_RUNNERS,
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
+  },
+  {
+    id: 'sequenced-ledger-redrive-after-newer',
+    statement:
+      'On the sequenced ledger, the dead-lettered head v, then v+1 applied, then a redrive of v: a v never applied is stale (no effect, no call); a v applied whose call was owed makes that call once and applies nothing again; where the newer event supersedes the owed call (a cancel and its PICK), v is stale and its call is never made',
+    enforcedIn: [{ file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' }],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'v never applied (its write failed until it was dead-lettered): the redrive is stale, no effect, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'v applied, its call owed when it was dead-lettered: the redrive makes the owed call once, applies nothing again',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'where a newer event supersedes the owed call (a cancel and its PICK): the redrive of v is stale, its call never made',
+        runBy: SEQUENCED_RUNNERS,
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
   },
   {
     id: 'ordering-the-effect-relies-on',
