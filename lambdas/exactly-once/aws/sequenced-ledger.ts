@@ -11,23 +11,9 @@ import { withContentionRetries, type InProcessRetry } from '../runtime/contentio
 import { logger, metrics, MetricUnit } from '../runtime/observability';
 import { DEFAULT_PROVIDER_KEY_WINDOW_SECONDS, PROVIDER_KEY_WINDOW_MARGIN_SECONDS, STALE } from './inbox-ledger';
 import { isInvalidRequest } from './transient-errors';
+import { SEQUENCE_ATTRIBUTES } from './sequenced-table';
 
-/**
- * The sequence attributes a SequencedLedger keeps on the entity item (each an attribute beside the
- * effect's own): the version of the last event claimed on it, that event's id, its fingerprint
- * (inbox/fingerprint.ts, `v2:`) and when it was claimed. They never expire: the item is the claim.
- *
- * @example What a generated consumer's entity item holds after its first event
- * ```ts
- * item[SEQUENCE_ATTRIBUTES.seq] === event.version; // and seqEventId, seqFingerprint, seqClaimedAt
- * ```
- */
-export const SEQUENCE_ATTRIBUTES = {
-  seq: 'seq',
-  eventId: 'seqEventId',
-  fingerprint: 'seqFingerprint',
-  claimedAt: 'seqClaimedAt',
-} as const;
+export { SEQUENCE_ATTRIBUTES } from './sequenced-table';
 
 /**
  * The attribute that holds an owed provider call on the entity item: `owedCall` for a ledger whose newer
