@@ -1,10 +1,12 @@
 import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSequencedEntityEffectLedger } from '../../lambdas/exactly-once/aws/sequenced-entity-effect-ledger';
 import {
+  EntityConditionFailed,
   SequencedLedger,
   sequencedEntityKey,
   type SequencedLedgerOptions,
 } from '../../lambdas/exactly-once/aws/sequenced-ledger';
+import { EffectConditionFailed, type TransactItem } from '../../lambdas/exactly-once/aws/inbox-ledger';
 import { ProviderCallInProgress, type RecordWork } from '../../lambdas/exactly-once/consumer/record-work';
 import type { EventEnvelope } from '../../lambdas/exactly-once/envelope';
 import { applyEntityEffect } from '../../lambdas/exactly-once/inbox/entity-effect';
@@ -30,13 +32,78 @@ class SupersedingLedger extends SequencedLedger {
     super(documents, options, true);
   }
 
-  apply(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult> {
+  /** `onlyFrom`: the state the item must be in for the event to apply (the effect's own condition). */
+  apply(event: EventEnvelope, work?: RecordWork, onlyFrom?: string): Promise<LedgerResult> {
     return this.claimOnEntity(
       event,
       sequencedEntityKey(this.consumer, event).pk,
-      { set: ['#state = :type'], names: { '#state': 'state' }, values: { ':type': event.type } },
+      {
+        set: ['#state = :type'],
+        names: { '#state': 'state' },
+        values: { ':type': event.type, ...(onlyFrom === undefined ? {} : { ':from': onlyFrom }) },
+        ...(onlyFrom === undefined ? {} : { condition: '#state = :from' }),
+      },
       work,
     );
+  }
+}
+
+/**
+ * A fulfilment-like ledger on the sequenced ledger: an entity's place reserves stock on a shared STOCK item
+ * in the same transaction as the claim on the entity's item; its cancel releases it only where the place
+ * was applied (the effect's condition on the entity item), and otherwise records the cancel alone, so a
+ * late place is stale. A cancel supersedes the owed call of its place.
+ */
+export class StockLedger extends SequencedLedger {
+  constructor(documents: DynamoDBDocumentClient, options: SequencedLedgerOptions) {
+    super(documents, options, true);
+  }
+
+  place(event: EventEnvelope, work?: RecordWork, stockCondition?: string): Promise<LedgerResult> {
+    return this.claimOnEntity(event, this.pkOf(event), this.state('RESERVED'), work, [this.stock(+1, stockCondition)]);
+  }
+
+  async cancel(event: EventEnvelope, work?: RecordWork): Promise<LedgerResult> {
+    try {
+      const released = { ...this.state('RELEASED'), condition: 'attribute_exists(#placed)' };
+      return await this.claimOnEntity(
+        event,
+        this.pkOf(event),
+        { ...released, names: { ...released.names, '#placed': 'seq' } },
+        work,
+        [this.stock(-1)],
+      );
+    } catch (error) {
+      if (!(error instanceof EntityConditionFailed)) throw error;
+      // Nothing placed yet: the cancel overtook its place, which will then be stale.
+      return this.claimOnEntity(event, this.pkOf(event), this.state('CANCELLED_UNPLACED'), work);
+    }
+  }
+
+  stockKey() {
+    return { pk: `STOCK#${this.consumer}`, sk: 'STOCK' };
+  }
+
+  private pkOf(event: EventEnvelope): string {
+    return sequencedEntityKey(this.consumer, event).pk;
+  }
+
+  private state(state: string) {
+    return { set: ['#state = :state'], names: { '#state': 'state' }, values: { ':state': state } };
+  }
+
+  private stock(delta: number, condition?: string): TransactItem {
+    return {
+      Update: {
+        TableName: this.options.tableName,
+        Key: this.stockKey(),
+        UpdateExpression: 'ADD reserved :delta',
+        ExpressionAttributeValues: { ':delta': delta },
+        ...(condition === undefined
+          ? {}
+          : { ConditionExpression: condition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      },
+    };
   }
 }
 
@@ -336,6 +403,123 @@ export function sequencedLedgerCases(backend: SequencedLedgerBackend): void {
 
       expect(redriven).toBe('stale');
       expect(calls).toEqual([providerKey(consumer, cancel)]);
+    });
+  });
+
+  test("a newer event refused by the effect's own condition on its entity is EntityConditionFailed with the item: nothing written", async () => {
+    const consumer = `seq-${(consumers += 1)}`;
+    const ledger = new SupersedingLedger(backend.documents(), { consumer, tableName: backend.tableName() });
+    await ledger.apply(envelope('evt-15a', 'entity-15', 1));
+    const key = sequencedEntityKey(consumer, { entityId: 'entity-15' });
+    const before = (
+      await backend.documents().send(new GetCommand({ TableName: backend.tableName(), Key: key, ConsistentRead: true }))
+    ).Item;
+
+    const refused = ledger.apply(envelope('evt-15b', 'entity-15', 2), work(), 'SomethingElse');
+
+    await expect(refused).rejects.toBeInstanceOf(EntityConditionFailed);
+    await expect(refused).rejects.toMatchObject({ oldItem: { state: 'ThingHappened', seq: 1 } });
+    expect(
+      (
+        await backend
+          .documents()
+          .send(new GetCommand({ TableName: backend.tableName(), Key: key, ConsistentRead: true }))
+      ).Item,
+    ).toEqual(before);
+  });
+
+  describe('an effect on its entity and on other items (one transaction, the claim first)', () => {
+    function stock() {
+      const consumer = `seq-${(consumers += 1)}`;
+      const ledger = new StockLedger(backend.documents(), { consumer, tableName: backend.tableName() });
+      const calls: string[] = [];
+      const send = (_signal: AbortSignal | undefined, key: string) => {
+        calls.push(key);
+        return Promise.resolve();
+      };
+      const get = async (key: { pk: string; sk: string }) =>
+        (
+          await backend
+            .documents()
+            .send(new GetCommand({ TableName: backend.tableName(), Key: key, ConsistentRead: true }))
+        ).Item;
+      const place = envelope('place', 'order-1', 1);
+      const cancel = { ...envelope('cancel', 'order-1', 2), type: 'ThingUndone' };
+      const run = async (event: EventEnvelope, apply: (w: RecordWork) => Promise<LedgerResult>) => {
+        const w = work();
+        return callProviderIfOwed(await apply(w), event, ledger, send, w);
+      };
+      return {
+        consumer,
+        ledger,
+        calls,
+        place,
+        cancel,
+        placed: () => run(place, (w) => ledger.place(place, w)),
+        cancelled: () => run(cancel, (w) => ledger.cancel(cancel, w)),
+        stockReserved: async () => (await get(ledger.stockKey()))?.reserved,
+        order: () => get(sequencedEntityKey(consumer, place)),
+      };
+    }
+
+    test('the same place twice reserves once and calls once', async () => {
+      const s = stock();
+
+      const outcomes = [await s.placed(), await s.placed()];
+
+      expect(outcomes).toEqual(['applied', 'duplicate']);
+      expect(await s.stockReserved()).toBe(1);
+      expect(s.calls).toEqual([providerKey(s.consumer, s.place)]);
+    });
+
+    test('place, cancel, then a redrive of the place: released once, the redrive stale, no call after the cancel', async () => {
+      const s = stock();
+      await s.placed();
+      await s.cancelled();
+
+      const redriven = await s.placed();
+
+      expect(redriven).toBe('stale');
+      expect(await s.stockReserved()).toBe(0);
+      expect(await s.order()).toMatchObject({ state: 'RELEASED', seq: 2 });
+      expect(s.calls).toEqual([providerKey(s.consumer, s.place), providerKey(s.consumer, s.cancel)]);
+    });
+
+    test("a cancel that overtook its place releases nothing (the effect's condition on the entity), and the late place is stale", async () => {
+      const s = stock();
+
+      const outcomes = [await s.cancelled(), await s.placed()];
+
+      expect(outcomes).toEqual(['applied', 'stale']);
+      expect(await s.stockReserved()).toBeUndefined();
+      expect(await s.order()).toMatchObject({ state: 'CANCELLED_UNPLACED', seq: 2 });
+      expect(s.calls).toEqual([providerKey(s.consumer, s.cancel)]);
+    });
+
+    test("another item's failed condition is EffectConditionFailed with its index and old item: nothing written", async () => {
+      const s = stock();
+      await s.placed(); // the STOCK item now exists
+
+      const refused = s.ledger.place(
+        { ...s.place, eventId: 'place-2', entityId: 'order-2' },
+        work(),
+        'attribute_not_exists(pk)',
+      );
+
+      await expect(refused).rejects.toBeInstanceOf(EffectConditionFailed);
+      await expect(refused).rejects.toMatchObject({ effectIndex: 0, oldItem: { reserved: 1 } });
+      expect(await s.stockReserved()).toBe(1);
+      expect(
+        (
+          await backend.documents().send(
+            new GetCommand({
+              TableName: backend.tableName(),
+              Key: sequencedEntityKey(s.consumer, { entityId: 'order-2' }),
+              ConsistentRead: true,
+            }),
+          )
+        ).Item,
+      ).toBeUndefined();
     });
   });
 

@@ -23,6 +23,7 @@ export type { LedgerKeyOptions } from './inbox-claim-keys';
 export { CURRENT_KEY_SHAPE, KNOWN_KEY_SHAPES, type KeyShape } from '../inbox/keys';
 export { DynamoDbEntityEffectLedger } from './entity-effect-ledger';
 export {
+  EntityConditionFailed,
   SequencedLedger,
   sequencedEntityKey,
   owedCallAttribute,

@@ -1,4 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { RecordWork } from '../consumer/record-work';
@@ -9,7 +10,14 @@ import { providerKey } from '../inbox/keys';
 import type { EventRef, LedgerResult, ProviderCallLease, ProviderCallRecord } from '../inbox/ports';
 import { withContentionRetries, type InProcessRetry } from '../runtime/contention-retry';
 import { logger, metrics, MetricUnit } from '../runtime/observability';
-import { DEFAULT_PROVIDER_KEY_WINDOW_SECONDS, PROVIDER_KEY_WINDOW_MARGIN_SECONDS, STALE } from './inbox-ledger';
+import {
+  DEFAULT_PROVIDER_KEY_WINDOW_SECONDS,
+  EffectConditionFailed,
+  PROVIDER_KEY_WINDOW_MARGIN_SECONDS,
+  STALE,
+  type TransactItem,
+} from './inbox-ledger';
+import { transactionSender } from './transaction-token';
 import { isInvalidRequest } from './transient-errors';
 import { SEQUENCE_ATTRIBUTES } from './sequenced-table';
 
@@ -31,6 +39,15 @@ export { SEQUENCE_ATTRIBUTES } from './sequenced-table';
  */
 export function owedCallAttribute(newerSupersedes: boolean, eventId: string): string {
   return newerSupersedes ? 'owedCall' : `owedCall#${eventId}`;
+}
+
+/** What a refused claim is judged with, beside the event and the old item. */
+interface Judged {
+  fingerprint: string;
+  work: RecordWork | undefined;
+  inboxPk: string;
+  /** Whether the effect added a condition of its own (EntityUpdate.condition). */
+  conditioned: boolean;
 }
 
 /** An owed call as stored on the entity item (owedCallAttribute). */
@@ -82,8 +99,36 @@ export interface EntityUpdate {
   add?: readonly string[];
   /** `REMOVE` actions. */
   remove?: readonly string[];
+  /**
+   * The effect's own condition on the entity item, ANDed with the sequence condition (its names and values
+   * in `names` and `values`). A refusal the sequence does not explain (the item older than the event and
+   * not its claim) is then the effect's: {@link EntityConditionFailed}, with the item as it was.
+   * @default none
+   */
+  condition?: string;
   names?: Readonly<Record<string, string>>;
   values?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The effect's own condition on the entity item (EntityUpdate.condition) refused the claim's update, and
+ * the sequence did not: nothing was written. `oldItem` is the item as it was, undefined where there was none.
+ *
+ * @example Fulfilment's cancel releases stock only where the order's place was applied
+ * ```ts
+ * try {
+ *   return await this.claimOnEntity(event, pk, { ...released, condition: 'attribute_exists(#reserved)' }, work, stockDeltas);
+ * } catch (error) {
+ *   if (!(error instanceof EntityConditionFailed)) throw error;
+ *   return this.claimOnEntity(event, pk, cancelledUnreserved, work); // the cancel overtook the place
+ * }
+ * ```
+ */
+export class EntityConditionFailed extends Error {
+  constructor(readonly oldItem: Record<string, unknown> | undefined) {
+    super("The effect's condition on the entity item failed");
+    this.name = 'EntityConditionFailed';
+  }
 }
 
 /** The escaping of inbox/keys.ts: `#` and `%` of an id percent-escaped, so no two entities share a key. */
@@ -167,12 +212,19 @@ export abstract class SequencedLedger implements ProviderCallRecord {
    * item on a refusal (see the class). Resolves applied, duplicate (with whether the call is still owed)
    * or stale; throws EventIdReused, VersionReused (PermanentErrors), WriteRejected for a write DynamoDB
    * refuses as invalid, and every other error as it is.
+   *
+   * `alsoWrite`: writes to other items that must commit with the claim (fulfilment's stock per SKU): then
+   * the claim's update and they are one TransactWriteItems under a ClientRequestToken (transaction-token.ts),
+   * the claim first, so its refusal is read from the cancellation's first reason, exactly as above; another
+   * item's failed condition is {@link EffectConditionFailed} (its index in `alsoWrite`). Each transactional
+   * item is billed 2 write units: still one item fewer than the transactional inbox, which adds its claim.
    */
   protected async claimOnEntity(
     event: EventEnvelope,
     pk: string,
     effect: EntityUpdate,
     work?: RecordWork,
+    alsoWrite: readonly TransactItem[] = [],
   ): Promise<LedgerResult> {
     const key = { pk, sk: this.sortKey };
     const fingerprint = work?.sentFingerprint ?? eventFingerprint(event);
@@ -212,7 +264,8 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       // claimed again at another version; where every call stays owed, an id whose call is owed neither.
       ConditionExpression:
         '(attribute_not_exists(#sq_seq) OR #sq_seq < :sq_v) AND (attribute_not_exists(#sq_event) OR #sq_event <> :sq_id)' +
-        (this.newerSupersedes ? '' : ' AND attribute_not_exists(#sq_call)'),
+        (this.newerSupersedes ? '' : ' AND attribute_not_exists(#sq_call)') +
+        (effect.condition === undefined ? '' : ` AND (${effect.condition})`),
       ExpressionAttributeNames: {
         '#sq_seq': SEQUENCE_ATTRIBUTES.seq,
         '#sq_event': SEQUENCE_ATTRIBUTES.eventId,
@@ -234,20 +287,74 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     };
     const claim = { inboxPk: key.pk, providerKey: call.providerKey };
+    const judged = { fingerprint, work, inboxPk: claim.inboxPk, conditioned: effect.condition !== undefined };
+    if (alsoWrite.length > 0) return this.transactOnEntity(event, input, alsoWrite, judged, claim);
     try {
       await this.withRetries(() => this.client.send(new UpdateCommand(input), { abortSignal: work?.signal }), work);
       return { ...this.committed(work), claim };
     } catch (error) {
-      if (isInvalidRequest(error))
-        throw new PermanentError(
-          'WriteRejected',
-          `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
-        );
+      if (isInvalidRequest(error)) throw this.writeRejected(event, error);
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // Without the old item the refusal cannot be judged: never acknowledged blind, tried again.
-      if (error.Item === undefined) throw error;
-      return this.judge(event, fingerprint, unmarshall(error.Item), work, claim.inboxPk);
+      return this.judgeRefusal(event, error.Item, judged, error);
     }
+  }
+
+  /** claimOnEntity with other items: one transaction, the claim's update first. */
+  private async transactOnEntity(
+    event: EventEnvelope,
+    update: UpdateCommandInput,
+    alsoWrite: readonly TransactItem[],
+    judged: Judged,
+    claim: { inboxPk: string; providerKey: string },
+  ): Promise<LedgerResult> {
+    const items = [{ Update: update } as TransactItem, ...alsoWrite];
+    const holder = judged.work?.leaseHolder ?? `untimed:${randomUUID()}`;
+    const send = transactionSender(this.client, items, holder, judged.work?.signal);
+    try {
+      await this.withRetries(send, judged.work);
+      return { ...this.committed(judged.work), claim };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) {
+        if (isInvalidRequest(error)) throw this.writeRejected(event, error);
+        throw error;
+      }
+      const reasons = error.CancellationReasons ?? [];
+      // The claim's reason first: a duplicate is the duplicate it is, whatever the other items' reasons say.
+      if (reasons[0]?.Code === 'ConditionalCheckFailed')
+        return this.judgeRefusal(event, reasons[0].Item, judged, error);
+      if (isInvalidRequest(error)) throw this.writeRejected(event, error);
+      const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      if (failed > 0 && reasons.every((r) => r.Code === 'None' || r.Code === 'ConditionalCheckFailed')) {
+        const item = reasons[failed].Item;
+        throw new EffectConditionFailed(failed - 1, item === undefined ? undefined : unmarshall(item));
+      }
+      throw error;
+    }
+  }
+
+  private writeRejected(event: EventEnvelope, error: unknown): PermanentError {
+    return new PermanentError(
+      'WriteRejected',
+      `DynamoDB refused ${this.consumer}'s write for ${event.eventId} as invalid: ${(error as Error).message}`,
+    );
+  }
+
+  /**
+   * A refused claim with the item it returned (marshalled). No item back: with an effect condition, the
+   * item did not exist and that condition refused it; without one, the refusal cannot be judged and the
+   * error is thrown as it is (tried again), never acknowledged blind.
+   */
+  private judgeRefusal(
+    event: EventEnvelope,
+    item: Parameters<typeof unmarshall>[0] | undefined,
+    judged: Judged,
+    error: unknown,
+  ): LedgerResult {
+    if (item === undefined) {
+      if (judged.conditioned) throw new EntityConditionFailed(undefined);
+      throw error;
+    }
+    return this.judge(event, judged.fingerprint, unmarshall(item), judged.work, judged.inboxPk, judged.conditioned);
   }
 
   /** A refused claim, judged from the item as it was (see the class). */
@@ -257,6 +364,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
     old: Record<string, unknown>,
     work: RecordWork | undefined,
     inboxPk: string,
+    conditioned = false,
   ): LedgerResult {
     const slot = owedCallAttribute(this.newerSupersedes, event.eventId);
     const stored = old[slot] as OwedCall | undefined;
@@ -285,6 +393,8 @@ export abstract class SequencedLedger implements ProviderCallRecord {
     }
     if (seq === event.version) throw this.versionReused(event, old);
     if (typeof seq === 'number' && seq > event.version) return this.stale(event, old);
+    // Newer than the item and not its claim: the sequence let it through, so the effect's condition refused it.
+    if (conditioned) throw new EntityConditionFailed(old);
     // Refused, yet newer than the item and not its id: nothing above explains it. Never acknowledged blind.
     throw new Error(
       `${this.consumer}'s claim of ${event.eventId} on ${event.entityId} v${event.version} was refused by an item at seq ${String(seq)}`,
