@@ -645,7 +645,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'sequenced-ledger-claim-on-the-entity',
     statement:
-      'On the sequenced ledger the claim lives on the entity item, one conditional UpdateItem guarded by `attribute_not_exists(seq) OR seq < :v`, and a refusal is judged from the old item it returns: the same event twice is one effect and one provider call; the same id with other content (or at another version, or while its call is owed) is `EventIdReused`; another event at an applied version is `VersionReused`; an older version after a newer is stale, acknowledged without effect or call. No inbox item is written and the claim never expires',
+      'On the sequenced ledger the claim lives on the entity item, one conditional UpdateItem guarded by `attribute_not_exists(seq) OR seq < :v` (one transaction with the claim first where the effect also writes other items), and a refusal is judged from the old item it returns: the same event twice is one effect and one provider call; the same id with other content (or at another version, or while its call is owed) is `EventIdReused`; another event at an applied version is `VersionReused`; an older version after a newer is stale, acknowledged without effect or call. No inbox item is written and the claim never expires; an effect whose own condition on its entity or on another item fails is refused with nothing written; the broken consumer of the local runtime drops the sequence condition, and a duplicate is then applied twice',
     enforcedIn: [
       { file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' },
       {
@@ -693,6 +693,30 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: SEQUENCED_CASES,
         name: 'two tenants whose events share an entity id and an eventId are two entities: each applied once, two keys',
         runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'the same place twice reserves once and calls once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a cancel that overtook its place releases nothing (the effect's condition on the entity), and the late place is stale",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "another item's failed condition is EffectConditionFailed with its index and old item: nothing written",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a newer event refused by the effect's own condition on its entity is EntityConditionFailed with the item: nothing written",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: 'test/unit/sequenced-bypass.test.ts',
+        name: 'switched on, the sequence condition is dropped: the same event twice is applied twice and calls twice',
       },
     ],
     doc: architecture(SEQUENCED_ANCHOR),
