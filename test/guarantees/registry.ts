@@ -724,7 +724,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'sequenced-ledger-owed-call',
     statement:
-      "On the sequenced ledger an event's owed provider call is an attribute of the entity item: its claim takes the call's lease, a copy finds it owed, leased (no call: ProviderCallInProgress) or done, a failed call gives the lease back, the done-mark removes it, a call owed past the provider's key window is `ProviderKeyWindowPassed`, and a retry of a claim whose answer was lost is the try's own commit",
+      "On the sequenced ledger an event's owed provider call is an attribute of the entity item: its claim takes the call's lease, a copy finds it owed, leased (no call: ProviderCallInProgress) or done, a failed call gives the lease back, the done-mark removes it, a call owed past the provider's key window is `ProviderKeyWindowPassed` until a person's finding at the provider marks it done or restarts its window, and a retry of a claim whose answer was lost is the try's own commit",
     enforcedIn: [{ file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' }],
     provedBy: [
       {
@@ -750,6 +750,21 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: SEQUENCED_CASES,
         name: "a retry of a claim whose answer was lost finds the try's own lease holder: reported applied, counted once",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'found NOT performed: the window restarts, and the redelivered event calls the provider once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'found performed: the call is recorded done, and the redelivered event calls nothing',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an event whose entity item owes no call for it is refused, and nothing is written',
         runBy: SEQUENCED_RUNNERS,
       },
     ],

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { useEmulatedEffects } from '../support/emulated-effects';
+import { useEmulatedEffects, type EmulatedEffects } from '../support/emulated-effects';
 import { sequencedLedgerCases } from '../support/sequenced-ledger-cases';
 
 /**
@@ -10,7 +10,13 @@ import { sequencedLedgerCases } from '../support/sequenced-ledger-cases';
  */
 
 let documents: DynamoDBDocumentClient;
+let raw: EmulatedEffects['raw'];
 let effectsTable: string;
-useEmulatedEffects((db) => ({ documents, effectsTable } = db));
+useEmulatedEffects((db) => ({ documents, raw, effectsTable } = db));
 
-sequencedLedgerCases({ documents: () => documents, tableName: () => effectsTable, enforcesKeySize: true });
+sequencedLedgerCases({
+  documents: () => documents,
+  raw: () => raw,
+  tableName: () => effectsTable,
+  enforcesKeySize: true,
+});

@@ -14,10 +14,14 @@ import type { LedgerResult } from '../../lambdas/exactly-once/inbox/ports';
 import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
 import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
 import { stripeLikeProvider } from './providers';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { recordSequencedProviderCallFinding } from '../../tools/dlq/provider-window';
 
 /** Where the cases run: a document client on an Effects table (pk, sk), in memory or on DynamoDB Local. */
 export interface SequencedLedgerBackend {
   documents: () => DynamoDBDocumentClient;
+  /** A low-level client on the same table (what the DLQ tool writes a person's finding with). */
+  raw: () => DynamoDBClient;
   tableName: () => string;
   /** Whether the backend refuses a key over 2 KB as DynamoDB does (the in-memory one does not check sizes). */
   enforcesKeySize: boolean;
@@ -337,6 +341,62 @@ export function sequencedLedgerCases(backend: SequencedLedgerBackend): void {
     await expect(redelivered).rejects.toMatchObject({ permanentCause: 'ProviderKeyWindowPassed' });
     expect(failing.calls).toEqual([]);
     expect(await failing.item('entity-8')).toHaveProperty(['owedCall#evt-8']);
+  });
+
+  describe('a person who checked at the provider settles an owed call past its window (the DLQ tool)', () => {
+    /** The event's call failed at its claim, and was refused a day later: owed past the window. */
+    async function refusedADayLater(eventId: string, entityId: string) {
+      const claimedAt = Date.now();
+      const p = parts({ now: () => new Date(claimedAt) });
+      const event = envelope(eventId, entityId);
+      p.state.down = true;
+      await expect(p.apply(event, work())).rejects.toThrow('provider down');
+      p.state.down = false;
+      const aDayLater = () => new Date(claimedAt + 86_400_000);
+      const later = new DynamoDbSequencedEntityEffectLedger(backend.documents(), {
+        consumer: p.consumer,
+        tableName: backend.tableName(),
+        now: aDayLater,
+      });
+      const redeliver = () => applyEntityEffect(event, { ...p.deps, ledger: later }, work());
+      await expect(redeliver()).rejects.toMatchObject({ permanentCause: 'ProviderKeyWindowPassed' });
+      const where = { table: backend.tableName(), consumer: p.consumer, eventId, entityId };
+      return { p, aDayLater, redeliver, where };
+    }
+
+    test('found NOT performed: the window restarts, and the redelivered event calls the provider once', async () => {
+      const { p, aDayLater, redeliver, where } = await refusedADayLater('evt-16', 'entity-16');
+      await recordSequencedProviderCallFinding(backend.raw(), where, 'not-performed', aDayLater());
+
+      const outcomes = [await redeliver(), await redeliver()];
+
+      expect(outcomes).toEqual(['duplicate', 'duplicate']);
+      expect(p.calls).toEqual([`${p.consumer}:evt-16`]);
+      expect(await p.item('entity-16')).toMatchObject({ appliedCount: 1 });
+    });
+
+    test('found performed: the call is recorded done, and the redelivered event calls nothing', async () => {
+      const { p, aDayLater, redeliver, where } = await refusedADayLater('evt-17', 'entity-17');
+      await recordSequencedProviderCallFinding(backend.raw(), where, 'performed', aDayLater());
+
+      const outcome = await redeliver();
+
+      expect(outcome).toBe('duplicate');
+      expect(p.calls).toEqual([]);
+      expect(await p.item('entity-17')).not.toHaveProperty(['owedCall#evt-17']);
+    });
+
+    test('an event whose entity item owes no call for it is refused, and nothing is written', async () => {
+      const p = parts();
+      await p.apply(envelope('evt-18', 'entity-18'), work());
+      const before = await p.item('entity-18');
+      const where = { table: backend.tableName(), consumer: p.consumer, eventId: 'evt-18', entityId: 'entity-18' };
+
+      const recorded = recordSequencedProviderCallFinding(backend.raw(), where, 'not-performed', new Date());
+
+      await expect(recorded).rejects.toThrow('owes no call for it');
+      expect(await p.item('entity-18')).toEqual(before);
+    });
   });
 
   test("a retry of a claim whose answer was lost finds the try's own lease holder: reported applied, counted once", async () => {

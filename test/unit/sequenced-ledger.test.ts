@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { MemoryDynamoDb } from '../../tools/simulation/memory-dynamodb';
 import { sequencedLedgerCases } from '../support/sequenced-ledger-cases';
 
@@ -11,4 +12,10 @@ const db = new MemoryDynamoDb();
 db.createTable('effects', { hash: 'pk', range: 'sk' });
 const documents = db.asDocumentClient();
 
-sequencedLedgerCases({ documents: () => documents, tableName: () => 'effects', enforcesKeySize: false });
+sequencedLedgerCases({
+  documents: () => documents,
+  // The in-memory table serves the low-level client's UpdateItem too (marshalled attributes in and out).
+  raw: () => documents as unknown as DynamoDBClient,
+  tableName: () => 'effects',
+  enforcesKeySize: false,
+});

@@ -27,6 +27,7 @@ export {
   SequencedLedger,
   sequencedEntityKey,
   owedCallAttribute,
+  owedCallWindowFromAttribute,
   SEQUENCE_ATTRIBUTES,
   type EntityUpdate,
   type SequencedLedgerOptions,

@@ -19,6 +19,7 @@ import {
 } from './inbox-ledger';
 import { transactionSender } from './transaction-token';
 import { isInvalidRequest } from './transient-errors';
+import { PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE } from './inbox-table';
 import { SEQUENCE_ATTRIBUTES } from './sequenced-table';
 
 export { SEQUENCE_ATTRIBUTES } from './sequenced-table';
@@ -40,6 +41,18 @@ export { SEQUENCE_ATTRIBUTES } from './sequenced-table';
 export function owedCallAttribute(newerSupersedes: boolean, eventId: string): string {
   return newerSupersedes ? 'owedCall' : `owedCall#${eventId}`;
 }
+
+/**
+ * Beside an owed call's slot: when a person (the DLQ tool) found at the provider that the call was NOT
+ * performed, so its key window counts from then instead of from the claim (inbox-table.ts
+ * PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE, for the inbox).
+ *
+ * @example
+ * ```ts
+ * owedCallWindowFromAttribute('owedCall#evt-1'); // 'owedCall#evt-1:providerKeyWindowFrom'
+ * ```
+ */
+export const owedCallWindowFromAttribute = (slot: string): string => `${slot}:${PROVIDER_KEY_WINDOW_FROM_ATTRIBUTE}`;
 
 /** What a refused claim is judged with, beside the event and the old item. */
 interface Judged {
@@ -245,9 +258,10 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       ...(work === undefined ? [] : ['#sq_lease = :sq_until', '#sq_holder = :sq_me']),
       ...(effect.set ?? []),
     ];
-    // A superseded call's lease must not stay beside the newer call that took its slot.
+    // A superseded call's lease and window must not stay beside the newer call that took its slot.
     const remove = [
       ...(work === undefined && this.newerSupersedes ? ['#sq_lease', '#sq_holder'] : []),
+      ...(this.newerSupersedes ? ['#sq_from'] : []),
       ...(effect.remove ?? []),
     ];
     const add = effect.add ?? [];
@@ -273,6 +287,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
         '#sq_at': SEQUENCE_ATTRIBUTES.claimedAt,
         '#sq_call': slot,
         ...(usesLease ? { '#sq_lease': `${slot}:leaseUntil`, '#sq_holder': `${slot}:leaseHolder` } : {}),
+        ...(this.newerSupersedes ? { '#sq_from': owedCallWindowFromAttribute(slot) } : {}),
         ...effect.names,
       },
       ExpressionAttributeValues: {
@@ -375,7 +390,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       // This try's own commit, its answer lost (the lease holder is unique per try and receipt).
       if (work !== undefined && old[`${slot}:leaseHolder`] === work.leaseHolder)
         return { ...this.committed(work), claim };
-      return this.pastProviderKeyWindow(owed)
+      return this.pastProviderKeyWindow(owed, old[owedCallWindowFromAttribute(slot)])
         ? { outcome: 'duplicate', providerCallPending: true, providerKeyWindowPassed: true, claim }
         : { outcome: 'duplicate', providerCallPending: true, claim };
     }
@@ -436,12 +451,12 @@ export abstract class SequencedLedger implements ProviderCallRecord {
   }
 
   /**
-   * Whether an owed call has been owed since its claim for longer than the provider's key window, less
-   * the margin: its first call may have been performed with the answer lost, and a repeat past the
-   * window would be a second effect.
+   * Whether an owed call has been owed for longer than the provider's key window, less the margin, since
+   * its claim or since a person found it not performed (`windowFrom`): its first call may have been
+   * performed with the answer lost, and a repeat past the window would be a second effect.
    */
-  private pastProviderKeyWindow(call: OwedCall): boolean {
-    const from = Date.parse(call.claimedAt);
+  private pastProviderKeyWindow(call: OwedCall, windowFrom: unknown): boolean {
+    const from = Date.parse(typeof windowFrom === 'string' ? windowFrom : call.claimedAt);
     if (Number.isNaN(from)) return false;
     const windowSeconds = this.options.providerKeyWindowSeconds ?? DEFAULT_PROVIDER_KEY_WINDOW_SECONDS;
     return this.now().getTime() - from > (windowSeconds - PROVIDER_KEY_WINDOW_MARGIN_SECONDS) * 1000;
@@ -462,9 +477,9 @@ export abstract class SequencedLedger implements ProviderCallRecord {
     const { slot, Key, eventIs, names } = this.callOf(event);
     try {
       await this.update(Key, work, {
-        UpdateExpression: 'REMOVE #call, #lease, #holder',
+        UpdateExpression: 'REMOVE #call, #lease, #holder, #from',
         ConditionExpression: `attribute_exists(#call)${eventIs}`,
-        ExpressionAttributeNames: names,
+        ExpressionAttributeNames: { ...names, '#from': owedCallWindowFromAttribute(slot) },
         ...(this.newerSupersedes ? { ExpressionAttributeValues: { ':id': event.eventId } } : {}),
       });
     } catch (error) {
