@@ -715,6 +715,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         runBy: SEQUENCED_RUNNERS,
       },
       {
+        file: SEQUENCED_CASES,
+        name: 'a consumer switched from the transactional generic effect never applies again what it applied: a copy is a duplicate, an older one stale, a newer one counts',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
         file: 'test/unit/sequenced-bypass.test.ts',
         name: 'switched on, the sequence condition is dropped: the same event twice is applied twice and calls twice',
       },

@@ -1,5 +1,6 @@
 import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSequencedEntityEffectLedger } from '../../lambdas/exactly-once/aws/sequenced-entity-effect-ledger';
+import { DynamoDbEntityEffectLedger } from '../../lambdas/exactly-once/aws/entity-effect-ledger';
 import {
   EntityConditionFailed,
   SequencedLedger,
@@ -409,6 +410,27 @@ export function sequencedLedgerCases(backend: SequencedLedgerBackend): void {
 
     expect(retried.outcome).toBe('applied');
     expect(await p.item('entity-9')).toMatchObject({ appliedCount: 1 });
+  });
+
+  test('a consumer switched from the transactional generic effect never applies again what it applied: a copy is a duplicate, an older one stale, a newer one counts', async () => {
+    const p = parts();
+    const before = new DynamoDbEntityEffectLedger(backend.documents(), {
+      consumer: p.consumer,
+      tableName: backend.tableName(),
+      inboxTtlSeconds: 3600,
+    });
+    await applyEntityEffect(envelope('evt-19b', 'entity-19', 2), { ...p.deps, ledger: before }, work());
+    p.calls.length = 0;
+
+    const outcomes = [
+      await p.apply(envelope('evt-19b', 'entity-19', 2), work()),
+      await p.apply(envelope('evt-19a', 'entity-19', 1), work()),
+      await p.apply(envelope('evt-19c', 'entity-19', 3), work()),
+    ];
+
+    expect(outcomes).toEqual(['duplicate', 'stale', 'applied']);
+    expect(await p.item('entity-19')).toMatchObject({ appliedCount: 2, seq: 3, lastVersion: 3 });
+    expect(p.calls).toEqual([`${p.consumer}:evt-19c`]);
   });
 
   describe('the dead-lettered head v, then v+1 applied, then a redrive of v', () => {

@@ -104,7 +104,15 @@ export interface SequencedLedgerOptions {
   contention?: InProcessRetry;
 }
 
-/** One conditional update's parts that an effect adds to the claim's UpdateItem (names and values its own). */
+/**
+ * One conditional update's parts that an effect adds to the claim's UpdateItem, with placeholders of its
+ * own: `#sq_*` and `:sq_*` are the ledger's, and the item's attributes SEQUENCE_ATTRIBUTES and `owedCall*`.
+ *
+ * @example The generic effect's count
+ * ```ts
+ * const effect: EntityUpdate = { set: ['lastEventId = :eventId'], add: ['appliedCount :one'], values: { ':eventId': event.eventId, ':one': 1 } };
+ * ```
+ */
 export interface EntityUpdate {
   /** `SET` actions, e.g. `'lastEventId = :eventId'`. */
   set?: readonly string[];
