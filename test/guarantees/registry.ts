@@ -686,7 +686,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: SEQUENCED_CASES,
-        name: 'an older version after a newer one is stale: acknowledged without effect or call',
+        name: 'an older version after a newer one is stale: acknowledged without effect or call, and said so',
         runBy: SEQUENCED_RUNNERS,
       },
       {

@@ -15,6 +15,7 @@ import type { LedgerResult } from '../../lambdas/exactly-once/inbox/ports';
 import { providerKey } from '../../lambdas/exactly-once/inbox/keys';
 import { callProviderIfOwed } from '../../lambdas/exactly-once/provider/call-provider-if-owed';
 import { stripeLikeProvider } from './providers';
+import { logger } from '../../lambdas/exactly-once/runtime/observability';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { recordSequencedProviderCallFinding } from '../../tools/dlq/provider-window';
 
@@ -257,13 +258,20 @@ export function sequencedLedgerCases(backend: SequencedLedgerBackend): void {
     expect(p.calls).toEqual([`${p.consumer}:evt-3a`]);
   });
 
-  test('an older version after a newer one is stale: acknowledged without effect or call', async () => {
+  test('an older version after a newer one is stale: acknowledged without effect or call, and said so', async () => {
     const p = parts();
     await p.apply(envelope('evt-4b', 'entity-4', 2), work());
+    const said = jest.spyOn(logger, 'info');
 
     const older = await p.apply(envelope('evt-4a', 'entity-4', 1), work());
 
+    const lines = said.mock.calls.map((call) => [...call]);
+    said.mockRestore();
     expect(older).toBe('stale');
+    expect(lines).toContainEqual([
+      expect.stringContaining('Stale event acknowledged without effect'),
+      expect.objectContaining({ eventId: 'evt-4a', version: 1, entitySeq: 2, entityLastEventId: 'evt-4b' }),
+    ]);
     expect(await p.item('entity-4')).toMatchObject({ appliedCount: 1, seq: 2, seqEventId: 'evt-4b' });
     expect(p.calls).toEqual([`${p.consumer}:evt-4b`]);
   });
