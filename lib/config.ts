@@ -73,7 +73,7 @@ export interface AppConfig {
    */
   openTelemetry: boolean;
   /**
-   * Which `Span` log lines the functions write (lambdas/exactly-once/trace/span-sampling.ts): the
+   * Which `Span` log lines the functions write (packages/runtime/src/trace/span-sampling.ts): the
    * fraction of traces kept whole (`-c spanSampleRate=0.25`, 0 to 1) and the duration from which a
    * span is slow and kept whatever the rate (`-c slowSpanMs=500`). Failed spans and a retried or
    * dead-lettered record's spans are always kept. dev: every trace; prod: one in ten (the span lines

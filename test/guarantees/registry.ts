@@ -127,6 +127,10 @@ const SENT_FINGERPRINT = 'test/unit/sent-fingerprint.test.ts';
 const UNIT_TRANSACTION_TOKEN = 'test/unit/transaction-token.test.ts';
 const INT_ENTITY_EFFECT = 'test/integration/entity-effect.test.ts';
 const INT_KEY_SHAPES = 'test/integration/key-shapes.test.ts';
+const SEQUENCED_LEDGER = 'packages/runtime/src/aws/sequenced-ledger.ts';
+const SEQUENCED_CASES = 'test/support/sequenced-ledger-cases.ts';
+const SEQUENCED_RUNNERS = ['test/unit/sequenced-ledger.test.ts', 'test/integration/sequenced-ledger.test.ts'];
+const SEQUENCED_ANCHOR = 'two-ledgers-the-transactional-inbox-and-the-sequenced-ledger-for-an-effect-on-its-own-entity';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
@@ -637,6 +641,163 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
+  },
+  {
+    id: 'sequenced-ledger-claim-on-the-entity',
+    statement:
+      'On the sequenced ledger the claim lives on the entity item, one conditional UpdateItem guarded by `attribute_not_exists(seq) OR seq < :v` (one transaction with the claim first where the effect also writes other items), and a refusal is judged from the old item it returns: the same event twice is one effect and one provider call; the same id with other content (or at another version, or while its call is owed) is `EventIdReused`; another event at an applied version is `VersionReused`; an older version after a newer is stale, acknowledged without effect or call. No inbox item is written and the claim never expires; an effect whose own condition on its entity or on another item fails is refused with nothing written; the broken consumer of the local runtime drops the sequence condition, and a duplicate is then applied twice',
+    enforcedIn: [
+      { file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' },
+      {
+        file: 'packages/runtime/src/aws/sequenced-entity-effect-ledger.ts',
+        symbol: 'DynamoDbSequencedEntityEffectLedger',
+      },
+    ],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'the same event delivered twice: one effect, one provider call, one item and no inbox entry',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'another event under a used eventId (other content) is EventIdReused: nothing written, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an eventId reused for a newer version of its entity is EventIdReused, not applied',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'a forged copy of an event whose call is still owed is EventIdReused: the owed call stays, not made',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an eventId whose call is still owed, reused for a later version after another event, is EventIdReused',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'another event at a version already applied is VersionReused: nothing written, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an older version after a newer one is stale: acknowledged without effect or call, and said so',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'two tenants whose events share an entity id and an eventId are two entities: each applied once, two keys',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'the same place twice reserves once and calls once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a cancel that overtook its place releases nothing (the effect's condition on the entity), and the late place is stale",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "another item's failed condition is EffectConditionFailed with its index and old item: nothing written",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a newer event refused by the effect's own condition on its entity is EntityConditionFailed with the item: nothing written",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'a consumer switched from the transactional generic effect never applies again what it applied: a copy is a duplicate, an older one stale, a newer one counts',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: 'test/unit/sequenced-bypass.test.ts',
+        name: 'switched on, the sequence condition is dropped: the same event twice is applied twice and calls twice',
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
+  },
+  {
+    id: 'sequenced-ledger-owed-call',
+    statement:
+      "On the sequenced ledger an event's owed provider call is an attribute of the entity item: its claim takes the call's lease, a copy finds it owed, leased (no call: ProviderCallInProgress) or done, a failed call gives the lease back, the done-mark removes it, a call owed past the provider's key window is `ProviderKeyWindowPassed` until a person's finding at the provider marks it done or restarts its window, and a retry of a claim whose answer was lost is the try's own commit",
+    enforcedIn: [{ file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' }],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'a provider failure leaves the call owed on the item: the retry makes it once, the count stays 1',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a copy that owes the call while another try holds the call's lease does not call: ProviderCallInProgress",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'a lease given back after a failed call is free for the next try at once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "an owed call found past the provider's key window is ProviderKeyWindowPassed, never called",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: "a retry of a claim whose answer was lost finds the try's own lease holder: reported applied, counted once",
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'found NOT performed: the window restarts, and the redelivered event calls the provider once',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'found performed: the call is recorded done, and the redelivered event calls nothing',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'an event whose entity item owes no call for it is refused, and nothing is written',
+        runBy: SEQUENCED_RUNNERS,
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
+  },
+  {
+    id: 'sequenced-ledger-redrive-after-newer',
+    statement:
+      'On the sequenced ledger, the dead-lettered head v, then v+1 applied, then a redrive of v: a v never applied is stale (no effect, no call); a v applied whose call was owed makes that call once and applies nothing again; where the newer event supersedes the owed call (a cancel and its PICK), v is stale and its call is never made',
+    enforcedIn: [{ file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' }],
+    provedBy: [
+      {
+        file: SEQUENCED_CASES,
+        name: 'v never applied (its write failed until it was dead-lettered): the redrive is stale, no effect, no call',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'v applied, its call owed when it was dead-lettered: the redrive makes the owed call once, applies nothing again',
+        runBy: SEQUENCED_RUNNERS,
+      },
+      {
+        file: SEQUENCED_CASES,
+        name: 'where a newer event supersedes the owed call (a cancel and its PICK): the redrive of v is stale, its call never made',
+        runBy: SEQUENCED_RUNNERS,
+      },
+    ],
+    doc: architecture(SEQUENCED_ANCHOR),
   },
   {
     id: 'ordering-the-effect-relies-on',

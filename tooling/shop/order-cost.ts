@@ -78,7 +78,7 @@ const PRICED = MEASURED_CLEAN_PATH[2];
 const TEST_DOUBLE_TABLES = ['providerlog'];
 
 /**
- * The shop's all-in cost inputs (tools/bench/cost-model.ts allInCost): what was measured on this
+ * The shop's all-in cost inputs (packages/tools/src/bench/cost-model.ts allInCost): what was measured on this
  * machine (write units, log bytes and lines: MEASURED_CLEAN_PATH, a 2-line order) and what is modelled,
  * each with its reason. docs/cost.md prints the result; test/unit/cost-all-in.test.ts holds it there.
  */

@@ -55,6 +55,10 @@ export class PermanentError extends Error {
  *   could not be trusted to outlive it, so it is not applied;
  * - WriteRejected: DynamoDB refused the effect's write as invalid (a ValidationException: an item
  *   too large, a bad expression); the same write fails the same way on every retry.
+ * - VersionReused: a sequenced ledger (aws/sequenced-ledger.ts) already applied another event at this
+ *   version of the entity: a producer gave one version to two events (or a message was forged), and
+ *   acknowledging this one as "already done" would lose it, so a person compares the two (the DLQ copy
+ *   carries the applied event's id and fingerprint).
  * The proof kit's poison fault sends bodies that are not events: they are SchemaViolation like any other.
  *
  * @example
@@ -70,7 +74,8 @@ export type PermanentCause =
   | 'ProviderKeyWindowPassed'
   | 'EventIdReused'
   | 'OccurredInFuture'
-  | 'WriteRejected';
+  | 'WriteRejected'
+  | 'VersionReused';
 
 /**
  * A transient error that says how long to wait before the next try: a

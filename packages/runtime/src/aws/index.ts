@@ -22,6 +22,17 @@ export {
 export type { LedgerKeyOptions } from './inbox-claim-keys';
 export { CURRENT_KEY_SHAPE, KNOWN_KEY_SHAPES, type KeyShape } from '../inbox/keys';
 export { DynamoDbEntityEffectLedger } from './entity-effect-ledger';
+export {
+  EntityConditionFailed,
+  SequencedLedger,
+  sequencedEntityKey,
+  owedCallAttribute,
+  owedCallWindowFromAttribute,
+  SEQUENCE_ATTRIBUTES,
+  type EntityUpdate,
+  type SequencedLedgerOptions,
+} from './sequenced-ledger';
+export { DynamoDbSequencedEntityEffectLedger } from './sequenced-entity-effect-ledger';
 export { HttpProvider, ProviderUnavailable, type ApiKeyHeader, type HttpProviderOptions } from './http-provider';
 export { API_KEY_CACHE_SECONDS, apiKeyFromParameter, type RefreshableApiKey } from './parameter-api-key';
 export { RecordingProvider } from './recording-provider';

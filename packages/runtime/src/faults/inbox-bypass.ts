@@ -1,4 +1,5 @@
 import { inboxKey } from '../aws/inbox-table';
+import { SEQUENCE_ATTRIBUTES } from '../aws/sequenced-table';
 import type { FaultPlan } from './plan';
 
 /**
@@ -42,7 +43,8 @@ type TransactItem = Record<string, Record<string, unknown>>;
  * a lease is always granted), and drops each effect's first-write guard: a condition that lets a write
  * through only while an attribute is absent (`attribute_not_exists`, the claim's own shape, as in
  * fulfilment's reserve or the entity-effect ledger's version check) would stop the very duplicate the
- * broken build exists to show. A condition on a state the item must already be in (fulfilment's
+ * broken build exists to show. A sequenced ledger's claim (the sequence condition on its entity item,
+ * aws/sequenced-ledger.ts) is that guard too: its update is sent without its condition. A condition on a state the item must already be in (fulfilment's
  * release: `version = 1`) stays, so a duplicate is never undone twice. A cancelled transaction answers
  * for the items its sender built: a dropped item's reason is `None`, so the ledger reads the effects'
  * reasons where it put them. Everything else goes through unchanged.
@@ -59,7 +61,16 @@ export function withoutInbox<C extends DocumentSender>(documents: C, consumer: s
     if (!disabled()) return sendAsIs();
     const items = command.input.TransactItems as TransactItem[] | undefined;
     // A read (GetItem: a Key, nothing to write) of an inbox entry goes through; only its writes are dropped.
-    if (items === undefined) return isInboxWrite(command.input, inbox) ? Promise.resolve({}) : sendAsIs();
+    if (items === undefined) {
+      if (isInboxWrite(command.input, inbox)) return Promise.resolve({});
+      // A sequenced ledger's claim is its entity item's sequence condition: dropped, the update goes as a plain one.
+      const unguarded = isSequencedClaim(command.input) ? withoutFirstWriteGuard({ Update: command.input }) : undefined;
+      if (unguarded === undefined) return sendAsIs();
+      return (documents.send as (c: Command, o?: unknown) => Promise<unknown>)(
+        new command.constructor(unguarded.Update),
+        options,
+      );
+    }
     if (!items.some((item) => isInboxEntry(operationOf(item), inbox))) return sendAsIs();
     const kept = items.flatMap((item, index) => {
       if (isInboxEntry(operationOf(item), inbox)) return [];
@@ -79,6 +90,21 @@ export function withoutInbox<C extends DocumentSender>(documents: C, consumer: s
   return new Proxy(documents, {
     get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)),
   });
+}
+
+/**
+ * Whether a single write is a sequenced ledger's claim (aws/sequenced-ledger.ts): an update whose condition
+ * reads the entity item's sequence attributes. Its lease, release and done-mark read neither `seq` with the
+ * event id, and go through as sent.
+ */
+function isSequencedClaim(input: Record<string, unknown>): boolean {
+  const names = Object.values((input.ExpressionAttributeNames ?? {}) as Record<string, unknown>);
+  return (
+    typeof input.UpdateExpression === 'string' &&
+    typeof input.ConditionExpression === 'string' &&
+    names.includes(SEQUENCE_ATTRIBUTES.seq) &&
+    names.includes(SEQUENCE_ATTRIBUTES.eventId)
+  );
 }
 
 function operationOf(item: TransactItem): Record<string, unknown> {
