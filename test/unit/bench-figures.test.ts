@@ -1,6 +1,7 @@
 import { gbSecondsPerOrder, unitsByTable } from '../../tools/bench/cost-model';
 import { parseProcStatTicks, perCpuSecond } from '../../tools/bench/cpu';
 import {
+  batchLine,
   benchFailures,
   closingLines,
   consumerLine,
@@ -262,6 +263,28 @@ describe('bench detail lines', () => {
     );
     expect(consumerLine('this consumer', side, undefined, { messages: 200, concurrency: 16 })).toContain(
       '(per CPU-second not measured)',
+    );
+  });
+
+  it('print one provider setting of the batch comparison: each consumer with its CPU figures and what went wrong', () => {
+    const side = (messagesPerSecond: number, roundTripsPerMessage: number) => ({
+      messagesPerSecond,
+      messagesPerCpuSecond: messagesPerSecond / 2,
+      messagesPerProcessCpuSecond: messagesPerSecond,
+      roundTripsPerMessage,
+      failed: 0,
+      double: 0,
+      missing: 0,
+    });
+
+    const line = batchLine(
+      'a 50 ms HTTP provider',
+      { plain: side(200, 1), powertools: side(150, 3), ours: { ...side(180, 2), missing: 1 } },
+      { batchSize: 10, concurrency: 2, rounds: 3, messagesPerRound: 200 },
+    );
+
+    expect(line).toBe(
+      "bench: batches of 10, 2 invocations at a time, 3 rounds of 200 messages each, provider a 50 ms HTTP provider: plain 200 msg/s (100 per CPU-second, 200 per CPU-second of the consumers' own process, 1 round trips/msg; 0 failed, 0 double, 0 missing); Powertools 150 msg/s (75 per CPU-second, 150 per CPU-second of the consumers' own process, 3 round trips/msg; 0 failed, 0 double, 0 missing); this consumer 180 msg/s (90 per CPU-second, 180 per CPU-second of the consumers' own process, 2 round trips/msg; 0 failed, 0 double, 1 missing)",
     );
   });
 

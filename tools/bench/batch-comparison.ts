@@ -38,8 +38,13 @@ const BENCH_PROVIDER = 'bench';
 export interface BatchSide {
   messages: number;
   messagesPerSecond: number;
-  /** 0 when CPU time was not measured. */
+  /** Per CPU-second of this process and the emulators; 0 when not measured. */
   messagesPerCpuSecond: number;
+  /**
+   * Per CPU-second of this process alone (process.cpuUsage): the consumers' own work, the part a Lambda
+   * function pays for, with the emulators' (DynamoDB's) left out. The local provider runs here too.
+   */
+  messagesPerProcessCpuSecond: number;
   /** The consumer's own DynamoDB round trips per message (the provider's write, if any, left out). */
   roundTripsPerMessage: number;
   /** Records its handler reported failed; effects applied twice or not at all (each message once expected). */
@@ -146,7 +151,7 @@ async function measureSetting(
   const totals = new Map(
     consumers.map((c) => [
       c.kind,
-      { ms: 0, cpu: 0 as number | undefined, trips: 0, failed: 0, entityIds: [] as string[] },
+      { ms: 0, cpu: 0 as number | undefined, own: 0, trips: 0, failed: 0, entityIds: [] as string[] },
     ]),
   );
   let offset = 0;
@@ -158,15 +163,18 @@ async function measureSetting(
       const batches = sqsBatches(events, batchSize, `${runId}-${c.kind}-r${round}`);
       c.log.reset();
       const cpuBefore = options.cpuSeconds?.();
+      const ownBefore = process.cpuUsage();
       const report = await driveBatches(c.batchHandler, batches, {
         concurrency: options.concurrency,
         invocationMs: INVOCATION_MS,
         requestPrefix: `${runId}-${c.kind}-r${round}`,
       });
+      const own = process.cpuUsage(ownBefore);
       const cpuAfter = options.cpuSeconds?.();
       if (round === 0) continue;
       const total = totals.get(c.kind)!;
       total.ms += report.ms;
+      total.own += (own.user + own.system) / 1e6;
       total.cpu =
         total.cpu === undefined || cpuBefore === undefined || cpuAfter === undefined
           ? undefined
@@ -189,6 +197,7 @@ async function measureSetting(
       messages,
       messagesPerSecond: perSecond(messages, total.ms),
       messagesPerCpuSecond: perCpuSecond(messages, total.cpu),
+      messagesPerProcessCpuSecond: perCpuSecond(messages, total.own),
       roundTripsPerMessage: ratio(total.trips, messages),
       failed: total.failed,
       ...counted,

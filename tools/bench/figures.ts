@@ -142,13 +142,15 @@ export function batchLine(
     const cpu =
       s.messagesPerCpuSecond === 0
         ? 'per CPU-second not measured'
-        : `${Math.round(s.messagesPerCpuSecond)} per CPU-second`;
+        : `${Math.round(s.messagesPerCpuSecond)} per CPU-second, ${Math.round(s.messagesPerProcessCpuSecond)} per CPU-second of the consumers' own process`;
     return `${names[kind]} ${Math.round(s.messagesPerSecond)} msg/s (${cpu}, ${count(s.roundTripsPerMessage)} round trips/msg; ${s.failed} failed, ${s.double} double, ${s.missing} missing)`;
   });
   return `bench: batches of ${run.batchSize}, ${run.concurrency} invocations at a time, ${run.rounds} rounds of ${run.messagesPerRound} messages each, provider ${provider}: ${parts.join('; ')}`;
 }
 
 export interface BatchSideFigures extends ConsumerFigures {
+  /** Per CPU-second of the bench process alone (the consumers' own work, no emulator). */
+  messagesPerProcessCpuSecond: number;
   failed: number;
   double: number;
   missing: number;
