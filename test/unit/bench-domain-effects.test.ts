@@ -52,7 +52,7 @@ describe('the end of a bench run', () => {
       faults: { messages: 200, seed: 7, ours: 0, plain: 42, powertools: 13 },
     },
     faults: { sides: { ours: { double: 0, missing: 0 } } },
-    pipeline: { effectsMissing, effectsOwed: 400 },
+    pipeline: { effectsMissing, effectsOwed: 400, drained: true },
     batches: { settings: [] },
   });
   const run = (effectsMissing: number) => {

@@ -373,7 +373,7 @@ describe('bench default-plan units by table', () => {
 describe('bench failures', () => {
   const clean = {
     faults: { double: 0, missing: 0 },
-    pipelines: [{ name: 'pipeline', effectsMissing: 0, effectsOwed: 400 }],
+    pipelines: [{ name: 'pipeline', effectsMissing: 0, effectsOwed: 400, drained: true }],
     batches: [{ provider: 'a 50 ms HTTP provider', ours: { failed: 0, double: 0, missing: 0 } }],
   };
 
@@ -384,11 +384,22 @@ describe('bench failures', () => {
   it("name a pipeline whose domain's consumers left effects missing", () => {
     const failures = benchFailures({
       ...clean,
-      pipelines: [{ name: 'pipeline', effectsMissing: 200, effectsOwed: 400 }],
+      pipelines: [{ name: 'pipeline', effectsMissing: 200, effectsOwed: 400, drained: true }],
     });
 
     expect(failures).toEqual([
       'bench: FAILED: pipeline: 200 of 400 effects missing after the drain (each consumer of the domain owes one per accepted entity, counted from its inbox claims)',
+    ]);
+  });
+
+  it('say so when the effects were still missing because the drain timed out', () => {
+    const failures = benchFailures({
+      ...clean,
+      pipelines: [{ name: 'hot-resource pipeline', effectsMissing: 30, effectsOwed: 400, drained: false }],
+    });
+
+    expect(failures).toEqual([
+      'bench: FAILED: hot-resource pipeline: 30 of 400 effects missing when the drain timed out (messages still queued) (each consumer of the domain owes one per accepted entity, counted from its inbox claims)',
     ]);
   });
 

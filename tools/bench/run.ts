@@ -183,8 +183,8 @@ export async function runBench(args: string[]): Promise<number> {
 export interface BenchResults {
   closing: ClosingFigures;
   faults: { sides: { ours: { double: number; missing: number } } };
-  pipeline: { effectsMissing: number; effectsOwed: number };
-  hotSku?: { effectsMissing: number; effectsOwed: number };
+  pipeline: { effectsMissing: number; effectsOwed: number; drained: boolean };
+  hotSku?: { effectsMissing: number; effectsOwed: number; drained: boolean };
   batches: Pick<BatchComparison, 'settings'>;
 }
 
@@ -381,7 +381,8 @@ async function measureAll(
 
   // Hot resources: the plan with one resource (the shop: one SKU per line position, at most 3), so the
   // consumers' shared items are contended; tries per message from the consumers' own outcome metrics.
-  let hotSkuResult: (Record<string, unknown> & { effectsMissing: number; effectsOwed: number }) | undefined;
+  let hotSkuResult:
+    (Record<string, unknown> & { effectsMissing: number; effectsOwed: number; drained: boolean }) | undefined;
   if (hotSku) {
     const hotBefore = await runtime.stats();
     const { result: hot, cpuSeconds: hotCpu } = await cpuSpan(() =>
