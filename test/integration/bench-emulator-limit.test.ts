@@ -1,6 +1,7 @@
 import { PROBE_CONSUMERS } from '../exactly-once/fixtures/probe-spec';
 import type { ProofDomain } from '@exactly-once/tools/proof-kit/domain';
 import { entityPath, limitPlan, measureEmulatorLimit } from '@exactly-once/tools/bench/emulator-limit';
+import { appliedEffects } from '@exactly-once/tools/bench/effects';
 import { outboxItemsOf } from '@exactly-once/tools/bench/hops';
 import { benchTestClient, createBenchTables } from '../support/bench-tables';
 
@@ -33,6 +34,10 @@ const PROBE_PROOF = {
 } satisfies ProofDomain;
 
 const ENDPOINT = () => process.env.TEST_DYNAMODB_ENDPOINT!;
+/** The neutral fixture's consumers, each naming a provider (as a consumer that calls one declares it). */
+const CALLING = PROBE_CONSUMERS.map((spec) => ({ ...spec, providers: [spec.name] }));
+/** One consumer calling a provider, one calling none (a ledger-only effect: its spec names no provider). */
+const MIXED = [CALLING[0], PROBE_CONSUMERS[1]];
 
 describe('bench emulator limit', () => {
   test("one entity's mix: the create's lock, transaction and completion, the dispatched mark, one claim + effect, one provider write and one done-mark per consumer", async () => {
@@ -45,7 +50,7 @@ describe('bench emulator limit', () => {
         region: 'us-east-1',
         tables: stack.tables,
         domain: PROBE_PROOF,
-        consumers: PROBE_CONSUMERS,
+        consumers: CALLING,
         label,
         orders: 8,
         concurrency: 4,
@@ -62,6 +67,65 @@ describe('bench emulator limit', () => {
       expect(limit.roundTripsPerOrder).toBe(10);
       expect(limit.ordersPerSecond).toBeGreaterThan(0);
     } finally {
+      client.destroy();
+      await stack.drop();
+    }
+  }, 60_000);
+
+  test('a consumer whose spec names no provider is priced as its claim + effect transaction alone', async () => {
+    const stack = await createBenchTables();
+    const label = (table: string) => Object.entries(stack.tables).find(([, name]) => name === table)?.[0] ?? table;
+    try {
+      const limit = await measureEmulatorLimit({
+        endpoint: ENDPOINT(),
+        region: 'us-east-1',
+        tables: stack.tables,
+        domain: PROBE_PROOF,
+        consumers: MIXED,
+        label,
+        orders: 4,
+        concurrency: 2,
+      });
+
+      // One provider write and one done-mark: the calling consumer's; the other makes its transaction only.
+      expect(limit.mix).toBe(
+        'PutItem on idempotency x1, TransactWriteItems(2 items) on entities x1, UpdateItem on idempotency x1, ' +
+          'UpdateItem on entities x1, TransactWriteItems(3 items) on effects x2, UpdateItem on providerLog x1, ' +
+          'UpdateItem on effects x1',
+      );
+      expect(limit.roundTripsPerOrder).toBe(8);
+    } finally {
+      await stack.drop();
+    }
+  }, 60_000);
+
+  test("each consumer's effect is found from its inbox claim: the calling one's once its call is done, the other's at its claim", async () => {
+    const stack = await createBenchTables();
+    const client = benchTestClient();
+    const plan = limitPlan(PROBE_PROOF, 'claims', 2);
+    const path = entityPath({
+      endpoint: ENDPOINT(),
+      region: 'us-east-1',
+      tables: stack.tables,
+      domain: PROBE_PROOF,
+      consumers: MIXED,
+      plan,
+    });
+    try {
+      await path.run(0); // the second entity of the plan is never run: no effect of it may be found
+      const [ran, never] = plan.map((p) =>
+        PROBE_PROOF.createdEventIdOf(PROBE_PROOF.entityIdOf(p.caller, p.idempotencyKey!)),
+      );
+
+      const applied = await appliedEffects(client, stack.tables.effects, MIXED, [
+        { eventId: ran, tenant: plan[0].caller },
+        { eventId: never, tenant: plan[1].caller },
+      ]);
+
+      expect([...applied.keys()].sort()).toEqual([`${MIXED[0].name}:${ran}`, `${MIXED[1].name}:${ran}`].sort());
+      for (const at of applied.values()) expect(at).toBeGreaterThan(Date.now() - 60_000);
+    } finally {
+      path.destroy();
       client.destroy();
       await stack.drop();
     }

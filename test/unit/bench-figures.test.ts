@@ -1,6 +1,8 @@
 import { gbSecondsPerOrder, unitsByTable } from '@exactly-once/tools/bench/cost-model';
 import { parseProcStatTicks, perCpuSecond } from '@exactly-once/tools/bench/cpu';
 import {
+  batchLine,
+  benchFailures,
   closingLines,
   consumerLine,
   consumerStepModel,
@@ -156,11 +158,21 @@ const closing = {
   cleanPathCostPerMillion: 13.2,
   defaultPlanCostPerMillion: 19.4,
   idleCostPerMonth: 7.45,
-  consumers: {
-    plain: { messagesPerSecond: 208, roundTripsPerMessage: 1 },
-    powertools: { messagesPerSecond: 180, roundTripsPerMessage: 3 },
-    ours: { messagesPerSecond: 171, roundTripsPerMessage: 2 },
-  },
+  batchSize: 10,
+  batches: [
+    {
+      provider: 'a 50 ms HTTP provider',
+      plain: { messagesPerSecond: 200, messagesPerCpuSecond: 400, roundTripsPerMessage: 1 },
+      powertools: { messagesPerSecond: 160, messagesPerCpuSecond: 150, roundTripsPerMessage: 3 },
+      ours: { messagesPerSecond: 180, messagesPerCpuSecond: 200, roundTripsPerMessage: 2 },
+    },
+    {
+      provider: 'a DynamoDB-write provider',
+      plain: { messagesPerSecond: 208, messagesPerCpuSecond: 0, roundTripsPerMessage: 1 },
+      powertools: { messagesPerSecond: 180, messagesPerCpuSecond: 0, roundTripsPerMessage: 3 },
+      ours: { messagesPerSecond: 171, messagesPerCpuSecond: 0, roundTripsPerMessage: 2 },
+    },
+  ],
   faults: { messages: 200, seed: 7, ours: 0, plain: 31, powertools: 9 },
 };
 
@@ -172,7 +184,8 @@ describe('bench closing lines', () => {
       'bench: pipeline 41.2 orders/s over the steady window = 57% of the emulator limit (72.0 orders/s); 22.5 orders per CPU-second',
       'bench: api replay p50 0.41x first-request p50 (11 vs 27 ms)',
       'bench: cost $13.20 per million orders (clean path), $19.40 (default plan); idle $7.45 per month',
-      "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2 round trips vs 1; 0.95x the Powertools consumer",
+      "bench: exactly-once in batches of 10 with a 50 ms HTTP provider: 0.90x the plain consumer's msg/s (180 vs 200), 1.13x the Powertools consumer's (160); 2 round trips vs 1 and 3; per CPU-second 0.50x plain, 1.33x Powertools (200 vs 400 and 150)",
+      "bench: exactly-once in batches of 10 with a DynamoDB-write provider: 0.82x the plain consumer's msg/s (171 vs 208), 0.95x the Powertools consumer's (180); 2 round trips vs 1 and 3; per CPU-second not measured",
       'bench: double effects under crash and duplicate faults (200 messages, seed 7): this 0, plain 31, Powertools 9',
     ]);
   });
@@ -183,7 +196,7 @@ describe('bench closing lines', () => {
       pipelineOrdersPerSecond: undefined,
       pipelineOrdersPerCpuSecond: undefined,
       idleCostPerMonth: undefined,
-      consumers: { ...closing.consumers, ours: { messagesPerSecond: 171, roundTripsPerMessage: 2.25 } },
+      batches: [{ ...closing.batches[1], ours: { ...closing.batches[1].ours, roundTripsPerMessage: 2.25 } }],
     });
 
     expect(lines[0]).toBe(
@@ -191,7 +204,7 @@ describe('bench closing lines', () => {
     );
     expect(lines[2]).toBe('bench: cost $13.20 per million orders (clean path), $19.40 (default plan)');
     expect(lines[3]).toBe(
-      "bench: exactly-once 0.82x the plain consumer's msg/s (171 vs 208), 2.3 round trips vs 1; 0.95x the Powertools consumer",
+      "bench: exactly-once in batches of 10 with a DynamoDB-write provider: 0.82x the plain consumer's msg/s (171 vs 208), 0.95x the Powertools consumer's (180); 2.3 round trips vs 1 and 3; per CPU-second not measured",
     );
   });
 
@@ -255,6 +268,28 @@ describe('bench detail lines', () => {
     );
     expect(consumerLine('this consumer', side, undefined, { messages: 200, concurrency: 16 })).toContain(
       '(per CPU-second not measured)',
+    );
+  });
+
+  it('print one provider setting of the batch comparison: each consumer with its CPU figures and what went wrong', () => {
+    const side = (messagesPerSecond: number, roundTripsPerMessage: number) => ({
+      messagesPerSecond,
+      messagesPerCpuSecond: messagesPerSecond / 2,
+      messagesPerProcessCpuSecond: messagesPerSecond,
+      roundTripsPerMessage,
+      failed: 0,
+      double: 0,
+      missing: 0,
+    });
+
+    const line = batchLine(
+      'a 50 ms HTTP provider',
+      { plain: side(200, 1), powertools: side(150, 3), ours: { ...side(180, 2), missing: 1 } },
+      { batchSize: 10, concurrency: 2, rounds: 3, messagesPerRound: 200 },
+    );
+
+    expect(line).toBe(
+      "bench: batches of 10, 2 invocations at a time, 3 rounds of 200 messages each, provider a 50 ms HTTP provider: plain 200 msg/s (100 per CPU-second, 200 per CPU-second of the consumers' own process, 1 round trips/msg; 0 failed, 0 double, 0 missing); Powertools 150 msg/s (75 per CPU-second, 150 per CPU-second of the consumers' own process, 3 round trips/msg; 0 failed, 0 double, 0 missing); this consumer 180 msg/s (90 per CPU-second, 180 per CPU-second of the consumers' own process, 2 round trips/msg; 0 failed, 0 double, 1 missing)",
     );
   });
 
@@ -337,6 +372,51 @@ describe('bench default-plan units by table', () => {
       orders: { writeUnits: 6, readUnits: 0.6 },
       effects: { writeUnits: 14, readUnits: 0 },
     });
+  });
+});
+
+describe('bench failures', () => {
+  const clean = {
+    faults: { double: 0, missing: 0 },
+    pipelines: [{ name: 'pipeline', effectsMissing: 0, effectsOwed: 400, drained: true }],
+    batches: [{ provider: 'a 50 ms HTTP provider', ours: { failed: 0, double: 0, missing: 0 } }],
+  };
+
+  it('are none when every effect owed was applied once', () => {
+    expect(benchFailures(clean)).toEqual([]);
+  });
+
+  it("name a pipeline whose domain's consumers left effects missing", () => {
+    const failures = benchFailures({
+      ...clean,
+      pipelines: [{ name: 'pipeline', effectsMissing: 200, effectsOwed: 400, drained: true }],
+    });
+
+    expect(failures).toEqual([
+      'bench: FAILED: pipeline: 200 of 400 effects missing after the drain (each consumer of the domain owes one per accepted entity, counted from its inbox claims)',
+    ]);
+  });
+
+  it('say so when the effects were still missing because the drain timed out', () => {
+    const failures = benchFailures({
+      ...clean,
+      pipelines: [{ name: 'hot-resource pipeline', effectsMissing: 30, effectsOwed: 400, drained: false }],
+    });
+
+    expect(failures).toEqual([
+      'bench: FAILED: hot-resource pipeline: 30 of 400 effects missing when the drain timed out (messages still queued) (each consumer of the domain owes one per accepted entity, counted from its inbox claims)',
+    ]);
+  });
+
+  it('name this consumer in batches when a record failed or a message was applied twice or never', () => {
+    const failures = benchFailures({
+      ...clean,
+      batches: [{ provider: 'a DynamoDB-write provider', ours: { failed: 1, double: 0, missing: 1 } }],
+    });
+
+    expect(failures).toEqual([
+      'bench: FAILED: this consumer in batches with a DynamoDB-write provider: 1 records failed, 0 applied twice, 1 missing (each message once expected)',
+    ]);
   });
 });
 

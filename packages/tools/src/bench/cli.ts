@@ -1,4 +1,5 @@
 import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
+import './quiet'; // before the mechanism loads: Powertools reads its settings then
 import { setSpanSink } from '@exactly-once/runtime/trace/spans';
 import { runBench, USAGE } from './run';
 import { EXIT, isUsageError } from '../cli/exit';

@@ -8,6 +8,9 @@ import {
   type BatchGetCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
+import { queueConsumerHandler, type ConsumerRuntime } from '@exactly-once/runtime/consumer/queue-consumer';
+import { RETRY_BUDGET } from '@exactly-once/runtime/consumer/retry-budget';
+import { parseEnvelope } from '@exactly-once/runtime/envelope';
 import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
 import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
 import { entityEffectKey } from '@exactly-once/runtime/aws/inbox-table';
@@ -15,6 +18,7 @@ import { RecordingProvider } from '@exactly-once/runtime/aws/recording-provider'
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
 import { unitsByTable } from './cost-model';
+import { powertoolsBatchHandler, type BatchHandler } from './batches';
 import { benchDynamoDbClient } from './client';
 import { BENCH_EVENT_TYPE, benchEvents } from './events';
 import type { Delivery, DeliveryHooks, FaultConsumer } from './fault-schedule';
@@ -45,6 +49,14 @@ export type ConsumerKind = (typeof CONSUMER_KINDS)[number];
 export interface BenchConsumer {
   kind: ConsumerKind;
   consume: FaultConsumer<EventEnvelope>;
+  /**
+   * The same consumer as a Lambda handler of SQS batches (batches.ts): this design through the
+   * mechanism's `queueConsumerHandler`, the other two through Powertools' BatchProcessor, as a user
+   * writes them. Every record of a batch runs side by side; failures come back as a partial batch response.
+   */
+  batchHandler: BatchHandler;
+  /** Records the batch handler failed, by what it did with them (`changeVisibility`, `deadLettered`). */
+  batchControl: { changeVisibility: number; deadLettered: number };
   log: RoundTripLog;
   client: DynamoDBClient;
   /** The count on each entity's effect item of this consumer, by entity id (absent: never applied). */
@@ -67,14 +79,23 @@ function afterEffect(provider: ExternalProvider, hooks: DeliveryHooks): External
 
 export function buildConsumer(
   kind: ConsumerKind,
-  options: { endpoint: string; region: string; tables: BenchTables; runId: string; invocationMs: number },
+  options: {
+    endpoint: string;
+    region: string;
+    tables: BenchTables;
+    runId: string;
+    invocationMs: number;
+    /** The provider every consumer calls; default one DynamoDB write to the provider log (the recording double). */
+    provider?: ExternalProvider;
+  },
 ): BenchConsumer {
   const client = benchDynamoDbClient(options.endpoint, options.region);
   const log = countRoundTrips(client);
   const docs = DynamoDBDocumentClient.from(client);
   const table = options.tables.effects;
   const consumer = `bench-${kind}`;
-  const provider = new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-provider`);
+  const provider =
+    options.provider ?? new RecordingProvider(docs, options.tables.providerLog, `bench-${kind}-provider`);
 
   // The plain handler: the effect (the same item and count as the generic effect's), the hook, the call.
   // Powertools wraps exactly this.
@@ -93,8 +114,11 @@ export function buildConsumer(
   };
 
   let consume: FaultConsumer<EventEnvelope>;
+  let batchHandler: BatchHandler;
+  const batchControl = { changeVisibility: 0, deadLettered: 0 };
   if (kind === 'plain') {
     consume = async (event, hooks) => void (await plain(event, hooks));
+    batchHandler = powertoolsBatchHandler((event) => plain(event, NO_HOOKS));
   } else if (kind === 'powertools') {
     const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: INBOX_TTL_SECONDS });
     // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
@@ -112,6 +136,11 @@ export function buildConsumer(
       keyPrefix: `bench-powertools-${options.runId}`,
     });
     consume = async (event, hooks) => void (await wrapped(event, hooks));
+    // Powertools' batch-with-idempotency pattern: the lock lasts what is left of each invocation.
+    batchHandler = powertoolsBatchHandler(
+      (event) => wrapped(event, NO_HOOKS),
+      (context) => config.registerLambdaContext(context),
+    );
   } else {
     const ledger = new DynamoDbEntityEffectLedger(docs, {
       consumer,
@@ -131,6 +160,33 @@ export function buildConsumer(
           leaseHolder: delivery.id,
         },
       ));
+    // The consumer as a deployed one runs: its batch through queueConsumerHandler (deadlines, the
+    // lease per receipt, the partial batch response), on this process's clients and no SQS: a failed
+    // record's visibility change or DLQ copy is counted, not sent.
+    const runtime: ConsumerRuntime = {
+      settings: {
+        consumer,
+        control: {
+          changeVisibility: async () => void batchControl.changeVisibility++,
+          sendToDeadLetterQueue: async () => void batchControl.deadLettered++,
+        },
+        backoff: RETRY_BUDGET,
+        dedupeHorizonSeconds: INBOX_TTL_SECONDS - 3_600,
+        now: () => new Date(),
+      },
+      refreshFaults: async () => undefined,
+      setTimer: (ms, fire) => {
+        const timer = setTimeout(fire, Math.max(0, ms));
+        return () => clearTimeout(timer);
+      },
+      withFaults: (apply) => apply,
+    };
+    batchHandler = queueConsumerHandler(runtime, {
+      fifo: false,
+      parse: parseEnvelope,
+      apply: (event, _record, work) =>
+        applyEntityEffect(event, { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider }, work),
+    });
   }
 
   const countsOf = async (entityIds: readonly string[]) => {
@@ -150,7 +206,7 @@ export function buildConsumer(
     }
     return found;
   };
-  return { kind, consume, log, client, countsOf, destroy: () => client.destroy() };
+  return { kind, consume, batchHandler, batchControl, log, client, countsOf, destroy: () => client.destroy() };
 }
 
 export interface ConsumerSide {

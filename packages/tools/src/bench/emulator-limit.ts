@@ -32,7 +32,9 @@ import type { BenchTables } from './tables';
  *   create     Powertools idempotency lock (the settings of `idempotentCommand`), entity + outbox
  *              transaction, idempotency completion
  *   relay      mark dispatched
- *   consumers  per consumer: inbox claim + effect transaction (the generic entity effect), provider log write
+ *   consumers  per consumer: inbox claim + effect transaction (the generic entity effect), then, for a
+ *              consumer whose spec names a provider, the provider log write and the done-mark; one that
+ *              names none makes the claim + effect transaction alone, and is priced so
  * A domain's own effect (more items in its transaction) is not in it: the pipeline runs that, through
  * the stack's functions.
  */
@@ -87,7 +89,11 @@ export function entityPath(options: {
       tableName: tables.effects,
       inboxTtlSeconds: INBOX_TTL_SECONDS,
     }),
-    provider: new RecordingProvider(documents, tables.providerLog, spec.providers?.[0] ?? spec.name),
+    // Only a consumer whose spec names a provider calls one: the others write no provider log and no done-mark.
+    provider:
+      (spec.providers ?? []).length === 0
+        ? undefined
+        : new RecordingProvider(documents, tables.providerLog, spec.providers![0]),
   }));
   const idempotencyConfig = new IdempotencyConfig({
     eventKeyJmesPath: 'scope',
@@ -152,14 +158,15 @@ export function entityPath(options: {
     });
     if (failed.size > 0) throw new Error(`bench: marking ${event.eventId} dispatched failed`);
     await Promise.all(
-      consumers.map((c) =>
-        applyEntityEffect(event, {
+      consumers.map(async (c) => {
+        if (c.provider === undefined) return void (await c.ledger.apply(event));
+        await applyEntityEffect(event, {
           consumer: c.name,
           eventTypes: [BENCH_EVENT_TYPE],
           ledger: c.ledger,
           provider: c.provider,
-        }),
-      ),
+        });
+      }),
     );
   };
   return {

@@ -54,7 +54,18 @@ export function steadyWindow(acceptedAt: readonly number[], completedAt: readonl
 
 export interface ConsumerFigures {
   messagesPerSecond: number;
+  /** 0 when CPU time was not measured. */
+  messagesPerCpuSecond: number;
   roundTripsPerMessage: number;
+}
+
+/** The three consumers in Lambda batches with one provider (batch-comparison.ts), as the closing lines read them. */
+export interface BatchFigures {
+  /** What the provider is, in words: `a 50 ms HTTP provider`, `a DynamoDB-write provider`. */
+  provider: string;
+  plain: ConsumerFigures;
+  powertools: ConsumerFigures;
+  ours: ConsumerFigures;
 }
 
 export interface ClosingFigures {
@@ -68,7 +79,10 @@ export interface ClosingFigures {
   cleanPathCostPerMillion: number;
   defaultPlanCostPerMillion: number;
   idleCostPerMonth: number | undefined;
-  consumers: { plain: ConsumerFigures; powertools: ConsumerFigures; ours: ConsumerFigures };
+  /** Batches of this many records, for every consumer. */
+  batchSize: number;
+  /** One entry per provider setting, in the order measured. */
+  batches: BatchFigures[];
   faults: { messages: number; seed: number; ours: number; plain: number; powertools: number };
 }
 
@@ -82,7 +96,6 @@ function count(n: number): string {
  * `orders` names the domain's entities (its proof domain's `entityNoun`).
  */
 export function closingLines(f: ClosingFigures, orders = 'orders'): string[] {
-  const { plain, powertools, ours } = f.consumers;
   const pipeline =
     f.pipelineOrdersPerSecond === undefined
       ? `bench: pipeline steady-window throughput not measured (the last of the ${orders} was accepted before the first completed: too few ${orders} for the lag); emulator limit ${f.emulatorLimitOrdersPerSecond.toFixed(1)} ${orders}/s`
@@ -96,9 +109,51 @@ export function closingLines(f: ClosingFigures, orders = 'orders'): string[] {
     `${pipeline}${cpu}`,
     `bench: api replay p50 ${ratio(f.apiReplayP50Ms, f.apiFirstRequestP50Ms).toFixed(2)}x first-request p50 (${Math.round(f.apiReplayP50Ms)} vs ${Math.round(f.apiFirstRequestP50Ms)} ms)`,
     `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million ${orders} (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)${idle}`,
-    `bench: exactly-once ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)}; ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer`,
+    ...f.batches.map((b) => batchClosingLine(b, f.batchSize)),
     `bench: double effects under crash and duplicate faults (${f.faults.messages} messages, seed ${f.faults.seed}): this ${f.faults.ours}, plain ${f.faults.plain}, Powertools ${f.faults.powertools}`,
   ];
+}
+
+/**
+ * This consumer against the other two in Lambda batches with one provider: the msg/s ratios, and the
+ * messages per CPU-second beside them (the figure a machine shared with other work moves least).
+ */
+export function batchClosingLine(b: BatchFigures, batchSize: number): string {
+  const { plain, powertools, ours } = b;
+  const cpu =
+    ours.messagesPerCpuSecond === 0 || plain.messagesPerCpuSecond === 0
+      ? 'per CPU-second not measured'
+      : `per CPU-second ${ratio(ours.messagesPerCpuSecond, plain.messagesPerCpuSecond).toFixed(2)}x plain, ${ratio(ours.messagesPerCpuSecond, powertools.messagesPerCpuSecond).toFixed(2)}x Powertools (${Math.round(ours.messagesPerCpuSecond)} vs ${Math.round(plain.messagesPerCpuSecond)} and ${Math.round(powertools.messagesPerCpuSecond)})`;
+  return `bench: exactly-once in batches of ${batchSize} with ${b.provider}: ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer's (${Math.round(powertools.messagesPerSecond)}); ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)} and ${count(powertools.roundTripsPerMessage)}; ${cpu}`;
+}
+
+/**
+ * One provider setting of the batch comparison in detail: each consumer's msg/s, messages per CPU-second,
+ * round trips, and what went wrong (failed records, effects applied twice or never: all 0 expected).
+ */
+export function batchLine(
+  provider: string,
+  sides: Record<'plain' | 'powertools' | 'ours', BatchSideFigures>,
+  run: { batchSize: number; concurrency: number; rounds: number; messagesPerRound: number },
+): string {
+  const names = { plain: 'plain', powertools: 'Powertools', ours: 'this consumer' } as const;
+  const parts = (Object.keys(names) as (keyof typeof names)[]).map((kind) => {
+    const s = sides[kind];
+    const cpu =
+      s.messagesPerCpuSecond === 0
+        ? 'per CPU-second not measured'
+        : `${Math.round(s.messagesPerCpuSecond)} per CPU-second, ${Math.round(s.messagesPerProcessCpuSecond)} per CPU-second of the consumers' own process`;
+    return `${names[kind]} ${Math.round(s.messagesPerSecond)} msg/s (${cpu}, ${count(s.roundTripsPerMessage)} round trips/msg; ${s.failed} failed, ${s.double} double, ${s.missing} missing)`;
+  });
+  return `bench: batches of ${run.batchSize}, ${run.concurrency} invocations at a time, ${run.rounds} rounds of ${run.messagesPerRound} messages each, provider ${provider}: ${parts.join('; ')}`;
+}
+
+export interface BatchSideFigures extends ConsumerFigures {
+  /** Per CPU-second of the bench process alone (the consumers' own work, no emulator). */
+  messagesPerProcessCpuSecond: number;
+  failed: number;
+  double: number;
+  missing: number;
 }
 
 /** One consumer's figures without faults, first delivery then duplicate, with the CPU-normalised rate. */
@@ -145,6 +200,35 @@ export function faultLine(f: {
 export function faultVerdict(ours: { double: number; missing: number }): string | undefined {
   if (ours.double === 0 && ours.missing === 0) return undefined;
   return `bench: FAILED: this consumer applied ${ours.double} messages twice and missed ${ours.missing} under the fault schedule (exactly once expected)`;
+}
+
+/**
+ * Everything the bench judges, beside the measurements a reader judges: this design's consumer under
+ * the fault schedule (faultVerdict), every effect the domain's consumers owe applied in each pipeline
+ * run (counted from their inbox claims), and this consumer in the batch comparison applying each
+ * message once with no record failed. One line per failure; `npm run bench` exits 1 on any.
+ */
+export function benchFailures(f: {
+  faults: { double: number; missing: number };
+  pipelines: readonly { name: string; effectsMissing: number; effectsOwed: number; drained: boolean }[];
+  batches: readonly { provider: string; ours: { failed: number; double: number; missing: number } }[];
+}): string[] {
+  const failures: string[] = [];
+  const faults = faultVerdict(f.faults);
+  if (faults !== undefined) failures.push(faults);
+  for (const p of f.pipelines)
+    if (p.effectsMissing > 0)
+      failures.push(
+        `bench: FAILED: ${p.name}: ${p.effectsMissing} of ${p.effectsOwed} effects missing ${p.drained ? 'after the drain' : 'when the drain timed out (messages still queued)'} (each consumer of the domain owes one per accepted entity, counted from its inbox claims)`,
+      );
+  for (const b of f.batches) {
+    const { failed, double, missing } = b.ours;
+    if (failed + double + missing > 0)
+      failures.push(
+        `bench: FAILED: this consumer in batches with ${b.provider}: ${failed} records failed, ${double} applied twice, ${missing} missing (each message once expected)`,
+      );
+  }
+  return failures;
 }
 
 /** One hop of the effect lag at light load, with what the hop waits on locally. */

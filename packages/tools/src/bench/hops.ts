@@ -18,7 +18,7 @@ import { POLL_INTERVAL_MS as STREAM_POLL_INTERVAL_MS } from '../local-runtime/so
 import { eventSourceDefinitions } from '../local-runtime/template/event-sources';
 import type { CfnTemplate } from '../local-runtime/template/model';
 import { summarizeLatencies, type LatencySummary } from './figures';
-import { drivePlan } from './pipeline';
+import { drive } from '../proof-kit/drive';
 
 /**
  * Where an effect's lag goes, at light load (one connection, a few orders a second), from the
@@ -58,7 +58,14 @@ export async function measureHops(
   drainTimeoutMs: number,
   ordersPerSecond: number,
 ): Promise<{ hops: Hop[]; orders: number; ordersPerSecond: number }> {
-  const driven = await drivePlan(target, plan, 1, ordersPerSecond);
+  // The proof kit's driver itself, not pipeline.ts's drivePlan: pipeline.ts reads the outbox items here.
+  const driven = await drive(plan, {
+    apiUrl: target.apiUrl,
+    region: target.region,
+    callers: target.callers,
+    connections: 1,
+    rate: ordersPerSecond,
+  });
   await waitForDrain(target, { timeoutMs: drainTimeoutMs, pollMs: 250 });
   const accepted = acceptedIntents(plan, driven.observations);
   const effectsTable = target.outputs[STACK_OUTPUTS.effectsTableName];
@@ -113,15 +120,28 @@ export async function measureHops(
   ];
   for (const consumer of consumerNames()) {
     const claims = claimed.get(consumer)!;
-    hops.push(
-      {
-        hop: `relayed -> ${consumer} claimed (SQS, poller, invocation, transaction)`,
+    hops.push({
+      hop: `relayed -> ${consumer} claimed (SQS, poller, invocation, transaction)`,
+      lag: gaps(
+        (id) => dispatched.get(id),
+        (id) => claims.get(id),
+      ),
+      waitsOn: `${settings.sqs[consumer] ?? 'queue source not found in the template'}; below 0: claimed before the relay's dispatched mark, written after its SQS send`,
+    });
+    // A consumer no provider heard from is done when its claim (and effect) committed: no call follows.
+    const callsProvider = accepted.some((a) => called.has(`${consumer}:${a.eventId}`));
+    if (!callsProvider) {
+      hops.push({
+        hop: `accepted -> ${consumer} effect, end to end`,
         lag: gaps(
-          (id) => dispatched.get(id),
+          (id) => acceptedAt.get(id),
           (id) => claims.get(id),
         ),
-        waitsOn: `${settings.sqs[consumer] ?? 'queue source not found in the template'}; below 0: claimed before the relay's dispatched mark, written after its SQS send`,
-      },
+        waitsOn: 'the sum (no provider call: the effect commits with the claim)',
+      });
+      continue;
+    }
+    hops.push(
       {
         hop: `${consumer} claimed -> provider called`,
         lag: gaps(

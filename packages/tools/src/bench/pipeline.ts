@@ -1,17 +1,20 @@
-import { proofDomain } from '../example';
+import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+import { example, proofDomain } from '../example';
 import { waitForDrain } from '../proof-kit/drain';
 import { drive, type Observation } from '../proof-kit/drive';
 import type { Mix, PlannedRequest } from '../proof-kit/plan';
 import { seededRandom } from '../proof-kit/random';
-import { acceptedIntents, consumerNames, firstCalls } from '../proof-kit/sampler';
+import { acceptedIntents } from '../proof-kit/sampler';
 import type { Target } from '../proof-kit/target';
+import { appliedEffects } from './effects';
 import { perSecond, steadyWindow, summarizeLatencies, type LatencySummary, type SteadyWindow } from './figures';
+import { outboxItemsOf } from './hops';
 
 /**
  * The pipeline end to end, through the proof kit's own plan, driver and drain:
  * new orders only (the clean path), then the same requests again (every one a
- * replay). Effects are read back from the provider log, where each consumer's
- * last step records its first call: `<consumer>:<eventId>` with firstCalledAt.
+ * replay). Effects are read back from the domain's consumers' inbox claims (effects.ts): every
+ * consumer the example declares owes one effect per accepted entity, whether it calls a provider or not.
  */
 export const CLEAN_MIX: Mix = { new: 1, retrySequential: 0, retryConcurrent: 0, cancel: 0, read: 0 };
 
@@ -25,7 +28,10 @@ export interface PipelineResult {
   steady: SteadyWindow | undefined;
   firstRequestToLastEffectMs: number;
   effectLagMs: Record<string, LatencySummary>;
+  /** Effects owed (one per consumer per accepted entity) and not applied once the pipeline drained. */
   effectsMissing: number;
+  /** Effects owed: accepted entities times the domain's consumers. */
+  effectsOwed: number;
   drained: boolean;
   firstRequest: LatencySummary;
   plan: PlannedRequest[];
@@ -74,14 +80,23 @@ export async function measurePipeline(
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
   const accepted = driven.observations.filter((o) => o.status === 201);
   const acceptedAt = new Map(acceptedIntents(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
-  const applied = await firstCalls(target, [...acceptedAt.keys()]);
-  const lags: Record<string, number[]> = Object.fromEntries(consumerNames().map((c) => [c, []]));
+  const consumers = example().consumers;
+  const consumerNames = consumers.map((c) => c.name);
+  // The claims are keyed by the tenant the producer stamped on each event (the stored outbox event's).
+  const outboxed = await outboxItemsOf(target, target.outputs[proofDomain().entityTableOutput], [...acceptedAt.keys()]);
+  const applied = await appliedEffects(
+    target.dynamodb,
+    target.outputs[STACK_OUTPUTS.effectsTableName],
+    consumers,
+    [...acceptedAt.keys()].map((eventId) => ({ eventId, tenant: outboxed.get(eventId)?.tenant })),
+  );
+  const lags: Record<string, number[]> = Object.fromEntries(consumerNames.map((c) => [c, []]));
   let lastEffect = 0;
   let missing = 0;
   const completedAt: number[] = [];
   for (const [eventId, at] of acceptedAt) {
     let complete = 0;
-    for (const consumer of consumerNames()) {
+    for (const consumer of consumerNames) {
       const when = applied.get(`${consumer}:${eventId}`);
       if (when === undefined) {
         missing++;
@@ -105,6 +120,7 @@ export async function measurePipeline(
     firstRequestToLastEffectMs: spanMs,
     effectLagMs: Object.fromEntries(Object.entries(lags).map(([c, values]) => [c, summarizeLatencies(values)])),
     effectsMissing: missing,
+    effectsOwed: acceptedAt.size * consumerNames.length,
     drained: drain.drained,
     firstRequest: summarizeLatencies(accepted.map((o) => o.latencyMs)),
     plan,

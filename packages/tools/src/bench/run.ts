@@ -18,6 +18,12 @@ import { acceptedIntents } from '../proof-kit/sampler';
 import type { RuntimeStats } from '../local-runtime/runtime';
 import { scheduleDefinitions } from '../local-runtime/template/schedules';
 import { benchDynamoDbClient } from './client';
+import {
+  compareInBatches,
+  HTTP_PROVIDER_LATENCY_MS,
+  type BatchComparison,
+  type ProviderSetting,
+} from './batch-comparison';
 import { compareConsumers, type ConsumerKind } from './consumers';
 import {
   awsLatencyCostLine,
@@ -30,7 +36,18 @@ import {
 import { cpuMeter, perCpuSecond } from './cpu';
 import { measureEmulatorLimit } from './emulator-limit';
 import { compareUnderFaults } from './fault-comparison';
-import { closingLines, consumerLine, faultLine, faultVerdict, hopLine, ratio, stepRatesLine } from './figures';
+import {
+  batchLine,
+  benchFailures,
+  closingLines,
+  consumerLine,
+  faultLine,
+  hopLine,
+  ratio,
+  stepRatesLine,
+  type BatchFigures,
+  type ClosingFigures,
+} from './figures';
 import { measureHops, outboxItemsOf } from './hops';
 import { idleCost, idleCostLine, type ScheduledMeasurement } from './idle-cost';
 import { benchPlan, CLEAN_MIX, drivePlan, measurePipeline, measureReplays } from './pipeline';
@@ -62,6 +79,11 @@ export const BENCH_PROFILES = {
     limitConcurrency: 64,
     consumerMessages: 200,
     consumerConcurrency: 16,
+    /** The batch comparison: per consumer and provider, rounds of this many messages in batches of 10. */
+    batchMessages: 200,
+    batchRounds: 3,
+    /** Invocations (batches of 10) in flight at once, for every consumer: 20 records. */
+    batchConcurrency: 2,
     pipelineOrders: 200,
     /** Offered load: the drive must outlast the lag, or there is no steady window to measure. */
     pipelineOrdersPerSecond: 15,
@@ -79,6 +101,9 @@ export const BENCH_PROFILES = {
     limitConcurrency: 64,
     consumerMessages: 1_000,
     consumerConcurrency: 16,
+    batchMessages: 500,
+    batchRounds: 3,
+    batchConcurrency: 2,
     pipelineOrders: 600,
     pipelineOrdersPerSecond: 30,
     connections: 16,
@@ -138,35 +163,74 @@ export async function runBench(args: string[]): Promise<number> {
   const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
   try {
     const results = await benchRun(runtime, domain, profile, values['hot-sku']!, print);
-    const lines = closingLines(results.closing, domain.entityNoun);
-    const dir = path.resolve(values['results-dir']!);
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `${id}.json`);
-    const record = {
+    return reportBench(results, {
+      dir: path.resolve(values['results-dir']!),
       id,
-      profile: profileName,
-      settings: profile,
-      runtime: runtime.source,
-      loadAverage: os.loadavg(),
-      cpus: os.cpus().length,
-      durationSeconds: (Date.now() - started) / 1000,
-      prices: UNIT_PRICES,
-      ...results,
-      lines,
-    };
-    fs.writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
-    console.log(
-      `bench: results in ${path.relative(process.cwd(), file)} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
-    );
-    // The closing lines last: the comparison under faults is the headline.
-    for (const line of lines) console.log(line);
-    const failure = faultVerdict(results.faults.sides.ours);
-    if (failure !== undefined) console.error(failure);
-    return failure === undefined ? 0 : 1;
+      record: {
+        profile: profileName,
+        settings: profile,
+        runtime: runtime.source,
+        durationSeconds: (Date.now() - started) / 1000,
+      },
+      entityNoun: domain.entityNoun,
+    });
   } finally {
     await runtime.stop();
   }
 }
+
+/** What a bench run measured and judges, as reportBench takes it. */
+export interface BenchResults {
+  closing: ClosingFigures;
+  faults: { sides: { ours: { double: number; missing: number } } };
+  pipeline: { effectsMissing: number; effectsOwed: number; drained: boolean };
+  hotSku?: { effectsMissing: number; effectsOwed: number; drained: boolean };
+  batches: Pick<BatchComparison, 'settings'>;
+}
+
+/**
+ * The end of a run: the results file, the closing lines, then one line per failure (benchFailures: a
+ * double or missed effect of this consumer under faults or in batches, an effect the domain's consumers
+ * owe and did not apply); the exit status, 1 on any failure, so a script or CI that runs the bench
+ * sees a broken run and not only a line in its log.
+ */
+export function reportBench(
+  results: BenchResults & Record<string, unknown>,
+  options: { dir: string; id: string; record: Record<string, unknown>; entityNoun: string },
+): number {
+  const lines = closingLines(results.closing, options.entityNoun);
+  fs.mkdirSync(options.dir, { recursive: true });
+  const file = path.join(options.dir, `${options.id}.json`);
+  const record = {
+    id: options.id,
+    ...options.record,
+    loadAverage: os.loadavg(),
+    cpus: os.cpus().length,
+    prices: UNIT_PRICES,
+    ...results,
+    lines,
+  };
+  fs.writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  console.log(`bench: results in ${path.relative(process.cwd(), file)}`);
+  // The closing lines last: the comparison under faults is the headline.
+  for (const line of lines) console.log(line);
+  const failures = benchFailures({
+    faults: results.faults.sides.ours,
+    pipelines: [
+      { name: 'pipeline', ...results.pipeline },
+      ...(results.hotSku === undefined ? [] : [{ name: 'hot-resource pipeline', ...results.hotSku }]),
+    ],
+    batches: results.batches.settings.map((b) => ({ provider: PROVIDER_WORDS[b.provider], ours: b.sides.ours })),
+  });
+  for (const failure of failures) console.error(failure);
+  return failures.length === 0 ? 0 : 1;
+}
+
+/** The provider settings of the batch comparison, in the closing lines' words. */
+const PROVIDER_WORDS: Record<ProviderSetting, string> = {
+  'http-50ms': `a ${HTTP_PROVIDER_LATENCY_MS} ms HTTP provider`,
+  'dynamodb-write': 'a DynamoDB-write provider',
+};
 
 async function benchRun(
   runtime: BenchRuntime,
@@ -252,6 +316,19 @@ async function measureAll(
       consumerLine(consumerNames[kind], side, perCpuSecond(consumers.messages, side.firstPassCpuSeconds), consumers),
     );
 
+  // As Lambda runs them: batches of 10 side by side, with a 50 ms HTTP provider and with a DynamoDB write.
+  const batches = await compareInBatches({
+    endpoint: runtime.dynamodbEndpoint,
+    region: target.region,
+    tables: direct.tables,
+    messages: profile.batchMessages,
+    rounds: profile.batchRounds,
+    concurrency: profile.batchConcurrency,
+    cpuSeconds: () => cpu.read(),
+  });
+  for (const setting of batches.settings)
+    console.log(batchLine(PROVIDER_WORDS[setting.provider], setting.sides, batches));
+
   const faults = await compareUnderFaults({
     endpoint: runtime.dynamodbEndpoint,
     region: target.region,
@@ -304,7 +381,8 @@ async function measureAll(
 
   // Hot resources: the plan with one resource (the shop: one SKU per line position, at most 3), so the
   // consumers' shared items are contended; tries per message from the consumers' own outcome metrics.
-  let hotSkuResult: Record<string, unknown> | undefined;
+  let hotSkuResult:
+    (Record<string, unknown> & { effectsMissing: number; effectsOwed: number; drained: boolean }) | undefined;
   if (hotSku) {
     const hotBefore = await runtime.stats();
     const { result: hot, cpuSeconds: hotCpu } = await cpuSpan(() =>
@@ -460,13 +538,14 @@ async function measureAll(
   print(`prices: ${UNIT_PRICES.asOf}`);
   print(`load average ${load()} at the end (${os.cpus().length} CPUs): figures are as measured on a shared machine`);
 
-  const side = (kind: ConsumerKind) => ({
-    messagesPerSecond: consumers.sides[kind].messagesPerSecond.first,
-    roundTripsPerMessage: consumers.sides[kind].roundTripsPerMessage.first,
-  });
+  const batchFigures: BatchFigures[] = batches.settings.map((setting) => ({
+    provider: PROVIDER_WORDS[setting.provider],
+    ...setting.sides,
+  }));
   return {
     emulatorLimit: limit,
     consumers: { ...consumers, stepRates },
+    batches,
     faults,
     hops,
     pipeline: { ...pipeline, plan: undefined, observations: undefined, ordersPerCpuSecond: pipelinePerCpu },
@@ -492,7 +571,8 @@ async function measureAll(
       cleanPathCostPerMillion: clean.totalPerMillionEntities,
       defaultPlanCostPerMillion: defaultPlan.totalPerMillionEntities,
       idleCostPerMonth: idle?.totalPerMonth,
-      consumers: { plain: side('plain'), powertools: side('powertools'), ours: side('ours') },
+      batchSize: batches.batchSize,
+      batches: batchFigures,
       faults: {
         messages: faults.messages,
         seed: faults.seed,
