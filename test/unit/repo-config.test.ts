@@ -80,13 +80,25 @@ describe('.github/dependabot.yml', () => {
     expect(ignored('typescript')?.versions).toEqual(['>=7.0.0']);
   });
 
-  test('every dependency of package.json but zod falls in exactly one group', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-    const names = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies });
-    const ungrouped = names.filter((n) => groupOf(n).length !== 1);
+  test('every dependency of package.json and of the workspace packages but zod falls in exactly one group', () => {
+    const manifests = [
+      'package.json',
+      ...fs.readdirSync(path.join(root, 'packages')).map((p) => `packages/${p}/package.json`),
+    ];
+    const names = new Set(
+      manifests.flatMap((file) => {
+        const pkg = JSON.parse(fs.readFileSync(path.join(root, file), 'utf8'));
+        return Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.peerDependencies });
+      }),
+    );
+    const ungrouped = [...names].filter((n) => !n.startsWith('@exactly-once/') && groupOf(n).length !== 1);
 
     // zod validates every request and event: its updates come one pull request each.
     expect(ungrouped).toEqual(['zod']);
+  });
+
+  test('the workspace packages are left to this repository: dependabot ignores them', () => {
+    expect(npm.ignore).toContainEqual({ 'dependency-name': '@exactly-once/*' });
   });
 });
 
