@@ -7,7 +7,8 @@
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
  *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
  *   of the repository without the example, another domain (test/fixtures/bookings) in place of the shop
- *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault;
+ *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault; an application
+ *   built outside the repository on the packed workspace packages;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
  * `npm run test:quick` runs unit and infra; `npm test` runs all five.
@@ -35,6 +36,8 @@ const LONG = [
   '<rootDir>/test/unit/new-consumer.test.ts',
   // Spawns every command's entry point (17 processes): a minute of process start-up, not unit-tier time.
   '<rootDir>/test/unit/cli-help.test.ts',
+  // Packs the workspace packages and builds an application on the tarballs outside the repository.
+  '<rootDir>/test/unit/packed-fork.test.ts',
 ];
 
 // The infra files run as one suite (test/infra/all.suite.ts): in one module registry aws-cdk-lib loads
