@@ -6,7 +6,8 @@ import { cdkContext } from '../support/cdk-app';
 import { exportsHandler } from '../support/entry-modules';
 
 /**
- * Every function names its code by a module path (relative to the project root); the consumer
+ * Every function names its code by a module path (relative to the project root, or absolute for the
+ * mechanism's own, inside its installed package); the consumer
  * list names its consumers' modules the same way. On a stack ExactlyOnce builds (the probe
  * stack), no function's module is missing or lacks `handler`, and a missing one fails synth.
  * (That every module of the shop's entry folder is run by a function: shop-stack.test.ts.)
@@ -26,7 +27,7 @@ function entriesOfStage(stage: ProbeStage): Set<string> {
 test("every function's entry exists and exports handler", () => {
   const entries = [...entriesOfStage('dev'), ...entriesOfStage('prod')];
 
-  const withoutHandler = entries.filter((entry) => !exportsHandler(path.join(PROJECT_DIR, entry)));
+  const withoutHandler = entries.filter((entry) => !exportsHandler(path.resolve(PROJECT_DIR, entry)));
 
   expect(entries.length).toBeGreaterThan(0);
   expect(withoutHandler).toEqual([]);

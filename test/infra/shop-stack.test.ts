@@ -150,7 +150,7 @@ describe('entry points', () => {
   test("every function's entry of the shop's stack exists and exports handler", () => {
     const entries = [...entriesOfStage({})];
 
-    const withoutHandler = entries.filter((entry) => !exportsHandler(path.join(PROJECT_DIR, entry)));
+    const withoutHandler = entries.filter((entry) => !exportsHandler(path.resolve(PROJECT_DIR, entry)));
 
     expect(entries.length).toBeGreaterThan(0);
     expect(withoutHandler).toEqual([]);

@@ -108,7 +108,7 @@ export abstract class HandWiredPipeline {
           { step: 'initialize', name: 'countCalls' },
         );
       }
-      loaded = (await import(path.join(PROJECT_ROOT, entry))) as { handler: unknown };
+      loaded = (await import(path.resolve(PROJECT_ROOT, entry))) as { handler: unknown };
     });
     return loaded!;
   }

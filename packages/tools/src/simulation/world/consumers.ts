@@ -47,7 +47,7 @@ export type HandlerFactory = (wiring: ConsumerWiring) => ConsumerHandler;
  */
 export function handlerFactory(spec: Pick<ConsumerSpec, 'name' | 'entry'>): HandlerFactory {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module is named by the spec, not by an import.
-  const entry = require(path.join(PROJECT_ROOT, spec.entry)) as Record<string, unknown>;
+  const entry = require(path.resolve(PROJECT_ROOT, spec.entry)) as Record<string, unknown>;
   const factory = entry.makeHandler;
   if (typeof factory !== 'function')
     throw new Error(`consumer "${spec.name}": ${spec.entry} exports no makeHandler(wiring) to simulate it with`);
