@@ -62,7 +62,7 @@ const MECHANISM_PAST_ITS_INDEX: Case[] = [
   [`lambdas/${EXAMPLE}/use-cases/probe.ts`, "import { value } from '@exactly-once/runtime/aws/inbox-ledger';"],
   [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@exactly-once/runtime/wiring/consumer-wiring';"],
   [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/cdk/outbox-relay';"],
-  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/cdk';"],
+  [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../../../packages/cdk/src';"],
   [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/runtime/env-names';"],
 ];
 const ALLOWED: Case[] = [
