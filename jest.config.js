@@ -21,6 +21,8 @@ const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 
 const LONG = [
   '<rootDir>/test/unit/another-domain.test.ts',
+  '<rootDir>/test/unit/another-domain-tiers.test.ts',
+  '<rootDir>/test/unit/another-domain-bench.test.ts',
   '<rootDir>/test/unit/another-domain-runtime.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',

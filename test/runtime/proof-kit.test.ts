@@ -1,47 +1,17 @@
 import '../support/probe-tooling-env';
-import { example } from '../../tools/example';
 import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
-import { faultMarks } from '../../tools/proof-kit/fault-marks';
-import { htmlReport, type RunResults } from '../../tools/proof-kit/report';
-import { EACH_EVENT_ONCE } from '../../tools/proof-kit/verify';
-import { MIN_ORDERS_PER_RUN, SMALL, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
+import { expectOwnMark, MIN_ORDERS_PER_RUN, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
 
 /**
  * The proof kit's fault matrix on the local runtime, at small scale, on the probe app (the neutral
  * fixture's stack: things made by POST /things, some undone by POST /things/{thingId}/undo, taken by
  * a standard, a FIFO and a stateful consumer), so it runs with the example deleted: the faults in
  * two groups (each fault's own evidence asserted), every run verified against the
- * invariants of docs/proof-kit.md. Then proof that the kit can fail: with the
- * consumers' inbox claims switched off (a test-only switch), the verification must
- * report the doubles. All faults at once, on the example: proof-kit-all-faults.test.ts; long
- * outages: outages.test.ts.
+ * invariants of docs/proof-kit.md. The adversarial faults and the proof that the kit can fail:
+ * proof-kit-adversarial.test.ts, on a runtime of its own so the two files run side by side on two
+ * workers; all faults at once, on the example: proof-kit-all-faults.test.ts; long outages: outages.test.ts.
  */
 const { run } = useProofKitRuntime('proof-kit', 'probe');
-
-/** The DLQ copies the redrive fault seeds (tools/proof-kit/run.ts): at least two, one per ten things. */
-const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.intents / 10));
-
-/**
- * Each fault left its mark, as the kit counts it for the report (tools/proof-kit/fault-marks.ts: the
- * host's, the provider's, the kit's or the verdict's count), with what the mark must also say for some.
- * A fault shares a run only with faults that cannot leave the same mark (the groups below), so each mark
- * is proof that its own fault fired.
- */
-function expectOwnMark(r: RunResults, fault: FaultName): void {
-  const marks = faultMarks(r);
-  expect({ fault, marks: marks[fault] }).toEqual({ fault, marks: expect.any(Number) });
-  expect(marks[fault]).toBeGreaterThan(0);
-  if (fault === 'poison')
-    expect(r.verification.deadLetters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
-    );
-  // The seeded copies came back from the DLQs to their sources.
-  if (fault === 'redrive') expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS);
-  // The forged copy was applied in the real event's place, and the real one was dead-lettered as EventIdReused.
-  if (fault === 'forged-first') expect(marks['reused-id']).toBeGreaterThan(0);
-  // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
-  if (fault === 'keys-forgotten') expect(marks['keys-forgotten']).toBe(r.injected.providerKeysForgotten);
-}
 
 /**
  * The fault matrix as two runs instead of one per fault: the faults inside the consumers, and the
@@ -97,81 +67,3 @@ describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in o
     );
   }, 900_000);
 });
-
-// An adversarial fault: caught (every copy dead-lettered, nothing applied twice or lost), yet never a pass.
-describe('reused-id: copies of applied events with other content under their eventId', () => {
-  let results: RunResults;
-  beforeAll(async () => {
-    results = await run(['reused-id'], 400);
-  }, 900_000);
-
-  test('each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent', () => {
-    const findings = results.verification.violations.filter((v) => v.invariant === 'event-id-reused');
-
-    expect(findings.length).toBeGreaterThan(0);
-    expect(results.verification.violations).toEqual(findings);
-    expect(results.verification.deadLetters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ cause: 'EventIdReused', count: expect.any(Number) })]),
-    );
-    expect(results.passed).toBe(false);
-  });
-});
-
-// The other adversarial faults, a run each: in one run the relay could stamp a forged create's real event a
-// day ahead, and the consumer refuses a future stamp before it claims, so that run would hold no
-// EventIdReused to show (the right behaviour, but no evidence for the forged-first fault).
-describe.each([
-  ['forged-first', 401, 'EventIdReused', 'forged copies ahead of their events'],
-  ['clock-skew-beyond', 402, 'OccurredInFuture', 'stamps a day ahead'],
-] as const)('%s (seed %i): its dead letters say %s (%s)', (fault, seed, cause, _what) => {
-  let results: RunResults;
-  beforeAll(async () => {
-    results = await run([fault], seed, { rate: 0.2 });
-  }, 900_000);
-
-  test('the fault left its findings for a person, and the run fails', () => {
-    expectOwnMark(results, fault);
-    expect(results.verification.deadLetters).toEqual(expect.arrayContaining([expect.objectContaining({ cause })]));
-    expect(results.passed).toBe(false);
-  });
-});
-
-// The kit can fail: every consumer broken in one run, and each violation says which way the effect is off.
-describe('the kit can fail: with every inbox claim disabled, resent events are applied again and reported', () => {
-  let results: RunResults;
-  beforeAll(async () => {
-    results = await run(['resend'], 300, { disableInboxClaim: example().consumers.map((c) => c.name) });
-  }, 900_000);
-
-  test('the run fails, and its report says so', () => {
-    expect(results.passed).toBe(false);
-    expect(htmlReport(results)).toContain('FAIL');
-  });
-
-  // The standard consumer counts each thing once under its claim: without the claim a resent
-  // ThingHappened is counted again, and the domain's invariant says by how much.
-  test('probe: duplicates are counted again, reported as "counted N times, not once"', () => {
-    const doubles = results.verification.violations.filter((v) => v.invariant === 'counted');
-
-    expect(doubles.length).toBeGreaterThan(0);
-    for (const violation of doubles)
-      expect(violation.detail).toMatch(/^thing \S+: counted ([2-9]|\d{2,}) times, not once$/);
-  });
-
-  // Every consumer on the list (one made by `npm run new:consumer` too) is caught by the generic invariant,
-  // each event once per consumer, whether or not an effect-specific invariant covers it.
-  test.each(example().consumers.map((c) => [c.name]))(
-    '%s: the generic invariant reports its events as unclaimed',
-    (name) => {
-      expect(unclaimedBy(results, name)).toBeGreaterThan(0);
-    },
-  );
-});
-
-/** How many of the consumer's events the generic invariant found without an inbox claim. */
-function unclaimedBy(results: RunResults, consumer: string): number {
-  return results.verification.violations.filter(
-    (v) =>
-      v.invariant === EACH_EVENT_ONCE && v.detail.startsWith(`${consumer}: `) && v.detail.includes('no inbox claim'),
-  ).length;
-}
