@@ -36,6 +36,10 @@ const LONG = [
 // once, where each file of its own spent most of its time loading it again (about 4x the time). A
 // contributor naming one infra file on the command line gets that file alone.
 const oneInfraFile = process.argv.some((arg) => /test\/infra\/[^/]+\.test\.ts$/.test(arg));
+// Unit files that synthesize a stack run inside that suite too (test/support/synthesizing-unit-files.cjs),
+// unless one of them is named on the command line.
+const SYNTHESIZING = require('./test/support/synthesizing-unit-files.cjs');
+const oneSynthesizingFile = process.argv.some((arg) => SYNTHESIZING.some((file) => arg.endsWith(file)));
 
 module.exports = {
   // Integration and runtime tests talk to real emulators; a unit test never gets near this.
@@ -53,7 +57,11 @@ module.exports = {
         '<rootDir>/test/unit/**/*.test.ts',
         '<rootDir>/test/simulation/**/*.test.ts',
       ],
-      testPathIgnorePatterns: ['/node_modules/', ...LONG.map((file) => file.replace('<rootDir>', ''))],
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        ...LONG.map((file) => file.replace('<rootDir>', '')),
+        ...(oneSynthesizingFile ? [] : SYNTHESIZING.map((file) => `/${file}`)),
+      ],
     },
     {
       ...common,
