@@ -1336,7 +1336,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/unit/delivery-evidence.test.ts',
         name: "an event in a message the resend fault sent counts once per event; the relay's replay or a redrive under a new message id does not",
       },
-      { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
+      {
+        file: 'test/runtime/proof-kit-groups.ts',
+        name: 'effects equal intents, and each fault left its own mark',
+        runBy: [PROOF_KIT_TEST, 'test/runtime/proof-kit-consumer-faults.test.ts'],
+      },
       {
         file: 'test/unit/faults.test.ts',
         name: 'crashes after a duplicate that made the provider call an earlier commit still owed: it finished the work',

@@ -1,48 +1,19 @@
 import '../support/probe-tooling-env';
-import { ALL_FAULTS, type FaultName, type FaultSettings } from '../../tools/proof-kit/faults';
-import { expectOwnMark, MIN_ORDERS_PER_RUN, totalSuppressed, useProofKitRuntime } from './proof-kit-fixture';
+import { ALL_FAULTS } from '../../tools/proof-kit/faults';
+import { useProofKitRuntime } from './proof-kit-fixture';
+import { describeFaultGroup, FAULT_GROUPS } from './proof-kit-groups';
 
 /**
  * The proof kit's fault matrix on the local runtime, at small scale, on the probe app (the neutral
  * fixture's stack: things made by POST /things, some undone by POST /things/{thingId}/undo, taken by
  * a standard, a FIFO and a stateful consumer), so it runs with the example deleted: the faults in
- * two groups (each fault's own evidence asserted), every run verified against the
- * invariants of docs/proof-kit.md. The adversarial faults and the proof that the kit can fail:
+ * two groups (each fault's own evidence asserted; proof-kit-groups.ts), every run verified against the
+ * invariants of docs/proof-kit.md. Here the faults around the consumers; the faults inside them:
+ * proof-kit-consumer-faults.test.ts. The adversarial faults and the proof that the kit can fail:
  * proof-kit-adversarial.test.ts, on a runtime of its own so the two files run side by side on two
  * workers; all faults at once, on the example: proof-kit-all-faults.test.ts; long outages: outages.test.ts.
  */
 const { run } = useProofKitRuntime('proof-kit', 'probe');
-
-/**
- * The fault matrix as two runs instead of one per fault: the faults inside the consumers, and the
- * faults around them (producer, relay, providers, operator), each fault's evidence asserted apart.
- */
-const FAULT_GROUPS: readonly { faults: FaultName[]; rate: number; rates?: FaultSettings['rates']; seed: number }[] = [
-  // Three ways a try goes wrong: at 0.2 each a message still gets through in a few tries.
-  { faults: ['crash', 'slow', 'transient'], rate: 0.2, seed: 100 },
-  // The relay crashes at most once per batch it dispatches first: at rate 1 every batch crashes once,
-  // then goes through. The others at 0.3, as each would run alone, but the provider's own faults lower:
-  // each fires on its first request anyway, which is all its evidence needs, and at a rate they stretch
-  // the drain (a slow answer holds a call for 11 s, a 429 or a 503 backs the message off).
-  {
-    faults: [
-      'relay-crash',
-      'resend',
-      'clock-skew',
-      'poison',
-      'redrive',
-      'provider-outage',
-      'answer-lost',
-      'slow-answer',
-      'rate-limited',
-      'server-errors',
-      'keys-forgotten',
-    ],
-    rate: 0.3,
-    rates: { 'relay-crash': 1, 'answer-lost': 0.1, 'slow-answer': 0, 'rate-limited': 0, 'server-errors': 0 },
-    seed: 101,
-  },
-];
 
 test('the fault groups cover every fault, each once', () => {
   const grouped = FAULT_GROUPS.flatMap((g) => g.faults);
@@ -50,20 +21,5 @@ test('the fault groups cover every fault, each once', () => {
   expect([...grouped].sort()).toEqual([...ALL_FAULTS].sort());
 });
 
-describe.each(FAULT_GROUPS.map((g) => [g.faults.join(', '), g]))('faults %s in one run', (_names, group) => {
-  test('effects equal intents, and each fault left its own mark', async () => {
-    const results = await run(group.faults, group.seed, { rate: group.rate, rates: group.rates });
-
-    expect(results.verification.violations).toEqual([]);
-    expect(results.passed).toBe(true);
-    expect(results.verification.counts.entities).toBe(results.verification.counts.intents);
-    expect(results.verification.counts.entities).toBeGreaterThanOrEqual(MIN_ORDERS_PER_RUN);
-    // Each fault must actually have happened, or the run proves nothing about it.
-    for (const fault of group.faults) expectOwnMark(results, fault);
-    expect(totalSuppressed(results)).toBeGreaterThan(0);
-    // The runtime recorded the run's spans, and the report draws the slowest thing's trace hop by hop.
-    expect(new Set(results.trace?.slowest?.spans.map((s) => s.hop))).toEqual(
-      new Set(['api', 'outbox-write', 'relay', 'queue-wait', 'consumer', 'provider-call']),
-    );
-  }, 900_000);
-});
+// The faults around the consumers; the faults inside them: proof-kit-consumer-faults.test.ts.
+describeFaultGroup(run, FAULT_GROUPS[1]);
