@@ -29,6 +29,8 @@ const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 
 const LONG = [
   '<rootDir>/test/unit/another-domain.test.ts',
+  '<rootDir>/test/unit/another-domain-tiers.test.ts',
+  '<rootDir>/test/unit/another-domain-bench.test.ts',
   '<rootDir>/test/unit/another-domain-runtime.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
@@ -44,6 +46,10 @@ const LONG = [
 // once, where each file of its own spent most of its time loading it again (about 4x the time). A
 // contributor naming one infra file on the command line gets that file alone.
 const oneInfraFile = process.argv.some((arg) => /test\/infra\/[^/]+\.test\.ts$/.test(arg));
+// Unit files that synthesize a stack run inside that suite too (test/support/synthesizing-unit-files.cjs),
+// unless one of them is named on the command line.
+const SYNTHESIZING = require('./test/support/synthesizing-unit-files.cjs');
+const oneSynthesizingFile = process.argv.some((arg) => SYNTHESIZING.some((file) => arg.endsWith(file)));
 
 module.exports = {
   // Integration and runtime tests talk to real emulators; a unit test never gets near this.
@@ -61,7 +67,11 @@ module.exports = {
         '<rootDir>/test/unit/**/*.test.ts',
         '<rootDir>/test/simulation/**/*.test.ts',
       ],
-      testPathIgnorePatterns: ['/node_modules/', ...LONG.map((file) => file.replace('<rootDir>', ''))],
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        ...LONG.map((file) => file.replace('<rootDir>', '')),
+        ...(oneSynthesizingFile ? [] : SYNTHESIZING.map((file) => `/${file}`)),
+      ],
     },
     {
       ...common,

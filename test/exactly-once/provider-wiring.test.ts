@@ -45,7 +45,12 @@ beforeAll(async () => {
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mail/messages`;
 });
 
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+// fetch keeps its connection to the server open for the next call: close it from the server's side, or
+// server.close waits on it and the open socket keeps Jest's worker from exiting.
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
 
 beforeEach(() => {
   received.length = 0;

@@ -146,6 +146,7 @@ const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
 const INFRA_IAM_REST_API = 'test/infra/iam-rest-api.test.ts';
 const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
+const PROOF_KIT_ADVERSARIAL_TEST = 'test/runtime/proof-kit-adversarial.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
 const GUARDS = 'test/simulation/guards.test.ts';
 const TIMEOUTS = 'test/simulation/timeouts.test.ts';
@@ -1496,7 +1497,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/unit/delivery-evidence.test.ts',
         name: "an event in a message the resend fault sent counts once per event; the relay's replay or a redrive under a new message id does not",
       },
-      { file: PROOF_KIT_TEST, name: 'effects equal intents, and each fault left its own mark' },
+      {
+        file: 'test/runtime/proof-kit-groups.ts',
+        name: 'effects equal intents, and each fault left its own mark',
+        runBy: [PROOF_KIT_TEST, 'test/runtime/proof-kit-consumer-faults.test.ts'],
+      },
       {
         file: 'test/unit/faults.test.ts',
         name: 'crashes after a duplicate that made the provider call an earlier commit still owed: it finished the work',
@@ -1558,9 +1563,12 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'packages/runtime/src/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],
     provedBy: [
-      { file: PROOF_KIT_TEST, name: 'probe: duplicates are counted again, reported as "counted N times, not once"' },
       {
-        file: PROOF_KIT_TEST,
+        file: PROOF_KIT_ADVERSARIAL_TEST,
+        name: 'probe: duplicates are counted again, reported as "counted N times, not once"',
+      },
+      {
+        file: PROOF_KIT_ADVERSARIAL_TEST,
         name: 'the kit can fail: with every inbox claim disabled, resent events are applied again and reported',
       },
       {
@@ -1697,7 +1705,7 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'the copy with bookings type-checks and lints: the mechanism and the tools need nothing of the shop',
       },
       {
-        file: 'test/unit/another-domain.test.ts',
+        file: 'test/unit/another-domain-tiers.test.ts',
         name: 'the bookings tests pass (one booking per key, one room-night count, one provider call per event), and so does every test of the unit and infra tiers that survives deleting the shop',
       },
       {
@@ -1828,7 +1836,11 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: "'s missing claim is reported under the generic invariant",
         templated: true,
       },
-      { file: PROOF_KIT_TEST, name: ': the generic invariant reports its events as unclaimed', templated: true },
+      {
+        file: PROOF_KIT_ADVERSARIAL_TEST,
+        name: ': the generic invariant reports its events as unclaimed',
+        templated: true,
+      },
       {
         file: 'test/unit/verify-superseded.test.ts',
         name: 'an event marked superseded when no newer event of its entity was produced was dropped: both the event and the count say so',
@@ -2523,10 +2535,10 @@ export const NON_GUARANTEES: readonly NonGuarantee[] = [
       "A message under a real event's id that reaches a consumer's queue **before** the real event (a forger past the queue policy: one of the sender roles) is applied in its place; the real event is then caught as `EventIdReused` for a person, not swallowed, but its effect is missing until that person acts",
     shownBy: [
       {
-        file: 'test/runtime/proof-kit.test.ts',
+        file: PROOF_KIT_ADVERSARIAL_TEST,
         name: 'each copy is dead-lettered as EventIdReused and reported for a person; every effect still equals its intent',
       },
-      { file: 'test/runtime/proof-kit.test.ts', name: 'the fault left its findings for a person, and the run fails' },
+      { file: PROOF_KIT_ADVERSARIAL_TEST, name: 'the fault left its findings for a person, and the run fails' },
     ],
     doc: architecture('event-integrity-one-id-one-event'),
   },

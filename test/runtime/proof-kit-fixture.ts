@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
 import type { FaultName, FaultSettings } from '@exactly-once/tools/proof-kit/faults';
+import { faultMarks } from '@exactly-once/tools/proof-kit/fault-marks';
 import { localCallCounters } from '@exactly-once/tools/proof-kit/local-counters';
 import type { RunResults } from '@exactly-once/tools/proof-kit/report';
 import { runLoadTest, type Profile } from '@exactly-once/tools/proof-kit/run';
@@ -17,6 +18,31 @@ export const MIN_ORDERS_PER_RUN = Math.ceil(SMALL.intents * 0.9);
 
 export const totalSuppressed = (r: RunResults) =>
   Object.values(r.verification.duplicatesSuppressed).reduce((a, b) => a + b, 0);
+
+/** The DLQ copies the redrive fault seeds (packages/tools/src/proof-kit/run.ts): at least two, one per ten things. */
+export const SEEDED_DEAD_LETTERS = Math.max(2, Math.ceil(SMALL.intents / 10));
+
+/**
+ * Each fault left its mark, as the kit counts it for the report (packages/tools/src/proof-kit/fault-marks.ts: the
+ * host's, the provider's, the kit's or the verdict's count), with what the mark must also say for some.
+ * A fault shares a run only with faults that cannot leave the same mark (the groups of proof-kit.test.ts), so each mark
+ * is proof that its own fault fired.
+ */
+export function expectOwnMark(r: RunResults, fault: FaultName): void {
+  const marks = faultMarks(r);
+  expect({ fault, marks: marks[fault] }).toEqual({ fault, marks: expect.any(Number) });
+  expect(marks[fault]).toBeGreaterThan(0);
+  if (fault === 'poison')
+    expect(r.verification.deadLetters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ cause: 'poison (SchemaViolation)', count: 2 })]),
+    );
+  // The seeded copies came back from the DLQs to their sources.
+  if (fault === 'redrive') expect(r.injected.redriven).toBeGreaterThanOrEqual(SEEDED_DEAD_LETTERS);
+  // The forged copy was applied in the real event's place, and the real one was dead-lettered as EventIdReused.
+  if (fault === 'forged-first') expect(marks['reused-id']).toBeGreaterThan(0);
+  // The provider forgot the keys it had answered before the redrive, and the redrive still sent nothing twice.
+  if (fault === 'keys-forgotten') expect(marks['keys-forgotten']).toBe(r.injected.providerKeysForgotten);
+}
 
 /**
  * A test file's own local runtime on a synthesized stack, with its fault switch and a
