@@ -79,7 +79,8 @@ test('the copy holds the mechanism and its tests, and nothing of the example, th
     copied.filter((path) => path.startsWith('test/exactly-once/') && path.endsWith('.test.ts')).length,
   ).toBeGreaterThan(2);
   expect(outside.every((path) => path.startsWith('test/support/'))).toBe(true);
-  for (const absent of ['lambdas/shop', 'lib/shop', 'packages/tools', 'bin']) expect(existsSync(join(copy, absent))).toBe(false);
+  for (const absent of ['lambdas/shop', 'lib/shop', 'packages/tools', 'bin'])
+    expect(existsSync(join(copy, absent))).toBe(false);
 });
 
 test(

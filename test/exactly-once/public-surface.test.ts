@@ -79,7 +79,9 @@ function hooksIn(surface: keyof typeof SURFACES): string[] {
 // The simulation's guard switches and the local runtime's broken build act below the ledger, on the
 // DynamoDB calls it sends: an application's wiring, ledgers and options carry no test hook to write or see.
 // (The CDK surfaces are left out: there `FunctionBuild.inboxBypass` chooses which bundle is built.)
-const RUNTIME_SURFACES = (Object.keys(SURFACES) as (keyof typeof SURFACES)[]).filter((s) => s.startsWith('@exactly-once/runtime'));
+const RUNTIME_SURFACES = (Object.keys(SURFACES) as (keyof typeof SURFACES)[]).filter((s) =>
+  s.startsWith('@exactly-once/runtime'),
+);
 test.each(RUNTIME_SURFACES)('no type or class %s exports carries a test hook', (surface) => {
   expect(hooksIn(surface)).toEqual([]);
 });

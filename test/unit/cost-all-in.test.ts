@@ -91,6 +91,8 @@ test("docs/cost.md gives the shop's clean-path and all-in figures as the model c
   const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   for (const l of cost.lines)
     expect(page).toMatch(
-      new RegExp(`\\|\\s*${escaped(l.item)}\\s*\\|\\s*${l.basis}\\s*\\|\\s*${escaped(l.dollarsPerMillion.toFixed(2))}\\s*\\|`),
+      new RegExp(
+        `\\|\\s*${escaped(l.item)}\\s*\\|\\s*${l.basis}\\s*\\|\\s*${escaped(l.dollarsPerMillion.toFixed(2))}\\s*\\|`,
+      ),
     );
 });

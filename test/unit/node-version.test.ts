@@ -79,5 +79,6 @@ test('every npm script that runs an entry point checks the Node version with pla
   expect(runningAnEntryPoint.map(([name]) => name).sort()).toEqual(
     ['bench', 'call', 'dlq', 'loadtest', 'new:consumer', 'sim', 'start'].sort(),
   );
-  for (const [, command] of runningAnEntryPoint) expect(command).toMatch(/^node packages\/tools\/src\/cli\/node-version\.cjs && tsx /);
+  for (const [, command] of runningAnEntryPoint)
+    expect(command).toMatch(/^node packages\/tools\/src\/cli\/node-version\.cjs && tsx /);
 });

@@ -136,7 +136,8 @@ test('an example without a proof domain: the kit refuses, saying what is missing
         scaffold: { folder: 'x', eventTypes: [] },
       },
     }));
-    const { proofDomain } = jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
+    const { proofDomain } =
+      jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
 
     // Act and assert
     expect(() => proofDomain()).toThrow("The example's tooling module gives no proof domain (`proof`");

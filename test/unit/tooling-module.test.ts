@@ -31,7 +31,8 @@ function freshTools<T>(moduleValue: string | undefined, load: () => T): T {
   }
 }
 
-const exampleModule = () => jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
+const exampleModule = () =>
+  jest.requireActual<typeof import('@exactly-once/tools/example')>('@exactly-once/tools/example');
 
 test('EXACTLY_ONCE_TOOLING names the module the tools take their domain from, relative to the repository root', () => {
   const tooling = freshTools(PROBE_TOOLING_MODULE, () => exampleModule().example());
