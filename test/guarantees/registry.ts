@@ -1500,7 +1500,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/runtime/proof-kit-groups.ts',
         name: 'effects equal intents, and each fault left its own mark',
-        runBy: [PROOF_KIT_TEST, 'test/runtime/proof-kit-consumer-faults.test.ts'],
+        runBy: [PROOF_KIT_TEST],
       },
       {
         file: 'test/unit/faults.test.ts',

@@ -3,10 +3,9 @@ import type { RunResults } from '@exactly-once/tools/proof-kit/report';
 import { expectOwnMark, MIN_ORDERS_PER_RUN, totalSuppressed } from './proof-kit-fixture';
 
 /**
- * The fault matrix as two runs instead of one per fault: the faults inside the consumers
- * (proof-kit-consumer-faults.test.ts), and the faults around them (producer, relay, providers, operator:
- * proof-kit.test.ts), each fault's evidence asserted apart, each group in a file of its own so the two
- * run side by side on two workers.
+ * The fault matrix as two runs instead of one per fault: the faults inside the consumers, and the
+ * faults around them (producer, relay, providers, operator), each fault's evidence asserted apart;
+ * proof-kit.test.ts runs both on one runtime.
  */
 export const FAULT_GROUPS: readonly {
   faults: FaultName[];
