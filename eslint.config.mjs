@@ -133,7 +133,11 @@ export default tseslint.config(
   // The example's plug-ins for the tools (tooling/<example>/: the proof kit's domain, the simulated
   // domain, the bench) are tool code, not Lambda code: like the tools they drive the mechanism's parts
   // and the SDK directly. Only code that runs in a function lives under lambdas/.
-  { files: ['bin/**/*.ts', `lib/${EXAMPLE}/**/*.ts`], rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX) },
+  // The application's own CDK files outside the example's folder (lib/config.ts, the stages) are held the same.
+  {
+    files: ['bin/**/*.ts', 'lib/*.ts', `lib/${EXAMPLE}/**/*.ts`],
+    rules: restrict(NO_HANDLER_MODULE, MECHANISM_THROUGH_ITS_INDEX),
+  },
   { files: ['packages/cdk/src/**/*.ts'], rules: restrict(NO_HANDLER_MODULE, NOTHING_OF_THE_EXAMPLE) },
   {
     files: ['packages/tools/src/**/*.ts'],

@@ -7,7 +7,7 @@ import {
   DEFAULT_HUMAN_ROLE_PATTERNS,
   parseHumanRolePatterns,
 } from '@exactly-once/runtime/api';
-import { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '@exactly-once/runtime/trace/span-sampling';
+import { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '@exactly-once/runtime/runtime';
 import {
   ALLOW_RESERVED_CONCURRENCY_CONTEXT,
   providerEndpointsOf,

@@ -64,6 +64,7 @@ const MECHANISM_PAST_ITS_INDEX: Case[] = [
   [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/cdk/outbox-relay';"],
   [`lib/${EXAMPLE}/probe.ts`, "import { value } from '../../../packages/cdk/src';"],
   [`lib/${EXAMPLE}/probe.ts`, "import { value } from '@exactly-once/runtime/env-names';"],
+  ['lib/probe.ts', "import { value } from '@exactly-once/runtime/trace/span-sampling';"],
 ];
 const ALLOWED: Case[] = [
   [`lambdas/${EXAMPLE}/aws/probe.ts`, "import { value } from '@exactly-once/runtime/aws';"],

@@ -19,3 +19,4 @@ export { STACK_OUTPUTS } from '../stack-outputs';
 export { retryAfterSecondsOf, type PermanentCause } from '../errors';
 export { flushMetrics, logger, metrics, MetricUnit } from './observability';
 export { inChildSpan } from '../trace/spans';
+export { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '../trace/span-sampling';
