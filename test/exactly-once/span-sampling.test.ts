@@ -1,6 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { ConsumerSettings } from '@exactly-once/runtime/consumer/consume-record';
-import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
 import { parseEnvelope } from '@exactly-once/runtime/envelope';
 import { PermanentError } from '@exactly-once/runtime/errors';
 import { DEFAULT_SPAN_SAMPLING, keptByHead, spanSamplingFromEnv } from '@exactly-once/runtime/trace/span-sampling';
@@ -13,6 +12,7 @@ import {
   type SpanRecord,
 } from '@exactly-once/runtime/trace/spans';
 import { thingHappened } from './fixtures/probe-events';
+import { aMinuteOfWork, consumerSettingsFor } from '../support/consumer-record';
 
 /**
  * Span-log head sampling: a trace's spans are written all or none, decided from its trace id alone,
@@ -39,19 +39,8 @@ afterEach(() => {
 const sampleAt = (rate: number, slowMs = 60_000) => restores.push(setSpanSampling({ rate, slowMs }));
 
 describe('consumer records', () => {
-  const settings: ConsumerSettings = {
-    consumer: 'loyalty',
-    control: { changeVisibility: async () => undefined, sendToDeadLetterQueue: async () => undefined },
-    backoff: { baseSeconds: 1, capSeconds: 300 },
-    dedupeHorizonSeconds: 86_400,
-    now: () => new Date(),
-  };
-  const work: RecordWork = {
-    signal: new AbortController().signal,
-    deadline: Date.now() + 60_000,
-    leaseUntil: Date.now() + 70_000,
-    leaseHolder: 'test',
-  };
+  const settings = consumerSettingsFor('loyalty');
+  const work = aMinuteOfWork();
   let consumeRecord: typeof import('@exactly-once/runtime/consumer/consume-record').consumeRecord;
   beforeAll(async () => {
     ({ consumeRecord } = await import('@exactly-once/runtime/consumer/consume-record'));

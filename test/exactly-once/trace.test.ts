@@ -6,8 +6,6 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { HttpProvider } from '@exactly-once/runtime/aws/http-provider';
 import { outboxPut } from '@exactly-once/runtime/aws/outbox-table';
 import { SqsEventPublisher } from '@exactly-once/runtime/aws/sqs-event-publisher';
-import type { ConsumerSettings } from '@exactly-once/runtime/consumer/consume-record';
-import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
 import { envelopeSchema, parseEnvelope, type EventEnvelope } from '@exactly-once/runtime/envelope';
 import { PermanentError } from '@exactly-once/runtime/errors';
 import { eventFingerprint } from '@exactly-once/runtime/inbox/fingerprint';
@@ -18,6 +16,7 @@ import {
   parseTraceparent,
   type TraceContext,
 } from '@exactly-once/runtime/trace/trace-context';
+import { aMinuteOfWork, consumerSettingsFor } from '../support/consumer-record';
 
 /**
  * The W3C trace context of one order, hop by hop: the pure parse / format / child functions, the
@@ -265,19 +264,8 @@ describe('consumer hop', () => {
 
   const RELAY_SPAN = 'b7ad6b7169203331';
   const SENT_AT = Date.now() - 1_500;
-  const settings: ConsumerSettings = {
-    consumer: 'loyalty',
-    control: { changeVisibility: async () => undefined, sendToDeadLetterQueue: async () => undefined },
-    backoff: { baseSeconds: 1, capSeconds: 300 },
-    dedupeHorizonSeconds: 86_400,
-    now: () => new Date(),
-  };
-  const work: RecordWork = {
-    signal: new AbortController().signal,
-    deadline: Date.now() + 60_000,
-    leaseUntil: Date.now() + 70_000,
-    leaseHolder: 'test',
-  };
+  const settings = consumerSettingsFor('loyalty');
+  const work = aMinuteOfWork();
 
   function record(options: { attribute?: string; body?: EventEnvelope; receiveCount?: number }): SQSRecord {
     return {
