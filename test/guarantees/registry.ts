@@ -854,6 +854,60 @@ export const GUARANTEES: readonly Guarantee[] = [
     doc: architecture('fifo-per-order-with-a-version-check'),
   },
   {
+    id: 'relay-concurrent-sends',
+    statement:
+      "The relay sends a batch's chunks of 10 side by side, at most `SENDS_IN_FLIGHT` (10) calls at once; on a FIFO route a chunk that shares a message group with an earlier chunk waits for that chunk's call to end, so an entity's events reach its queue in order; a failed chunk's events are reported failed and never marked dispatched",
+    enforcedIn: [{ file: PUBLISHER, symbol: 'SqsEventPublisher' }],
+    provedBy: [
+      {
+        file: 'test/unit/relay-concurrent-sends.test.ts',
+        name: "on a FIFO route a chunk sharing a message group with an earlier chunk waits for that chunk's call to end, and the group stays in order",
+      },
+      {
+        file: 'test/unit/relay-concurrent-sends.test.ts',
+        name: 'one chunk failing while the others are in flight: exactly its 10 events are reported, the other 40 are marked dispatched',
+      },
+      {
+        file: 'test/unit/relay-concurrent-sends.test.ts',
+        name: 'on a FIFO route chunks of different message groups go side by side',
+      },
+    ],
+    doc: architecture('fifo-per-order-with-a-version-check'),
+  },
+  {
+    id: 'span-sampling-keeps-what-a-person-needs',
+    statement:
+      "The stage's span sampling (`spanSampleRate`) is decided from the trace id, so a trace is written whole or not at all; whatever the rate, a span that failed, every span of a record's try after its first receive or of a record being dead-lettered, and a span of at least `slowSpanMs` are written",
+    enforcedIn: [
+      { file: 'packages/runtime/src/trace/span-sampling.ts', symbol: 'keptByHead' },
+      { file: 'packages/runtime/src/trace/span-sampling.ts', symbol: 'spanKept' },
+      { file: 'packages/runtime/src/consumer/consume-record.ts', symbol: 'consumeRecord' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/span-sampling.test.ts',
+        name: 'at rate 0.5, 40 traces through api, relay and consumer: each trace written whole or not at all, about half written',
+      },
+      {
+        file: 'test/exactly-once/span-sampling.test.ts',
+        name: "at rate 0 a retried record's try (receive count 3) is written whole, its provider call included; its first try is not",
+      },
+      {
+        file: 'test/exactly-once/span-sampling.test.ts',
+        name: 'at rate 0 a dead-lettered record (permanent error, not thrown) has its consumer span written',
+      },
+      {
+        file: 'test/exactly-once/span-sampling.test.ts',
+        name: 'at rate 0 a span that failed is written, with its error mark; one that did not fail is not',
+      },
+      {
+        file: 'test/exactly-once/span-sampling.test.ts',
+        name: 'at rate 0 a span at least slowMs long is written; a shorter one is not',
+      },
+    ],
+    doc: { page: 'docs/operations.md', anchor: 'tracing-one-order-across-every-hop' },
+  },
+  {
     id: 'fair-queue-tenant',
     statement:
       "A message to a standard queue carries its event's tenant, as a 22-character digest, in `MessageGroupId`, so SQS fair queues keep one tenant's backlog from delaying the others'; it orders nothing, and an event without a tenant carries none",
