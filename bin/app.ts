@@ -2,7 +2,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigError, readConfig, stackPropsFor, type AppConfig } from '../lib/config';
-import { ExactlyOnceStack } from '../lib/shop/shop-stack';
+import { applicationStack } from '../lib/app-stack';
 
 const app = new App();
 let config: AppConfig;
@@ -19,7 +19,7 @@ try {
   process.exit(1);
 }
 // One stack per stage (`-c stage=dev|prod`): `ExactlyOnce-dev`, `ExactlyOnce-prod`.
-new ExactlyOnceStack(app, config.stackName, {
+applicationStack(app, config.stackName, {
   config,
   ...stackProps,
   description: `Exactly-once effects over at-least-once delivery (reference implementation), stage ${config.stage}`,

@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
@@ -16,9 +16,6 @@ export interface ExactlyOnceStackProps extends StackProps {
   readonly consumers?: readonly ConsumerSpec[];
 }
 
-/** The `project` tag on every resource of the stack (with `stage`): what Cost Explorer groups by. */
-export const PROJECT_TAG = 'exactly-once-effects';
-
 /**
  * The shop, for one stage: its Orders table (which holds the outbox), the mechanism, and its API. No
  * resource gets an explicit physical name, so every stage's names derive from its stack name.
@@ -27,9 +24,6 @@ export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
-    // Cost allocation: a load test's bill, or one stage's, can be told apart (activate the tags in Billing).
-    Tags.of(this).add('project', PROJECT_TAG);
-    Tags.of(this).add('stage', config.stage);
     // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
     setFunctionBuild(this, functionBuildFor(config));
 

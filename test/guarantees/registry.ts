@@ -144,7 +144,6 @@ const UNIT_DEPENDENCY_FAILURE = 'test/unit/guarantee-dependency-failure.test.ts'
 const INFRA_ASPECTS = 'test/infra/aspects.test.ts';
 const INFRA_PIPELINES = 'test/infra/pipelines.test.ts';
 const INFRA_IAM_REST_API = 'test/infra/iam-rest-api.test.ts';
-const ALL_FAULTS_TEST = 'test/runtime/proof-kit-all-faults.test.ts';
 const PROOF_KIT_TEST = 'test/runtime/proof-kit.test.ts';
 const PROOF_KIT_ADVERSARIAL_TEST = 'test/runtime/proof-kit-adversarial.test.ts';
 const OUTAGES_TEST = 'test/runtime/outages.test.ts';
@@ -1040,10 +1039,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       { file: 'test/unit/provider-effects.test.ts', name: ' is a provider-effects violation', templated: true },
-      {
-        file: 'test/runtime/proof-kit-all-faults.test.ts',
-        name: 'all faults together: effects equal intents, calls per order measured, report renders',
-      },
     ],
     doc: PROOF_KIT,
   },
@@ -1386,10 +1381,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'test/unit/caller-rule-from-env.test.ts', name: 'a bad list stops the function, naming the variable' },
       { file: 'test/unit/caller.test.ts', name: 'no usable identity is no caller (the handlers answer 403)' },
       {
-        file: 'test/runtime/caller-scope.test.ts',
-        name: 'same role, two sessions, one Idempotency-Key: one order, the second answer is its replay',
-      },
-      {
         file: GUARDS,
         name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
       },
@@ -1539,10 +1530,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'packages/tools/src/local-runtime/host/delivery-evidence.ts', symbol: 'DeliveryEvidence' },
     ],
     provedBy: [
-      {
-        file: ALL_FAULTS_TEST,
-        name: 'all faults together: effects equal intents, calls per order measured, report renders',
-      },
       {
         file: 'test/unit/delivery-evidence.test.ts',
         name: 'a message handed over again while its first invocation still works on it, which then completes it, counts as a redelivery while running',
@@ -2156,10 +2143,6 @@ export const GUARANTEES: readonly Guarantee[] = [
     ],
     provedBy: [
       {
-        file: 'test/runtime/end-to-end.test.ts',
-        name: "one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before",
-      },
-      {
         file: 'test/exactly-once/trace.test.ts',
         name: ' traceparent is ignored: the request runs in a new trace',
         templated: true,
@@ -2341,10 +2324,6 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'credentials that expire during the run are replaced by what their provider hands out next',
       },
       { file: 'test/unit/drive-signing.test.ts', name: "the driver's signature is the SDK signer's, byte for byte" },
-      {
-        file: 'test/runtime/artillery.test.ts',
-        name: "the kit's own driver, signing each request as it sends it, is accepted by the checking API, and its ledger verifies",
-      },
     ],
     doc: PROOF_KIT,
   },
@@ -2364,10 +2343,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       { file: 'test/unit/intent-ledger.test.ts', name: 'an entity for a key the ledger shows refused is a violation' },
       { file: 'test/unit/intent-ledger.test.ts', name: 'an accepted key without its entity is a violation' },
-      {
-        file: 'test/runtime/artillery.test.ts',
-        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
-      },
     ],
     doc: { page: 'docs/proof-kit.md', anchor: 'load-test-a-deployed-stack' },
   },
@@ -2380,10 +2355,6 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'packages/tools/src/proof-kit/aws/artillery-processor.js', symbol: 'signCreate' },
     ],
     provedBy: [
-      {
-        file: 'test/runtime/artillery.test.ts',
-        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
-      },
       {
         file: 'test/unit/aws-load-assets.test.ts',
         name: "a key's retry sends the first request's body, its customer and SKU from the scenario's lists",

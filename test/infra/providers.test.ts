@@ -10,6 +10,7 @@ import { cdkContext, configError, synthStack } from '../support/synth';
  * fulfilment's, the mail loyalty's) as an endpoint and the name of the SSM SecureString parameter holding
  * its API key, and a bad value stops synth with one line. (What ExactlyOnce does with any stack's
  * providers: consumer-providers.test.ts.)
+ * @reachesExample asserts the example's providers (warehouse, mail): removed with the example (npm run new:domain).
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a template's properties are untyped JSON

@@ -1,4 +1,4 @@
-import { PROJECT_TAG } from '../../lib/shop/shop-stack';
+import { PROJECT_TAG } from '../../lib/app-stack';
 import { synthStack } from '../support/synth';
 
 /**

@@ -13,6 +13,7 @@ import { useProofKitRuntime } from './proof-kit-fixture';
  * SigV4 as API Gateway does: every request is accepted as signed, and the
  * verdict from the processor's intent ledger passes with intents checked (one
  * order per accepted key, none for a refused one, their effects).
+ * @reachesExample runs the proof kit on the example's stack: removed with the example (npm run new:domain).
  */
 const runtime = useProofKitRuntime('artillery');
 const run = promisify(execFile);

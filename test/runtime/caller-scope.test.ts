@@ -11,6 +11,7 @@ import { startSynthesizedStack } from './fixtures';
  * `npm start` runs it: a client whose role credentials rotate between a
  * request and its retry (new session name, new access key) stays in its key
  * space, so its retry is a replay and its order stays its own.
+ * @reachesExample drives the example's HTTP API on its stack (startSynthesizedStack): removed with the example (npm run new:domain).
  */
 let runtime: LocalRuntime;
 let base: string;

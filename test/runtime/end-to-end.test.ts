@@ -8,6 +8,7 @@ import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 /**
  * The real stack, as `npm start` runs it: `cdk synth` with bundling (into a
  * folder of its own), then the runtime on the synthesized template.
+ * @reachesExample drives the example's HTTP API on its stack (startSynthesizedStack): removed with the example (npm run new:domain).
  */
 let runtime: LocalRuntime;
 let base: string;

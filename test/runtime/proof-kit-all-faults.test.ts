@@ -9,6 +9,7 @@ import { MIN_ORDERS_PER_RUN, totalSuppressed, useProofKitRuntime } from './proof
  * Every fault of the proof kit at once on the local runtime, where chains of failures on one
  * message are the point, and its HTML report as a user opens it. Apart from the fault groups
  * (proof-kit.test.ts) so the two run side by side.
+ * @reachesExample runs the proof kit on the example's stack: removed with the example (npm run new:domain).
  */
 const { work, run } = useProofKitRuntime('proof-kit-all');
 

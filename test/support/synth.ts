@@ -1,12 +1,14 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readConfig } from '../../lib/config';
-import { ExactlyOnceStack } from '../../lib/shop/shop-stack';
+import type { Stack } from 'aws-cdk-lib';
+import { applicationStack } from '../../lib/app-stack';
 import { cdkContext } from './cdk-app';
 
 /**
- * The shop's stack, synthesized as bin/app.ts builds it, for the tests of the shop's own stack and
- * of what runs on it. The mechanism's infra tests build the neutral probe stack instead
+ * The application's stack (lib/app-stack.ts, the example's today), synthesized as bin/app.ts builds it,
+ * for the checks every application keeps (they hold for whatever domain replaces the example) and the
+ * example's own stack tests. The mechanism's infra tests build the neutral probe stack instead
  * (test/exactly-once/fixtures/probe-stack.ts); the CDK helpers both use are in ./cdk-app.
  */
 export { cdkContext, synthErrors, type SynthFinding } from './cdk-app';
@@ -14,11 +16,11 @@ export { configError } from './config-error';
 
 export function synthStack(context: Record<string, unknown> = {}): {
   app: App;
-  stack: ExactlyOnceStack;
+  stack: Stack;
   template: Template;
 } {
   const app = new App({ context: cdkContext(context) });
-  const stack = new ExactlyOnceStack(app, 'TestStack', { config: readConfig(app) });
+  const stack = applicationStack(app, 'TestStack', { config: readConfig(app) });
   return { app, stack, template: Template.fromStack(stack) };
 }
 

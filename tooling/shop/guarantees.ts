@@ -197,6 +197,60 @@ export const guarantees: ExampleRegistry = {
     ],
   },
   alsoProvedBy: {
+    'effects-counted-at-the-provider': [
+      {
+        file: 'test/runtime/proof-kit-all-faults.test.ts',
+        name: 'all faults together: effects equal intents, calls per order measured, report renders',
+      },
+      {
+        file: 'test/unit/shop-proof.test.ts',
+        name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
+      },
+    ],
+    'caller-scope': [
+      {
+        file: 'test/runtime/caller-scope.test.ts',
+        name: 'same role, two sessions, one Idempotency-Key: one order, the second answer is its replay',
+      },
+      {
+        file: 'test/integration/cancel-get-order.test.ts',
+        name: "another caller's order is 404, exactly like an unknown one",
+      },
+    ],
+    'effects-equal-intents': [
+      {
+        file: 'test/runtime/proof-kit-all-faults.test.ts',
+        name: 'all faults together: effects equal intents, calls per order measured, report renders',
+      },
+    ],
+    'trace-context': [
+      {
+        file: 'test/runtime/end-to-end.test.ts',
+        name: "one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before",
+      },
+      {
+        file: 'test/unit/create-order.test.ts',
+        name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
+      },
+    ],
+    'load-signing-holds': [
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: "the kit's own driver, signing each request as it sends it, is accepted by the checking API, and its ledger verifies",
+      },
+    ],
+    'intents-from-ledgers': [
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
+      },
+    ],
+    'artillery-scenario-runs': [
+      {
+        file: 'test/runtime/artillery.test.ts',
+        name: 'the shipped Artillery scenario runs against the local runtime, every request signed, and the verdict from its ledger passes',
+      },
+    ],
     'keys-are-a-migration': [
       {
         file: 'test/integration/shop-key-shapes.test.ts',
@@ -248,12 +302,6 @@ export const guarantees: ExampleRegistry = {
         name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
       },
     ],
-    'effects-counted-at-the-provider': [
-      {
-        file: 'test/unit/shop-proof.test.ts',
-        name: 'a PICK performed after its order’s CANCEL_PICK is a provider-order violation',
-      },
-    ],
     'providers-per-stage': [
       { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
     ],
@@ -286,12 +334,6 @@ export const guarantees: ExampleRegistry = {
         name: 'an unexpected bug is a generic 500 without stack trace or error text',
       },
     ],
-    'caller-scope': [
-      {
-        file: 'test/integration/cancel-get-order.test.ts',
-        name: "another caller's order is 404, exactly like an unknown one",
-      },
-    ],
     'proof-can-fail': [
       {
         file: 'test/unit/shop-proof.test.ts',
@@ -309,12 +351,6 @@ export const guarantees: ExampleRegistry = {
       {
         file: 'test/unit/shop-proof.test.ts',
         name: 'the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order',
-      },
-    ],
-    'trace-context': [
-      {
-        file: 'test/unit/create-order.test.ts',
-        name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
       },
     ],
     'simulation-finds-guards': [
