@@ -61,7 +61,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(test/fixtures|cdk\\.out)/' },
+    exclude: { path: '^(packages/tools/templates|cdk\\.out)/' },
     // The packages are found through their node_modules links and checked as the files they are.
     preserveSymlinks: false,
   },

@@ -70,7 +70,7 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 
 export default tseslint.config(
   // JavaScript files (configs, the local runtime's worker, the Artillery processor) are linted like TypeScript.
-  // test/fixtures/bookings is another example, linted where it belongs (test/unit/another-domain.test.ts).
+  // packages/tools/templates/domain is the skeleton `npm run new:domain` writes, linted where it lands (test/unit/another-domain.test.ts).
   {
     ignores: [
       'node_modules/',
@@ -79,7 +79,7 @@ export default tseslint.config(
       'coverage/',
       'loadtest-results/',
       'bench-results/',
-      'test/fixtures/bookings/',
+      'packages/tools/templates/',
     ],
   },
   ...tseslint.configs.recommended,

@@ -1,25 +1,19 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { domainTemplate } from '@exactly-once/tools/scaffolder/domain-template';
 import { exampleName, exampleReach } from './example-reach';
 import { runInCopy, linkNodeModules } from './repo-copy';
 
 const REPO = resolve(__dirname, '../..');
 /** The example's folder (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it; the bookings take its place. */
 const EXAMPLE = exampleName(REPO);
-const FIXTURE = join(REPO, 'test/fixtures/bookings');
 
 const tracked = (): string[] =>
   execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' })
     .split('\0')
     .filter((path) => path !== '' && existsSync(join(REPO, path)));
-
-const fixtureFiles = (dir = FIXTURE): string[] =>
-  readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? fixtureFiles(path) : [relative(FIXTURE, path)];
-  });
 
 const isExample = (path: string) =>
   path.startsWith(`lambdas/${EXAMPLE}/`) ||
@@ -34,29 +28,30 @@ function examplesTests(files: readonly string[]): Set<string> {
 
 /**
  * The another-domain tests' copy of the repository, made before a test file's tests and removed after:
- * without the shop (its runtime code, its stack, and every test that reaches it), with the bookings
- * domain of test/fixtures/bookings in its place, node_modules linked to this one's. Each of the
+ * without the shop (its runtime code, its stack, and every test that reaches it), with the skeleton
+ * domain of packages/tools/templates/domain (the bookings) in its place, node_modules linked to this one's. Each of the
  * another-domain files makes its own, so the three run side by side on the long project's workers
  * (a copy takes seconds; what runs in it takes minutes). `renderGuarantees`: render the guarantee pages
  * in the copy first, as a fork does after replacing the example (the guarantees page test needs it).
- * `written`: the fixture's files, relative to it; `run`: a tool of node_modules/.bin in the copy.
+ * `written`: the skeleton's paths; `run`: a tool of node_modules/.bin in the copy.
  */
 export function useAnotherDomainCopy(options: { renderGuarantees: boolean }) {
   let copy: string | undefined;
-  const written = fixtureFiles();
+  const template = domainTemplate(EXAMPLE);
+  const written = template.map(({ path }) => path);
 
   beforeAll(() => {
     copy = mkdtempSync(join(tmpdir(), 'another-domain-'));
-    const files = tracked().filter((path) => !path.startsWith('test/fixtures/bookings/'));
+    const files = tracked();
     const dropped = examplesTests(files);
     for (const path of files) {
       if (isExample(path) || dropped.has(path)) continue;
       mkdirSync(dirname(join(copy, path)), { recursive: true });
       cpSync(join(REPO, path), join(copy, path));
     }
-    for (const path of written) {
+    for (const { path, text } of template) {
       mkdirSync(dirname(join(copy, path)), { recursive: true });
-      cpSync(join(FIXTURE, path), join(copy, path));
+      writeFileSync(join(copy, path), text);
     }
     linkNodeModules(REPO, copy);
     if (!options.renderGuarantees) return;
@@ -71,8 +66,10 @@ export function useAnotherDomainCopy(options: { renderGuarantees: boolean }) {
   });
 
   return {
-    /** The fixture's files, relative to test/fixtures/bookings. */
+    /** The skeleton's files, as written into the copy. */
     written,
+    /** The skeleton's files and texts. */
+    template,
     /** The copy's folder (after beforeAll). */
     copy: () => copy!,
     run: (tool: string, args: string[]) => runInCopy(copy!, tool, args),

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { exampleName, exampleReach } from './example-reach';
 
 /**
@@ -21,13 +21,12 @@ export function runInCopy(copy: string, tool: string, args: string[]): { status:
 
 /**
  * A copy of the repository (in a new temporary folder, returned) with the example replaced by the domain
- * in `fixture`, as the another-domain test makes it: the tracked and untracked-but-not-ignored files,
- * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example>), the tests that reach them, the guarantee registry and the fixtures of the other domain;
+ * whose files are `domain` (paths relative to the root, and texts), as the another-domain test makes it: the tracked and untracked-but-not-ignored files,
+ * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example>), the tests that reach them, the guarantee registry;
  * then the fixture's files in their place, and node_modules linked to this one's. The caller removes it.
  */
-export function copyWithOtherDomain(repo: string, fixture: string): string {
+export function copyWithOtherDomain(repo: string, domain: readonly { path: string; text: string }[]): string {
   const example = exampleName(repo);
-  const fixtureFolder = `${relative(repo, fixture)}/`;
   const isExample = (path: string) =>
     path.startsWith(`lambdas/${example}/`) ||
     path.startsWith(`tooling/${example}/`) ||
@@ -37,19 +36,19 @@ export function copyWithOtherDomain(repo: string, fixture: string): string {
     encoding: 'utf8',
   })
     .split('\0')
-    .filter((path) => path !== '' && existsSync(join(repo, path)) && !path.startsWith(fixtureFolder));
+    .filter((path) => path !== '' && existsSync(join(repo, path)));
   const reaches = exampleReach(repo);
   const copy = mkdtempSync(join(tmpdir(), 'domain-copy-'));
-  const place = (from: string, to: string) => {
-    mkdirSync(dirname(join(copy, to)), { recursive: true });
-    cpSync(from, join(copy, to));
+  const place = (path: string, write: (to: string) => void) => {
+    mkdirSync(dirname(join(copy, path)), { recursive: true });
+    write(join(copy, path));
   };
   for (const path of files) {
     const examplesTest = path.startsWith('test/') && reaches(path);
     if (isExample(path) || examplesTest || path.startsWith('test/guarantees/')) continue;
-    place(join(repo, path), path);
+    place(path, (to) => cpSync(join(repo, path), to));
   }
-  for (const path of filesUnder(fixture)) place(join(fixture, path), path);
+  for (const { path, text } of domain) place(path, (to) => writeFileSync(to, text));
   linkNodeModules(repo, copy);
   return copy;
 }
@@ -72,11 +71,3 @@ export function linkNodeModules(repo: string, copy: string): void {
 }
 
 const WORKSPACE_SCOPE = '@exactly-once';
-
-/** Every file under `dir`, relative to it. */
-function filesUnder(dir: string, root = dir): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path, root) : [relative(root, path)];
-  });
-}

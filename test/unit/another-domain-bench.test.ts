@@ -2,7 +2,7 @@ import { useAnotherDomainCopy } from '../support/another-domain-copy';
 
 /**
  * `npm run bench` in the another-domain copy (test/support/another-domain-copy.ts: the repository
- * without the shop, the bookings of test/fixtures/bookings in its place), with no plug-in of its own.
+ * without the shop, the bookings of packages/tools/templates/domain in its place), with no plug-in of its own.
  * Apart from another-domain.test.ts so the two run side by side.
  */
 const SLOW = 300_000;

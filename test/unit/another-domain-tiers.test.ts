@@ -2,7 +2,7 @@ import { useAnotherDomainCopy } from '../support/another-domain-copy';
 
 /**
  * The unit and infra tiers in the another-domain copy (test/support/another-domain-copy.ts: the
- * repository without the shop, the bookings of test/fixtures/bookings in its place): the bookings'
+ * repository without the shop, the bookings of packages/tools/templates/domain in its place): the bookings'
  * own tests and every test that survives deleting the shop. Apart from another-domain.test.ts so
  * the two run side by side.
  */

@@ -6,7 +6,7 @@ import { exampleName } from '../support/example-reach';
 /**
  * The example replaced by another domain: a copy of the repository without the shop (its runtime
  * code, its stack, and every test that reaches it), with the bookings
- * domain of test/fixtures/bookings in its place: a POST /bookings on the mechanism's idempotent
+ * domain of packages/tools/templates/domain in its place: a POST /bookings on the mechanism's idempotent
  * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
  * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
  * mechanism, the tools, bin/ or the build changes. The copy type-checks, lints, passes the bookings
@@ -18,7 +18,6 @@ import { exampleName } from '../support/example-reach';
 const REPO = resolve(__dirname, '../..');
 /** The example's folder (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it; the bookings take its place. */
 const EXAMPLE = exampleName(REPO);
-const FIXTURE = join(REPO, 'test/fixtures/bookings');
 const SLOW = 300_000;
 
 const domain = useAnotherDomainCopy({ renderGuarantees: true });
@@ -27,9 +26,9 @@ const run = domain.run;
 
 test('the new domain is at most 17 files, all in the example folders and its tests; its plug-ins for the tools at most 300 lines', () => {
   expect(written.length).toBeLessThanOrEqual(17);
-  const pluginLines = written
-    .filter((path) => path.startsWith('tooling/'))
-    .reduce((lines, path) => lines + readFileSync(join(FIXTURE, path), 'utf8').split('\n').length - 1, 0);
+  const pluginLines = domain.template
+    .filter(({ path }) => path.startsWith('tooling/'))
+    .reduce((lines, { text }) => lines + text.split('\n').length - 1, 0);
   expect(pluginLines).toBeLessThanOrEqual(300);
   const inPlace = new RegExp(`^((lambdas|lib|tooling)/${EXAMPLE}|test/(unit|infra))/`);
   expect(written.every((path) => inPlace.test(path))).toBe(true);

@@ -2,18 +2,20 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { domainTemplate } from '@exactly-once/tools/scaffolder/domain-template';
+import { exampleName } from '../support/example-reach';
 
 /**
  * A fork takes the mechanism as versions: the three workspace packages packed with `npm pack`, an
- * application made outside the repository from the bookings domain (test/fixtures/bookings, with the
- * root's bin/app.ts, lib/config.ts, cdk.json and tsconfig.json) that installs the tarballs like any
+ * application made outside the repository from the skeleton domain the packed tools ship (the bookings
+ * of packages/tools/templates/domain, with the root's bin/app.ts, lib/config.ts, lib/app-stack.ts,
+ * cdk.json and tsconfig.json) that installs the tarballs like any
  * dependency, and nothing else of the repository. It type-checks, synthesizes both stages and runs the
  * simulation; and a change inside a package reaches it by installing the next tarball, with none of
  * the application's own files edited.
  */
 const REPO = resolve(__dirname, '../..');
-const FIXTURE = join(REPO, 'test/fixtures/bookings');
 const PACKAGES = ['runtime', 'cdk', 'tools'] as const;
 const SLOW = 600_000;
 
@@ -70,8 +72,7 @@ beforeAll(() => {
   app = join(work, 'app');
   mkdirSync(join(app, 'lib'), { recursive: true });
   for (const file of ['bin', 'cdk.json', '.nvmrc']) cpSync(join(REPO, file), join(app, file), { recursive: true });
-  cpSync(join(REPO, 'lib/config.ts'), join(app, 'lib/config.ts'));
-  cpSync(FIXTURE, app, { recursive: true });
+  for (const file of ['lib/config.ts', 'lib/app-stack.ts']) cpSync(join(REPO, file), join(app, file));
 
   // The repository's manifest, as a fork keeps it: the packages from their tarballs instead of the
   // workspace, the scripts running the tools from where npm installed them.
@@ -92,6 +93,13 @@ beforeAll(() => {
 
   // Everything else comes from npm's cache, filled by this repository's own `npm ci`.
   mustRun('npm', ['install', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], app);
+  // The domain: the skeleton the packed tools ship (what `npm run new:domain` writes), under the name
+  // lib/app-stack.ts and package.json give.
+  const shipped = join(app, 'node_modules/@exactly-once/tools/templates/domain');
+  for (const { path, text } of domainTemplate(exampleName(REPO), shipped)) {
+    mkdirSync(dirname(join(app, path)), { recursive: true });
+    writeFileSync(join(app, path), text);
+  }
 }, SLOW);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
