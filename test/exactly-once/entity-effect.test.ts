@@ -124,3 +124,17 @@ test('a payload the request cannot be shaped from is a PermanentError: nothing a
   expect(ledger.claims.size).toBe(0);
   expect(received).toEqual([]);
 });
+
+test('a consumer with no provider: the same event twice is applied once, and no call is made or marked', async () => {
+  // Arrange: its spec names no provider, so its deps carry none.
+  const { deps: withProvider, ledger } = parts();
+  const { provider: _none, ...deps } = withProvider;
+  const event = placed({ totalCents: 4200 });
+
+  // Act
+  const outcomes = [await applyEntityEffect(event, deps), await applyEntityEffect(event, deps)];
+
+  // Assert
+  expect(outcomes).toEqual(['applied', 'duplicate']);
+  expect([...ledger.claims]).toEqual([['evt-1', { callDone: false }]]);
+});

@@ -1,8 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { exampleName, exampleReach } from './example-reach';
 
 /**
  * Runs a tool of node_modules/.bin in a copy of the repository (whose node_modules links to this
@@ -20,36 +19,38 @@ export function runInCopy(copy: string, tool: string, args: string[]): { status:
 }
 
 /**
- * A copy of the repository (in a new temporary folder, returned) with the example replaced by the domain
- * whose files are `domain` (paths relative to the root, and texts), as the another-domain test makes it: the tracked and untracked-but-not-ignored files,
- * without the example's folders (lambdas/<example>, tooling/<example>, lib/<example>), the tests that reach them, the guarantee registry;
- * then the fixture's files in their place, and node_modules linked to this one's. The caller removes it.
+ * A copy of the repository in a new temporary folder (returned; the caller removes it): the tracked and
+ * untracked-but-not-ignored files, node_modules linked to this one's.
  */
-export function copyWithOtherDomain(repo: string, domain: readonly { path: string; text: string }[]): string {
-  const example = exampleName(repo);
-  const isExample = (path: string) =>
-    path.startsWith(`lambdas/${example}/`) ||
-    path.startsWith(`tooling/${example}/`) ||
-    path.startsWith(`lib/${example}/`);
+export function copyOfRepository(repo: string, prefix = 'repo-copy-'): string {
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: repo,
     encoding: 'utf8',
   })
     .split('\0')
     .filter((path) => path !== '' && existsSync(join(repo, path)));
-  const reaches = exampleReach(repo);
-  const copy = mkdtempSync(join(tmpdir(), 'domain-copy-'));
-  const place = (path: string, write: (to: string) => void) => {
-    mkdirSync(dirname(join(copy, path)), { recursive: true });
-    write(join(copy, path));
-  };
+  const copy = mkdtempSync(join(tmpdir(), prefix));
   for (const path of files) {
-    const examplesTest = path.startsWith('test/') && reaches(path);
-    if (isExample(path) || examplesTest || path.startsWith('test/guarantees/')) continue;
-    place(path, (to) => cpSync(join(repo, path), to));
+    mkdirSync(dirname(join(copy, path)), { recursive: true });
+    cpSync(join(repo, path), join(copy, path));
   }
-  for (const { path, text } of domain) place(path, (to) => writeFileSync(to, text));
   linkNodeModules(repo, copy);
+  return copy;
+}
+
+/** The name the another-domain tests give the domain that replaces the example: not the example's, so a test assuming that name fails there. */
+export const NEW_DOMAIN = 'bookings';
+
+/**
+ * A copy of the repository (as {@link copyOfRepository}) in which `npm run new:domain <name>` has replaced
+ * the example, as a fork does: the example and its tests removed, the skeleton domain written under
+ * `name`, package.json, lib/app-stack.ts and the guarantee pages pointed at it. Throws with the command's
+ * output when it fails.
+ */
+export function copyWithNewDomain(repo: string, name = NEW_DOMAIN): string {
+  const copy = copyOfRepository(repo, 'domain-copy-');
+  const made = runInCopy(copy, 'tsx', ['packages/tools/src/scaffolder/new-domain.ts', name]);
+  if (made.status !== 0) throw new Error(`npm run new:domain ${name} failed in the copy:\n${made.output}`);
   return copy;
 }
 

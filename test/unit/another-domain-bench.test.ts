@@ -6,7 +6,7 @@ import { useAnotherDomainCopy } from '../support/another-domain-copy';
  * Apart from another-domain.test.ts so the two run side by side.
  */
 const SLOW = 300_000;
-const { run } = useAnotherDomainCopy({ renderGuarantees: false });
+const { run } = useAnotherDomainCopy();
 
 test(
   'the bench runs on the bookings with no plug-in of its own: this consumer applies every faulted message once, the pipeline drains',

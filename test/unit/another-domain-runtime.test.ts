@@ -4,14 +4,12 @@ import { join, resolve } from 'node:path';
 import { ALL_FAULTS, type FaultName } from '@exactly-once/tools/proof-kit/faults';
 import { faultMarks } from '@exactly-once/tools/proof-kit/fault-marks';
 import type { RunResults } from '@exactly-once/tools/proof-kit/report';
-import { domainTemplate } from '@exactly-once/tools/scaffolder/domain-template';
-import { exampleName } from '../support/example-reach';
-import { copyWithOtherDomain } from '../support/repo-copy';
+import { copyWithNewDomain } from '../support/repo-copy';
 
 /**
  * The proof kit on the local runtime with another domain in place of the example: in a copy of the
- * repository whose example is the bookings of packages/tools/templates/domain (made as the another-domain test
- * makes it), `npm start` synthesizes with bundling and runs the stack on the emulators, and
+ * repository where `npm run new:domain bookings` replaced the example with the skeleton domain (as the
+ * another-domain tests make it), `npm start` synthesizes with bundling and runs the stack on the emulators, and
  * `npm run loadtest -- --profile smoke --faults all` drives bookings through it, with every fault, and
  * judges them by the bookings' proof domain. No file of the tools or the mechanism knows the bookings.
  */
@@ -41,7 +39,7 @@ const env = {
 };
 
 beforeAll(async () => {
-  copy = copyWithOtherDomain(REPO, domainTemplate(exampleName(REPO)));
+  copy = copyWithNewDomain(REPO);
   runtimeLog = join(copy, 'runtime.log');
   // Its output to a file, not a pipe: a pipe nobody reads while a load test runs (spawnSync) would fill
   // and stall the runtime. PORT=0: any free port (the load test reads the API's from .local/outputs.json).

@@ -7,7 +7,7 @@ import { useAnotherDomainCopy } from '../support/another-domain-copy';
  * the two run side by side.
  */
 const SLOW = 300_000;
-const { run } = useAnotherDomainCopy({ renderGuarantees: true });
+const { run } = useAnotherDomainCopy();
 
 test(
   'the bookings tests pass (one booking per key, one room-night count, one provider call per event), and so does every test of the unit and infra tiers that survives deleting the shop',

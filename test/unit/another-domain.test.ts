@@ -1,47 +1,59 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { useAnotherDomainCopy } from '../support/another-domain-copy';
 import { exampleName } from '../support/example-reach';
 
 /**
- * The example replaced by another domain: a copy of the repository without the shop (its runtime
- * code, its stack, and every test that reaches it), with the bookings
- * domain of packages/tools/templates/domain in its place: a POST /bookings on the mechanism's idempotent
- * command, one FIFO consumer (`rooms`, made by `npm run new:consumer`) whose own state is the nights
- * booked per room, one provider, the proof kit's domain and the simulation's plug-in. No file of the
- * mechanism, the tools, bin/ or the build changes. The copy type-checks, lints, passes the bookings
- * tests, runs the simulation engine on bookings (and it finds a guard switched off), and synthesizes
- * both stages with cdk-nag and the correctness aspects. The unit and infra tiers in the copy:
+ * The example replaced by another domain with one command: in a copy of the repository,
+ * `npm run new:domain bookings` removes the shop (its runtime code, its stack, and every test that
+ * reaches it) and writes the skeleton domain (packages/tools/templates/domain) under another folder
+ * name: a POST /bookings on the mechanism's idempotent command, one FIFO consumer (`rooms`) whose own
+ * state is the nights booked per room, one provider, the proof kit's domain and the simulation's
+ * plug-in. No file of the mechanism, the tools, bin/ or the build changes. The copy type-checks, lints,
+ * runs the simulation engine on bookings (and it finds a guard switched off), and synthesizes both
+ * stages with cdk-nag and the correctness aspects. The unit and infra tiers in the copy:
  * another-domain-tiers.test.ts; `npm run bench` on it: another-domain-bench.test.ts; its `npm start`
  * under the proof kit: another-domain-runtime.test.ts (each on a copy of its own, side by side).
  */
 const REPO = resolve(__dirname, '../..');
-/** The example's folder (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it; the bookings take its place. */
+/** The example's folder name (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it here. */
 const EXAMPLE = exampleName(REPO);
 const SLOW = 300_000;
 
-const domain = useAnotherDomainCopy({ renderGuarantees: true });
-const written = domain.written;
+const domain = useAnotherDomainCopy();
 const run = domain.run;
+const inCopy = (path: string) => readFileSync(join(domain.copy(), path), 'utf8');
+const inRepo = (path: string) => readFileSync(join(REPO, path), 'utf8');
 
-test('the new domain is at most 17 files, all in the example folders and its tests; its plug-ins for the tools at most 300 lines', () => {
-  expect(written.length).toBeLessThanOrEqual(17);
+test('the new domain is at most 17 files, all in its folders and its tests; its plug-ins for the tools at most 300 lines', () => {
   const pluginLines = domain.template
     .filter(({ path }) => path.startsWith('tooling/'))
     .reduce((lines, { text }) => lines + text.split('\n').length - 1, 0);
+  const inPlace = new RegExp(`^((lambdas|lib|tooling)/${domain.name}|test/(unit|infra))/`);
+
+  expect(domain.written.length).toBeLessThanOrEqual(17);
   expect(pluginLines).toBeLessThanOrEqual(300);
-  const inPlace = new RegExp(`^((lambdas|lib|tooling)/${EXAMPLE}|test/(unit|infra))/`);
-  expect(written.every((path) => inPlace.test(path))).toBe(true);
-  for (const kept of ['packages/tools/src/example.ts', 'bin/app.ts', 'lib/config.ts', 'package.json'])
-    expect(readFileSync(join(domain.copy(), kept), 'utf8')).toBe(readFileSync(join(REPO, kept), 'utf8'));
+  expect(domain.written.every((path) => inPlace.test(path))).toBe(true);
+  for (const path of domain.written) expect(inCopy(path)).toBe(domain.template.find((t) => t.path === path)!.text);
+});
+
+test('new:domain changed nothing of the mechanism, the tools, bin/ or the stages; it set the name in package.json and lib/app-stack.ts only', () => {
+  for (const kept of ['packages/tools/src/example.ts', 'bin/app.ts', 'lib/config.ts', 'tsconfig.json', 'cdk.json'])
+    expect(inCopy(kept)).toBe(inRepo(kept));
+  expect(inCopy('package.json')).toBe(
+    inRepo('package.json').replace(`"example": "${EXAMPLE}"`, `"example": "${domain.name}"`),
+  );
+  expect(inCopy('lib/app-stack.ts')).toBe(
+    inRepo('lib/app-stack.ts').replace(/from '\.\/[^']+'/, `from './${domain.name}/${domain.name}-stack'`),
+  );
+  for (const folder of ['lambdas', 'lib', 'tooling'])
+    expect(existsSync(join(domain.copy(), folder, EXAMPLE))).toBe(false);
 });
 
 test("without the shop the mechanism's guarantee page is unchanged, and the example's says the example lists none", () => {
-  const mechanismPage = (root: string) => readFileSync(join(root, 'packages/GUARANTEES.md'), 'utf8');
-
-  expect(mechanismPage(domain.copy())).toBe(mechanismPage(REPO));
-  expect(readFileSync(join(domain.copy(), 'docs/guarantees.md'), 'utf8')).toContain(
-    `**The example's guarantees**: the example has no registry (tooling/${EXAMPLE}/guarantees.ts), so it lists none.`,
+  expect(inCopy('packages/GUARANTEES.md')).toBe(inRepo('packages/GUARANTEES.md'));
+  expect(inCopy('docs/guarantees.md')).toContain(
+    `**The example's guarantees**: the example has no registry (tooling/${domain.name}/guarantees.ts), so it lists none.`,
   );
 });
 

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { example } from '@exactly-once/tools/example';
 import { unusedConsumerName } from '../support/consumer-names';
 import { exampleName } from '../support/example-reach';
-import { runInCopy, linkNodeModules } from '../support/repo-copy';
+import { copyOfRepository, runInCopy } from '../support/repo-copy';
 
 /**
  * `npm run new:consumer` in a copy of the repository (the files git tracks or
@@ -29,9 +27,12 @@ const STANDARD = unusedConsumerName('audit');
 const FIFO = unusedConsumerName('stock-audit');
 /** The FIFO one's provider: named unlike any consumer, so a provider named after its consumer cannot pass for it. */
 const PROVIDER = 'ledger-service';
+/** A FIFO consumer whose effect is its own state alone (a ledger per account): no provider. */
+const NO_PROVIDER = unusedConsumerName('account-ledger');
 const GENERATED = [
   { name: STANDARD, args: [STANDARD] },
   { name: FIFO, args: [FIFO, '--fifo', '--provider', PROVIDER] },
+  { name: NO_PROVIDER, args: [NO_PROVIDER, '--fifo', '--no-provider'] },
 ];
 /** The event types the scaffolder gives a consumer: the first to a standard one, all to a FIFO one. */
 const EVENT_TYPES =
@@ -63,21 +64,6 @@ const SLOW = 240_000;
 
 let copy: string;
 
-function copyOfRepository(): string {
-  const root = mkdtempSync(join(tmpdir(), 'new-consumer-'));
-  const tracked = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: REPO,
-    encoding: 'utf8',
-  }).split('\0');
-  for (const path of tracked) {
-    if (path === '' || !existsSync(join(REPO, path))) continue;
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    cpSync(join(REPO, path), join(root, path));
-  }
-  linkNodeModules(REPO, root);
-  return root;
-}
-
 const run = (tool: string, args: string[]) => runInCopy(copy, tool, args);
 
 const newConsumer = (...args: string[]) => run('tsx', ['packages/tools/src/scaffolder/new-consumer.ts', ...args]);
@@ -95,7 +81,7 @@ function snapshot(): Map<string, string> {
 }
 
 beforeAll(() => {
-  copy = copyOfRepository();
+  copy = copyOfRepository(REPO, 'new-consumer-');
 }, SLOW);
 
 afterAll(() => {
@@ -116,6 +102,12 @@ describe('refused names write nothing', () => {
     ],
     ['a provider name with a space', [STANDARD, '--provider', 'the bank'], 1, /provider "the bank": a name is/],
     ['--provider without a name', [STANDARD, '--provider'], 2, /Option '--provider <value>' argument missing/],
+    [
+      '--provider with --no-provider',
+      [STANDARD, '--provider', 'mail', '--no-provider'],
+      2,
+      /--provider and --no-provider contradict each other/,
+    ],
     [
       'the generic effect on a FIFO ordered by ordering key',
       [STANDARD, '--fifo', '--ordering-key'],
@@ -149,7 +141,7 @@ describe('refused names write nothing', () => {
   });
 });
 
-describe('a standard and a FIFO consumer, generated', () => {
+describe('a standard, a FIFO and a provider-less FIFO consumer, generated', () => {
   beforeAll(() => {
     for (const { args } of GENERATED) {
       const { status, output } = newConsumer(...args);
@@ -192,6 +184,15 @@ describe('a standard and a FIFO consumer, generated', () => {
     expect(handlerOf(FIFO)).toContain(`wiring.provider('${PROVIDER}')`);
   });
 
+  test('--no-provider: the spec names no provider and the handler wires none', () => {
+    const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
+    const spec = consumers.slice(consumers.indexOf(`name: '${NO_PROVIDER}'`));
+    const handler = readFileSync(join(copy, `lambdas/${EXAMPLE}/entry-points/${NO_PROVIDER}-consumer.ts`), 'utf8');
+
+    expect(spec.slice(0, spec.indexOf('}'))).not.toContain('providers');
+    expect(handler).not.toContain('wiring.provider(');
+  });
+
   test(
     'the repository with them typechecks',
     () => {
@@ -215,7 +216,7 @@ describe('a standard and a FIFO consumer, generated', () => {
 
     const { status, output } = run('jest', ['--selectProjects', 'unit', '--ci', ...tests]);
 
-    expect(output).toMatch(/Tests:\s+8 passed, 8 total/);
+    expect(output).toMatch(/Tests:\s+12 passed, 12 total/);
     expect(status).toBe(0);
   });
 

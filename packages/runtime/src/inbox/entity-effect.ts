@@ -25,7 +25,12 @@ export interface EntityEffectDeps {
   /** The spec's event types; any other type is dead-lettered. */
   eventTypes: readonly string[];
   ledger: EntityEffectLedger;
-  provider: ExternalProvider;
+  /**
+   * The provider its spec names, called once per event it applies. Absent for a consumer whose effect is
+   * its own state alone (its spec names no provider; `npm run new:consumer -- <name> --no-provider`):
+   * the claim and the ledger's writes are the whole effect, and no call is made.
+   */
+  provider?: ExternalProvider;
   /**
    * What the provider is sent for an event the consumer takes, shaped from the event (a billing call
    * needs the amount: read it from `event.payload` with your schema). It runs before anything is
@@ -88,11 +93,14 @@ export async function applyEntityEffect(
   // Shaped before the ledger writes: a payload it refuses must leave no effect behind that owes a call.
   const request = deps.providerRequest?.(event) ?? eventIdentity(deps.consumer, event);
   const result = await deps.ledger.apply(event, work);
+  const { provider } = deps;
+  // No provider: the claim committed with the effect is all there is; a duplicate found it and wrote nothing.
+  if (provider === undefined) return result.outcome;
   return callProviderIfOwed(
     result,
     event,
     deps.ledger,
-    (signal, key) => deps.provider.send(key, request, { signal }),
+    (signal, key) => provider.send(key, request, { signal }),
     work,
   );
 }

@@ -9,8 +9,10 @@ import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '@exactly-o
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 
 /**
- * `npm run new:consumer -- <name> [--fifo] [--provider <provider>]`: scaffolds a queue consumer whose
- * effect calls one external provider, named `<provider>` (default: the consumer's name).
+ * `npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]`: scaffolds a queue
+ * consumer whose effect calls one external provider, named `<provider>` (default: the consumer's name),
+ * or, with `--no-provider`, none: its effect is its own state alone (a ledger per account, a projection),
+ * its spec names no provider, and the proof kit owes no call from it (it still checks every claim).
  * `--ordering-key` (FIFO grouped by the envelope's `orderingKey`) is refused: the generated effect's
  * version guard compares versions per entity, which holds only when each entity's events arrive in
  * order; a consumer ordered by ordering key needs an effect of its own (docs/adapting.md).
@@ -78,6 +80,7 @@ export async function main(argv: string[], root = PROJECT_DIR): Promise<number> 
 
 async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const { name, fifo, provider, orderingKey } = parseCommandLine(argv);
+  // null: --no-provider.
   const { folder, eventTypes } = scaffold();
   const entryPoint = `${name}-consumer`;
   const spec: ConsumerSpec = {
@@ -87,7 +90,7 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     eventTypes: fifo ? [...eventTypes] : [eventTypes[0]],
     entry: `${folder}/entry-points/${entryPoint}.ts`,
     // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
-    providers: [provider],
+    ...(provider === null ? {} : { providers: [provider] }),
     ...(fifo ? FIFO : STANDARD),
     ...(orderingKey ? { orderBy: 'ordering-key' as const } : {}),
     // The generated effect (applyEntityEffect) drops an event older than its entity's last: the spec
@@ -127,17 +130,23 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   return { writes, spec };
 }
 
-const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]';
-const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider>]
+const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]';
+const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]
   Scaffolds a consumer on the example's list: its handler, its effect (replace it with yours), its ledger,
   its unit test, and its entry in the consumer list, which gives it a queue, a DLQ, grants, alarms and outputs.
   <name>                 2-32 lower-case letters, digits and hyphens, not on the list yet
   --fifo                 a FIFO consumer: every event type, in order per entity (default: standard, the first type)
   --provider <provider>  the provider its effect calls (default: one named after the consumer)
+  --no-provider          its effect is its own state alone: no provider, no call owed
   -h, --help             this text
 Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
 
-function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provider: string; orderingKey: boolean } {
+function parseCommandLine(argv: string[]): {
+  name: string;
+  fifo: boolean;
+  provider: string | null;
+  orderingKey: boolean;
+} {
   let parsed;
   try {
     parsed = parseArgs({
@@ -145,6 +154,7 @@ function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provid
       options: {
         fifo: { type: 'boolean', default: false },
         provider: { type: 'string' },
+        'no-provider': { type: 'boolean', default: false },
         'ordering-key': { type: 'boolean', default: false },
       },
       allowPositionals: true,
@@ -154,11 +164,14 @@ function parseCommandLine(argv: string[]): { name: string; fifo: boolean; provid
   }
   if (parsed.positionals.length !== 1) throw new UsageError('give one consumer name');
   const name = parsed.positionals[0];
+  const noProvider = parsed.values['no-provider'] === true;
+  if (noProvider && parsed.values.provider !== undefined)
+    throw new UsageError('--provider and --no-provider contradict each other: give one');
   // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
   return {
     name,
     fifo: parsed.values.fifo === true,
-    provider: parsed.values.provider ?? name,
+    provider: noProvider ? null : (parsed.values.provider ?? name),
     orderingKey: parsed.values['ordering-key'] === true,
   };
 }
@@ -182,12 +195,13 @@ async function format(root: string, path: string, text: string): Promise<string>
   return prettier.format(text, { ...options, filepath });
 }
 
-/** The one provider a scaffolded consumer calls (its spec's). */
-const providerOf = (spec: ConsumerSpec): string => spec.providers?.[0] ?? spec.name;
+/** The one provider a scaffolded consumer calls (its spec's), or undefined for one made with --no-provider. */
+const providerOf = (spec: ConsumerSpec): string | undefined => spec.providers?.[0];
 
 const describe = (spec: ConsumerSpec) =>
   `${spec.fifo ? 'FIFO' : 'standard'} queue, ${spec.eventTypes.join(' and ')}, batch ${spec.batchSize}, ` +
-  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}, provider ${providerOf(spec)}`;
+  `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}, ` +
+  (providerOf(spec) === undefined ? 'no provider' : `provider ${providerOf(spec)}`);
 
 function report(plan: Plan): void {
   const { name } = plan.spec;
@@ -217,8 +231,7 @@ function specSource(spec: ConsumerSpec): string {
     batchSize: ${spec.batchSize},
     batchingWindowSeconds: ${spec.batchingWindowSeconds},
     maxConcurrency: ${spec.maxConcurrency},
-    providers: [${(spec.providers ?? []).map((p) => `'${p}'`).join(', ')}],
-    staleGuard: '${spec.staleGuard}',
+${spec.providers === undefined ? '' : `    providers: [${spec.providers.map((p) => `'${p}'`).join(', ')}],\n`}    staleGuard: '${spec.staleGuard}',
   },
 `;
 }
@@ -227,6 +240,15 @@ function entryPointSource(spec: ConsumerSpec, id: string): string {
   const queue = spec.fifo
     ? 'FIFO queue: one entity’s events in order; a failed record stops its group'
     : 'Standard queue: records in parallel, in any order';
+  const provider = providerOf(spec);
+  const heard =
+    provider === undefined
+      ? "Its spec names no provider: the claim and its ledger's writes are the whole effect."
+      : `then its provider (${provider}) hears of it under \`${spec.name}:<eventId>\`.`;
+  const wiredProvider =
+    provider === undefined
+      ? ''
+      : `  // The provider its spec names (providers in ../consumers.ts).\n  const provider = wiring.provider('${provider}');\n`;
   return `import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
 import { DynamoDb${id}Ledger } from '../aws/${spec.name}-ledger';
 import { consumerSpec } from '../consumers';
@@ -237,16 +259,14 @@ const SPEC = consumerSpec('${spec.name}');
 /**
  * The ${spec.name} consumer, made by \`npm run new:consumer\`.
  * ${queue} (packages/runtime/src/consumer/queue-consumer.ts).
- * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts),
- * then its provider (${providerOf(spec)}) hears of it under \`${spec.name}:<eventId>\`.
+ * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts).
+ * ${heard}
  *
  * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
  */
 export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
-  // The provider its spec names (providers in ../consumers.ts).
-  const provider = wiring.provider('${providerOf(spec)}');
-  return queueConsumerHandler(wiring, {
+${wiredProvider}  return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
     parse: parseEnvelope,
     apply: (event, _record, work) =>
@@ -255,8 +275,7 @@ export function makeHandler(wiring: ConsumerWiring) {
         {
           consumer: SPEC.name,
           eventTypes: SPEC.eventTypes,
-          ledger,
-          provider,
+          ledger,${provider === undefined ? '' : '\n          provider,'}
         },
         work,
       ),
@@ -268,6 +287,7 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 }
 
 function effectSource(spec: ConsumerSpec, id: string): string {
+  if (providerOf(spec) === undefined) return effectWithoutProviderSource(spec, id);
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
   return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '@exactly-once/runtime';
 
@@ -313,6 +333,32 @@ export function ${request}(event: EventEnvelope): Record<string, unknown> {
 `;
 }
 
+function effectWithoutProviderSource(spec: ConsumerSpec, id: string): string {
+  return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '@exactly-once/runtime';
+
+/**
+ * What the ${spec.name} consumer does with an event it takes: the generic effect
+ * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under the inbox claim
+ * (../aws/${spec.name}-ledger.ts; as generated, a count per entity). Its spec names no provider,
+ * so that transaction is the whole effect: a duplicate finds the claim and writes nothing. A
+ * consumer whose own state fits in one transaction with the claim overrides the ledger's
+ * \`apply\` and keeps this file.
+ *
+ * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
+ * a PermanentError for a payload no retry can fix); write the effect in the
+ * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
+ * an InboxLedger), passing \`work\` on (its signal to every call).
+ */
+export function apply${id}Effect(
+  event: EventEnvelope,
+  deps: EntityEffectDeps,
+  work: RecordWork,
+): Promise<ApplyOutcome> {
+  return applyEntityEffect(event, deps, work);
+}
+`;
+}
+
 function ledgerSource(spec: ConsumerSpec, id: string): string {
   return `import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws';
 
@@ -323,7 +369,7 @@ function ledgerSource(spec: ConsumerSpec, id: string): string {
  * Its own state goes here: a method that hands its writes to
  * \`this.transact(event, [...items], work)\`, so they commit in one transaction with the
  * inbox claim (a duplicate then writes nothing), as every InboxLedger's methods do; the
- * effect (use-cases/${spec.name}-effect.ts) calls it, then the provider.
+ * effect (use-cases/${spec.name}-effect.ts) calls it${providerOf(spec) === undefined ? '' : ', then the provider'}.
  */
 export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 `;
@@ -332,9 +378,29 @@ export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 function testSource(spec: ConsumerSpec, id: string): string {
   const name = spec.name;
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
+  const provider = providerOf(spec);
+  const requestImport =
+    provider === undefined ? '' : `import { ${request} } from '../../${scaffold().folder}/use-cases/${name}-effect';\n`;
+  const once =
+    provider === undefined
+      ? `test('the same event delivered twice is applied once, and calls no provider (its spec names none)', async () => {`
+      : `test('the same event delivered twice is applied once and reaches its provider once, with its request', async () => {`;
+  const calls =
+    provider === undefined
+      ? 'expect(providerCalls(h)).toEqual([]);'
+      : `expect(providerCalls(h)).toEqual([
+    { idempotencyKey: \`\${SPEC.name}:\${event.eventId}\`, provider: SPEC.providers?.[0], payload: ${request}(event) },
+  ]);`;
+  const versions =
+    provider === undefined
+      ? `test('two versions of one entity, in order, are both applied; an older one after them is stale', async () => {`
+      : `test('two versions of one entity, in order, are both applied and both reach the provider; an older one after them is stale', async () => {`;
+  const versionCalls =
+    provider === undefined
+      ? 'expect(providerKeys(h)).toEqual([]);'
+      : 'expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);';
   return `import { consumerSpec } from '../../${scaffold().folder}/consumers';
-import { ${request} } from '../../${scaffold().folder}/use-cases/${name}-effect';
-import {
+${requestImport}import {
   deadLettered,
   deliver,
   envelope,
@@ -362,7 +428,7 @@ beforeAll(async () => {
 
 beforeEach(() => resetGeneratedConsumer(h));
 
-test('the same event delivered twice is applied once and reaches its provider once, with its request', async () => {
+${once}
   const event = envelope(SPEC.eventTypes[0], 'entity-1');
 
   const first = await deliver(h, recordOf(h, event));
@@ -372,12 +438,10 @@ test('the same event delivered twice is applied once and reaches its provider on
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([
     expect.objectContaining({ entityId: 'entity-1', appliedCount: 1, lastEventId: event.eventId }),
   ]);
-  expect(providerCalls(h)).toEqual([
-    { idempotencyKey: \`\${SPEC.name}:\${event.eventId}\`, provider: SPEC.providers?.[0], payload: ${request}(event) },
-  ]);
+  ${calls}
 });
 
-test('two versions of one entity, in order, are both applied and both reach the provider; an older one after them is stale', async () => {
+${versions}
   const [first, second] = [
     { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-a'), version: 1 },
     { ...envelope(SPEC.eventTypes[0], 'entity-2', 'event-b'), version: 2 },
@@ -388,7 +452,7 @@ test('two versions of one entity, in order, are both applied and both reach the 
 
   expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
-  expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);
+  ${versionCalls}
   // Judged, not lost: its inbox entry names the event that superseded it.
   expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
     expect.objectContaining({ supersededBy: 'event-b' }),
