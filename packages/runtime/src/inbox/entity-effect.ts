@@ -96,11 +96,5 @@ export async function applyEntityEffect(
   const { provider } = deps;
   // No provider: the claim committed with the effect is all there is; a duplicate found it and wrote nothing.
   if (provider === undefined) return result.outcome;
-  return callProviderIfOwed(
-    result,
-    event,
-    deps.ledger,
-    (signal, key) => provider.send(key, request, { signal }),
-    work,
-  );
+  return callProviderIfOwed(result, event, deps.ledger, (signal, key) => provider.send(key, request, { signal }), work);
 }
