@@ -8,7 +8,7 @@ import {
   dynamoDbItemBytes,
   writeUnitsOf,
   type WireAttributeValue,
-} from '@exactly-once/tools/bench/cost-model';
+} from '@exactly-once/tools/bench/dynamodb-units';
 import { SPAN_LOG_MESSAGE } from '@exactly-once/runtime/trace/spans';
 import { MEASURED_CLEAN_PATH } from '../../tooling/shop/order-cost';
 import { apiEvent, lambdaContext } from '../support/api-events';

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { allInCost, dynamoDbItemBytes, writeUnitsOf, type AllInInputs } from '@exactly-once/tools/bench/cost-model';
+import { allInCost, type AllInInputs } from '@exactly-once/tools/bench/cost-model';
+import { dynamoDbItemBytes, writeUnitsOf } from '@exactly-once/tools/bench/dynamodb-units';
 import { SHOP_ALL_IN } from '../../tooling/shop/order-cost';
 
 /** The all-in cost model's arithmetic, and the figures docs/cost.md prints from it. */

@@ -22,15 +22,10 @@ import {
   PAST_HORIZON_RUNBOOK,
   withFreshOccurredAt,
 } from '@exactly-once/tools/dlq/horizon';
-import {
-  causeOf,
-  pastHorizonReason,
-  redrive,
-  redriveDecision,
-  eventKeyOf,
-  stillInFutureReason,
-  type DeadLetter,
-} from '@exactly-once/tools/dlq/messages';
+import { causeOf } from '@exactly-once/tools/dlq/causes';
+import { eventKeyOf } from '@exactly-once/tools/dlq/inventory';
+import { redrive, redriveDecision, type DeadLetter } from '@exactly-once/tools/dlq/messages';
+import { pastHorizonReason, stillInFutureReason } from '@exactly-once/tools/dlq/redrive-reasons';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '@exactly-once/tools/dlq/queues';
 import { PROVIDER_KEY_WINDOW_REASON } from '@exactly-once/tools/dlq/provider-window';
 import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';

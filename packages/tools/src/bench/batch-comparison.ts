@@ -32,6 +32,12 @@ export type ProviderSetting = (typeof PROVIDER_SETTINGS)[number];
 
 /** How long the local provider takes to answer in the `http-50ms` setting. */
 export const HTTP_PROVIDER_LATENCY_MS = 50;
+
+/** The provider settings of the batch comparison, in the closing lines' words. */
+export const PROVIDER_WORDS: Record<ProviderSetting, string> = {
+  'http-50ms': `a ${HTTP_PROVIDER_LATENCY_MS} ms HTTP provider`,
+  'dynamodb-write': 'a DynamoDB-write provider',
+};
 const INVOCATION_MS = 30_000;
 const BENCH_PROVIDER = 'bench';
 

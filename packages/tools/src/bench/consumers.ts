@@ -113,100 +113,131 @@ export function buildConsumer(
     return { applied: true };
   };
 
-  let consume: FaultConsumer<EventEnvelope>;
-  let batchHandler: BatchHandler;
   const batchControl = { changeVisibility: 0, deadLettered: 0 };
-  if (kind === 'plain') {
-    consume = async (event, hooks) => void (await plain(event, hooks));
-    batchHandler = powertoolsBatchHandler((event) => plain(event, NO_HOOKS));
-  } else if (kind === 'powertools') {
-    const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: INBOX_TTL_SECONDS });
-    // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
-    config.registerLambdaContext({ getRemainingTimeInMillis: () => options.invocationMs } as unknown as Context);
-    const wrapped = makeIdempotent(plain, {
-      persistenceStore: new DynamoDBPersistenceLayer({
-        tableName: table,
-        awsSdkV3Client: client,
-        keyAttr: 'pk',
-        sortKeyAttr: 'sk',
-        staticPkValue: 'POWERTOOLS',
-        expiryAttr: 'expiresAt',
-      }),
-      config,
-      keyPrefix: `bench-powertools-${options.runId}`,
-    });
-    consume = async (event, hooks) => void (await wrapped(event, hooks));
+  const side: { consume: FaultConsumer<EventEnvelope>; batchHandler: BatchHandler } =
+    kind === 'plain'
+      ? {
+          consume: async (event, hooks) => void (await plain(event, hooks)),
+          batchHandler: powertoolsBatchHandler((event) => plain(event, NO_HOOKS)),
+        }
+      : kind === 'powertools'
+        ? powertoolsConsumer(plain, { client, table, runId: options.runId, invocationMs: options.invocationMs })
+        : ourConsumer({ docs, table, consumer, provider, batchControl });
+  const countsOf = (entityIds: readonly string[]) => effectCounts(docs, table, consumer, entityIds);
+  return { kind, ...side, batchControl, log, client, countsOf, destroy: () => client.destroy() };
+}
+
+type PlainHandler = (event: EventEnvelope, hooks: DeliveryHooks) => Promise<{ applied: boolean }>;
+
+/** Powertools' idempotency around the plain handler, one at a time and in its batch-with-idempotency pattern. */
+function powertoolsConsumer(
+  plain: PlainHandler,
+  options: { client: DynamoDBClient; table: string; runId: string; invocationMs: number },
+): { consume: FaultConsumer<EventEnvelope>; batchHandler: BatchHandler } {
+  const config = new IdempotencyConfig({ eventKeyJmesPath: 'eventId', expiresAfterSeconds: INBOX_TTL_SECONDS });
+  // The in-progress lock lasts the invocation, as in Lambda (Powertools reads it from the context).
+  config.registerLambdaContext({ getRemainingTimeInMillis: () => options.invocationMs } as unknown as Context);
+  const wrapped = makeIdempotent(plain, {
+    persistenceStore: new DynamoDBPersistenceLayer({
+      tableName: options.table,
+      awsSdkV3Client: options.client,
+      keyAttr: 'pk',
+      sortKeyAttr: 'sk',
+      staticPkValue: 'POWERTOOLS',
+      expiryAttr: 'expiresAt',
+    }),
+    config,
+    keyPrefix: `bench-powertools-${options.runId}`,
+  });
+  return {
+    consume: async (event, hooks) => void (await wrapped(event, hooks)),
     // Powertools' batch-with-idempotency pattern: the lock lasts what is left of each invocation.
-    batchHandler = powertoolsBatchHandler(
+    batchHandler: powertoolsBatchHandler(
       (event) => wrapped(event, NO_HOOKS),
       (context) => config.registerLambdaContext(context),
-    );
-  } else {
-    const ledger = new DynamoDbEntityEffectLedger(docs, {
-      consumer,
-      tableName: table,
-      inboxTtlSeconds: INBOX_TTL_SECONDS,
-    });
-    consume = async (event, hooks, delivery: Delivery) =>
-      void (await applyEntityEffect(
-        event,
-        { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider: afterEffect(provider, hooks) },
-        // As the queue consumer gives it: the lease on the provider call lasts the invocation.
-        {
-          // Never aborted (no deadline is enforced here), one per delivery as in the handler.
-          signal: new AbortController().signal,
-          deadline: delivery.invocationEndsAt,
-          leaseUntil: delivery.invocationEndsAt,
-          leaseHolder: delivery.id,
-        },
-      ));
-    // The consumer as a deployed one runs: its batch through queueConsumerHandler (deadlines, the
-    // lease per receipt, the partial batch response), on this process's clients and no SQS: a failed
-    // record's visibility change or DLQ copy is counted, not sent.
-    const runtime: ConsumerRuntime = {
-      settings: {
-        consumer,
-        control: {
-          changeVisibility: async () => void batchControl.changeVisibility++,
-          sendToDeadLetterQueue: async () => void batchControl.deadLettered++,
-        },
-        backoff: RETRY_BUDGET,
-        dedupeHorizonSeconds: INBOX_TTL_SECONDS - 3_600,
-        now: () => new Date(),
-      },
-      refreshFaults: async () => undefined,
-      setTimer: (ms, fire) => {
-        const timer = setTimeout(fire, Math.max(0, ms));
-        return () => clearTimeout(timer);
-      },
-      withFaults: (apply) => apply,
-    };
-    batchHandler = queueConsumerHandler(runtime, {
-      fifo: false,
-      parse: parseEnvelope,
-      apply: (event, _record, work) =>
-        applyEntityEffect(event, { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider }, work),
-    });
-  }
-
-  const countsOf = async (entityIds: readonly string[]) => {
-    const found = new Map<string, number>();
-    for (let i = 0; i < entityIds.length; i += 100) {
-      let keys: Record<string, unknown>[] | undefined = entityIds
-        .slice(i, i + 100)
-        .map((id) => entityEffectKey(consumer, id));
-      while (keys !== undefined && keys.length > 0) {
-        const output: BatchGetCommandOutput = await docs.send(
-          new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of output.Responses?.[table] ?? [])
-          found.set(String(item.entityId), Number(item.appliedCount ?? 0));
-        keys = output.UnprocessedKeys?.[table]?.Keys;
-      }
-    }
-    return found;
+    ),
   };
-  return { kind, consume, batchHandler, batchControl, log, client, countsOf, destroy: () => client.destroy() };
+}
+
+/** This design's consumer: the mechanism's generic entity effect, one at a time and through queueConsumerHandler. */
+function ourConsumer(options: {
+  docs: DynamoDBDocumentClient;
+  table: string;
+  consumer: string;
+  provider: ExternalProvider;
+  batchControl: { changeVisibility: number; deadLettered: number };
+}): { consume: FaultConsumer<EventEnvelope>; batchHandler: BatchHandler } {
+  const { docs, table, consumer, provider, batchControl } = options;
+  const ledger = new DynamoDbEntityEffectLedger(docs, {
+    consumer,
+    tableName: table,
+    inboxTtlSeconds: INBOX_TTL_SECONDS,
+  });
+  const consume: FaultConsumer<EventEnvelope> = async (event, hooks, delivery: Delivery) =>
+    void (await applyEntityEffect(
+      event,
+      { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider: afterEffect(provider, hooks) },
+      // As the queue consumer gives it: the lease on the provider call lasts the invocation.
+      {
+        // Never aborted (no deadline is enforced here), one per delivery as in the handler.
+        signal: new AbortController().signal,
+        deadline: delivery.invocationEndsAt,
+        leaseUntil: delivery.invocationEndsAt,
+        leaseHolder: delivery.id,
+      },
+    ));
+  // The consumer as a deployed one runs: its batch through queueConsumerHandler (deadlines, the
+  // lease per receipt, the partial batch response), on this process's clients and no SQS: a failed
+  // record's visibility change or DLQ copy is counted, not sent.
+  const runtime: ConsumerRuntime = {
+    settings: {
+      consumer,
+      control: {
+        changeVisibility: async () => void batchControl.changeVisibility++,
+        sendToDeadLetterQueue: async () => void batchControl.deadLettered++,
+      },
+      backoff: RETRY_BUDGET,
+      dedupeHorizonSeconds: INBOX_TTL_SECONDS - 3_600,
+      now: () => new Date(),
+    },
+    refreshFaults: async () => undefined,
+    setTimer: (ms, fire) => {
+      const timer = setTimeout(fire, Math.max(0, ms));
+      return () => clearTimeout(timer);
+    },
+    withFaults: (apply) => apply,
+  };
+  const batchHandler = queueConsumerHandler(runtime, {
+    fifo: false,
+    parse: parseEnvelope,
+    apply: (event, _record, work) =>
+      applyEntityEffect(event, { consumer, eventTypes: [BENCH_EVENT_TYPE], ledger, provider }, work),
+  });
+  return { consume, batchHandler };
+}
+
+/** The count on each entity's effect item of a consumer, by entity id (absent: never applied). */
+async function effectCounts(
+  docs: DynamoDBDocumentClient,
+  table: string,
+  consumer: string,
+  entityIds: readonly string[],
+): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  for (let i = 0; i < entityIds.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = entityIds
+      .slice(i, i + 100)
+      .map((id) => entityEffectKey(consumer, id));
+    while (keys !== undefined && keys.length > 0) {
+      const output: BatchGetCommandOutput = await docs.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
+      );
+      for (const item of output.Responses?.[table] ?? [])
+        found.set(String(item.entityId), Number(item.appliedCount ?? 0));
+      keys = output.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return found;
 }
 
 export interface ConsumerSide {

@@ -175,116 +175,6 @@ export function awsLatencyCostLine(
 
 // ---------------------------------------------------------------- all-in cost per order
 
-/** A DynamoDB attribute value in the wire shape (`{ S: 'x' }`, `{ N: '1' }`, `{ M: {...} }`, ...). */
-export type WireAttributeValue = Record<string, unknown>;
-
-/**
- * An item's size as DynamoDB bills it: each attribute's name (UTF-8 bytes) plus its value: a string
- * or binary its bytes, a number about one byte per two digits plus one, a boolean or null one byte, a
- * map or list 3 bytes plus one per element plus its elements (a map's names included), a set the sum
- * of its members.
- *
- * @example
- * ```ts
- * dynamoDbItemBytes({ pk: { S: 'ORDER#1' }, n: { N: '42' } }); // 2 + 7 + 1 + 2 = 12
- * ```
- */
-export function dynamoDbItemBytes(item: Record<string, WireAttributeValue>): number {
-  return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
-}
-
-function valueBytes(value: WireAttributeValue): number {
-  const [type, v] = Object.entries(value)[0] ?? ['NULL', true];
-  switch (type) {
-    case 'S':
-      return Buffer.byteLength(String(v));
-    case 'N':
-      return Math.ceil(String(v).replace(/^-|\.|^0+/g, '').length / 2) + 1;
-    case 'B':
-      return typeof v === 'string' ? Buffer.from(v, 'base64').length : (v as Uint8Array).byteLength;
-    case 'BOOL':
-    case 'NULL':
-      return 1;
-    case 'SS':
-      return (v as string[]).reduce((s, m) => s + Buffer.byteLength(m), 0);
-    case 'NS':
-      return (v as string[]).reduce((s, m) => s + valueBytes({ N: m }), 0);
-    case 'L':
-      return 3 + (v as WireAttributeValue[]).reduce((s, e) => s + 1 + valueBytes(e), 0);
-    case 'M':
-      return (
-        3 +
-        Object.entries(v as Record<string, WireAttributeValue>).reduce(
-          (s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueBytes(e),
-          0,
-        )
-      );
-    default:
-      return 0;
-  }
-}
-
-/**
- * Write units one write of an item costs (on-demand): one per started KB of the item (the larger of
- * its old and new image for an update), at least one; a transactional write costs twice that. An index
- * the item is in costs the same again for its entry.
- *
- * @example A transactional item of 1.1 KB
- * ```ts
- * writeUnitsOf(1_130, { transactional: true }); // 4, not 2
- * ```
- */
-export function writeUnitsOf(itemBytes: number, options: { transactional: boolean }): number {
-  return (options.transactional ? 2 : 1) * Math.max(1, Math.ceil(itemBytes / 1024));
-}
-
-/**
- * Capacity units by table label and target (`table`, or an index's name), summed over DynamoDB's
- * ConsumedCapacity answers (ReturnConsumedCapacity INDEXES). DynamoDB Local's answer for a single-item
- * write counts the item's size and each index it touches; for a transaction it leaves out the updated
- * items, so a transaction is priced with {@link writeUnitsOf} from its items' measured sizes instead.
- *
- * @example
- * ```ts
- * capacityUnitsByTarget([{ TableName: 'Orders', Table: { CapacityUnits: 1 }, GlobalSecondaryIndexes: { pendingOutbox: { CapacityUnits: 1 } } }]);
- * // { Orders: { table: 1, pendingOutbox: 1 } }
- * ```
- */
-export function capacityUnitsByTarget(
-  consumed: readonly unknown[],
-  label: (tableName: string) => string = (name) => name,
-): Record<string, Record<string, number>> {
-  const result: Record<string, Record<string, number>> = {};
-  for (const answer of consumed) {
-    const list = (Array.isArray(answer) ? answer : answer === undefined ? [] : [answer]) as ConsumedCapacity[];
-    for (const c of list) {
-      const table = c.TableName ?? 'unknown';
-      addUnits(result, label(table), 'table', c.Table?.CapacityUnits ?? c.Table?.WriteCapacityUnits);
-      for (const [index, units] of Object.entries(c.GlobalSecondaryIndexes ?? {}))
-        addUnits(result, label(table), index, units.CapacityUnits ?? units.WriteCapacityUnits);
-    }
-  }
-  return result;
-}
-
-/** Adds `units` to `into[table][target]`. */
-export function addUnits(
-  into: Record<string, Record<string, number>>,
-  table: string,
-  target: string,
-  units: number | undefined,
-): void {
-  if (units === undefined || units === 0) return;
-  const entry = (into[table] ??= {});
-  entry[target] = (entry[target] ?? 0) + units;
-}
-
-interface ConsumedCapacity {
-  TableName?: string;
-  Table?: { CapacityUnits?: number; WriteCapacityUnits?: number };
-  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number; WriteCapacityUnits?: number }>;
-}
-
 /** Whether a cost line's units were measured on this machine or modelled from stated assumptions. */
 export type CostBasis = 'measured' | 'modelled';
 
@@ -366,11 +256,26 @@ export function allInCost(inputs: AllInInputs): {
   cleanPathPerMillion: number;
   allInPerMillion: number;
 } {
-  const m = 1_000_000;
   const prices = { ...UNIT_PRICES, ...ALL_IN_PRICES };
+  const lines = [...cleanPathLines(inputs, prices), ...logLines(inputs, prices), ...otherLines(inputs, prices)];
+  const sum = (ls: AllInLine[]) => ls.reduce((s, l) => s + l.dollarsPerMillion, 0);
+  return { lines, cleanPathPerMillion: sum(lines.filter((l) => l.cleanPath)), allInPerMillion: sum(lines) };
+}
+
+type AllInPrices = typeof UNIT_PRICES & typeof ALL_IN_PRICES;
+const m = 1_000_000;
+
+/** A list of lines and the function that adds one. */
+function lineList() {
   const lines: AllInLine[] = [];
   const line = (item: string, basis: CostBasis, cleanPath: boolean, dollarsPerMillion: number, detail: string) =>
     lines.push({ item, basis, cleanPath, dollarsPerMillion, detail });
+  return { lines, line };
+}
+
+/** The clean path's lines: requests, Lambda requests and duration, write units by part, SQS. */
+function cleanPathLines(inputs: AllInInputs, prices: AllInPrices): AllInLine[] {
+  const { lines, line } = lineList();
 
   line(
     'API Gateway REST requests',
@@ -417,7 +322,12 @@ export function allInCost(inputs: AllInInputs): {
     inputs.sqsRequestsPerOrder * prices.sqsFifoPerMillion,
     `${inputs.sqsRequestsPerOrder} an order, at the FIFO rate`,
   );
+  return lines;
+}
 
+/** CloudWatch Logs: what the functions, Lambda and the API's access log write, ingested and stored. */
+function logLines(inputs: AllInInputs, prices: AllInPrices): AllInLine[] {
+  const { lines, line } = lineList();
   const keptSpanBytes = inputs.spanLogBytesPerOrder * inputs.spanSampleRate;
   const otherAppBytes = inputs.appLogBytesPerOrder - inputs.spanLogBytesPerOrder;
   const spanLineShare = inputs.appLogBytesPerOrder > 0 ? inputs.spanLogBytesPerOrder / inputs.appLogBytesPerOrder : 0;
@@ -446,7 +356,12 @@ export function allInCost(inputs: AllInInputs): {
       m,
     `compressed to ${inputs.logCompression} of raw, kept ${inputs.logRetentionMonths} months`,
   );
+  return lines;
+}
 
+/** X-Ray, Lambda INIT, DynamoDB storage and the fixed monthly items spread over the month's orders. */
+function otherLines(inputs: AllInInputs, prices: AllInPrices): AllInLine[] {
+  const { lines, line } = lineList();
   const ordersPerSecond = inputs.ordersPerMonth / SECONDS_PER_MONTH;
   const tracesPerMonth = inputs.xray.entryPoints.reduce((sum, e) => {
     const sampled =
@@ -489,7 +404,5 @@ export function allInCost(inputs: AllInInputs): {
       (fixed.dollars * m) / inputs.ordersPerMonth,
       `$${fixed.dollars.toFixed(2)} a month over ${inputs.ordersPerMonth.toLocaleString('en-US')} orders; ${fixed.detail}`,
     );
-
-  const sum = (ls: AllInLine[]) => ls.reduce((s, l) => s + l.dollarsPerMillion, 0);
-  return { lines, cleanPathPerMillion: sum(lines.filter((l) => l.cleanPath)), allInPerMillion: sum(lines) };
+  return lines;
 }

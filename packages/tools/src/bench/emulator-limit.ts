@@ -1,5 +1,6 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import type { Context } from 'aws-lambda';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
@@ -95,37 +96,7 @@ export function entityPath(options: {
         ? undefined
         : new RecordingProvider(documents, tables.providerLog, spec.providers![0]),
   }));
-  const idempotencyConfig = new IdempotencyConfig({
-    eventKeyJmesPath: 'scope',
-    payloadValidationJmesPath: 'fingerprint',
-    expiresAfterSeconds: 86_400,
-  });
-  // An idempotent create as `idempotentCommand` makes one: key = caller + Idempotency-Key, payload checked by fingerprint.
-  const createOnce = makeIdempotent(
-    async (input: { scope: string; fingerprint: string; event: EventEnvelope; body: unknown }) => {
-      await documents.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: tables.entities,
-                Item: { pk: `${BENCH_ENTITY_PREFIX}${input.event.entityId}`, sk: 'ENTITY', request: input.body },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            outboxPut(tables.entities, input.event, BENCH_ENTITY_PREFIX),
-          ],
-        }),
-      );
-      return { entityId: input.event.entityId };
-    },
-    {
-      persistenceStore: idempotencyStore(tables.idempotency, client),
-      config: idempotencyConfig,
-      keyPrefix: 'bench-create',
-    },
-  );
-  idempotencyConfig.registerLambdaContext(BENCH_LAMBDA_CONTEXT);
+  const createOnce = idempotentCreate(documents, client, tables);
   let createTrips = 0;
 
   const run = async (n: number) => {
@@ -226,4 +197,42 @@ export async function measureEmulatorLimit(options: {
   } finally {
     path.destroy();
   }
+}
+
+/**
+ * An idempotent create as `idempotentCommand` makes one: key = caller + Idempotency-Key, payload
+ * checked by fingerprint; the entity and its outbox event in one transaction.
+ */
+function idempotentCreate(documents: DynamoDBDocumentClient, client: DynamoDBClient, tables: BenchTables) {
+  const idempotencyConfig = new IdempotencyConfig({
+    eventKeyJmesPath: 'scope',
+    payloadValidationJmesPath: 'fingerprint',
+    expiresAfterSeconds: 86_400,
+  });
+  const createOnce = makeIdempotent(
+    async (input: { scope: string; fingerprint: string; event: EventEnvelope; body: unknown }) => {
+      await documents.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tables.entities,
+                Item: { pk: `${BENCH_ENTITY_PREFIX}${input.event.entityId}`, sk: 'ENTITY', request: input.body },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            outboxPut(tables.entities, input.event, BENCH_ENTITY_PREFIX),
+          ],
+        }),
+      );
+      return { entityId: input.event.entityId };
+    },
+    {
+      persistenceStore: idempotencyStore(tables.idempotency, client),
+      config: idempotencyConfig,
+      keyPrefix: 'bench-create',
+    },
+  );
+  idempotencyConfig.registerLambdaContext(BENCH_LAMBDA_CONTEXT);
+  return createOnce;
 }

@@ -97,7 +97,37 @@ export async function measureHops(
     accepted.map((a) => a.eventId),
   );
 
-  const settings = pollerSettings(template);
+  const hops = hopsFrom({
+    accepted,
+    dispatched,
+    claimed,
+    called,
+    settings: pollerSettings(template),
+    localProvider: target.outputs.LocalProviderUrl !== undefined,
+  });
+  return { hops, orders: accepted.length, ordersPerSecond };
+}
+
+/**
+ * The hops from the times each event passed: accepted, relayed (dispatched mark), each consumer's
+ * claim and, for a consumer that calls a provider, its first call.
+ */
+function hopsFrom({
+  accepted,
+  dispatched,
+  claimed,
+  called,
+  settings,
+  localProvider,
+}: {
+  accepted: readonly { eventId: string; acceptedAt: number }[];
+  dispatched: ReadonlyMap<string, number>;
+  claimed: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  called: ReadonlyMap<string, number>;
+  settings: ReturnType<typeof pollerSettings>;
+  /** Whether the runtime serves the providers (an HTTP call) or the recording double stands in. */
+  localProvider: boolean;
+}): Hop[] {
   const gaps = (from: (eventId: string) => number | undefined, to: (eventId: string) => number | undefined) =>
     summarizeLatencies(
       accepted.flatMap((a) => {
@@ -148,10 +178,9 @@ export async function measureHops(
           (id) => claims.get(id),
           (id) => called.get(`${consumer}:${id}`),
         ),
-        waitsOn:
-          target.outputs.LocalProviderUrl !== undefined
-            ? 'one HTTP call to the local provider'
-            : 'one provider-log write (the recording double)',
+        waitsOn: localProvider
+          ? 'one HTTP call to the local provider'
+          : 'one provider-log write (the recording double)',
       },
       {
         hop: `accepted -> ${consumer} effect, end to end`,
@@ -163,7 +192,7 @@ export async function measureHops(
       },
     );
   }
-  return { hops, orders: accepted.length, ordersPerSecond };
+  return hops;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { example } from '../example';
+import { POISON_CAUSE } from './causes';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
 import type { ProviderCallFinding } from './provider-window';
 import { UsageError } from './queues';
@@ -169,9 +170,9 @@ export function parseCommand(argv: string[]): Command {
       if (values.all && values.max !== undefined) throw new UsageError('--all and --max exclude each other');
       if (values.cause !== undefined && values.cause.trim() === '')
         throw new UsageError('--cause needs a failureCause');
-      if (values.cause === 'SchemaViolation' && !values['include-poison'])
+      if (values.cause === POISON_CAUSE && !values['include-poison'])
         throw new UsageError(
-          'SchemaViolation is poison: it fails again on every redrive. Add --include-poison to move it anyway',
+          `${POISON_CAUSE} is poison: it fails again on every redrive. Add --include-poison to move it anyway`,
         );
       return {
         command: 'redrive',

@@ -1,18 +1,8 @@
 import type { Command } from './args';
 import type { DlqContext } from './context';
-import {
-  causeOf,
-  discardFailedRuns,
-  eventIdOf,
-  eventKeyOf,
-  inventory,
-  peek,
-  receive,
-  redrive,
-  type DeadLetter,
-  type QueueInventory,
-  type RedriveResult,
-} from './messages';
+import { causeOf } from './causes';
+import { eventKeyOf, inventory, type QueueInventory } from './inventory';
+import { discardFailedRuns, eventIdOf, peek, receive, redrive, type DeadLetter, type RedriveResult } from './messages';
 import { judgeHorizon, type HorizonJudgement } from './horizon';
 import { recordProviderCallFinding, type ProviderCallFinding } from './provider-window';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError, type DeadLetterQueue } from './queues';
@@ -134,6 +124,7 @@ export function succeeded(report: Report): boolean {
   return (report.pointers ?? []).every((p) => p.error === undefined);
 }
 
+/** Runs one command (list, show or redrive) against the stack's DLQs: its report. */
 export async function runCommand(
   command: Exclude<Command, { command: 'help' }>,
   context: DlqContext,
@@ -141,47 +132,66 @@ export async function runCommand(
   now: () => Date = () => new Date(),
 ): Promise<Report> {
   const queues = discoverDeadLetterQueues(context.stack.outputs);
-  const wait = waitSeconds(context);
-  if (command.command === 'list') {
-    const rows = [];
-    for (const queue of queues) {
-      const found = await inventory(context.sqs, queue.url, LIST_SAMPLE, {
-        waitSeconds: wait,
-        now: now(),
-        dedupeHorizonSeconds: queue.dedupeHorizonSeconds,
-      });
-      rows.push({
-        name: queue.name,
-        url: queue.url,
-        kind: queue.kind,
-        fifo: queue.fifo,
-        redrivesTo: queue.redrivesTo,
-        ...(queue.dedupeHorizonSeconds === undefined ? {} : { dedupeHorizonSeconds: queue.dedupeHorizonSeconds }),
-        ...found,
-      });
-    }
-    return { command: 'list', stack: context.stack.name, target: context.stack.kind, queues: rows };
-  }
-
+  if (command.command === 'list') return listQueues(queues, context, now);
   const queue = findDeadLetterQueue(queues, command.queue);
-  if (command.command === 'show') {
-    const messages = await peek(context.sqs, queue.url, command.max, { waitSeconds: wait });
-    const at = now();
-    const horizon =
-      queue.kind === 'consumer' ? { dedupeHorizonSeconds: queue.dedupeHorizonSeconds, now: at } : undefined;
-    const report: ShowReport = {
-      command: 'show',
-      queue: queue.name,
-      kind: queue.kind,
-      messages: withCopies(messages, (m) => shown(m, horizon)),
-    };
-    if (queue.kind === 'stream-pointers') {
-      report.pointers = [];
-      for (const message of messages) report.pointers.push(await explainPointer(streamContext(context), message));
-    }
-    return report;
-  }
+  if (command.command === 'show') return showMessages(command, queue, context, now);
+  return redriveQueue(command, queue, context, progress, now);
+}
 
+async function listQueues(
+  queues: readonly DeadLetterQueue[],
+  context: DlqContext,
+  now: () => Date,
+): Promise<ListReport> {
+  const rows = [];
+  for (const queue of queues) {
+    const found = await inventory(context.sqs, queue.url, LIST_SAMPLE, {
+      waitSeconds: waitSeconds(context),
+      now: now(),
+      dedupeHorizonSeconds: queue.dedupeHorizonSeconds,
+    });
+    rows.push({
+      name: queue.name,
+      url: queue.url,
+      kind: queue.kind,
+      fifo: queue.fifo,
+      redrivesTo: queue.redrivesTo,
+      ...(queue.dedupeHorizonSeconds === undefined ? {} : { dedupeHorizonSeconds: queue.dedupeHorizonSeconds }),
+      ...found,
+    });
+  }
+  return { command: 'list', stack: context.stack.name, target: context.stack.kind, queues: rows };
+}
+
+async function showMessages(
+  command: Extract<Command, { command: 'show' }>,
+  queue: DeadLetterQueue,
+  context: DlqContext,
+  now: () => Date,
+): Promise<ShowReport> {
+  const messages = await peek(context.sqs, queue.url, command.max, { waitSeconds: waitSeconds(context) });
+  const at = now();
+  const horizon = queue.kind === 'consumer' ? { dedupeHorizonSeconds: queue.dedupeHorizonSeconds, now: at } : undefined;
+  const report: ShowReport = {
+    command: 'show',
+    queue: queue.name,
+    kind: queue.kind,
+    messages: withCopies(messages, (m) => shown(m, horizon)),
+  };
+  if (queue.kind === 'stream-pointers') {
+    report.pointers = [];
+    for (const message of messages) report.pointers.push(await explainPointer(streamContext(context), message));
+  }
+  return report;
+}
+
+async function redriveQueue(
+  command: Extract<Command, { command: 'redrive' }>,
+  queue: DeadLetterQueue,
+  context: DlqContext,
+  progress: (line: string) => void,
+  now: () => Date,
+): Promise<RedriveReport> {
   if (command.pastHorizon.length > 0 && queue.kind !== 'consumer')
     throw new UsageError(`--past-horizon is for a consumer's DLQ: ${queue.name} holds no events to resend`);
   if (command.pastHorizon.length > 0 && queue.dedupeHorizonSeconds === undefined)
@@ -211,7 +221,7 @@ export async function runCommand(
       ),
     dryRun: command.dryRun,
     onAws: context.stack.kind === 'aws',
-    waitSeconds: wait,
+    waitSeconds: waitSeconds(context),
     now,
     onProgress: ({ moved, skipped, failed }: { moved: number; skipped: number; failed: number }) =>
       progress(
@@ -225,7 +235,7 @@ export async function runCommand(
     const limit = command.all ? Number.POSITIVE_INFINITY : command.max;
     const pointers: PointerRedrive[] = [];
     for (;;) {
-      const batch = await receive(context.sqs, queue.url, Math.min(10, limit - pointers.length), wait);
+      const batch = await receive(context.sqs, queue.url, Math.min(10, limit - pointers.length), waitSeconds(context));
       if (batch.length === 0) break;
       pointers.push(...(await redrivePointers(streamContext(context), queue.url, batch, { dryRun: command.dryRun })));
       progress(`${queue.name}: ${pointers.length} record(s) done`);

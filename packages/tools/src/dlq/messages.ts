@@ -1,5 +1,4 @@
 import { isAccessDenied } from '../cli/access-denied';
-import type { PermanentCause } from '@exactly-once/runtime/errors';
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageCommand,
@@ -11,19 +10,19 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { example } from '../example';
-import {
-  days,
-  envelopeOccurredAt,
-  judgeHorizon,
-  ORIGINAL_OCCURRED_AT,
-  PAST_HORIZON_RUNBOOK,
-  withFreshOccurredAt,
-} from './horizon';
-import type { DeadLetterQueue } from './queues';
 import { MAX_FUTURE_SKEW_SECONDS } from '@exactly-once/runtime/consumer/dedupe-horizon';
-import { fingerprintVersionOf } from '@exactly-once/runtime/inbox/fingerprint';
-import { PROVIDER_KEY_WINDOW_CAUSE, PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
+import {
+  causeOf,
+  currentCauseName,
+  EVENT_ID_REUSED_CAUSE,
+  isPoison,
+  OCCURRED_IN_FUTURE_CAUSE,
+  PROVIDER_KEY_WINDOW_CAUSE,
+} from './causes';
+import { envelopeOccurredAt, judgeHorizon, ORIGINAL_OCCURRED_AT, withFreshOccurredAt } from './horizon';
+import type { DeadLetterQueue } from './queues';
+import { PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
+import { pastHorizonReason, reusedIdDecision, stillInFutureReason } from './redrive-reasons';
 
 /** A message in a DLQ, with what the consumer wrote about its failure. */
 export interface DeadLetter {
@@ -36,36 +35,8 @@ export interface DeadLetter {
   attributes: Record<string, string>;
 }
 
-/** Poison: a body that is not one of the example's events (`isEvent`). It fails the same way however often it is redriven. */
-export const POISON_CAUSE = 'SchemaViolation';
-/** SQS moved it after maxReceiveCount: the consumer never got to write a cause. */
-export const RETRIES_EXHAUSTED = 'RetriesExhausted';
-
 // Long enough for one receive-send-delete round; whatever is not moved is made visible again at once.
 const HOLD_SECONDS = 60;
-
-/**
- * Causes stored under an earlier name, by their name now: a message dead-lettered before a rename
- * keeps the old value in its attribute, and the tool counts, filters and shows it by the new one.
- */
-export const RENAMED_CAUSES: Readonly<Record<string, string>> = { UnknownEntity: 'UnsupportedEventType' };
-
-/** A cause by its name now (`--cause UnknownEntity` selects `UnsupportedEventType`, as before the rename). */
-export const currentCauseName = (cause: string): string => RENAMED_CAUSES[cause] ?? cause;
-
-export function causeOf(message: DeadLetter): string {
-  return currentCauseName(message.attributes.failureCause ?? RETRIES_EXHAUSTED);
-}
-
-/**
- * Poison by its cause, or (moved by SQS with no cause) by a body that is not an
- * event of the example or whose occurredAt is no timestamp (the consumer refuses both as SchemaViolation).
- */
-export function isPoison(message: DeadLetter): boolean {
-  if (message.attributes.failureCause !== undefined) return message.attributes.failureCause === POISON_CAUSE;
-  if (!example().isEvent(message.body)) return true;
-  return envelopeOccurredAt(message.body) === undefined;
-}
 
 /** The tenant an event's envelope carries (part of its inbox key), or undefined. */
 export const tenantOf = (body: string): string | undefined => envelopeString(body, 'tenant');
@@ -149,65 +120,6 @@ export async function peek(sqs: SQSClient, url: string, max: number, options: Re
   return seen;
 }
 
-export interface QueueInventory {
-  messages: number;
-  inFlight: number;
-  /** From the oldest message read; undefined when the queue is empty. */
-  oldestAgeSeconds?: number;
-  byCause: Record<string, number>;
-  /** Consumer DLQs with a dedupe horizon only: how many of the messages read are past it. */
-  pastHorizon?: number;
-  /** How many messages the counts above were read from (at most the sample size). */
-  sampled: number;
-  /**
-   * How many events those messages are: copies of one event (its tenant and eventId) count once, a
-   * message with no event (poison) counts as its own. A poison message delivered in several crashed
-   * batches, or an event dead-lettered by several copies, shows as fewer events than messages.
-   */
-  events: number;
-}
-
-/** What makes two DLQ messages copies of one event: its tenant and eventId; a message without one is its own. */
-export function eventKeyOf(message: { messageId: string; body: string }): string {
-  const eventId = eventIdOf(message.body);
-  return eventId === undefined ? `message ${message.messageId}` : `event ${tenantOf(message.body) ?? ''} ${eventId}`;
-}
-
-export async function inventory(
-  sqs: SQSClient,
-  url: string,
-  sample: number,
-  options: ReadOptions & { now?: Date; dedupeHorizonSeconds?: number },
-): Promise<QueueInventory> {
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  const messages = await peek(sqs, url, sample, options);
-  const byCause: Record<string, number> = {};
-  for (const message of messages) byCause[causeOf(message)] = (byCause[causeOf(message)] ?? 0) + 1;
-  const oldest = messages
-    .map((m) => m.sentAt)
-    .filter((t): t is string => t !== undefined)
-    .sort()[0];
-  const now = options.now ?? new Date();
-  const horizon = options.dedupeHorizonSeconds;
-  return {
-    messages: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-    oldestAgeSeconds:
-      oldest === undefined ? undefined : Math.max(0, Math.round((now.getTime() - Date.parse(oldest)) / 1000)),
-    byCause,
-    ...(horizon === undefined
-      ? {}
-      : { pastHorizon: messages.filter((m) => judgeHorizon(m.body, horizon, now).horizon === 'past').length }),
-    sampled: messages.length,
-    events: new Set(messages.map(eventKeyOf)).size,
-  };
-}
-
 export interface RedriveOptions {
   /** At most this many messages move (the whole queue when `all`). */
   max: number;
@@ -276,64 +188,10 @@ export interface RedriveResult {
   approximateMessages?: number;
 }
 
-/** Why a message past the horizon stays: it would only be refused again, and only a person can say more. */
-export function pastHorizonReason(dedupeHorizonSeconds: number): string {
-  return (
-    `past the ${days(dedupeHorizonSeconds)} dedupe horizon: the consumer would refuse it (DedupeHorizonPassed). ` +
-    `Check by hand whether its effect was applied (${PAST_HORIZON_RUNBOOK}); ` +
-    `only if it was NOT, redrive it with --past-horizon <eventId>`
-  );
-}
-
 /**
  * What redrive does with one message: skip it (and why), move it as it is, or
  * (past the horizon and named by --past-horizon) rewrite its occurredAt and move it.
  */
-/** The cause a consumer dead-letters another event under a used eventId with (inbox-ledger.ts). */
-export const EVENT_ID_REUSED_CAUSE: PermanentCause = 'EventIdReused';
-const EVENT_ID_REUSED_REASON =
-  'another event under a used eventId (EventIdReused): it would be refused again; compare storedFingerprint and ' +
-  'deliveredFingerprint and the two bodies (show), never apply an effect by hand: it may already be applied (runbook)';
-
-const JUDGED_BY_PARSE_REASON =
-  "EventIdReused judged by code that fingerprinted the consumer's parse (no v2: prefix): a schema change alone could " +
-  'make it; compare the body with the event its producer wrote (show, the outbox item) and, if only occurredAt and ' +
-  'traceparent differ, redrive it with --cause EventIdReused; never apply an effect by hand (runbook)';
-
-/** The versions of an EventIdReused copy's two fingerprints, when it carries both. */
-function fingerprintVersions(message: DeadLetter): [string, string] | undefined {
-  const { storedFingerprint, deliveredFingerprint } = message.attributes;
-  if (storedFingerprint === undefined || deliveredFingerprint === undefined) return undefined;
-  return [fingerprintVersionOf(storedFingerprint), fingerprintVersionOf(deliveredFingerprint)];
-}
-
-/**
- * An EventIdReused copy, by its fingerprints' versions:
- * - two versions (code that fingerprinted another way wrote the claim or judged the copy: a deploy or
- *   a rollback): they say nothing about its content, and the code now running takes a claim of another
- *   version as the same event, so it is moved: a duplicate, whose owed provider call is made once;
- * - both v1 (the code before versions hashed the consumer's parse, so a schema change alone could make
- *   it): moved only when a person names the cause (--cause EventIdReused) after comparing the bodies;
- * - both of this version: two bodies that differ, another event for a person; never moved.
- */
-function reusedIdDecision(message: DeadLetter, causeNamed: boolean): { skip: string } | { move: 'as-is' } {
-  const versions = fingerprintVersions(message);
-  if (versions !== undefined && versions[0] !== versions[1]) return { move: 'as-is' };
-  if (versions?.[0] === 'v1') return causeNamed ? { move: 'as-is' } : { skip: JUDGED_BY_PARSE_REASON };
-  return { skip: EVENT_ID_REUSED_REASON };
-}
-
-/** The cause a consumer refuses an event stamped beyond its clock-skew margin with (consume-record.ts). */
-export const OCCURRED_IN_FUTURE_CAUSE: PermanentCause = 'OccurredInFuture';
-
-/** Why an event refused as stamped in the future stays while its stamp is still beyond the margin. */
-export function stillInFutureReason(occurredAt: string): string {
-  return (
-    `stamped ${occurredAt}, still more than ${MAX_FUTURE_SKEW_SECONDS} s ahead (OccurredInFuture): it would be refused ` +
-    "again; fix its producer's clock, then redrive it once the stamp is within the margin (runbook)"
-  );
-}
-
 export function redriveDecision(
   message: DeadLetter,
   options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon' | 'providerFindings'>,
@@ -395,12 +253,18 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
   if (options.onAws && wholeQueue && options.includePoison && !options.dryRun && horizon === undefined)
     return startMessageMoveTask(sqs, queue.url, queue.sourceUrl);
 
-  const clock = options.now ?? (() => new Date());
-  const result: RedriveResult = { method: 'receive-send-delete', moved: [], skipped: [], failed: [] };
-  const seenPastHorizon = new Set<string>();
-  const held: DeadLetter[] = [];
+  const pass: RedrivePass = {
+    sqs,
+    queue: { ...queue, sourceUrl: queue.sourceUrl },
+    options,
+    clock: options.now ?? (() => new Date()),
+    limit: options.all ? Number.POSITIVE_INFINITY : options.max,
+    result: { method: 'receive-send-delete', moved: [], skipped: [], failed: [] },
+    seenPastHorizon: new Set<string>(),
+    held: [],
+  };
+  const { result, held, limit } = pass;
   const seen = new Set<string>();
-  const limit = options.all ? Number.POSITIVE_INFINITY : options.max;
   try {
     while (result.moved.length < limit) {
       const batch = await receive(sqs, queue.url, Math.min(10, limit - result.moved.length), options.waitSeconds);
@@ -415,86 +279,7 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
         break;
       }
       for (const message of batch) seen.add(message.messageId);
-      for (const message of batch) {
-        const now = clock();
-        const decision = redriveDecision(message, options, horizon, now);
-        const reason = 'skip' in decision ? decision.skip : undefined;
-        const entry: MovedMessage = {
-          messageId: message.messageId,
-          eventId: eventIdOf(message.body),
-          groupId: message.groupId,
-          cause: causeOf(message),
-        };
-        if (horizon !== undefined && judgeHorizon(message.body, horizon, now).horizon === 'past')
-          seenPastHorizon.add(entry.eventId ?? message.messageId);
-        let body = message.body;
-        if ('move' in decision && decision.move === 'rewrite') {
-          const rewritten = withFreshOccurredAt(message.body, now);
-          body = rewritten.body;
-          entry.occurredAt = now.toISOString();
-          entry.originalOccurredAt = rewritten.originalOccurredAt;
-        }
-        if ('move' in decision && decision.providerFinding !== undefined)
-          entry.providerFinding = decision.providerFinding;
-        if (reason !== undefined || options.dryRun || result.moved.length >= limit) {
-          held.push(message);
-          if (reason !== undefined) result.skipped.push({ messageId: message.messageId, reason });
-          else if (options.dryRun && result.moved.length < limit) result.moved.push(entry);
-          continue;
-        }
-        // The finding first: moved without it, the message would only be refused again.
-        if (entry.providerFinding !== undefined) {
-          try {
-            if (options.recordFinding === undefined) throw new Error('no inbox to record the finding on');
-            await options.recordFinding(
-              { eventId: entry.eventId!, tenant: tenantOf(message.body) },
-              entry.providerFinding,
-            );
-          } catch (error) {
-            held.push(message);
-            result.failed.push({ messageId: message.messageId, error: (error as Error).message });
-            continue;
-          }
-        }
-        try {
-          await sqs.send(
-            new SendMessageCommand({
-              QueueUrl: queue.sourceUrl,
-              MessageBody: body,
-              MessageAttributes: {
-                redrivenFrom: { DataType: 'String', StringValue: queue.name },
-                ...(entry.originalOccurredAt === undefined
-                  ? {}
-                  : { [ORIGINAL_OCCURRED_AT]: { DataType: 'String', StringValue: entry.originalOccurredAt } }),
-              },
-              ...(queue.fifo
-                ? {
-                    MessageGroupId: message.groupId ?? message.messageId,
-                    MessageDeduplicationId: `redrive-${randomUUID()}`,
-                  }
-                : {}),
-            }),
-          );
-        } catch (error) {
-          held.push(message);
-          if (isAccessDenied(error)) {
-            // Every send would be refused alike: stop, the batch visible again, and say what to do once.
-            held.push(...batch.slice(batch.indexOf(message) + 1));
-            throw error;
-          }
-          result.failed.push({ messageId: message.messageId, error: (error as Error).message });
-          continue;
-        }
-        try {
-          await sqs.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.receiptHandle }));
-        } catch (error) {
-          result.failed.push({
-            messageId: message.messageId,
-            error: `sent, but not deleted from the DLQ: ${(error as Error).message}`,
-          });
-        }
-        result.moved.push(entry);
-      }
+      for (const message of batch) await redriveOne(pass, message, batch);
       options.onProgress?.({
         moved: result.moved.length,
         skipped: result.skipped.length,
@@ -510,10 +295,121 @@ export async function redrive(sqs: SQSClient, queue: DeadLetterQueue, options: R
       dedupeHorizonSeconds: horizon,
       leftPastHorizon: result.skipped.filter((s) => s.reason === pastReason).length,
       rewritten: result.moved.filter((m) => m.originalOccurredAt !== undefined).length,
-      notSeen: (options.pastHorizon ?? []).filter((eventId) => !seenPastHorizon.has(eventId)),
+      notSeen: (options.pastHorizon ?? []).filter((eventId) => !pass.seenPastHorizon.has(eventId)),
     };
   }
   return result;
+}
+
+/** One receive-send-delete pass of redrive: where it moves to, what it has done and what it holds. */
+interface RedrivePass {
+  sqs: SQSClient;
+  queue: DeadLetterQueue & { sourceUrl: string };
+  options: RedriveOptions;
+  clock: () => Date;
+  limit: number;
+  result: RedriveResult;
+  /** Event ids (or message ids) seen past the horizon, to name the --past-horizon ids never seen. */
+  seenPastHorizon: Set<string>;
+  /** Received and not deleted: made visible again when the pass ends. */
+  held: DeadLetter[];
+}
+
+/**
+ * One received message: skipped (held, with its reason), listed (a dry run), or moved: its provider
+ * finding recorded first, a copy sent to the source queue, then the original deleted.
+ */
+async function redriveOne(pass: RedrivePass, message: DeadLetter, batch: readonly DeadLetter[]): Promise<void> {
+  const { sqs, queue, options, result, held, limit } = pass;
+  const horizon = queue.dedupeHorizonSeconds;
+  const now = pass.clock();
+  const decision = redriveDecision(message, options, horizon, now);
+  const reason = 'skip' in decision ? decision.skip : undefined;
+  const entry: MovedMessage = {
+    messageId: message.messageId,
+    eventId: eventIdOf(message.body),
+    groupId: message.groupId,
+    cause: causeOf(message),
+  };
+  if (horizon !== undefined && judgeHorizon(message.body, horizon, now).horizon === 'past')
+    pass.seenPastHorizon.add(entry.eventId ?? message.messageId);
+  let body = message.body;
+  if ('move' in decision && decision.move === 'rewrite') {
+    const rewritten = withFreshOccurredAt(message.body, now);
+    body = rewritten.body;
+    entry.occurredAt = now.toISOString();
+    entry.originalOccurredAt = rewritten.originalOccurredAt;
+  }
+  if ('move' in decision && decision.providerFinding !== undefined) entry.providerFinding = decision.providerFinding;
+  if (reason !== undefined || options.dryRun || result.moved.length >= limit) {
+    held.push(message);
+    if (reason !== undefined) result.skipped.push({ messageId: message.messageId, reason });
+    else if (options.dryRun && result.moved.length < limit) result.moved.push(entry);
+    return;
+  }
+  // The finding first: moved without it, the message would only be refused again.
+  if (entry.providerFinding !== undefined) {
+    try {
+      if (options.recordFinding === undefined) throw new Error('no inbox to record the finding on');
+      await options.recordFinding({ eventId: entry.eventId!, tenant: tenantOf(message.body) }, entry.providerFinding);
+    } catch (error) {
+      held.push(message);
+      result.failed.push({ messageId: message.messageId, error: (error as Error).message });
+      return;
+    }
+  }
+  try {
+    await sendCopy(sqs, queue, message, body, entry);
+  } catch (error) {
+    held.push(message);
+    if (isAccessDenied(error)) {
+      // Every send would be refused alike: stop, the batch visible again, and say what to do once.
+      held.push(...batch.slice(batch.indexOf(message) + 1));
+      throw error;
+    }
+    result.failed.push({ messageId: message.messageId, error: (error as Error).message });
+    return;
+  }
+  try {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.receiptHandle }));
+  } catch (error) {
+    result.failed.push({
+      messageId: message.messageId,
+      error: `sent, but not deleted from the DLQ: ${(error as Error).message}`,
+    });
+  }
+  result.moved.push(entry);
+}
+
+/**
+ * The copy redrive sends to the source queue: marked with the DLQ it came from and, rewritten, its
+ * original occurredAt; on FIFO in its group, under a fresh deduplication id.
+ */
+async function sendCopy(
+  sqs: SQSClient,
+  queue: DeadLetterQueue & { sourceUrl: string },
+  message: DeadLetter,
+  body: string,
+  entry: MovedMessage,
+): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queue.sourceUrl,
+      MessageBody: body,
+      MessageAttributes: {
+        redrivenFrom: { DataType: 'String', StringValue: queue.name },
+        ...(entry.originalOccurredAt === undefined
+          ? {}
+          : { [ORIGINAL_OCCURRED_AT]: { DataType: 'String', StringValue: entry.originalOccurredAt } }),
+      },
+      ...(queue.fifo
+        ? {
+            MessageGroupId: message.groupId ?? message.messageId,
+            MessageDeduplicationId: `redrive-${randomUUID()}`,
+          }
+        : {}),
+    }),
+  );
 }
 
 async function queueArn(sqs: SQSClient, url: string): Promise<string> {

@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { PermanentCause } from '@exactly-once/runtime/errors';
 import {
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
@@ -25,9 +24,6 @@ import {
  *   (`providerKeyWindowFrom`), so the redriven message makes the call once more.
  */
 export type ProviderCallFinding = 'performed' | 'not-performed';
-
-/** The consumer's cause for such a message (packages/runtime/src/errors.ts). */
-export const PROVIDER_KEY_WINDOW_CAUSE: PermanentCause = 'ProviderKeyWindowPassed';
 
 /** Why such a message stays in the DLQ unless a person names it. */
 export const PROVIDER_KEY_WINDOW_REASON =

@@ -1,37 +1,31 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DeliveryCounts } from './host/delivery-evidence';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import * as fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { ENV, providerEnvNames } from '@exactly-once/runtime/env-names';
-import { fauxqsQueueMetrics, AlarmEvaluator } from './alarms';
-import { countCall, startCountingProxy } from './call-counter';
-import { MetricStore } from './metrics';
-import { SpanStore } from './spans';
+import type { AlarmEvaluator } from './alarms';
 import { ApiServer } from './api/server';
-import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
-import { FunctionHost } from './host/function-host';
+import type { Emulator } from './emulators';
+import type { FunctionHost } from './host/function-host';
 import type { Logger } from './log';
 import { createQueues, createTables, type LocalTable } from './provision';
-import { Scheduler } from './scheduler';
-import { DynamoDbStreamsClient } from './sources/dynamodb-streams-client';
-import { SqsPoller, type LocalQueue } from './sources/sqs-poller';
-import { StreamPoller } from './sources/stream-poller';
-import { alarmDefinitions } from './template/alarms';
-import { restApiDefinitions } from './template/api';
+import type { LocalQueue } from './sources/sqs-poller';
+import {
+  createHosts,
+  readTemplate,
+  runtimeStats,
+  startAlarms,
+  startEmulators,
+  startEventSources,
+  startLocalProvider,
+  startSchedules,
+  type Emulated,
+  type LocalProviderSetup,
+  type Stoppers,
+  type Wiring,
+} from './start-steps';
+import type { FunctionDefinition } from './template/lambda';
 import { readCloudAssembly, selectStack, type StackArtifact } from './template/cloud-assembly';
-import { tableDefinitions } from './template/dynamodb';
-import { eventSourceDefinitions } from './template/event-sources';
 import { IntrinsicResolver } from './template/intrinsics';
-import { formatInventory, inventorySummary, notEmulatedTypes } from './template/inventory';
-import { functionDefinitions } from './template/lambda';
-import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import { LocalReferences } from './template/references';
-import { scheduleDefinitions } from './template/schedules';
-import { queueDefinitions } from './template/sqs';
-import { startProviderEmulator, type ProviderEmulator } from './provider';
 
 export interface RuntimeOptions {
   /** The cloud assembly folder (`cdk.out`). */
@@ -119,7 +113,7 @@ export interface LocalRuntime {
  */
 export async function startRuntime(options: RuntimeOptions): Promise<LocalRuntime> {
   const stack = selectStack(readCloudAssembly(options.cdkOut), options.stackName);
-  const stoppers: (() => Promise<void>)[] = [];
+  const stoppers: Stoppers = [];
   const emulators: Emulator[] = [];
   const stop = async () => {
     for (const stopOne of stoppers.splice(0).reverse()) await stopOne().catch(() => undefined);
@@ -135,7 +129,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<LocalRuntim
 async function start(
   stack: StackArtifact,
   options: RuntimeOptions,
-  stoppers: (() => Promise<void>)[],
+  stoppers: Stoppers,
   emulators: Emulator[],
   stop: () => Promise<void>,
 ): Promise<LocalRuntime> {
@@ -143,65 +137,17 @@ async function start(
   const log = options.log;
 
   // 1. Read the template (fails fast, before anything is started).
-  const tableDefs = tableDefinitions(template);
-  const queueDefs = queueDefinitions(template);
-  const functionDefs = functionDefinitions(stack);
-  const sourceDefs = eventSourceDefinitions(template);
-  const apis = restApiDefinitions(template);
-  const scheduleDefs = scheduleDefinitions(template);
-  const alarmDefs = alarmDefinitions(template);
-  const partial = [
-    ...sourceDefs.unsupported,
-    ...scheduleDefs.unsupported,
-    ...alarmDefs.unsupported,
-    ...apis.flatMap((a) => a.unsupportedMethods),
-    ...apis.slice(1).map((a) => ({ logicalId: a.logicalId, reason: 'only the first REST API of the stack is served' })),
-  ];
-  const inventory = formatInventory(notEmulatedTypes(template), partial);
-  const summary = inventorySummary(notEmulatedTypes(template), partial);
+  const defs = readTemplate(stack);
+  const { functionDefs, apis } = defs;
 
   // 2. Emulators, only those the template needs, in parallel.
-  const needsDynamo = tableDefs.length > 0;
-  const needsSqs = queueDefs.length > 0;
-  const [dynamo, sqsEmulator] = await Promise.all([
-    needsDynamo ? startDynamoDbLocal() : undefined,
-    needsSqs ? startFauxqs({ region }) : undefined,
-  ]);
-  for (const emulator of [dynamo, sqsEmulator]) {
-    if (emulator === undefined) continue;
-    emulators.push(emulator);
-    stoppers.push(() => emulator.stop());
-  }
-  // Functions and pollers reach the emulators through counting proxies (the proof kit's calls per order).
-  const dynamoProxy = dynamo ? await startCountingProxy(dynamo.endpoint) : undefined;
-  const sqsProxy = sqsEmulator ? await startCountingProxy(sqsEmulator.endpoint) : undefined;
-  for (const proxy of [dynamoProxy, sqsProxy]) if (proxy !== undefined) stoppers.push(() => proxy.stop());
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  // An explicit endpoint: fauxqs's queue URLs name a host that does not resolve (docs/pitfalls.md).
-  const sqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
-  const dynamodb = new DynamoDBClient({ region, endpoint: dynamo?.endpoint ?? 'http://127.0.0.1:1', credentials });
-  // The pollers' receives and deletes are billed on AWS too, so they are counted, but they go
-  // straight to fauxqs: a proxy in between changes which of several waiting long polls gets a message.
-  const pollerSqs = new SQSClient({ region, endpoint: sqsEmulator?.endpoint ?? 'http://127.0.0.1:1', credentials });
-  if (sqsProxy !== undefined) {
-    pollerSqs.middlewareStack.add(
-      (next, context) => async (args) => {
-        countCall(sqsProxy.counts, context.commandName?.replace(/Command$/, '') ?? 'unknown');
-        return next(args);
-      },
-      { step: 'initialize', name: 'countPollerCalls' },
-    );
-  }
-  stoppers.push(async () => {
-    sqs.destroy();
-    pollerSqs.destroy();
-    dynamodb.destroy();
-  });
+  const needs = { dynamodb: defs.tableDefs.length > 0, sqs: defs.queueDefs.length > 0 };
+  const emulated = await startEmulators(region, needs, stoppers, emulators);
 
   // 3. Resources, registered for Ref / Fn::GetAtt.
   const references = new LocalReferences(template, region, stack.stackName);
-  const queues = await createQueues(sqs, queueDefs, references);
-  const tables = await createTables(dynamodb, tableDefs, references);
+  const queues = await createQueues(emulated.sqs, defs.queueDefs, references);
+  const tables = await createTables(emulated.dynamodb, defs.tableDefs, references);
   const lambdaArn = (name: string) => references.arn('lambda', `function:${name}`);
   for (const fn of functionDefs)
     references.register(fn.logicalId, fn.functionName, { Arn: lambdaArn(fn.functionName) });
@@ -209,186 +155,20 @@ async function start(
   const resolver = new IntrinsicResolver(template, references, references.pseudoParameters());
   const queueByArn = (arn: string) => [...queues.values()].find((q) => q.arn === arn);
 
-  // 4. The local provider, when a function consumes (it writes the provider log on AWS without one configured).
-  const consumes = functionDefs.some((fn) => fn.environment[ENV.providerLogTable] !== undefined);
-  let provider: ProviderEmulator | undefined;
-  let providerKeyFile: string | undefined;
-  let providerEnvironment: Record<string, string> = {};
-  if (options.localProviders !== false && consumes) {
-    const apiKey = randomBytes(18).toString('base64url');
-    const keyDir = options.outputsFile !== undefined ? path.dirname(options.outputsFile) : os.tmpdir();
-    fs.mkdirSync(keyDir, { recursive: true });
-    // A file, as on AWS the key is a parameter: never in a function's environment.
-    const keyFile = path.join(keyDir, `provider-api-key-${process.pid}`);
-    fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
-    providerKeyFile = keyFile;
-    stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
-    provider = await startProviderEmulator({
-      apiKey,
-      keyless: options.keylessProviders,
-      log: (line) => log('provider', line),
-    });
-    stoppers.push(() => provider!.stop());
-    for (const name of Object.keys(provider.endpoints)) {
-      const names = providerEnvNames(name);
-      providerEnvironment = {
-        ...providerEnvironment,
-        [names.endpoint]: provider.endpoints[name],
-        [names.apiKeyFile]: keyFile,
-      };
-    }
-  }
+  // 4. The local provider, when a function consumes.
+  const local = await startLocalProvider(options, functionDefs, stoppers);
 
   // 5. Function hosts with the template environment resolved.
-  const hosts = new Map<string, FunctionHost>();
-  const metrics = new MetricStore();
-  const spans = new SpanStore();
-  for (const fn of functionDefs) {
-    const environment = Object.fromEntries(
-      Object.entries(fn.environment).map(([name, value]) => [
-        name,
-        resolver.resolveString(value, `${fn.logicalId} environment ${name}`),
-      ]),
-    );
-    // The proof kit's fault switch: functions read the run's plan from this file (on AWS, an SSM parameter).
-    if (options.faultInjectionFile !== undefined) environment.FAULT_INJECTION_FILE = options.faultInjectionFile;
-    // Every consumer may reach every local provider; each calls those its spec names.
-    if (environment[ENV.providerLogTable] !== undefined) Object.assign(environment, providerEnvironment);
-    const host = new FunctionHost(
-      { ...fn, arn: lambdaArn(fn.functionName), environment },
-      {
-        region,
-        endpoints: {
-          ...(dynamoProxy ? { DYNAMODB: dynamoProxy.endpoint } : {}),
-          ...(sqsProxy ? { SQS: sqsProxy.endpoint } : {}),
-        },
-        log,
-        maxConcurrency: options.maxConcurrency,
-        hideMetrics: options.showMetrics !== true,
-        onMetrics: (line) => metrics.record(line),
-        hideSpans: options.showSpans !== true,
-        onSpan: (line) => spans.record(line),
-      },
-    );
-    hosts.set(fn.logicalId, host);
-    stoppers.push(() => host.stop());
-  }
-  const hostOf = (logicalId: string) => {
-    const host = hosts.get(logicalId);
-    if (host === undefined) throw new TemplateError(`${logicalId} is not a hosted function`);
-    return host;
-  };
+  const functions = { defs: functionDefs, arnOf: lambdaArn };
+  const hosts = createHosts(options, region, functions, resolver, emulated, local.environment, stoppers);
+  const wiring: Wiring = { region, log, emulated, hosts, queues, tables, resolver, queueByArn };
 
-  // 6. Event sources. Stream iterators are taken before the API serves, so LATEST misses nothing.
-  const streams = dynamo ? new DynamoDbStreamsClient(dynamo.endpoint, region) : undefined;
-  const pollers: { stop(): Promise<void> }[] = [];
-  // Stopping: abort every poller first, then stop the functions (killing in-flight invocations), then wait for the pollers.
-  stoppers.push(async () => {
-    const stopping = pollers.map((p) => p.stop());
-    await Promise.all([...hosts.values()].map((h) => h.stop()));
-    await Promise.all(stopping);
-  });
-  for (const source of sourceDefs.sources) {
-    const host = hostOf(source.functionLogicalId);
-    const sourceLog = (line: string) =>
-      log(`${host.fn.displayName} <- ${source.kind === 'sqs' ? 'SQS' : 'stream'}`, line);
-    if (source.kind === 'sqs') {
-      const poller = new SqsPoller(source, queues.get(source.queueLogicalId)!, host, pollerSqs, region, sourceLog);
-      pollers.push(poller);
-      poller.start();
-    } else {
-      const table = tables.get(source.tableLogicalId);
-      if (table?.streamArn === undefined || streams === undefined)
-        throw new TemplateError(`${source.logicalId}: table ${source.tableLogicalId} has no stream`);
-      const destinationArn =
-        source.onFailureDestination === undefined
-          ? undefined
-          : resolver.resolveString(source.onFailureDestination, `${source.logicalId} destination`);
-      const destinationQueue = destinationArn === undefined ? undefined : queueByArn(destinationArn);
-      const poller = new StreamPoller(
-        source,
-        table.streamArn,
-        host,
-        streams,
-        sqs,
-        { queue: destinationQueue, description: destinationQueue ? undefined : destinationArn },
-        region,
-        sourceLog,
-      );
-      pollers.push(poller);
-      await poller.start();
-    }
-  }
-
-  // 7. Schedules (asynchronous invocations with retries and the function's DLQ).
-  const scale = options.timeScale ?? 1;
-  const scheduler = new Scheduler(
-    scheduleDefs.schedules.map((definition) => ({
-      definition,
-      ruleArn: references.arn(
-        'events',
-        `rule/${String(template.Resources[definition.ruleLogicalId].Properties?.Name ?? definition.ruleLogicalId)}`,
-      ),
-    })),
-    (functionLogicalId) => {
-      const fn = functionDefs.find((f) => f.logicalId === functionLogicalId)!;
-      const dlqArn =
-        fn.deadLetterTarget === undefined
-          ? undefined
-          : resolver.resolveString(fn.deadLetterTarget, `${fn.logicalId} DeadLetterConfig`);
-      const dlq = dlqArn === undefined ? undefined : queueByArn(dlqArn);
-      const host = hostOf(functionLogicalId);
-      return {
-        host,
-        async: {
-          retryAttempts: fn.asyncRetryAttempts,
-          retryDelaysMs: [60_000 * scale, 120_000 * scale],
-          deadLetter: dlq ? { url: dlq.url, sqs } : undefined,
-          log: (line) => log(`${host.fn.displayName} <- schedule`, line),
-        },
-      };
-    },
-    region,
-    LOCAL_ACCOUNT_ID,
-    scale,
-  );
-  scheduler.start();
-  stoppers.push(() => scheduler.stop());
-
-  // 8. Alarms on SQS metrics.
-  let alarms: AlarmEvaluator | undefined;
-  if (alarmDefs.alarms.length > 0 && sqsEmulator !== undefined) {
-    const fauxqsEndpoint = sqsEmulator.endpoint;
-    alarms = new AlarmEvaluator(
-      alarmDefs.alarms.map((definition) => ({
-        definition,
-        queueName: queues.get(definition.queueLogicalId)!.name,
-        actions: definition.actions.map((a) => resolver.resolveString(a, `${definition.logicalId} AlarmActions`)),
-      })),
-      (queueName) => fauxqsQueueMetrics(fauxqsEndpoint, queueName),
-      (line) => log('alarm', line),
-      options.alarmIntervalMs,
-    );
-    alarms.start();
-    const evaluator = alarms;
-    stoppers.push(() => evaluator.stop());
-  }
-
-  const stats = (): RuntimeStats => ({
-    dynamodbWrites: dynamoProxy?.counts.writeUnits ?? 0,
-    dynamodbReads: dynamoProxy?.counts.readUnits ?? 0,
-    dynamodbCalls: dynamoProxy?.counts.total ?? 0,
-    dynamodbByTable: Object.fromEntries(
-      Object.entries(dynamoProxy?.counts.byTable ?? {}).map(([table, units]) => [table, { ...units }]),
-    ),
-    sqs: sqsProxy?.counts.total ?? 0,
-    lambdaInvocations: [...hosts.values()].reduce((n, h) => n + h.stats.invocations, 0),
-    byOperation: { dynamodb: { ...dynamoProxy?.counts.byOperation }, sqs: { ...sqsProxy?.counts.byOperation } },
-    metrics: metrics.snapshot(),
-    functions: Object.fromEntries(
-      [...hosts.values()].map((h) => [h.fn.displayName, { crashes: h.stats.crashes, ...h.deliveries.counts }]),
-    ),
-  });
+  // 6. Event sources, 7. schedules, 8. alarms.
+  await startEventSources(defs.sourceDefs.sources, wiring, stoppers);
+  const schedules = { schedules: defs.scheduleDefs.schedules, functions: functionDefs };
+  startSchedules(stack, schedules, references, wiring, options.timeScale, stoppers);
+  const alarms = startAlarms(defs.alarmDefs.alarms, wiring, options.alarmIntervalMs, stoppers);
+  const stats = () => runtimeStats(emulated, hosts);
 
   // 9. The REST API.
   let apiUrl: string | undefined;
@@ -398,13 +178,13 @@ async function start(
     const server = new ApiServer({
       api,
       apiId: references.ref(api.logicalId)!,
-      hostOf,
+      hostOf: hosts.hostOf,
       port: options.port,
       log: (line) => log('api', line),
       localRoutes: {
         '/__local/stats': stats,
         // Every order's hops (the proof kit draws the slowest as a waterfall): ?since=<epoch ms>.
-        '/__local/spans': (url) => spans.since(Number(url.searchParams.get('since') ?? 0) || 0),
+        '/__local/spans': (url) => hosts.spans.since(Number(url.searchParams.get('since') ?? 0) || 0),
       },
     });
     await server.start();
@@ -413,9 +193,45 @@ async function start(
     stageUrl = `${apiUrl}/${api.stageName ?? 'prod'}/`;
   }
 
-  const outputs: LocalOutputs = {
+  const outputs = localOutputs(
+    stack,
+    { apiUrl, stageUrl },
+    { tables, queues, functionDefs },
+    emulated,
+    resolver,
+    local,
+  );
+  if (options.outputsFile !== undefined) writeOutputsFile(options.outputsFile, outputs, stoppers);
+
+  return {
+    outputs,
+    hosts: hosts.hosts,
+    queues,
+    tables,
+    inventory: defs.inventory,
+    inventorySummary: defs.summary,
+    alarms,
+    stats,
+    pids: () => [
+      ...emulators.map((e) => e.process.pid).filter((pid): pid is number => pid !== undefined),
+      ...[...hosts.hosts.values()].flatMap((h) => h.pids()),
+    ],
+    stop,
+  };
+}
+
+/** What the tools find the runtime by: its resources' local names and URLs, and the stack's outputs resolved. */
+function localOutputs(
+  stack: StackArtifact,
+  { apiUrl, stageUrl }: { apiUrl?: string; stageUrl?: string },
+  { tables, queues, functionDefs }: Pick<LocalRuntime, 'tables' | 'queues'> & { functionDefs: FunctionDefinition[] },
+  emulated: Pick<Emulated, 'dynamo' | 'sqsEmulator'>,
+  resolver: IntrinsicResolver,
+  local: LocalProviderSetup,
+): LocalOutputs {
+  return {
     stackName: stack.stackName,
-    region,
+    region: stack.region,
     apiUrl,
     stageUrl,
     tables: Object.fromEntries([...tables].map(([id, t]) => [id, t.name])),
@@ -425,37 +241,24 @@ async function start(
     queues: Object.fromEntries([...queues].map(([id, q]) => [id, q.name])),
     queueUrls: Object.fromEntries([...queues].map(([id, q]) => [id, q.url])),
     functions: Object.fromEntries(functionDefs.map((f) => [f.logicalId, f.functionName])),
-    endpoints: { dynamodb: dynamo?.endpoint, sqs: sqsEmulator?.endpoint },
+    endpoints: { dynamodb: emulated.dynamo?.endpoint, sqs: emulated.sqsEmulator?.endpoint },
     stackOutputs: {
       ...resolveStackOutputs(stack, resolver, stageUrl),
       // Local only: where the proof kit reads what the providers performed (GET /__log).
       // and where its API key is (a path: the proof kit's chaos and key-window faults need the key).
-      ...(provider !== undefined ? { LocalProviderUrl: provider.url, LocalProviderApiKeyFile: providerKeyFile! } : {}),
+      ...(local.provider !== undefined
+        ? { LocalProviderUrl: local.provider.url, LocalProviderApiKeyFile: local.keyFile! }
+        : {}),
     },
   };
-  if (options.outputsFile !== undefined) {
-    const file = options.outputsFile;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, `${JSON.stringify(outputs, null, 2)}\n`);
-    // Removed first on stop: a file left behind would send the tools to endpoints nobody answers.
-    stoppers.push(async () => fs.rmSync(file, { force: true }));
-  }
+}
 
-  return {
-    outputs,
-    hosts,
-    queues,
-    tables,
-    inventory,
-    inventorySummary: summary,
-    alarms,
-    stats,
-    pids: () => [
-      ...emulators.map((e) => e.process.pid).filter((pid): pid is number => pid !== undefined),
-      ...[...hosts.values()].flatMap((h) => h.pids()),
-    ],
-    stop,
-  };
+/** The outputs file the tools find the runtime by; removed first on stop. */
+function writeOutputsFile(file: string, outputs: LocalOutputs, stoppers: Stoppers): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(outputs, null, 2)}\n`);
+  // Removed first on stop: a file left behind would send the tools to endpoints nobody answers.
+  stoppers.push(async () => fs.rmSync(file, { force: true }));
 }
 
 /** The stack's outputs with local values; an execute-api URL becomes the local stage URL. */

@@ -4,24 +4,15 @@ import { canonicalJson } from '@exactly-once/runtime/runtime/canonical-json';
 import { parseIdempotencyKey } from '@exactly-once/runtime/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
 import { servedApis, type ServedApi } from './apis';
-import {
-  Chaos,
-  parseChaosPlan,
-  type ChaosCounters,
-  type GateFault,
-  type ProviderChaosPlan,
-  type ProviderEndpoint,
-} from './chaos';
-import { KeyStore, type StoredResponse } from './key-store';
+import { Chaos, parseChaosPlan, type ChaosCounters, type ProviderChaosPlan, type ProviderEndpoint } from './chaos';
+import { KeyStore } from './key-store';
+import { answerOf, gateReply, parseJson, problem, readBody, watchAbandon, writeReply, type Reply } from './http-io';
 
 /** The API key the emulator expects when none is given. */
 export const DEFAULT_PROVIDER_API_KEY = 'local-provider-key';
 /** Stripe's window: a key is remembered for 24 hours after its first request. */
 export const DEFAULT_KEY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-/** A body this far over the limit is no longer drained: the socket is destroyed. */
-const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
-
 export interface ProviderEmulatorOptions {
   /** The APIs it serves (default: every provider the example's consumers name, as the example describes them). */
   apis?: readonly ServedApi[];
@@ -143,14 +134,6 @@ export async function startProviderEmulator(options: ProviderEmulatorOptions = {
   };
 }
 
-interface Reply {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
-type Body = { kind: 'ok'; bytes: Buffer } | { kind: 'too-large' };
-
 /** The statuses counted in `counters.rejected`: refused before the key layer. */
 const REJECTIONS = new Set([400, 401, 403, 404, 405, 413]);
 const CONTROL_ROUTES: Record<string, string[]> = {
@@ -203,7 +186,7 @@ class LocalProvider {
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: Error) => {
         this.options.log?.(`internal error: ${error.message}`);
-        if (!res.headersSent) this.reply(res, problem(500, 'Internal Server Error', error.message));
+        if (!res.headersSent) writeReply(res, problem(500, 'Internal Server Error', error.message));
         else res.destroy();
       });
     });
@@ -259,7 +242,7 @@ class LocalProvider {
     const reply = (r: Reply | 'destroyed', note = '') => {
       if (r !== 'destroyed' && REJECTIONS.has(r.status)) this.reject(r.status);
       if (r === 'destroyed') req.socket.destroy();
-      else this.reply(res, r);
+      else writeReply(res, r);
       this.options.log?.(`${req.method} ${path}${note} -> ${r === 'destroyed' ? 'socket destroyed' : r.status}`);
     };
     if (!isLoopbackHost(req.headers.host))
@@ -478,94 +461,4 @@ class LocalProvider {
       this.waits.add(wait);
     });
   }
-
-  private reply(res: http.ServerResponse, reply: Reply): void {
-    if (res.destroyed || res.headersSent) return;
-    const text = JSON.stringify(reply.body);
-    res.writeHead(reply.status, {
-      'Content-Type': reply.status >= 400 ? 'application/problem+json' : 'application/json',
-      'Content-Length': Buffer.byteLength(text),
-      ...reply.headers,
-    });
-    res.end(text);
-  }
-}
-
-/** RFC 9457 problem details, typed like the project's own API (urn:problem-type:...). */
-function problem(status: number, title: string, detail: string, headers?: Record<string, string>): Reply {
-  return {
-    status,
-    body: { type: `urn:problem-type:${PROBLEM_TYPES[status] ?? 'error'}`, title, status, detail },
-    headers,
-  };
-}
-
-const PROBLEM_TYPES: Record<number, string> = {
-  400: 'bad-request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not-found',
-  405: 'method-not-allowed',
-  409: 'request-in-progress',
-  413: 'content-too-large',
-  422: 'idempotency-key-reused',
-  429: 'rate-limited',
-  500: 'internal-error',
-  503: 'service-unavailable',
-};
-
-function gateReply(fault: GateFault): Reply {
-  if (fault.kind === 'rate-limit')
-    return problem(429, 'Too Many Requests', 'Rate limit exceeded (injected).', {
-      'Retry-After': String(fault.retryAfterSeconds),
-    });
-  const detail = fault.kind === 'outage' ? 'The provider is down (injected outage).' : 'Server error burst (injected).';
-  const retryAfter = fault.retryAfterSeconds;
-  return problem(
-    503,
-    'Service Unavailable',
-    detail,
-    retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) },
-  );
-}
-
-/** What a performed request answers: 202 queued (accepted for later) or 201 accepted, with the API's own fields. */
-function answerOf(api: ServedApi, effect: PerformedEffect, payload: Record<string, unknown>): StoredResponse {
-  const status = api.status === 202 ? 'queued' : 'accepted';
-  return { status: api.status, body: { id: effect.id, status, ...api.answerFields(payload) } };
-}
-
-function parseJson(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** The body up to `limit` bytes; beyond it the rest is drained and dropped (up to a cap, then the socket goes). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-      else if (size > MAX_DRAIN_BYTES) req.socket.destroy();
-    });
-    req.on('end', () => resolve(size > limit ? { kind: 'too-large' } : { kind: 'ok', bytes: Buffer.concat(chunks) }));
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new Error('the caller closed the connection before the body ended'));
-    });
-  });
-}
-
-/** Whether the caller closed the connection before the answer was written. */
-function watchAbandon(res: http.ServerResponse): () => boolean {
-  let closed = false;
-  res.once('close', () => {
-    if (!res.writableFinished) closed = true;
-  });
-  return () => closed || res.destroyed;
 }
