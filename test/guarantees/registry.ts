@@ -68,7 +68,7 @@ export interface Registry {
  *     {
  *       id: 'no-double-booking',
  *       statement: 'A room is never booked twice for one night',
- *       enforcedIn: [{ file: 'lambdas/bookings/use-cases/book.ts', symbol: 'book' }],
+ *       enforcedIn: [{ file: 'lambdas/sample-domain/use-cases/book.ts', symbol: 'book' }],
  *       provedBy: [{ file: 'test/unit/create-booking.test.ts', name: 'a night already taken is 409' }],
  *       doc: { page: 'docs/http-api.md' },
  *     },

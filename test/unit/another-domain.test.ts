@@ -44,7 +44,10 @@ test('new:domain changed nothing of the mechanism, the tools, bin/ or the stages
     inRepo('package.json').replace(`"example": "${EXAMPLE}"`, `"example": "${domain.name}"`),
   );
   expect(inCopy('lib/app-stack.ts')).toBe(
-    inRepo('lib/app-stack.ts').replace(/from '\.\/[^']+'/, `from './${domain.name}/${domain.name}-stack'`),
+    inRepo('lib/app-stack.ts').replace(
+      `from './${EXAMPLE}/${EXAMPLE}-stack'`,
+      `from './${domain.name}/${domain.name}-stack'`,
+    ),
   );
   for (const folder of ['lambdas', 'lib', 'tooling'])
     expect(existsSync(join(domain.copy(), folder, EXAMPLE))).toBe(false);

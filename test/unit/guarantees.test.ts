@@ -313,11 +313,11 @@ describe("the line between the mechanism's registry and the example's", () => {
 
   test("without an example registry, the mechanism's page lists the mechanism and the example's page says it lists nothing", () => {
     const mechanism = renderMechanismSection(only(TENANT));
-    const section = renderExampleSection(undefined, 'tooling/bookings/guarantees.ts', only(TENANT));
+    const section = renderExampleSection(undefined, 'tooling/sample-domain/guarantees.ts', only(TENANT));
 
     expect(mechanism).toContain("**The mechanism's guarantees** (1)");
     expect(section).toContain(
-      "**The example's guarantees**: the example has no registry (tooling/bookings/guarantees.ts), so it lists none.",
+      "**The example's guarantees**: the example has no registry (tooling/sample-domain/guarantees.ts), so it lists none.",
     );
     expect(section).not.toContain('proved again through the example');
   });
@@ -325,7 +325,7 @@ describe("the line between the mechanism's registry and the example's", () => {
   test("the example's extra proofs are rendered under the mechanism's statement they prove", () => {
     const extra = example({ alsoProvedBy: { 'tenant-in-inbox-key': [EXTRA_PROOF] } });
 
-    const section = renderExampleSection(extra, 'tooling/bookings/guarantees.ts', only(TENANT));
+    const section = renderExampleSection(extra, 'tooling/sample-domain/guarantees.ts', only(TENANT));
 
     const rows = section.split('\n').filter((line) => line.startsWith(`| ${TENANT.statement} (\`${TENANT.id}\`) |`));
     expect(rows).toHaveLength(1);
@@ -342,19 +342,19 @@ describe("the line between the mechanism's registry and the example's", () => {
     }
 
     test('an example without one has no entries', () => {
-      const root = rootNaming('bookings');
+      const root = rootNaming('sample-domain');
 
-      expect(exampleRegistryFile(root)).toBe('tooling/bookings/guarantees.ts');
+      expect(exampleRegistryFile(root)).toBe('tooling/sample-domain/guarantees.ts');
       expect(loadExampleRegistry(root)).toBeUndefined();
     });
 
     test('a file that exports no `guarantees` is an error, not an empty registry', () => {
-      const root = rootNaming('bookings');
-      fs.mkdirSync(path.join(root, 'tooling/bookings'), { recursive: true });
-      fs.writeFileSync(path.join(root, 'tooling/bookings/guarantees.ts'), 'export const registry = {};\n');
+      const root = rootNaming('sample-domain');
+      fs.mkdirSync(path.join(root, 'tooling/sample-domain'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'tooling/sample-domain/guarantees.ts'), 'export const registry = {};\n');
 
       expect(() => loadExampleRegistry(root)).toThrow(
-        'tooling/bookings/guarantees.ts exports no `guarantees` (an ExampleRegistry, test/guarantees/registry.ts).',
+        'tooling/sample-domain/guarantees.ts exports no `guarantees` (an ExampleRegistry, test/guarantees/registry.ts).',
       );
     });
   });

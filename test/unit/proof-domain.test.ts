@@ -16,7 +16,7 @@ const AUDIT: ConsumerSpec = {
   name: 'audit',
   fifo: true,
   eventTypes: ['BookingConfirmed'],
-  entry: 'lambdas/bookings/entry-points/audit-consumer.ts',
+  entry: 'lambdas/sample-domain/entry-points/audit-consumer.ts',
   providers: ['audit-log'],
   batchSize: 10,
   batchingWindowSeconds: 0,
