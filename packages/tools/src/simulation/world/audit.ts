@@ -1,5 +1,5 @@
 import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
-import { providerKey } from '@exactly-once/runtime/consumer-spec';
+import { providerKey, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { Violation } from '../../proof-kit/domain';
 import { checkInvariants } from '../../proof-kit/verify';
 import { eventIdOf } from '../../dlq/messages';
@@ -64,7 +64,7 @@ export function audit(world: World<SimulationOptions>): SimulationResult {
   // only poison is expected in a DLQ otherwise; its owed provider call is that person's, not missing.
   const waiting = new Set(pastHorizon.map((p) => `no provider call under key ${p.key}`));
   verification.violations = verification.violations.filter(
-    (v) => !(v.invariant === 'provider' && waiting.has(v.detail)),
+    (v) => !(v.invariant === 'provider' && waiting.has(v.detail)) && !owedByNoProvider(v, consumers),
   );
   for (const queue of new Set(pastHorizon.map((p) => p.queue)))
     verification.deadLetters.push({
@@ -115,6 +115,19 @@ function simulationFindings(world: World<SimulationOptions>, effectItems: Record
   for (const detail of world.watch.doubleSends) violations.push({ invariant: 'double-send', detail });
   for (const detail of world.watch.miscounts) violations.push({ invariant: 'miscount', detail });
   return violations;
+}
+
+/**
+ * A provider call the proof kit owes from a consumer whose spec names no provider: such a consumer's
+ * effect is its inbox claim and its own writes, so no call is owed (its claim is still checked, under
+ * `each-event-once-per-consumer`). Keys are `<consumer>:<eventId>` or `<consumer>@<tenant hash>:<eventId>`.
+ */
+function owedByNoProvider(violation: Violation, consumers: readonly ConsumerSpec[]): boolean {
+  const prefix = 'no provider call under key ';
+  if (violation.invariant !== 'provider' || !violation.detail.startsWith(prefix)) return false;
+  const consumer = violation.detail.slice(prefix.length).split(':')[0].split('@')[0];
+  const spec = consumers.find((c) => c.name === consumer);
+  return spec !== undefined && (spec.providers ?? []).length === 0;
 }
 
 /**
