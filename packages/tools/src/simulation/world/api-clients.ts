@@ -1,24 +1,12 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerOf } from '@exactly-once/runtime/api/http';
 import type { PlannedRequest } from '../../proof-kit/plan';
-import type { MechanismGuards, SimulationOptions } from './options';
+import type { SimulationOptions } from './options';
 import { idempotentPostEvent, type ApiClient, type ApiPost } from './port';
 import type { World } from './world';
 
 /** A client retries a 409 (its key in flight) this many times: past a crashed attempt's 10 s in-progress record. */
 const MAX_IN_FLIGHT_RETRIES = 20;
-
-/**
- * The identity a client's session signs with: an assumed-role session of
- * the client's role (the API's `callerOf` maps it to the role); with the
- * session-scope guard off (`callerScope=session`), an identity per session, which is what scoping
- * to the session makes of it.
- */
-export function signerOf(callerScope: MechanismGuards['callerScope'], client: string, session: number): string {
-  return callerScope === 'session'
-    ? `arn:aws:iam::111122223333:user/${client}.session-${session}`
-    : `arn:aws:sts::111122223333:assumed-role/${client}/session-${session}`;
-}
 
 /** Who the API says is calling: the real `callerOf` on the request context that identity produces. */
 export function apiCallerOf(userArn: string): string {

@@ -1,10 +1,13 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { leaseHolderOf } from '@exactly-once/runtime/consumer/queue-consumer';
 import type { RecordWork } from '@exactly-once/runtime/consumer/record-work';
-import { withoutInbox } from '@exactly-once/runtime/faults/inbox-bypass';
 import type { EventRef } from '@exactly-once/runtime/inbox/ports';
 import { consumerWiring, type ConsumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
 import { settingsUnderGuards } from './guards/consumer-settings';
+import { inboxClaimUnderGuard } from './guards/inbox-claim';
+import { recordTimer } from './guards/record-deadline';
+import { workUnderGuard } from './guards/sent-fingerprint';
+import { providerKeyRelease } from './guards/tenant-in-provider-key';
 import { applying, guardedDocuments } from './guards/ledger-calls';
 import type { Invocation } from './invocation';
 import type { SimulationOptions } from './options';
@@ -94,13 +97,11 @@ export class ConsumerHarness {
     const consumerName = consumer.spec.name;
     const guarded = guardedDocuments(invocation, consumerName, release, guards, world.watch);
     const wiring = consumerWiring(consumer.config, {
-      // Without the inbox claim: the local runtime's broken build, on the same calls.
-      documents: guards.inboxClaim ? guarded : withoutInbox(guarded, consumerName, () => true),
+      documents: inboxClaimUnderGuard(guards.inboxClaim, guarded, consumerName),
       sqs: invocation.sqs,
       now: world.now,
       sleep: (ms) => invocation.sleep(ms),
-      // Without the deadline guard, the records' deadline never fires (the code before it had none).
-      setTimer: guards.recordDeadline ? (ms, fire) => invocation.timer(ms, fire) : () => () => undefined,
+      setTimer: recordTimer(guards.recordDeadline, invocation),
       random: world.scheduler.random,
       provider: (name) => this.provider(invocation, name, consumerName, release),
     });
@@ -122,9 +123,7 @@ export class ConsumerHarness {
         return (applied, work) =>
           applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, async () => {
             const parsed = parsedAsDeployed(applied, world.scheduler.now, world.options.faults.parserChangeAtSeconds);
-            // Without the guard, the ledger has no body fingerprint and falls back to the parsed event's.
-            const recordWork = guards.sentFingerprint ? work : { ...work, sentFingerprint: undefined };
-            const outcome = await decorated(parsed, recordWork);
+            const outcome = await decorated(parsed, workUnderGuard(guards.sentFingerprint, work));
             world.watch.checkNotOwnCommit(work, outcome);
             return outcome;
           });
@@ -180,8 +179,7 @@ export class ConsumerHarness {
     return {
       send: async (handedKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
         const { event } = applying.getStore() ?? {};
-        // Without the tenant in the key (guard `tenantInProviderKey`): the key a consumer built before it (`<consumer>:<eventId>`).
-        const keyed = world.options.guards.tenantInProviderKey ? release : { ...release, providerKeyShape: 1 as const };
+        const keyed = providerKeyRelease(world.options.guards.tenantInProviderKey, release);
         const idempotencyKey = keyAsSent(keyed, consumer, event, handedKey);
         world.watch.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import { dlqAcceptsForger, dlqForgeries } from './dlq-forgery';
+import { queueAcceptsForger } from './guards/queue-senders';
 import type { SimulationOptions } from './options';
 import type { World } from './world';
 
@@ -73,7 +74,7 @@ export class WorldFaults {
     const forged = world.domain.forge(event);
     for (const { spec, queue } of world.consumers.values()) {
       if (!spec.eventTypes.includes(event.type)) continue;
-      if (world.options.guards.queueSenders) {
+      if (!queueAcceptsForger(world.options.guards.queueSenders)) {
         world.scheduler.fault('forged-send-denied', `${event.eventId} to ${spec.name}`);
         continue;
       }

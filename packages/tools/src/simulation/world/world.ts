@@ -12,12 +12,13 @@ import type { Observation } from '../../proof-kit/drive';
 import type { PlannedRequest } from '../../proof-kit/plan';
 import type { SimulationResult, SimulationWorld } from '../contract';
 import { MemoryDynamoDb } from '../memory-dynamodb';
-import { apiCallerOf, postIntent, signerOf } from './api-clients';
+import { apiCallerOf, postIntent } from './api-clients';
 import { audit } from './audit';
 import { AuditWatch } from './audit-watch';
 import { ConsumerHarness } from './consumer-harness';
 import { consumerRoutes, handlerFactory, queueNamesOf } from './consumers';
 import { WorldFaults } from './faults';
+import { signerOf } from './guards/caller-scope';
 import { maxReceiveCount } from './guards/retry-budget';
 import { withGuard, type GuardNames } from './guards/names';
 import { transactionsWithoutGuards } from './guards/transactions';
@@ -273,7 +274,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
 
   // ---- the plug-in's calls: its clients' identities, POSTs and clocks ----------
 
-  /** The identity a client's session signs with (api-clients.ts; guard `callerScope`). */
+  /** The identity a client's session signs with (guard `callerScope`, guards/caller-scope.ts). */
   signerOf(client: string, session: number): string {
     return signerOf(this.options.guards.callerScope, client, session);
   }
