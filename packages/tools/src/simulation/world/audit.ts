@@ -8,6 +8,8 @@ import { FORGED_EVENT_ID_SUFFIX } from './dlq-forgery';
 import type { SimulationOptions } from './options';
 import type { SimMessage } from './sqs';
 import { EFFECTS_TABLE } from './tables';
+import type { EngineState } from './engine-state';
+import type { Operator } from './operator';
 import type { World } from './world';
 
 /**
@@ -17,14 +19,13 @@ import type { World } from './world';
  * unprocessed, forged copies taken for the real event, claims of events nobody produced, double sends,
  * miscounted own commits, calls in flight at once under one key.
  */
-export function audit(world: World<SimulationOptions>): SimulationResult {
+export function audit(world: World<SimulationOptions>, engine: EngineState, operator: Operator): SimulationResult {
   const { scheduler } = world;
   const effectItems: Record<string, unknown>[] = [...world.db.storedItems(EFFECTS_TABLE)];
   // The inbox as the consumers wrote it: an entry DynamoDB's TTL deleted (weeks after its event, in
   // long runs) was still written, and judged as it was when deleted, unless it was written anew since.
   const live = new Set(effectItems.map((i) => String(i.pk)));
-  for (const [pk, item] of world.operator.ttlDeleted)
-    if (!live.has(pk) && pk.startsWith('INBOX#')) effectItems.push(item);
+  for (const [pk, item] of operator.ttlDeleted) if (!live.has(pk) && pk.startsWith('INBOX#')) effectItems.push(item);
   const inbox = new Set(effectItems.map((i) => String(i.pk)));
   const pastHorizon: { queue: string; message: SimMessage; key: string }[] = [];
   const deadLetterQueues = [...world.consumers.values()].map(({ spec, deadLetterQueue }) => {
@@ -42,16 +43,16 @@ export function audit(world: World<SimulationOptions>): SimulationResult {
     runId: '',
     // Judged by this world's consumer list, by the domain's own proof where it gives one.
     consumers,
-    domain: world.domain.proof?.(consumers),
+    domain: engine.domain.proof?.(consumers),
     checkIntents: true,
     plan: world.plan,
     observations: world.observations,
-    entityIdOf: (caller, key) => world.clients.entityIdOf(caller, key),
+    entityIdOf: (caller, key) => engine.clients.entityIdOf(caller, key),
     isPoison: isPoison,
-    pendingOutbox: world.pendingOutbox,
-    entities: world.domain.entities(world.db),
+    pendingOutbox: engine.pendingOutbox,
+    entities: engine.domain.entities(world.db),
     effectItems,
-    providerItems: world.providers.items(),
+    providerItems: engine.providers.items(),
     deadLetterQueues: [
       ...deadLetterQueues,
       { name: 'relay on-failure queue', messages: world.relayFailures.all().map(toMessage) },
@@ -73,8 +74,8 @@ export function audit(world: World<SimulationOptions>): SimulationResult {
       count: pastHorizon.filter((p) => p.queue === queue).length,
       expected: true,
     });
-  verification.violations.push(...simulationFindings(world, effectItems));
-  const providerOverlaps = world.providers.overlaps();
+  verification.violations.push(...simulationFindings(world, engine, effectItems));
+  const providerOverlaps = engine.providers.overlaps();
   for (const o of providerOverlaps)
     verification.violations.push({
       invariant: 'provider-overlap',
@@ -96,7 +97,11 @@ export function audit(world: World<SimulationOptions>): SimulationResult {
 }
 
 /** What only the simulation sees: expired messages, forgeries that got through, double sends, miscounts. */
-function simulationFindings(world: World<SimulationOptions>, effectItems: Record<string, unknown>[]): Violation[] {
+function simulationFindings(
+  world: World<SimulationOptions>,
+  engine: EngineState,
+  effectItems: Record<string, unknown>[],
+): Violation[] {
   const violations: Violation[] = [];
   // Retention: a message gone unprocessed, from a source queue or from a DLQ before anyone redrove it.
   const lost = [
@@ -104,7 +109,7 @@ function simulationFindings(world: World<SimulationOptions>, effectItems: Record
     ...world.relayFailures.expired,
   ];
   for (const m of lost) violations.push({ invariant: 'dlq', detail: `message ${m.messageId} expired unprocessed` });
-  for (const detail of lostToForgery(world)) violations.push({ invariant: 'event-lost', detail });
+  for (const detail of lostToForgery(world, engine)) violations.push({ invariant: 'event-lost', detail });
   // An eventId no producer wrote (the `dlqForgeries` fault's new ids), claimed: an effect nobody produced.
   for (const item of effectItems)
     if (String(item.pk).endsWith(FORGED_EVENT_ID_SUFFIX) && item.claimedAt !== undefined)
@@ -112,8 +117,8 @@ function simulationFindings(world: World<SimulationOptions>, effectItems: Record
         invariant: 'unproduced-effect',
         detail: `${String(item.pk)}: applied, but no producer wrote this event (forged into a DLQ and redriven)`,
       });
-  for (const detail of world.watch.doubleSends) violations.push({ invariant: 'double-send', detail });
-  for (const detail of world.watch.miscounts) violations.push({ invariant: 'miscount', detail });
+  for (const detail of engine.watch.doubleSends) violations.push({ invariant: 'double-send', detail });
+  for (const detail of engine.watch.miscounts) violations.push({ invariant: 'miscount', detail });
   return violations;
 }
 
@@ -135,12 +140,12 @@ function owedByNoProvider(violation: Violation, consumers: readonly ConsumerSpec
  * and the other must sit in the consumer's DLQ as EventIdReused, for a person. Neither there: one
  * was acknowledged as a duplicate of the other, and a real event may be gone without a trace.
  */
-function lostToForgery(world: World<SimulationOptions>): string[] {
+function lostToForgery(world: World<SimulationOptions>, engine: EngineState): string[] {
   const caught = new Set<string>();
   for (const { spec, deadLetterQueue } of world.consumers.values())
     for (const message of deadLetterQueue.all())
       if (message.attributes.failureCause === 'EventIdReused') caught.add(`${spec.name}\n${eventIdOf(message.body)}`);
-  return [...world.watch.forged]
+  return [...engine.watch.forged]
     .filter((pair) => !caught.has(pair))
     .map((pair) => {
       const [consumer, eventId] = pair.split('\n');

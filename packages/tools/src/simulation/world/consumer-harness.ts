@@ -15,6 +15,7 @@ import { parsedAsDeployed } from './parser-change';
 import type { SimConsumer } from './port';
 import { keyAsSent, type Release } from './releases';
 import type { SimMessage, SimQueue } from './sqs';
+import type { EngineState } from './engine-state';
 import type { World } from './world';
 
 /**
@@ -33,7 +34,10 @@ const SIMULATED_POLLERS = 3;
  * simulated providers, with the guards switched off as the options say.
  */
 export class ConsumerHarness {
-  constructor(private readonly world: World<SimulationOptions>) {}
+  constructor(
+    private readonly world: World<SimulationOptions>,
+    private readonly engine: EngineState,
+  ) {}
 
   /** Starts every consumer's pollers, round by round over the consumers, so their start times are drawn in one order per list. */
   start(): void {
@@ -46,7 +50,7 @@ export class ConsumerHarness {
 
   /** One poller of a consumer's event source mapping: a batch of up to the spec's size, then the next. */
   private pollQueue(consumer: SimConsumer): void {
-    if (this.world.stopped) return;
+    if (this.engine.stopped) return;
     const { scheduler } = this.world;
     const { queue } = consumer;
     const messages = queue.receive(consumer.spec.batchSize);
@@ -67,8 +71,9 @@ export class ConsumerHarness {
     const invocation = world.invocation(consumer.spec.name, timeoutSeconds);
     const event = sqsEvent(queue, messages);
     this.traceReceipt(invocation, messages);
-    const release = world.releases.at(consumer.spec.name, world.scheduler.now);
-    if (world.releases.active) world.scheduler.trace(`${invocation.name} runs the ${release.name} release`);
+    const { releases } = this.engine;
+    const release = releases.at(consumer.spec.name, world.scheduler.now);
+    if (releases.active) world.scheduler.trace(`${invocation.name} runs the ${release.name} release`);
     const handler = consumer.makeHandler(this.consumerWiring(invocation, consumer, event, release));
     const context = world.contextOf(invocation, timeoutSeconds);
     this.acknowledge(
@@ -95,7 +100,7 @@ export class ConsumerHarness {
     const { world } = this;
     const { guards } = world.options;
     const consumerName = consumer.spec.name;
-    const guarded = guardedDocuments(invocation, consumerName, release, guards, world.watch);
+    const guarded = guardedDocuments(invocation, consumerName, release, guards, this.engine.watch);
     const wiring = consumerWiring(consumer.config, {
       documents: inboxClaimUnderGuard(guards.inboxClaim, guarded, consumerName),
       sqs: invocation.sqs,
@@ -124,7 +129,7 @@ export class ConsumerHarness {
           applying.run({ event: applied as EventRef, work, messageId: messageIdOf(work) }, async () => {
             const parsed = parsedAsDeployed(applied, world.scheduler.now, world.options.faults.parserChangeAtSeconds);
             const outcome = await decorated(parsed, workUnderGuard(guards.sentFingerprint, work));
-            world.watch.checkNotOwnCommit(work, outcome);
+            this.engine.watch.checkNotOwnCommit(work, outcome);
             return outcome;
           });
       },
@@ -175,20 +180,20 @@ export class ConsumerHarness {
    * answer (what was sent may still arrive).
    */
   private provider(invocation: Invocation, name: string, consumer: string, release: Release) {
-    const { world } = this;
+    const { world, engine } = this;
     return {
       send: async (handedKey: string, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => {
         const { event } = applying.getStore() ?? {};
         const keyed = providerKeyRelease(world.options.guards.tenantInProviderKey, release);
         const idempotencyKey = keyAsSent(keyed, consumer, event, handedKey);
-        world.watch.checkNotSentAgain(idempotencyKey, invocation);
+        engine.watch.checkNotSentAgain(idempotencyKey, invocation);
         await invocation.io(
           `${name}.send ${idempotencyKey}`,
-          () => world.providers.call(name, idempotencyKey, payload),
+          () => engine.providers.call(name, idempotencyKey, payload),
           { signal: options?.signal, answerAfterMs: (inFlightMs) => inFlightMs },
         );
         // A 2xx this invocation heard: it must record it (the done-mark) before anyone calls again.
-        world.watch.heard(idempotencyKey, invocation);
+        engine.watch.heard(idempotencyKey, invocation);
       },
     };
   }

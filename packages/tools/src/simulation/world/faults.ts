@@ -2,6 +2,7 @@ import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import { dlqAcceptsForger, dlqForgeries } from './dlq-forgery';
 import { queueAcceptsForger } from './guards/queue-senders';
 import type { SimulationOptions } from './options';
+import type { EngineState } from './engine-state';
 import type { World } from './world';
 
 /**
@@ -15,7 +16,10 @@ export class WorldFaults {
   /** The events the relay got from the stream (kept only under the `dlqForgeries` fault, which forges them). */
   private readonly published: EventEnvelope[] = [];
 
-  constructor(private readonly world: World<SimulationOptions>) {}
+  constructor(
+    private readonly world: World<SimulationOptions>,
+    private readonly engine: EngineState,
+  ) {}
 
   /** Provider outage windows while the intents arrive (`providerOutages`, `longOutageChance`). */
   scheduleOutages(arrivalsMs: number): void {
@@ -23,15 +27,20 @@ export class WorldFaults {
     const windows = Math.floor(options.faults.providerOutages);
     const extraWindow = scheduler.chance(options.faults.providerOutages - windows) ? 1 : 0;
     for (let o = 0; o < windows + extraWindow; o++) {
-      const provider = scheduler.pick(options.faults.outageProviders ?? this.world.providerNames);
+      const provider = scheduler.pick(options.faults.outageProviders ?? this.providerNames());
       const start = scheduler.between(0, arrivalsMs);
       const long = scheduler.chance(options.faults.longOutageChance);
       const [min, max] = long ? options.faults.longOutageSeconds : options.faults.providerOutageSeconds;
       const end = start + scheduler.between(min * 1000, max * 1000);
-      this.world.providers.outages.push({ provider, start, end });
+      this.engine.providers.outages.push({ provider, start, end });
       const kind = long ? 'provider-outage-beyond-budget' : 'provider-outage';
       scheduler.at(start, () => scheduler.fault(kind, `${provider} until ${(end / 1000).toFixed(1)}s`));
     }
+  }
+
+  /** Every provider a consumer of this world names: where outage windows fall unless the faults say otherwise. */
+  private providerNames(): string[] {
+    return [...new Set([...this.world.consumers.values()].flatMap(({ spec }) => spec.providers ?? []))];
   }
 
   /** Malformed messages sent straight to every consumer's queue while the intents arrive (`poisonMessages`). */
@@ -71,7 +80,7 @@ export class WorldFaults {
    */
   private forgeFirst(event: EventEnvelope): void {
     const { world } = this;
-    const forged = world.domain.forge(event);
+    const forged = this.engine.domain.forge(event);
     for (const { spec, queue } of world.consumers.values()) {
       if (!spec.eventTypes.includes(event.type)) continue;
       if (!queueAcceptsForger(world.options.guards.queueSenders)) {
@@ -81,7 +90,7 @@ export class WorldFaults {
       const body = JSON.stringify(forged);
       if (queue.options.fifo) queue.send(body, { groupId: event.entityId, dedupId: `${event.eventId}.forged` });
       else queue.send(body);
-      world.watch.forged.add(`${spec.name}\n${event.eventId}`);
+      this.engine.watch.forged.add(`${spec.name}\n${event.eventId}`);
       world.scheduler.fault('forged-first', `${event.eventId} to ${spec.name}`);
     }
   }
@@ -96,7 +105,7 @@ export class WorldFaults {
       const taken = this.published.filter((e) => spec.eventTypes.includes(e.type));
       for (let n = 0; n < count && taken.length > 0; n++) {
         const event = world.scheduler.pick(taken);
-        for (const forged of dlqForgeries(event, (e) => world.domain.forge(e))) {
+        for (const forged of dlqForgeries(event, (e) => this.engine.domain.forge(e))) {
           if (!dlqAcceptsForger(world.options.guards.dlqSenderPolicy)) {
             world.scheduler.fault('forged-dlq-send-denied', `${forged.eventId} to ${spec.name}`);
             continue;

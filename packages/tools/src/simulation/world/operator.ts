@@ -4,6 +4,7 @@ import type { Item } from '../memory-dynamodb';
 import type { SimulationOptions } from './options';
 import { EPOCH_MS } from './scheduler';
 import { EFFECTS_TABLE } from './tables';
+import type { EngineState } from './engine-state';
 import type { World } from './world';
 
 const DAY_MS = 86_400_000;
@@ -25,7 +26,10 @@ export class Operator {
   /** When the TTL deletes each expired item it has seen (drawn once per item and expiry). */
   private readonly ttlDeleteAt = new Map<string, number>();
 
-  constructor(private readonly world: World<SimulationOptions>) {}
+  constructor(
+    private readonly world: World<SimulationOptions>,
+    private readonly engine: EngineState,
+  ) {}
 
   /** Schedules the operator's redrives; returns when they are (virtual ms). */
   scheduleRedrives(arrivalsMs: number): number[] {
@@ -77,7 +81,7 @@ export class Operator {
    */
   private sweepTtl(maxDelaySeconds: number): void {
     const { world } = this;
-    if (world.stopped) return;
+    if (this.engine.stopped) return;
     const now = EPOCH_MS + world.scheduler.now;
     for (const item of world.db.items(EFFECTS_TABLE)) {
       const expiresAt = item[INBOX_TTL_ATTRIBUTE];

@@ -13,6 +13,7 @@ import type { Invocation } from './invocation';
 import type { SimulationOptions } from './options';
 import type { SimQueue } from './sqs';
 import { StreamMapping, type BatchOutcome, type StreamRecordBase } from './stream';
+import type { EngineState } from './engine-state';
 import type { World } from './world';
 
 const STREAM_SHARDS = 2;
@@ -38,6 +39,7 @@ export class RelayHarness {
 
   constructor(
     private readonly world: World<SimulationOptions>,
+    private readonly engine: EngineState,
     outbox: { table: string; entityPartitionPrefix: string; retentionSeconds: number },
   ) {
     const { options, scheduler } = world;
@@ -56,7 +58,7 @@ export class RelayHarness {
         throw new Error(`the simulation injects no relay crash (${where})`);
       },
     });
-    this.failures = world.queue({
+    this.failures = engine.queue({
       name: 'relay-on-failure',
       fifo: false,
       visibilityTimeoutSeconds: 30,
@@ -143,10 +145,10 @@ export class RelayHarness {
   sweep(): void {
     const { world } = this;
     const { scheduler, options } = world;
-    if (world.stopped) return;
+    if (this.engine.stopped) return;
     // Weeks of virtual time: while nothing is pending in the outbox and no client is busy, a sweep
     // finds nothing, so it is skipped (40,000 empty sweeps a month would be most of the run's events).
-    if (options.longRedrive !== undefined && world.pendingOutbox === 0 && world.activeClients === 0) {
+    if (options.longRedrive !== undefined && this.engine.pendingOutbox === 0 && world.activeClients === 0) {
       scheduler.at(60_000, () => this.sweep());
       return;
     }

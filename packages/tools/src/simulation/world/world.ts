@@ -14,7 +14,7 @@ import type { SimulationResult, SimulationWorld } from '../contract';
 import { MemoryDynamoDb } from '../memory-dynamodb';
 import { apiCallerOf, postIntent } from './api-clients';
 import { audit } from './audit';
-import { AuditWatch } from './audit-watch';
+import { EngineState } from './engine-state';
 import { ConsumerHarness } from './consumer-harness';
 import { consumerRoutes, handlerFactory, queueNamesOf } from './consumers';
 import { WorldFaults } from './faults';
@@ -25,12 +25,12 @@ import { transactionsWithoutGuards } from './guards/transactions';
 import { Invocation, type InvocationFaults } from './invocation';
 import { Operator } from './operator';
 import { DEFAULT_REDRIVE_AFTER_SECONDS, type SimulationOptions } from './options';
-import type { ApiClient, ApiPost, DomainClients, SimConsumer, SimulationDomain } from './port';
+import type { ApiClient, ApiPost, SimConsumer, SimulationDomain } from './port';
 import { SimProviders } from './provider';
 import { RelayHarness } from './relay-harness';
 import { Releases } from './releases';
 import { EPOCH_MS, Scheduler } from './scheduler';
-import { SimQueue } from './sqs';
+import type { SimQueue } from './sqs';
 import { createSimulatedTables, EFFECTS_TABLE } from './tables';
 
 // The engine's surface, where plug-ins and tests have always imported it from.
@@ -77,43 +77,33 @@ export class World<O extends SimulationOptions = SimulationOptions> {
   activeClients = 0;
   readonly now = (): Date => this.scheduler.date();
 
-  // The engine's parts read what follows (not a plug-in's business).
-  /** @internal Outbox items not yet dispatched. */
-  pendingOutbox = 0;
-  /** @internal The run is over: pollers, sweeps and TTL sweeps stop. */
-  stopped = false;
-  /** @internal */
-  readonly providers: SimProviders;
-  /** @internal Which release each consumer invocation runs (the deploy and rollback faults). */
-  readonly releases: Releases;
-  /** @internal */
-  readonly watch = new AuditWatch(this.db);
-  /** @internal */
-  readonly faults = new WorldFaults(this);
-  /** @internal */
-  readonly operator = new Operator(this);
-  /** @internal */
-  readonly clients: DomainClients;
-  private readonly queues = new Map<string, SimQueue>();
+  /** The engine's own state, shared by its parts (engine-state.ts), and the parts. */
+  private readonly engine: EngineState<O>;
+  private readonly faults: WorldFaults;
+  private readonly operator: Operator;
   private readonly relay: RelayHarness;
-  private readonly consumerHarness = new ConsumerHarness(this);
+  private readonly consumerHarness: ConsumerHarness;
   private invocations = 0;
   private readonly transactionWithoutGuards: InvocationFaults['withoutGuards'];
 
   /** `consumerSpecs`: who consumes what (default: the domain's list); checked as the stack checks it. */
   constructor(
     readonly options: O,
-    /** @internal */
-    readonly domain: SimulationDomain<O>,
+    domain: SimulationDomain<O>,
     consumerSpecs: readonly ConsumerSpec[] = domain.consumers,
   ) {
     validateConsumerSpecs(consumerSpecs, domain.eventTypes);
     this.scheduler = new Scheduler(options.seed, options.keepTrace);
-    this.providers = new SimProviders(this.scheduler, {
+    const providers = new SimProviders(this.scheduler, {
       memorySeconds: options.settings.providerMemorySeconds,
       failureChance: options.faults.providerFailure,
       answerMs: options.faults.providerAnswerMs,
     });
+    const engine = new EngineState(this.scheduler, this.db, domain, providers);
+    this.engine = engine;
+    this.faults = new WorldFaults(this, engine);
+    this.operator = new Operator(this, engine);
+    this.consumerHarness = new ConsumerHarness(this, engine);
     createSimulatedTables(this.db, domain.outboxTable);
     // As packages/cdk/src/consumer-pipelines.ts derives them, with its 3-day redrive allowance.
     const dedupe = dedupeWindow({
@@ -124,13 +114,13 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     this.transactionWithoutGuards = transactionsWithoutGuards(options.guards, this.now, dedupe.claimTtlSeconds);
     for (const spec of consumerSpecs) this.consumers.set(spec.name, this.deployConsumer(spec, dedupe));
     this.routes = consumerRoutes(consumerSpecs);
-    this.releases = new Releases(
+    engine.releases = new Releases(
       options.faults,
       options.guards,
       consumerSpecs.map((spec) => spec.name),
       (min, max) => this.scheduler.between(min, max),
     );
-    this.relay = new RelayHarness(this, {
+    this.relay = new RelayHarness(this, engine, {
       table: domain.outboxTable,
       entityPartitionPrefix: domain.entityPartitionPrefix,
       retentionSeconds: DLQ_RETENTION_SECONDS,
@@ -139,7 +129,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       if (change.table !== domain.outboxTable) return;
       const wasPending = change.oldImage?.pendingShard !== undefined;
       const isPending = change.newImage?.pendingShard !== undefined;
-      this.pendingOutbox += Number(isPending) - Number(wasPending);
+      engine.pendingOutbox += Number(isPending) - Number(wasPending);
       if (change.oldImage === undefined && change.newImage?.entity === 'OUTBOX') {
         const event = change.newImage.event as EventEnvelope;
         this.faults.beforeRelay(event);
@@ -148,7 +138,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     };
     const ignored = domain.conditionsIgnored?.(options);
     if (ignored !== undefined) this.db.ignoreConditionOn = ignored;
-    this.clients = domain.clients(this);
+    engine.clients = domain.clients(this);
   }
 
   /** One consumer of the list: its queue and DLQ as the stack configures them, its environment, its function. */
@@ -157,13 +147,13 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     // As packages/cdk/src/consumer-pipelines.ts derives them; the guard-off budget is the old flat 5 receives.
     const attempts = attemptsForBudget(s.retryBudget);
     const names = queueNamesOf(spec);
-    const deadLetterQueue = this.queue({
+    const deadLetterQueue = this.engine.queue({
       name: names.deadLetterQueue,
       fifo: spec.fifo,
       visibilityTimeoutSeconds: 30,
       retentionSeconds: DLQ_RETENTION_SECONDS,
     });
-    const queue = this.queue({
+    const queue = this.engine.queue({
       name: names.queue,
       fifo: spec.fifo,
       visibilityTimeoutSeconds: 6 * s.consumerTimeoutSeconds + spec.batchingWindowSeconds,
@@ -196,18 +186,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     return this.relay.failures;
   }
 
-  /** @internal Every provider a consumer of this world names: where outage windows fall unless the faults say otherwise. */
-  get providerNames(): string[] {
-    return [...new Set([...this.consumers.values()].flatMap(({ spec }) => spec.providers ?? []))];
-  }
-
-  /** @internal A simulated queue of this world (every invocation's SQS client reaches it by its URL). */
-  queue(options: ConstructorParameters<typeof SimQueue>[1]): SimQueue {
-    const queue = new SimQueue(this.scheduler, options);
-    this.queues.set(queue.url, queue);
-    return queue;
-  }
-
   /** One invocation; `timeoutSeconds` for the functions Lambda stops at their timeout (not the API's requests). */
   invocation(kind: string, timeoutSeconds?: number): Invocation {
     this.invocations += 1;
@@ -216,7 +194,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       `${kind}#${this.invocations}`,
       this.scheduler,
       this.db,
-      this.queues,
+      this.engine.queues,
       {
         crashPerCall: f.crashPerCall,
         transactionConflict: f.transactionConflict,
@@ -251,7 +229,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     try {
       const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
       for (let i = 0; i < options.orders; i++)
-        scheduler.at(scheduler.between(0, arrivalsMs), () => this.clients.start(i));
+        scheduler.at(scheduler.between(0, arrivalsMs), () => this.engine.clients.start(i));
       this.faults.scheduleOutages(arrivalsMs);
       this.faults.schedulePoison(arrivalsMs);
       this.consumerHarness.start();
@@ -263,7 +241,7 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       const deadline = (redrives[redrives.length - 1] ?? arrivalsMs) + 6 * 3600 * 1000;
       scheduler.at(arrivalsMs, () => this.checkDrained(deadline));
       await scheduler.run();
-      return audit(this);
+      return audit(this, this.engine, this.operator);
     } finally {
       Math.random = savedRandom;
       Date.now = savedNow;
@@ -306,20 +284,21 @@ export class World<O extends SimulationOptions = SimulationOptions> {
 
   private checkDrained(deadline: number): void {
     const { stream } = this.relay;
+    const { engine } = this;
     const queues = [...this.consumers.values()].map((c) => c.queue);
     const quiet =
       this.activeClients === 0 &&
-      this.pendingOutbox === 0 &&
+      engine.pendingOutbox === 0 &&
       queues.every((queue) => queue.messages.size === 0) &&
       stream.backlog().every((left) => left === 0);
     const idle = quiet && this.operator.redrivesLeft === 0;
     if (idle || this.scheduler.now >= deadline) {
-      this.stopped = true;
+      engine.stopped = true;
       stream.stop();
       this.scheduler.trace(
         idle
           ? 'drained'
-          : `deadline reached before the system drained: ${this.activeClients} clients busy, ${this.pendingOutbox} outbox items pending, ` +
+          : `deadline reached before the system drained: ${this.activeClients} clients busy, ${engine.pendingOutbox} outbox items pending, ` +
               `${queues.map((queue) => queue.messages.size).join(' + ')} messages queued, ` +
               `${stream.backlog().join('+')} stream records left`,
       );
