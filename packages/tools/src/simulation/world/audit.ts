@@ -3,6 +3,7 @@ import { providerKey, type ConsumerSpec } from '@exactly-once/runtime/consumer-s
 import type { Violation } from '../../proof-kit/domain';
 import { checkInvariants } from '../../proof-kit/verify';
 import { eventIdOf } from '../../dlq/messages';
+import { EVENT_ID_REUSED_CAUSE, isSentPoison } from '../../dlq/causes';
 import type { SimulationResult, SimulationVerification } from '../contract';
 import { FORGED_EVENT_ID_SUFFIX } from './dlq-forgery';
 import type { SimulationOptions } from './options';
@@ -48,7 +49,8 @@ export function audit(world: World<SimulationOptions>, engine: EngineState, oper
     plan: world.plan,
     observations: world.observations,
     entityIdOf: (caller, key) => engine.clients.entityIdOf(caller, key),
-    isPoison: isPoison,
+    // The poison fault's messages (faults.ts), which belong in the DLQs.
+    isPoison: (body) => isSentPoison(body),
     pendingOutbox: engine.pendingOutbox,
     entities: engine.domain.entities(world.db),
     effectItems,
@@ -144,7 +146,8 @@ function lostToForgery(world: World<SimulationOptions>, engine: EngineState): st
   const caught = new Set<string>();
   for (const { spec, deadLetterQueue } of world.consumers.values())
     for (const message of deadLetterQueue.all())
-      if (message.attributes.failureCause === 'EventIdReused') caught.add(`${spec.name}\n${eventIdOf(message.body)}`);
+      if (message.attributes.failureCause === EVENT_ID_REUSED_CAUSE)
+        caught.add(`${spec.name}\n${eventIdOf(message.body)}`);
   return [...engine.watch.forged]
     .filter((pair) => !caught.has(pair))
     .map((pair) => {
@@ -174,12 +177,4 @@ function pastHorizonEvent(message: SimMessage): { eventId: string; tenant?: stri
   } catch {
     return undefined;
   }
-}
-
-/**
- * The poison fault's messages (faults.ts), which belong in the DLQs. Defined here for the simulation
- * only; the dead-letter cause names and the other tools' `isPoison` are to be defined once across tools.
- */
-export function isPoison(body: string): boolean {
-  return body.startsWith('{"poison":true');
 }

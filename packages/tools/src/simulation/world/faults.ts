@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import { poisonBody } from '../../dlq/causes';
 import { dlqAcceptsForger, dlqForgeries } from './dlq-forgery';
 import { queueAcceptsForger } from './guards/queue-senders';
 import type { SimulationOptions } from './options';
@@ -48,7 +49,7 @@ export class WorldFaults {
     const { scheduler, options, consumers } = this.world;
     for (let p = 0; p < options.faults.poisonMessages; p++) {
       scheduler.at(scheduler.between(0, arrivalsMs), () => {
-        const body = JSON.stringify({ poison: true, n: p });
+        const body = poisonBody({ n: p });
         for (const { queue } of consumers.values())
           if (queue.options.fifo) queue.send(body, { groupId: `poison-${p}`, dedupId: `poison-${p}` });
           else queue.send(body);
