@@ -375,12 +375,13 @@ export class DynamoDb${id}Ledger extends DynamoDbEntityEffectLedger {}
 `;
 }
 
-function testSource(spec: ConsumerSpec, id: string): string {
-  const name = spec.name;
-  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
+/** The lines of the generated test that differ with and without a provider. */
+function providerTestLines(spec: ConsumerSpec, request: string) {
   const provider = providerOf(spec);
   const requestImport =
-    provider === undefined ? '' : `import { ${request} } from '../../${scaffold().folder}/use-cases/${name}-effect';\n`;
+    provider === undefined
+      ? ''
+      : `import { ${request} } from '../../${scaffold().folder}/use-cases/${spec.name}-effect';\n`;
   const once =
     provider === undefined
       ? `test('the same event delivered twice is applied once, and calls no provider (its spec names none)', async () => {`
@@ -399,6 +400,13 @@ function testSource(spec: ConsumerSpec, id: string): string {
     provider === undefined
       ? 'expect(providerKeys(h)).toEqual([]);'
       : 'expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);';
+  return { requestImport, once, calls, versions, versionCalls };
+}
+
+function testSource(spec: ConsumerSpec, id: string): string {
+  const name = spec.name;
+  const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
+  const { requestImport, once, calls, versions, versionCalls } = providerTestLines(spec, request);
   return `import { consumerSpec } from '../../${scaffold().folder}/consumers';
 ${requestImport}import {
   deadLettered,
