@@ -1,5 +1,5 @@
 // First: the entry point below builds its deployed handler when it loads, from this environment.
-import '@exactly-once/tools/simulation/world/environment';
+import './environment';
 import type { ApiIdempotency } from '@exactly-once/tools/simulation/world/api';
 import { simulatedIdempotencyStore } from '@exactly-once/tools/simulation/world/api';
 import type { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';

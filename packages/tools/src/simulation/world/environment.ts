@@ -19,7 +19,6 @@ const PLACEHOLDERS: Record<string, string> = {
   DEDUPE_HORIZON_SECONDS: '1',
   QUEUE_URL: 'unused',
   DEAD_LETTER_QUEUE_URL: 'unused',
-  ORDERS_TABLE_NAME: 'unused',
   OUTBOX_TABLE_NAME: 'unused',
   OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
   OUTBOX_SWEEP_AGE_SECONDS: '1',
