@@ -3,19 +3,20 @@ import * as path from 'node:path';
 import { FunctionWithDefaults, PROJECT_DIR } from '@exactly-once/cdk/function-defaults';
 import { buildProbeStack, type ProbeStage } from '../exactly-once/fixtures/probe-stack';
 import { cdkContext } from '../support/cdk-app';
+import { synthStack } from '../support/synth';
 import { exportsHandler } from '../support/entry-modules';
 
 /**
  * Every function names its code by a module path (relative to the project root, or absolute for the
  * mechanism's own, inside its installed package); the consumer
  * list names its consumers' modules the same way. On a stack ExactlyOnce builds (the probe
- * stack), no function's module is missing or lacks `handler`, and a missing one fails synth.
+ * stack) and on the application's (lib/app-stack.ts, whatever its domain), no function's module is
+ * missing or lacks `handler`, and a missing one fails synth.
  * (That every module of the shop's entry folder is run by a function: shop-stack.test.ts.)
  */
 
-/** The entries the functions of a stage's stack run (without bundling). */
-function entriesOfStage(stage: ProbeStage): Set<string> {
-  const { stack } = buildProbeStack({ stage });
+/** The entries the functions of a stack run (without bundling). */
+function entriesOf(stack: Stack): Set<string> {
   return new Set(
     stack.node
       .findAll()
@@ -24,12 +25,23 @@ function entriesOfStage(stage: ProbeStage): Set<string> {
   );
 }
 
+const entriesOfStage = (stage: ProbeStage) => entriesOf(buildProbeStack({ stage }).stack);
+
 test("every function's entry exists and exports handler", () => {
   const entries = [...entriesOfStage('dev'), ...entriesOfStage('prod')];
 
   const withoutHandler = entries.filter((entry) => !exportsHandler(path.resolve(PROJECT_DIR, entry)));
 
   expect(entries.length).toBeGreaterThan(0);
+  expect(withoutHandler).toEqual([]);
+});
+
+test("the application's stack: every function's entry exists and exports handler", () => {
+  const entries = [...entriesOf(synthStack({ stage: 'dev' }).stack), ...entriesOf(synthStack({ stage: 'prod' }).stack)];
+
+  const withoutHandler = entries.filter((entry) => !exportsHandler(path.resolve(PROJECT_DIR, entry)));
+
+  expect(entries.length).toBeGreaterThan(2);
   expect(withoutHandler).toEqual([]);
 });
 
