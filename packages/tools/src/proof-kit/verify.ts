@@ -47,7 +47,8 @@ import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
  *    201 for one key carried the same entity, in answer to the same body (a key
  *    sent again with another body must be refused, not answered with the first entity);
  * 2. the domain's invariants on its effects (`ProofDomain.checkEffects`; the shop: stock and points);
- * 3. every expected provider call was made under its key, once as an effect, and
+ * 3. every expected provider call (one per event, for each consumer whose spec names a provider) was
+ *    made under its key, once as an effect, and
  *    the inbox records it done, with the domain's own rules layered on
  *    (`providerRules`, `checkPerformed`; the shop: no PICK after CANCEL_PICK);
  * 4. every message is applied once or sits in a DLQ with its cause (only the
@@ -57,8 +58,9 @@ import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
  * 5. each event once per consumer, for any consumer of the example's list:
  *    every event the outbox produced is claimed on the inbox of every consumer
  *    that takes its type, under its own content (`event-replaced` when the claim holds
- *    another event's fingerprint), its provider key was called, and never more than once
- *    without a claim behind it (see `checkEachEventOncePerConsumer`).
+ *    another event's fingerprint), whether or not the consumer names a provider; where it names one,
+ *    its provider key was called, and never more than once without a claim behind it
+ *    (see `checkEachEventOncePerConsumer`).
  * Each violation names the ids involved. What the kit knows of the domain is the example's
  * `ProofDomain` (packages/tools/src/proof-kit/domain.ts).
  */
@@ -226,8 +228,10 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  * - its inbox claim `INBOX#<consumer>#<eventId>` (with its tenant, if it has one) exists: the event was applied,
  *   and the claim is what makes a second delivery a no-op; or its entry is marked superseded by a later
  *   event of its entity (a stale event, judged and not applied: the generic effect's version guard);
- * - the provider log has its key `providerKey(consumer, event)` (with its tenant), unless its entry is superseded
- *   (reported under `provider`, as the provider checks always were);
+ * - for a consumer whose spec names a provider (`ConsumerSpec.providers`), the provider log has its key
+ *   `providerKey(consumer, event)` (with its tenant), unless its entry is superseded (reported under
+ *   `provider`, as the provider checks always were). A consumer that names none owes no call: its claim
+ *   is the whole proof of its effect, and a call under its key is one nobody owes;
  * - a key called more than once with no claim behind it is a double effect:
  *   nothing deduplicated it. With the claim, a repeat under the key is the owed
  *   call retried (a duplicate that came before the call was recorded done),
@@ -240,7 +244,7 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  *   entity at one version are reported the same way, since no version guard can order them;
  * - per consumer, a run in which events were dropped so sums them up against what it owes
  *   (`applied-fewer-than-owed`: "applied 10 of the 200 events it owes"): such a run never passes.
- * `optional`: keys a consumer's own rule lets go unapplied. Returns the keys owed.
+ * `optional`: keys a consumer's own rule lets go unapplied. Returns the provider keys owed.
  * Claims expire with the inbox TTL (weeks): verify-only over orders older than
  * that reports their claims missing, naming each one.
  */
@@ -263,7 +267,9 @@ export function checkEachEventOncePerConsumer(input: {
       // The key its claim recorded (an older release's claim: `<consumer>:<eventId>`).
       const key = owed.key;
       if (input.optional?.has(key) || input.optional?.has(providerKey(consumer.name, event))) continue;
-      owedKeys.add(key);
+      // Only a consumer whose spec names a provider owes it a call; every consumer owes its claim.
+      const owesCall = (consumer.providers?.length ?? 0) > 0;
+      if (owesCall) owedKeys.add(key);
       const claim = owed.pk;
       const claimed = owed.entry !== undefined;
       if (owed.claims > 1)
@@ -302,6 +308,7 @@ export function checkEachEventOncePerConsumer(input: {
           invariant: EVENT_REPLACED,
           detail: `${consumer.name}: the claim on ${event.type} ${event.eventId} holds another event's content (fingerprint ${stored}, produced ${eventFingerprint(event.event)}): this event was not applied`,
         });
+      if (!owesCall) continue;
       const calls = Number(input.providerLog.get(key)?.calls ?? 0);
       // Superseded: a later event of its entity reached the provider first, so this one owes no call.
       const superseded = owed.entry?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined;
