@@ -15,7 +15,7 @@ import { readableDuration, waterfallChart } from './trace';
 export const DOCS = 'docs/proof-kit.md';
 
 export interface HtmlOptions {
-  /** The link to docs/proof-kit.md, relative to where the report is written (see {@link writeReports}). */
+  /** The link to docs/proof-kit.md, relative to where the report is written (see `writeReports` in report.ts). */
   docsHref?: string;
 }
 
