@@ -1,11 +1,13 @@
 import { checkProviderCalls } from '@exactly-once/tools/proof-kit/verify';
-import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { PROBE_STACK_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { PROBE_PROOF } from '../support/neutral-proof-domain';
 import { happenedEventIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';
 
 /**
  * The proof kit's generic provider invariants on crafted tables, on the neutral fixture's domain (things
- * that happened, then maybe were undone) and its two probe consumers: each check passes on a clean
+ * that happened, then maybe were undone) and its two probe consumers as the probe stack lists them (each
+ * naming the provider its effect calls): each check passes on a clean
  * record and fails on a record that breaks it, so the kit can fail.
  */
 
@@ -38,7 +40,7 @@ function undoneThing() {
     ],
   };
 }
-const check = (record: ReturnType<typeof undoneThing>, consumers = PROBE_CONSUMERS) =>
+const check = (record: ReturnType<typeof undoneThing>, consumers = PROBE_STACK_CONSUMERS) =>
   checkProviderCalls(record, consumers, PROBE_PROOF);
 
 test('a clean record: every owed call made once and recorded done: no violation', () => {
@@ -61,8 +63,8 @@ test('a call that reached the provider but is not recorded done on the inbox is 
 describe('each event once per consumer, with a third consumer on the list', () => {
   // Takes ThingHappened only, so a key under ThingUndone is one it never owes.
   const AUDIT = 'audit';
-  const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'] };
-  const consumers = [...PROBE_CONSUMERS, audit];
+  const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'], providers: [AUDIT] };
+  const consumers = [...PROBE_STACK_CONSUMERS, audit];
 
   /** The clean undone thing, with the third consumer's claim and its one call. */
   function withAudit() {
@@ -145,3 +147,67 @@ describe('each event once per consumer, with a third consumer on the list', () =
     ]);
   });
 });
+
+// --- A consumer whose spec names no provider: it owes its claim for every event it takes, and no call. ---
+describe('a consumer whose spec names no provider, beside consumers that name one', () => {
+  // Takes both event types, as a FIFO ledger of its own would: no provider behind its effect.
+  const LEDGER = 'ledger';
+  const ledger = { ...PROBE_SPEC, name: LEDGER, eventTypes: ['ThingHappened', 'ThingUndone'] };
+  const consumers = [...PROBE_STACK_CONSUMERS, ledger];
+
+  /** The clean undone thing, with the ledger's claims on both events and no call of its own. */
+  function withLedger() {
+    const record = undoneThing();
+    record.effects.set(...inbox(LEDGER, HAPPENED, { claimedAt: '2030-01-01T00:00:02.000Z' }));
+    record.effects.set(...inbox(LEDGER, UNDONE, { claimedAt: '2030-01-01T00:00:06.000Z' }));
+    return record;
+  }
+
+  test('its claims all there and no provider call anywhere under its keys: no violation, and no call owed', () => {
+    const record = withLedger();
+
+    expect(checkProviderCalls({ ...record, performed: performedOnce(record) }, consumers, PROBE_PROOF)).toEqual([]);
+  });
+
+  test('a claim of its missing fails the proof: a consumer that applied nothing does not pass for owing no call', () => {
+    const record = withLedger();
+    record.effects.delete(`INBOX#${LEDGER}#${UNDONE}`);
+
+    expect(check(record, consumers)).toEqual([
+      {
+        invariant: 'each-event-once-per-consumer',
+        detail: `${LEDGER}: ThingUndone ${UNDONE} has no inbox claim INBOX#${LEDGER}#${UNDONE}: never applied, or applied without its claim`,
+      },
+    ]);
+  });
+
+  test('a provider call under its key is one nobody owes', () => {
+    const record = withLedger();
+    record.providerItems.push(call(`${LEDGER}:${HAPPENED}`, '2030-01-01T00:00:03.000Z'));
+
+    expect(check(record, consumers)).toEqual([
+      { invariant: 'provider', detail: `unexpected provider call under key ${LEDGER}:${HAPPENED}` },
+    ]);
+  });
+
+  test('a consumer beside it that names a provider still owes its call, at the log and at the provider', () => {
+    const record = withLedger();
+    record.providerItems = record.providerItems.filter((i) => i.idempotencyKey !== `probe-fifo:${UNDONE}`);
+    const performed = performedOnce(record);
+
+    expect(checkProviderCalls({ ...record, performed }, consumers, PROBE_PROOF)).toEqual([
+      { invariant: 'provider', detail: `no provider call under key probe-fifo:${UNDONE}` },
+      { invariant: 'provider-effects', detail: `key probe-fifo:${UNDONE} performed 0 times at the provider, not once` },
+    ]);
+  });
+});
+
+/** What the provider performed for a record: each call of its log once, as the local provider's log says. */
+function performedOnce(record: ReturnType<typeof undoneThing>) {
+  return record.providerItems.map((item, seq) => ({
+    key: String(item.idempotencyKey),
+    seq,
+    payload: {},
+    endpoint: String(item.idempotencyKey).split(':')[0],
+  }));
+}

@@ -9,7 +9,8 @@ import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
 import type { Target } from '@exactly-once/tools/proof-kit/target';
 import { checkInvariants, EVENT_REPLACED, verify, type RunFacts } from '@exactly-once/tools/proof-kit/verify';
 import { eventFingerprint } from '@exactly-once/runtime/inbox/fingerprint';
-import { PROBE_CONSUMERS, PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { PROBE_STACK_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { happenedEventOf, PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';
 import { happenedEventIdOf, thingIdOf } from '../exactly-once/fixtures/probe-stack-things';
 
@@ -78,7 +79,7 @@ function tables(items: {
 /** The verification of the run on the probe consumers (or `consumers`) and the neutral fixture's domain. */
 const verifyRun = (
   observations: Observation[],
-  consumers: readonly ConsumerSpec[] = PROBE_CONSUMERS,
+  consumers: readonly ConsumerSpec[] = PROBE_STACK_CONSUMERS,
   on: Target = target,
 ) =>
   verify({
@@ -121,8 +122,8 @@ test('a run in which no POST got a 201 (zero orders, zero intents) is a violatio
 
 // --- A third consumer on the list: verified by the generic invariant, its DLQ read, nothing named by hand. ---
 describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
-  const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'] };
-  const consumers = [...PROBE_CONSUMERS, audit];
+  const audit = { ...PROBE_SPEC, name: AUDIT, eventTypes: ['ThingHappened'], providers: [AUDIT] };
+  const consumers = [...PROBE_STACK_CONSUMERS, audit];
   const happened = happenedEventIdOf(thingId);
   const claim = (consumer: string) => ({
     pk: inboxKey(consumer, happened).pk,
@@ -198,6 +199,56 @@ describe(`with a third consumer (${AUDIT}) on the consumer list`, () => {
   });
 });
 
+// --- A consumer that names no provider: judged on its claims alone, end to end. ---
+describe('with a consumer that names no provider (ledger) on the list', () => {
+  const LEDGER = 'ledger';
+  const ledger = { ...PROBE_SPEC, name: LEDGER, eventTypes: ['ThingHappened'] };
+  const consumers = [...PROBE_STACK_CONSUMERS, ledger];
+  const happened = happenedEventIdOf(thingId);
+  const called = (consumer: string) => ({ idempotencyKey: `${consumer}:${happened}`, calls: 1 });
+  const onLedger = {
+    ...target,
+    outputs: { ...target.outputs, [consumerOutputNames(LEDGER).deadLetterQueueUrl]: 'ledger-dlq' },
+  };
+  /** One thing, every consumer's claim; calls only from the consumers that name a provider. */
+  const run = (claims: string[]) => ({
+    things: [thing],
+    effects: [
+      { pk: `EFFECT#probe#${thingId}`, appliedCount: 1 },
+      { pk: `EFFECT#probe-fifo#${thingId}`, appliedCount: 1, lastVersion: 1 },
+      ...claims.map((consumer) => ({
+        pk: inboxKey(consumer, happened).pk,
+        claimedAt: '2030-01-01T00:00:01Z',
+        ...(consumer === LEDGER ? {} : { providerCallDoneAt: '2030-01-01T00:00:09Z' }),
+      })),
+    ],
+    provider: [called('probe'), called('probe-fifo')],
+  });
+  const ok = () => [answered(201, JSON.stringify({ thingId }))];
+
+  test('its claim stored and no provider call of its own: the run passes', async () => {
+    tables(run(['probe', 'probe-fifo', LEDGER]));
+
+    const verification = await verifyRun(ok(), consumers, onLedger);
+
+    expect(verification.violations).toEqual([]);
+    expect(verification.appliedEffects[LEDGER]).toBe(1);
+  });
+
+  test('its claim missing: the run fails, though it owed no call', async () => {
+    tables(run(['probe', 'probe-fifo']));
+
+    const verification = await verifyRun(ok(), consumers, onLedger);
+
+    expect(verification.violations).toEqual([
+      {
+        invariant: 'each-event-once-per-consumer',
+        detail: `${LEDGER}: ThingHappened ${happened} has no inbox claim ${inboxKey(LEDGER, happened).pk}: never applied, or applied without its claim`,
+      },
+    ]);
+  });
+});
+
 test("a consumer's metrics are read under its spec name, hyphens included", () => {
   const verification = checkInvariants({
     runId: RUN,
@@ -208,7 +259,7 @@ test("a consumer's metrics are read under its spec name, hyphens included", () =
     isPoison: () => false,
     pendingOutbox: 0,
     domain: PROBE_PROOF,
-    consumers: PROBE_CONSUMERS,
+    consumers: PROBE_STACK_CONSUMERS,
     metrics: { 'DuplicateSuppressed{consumer=gift-cards}': 3, 'EffectApplied{consumer=gift-cards}': 7 },
     entities: [],
     effectItems: [],
@@ -237,7 +288,7 @@ test('one key answered 201 to two different request bodies is a replay violation
       isPoison: () => false,
       pendingOutbox: 0,
       domain: PROBE_PROOF,
-      consumers: PROBE_CONSUMERS,
+      consumers: PROBE_STACK_CONSUMERS,
       entities: [thing],
       effectItems: [],
       providerItems: [],
@@ -254,7 +305,7 @@ describe('what a claim holds, and events refused as stamped in the future', () =
   const produced = { ...happenedEventOf(thing), occurredAt: '2026-12-05T10:00:00.000Z' };
   const forged = PROBE_PROOF.forgedCreateEvent!(plan[0], '2026-12-05T10:00:00.000Z')!;
   const claims = (fingerprint: string) =>
-    PROBE_CONSUMERS.map((c) => ({
+    PROBE_STACK_CONSUMERS.map((c) => ({
       ...inboxKey(c.name, produced.eventId),
       claimedAt: '2026-12-05T10:00:01.000Z',
       fingerprint,
@@ -269,7 +320,7 @@ describe('what a claim holds, and events refused as stamped in the future', () =
       isPoison: () => false,
       pendingOutbox: 0,
       domain: PROBE_PROOF,
-      consumers: PROBE_CONSUMERS,
+      consumers: PROBE_STACK_CONSUMERS,
       entities: [thing],
       effectItems,
       providerItems: [],
@@ -281,7 +332,7 @@ describe('what a claim holds, and events refused as stamped in the future', () =
     const own = judged(claims(eventFingerprint(produced))).filter((v) => v.invariant === EVENT_REPLACED);
 
     expect(forged.eventId).toBe(produced.eventId);
-    expect(replaced.map((v) => v.detail.split(':')[0]).sort()).toEqual(PROBE_CONSUMERS.map((c) => c.name).sort());
+    expect(replaced.map((v) => v.detail.split(':')[0]).sort()).toEqual(PROBE_STACK_CONSUMERS.map((c) => c.name).sort());
     expect(own).toEqual([]);
   });
 

@@ -9,8 +9,8 @@ import { capacityProblems, readCapacity } from './capacity';
 import { readLedgers } from './intents';
 import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
-import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack } from './run';
-import { awsTarget, localTarget } from './target';
+import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack, type Profile } from './run';
+import { awsTarget, localTarget, type Target } from './target';
 
 /**
  * `npm run loadtest -- [options]`: drives the API with a realistic mix, with
@@ -100,46 +100,8 @@ async function main(): Promise<number> {
   const target = values.stack ? await awsTarget(values.stack) : localTarget();
   if (target.kind === 'local') await assertLocalRuntimeAnswers(localStackOutputs(), LOCAL_OUTPUTS_FILE, target.apiUrl);
   const tty = process.stdout.isTTY;
-  if (values['verify-only']) {
-    try {
-      const intents = ledgerFiles !== undefined && ledgerFiles.length > 0 ? readLedgers(ledgerFiles) : undefined;
-      const { verification, drained, waitedMs, intentsChecked } = await verifyStack(target, {
-        drainTimeoutMs: profile.drainTimeoutMs,
-        intents,
-      });
-      const c = verification.counts;
-      console.log(
-        intentsChecked
-          ? `Intents: ${intents!.length} ledger lines from ${ledgerFiles!.length} file(s), ${c.intents} accepted keys: one ${verification.entityNounSingular} each, none for a refused key`
-          : `Intents: NOT CHECKED. Without the generators' ledgers (--intents FILE..., written where INTENT_LEDGER points) the headline check, one ${verification.entityNounSingular} per accepted key and none for a refused one, was not run; only the effects of the ${verification.entityNoun} that exist were.`,
-      );
-      console.log(
-        `Verified ${c.entities} ${verification.entityNoun} (${verification.effectsChecked}), ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
-      );
-      for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
-      const verdict = verdictOf(verification.violations.length, { drained, waitedMs });
-      console.log(
-        verdict.kind === 'pass'
-          ? `PASS: 0 violations${intentsChecked ? '' : ' (intents not checked)'}`
-          : verdictLine(verdict),
-      );
-      return verification.violations.length === 0 && drained ? 0 : 1;
-    } finally {
-      target.close();
-    }
-  }
-  if (target.kind === 'aws' && !values['ignore-capacity']) {
-    const problems = capacityProblems(await readCapacity(target.apiUrl, target.region), {
-      rate: profile.rate,
-      connections: profile.connections,
-    });
-    if (problems.length > 0) {
-      target.close();
-      throw new UsageError(
-        `${target.name} cannot carry this load; nothing was sent:\n${problems.map((p) => `  - ${p}`).join('\n')}\n(--ignore-capacity sends anyway)`,
-      );
-    }
-  }
+  if (values['verify-only']) return verifyOnly(target, profile.drainTimeoutMs, ledgerFiles);
+  if (target.kind === 'aws' && !values['ignore-capacity']) await refuseLoadBeyondCapacity(target, profile);
   try {
     const results = await runLoadTest({
       target,
@@ -170,6 +132,50 @@ async function main(): Promise<number> {
     return results.passed ? 0 : 1;
   } finally {
     target.close();
+  }
+}
+
+/** `--verify-only`: drain, then check the invariants, with the intent ledgers where given; the exit code. */
+async function verifyOnly(target: Target, drainTimeoutMs: number, ledgerFiles: string[] | undefined): Promise<number> {
+  try {
+    const intents = ledgerFiles !== undefined && ledgerFiles.length > 0 ? readLedgers(ledgerFiles) : undefined;
+    const { verification, drained, waitedMs, intentsChecked } = await verifyStack(target, {
+      drainTimeoutMs,
+      intents,
+    });
+    const c = verification.counts;
+    console.log(
+      intentsChecked
+        ? `Intents: ${intents!.length} ledger lines from ${ledgerFiles!.length} file(s), ${c.intents} accepted keys: one ${verification.entityNounSingular} each, none for a refused key`
+        : `Intents: NOT CHECKED. Without the generators' ledgers (--intents FILE..., written where INTENT_LEDGER points) the headline check, one ${verification.entityNounSingular} per accepted key and none for a refused one, was not run; only the effects of the ${verification.entityNoun} that exist were.`,
+    );
+    console.log(
+      `Verified ${c.entities} ${verification.entityNoun} (${verification.effectsChecked}), ${c.providerKeys} provider keys; drained: ${drained ? 'yes' : 'NO'}`,
+    );
+    for (const v of verification.violations.slice(0, 50)) console.log(`  - [${v.invariant}] ${v.detail}`);
+    const verdict = verdictOf(verification.violations.length, { drained, waitedMs });
+    console.log(
+      verdict.kind === 'pass'
+        ? `PASS: 0 violations${intentsChecked ? '' : ' (intents not checked)'}`
+        : verdictLine(verdict),
+    );
+    return verification.violations.length === 0 && drained ? 0 : 1;
+  } finally {
+    target.close();
+  }
+}
+
+/** On a deployed stack: refuses, before a request is sent, a load its account and stage cannot carry. */
+async function refuseLoadBeyondCapacity(target: Target, profile: Profile): Promise<void> {
+  const problems = capacityProblems(await readCapacity(target.apiUrl, target.region), {
+    rate: profile.rate,
+    connections: profile.connections,
+  });
+  if (problems.length > 0) {
+    target.close();
+    throw new UsageError(
+      `${target.name} cannot carry this load; nothing was sent:\n${problems.map((p) => `  - ${p}`).join('\n')}\n(--ignore-capacity sends anyway)`,
+    );
   }
 }
 

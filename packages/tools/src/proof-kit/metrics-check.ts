@@ -64,3 +64,32 @@ export function appliedMetricViolations(judgements: readonly AppliedMetricJudgem
       detail: `${j.consumer}: EffectApplied counted ${j.counted} commits, but ${j.stored} inbox claims are stored: a commit counted twice, or a copy counted as applied`,
     }));
 }
+
+/**
+ * Suppressed duplicates: the consumers' own DuplicateSuppressed metric where measured; otherwise a
+ * lower bound from the provider log (repeat calls under one key; a crash before the provider hides some).
+ */
+export function duplicatesOf(
+  providerKeys: ReadonlyMap<string, number>,
+  metrics: Record<string, number> | undefined,
+): {
+  duplicatesSuppressed: Record<string, number>;
+  consumerMetrics: Record<string, Record<string, number>>;
+} {
+  const duplicatesSuppressed: Record<string, number> = {};
+  const providerRepeats: Record<string, number> = {};
+  for (const [key, calls] of providerKeys) {
+    const consumer = key.split(':')[0];
+    providerRepeats[consumer] = (providerRepeats[consumer] ?? 0) + Math.max(0, calls - 1);
+  }
+  const consumerMetrics: Record<string, Record<string, number>> = {};
+  for (const [key, value] of Object.entries(metrics ?? {})) {
+    const match = /^(\w+)\{consumer=([\w-]+)\}$/.exec(key); // consumer names may have hyphens
+    if (match === null) continue;
+    consumerMetrics[match[2]] = { ...consumerMetrics[match[2]], [match[1]]: value };
+  }
+  for (const consumer of new Set([...Object.keys(providerRepeats), ...Object.keys(consumerMetrics)])) {
+    duplicatesSuppressed[consumer] = consumerMetrics[consumer]?.DuplicateSuppressed ?? providerRepeats[consumer] ?? 0;
+  }
+  return { duplicatesSuppressed, consumerMetrics };
+}

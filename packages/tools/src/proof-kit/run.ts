@@ -16,13 +16,13 @@ import {
   type FaultSettings,
 } from './faults';
 import { proofDomain } from '../example';
-import { DEFAULT_MIX, type Mix } from './plan';
+import { DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
 import { acceptedIntents, startSampler, subtract, type Sampler } from './sampler';
 import { deployedCaller, type Target } from './target';
 import { verify } from './verify';
-import type { EntityItem } from './domain';
+import type { EntityItem, ProofDomain } from './domain';
 import { factsOfLedger, type IntentRecord } from './intents';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 import { forgetLocalProviderKeys, localProviderCounters } from './provider-calls';
@@ -100,15 +100,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   const runId = `lt${Date.now().toString(36)}${Math.floor(options.seed % 1000)}`;
   const startedAtMs = Date.now();
   const startedAt = new Date(startedAtMs).toISOString();
-  const provenance: Provenance = {
-    commit: gitCommit(),
-    stack: target.kind === 'local' ? 'local' : target.name,
-    region: target.region,
-    node: process.version,
-    load: `${profile.intents} intents on ${profile.connections} connections, drain bound ${Math.round(profile.drainTimeoutMs / 1000)} s`,
-    rates: ratesInWords(options.faults, profile),
-    command: reproduceCommand(options.args ?? [], options.seed),
-  };
+  const provenance = provenanceOf(options);
   // What the drain still waits for, every 10 s: a drain under faults can take minutes.
   const drainOptions = { timeoutMs: profile.drainTimeoutMs, onProgress: log };
   const random = seededRandom(options.seed);
@@ -126,7 +118,6 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   });
   log(`Plan: ${plan.length} requests for ${profile.intents} ${domain.entityNoun} (run ${runId}, seed ${options.seed})`);
 
-  const enabled = options.faults.enabled;
   // Faults off and visibility restored whatever happens: an interrupted run must not leave them on.
   const faults = await switchFaultsOn(
     target,
@@ -145,22 +136,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     const sampler = await startSampler(target, {
       statsUrl: target.kind === 'local' ? new URL('/__local/stats', target.apiUrl).toString() : undefined,
     });
-    if (enabled.includes('forged-first')) {
-      const forged = await sendForgedFirst(target, plan, Math.max(1, Math.ceil(profile.intents / 20)), domain);
-      log(`Sent ${forged} forged copy(ies) of events this run's creates will produce, ahead of them (forged-first)`);
-    }
-    const poison = enabled.includes('poison')
-      ? sendPoison(target, runId, options.faults.poisonPerQueue)
-      : Promise.resolve(0);
-    const driven = await drive(plan, {
-      apiUrl: target.apiUrl,
-      region: target.region,
-      callers: target.callers,
-      connections: profile.connections,
-      rate: profile.rate,
-      onProgress: (done, total) => log(`  sent ${done}/${total}`),
-    });
-    const poisonMessages = await poison;
+    const { driven, poisonMessages } = await injectAndDrive(options, runId, plan, domain, log);
     log(
       `Load done in ${(driven.durationMs / 1000).toFixed(1)} s; draining${faults.inFunction ? ' with the faults still on' : ''}`,
     );
@@ -172,53 +148,10 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       log(`Not drained after ${(loadDrain.waitedMs / 1000).toFixed(0)} s with the faults on; switching them off`);
     await faults.off();
     markFaultsOff(sampler, options.faults);
-    // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
-    // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
-    // A message still backing off when the faults went off can exhaust its receives after the first
-    // redrive, so the operator looks again once the queues settle (a few rounds at most).
-    let redriven = 0;
-    // The run drained if the last settle did: an earlier timeout (the load's drain with the faults still on,
-    // or an earlier settle) is made good by a later one, and the invariants are checked on the settled state.
-    // The bound on the drain under faults is the run's time budget, not a property: a message can back off
-    // for minutes while faults keep failing it. The wait is all of them.
-    let settled = true;
-    let waitedMs = loadDrain.waitedMs;
-    const recover = async () => {
-      for (let round = 0; round < RECOVERY_ROUNDS; round++) {
-        const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
-        if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
-        if (moved > 0) sampler.mark('redrive');
-        redriven += moved;
-        if (round > 0 && moved === 0) break;
-        // Faults off: whatever is left (backoffs, redriven messages) settles.
-        const settle = await waitForDrain(target, drainOptions);
-        settled = settle.drained;
-        waitedMs += settle.waitedMs;
-      }
-    };
-    // The provider's key window passes at once, once every call has been answered and recorded (the
-    // pipeline settled): from then on only the consumers' own records stand between a redriven event and
-    // a second effect, as for a redrive days after the provider forgot the key. Forgetting earlier would
-    // let the retry of a lost answer perform again: the residue of a key window shorter than the retries.
-    let providerKeysForgotten = 0;
-    if (forgetsKeys(options.faults)) {
-      await recover();
-      if (settled) {
-        // This run's keys only: an earlier run's on the same runtime are neither forgotten nor counted.
-        providerKeysForgotten = await forgetLocalProviderKeys(target.outputs, startedAtMs);
-        log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) of this run before the redrive`);
-      } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
-    }
-    if (enabled.includes('reused-id')) {
-      const reused = await sendReusedIds(target, runId, Math.max(1, Math.ceil(profile.intents / 20)));
-      log(`Sent ${reused} copy(ies) of applied events with other content under their eventId (reused-id)`);
-    }
-    if (enabled.includes('redrive')) {
-      const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(profile.intents / 10)));
-      log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
-    }
-    await recover();
-    const drain = { drained: settled, waitedMs };
+    const { redriven, providerKeysForgotten, drain } = await recoverAndSettle(
+      { target, options, runId, startedAtMs, isPoison, log, drainOptions, sampler },
+      loadDrain.waitedMs,
+    );
     const after = await options.callCounters?.();
     const chaosAfter = (await localProviderCounters(target.outputs))?.chaos;
     const pipeline = await sampler.stop(acceptedIntents(plan, driven.observations, domain));
@@ -234,26 +167,12 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       pendingOutbox: await pendingOutboxCount(target),
       metrics: before?.metrics && after?.metrics ? subtract(after.metrics, before.metrics) : undefined,
     });
-    const calls: CallCounts = { apiRequests: plan.length };
-    if (before !== undefined && after !== undefined) {
-      const diff = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') =>
-        after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!;
-      calls.dynamodbWrites = diff('dynamodbWrites');
-      calls.dynamodbReads = diff('dynamodbReads');
-      calls.sqs = diff('sqs');
-      calls.lambdaInvocations = diff('lambdaInvocations');
-    }
     return summarize({
       runId,
       target: `${target.kind}:${target.name}`,
       seed: options.seed,
       profile: options.profileName,
-      faults: [
-        ...enabled,
-        ...(options.faults.disableInboxClaim?.length
-          ? [`inbox-claim-disabled(${options.faults.disableInboxClaim.join(',')})`]
-          : []),
-      ],
+      faults: faultsInResults(options.faults),
       startedAt,
       plan,
       observations: driven.observations,
@@ -261,7 +180,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
       injected: { poisonMessages, redriven, providerKeysForgotten },
       drain,
       verification,
-      calls,
+      calls: callsOver(plan.length, before, after),
       evidence: diffEvidence(before?.functions, after?.functions),
       providerChaos: chaosBefore && chaosAfter ? subtract(chaosAfter, chaosBefore) : undefined,
       pipeline,
@@ -272,6 +191,149 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
     process.removeListener('SIGINT', interrupted);
     await faults.off();
   }
+}
+
+/**
+ * The load: the faults the kit sends ahead of it (forged-first) and beside it (poison), and the planned
+ * requests driven at the API. Returns what the API answered and how much poison went out.
+ */
+async function injectAndDrive(
+  options: RunOptions,
+  runId: string,
+  plan: PlannedRequest[],
+  domain: ProofDomain,
+  log: (line: string) => void,
+): Promise<{ driven: Awaited<ReturnType<typeof drive>>; poisonMessages: number }> {
+  const { target, profile } = options;
+  const enabled = options.faults.enabled;
+  if (enabled.includes('forged-first')) {
+    const forged = await sendForgedFirst(target, plan, Math.max(1, Math.ceil(profile.intents / 20)), domain);
+    log(`Sent ${forged} forged copy(ies) of events this run's creates will produce, ahead of them (forged-first)`);
+  }
+  const poison = enabled.includes('poison')
+    ? sendPoison(target, runId, options.faults.poisonPerQueue)
+    : Promise.resolve(0);
+  const driven = await drive(plan, {
+    apiUrl: target.apiUrl,
+    region: target.region,
+    callers: target.callers,
+    connections: profile.connections,
+    rate: profile.rate,
+    onProgress: (done, total) => log(`  sent ${done}/${total}`),
+  });
+  const poisonMessages = await poison;
+  return { driven, poisonMessages };
+}
+
+/** The run's faults as the results name them, the consumers whose inbox claim was switched off included. */
+function faultsInResults(settings: FaultSettings): string[] {
+  return [
+    ...settings.enabled,
+    ...(settings.disableInboxClaim?.length ? [`inbox-claim-disabled(${settings.disableInboxClaim.join(',')})`] : []),
+  ];
+}
+
+/** What the phases after the load share. */
+interface RunContext {
+  target: Target;
+  options: RunOptions;
+  runId: string;
+  startedAtMs: number;
+  isPoison: (body: string) => boolean;
+  log: (line: string) => void;
+  drainOptions: { timeoutMs: number; onProgress: (line: string) => void };
+  sampler: Sampler;
+}
+
+/**
+ * After the load drained and the faults went off: the operator's recovery (redrive, settle), with the
+ * faults the kit injects at that point (keys forgotten, reused ids, seeded DLQ copies) before its last round.
+ */
+async function recoverAndSettle(
+  run: RunContext,
+  loadDrainMs: number,
+): Promise<{ redriven: number; providerKeysForgotten: number; drain: RunResults['drain'] }> {
+  const { target, runId, startedAtMs, isPoison, log, drainOptions, sampler } = run;
+  const enabled = run.options.faults.enabled;
+  // The operator's recovery, done every run: whatever is in a DLQ and is not poison (retries exhausted
+  // under transient faults or crashes, or the seeded copies) goes back to its source. Poison stays.
+  // A message still backing off when the faults went off can exhaust its receives after the first
+  // redrive, so the operator looks again once the queues settle (a few rounds at most).
+  let redriven = 0;
+  // The run drained if the last settle did: an earlier timeout (the load's drain with the faults still on,
+  // or an earlier settle) is made good by a later one, and the invariants are checked on the settled state.
+  // The bound on the drain under faults is the run's time budget, not a property: a message can back off
+  // for minutes while faults keep failing it. The wait is all of them.
+  let settled = true;
+  let waitedMs = loadDrainMs;
+  const recover = async () => {
+    for (let round = 0; round < RECOVERY_ROUNDS; round++) {
+      const moved = await redriveDeadLetters(target, isPoison, (body) => body.includes(`${runId}-`));
+      if (moved > 0) log(`Redrove ${moved} message(s) from the DLQs back to their sources`);
+      if (moved > 0) sampler.mark('redrive');
+      redriven += moved;
+      if (round > 0 && moved === 0) break;
+      // Faults off: whatever is left (backoffs, redriven messages) settles.
+      const settle = await waitForDrain(target, drainOptions);
+      settled = settle.drained;
+      waitedMs += settle.waitedMs;
+    }
+  };
+  // The provider's key window passes at once, once every call has been answered and recorded (the
+  // pipeline settled): from then on only the consumers' own records stand between a redriven event and
+  // a second effect, as for a redrive days after the provider forgot the key. Forgetting earlier would
+  // let the retry of a lost answer perform again: the residue of a key window shorter than the retries.
+  let providerKeysForgotten = 0;
+  if (forgetsKeys(run.options.faults)) {
+    await recover();
+    if (settled) {
+      // This run's keys only: an earlier run's on the same runtime are neither forgotten nor counted.
+      providerKeysForgotten = await forgetLocalProviderKeys(target.outputs, startedAtMs);
+      log(`The local provider forgot ${providerKeysForgotten} idempotency key(s) of this run before the redrive`);
+    } else log('Not settled: the local provider keeps its keys (a retry still running would perform again)');
+  }
+  if (enabled.includes('reused-id')) {
+    const reused = await sendReusedIds(target, runId, Math.max(1, Math.ceil(run.options.profile.intents / 20)));
+    log(`Sent ${reused} copy(ies) of applied events with other content under their eventId (reused-id)`);
+  }
+  if (enabled.includes('redrive')) {
+    const seeded = await seedDeadLetters(target, runId, Math.max(2, Math.ceil(run.options.profile.intents / 10)));
+    log(`Seeded ${seeded} already-delivered event(s) into the DLQs`);
+  }
+  await recover();
+  return { redriven, providerKeysForgotten, drain: { drained: settled, waitedMs } };
+}
+
+/** The provenance of a run about to start: the code, the target, the load and the command that repeats it. */
+function provenanceOf(options: RunOptions): Provenance {
+  const { target, profile } = options;
+  return {
+    commit: gitCommit(),
+    stack: target.kind === 'local' ? 'local' : target.name,
+    region: target.region,
+    node: process.version,
+    load: `${profile.intents} intents on ${profile.connections} connections, drain bound ${Math.round(profile.drainTimeoutMs / 1000)} s`,
+    rates: ratesInWords(options.faults, profile),
+    command: reproduceCommand(options.args ?? [], options.seed),
+  };
+}
+
+/** The calls over the run: the API's from the plan, the rest from the local runtime's counters where measured. */
+function callsOver(
+  requests: number,
+  before: Omit<CallCounts, 'apiRequests'> | undefined,
+  after: Omit<CallCounts, 'apiRequests'> | undefined,
+): CallCounts {
+  const calls: CallCounts = { apiRequests: requests };
+  if (before !== undefined && after !== undefined) {
+    const diff = (key: 'dynamodbWrites' | 'dynamodbReads' | 'sqs' | 'lambdaInvocations') =>
+      after[key] === undefined || before[key] === undefined ? undefined : after[key]! - before[key]!;
+    calls.dynamodbWrites = diff('dynamodbWrites');
+    calls.dynamodbReads = diff('dynamodbReads');
+    calls.sqs = diff('sqs');
+    calls.lambdaInvocations = diff('lambdaInvocations');
+  }
+  return calls;
 }
 
 export function parseFaults(value: string | undefined): FaultName[] {

@@ -6,7 +6,7 @@ import type { Observation } from './drive';
 import { proofDomain } from '../example';
 import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
-import { percentile } from './report';
+import { percentile } from './report-statistics';
 import type { Target } from './target';
 import { consumerEventOfKey, localProviderLog, providerCallItemsOf } from './provider-calls';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
