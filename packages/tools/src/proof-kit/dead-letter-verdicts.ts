@@ -1,12 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { eventIdOf } from '../dlq/messages';
 import { envelopeOccurredAt } from '../dlq/horizon';
+import { EVENT_ID_REUSED_CAUSE, OCCURRED_IN_FUTURE_CAUSE } from '../dlq/causes';
 import type { Violation } from './domain';
-
-/** The cause a consumer dead-letters another event under a used eventId with. */
-const EVENT_ID_REUSED = 'EventIdReused';
-/** The cause a consumer refuses an event stamped beyond its clock-skew margin with. */
-const OCCURRED_IN_FUTURE = 'OccurredInFuture';
 
 /** What one dead-letter queue holds for one cause, and whether the kit expected it there (its own poison). */
 export interface DeadLetterTally {
@@ -47,7 +43,7 @@ export function judgeDeadLetters(
       const entry = byCause.get(label) ?? { count: 0, expected: poison };
       entry.count += 1;
       byCause.set(label, entry);
-      if (cause === EVENT_ID_REUSED) {
+      if (cause === EVENT_ID_REUSED_CAUSE) {
         // Caught, not swallowed: still never a pass. A person compares the two events (the runbook).
         const stored = message.MessageAttributes?.storedFingerprint?.StringValue ?? '?';
         const delivered = message.MessageAttributes?.deliveredFingerprint?.StringValue ?? '?';
@@ -55,7 +51,7 @@ export function judgeDeadLetters(
           invariant: 'event-id-reused',
           detail: `${name}: message ${message.MessageId}: another event under eventId ${eventIdOf(body) ?? '?'} (stored fingerprint ${stored}, delivered ${delivered}): for a person to look at`,
         });
-      } else if (cause === OCCURRED_IN_FUTURE) {
+      } else if (cause === OCCURRED_IN_FUTURE_CAUSE) {
         // Refused, not applied: its producer's clock is wrong. A person fixes the clock, then redrives it.
         violations.push({
           invariant: 'occurred-in-future',

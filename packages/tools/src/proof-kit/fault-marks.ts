@@ -1,6 +1,7 @@
 import type { FaultName } from './faults';
 import type { RunResults } from './report';
 import { EVENT_REPLACED } from './verify';
+import { POISON_CAUSE } from '../dlq/causes';
 
 /** What a run's results hold that shows a fault fired. */
 type Observed = Pick<RunResults, 'evidence' | 'providerChaos' | 'injected' | 'verification'>;
@@ -35,7 +36,7 @@ export function faultMarks(r: Observed): Record<FaultName, number | undefined> {
     slow: host('Consumer', 'redeliveredWhileRunning'),
     transient: Object.values(r.verification.consumerMetrics).reduce((n, m) => n + (m.TransientFailure ?? 0), 0),
     poison: r.verification.deadLetters
-      .filter((d) => d.cause === 'poison (SchemaViolation)')
+      .filter((d) => d.cause === `poison (${POISON_CAUSE})`)
       .reduce((n, d) => n + d.count, 0),
     'relay-crash': host('Relay', 'crashes'),
     resend: host('Consumer', 'eventsResent'),

@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { example, proofDomain } from '../example';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { redrive } from '../dlq/messages';
+import { POISON_CAUSE, poisonBody as sentPoisonBody } from '../dlq/causes';
 import { discoverDeadLetterQueues } from '../dlq/queues';
 import { ENTITY_OUTBOX } from '@exactly-once/runtime/aws/outbox-table';
 import { consumerQueueUrls, requiredOutput } from '../stack';
@@ -19,11 +20,10 @@ import type { PlannedRequest } from './plan';
  */
 
 export function poisonBody(runId: string, n: number): string {
-  return JSON.stringify({
-    poison: true,
+  return sentPoisonBody({
     runId,
     n,
-    note: 'not an event of the domain: must end in the DLQ with failureCause SchemaViolation',
+    note: `not an event of the domain: must end in the DLQ with failureCause ${POISON_CAUSE}`,
   });
 }
 

@@ -16,6 +16,7 @@ import {
   type FaultSettings,
 } from './faults';
 import { proofDomain } from '../example';
+import { isSentPoison } from '../dlq/causes';
 import { DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
 import { summarize, type CallCounts, type FaultEvidence, type RunResults } from './report';
@@ -104,7 +105,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   // What the drain still waits for, every 10 s: a drain under faults can take minutes.
   const drainOptions = { timeoutMs: profile.drainTimeoutMs, onProgress: log };
   const random = seededRandom(options.seed);
-  const isPoison = (body: string) => body.includes('"poison":true') && body.includes(`"runId":"${runId}"`);
+  const isPoison = (body: string) => isSentPoison(body, runId);
 
   const domain = proofDomain();
   const plan = domain.buildPlan(random, {
@@ -407,7 +408,7 @@ export async function verifyStack(
     ...facts,
     ...(judged === undefined ? {} : { isJudged: (item: EntityItem) => judged.has(domain.idOf(item)) }),
     entityIdOf: domain.entityIdOf,
-    isPoison: (body) => body.includes('"poison":true'),
+    isPoison: (body) => isSentPoison(body),
     pendingOutbox: await pendingOutboxCount(target),
   });
   return { verification, drained: drain.drained, waitedMs: drain.waitedMs, intentsChecked: intents !== undefined };
