@@ -1850,7 +1850,7 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'each-event-once-per-consumer',
     statement:
-      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called, never twice without a claim; an event the generic effect found stale has its entry marked superseded instead, and owes no call, but only when a newer version of its entity was produced: a stale mark with none, or two events of one entity at one version, is a dropped event and fails the run, summed up per consumer as applied fewer than owed); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
+      'Each event is applied once by every consumer that takes it (invariant 6: its inbox claim exists, its provider key was called where its spec names a provider (a consumer that names none owes no call and still has every claim checked), never twice without a claim; an event the generic effect found stale has its entry marked superseded instead, and owes no call, but only when a newer version of its entity was produced: a stale mark with none, or two events of one entity at one version, is a dropped event and fails the run, summed up per consumer as applied fewer than owed); the kit fails on any consumer whose inbox claim is off, a scaffolded one included',
     enforcedIn: [
       { file: VERIFY, symbol: 'checkEachEventOncePerConsumer' },
       { file: VERIFY, symbol: 'producedEvents' },
@@ -1871,6 +1871,18 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/verify-provider-calls.test.ts',
         name: 'its provider called twice with no claim to deduplicate is a double effect',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'its claims all there and no provider call anywhere under its keys: no violation, and no call owed',
+      },
+      {
+        file: 'test/unit/verify-provider-calls.test.ts',
+        name: 'a claim of its missing fails the proof: a consumer that applied nothing does not pass for owing no call',
+      },
+      {
+        file: 'test/simulation/provider-less.test.ts',
+        name: 'a consumer that names no provider keeps the inbox-claim check: without the claim, its events are reported unclaimed',
       },
       {
         file: 'test/unit/verify.test.ts',
@@ -2388,8 +2400,8 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The simulation finds a removed guard (inbox claim, eventId dedupe, version check, retry budget, provider state, caller scope, record deadline, dedupe horizon, provider-call lease, queue sender policy, claim fingerprint, the body fingerprint under a parser change mid-run, ClientRequestToken with the own-holder rule, future stamps, done-mark bound, the DLQs' sender policy against forgeries redriven from a DLQ, the tenant in the provider key when two tenants share eventIds) within a few seeds, and holds every invariant with the guards on, the adversarial faults included; its engine is the mechanism's (a domain plugs in its clients, events and entities), and outage windows fall on every provider a consumer of the list names, a new consumer's too",
     enforcedIn: [
-      { file: 'packages/tools/src/simulation/world/world.ts', symbol: 'MechanismGuards' },
-      { file: 'packages/tools/src/simulation/world/world.ts', symbol: 'SimulationDomain' },
+      { file: 'packages/tools/src/simulation/world/options.ts', symbol: 'MechanismGuards' },
+      { file: 'packages/tools/src/simulation/world/port.ts', symbol: 'SimulationDomain' },
       { file: 'packages/tools/src/simulation/campaign.ts', symbol: 'runCampaign' },
     ],
     provedBy: [
