@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { exampleName } from '../support/example-reach';
+import { lintTexts } from '../support/lint-texts';
 
 /**
  * The folder boundaries the lint config holds: the mechanism (packages/runtime/src, packages/cdk/src)
@@ -15,29 +16,21 @@ const ROOT = path.join(__dirname, '..', '..');
 // for a fork that renames its example.
 const EXAMPLE = exampleName(ROOT);
 
-const LINT_CASES = `
-import { ESLint } from 'eslint';
-const cases = JSON.parse(process.argv[1]);
-const eslint = new ESLint({ cwd: process.cwd() });
-const out = [];
-for (const [filePath, code] of cases) {
-  const [result] = await eslint.lintText(code, { filePath });
-  out.push(result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message));
-}
-console.log(JSON.stringify(out));
-`;
-
 type Case = [file: string, importLine: string];
 const linted = new Map<string, string[]>();
 
 /** Lints every case of this file at once, before the tests read their results. */
 function lintAll(cases: Case[]): void {
-  const input = cases.map(([file, line]) => [path.join(ROOT, file), `${line}\nexport const used = value;\n`]);
-  const output = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_CASES, JSON.stringify(input)], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  (JSON.parse(output) as string[][]).forEach((errors, i) => linted.set(cases[i].join(' '), errors));
+  const findings = lintTexts(
+    ROOT,
+    cases.map(([file, line]) => [file, `${line}\nexport const used = value;\n`] as const),
+  );
+  findings.forEach((found, i) =>
+    linted.set(
+      cases[i].join(' '),
+      found.filter((f) => f.ruleId === 'no-restricted-imports').map((f) => f.message),
+    ),
+  );
 }
 
 function restrictedImportErrors(file: string, importLine: string): string[] {

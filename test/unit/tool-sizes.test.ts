@@ -1,26 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import { lintTexts } from '../support/lint-texts';
 
 /**
  * The lint config keeps the tools (packages/tools/src) in parts a reader can hold: no file over 500
  * lines and no function over 100, comments and blank lines counted, so a job that grows gets a module of
- * its own. Each case lints a made-up text as if it were the named file (it need not exist), in one
- * ESLint process (jest cannot load the ESM config itself).
+ * its own. Each case lints a made-up text as if it were the named file (test/support/lint-texts.ts).
  */
 const ROOT = path.join(__dirname, '..', '..');
 const SIZE_RULES = ['max-lines', 'max-lines-per-function'];
-
-const LINT_CASES = `
-import { ESLint } from 'eslint';
-const cases = JSON.parse(process.argv[1]);
-const eslint = new ESLint({ cwd: process.cwd() });
-const out = [];
-for (const [filePath, code] of cases) {
-  const [result] = await eslint.lintText(code, { filePath });
-  out.push(result.messages.map((m) => m.ruleId));
-}
-console.log(JSON.stringify(out));
-`;
 
 /** A module of `lines` lines: one exported constant per line. */
 const moduleOf = (lines: number) =>
@@ -37,13 +24,8 @@ const functionOf = (lines: number) =>
   ].join('\n') + '\n';
 
 function sizeFindings(cases: [file: string, text: string][]): string[][] {
-  const input = cases.map(([file, text]) => [path.join(ROOT, file), text]);
-  const output = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_CASES, JSON.stringify(input)], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  return (JSON.parse(output) as (string | null)[][]).map((rules) =>
-    rules.filter((rule): rule is string => rule !== null && SIZE_RULES.includes(rule)),
+  return lintTexts(ROOT, cases).map((findings) =>
+    findings.flatMap(({ ruleId }) => (ruleId !== null && SIZE_RULES.includes(ruleId) ? [ruleId] : [])),
   );
 }
 
