@@ -131,7 +131,7 @@ class ProbeClients implements DomainClients {
       const other = { amount: client.request.amount + 1 };
       scheduler.at(scheduler.between(100, 600_000), () => this.create(client, 'retry-sequential', other));
     } else if (client.created && !client.undone && scheduler.chance(options.cancelChance ?? 0)) {
-      scheduler.at(scheduler.between(0, 120_000), () => this.undo(client, 1));
+      scheduler.at(scheduler.between(0, 120_000), () => this.undo(client));
     } else {
       this.world.activeClients -= 1;
       if (!client.created) scheduler.trace(`client gave up on key=${client.key}`);
@@ -173,33 +173,29 @@ class ProbeClients implements DomainClients {
     this.world.post(client, post, op, 1);
   }
 
-  private undo(client: Client, attempt: number): void {
-    const { scheduler } = this.world;
-    const index = this.world.plan.length;
+  private undo(client: Client): void {
     const thingId = this.entityIdOf(client.caller, client.key);
-    const path = `/things/${thingId}/undo`;
-    this.world.plan.push({ index, op: 'cancel', caller: client.caller, method: 'POST', path, entityKey: client.key });
-    const invocation = this.world.invocation('api-undo');
-    scheduler.trace(`${invocation.name} POST ${path} key=${client.key} (attempt ${attempt})`);
-    invocation
-      .run(() => undoThing(invocation.documents, thingId, this.world.producerClock(client.clockSkewMs)()))
-      .then(
-        (outcome) => (outcome === 'undone' ? 200 : 404),
-        (error) => this.statusOf(error, invocation.name),
-      )
-      .then((answer) => {
-        const status = invocation.crashed ? 'no-response' : answer;
-        this.world.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
-        scheduler.trace(`${invocation.name} answered ${status} to undo of ${thingId} key=${client.key}`);
-        if ((status === 'no-response' || status >= 500) && attempt < 8)
-          scheduler.at(scheduler.between(200, 2000 * attempt), () => this.undo(client, attempt + 1));
-        else if (status === 200) {
-          // Undone: the client may still replay its POST, which must answer as the first time.
-          client.undone = true;
-          client.replayed = false;
-          this.afterRequests(client);
-        } else this.world.activeClients -= 1;
-      });
+    this.world.command(client, {
+      kind: 'api-undo',
+      op: 'cancel',
+      method: 'POST',
+      path: `/things/${thingId}/undo`,
+      what: `undo of ${thingId}`,
+      run: (invocation) =>
+        invocation.run(() => undoThing(invocation.documents, thingId, this.world.producerClock(client.clockSkewMs)())),
+      answer: (outcome) => (outcome === 'undone' ? 200 : 404),
+      statusOf: (error, who) => this.statusOf(error, who),
+      done: (status) => {
+        if (status !== 200) {
+          this.world.activeClients -= 1;
+          return;
+        }
+        // Undone: the client may still replay its POST, which must answer as the first time.
+        client.undone = true;
+        client.replayed = false;
+        this.afterRequests(client);
+      },
+    });
   }
 
   entityIdOf(caller: string, key: string): string {

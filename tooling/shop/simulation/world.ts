@@ -123,7 +123,7 @@ class ShopClients implements DomainClients {
       scheduler.fault('client-key-reuse', client.key);
       scheduler.at(scheduler.between(100, 600_000), () => this.place(client, 'retry-sequential', 1, false, other));
     } else if (client.created && !client.cancelled && scheduler.chance(options.cancelChance)) {
-      scheduler.at(scheduler.between(0, 120_000), () => this.cancel(client, 1));
+      scheduler.at(scheduler.between(0, 120_000), () => this.cancel(client));
     } else {
       this.world.activeClients -= 1;
       if (!client.created) scheduler.trace(`client gave up on key=${client.key}`);
@@ -156,45 +156,33 @@ class ShopClients implements DomainClients {
     this.world.post(client, post, op, attempt, continuesChain);
   }
 
-  private cancel(client: Client, attempt: number): void {
-    const { scheduler } = this.world;
-    const index = this.world.plan.length;
+  private cancel(client: Client): void {
     const orderId = this.entityIdOf(client.caller, client.key);
-    this.world.plan.push({
-      index,
+    this.world.command(client, {
+      kind: 'api-cancel',
       op: 'cancel',
-      caller: client.caller,
       method: 'POST',
       path: `/orders/${orderId}/cancel`,
-      entityKey: client.key,
+      what: `cancel of ${orderId}`,
+      run: (invocation, caller) =>
+        cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
+          caller,
+          orderId,
+          now: this.world.producerClock(client.clockSkewMs)(),
+        }),
+      answer: (outcome) => (outcome.kind === 'cancelled' ? 200 : 404),
+      statusOf: (error, who) => this.statusOf(error, who),
+      done: (status) => {
+        if (status !== 200) {
+          this.world.activeClients -= 1;
+          return;
+        }
+        // Cancelled: the client may still replay its POST, which must answer as the first time.
+        client.cancelled = true;
+        client.replayed = false;
+        this.afterRequests(client);
+      },
     });
-    const invocation = this.world.invocation('api-cancel');
-    const caller = this.world.callerOf(client.caller, client.session);
-    scheduler.trace(
-      `${invocation.name} ${caller} POST /orders/${orderId}/cancel key=${client.key} (attempt ${attempt})`,
-    );
-    cancelOrder(new DynamoDbOrderRepository(invocation.documents, ORDERS_TABLE), {
-      caller,
-      orderId,
-      now: this.world.producerClock(client.clockSkewMs)(),
-    })
-      .then(
-        (outcome) => (outcome.kind === 'cancelled' ? 200 : 404),
-        (error) => this.statusOf(error, invocation.name),
-      )
-      .then((status) => {
-        if (invocation.crashed) status = 'no-response';
-        this.world.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
-        scheduler.trace(`${invocation.name} answered ${status} to cancel of ${orderId} key=${client.key}`);
-        if ((status === 'no-response' || status >= 500) && attempt < 8)
-          scheduler.at(scheduler.between(200, 2000 * attempt), () => this.cancel(client, attempt + 1));
-        else if (status === 200) {
-          // Cancelled: the client may still replay its POST, which must answer as the first time.
-          client.cancelled = true;
-          client.replayed = false;
-          this.afterRequests(client);
-        } else this.world.activeClients -= 1;
-      });
   }
 
   /** The order a client's key must map to: the one its first session's caller derives. */

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { callerOf } from '@exactly-once/runtime/api/http';
 import type { PlannedRequest } from '../../proof-kit/plan';
 import type { SimulationOptions } from './options';
-import { idempotentPostEvent, type ApiClient, type ApiPost } from './port';
+import { idempotentPostEvent, type ApiClient, type ApiCommand, type ApiPost } from './port';
 import type { World } from './world';
 
 /** A client retries a 409 (its key in flight) this many times: past a crashed attempt's 10 s in-progress record. */
@@ -103,5 +103,42 @@ export function postIntent(
       }
       client.chains -= 1;
       if (client.chains === 0) request.done();
+    });
+}
+
+/** A client retries a command that got no answer or a 5xx until this many attempts. */
+const MAX_COMMAND_ATTEMPTS = 8;
+
+/**
+ * One attempt of a client's command (port.ts `ApiCommand`): recorded in the plan, run on an invocation
+ * of its own, its answer observed and traced; no answer or a 5xx is tried again after a growing pause
+ * (up to {@link MAX_COMMAND_ATTEMPTS}), anything else ends in `command.done`.
+ */
+export function sendCommand<R>(
+  world: World<SimulationOptions>,
+  client: ApiClient,
+  command: ApiCommand<R>,
+  attempt: number,
+): void {
+  const { scheduler } = world;
+  const index = world.plan.length;
+  const { op, method, path } = command;
+  world.plan.push({ index, op, caller: client.caller, method, path, entityKey: client.key });
+  const invocation = world.invocation(command.kind);
+  const caller = world.callerOf(client.caller, client.session);
+  scheduler.trace(`${invocation.name} ${caller} ${method} ${path} key=${client.key} (attempt ${attempt})`);
+  command
+    .run(invocation, caller)
+    .then(
+      (result) => command.answer(result),
+      (error) => command.statusOf(error, invocation.name),
+    )
+    .then((answered) => {
+      const status = invocation.crashed ? 'no-response' : answered;
+      world.observations.push({ index, status, replayed: false, startedAt: scheduler.now, latencyMs: 0 });
+      scheduler.trace(`${invocation.name} answered ${status} to ${command.what} key=${client.key}`);
+      if ((status === 'no-response' || status >= 500) && attempt < MAX_COMMAND_ATTEMPTS)
+        scheduler.at(scheduler.between(200, 2000 * attempt), () => sendCommand(world, client, command, attempt + 1));
+      else command.done(status);
     });
 }

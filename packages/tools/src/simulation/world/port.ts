@@ -4,6 +4,7 @@ import type { ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wirin
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import type { ProofDomain } from '../../proof-kit/domain';
+import type { PlannedRequest } from '../../proof-kit/plan';
 import type { MemoryDynamoDb } from '../memory-dynamodb';
 import type { HandlerFactory } from './consumers';
 import type { Invocation } from './invocation';
@@ -84,6 +85,32 @@ export interface ApiPost {
   statusOf(error: unknown, who: string): number | 'no-response';
   /** The client is through with this chain of tries. */
   done(): void;
+}
+
+/**
+ * Any other command of a client on its entity (a cancel, a refund), through the domain's own code:
+ * the engine records it in the plan, runs it on an invocation of its own, traces it, observes its
+ * answer and retries no answer or a 5xx (as a client does), then hands the final status to `done`.
+ * `run` returns the domain's result and `answer` the status it stands for, so a plug-in writes only
+ * what is its own.
+ */
+export interface ApiCommand<R> {
+  /** The invocation's name prefix (`api-cancel`). */
+  readonly kind: string;
+  /** Its entry in the request plan (`cancel`). */
+  readonly op: PlannedRequest['op'];
+  readonly method: PlannedRequest['method'];
+  readonly path: string;
+  /** What the trace says was answered (`cancel of ord_…`). */
+  readonly what: string;
+  /** The domain's code on this invocation's clients, for the caller the API sees. */
+  run(invocation: Invocation, caller: string): Promise<R>;
+  /** The status a result stands for. */
+  answer(result: R): number;
+  /** The status a thrown error stands for (no answer for a crash); an unexpected one is the domain's to record. */
+  statusOf(error: unknown, who: string): number | 'no-response';
+  /** The final status, once no retry follows. */
+  done(status: number | 'no-response'): void;
 }
 
 /** What the domain's clients give the world. */

@@ -12,7 +12,7 @@ import type { Observation } from '../../proof-kit/drive';
 import type { PlannedRequest } from '../../proof-kit/plan';
 import type { SimulationResult, SimulationWorld } from '../contract';
 import { MemoryDynamoDb } from '../memory-dynamodb';
-import { apiCallerOf, postIntent } from './api-clients';
+import { apiCallerOf, postIntent, sendCommand } from './api-clients';
 import { audit } from './audit';
 import { EngineState } from './engine-state';
 import { ConsumerHarness } from './consumer-harness';
@@ -25,7 +25,7 @@ import { transactionsWithoutGuards } from './guards/transactions';
 import { Invocation, type InvocationFaults } from './invocation';
 import { Operator } from './operator';
 import { DEFAULT_REDRIVE_AFTER_SECONDS, type SimulationOptions } from './options';
-import type { ApiClient, ApiPost, SimConsumer, SimulationDomain } from './port';
+import type { ApiClient, ApiCommand, ApiPost, SimConsumer, SimulationDomain } from './port';
 import { SimProviders } from './provider';
 import { RelayHarness } from './relay-harness';
 import { Releases } from './releases';
@@ -268,6 +268,14 @@ export class World<O extends SimulationOptions = SimulationOptions> {
    */
   post(client: ApiClient, request: ApiPost, op: PlannedRequest['op'], attempt: number, continuesChain = false): void {
     postIntent(this, client, request, op, attempt, continuesChain);
+  }
+
+  /**
+   * Any other command of a client (a cancel, a refund) through the domain's own code, with the client's
+   * retries of no answer or a 5xx (api-clients.ts `sendCommand`). `command.done(status)` runs once.
+   */
+  command<R>(client: ApiClient, command: ApiCommand<R>): void {
+    sendCommand(this, client, command, 1);
   }
 
   /** How far off the clock of the API instance producing this client's events is (the `producerClockSkew` fault). */
