@@ -3,7 +3,8 @@ import ts from 'typescript';
 
 /**
  * The mechanism's public surface stays narrow and documented: the root modules export what an
- * application writes against (at most 30 names at `@exactly-once/runtime`, 20 at `@exactly-once/cdk`), the
+ * application writes against (at most 30 names at `@exactly-once/runtime`, 20 at `@exactly-once/cdk`, 12 at
+ * `@exactly-once/tools`, what its plug-ins for the tools write against), the
  * rest is in subpath modules, and every name any of them exports has a doc comment with an `@example`.
  */
 const ROOT = path.join(__dirname, '..', '..');
@@ -14,6 +15,7 @@ const SURFACES = {
   '@exactly-once/runtime/runtime': 'packages/runtime/src/runtime/index.ts',
   '@exactly-once/runtime/testing': 'packages/runtime/src/testing/index.ts',
   '@exactly-once/cdk': 'packages/cdk/src/index.ts',
+  '@exactly-once/tools': 'packages/tools/src/index.ts',
   '@exactly-once/cdk/parts': 'packages/cdk/src/parts/index.ts',
 };
 const files = Object.values(SURFACES).map((file) => path.join(ROOT, file));
@@ -51,9 +53,10 @@ function undocumented(surface: keyof typeof SURFACES): string[] {
   });
 }
 
-test('the runtime root exports at most 30 names, the CDK root at most 20', () => {
+test('the runtime root exports at most 30 names, the CDK root at most 20, the tools root at most 12', () => {
   expect(exportsOf('@exactly-once/runtime').length).toBeLessThanOrEqual(30);
   expect(exportsOf('@exactly-once/cdk').length).toBeLessThanOrEqual(20);
+  expect(exportsOf('@exactly-once/tools').length).toBeLessThanOrEqual(12);
 });
 
 test.each(Object.keys(SURFACES) as (keyof typeof SURFACES)[])(

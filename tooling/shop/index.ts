@@ -1,7 +1,7 @@
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES, parseOrderEvent } from '../../lambdas/shop/domain/events';
 import { SHOP_PROOF } from './proof';
-import type { ExampleTooling } from '@exactly-once/tools/example';
+import type { ExampleTooling } from '@exactly-once/tools';
 
 /**
  * What the tools (packages/tools/src/) know of the shop, in one place: its consumers, the output naming its outbox
