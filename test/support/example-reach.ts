@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { exampleFolderName } from '@exactly-once/tools/example';
 import { exampleReach as reachOf } from '@exactly-once/tools/scaffolder/example-reach';
 
-/** The example's folder name, as package.json names it for the tools (`exactlyOnce.example`). */
-export function exampleName(root: string): string {
-  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exactlyOnce: { example: string } })
-    .exactlyOnce.example;
-}
+/** The example's folder name, as package.json names it for the tools (`exactlyOnce.example`), read as they read it. */
+export const exampleName = (root: string): string => exampleFolderName(root);
 
 /**
  * Whether a test file reaches the example (packages/tools/src/scaffolder/example-reach.ts, the rule

@@ -29,11 +29,20 @@ export function domainTemplate(name: string, dir = DOMAIN_TEMPLATE_DIR): { path:
   }));
 }
 
-function filesUnder(dir: string, root = dir): string[] {
+/**
+ * Every file under `dir`, relative to `root`, in name order; folders named in `skipped` are not read.
+ *
+ * @example
+ * ```ts
+ * const tests = filesUnder(join(root, 'test'), root, new Set(['node_modules']));
+ * ```
+ */
+export function filesUnder(dir: string, root = dir, skipped: ReadonlySet<string> = new Set()): string[] {
   return readdirSync(dir)
     .sort()
     .flatMap((entry) => {
+      if (skipped.has(entry)) return [];
       const path = join(dir, entry);
-      return statSync(path).isDirectory() ? filesUnder(path, root) : [relative(root, path)];
+      return statSync(path).isDirectory() ? filesUnder(path, root, skipped) : [relative(root, path)];
     });
 }

@@ -1,12 +1,13 @@
 import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, parseCommandLine as parsedOrUsageError, UsageError } from '../cli/exit';
-import { domainTemplate } from './domain-template';
+import { domainTemplate, filesUnder } from './domain-template';
 import { exampleFolders, exampleReach } from './example-reach';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
+import { exampleFolderName } from '../example';
 
 /**
  * `npm run new:domain -- <name> [--dry-run]`: replaces the example with a skeleton domain named
@@ -102,9 +103,9 @@ export function planDomain(name: string, root: string): DomainPlan {
     if (existsSync(join(root, folder))) throw new Refused(`${folder} exists: choose another name`);
   stackLine(root, example);
 
-  const examplesFiles = exampleFolders(example).flatMap((folder) => filesUnder(root, folder));
+  const examplesFiles = exampleFolders(example).flatMap((folder) => filesIn(root, folder));
   const reaches = exampleReach(root, example);
-  const tests = filesUnder(root, 'test').filter((file) => file.endsWith('.ts') && reaches(file));
+  const tests = filesIn(root, 'test').filter((file) => file.endsWith('.ts') && reaches(file));
   const removed = [...examplesFiles, ...tests];
   const gone = new Set(removed);
   const writes = domainTemplate(name);
@@ -138,13 +139,14 @@ function apply(plan: DomainPlan, root: string): void {
 const EXAMPLE_ENTRY = /"example"\s*:\s*"[^"]*"/;
 
 function exampleOf(root: string): string {
-  const manifest = join(root, 'package.json');
-  const example = existsSync(manifest)
-    ? (JSON.parse(readFileSync(manifest, 'utf8')) as { exactlyOnce?: { example?: unknown } }).exactlyOnce?.example
-    : undefined;
-  if (typeof example !== 'string' || !EXAMPLE_ENTRY.test(readFileSync(manifest, 'utf8')))
-    throw new Refused('package.json names no example (`exactlyOnce.example`): there is nothing to replace');
-  return example;
+  try {
+    const example = exampleFolderName(root);
+    // The entry is rewritten in place (the file's own formatting kept): it must be there as written.
+    if (EXAMPLE_ENTRY.test(readFileSync(join(root, 'package.json'), 'utf8'))) return example;
+  } catch {
+    // No package.json, or none naming a valid example: refused below, in this command's words.
+  }
+  throw new Refused('package.json names no example (`exactlyOnce.example`): there is nothing to replace');
 }
 
 /** lib/app-stack.ts's import of the example's stack: the line the command points at the new domain. */
@@ -162,16 +164,10 @@ function stackLine(root: string, example: string): { path: string; line: string 
   return { path, line };
 }
 
-function filesUnder(root: string, folder: string): string[] {
+/** The files under `folder` (relative to `root`), if it exists; node_modules and build output are never read. */
+function filesIn(root: string, folder: string): string[] {
   const dir = join(root, folder);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .flatMap((entry) => {
-      if (SKIPPED_DIRS.has(entry)) return [];
-      const path = join(dir, entry);
-      return statSync(path).isDirectory() ? filesUnder(root, relative(root, path)) : [relative(root, path)];
-    });
+  return existsSync(dir) ? filesUnder(dir, root, SKIPPED_DIRS) : [];
 }
 
 function removeEmptyFolders(dir: string): void {
