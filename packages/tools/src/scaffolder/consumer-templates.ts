@@ -75,33 +75,30 @@ export const handler = makeHandler(deployedConsumerWiring(SPEC));
 }
 
 export function effectSource(spec: ConsumerSpec, id: string): string {
-  if (providerOf(spec) === undefined) return effectWithoutProviderSource(spec, id);
+  const provider = providerOf(spec);
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
-  return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '@exactly-once/runtime';
-
-/**
- * What the ${spec.name} consumer does with an event it takes: the generic effect
- * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under the inbox claim
- * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one call to its provider
- * (${providerOf(spec)}) under \`${spec.name}:<eventId>\`, sending ${request}(event). A consumer
+  // Without a provider the claim's transaction is the whole effect: no call, no request to shape.
+  const what =
+    provider === undefined
+      ? ` * (../aws/${spec.name}-ledger.ts; as generated, a count per entity). Its spec names no provider,
+ * so that transaction is the whole effect: a duplicate finds the claim and writes nothing. A
+ * consumer whose own state fits in one transaction with the claim overrides the ledger's
+ * \`apply\` and keeps this file.`
+      : ` * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one call to its provider
+ * (${provider}) under \`${spec.name}:<eventId>\`, sending ${request}(event). A consumer
  * whose own state fits in one transaction with the claim overrides the ledger's \`apply\`, shapes
- * its request below, and keeps this file.
- *
- * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
- * a PermanentError for a payload no retry can fix); write the effect in the
- * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
- * an InboxLedger); call the provider
+ * its request below, and keeps this file.`;
+  const rest =
+    provider === undefined
+      ? ` * an InboxLedger), passing \`work\` on (its signal to every call).`
+      : ` * an InboxLedger); call the provider
  * through callProviderIfOwed under the key it hands the call, passing \`work\`
- * on (its signal to every call, its lease to the provider call).
- */
-export function apply${id}Effect(
-  event: EventEnvelope,
-  deps: EntityEffectDeps,
-  work: RecordWork,
-): Promise<ApplyOutcome> {
-  return applyEntityEffect(event, { ...deps, providerRequest: ${request} }, work);
-}
-
+ * on (its signal to every call, its lease to the provider call).`;
+  const deps = provider === undefined ? 'deps' : `{ ...deps, providerRequest: ${request} }`;
+  const requestSource =
+    provider === undefined
+      ? ''
+      : `
 /**
  * What its provider is sent for an event: as generated, which event of which entity. Shape it
  * from the event (a billing call needs the amount): read \`event.payload\` with your schema,
@@ -119,32 +116,26 @@ export function ${request}(event: EventEnvelope): Record<string, unknown> {
   };
 }
 `;
-}
-
-function effectWithoutProviderSource(spec: ConsumerSpec, id: string): string {
   return `import { applyEntityEffect, type ApplyOutcome, type EntityEffectDeps, type EventEnvelope, type RecordWork } from '@exactly-once/runtime';
 
 /**
  * What the ${spec.name} consumer does with an event it takes: the generic effect
  * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under the inbox claim
- * (../aws/${spec.name}-ledger.ts; as generated, a count per entity). Its spec names no provider,
- * so that transaction is the whole effect: a duplicate finds the claim and writes nothing. A
- * consumer whose own state fits in one transaction with the claim overrides the ledger's
- * \`apply\` and keeps this file.
+${what}
  *
  * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
  * a PermanentError for a payload no retry can fix); write the effect in the
  * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
- * an InboxLedger), passing \`work\` on (its signal to every call).
+${rest}
  */
 export function apply${id}Effect(
   event: EventEnvelope,
   deps: EntityEffectDeps,
   work: RecordWork,
 ): Promise<ApplyOutcome> {
-  return applyEntityEffect(event, deps, work);
+  return applyEntityEffect(event, ${deps}, work);
 }
-`;
+${requestSource}`;
 }
 
 export function ledgerSource(spec: ConsumerSpec, id: string): string {
