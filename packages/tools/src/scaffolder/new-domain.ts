@@ -44,10 +44,8 @@ class Refused extends Error {}
 export interface DomainPlan {
   readonly example: string;
   readonly name: string;
-  /** Files removed: the example's folders' and the tests that reach them, relative to the root. */
+  /** Files removed: the example's folders' and the tests (under test/) that reach them, relative to the root. */
   readonly removed: readonly string[];
-  /** How many of `removed` are tests (under test/). */
-  readonly removedTests: number;
   readonly writes: readonly { path: string; text: string }[];
 }
 
@@ -111,7 +109,7 @@ export function planDomain(name: string, root: string): DomainPlan {
   const writes = domainTemplate(name);
   const clash = writes.find(({ path }) => existsSync(join(root, path)) && !gone.has(path));
   if (clash !== undefined) throw new Refused(`${clash.path} exists and is not the example's: move it first`);
-  return { example, name, removed, removedTests: tests.length, writes };
+  return { example, name, removed, writes };
 }
 
 function apply(plan: DomainPlan, root: string): void {
@@ -177,8 +175,9 @@ function removeEmptyFolders(dir: string): void {
 }
 
 function report(plan: DomainPlan, removedVerb: string, wroteVerb: string): void {
+  const tests = plan.removed.filter((file) => file.startsWith('test/')).length;
   console.log(
-    `new:domain: ${removedVerb} the example "${plan.example}" (${plan.removed.length - plan.removedTests} files) and ${plan.removedTests} tests that reach it`,
+    `new:domain: ${removedVerb} the example "${plan.example}" (${plan.removed.length - tests} files) and ${tests} tests that reach it`,
   );
   for (const file of plan.removed) console.log(`  - ${file}`);
   console.log(`new:domain: ${wroteVerb} the skeleton domain "${plan.name}" (${plan.writes.length} files):`);
