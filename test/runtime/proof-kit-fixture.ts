@@ -47,7 +47,7 @@ export function expectOwnMark(r: RunResults, fault: FaultName): void {
 /**
  * A test file's own local runtime on a synthesized stack, with its fault switch and a
  * proof-kit target, started before its tests and stopped after; `run` is one proof run on it
- * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s). `stack`: the example's
+ * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s and the backoff capped at 4 s). `stack`: the example's
  * (startSynthesizedStack), or the probe app with the tools on the probe tooling (startProbeStack),
  * where the mechanism's proofs run with the example deleted.
  */
@@ -95,6 +95,7 @@ export function useProofKitRuntime(name: string, stack: 'example' | 'probe' = 'e
           poisonPerQueue: 2,
           disableInboxClaim,
           localVisibilitySeconds: 3,
+          localBackoffCapSeconds: 4,
         },
         callCounters: localCallCounters(target!),
       });

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { MessageControl } from '../consumer/ports';
 import type { RecordWork } from '../consumer/record-work';
 import type { ApplyOutcome } from '../inbox/ports';
 import type { ExternalProvider } from '../provider/provider';
@@ -23,6 +24,8 @@ interface TryWork {
  *   the consumer, and a crash after the try that finished the event's work, before the ack;
  * - `provider`: the provider-outage fault in front of an external provider, which
  *   also tells the crash that the try's provider call was answered;
+ * - `control`: the message control, with every backoff at most the plan's `backoffCapSeconds`
+ *   (local fault runs), so chains of failures settle in seconds;
  * `refresh()` reads the current plan once per invocation; `plan()` is the one read last.
  */
 export function consumerFaults(
@@ -63,6 +66,15 @@ export function consumerFaults(
           const tried = thisTry.getStore();
           if (tried !== undefined) tried.providerAnswered = true;
         },
+      };
+    },
+    control(inner: MessageControl): MessageControl {
+      return {
+        changeVisibility: (receiptHandle, seconds) => {
+          const cap = current.plan().backoffCapSeconds;
+          return inner.changeVisibility(receiptHandle, cap === undefined ? seconds : Math.min(seconds, cap));
+        },
+        sendToDeadLetterQueue: (message) => inner.sendToDeadLetterQueue(message),
       };
     },
     plan: current.plan,

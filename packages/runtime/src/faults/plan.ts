@@ -64,6 +64,14 @@ export interface FaultPlan {
    */
   consumerOutageUntil?: string;
   /**
+   * Consumers, local fault runs: the longest backoff, in seconds, a consumer sets on a message after a
+   * failed try while the plan is on (at most {@link MAX_BACKOFF_CAP_SECONDS_UNDER_FAULTS}). The deployed
+   * backoff doubles from 2 s to 5 minutes, so a message the faults fail five times in a row waits a
+   * minute, and a local run waits with it. Capped, the same tries happen in the same order, sooner.
+   * Which waits the deployed budget guarantees is checked at synth (the RetryBudget rule), not here.
+   */
+  backoffCapSeconds?: number;
+  /**
    * Seed for the fault rolls. Each process mixes it with its own salt (its pid):
    * a restarted process must not replay the roll that crashed its predecessor.
    */
@@ -73,6 +81,9 @@ export interface FaultPlan {
 }
 
 export const NO_FAULTS: FaultPlan = Object.freeze({});
+
+/** The largest backoff cap a plan may set: the deployed cap, so a plan can shorten a wait, never lengthen it. */
+export const MAX_BACKOFF_CAP_SECONDS_UNDER_FAULTS = 300;
 
 /** The largest clock skew a plan may ask for: 30 days. */
 export const MAX_CLOCK_SKEW_SECONDS = 30 * 24 * 3600;
@@ -133,6 +144,7 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
   const seconds = source.slowHandlerSeconds;
   const skew = source.clockSkewSeconds;
   const seed = typeof source.seed === 'number' && Number.isInteger(source.seed) ? source.seed : undefined;
+  const cap = source.backoffCapSeconds;
   return {
     expiresAt: source.expiresAt as string,
     seed,
@@ -152,6 +164,10 @@ export function parseFaultPlan(raw: unknown, salt = 0, now: number = Date.now())
       ? source.providerOutageProviders.filter((p): p is string => typeof p === 'string')
       : undefined,
     ...parseConsumerOutage(source),
+    backoffCapSeconds:
+      typeof cap === 'number' && Number.isInteger(cap) && cap >= 1 && cap <= MAX_BACKOFF_CAP_SECONDS_UNDER_FAULTS
+        ? cap
+        : undefined,
     // Dead code, and so absent, in every bundle but the local runtime's (bundleDefines, packages/cdk/src/function-defaults.ts).
     ...(process.env.INBOX_BYPASS_BUILD === 'true' ? parseInboxBypass(source) : {}),
   };

@@ -185,13 +185,14 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
       ? withoutInbox(deps.documents, consumer, () => inboxClaimDisabled(faults.plan(), consumer))
       : deps.documents;
 
+  const control = new SqsMessageControl(deps.sqs, {
+    queueUrl: config.queueUrl,
+    deadLetterQueueUrl: config.deadLetterQueueUrl,
+    fifo,
+  });
   const settings: ConsumerSettings = {
     consumer,
-    control: new SqsMessageControl(deps.sqs, {
-      queueUrl: config.queueUrl,
-      deadLetterQueueUrl: config.deadLetterQueueUrl,
-      fifo,
-    }),
+    control: faults?.control(control) ?? control,
     backoff: config.backoff,
     dedupeHorizonSeconds: config.dedupeHorizonSeconds,
     codeVersion: config.codeVersion,

@@ -39,6 +39,8 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --provider-outage-seconds S    provider-outage: how long the providers are down in one window (from the
                                  first call, locally), besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
+  --local-backoff-cap S          local fault runs: the longest backoff after a failed try while the faults are on
+                                 (default 4; 0 = as deployed, 2 s doubling to 300 s)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants (after an Artillery run or an
                                  FIS experiment; see docs/proof-kit.md). --intents FILE...: the generators'
@@ -68,6 +70,7 @@ async function main(): Promise<number> {
         poison: { type: 'string', default: '3' },
         'provider-outage-seconds': { type: 'string', default: '10' },
         'local-visibility': { type: 'string', default: '5' },
+        'local-backoff-cap': { type: 'string', default: '4' },
         stack: { type: 'string' },
         'report-dir': { type: 'string', default: 'loadtest-results' },
         'verify-only': { type: 'boolean' },
@@ -116,6 +119,7 @@ async function main(): Promise<number> {
         slowSeconds: Number(values['slow-seconds']),
         poisonPerQueue: positiveInt(values.poison!, '--poison', true),
         localVisibilitySeconds: positiveInt(values['local-visibility']!, '--local-visibility', true),
+        localBackoffCapSeconds: positiveInt(values['local-backoff-cap']!, '--local-backoff-cap', true),
         providerOutageSeconds: positiveInt(values['provider-outage-seconds']!, '--provider-outage-seconds', true),
       },
       callCounters: target.kind === 'local' ? localCallCounters(target) : undefined,

@@ -116,6 +116,14 @@ export interface FaultSettings {
    * comes back in seconds instead of minutes, and the slow fault can outlive it.
    */
   localVisibilitySeconds?: number;
+  /**
+   * Local target only: the longest backoff a consumer sets after a failed try while the run's faults
+   * are on, in seconds (0 = as deployed: 2 s doubling to 5 minutes). A message the faults fail five
+   * times in a row backs off a minute as deployed, and the drain waits for it; capped, the same tries
+   * come sooner. Not applied to a run with `consumerOutageSeconds`: that run proves the deployed budget
+   * outlasts an outage.
+   */
+  localBackoffCapSeconds?: number;
   /** How long the providers are down in one window of the `provider-outage` fault (default 10 s). */
   providerOutageSeconds?: number;
   /**
@@ -215,6 +223,16 @@ export function providerChaosOf(settings: FaultSettings, seed?: number): Provide
 export const forgetsKeys = (settings: FaultSettings): boolean => settings.enabled.includes('keys-forgotten');
 
 /** The outage ends `consumerOutageSeconds` after every function has re-read the plan. */
+/** The plan's backoff cap: on the local target only, and never where the run proves the deployed budget. */
+export function localBackoffCapOf(
+  settings: FaultSettings,
+  target: Pick<Target, 'kind'>,
+): Pick<FaultPlan, 'backoffCapSeconds'> {
+  const cap = settings.localBackoffCapSeconds ?? 0;
+  if (target.kind !== 'local' || cap <= 0 || (settings.consumerOutageSeconds ?? 0) > 0) return {};
+  return { backoffCapSeconds: cap };
+}
+
 function consumerOutageOf(settings: FaultSettings, now: Date): Pick<FaultPlan, 'consumerOutageUntil'> {
   const seconds = settings.consumerOutageSeconds ?? 0;
   if (seconds <= 0) return {};
@@ -319,6 +337,7 @@ export async function switchFaultsOn(
   // A kit that dies mid-run leaves a plan that stops by itself: after the run, its drains and a margin.
   const plan = {
     ...faultPlanOf(settings, seed, now, { outageAtTheProvider: chaos.outage !== undefined }),
+    ...localBackoffCapOf(settings, target),
     expiresAt: new Date(now.getTime() + lifetimeMs).toISOString(),
   };
   await setFaultPlan(target, inFunction ? plan : {});
