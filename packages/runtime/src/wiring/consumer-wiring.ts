@@ -269,5 +269,8 @@ function apiKeyFromFile(file: string): RefreshableApiKey {
 
 function realTimer(ms: number, fire: () => void): () => void {
   const timer = setTimeout(fire, Math.max(0, ms));
+  // A deadline is no reason to keep a process alive: a record that ended without clearing it (its batch
+  // threw) would otherwise hold a test worker, or a local function host stopping, for the whole timeout.
+  timer.unref();
   return () => clearTimeout(timer);
 }
