@@ -22,7 +22,7 @@ exports.handler = async (event, context) => {
 let codeDir: string;
 const hosts: FunctionHost[] = [];
 
-function host(overrides: Partial<HostedFunction> = {}, maxConcurrency = 4) {
+function host(overrides: Partial<HostedFunction> = {}, maxConcurrency = 4, initTimeoutMs?: number) {
   const logger = capturingLogger();
   const h = new FunctionHost(
     {
@@ -37,7 +37,13 @@ function host(overrides: Partial<HostedFunction> = {}, maxConcurrency = 4) {
       environment: { GREETING: 'hello' },
       ...overrides,
     },
-    { region: 'eu-west-1', endpoints: { DYNAMODB: 'http://127.0.0.1:1' }, log: logger.log, maxConcurrency },
+    {
+      region: 'eu-west-1',
+      endpoints: { DYNAMODB: 'http://127.0.0.1:1' },
+      log: logger.log,
+      maxConcurrency,
+      initTimeoutMs,
+    },
   );
   hosts.push(h);
   return { host: h, lines: logger.lines };
@@ -116,6 +122,38 @@ test('an environment killed in its init by the runtime stopping reports nothing 
 
   expect(result.ok).toBe(false);
   expect(lines.filter((l) => l.includes('INIT_REPORT') || l.includes('SIGKILL'))).toEqual([]);
+});
+
+describe('an init that outruns the init timeout is retried at the invocation, within the function timeout, as Lambda does', () => {
+  /** A function whose module code takes `initMs` (a synchronous wait, as a heavy import is). */
+  const slowInit = (initMs: number) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'host-slow-init-'));
+    fs.writeFileSync(
+      path.join(dir, 'index.js'),
+      `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${initMs});\n${HANDLER}`,
+    );
+    return dir;
+  };
+
+  test('an init longer than the init timeout but inside the function timeout: the invocation succeeds, late', async () => {
+    const { host: h, lines } = host({ codeDir: slowInit(600), timeoutSeconds: 5 }, 4, 300);
+
+    const result = await h.invoke({ n: 1 });
+
+    expect(result.ok).toBe(true);
+    expect(lines.filter((l) => l.includes('INIT_REPORT'))).toEqual([
+      expect.stringContaining("INIT_REPORT Status: timeout; init retried within the function's 5 s timeout"),
+    ]);
+    expect(h.stats).toMatchObject({ errors: 0, coldStarts: 2 });
+  });
+
+  test('an init longer than the function timeout too: the invocation fails with the init timeout', async () => {
+    const { host: h } = host({ codeDir: slowInit(3_000), timeoutSeconds: 1 }, 4, 300);
+
+    const result = await h.invoke({ n: 1 });
+
+    expect(result).toMatchObject({ ok: false, reason: 'init', error: { errorType: 'Runtime.InitTimeout' } });
+  });
 });
 
 test('a thrown error is returned with its type and message, and the environment stays warm', async () => {

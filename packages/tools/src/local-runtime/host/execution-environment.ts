@@ -27,7 +27,7 @@ export interface EnvironmentOptions {
   env: Record<string, string>;
   cwd: string;
   log: LogSink;
-  /** Lambda gives init 10 s before it fails the invocation. */
+  /** How long the init may take (Lambda: 10 s, then retried within the function's timeout: function-host.ts). */
   initTimeoutMs?: number;
   /** Hide CloudWatch embedded-metric-format lines (Powertools metrics) from the log. */
   hideMetrics?: boolean;
