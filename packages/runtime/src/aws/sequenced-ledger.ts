@@ -272,14 +272,15 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       ...(this.newerSupersedes ? ['#sq_from'] : []),
       ...(effect.remove ?? []),
     ];
-    const add = effect.add ?? [];
+    // The count of claims made on the item: the proof kit's evidence that no event was applied twice.
+    const add = ['#sq_claims :sq_one', ...(effect.add ?? [])];
     const usesLease = work !== undefined || this.newerSupersedes;
     const input: UpdateCommandInput = {
       TableName: this.options.tableName,
       Key: key,
       UpdateExpression: [
         `SET ${set.join(', ')}`,
-        ...(add.length === 0 ? [] : [`ADD ${add.join(', ')}`]),
+        `ADD ${add.join(', ')}`,
         ...(remove.length === 0 ? [] : [`REMOVE ${remove.join(', ')}`]),
       ].join(' '),
       // The sequence condition: an entity's claims only move forward, and an id claimed last is not
@@ -294,6 +295,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
         '#sq_fp': SEQUENCE_ATTRIBUTES.fingerprint,
         '#sq_at': SEQUENCE_ATTRIBUTES.claimedAt,
         '#sq_call': slot,
+        '#sq_claims': SEQUENCE_ATTRIBUTES.claims,
         ...(usesLease ? { '#sq_lease': `${slot}:leaseUntil`, '#sq_holder': `${slot}:leaseHolder` } : {}),
         ...(this.newerSupersedes ? { '#sq_from': owedCallWindowFromAttribute(slot) } : {}),
         ...effect.names,
@@ -304,6 +306,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
         ':sq_fp': fingerprint,
         ':sq_at': call.claimedAt,
         ':sq_call': call,
+        ':sq_one': 1,
         ...(work === undefined ? {} : { ':sq_until': work.leaseUntil, ':sq_me': work.leaseHolder }),
         ...effect.values,
       },
