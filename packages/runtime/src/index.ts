@@ -45,7 +45,7 @@ export { deployedConsumerWiring, type ConsumerWiring } from './wiring/consumer-w
 export { idempotentCommand, type BodyResult } from './api/idempotent-command';
 
 // The consumer spec
-export { ledgerOf, validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
+export { validateConsumerSpecs, type ConsumerSpec } from './consumer-spec';
 export { providerKey } from './inbox/keys';
 
 // The envelope and its schema
