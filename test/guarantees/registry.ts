@@ -724,6 +724,11 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/sequenced-bypass.test.ts',
+        name: 'drops the condition of a claim sent in a transaction too: the same place twice reserves twice',
+        templated: true,
+      },
+      {
+        file: 'test/unit/sequenced-bypass.test.ts',
         name: 'switched on, the sequence condition is dropped: the same event twice is applied twice and calls twice',
       },
     ],

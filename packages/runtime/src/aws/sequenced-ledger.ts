@@ -230,7 +230,9 @@ export abstract class SequencedLedger implements ProviderCallRecord {
 
   /**
    * The claim and `effect` in one conditional UpdateItem on the entity item `pk` (sort key {@link sortKey}), judged from the old
-   * item on a refusal (see the class). Resolves applied, duplicate (with whether the call is still owed)
+   * item on a refusal (see the class). The proof kit (packages/tools/src/proof-kit/sequenced-claims.ts) and the
+   * DLQ tool look for a consumer's claims at `sequencedEntityKey(consumer, event)`: a ledger that claims on
+   * another item is one they cannot judge. Resolves applied, duplicate (with whether the call is still owed)
    * or stale; throws EventIdReused, VersionReused (PermanentErrors), WriteRejected for a write DynamoDB
    * refuses as invalid, and every other error as it is.
    *

@@ -44,7 +44,8 @@ type TransactItem = Record<string, Record<string, unknown>>;
  * through only while an attribute is absent (`attribute_not_exists`, the claim's own shape, as in
  * fulfilment's reserve or the entity-effect ledger's version check) would stop the very duplicate the
  * broken build exists to show. A sequenced ledger's claim (the sequence condition on its entity item,
- * aws/sequenced-ledger.ts) is that guard too: its update is sent without its condition. A condition on a state the item must already be in (fulfilment's
+ * aws/sequenced-ledger.ts) is that guard too: its update is sent without its condition, alone or first in the
+ * transaction that writes the effect's other items. A condition on a state the item must already be in (fulfilment's
  * release: `version = 1`) stays, so a duplicate is never undone twice. A cancelled transaction answers
  * for the items its sender built: a dropped item's reason is `None`, so the ledger reads the effects'
  * reasons where it put them. Everything else goes through unchanged.
