@@ -61,13 +61,13 @@ export interface ConsumerSpec {
    * - `sequenced`: the claim lives on the event's own entity item, guarded by the entity's `version`
    *   (aws/sequenced-ledger.ts): one conditional UpdateItem instead of a transaction, and a claim that never
    *   expires, so the stack gives the consumer no dedupe horizon. For an effect on the event's own entity
-   *   item (the generic effect, an order's fulfilment). Older versions arriving after newer ones are
+   *   item (the generic effect; an order's reservation state). Older versions arriving after newer ones are
    *   acknowledged as stale, so validateConsumerSpecs holds it to the ordering rules of `staleGuard`.
    * @default 'inbox'
    * @example A consumer whose effect is one item per entity, and one whose effect is an aggregate
    * ```ts
-   * const fulfilment: ConsumerSpec = { ...fifoSpec, name: 'fulfilment', ledger: 'sequenced' };
-   * const loyalty: ConsumerSpec = { ...standardSpec, name: 'loyalty', ledger: 'inbox' }; // or leave it out
+   * const orderState: ConsumerSpec = { ...fifoSpec, name: 'order-state', ledger: 'sequenced' }; // one item per order
+   * const loyalty: ConsumerSpec = { ...standardSpec, name: 'loyalty', ledger: 'inbox' }; // a sum over orders; or leave it out
    * ```
    */
   readonly ledger?: 'inbox' | 'sequenced';
@@ -129,9 +129,10 @@ export { providerKey } from './inbox/keys';
 /**
  * Refuses a list the stack cannot build correctly, with a one-line reason:
  * a bad or repeated name, an event type nobody produces, a FIFO batching
- * window, settings outside what SQS event sources accept, and an ordering the
- * effect cannot rely on (the generic effect's version guard on a standard queue
- * taking several event types, or on a FIFO ordered by ordering key).
+ * window, settings outside what SQS event sources accept, a ledger the mechanism
+ * does not have, and an ordering the effect cannot rely on (the generic effect's
+ * version guard, or the sequenced ledger, on a standard queue taking several event
+ * types, or on a FIFO ordered by ordering key).
  *
  * @example An application checks its list when the module loads
  * ```ts
