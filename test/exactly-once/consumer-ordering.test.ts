@@ -77,3 +77,30 @@ test("the relay's route carries a FIFO spec's orderBy 'ordering-key', and nothin
   ]);
   expect(Object.keys(routes[0])).not.toContain('orderBy');
 });
+
+test('a ledger the mechanism does not have is refused with the two it has', () => {
+  const spec = { ...PROBE_FIFO_SPEC, ledger: 'outbox' } as unknown as ConsumerSpec;
+
+  const check = validate(spec);
+
+  expect(check).toThrow(
+    /consumer "probe-fifo": ledger is 'inbox' \(an inbox claim per event\) or 'sequenced' \(the claim on the event's entity item\), not "outbox"/,
+  );
+});
+
+test("the sequenced ledger keeps the version guard's ordering rule: refused on a standard queue taking several types, accepted on a FIFO by entity", () => {
+  const standard: ConsumerSpec = {
+    ...PROBE_SPEC,
+    staleGuard: undefined,
+    ledger: 'sequenced',
+    eventTypes: [...PROBE_EVENT_TYPES],
+  };
+  const fifo: ConsumerSpec = { ...PROBE_FIFO_SPEC, staleGuard: undefined, ledger: 'sequenced' };
+  const inbox: ConsumerSpec = { ...standard, ledger: 'inbox' };
+
+  expect(validate(standard)).toThrow(
+    /consumer "probe": the sequenced ledger's sequence condition \(ledger 'sequenced'\) on a standard queue that takes ThingHappened, ThingUndone: .*dropped as stale/,
+  );
+  expect(validate(fifo)).not.toThrow();
+  expect(validate(inbox)).not.toThrow();
+});

@@ -131,6 +131,9 @@ const SEQUENCED_LEDGER = 'packages/runtime/src/aws/sequenced-ledger.ts';
 const SEQUENCED_CASES = 'test/support/sequenced-ledger-cases.ts';
 const SEQUENCED_RUNNERS = ['test/unit/sequenced-ledger.test.ts', 'test/integration/sequenced-ledger.test.ts'];
 const SEQUENCED_ANCHOR = 'two-ledgers-the-transactional-inbox-and-the-sequenced-ledger-for-an-effect-on-its-own-entity';
+const WHICH_LEDGER_ANCHOR = 'which-ledger-a-consumer-should-use-and-why';
+const SEQUENCED_SIMULATION = 'test/simulation/sequenced.test.ts';
+const VERIFY_SEQUENCED = 'test/unit/verify-sequenced.test.ts';
 const UNIT_RELAY = 'test/unit/relay.test.ts';
 const UNIT_PUBLISHER = 'test/unit/sqs-event-publisher.test.ts';
 const UNIT_RETRY = 'test/unit/retry-budget.test.ts';
@@ -721,6 +724,11 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/sequenced-bypass.test.ts',
+        name: 'drops the condition of a claim sent in a transaction too: the same place twice reserves twice',
+        templated: true,
+      },
+      {
+        file: 'test/unit/sequenced-bypass.test.ts',
         name: 'switched on, the sequence condition is dropped: the same event twice is applied twice and calls twice',
       },
     ],
@@ -796,8 +804,90 @@ export const GUARANTEES: readonly Guarantee[] = [
         name: 'where a newer event supersedes the owed call (a cancel and its PICK): the redrive of v is stale, its call never made',
         runBy: SEQUENCED_RUNNERS,
       },
+      {
+        file: SEQUENCED_SIMULATION,
+        name: 'named case: a dead-lettered head v, then v+1 applied, then a redrive of v: v is judged stale, never applied, never called, and the audit passes',
+      },
     ],
     doc: architecture(SEQUENCED_ANCHOR),
+  },
+  {
+    id: 'consumer-spec-ledger',
+    statement:
+      "A consumer's spec names its ledger (`ledger: 'inbox' | 'sequenced'`, inbox by default); any other value is refused with the two it may be, and a sequenced consumer is held to the version guard's ordering rule. A sequenced consumer's claims never expire, so the stack gives it no dedupe horizon (`CONSUMER_LEDGER=sequenced`, no `DEDUPE_HORIZON_SECONDS` and no horizon output), the DedupeHorizon rule passes it, and its wiring applies an event of any age; an inbox consumer without a horizon does not synthesize or start",
+    enforcedIn: [
+      { file: 'packages/runtime/src/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
+      { file: 'packages/cdk/src/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
+      { file: 'packages/runtime/src/wiring/consumer-wiring.ts', symbol: 'consumerConfigFromEnv' },
+    ],
+    provedBy: [
+      {
+        file: 'test/exactly-once/consumer-ordering.test.ts',
+        name: 'a ledger the mechanism does not have is refused with the two it has',
+      },
+      {
+        file: 'test/exactly-once/consumer-ordering.test.ts',
+        name: "the sequenced ledger keeps the version guard's ordering rule: refused on a standard queue taking several types, accepted on a FIFO by entity",
+      },
+      {
+        file: 'test/infra/sequenced-consumer.test.ts',
+        name: 'a sequenced consumer has no dedupe horizon and says its ledger; the inbox consumer beside it keeps its horizon',
+      },
+      {
+        file: 'test/exactly-once/consumer-ledger-config.test.ts',
+        name: 'a sequenced consumer has no horizon: it applies an event of any age',
+      },
+      {
+        file: 'test/exactly-once/consumer-ledger-config.test.ts',
+        name: 'an inbox consumer without DEDUPE_HORIZON_SECONDS does not start: its claims expire',
+      },
+    ],
+    doc: architecture(WHICH_LEDGER_ANCHOR),
+  },
+  {
+    id: 'sequenced-claims-verified',
+    statement:
+      "The proof kit and the simulation judge a sequenced consumer by its entity items: each entity's newest event is the item's claim under its own content, the item records no more claims than the entity has events and no more of them reached the provider than were claimed, and no owed call is left on it. A missing claim, a duplicate or a stale version applied again (the sequence condition dropped: the local runtime's broken build, the simulation's `sequenceCondition` guard off) and a call never recorded done each fail verification",
+    enforcedIn: [
+      { file: 'packages/tools/src/proof-kit/sequenced-claims.ts', symbol: 'checkSequencedConsumer' },
+      {
+        file: 'packages/tools/src/simulation/world/guards/sequence-condition.ts',
+        symbol: 'sequenceConditionUnderGuard',
+      },
+      { file: SEQUENCED_LEDGER, symbol: 'SequencedLedger' },
+    ],
+    provedBy: [
+      {
+        file: VERIFY_SEQUENCED,
+        name: 'every event applied once, a duplicate and a stale redelivery acknowledged: the claims pass',
+      },
+      {
+        file: VERIFY_SEQUENCED,
+        name: "an event whose claim is missing fails: the entity's newest event is not on its item",
+      },
+      {
+        file: VERIFY_SEQUENCED,
+        name: 'the broken build drops the sequence condition: the duplicate is a second claim, and verify finds it',
+      },
+      {
+        file: VERIFY_SEQUENCED,
+        name: 'the broken build applies a stale redelivery over the newer event: verify finds the older one on the item',
+      },
+      {
+        file: VERIFY_SEQUENCED,
+        name: 'a call still owed on the item after the drain fails: never made, never recorded done',
+      },
+      {
+        file: SEQUENCED_SIMULATION,
+        name: 'a sequenced consumer beside the inbox ones, under the default faults: its events applied once, every invariant holds',
+      },
+      {
+        file: SEQUENCED_SIMULATION,
+        name: 'without the sequence condition (guard sequenceCondition off), a redelivered event is claimed twice: the audit fails within 3 seeds',
+      },
+    ],
+    doc: architecture(WHICH_LEDGER_ANCHOR),
   },
   {
     id: 'ordering-the-effect-relies-on',

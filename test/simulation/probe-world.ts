@@ -1,6 +1,7 @@
 import type { ConsumerSpec } from '@exactly-once/runtime';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { entityEffectKey, inboxKey, SUPERSEDED_BY_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { SEQUENCE_ATTRIBUTES, sequencedEntityKey } from '@exactly-once/runtime/aws/sequenced-ledger';
 import type { EntityItem, ProducedEvent, ProofDomain, Violation } from '@exactly-once/tools/proof-kit/domain';
 import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
 import { intBetween, pick } from '@exactly-once/tools/proof-kit/random';
@@ -282,6 +283,10 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
       for (const consumer of consumers)
         for (const entityId of entityIds) {
           const taken = events.filter((e) => e.entityId === entityId && consumer.eventTypes.includes(e.type));
+          if (consumer.ledger === 'sequenced') {
+            violations.push(...sequencedCount(consumer.name, entityId, taken.length, effects));
+            continue;
+          }
           const stale = taken.filter((e) => {
             const entry = effects.get(inboxKey(consumer.name, e.eventId, e.tenant).pk);
             const supersededBy = entry?.[SUPERSEDED_BY_ATTRIBUTE];
@@ -305,6 +310,29 @@ export function probeProof(consumers: readonly ConsumerSpec[]): ProofDomain {
       return { violations, summary: `${things.length} things, ${consumers.length} consumers` };
     },
   };
+}
+
+/**
+ * A consumer on the sequenced ledger leaves no mark on an event it judged stale, so its count is held to its
+ * item's claims instead: the effect and the claim are one update, so the count is the number of claims,
+ * and neither exceeds the entity's events (whether each claim was lawful is the kit's generic check).
+ */
+function sequencedCount(
+  consumer: string,
+  entityId: string,
+  taken: number,
+  effects: ReadonlyMap<string, Record<string, unknown>>,
+): Violation[] {
+  const item = effects.get(sequencedEntityKey(consumer, { entityId }).pk);
+  const applied = Number(item?.appliedCount ?? 0);
+  const claims = Number(item?.[SEQUENCE_ATTRIBUTES.claims] ?? 0);
+  if (applied === claims && applied <= taken) return [];
+  return [
+    {
+      invariant: 'applied',
+      detail: `${consumer}: ${entityId} applied ${applied} times under ${claims} claims, for ${taken} event(s) (${applied > taken ? 'more' : 'other'} than expected)`,
+    },
+  ];
 }
 
 /** The probe domain as the engine's plug-in. */

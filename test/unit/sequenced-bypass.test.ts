@@ -1,10 +1,12 @@
 import { DynamoDbSequencedEntityEffectLedger } from '@exactly-once/runtime/aws/sequenced-entity-effect-ledger';
 import { sequencedEntityKey } from '@exactly-once/runtime/aws/sequenced-ledger';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
-import { withoutInbox } from '@exactly-once/runtime/faults/inbox-bypass';
+import { withoutInbox, withoutSequenceCondition } from '@exactly-once/runtime/faults/inbox-bypass';
 import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
 import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
-import { work } from '../support/sequenced-ledger-cases';
+import { StockLedger, work } from '../support/sequenced-ledger-cases';
+
+type DocumentClient = ReturnType<MemoryDynamoDb['asDocumentClient']>;
 
 /**
  * The local runtime's broken consumer (faults/inbox-bypass.ts, the plan's `disableInboxClaim`) on a
@@ -63,4 +65,37 @@ test('switched off, the same deliveries are one effect and one call', async () =
   expect(outcomes).toEqual(['applied', 'duplicate']);
   expect(guarded.item()).toMatchObject({ appliedCount: 1 });
   expect(guarded.calls).toEqual(['audit:evt-1']);
+});
+
+/** A stock-keeping consumer whose claim goes in one transaction with its stock item (claimOnEntity's alsoWrite). */
+function stockConsumer(documentsOf: (documents: DocumentClient) => DocumentClient) {
+  const db = new MemoryDynamoDb();
+  db.createTable('effects', { hash: 'pk', range: 'sk' });
+  const ledger = new StockLedger(documentsOf(db.asDocumentClient()), { consumer: CONSUMER, tableName: 'effects' });
+  const stock = () => db.items('effects').find((i) => i.pk === ledger.stockKey().pk)?.reserved;
+  return { ledger, stock };
+}
+
+test.each([
+  ['the broken build (disableInboxClaim)', (d: DocumentClient) => withoutInbox(d, CONSUMER, () => true)],
+  ["the simulation's sequenceCondition guard off", (d: DocumentClient) => withoutSequenceCondition(d, () => true)],
+])(
+  '%s drops the condition of a claim sent in a transaction too: the same place twice reserves twice',
+  async (_what, broken) => {
+    const { ledger, stock } = stockConsumer(broken);
+
+    const outcomes = [await ledger.place(event, work()), await ledger.place(event, work())];
+
+    expect(outcomes.map((o) => o.outcome)).toEqual(['applied', 'applied']);
+    expect(stock()).toBe(2);
+  },
+);
+
+test('withoutSequenceCondition switched off: the same place twice reserves once', async () => {
+  const { ledger, stock } = stockConsumer((d) => withoutSequenceCondition(d, () => false));
+
+  const outcomes = [await ledger.place(event, work()), await ledger.place(event, work())];
+
+  expect(outcomes.map((o) => o.outcome)).toEqual(['applied', 'duplicate']);
+  expect(stock()).toBe(1);
 });

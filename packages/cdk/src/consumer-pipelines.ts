@@ -12,7 +12,7 @@ import {
   type RetryBudget,
 } from '@exactly-once/runtime/consumer/retry-budget';
 import { dedupeWindow, type DedupeWindow } from '@exactly-once/runtime/consumer/dedupe-horizon';
-import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { consumerId, ledgerOf, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { ENV, providerEnvNames } from '@exactly-once/runtime/env-names';
 import { DEFAULT_REDRIVE_ALLOWANCE_SECONDS, VISIBILITY_TIMEOUT_FACTOR } from './aspects';
 import { tagFaultTarget } from './fault-injection';
@@ -191,8 +191,12 @@ export class ConsumerPipelines extends Construct {
       environment: {
         [ENV.effectsTable]: props.effectsTable.tableName,
         [ENV.providerLogTable]: props.providerLogTable.tableName,
+        // The try counter's items expire with the inbox TTL whatever the ledger.
         [ENV.inboxTtlSeconds]: String(dedupe.claimTtlSeconds),
-        [ENV.dedupeHorizonSeconds]: String(dedupe.horizonSeconds),
+        // A sequenced consumer's claim never expires: no horizon, or it would refuse a redrive it can judge.
+        ...(ledgerOf(spec) === 'sequenced'
+          ? { [ENV.consumerLedger]: 'sequenced' }
+          : { [ENV.dedupeHorizonSeconds]: String(dedupe.horizonSeconds) }),
         [ENV.queueUrl]: queues.queue.queueUrl,
         [ENV.deadLetterQueueUrl]: queues.deadLetterQueue.queueUrl,
         [RETRY_ENV.baseSeconds]: String(budget.baseSeconds),

@@ -1,6 +1,6 @@
 import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { consumerOutputNames } from '@exactly-once/runtime/consumer-spec';
+import { consumerOutputNames, ledgerOf } from '@exactly-once/runtime/consumer-spec';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 import type { ConsumerPipeline } from './consumer-pipelines';
 import type { FaultInjectionSwitch } from './fault-injection';
@@ -61,7 +61,8 @@ export function addToolOutputs(stack: Stack, props: ToolOutputsProps): void {
     const names = consumerOutputNames(spec.name);
     output(names.queueUrl, queues.queue.queueUrl);
     output(names.deadLetterQueueUrl, queues.deadLetterQueue.queueUrl);
-    output(names.dedupeHorizonSeconds, String(dedupe.horizonSeconds));
+    // None for a sequenced consumer: it has no horizon, and the DLQ tool then judges no message past one.
+    if (ledgerOf(spec) === 'inbox') output(names.dedupeHorizonSeconds, String(dedupe.horizonSeconds));
   }
   output(STACK_OUTPUTS.relayFailureQueueUrl, props.outbox.failureQueue.queueUrl);
   const sweeperDlq = props.outbox.sweeper.asyncDeadLetterQueue;

@@ -52,6 +52,25 @@ export interface ConsumerSpec {
    * @default none declared: the consumer's own effect decides, and says so in its docs
    */
   readonly staleGuard?: 'entity-version';
+  /**
+   * Where the consumer's claims live, so the stack, the proof kit and the simulation judge it by the right ones.
+   * - `inbox`: an inbox item per event (`INBOX#<name>#<eventId>`) written in the effect's transaction. It
+   *   expires after the inbox TTL, so the consumer refuses events older than its dedupe horizon. For an
+   *   effect that is an aggregate over many events (the shop's loyalty points: one balance, credited by
+   *   every order): no one item can hold every event's claim.
+   * - `sequenced`: the claim lives on the event's own entity item, guarded by the entity's `version`
+   *   (aws/sequenced-ledger.ts): one conditional UpdateItem instead of a transaction, and a claim that never
+   *   expires, so the stack gives the consumer no dedupe horizon. For an effect on the event's own entity
+   *   item (the generic effect; an order's reservation state). Older versions arriving after newer ones are
+   *   acknowledged as stale, so validateConsumerSpecs holds it to the ordering rules of `staleGuard`.
+   * @default 'inbox'
+   * @example A consumer whose effect is one item per entity, and one whose effect is an aggregate
+   * ```ts
+   * const orderState: ConsumerSpec = { ...fifoSpec, name: 'order-state', ledger: 'sequenced' }; // one item per order
+   * const loyalty: ConsumerSpec = { ...standardSpec, name: 'loyalty', ledger: 'inbox' }; // a sum over orders; or leave it out
+   * ```
+   */
+  readonly ledger?: 'inbox' | 'sequenced';
   /** The envelope types the relay routes to this consumer; anything else it receives is dead-lettered. */
   readonly eventTypes: readonly string[];
   /**
@@ -110,9 +129,10 @@ export { providerKey } from './inbox/keys';
 /**
  * Refuses a list the stack cannot build correctly, with a one-line reason:
  * a bad or repeated name, an event type nobody produces, a FIFO batching
- * window, settings outside what SQS event sources accept, and an ordering the
- * effect cannot rely on (the generic effect's version guard on a standard queue
- * taking several event types, or on a FIFO ordered by ordering key).
+ * window, settings outside what SQS event sources accept, a ledger the mechanism
+ * does not have, and an ordering the effect cannot rely on (the generic effect's
+ * version guard, or the sequenced ledger, on a standard queue taking several event
+ * types, or on a FIFO ordered by ordering key).
  *
  * @example An application checks its list when the module loads
  * ```ts
@@ -155,10 +175,24 @@ export function validateConsumerSpecs(specs: readonly ConsumerSpec[], producedTy
   }
 }
 
+/** The ledgers a spec may name (ConsumerSpec.ledger). */
+const LEDGERS: readonly string[] = ['inbox', 'sequenced'];
+
 /**
- * The ordering a spec's effect relies on. The generic effect's version guard drops an event whose
- * version is not above the entity's last applied one: events that reach it out of their entity's
- * order are not late, they are lost (marked superseded, never applied, no error anywhere).
+ * The ledger a spec names, `inbox` when it names none.
+ *
+ * @example The stack gives a dedupe horizon only to a consumer whose claims expire
+ * ```ts
+ * if (ledgerOf(spec) === 'inbox') fn.addEnvironment(ENV.dedupeHorizonSeconds, String(dedupe.horizonSeconds));
+ * ```
+ */
+export const ledgerOf = (spec: Pick<ConsumerSpec, 'ledger'>): 'inbox' | 'sequenced' => spec.ledger ?? 'inbox';
+
+/**
+ * The ordering a spec's effect relies on. The generic effect's version guard, and the sequenced ledger's
+ * sequence condition, drop an event whose version is not above the entity's last applied one: events
+ * that reach it out of their entity's order are not late, they are lost (judged stale, never applied,
+ * no error anywhere).
  */
 function checkOrdering(spec: ConsumerSpec, where: string): void {
   if (spec.orderBy !== undefined && spec.orderBy !== 'entity' && spec.orderBy !== 'ordering-key')
@@ -167,17 +201,28 @@ function checkOrdering(spec: ConsumerSpec, where: string): void {
     throw new Error(
       `${where}: orderBy 'ordering-key' names a FIFO message group; a standard queue has none (set fifo: true)`,
     );
+  if (spec.ledger !== undefined && !LEDGERS.includes(spec.ledger))
+    throw new Error(
+      `${where}: ledger is 'inbox' (an inbox claim per event) or 'sequenced' (the claim on the event's entity item), not ${JSON.stringify(spec.ledger)}`,
+    );
+  if (spec.ledger === 'sequenced')
+    checkEntityOrder(spec, where, "the sequenced ledger's sequence condition (ledger 'sequenced')");
   if (spec.staleGuard === undefined) return;
   if (spec.staleGuard !== 'entity-version') throw new Error(`${where}: staleGuard is 'entity-version' or absent`);
+  checkEntityOrder(spec, where, "the generic effect's version guard (staleGuard 'entity-version')");
+}
+
+/** A guard that drops older versions as stale needs each entity's versions in order: `guard` names it. */
+function checkEntityOrder(spec: ConsumerSpec, where: string, guard: string): void {
   if (!spec.fifo && spec.eventTypes.length > 1)
     throw new Error(
-      `${where}: the generic effect's version guard (staleGuard 'entity-version') on a standard queue that takes ` +
+      `${where}: ${guard} on a standard queue that takes ` +
         `${spec.eventTypes.join(', ')}: a standard queue reorders, so an older version of an entity arriving after ` +
         'a newer one would be dropped as stale and never applied. Make it FIFO (fifo: true), or take one event type',
     );
   if (spec.orderBy === 'ordering-key')
     throw new Error(
-      `${where}: the generic effect's version guard (staleGuard 'entity-version') compares versions per entity, but ` +
+      `${where}: ${guard} compares versions per entity, but ` +
         "this consumer is ordered by the envelope's orderingKey (orderBy 'ordering-key'): its versions are not per " +
         'ordering key, and an event judged against another entity of its group could be dropped as stale. Order it ' +
         "by entity (orderBy 'entity'), or give it an effect of its own whose versions are per ordering key (docs/adapting.md)",

@@ -23,6 +23,11 @@ export const ENV = Object.freeze({
   inboxTtlSeconds: 'INBOX_TTL_SECONDS',
   /** A consumer's dedupe horizon (packages/runtime/src/consumer/dedupe-horizon.ts), set with the inbox TTL from one derivation. */
   dedupeHorizonSeconds: 'DEDUPE_HORIZON_SECONDS',
+  /**
+   * `sequenced` on a consumer whose claims live on its entity items and never expire (ConsumerSpec.ledger):
+   * it has no dedupe horizon, and the DedupeHorizon rule asks it for none.
+   */
+  consumerLedger: 'CONSUMER_LEDGER',
   /** A consumer's own queue and DLQ. */
   queueUrl: 'QUEUE_URL',
   deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',

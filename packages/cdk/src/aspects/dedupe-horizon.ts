@@ -20,7 +20,8 @@ export const DEDUPE_HORIZON_ENV = ENV.dedupeHorizonSeconds;
 /**
  * Rule DedupeHorizon: every function that consumes an SQS queue through an
  * event source mapping has `DEDUPE_HORIZON_SECONDS` (a whole number of seconds)
- * and it is at most its `INBOX_TTL_SECONDS` minus the clock-skew margin (1 day).
+ * and it is at most its `INBOX_TTL_SECONDS` minus the clock-skew margin (1 day); a function with
+ * `CONSUMER_LEDGER=sequenced` (ConsumerSpec.ledger) and no horizon passes, its claims never expiring.
  *
  * Why: a redrive gives a message fresh retention, so no queue setting bounds
  * how late an event can arrive; the consumer's horizon does (it dead-letters an
@@ -49,6 +50,8 @@ export class DedupeHorizonAspect extends CorrectnessAspect {
     if (consumer === undefined) return;
     const { fn, queue } = consumer;
     const horizon = environmentVariable(fn, DEDUPE_HORIZON_ENV);
+    // A sequenced consumer's claims live on its entity items and never expire: nothing to keep a horizon under.
+    if (horizon === undefined && environmentVariable(fn, ENV.consumerLedger) === 'sequenced') return;
     const ttl = environmentVariable(fn, ENV.inboxTtlSeconds);
     const consequence =
       'an event redriven after its inbox claim expired would be claimed again and have its effect applied a second time';

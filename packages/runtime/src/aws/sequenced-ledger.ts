@@ -230,7 +230,9 @@ export abstract class SequencedLedger implements ProviderCallRecord {
 
   /**
    * The claim and `effect` in one conditional UpdateItem on the entity item `pk` (sort key {@link sortKey}), judged from the old
-   * item on a refusal (see the class). Resolves applied, duplicate (with whether the call is still owed)
+   * item on a refusal (see the class). The proof kit (packages/tools/src/proof-kit/sequenced-claims.ts) and the
+   * DLQ tool look for a consumer's claims at `sequencedEntityKey(consumer, event)`: a ledger that claims on
+   * another item is one they cannot judge. Resolves applied, duplicate (with whether the call is still owed)
    * or stale; throws EventIdReused, VersionReused (PermanentErrors), WriteRejected for a write DynamoDB
    * refuses as invalid, and every other error as it is.
    *
@@ -272,14 +274,15 @@ export abstract class SequencedLedger implements ProviderCallRecord {
       ...(this.newerSupersedes ? ['#sq_from'] : []),
       ...(effect.remove ?? []),
     ];
-    const add = effect.add ?? [];
+    // The count of claims made on the item: the proof kit's evidence that no event was applied twice.
+    const add = ['#sq_claims :sq_one', ...(effect.add ?? [])];
     const usesLease = work !== undefined || this.newerSupersedes;
     const input: UpdateCommandInput = {
       TableName: this.options.tableName,
       Key: key,
       UpdateExpression: [
         `SET ${set.join(', ')}`,
-        ...(add.length === 0 ? [] : [`ADD ${add.join(', ')}`]),
+        `ADD ${add.join(', ')}`,
         ...(remove.length === 0 ? [] : [`REMOVE ${remove.join(', ')}`]),
       ].join(' '),
       // The sequence condition: an entity's claims only move forward, and an id claimed last is not
@@ -294,6 +297,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
         '#sq_fp': SEQUENCE_ATTRIBUTES.fingerprint,
         '#sq_at': SEQUENCE_ATTRIBUTES.claimedAt,
         '#sq_call': slot,
+        '#sq_claims': SEQUENCE_ATTRIBUTES.claims,
         ...(usesLease ? { '#sq_lease': `${slot}:leaseUntil`, '#sq_holder': `${slot}:leaseHolder` } : {}),
         ...(this.newerSupersedes ? { '#sq_from': owedCallWindowFromAttribute(slot) } : {}),
         ...effect.names,
@@ -304,6 +308,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
         ':sq_fp': fingerprint,
         ':sq_at': call.claimedAt,
         ':sq_call': call,
+        ':sq_one': 1,
         ...(work === undefined ? {} : { ':sq_until': work.leaseUntil, ':sq_me': work.leaseHolder }),
         ...effect.values,
       },

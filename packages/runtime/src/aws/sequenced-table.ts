@@ -1,7 +1,9 @@
 /**
  * The sequence attributes a SequencedLedger keeps on the entity item (each an attribute beside the
  * effect's own): the version of the last event claimed on it, that event's id, its fingerprint
- * (inbox/fingerprint.ts, `v2:`) and when it was claimed. They never expire: the item is the claim.
+ * (inbox/fingerprint.ts, `v2:`), when it was claimed, and how many claims were ever made on it (one per
+ * event applied: the proof kit holds it to the entity's events, so an event applied twice, or a stale one
+ * applied over a newer, shows). They never expire: the item is the claim.
  *
  * @example What a generated consumer's entity item holds after its first event
  * ```ts
@@ -13,4 +15,5 @@ export const SEQUENCE_ATTRIBUTES = {
   eventId: 'seqEventId',
   fingerprint: 'seqFingerprint',
   claimedAt: 'seqClaimedAt',
+  claims: 'seqClaims',
 } as const;

@@ -44,7 +44,8 @@ type TransactItem = Record<string, Record<string, unknown>>;
  * through only while an attribute is absent (`attribute_not_exists`, the claim's own shape, as in
  * fulfilment's reserve or the entity-effect ledger's version check) would stop the very duplicate the
  * broken build exists to show. A sequenced ledger's claim (the sequence condition on its entity item,
- * aws/sequenced-ledger.ts) is that guard too: its update is sent without its condition. A condition on a state the item must already be in (fulfilment's
+ * aws/sequenced-ledger.ts) is that guard too: its update is sent without its condition, alone or first in the
+ * transaction that writes the effect's other items. A condition on a state the item must already be in (fulfilment's
  * release: `version = 1`) stays, so a duplicate is never undone twice. A cancelled transaction answers
  * for the items its sender built: a dropped item's reason is `None`, so the ledger reads the effects'
  * reasons where it put them. Everything else goes through unchanged.
@@ -71,7 +72,8 @@ export function withoutInbox<C extends DocumentSender>(documents: C, consumer: s
         options,
       );
     }
-    if (!items.some((item) => isInboxEntry(operationOf(item), inbox))) return sendAsIs();
+    if (!items.some((item) => isInboxEntry(operationOf(item), inbox)))
+      return sentWithoutSequenceCondition(documents, command, options) ?? sendAsIs();
     const kept = items.flatMap((item, index) => {
       if (isInboxEntry(operationOf(item), inbox)) return [];
       const unguarded = withoutFirstWriteGuard(item);
@@ -90,6 +92,49 @@ export function withoutInbox<C extends DocumentSender>(documents: C, consumer: s
   return new Proxy(documents, {
     get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)),
   });
+}
+
+/**
+ * A sequenced ledger's claim (aws/sequenced-ledger.ts) without its sequence condition, and nothing else
+ * changed: the simulation's `sequenceCondition` guard off. While `disabled()` says so, a claim's update
+ * (alone, or first in the transaction that writes other items with it, as fulfilment's stock) is sent
+ * as a plain one, so a duplicate or a stale version is claimed and applied again; its lease, release
+ * and done-mark go through as sent, and so does every other write.
+ *
+ * @example The simulation's guard (packages/tools/src/simulation/world/guards/sequence-condition.ts)
+ * ```ts
+ * const documents = on ? guarded : withoutSequenceCondition(guarded, () => true);
+ * ```
+ */
+export function withoutSequenceCondition<C extends DocumentSender>(documents: C, disabled: () => boolean): C {
+  const send = (command: Command, options?: unknown): Promise<unknown> =>
+    (disabled() ? sentWithoutSequenceCondition(documents, command, options) : undefined) ??
+    (documents.send as (c: Command, o?: unknown) => Promise<unknown>)(command, options);
+  return new Proxy(documents, {
+    get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)),
+  });
+}
+
+/** `command` sent with its sequenced claims unconditioned; undefined when it holds none (send it as it is). */
+function sentWithoutSequenceCondition(
+  documents: DocumentSender,
+  command: Command,
+  options: unknown,
+): Promise<unknown> | undefined {
+  const items = command.input.TransactItems as TransactItem[] | undefined;
+  const claim = (item: TransactItem) => item.Update !== undefined && isSequencedClaim(item.Update);
+  let input: Record<string, unknown>;
+  if (items === undefined) {
+    if (!isSequencedClaim(command.input)) return undefined;
+    input = withoutFirstWriteGuard({ Update: command.input })!.Update;
+  } else {
+    if (!items.some(claim)) return undefined;
+    input = {
+      ...command.input,
+      TransactItems: items.map((item) => (claim(item) ? withoutFirstWriteGuard(item)! : item)),
+    };
+  }
+  return (documents.send as (c: Command, o?: unknown) => Promise<unknown>)(new command.constructor(input), options);
 }
 
 /**

@@ -32,7 +32,10 @@ export interface ConsumerConfig {
   effectsTable: string;
   providerTable: string;
   inboxTtlSeconds: number;
-  /** The oldest event (by occurredAt) the consumer applies by itself; derived with inboxTtlSeconds. */
+  /**
+   * The oldest event (by occurredAt) the consumer applies by itself; derived with inboxTtlSeconds.
+   * Infinity for a consumer on the sequenced ledger, whose claims never expire.
+   */
   dedupeHorizonSeconds: number;
   queueUrl: string;
   deadLetterQueueUrl: string;
@@ -85,7 +88,11 @@ export function consumerConfigFromEnv(options: {
     effectsTable: requireEnv(ENV.effectsTable),
     providerTable: requireEnv(ENV.providerLogTable),
     inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
-    dedupeHorizonSeconds: requireIntEnv(ENV.dedupeHorizonSeconds),
+    // A sequenced consumer's claims never expire: it applies an event of any age (ConsumerSpec.ledger).
+    dedupeHorizonSeconds:
+      process.env[ENV.consumerLedger] === 'sequenced'
+        ? Number.POSITIVE_INFINITY
+        : requireIntEnv(ENV.dedupeHorizonSeconds),
     queueUrl: requireEnv(ENV.queueUrl),
     deadLetterQueueUrl: requireEnv(ENV.deadLetterQueueUrl),
     // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.

@@ -15,7 +15,7 @@ import {
   SUPERSEDED_BY_ATTRIBUTE,
 } from '@exactly-once/runtime/aws/inbox-table';
 import { eventFingerprint, fingerprintsDiffer } from '@exactly-once/runtime/inbox/fingerprint';
-import { consumerOutputNames, providerKey, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { consumerOutputNames, ledgerOf, providerKey, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { example, proofDomain } from '../example';
 import { requiredOutput } from '../stack';
 import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDomain, type Violation } from './domain';
@@ -33,6 +33,7 @@ import {
   versionOf,
 } from './inbox-claims';
 import { judgeIntents } from './judge-intents';
+import { checkSequencedConsumer, countSequencedClaims } from './sequenced-claims';
 import type { Verification } from './verification';
 import { appliedMetricViolations, duplicatesOf, judgeAppliedMetrics } from './metrics-check';
 import type { Observation } from './drive';
@@ -194,7 +195,11 @@ export function checkInvariants(options: RunFacts): Verification {
     ),
   );
   const { duplicatesSuppressed, consumerMetrics } = duplicatesOf(providerKeys, options.metrics);
-  const appliedEffects = countAppliedEffects(domain.producedEvents(entities), consumers, effects);
+  const produced = domain.producedEvents(entities);
+  const appliedEffects = {
+    ...countAppliedEffects(produced, consumers, effects),
+    ...countSequencedClaims(produced, consumers.filter(isSequenced), effects),
+  };
   // The metrics may fall short of the stored claims (a crash flushes none), never exceed them.
   violations.push(...appliedMetricViolations(judgeAppliedMetrics(consumerMetrics, appliedEffects)));
 
@@ -216,6 +221,9 @@ export function checkInvariants(options: RunFacts): Verification {
     deadLetters: dead.deadLetters,
   };
 }
+
+/** Whether a consumer's claims live on its entity items (ConsumerSpec.ledger), not in an inbox. */
+const isSequenced = (consumer: ConsumerSpec): boolean => ledgerOf(consumer) === 'sequenced';
 
 /** The events the outbox produced for these entities, as the domain says (the one place the kit learns it). */
 export function producedEvents(entities: readonly EntityItem[], domain: ProofDomain = proofDomain()): ProducedEvent[] {
@@ -244,8 +252,12 @@ export function producedEvents(entities: readonly EntityItem[], domain: ProofDom
  *   entity at one version are reported the same way, since no version guard can order them;
  * - per consumer, a run in which events were dropped so sums them up against what it owes
  *   (`applied-fewer-than-owed`: "applied 10 of the 200 events it owes"): such a run never passes.
- * `optional`: keys a consumer's own rule lets go unapplied. Returns the provider keys owed.
- * Claims expire with the inbox TTL (weeks): verify-only over orders older than
+ * A consumer on the sequenced ledger (ConsumerSpec.ledger) keeps its claims on its entity items, and is
+ * judged by them instead (sequenced-claims.ts `checkSequencedConsumer`): the newest event of each entity
+ * is the item's claim, no more claims than events, no call left owed.
+ * `optional`: keys a consumer's own rule lets go unapplied. Returns the provider keys owed, and the keys
+ * that may be called at most once (a sequenced consumer's older events: applied, or judged stale).
+ * Inbox claims expire with the inbox TTL (weeks): verify-only over orders older than
  * that reports their claims missing, naming each one.
  */
 export function checkEachEventOncePerConsumer(input: {
@@ -254,14 +266,22 @@ export function checkEachEventOncePerConsumer(input: {
   effects: ReadonlyMap<string, Record<string, unknown>>;
   providerLog: ReadonlyMap<string, Record<string, unknown>>;
   optional?: ReadonlySet<string>;
-}): { violations: Violation[]; owedKeys: Set<string> } {
+}): { violations: Violation[]; owedKeys: Set<string>; mayOweKeys: Set<string> } {
   const violations: Violation[] = [];
   const owedKeys = new Set<string>();
-  const tally = new Map(input.consumers.map((c) => [c.name, { owed: 0, claimed: 0, superseded: 0, dropped: 0 }]));
+  const mayOweKeys = new Set<string>();
+  const inboxConsumers = input.consumers.filter((c) => !isSequenced(c));
+  const tally = new Map(inboxConsumers.map((c) => [c.name, { owed: 0, claimed: 0, superseded: 0, dropped: 0 }]));
   const shared = sharedVersions(input.events, input.consumers);
   violations.push(...shared.violations);
+  for (const consumer of input.consumers.filter(isSequenced)) {
+    const judged = checkSequencedConsumer({ ...input, consumer });
+    violations.push(...judged.violations);
+    for (const key of judged.owedKeys) owedKeys.add(key);
+    for (const key of judged.mayOweKeys) mayOweKeys.add(key);
+  }
   for (const event of input.events) {
-    for (const consumer of input.consumers) {
+    for (const consumer of inboxConsumers) {
       if (!consumer.eventTypes.includes(event.type)) continue;
       const owed = owedClaim(input.effects, consumer.name, event);
       // The key its claim recorded (an older release's claim: `<consumer>:<eventId>`).
@@ -328,7 +348,7 @@ export function checkEachEventOncePerConsumer(input: {
         invariant: APPLIED_FEWER,
         detail: `${name}: applied ${claimed} of the ${owed} events it owes, ${superseded} more superseded by a newer event of their entity; ${dropped} marked superseded were dropped (no newer event of their entity, or one at their own version)${owed - claimed - superseded - dropped > 0 ? `, and ${owed - claimed - superseded - dropped} have no inbox entry at all` : ''}`,
       });
-  return { violations, owedKeys };
+  return { violations, owedKeys, mayOweKeys };
 }
 
 /**
@@ -365,7 +385,7 @@ export function checkProviderCalls(
   const entryByKey = new Map<string, Record<string, unknown>>();
   for (const event of events)
     for (const consumer of consumers) {
-      if (!consumer.eventTypes.includes(event.type)) continue;
+      if (!consumer.eventTypes.includes(event.type) || isSequenced(consumer)) continue;
       const owed = owedClaim(input.effects, consumer.name, event);
       if (owed.entry !== undefined) entryByKey.set(owed.key, owed.entry);
     }
@@ -385,16 +405,17 @@ export function checkProviderCalls(
     log,
     superseded: (key) => inbox(key)?.[SUPERSEDED_BY_ATTRIBUTE] !== undefined,
   }) ?? { optional: new Set<string>(), violations: [] };
-  const optional = rules.optional;
   violations.push(...rules.violations);
   const generic = checkEachEventOncePerConsumer({
     events,
     consumers,
     effects: input.effects,
     providerLog: log,
-    optional,
+    optional: rules.optional,
   });
   violations.push(...generic.violations);
+  // A sequenced consumer's older events may each be called once, or not at all when judged stale.
+  const optional = new Set([...rules.optional, ...generic.mayOweKeys]);
   for (const key of log.keys()) {
     if (!generic.owedKeys.has(key) && !optional.has(key)) {
       violations.push({ invariant: 'provider', detail: `unexpected provider call under key ${key}` });

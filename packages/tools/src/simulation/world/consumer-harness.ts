@@ -5,6 +5,7 @@ import type { EventRef } from '@exactly-once/runtime/inbox/ports';
 import { consumerWiring, type ConsumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
 import { settingsUnderGuards } from './guards/consumer-settings';
 import { inboxClaimUnderGuard } from './guards/inbox-claim';
+import { sequenceConditionUnderGuard } from './guards/sequence-condition';
 import { recordTimer } from './guards/record-deadline';
 import { workUnderGuard } from './guards/sent-fingerprint';
 import { providerKeyRelease } from './guards/tenant-in-provider-key';
@@ -102,7 +103,10 @@ export class ConsumerHarness {
     const consumerName = consumer.spec.name;
     const guarded = guardedDocuments(invocation, consumerName, release, guards, this.engine.watch);
     const wiring = consumerWiring(consumer.config, {
-      documents: inboxClaimUnderGuard(guards.inboxClaim, guarded, consumerName),
+      documents: sequenceConditionUnderGuard(
+        guards.sequenceCondition,
+        inboxClaimUnderGuard(guards.inboxClaim, guarded, consumerName),
+      ),
       sqs: invocation.sqs,
       now: world.now,
       sleep: (ms) => invocation.sleep(ms),

@@ -117,6 +117,11 @@ export type MechanismGuards = {
   /** The idempotent API's Powertools idempotency layer, or a break of it (see ApiIdempotency). */
   apiIdempotency: ApiIdempotency;
   inboxClaim: boolean;
+  /**
+   * A sequenced consumer's claim (ConsumerSpec.ledger `sequenced`) is conditioned on its entity item's
+   * sequence. Off: guards/sequence-condition.ts drops the condition, and duplicates and stale versions apply.
+   */
+  sequenceCondition: boolean;
   /** What the inbox claim is keyed on: the producer's eventId (correct) or the SQS messageId. */
   dedupeOn: 'eventId' | 'messageId';
   /**
@@ -316,6 +321,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
   callerScope: 'principal',
   apiIdempotency: 'powertools',
   inboxClaim: true,
+  sequenceCondition: true,
   dedupeOn: 'eventId',
   providerCompletion: true,
   retryBudget: 'budget',

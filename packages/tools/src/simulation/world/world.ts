@@ -5,7 +5,7 @@ import { attemptsForBudget } from '@exactly-once/runtime/consumer/retry-budget';
 import { dedupeWindow } from '@exactly-once/runtime/consumer/dedupe-horizon';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import type { ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wiring';
-import { validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { ledgerOf, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
 import { ENV } from '@exactly-once/runtime/env-names';
 import type { Observation } from '../../proof-kit/drive';
@@ -172,7 +172,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       effectsTable: EFFECTS_TABLE,
       providerTable: PROVIDER_LOG_TABLE,
       inboxTtlSeconds: dedupe.claimTtlSeconds,
-      dedupeHorizonSeconds: dedupe.horizonSeconds,
+      // As the stack gives a sequenced consumer no horizon: its claims never expire (ConsumerSpec.ledger).
+      dedupeHorizonSeconds: ledgerOf(spec) === 'sequenced' ? Number.POSITIVE_INFINITY : dedupe.horizonSeconds,
       queueUrl: queue.url,
       deadLetterQueueUrl: deadLetterQueue.url,
       backoff: { baseSeconds: s.retryBudget.baseSeconds, capSeconds: s.retryBudget.capSeconds },

@@ -12,6 +12,7 @@ export interface GuardNames {
 const MECHANISM_GUARD_NAMES: GuardNames = {
   switches: [
     'inboxClaim',
+    'sequenceCondition',
     'providerCompletion',
     'recordDeadline',
     'dedupeHorizon',
