@@ -39,9 +39,11 @@ export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8'
 /** The ledger lines of a run of the proof kit's driver: its keyed creates and what each got. */
 export function ledgerOfRun(plan: readonly PlannedRequest[], observations: readonly Observation[]): IntentRecord[] {
   const records: IntentRecord[] = [];
+  // By the planned request's own index: a client's retries are sent as a plan of some requests only.
+  const byIndex = new Map(plan.map((p) => [p.index, p]));
   for (const o of observations) {
-    const planned = plan[o.index];
-    if (planned.idempotencyKey === undefined || !isCreate(planned)) continue;
+    const planned = byIndex.get(o.index);
+    if (planned?.idempotencyKey === undefined || !isCreate(planned)) continue;
     records.push({
       caller: planned.caller,
       key: planned.idempotencyKey,
@@ -55,7 +57,9 @@ export function ledgerOfRun(plan: readonly PlannedRequest[], observations: reado
   return records;
 }
 
-const isCreate = (p: PlannedRequest) => p.op === 'new' || p.op === 'retry-sequential' || p.op === 'retry-concurrent';
+/** Whether a planned request is a create under its Idempotency-Key (a new intent or a planned replay of one). */
+export const isCreate = (p: PlannedRequest) =>
+  p.op === 'new' || p.op === 'retry-sequential' || p.op === 'retry-concurrent';
 
 /** Appends records to the ledger `INTENT_LEDGER` names, if it names one. */
 export function writeLedger(records: readonly IntentRecord[], destination = process.env[LEDGER_ENV]): void {

@@ -1,5 +1,6 @@
 import { waitForDrain, pendingOutboxCount } from './drain';
 import { drive } from './drive';
+import { retryUnconfirmedCreates } from './client-retries';
 import {
   ADVERSARIAL_FAULTS,
   ALL_FAULTS,
@@ -214,16 +215,22 @@ async function injectAndDrive(
   const poison = enabled.includes('poison')
     ? sendPoison(target, runId, options.faults.poisonPerQueue)
     : Promise.resolve(0);
-  const driven = await drive(plan, {
+  const driveOptions = {
     apiUrl: target.apiUrl,
     region: target.region,
     callers: target.callers,
     connections: profile.connections,
     rate: profile.rate,
-    onProgress: (done, total) => log(`  sent ${done}/${total}`),
-  });
+  };
+  const driven = await drive(plan, { ...driveOptions, onProgress: (done, total) => log(`  sent ${done}/${total}`) });
+  // As the API asks of a client: a create with no definite answer is sent again under its key.
+  const retried = await retryUnconfirmedCreates(plan, driven.observations, (requests) => drive(requests, driveOptions));
+  if (retried.resent > 0)
+    log(
+      `Resent ${retried.resent} create(s) that got no definite answer (no response, 409, 429, 502, 503, 504) under their Idempotency-Key, as a client does; ${retried.unconfirmed} still unconfirmed`,
+    );
   const poisonMessages = await poison;
-  return { driven, poisonMessages };
+  return { driven: { ...driven, observations: retried.observations }, poisonMessages };
 }
 
 /** The run's faults as the results name them, the consumers whose inbox claim was switched off included. */
