@@ -8,9 +8,7 @@ import {
   type CallerRule,
   type HttpResponse,
 } from '@exactly-once/runtime/api';
-import { dynamoDbDocumentClient } from '@exactly-once/runtime/aws';
-import { ENV, logger, requireEnv } from '@exactly-once/runtime/runtime';
-import { DynamoDbEffectsReader } from '../aws/ledgers';
+import { logger } from '@exactly-once/runtime/runtime';
 import type { EffectsReader } from '../ports/ledgers';
 import { shopErrorResponse } from './order-request';
 
@@ -26,10 +24,12 @@ export type EffectReadScope<Read> =
 /**
  * A GET on one consumer effect (points of a customer, reserved stock of a SKU):
  * the caller when the read is scoped to it, then the path parameter, then the
- * read; 200 with the value or 404.
+ * read; 200 with the value or 404. `reader` is given, never built here, so an
+ * entry module can build this handler without touching the environment.
  */
 export function effectReadHandler(
   options: {
+    reader: EffectsReader;
     parameter: string;
     maxLength: number;
     /** The characters an id can have, when narrower than any (checked before any read). */
@@ -39,7 +39,7 @@ export function effectReadHandler(
     missing: (id: string) => string;
   } & EffectReadScope<Promise<number | undefined>>,
 ): (event: APIGatewayProxyEvent, context: Context) => Promise<HttpResponse> {
-  const reader = new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv(ENV.effectsTable));
+  const { reader } = options;
   return async (event, context) => {
     logger.addContext(context);
     let read: (id: string) => Promise<number | undefined>;

@@ -1,25 +1,22 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { idempotentCommand } from '@exactly-once/runtime';
-import { callerRuleFromEnv, json, type CallerRule } from '@exactly-once/runtime/api';
-import { dynamoDbDocumentClient, idempotencyStore } from '@exactly-once/runtime/aws';
-import { metrics, MetricUnit, requireEnv, requireIntEnv } from '@exactly-once/runtime/runtime';
-import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
+import { json, type CallerRule } from '@exactly-once/runtime/api';
+import { metrics, MetricUnit } from '@exactly-once/runtime/runtime';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
 import { shopErrorResponse } from '../api/order-request';
-import { SHOP_ENV } from '../env-names';
 
 /**
  * POST /orders: the HTTP idempotency contract (docs/http-api.md, the mechanism's `idempotentCommand`)
  * around one use case, placeOrder. A key the order itself shows reused (its record gone, the order it
  * made of another body) is 422 too.
  *
- * `makeCreateOrderHandler` is the whole function on given parts: the deployed
- * handler below builds them from its environment, the simulation from one
- * simulated invocation's (its clients and its virtual clock).
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/create-order.ts) builds them from its environment, the simulation
+ * from one simulated invocation's (its clients and its virtual clock).
  */
-export interface CreateOrderParts {
+export interface Parts {
   orders: OrderRepository;
   /** Powertools' persistence layer for the idempotency records; one per handler (see idempotency-store). */
   idempotencyStore: BasePersistenceLayer;
@@ -31,7 +28,7 @@ export interface CreateOrderParts {
 
 const ROUTE = 'POST /orders';
 
-export function makeCreateOrderHandler(parts: CreateOrderParts) {
+export function makeHandler(parts: Parts) {
   return idempotentCommand<PlaceOrderRequest>({
     route: ROUTE,
     keyPrefix: 'create-order',
@@ -50,18 +47,3 @@ export function makeCreateOrderHandler(parts: CreateOrderParts) {
     onReplay: () => metrics.addMetric('ReplayServed', MetricUnit.Count, 1),
   });
 }
-
-const config = {
-  ordersTable: requireEnv(SHOP_ENV.ordersTable),
-  idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable),
-  keyExpirySeconds: requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds),
-  callerRule: callerRuleFromEnv(),
-};
-
-export const handler = makeCreateOrderHandler({
-  orders: new DynamoDbOrderRepository(dynamoDbDocumentClient(), config.ordersTable),
-  idempotencyStore: idempotencyStore(config.idempotencyTable),
-  keyExpirySeconds: config.keyExpirySeconds,
-  now: () => new Date(),
-  callerRule: config.callerRule,
-});

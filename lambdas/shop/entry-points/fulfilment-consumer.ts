@@ -1,10 +1,13 @@
 import { DynamoDbFulfilmentLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
 import { parseOrderEvent } from '../domain/events';
-import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
+import { type ConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');
+
+/** What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec). */
+export type Parts = ConsumerWiring;
 
 /**
  * FIFO consumer: reserves and releases stock. One order's events are applied
@@ -18,11 +21,11 @@ const SPEC = consumerSpec('fulfilment');
  * untried, however long the head takes, and is tried once the head is applied
  * or has gone to the DLQ.
  *
- * `makeHandler` is the whole function on given parts: the deployed handler
- * below builds them from its environment, the simulation from one simulated
- * invocation's. Every consumer entry point exports both, under these names.
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/fulfilment-consumer.ts) builds them from its environment, the simulation from one
+ * simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring) {
+export function makeHandler(wiring: Parts) {
   const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
   const warehouse = wiring.provider('warehouse');
   return queueConsumerHandler(wiring, {
@@ -31,5 +34,3 @@ export function makeHandler(wiring: ConsumerWiring) {
     apply: (event, _record, work) => fulfilOrderEvent(event, { ledger, warehouse }, work),
   });
 }
-
-export const handler = makeHandler(deployedConsumerWiring(SPEC));

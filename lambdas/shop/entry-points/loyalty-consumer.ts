@@ -1,24 +1,24 @@
 import { DynamoDbLoyaltyLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
-import {
-  type ConsumerWiring,
-  deployedConsumerWiring,
-  PermanentError,
-  queueConsumerHandler,
-} from '@exactly-once/runtime';
+import { type ConsumerWiring, PermanentError, queueConsumerHandler } from '@exactly-once/runtime';
 import { parseOrderEvent } from '../domain/events';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('loyalty');
+
+/** What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec). */
+export type Parts = ConsumerWiring;
 
 /**
  * Standard-queue consumer: credits loyalty points and sends the confirmation
  * e-mail. Records are independent, so they are processed in parallel
  * (queue-consumer.ts).
  *
- * `makeHandler` is the whole function on given parts (see fulfilment-consumer.ts).
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/loyalty-consumer.ts) builds them from its environment, the simulation from one
+ * simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring) {
+export function makeHandler(wiring: Parts) {
   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
   const mail = wiring.provider('mail');
   return queueConsumerHandler(wiring, {
@@ -32,5 +32,3 @@ export function makeHandler(wiring: ConsumerWiring) {
     },
   });
 }
-
-export const handler = makeHandler(deployedConsumerWiring(SPEC));

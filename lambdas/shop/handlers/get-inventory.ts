@@ -1,0 +1,5 @@
+import { stockReadPartsFromEnv } from '../api/parts-from-env';
+import { makeHandler } from '../entry-points/get-inventory';
+
+/** The deployed GET /inventory/{sku}: its factory on the parts its environment names, built once at cold start. */
+export const handler = makeHandler(stockReadPartsFromEnv());
