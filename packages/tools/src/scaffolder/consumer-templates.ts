@@ -2,8 +2,8 @@ import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * The files `npm run new:consumer` writes for a consumer (new-consumer.ts decides where and checks
- * the names): its spec entry, its handler, its effect, its ledger and its unit test, with or without
- * a provider. `id` is the consumer's name in PascalCase (consumerId); `folder` the example's consumer
+ * the names): its spec entry, its handler factory and the one-line deployed binding of it, its
+ * effect, its ledger and its unit test, with or without a provider. `id` is the consumer's name in PascalCase (consumerId); `folder` the example's consumer
  * folder (lambdas/<example>).
  */
 
@@ -37,12 +37,15 @@ export function entryPointSource(spec: ConsumerSpec, id: string): string {
     provider === undefined
       ? ''
       : `  // The provider its spec names (providers in ../consumers.ts).\n  const provider = wiring.provider('${provider}');\n`;
-  return `import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
+  return `import { parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
 import { DynamoDb${id}Ledger } from '../aws/${spec.name}-ledger';
 import { consumerSpec } from '../consumers';
 import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
 
 const SPEC = consumerSpec('${spec.name}');
+
+/** What the consumer runs on: the mechanism's wiring (deployed: \`deployedConsumerWiring\` of its spec). */
+export type Parts = ConsumerWiring;
 
 /**
  * The ${spec.name} consumer, made by \`npm run new:consumer\`.
@@ -50,9 +53,11 @@ const SPEC = consumerSpec('${spec.name}');
  * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts).
  * ${heard}
  *
- * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
+ * \`makeHandler\` is the whole function on given parts, and reads no environment when this
+ * module loads: the deployed binding (../handlers/${spec.name}-consumer.ts) gives it the wiring its
+ * environment names, the simulation one simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring) {
+export function makeHandler(wiring: Parts) {
   const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
 ${wiredProvider}  return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
@@ -69,8 +74,17 @@ ${wiredProvider}  return queueConsumerHandler(wiring, {
       ),
   });
 }
+`;
+}
 
-export const handler = makeHandler(deployedConsumerWiring(SPEC));
+/** The consumer's deployed binding: its factory on the wiring its environment names, once per cold start. */
+export function bindingSource(spec: ConsumerSpec): string {
+  return `import { deployedConsumerWiring } from '@exactly-once/runtime';
+import { consumerSpec } from '../consumers';
+import { makeHandler } from '../entry-points/${spec.name}-consumer';
+
+/** The deployed ${spec.name} consumer: its factory on the wiring its environment names, built once at cold start. */
+export const handler = makeHandler(deployedConsumerWiring(consumerSpec('${spec.name}')));
 `;
 }
 
@@ -208,7 +222,7 @@ const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(SPEC, () => import('../../${folder}/entry-points/${name}-consumer'));
+  h = await loadGeneratedConsumer(SPEC, () => import('../../${folder}/handlers/${name}-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));
