@@ -1,14 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { factoryModuleOf } from '@exactly-once/tools/simulation/world/consumers';
 import { exampleName } from '../support/example-reach';
 
 /**
  * The entry modules of the example (`lambdas/<example>/entry-points/`, found by listing the folder, so
- * a new one is held too) are factories: `makeHandler(parts)`, and loading one reads no environment.
- * The simulation and the tests import them with no variable set; only the one-line bindings in
- * `handlers/` read the environment, at cold start. Loading is tried in a process of its own, under
+ * a new one is held too) are factories: `makeHandler(parts)` beside `partsFromEnv()`, and loading one
+ * reads no environment. The simulation imports them with no variable set; only the one-line bindings in
+ * `handlers/` (`makeHandler(partsFromEnv())`) read the environment, at cold start. Loading is tried in a process of its own, under
  * an empty environment that records every variable looked up: a factory that builds a repository or
  * reads a caller rule as it loads is caught even when the variable has a default.
  */
@@ -55,33 +55,36 @@ test('every entry module of the example loads with no environment and reads no v
   expect(readAtLoad).toEqual([]);
 });
 
-test('every entry module exports makeHandler, and every deployed binding is its factory on parts from the environment', () => {
+test('every entry module exports makeHandler and partsFromEnv, and every deployed binding is the one line around them', () => {
   const bindingOf = (factory: string) => factory.replace('/entry-points/', '/handlers/');
+  const exportsFunction = (module: string, name: string) =>
+    new RegExp(`^export function ${name}\\(`, 'm').test(readSource(module));
 
-  const withoutFactory = FACTORIES.filter((m) => !/^export function makeHandler\(/m.test(readSource(m)));
+  const withoutFactory = FACTORIES.filter(
+    (m) => !exportsFunction(m, 'makeHandler') || !exportsFunction(m, 'partsFromEnv'),
+  );
   const withoutBinding = FACTORIES.filter((m) => !BINDINGS.includes(bindingOf(m)));
-  const notOneLine = BINDINGS.filter((m) => !isOneLineBinding(m));
+  const notTheLine = BINDINGS.filter((m) => !isTheBinding(m));
 
   expect(withoutFactory).toEqual([]);
   expect(withoutBinding).toEqual([]);
-  expect(notOneLine).toEqual([]);
+  expect(notTheLine).toEqual([]);
 });
 
 const readSource = (module: string) => readFileSync(join(ROOT, module), 'utf8');
 
-/** `export const handler = makeHandler(...)` as its one statement, `makeHandler` from the factory of the same name. */
-function isOneLineBinding(binding: string): boolean {
-  const factory = factoryModuleOf(binding);
-  const name = factory.slice(factory.lastIndexOf('/') + 1, -'.ts'.length);
+/** Its factory's import and `export const handler = makeHandler(partsFromEnv());`, and no other statement. */
+function isTheBinding(binding: string): boolean {
+  const name = binding.slice(binding.lastIndexOf('/') + 1, -'.ts'.length);
   const statements = readSource(binding)
     .replace(/\/\*\*[\s\S]*?\*\//g, '')
     .split(';')
     .map((s) => s.trim())
-    .filter((s) => s.length > 0 && !s.startsWith('import '));
+    .filter((s) => s.length > 0);
   return (
-    existsSync(join(ROOT, factory)) &&
-    readSource(binding).includes(`import { makeHandler } from '../entry-points/${name}';`) &&
-    statements.length === 1 &&
-    /^export const handler = makeHandler\(/.test(statements[0])
+    factoryModuleOf(binding) === `${FOLDER}/entry-points/${name}.ts` &&
+    statements.length === 2 &&
+    statements[0] === `import { makeHandler, partsFromEnv } from '../entry-points/${name}'` &&
+    statements[1] === 'export const handler = makeHandler(partsFromEnv())'
   );
 }

@@ -8,9 +8,16 @@ import {
   type CallerRule,
   type HttpResponse,
 } from '@exactly-once/runtime/api';
-import { logger } from '@exactly-once/runtime/runtime';
+import { dynamoDbDocumentClient } from '@exactly-once/runtime/aws';
+import { ENV, logger, requireEnv } from '@exactly-once/runtime/runtime';
+import { DynamoDbEffectsReader } from '../aws/ledgers';
 import type { EffectsReader } from '../ports/ledgers';
 import { shopErrorResponse } from './order-request';
+
+/** The consumers' effects, for the effect GETs' deployed parts (read at cold start, by their `partsFromEnv`). */
+export function effectsReaderFromEnv(): DynamoDbEffectsReader {
+  return new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv(ENV.effectsTable));
+}
 
 /**
  * Who may read: `shared` is a read model every caller sees alike (stock);

@@ -7,6 +7,15 @@ import {
   type CallerRule,
   type HttpResponse,
 } from '@exactly-once/runtime/api';
+import { dynamoDbDocumentClient } from '@exactly-once/runtime/aws';
+import { requireEnv } from '@exactly-once/runtime/runtime';
+import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
+import { SHOP_ENV } from '../env-names';
+
+/** The repository for the read/cancel handlers, built once per process. */
+export function orderRepositoryFromEnv(): DynamoDbOrderRepository {
+  return new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable));
+}
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;
 

@@ -1,11 +1,18 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { inRequestSpan, json, notFound, type CallerRule, type HttpResponse } from '@exactly-once/runtime/api';
+import {
+  callerRuleFromEnv,
+  inRequestSpan,
+  json,
+  notFound,
+  type CallerRule,
+  type HttpResponse,
+} from '@exactly-once/runtime/api';
 import { flushMetrics, logger, metrics, MetricUnit } from '@exactly-once/runtime/runtime';
 import type { OrderRepository } from '../ports/order-repository';
 import { cancelOrder } from '../use-cases/cancel-order';
-import { orderRequestOf, shopErrorResponse } from '../api/order-request';
+import { orderRepositoryFromEnv, orderRequestOf, shopErrorResponse } from '../api/order-request';
 
-/** What POST /orders/{orderId}/cancel runs on (deployed: `orderPartsFromEnv`, api/parts-from-env.ts). */
+/** What POST /orders/{orderId}/cancel runs on (deployed: `partsFromEnv`, below). */
 export interface Parts {
   orders: OrderRepository;
   /** Which role sessions are people (packages/runtime/src/api/caller.ts). */
@@ -37,4 +44,9 @@ async function cancel({ orders, callerRule }: Parts, event: APIGatewayProxyEvent
   } catch (error) {
     return shopErrorResponse(error);
   }
+}
+
+/** The deployed parts, from the environment the stack sets: read once, at cold start. */
+export function partsFromEnv(): Parts {
+  return { orders: orderRepositoryFromEnv(), callerRule: callerRuleFromEnv() };
 }

@@ -1,11 +1,14 @@
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { idempotentCommand } from '@exactly-once/runtime';
-import { json, type CallerRule } from '@exactly-once/runtime/api';
-import { metrics, MetricUnit } from '@exactly-once/runtime/runtime';
+import { callerRuleFromEnv, json, type CallerRule } from '@exactly-once/runtime/api';
+import { dynamoDbDocumentClient, idempotencyStore } from '@exactly-once/runtime/aws';
+import { metrics, MetricUnit, requireEnv, requireIntEnv } from '@exactly-once/runtime/runtime';
+import { DynamoDbOrderRepository } from '../aws/dynamodb-order-repository';
 import { parsePlaceOrderBody, type PlaceOrderRequest } from '../domain/order';
 import type { OrderRepository } from '../ports/order-repository';
 import { IdempotencyKeyReusedError, placeOrder } from '../use-cases/place-order';
 import { shopErrorResponse } from '../api/order-request';
+import { SHOP_ENV } from '../env-names';
 
 /**
  * POST /orders: the HTTP idempotency contract (docs/http-api.md, the mechanism's `idempotentCommand`)
@@ -13,8 +16,8 @@ import { shopErrorResponse } from '../api/order-request';
  * made of another body) is 422 too.
  *
  * `makeHandler` is the whole function on given parts: the deployed binding
- * (handlers/create-order.ts) builds them from its environment, the simulation
- * from one simulated invocation's (its clients and its virtual clock).
+ * (handlers/create-order.ts) gives it `partsFromEnv()`, the simulation one
+ * simulated invocation's (its clients and its virtual clock).
  */
 export interface Parts {
   orders: OrderRepository;
@@ -46,4 +49,15 @@ export function makeHandler(parts: Parts) {
     errorResponse: shopErrorResponse,
     onReplay: () => metrics.addMetric('ReplayServed', MetricUnit.Count, 1),
   });
+}
+
+/** The deployed parts, from the environment the stack sets: read once, at cold start; a missing variable throws, naming it. */
+export function partsFromEnv(): Parts {
+  return {
+    orders: new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable)),
+    idempotencyStore: idempotencyStore(requireEnv(SHOP_ENV.idempotencyTable)),
+    keyExpirySeconds: requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds),
+    now: () => new Date(),
+    callerRule: callerRuleFromEnv(),
+  };
 }

@@ -1,7 +1,7 @@
 import { DynamoDbFulfilmentLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
 import { parseOrderEvent } from '../domain/events';
-import { type ConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
+import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');
@@ -22,10 +22,10 @@ export type Parts = ConsumerWiring;
  * or has gone to the DLQ.
  *
  * `makeHandler` is the whole function on given parts: the deployed binding
- * (handlers/fulfilment-consumer.ts) builds them from its environment, the simulation from one
+ * (handlers/fulfilment-consumer.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's.
  */
-export function makeHandler(wiring: Parts) {
+export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
   const warehouse = wiring.provider('warehouse');
   return queueConsumerHandler(wiring, {
@@ -33,4 +33,9 @@ export function makeHandler(wiring: Parts) {
     parse: parseOrderEvent,
     apply: (event, _record, work) => fulfilOrderEvent(event, { ledger, warehouse }, work),
   });
+}
+
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
 }

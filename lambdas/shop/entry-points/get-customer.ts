@@ -1,11 +1,12 @@
-import type { CallerRule } from '@exactly-once/runtime/api';
+import { callerRuleFromEnv, type CallerRule } from '@exactly-once/runtime/api';
 import { IDENTIFIER_RULE } from '../domain/order';
-import { effectReadHandler } from '../api/effect-read-handler';
+import { effectReadHandler, effectsReaderFromEnv } from '../api/effect-read-handler';
+import { orderRepositoryFromEnv } from '../api/order-request';
 import type { EffectsReader } from '../ports/ledgers';
 import type { OrderRepository } from '../ports/order-repository';
 import { getCustomerPoints } from '../use-cases/get-customer';
 
-/** What GET /customers/{customerId} runs on (deployed: `customerReadPartsFromEnv`, api/parts-from-env.ts). */
+/** What GET /customers/{customerId} runs on (deployed: `partsFromEnv`, below). */
 export interface Parts {
   orders: OrderRepository;
   effects: EffectsReader;
@@ -31,4 +32,9 @@ export function makeHandler({ orders, effects, callerRule }: Parts) {
     body: (customerId, points) => ({ customerId, points }),
     missing: (customerId) => `Customer ${customerId} has no points yet, or none of your orders is for it.`,
   });
+}
+
+/** The deployed parts, from the environment the stack sets: read once, at cold start. */
+export function partsFromEnv(): Parts {
+  return { orders: orderRepositoryFromEnv(), effects: effectsReaderFromEnv(), callerRule: callerRuleFromEnv() };
 }

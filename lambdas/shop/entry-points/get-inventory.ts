@@ -1,8 +1,8 @@
-import { effectReadHandler } from '../api/effect-read-handler';
+import { effectReadHandler, effectsReaderFromEnv } from '../api/effect-read-handler';
 import { IDENTIFIER_RULE } from '../domain/order';
 import type { EffectsReader } from '../ports/ledgers';
 
-/** What GET /inventory/{sku} runs on (deployed: `stockReadPartsFromEnv`, api/parts-from-env.ts). */
+/** What GET /inventory/{sku} runs on (deployed: `partsFromEnv`, below). */
 export interface Parts {
   effects: EffectsReader;
 }
@@ -24,4 +24,9 @@ export function makeHandler({ effects }: Parts) {
     body: (sku, reserved) => ({ sku, reserved }),
     missing: (sku) => `SKU ${sku} has no reservations.`,
   });
+}
+
+/** The deployed parts, from the environment the stack sets: read once, at cold start. */
+export function partsFromEnv(): Parts {
+  return { effects: effectsReaderFromEnv() };
 }

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { json, notFound, type CallerRule, type HttpResponse } from '@exactly-once/runtime/api';
+import { callerRuleFromEnv, json, notFound, type CallerRule, type HttpResponse } from '@exactly-once/runtime/api';
 import { logger } from '@exactly-once/runtime/runtime';
 import type { OrderRepository } from '../ports/order-repository';
 import { getOrder } from '../use-cases/get-order';
-import { orderRequestOf, shopErrorResponse } from '../api/order-request';
+import { orderRepositoryFromEnv, orderRequestOf, shopErrorResponse } from '../api/order-request';
 
-/** What GET /orders/{orderId} runs on (deployed: `orderPartsFromEnv`, api/parts-from-env.ts). */
+/** What GET /orders/{orderId} runs on (deployed: `partsFromEnv`, below). */
 export interface Parts {
   orders: OrderRepository;
   /** Which role sessions are people (packages/runtime/src/api/caller.ts). */
@@ -27,4 +27,9 @@ export function makeHandler({ orders, callerRule }: Parts) {
       return shopErrorResponse(error);
     }
   };
+}
+
+/** The deployed parts, from the environment the stack sets: read once, at cold start. */
+export function partsFromEnv(): Parts {
+  return { orders: orderRepositoryFromEnv(), callerRule: callerRuleFromEnv() };
 }

@@ -1,6 +1,11 @@
 import { DynamoDbLoyaltyLedger } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
-import { type ConsumerWiring, PermanentError, queueConsumerHandler } from '@exactly-once/runtime';
+import {
+  type ConsumerWiring,
+  deployedConsumerWiring,
+  PermanentError,
+  queueConsumerHandler,
+} from '@exactly-once/runtime';
 import { parseOrderEvent } from '../domain/events';
 import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 
@@ -15,10 +20,10 @@ export type Parts = ConsumerWiring;
  * (queue-consumer.ts).
  *
  * `makeHandler` is the whole function on given parts: the deployed binding
- * (handlers/loyalty-consumer.ts) builds them from its environment, the simulation from one
+ * (handlers/loyalty-consumer.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's.
  */
-export function makeHandler(wiring: Parts) {
+export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
   const mail = wiring.provider('mail');
   return queueConsumerHandler(wiring, {
@@ -31,4 +36,9 @@ export function makeHandler(wiring: Parts) {
       return creditLoyaltyPoints(event, { ledger, mail }, work);
     },
   });
+}
+
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
 }

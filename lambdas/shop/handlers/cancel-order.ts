@@ -1,5 +1,4 @@
-import { orderPartsFromEnv } from '../api/parts-from-env';
-import { makeHandler } from '../entry-points/cancel-order';
+import { makeHandler, partsFromEnv } from '../entry-points/cancel-order';
 
 /** The deployed POST /orders/{orderId}/cancel: its factory on the parts its environment names, built once at cold start. */
-export const handler = makeHandler(orderPartsFromEnv());
+export const handler = makeHandler(partsFromEnv());

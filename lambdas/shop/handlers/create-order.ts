@@ -1,5 +1,4 @@
-import { createOrderPartsFromEnv } from '../api/parts-from-env';
-import { makeHandler } from '../entry-points/create-order';
+import { makeHandler, partsFromEnv } from '../entry-points/create-order';
 
 /** The deployed POST /orders: its factory on the parts its environment names, built once at cold start. */
-export const handler = makeHandler(createOrderPartsFromEnv());
+export const handler = makeHandler(partsFromEnv());

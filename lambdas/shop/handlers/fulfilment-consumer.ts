@@ -1,6 +1,4 @@
-import { deployedConsumerWiring } from '@exactly-once/runtime';
-import { consumerSpec } from '../consumers';
-import { makeHandler } from '../entry-points/fulfilment-consumer';
+import { makeHandler, partsFromEnv } from '../entry-points/fulfilment-consumer';
 
-/** The deployed fulfilment consumer: its factory on the wiring its environment names, built once at cold start. */
-export const handler = makeHandler(deployedConsumerWiring(consumerSpec('fulfilment')));
+/** The deployed fulfilment consumer: its factory on the parts its environment names, built once at cold start. */
+export const handler = makeHandler(partsFromEnv());

@@ -1,5 +1,4 @@
-import { stockReadPartsFromEnv } from '../api/parts-from-env';
-import { makeHandler } from '../entry-points/get-inventory';
+import { makeHandler, partsFromEnv } from '../entry-points/get-inventory';
 
 /** The deployed GET /inventory/{sku}: its factory on the parts its environment names, built once at cold start. */
-export const handler = makeHandler(stockReadPartsFromEnv());
+export const handler = makeHandler(partsFromEnv());

@@ -1,5 +1,4 @@
-import { orderPartsFromEnv } from '../api/parts-from-env';
-import { makeHandler } from '../entry-points/get-order';
+import { makeHandler, partsFromEnv } from '../entry-points/get-order';
 
 /** The deployed GET /orders/{orderId}: its factory on the parts its environment names, built once at cold start. */
-export const handler = makeHandler(orderPartsFromEnv());
+export const handler = makeHandler(partsFromEnv());

@@ -37,7 +37,7 @@ export function entryPointSource(spec: ConsumerSpec, id: string): string {
     provider === undefined
       ? ''
       : `  // The provider its spec names (providers in ../consumers.ts).\n  const provider = wiring.provider('${provider}');\n`;
-  return `import { parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
+  return `import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, type ConsumerWiring } from '@exactly-once/runtime';
 import { DynamoDb${id}Ledger } from '../aws/${spec.name}-ledger';
 import { consumerSpec } from '../consumers';
 import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
@@ -53,9 +53,9 @@ export type Parts = ConsumerWiring;
  * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts).
  * ${heard}
  *
- * \`makeHandler\` is the whole function on given parts, and reads no environment when this
- * module loads: the deployed binding (../handlers/${spec.name}-consumer.ts) gives it the wiring its
- * environment names, the simulation one simulated invocation's.
+ * \`makeHandler\` is the whole function on given parts, and this module reads no environment
+ * when it loads: the deployed binding (../handlers/${spec.name}-consumer.ts) gives it
+ * \`partsFromEnv()\`, the simulation one simulated invocation's.
  */
 export function makeHandler(wiring: Parts) {
   const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
@@ -74,17 +74,20 @@ ${wiredProvider}  return queueConsumerHandler(wiring, {
       ),
   });
 }
+
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
+}
 `;
 }
 
-/** The consumer's deployed binding: its factory on the wiring its environment names, once per cold start. */
+/** The consumer's deployed binding: its factory on the parts its environment names, once per cold start. */
 export function bindingSource(spec: ConsumerSpec): string {
-  return `import { deployedConsumerWiring } from '@exactly-once/runtime';
-import { consumerSpec } from '../consumers';
-import { makeHandler } from '../entry-points/${spec.name}-consumer';
+  return `import { makeHandler, partsFromEnv } from '../entry-points/${spec.name}-consumer';
 
-/** The deployed ${spec.name} consumer: its factory on the wiring its environment names, built once at cold start. */
-export const handler = makeHandler(deployedConsumerWiring(consumerSpec('${spec.name}')));
+/** The deployed ${spec.name} consumer: its factory on the parts its environment names, built once at cold start. */
+export const handler = makeHandler(partsFromEnv());
 `;
 }
 

@@ -40,13 +40,13 @@ export function consumerRoutes(specs: readonly ConsumerSpec[]): ConsumerRoute[] 
 export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 export type HandlerFactory = (wiring: ConsumerWiring) => ConsumerHandler;
 
-/** A deployed binding's import of its factory (docs/architecture.md, "Entry modules"). */
-const FACTORY_IMPORT = /^import \{ makeHandler \} from '(\.{1,2}\/[^']+)';$/m;
+/** A deployed binding's import of its factory (docs/architecture.md, "Entry modules"): `makeHandler` first. */
+const FACTORY_IMPORT = /^import \{ makeHandler\b[^}]*\} from '(\.{1,2}\/[^']+)';$/m;
 
 /**
  * The module of a function's factory, from the module its `entry` names (relative to `root`): a
- * deployed binding (`export const handler = makeHandler(<parts>FromEnv())`) names its factory in
- * its one import of `makeHandler`, and that module, which reads no environment as it loads, is the
+ * deployed binding (`export const handler = makeHandler(partsFromEnv())`) names its factory in
+ * its import of `makeHandler`, and that module, which reads no environment as it loads, is the
  * one to load; an entry that imports no `makeHandler` is taken as the factory module itself.
  */
 export function factoryModuleOf(entry: string, root = PROJECT_ROOT): string {

@@ -1,5 +1,4 @@
-import { createBookingPartsFromEnv } from '../api/parts-from-env';
-import { makeHandler } from '../entry-points/create-booking';
+import { makeHandler, partsFromEnv } from '../entry-points/create-booking';
 
 /** The deployed POST /bookings: its factory on the parts its environment names, built once at cold start. */
-export const handler = makeHandler(createBookingPartsFromEnv());
+export const handler = makeHandler(partsFromEnv());
