@@ -6,9 +6,9 @@ import tseslint from 'typescript-eslint';
 const EXAMPLE = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).exactlyOnce.example;
 
 // The stack names a function's code by its module path; importing a handler module would run Lambda
-// start-up code (configuration reads, SDK clients) at synth.
+// start-up code (a deployed binding's configuration reads and SDK clients) at synth.
 const NO_HANDLER_MODULE = {
-  group: ['**/entry-points/*', '**/*-handler'],
+  group: ['**/entry-points/*', '**/handlers/*', '**/*-handler'],
   message: 'Name a handler module by its path (FunctionWithDefaults entry); do not import it into the CDK app.',
 };
 // Powertools' parameter utilities call SSM themselves: an SDK call like any other.

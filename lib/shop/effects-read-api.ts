@@ -29,7 +29,7 @@ export class EffectsReadApi extends Construct {
     super(scope, id);
     const environment = { [ENV.effectsTable]: props.effectsTable.tableName };
     this.getCustomer = new FunctionWithDefaults(this, 'GetCustomer', {
-      entry: 'lambdas/shop/entry-points/get-customer.ts',
+      entry: 'lambdas/shop/handlers/get-customer.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...environment,
@@ -38,7 +38,7 @@ export class EffectsReadApi extends Construct {
       },
     });
     this.getInventory = new FunctionWithDefaults(this, 'GetInventory', {
-      entry: 'lambdas/shop/entry-points/get-inventory.ts',
+      entry: 'lambdas/shop/handlers/get-inventory.ts',
       asyncDeadLetterQueue: false,
       environment,
     });

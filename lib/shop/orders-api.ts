@@ -63,7 +63,7 @@ export class OrdersApi extends IamRestApi {
     const ordersEnv = { [SHOP_ENV.ordersTable]: props.ordersTable.tableName, ...this.callerEnvironment };
     // API handlers are only ever invoked synchronously: an async DLQ would never receive anything.
     this.createOrder = new FunctionWithDefaults(this, 'CreateOrder', {
-      entry: 'lambdas/shop/entry-points/create-order.ts',
+      entry: 'lambdas/shop/handlers/create-order.ts',
       asyncDeadLetterQueue: false,
       environment: {
         ...ordersEnv,
@@ -72,12 +72,12 @@ export class OrdersApi extends IamRestApi {
       },
     });
     this.cancelOrder = new FunctionWithDefaults(this, 'CancelOrder', {
-      entry: 'lambdas/shop/entry-points/cancel-order.ts',
+      entry: 'lambdas/shop/handlers/cancel-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });
     this.getOrder = new FunctionWithDefaults(this, 'GetOrder', {
-      entry: 'lambdas/shop/entry-points/get-order.ts',
+      entry: 'lambdas/shop/handlers/get-order.ts',
       asyncDeadLetterQueue: false,
       environment: ordersEnv,
     });

@@ -22,7 +22,7 @@ const TAKEN = PROBE_SPEC.eventTypes[0];
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(PROBE_SPEC, () => import('./fixtures/probe-consumer'));
+  h = await loadGeneratedConsumer(PROBE_SPEC, () => import('./fixtures/handlers/probe-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));

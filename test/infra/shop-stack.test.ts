@@ -115,7 +115,7 @@ describe('the API', () => {
 
 describe('entry points', () => {
   /** The folders whose every module is a Lambda entry (a handler's first module). */
-  const ENTRY_FOLDERS = ['lambdas/shop/entry-points'];
+  const ENTRY_FOLDERS = ['lambdas/shop/handlers'];
 
   /** The entries the functions of a stage's stack run, built as bin/app.ts builds it (without bundling). */
   function entriesOfStage(context: Record<string, unknown>): Set<string> {

@@ -54,7 +54,7 @@ export function useApiOnEmulators<E extends string>(entryPoints: readonly E[]) {
     );
     for (const entryPoint of entryPoints)
       state.handlers[entryPoint] = (
-        (await import(`../../lambdas/shop/entry-points/${entryPoint}`)) as { handler: ApiHandler }
+        (await import(`../../lambdas/shop/handlers/${entryPoint}`)) as { handler: ApiHandler }
       ).handler;
   }, 180_000);
 

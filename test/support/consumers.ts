@@ -21,8 +21,8 @@ export type ConsumerHarness = Harness<ConsumerName>;
 export async function loadConsumer(name: ConsumerName, env: Record<string, string>): Promise<ConsumerHarness> {
   const loaded = await loadWithMockedSdk<ConsumerHarness['handler']>(env, () =>
     name === 'fulfilment'
-      ? import('../../lambdas/shop/entry-points/fulfilment-consumer')
-      : import('../../lambdas/shop/entry-points/loyalty-consumer'),
+      ? import('../../lambdas/shop/handlers/fulfilment-consumer')
+      : import('../../lambdas/shop/handlers/loyalty-consumer'),
   );
   return { ...loaded, name, fifo: name === 'fulfilment' };
 }

@@ -22,8 +22,8 @@ export type ProbeHarness = ConsumerHarness<ProbeConsumerName>;
 export async function loadProbeConsumer(name: ProbeConsumerName, env: Record<string, string>): Promise<ProbeHarness> {
   const loaded = await loadWithMockedSdk<ProbeHarness['handler']>(env, () =>
     name === 'probe-fifo'
-      ? import('../exactly-once/fixtures/probe-fifo-consumer')
-      : import('../exactly-once/fixtures/probe-consumer'),
+      ? import('../exactly-once/fixtures/handlers/probe-fifo-consumer')
+      : import('../exactly-once/fixtures/handlers/probe-consumer'),
   );
   return { ...loaded, name, fifo: (name === 'probe-fifo' ? PROBE_FIFO_SPEC : PROBE_SPEC).fifo };
 }

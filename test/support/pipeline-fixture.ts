@@ -50,17 +50,16 @@ export class PipelineFixture extends HandWiredPipeline {
       ...options.extraEnv,
     };
     this.dynamoCalls.createOrder = { calls: [] };
-    this.createOrder = (
-      await this.load('lambdas/shop/entry-points/create-order.ts', common, this.dynamoCalls.createOrder)
-    ).handler as ApiHandler;
-    this.cancelOrder = (await this.load('lambdas/shop/entry-points/cancel-order.ts', common)).handler as ApiHandler;
+    this.createOrder = (await this.load('lambdas/shop/handlers/create-order.ts', common, this.dynamoCalls.createOrder))
+      .handler as ApiHandler;
+    this.cancelOrder = (await this.load('lambdas/shop/handlers/cancel-order.ts', common)).handler as ApiHandler;
     await this.loadRelay(common);
-    await this.loadConsumer('fulfilment', 'lambdas/shop/entry-points/fulfilment-consumer.ts', common, {
+    await this.loadConsumer('fulfilment', 'lambdas/shop/handlers/fulfilment-consumer.ts', common, {
       queueUrl: this.queues.fifoQueueUrl,
       deadLetterQueueUrl: this.queues.fifoDlqUrl,
       fifo: true,
     });
-    await this.loadConsumer('loyalty', 'lambdas/shop/entry-points/loyalty-consumer.ts', common, {
+    await this.loadConsumer('loyalty', 'lambdas/shop/handlers/loyalty-consumer.ts', common, {
       queueUrl: this.queues.standardQueueUrl,
       deadLetterQueueUrl: this.queues.standardDlqUrl,
       fifo: false,

@@ -18,12 +18,12 @@ const ddb = mockClient(DynamoDBClient);
 const doc = mockClient(DynamoDBDocumentClient);
 const ORDERS_TABLE = 'orders-table';
 
-type Handler = (typeof import('../../lambdas/shop/entry-points/cancel-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/handlers/cancel-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
   useUnitEnvironment({ ORDERS_TABLE_NAME: ORDERS_TABLE });
-  ({ handler } = await import('../../lambdas/shop/entry-points/cancel-order'));
+  ({ handler } = await import('../../lambdas/shop/handlers/cancel-order'));
 });
 
 beforeEach(() => {

@@ -22,8 +22,8 @@ test('two consumers loaded in one process set their dimension without a warning;
   let metrics: Metrics | undefined;
   try {
     await jest.isolateModulesAsync(async () => {
-      await import('../exactly-once/fixtures/probe-consumer');
-      await import('../exactly-once/fixtures/probe-fifo-consumer');
+      await import('../exactly-once/fixtures/handlers/probe-consumer');
+      await import('../exactly-once/fixtures/handlers/probe-fifo-consumer');
       ({ metrics } = await import('@exactly-once/runtime/runtime/observability'));
     });
 

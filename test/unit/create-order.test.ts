@@ -33,7 +33,7 @@ const IDEMPOTENCY_TABLE = 'idempotency-table';
 const ALICE = 'arn:aws:iam::123456789012:user/alice';
 const BOB = 'arn:aws:iam::123456789012:user/bob';
 
-type Handler = (typeof import('../../lambdas/shop/entry-points/create-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/handlers/create-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
@@ -43,7 +43,7 @@ beforeAll(async () => {
     IDEMPOTENCY_KEY_EXPIRY_SECONDS: '86400',
   });
   // The handler reads its configuration at import: environment first, then the module.
-  ({ handler } = await import('../../lambdas/shop/entry-points/create-order'));
+  ({ handler } = await import('../../lambdas/shop/handlers/create-order'));
 });
 
 beforeEach(() => {

@@ -19,7 +19,7 @@ const ALICE = 'arn:aws:iam::123456789012:user/alice';
 const BOB = 'arn:aws:iam::123456789012:user/bob';
 const SAML_ROLE = 'arn:aws:sts::123456789012:assumed-role/Okta-ShopOperators';
 
-type Handler = (typeof import('../../lambdas/shop/entry-points/get-customer'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/handlers/get-customer'))['handler'];
 const handlers = {} as Record<'customer' | 'inventory', Handler>;
 
 beforeAll(async () => {
@@ -29,8 +29,8 @@ beforeAll(async () => {
     // As the stack sets it for a stage with SAML-federated people (-c humanRolePatterns=...).
     HUMAN_ROLE_PATTERNS: 'AWSReservedSSO_*,Okta-*',
   });
-  ({ handler: handlers.customer } = await import('../../lambdas/shop/entry-points/get-customer'));
-  ({ handler: handlers.inventory } = await import('../../lambdas/shop/entry-points/get-inventory'));
+  ({ handler: handlers.customer } = await import('../../lambdas/shop/handlers/get-customer'));
+  ({ handler: handlers.inventory } = await import('../../lambdas/shop/handlers/get-inventory'));
 });
 
 /** The callers who placed an order for a customer, as the Orders table's access partitions hold them. */

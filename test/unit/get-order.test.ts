@@ -17,12 +17,12 @@ const ddb = mockClient(DynamoDBClient);
 const doc = mockClient(DynamoDBDocumentClient);
 const ORDERS_TABLE = 'orders-table';
 
-type Handler = (typeof import('../../lambdas/shop/entry-points/get-order'))['handler'];
+type Handler = (typeof import('../../lambdas/shop/handlers/get-order'))['handler'];
 let handler: Handler;
 
 beforeAll(async () => {
   useUnitEnvironment({ ORDERS_TABLE_NAME: ORDERS_TABLE });
-  ({ handler } = await import('../../lambdas/shop/entry-points/get-order'));
+  ({ handler } = await import('../../lambdas/shop/handlers/get-order'));
 });
 
 beforeEach(() => {

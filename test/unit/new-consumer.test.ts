@@ -42,18 +42,21 @@ const EVENT_TYPES =
   })();
 const quoted = (types: readonly string[]) => types.map((type) => `'${type}'`).join(', ');
 /**
- * Tests that read the example's consumer list: they must pass with the generated ones on the list. The
- * first three are the shop's (a fork whose example has no such test runs the rest); the proof kit's
- * consumer discovery is the mechanism's and always runs.
+ * Tests that read the example's consumer list or its entry modules: they must pass with the generated
+ * ones there. The first three are the shop's (a fork whose example has no such test runs the rest); the
+ * proof kit's consumer discovery and the check that every entry module is a factory reading no
+ * environment as it loads, with its one-line binding, always run.
  */
 const LIST_READERS = [
   'test/infra/logical-ids.test.ts',
   'test/infra/providers.test.ts',
   'test/infra/readme-counts.test.ts',
   'test/unit/proof-kit-consumers.test.ts',
+  'test/unit/entry-modules.test.ts',
 ].filter((file) => existsSync(join(REPO, file)));
 const filesOf = (name: string) => [
   `lambdas/${EXAMPLE}/entry-points/${name}-consumer.ts`,
+  `lambdas/${EXAMPLE}/handlers/${name}-consumer.ts`,
   `lambdas/${EXAMPLE}/use-cases/${name}-effect.ts`,
   `lambdas/${EXAMPLE}/aws/${name}-ledger.ts`,
   `test/unit/${name}-consumer.test.ts`,
@@ -149,7 +152,7 @@ describe('a standard, a FIFO and a provider-less FIFO consumer, generated', () =
     }
   }, SLOW);
 
-  test('writes the entry point, the effect, the ledger and the test, and adds the spec to the consumer list', () => {
+  test('writes the entry point, its deployed binding, the effect, the ledger and the test, and adds the spec to the consumer list', () => {
     const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
 
     for (const { name } of GENERATED) {
@@ -163,12 +166,12 @@ describe('a standard, a FIFO and a provider-less FIFO consumer, generated', () =
     // Names are lower-case letters, digits and hyphens: nothing in them a pattern would read as special.
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\[${quoted(EVENT_TYPES.slice(0, 1))}\\],\\s+entry: 'lambdas/${EXAMPLE}/entry-points/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
+        `name: '${STANDARD}',\\s+fifo: false,\\s+eventTypes: \\[${quoted(EVENT_TYPES.slice(0, 1))}\\],\\s+entry: 'lambdas/${EXAMPLE}/handlers/${STANDARD}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 1,\\s+maxConcurrency: 10,`,
       ),
     );
     expect(consumers).toMatch(
       new RegExp(
-        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\[${quoted(EVENT_TYPES)}\\],\\s+entry: 'lambdas/${EXAMPLE}/entry-points/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
+        `name: '${FIFO}',\\s+fifo: true,\\s+eventTypes: \\[${quoted(EVENT_TYPES)}\\],\\s+entry: 'lambdas/${EXAMPLE}/handlers/${FIFO}-consumer.ts',\\s+batchSize: 10,\\s+batchingWindowSeconds: 0,`,
       ),
     );
   });

@@ -14,7 +14,7 @@ export const guarantees: ExampleRegistry = {
       id: 'validation-before-idempotency',
       statement: 'Input is validated before the idempotent section, so a rejected request stores nothing',
       enforcedIn: [
-        { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
+        { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeHandler' },
         { file: 'lambdas/shop/domain/order.ts', symbol: 'parsePlaceOrderBody' },
       ],
       provedBy: [
@@ -173,9 +173,7 @@ export const guarantees: ExampleRegistry = {
     },
   ],
   alsoEnforcedIn: {
-    'idempotency-key-contract': [
-      { file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeCreateOrderHandler' },
-    ],
+    'idempotency-key-contract': [{ file: 'lambdas/shop/entry-points/create-order.ts', symbol: 'makeHandler' }],
     'provider-key': [{ file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' }],
     'provider-state': [{ file: 'lambdas/shop/use-cases/apply-order-events.ts', symbol: 'fulfilOrderEvent' }],
     'effects-counted-at-the-provider': [{ file: 'tooling/shop/proof.ts', symbol: 'picksAfterCancel' }],

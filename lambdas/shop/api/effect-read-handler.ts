@@ -14,6 +14,11 @@ import { DynamoDbEffectsReader } from '../aws/ledgers';
 import type { EffectsReader } from '../ports/ledgers';
 import { shopErrorResponse } from './order-request';
 
+/** The consumers' effects, for the effect GETs' deployed parts (read at cold start, by their `partsFromEnv`). */
+export function effectsReaderFromEnv(): DynamoDbEffectsReader {
+  return new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv(ENV.effectsTable));
+}
+
 /**
  * Who may read: `shared` is a read model every caller sees alike (stock);
  * `caller` is the caller's own data: the caller, under the rule, is derived
@@ -26,10 +31,12 @@ export type EffectReadScope<Read> =
 /**
  * A GET on one consumer effect (points of a customer, reserved stock of a SKU):
  * the caller when the read is scoped to it, then the path parameter, then the
- * read; 200 with the value or 404.
+ * read; 200 with the value or 404. `reader` is given, never built here, so an
+ * entry module can build this handler without touching the environment.
  */
 export function effectReadHandler(
   options: {
+    reader: EffectsReader;
     parameter: string;
     maxLength: number;
     /** The characters an id can have, when narrower than any (checked before any read). */
@@ -39,7 +46,7 @@ export function effectReadHandler(
     missing: (id: string) => string;
   } & EffectReadScope<Promise<number | undefined>>,
 ): (event: APIGatewayProxyEvent, context: Context) => Promise<HttpResponse> {
-  const reader = new DynamoDbEffectsReader(dynamoDbDocumentClient(), requireEnv(ENV.effectsTable));
+  const { reader } = options;
   return async (event, context) => {
     logger.addContext(context);
     let read: (id: string) => Promise<number | undefined>;

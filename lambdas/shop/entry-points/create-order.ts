@@ -15,11 +15,11 @@ import { SHOP_ENV } from '../env-names';
  * around one use case, placeOrder. A key the order itself shows reused (its record gone, the order it
  * made of another body) is 422 too.
  *
- * `makeCreateOrderHandler` is the whole function on given parts: the deployed
- * handler below builds them from its environment, the simulation from one
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/create-order.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's (its clients and its virtual clock).
  */
-export interface CreateOrderParts {
+export interface Parts {
   orders: OrderRepository;
   /** Powertools' persistence layer for the idempotency records; one per handler (see idempotency-store). */
   idempotencyStore: BasePersistenceLayer;
@@ -31,7 +31,7 @@ export interface CreateOrderParts {
 
 const ROUTE = 'POST /orders';
 
-export function makeCreateOrderHandler(parts: CreateOrderParts) {
+export function makeHandler(parts: Parts) {
   return idempotentCommand<PlaceOrderRequest>({
     route: ROUTE,
     keyPrefix: 'create-order',
@@ -51,17 +51,13 @@ export function makeCreateOrderHandler(parts: CreateOrderParts) {
   });
 }
 
-const config = {
-  ordersTable: requireEnv(SHOP_ENV.ordersTable),
-  idempotencyTable: requireEnv(SHOP_ENV.idempotencyTable),
-  keyExpirySeconds: requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds),
-  callerRule: callerRuleFromEnv(),
-};
-
-export const handler = makeCreateOrderHandler({
-  orders: new DynamoDbOrderRepository(dynamoDbDocumentClient(), config.ordersTable),
-  idempotencyStore: idempotencyStore(config.idempotencyTable),
-  keyExpirySeconds: config.keyExpirySeconds,
-  now: () => new Date(),
-  callerRule: config.callerRule,
-});
+/** The deployed parts, from the environment the stack sets: read once, at cold start; a missing variable throws, naming it. */
+export function partsFromEnv(): Parts {
+  return {
+    orders: new DynamoDbOrderRepository(dynamoDbDocumentClient(), requireEnv(SHOP_ENV.ordersTable)),
+    idempotencyStore: idempotencyStore(requireEnv(SHOP_ENV.idempotencyTable)),
+    keyExpirySeconds: requireIntEnv(SHOP_ENV.idempotencyKeyExpirySeconds),
+    now: () => new Date(),
+    callerRule: callerRuleFromEnv(),
+  };
+}

@@ -6,6 +6,9 @@ import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');
 
+/** What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec). */
+export type Parts = ConsumerWiring;
+
 /**
  * FIFO consumer: reserves and releases stock. One order's events are applied
  * in order: the FIFO processor stops a failed record's group (queue-consumer.ts).
@@ -18,9 +21,9 @@ const SPEC = consumerSpec('fulfilment');
  * untried, however long the head takes, and is tried once the head is applied
  * or has gone to the DLQ.
  *
- * `makeHandler` is the whole function on given parts: the deployed handler
- * below builds them from its environment, the simulation from one simulated
- * invocation's. Every consumer entry point exports both, under these names.
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/fulfilment-consumer.ts) gives it `partsFromEnv()`, the simulation one
+ * simulated invocation's.
  */
 export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
@@ -32,4 +35,7 @@ export function makeHandler(wiring: ConsumerWiring) {
   });
 }
 
-export const handler = makeHandler(deployedConsumerWiring(SPEC));
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
+}

@@ -11,12 +11,17 @@ import { creditLoyaltyPoints } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('loyalty');
 
+/** What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec). */
+export type Parts = ConsumerWiring;
+
 /**
  * Standard-queue consumer: credits loyalty points and sends the confirmation
  * e-mail. Records are independent, so they are processed in parallel
  * (queue-consumer.ts).
  *
- * `makeHandler` is the whole function on given parts (see fulfilment-consumer.ts).
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/loyalty-consumer.ts) gives it `partsFromEnv()`, the simulation one
+ * simulated invocation's.
  */
 export function makeHandler(wiring: ConsumerWiring) {
   const ledger = new DynamoDbLoyaltyLedger(wiring.documents, wiring.ledgerOptions);
@@ -33,4 +38,7 @@ export function makeHandler(wiring: ConsumerWiring) {
   });
 }
 
-export const handler = makeHandler(deployedConsumerWiring(SPEC));
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
+}

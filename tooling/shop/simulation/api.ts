@@ -1,13 +1,11 @@
-// First: the entry point below builds its deployed handler when it loads, from this environment.
-import './environment';
 import type { ApiIdempotency } from '@exactly-once/tools/simulation/world/api';
 import { simulatedIdempotencyStore } from '@exactly-once/tools/simulation/world/api';
 import type { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import type { Invocation } from '@exactly-once/tools/simulation/world/invocation';
 import { DynamoDbOrderRepository } from '../../../lambdas/shop/aws/dynamodb-order-repository';
-import { makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
+import { makeHandler as makeCreateOrderHandler } from '../../../lambdas/shop/entry-points/create-order';
 
-/** POST /orders in the simulation: the deployed create-order entry point on one simulated request's clients. */
+/** POST /orders in the simulation: the create-order factory (the deployed function's code) on one simulated request's clients. */
 
 /** The shop's table: its orders and their outbox items. */
 export const ORDERS_TABLE = 'Orders';

@@ -2,8 +2,8 @@ import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * The files `npm run new:consumer` writes for a consumer (new-consumer.ts decides where and checks
- * the names): its spec entry, its handler, its effect, its ledger and its unit test, with or without
- * a provider. `id` is the consumer's name in PascalCase (consumerId); `folder` the example's consumer
+ * the names): its spec entry, its handler factory and the one-line deployed binding of it, its
+ * effect, its ledger and its unit test, with or without a provider. `id` is the consumer's name in PascalCase (consumerId); `folder` the example's consumer
  * folder (lambdas/<example>).
  */
 
@@ -44,15 +44,20 @@ import { apply${id}Effect } from '../use-cases/${spec.name}-effect';
 
 const SPEC = consumerSpec('${spec.name}');
 
+/** What the consumer runs on: the mechanism's wiring (deployed: \`deployedConsumerWiring\` of its spec). */
+export type Parts = ConsumerWiring;
+
 /**
  * The ${spec.name} consumer, made by \`npm run new:consumer\`.
  * ${queue} (packages/runtime/src/consumer/queue-consumer.ts).
  * Each event it takes is applied once per eventId (use-cases/${spec.name}-effect.ts).
  * ${heard}
  *
- * \`makeHandler\` is the whole function on given parts (see fulfilment-consumer.ts).
+ * \`makeHandler\` is the whole function on given parts, and this module reads no environment
+ * when it loads: the deployed binding (../handlers/${spec.name}-consumer.ts) gives it
+ * \`partsFromEnv()\`, the simulation one simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring) {
+export function makeHandler(wiring: Parts) {
   const ledger = new DynamoDb${id}Ledger(wiring.documents, wiring.ledgerOptions);
 ${wiredProvider}  return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
@@ -70,7 +75,19 @@ ${wiredProvider}  return queueConsumerHandler(wiring, {
   });
 }
 
-export const handler = makeHandler(deployedConsumerWiring(SPEC));
+/** The deployed parts: the wiring its environment names (read once, at cold start). */
+export function partsFromEnv(): Parts {
+  return deployedConsumerWiring(SPEC);
+}
+`;
+}
+
+/** The consumer's deployed binding: its factory on the parts its environment names, once per cold start. */
+export function bindingSource(spec: ConsumerSpec): string {
+  return `import { makeHandler, partsFromEnv } from '../entry-points/${spec.name}-consumer';
+
+/** The deployed ${spec.name} consumer: its factory on the parts its environment names, built once at cold start. */
+export const handler = makeHandler(partsFromEnv());
 `;
 }
 
@@ -208,7 +225,7 @@ const EFFECT_ITEMS = \`EFFECT#\${SPEC.name}#\`;
 let h: GeneratedConsumer;
 
 beforeAll(async () => {
-  h = await loadGeneratedConsumer(SPEC, () => import('../../${folder}/entry-points/${name}-consumer'));
+  h = await loadGeneratedConsumer(SPEC, () => import('../../${folder}/handlers/${name}-consumer'));
 });
 
 beforeEach(() => resetGeneratedConsumer(h));

@@ -1,13 +1,21 @@
 import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError } from '../cli/exit';
 import * as prettier from 'prettier';
 import { example, type ExampleTooling } from '../example';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
-import { effectSource, entryPointSource, ledgerSource, providerOf, specSource, testSource } from './consumer-templates';
+import {
+  bindingSource,
+  effectSource,
+  entryPointSource,
+  ledgerSource,
+  providerOf,
+  specSource,
+  testSource,
+} from './consumer-templates';
 
 /**
  * `npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]`: scaffolds a queue
@@ -18,8 +26,8 @@ import { effectSource, entryPointSource, ledgerSource, providerOf, specSource, t
  * version guard compares versions per entity, which holds only when each entity's events arrive in
  * order; a consumer ordered by ordering key needs an effect of its own (docs/adapting.md).
  *
- * Writes its entry point (the handler, packages/runtime/src/consumer/queue-consumer.ts on its
- * spec), its effect module (the generic effect, to be replaced by the user's
+ * Writes its entry point (the handler factory `makeHandler(wiring)`, packages/runtime/src/consumer/queue-consumer.ts
+ * on its spec), its deployed binding (`handlers/<name>-consumer.ts`, the spec's entry), its effect module (the generic effect, to be replaced by the user's
  * own), its ledger (an InboxLedger, where its own state goes) and its unit test, then adds its spec to
  * the example's consumer list (`<folder>/consumers.ts`, the folder named by the example's tooling; above the
  * marker line). The consumer list drives
@@ -34,7 +42,7 @@ import { effectSource, entryPointSource, ledgerSource, providerOf, specSource, t
 const MARKER = '// new:consumer inserts above this line';
 /**
  * Where the example keeps its consumers (its `consumers.ts` with the marker line and `consumerSpec`,
- * and `entry-points/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
+ * and `entry-points/`, `handlers/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
  * example's, from its tooling module (packages/tools/src/example.ts). A tooling module without them (the neutral
  * fixture's has no consumer folder) is refused before anything is read or written.
  */
@@ -65,7 +73,11 @@ export async function main(argv: string[], root = PROJECT_DIR): Promise<number> 
       return EXIT.ok;
     }
     const plan = await planConsumer(argv, root);
-    for (const { path, text } of plan.writes) writeFileSync(join(root, path), text);
+    for (const { path, text } of plan.writes) {
+      // A fork may have no handlers/ folder yet.
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
     report(plan);
     return EXIT.ok;
   } catch (error) {
@@ -89,7 +101,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     fifo,
     // FIFO: everything the producer writes, in order per entity; standard: its first type.
     eventTypes: fifo ? [...eventTypes] : [eventTypes[0]],
-    entry: `${folder}/entry-points/${entryPoint}.ts`,
+    // The deployed binding; its factory is entry-points/ (docs/architecture.md, "Entry modules").
+    entry: `${folder}/handlers/${entryPoint}.ts`,
     // Its effect calls one provider (wiring.provider(<provider>)); several consumers may share one.
     ...(provider === null ? {} : { providers: [provider] }),
     ...(fifo ? FIFO : STANDARD),
@@ -108,7 +121,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
 
   const id = consumerId(name);
   const files = {
-    entryPoint: spec.entry,
+    entryPoint: `${folder}/entry-points/${entryPoint}.ts`,
+    binding: spec.entry,
     effect: `${folder}/use-cases/${name}-effect.ts`,
     ledger: `${folder}/aws/${name}-ledger.ts`,
     test: `test/unit/${entryPoint}.test.ts`,
@@ -120,7 +134,8 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   const consumers = insertBefore(read(root, consumersPath), consumersPath, MARKER, specSource(spec));
 
   const sources = [
-    { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler' },
+    { path: files.entryPoint, text: entryPointSource(spec, id), what: 'the handler factory' },
+    { path: files.binding, text: bindingSource(spec), what: 'its deployed binding' },
     { path: files.effect, text: effectSource(spec, id), what: 'the effect: replace it with yours' },
     { path: files.ledger, text: ledgerSource(spec, id), what: 'its ledger: its own state goes here' },
     { path: files.test, text: testSource(spec, id, folder), what: 'its unit test' },

@@ -1,32 +1,25 @@
 // First: the modules below load Powertools, which reads its settings when it loads.
 import './quiet-powertools';
-import { example } from '../../example';
 import { ENV } from '@exactly-once/runtime/env-names';
-import { consumerRoutes } from './consumers';
 
 /**
- * The handler modules build their deployed handler when they load, from this
- * environment (read once, as at a cold start). The simulation never invokes
- * those: it runs the same modules' handler factories on each simulated
- * invocation's parts. These placeholders only let the modules load; the
- * relay's routes name the simulated queues of the consumer list, as the
- * stack's do the deployed ones (a world given another list routes by that).
+ * The application's entry modules are factories that read no environment when they load (a
+ * deployed binding beside each builds its parts from the environment): the simulation gives them
+ * their parts. The mechanism's relay and sweeper modules still build their deployed handler as
+ * they load (packages/runtime/src/wiring/relay-handler.ts, sweeper-handler.ts), so they get these
+ * values, only to load: the simulation runs their factories on each simulated invocation's parts,
+ * its routes included, and never the handler built from these.
  */
-const PLACEHOLDERS: Record<string, string> = {
-  EFFECTS_TABLE_NAME: 'unused',
-  PROVIDER_LOG_TABLE_NAME: 'unused',
-  INBOX_TTL_SECONDS: '1',
-  DEDUPE_HORIZON_SECONDS: '1',
-  QUEUE_URL: 'unused',
-  DEAD_LETTER_QUEUE_URL: 'unused',
-  OUTBOX_TABLE_NAME: 'unused',
-  OUTBOX_ENTITY_PARTITION_PREFIX: 'unused',
-  OUTBOX_SWEEP_AGE_SECONDS: '1',
-  OUTBOX_DISPATCHED_RETENTION_SECONDS: '1',
-  [ENV.consumerRoutes]: JSON.stringify(consumerRoutes(example().consumers)),
-  IDEMPOTENCY_TABLE_NAME: 'unused',
-  IDEMPOTENCY_KEY_EXPIRY_SECONDS: '1',
+const MECHANISM_MODULES_AT_LOAD: Record<string, string> = {
+  [ENV.outboxTable]: 'unused',
+  [ENV.outboxEntityPartitionPrefix]: 'unused',
+  [ENV.outboxSweepAgeSeconds]: '1',
+  [ENV.outboxDispatchedRetentionSeconds]: '1',
+  // A list of routes must name one at least: this one is never sent to.
+  [ENV.consumerRoutes]: JSON.stringify([
+    { consumer: 'unused', queueUrl: 'unused', fifo: false, eventTypes: ['Unused'] },
+  ]),
 };
-for (const [name, value] of Object.entries(PLACEHOLDERS)) process.env[name] ??= value;
+for (const [name, value] of Object.entries(MECHANISM_MODULES_AT_LOAD)) process.env[name] ??= value;
 
 export {};

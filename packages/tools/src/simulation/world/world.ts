@@ -7,7 +7,6 @@ import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import type { ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wiring';
 import { ledgerOf, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { ConsumerRoute } from '@exactly-once/runtime/outbox/routes';
-import { ENV } from '@exactly-once/runtime/env-names';
 import type { Observation } from '../../proof-kit/drive';
 import type { PlannedRequest } from '../../proof-kit/plan';
 import type { SimulationResult, SimulationWorld } from '../contract';
@@ -218,13 +217,10 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     const savedRandom = Math.random;
     const savedNow = Date.now;
     const savedIdempotencyDisabled = process.env.POWERTOOLS_IDEMPOTENCY_DISABLED;
-    const savedRoutes = process.env[ENV.consumerRoutes];
     // The real code draws backoff jitter from Math.random: the seed must decide it too.
     Math.random = scheduler.random;
     // Powertools' idempotency layer reads the time from Date.now (record expiry, in-progress expiry, its put's condition).
     Date.now = () => EPOCH_MS + scheduler.now;
-    // The relay's routing as the stack hands it over, for this world's consumer list.
-    process.env[ENV.consumerRoutes] = JSON.stringify(this.routes);
     // Powertools' own off switch, read when a handler's idempotency config is built: the 'bypassed' break.
     if (options.guards.apiIdempotency === 'bypassed') process.env.POWERTOOLS_IDEMPOTENCY_DISABLED = 'true';
     try {
@@ -247,7 +243,6 @@ export class World<O extends SimulationOptions = SimulationOptions> {
       Math.random = savedRandom;
       Date.now = savedNow;
       restoreEnv('POWERTOOLS_IDEMPOTENCY_DISABLED', savedIdempotencyDisabled);
-      restoreEnv(ENV.consumerRoutes, savedRoutes);
     }
   }
 
