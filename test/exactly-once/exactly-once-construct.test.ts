@@ -134,3 +134,19 @@ test('a stack that never hands it the API fails synth with what to do', () => {
   // Assert
   expect(synth).toThrow(/call addApi\(api\)/);
 });
+
+test.each([
+  ['existingIdempotencyTable', 'idempotencyTableProps'],
+  ['existingEffectsTable', 'effectsTableProps'],
+  ['existingProviderLogTable', 'providerLogTableProps'],
+] as const)('%s together with %s is refused at construction, naming both', (existingName, propsName) => {
+  // Arrange
+  const existing = dynamodb.Table.fromTableName(new Stack(new App(), 'Elsewhere'), 'Existing', 'Mine');
+  const both = { [existingName]: existing, [propsName]: { deletionProtection: true } } as Partial<ExactlyOnceProps>;
+
+  // Act
+  const construct = () => build(both);
+
+  // Assert
+  expect(construct).toThrow(`ExactlyOnce: give ${existingName} or ${propsName}, not both`);
+});

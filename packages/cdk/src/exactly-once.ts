@@ -15,6 +15,7 @@ import { Monitoring } from './monitoring';
 import { OutboxRelay } from './outbox-relay';
 import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
 import type { ProviderEndpoints } from './provider-endpoints';
+import { refuseExistingWithProps, tableDefaults } from './table-defaults';
 import { addToolOutputs } from './tool-outputs';
 
 /**
@@ -29,7 +30,7 @@ export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
 
 /**
  * What an ExactlyOnce builds its parts from. Every table it would make can be replaced by one the
- * application already has (`existingXTable`, which wins over `xTableProps`); the outbox table is
+ * application already has (`existingXTable`; giving `xTableProps` too is refused at construction); the outbox table is
  * always the application's, since its outbox items are written in the same transaction as its entities.
  *
  * The stage settings of an application's configuration (lib/config.ts) carry the same names, so
@@ -64,7 +65,7 @@ export interface ExactlyOnceProps {
   /**
    * An idempotency table the application already has (partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
    *
-   * @default - one is made, from `idempotencyTableProps`
+   * @default - one is made, from `idempotencyTableProps` (giving both is refused)
    */
   readonly existingIdempotencyTable?: dynamodb.ITable;
   /**
@@ -77,7 +78,7 @@ export interface ExactlyOnceProps {
   /**
    * An effects table the application already has (partition key `pk`, sort key `sk`, TTL INBOX_TTL_ATTRIBUTE).
    *
-   * @default - one is made, from `effectsTableProps`
+   * @default - one is made, from `effectsTableProps` (giving both is refused)
    */
   readonly existingEffectsTable?: dynamodb.ITable;
   /**
@@ -90,7 +91,7 @@ export interface ExactlyOnceProps {
   /**
    * A provider log table the application already has (partition key `idempotencyKey`).
    *
-   * @default - one is made, from `providerLogTableProps`
+   * @default - one is made, from `providerLogTableProps` (giving both is refused)
    */
   readonly existingProviderLogTable?: dynamodb.ITable;
   /**
@@ -247,6 +248,24 @@ export class ExactlyOnce extends Construct {
 
   constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
     super(scope, id);
+    refuseExistingWithProps(
+      'existingIdempotencyTable',
+      props.existingIdempotencyTable,
+      'idempotencyTableProps',
+      props.idempotencyTableProps,
+    );
+    refuseExistingWithProps(
+      'existingEffectsTable',
+      props.existingEffectsTable,
+      'effectsTableProps',
+      props.effectsTableProps,
+    );
+    refuseExistingWithProps(
+      'existingProviderLogTable',
+      props.existingProviderLogTable,
+      'providerLogTableProps',
+      props.providerLogTableProps,
+    );
     this.props = props;
     const inherited = functionBuildOf(this);
     const faultInjection = props.faultInjection ?? inherited.faultInjection;
@@ -256,7 +275,7 @@ export class ExactlyOnce extends Construct {
 
     const storage = new Construct(this, 'Storage');
     const table = (name: string, existing: dynamodb.ITable | undefined, own: dynamodb.TableProps) =>
-      existing ?? new dynamodb.Table(storage, name, { ...this.tableDefaults(), ...own });
+      existing ?? new dynamodb.Table(storage, name, { ...tableDefaults(props), ...own });
     this.idempotencyTable = table('Idempotency', props.existingIdempotencyTable, {
       partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
@@ -403,18 +422,6 @@ export class ExactlyOnce extends Construct {
       faultSwitch: this.faultSwitch,
     });
     return monitoring;
-  }
-
-  private tableDefaults(): Partial<dynamodb.TableProps> {
-    const ceiling = this.props.tableThroughputCeiling;
-    return {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
-      deletionProtection: this.props.deletionProtection ?? false,
-      ...(ceiling === undefined ? {} : { maxReadRequestUnits: ceiling, maxWriteRequestUnits: ceiling }),
-    };
   }
 
   private warnOfRecordingProviders(): void {
