@@ -8,6 +8,8 @@ import {
   PENDING_OUTBOX_INDEX,
   type ExactlyOnceProps,
 } from '@exactly-once/cdk';
+import { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from '@exactly-once/cdk/parts';
+import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
 import { PROBE_SPEC } from './fixtures/probe-spec';
 
 /**
@@ -149,4 +151,29 @@ test.each([
 
   // Assert
   expect(construct).toThrow(`ExactlyOnce: give ${existingName} or ${propsName}, not both`);
+});
+
+test("a user's keys and TTL do not replace the ones the runtime reads; the user's other settings apply", () => {
+  // Arrange
+  const mine = { name: 'mine', type: dynamodb.AttributeType.NUMBER };
+  const { template } = build({
+    effectsTableProps: { partitionKey: mine, sortKey: mine, timeToLiveAttribute: 'mine', deletionProtection: true },
+    idempotencyTableProps: { partitionKey: mine, sortKey: mine, timeToLiveAttribute: 'mine' },
+  });
+
+  // Act
+  const tables = Object.entries(template().findResources('AWS::DynamoDB::Table'));
+  const table = (prefix: string) => tables.find(([id]) => id.startsWith(prefix))![1].Properties;
+  const effects = table('ExactlyOnceStorageEffects');
+  const idempotency = table('ExactlyOnceStorageIdempotency');
+
+  // Assert
+  expect(effects.KeySchema).toEqual([
+    { AttributeName: 'pk', KeyType: 'HASH' },
+    { AttributeName: 'sk', KeyType: 'RANGE' },
+  ]);
+  expect(effects.TimeToLiveSpecification).toEqual({ AttributeName: INBOX_TTL_ATTRIBUTE, Enabled: true });
+  expect(effects.DeletionProtectionEnabled).toBe(true);
+  expect(idempotency.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+  expect(idempotency.TimeToLiveSpecification).toEqual({ AttributeName: IDEMPOTENCY_EXPIRY_ATTRIBUTE, Enabled: true });
 });

@@ -6,7 +6,6 @@ import { Construct } from 'constructs';
 import { DEFAULT_HUMAN_ROLE_PATTERNS } from '@exactly-once/runtime/api/caller';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { RetryBudget } from '@exactly-once/runtime/consumer/retry-budget';
-import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
 import { applyCorrectnessAspects, LogRetentionAspect } from './aspects';
 import { ConsumerPipelines, REDRIVE_ALLOWANCE, type ConsumerPipeline } from './consumer-pipelines';
 import { FaultInjectionSwitch } from './fault-injection';
@@ -15,18 +14,10 @@ import { Monitoring } from './monitoring';
 import { OutboxRelay } from './outbox-relay';
 import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
 import type { ProviderEndpoints } from './provider-endpoints';
-import { refuseExistingWithProps, tableDefaults } from './table-defaults';
+import { refuseExistingWithProps, REQUIRED_TABLE_SETTINGS, tableDefaults } from './table-defaults';
 import { addToolOutputs } from './tool-outputs';
 
-/**
- * The attribute Powertools' idempotency records carry their expiry in: the idempotency table's TTL.
- *
- * @example
- * ```ts
- * new dynamodb.Table(this, 'Idempotency', { partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING }, timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE });
- * ```
- */
-export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
+export { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from './table-defaults';
 
 /**
  * What an ExactlyOnce builds its parts from. Every table it would make can be replaced by one the
@@ -70,7 +61,9 @@ export interface ExactlyOnceProps {
   readonly existingIdempotencyTable?: dynamodb.ITable;
   /**
    * Settings for the idempotency table made here, over the defaults (on demand, AWS-managed
-   * encryption, point-in-time recovery, partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
+   * encryption, point-in-time recovery). The keys and TTL the runtime reads (partition key `id`, no
+   * sort key, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE) are applied after these: a prop that sets them is
+   * overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -83,7 +76,8 @@ export interface ExactlyOnceProps {
   readonly existingEffectsTable?: dynamodb.ITable;
   /**
    * Settings for the effects table made here (the inbox claims and the effects they guard), over the
-   * defaults (as the idempotency table's, keys `pk`/`sk`, TTL INBOX_TTL_ATTRIBUTE).
+   * defaults (as the idempotency table's). The keys `pk`/`sk` and the TTL INBOX_TTL_ATTRIBUTE the
+   * consumers rely on are applied after these: a prop that sets them is overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -96,7 +90,8 @@ export interface ExactlyOnceProps {
   readonly existingProviderLogTable?: dynamodb.ITable;
   /**
    * Settings for the provider log made here (the recording provider double's calls), over the
-   * defaults (as the idempotency table's, partition key `idempotencyKey`).
+   * defaults (as the idempotency table's). The partition key `idempotencyKey` (no sort key) the double
+   * writes by is applied after these: a prop that sets a key is overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -274,23 +269,33 @@ export class ExactlyOnce extends Construct {
     setFunctionBuild(this, { ...inherited, faultInjection, inboxBypass: localRuntime });
 
     const storage = new Construct(this, 'Storage');
-    const table = (name: string, existing: dynamodb.ITable | undefined, own: dynamodb.TableProps) =>
-      existing ?? new dynamodb.Table(storage, name, { ...tableDefaults(props), ...own });
-    this.idempotencyTable = table('Idempotency', props.existingIdempotencyTable, {
-      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
-      ...props.idempotencyTableProps,
-    });
-    this.effectsTable = table('Effects', props.existingEffectsTable, {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: INBOX_TTL_ATTRIBUTE,
-      ...props.effectsTableProps,
-    });
-    this.providerLogTable = table('ProviderLog', props.existingProviderLogTable, {
-      partitionKey: { name: 'idempotencyKey', type: dynamodb.AttributeType.STRING },
-      ...props.providerLogTableProps,
-    });
+    // The user's settings go over the defaults, and the keys and TTL the runtime reads go over both.
+    const table = (
+      name: string,
+      existing: dynamodb.ITable | undefined,
+      given: Partial<dynamodb.TableProps> | undefined,
+      required: Partial<dynamodb.TableProps>,
+    ) =>
+      existing ??
+      new dynamodb.Table(storage, name, { ...tableDefaults(props), ...given, ...required } as dynamodb.TableProps);
+    this.idempotencyTable = table(
+      'Idempotency',
+      props.existingIdempotencyTable,
+      props.idempotencyTableProps,
+      REQUIRED_TABLE_SETTINGS.idempotency,
+    );
+    this.effectsTable = table(
+      'Effects',
+      props.existingEffectsTable,
+      props.effectsTableProps,
+      REQUIRED_TABLE_SETTINGS.effects,
+    );
+    this.providerLogTable = table(
+      'ProviderLog',
+      props.existingProviderLogTable,
+      props.providerLogTableProps,
+      REQUIRED_TABLE_SETTINGS.providerLog,
+    );
 
     const pipelines = new ConsumerPipelines(this, 'Pipelines', {
       consumers: props.consumers,

@@ -1,5 +1,44 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+
+/**
+ * The attribute Powertools' idempotency records carry their expiry in: the idempotency table's TTL.
+ *
+ * @example
+ * ```ts
+ * new dynamodb.Table(this, 'Idempotency', { partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING }, timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE });
+ * ```
+ */
+export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
+
+const string = dynamodb.AttributeType.STRING;
+
+/**
+ * What the runtime reads each of the mechanism's tables by: its keys and TTL attribute. Applied after
+ * the application's props, so a prop cannot change them: Powertools looks records up by `id` and
+ * expires them by IDEMPOTENCY_EXPIRY_ATTRIBUTE; the consumers claim by `pk`/`sk` and set
+ * INBOX_TTL_ATTRIBUTE; the recording provider double writes by `idempotencyKey`. A sort key where the
+ * runtime writes none would fail every write, so those tables have it cleared.
+ *
+ * @example
+ * ```ts
+ * new dynamodb.Table(this, 'Effects', { ...tableDefaults({}), ...userProps, ...REQUIRED_TABLE_SETTINGS.effects });
+ * ```
+ */
+export const REQUIRED_TABLE_SETTINGS = {
+  idempotency: {
+    partitionKey: { name: 'id', type: string },
+    sortKey: undefined,
+    timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
+  },
+  effects: {
+    partitionKey: { name: 'pk', type: string },
+    sortKey: { name: 'sk', type: string },
+    timeToLiveAttribute: INBOX_TTL_ATTRIBUTE,
+  },
+  providerLog: { partitionKey: { name: 'idempotencyKey', type: string }, sortKey: undefined },
+} as const satisfies Record<string, Partial<dynamodb.TableProps>>;
 
 /**
  * Refuses a resource given twice: an existing one and the props to make one. Taking either silently
