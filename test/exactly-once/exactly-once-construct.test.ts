@@ -1,15 +1,10 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import {
-  ExactlyOnce,
-  IamRestApi,
-  OUTBOX_TTL_ATTRIBUTE,
-  PENDING_OUTBOX_INDEX,
-  type ExactlyOnceProps,
-} from '@exactly-once/cdk';
+import { ExactlyOnce, IamRestApi, OutboxTable, type ExactlyOnceProps } from '@exactly-once/cdk';
 import { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from '@exactly-once/cdk/parts';
 import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
+import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '@exactly-once/runtime/aws/outbox-table';
 import { PROBE_SPEC } from './fixtures/probe-spec';
 
 /**
@@ -22,18 +17,7 @@ type Built = { stack: Stack; app: App; exactlyOnce: ExactlyOnce; template: () =>
 function build(props: Partial<ExactlyOnceProps> = {}, withApi = true): Built {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Probe');
-  const outboxTable = new dynamodb.Table(stack, 'Things', {
-    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-    stream: dynamodb.StreamViewType.NEW_IMAGE,
-    timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-  });
-  outboxTable.addGlobalSecondaryIndex({
-    indexName: PENDING_OUTBOX_INDEX,
-    partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
-    sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
-  });
+  const outboxTable = new OutboxTable(stack, 'Things');
   const exactlyOnce = new ExactlyOnce(stack, 'ExactlyOnce', {
     stage: 'dev',
     consumers: [PROBE_SPEC],
@@ -176,4 +160,33 @@ test("a user's keys and TTL do not replace the ones the runtime reads; the user'
   expect(effects.DeletionProtectionEnabled).toBe(true);
   expect(idempotency.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
   expect(idempotency.TimeToLiveSpecification).toEqual({ AttributeName: IDEMPOTENCY_EXPIRY_ATTRIBUTE, Enabled: true });
+});
+
+test('an OutboxTable carries what the relay and the sweeper read: the pk/sk keys, a new-image stream, the TTL and the pending index', () => {
+  // Arrange
+  const stack = new Stack(new App(), 'Outbox');
+  const mine = { name: 'mine', type: dynamodb.AttributeType.NUMBER };
+
+  // Act
+  new OutboxTable(stack, 'Things', {
+    tableProps: { partitionKey: mine, timeToLiveAttribute: 'mine', stream: dynamodb.StreamViewType.KEYS_ONLY },
+  });
+
+  // Assert
+  const [table] = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::Table'));
+  expect(table.Properties.KeySchema).toEqual([
+    { AttributeName: 'pk', KeyType: 'HASH' },
+    { AttributeName: 'sk', KeyType: 'RANGE' },
+  ]);
+  expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
+  expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: OUTBOX_TTL_ATTRIBUTE, Enabled: true });
+  expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+    expect.objectContaining({
+      IndexName: PENDING_OUTBOX_INDEX,
+      KeySchema: [
+        { AttributeName: 'pendingShard', KeyType: 'HASH' },
+        { AttributeName: 'createdAt', KeyType: 'RANGE' },
+      ],
+    }),
+  ]);
 });
