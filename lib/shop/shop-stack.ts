@@ -42,6 +42,9 @@ export class ExactlyOnceStack extends Stack {
     const ordersApi = new OrdersApi(this, 'OrdersApi', { ...config, ordersTable, idempotencyTable });
     new EffectsReadApi(this, 'EffectsReadApi', { ordersApi, effectsTable, ordersTable });
     exactlyOnce.addApi(ordersApi.api, { metrics: ordersApi.metrics });
+    // The stage's log retention and the correctness rules cover the shop's API as well as the mechanism.
+    exactlyOnce.retainLogsOf(this);
+    exactlyOnce.checkAlso(this);
     // The example's tooling module names these (its entity table, and the bench's tables).
     new CfnOutput(this, 'OrdersTableName', { value: ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: idempotencyTable.tableName });

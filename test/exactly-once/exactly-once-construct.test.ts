@@ -1,7 +1,15 @@
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { ExactlyOnce, IamRestApi, OutboxTable, type ExactlyOnceProps } from '@exactly-once/cdk';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  ExactlyOnce,
+  FunctionWithDefaults,
+  IamRestApi,
+  OutboxTable,
+  type ExactlyOnceProps,
+  type FunctionWithDefaultsProps,
+} from '@exactly-once/cdk';
 import { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from '@exactly-once/cdk/parts';
 import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
 import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '@exactly-once/runtime/aws/outbox-table';
@@ -188,5 +196,52 @@ test('an OutboxTable carries what the relay and the sweeper read: the pk/sk keys
         { AttributeName: 'createdAt', KeyType: 'RANGE' },
       ],
     }),
+  ]);
+});
+
+/** A function of the application's, beside the construct in the same stack. */
+const outsideFunction = (stack: Stack, props: Partial<FunctionWithDefaultsProps> = {}) =>
+  new FunctionWithDefaults(stack, 'Outside', {
+    entry: 'test/exactly-once/fixtures/probe-stack-producer.ts',
+    asyncDeadLetterQueue: false,
+    ...props,
+  });
+const retentionOf = (template: Template, logicalIdPrefix: string) =>
+  Object.entries(template.findResources('AWS::Logs::LogGroup'))
+    .filter(([id]) => id.startsWith(logicalIdPrefix))
+    .map(([, group]) => group.Properties.RetentionInDays as number);
+
+test("log retention applies to the construct's log groups, not to a function beside it, until retainLogsOf reaches it", () => {
+  // Arrange
+  const built = build({ logRetention: RetentionDays.ONE_YEAR });
+  outsideFunction(built.stack);
+  const optedIn = build({ logRetention: RetentionDays.ONE_YEAR });
+  outsideFunction(optedIn.stack);
+
+  // Act
+  optedIn.exactlyOnce.retainLogsOf(optedIn.stack);
+
+  // Assert
+  expect(new Set(retentionOf(built.template(), 'ExactlyOncePipelines'))).toEqual(new Set([365]));
+  expect(retentionOf(built.template(), 'Outside')).toEqual([30]);
+  expect(retentionOf(optedIn.template(), 'Outside')).toEqual([365]);
+});
+
+test("the correctness rules check the construct's parts; the application's function is checked once checkAlso reaches it", () => {
+  // Arrange
+  const built = build();
+  outsideFunction(built.stack, { reservedConcurrentExecutions: 1 });
+  const optedIn = build();
+  outsideFunction(optedIn.stack, { reservedConcurrentExecutions: 1 });
+
+  // Act
+  optedIn.exactlyOnce.checkAlso(optedIn.stack);
+
+  // Assert
+  const reservedConcurrencyErrors = (stack: Stack) =>
+    Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('Correctness/ReservedConcurrency'));
+  expect(reservedConcurrencyErrors(built.stack)).toEqual([]);
+  expect(reservedConcurrencyErrors(optedIn.stack)).toEqual([
+    expect.objectContaining({ id: expect.stringMatching(/^\/Probe\/Outside\//) }),
   ]);
 });

@@ -1,8 +1,18 @@
-import { Annotations, AspectPriority, Aspects, CfnRule, Fn, RemovalPolicy, Stack, type Duration } from 'aws-cdk-lib';
+import {
+  Annotations,
+  AspectPriority,
+  Aspects,
+  CfnRule,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  type Duration,
+  type IAspect,
+} from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_HUMAN_ROLE_PATTERNS } from '@exactly-once/runtime/api/caller';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { RetryBudget } from '@exactly-once/runtime/consumer/retry-budget';
@@ -161,9 +171,10 @@ export interface ExactlyOnceProps {
    */
   readonly localRuntime?: boolean;
   /**
-   * How long every log group of the stack keeps its logs, whichever construct made it.
+   * How long the log groups this construct makes keep their logs; `retainLogsOf(scope)` applies it to
+   * the application's log groups as well.
    *
-   * @default - each log group keeps what its construct set
+   * @default - each log group keeps what its construct set (one month for the functions)
    */
   readonly logRetention?: RetentionDays;
   /**
@@ -197,13 +208,12 @@ export interface ApiMonitoringOptions {
   readonly metrics?: { readonly title: string; readonly metricNames: readonly string[] };
 }
 
-const stacksChecked = new WeakSet<Stack>();
-
 /**
  * Exactly-once effects over at-least-once delivery, for one application: the idempotency, effects
  * and provider-log tables (each replaceable by an existing one), the outbox relay and sweeper on the
  * application's outbox table, one consumer pipeline per spec with its grants, the alarm topic, alarms
- * and dashboard, the outputs the tools read, and the synth-time correctness rules on the whole stack.
+ * and dashboard, the outputs the tools read, and the synth-time correctness rules on its parts
+ * (`checkAlso` extends them to the application's resources).
  *
  * The application adds its entity table (the outbox table), its API on `idempotencyTable` and
  * `effectsTable`, then hands the API to `addApi`, which completes the monitoring (the API's alarm,
@@ -239,6 +249,7 @@ export class ExactlyOnce extends Construct {
   /** The proof kit's fault switch, when `faultInjection` is on. */
   readonly faultSwitch?: FaultInjectionSwitch;
   private readonly props: ExactlyOnceProps;
+  private readonly checks: readonly IAspect[];
   private monitoringOf?: Monitoring;
 
   constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
@@ -351,15 +362,13 @@ export class ExactlyOnce extends Construct {
         'stage=prod without -c alarmEmail=...: alarms reach an SNS topic nobody is subscribed to.',
       );
 
-    const stack = Stack.of(this);
-    if (!stacksChecked.has(stack)) {
-      stacksChecked.add(stack);
-      // The stage decides how long logs are kept, for every log group whichever construct made it.
-      if (props.logRetention !== undefined)
-        Aspects.of(stack).add(new LogRetentionAspect(props.logRetention), { priority: AspectPriority.MUTATING });
-      // Synth refuses settings that would break exactly-once (docs/architecture.md), however they were made.
-      applyCorrectnessAspects(stack, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
-    }
+    // Both on this construct's scope only: what the application builds beside it is its own to set,
+    // unless it asks for them there too (retainLogsOf, checkAlso).
+    if (props.logRetention !== undefined) this.retainLogsOf(this);
+    // Synth refuses settings of the mechanism's parts that would break exactly-once (docs/architecture.md).
+    // The rules read the tables the parts use (the outbox table, an existing table) from the whole
+    // stack's template, so checking the parts here still checks the outbox table's stream and TTL.
+    this.checks = applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
     this.node.addValidation({
       validate: () =>
         this.monitoringOf === undefined
@@ -368,6 +377,37 @@ export class ExactlyOnce extends Construct {
             ]
           : [],
     });
+  }
+
+  /**
+   * Runs the correctness rules on `scope` too (the stack, or the application's part of it): they check
+   * this construct's parts always, and the application's resources (its own functions, queues and event
+   * source mappings: a reserved concurrency that fails a new account's first deploy, a queue consumer
+   * without a DLQ) only when asked, since what the application builds is its to decide. Each resource is
+   * checked once, however many scopes reach it.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.checkAlso(this); // the whole stack: the application's API functions as well
+   * ```
+   */
+  checkAlso(scope: IConstruct): void {
+    for (const check of this.checks) Aspects.of(scope).add(check, { priority: AspectPriority.READONLY });
+  }
+
+  /**
+   * Gives every log group under `scope` (whichever construct made it) the `logRetention` of the props,
+   * as this construct's own log groups get it: the stage decides how long the application's logs are
+   * kept too. Without a `logRetention`, it changes nothing.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.retainLogsOf(this); // the API's functions and access logs keep what the stage says
+   * ```
+   */
+  retainLogsOf(scope: IConstruct): void {
+    if (this.props.logRetention === undefined) return;
+    Aspects.of(scope).add(new LogRetentionAspect(this.props.logRetention), { priority: AspectPriority.MUTATING });
   }
 
   /** The alarm topic and dashboard; made by `addApi`. */
