@@ -13,12 +13,13 @@ import {
 import { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from '@exactly-once/cdk/parts';
 import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
 import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '@exactly-once/runtime/aws/outbox-table';
+import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 import { PROBE_SPEC } from './fixtures/probe-spec';
 
 /**
  * The one construct an application's stack adds: it makes the mechanism's tables (or takes the
- * application's), grants each part what it does with them, and refuses a stack whose monitoring was
- * never completed with the API.
+ * application's), grants each part what it does with them, and is complete without the application's
+ * API (addApi adds it).
  */
 type Built = { stack: Stack; app: App; exactlyOnce: ExactlyOnce; template: () => Template };
 
@@ -118,15 +119,39 @@ test('a table made here takes the settings given over the defaults', () => {
   expect(idempotency.DeletionPolicy).toBe('Retain');
 });
 
-test('a stack that never hands it the API fails synth with what to do', () => {
+test("without an API it is complete: the pipelines' alarms and the tools' outputs are there, no ApiUrl, and synth says so", () => {
   // Arrange
-  const { app } = build({}, false);
+  const { stack, template } = build({}, false);
 
   // Act
-  const synth = () => app.synth();
+  const outputs = Object.keys(template().findOutputs('*'));
+  const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm')).map(
+    (alarm) => alarm.Properties.AlarmDescription as string,
+  );
+  const notes = Annotations.fromStack(stack).findInfo('*', Match.stringLikeRegexp('no API'));
 
   // Assert
-  expect(synth).toThrow(/call addApi\(api\)/);
+  expect(outputs).toEqual(expect.arrayContaining([STACK_OUTPUTS.effectsTableName, STACK_OUTPUTS.stage]));
+  expect(outputs).not.toContain(STACK_OUTPUTS.apiUrl);
+  expect(alarms).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${PROBE_SPEC.name} DLQ: holds`))]));
+  expect(alarms.some((d) => d.startsWith('The API returned 5xx'))).toBe(false);
+  expect(notes.map((n) => n.entry.data)).toEqual([expect.stringContaining(`no ${STACK_OUTPUTS.apiUrl} output`)]);
+});
+
+test('addApi adds the API alarm and the ApiUrl output, and no note of a missing API', () => {
+  // Arrange
+  const { stack, template } = build();
+
+  // Act
+  const outputs = Object.keys(template().findOutputs('*'));
+  const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm')).map(
+    (alarm) => alarm.Properties.AlarmDescription as string,
+  );
+
+  // Assert
+  expect(outputs).toContain(STACK_OUTPUTS.apiUrl);
+  expect(alarms.some((d) => d.startsWith('The API returned 5xx'))).toBe(true);
+  expect(Annotations.fromStack(stack).findInfo('*', Match.stringLikeRegexp('no API'))).toEqual([]);
 });
 
 test.each([

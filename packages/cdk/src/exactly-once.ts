@@ -2,6 +2,7 @@ import {
   Annotations,
   AspectPriority,
   Aspects,
+  CfnOutput,
   CfnRule,
   Fn,
   RemovalPolicy,
@@ -26,6 +27,7 @@ import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
 import type { ProviderEndpoints } from './provider-endpoints';
 import { refuseExistingWithProps, REQUIRED_TABLE_SETTINGS, tableDefaults } from './table-defaults';
 import { addToolOutputs } from './tool-outputs';
+import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 
 export { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from './table-defaults';
 
@@ -215,23 +217,25 @@ export interface ApiMonitoringOptions {
  * and dashboard, the outputs the tools read, and the synth-time correctness rules on its parts
  * (`checkAlso` extends them to the application's resources).
  *
- * The application adds its entity table (the outbox table), its API on `idempotencyTable` and
- * `effectsTable`, then hands the API to `addApi`, which completes the monitoring (the API's alarm,
- * every function's alarms) and the tool outputs: synth fails if it is never called.
+ * It is complete once constructed: its parts are monitored and the tools' outputs are there. The
+ * application adds its entity table (an OutboxTable), its API on `idempotencyTable` and
+ * `effectsTable`, and may hand the API to `addApi` (the API's alarm and URL output, and alarms for its
+ * functions); without it, synth notes that the stack has no API for the tools to call.
  *
  * Its children's ids are the ones a stack built them with before this construct existed; made with
  * the id `Default`, which CDK leaves out of logical ids, its tables and queues keep theirs.
  *
  * @example A stack: the entity table, one ExactlyOnce, the API (test/exactly-once/fixtures/probe-stack.ts builds one)
  * ```ts
+ * const bookingsTable = new OutboxTable(this, 'Bookings');
  * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', {
  *   stage: 'dev',
  *   consumers: CONSUMERS,
  *   producedTypes: BOOKING_EVENT_TYPES,
- *   outboxTable: storage.bookingsTable,
+ *   outboxTable: bookingsTable,
  *   entityPartitionPrefix: BOOKING_PK_PREFIX,
  * });
- * const api = new BookingsApi(this, 'BookingsApi', { bookingsTable: storage.bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
+ * const api = new BookingsApi(this, 'BookingsApi', { bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
  * exactlyOnce.addApi(api.api);
  * ```
  */
@@ -248,9 +252,11 @@ export class ExactlyOnce extends Construct {
   readonly outbox: OutboxRelay;
   /** The proof kit's fault switch, when `faultInjection` is on. */
   readonly faultSwitch?: FaultInjectionSwitch;
+  /** The alarm topic and dashboard: the mechanism's parts from the start, the API's once `addApi` adds it. */
+  readonly monitoring: Monitoring;
   private readonly props: ExactlyOnceProps;
   private readonly checks: readonly IAspect[];
-  private monitoringOf?: Monitoring;
+  private hasApi = false;
 
   constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
     super(scope, id);
@@ -369,13 +375,49 @@ export class ExactlyOnce extends Construct {
     // The rules read the tables the parts use (the outbox table, an existing table) from the whole
     // stack's template, so checking the parts here still checks the outbox table's stream and TTL.
     this.checks = applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+
+    // The alarm topic and dashboard of the mechanism's parts, complete without an API; addApi adds the
+    // API's alarm and the application's functions.
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      alarmEmail: props.alarmEmail,
+      pipelines: [...this.pipelines],
+      relay: this.outbox.streamRelay.fn,
+      relayMappingId: this.outbox.streamMappingId,
+      relayFailureQueue: this.outbox.failureQueue,
+      sweepAge: this.outbox.sweepAge,
+      functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+    });
+    if (this.faultSwitch !== undefined)
+      // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
+      // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
+      this.monitoring.addAlarm(
+        'fault-plan-active',
+        this.faultSwitch.activePlanMetric(this.pipelines.map((p) => p.spec.name)),
+        {
+          threshold: 1,
+          description: 'Functions are running under a fault plan: failures are being injected into this stack.',
+          runbook: 'fault-plan-changed',
+        },
+      );
+    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs;
+    // addApi adds the API's URL.
+    addToolOutputs(Stack.of(this), {
+      stage: props.stage,
+      humanRolePatterns: props.humanRolePatterns ?? DEFAULT_HUMAN_ROLE_PATTERNS,
+      effectsTable: this.effectsTable,
+      providerLogTable: this.providerLogTable,
+      pipelines: this.pipelines,
+      outbox: this.outbox,
+      faultSwitch: this.faultSwitch,
+    });
     this.node.addValidation({
-      validate: () =>
-        this.monitoringOf === undefined
-          ? [
-              'ExactlyOnce: call addApi(api) once the API is built: without it nothing is monitored and the tools see no outputs',
-            ]
-          : [],
+      validate: () => {
+        if (!this.hasApi)
+          Annotations.of(this).addInfo(
+            `ExactlyOnce: no API (addApi was not called): the pipelines are monitored, but there is no API alarm and no ${STACK_OUTPUTS.apiUrl} output, so the proof kit and npm run call have nothing to call`,
+          );
+        return [];
+      },
     });
   }
 
@@ -410,17 +452,11 @@ export class ExactlyOnce extends Construct {
     Aspects.of(scope).add(new LogRetentionAspect(this.props.logRetention), { priority: AspectPriority.MUTATING });
   }
 
-  /** The alarm topic and dashboard; made by `addApi`. */
-  get monitoring(): Monitoring {
-    if (this.monitoringOf === undefined) throw new Error('ExactlyOnce: addApi(api) has not been called yet');
-    return this.monitoringOf;
-  }
-
   /**
-   * Completes the construct with the application's REST API, once every function of the stack is
-   * built: the alarm topic and dashboard, with the API's 5xx alarm, every pipeline's and the relay's
-   * alarms, and errors and throttles alarms for every function of the stack (its own and the
-   * application's); the fault-plan alarm; the outputs the tools read (`STACK_OUTPUTS`). Call it once.
+   * Adds the application's REST API: its 5xx alarm and its metrics on the dashboard, the `ApiUrl` output
+   * the tools call it by, and errors and throttles alarms for every function of the stack outside this
+   * construct (the application's, found now: call it once they are built). Optional: without it the
+   * mechanism's parts are monitored and the tools' other outputs are there. Call it once.
    *
    * @example
    * ```ts
@@ -428,45 +464,15 @@ export class ExactlyOnce extends Construct {
    * ```
    */
   addApi(api: apigw.RestApi, options: ApiMonitoringOptions = {}): Monitoring {
-    if (this.monitoringOf !== undefined) throw new Error('ExactlyOnce: addApi was already called');
+    if (this.hasApi) throw new Error('ExactlyOnce: addApi was already called');
+    this.hasApi = true;
     const stack = Stack.of(this);
-    const monitoring = new Monitoring(this, 'Monitoring', {
-      alarmEmail: this.props.alarmEmail,
-      api,
-      pipelines: [...this.pipelines],
-      relay: this.outbox.streamRelay.fn,
-      relayMappingId: this.outbox.streamMappingId,
-      relayFailureQueue: this.outbox.failureQueue,
-      sweepAge: this.outbox.sweepAge,
-      // Every function of the stack, by construction: one added before this call gets its alarms without a list.
-      functions: stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
-      apiMetrics: options.metrics,
-    });
-    this.monitoringOf = monitoring;
-    if (this.faultSwitch !== undefined)
-      // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
-      // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
-      monitoring.addAlarm(
-        'fault-plan-active',
-        this.faultSwitch.activePlanMetric(this.pipelines.map((p) => p.spec.name)),
-        {
-          threshold: 1,
-          description: 'Functions are running under a fault plan: failures are being injected into this stack.',
-          runbook: 'fault-plan-changed',
-        },
-      );
-    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs.
-    addToolOutputs(stack, {
-      stage: this.props.stage,
-      humanRolePatterns: this.props.humanRolePatterns ?? DEFAULT_HUMAN_ROLE_PATTERNS,
-      apiUrl: api.url,
-      effectsTable: this.effectsTable,
-      providerLogTable: this.providerLogTable,
-      pipelines: this.pipelines,
-      outbox: this.outbox,
-      faultSwitch: this.faultSwitch,
-    });
-    return monitoring;
+    this.monitoring.watchApi(api, options.metrics);
+    this.monitoring.watchFunctions(
+      stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+    );
+    new CfnOutput(stack, STACK_OUTPUTS.apiUrl, { value: api.url });
+    return this.monitoring;
   }
 
   private warnOfRecordingProviders(): void {
