@@ -24,7 +24,8 @@ export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
-    // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
+    // The API's functions: fault code in the bundles only when asked for, the inbox bypass only in the local
+    // runtime's build. ExactlyOnce builds its own from the same settings, spread into its props below.
     setFunctionBuild(this, functionBuildFor(config));
 
     const storage = new Storage(this, 'Storage', config);

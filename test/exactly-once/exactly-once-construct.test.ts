@@ -7,6 +7,7 @@ import {
   FunctionWithDefaults,
   IamRestApi,
   OutboxTable,
+  setFunctionBuild,
   type ExactlyOnceProps,
   type FunctionWithDefaultsProps,
 } from '@exactly-once/cdk';
@@ -23,9 +24,10 @@ import { PROBE_SPEC } from './fixtures/probe-spec';
  */
 type Built = { stack: Stack; app: App; exactlyOnce: ExactlyOnce; template: () => Template };
 
-function build(props: Partial<ExactlyOnceProps> = {}, withApi = true): Built {
+function build(props: Partial<ExactlyOnceProps> = {}, withApi = true, before?: (stack: Stack) => void): Built {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Probe');
+  before?.(stack);
   const outboxTable = new OutboxTable(stack, 'Things');
   const exactlyOnce = new ExactlyOnce(stack, 'ExactlyOnce', {
     stage: 'dev',
@@ -269,4 +271,30 @@ test("the correctness rules check the construct's parts; the application's funct
   expect(reservedConcurrencyErrors(optedIn.stack)).toEqual([
     expect.objectContaining({ id: expect.stringMatching(/^\/Probe\/Outside\//) }),
   ]);
+});
+
+/** The environments of the functions the construct made (their logical ids start with its id). */
+const constructFunctionEnvironments = (template: Template) =>
+  Object.entries(template.findResources('AWS::Lambda::Function'))
+    .filter(([id]) => id.startsWith('ExactlyOnce'))
+    .map(([, fn]) => (fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>);
+
+test("its functions' build comes from its props alone: a stack's setFunctionBuild (the application's functions) does not reach them", () => {
+  // Arrange
+  const stackBuild = (stack: Stack) =>
+    setFunctionBuild(stack, { faultInjection: true, inboxBypass: false, openTelemetry: true });
+
+  // Act
+  const fromStack = build({}, true, stackBuild);
+  const fromProps = build({ faultInjection: true, openTelemetry: true });
+
+  // Assert
+  expect(fromStack.exactlyOnce.faultSwitch).toBeUndefined();
+  expect(constructFunctionEnvironments(fromStack.template()).some((env) => 'AWS_LAMBDA_EXEC_WRAPPER' in env)).toBe(
+    false,
+  );
+  expect(fromProps.exactlyOnce.faultSwitch).toBeDefined();
+  const withProps = constructFunctionEnvironments(fromProps.template());
+  expect(withProps.length).toBeGreaterThan(0);
+  expect(withProps.every((env) => 'AWS_LAMBDA_EXEC_WRAPPER' in env)).toBe(true);
 });

@@ -20,7 +20,7 @@ import type { RetryBudget } from '@exactly-once/runtime/consumer/retry-budget';
 import { applyCorrectnessAspects, LogRetentionAspect } from './aspects';
 import { ConsumerPipelines, REDRIVE_ALLOWANCE, type ConsumerPipeline } from './consumer-pipelines';
 import { FaultInjectionSwitch } from './fault-injection';
-import { functionBuildOf, FunctionWithDefaults, setFunctionBuild } from './function-defaults';
+import { FunctionWithDefaults, setFunctionBuild } from './function-defaults';
 import { Monitoring } from './monitoring';
 import { OutboxRelay } from './outbox-relay';
 import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
@@ -28,6 +28,7 @@ import type { ProviderEndpoints } from './provider-endpoints';
 import { refuseExistingWithProps, REQUIRED_TABLE_SETTINGS, tableDefaults } from './table-defaults';
 import { addToolOutputs } from './tool-outputs';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+import { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '@exactly-once/runtime/trace/span-sampling';
 
 export { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from './table-defaults';
 
@@ -161,17 +162,30 @@ export interface ExactlyOnceProps {
   readonly humanRolePatterns?: readonly string[];
   /**
    * The proof kit's fault switch (an SSM parameter the relay and consumers read) and its alarm; the
-   * functions carry the fault code.
+   * functions made here carry the fault code. The build of the functions made here comes from these
+   * props alone: `setFunctionBuild` on the stack builds the application's own functions only.
    *
-   * @default - as set on the stack with setFunctionBuild, else false
+   * @default false (no fault code in the bundles, no switch)
    */
   readonly faultInjection?: boolean;
   /**
    * The local runtime's build: the consumers carry the inbox bypass, and a template rule refuses to deploy it.
    *
-   * @default - as set on the stack with setFunctionBuild, else false
+   * @default false (the deployable build)
    */
   readonly localRuntime?: boolean;
+  /**
+   * OpenTelemetry on the functions made here, through the ADOT Lambda layer (see FunctionBuild.openTelemetry).
+   *
+   * @default false (no layer, no wrapper)
+   */
+  readonly openTelemetry?: boolean;
+  /**
+   * Which `Span` log lines the functions made here write (`SPAN_SAMPLE_RATE`, `SLOW_SPAN_MS`).
+   *
+   * @default DEFAULT_SPAN_SAMPLING (every trace's; no variable is set)
+   */
+  readonly spanSampling?: SpanSampling;
   /**
    * How long the log groups this construct makes keep their logs; `retainLogsOf(scope)` applies it to
    * the application's log groups as well.
@@ -279,11 +293,20 @@ export class ExactlyOnce extends Construct {
       props.providerLogTableProps,
     );
     this.props = props;
-    const inherited = functionBuildOf(this);
-    const faultInjection = props.faultInjection ?? inherited.faultInjection;
-    const localRuntime = props.localRuntime ?? inherited.inboxBypass;
-    // Everything else of the stack's build (OpenTelemetry) carries over to the functions built here.
-    setFunctionBuild(this, { ...inherited, faultInjection, inboxBypass: localRuntime });
+    const faultInjection = props.faultInjection ?? false;
+    const localRuntime = props.localRuntime ?? false;
+    const sampling = props.spanSampling;
+    // The default is what a function does with no variable: set them only for another sampling.
+    const sampled =
+      sampling !== undefined &&
+      (sampling.rate !== DEFAULT_SPAN_SAMPLING.rate || sampling.slowMs !== DEFAULT_SPAN_SAMPLING.slowMs);
+    // From the props alone, whatever the stack's build (the application's functions) says.
+    setFunctionBuild(this, {
+      faultInjection,
+      inboxBypass: localRuntime,
+      openTelemetry: props.openTelemetry ?? false,
+      ...(sampled ? { spanSampling: sampling } : {}),
+    });
 
     const storage = new Construct(this, 'Storage');
     // The user's settings go over the defaults, and the keys and TTL the runtime reads go over both.
