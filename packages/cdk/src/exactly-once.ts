@@ -61,7 +61,7 @@ export interface ExactlyOnceProps {
   /**
    * The application's entity table that holds the outbox items: its stream must carry new images, it
    * must have the PENDING_OUTBOX_INDEX index and the OUTBOX_TTL_ATTRIBUTE TTL (the correctness rules
-   * check both). An imported table needs its `tableStreamArn`.
+   * check both). An OutboxTable has all three. An imported table needs its `tableStreamArn`.
    */
   readonly outboxTable: dynamodb.ITable;
   /** The partition-key prefix of the entities whose partitions hold their outbox items (`<prefix><entityId>`). */
