@@ -24,7 +24,8 @@ export class ExactlyOnceStack extends Stack {
   constructor(scope: Construct, id: string, props: ExactlyOnceStackProps) {
     super(scope, id, props);
     const { config } = props;
-    // Fault code is in the bundles only when asked for; the inbox bypass only in the local runtime's build.
+    // The API's functions: fault code in the bundles only when asked for, the inbox bypass only in the local
+    // runtime's build. ExactlyOnce builds its own from the same settings, spread into its props below.
     setFunctionBuild(this, functionBuildFor(config));
 
     const storage = new Storage(this, 'Storage', config);
@@ -42,6 +43,9 @@ export class ExactlyOnceStack extends Stack {
     const ordersApi = new OrdersApi(this, 'OrdersApi', { ...config, ordersTable, idempotencyTable });
     new EffectsReadApi(this, 'EffectsReadApi', { ordersApi, effectsTable, ordersTable });
     exactlyOnce.addApi(ordersApi.api, { metrics: ordersApi.metrics });
+    // The stage's log retention and the correctness rules cover the shop's API as well as the mechanism.
+    exactlyOnce.retainLogsOf(this);
+    exactlyOnce.checkAlso(this);
     // The example's tooling module names these (its entity table, and the bench's tables).
     new CfnOutput(this, 'OrdersTableName', { value: ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: idempotencyTable.tableName });

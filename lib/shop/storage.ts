@@ -1,7 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { OUTBOX_TTL_ATTRIBUTE, PENDING_OUTBOX_INDEX } from '@exactly-once/cdk';
+import { OutboxTable } from '@exactly-once/cdk';
 
 export interface StorageProps {
   /** What happens to the table when the stack deletes it (the stage decides: destroy in dev, retain in prod). */
@@ -26,30 +26,9 @@ export class Storage extends Construct {
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
-    // Throttled above it rather than billed: a runaway load test in dev stops at this rate.
-    const ceiling =
-      props.tableThroughputCeiling === undefined
-        ? {}
-        : { maxReadRequestUnits: props.tableThroughputCeiling, maxWriteRequestUnits: props.tableThroughputCeiling };
-    this.ordersTable = new dynamodb.Table(this, 'Orders', {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      removalPolicy: props.removalPolicy,
-      deletionProtection: props.deletionProtection,
-      ...ceiling,
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      stream: dynamodb.StreamViewType.NEW_IMAGE,
-      // Dispatched outbox items expire (OutboxRelay's dispatchedRetention); orders never carry it.
-      timeToLiveAttribute: OUTBOX_TTL_ATTRIBUTE,
-    });
-    this.ordersTable.addGlobalSecondaryIndex({
-      indexName: PENDING_OUTBOX_INDEX,
-      partitionKey: { name: 'pendingShard', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'createdAt', type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-      ...ceiling,
-    });
+    // The keys, stream, TTL and pending index are the mechanism's (OutboxTable); the stage sets the rest.
+    // Throttled above the ceiling rather than billed: a runaway load test in dev stops at that rate.
+    const { removalPolicy, deletionProtection, tableThroughputCeiling } = props;
+    this.ordersTable = new OutboxTable(this, 'Orders', { removalPolicy, deletionProtection, tableThroughputCeiling });
   }
 }

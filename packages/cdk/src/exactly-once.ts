@@ -1,35 +1,40 @@
-import { Annotations, AspectPriority, Aspects, CfnRule, Fn, RemovalPolicy, Stack, type Duration } from 'aws-cdk-lib';
+import {
+  Annotations,
+  AspectPriority,
+  Aspects,
+  CfnOutput,
+  CfnRule,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  type Duration,
+  type IAspect,
+} from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_HUMAN_ROLE_PATTERNS } from '@exactly-once/runtime/api/caller';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { RetryBudget } from '@exactly-once/runtime/consumer/retry-budget';
-import { INBOX_TTL_ATTRIBUTE } from '@exactly-once/runtime/aws/inbox-table';
 import { applyCorrectnessAspects, LogRetentionAspect } from './aspects';
 import { ConsumerPipelines, REDRIVE_ALLOWANCE, type ConsumerPipeline } from './consumer-pipelines';
 import { FaultInjectionSwitch } from './fault-injection';
-import { functionBuildOf, FunctionWithDefaults, setFunctionBuild } from './function-defaults';
+import { FunctionWithDefaults, setFunctionBuild } from './function-defaults';
 import { Monitoring } from './monitoring';
 import { OutboxRelay } from './outbox-relay';
 import { grantOutboxPublishing, outboxRoutes } from './outbox-wiring';
 import type { ProviderEndpoints } from './provider-endpoints';
+import { refuseExistingWithProps, REQUIRED_TABLE_SETTINGS, tableDefaults } from './table-defaults';
 import { addToolOutputs } from './tool-outputs';
+import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+import { DEFAULT_SPAN_SAMPLING, type SpanSampling } from '@exactly-once/runtime/trace/span-sampling';
 
-/**
- * The attribute Powertools' idempotency records carry their expiry in: the idempotency table's TTL.
- *
- * @example
- * ```ts
- * new dynamodb.Table(this, 'Idempotency', { partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING }, timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE });
- * ```
- */
-export const IDEMPOTENCY_EXPIRY_ATTRIBUTE = 'expiration';
+export { IDEMPOTENCY_EXPIRY_ATTRIBUTE } from './table-defaults';
 
 /**
  * What an ExactlyOnce builds its parts from. Every table it would make can be replaced by one the
- * application already has (`existingXTable`, which wins over `xTableProps`); the outbox table is
+ * application already has (`existingXTable`; giving `xTableProps` too is refused at construction); the outbox table is
  * always the application's, since its outbox items are written in the same transaction as its entities.
  *
  * The stage settings of an application's configuration (lib/config.ts) carry the same names, so
@@ -56,7 +61,7 @@ export interface ExactlyOnceProps {
   /**
    * The application's entity table that holds the outbox items: its stream must carry new images, it
    * must have the PENDING_OUTBOX_INDEX index and the OUTBOX_TTL_ATTRIBUTE TTL (the correctness rules
-   * check both). An imported table needs its `tableStreamArn`.
+   * check both). An OutboxTable has all three. An imported table needs its `tableStreamArn`.
    */
   readonly outboxTable: dynamodb.ITable;
   /** The partition-key prefix of the entities whose partitions hold their outbox items (`<prefix><entityId>`). */
@@ -64,12 +69,14 @@ export interface ExactlyOnceProps {
   /**
    * An idempotency table the application already has (partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
    *
-   * @default - one is made, from `idempotencyTableProps`
+   * @default - one is made, from `idempotencyTableProps` (giving both is refused)
    */
   readonly existingIdempotencyTable?: dynamodb.ITable;
   /**
    * Settings for the idempotency table made here, over the defaults (on demand, AWS-managed
-   * encryption, point-in-time recovery, partition key `id`, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE).
+   * encryption, point-in-time recovery). The keys and TTL the runtime reads (partition key `id`, no
+   * sort key, TTL IDEMPOTENCY_EXPIRY_ATTRIBUTE) are applied after these: a prop that sets them is
+   * overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -77,12 +84,13 @@ export interface ExactlyOnceProps {
   /**
    * An effects table the application already has (partition key `pk`, sort key `sk`, TTL INBOX_TTL_ATTRIBUTE).
    *
-   * @default - one is made, from `effectsTableProps`
+   * @default - one is made, from `effectsTableProps` (giving both is refused)
    */
   readonly existingEffectsTable?: dynamodb.ITable;
   /**
    * Settings for the effects table made here (the inbox claims and the effects they guard), over the
-   * defaults (as the idempotency table's, keys `pk`/`sk`, TTL INBOX_TTL_ATTRIBUTE).
+   * defaults (as the idempotency table's). The keys `pk`/`sk` and the TTL INBOX_TTL_ATTRIBUTE the
+   * consumers rely on are applied after these: a prop that sets them is overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -90,12 +98,13 @@ export interface ExactlyOnceProps {
   /**
    * A provider log table the application already has (partition key `idempotencyKey`).
    *
-   * @default - one is made, from `providerLogTableProps`
+   * @default - one is made, from `providerLogTableProps` (giving both is refused)
    */
   readonly existingProviderLogTable?: dynamodb.ITable;
   /**
    * Settings for the provider log made here (the recording provider double's calls), over the
-   * defaults (as the idempotency table's, partition key `idempotencyKey`).
+   * defaults (as the idempotency table's). The partition key `idempotencyKey` (no sort key) the double
+   * writes by is applied after these: a prop that sets a key is overridden, never used.
    *
    * @default - the defaults alone
    */
@@ -153,21 +162,35 @@ export interface ExactlyOnceProps {
   readonly humanRolePatterns?: readonly string[];
   /**
    * The proof kit's fault switch (an SSM parameter the relay and consumers read) and its alarm; the
-   * functions carry the fault code.
+   * functions made here carry the fault code. The build of the functions made here comes from these
+   * props alone: `setFunctionBuild` on the stack builds the application's own functions only.
    *
-   * @default - as set on the stack with setFunctionBuild, else false
+   * @default false (no fault code in the bundles, no switch)
    */
   readonly faultInjection?: boolean;
   /**
    * The local runtime's build: the consumers carry the inbox bypass, and a template rule refuses to deploy it.
    *
-   * @default - as set on the stack with setFunctionBuild, else false
+   * @default false (the deployable build)
    */
   readonly localRuntime?: boolean;
   /**
-   * How long every log group of the stack keeps its logs, whichever construct made it.
+   * OpenTelemetry on the functions made here, through the ADOT Lambda layer (see FunctionBuild.openTelemetry).
    *
-   * @default - each log group keeps what its construct set
+   * @default false (no layer, no wrapper)
+   */
+  readonly openTelemetry?: boolean;
+  /**
+   * Which `Span` log lines the functions made here write (`SPAN_SAMPLE_RATE`, `SLOW_SPAN_MS`).
+   *
+   * @default DEFAULT_SPAN_SAMPLING (every trace's; no variable is set)
+   */
+  readonly spanSampling?: SpanSampling;
+  /**
+   * How long the log groups this construct makes keep their logs; `retainLogsOf(scope)` applies it to
+   * the application's log groups as well.
+   *
+   * @default - each log group keeps what its construct set (one month for the functions)
    */
   readonly logRetention?: RetentionDays;
   /**
@@ -201,31 +224,32 @@ export interface ApiMonitoringOptions {
   readonly metrics?: { readonly title: string; readonly metricNames: readonly string[] };
 }
 
-const stacksChecked = new WeakSet<Stack>();
-
 /**
  * Exactly-once effects over at-least-once delivery, for one application: the idempotency, effects
  * and provider-log tables (each replaceable by an existing one), the outbox relay and sweeper on the
  * application's outbox table, one consumer pipeline per spec with its grants, the alarm topic, alarms
- * and dashboard, the outputs the tools read, and the synth-time correctness rules on the whole stack.
+ * and dashboard, the outputs the tools read, and the synth-time correctness rules on its parts
+ * (`checkAlso` extends them to the application's resources).
  *
- * The application adds its entity table (the outbox table), its API on `idempotencyTable` and
- * `effectsTable`, then hands the API to `addApi`, which completes the monitoring (the API's alarm,
- * every function's alarms) and the tool outputs: synth fails if it is never called.
+ * It is complete once constructed: its parts are monitored and the tools' outputs are there. The
+ * application adds its entity table (an OutboxTable), its API on `idempotencyTable` and
+ * `effectsTable`, and may hand the API to `addApi` (the API's alarm and URL output, and alarms for its
+ * functions); without it, synth notes that the stack has no API for the tools to call.
  *
  * Its children's ids are the ones a stack built them with before this construct existed; made with
  * the id `Default`, which CDK leaves out of logical ids, its tables and queues keep theirs.
  *
  * @example A stack: the entity table, one ExactlyOnce, the API (test/exactly-once/fixtures/probe-stack.ts builds one)
  * ```ts
+ * const bookingsTable = new OutboxTable(this, 'Bookings');
  * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', {
  *   stage: 'dev',
  *   consumers: CONSUMERS,
  *   producedTypes: BOOKING_EVENT_TYPES,
- *   outboxTable: storage.bookingsTable,
+ *   outboxTable: bookingsTable,
  *   entityPartitionPrefix: BOOKING_PK_PREFIX,
  * });
- * const api = new BookingsApi(this, 'BookingsApi', { bookingsTable: storage.bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
+ * const api = new BookingsApi(this, 'BookingsApi', { bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
  * exactlyOnce.addApi(api.api);
  * ```
  */
@@ -242,36 +266,76 @@ export class ExactlyOnce extends Construct {
   readonly outbox: OutboxRelay;
   /** The proof kit's fault switch, when `faultInjection` is on. */
   readonly faultSwitch?: FaultInjectionSwitch;
+  /** The alarm topic and dashboard: the mechanism's parts from the start, the API's once `addApi` adds it. */
+  readonly monitoring: Monitoring;
   private readonly props: ExactlyOnceProps;
-  private monitoringOf?: Monitoring;
+  private readonly checks: readonly IAspect[];
+  private hasApi = false;
 
   constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
     super(scope, id);
+    refuseExistingWithProps(
+      'existingIdempotencyTable',
+      props.existingIdempotencyTable,
+      'idempotencyTableProps',
+      props.idempotencyTableProps,
+    );
+    refuseExistingWithProps(
+      'existingEffectsTable',
+      props.existingEffectsTable,
+      'effectsTableProps',
+      props.effectsTableProps,
+    );
+    refuseExistingWithProps(
+      'existingProviderLogTable',
+      props.existingProviderLogTable,
+      'providerLogTableProps',
+      props.providerLogTableProps,
+    );
     this.props = props;
-    const inherited = functionBuildOf(this);
-    const faultInjection = props.faultInjection ?? inherited.faultInjection;
-    const localRuntime = props.localRuntime ?? inherited.inboxBypass;
-    // Everything else of the stack's build (OpenTelemetry) carries over to the functions built here.
-    setFunctionBuild(this, { ...inherited, faultInjection, inboxBypass: localRuntime });
+    const faultInjection = props.faultInjection ?? false;
+    const localRuntime = props.localRuntime ?? false;
+    const sampling = props.spanSampling;
+    // The default is what a function does with no variable: set them only for another sampling.
+    const sampled =
+      sampling !== undefined &&
+      (sampling.rate !== DEFAULT_SPAN_SAMPLING.rate || sampling.slowMs !== DEFAULT_SPAN_SAMPLING.slowMs);
+    // From the props alone, whatever the stack's build (the application's functions) says.
+    setFunctionBuild(this, {
+      faultInjection,
+      inboxBypass: localRuntime,
+      openTelemetry: props.openTelemetry ?? false,
+      ...(sampled ? { spanSampling: sampling } : {}),
+    });
 
     const storage = new Construct(this, 'Storage');
-    const table = (name: string, existing: dynamodb.ITable | undefined, own: dynamodb.TableProps) =>
-      existing ?? new dynamodb.Table(storage, name, { ...this.tableDefaults(), ...own });
-    this.idempotencyTable = table('Idempotency', props.existingIdempotencyTable, {
-      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: IDEMPOTENCY_EXPIRY_ATTRIBUTE,
-      ...props.idempotencyTableProps,
-    });
-    this.effectsTable = table('Effects', props.existingEffectsTable, {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: INBOX_TTL_ATTRIBUTE,
-      ...props.effectsTableProps,
-    });
-    this.providerLogTable = table('ProviderLog', props.existingProviderLogTable, {
-      partitionKey: { name: 'idempotencyKey', type: dynamodb.AttributeType.STRING },
-      ...props.providerLogTableProps,
-    });
+    // The user's settings go over the defaults, and the keys and TTL the runtime reads go over both.
+    const table = (
+      name: string,
+      existing: dynamodb.ITable | undefined,
+      given: Partial<dynamodb.TableProps> | undefined,
+      required: Partial<dynamodb.TableProps>,
+    ) =>
+      existing ??
+      new dynamodb.Table(storage, name, { ...tableDefaults(props), ...given, ...required } as dynamodb.TableProps);
+    this.idempotencyTable = table(
+      'Idempotency',
+      props.existingIdempotencyTable,
+      props.idempotencyTableProps,
+      REQUIRED_TABLE_SETTINGS.idempotency,
+    );
+    this.effectsTable = table(
+      'Effects',
+      props.existingEffectsTable,
+      props.effectsTableProps,
+      REQUIRED_TABLE_SETTINGS.effects,
+    );
+    this.providerLogTable = table(
+      'ProviderLog',
+      props.existingProviderLogTable,
+      props.providerLogTableProps,
+      REQUIRED_TABLE_SETTINGS.providerLog,
+    );
 
     const pipelines = new ConsumerPipelines(this, 'Pipelines', {
       consumers: props.consumers,
@@ -327,62 +391,29 @@ export class ExactlyOnce extends Construct {
         'stage=prod without -c alarmEmail=...: alarms reach an SNS topic nobody is subscribed to.',
       );
 
-    const stack = Stack.of(this);
-    if (!stacksChecked.has(stack)) {
-      stacksChecked.add(stack);
-      // The stage decides how long logs are kept, for every log group whichever construct made it.
-      if (props.logRetention !== undefined)
-        Aspects.of(stack).add(new LogRetentionAspect(props.logRetention), { priority: AspectPriority.MUTATING });
-      // Synth refuses settings that would break exactly-once (docs/architecture.md), however they were made.
-      applyCorrectnessAspects(stack, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
-    }
-    this.node.addValidation({
-      validate: () =>
-        this.monitoringOf === undefined
-          ? [
-              'ExactlyOnce: call addApi(api) once the API is built: without it nothing is monitored and the tools see no outputs',
-            ]
-          : [],
-    });
-  }
+    // Both on this construct's scope only: what the application builds beside it is its own to set,
+    // unless it asks for them there too (retainLogsOf, checkAlso).
+    if (props.logRetention !== undefined) this.retainLogsOf(this);
+    // Synth refuses settings of the mechanism's parts that would break exactly-once (docs/architecture.md).
+    // The rules read the tables the parts use (the outbox table, an existing table) from the whole
+    // stack's template, so checking the parts here still checks the outbox table's stream and TTL.
+    this.checks = applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
 
-  /** The alarm topic and dashboard; made by `addApi`. */
-  get monitoring(): Monitoring {
-    if (this.monitoringOf === undefined) throw new Error('ExactlyOnce: addApi(api) has not been called yet');
-    return this.monitoringOf;
-  }
-
-  /**
-   * Completes the construct with the application's REST API, once every function of the stack is
-   * built: the alarm topic and dashboard, with the API's 5xx alarm, every pipeline's and the relay's
-   * alarms, and errors and throttles alarms for every function of the stack (its own and the
-   * application's); the fault-plan alarm; the outputs the tools read (`STACK_OUTPUTS`). Call it once.
-   *
-   * @example
-   * ```ts
-   * exactlyOnce.addApi(ordersApi.api, { metrics: { title: 'Orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] } });
-   * ```
-   */
-  addApi(api: apigw.RestApi, options: ApiMonitoringOptions = {}): Monitoring {
-    if (this.monitoringOf !== undefined) throw new Error('ExactlyOnce: addApi was already called');
-    const stack = Stack.of(this);
-    const monitoring = new Monitoring(this, 'Monitoring', {
-      alarmEmail: this.props.alarmEmail,
-      api,
+    // The alarm topic and dashboard of the mechanism's parts, complete without an API; addApi adds the
+    // API's alarm and the application's functions.
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      alarmEmail: props.alarmEmail,
       pipelines: [...this.pipelines],
       relay: this.outbox.streamRelay.fn,
       relayMappingId: this.outbox.streamMappingId,
       relayFailureQueue: this.outbox.failureQueue,
       sweepAge: this.outbox.sweepAge,
-      // Every function of the stack, by construction: one added before this call gets its alarms without a list.
-      functions: stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
-      apiMetrics: options.metrics,
+      functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
     });
-    this.monitoringOf = monitoring;
     if (this.faultSwitch !== undefined)
       // Faults are being injected: by the proof kit, or by whoever changed the parameter. The functions emit the
       // metric on each invocation under a non-empty, unexpired plan, so the alarm clears when the plan is gone.
-      monitoring.addAlarm(
+      this.monitoring.addAlarm(
         'fault-plan-active',
         this.faultSwitch.activePlanMetric(this.pipelines.map((p) => p.spec.name)),
         {
@@ -391,30 +422,80 @@ export class ExactlyOnce extends Construct {
           runbook: 'fault-plan-changed',
         },
       );
-    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs.
-    addToolOutputs(stack, {
-      stage: this.props.stage,
-      humanRolePatterns: this.props.humanRolePatterns ?? DEFAULT_HUMAN_ROLE_PATTERNS,
-      apiUrl: api.url,
+    // The tools (`npm run dlq`, the proof kit, the local runtime) find the stack's parts by these outputs;
+    // addApi adds the API's URL.
+    addToolOutputs(Stack.of(this), {
+      stage: props.stage,
+      humanRolePatterns: props.humanRolePatterns ?? DEFAULT_HUMAN_ROLE_PATTERNS,
       effectsTable: this.effectsTable,
       providerLogTable: this.providerLogTable,
       pipelines: this.pipelines,
       outbox: this.outbox,
       faultSwitch: this.faultSwitch,
     });
-    return monitoring;
+    this.node.addValidation({
+      validate: () => {
+        if (!this.hasApi)
+          Annotations.of(this).addInfo(
+            `ExactlyOnce: no API (addApi was not called): the pipelines are monitored, but there is no API alarm and no ${STACK_OUTPUTS.apiUrl} output, so the proof kit and npm run call have nothing to call`,
+          );
+        return [];
+      },
+    });
   }
 
-  private tableDefaults(): Partial<dynamodb.TableProps> {
-    const ceiling = this.props.tableThroughputCeiling;
-    return {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
-      deletionProtection: this.props.deletionProtection ?? false,
-      ...(ceiling === undefined ? {} : { maxReadRequestUnits: ceiling, maxWriteRequestUnits: ceiling }),
-    };
+  /**
+   * Runs the correctness rules on `scope` too (the stack, or the application's part of it): they check
+   * this construct's parts always, and the application's resources (its own functions, queues and event
+   * source mappings: a reserved concurrency that fails a new account's first deploy, a queue consumer
+   * without a DLQ) only when asked, since what the application builds is its to decide. Each resource is
+   * checked once, however many scopes reach it.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.checkAlso(this); // the whole stack: the application's API functions as well
+   * ```
+   */
+  checkAlso(scope: IConstruct): void {
+    for (const check of this.checks) Aspects.of(scope).add(check, { priority: AspectPriority.READONLY });
+  }
+
+  /**
+   * Gives every log group under `scope` (whichever construct made it) the `logRetention` of the props,
+   * as this construct's own log groups get it: the stage decides how long the application's logs are
+   * kept too. Without a `logRetention`, it changes nothing.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.retainLogsOf(this); // the API's functions and access logs keep what the stage says
+   * ```
+   */
+  retainLogsOf(scope: IConstruct): void {
+    if (this.props.logRetention === undefined) return;
+    Aspects.of(scope).add(new LogRetentionAspect(this.props.logRetention), { priority: AspectPriority.MUTATING });
+  }
+
+  /**
+   * Adds the application's REST API: its 5xx alarm and its metrics on the dashboard, the `ApiUrl` output
+   * the tools call it by, and errors and throttles alarms for every function of the stack outside this
+   * construct (the application's, found now: call it once they are built). Optional: without it the
+   * mechanism's parts are monitored and the tools' other outputs are there. Call it once.
+   *
+   * @example
+   * ```ts
+   * exactlyOnce.addApi(ordersApi.api, { metrics: { title: 'Orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] } });
+   * ```
+   */
+  addApi(api: apigw.RestApi, options: ApiMonitoringOptions = {}): Monitoring {
+    if (this.hasApi) throw new Error('ExactlyOnce: addApi was already called');
+    this.hasApi = true;
+    const stack = Stack.of(this);
+    this.monitoring.watchApi(api, options.metrics);
+    this.monitoring.watchFunctions(
+      stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
+    );
+    new CfnOutput(stack, STACK_OUTPUTS.apiUrl, { value: api.url });
+    return this.monitoring;
   }
 
   private warnOfRecordingProviders(): void {

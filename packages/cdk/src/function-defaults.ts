@@ -31,7 +31,7 @@ export function serviceName(scope: IConstruct): string {
 
 /**
  * Which optional code the bundles carry ({@link bundleDefines}). Set once per stack with
- * {@link setFunctionBuild}; without it, none.
+ * {@link setFunctionBuild} for the application's functions (ExactlyOnce's come from its props); without it, none.
  *
  * @example
  * ```ts
@@ -186,7 +186,10 @@ export const ADOT_MANAGED_POLICY = 'CloudWatchLambdaApplicationSignalsExecutionR
 const FUNCTION_BUILD_CONTEXT = 'exactly-once:function-build';
 
 /**
- * Sets the build of every function under `scope`; call before adding any construct to it.
+ * Sets the build of every FunctionWithDefaults under `scope` (an application's own functions: its
+ * API's); call before adding any of them. ExactlyOnce builds its functions from its own props
+ * (`faultInjection`, `localRuntime`, `openTelemetry`, `spanSampling`) and sets them on itself, so what
+ * is set on the stack does not reach them.
  *
  * @example
  * ```ts

@@ -6,7 +6,7 @@
  * table, one pipeline per consumer spec with its grants, monitoring, the outputs the tools read, and
  * the correctness Aspects that refuse at synth a setting that would break exactly-once. Beside it, what
  * the application's own constructs build on: {@link FunctionWithDefaults}, {@link IamRestApi},
- * {@link grantTableActions}, the outbox table's index and TTL names, and the configuration the stack
+ * {@link grantTableActions}, {@link OutboxTable} (the application's entity table, with what the outbox needs), the outbox table's index and TTL names, and the configuration the stack
  * reads (providers, reserved concurrency). The parts ExactlyOnce is made of are in `./parts`.
  *
  * This is the public surface: an application's CDK code imports the mechanism from here (a lint rule
@@ -15,9 +15,9 @@
  *
  * @example An application's stack (the probe stack, test/exactly-once/fixtures/probe-stack.ts, is one)
  * ```ts
- * const storage = new Storage(this, 'Storage', config); // the entity table, with the outbox index and TTL
- * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', { ...config, consumers: CONSUMERS, producedTypes, outboxTable: storage.bookingsTable, entityPartitionPrefix: 'BOOKING#' });
- * const api = new BookingsApi(this, 'BookingsApi', { ...config, bookingsTable: storage.bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
+ * const bookingsTable = new OutboxTable(this, 'Bookings', config); // the entity table, with the stream, the outbox index and TTL
+ * const exactlyOnce = new ExactlyOnce(this, 'ExactlyOnce', { ...config, consumers: CONSUMERS, producedTypes, outboxTable: bookingsTable, entityPartitionPrefix: 'BOOKING#' });
+ * const api = new BookingsApi(this, 'BookingsApi', { ...config, bookingsTable, idempotencyTable: exactlyOnce.idempotencyTable });
  * exactlyOnce.addApi(api.api);
  * ```
  */
@@ -30,6 +30,7 @@ export {
   type FunctionWithDefaultsProps,
 } from './function-defaults';
 export { IamRestApi, type IamRestApiProps } from './iam-rest-api';
+export { OutboxTable, type OutboxTableProps } from './outbox-table';
 export { grantTableActions } from './grants';
 export { PROVIDERS_CONTEXT, providerEndpointsOf, type ProviderEndpoints } from './provider-endpoints';
 export { ALLOW_RESERVED_CONCURRENCY_CONTEXT } from './aspects';

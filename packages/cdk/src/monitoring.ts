@@ -84,8 +84,8 @@ export const DURATION_ALARM_FRACTION_OF_DEADLINE = 0.8;
 export const FAILING_DELIVERIES_ALARM_SHARE = 0.5;
 
 /**
- * What Monitoring watches: the API, every consumer pipeline, the relay and its on-failure queue,
- * and every function. `sweepAge` is the relay's: an outbox item older than two sweeps alarms.
+ * What Monitoring watches: every consumer pipeline, the relay and its on-failure queue, the
+ * functions given, and the API if given (`watchApi` and `watchFunctions` add them later). `sweepAge` is the relay's: an outbox item older than two sweeps alarms.
  *
  * @example
  * ```ts
@@ -108,8 +108,12 @@ export interface MonitoringProps {
    * @default - no e-mail subscription (subscribe to the topic through the AlarmTopicArn output)
    */
   readonly alarmEmail?: string;
-  /** The REST API: its 5xx alarm. */
-  readonly api: apigw.RestApi;
+  /**
+   * The REST API: its 5xx alarm.
+   *
+   * @default - none yet: `watchApi` adds it
+   */
+  readonly api?: apigw.RestApi;
   /** Every consumer pipeline: its DLQ, source-age, deliveries and duration alarms, and its charts. */
   readonly pipelines: ConsumerPipeline[];
   /** The outbox relay's function: its iterator-age alarm. */
@@ -120,11 +124,16 @@ export interface MonitoringProps {
   readonly relayFailureQueue: sqs.IQueue;
   /** The sweeper's age (OutboxRelay.sweepAge): an outbox item older than two sweeps alarms. */
   readonly sweepAge: Duration;
-  /** Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its name. */
-  readonly functions: FunctionWithDefaults[];
+  /**
+   * Each alarms on its errors and throttles, and on its async-invocation DLQ if it has one; named by its
+   * name. `watchFunctions` adds more.
+   *
+   * @default - none yet
+   */
+  readonly functions?: readonly FunctionWithDefaults[];
   /**
    * The API's own metrics (the functions' EMF metrics, summed) graphed beside the DLQs, e.g. the commands
-   * done and the replays served.
+   * done and the replays served. Only with `api`.
    *
    * @default - no such widget
    */
@@ -136,26 +145,38 @@ export interface MonitoringProps {
  * What each alarm means is in its description, so the page a human gets says
  * what broke and where to look.
  *
- * @example As ExactlyOnce's addApi builds it, once the application's API is there (packages/cdk/src/exactly-once.ts)
+ * @example As ExactlyOnce builds it (packages/cdk/src/exactly-once.ts), then adds the application's API and functions
  * ```ts
  * const monitoring = new Monitoring(this, 'Monitoring', {
  *   alarmEmail: props.alarmEmail,
- *   api,
  *   pipelines: [...this.pipelines],
  *   relay: this.outbox.streamRelay.fn,
  *   relayMappingId: this.outbox.streamMappingId,
  *   relayFailureQueue: this.outbox.failureQueue,
  *   sweepAge: this.outbox.sweepAge,
- *   // Every function of the stack, by construction: one added before this gets its alarms without a list to update.
- *   functions: stack.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
- *   apiMetrics: { title: 'Idempotent API: orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] },
+ *   functions: this.node.findAll().filter((c): c is FunctionWithDefaults => c instanceof FunctionWithDefaults),
  * });
+ * monitoring.watchApi(ordersApi.api, { title: 'Orders placed and replays served', metricNames: ['OrderPlaced', 'ReplayServed'] });
  * ```
  */
 export class Monitoring extends Construct {
   readonly topic: sns.Topic;
   readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm, in the order of the sections below: the topic policy and the alarm widget list them. */
   readonly alarms: cloudwatch.Alarm[] = [];
+  // The alarms by kind, so an alarm added later (a function or the API, after the constructor) takes the
+  // place it would have had among the others: the topic policy and the dashboard read the same either way.
+  private readonly sections = {
+    queues: [] as cloudwatch.Alarm[],
+    functionDeadLetters: [] as cloudwatch.Alarm[],
+    relay: [] as cloudwatch.Alarm[],
+    functions: [] as cloudwatch.Alarm[],
+    api: [] as cloudwatch.Alarm[],
+    added: [] as cloudwatch.Alarm[],
+  };
+  private section: keyof Monitoring['sections'] = 'queues';
+  private apiWidget?: cloudwatch.IWidget;
+  private readonly watched = new Set<FunctionWithDefaults>();
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
@@ -230,10 +251,7 @@ export class Monitoring extends Construct {
         'Outbox relay: its stream event source mapping dropped records it could not hand to the on-failure queue.',
       runbook: 'relay-dropped-records',
     });
-    // Every function's async DLQ, by construction: a function added later cannot leave one unwatched.
-    for (const { name, asyncDeadLetterQueue } of props.functions)
-      if (asyncDeadLetterQueue !== undefined) this.deadLetterAlarms(`${name} async DLQ`, asyncDeadLetterQueue);
-
+    this.section = 'relay';
     this.addAlarm(
       'relay-iterator-age',
       props.relay.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
@@ -265,23 +283,8 @@ export class Monitoring extends Construct {
         runbook: 'malformed-outbox-item',
       },
     );
-    for (const { name, fn } of props.functions) {
-      this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
-        threshold: 1,
-        description: `${name}: invocations failed.`,
-        runbook: 'function-errors',
-      });
-      this.addAlarm(`${name}-throttles`, fn.metricThrottles({ period: Duration.minutes(5) }), {
-        threshold: 1,
-        description: `${name}: invocations were throttled.`,
-        runbook: 'function-throttles',
-      });
-    }
-    this.addAlarm('api-5xx', props.api.metricServerError({ period: Duration.minutes(5) }), {
-      threshold: 1,
-      description: 'The API returned 5xx (a dependency is down; bad input never yields 5xx).',
-      runbook: 'api-5xx',
-    });
+    this.watchFunctions(props.functions ?? []);
+    if (props.api !== undefined) this.watchApi(props.api, props.apiMetrics);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     const perConsumer = (metricName: string) =>
@@ -299,25 +302,80 @@ export class Monitoring extends Construct {
     );
     for (const pipeline of props.pipelines) this.dashboard.addWidgets(...this.consumerWidgets(pipeline));
     this.dashboard.addWidgets(perConsumer('StaleEventIgnored'), perConsumer('PermanentFailure'));
+    const deadLetters = new cloudwatch.GraphWidget({
+      title: 'Dead-letter queues: visible messages',
+      width: 12,
+      left: props.pipelines.map(({ spec, queues }) =>
+        queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: spec.name }),
+      ),
+    });
+    const alarmStatus = new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms });
+    // Laid out when the dashboard is rendered: the API's widget (watchApi) goes beside the DLQs' wherever it was added.
     this.dashboard.addWidgets(
-      ...(props.apiMetrics === undefined
-        ? []
-        : [
-            new cloudwatch.GraphWidget({
-              title: props.apiMetrics.title,
-              width: 12,
-              left: props.apiMetrics.metricNames.map((name) => this.appMetric(name, {}, 'Sum')),
-            }),
-          ]),
-      new cloudwatch.GraphWidget({
-        title: 'Dead-letter queues: visible messages',
-        width: 12,
-        left: props.pipelines.map(({ spec, queues }) =>
-          queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: spec.name }),
-        ),
-      }),
+      new RenderedLate(() => [
+        this.apiWidget === undefined ? deadLetters : new cloudwatch.Row(this.apiWidget, deadLetters),
+        alarmStatus,
+      ]),
     );
-    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', width: 24, alarms: this.alarms }));
+    this.section = 'added';
+  }
+
+  /**
+   * Alarms on each function's errors and throttles, and on its async-invocation DLQ if it has one
+   * (the application's functions, beside the mechanism's). Each function once.
+   *
+   * @example
+   * ```ts
+   * monitoring.watchFunctions([getOrder]);
+   * ```
+   */
+  watchFunctions(functions: readonly FunctionWithDefaults[]): void {
+    const current = this.section;
+    for (const f of functions) {
+      if (this.watched.has(f)) continue;
+      this.watched.add(f);
+      const { name, fn, asyncDeadLetterQueue } = f;
+      this.section = 'functionDeadLetters';
+      if (asyncDeadLetterQueue !== undefined) this.deadLetterAlarms(`${name} async DLQ`, asyncDeadLetterQueue);
+      this.section = 'functions';
+      this.addAlarm(`${name}-errors`, fn.metricErrors({ period: Duration.minutes(5) }), {
+        threshold: 1,
+        description: `${name}: invocations failed.`,
+        runbook: 'function-errors',
+      });
+      this.addAlarm(`${name}-throttles`, fn.metricThrottles({ period: Duration.minutes(5) }), {
+        threshold: 1,
+        description: `${name}: invocations were throttled.`,
+        runbook: 'function-throttles',
+      });
+    }
+    this.section = current;
+  }
+
+  /**
+   * The API's 5xx alarm, and its own metrics (`apiMetrics`) graphed beside the DLQs.
+   *
+   * @example
+   * ```ts
+   * monitoring.watchApi(ordersApi.api, { title: 'Orders placed', metricNames: ['OrderPlaced'] });
+   * ```
+   */
+  watchApi(api: apigw.RestApi, apiMetrics?: MonitoringProps['apiMetrics']): void {
+    if (this.sections.api.length > 0) throw new Error('Monitoring: the API is already watched');
+    const current = this.section;
+    this.section = 'api';
+    this.addAlarm('api-5xx', api.metricServerError({ period: Duration.minutes(5) }), {
+      threshold: 1,
+      description: 'The API returned 5xx (a dependency is down; bad input never yields 5xx).',
+      runbook: 'api-5xx',
+    });
+    this.section = current;
+    if (apiMetrics !== undefined)
+      this.apiWidget = new cloudwatch.GraphWidget({
+        title: apiMetrics.title,
+        width: 12,
+        left: apiMetrics.metricNames.map((name) => this.appMetric(name, {}, 'Sum')),
+      });
   }
 
   /**
@@ -461,7 +519,41 @@ export class Monitoring extends Construct {
     });
     alarm.addAlarmAction(new actions.SnsAction(this.topic));
     alarm.addOkAction(new actions.SnsAction(this.topic));
-    this.alarms.push(alarm);
+    this.sections[this.section].push(alarm);
+    this.alarms.splice(0, this.alarms.length, ...Object.values(this.sections).flat());
     return alarm;
+  }
+}
+
+/**
+ * A column of widgets made when the dashboard is rendered (CDK renders its body lazily), so a widget
+ * added after the dashboard's last row still takes its place in it.
+ */
+class RenderedLate implements cloudwatch.IWidget {
+  readonly warnings = undefined;
+  readonly warningsV2 = undefined;
+  private column?: cloudwatch.Column;
+
+  // Not `widgets`: the dashboard would take it for a layout's list of widgets and walk into it.
+  constructor(private readonly make: () => cloudwatch.IWidget[]) {}
+
+  private get laidOut(): cloudwatch.Column {
+    return (this.column ??= new cloudwatch.Column(...this.make()));
+  }
+
+  get width(): number {
+    return this.laidOut.width;
+  }
+
+  get height(): number {
+    return this.laidOut.height;
+  }
+
+  position(x: number, y: number): void {
+    this.laidOut.position(x, y);
+  }
+
+  toJson(): unknown[] {
+    return this.laidOut.toJson();
   }
 }

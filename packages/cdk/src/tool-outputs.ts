@@ -19,8 +19,12 @@ export interface ToolOutputsProps {
   readonly stage: string;
   /** The caller rule's human-role patterns (the proof kit derives its own caller by them). */
   readonly humanRolePatterns: readonly string[];
-  /** The REST API's URL (`RestApi.url`). */
-  readonly apiUrl: string;
+  /**
+   * The REST API's URL (`RestApi.url`).
+   *
+   * @default - no ApiUrl output (a stack without an API: the proof kit says it has no output ApiUrl)
+   */
+  readonly apiUrl?: string;
   /** The effects table: the proof kit reads its claims and effects. */
   readonly effectsTable: dynamodb.ITable;
   /** The provider log: the proof kit counts the recording double's calls. */
@@ -54,7 +58,7 @@ export function addToolOutputs(stack: Stack, props: ToolOutputsProps): void {
   const output = (name: string, value: string) => new CfnOutput(stack, name, { value });
   output(STACK_OUTPUTS.stage, props.stage);
   output(STACK_OUTPUTS.humanRolePatterns, props.humanRolePatterns.join(','));
-  output(STACK_OUTPUTS.apiUrl, props.apiUrl);
+  if (props.apiUrl !== undefined) output(STACK_OUTPUTS.apiUrl, props.apiUrl);
   output(STACK_OUTPUTS.effectsTableName, props.effectsTable.tableName);
   output(STACK_OUTPUTS.providerLogTableName, props.providerLogTable.tableName);
   for (const { spec, queues, dedupe } of props.pipelines) {

@@ -66,7 +66,7 @@ export interface CorrectnessOptions {
  * synth's validation phase (see `CorrectnessAspect`) and share one model per
  * stack. Returns the aspects.
  *
- * @example A stack, with the allowance the pipelines derived the TTLs from, as ExactlyOnce registers them (packages/cdk/src/exactly-once.ts)
+ * @example A construct's scope, with the allowance the pipelines derived the TTLs from, as ExactlyOnce registers them on itself (packages/cdk/src/exactly-once.ts)
  * ```ts
  * import { applyCorrectnessAspects, REDRIVE_ALLOWANCE } from '@exactly-once/cdk/parts';
  *
