@@ -1239,12 +1239,13 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'provider-key-window',
     statement:
-      "Provider key window: a provider call still owed 23 h after its claim (the ledger's `providerKeyWindowSeconds`, 24 h, less a 1 h margin) is never repeated automatically, since its first try may have been performed with the answer lost and the provider no longer knows the key; the consumer dead-letters it as `ProviderKeyWindowPassed` and calls nothing, and the DLQ tool moves it only with a person's finding at the provider (`--provider-performed`, `--provider-not-performed`), written on the inbox entry first",
+      "Provider key window: a provider call still owed 23 h after its claim (the ledger's `providerKeyWindowSeconds`, 24 h, less a 1 h margin) is never repeated automatically, since its first try may have been performed with the answer lost and the provider no longer knows the key; the consumer dead-letters it as `ProviderKeyWindowPassed` and calls nothing, and the DLQ tool moves it only with a person's finding at the provider (`--provider-performed`, `--provider-not-performed`), written first where the consumer reads it: its inbox entry, or for a consumer on the sequenced ledger its entity item",
     enforcedIn: [
       { file: 'packages/runtime/src/aws/inbox-ledger.ts', symbol: 'InboxLedger' },
       { file: 'packages/runtime/src/provider/call-provider-if-owed.ts', symbol: 'callProviderIfOwed' },
       { file: 'packages/tools/src/dlq/messages.ts', symbol: 'redriveDecision' },
       { file: 'packages/tools/src/dlq/provider-window.ts', symbol: 'recordProviderCallFinding' },
+      { file: 'packages/tools/src/dlq/provider-window.ts', symbol: 'recordFindingOnLedger' },
     ],
     provedBy: [
       {
@@ -1267,6 +1268,18 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/unit/dlq-cli.test.ts',
         name: 'owed past the provider key window: left with what to check, unless a finding names it',
+      },
+      {
+        file: 'test/unit/dlq-provider-finding-ledger.test.ts',
+        name: 'found performed: the owed call is removed from the entity item, and the redriven event calls nothing',
+      },
+      {
+        file: 'test/unit/dlq-provider-finding-ledger.test.ts',
+        name: 'found NOT performed: the key window restarts on the entity item, and the redriven event calls once',
+      },
+      {
+        file: 'test/unit/dlq-provider-finding-ledger.test.ts',
+        name: 'a consumer DLQ whose consumer is not on the consumer list: which ledger holds its claims is unknown',
       },
     ],
     doc: {

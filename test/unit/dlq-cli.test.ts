@@ -224,6 +224,8 @@ describe('consumer DLQs come from the consumer list', () => {
       kind: 'consumer',
       sourceUrl: withTier2.Tier2QueueUrl,
       redrivesTo: 'tier-2.fifo',
+      // Its spec names no ledger: the inbox, where a provider finding is written.
+      ledger: 'inbox',
     });
     expect(findDeadLetterQueue(queues, 'tier-2', [...PROBE_CONSUMERS, tier2]).url).toBe(withTier2.Tier2DlqUrl);
   });

@@ -4,7 +4,7 @@ import { causeOf } from './causes';
 import { eventKeyOf, inventory, type QueueInventory } from './inventory';
 import { discardFailedRuns, eventIdOf, peek, receive, redrive, type DeadLetter, type RedriveResult } from './messages';
 import { judgeHorizon, type HorizonJudgement } from './horizon';
-import { recordProviderCallFinding, type ProviderCallFinding } from './provider-window';
+import { recordFindingOnLedger, type ProviderCallFinding } from './provider-window';
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError, type DeadLetterQueue } from './queues';
 import {
   explainPointer,
@@ -131,9 +131,10 @@ export async function runCommand(
   progress: (line: string) => void = () => undefined,
   now: () => Date = () => new Date(),
 ): Promise<Report> {
-  const queues = discoverDeadLetterQueues(context.stack.outputs);
+  const consumers = context.consumers ?? example().consumers;
+  const queues = discoverDeadLetterQueues(context.stack.outputs, consumers);
   if (command.command === 'list') return listQueues(queues, context, now);
-  const queue = findDeadLetterQueue(queues, command.queue);
+  const queue = findDeadLetterQueue(queues, command.queue, consumers);
   if (command.command === 'show') return showMessages(command, queue, context, now);
   return redriveQueue(command, queue, context, progress, now);
 }
@@ -201,9 +202,13 @@ async function redriveQueue(
   const findings = Object.keys(command.providerFindings);
   if (findings.length > 0 && queue.kind !== 'consumer')
     throw new UsageError(`--provider-performed/--provider-not-performed are for a consumer's DLQ, not ${queue.name}`);
+  if (findings.length > 0 && queue.ledger === undefined)
+    throw new UsageError(
+      `--provider-performed/--provider-not-performed: ${queue.name} is not on the consumer list, so the tool cannot tell which ledger (inbox or sequenced) holds its claims; nothing was recorded or moved`,
+    );
   const effectsTable = context.stack.outputs[STACK_OUTPUTS.effectsTableName];
   if (findings.length > 0 && effectsTable === undefined)
-    throw new UsageError('The stack outputs no EffectsTableName: there is no inbox to record the finding on');
+    throw new UsageError('The stack outputs no EffectsTableName: there is no ledger to record the finding on');
   const options = {
     max: command.max,
     all: command.all,
@@ -211,11 +216,12 @@ async function redriveQueue(
     includePoison: command.includePoison,
     pastHorizon: command.pastHorizon,
     providerFindings: command.providerFindings,
-    // The consumer's inbox is keyed by its spec name, which is its DLQ's name here.
-    recordFinding: (event: { eventId: string; tenant?: string }, finding: ProviderCallFinding) =>
-      recordProviderCallFinding(
+    // The consumer's claims are keyed by its spec name, which is its DLQ's name here; its spec's ledger
+    // says whether the call is owed on the event's inbox entry or on its entity item.
+    recordFinding: (event: { eventId: string; tenant?: string; entityId?: string }, finding: ProviderCallFinding) =>
+      recordFindingOnLedger(
         context.dynamodb,
-        { table: effectsTable!, consumer: queue.name, ...event },
+        { table: effectsTable!, consumer: queue.name, ledger: queue.ledger, ...event },
         finding,
         now(),
       ),

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import {
   assertLocalRuntimeAnswers,
   deployedStackOutputs,
@@ -15,6 +16,11 @@ export interface DlqContext {
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
   streams: DynamoDBStreamsClient;
+  /**
+   * The consumer list the stack was built from: their DLQs, and which ledger holds each one's claims.
+   * @default example().consumers
+   */
+  consumers?: readonly ConsumerSpec[];
   close(): void;
 }
 

@@ -43,8 +43,11 @@ export const tenantOf = (body: string): string | undefined => envelopeString(bod
 
 export const eventIdOf = (body: string): string | undefined => envelopeString(body, 'eventId');
 
+/** The entity an event's envelope names (where a sequenced ledger keeps its claim), or undefined. */
+export const entityIdOf = (body: string): string | undefined => envelopeString(body, 'entityId');
+
 /** A string field of a message body's envelope, or undefined (not JSON, no such field, not a string). */
-function envelopeString(body: string, field: 'eventId' | 'tenant'): string | undefined {
+function envelopeString(body: string, field: 'eventId' | 'tenant' | 'entityId'): string | undefined {
   try {
     const value = (JSON.parse(body) as Record<string, unknown>)[field];
     return typeof value === 'string' ? value : undefined;
@@ -137,11 +140,15 @@ export interface RedriveOptions {
   pastHorizon?: readonly string[];
   /**
    * Events dead-lettered with ProviderKeyWindowPassed that a person has checked at the provider:
-   * by eventId, what they found (provider-window.ts). Each is written on its inbox entry through
-   * `recordFinding` before its message moves; every other such message stays in the DLQ.
+   * by eventId, what they found (provider-window.ts). Each is written where the consumer's ledger keeps
+   * the call (its inbox entry, or its entity item) through `recordFinding` before its message moves;
+   * every other such message stays in the DLQ.
    */
   providerFindings?: Readonly<Record<string, ProviderCallFinding>>;
-  recordFinding?: (event: { eventId: string; tenant?: string }, finding: ProviderCallFinding) => Promise<void>;
+  recordFinding?: (
+    event: { eventId: string; tenant?: string; entityId?: string },
+    finding: ProviderCallFinding,
+  ) => Promise<void>;
   /** An extra filter (the proof kit moves only its own run's messages). */
   select?: (message: DeadLetter) => boolean;
   /**
@@ -160,7 +167,7 @@ export interface MovedMessage {
   eventId?: string;
   groupId?: string;
   cause: string;
-  /** ProviderKeyWindowPassed and named: what the person found, written on the inbox entry before the move. */
+  /** ProviderKeyWindowPassed and named: what the person found, written where its consumer's ledger keeps the call before the move. */
   providerFinding?: ProviderCallFinding;
   /** Past the horizon and named by --past-horizon: the occurredAt it was (or would be) sent with... */
   occurredAt?: string;
@@ -351,7 +358,8 @@ async function redriveOne(pass: RedrivePass, message: DeadLetter, batch: readonl
   if (entry.providerFinding !== undefined) {
     try {
       if (options.recordFinding === undefined) throw new Error('no inbox to record the finding on');
-      await options.recordFinding({ eventId: entry.eventId!, tenant: tenantOf(message.body) }, entry.providerFinding);
+      const event = { eventId: entry.eventId!, tenant: tenantOf(message.body), entityId: entityIdOf(message.body) };
+      await options.recordFinding(event, entry.providerFinding);
     } catch (error) {
       held.push(message);
       result.failed.push({ messageId: message.messageId, error: (error as Error).message });

@@ -1,5 +1,11 @@
-import { ConditionalCheckFailedException, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import {
   inboxKey,
   PROVIDER_CALL_DONE_ATTRIBUTE,
@@ -18,10 +24,13 @@ import {
  * performed with its answer lost, and a repeat now would be a second effect. Only a person can
  * find out, at the provider (its dashboard, its API by key `<consumer>:<eventId>`), and then say:
  *
- * - `performed`: the call went through. Its done-mark is written on the inbox entry, so the
- *   redriven message is acknowledged as a duplicate and the provider is not called.
- * - `not-performed`: it did not. The key window restarts now on the inbox entry
- *   (`providerKeyWindowFrom`), so the redriven message makes the call once more.
+ * - `performed`: the call went through. Its done-mark is written where the consumer's ledger keeps
+ *   the call, so the redriven message is acknowledged as a duplicate and the provider is not called.
+ * - `not-performed`: it did not. The key window restarts now on that same item, so the redriven
+ *   message makes the call once more.
+ *
+ * Where that is depends on the consumer's spec (`ConsumerSpec.ledger`): the inbox entry of the event
+ * for `inbox`, the event's entity item for `sequenced` ({@link recordFindingOnLedger}).
  */
 export type ProviderCallFinding = 'performed' | 'not-performed';
 
@@ -125,4 +134,72 @@ export async function recordSequencedProviderCallFinding(
       );
     throw error;
   }
+}
+
+/** Where a finding is written: the consumer's DLQ says whose event it is, its spec which ledger holds its claim. */
+export interface FindingWhere {
+  table: string;
+  consumer: string;
+  /** The consumer's ledger (`ledgerOf(spec)`); undefined for a DLQ whose consumer is not on the consumer list. */
+  ledger: ConsumerSpec['ledger'];
+  eventId: string;
+  tenant?: string;
+  /** The envelope's entityId: the sequenced ledger's item is the event's entity's. */
+  entityId?: string;
+}
+
+/**
+ * A person's finding written where the consumer reads it: its inbox entry (`ledger: 'inbox'`), or its
+ * entity item (`ledger: 'sequenced'`). Written anywhere else, the consumer would not see it and the
+ * redriven message would be refused again, or (an inbox entry beside a sequenced consumer) never read.
+ * On the entity item the owed call's slot is read from the item, so a ledger whose newer event supersedes
+ * the older one's call (one `owedCall` slot) and one that keeps a slot per event are both found. Refuses,
+ * writing nothing, a consumer whose ledger is unknown, a message without an entityId, and an item that
+ * owes no call for the event.
+ *
+ * @example The DLQ tool, for the consumer of the DLQ it redrives
+ * ```ts
+ * await recordFindingOnLedger(dynamodb, { table, consumer: 'fulfilment', ledger: 'sequenced', eventId, entityId: 'order-1' }, 'performed', new Date());
+ * ```
+ */
+export async function recordFindingOnLedger(
+  dynamodb: DynamoDBClient,
+  where: FindingWhere,
+  finding: ProviderCallFinding,
+  now: Date,
+): Promise<void> {
+  const { consumer, eventId } = where;
+  if (where.ledger === undefined)
+    throw new Error(
+      `${consumer} ${eventId}: ${consumer} is not on the consumer list, so which ledger holds its claims is unknown: nothing recorded`,
+    );
+  if (where.ledger === 'inbox') return recordProviderCallFinding(dynamodb, where, finding, now);
+  if (where.entityId === undefined)
+    throw new Error(
+      `${consumer} ${eventId}: the message names no entityId, so the entity item that owes its call is unknown: nothing recorded`,
+    );
+  const entityId = where.entityId;
+  const { Item } = await dynamodb.send(
+    new GetItemCommand({
+      TableName: where.table,
+      Key: marshall(sequencedEntityKey(consumer, { entityId, tenant: where.tenant })),
+      ConsistentRead: true,
+    }),
+  );
+  const item = Item === undefined ? undefined : unmarshall(Item);
+  if (item === undefined)
+    throw new Error(`${consumer} ${eventId}: there is no entity item ${entityId} of ${consumer}: nothing recorded`);
+  const ownSlot = item[owedCallAttribute(false, eventId)] !== undefined;
+  const sharedSlot = (item[owedCallAttribute(true, eventId)] as { eventId?: unknown } | undefined)?.eventId === eventId;
+  if (!ownSlot && !sharedSlot)
+    throw new Error(
+      `${consumer} ${eventId}: its entity item ${entityId} owes no call for it (already done, or superseded): nothing recorded`,
+    );
+  // The write itself is conditioned on the call still being owed: a call done since the read is refused there.
+  await recordSequencedProviderCallFinding(
+    dynamodb,
+    { table: where.table, consumer, eventId, entityId, tenant: where.tenant, newerSupersedes: !ownSlot },
+    finding,
+    now,
+  );
 }

@@ -1,5 +1,5 @@
 import { example } from '../example';
-import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { consumerOutputNames, ledgerOf, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * Every dead-letter queue of the stack, found from its outputs by name, so a
@@ -32,6 +32,12 @@ export interface DeadLetterQueue {
    * Undefined on a stack deployed before consumers had one.
    */
   dedupeHorizonSeconds?: number;
+  /**
+   * Consumer DLQs of a consumer on the list only: where its claims live (`ledgerOf(spec)`), so a
+   * person's finding about a provider call is written where the consumer reads it. Undefined for a
+   * consumer DLQ the list does not name: the tool cannot tell, and refuses to write a finding for it.
+   */
+  ledger?: 'inbox' | 'sequenced';
   /** What redrive does with this queue's messages, in words. */
   redrivesTo: string;
 }
@@ -56,7 +62,8 @@ export function discoverDeadLetterQueues(
     // Not in the stack: deployed before this consumer was added (findDeadLetterQueue says so if asked).
     if (url === undefined || sourceUrl === undefined) continue;
     const horizon = horizonOutput(outputs, names.dedupeHorizonSeconds);
-    found.push(consumerQueue(consumer.name, names.deadLetterQueueUrl, url, sourceUrl, consumer.fifo, horizon));
+    const queue = consumerQueue(consumer.name, names.deadLetterQueueUrl, url, sourceUrl, consumer.fifo, horizon);
+    found.push({ ...queue, ledger: ledgerOf(consumer) });
   }
   const listed = new Set(found.map((q) => q.outputKey));
   for (const [key, url] of Object.entries(outputs)) {
