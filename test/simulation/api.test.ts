@@ -1,4 +1,4 @@
-import '@exactly-once/tools/simulation/world/environment';
+import '@exactly-once/tools/simulation/world/quiet-powertools';
 import { idempotencyStore } from '@exactly-once/runtime/aws/idempotency-store';
 import { lambdaContext } from '@exactly-once/runtime/testing';
 import { lowLevelClient } from '@exactly-once/tools/simulation/low-level-client';

@@ -70,8 +70,8 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entry: 'packages/runtime/src/wiring/relay-handler.ts' })).toThrow(
-    'consumer "audit": packages/runtime/src/wiring/relay-handler.ts exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'packages/runtime/src/wiring/outbox-wiring.ts' })).toThrow(
+    'consumer "audit": packages/runtime/src/wiring/outbox-wiring.ts exports no makeHandler(wiring)',
   );
 });
 

@@ -1,5 +1,5 @@
-// First: Powertools reads its settings when it loads, and the handler modules their environment.
-import './world/environment';
+// First: Powertools reads its settings when it loads.
+import './world/quiet-powertools';
 import { simulationWorld } from '../example';
 import type { SimulationOptionsBase as SimulationOptions, SimulationResult, SimulationWorld } from './contract';
 

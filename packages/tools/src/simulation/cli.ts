@@ -1,6 +1,6 @@
 import '../cli/require-node'; // an unsupported Node stops here, before anything loads
-// Then: Powertools reads its settings when it loads, and the handler modules their environment.
-import './world/environment';
+// Then: Powertools reads its settings when it loads.
+import './world/quiet-powertools';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';

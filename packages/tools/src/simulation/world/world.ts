@@ -1,4 +1,5 @@
-import './environment';
+// First: Powertools reads its settings when it loads.
+import './quiet-powertools';
 import type { Context } from 'aws-lambda';
 import { lambdaContext } from '@exactly-once/runtime/testing';
 import { attemptsForBudget } from '@exactly-once/runtime/consumer/retry-budget';
