@@ -124,7 +124,7 @@ test('the key sent again with another body: 422 while in progress, once complete
 
 test("a simulated run's idempotency records are stamped on the virtual clock, not the host's", async () => {
   jest.restoreAllMocks();
-  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, orders: 40 }));
+  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, intents: 40 }));
 
   const result = await world.run();
 

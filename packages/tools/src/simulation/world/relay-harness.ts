@@ -93,7 +93,7 @@ export class RelayHarness {
       scheduler.fault('stream-record-lost', event.eventId);
       return;
     }
-    // Per-key order: an order's records always land on one shard.
+    // Per-key order: an entity's records always land on one shard.
     this.stream.insert(hashOf(String(item.pk)), {
       sequenceNumber: this.stream.nextSequenceNumber(),
       event,
