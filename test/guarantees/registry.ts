@@ -210,7 +210,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Relay: only outbox INSERTs invoke it; every batch entry is checked; exactly the failed sequence numbers are reported; bisect, bounded retries, on-failure queue; `SendMessageBatch` entry ids are positions in the chunk, never derived from event ids (which may be long or collide once punctuation is replaced)',
     enforcedIn: [
-      { file: 'packages/runtime/src/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
+      { file: 'packages/runtime/src/wiring/entry-points/relay-handler.ts', symbol: 'makeHandler' },
       { file: PUBLISHER, symbol: 'SqsEventPublisher' },
       { file: 'packages/cdk/src/outbox-relay.ts', symbol: 'OutboxRelay' },
     ],
@@ -243,7 +243,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       'Sweeper: a safety net for outbox items the stream never relayed; it re-reads each index candidate from the table, so a lagging index neither republishes a dispatched item nor counts it as pending',
     enforcedIn: [
-      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/runtime/src/wiring/entry-points/sweeper-handler.ts', symbol: 'makeHandler' },
       { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'sweepOutbox' },
       { file: 'packages/runtime/src/aws/dynamodb-outbox-store.ts', symbol: 'stillPending' },
     ],
@@ -1520,7 +1520,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'packages/runtime/src/outbox/outbox-event.ts', symbol: 'checkOutboxEvent' },
       { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'MalformedOutboxItem' },
       { file: 'packages/runtime/src/outbox/relay.ts', symbol: 'sweepOutbox' },
-      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/runtime/src/wiring/entry-points/sweeper-handler.ts', symbol: 'makeHandler' },
       { file: 'packages/runtime/src/aws/dynamodb-outbox-store.ts', symbol: 'SET_ASIDE_PARTITION' },
     ],
     provedBy: [
@@ -2591,10 +2591,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'simulation-runs-deployed-code',
     statement:
-      "The simulation runs the deployed relay, sweeper and every consumer of the list (`makeRelayHandler`, `makeSweeperHandler`, each consumer's `makeHandler`) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
+      "The simulation runs the deployed relay, sweeper and every consumer of the list (the `makeHandler` factories of the relay, the sweeper and each consumer) with the stack's stream and timeout settings: bisect on a function error, maximum record age, function timeouts",
     enforcedIn: [
-      { file: 'packages/runtime/src/wiring/relay-handler.ts', symbol: 'makeRelayHandler' },
-      { file: 'packages/runtime/src/wiring/sweeper-handler.ts', symbol: 'makeSweeperHandler' },
+      { file: 'packages/runtime/src/wiring/entry-points/relay-handler.ts', symbol: 'makeHandler' },
+      { file: 'packages/runtime/src/wiring/entry-points/sweeper-handler.ts', symbol: 'makeHandler' },
       { file: 'packages/tools/src/simulation/world/consumers.ts', symbol: 'handlerFactory' },
       { file: 'packages/tools/src/simulation/world/stream.ts', symbol: 'StreamMapping' },
     ],

@@ -49,8 +49,9 @@ beforeAll(async () => {
     OUTBOX_SWEEP_AGE_SECONDS: String(SWEEP_AGE_SECONDS),
   });
   await jest.isolateModulesAsync(async () => {
-    const { handler, SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } =
-      await import('@exactly-once/runtime/wiring/sweeper-handler');
+    const { handler } = await import('@exactly-once/runtime/wiring/handlers/sweeper-handler');
+    const { SWEEP_MAX_ITEMS, SWEEP_MAX_SET_ASIDE } =
+      await import('@exactly-once/runtime/wiring/entry-points/sweeper-handler');
     sweep = () => handler({}, lambdaContext() as Context) as Promise<SweepResult>;
     limits = { maxItems: SWEEP_MAX_ITEMS, maxSetAside: SWEEP_MAX_SET_ASIDE };
   });

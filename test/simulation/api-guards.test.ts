@@ -19,10 +19,10 @@ async function firstSeedWhere(
 ) {
   for (let seed = 1; seed <= maxSeeds; seed++) {
     const broken = await simulateProbe(
-      probeSimulationOptions({ orders: ORDERS, guards: { ...MECHANISM_GUARDS, apiIdempotency }, seed }),
+      probeSimulationOptions({ intents: ORDERS, guards: { ...MECHANISM_GUARDS, apiIdempotency }, seed }),
     );
     if (violates(broken))
-      return { seed, guarded: await simulateProbe(probeSimulationOptions({ orders: ORDERS, seed })) };
+      return { seed, guarded: await simulateProbe(probeSimulationOptions({ intents: ORDERS, seed })) };
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import '@exactly-once/tools/simulation/world/environment';
+import '@exactly-once/tools/simulation/world/quiet-powertools';
 import { idempotencyStore } from '@exactly-once/runtime/aws/idempotency-store';
 import { lambdaContext } from '@exactly-once/runtime/testing';
 import { lowLevelClient } from '@exactly-once/tools/simulation/low-level-client';
@@ -124,7 +124,7 @@ test('the key sent again with another body: 422 while in progress, once complete
 
 test("a simulated run's idempotency records are stamped on the virtual clock, not the host's", async () => {
   jest.restoreAllMocks();
-  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, orders: 40 }));
+  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, intents: 40 }));
 
   const result = await world.run();
 

@@ -14,10 +14,10 @@ import { PROBE_SIMULATION } from './probe-world';
  * the budget, poison messages, and the operator's DLQ redrive an hour later,
  * after the undos. Every invariant of the proof kit must hold in every
  * schedule. A failure prints the seed, the shrunk replay command and the trace
- * of what went wrong. The example's campaign: `npm run sim -- --orders 200000 --seed 1000`.
+ * of what went wrong. The example's campaign: `npm run sim -- --intents 200000 --seed 1000`.
  */
 test('20,000 simulated intents over 100 seeded fault schedules keep every invariant', async () => {
-  const report = await runCampaign({ orders: 20_000, ordersPerSchedule: 200, firstSeed: 1, world: PROBE_SIMULATION });
+  const report = await runCampaign({ intents: 20_000, intentsPerSchedule: 200, firstSeed: 1, world: PROBE_SIMULATION });
 
   if (report.failure !== undefined) throw new Error(formatFailure(report.failure));
   expect(report.schedules).toBe(100);
@@ -46,8 +46,8 @@ test('the adversarial mix (forged sends, SDK retries of commits, skewed producer
   };
 
   const report = await runCampaign({
-    orders: 4_000,
-    ordersPerSchedule: 200,
+    intents: 4_000,
+    intentsPerSchedule: 200,
     firstSeed: 1,
     base: { faults: adversarial },
     world: PROBE_SIMULATION,

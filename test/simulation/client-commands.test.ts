@@ -8,7 +8,7 @@ import { PROBE_SIMULATED_CONSUMERS } from '../exactly-once/fixtures/probe-simula
  */
 test('an undo that got no answer or a 5xx is sent again until answered; each undo is planned, observed and ends once', async () => {
   // Arrange: every client undoes its thing, and calls crash often enough that some undo gets no answer.
-  const options = probeSimulationOptions({ seed: 3, orders: 60, cancelChance: 1, keepTrace: Number.MAX_SAFE_INTEGER });
+  const options = probeSimulationOptions({ seed: 3, intents: 60, cancelChance: 1, keepTrace: Number.MAX_SAFE_INTEGER });
   const world = new ProbeWorld(
     { ...options, faults: { ...options.faults, crashPerCall: 0.05 } },
     PROBE_SIMULATED_CONSUMERS,

@@ -13,7 +13,7 @@ import { PROBE_AUDIT_SPEC as audit } from '../exactly-once/fixtures/probe-simula
  * the generic entity effect, with a queue, an inbox and a provider of its own.
  */
 const withAudit = [...PROBE_SIMULATED_CONSUMERS, audit];
-const options = probeSimulationOptions({ seed: 3, orders: 40 });
+const options = probeSimulationOptions({ seed: 3, intents: 40 });
 
 test('a third consumer on the list gets its own queue, DLQ and function: poison sent to its queue is dead-lettered by its handler to its DLQ, under its name, and the verification judges that DLQ', async () => {
   const world = new ProbeWorld(options, withAudit);
@@ -70,8 +70,8 @@ test('a consumer list the stack would refuse is refused by the world too, with t
 });
 
 test('a consumer whose entry point exports no handler factory is refused, naming the module', () => {
-  expect(() => handlerFactory({ name: 'audit', entry: 'packages/runtime/src/wiring/relay-handler.ts' })).toThrow(
-    'consumer "audit": packages/runtime/src/wiring/relay-handler.ts exports no makeHandler(wiring)',
+  expect(() => handlerFactory({ name: 'audit', entry: 'packages/runtime/src/wiring/outbox-wiring.ts' })).toThrow(
+    'consumer "audit": packages/runtime/src/wiring/outbox-wiring.ts exports no makeHandler(wiring)',
   );
 });
 
@@ -81,7 +81,7 @@ test("outage windows fall on every provider a consumer of the list names, a new 
   const world = new ProbeWorld(
     probeSimulationOptions({
       seed: 3,
-      orders: 20,
+      intents: 20,
       faults: { ...options.faults, providerOutages: 30, longOutageChance: 0 },
       keepTrace: Number.MAX_SAFE_INTEGER,
     }),

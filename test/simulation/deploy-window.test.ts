@@ -24,7 +24,7 @@ const DEPLOY: Partial<SimulationOptions> = {
 };
 
 const run = (seed: number, guards: Partial<Guards> = {}) =>
-  simulate(simulationOptions({ orders: ORDERS, ...DEPLOY, guards: { ...ALL_GUARDS, ...guards }, seed }));
+  simulate(simulationOptions({ intents: ORDERS, ...DEPLOY, guards: { ...ALL_GUARDS, ...guards }, seed }));
 
 const appliedTwice = (r: SimulationResult) =>
   r.verification.violations.some(

@@ -16,7 +16,7 @@ const FORGERY: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, 
 
 const run = (seed: number, dlqSenderPolicy: boolean) =>
   simulateProbe(
-    probeSimulationOptions({ orders: ORDERS, ...FORGERY, guards: { ...MECHANISM_GUARDS, dlqSenderPolicy }, seed }),
+    probeSimulationOptions({ intents: ORDERS, ...FORGERY, guards: { ...MECHANISM_GUARDS, dlqSenderPolicy }, seed }),
   );
 
 const invariants = (r: SimulationResult) => r.verification.violations.map((v) => v.invariant);

@@ -27,10 +27,10 @@ async function firstSeedWhere(
 ) {
   for (let seed = 1; seed <= maxSeeds; seed++) {
     const broken = await simulateProbe(
-      probeSimulationOptions({ orders: ORDERS, ...options, guards: { ...MECHANISM_GUARDS, ...guards }, seed }),
+      probeSimulationOptions({ intents: ORDERS, ...options, guards: { ...MECHANISM_GUARDS, ...guards }, seed }),
     );
     if (violates(broken)) {
-      const guarded = await simulateProbe(probeSimulationOptions({ orders: ORDERS, ...options, seed }));
+      const guarded = await simulateProbe(probeSimulationOptions({ intents: ORDERS, ...options, seed }));
       return { seed, guarded };
     }
   }
@@ -147,10 +147,10 @@ test('without the fingerprint in the claim, a forged copy and the real event und
   const pastThePolicy = { ...MECHANISM_GUARDS, queueSenders: false };
 
   const lost = await simulateProbe(
-    probeSimulationOptions({ orders: ORDERS, ...forging, guards: { ...pastThePolicy, fingerprint: false }, seed: 1 }),
+    probeSimulationOptions({ intents: ORDERS, ...forging, guards: { ...pastThePolicy, fingerprint: false }, seed: 1 }),
   );
   const caught = await simulateProbe(
-    probeSimulationOptions({ orders: ORDERS, ...forging, guards: pastThePolicy, seed: 1 }),
+    probeSimulationOptions({ intents: ORDERS, ...forging, guards: pastThePolicy, seed: 1 }),
   );
 
   expect(violated('event-lost')(lost)).toBe(true);
@@ -176,7 +176,7 @@ test('without the ClientRequestToken and the own-holder rule, an SDK retry of a 
 
 test("without the ClientRequestToken alone, the own-holder rule reads the refused claim as the try's own commit: applied, every invariant holds", async () => {
   const lostAnswers = probeSimulationOptions({
-    orders: ORDERS,
+    intents: ORDERS,
     faults: { ...DEFAULT_FAULTS, sdkRetryOfCommit: 0.05 },
     guards: { ...MECHANISM_GUARDS, requestToken: false },
     seed: 1,
@@ -214,7 +214,7 @@ test('producer clocks up to 300 s off either way (the margin): nothing is refuse
   // No outage beyond the budget and no redrive: a refused event would stay in its DLQ, a violation.
   const skewed = await simulateProbe(
     probeSimulationOptions({
-      orders: ORDERS,
+      intents: ORDERS,
       seed: 1,
       faults: { ...DEFAULT_FAULTS, longOutageChance: 0, producerClockSkew: 0.3, producerClockSkewSeconds: [-300, 300] },
       redriveDlqsAfterSeconds: undefined,
@@ -243,7 +243,7 @@ test("without the done-mark's own bound, a provider 2xx that lands as the record
 
 test('an outage longer than the budget, undos, then the operator redrive: every dead-lettered message is applied once and every invariant holds', async () => {
   const result = await simulateProbe(
-    probeSimulationOptions({ orders: ORDERS, seed: 1, faults: longOutageOf('probe-fifo'), cancelChance: 0.8 }),
+    probeSimulationOptions({ intents: ORDERS, seed: 1, faults: longOutageOf('probe-fifo'), cancelChance: 0.8 }),
   );
 
   expect(result.faults['provider-outage-beyond-budget']).toBe(1);
@@ -272,7 +272,7 @@ const DAY_SECONDS = 86_400;
  */
 function weeksOfRedrives(): Partial<ProbeSimulationOptions> {
   return {
-    orders: 15,
+    intents: 15,
     faults: {
       ...DEFAULT_FAULTS,
       providerOutages: 1,

@@ -1,4 +1,4 @@
-import '@exactly-once/tools/simulation/world/environment';
+import '@exactly-once/tools/simulation/world/quiet-powertools';
 import { describeQueueContract, type QueueHarness } from './contracts/queue-contracts';
 import { Scheduler } from '@exactly-once/tools/simulation/world/scheduler';
 import { SimQueue, simulatedSqsClient } from '@exactly-once/tools/simulation/world/sqs';

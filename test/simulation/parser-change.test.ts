@@ -36,7 +36,7 @@ test('with the claims fingerprinting the parse, a parser change mid-run turns re
   for (let seed = 1; seed <= 3 && found === undefined; seed++) {
     const broken = await simulateProbe(
       probeSimulationOptions({
-        orders: ORDERS,
+        intents: ORDERS,
         ...PARSER_CHANGE,
         guards: { ...MECHANISM_GUARDS, sentFingerprint: false },
         seed,
@@ -45,7 +45,7 @@ test('with the claims fingerprinting the parse, a parser change mid-run turns re
     if (eventIdReused(broken))
       found = {
         seed,
-        guarded: await simulateProbe(probeSimulationOptions({ orders: ORDERS, ...PARSER_CHANGE, seed })),
+        guarded: await simulateProbe(probeSimulationOptions({ intents: ORDERS, ...PARSER_CHANGE, seed })),
       };
   }
 

@@ -7,7 +7,7 @@ import { probeSimulationOptions, simulateProbe } from './probe-world';
  * burning the queue's receives until SQS moves it without one.
  */
 test("malformed messages land in every consumer's DLQ at once with their cause, and every other invariant holds", async () => {
-  const result = await simulateProbe(probeSimulationOptions({ seed: 3, orders: 100 }));
+  const result = await simulateProbe(probeSimulationOptions({ seed: 3, intents: 100 }));
 
   expect(result.faults['poison-message']).toBe(2);
   expect(result.verification.violations).toEqual([]);

@@ -10,7 +10,7 @@ import { probeSimulationOptions, ProbeWorld } from './probe-world';
 const consumers = [...PROBE_SIMULATED_CONSUMERS, PROVIDER_LESS_SPEC];
 
 test('a consumer that names no provider owes no provider call: its events applied once under their claims, every invariant holds', async () => {
-  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, orders: 40 }), consumers);
+  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, intents: 40 }), consumers);
 
   const result = await world.run();
 
@@ -19,7 +19,7 @@ test('a consumer that names no provider owes no provider call: its events applie
 });
 
 test('a consumer that names no provider keeps the inbox-claim check: without the claim, its events are reported unclaimed', async () => {
-  const options = probeSimulationOptions({ seed: 1, orders: 40 });
+  const options = probeSimulationOptions({ seed: 1, intents: 40 });
   const world = new ProbeWorld({ ...options, guards: { ...options.guards, inboxClaim: false } }, consumers);
 
   const result = await world.run();

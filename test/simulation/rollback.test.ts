@@ -25,7 +25,7 @@ const ROLLBACK: Partial<SimulationOptions> = {
 };
 
 const run = (seed: number, guards: Partial<Guards> = {}) =>
-  simulate(simulationOptions({ orders: ORDERS, ...ROLLBACK, guards: { ...ALL_GUARDS, ...guards }, seed }));
+  simulate(simulationOptions({ intents: ORDERS, ...ROLLBACK, guards: { ...ALL_GUARDS, ...guards }, seed }));
 
 /** A call under `<consumer>:<eventId>` for an event whose claim recorded another key. */
 const sentUnderAnotherKey = (r: SimulationResult) =>

@@ -21,7 +21,7 @@ afterEach(() => {
 });
 
 test('a sequenced consumer beside the inbox ones, under the default faults: its events applied once, every invariant holds', async () => {
-  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, orders: 60 }), consumers);
+  const world = new ProbeWorld(probeSimulationOptions({ seed: 1, intents: 60 }), consumers);
 
   const result = await world.run();
 
@@ -32,7 +32,7 @@ test('a sequenced consumer beside the inbox ones, under the default faults: its 
 test('without the sequence condition (guard sequenceCondition off), a redelivered event is claimed twice: the audit fails within 3 seeds', async () => {
   const runs = [];
   for (let seed = 1; seed <= 3; seed++) {
-    const options = probeSimulationOptions({ seed, orders: 60 });
+    const options = probeSimulationOptions({ seed, intents: 60 });
     const broken = new ProbeWorld({ ...options, guards: { ...options.guards, sequenceCondition: false } }, consumers);
     runs.push(await broken.run());
     if (runs.at(-1)!.verification.violations.some((v) => v.invariant === EACH_EVENT_ONCE && claimsOf(v.detail))) break;
@@ -58,7 +58,10 @@ test('named case: a dead-lettered head v, then v+1 applied, then a redrive of v:
   // refusal, read from the item in the same round trip, is judged stale: acknowledged, no effect, no
   // provider call, since v2 superseded it. A thing nobody undid gets its v1 applied on the redrive.
   REFUSE_FIRST_HAPPENED.on = true;
-  const world = new ProbeWorld({ ...probeSimulationOptions({ seed: 1, orders: 40 }), keepTrace: 1_000_000 }, consumers);
+  const world = new ProbeWorld(
+    { ...probeSimulationOptions({ seed: 1, intents: 40 }), keepTrace: 1_000_000 },
+    consumers,
+  );
 
   const result = await world.run();
 

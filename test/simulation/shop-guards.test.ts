@@ -30,10 +30,10 @@ async function firstSeedWhere(
 ) {
   for (let seed = 1; seed <= maxSeeds; seed++) {
     const broken = await simulate(
-      simulationOptions({ orders: ORDERS, ...options, guards: { ...ALL_GUARDS, ...guards }, seed }),
+      simulationOptions({ intents: ORDERS, ...options, guards: { ...ALL_GUARDS, ...guards }, seed }),
     );
     if (violates(broken)) {
-      const guarded = await simulate(simulationOptions({ orders: ORDERS, ...options, seed }));
+      const guarded = await simulate(simulationOptions({ intents: ORDERS, ...options, seed }));
       return { seed, guarded };
     }
   }
@@ -65,7 +65,7 @@ test('without the fulfilment version check, a cancel that overtakes its place re
   expect(releasedUnreserved(found!.guarded)).toBe(false);
   expect(failed(found!.guarded)).toBe(false);
   // The guarded run took the path the check exists for: a cancel recorded before any reserve.
-  const guardedWorld = new World(simulationOptions({ orders: ORDERS, ...overtaking, seed: found!.seed }));
+  const guardedWorld = new World(simulationOptions({ intents: ORDERS, ...overtaking, seed: found!.seed }));
   await guardedWorld.run();
   const cancelledFirst = guardedWorld.db.items(EFFECTS_TABLE).filter((i) => i.state === 'CANCELLED_UNRESERVED');
   expect(cancelledFirst.length).toBeGreaterThan(0);
@@ -87,7 +87,7 @@ test('with a duplicate calling the provider whatever happened since, a redrive a
 
 test('an outage longer than the budget, cancels, then the operator redrive: every dead-lettered message is applied once, no PICK after CANCEL_PICK', async () => {
   const result = await simulate(
-    simulationOptions({ orders: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),
+    simulationOptions({ intents: ORDERS, seed: 1, faults: longWarehouseOutage(), cancelChance: 0.8 }),
   );
 
   expect(result.faults['provider-outage-beyond-budget']).toBe(1);

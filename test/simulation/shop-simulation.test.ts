@@ -8,7 +8,7 @@ import { SHOP_SIMULATION, simulate, simulationOptions } from '../../tooling/shop
  * beside the mechanism's. The mechanism's campaign runs on the neutral probe domain (campaign.test.ts).
  */
 test("5 schedules of the shop's orders, replays and cancels under the default faults keep every invariant, the shop's own included", async () => {
-  const report = await runCampaign({ orders: 500, ordersPerSchedule: 100, firstSeed: 1, world: SHOP_SIMULATION });
+  const report = await runCampaign({ intents: 500, intentsPerSchedule: 100, firstSeed: 1, world: SHOP_SIMULATION });
 
   if (report.failure !== undefined) throw new Error(formatFailure(report.failure));
   expect(report.schedules).toBe(5);
@@ -16,7 +16,7 @@ test("5 schedules of the shop's orders, replays and cancels under the default fa
 });
 
 test("the shop's invariants judge its runs: orders, their stock and their customers' points", async () => {
-  const result = await simulate(simulationOptions({ seed: 1, orders: 60 }));
+  const result = await simulate(simulationOptions({ seed: 1, intents: 60 }));
 
   expect(result.verification.entityNoun).toBe('orders');
   expect(result.verification.effectsChecked).toMatch(/SKUs/);

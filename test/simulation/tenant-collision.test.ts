@@ -13,7 +13,7 @@ const SHARED: Partial<ProbeSimulationOptions> = { faults: { ...DEFAULT_FAULTS, s
 
 const run = (seed: number, tenantInProviderKey: boolean) =>
   simulateProbe(
-    probeSimulationOptions({ orders: ORDERS, ...SHARED, guards: { ...MECHANISM_GUARDS, tenantInProviderKey }, seed }),
+    probeSimulationOptions({ intents: ORDERS, ...SHARED, guards: { ...MECHANISM_GUARDS, tenantInProviderKey }, seed }),
   );
 
 /** A call refused with 422 (dead-lettered) or never made under the key its claim owes it under. */

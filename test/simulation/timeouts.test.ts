@@ -41,11 +41,11 @@ interface Line {
   text: string;
 }
 
-async function timeoutRun(seed: number, orders: number, guards: Partial<MechanismGuards> = {}) {
+async function timeoutRun(seed: number, intents: number, guards: Partial<MechanismGuards> = {}) {
   const result = await simulateProbe(
     probeSimulationOptions({
       seed,
-      orders,
+      intents,
       faults: TIMEOUTS,
       guards: { ...MECHANISM_GUARDS, ...guards },
       keepTrace: Number.MAX_SAFE_INTEGER,
@@ -182,7 +182,7 @@ test('a provider call cut at its record deadline may still reach the provider: n
   const schedulesWithLateCalls: number[] = [];
   for (let seed = 4; seed < 4 + MAX_SEEDS && schedulesWithLateCalls.length < 2; seed++) {
     const result = await simulateProbe(
-      probeSimulationOptions({ seed, orders: 150, faults: hangs, keepTrace: Number.MAX_SAFE_INTEGER }),
+      probeSimulationOptions({ seed, intents: 150, faults: hangs, keepTrace: Number.MAX_SAFE_INTEGER }),
     );
     const landedLate = result.trace.filter((l) =>
       /\.send \S+ landed after (its call was aborted|the function)/.test(l),

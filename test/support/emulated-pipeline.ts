@@ -116,7 +116,7 @@ export abstract class HandWiredPipeline {
   /** Loads the relay with `env`, counting its DynamoDB calls under `relay`. */
   protected async loadRelay(env: Record<string, string>): Promise<void> {
     this.dynamoCalls.relay = { calls: [] };
-    this.relay = (await this.load('packages/runtime/src/wiring/relay-handler.ts', env, this.dynamoCalls.relay))
+    this.relay = (await this.load('packages/runtime/src/wiring/handlers/relay-handler.ts', env, this.dynamoCalls.relay))
       .handler as StreamHandler;
   }
 

@@ -91,12 +91,12 @@ test(
   'the simulation engine runs the bookings: every invariant holds over its schedules, and a switched-off inbox claim is found',
   () => {
     const sim = (...args: string[]) =>
-      run('tsx', ['packages/tools/src/simulation/cli.ts', '--orders', '600', '--per-schedule', '100', ...args]);
+      run('tsx', ['packages/tools/src/simulation/cli.ts', '--intents', '600', '--per-schedule', '100', ...args]);
 
     const guarded = sim();
     const unguarded = sim('--guard', 'inboxClaim=false');
 
-    expect(guarded.output).toContain('simulated 600 orders');
+    expect(guarded.output).toContain('simulated 600 bookings');
     expect(guarded.output).toContain('every invariant held');
     expect(guarded.status).toBe(0);
     expect(unguarded.output).toMatch(/VIOLATION in schedule seed \d+/);

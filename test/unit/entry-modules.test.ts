@@ -5,8 +5,9 @@ import { factoryModuleOf } from '@exactly-once/tools/simulation/world/consumers'
 import { exampleName } from '../support/example-reach';
 
 /**
- * The entry modules of the example (`lambdas/<example>/entry-points/`, found by listing the folder, so
- * a new one is held too) are factories: `makeHandler(parts)` beside `partsFromEnv()`, and loading one
+ * The entry modules of the example (`lambdas/<example>/entry-points/`) and of the mechanism's own
+ * functions, the relay and the sweeper (`packages/runtime/src/wiring/entry-points/`), each folder listed,
+ * so a new one is held too, are factories: `makeHandler(parts)` beside `partsFromEnv()`, and loading one
  * reads no environment. The simulation imports them with no variable set; only the one-line bindings in
  * `handlers/` (`makeHandler(partsFromEnv())`) read the environment, at cold start. Loading is tried in a process of its own, under
  * an empty environment that records every variable looked up: a factory that builds a repository or
@@ -14,13 +15,14 @@ import { exampleName } from '../support/example-reach';
  */
 
 const ROOT = resolve(__dirname, '../..');
-const FOLDER = `lambdas/${exampleName(ROOT)}`;
+/** Where functions are written as a factory (`entry-points/`) and its binding (`handlers/`): the example's and the mechanism's. */
+const FOLDERS = [`lambdas/${exampleName(ROOT)}`, 'packages/runtime/src/wiring'];
 const modulesOf = (folder: string): string[] =>
   readdirSync(join(ROOT, folder))
     .filter((file) => file.endsWith('.ts'))
     .map((file) => `${folder}/${file}`);
-const FACTORIES = modulesOf(`${FOLDER}/entry-points`);
-const BINDINGS = modulesOf(`${FOLDER}/handlers`);
+const FACTORIES = FOLDERS.flatMap((folder) => modulesOf(`${folder}/entry-points`));
+const BINDINGS = FOLDERS.flatMap((folder) => modulesOf(`${folder}/handlers`));
 /** The mechanism's surfaces an entry module builds on: what loading them reads is Powertools' and the SDK's settings. */
 const MECHANISM = ['runtime', 'runtime/api', 'runtime/aws', 'runtime/runtime'].map((m) =>
   require.resolve(`@exactly-once/${m}`),
@@ -38,9 +40,9 @@ function loadWithNoEnvironment(modules: readonly string[]): Loaded {
   return JSON.parse(result.stdout) as Loaded;
 }
 
-test('every entry module of the example loads with no environment and reads no variable the mechanism does not', () => {
+test("every entry module, the example's and the mechanism's, loads with no environment and reads no variable the mechanism does not", () => {
   // Arrange
-  expect(FACTORIES.length).toBeGreaterThan(0);
+  for (const folder of FOLDERS) expect(FACTORIES.filter((m) => m.startsWith(`${folder}/`)).length).toBeGreaterThan(0);
 
   // Act
   const loaded = loadWithNoEnvironment([...MECHANISM, ...FACTORIES]);
@@ -75,6 +77,7 @@ const readSource = (module: string) => readFileSync(join(ROOT, module), 'utf8');
 
 /** Its factory's import and `export const handler = makeHandler(partsFromEnv());`, and no other statement. */
 function isTheBinding(binding: string): boolean {
+  const folder = binding.slice(0, binding.lastIndexOf('/handlers/'));
   const name = binding.slice(binding.lastIndexOf('/') + 1, -'.ts'.length);
   const statements = readSource(binding)
     .replace(/\/\*\*[\s\S]*?\*\//g, '')
@@ -82,7 +85,7 @@ function isTheBinding(binding: string): boolean {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   return (
-    factoryModuleOf(binding) === `${FOLDER}/entry-points/${name}.ts` &&
+    factoryModuleOf(binding) === `${folder}/entry-points/${name}.ts` &&
     statements.length === 2 &&
     statements[0] === `import { makeHandler, partsFromEnv } from '../entry-points/${name}'` &&
     statements[1] === 'export const handler = makeHandler(partsFromEnv())'

@@ -129,7 +129,7 @@ test.each(['dev', 'prod'])(
 test(
   'the simulation runs the bookings from the installed tools, every invariant held',
   () => {
-    const { status, output } = run('npm', ['run', 'sim', '--', '--orders', '100'], app);
+    const { status, output } = run('npm', ['run', 'sim', '--', '--intents', '100'], app);
 
     expect(output).toContain('every invariant held');
     expect(status).toBe(0);

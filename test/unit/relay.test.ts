@@ -71,10 +71,11 @@ async function load<H>(module: 'outbox-relay' | 'outbox-sweeper'): Promise<Mocke
     },
     () =>
       module === 'outbox-relay'
-        ? import('@exactly-once/runtime/wiring/relay-handler')
-        : import('@exactly-once/runtime/wiring/sweeper-handler').then((sweeperModule) => {
-            sweepLimits = { maxItems: sweeperModule.SWEEP_MAX_ITEMS, maxSetAside: sweeperModule.SWEEP_MAX_SET_ASIDE };
-            return sweeperModule;
+        ? import('@exactly-once/runtime/wiring/handlers/relay-handler')
+        : import('@exactly-once/runtime/wiring/handlers/sweeper-handler').then(async (binding) => {
+            const factory = await import('@exactly-once/runtime/wiring/entry-points/sweeper-handler');
+            sweepLimits = { maxItems: factory.SWEEP_MAX_ITEMS, maxSetAside: factory.SWEEP_MAX_SET_ASIDE };
+            return binding;
           }),
   );
 }
@@ -436,8 +437,8 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
           },
           () =>
             module === 'outbox-relay'
-              ? import('@exactly-once/runtime/wiring/relay-handler')
-              : import('@exactly-once/runtime/wiring/sweeper-handler'),
+              ? import('@exactly-once/runtime/wiring/handlers/relay-handler')
+              : import('@exactly-once/runtime/wiring/handlers/sweeper-handler'),
         );
 
         await expect(loading).rejects.toThrow(error);
@@ -450,7 +451,7 @@ describe('the relay and the sweeper read their routes once, at cold start', () =
 
     const loading = loadWithMockedSdk(
       { OUTBOX_TABLE_NAME: OUTBOX_TABLE, OUTBOX_ENTITY_PARTITION_PREFIX: ENTITY_PREFIX },
-      () => import('@exactly-once/runtime/wiring/relay-handler'),
+      () => import('@exactly-once/runtime/wiring/handlers/relay-handler'),
     );
 
     await expect(loading).rejects.toThrow(/CONSUMER_ROUTES/);

@@ -22,7 +22,7 @@ import { deadLetterQueueProps } from './queue-defaults';
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const RELAY_ENTRY = require.resolve('@exactly-once/runtime/wiring/relay-handler');
+export const RELAY_ENTRY = require.resolve('@exactly-once/runtime/wiring/handlers/relay-handler');
 /**
  * The sweeper's handler module, as RELAY_ENTRY: its absolute path in `@exactly-once/runtime`.
  *
@@ -31,7 +31,7 @@ export const RELAY_ENTRY = require.resolve('@exactly-once/runtime/wiring/relay-h
  * const entries = [...CONSUMERS.map((c) => c.entry), RELAY_ENTRY, SWEEPER_ENTRY];
  * ```
  */
-export const SWEEPER_ENTRY = require.resolve('@exactly-once/runtime/wiring/sweeper-handler');
+export const SWEEPER_ENTRY = require.resolve('@exactly-once/runtime/wiring/handlers/sweeper-handler');
 
 /**
  * Where the outbox items are and where they go. The table's stream must carry new images, the

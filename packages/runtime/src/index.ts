@@ -18,7 +18,7 @@
  * imports an application. The handler modules of the relay and the sweeper are not exported: they
  * build their handler when they load.
  *
- * @example A consumer's entry module: parse, apply one use case under the inbox, report failures per record
+ * @example A consumer's entry module (a factory): parse, apply one use case under the inbox, report failures per record
  * ```ts
  * import { deployedConsumerWiring, parseEnvelope, queueConsumerHandler, applyEntityEffect, type ConsumerWiring } from '@exactly-once/runtime';
  * import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws';
@@ -35,7 +35,16 @@
  *       applyEntityEffect(event, { consumer: SPEC.name, eventTypes: SPEC.eventTypes, ledger, provider }, work),
  *   });
  * }
- * export const handler = makeHandler(deployedConsumerWiring(SPEC));
+ * export function partsFromEnv(): ConsumerWiring {
+ *   return deployedConsumerWiring(SPEC);
+ * }
+ * ```
+ *
+ * @example Its deployed binding, a module of its own (`handlers/audit-consumer.ts`): the only code that reads the environment
+ * ```ts
+ * import { makeHandler, partsFromEnv } from '../entry-points/audit-consumer';
+ *
+ * export const handler = makeHandler(partsFromEnv());
  * ```
  */
 

@@ -218,10 +218,11 @@ function escapeRegExp(text: string): string {
  * ({@link DEFAULT_HUMAN_ROLE_PATTERNS}). A bad list throws there, naming the variable, so a function
  * never serves a request under a rule nobody configured (synth refuses the stage's list first).
  *
- * @example At module level in an API function's entry module
+ * @example In an API function's `partsFromEnv()`, which its deployed binding calls once, at cold start
  * ```ts
- * const callerRuleOfThisStage = callerRuleFromEnv();
- * export const handler = idempotentCommand({ ..., callerRule: callerRuleOfThisStage });
+ * export function partsFromEnv(): Parts {
+ *   return { ..., callerRule: callerRuleFromEnv() };
+ * }
  * ```
  */
 export function callerRuleFromEnv(): CallerRule {

@@ -110,19 +110,21 @@ export interface IdempotentCommandOptions<Request> {
  * Make the command's own write idempotent too (an id derived from caller and key, a conditional put):
  * the record can be lost or its lock expire, and then only the write stops a second effect.
  *
- * @example
+ * @example In an entry module's factory (its deployed binding gives it `partsFromEnv()`, read at cold start)
  * ```ts
- * export const handler = idempotentCommand({
- *   route: 'POST /bookings',
- *   keyPrefix: 'create-booking',
- *   parseBody: parseBookingBody,
- *   run: async ({ caller, idempotencyKey, request }) => {
- *     const booking = await bookings.confirm(deriveBookingId(caller, idempotencyKey), caller, request);
- *     return json(201, booking, { Location: `/bookings/${booking.bookingId}` });
- *   },
- *   persistenceStore: idempotencyStore(requireEnv('IDEMPOTENCY_TABLE_NAME')),
- *   keyExpirySeconds: 24 * 3600,
- * });
+ * export function makeHandler(parts: Parts) {
+ *   return idempotentCommand({
+ *     route: 'POST /bookings',
+ *     keyPrefix: 'create-booking',
+ *     parseBody: parseBookingBody,
+ *     run: async ({ caller, idempotencyKey, request }) => {
+ *       const booking = await parts.bookings.confirm(deriveBookingId(caller, idempotencyKey), caller, request);
+ *       return json(201, booking, { Location: `/bookings/${booking.bookingId}` });
+ *     },
+ *     persistenceStore: parts.idempotencyStore,
+ *     keyExpirySeconds: parts.keyExpirySeconds,
+ *   });
+ * }
  * ```
  */
 export function idempotentCommand<Request>(

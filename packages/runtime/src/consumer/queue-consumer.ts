@@ -67,9 +67,11 @@ export interface QueueConsumer<E extends EventEnvelope> {
 /**
  * A queue consumer's Lambda handler: an SQS batch in, a partial batch response (the failed message ids) out.
  *
- * @example
+ * @example A consumer's deployed binding (`handlers/<name>.ts`), its factory module apart
  * ```ts
- * export const handler: QueueConsumerHandler = makeHandler(deployedConsumerWiring(SPEC));
+ * import { makeHandler, partsFromEnv } from '../entry-points/loyalty-consumer';
+ *
+ * export const handler: QueueConsumerHandler = makeHandler(partsFromEnv());
  * ```
  */
 export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -104,7 +106,7 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  * visibility timeout), throw away each record's own backoff, and count as a
  * function error, which is what the errors alarm watches.
  *
- * @example A FIFO consumer's entry module
+ * @example A FIFO consumer's entry module: a factory; its deployed binding, a module of its own, is `makeHandler(partsFromEnv())`
  * ```ts
  * import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '..';
  * import { FULFILMENT as SPEC } from '../consumers'; // its ConsumerSpec in the application's list
@@ -118,7 +120,9 @@ export type QueueConsumerHandler = (event: SQSEvent, context: Context) => Promis
  *     apply: (event, _record, work) => fulfilOrderEvent(event, { ledger, warehouse }, work),
  *   });
  * }
- * export const handler = makeHandler(deployedConsumerWiring(SPEC));
+ * export function partsFromEnv(): ConsumerWiring {
+ *   return deployedConsumerWiring(SPEC);
+ * }
  * ```
  */
 export function queueConsumerHandler<E extends EventEnvelope>(

@@ -145,9 +145,11 @@ export interface ConsumerDependencies {
 /**
  * A deployed consumer's wiring, from its spec: its environment and AWS clients; its metrics carry the spec's name.
  *
- * @example
+ * @example An entry module's deployed parts (its binding, a module of its own, calls `makeHandler(partsFromEnv())` at cold start)
  * ```ts
- * export const handler = makeHandler(deployedConsumerWiring(consumerSpec('loyalty')));
+ * export function partsFromEnv(): ConsumerWiring {
+ *   return deployedConsumerWiring(consumerSpec('loyalty'));
+ * }
  * ```
  */
 export function deployedConsumerWiring(spec: Pick<ConsumerSpec, 'name' | 'fifo' | 'providers'>): ConsumerWiring {

@@ -1,28 +1,28 @@
-// First: Powertools reads its settings when it loads, and the handler modules their environment.
-import './world/environment';
+// First: Powertools reads its settings when it loads.
+import './world/quiet-powertools';
 import { simulationWorld } from '../example';
 import type { SimulationOptionsBase as SimulationOptions, SimulationResult, SimulationWorld } from './contract';
 
 /**
  * A campaign: many independent schedules (one seed each) of a few hundred
- * orders, each with its own fault mix drawn from its seed. Stops at the first
+ * intents, each with its own fault mix drawn from its seed. Stops at the first
  * schedule that violates an invariant, shrinks it and explains it.
  */
 export interface CampaignOptions {
-  orders: number;
-  ordersPerSchedule: number;
+  intents: number;
+  intentsPerSchedule: number;
   firstSeed: number;
-  /** The schedules to run, in this order; default campaignSchedules(orders, ordersPerSchedule, firstSeed). */
+  /** The schedules to run, in this order; default campaignSchedules(intents, intentsPerSchedule, firstSeed). */
   schedules?: readonly Schedule[];
-  base?: Partial<Omit<SimulationOptions, 'seed' | 'orders'>>;
-  onProgress?: (done: { schedules: number; orders: number }) => void;
+  base?: Partial<Omit<SimulationOptions, 'seed' | 'intents'>>;
+  onProgress?: (done: { schedules: number; intents: number }) => void;
   /** The world simulated; default the example's. */
   world?: SimulationWorld;
 }
 
 export interface CampaignReport {
   schedules: number;
-  orders: number;
+  intents: number;
   requests: number;
   events: number;
   wallSeconds: number;
@@ -34,7 +34,7 @@ export interface CampaignReport {
 
 export interface FailureReport {
   seed: number;
-  orders: number;
+  intents: number;
   violations: string[];
   /** Options that reproduce the shrunk failure with `npm run sim -- --seed`. */
   replay: string;
@@ -43,18 +43,18 @@ export interface FailureReport {
   trace: string[];
 }
 
-/** One schedule of a campaign: its seed and how many orders it places. */
+/** One schedule of a campaign: its seed and how many intents it sends. */
 export interface Schedule {
   seed: number;
-  orders: number;
+  intents: number;
 }
 
-/** Seeds S, S+1, ... of K orders each (the last one fewer) until N orders: the campaign's schedules, in order. */
-export function campaignSchedules(orders: number, ordersPerSchedule: number, firstSeed: number): Schedule[] {
+/** Seeds S, S+1, ... of K intents each (the last one fewer) until N intents: the campaign's schedules, in order. */
+export function campaignSchedules(intents: number, intentsPerSchedule: number, firstSeed: number): Schedule[] {
   const schedules: Schedule[] = [];
-  for (let done = 0, seed = firstSeed; done < orders; seed++) {
-    const count = Math.min(ordersPerSchedule, orders - done);
-    schedules.push({ seed, orders: count });
+  for (let done = 0, seed = firstSeed; done < intents; seed++) {
+    const count = Math.min(intentsPerSchedule, intents - done);
+    schedules.push({ seed, intents: count });
     done += count;
   }
   return schedules;
@@ -65,19 +65,19 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const cpu = process.cpuUsage();
   const report = emptyReport();
   const schedules =
-    options.schedules ?? campaignSchedules(options.orders, options.ordersPerSchedule, options.firstSeed);
+    options.schedules ?? campaignSchedules(options.intents, options.intentsPerSchedule, options.firstSeed);
   const world = options.world ?? (await simulationWorld());
-  for (const { seed, orders } of schedules) {
-    const result = await world.simulate(world.options({ ...options.base, seed, orders }));
+  for (const { seed, intents } of schedules) {
+    const result = await world.simulate(world.options({ ...options.base, seed, intents }));
     report.schedules += 1;
-    report.orders += orders;
+    report.intents += intents;
     report.requests += result.requests;
     report.events += result.events;
     addCounts(report.faults, result.faults);
     addCounts(report.consequences, result.consequences);
-    options.onProgress?.({ schedules: report.schedules, orders: report.orders });
+    options.onProgress?.({ schedules: report.schedules, intents: report.intents });
     if (failed(result)) {
-      report.failure = await explain(world.options({ ...options.base, seed, orders }), world);
+      report.failure = await explain(world.options({ ...options.base, seed, intents }), world);
       break;
     }
   }
@@ -99,7 +99,7 @@ export function mergeCampaignReports(parts: readonly CampaignReport[], wallSecon
   const merged = { ...emptyReport(), wallSeconds };
   for (const part of parts) {
     merged.schedules += part.schedules;
-    merged.orders += part.orders;
+    merged.intents += part.intents;
     merged.requests += part.requests;
     merged.events += part.events;
     merged.cpuSeconds += part.cpuSeconds;
@@ -114,7 +114,7 @@ export function mergeCampaignReports(parts: readonly CampaignReport[], wallSecon
 function emptyReport(): CampaignReport {
   return {
     schedules: 0,
-    orders: 0,
+    intents: 0,
     requests: 0,
     events: 0,
     wallSeconds: 0,
@@ -134,14 +134,14 @@ export function failed(result: SimulationResult): boolean {
 }
 
 /**
- * Shrinks a failing schedule (fewer orders, then fault kinds switched off one
+ * Shrinks a failing schedule (fewer intents, then fault kinds switched off one
  * by one, while it still fails), then replays the smallest one keeping the full
  * trace and picks the lines about what the first violation names.
  */
 export async function explain(failing: SimulationOptions, world: SimulationWorld): Promise<FailureReport> {
   let smallest = failing;
-  for (let orders = Math.floor(failing.orders / 2); orders >= 1; orders = Math.floor(orders / 2)) {
-    const candidate = { ...smallest, orders };
+  for (let intents = Math.floor(failing.intents / 2); intents >= 1; intents = Math.floor(intents / 2)) {
+    const candidate = { ...smallest, intents };
     if (!failed(await world.simulate(candidate))) break;
     smallest = candidate;
   }
@@ -159,7 +159,7 @@ export async function explain(failing: SimulationOptions, world: SimulationWorld
   const trace = result.trace.filter((line) => [...ids].some((id) => line.includes(id)));
   return {
     seed: smallest.seed,
-    orders: smallest.orders,
+    intents: smallest.intents,
     violations,
     replay: replayArguments(smallest, world),
     traceHash: result.traceHash,
@@ -170,7 +170,7 @@ export async function explain(failing: SimulationOptions, world: SimulationWorld
 /** The command-line arguments that rebuild these options (see cli.ts). */
 export function replayArguments(options: SimulationOptions, world: SimulationWorld): string {
   const defaults = world.options({ seed: options.seed });
-  const args = [`--seed ${options.seed}`, `--orders ${options.orders}`];
+  const args = [`--seed ${options.seed}`, `--intents ${options.intents}`];
   for (const [kind, rate] of Object.entries(options.faults)) {
     const standard = defaults.faults[kind];
     if (JSON.stringify(rate) !== JSON.stringify(standard)) args.push(`--fault ${kind}=${JSON.stringify(rate)}`);
@@ -189,7 +189,7 @@ export function replayArguments(options: SimulationOptions, world: SimulationWor
 
 export function formatFailure(failure: FailureReport): string {
   return [
-    `VIOLATION in schedule seed ${failure.seed} (${failure.orders} orders after shrinking)`,
+    `VIOLATION in schedule seed ${failure.seed} (${failure.intents} intents after shrinking)`,
     ...failure.violations.slice(0, 10).map((v) => `  - ${v}`),
     `replay: npm run sim -- ${failure.replay}   (trace hash ${failure.traceHash})`,
     'trace of what the first violation names:',

@@ -1,6 +1,6 @@
 import '../cli/require-node'; // an unsupported Node stops here, before anything loads
-// Then: Powertools reads its settings when it loads, and the handler modules their environment.
-import './world/environment';
+// Then: Powertools reads its settings when it loads.
+import './world/quiet-powertools';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -14,22 +14,24 @@ import {
   type CampaignReport,
   type Schedule,
 } from './campaign';
-import { simulationWorld } from '../example';
+import { example, simulationWorld } from '../example';
 import type { SimulationWorld } from './contract';
 import { OPTIONAL_FAULTS } from './world/world';
 
 /**
- * npm run sim -- [--orders N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
+ * npm run sim -- [--intents N] [--seed S] [--per-schedule K] [--fault kind=value]... [--guard name=value]...
  *                [--redrive-after SECONDS | --no-redrive | --long-redrive N,DAYS] [--cancels SHARE] [--trace] [--jobs J]
  *
- * Runs schedules S, S+1, ... of K orders each (default 200) until N orders are
- * simulated (default 10,000), and prints orders per second, schedules explored
- * and faults injected by kind. With N <= K it runs the one schedule S: that is
- * how a failure's seed is replayed (`--trace` prints its whole trace).
- * The operator redrives both DLQs an hour after the last order by default;
+ * Runs schedules S, S+1, ... of K intents each (default 200) until N intents are
+ * simulated (default 10,000), and prints intents per second, schedules explored
+ * and faults injected by kind; an intent is one new entity of the domain asked for
+ * (the help and the summary name them with the domain's noun: the shop's orders).
+ * `--orders N` is `--intents N` under the shop's word. With N <= K it runs the one
+ * schedule S: that is how a failure's seed is replayed (`--trace` prints its whole trace).
+ * The operator redrives both DLQs an hour after the last intent by default;
  * `--long-redrive 4,13` instead redrives them 4 times, every 13 days (weeks of
  * virtual time, with DynamoDB's TTL deleting expired inbox claims: keep the
- * orders few, and make something fail for weeks, e.g. `--fault providerOutages=1
+ * intents few, and make something fail for weeks, e.g. `--fault providerOutages=1
  * --fault longOutageChance=1 --fault longOutageSeconds=[5184000,5184000]`).
  * Exits 1 on a violation, after printing the shrunk failure and its replay command.
  *
@@ -38,29 +40,44 @@ import { OPTIONAL_FAULTS } from './world/world';
  * added up. Each schedule's outcome depends on its seed alone, so the totals and
  * the failure reported are those of one process (`--jobs 1`) running them all.
  */
-const USAGE = `Usage: npm run sim -- [options]
-  Runs schedules S, S+1, ... of K orders each until N orders are simulated, in virtual time, and prints
-  orders per second, schedules explored, faults injected and their consequences by kind. With N <= K it
-  runs the one schedule S: that is how a failure's seed is replayed (with --trace, its whole trace).
-  --orders N               orders to simulate (default 10000)
+const usage = (noun: string) => `Usage: npm run sim -- [options]
+  Runs schedules S, S+1, ... of K intents each (an intent: one of the domain's ${noun}, asked for) until N
+  are simulated, in virtual time, and prints ${noun} per second, schedules explored, faults injected and their
+  consequences by kind. With N <= K it runs the one schedule S: that is how a failure's seed is replayed
+  (with --trace, its whole trace).
+  --intents N              intents to simulate: new ${noun} (default 10000); --orders N is the same setting
   --seed S                 the first schedule's seed (default 1)
-  --per-schedule K         orders per schedule (default 200)
+  --per-schedule K         intents per schedule (default 200)
   --fault KIND=VALUE       a fault setting (JSON value; repeat the flag), e.g. --fault providerOutages=1
   --guard NAME=VALUE       switch a guard off or change it, to see the simulation notice (repeat the flag)
-  --redrive-after SECONDS  the operator redrives the DLQs this long after the last order (default: an hour)
+  --redrive-after SECONDS  the operator redrives the DLQs this long after the last intent (default: an hour)
   --no-redrive             nobody redrives the DLQs
   --long-redrive N,DAYS    instead: N redrives, every DAYS days (weeks of virtual time, TTL deleting claims)
-  --cancels SHARE          the share of orders cancelled, between 0 and 1
+  --cancels SHARE          the share of ${noun} changed later (the shop's: cancelled), between 0 and 1
   --trace                  print the whole trace of the one schedule (replaying a failure)
   --jobs J                 processes side by side (default: one per core); the totals are those of one
   -h, --help               this text
 Exit codes: 0 every invariant held, 1 a violation (the shrunk failure and its replay command printed), 2 usage error.`;
+
+/**
+ * The domain's plural noun for what an intent asks for (its proof domain's `entityNoun`: the shop's
+ * "orders"), for the help and the summary; "intents" where the tooling names none or does not load.
+ */
+function domainNoun(): string {
+  try {
+    return example().proof?.entityNoun ?? 'intents';
+  } catch {
+    return 'intents';
+  }
+}
 
 function parse(argv: string[], world: SimulationWorld) {
   const { values } = parseCommandLine(() =>
     parseArgs({
       args: argv,
       options: {
+        intents: { type: 'string' },
+        // The shop's word for the same setting, kept for the commands already written with it.
         orders: { type: 'string' },
         seed: { type: 'string' },
         'per-schedule': { type: 'string' },
@@ -106,6 +123,8 @@ function parse(argv: string[], world: SimulationWorld) {
       throw new UsageError(`--guard ${setting}: ${(error as Error).message}`);
     }
   }
+  if (values.intents !== undefined && values.orders !== undefined)
+    throw new UsageError('Give --intents or --orders, not both: they are one setting');
   if (values['no-redrive'] && values['redrive-after'] !== undefined)
     throw new UsageError('--redrive-after and --no-redrive exclude each other');
   let longRedrive: { redrives: number; everyDays: number } | undefined;
@@ -121,7 +140,10 @@ function parse(argv: string[], world: SimulationWorld) {
     if (!(cancels >= 0 && cancels <= 1)) throw new UsageError('--cancels needs a share between 0 and 1');
   }
   return {
-    orders: integer('orders', values.orders, 10_000),
+    intents:
+      values.orders !== undefined
+        ? integer('orders', values.orders, 10_000)
+        : integer('intents', values.intents, 10_000),
     seed: integer('seed', values.seed, 1),
     perSchedule: Math.max(1, integer('per-schedule', values['per-schedule'], 200)),
     trace: values.trace ?? false,
@@ -143,11 +165,12 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   // The help needs no world: it answers before the domain's simulation loads.
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
+    console.log(usage(domainNoun()));
     return EXIT.ok;
   }
   const world = await simulationWorld();
-  const { orders, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } = parse(
+  const noun = domainNoun();
+  const { intents, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } = parse(
     argv,
     world,
   );
@@ -159,7 +182,7 @@ async function main(): Promise<number> {
     const result = await world.simulate(
       world.options({
         seed,
-        orders,
+        intents,
         faults,
         guards,
         redriveDlqsAfterSeconds: redriveAfter,
@@ -173,29 +196,29 @@ async function main(): Promise<number> {
     return result.verification.violations.length > 0 ? 1 : 0;
   }
   const campaign: CampaignOptions = {
-    orders,
-    ordersPerSchedule: perSchedule,
+    intents,
+    intentsPerSchedule: perSchedule,
     firstSeed: seed,
     base: { faults, guards, redriveDlqsAfterSeconds: redriveAfter, ...mix },
-    onProgress: ({ schedules, orders: done }) => {
-      if (schedules % 25 === 0) process.stderr.write(`  ${done} orders, ${schedules} schedules\n`);
+    onProgress: ({ schedules, intents: done }) => {
+      if (schedules % 25 === 0) process.stderr.write(`  ${done} ${noun}, ${schedules} schedules\n`);
     },
   };
   if (part !== undefined) {
     console.log(PART_REPORT + JSON.stringify(await runCampaign({ ...campaign, schedules: part })));
     return 0;
   }
-  const schedules = campaignSchedules(orders, perSchedule, seed);
+  const schedules = campaignSchedules(intents, perSchedule, seed);
   const report =
     Math.min(jobs, schedules.length) <= 1
       ? await runCampaign(campaign)
       : await runInParallel(schedules, Math.min(jobs, schedules.length), argv);
   console.log(
-    `simulated ${report.orders} orders (${report.requests} API requests) in ${report.schedules} schedules, seeds ${seed}..${seed + report.schedules - 1}`,
+    `simulated ${report.intents} ${noun} (${report.requests} API requests) in ${report.schedules} schedules, seeds ${seed}..${seed + report.schedules - 1}`,
   );
   console.log(
-    `  ${(report.orders / report.wallSeconds).toFixed(0)} orders/s wall clock (${report.wallSeconds.toFixed(1)} s), ` +
-      `${(report.orders / report.cpuSeconds).toFixed(0)} orders per CPU second, ${report.events} scheduled events`,
+    `  ${(report.intents / report.wallSeconds).toFixed(0)} ${noun}/s wall clock (${report.wallSeconds.toFixed(1)} s), ` +
+      `${(report.intents / report.cpuSeconds).toFixed(0)} ${noun} per CPU second, ${report.events} scheduled events`,
   );
   console.log('  faults injected by kind:');
   for (const [kind, count] of Object.entries(report.faults).sort()) console.log(`    ${kind.padEnd(26)} ${count}`);
@@ -249,6 +272,6 @@ function exitAfterOutput(code: number): void {
 
 main().then(exitAfterOutput, (error) => {
   const message = error instanceof Error ? error.message : String(error);
-  console.error(isUsageError(error) ? `${message}\n\n${USAGE}` : `sim: ${message}`);
+  console.error(isUsageError(error) ? `${message}\n\n${usage(domainNoun())}` : `sim: ${message}`);
   exitAfterOutput(exitStatusOf(error));
 });

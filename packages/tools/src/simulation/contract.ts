@@ -24,8 +24,8 @@ export interface SimulationWorld {
 /** The options every world takes; a world adds its own (its request mix, its faults' and guards' fields). */
 export interface SimulationOptionsBase {
   seed: number;
-  /** How many intents (the shop: orders) the schedule sends. */
-  orders: number;
+  /** How many intents (the shop: orders to place) the schedule sends. */
+  intents: number;
   /** Fault kind to rate (or a world's own shape, such as a [min, max] range), as `--fault kind=JSON` sets it. */
   faults: Readonly<Record<string, unknown>>;
   /** Each guard can be switched off (test-only) to prove that the simulation notices. */

@@ -18,10 +18,10 @@ import { IDEMPOTENCY_TABLE } from './tables';
 /**
  * The API's idempotency layer, or one of two test-only breaks of it:
  * - 'no-payload-validation': the layer without `payloadValidationJmesPath`, so
- *   a key reused with another body is answered with the first body's order;
+ *   a key reused with another body is answered with the first body's entity;
  * - 'bypassed': Powertools' own switch (POWERTOOLS_IDEMPOTENCY_DISABLED) on, so
- *   every request runs the use case (a replay after a cancel answers with the
- *   cancelled order instead of the first answer).
+ *   every request runs the use case (a replay after a change answers with the
+ *   changed entity instead of the first answer).
  */
 export type ApiIdempotency = 'powertools' | 'no-payload-validation' | 'bypassed';
 

@@ -51,7 +51,7 @@ export class Operator {
 
   /**
    * When the operator redrives the DLQs (virtual ms): `longRedrive`'s every
-   * few days, or once, `redriveDlqsAfterSeconds` after the last order arrived.
+   * few days, or once, `redriveDlqsAfterSeconds` after the last intent arrived.
    */
   private redriveTimes(arrivalsMs: number): number[] {
     const { longRedrive, redriveDlqsAfterSeconds } = this.world.options;

@@ -10,7 +10,7 @@ export type FaultRates = {
   /** Per outside call of any invocation: the process dies at that await point. */
   crashPerCall: number;
   /**
-   * Per outside call of the relay, the sweeper, a consumer or POST /orders: the call hangs
+   * Per outside call of the relay, the sweeper, a consumer or the domain's create command: the call hangs
    * past the function's timeout and Lambda stops the function (its result is
    * lost; the call may still land). A consumer's record deadline cuts the hung
    * call first (it may still land too), unless the hung call is on the
@@ -41,7 +41,7 @@ export type FaultRates = {
    * Per outage window: chance it lasts `longOutageSeconds` instead, longer than
    * the consumers' retry budget, so live messages reach the DLQs (with
    * RetryBudgetExhausted) and come back with the operator's redrive, typically
-   * after their order was cancelled.
+   * after their entity was changed (the shop: its order cancelled).
    */
   longOutageChance: number;
   longOutageSeconds: [number, number];
@@ -53,15 +53,15 @@ export type FaultRates = {
   poisonMessages: number;
   /**
    * Adversarial (0 by default). Per outbox event: a forger who learned its eventId sends, before the
-   * relay publishes it, a copy with other content (its order's total changed) to every consumer
+   * relay publishes it, a copy with other content (its entity's fields changed) to every consumer
    * queue that takes it, under a deduplication id of its own. The queues' sender policy denies the
    * send unless the `queueSenders` guard is off.
    */
   forgedFirst?: number;
   /**
-   * Adversarial (0 by default). Per client: the API instance that produces its order's events has
+   * Adversarial (0 by default). Per client: the API instance that produces its entity's events has
    * its clock this many seconds off, drawn from `producerClockSkewSeconds` (the events' occurredAt
-   * and the order's timestamps carry it). Within the consumers' margin (300 s) it must change
+   * and the entity's timestamps carry it). Within the consumers' margin (300 s) it must change
    * nothing; beyond it, the events are refused (OccurredInFuture), never applied.
    */
   producerClockSkew?: number;
@@ -228,17 +228,17 @@ export interface Settings {
 
 export interface SimulationOptions extends SimulationOptionsBase {
   seed: number;
-  /** How many intents the domain's clients start (the shop: orders). */
-  orders: number;
+  /** How many intents the domain's clients start (the shop: orders to place). */
+  intents: number;
   arrivalsPerSecond: number;
   faults: FaultRates;
   guards: MechanismGuards;
   settings: Settings;
-  /** Operator action: redrive every consumer's DLQ to its queue this long after the last order arrived (undefined: never). */
+  /** Operator action: redrive every consumer's DLQ to its queue this long after the last intent arrived (undefined: never). */
   redriveDlqsAfterSeconds?: number;
   /**
    * Weeks of virtual time instead: the operator redrives every consumer's DLQ
-   * `redrives` times, every `everyDays` days after the last order arrived (in
+   * `redrives` times, every `everyDays` days after the last intent arrived (in
    * place of `redriveDlqsAfterSeconds`), so an event that keeps failing (a
    * provider down for weeks) circulates past its inbox claim's TTL. Only such
    * runs model DynamoDB's TTL deletion (an hourly sweep deletes each expired
@@ -311,9 +311,9 @@ export const DEFAULT_FAULTS: FaultRates = {
 };
 
 /**
- * The operator redrives the consumers' DLQs an hour after the last order arrived: after
+ * The operator redrives the consumers' DLQs an hour after the last intent arrived: after
  * every outage window has closed and every message it dead-lettered got there,
- * and after the cancels of those orders were applied.
+ * and after the later changes of those intents (the shop: cancels) were applied.
  */
 export const DEFAULT_REDRIVE_AFTER_SECONDS = 3600;
 
@@ -343,7 +343,7 @@ export const MECHANISM_GUARDS: MechanismGuards = {
 
 /** The engine's defaults: 200 intents at 20 a second, the default faults, every guard on, the deployed settings. */
 export const ENGINE_DEFAULTS = {
-  orders: 200,
+  intents: 200,
   arrivalsPerSecond: 20,
   cancelChance: 0.2,
   faults: DEFAULT_FAULTS,

@@ -6,8 +6,11 @@ import { NO_FAULTS } from '@exactly-once/runtime/faults/plan';
 import { relayFaults } from '@exactly-once/runtime/faults/relay-faults';
 import type { EventPublisher } from '@exactly-once/runtime/outbox/ports';
 import { outboxWiring, type OutboxConfig, type OutboxWiring } from '@exactly-once/runtime/wiring/outbox-wiring';
-import { makeRelayHandler, type RelayFaults } from '@exactly-once/runtime/wiring/relay-handler';
-import { makeSweeperHandler } from '@exactly-once/runtime/wiring/sweeper-handler';
+import {
+  makeHandler as makeRelayHandler,
+  type RelayFaults,
+} from '@exactly-once/runtime/wiring/entry-points/relay-handler';
+import { makeHandler as makeSweeperHandler } from '@exactly-once/runtime/wiring/entry-points/sweeper-handler';
 import type { Item } from '../memory-dynamodb';
 import type { Invocation } from './invocation';
 import type { SimulationOptions } from './options';
@@ -27,7 +30,7 @@ export interface StreamRecord extends StreamRecordBase {
 /**
  * The mechanism's harness for the outbox: the outbox table's stream and the relay's event source
  * mapping (batches, bisect, retries, the on-failure queue), the relay's function (its deployed
- * `makeRelayHandler` with the fault-injection build's producer-resend decorator) and the sweeper
+ * factory (`makeHandler` of entry-points/relay-handler.ts) with the fault-injection build's producer-resend decorator) and the sweeper
  * every minute, each invocation on its own simulated clients.
  */
 export class RelayHarness {
@@ -90,7 +93,7 @@ export class RelayHarness {
       scheduler.fault('stream-record-lost', event.eventId);
       return;
     }
-    // Per-key order: an order's records always land on one shard.
+    // Per-key order: an entity's records always land on one shard.
     this.stream.insert(hashOf(String(item.pk)), {
       sequenceNumber: this.stream.nextSequenceNumber(),
       event,
@@ -111,10 +114,10 @@ export class RelayHarness {
     );
     const wiring = this.outboxWiring(invocation);
     // The resend fault publishes through `publisherWith`: counted here as it goes out.
-    const relay = makeRelayHandler(
-      { ...wiring, publisherWith: (o) => this.countingResends(wiring.publisherWith(o)) },
-      this.relayFaults,
-    );
+    const relay = makeRelayHandler({
+      wiring: { ...wiring, publisherWith: (o) => this.countingResends(wiring.publisherWith(o)) },
+      faults: this.relayFaults,
+    });
     try {
       const response = await invocation.run(() =>
         relay(streamEvent(batch), world.contextOf(invocation, world.options.settings.relayTimeoutSeconds)),
@@ -153,7 +156,8 @@ export class RelayHarness {
       return;
     }
     const invocation = world.invocation('sweeper', options.settings.sweeperTimeoutSeconds);
-    const sweeper = makeSweeperHandler(this.outboxWiring(invocation), {
+    const sweeper = makeSweeperHandler({
+      wiring: this.outboxWiring(invocation),
       minAgeSeconds: options.settings.sweepAgeSeconds,
     });
     invocation

@@ -1,4 +1,5 @@
-import './environment';
+// First: Powertools reads its settings when it loads.
+import './quiet-powertools';
 import type { Context } from 'aws-lambda';
 import { lambdaContext } from '@exactly-once/runtime/testing';
 import { attemptsForBudget } from '@exactly-once/runtime/consumer/retry-budget';
@@ -54,7 +55,7 @@ const DLQ_RETENTION_SECONDS = 14 * 86400;
  * the deployed handlers run them on their AWS clients. The consumers' records' deadline runs on the
  * virtual clock too (Invocation.timer), and its signal aborts their simulated DynamoDB and provider calls.
  *
- * Long runs (`longRedrive`): weeks of virtual time with few orders, the
+ * Long runs (`longRedrive`): weeks of virtual time with few intents, the
  * operator redriving the DLQs every few days, DynamoDB's TTL deleting expired
  * inbox claims (late, never early) and each queue's retention: what the dedupe
  * horizon is for.
@@ -224,8 +225,8 @@ export class World<O extends SimulationOptions = SimulationOptions> {
     // Powertools' own off switch, read when a handler's idempotency config is built: the 'bypassed' break.
     if (options.guards.apiIdempotency === 'bypassed') process.env.POWERTOOLS_IDEMPOTENCY_DISABLED = 'true';
     try {
-      const arrivalsMs = (options.orders / options.arrivalsPerSecond) * 1000;
-      for (let i = 0; i < options.orders; i++)
+      const arrivalsMs = (options.intents / options.arrivalsPerSecond) * 1000;
+      for (let i = 0; i < options.intents; i++)
         scheduler.at(scheduler.between(0, arrivalsMs), () => this.engine.clients.start(i));
       this.faults.scheduleOutages(arrivalsMs);
       this.faults.schedulePoison(arrivalsMs);

@@ -1,11 +1,11 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { outboxEventOf } from '../aws/outbox-stream-record';
-import type { EventEnvelope } from '../envelope';
-import { checkOutboxEvent } from '../outbox/outbox-event';
-import { flushMetrics, logger, metrics, MetricUnit } from '../runtime/observability';
-import { relayOutboxEvents } from '../outbox/relay';
-import { relayFaults } from '../faults/relay-faults';
-import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
+import { outboxEventOf } from '../../aws/outbox-stream-record';
+import type { EventEnvelope } from '../../envelope';
+import { checkOutboxEvent } from '../../outbox/outbox-event';
+import { flushMetrics, logger, metrics, MetricUnit } from '../../runtime/observability';
+import { relayOutboxEvents } from '../../outbox/relay';
+import { relayFaults } from '../../faults/relay-faults';
+import { deployedOutboxWiring, type OutboxWiring } from '../outbox-wiring';
 
 /** The relay's fault hooks (faults/relay-faults.ts in bundles built with fault injection; the simulation's own). */
 export interface RelayFaults {
@@ -15,17 +15,36 @@ export interface RelayFaults {
 }
 
 /**
- * Outbox relay on the Orders table stream. The event source mapping's filter
+ * What the relay runs on: the outbox's wiring, and the fault-injection build's hooks where there are any.
+ *
+ * @example One simulated invocation's parts
+ * ```ts
+ * const parts: Parts = { wiring: outboxWiring(config, { documents, sqs, now }) };
+ * ```
+ */
+export interface Parts {
+  wiring: OutboxWiring;
+  faults?: RelayFaults;
+}
+
+/**
+ * Outbox relay on the outbox table's stream. The event source mapping's filter
  * admits only INSERTs of outbox items; the relay publishes them and reports
  * exactly the records it could not publish, by sequence number, so Lambda
  * retries from the first of them (bisecting, then the on-failure queue). An
  * item that can never be published is skipped and counted instead (below).
  *
- * `makeRelayHandler` is the whole function on given parts: the deployed
- * handler below builds them from its environment, the simulation from one
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/relay-handler.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's.
+ *
+ * @example
+ * ```ts
+ * const relay = makeHandler({ wiring: outboxWiring(config, { documents, sqs }) });
+ * const { batchItemFailures } = await relay(streamEvent, context);
+ * ```
  */
-export function makeRelayHandler(wiring: OutboxWiring, faults?: RelayFaults) {
+export function makeHandler({ wiring, faults }: Parts) {
   const deps = faults?.wire(wiring) ?? wiring;
 
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
@@ -74,11 +93,21 @@ export function makeRelayHandler(wiring: OutboxWiring, faults?: RelayFaults) {
   };
 }
 
-export const handler = makeRelayHandler(
-  deployedOutboxWiring(),
-  // Only bundles built with fault injection have it; in every other bundle this is dead code, dropped (bundleDefines, packages/cdk/src/function-defaults.ts).
-  process.env.FAULT_INJECTION_BUILD === 'true' ? relayFaults() : undefined,
-);
+/**
+ * The deployed parts: the outbox wiring its environment names (read once, at cold start; a missing variable throws, naming it).
+ *
+ * @example The deployed binding (handlers/relay-handler.ts)
+ * ```ts
+ * export const handler = makeHandler(partsFromEnv());
+ * ```
+ */
+export function partsFromEnv(): Parts {
+  return {
+    wiring: deployedOutboxWiring(),
+    // Only bundles built with fault injection have it; in every other bundle this is dead code, dropped (bundleDefines, packages/cdk/src/function-defaults.ts).
+    faults: process.env.FAULT_INJECTION_BUILD === 'true' ? relayFaults() : undefined,
+  };
+}
 
 function sequenceNumberOf(record: DynamoDBRecord): string {
   const sequenceNumber = record.dynamodb?.SequenceNumber;

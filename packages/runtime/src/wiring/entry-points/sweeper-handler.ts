@@ -1,14 +1,27 @@
 import type { Context } from 'aws-lambda';
-import { requireIntEnv } from '../config';
-import { flushMetrics, logger, metrics, MetricUnit } from '../runtime/observability';
-import { sweepOutbox } from '../outbox/relay';
-import { deployedOutboxWiring, type OutboxWiring } from './outbox-wiring';
-import { ENV } from '../env-names';
+import { requireIntEnv } from '../../config';
+import { flushMetrics, logger, metrics, MetricUnit } from '../../runtime/observability';
+import { sweepOutbox } from '../../outbox/relay';
+import { deployedOutboxWiring, type OutboxWiring } from '../outbox-wiring';
+import { ENV } from '../../env-names';
 
 /** Most pending items one sweep republishes; the next sweep, a minute later, takes the rest. */
 export const SWEEP_MAX_ITEMS = 500;
 /** Most set-aside (malformed) items one sweep re-checks: it reports them again, or publishes the repaired ones. */
 export const SWEEP_MAX_SET_ASIDE = 100;
+
+/**
+ * What the sweeper runs on: the outbox's wiring, and how old a pending item must be before it is republished.
+ *
+ * @example
+ * ```ts
+ * const parts: Parts = { wiring: outboxWiring(config, { documents, sqs }), minAgeSeconds: 300 };
+ * ```
+ */
+export interface Parts {
+  wiring: OutboxWiring;
+  minAgeSeconds: number;
+}
 
 /**
  * Scheduled safety net: the stream keeps records 24 h and the relay gives up on
@@ -20,12 +33,20 @@ export const SWEEP_MAX_SET_ASIDE = 100;
  * set-aside items again (up to SWEEP_MAX_SET_ASIDE), so the alarm stays on
  * until each is repaired (the next sweep publishes it) or removed.
  *
- * `makeSweeperHandler` is the whole function on given parts (see outbox-relay.ts).
+ * `makeHandler` is the whole function on given parts: the deployed binding
+ * (handlers/sweeper-handler.ts) gives it `partsFromEnv()`, the simulation one
+ * simulated invocation's.
+ *
+ * @example
+ * ```ts
+ * const sweep = makeHandler({ wiring: outboxWiring(config, { documents, sqs }), minAgeSeconds: 300 });
+ * const { republished } = await sweep(undefined, context);
+ * ```
  */
-export function makeSweeperHandler(wiring: OutboxWiring, options: { minAgeSeconds: number }) {
+export function makeHandler({ wiring, minAgeSeconds }: Parts) {
   const deps = {
     ...wiring,
-    minAgeSeconds: options.minAgeSeconds,
+    minAgeSeconds,
     maxItems: SWEEP_MAX_ITEMS,
     maxSetAside: SWEEP_MAX_SET_ASIDE,
   };
@@ -56,6 +77,14 @@ export function makeSweeperHandler(wiring: OutboxWiring, options: { minAgeSecond
   };
 }
 
-export const handler = makeSweeperHandler(deployedOutboxWiring(), {
-  minAgeSeconds: requireIntEnv(ENV.outboxSweepAgeSeconds),
-});
+/**
+ * The deployed parts: the outbox wiring and sweep age its environment names (read once, at cold start; a missing variable throws, naming it).
+ *
+ * @example The deployed binding (handlers/sweeper-handler.ts)
+ * ```ts
+ * export const handler = makeHandler(partsFromEnv());
+ * ```
+ */
+export function partsFromEnv(): Parts {
+  return { wiring: deployedOutboxWiring(), minAgeSeconds: requireIntEnv(ENV.outboxSweepAgeSeconds) };
+}
