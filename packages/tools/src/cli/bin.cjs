@@ -84,6 +84,4 @@ function main(argv) {
   runTool(entry[0], args);
 }
 
-module.exports = { COMMANDS, USAGE };
-
-if (require.main === module) main(process.argv.slice(2));
+main(process.argv.slice(2));
