@@ -6,7 +6,7 @@ import { exampleName } from '../support/example-reach';
 
 /**
  * The import graph's rules (.dependency-cruiser.cjs, run by `npm run lint`): no circle of modules that
- * load each other, the tools never import the example (they load its plug-ins by the name in
+ * load each other (in the packages' cores none at all, type-only imports included), the tools never import the example (they load its plug-ins by the name in
  * package.json), the mechanism imports nothing outside it, and inside it layers point one way (core <- aws
  * <- faults <- api <- wiring). Each rule is shown biting on a scratch tree of a few files, with the
  * repository's own configuration.
@@ -73,6 +73,17 @@ test.each([
     },
     'mechanism-imports-nothing-outside-it',
   ],
+  ...(['packages/runtime/src/faults', 'packages/cdk/src', 'packages/tools/src/proof-kit'] as const).map(
+    (folder): [string, Record<string, string>, string] => [
+      `a circle of type-only imports in ${folder}`,
+      {
+        [`${folder}/plan.ts`]: "import type { Bypass } from './bypass';\nexport type Plan = { bypass?: Bypass };\n",
+        [`${folder}/bypass.ts`]:
+          "import type { Plan } from './plan';\nexport type Bypass = string[];\nexport const of = (p: Plan) => p.bypass;\n",
+      },
+      'no-circular-types-in-the-packages',
+    ],
+  ),
   ...(
     [
       ['core', 'consumer/ports.ts', 'aws/clients.ts'],
@@ -101,7 +112,7 @@ test.each([
   expect(status).not.toBe(0);
 });
 
-test('a type-only import back is no circle: it loads nothing', () => {
+test("outside the packages' cores a type-only import back is no circle: it loads nothing", () => {
   // Arrange
   const tree = scratchTree({
     'packages/tools/src/contract.ts':

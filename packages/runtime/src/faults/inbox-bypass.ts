@@ -1,6 +1,22 @@
 import { inboxKey } from '../aws/inbox-table';
 import { SEQUENCE_ATTRIBUTES } from '../aws/sequenced-table';
-import type { FaultPlan } from './plan';
+
+/**
+ * The part of the fault plan (plan.ts, `FaultPlan.disableInboxClaim`) this switch reads. Declared here
+ * rather than imported: plan.ts imports this module to parse the switch, so an import back would close
+ * a circle; plan.ts spreads what {@link parseInboxBypass} returns into its FaultPlan, so the compiler
+ * still holds the two shapes together.
+ *
+ * @example
+ * ```ts
+ * const bypass: InboxBypass = { disableInboxClaim: ['loyalty'] };
+ * inboxClaimDisabled(bypass, 'loyalty'); // true
+ * ```
+ */
+export interface InboxBypass {
+  /** The consumers that skip their inbox claim. */
+  disableInboxClaim?: string[];
+}
 
 /**
  * The local runtime's test-only switch: consumers named in the plan's
@@ -9,7 +25,7 @@ import type { FaultPlan } from './plan';
  * runtime's build reaches this module (`INBOX_BYPASS_BUILD`, bundleDefines in packages/cdk/src/function-defaults.ts); no
  * deployable bundle contains it.
  */
-export function parseInboxBypass(source: Record<string, unknown>): Pick<FaultPlan, 'disableInboxClaim'> {
+export function parseInboxBypass(source: Record<string, unknown>): InboxBypass {
   const disabled = source.disableInboxClaim;
   return Array.isArray(disabled)
     ? { disableInboxClaim: disabled.filter((d): d is string => typeof d === 'string') }
@@ -17,7 +33,7 @@ export function parseInboxBypass(source: Record<string, unknown>): Pick<FaultPla
 }
 
 /** Whether `consumer` skips its inbox claim under `plan`. */
-export function inboxClaimDisabled(plan: FaultPlan, consumer: string): boolean {
+export function inboxClaimDisabled(plan: InboxBypass, consumer: string): boolean {
   return plan.disableInboxClaim?.includes(consumer) === true;
 }
 

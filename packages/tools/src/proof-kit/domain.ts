@@ -1,8 +1,27 @@
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
 import type { PerformedEffect } from '../local-runtime/provider';
 import type { PlannedRequest, PlanOptions } from './plan';
-import type { ProviderSummary } from './provider-calls';
 import type { Random } from './random';
+
+/**
+ * What one provider did in a run, for its summary line (provider-calls.ts sums it up). Declared here, beside
+ * the domain's `providerLine` that words it, since provider-calls.ts imports this module.
+ */
+export interface ProviderSummary {
+  provider: string;
+  /** It ignores the idempotency key: every call is a send, and `duplicates` is the residue. */
+  keyless: boolean;
+  /** Effects performed (an e-mail sent, an instruction taken). */
+  performed: number;
+  /** Effects performed more than once under one key: on a keyed provider, a bug; on a keyless one, the residue. */
+  duplicates: number;
+  /** Performed, but the answer never reached the caller (it timed out or the connection dropped). */
+  answersLost: number;
+  /** Requests the key turned into no new effect: replays and refusals while the key's first request ran. */
+  absorbedByKey: number;
+  /** What it performed, in its order of performance (a domain's line may count kinds of request in it). */
+  effects: readonly PerformedEffect[];
+}
 
 /**
  * One broken invariant, naming the ids involved. The kit's own invariants are `orders` (every key that

@@ -1,8 +1,11 @@
 import autocannon from 'autocannon';
 import { ledgerOfRun, writeLedger } from './intents';
+import type { Observation } from './observation';
 import type { PlannedRequest } from './plan';
 import { CREDENTIAL_REFRESH_MS, RequestSigner } from './request-signer';
 import type { Caller } from './target';
+
+export type { Observation } from './observation';
 
 /**
  * Sends the plan through autocannon, each request SigV4-signed (service
@@ -13,15 +16,6 @@ import type { Caller } from './target';
  * minute while one runs, so credentials that expire mid-run (SSO, an assumed
  * role) are replaced by the SDK's provider before they do.
  */
-export interface Observation {
-  index: number;
-  status: number | 'no-response';
-  body?: string;
-  replayed: boolean;
-  startedAt: number;
-  latencyMs: number;
-}
-
 export interface DriveOptions {
   apiUrl: string;
   region: string;

@@ -1,5 +1,5 @@
 import type { FaultName } from './faults';
-import type { RunResults } from './report';
+import type { RunResults } from './run-results';
 import { EVENT_REPLACED } from './verify';
 import { POISON_CAUSE } from '../dlq/causes';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import type { Observation } from './drive';
+import type { Observation } from './observation';
 import type { PlannedRequest } from './plan';
 
 /**

@@ -1,5 +1,5 @@
 import type { EntityItem, ProofDomain, Violation } from './domain';
-import type { RunFacts } from './verify';
+import type { RunFacts } from './run-facts';
 
 /**
  * Invariant 1 of verify.ts, the intents: every (caller, Idempotency-Key) that got a 201 made exactly one

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import type { PerformedEffect, ProviderChaosPlan, ProviderCounters, ProviderLog } from '../local-runtime/provider';
 import { proofDomain } from '../example';
-import { keyedProviderLine, type ProofDomain } from './domain';
+import { keyedProviderLine, type ProofDomain, type ProviderSummary } from './domain';
+
+export type { ProviderSummary } from './domain';
 
 /**
  * What reached the consumers' providers, in the shape the verification reads (one item per
@@ -126,23 +128,6 @@ export function logOfEntities(
       ]),
     ),
   };
-}
-
-/** What one provider did in a run, for its summary line. */
-export interface ProviderSummary {
-  provider: string;
-  /** It ignores the idempotency key: every call is a send, and `duplicates` is the residue. */
-  keyless: boolean;
-  /** Effects performed (an e-mail sent, an instruction taken). */
-  performed: number;
-  /** Effects performed more than once under one key: on a keyed provider, a bug; on a keyless one, the residue. */
-  duplicates: number;
-  /** Performed, but the answer never reached the caller (it timed out or the connection dropped). */
-  answersLost: number;
-  /** Requests the key turned into no new effect: replays and refusals while the key's first request ran. */
-  absorbedByKey: number;
-  /** What it performed, in its order of performance (a domain's line may count kinds of request in it). */
-  effects: readonly PerformedEffect[];
 }
 
 /** Each provider's summary from the local provider's log, keyed by provider. */

@@ -1,7 +1,6 @@
 import type { QueueCounts } from './drain';
-import type { PipelineSamples } from './sampler';
 import type { ProviderFigures } from './provider-calls';
-import type { RunResults } from './report-results';
+import type { PipelineSamples, RunResults } from './run-results';
 import { cumulativePoints } from './report-statistics';
 import { METRICS_CAVEAT } from './report-words';
 import { CONSUMER_PALETTE, DASHES, lineChart, OTHER_COLORS, type Series } from './svg-charts';

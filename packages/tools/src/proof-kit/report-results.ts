@@ -1,88 +1,19 @@
-import type { DeliveryCounts } from '../local-runtime/host/delivery-evidence';
 import type { Observation } from './drive';
+import type { ChaosCounters } from '../local-runtime/provider';
 import type { PlannedRequest } from './plan';
-import type { PipelineSamples } from './sampler';
 import type { Provenance } from './provenance';
 import { loadTimeline, percentile, perEntityCost, timelineBucketSeconds } from './report-statistics';
-import { readableDuration, type OrderTrace } from './trace';
+import type { CallCounts, FaultEvidence, PipelineSamples, RunResults } from './run-results';
+import { readableDuration } from './trace';
 import type { Verification } from './verify';
-import type { ChaosCounters } from '../local-runtime/provider';
+
+export type { CallCounts, FaultEvidence, RunResults } from './run-results';
 
 /**
- * The run's results as data (what the JSON file holds and every renderer reads) and its verdict. The
+ * The run's results summed up (their types, what the JSON file holds, are in run-results.ts) and its verdict. The
  * figures come from report-statistics.ts; the words, charts and pages from the renderers
  * (report-words.ts, report-charts.ts, report-html.ts).
  */
-
-export interface CallCounts {
-  /** Measured by the local runtime between the emulators and the functions, or undefined where not measured. */
-  dynamodbWrites?: number;
-  dynamodbReads?: number;
-  sqs?: number;
-  lambdaInvocations?: number;
-  apiRequests: number;
-  /** Consumer metrics over the run (local runtime: summed from the functions' EMF output). */
-  metrics?: Record<string, number>;
-  /** Local runtime: per function, counters that show which fault fired (see FaultEvidence). */
-  functions?: FaultEvidence;
-}
-
-/**
- * Per function (display name), what the local host saw during the run: crashes
- * (the `crash` fault), a message redelivered while its first delivery still ran
- * (`slow`), an event arriving in a message the resend fault marked (`resend`), an event
- * stamped ahead of its send (`clock-skew`). Not measured on AWS.
- */
-export type FaultEvidence = Record<string, { crashes: number } & DeliveryCounts>;
-
-export interface RunResults {
-  runId: string;
-  target: string;
-  seed: number;
-  profile: string;
-  faults: string[];
-  startedAt: string;
-  plan: { requests: number; byOperation: Record<string, number> };
-  http: {
-    durationMs: number;
-    throughputPerSecond: number;
-    latencyMs: { p50: number; p90: number; p99: number; max: number };
-    statuses: Record<string, number>;
-    replaysServed: number;
-    conflicts409: number;
-  };
-  injected: {
-    poisonMessages: number;
-    redriven: number;
-    /** Idempotency keys the local provider was made to forget before the redrive (`keys-forgotten`). */
-    providerKeysForgotten?: number;
-  };
-  drain: { drained: boolean; waitedMs: number };
-  verification: Verification;
-  calls: CallCounts;
-  /** Local runtime only: per-function evidence that each fault fired, over this run. */
-  evidence?: FaultEvidence;
-  /** Local provider only: what its chaos did over this run, one count per request a fault hit. */
-  providerChaos?: ChaosCounters;
-  perEntity: Record<string, number | undefined>;
-  costPerMillionEntities?: number;
-  /**
-   * The load over time, in buckets of `timelineBucketSeconds` (a second, or less for a short load, so a
-   * 3-second run still draws a curve): requests started in each, per second, and their latency.
-   */
-  timeline: { second: number; requests: number; perSecond: number; p50: number; p99: number }[];
-  timelineBucketSeconds: number;
-  /** Where and how the run was made, and the command that makes it again; absent in results written before. */
-  provenance?: Provenance;
-  /** The pipeline over the run's time axis (queues, consumers, effect lag), when it was sampled. */
-  pipeline?: PipelineSamples;
-  /**
-   * The spans the local runtime recorded over the run and the slowest order's trace among them;
-   * undefined where spans are not collected (a deployed stack).
-   */
-  trace?: { recorded: number; slowest?: OrderTrace };
-  passed: boolean;
-}
 
 export function summarize(
   input: Pick<RunResults, 'runId' | 'target' | 'seed' | 'profile' | 'faults' | 'startedAt'> & {

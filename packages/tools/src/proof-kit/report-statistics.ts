@@ -4,7 +4,7 @@
  */
 import type { Observation } from './drive';
 import { costBreakdown } from './prices';
-import type { CallCounts, RunResults } from './report-results';
+import type { CallCounts, RunResults } from './run-results';
 
 /**
  * How wide the load's time buckets are: about 60 of them over the load, between 0.1 s and 1 s, so a

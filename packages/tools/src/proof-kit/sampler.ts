@@ -7,9 +7,12 @@ import { proofDomain } from '../example';
 import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report-statistics';
+import type { EffectLagPoint, PipelineSample, PipelineSamples } from './run-results';
 import type { Target } from './target';
 import { consumerEventOfKey, localProviderLog, providerCallItemsOf } from './provider-calls';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+
+export type { EffectLagPoint, PipelineSample, PipelineSamples } from './run-results';
 
 /**
  * Samples the pipeline while a proof run is under way, for the report's charts
@@ -45,32 +48,6 @@ const CONSUMER_METRICS = [
   'TransientFailure',
   'PermanentFailure',
 ] as const;
-
-export interface PipelineSample {
-  /** Seconds since the sampler started. */
-  second: number;
-  queues: Record<string, QueueCounts>;
-  /** Cumulative since the start, e.g. `EffectApplied{consumer=loyalty}`; absent where not measured. */
-  counters?: Record<string, number>;
-}
-
-export interface EffectLagPoint {
-  /** Second (since the sampler started) in which the orders were accepted. */
-  second: number;
-  consumer: string;
-  p50: number;
-  p99: number;
-  count: number;
-}
-
-export interface PipelineSamples {
-  intervalMs: number;
-  /** When the sampler started (epoch ms): second 0 of the charts. */
-  startedAtMs?: number;
-  samples: PipelineSample[];
-  marks: { second: number; label: string }[];
-  effectLag: EffectLagPoint[];
-}
 
 export interface Sampler {
   mark(label: string): void;

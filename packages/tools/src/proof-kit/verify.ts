@@ -1,5 +1,4 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Message } from '@aws-sdk/client-sqs';
 import {
   entityOfKey,
   localProviderLog,
@@ -36,11 +35,12 @@ import { judgeIntents } from './judge-intents';
 import { checkSequencedConsumer, countSequencedClaims } from './sequenced-claims';
 import type { Verification } from './verification';
 import { appliedMetricViolations, duplicatesOf, judgeAppliedMetrics } from './metrics-check';
-import type { Observation } from './drive';
-import type { PlannedRequest } from './plan';
 import { peekAll, scan } from './stack-reads';
+import type { RunFacts } from './run-facts';
 import type { Target } from './target';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
+
+export type { RunFacts } from './run-facts';
 
 /**
  * Checks every invariant docs/proof-kit.md lists after a run, from the tables and the queues:
@@ -131,39 +131,6 @@ export async function verify(
         providerLines: providerLines(summarizeProviders(runLog), entities.length),
         providers: providerFigures(runLog),
       };
-}
-
-/**
- * What the invariants are judged on, as plain data: the run's requests and
- * answers, and what the tables and dead-letter queues hold after the drain.
- * The proof kit reads it from a stack; the simulation (test/simulation) builds
- * it from its in-memory world, so both are judged by the same checks.
- */
-export interface RunFacts {
-  /** Only entities of this run are judged; '' judges every entity in the stack (verify-only mode). */
-  runId: string;
-  /** False in verify-only mode: there are no observed 201s to hold the orders against. */
-  checkIntents?: boolean;
-  plan: readonly PlannedRequest[];
-  observations: readonly Observation[];
-  entityIdOf: (caller: string, key: string) => string;
-  isPoison: (body: string) => boolean;
-  pendingOutbox: number;
-  /** Consumer metrics measured over the run (DuplicateSuppressed{consumer=...} etc.), where the target can measure them. */
-  metrics?: Record<string, number>;
-  /** The entities of this run, as the entity table holds them. */
-  entities: EntityItem[];
-  effectItems: Record<string, unknown>[];
-  providerItems: Record<string, unknown>[];
-  /** The effects the local provider performed (its log), where the target has one. */
-  performedEffects?: PerformedCall[];
-  /** Its endpoints that ignore the idempotency key. */
-  keylessProviders?: string[];
-  deadLetterQueues: { name: string; messages: Message[] }[];
-  /** Who consumes what; the deployed list unless a test judges another. */
-  consumers?: readonly ConsumerSpec[];
-  /** The domain judged; the example's unless a test judges another. */
-  domain?: ProofDomain;
 }
 
 /** The invariant checks, pure: no I/O, same answer for the same facts. */
