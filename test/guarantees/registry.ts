@@ -1702,7 +1702,7 @@ export const GUARANTEES: readonly Guarantee[] = [
     statement:
       "The proof can fail: with one consumer's inbox claim switched off (test-only; any consumer of the list), the verification reports the double effects in the domain proof's words (the probe stack's \"counted N times, not once\"); a run without a single 201 fails",
     enforcedIn: [
-      { file: VERIFY, symbol: 'checkIntents' },
+      { file: 'packages/tools/src/proof-kit/judge-intents.ts', symbol: 'judgeIntents' },
       { file: 'packages/runtime/src/faults/inbox-bypass.ts', symbol: 'inboxClaimDisabled' },
       { file: 'packages/runtime/src/faults/inbox-bypass.ts', symbol: 'withoutInbox' },
     ],

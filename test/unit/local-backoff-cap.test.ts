@@ -118,7 +118,7 @@ describe("a consumer's wiring caps the backoff it sends to SQS in a fault-inject
     expect(await backoffSentFor(64)).toEqual([4]);
   });
 
-  test('a build without fault injection reads no plan: the same plan changes nothing', async () => {
+  test('with FAULT_INJECTION_BUILD unset the wiring reads no plan: the same plan changes nothing', async () => {
     delete process.env.FAULT_INJECTION_BUILD;
 
     expect(await backoffSentFor(64)).toEqual([64]);

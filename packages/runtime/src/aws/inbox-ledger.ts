@@ -106,6 +106,15 @@ export interface LedgerOptions {
    * @default write the current shape, find every known shape
    */
   keys?: LedgerKeyOptions;
+  /**
+   * Which ledger the consumer's spec names (`ConsumerSpec.ledger`), set by the consumer's wiring from its
+   * environment. A ledger of the other kind refuses to be built with it: the spec decides the dedupe
+   * horizon (none for `sequenced`), so an inbox ledger under a `sequenced` spec would keep claims that
+   * expire with nothing refusing an event older than them.
+   *
+   * @default - not checked (a ledger built outside a consumer's wiring)
+   */
+  ledger?: 'inbox' | 'sequenced';
 }
 
 /**
@@ -129,6 +138,25 @@ export const DEFAULT_PROVIDER_KEY_WINDOW_SECONDS = 86_400;
  * ```
  */
 export const PROVIDER_KEY_WINDOW_MARGIN_SECONDS = 3_600;
+
+/**
+ * A consumer whose spec names one ledger and whose handler builds the other: thrown at cold start, so the
+ * mismatch never handles a message.
+ *
+ * @example
+ * ```ts
+ * // spec: { name: 'rooms', ledger: 'sequenced', ... }; handler: new DynamoDbEntityEffectLedger(...) throws
+ * new LedgerMismatchError('rooms', 'sequenced', 'an inbox');
+ * ```
+ */
+export class LedgerMismatchError extends Error {
+  constructor(consumer: string, named: 'inbox' | 'sequenced', built: string) {
+    super(
+      `Consumer ${consumer}: its spec names the ${named} ledger but its handler builds ${built} ledger; change the spec's ledger and the handler's ledger together`,
+    );
+    this.name = 'LedgerMismatchError';
+  }
+}
 
 /**
  * The transactional inbox. Every effect is written in one TransactWriteItems
@@ -162,6 +190,7 @@ export abstract class InboxLedger {
     protected readonly client: DynamoDBDocumentClient,
     protected readonly options: LedgerOptions,
   ) {
+    if (options.ledger === 'sequenced') throw new LedgerMismatchError(options.consumer, 'sequenced', 'an inbox');
     this.consumer = options.consumer;
     this.now = options.now ?? (() => new Date());
   }

@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { RecordWork } from '../consumer/record-work';
+import { LedgerMismatchError } from './inbox-ledger';
 import type { EventEnvelope } from '../envelope';
 import { PermanentError } from '../errors';
 import { eventFingerprint, fingerprintsDiffer } from '../inbox/fingerprint';
@@ -102,6 +103,15 @@ export interface SequencedLedgerOptions {
    * @default - not retried here (the queue's backoff retries it)
    */
   contention?: InProcessRetry;
+  /**
+   * Which ledger the consumer's spec names (`ConsumerSpec.ledger`), set by the consumer's wiring from its
+   * environment. A ledger of the other kind refuses to be built with it: the spec decides the dedupe
+   * horizon (none for `sequenced`), so an inbox ledger under a `sequenced` spec would keep claims that
+   * expire with nothing refusing an event older than them.
+   *
+   * @default - not checked (a ledger built outside a consumer's wiring)
+   */
+  ledger?: 'inbox' | 'sequenced';
 }
 
 /**
@@ -224,6 +234,7 @@ export abstract class SequencedLedger implements ProviderCallRecord {
     /** Whether a newer event's claim supersedes the call an older one still owes (see the class). */
     protected readonly newerSupersedes = false,
   ) {
+    if (options.ledger === 'inbox') throw new LedgerMismatchError(options.consumer, 'inbox', 'a sequenced');
     this.consumer = options.consumer;
     this.now = options.now ?? (() => new Date());
   }

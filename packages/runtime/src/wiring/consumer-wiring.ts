@@ -37,6 +37,8 @@ export interface ConsumerConfig {
    * Infinity for a consumer on the sequenced ledger, whose claims never expire.
    */
   dedupeHorizonSeconds: number;
+  /** The ledger the consumer's spec names (ConsumerSpec.ledger); a ledger of the other kind refuses to be built. */
+  ledger?: 'inbox' | 'sequenced';
   queueUrl: string;
   deadLetterQueueUrl: string;
   backoff: { baseSeconds: number; capSeconds: number };
@@ -83,16 +85,15 @@ export function consumerConfigFromEnv(options: {
   providers?: readonly string[];
 }): ConsumerConfig {
   const { providers = [], ...spec } = options;
+  const ledger = process.env[ENV.consumerLedger] === 'sequenced' ? 'sequenced' : 'inbox';
   return {
     ...spec,
+    ledger,
     effectsTable: requireEnv(ENV.effectsTable),
     providerTable: requireEnv(ENV.providerLogTable),
     inboxTtlSeconds: requireIntEnv(ENV.inboxTtlSeconds),
     // A sequenced consumer's claims never expire: it applies an event of any age (ConsumerSpec.ledger).
-    dedupeHorizonSeconds:
-      process.env[ENV.consumerLedger] === 'sequenced'
-        ? Number.POSITIVE_INFINITY
-        : requireIntEnv(ENV.dedupeHorizonSeconds),
+    dedupeHorizonSeconds: ledger === 'sequenced' ? Number.POSITIVE_INFINITY : requireIntEnv(ENV.dedupeHorizonSeconds),
     queueUrl: requireEnv(ENV.queueUrl),
     deadLetterQueueUrl: requireEnv(ENV.deadLetterQueueUrl),
     // The stack sets these from RETRY_BUDGET; the defaults are the same numbers, for tests that set none.
@@ -223,6 +224,7 @@ export function consumerWiring(config: ConsumerConfig, deps: ConsumerDependencie
     inboxTtlSeconds: config.inboxTtlSeconds,
     now,
     contention,
+    ledger: config.ledger,
   };
   const provider =
     deps.provider ??

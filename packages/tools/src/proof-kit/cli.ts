@@ -39,8 +39,8 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --provider-outage-seconds S    provider-outage: how long the providers are down in one window (from the
                                  first call, locally), besides failing a share (--fault-rate) of calls (default 10)
   --local-visibility S           local fault runs: source queues' visibility timeout during the run (default 5; 0 = as deployed)
-  --local-backoff-cap S          local fault runs: the longest backoff after a failed try while the faults are on
-                                 (default 4; 0 = as deployed, 2 s doubling to 300 s)
+  --local-backoff-cap S          local fault runs: the longest backoff after a failed try while the faults are on,
+                                 a provider's Retry-After included (default 4; 0 = as deployed, 2 s doubling to 300 s)
   --stack NAME                   a deployed stack (outputs from CloudFormation, your AWS credentials)
   --verify-only                  send nothing: drain, then check the invariants (after an Artillery run or an
                                  FIS experiment; see docs/proof-kit.md). --intents FILE...: the generators'

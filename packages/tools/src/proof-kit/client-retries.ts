@@ -5,12 +5,13 @@ import type { PlannedRequest } from './plan';
 /**
  * The statuses after which a client cannot know whether its create happened, and the API asks it to send
  * the same request again under the same Idempotency-Key (docs/http-api.md): no answer at all, 409 (the
- * first request with the key is still running), 429 and 503 (retry after a while), 502 and 504 (the
- * function or the gateway failed the request, which may have been applied). A 500 is not among them: the
- * API answers it only for a bug, and the run reports it rather than retrying it away.
+ * first request with the key is still running), 503 (retry after a while), 502 and 504 (the function or
+ * the gateway failed the request, which may have been applied). Not among them: a 500, which the API
+ * answers only for a bug, and a 429, which the gateway answers before the function runs, so an entity
+ * behind a key that got only 429s is a finding the verdict must keep, not one a retry may confirm.
  */
 export function isUnknownOutcome(status: Observation['status']): boolean {
-  return status === 'no-response' || [409, 429, 502, 503, 504].includes(status);
+  return status === 'no-response' || [409, 502, 503, 504].includes(status);
 }
 
 /** The waits before each round of client retries: a few seconds in all, as a patient client would wait. */

@@ -227,7 +227,7 @@ async function injectAndDrive(
   const retried = await retryUnconfirmedCreates(plan, driven.observations, (requests) => drive(requests, driveOptions));
   if (retried.resent > 0)
     log(
-      `Resent ${retried.resent} create(s) that got no definite answer (no response, 409, 429, 502, 503, 504) under their Idempotency-Key, as a client does; ${retried.unconfirmed} still unconfirmed`,
+      `Resent ${retried.resent} create(s) that got no definite answer (no response, 409, 502, 503, 504) under their Idempotency-Key, as a client does; ${retried.unconfirmed} still unconfirmed`,
     );
   const poisonMessages = await poison;
   return { driven: { ...driven, observations: retried.observations }, poisonMessages };
