@@ -273,6 +273,31 @@ test("the correctness rules check the construct's parts; the application's funct
   ]);
 });
 
+test('a function of the stack that neither checkAlso nor retainLogsOf reaches is named in one warning at synth; none once they reach it', () => {
+  // Arrange
+  const leftOut = build();
+  outsideFunction(leftOut.stack);
+  const reached = build();
+  outsideFunction(reached.stack);
+
+  // Act
+  reached.exactlyOnce.checkAlso(reached.stack);
+  reached.exactlyOnce.retainLogsOf(reached.stack);
+
+  // Assert
+  const warnings = (stack: Stack) =>
+    Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('ExactlyOnce:FunctionsLeftOut'));
+  expect(warnings(leftOut.stack)).toEqual([
+    expect.objectContaining({
+      id: expect.stringMatching(/^\/Probe\/(Outside|Api)\//),
+      entry: expect.objectContaining({
+        data: expect.stringContaining('Call checkAlso(scope) and retainLogsOf(scope)'),
+      }),
+    }),
+  ]);
+  expect(warnings(reached.stack)).toEqual([]);
+});
+
 /** The environments of the functions the construct made (their logical ids start with its id). */
 const constructFunctionEnvironments = (template: Template) =>
   Object.entries(template.findResources('AWS::Lambda::Function'))

@@ -11,6 +11,7 @@ import {
   type IAspect,
 } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
@@ -270,6 +271,8 @@ export class ExactlyOnce extends Construct {
   readonly monitoring: Monitoring;
   private readonly props: ExactlyOnceProps;
   private readonly checks: readonly IAspect[];
+  /** The scopes checkAlso and retainLogsOf were given: the application's parts they reach. */
+  private readonly extendedTo: IConstruct[] = [];
   private hasApi = false;
 
   constructor(scope: Construct, id: string, props: ExactlyOnceProps) {
@@ -398,6 +401,7 @@ export class ExactlyOnce extends Construct {
     // The rules read the tables the parts use (the outbox table, an existing table) from the whole
     // stack's template, so checking the parts here still checks the outbox table's stream and TTL.
     this.checks = applyCorrectnessAspects(this, { redriveAllowanceSeconds: REDRIVE_ALLOWANCE.toSeconds() });
+    this.warnOfFunctionsLeftOut();
 
     // The alarm topic and dashboard of the mechanism's parts, complete without an API; addApi adds the
     // API's alarm and the application's functions.
@@ -457,6 +461,7 @@ export class ExactlyOnce extends Construct {
    * ```
    */
   checkAlso(scope: IConstruct): void {
+    this.extendedTo.push(scope);
     for (const check of this.checks) Aspects.of(scope).add(check, { priority: AspectPriority.READONLY });
   }
 
@@ -471,8 +476,34 @@ export class ExactlyOnce extends Construct {
    * ```
    */
   retainLogsOf(scope: IConstruct): void {
+    this.extendedTo.push(scope);
     if (this.props.logRetention === undefined) return;
     Aspects.of(scope).add(new LogRetentionAspect(this.props.logRetention), { priority: AspectPriority.MUTATING });
+  }
+
+  /**
+   * A stack whose own functions neither check nor log retention reaches gets one warning at synth: the
+   * construct's checks and `logRetention` cover its own parts only, and an application that counted on
+   * them reaching its functions (as they did when they were stack-wide) would otherwise lose both unseen.
+   */
+  private warnOfFunctionsLeftOut(): void {
+    let warned = false;
+    const within = (node: IConstruct, scope: IConstruct) =>
+      node.node.path.startsWith(`${scope.node.path}/`) || scope.node.path === '';
+    Aspects.of(Stack.of(this)).add(
+      {
+        visit: (node: IConstruct) => {
+          if (warned || !(node instanceof CfnFunction) || within(node, this)) return;
+          if (this.extendedTo.some((scope) => within(node, scope))) return;
+          warned = true;
+          Annotations.of(node).addWarningV2(
+            'ExactlyOnce:FunctionsLeftOut',
+            `${node.node.path} is outside ExactlyOnce ${this.node.path}: its correctness checks and log retention do not reach it. Call checkAlso(scope) and retainLogsOf(scope) with a scope that holds it (the stack for all of them).`,
+          );
+        },
+      },
+      { priority: AspectPriority.READONLY },
+    );
   }
 
   /**
