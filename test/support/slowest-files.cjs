@@ -3,7 +3,8 @@
  * orders a run by the durations it cached from the last one, and without a cache (a fresh clone, a CI
  * machine) by file size, which put these small files last: the run then ended with one worker on a
  * five-minute file and the other idle. test/support/sequencer.cjs starts them first when nothing is cached.
- * test/unit/jest-sequencer.test.ts holds every entry to a file that exists.
+ * test/unit/jest-sequencer.test.ts holds every entry to a file that exists; `npm run new:domain` drops the
+ * entries of the tests it removes with the example.
  */
 module.exports = [
   'test/runtime/proof-kit-all-faults.test.ts',

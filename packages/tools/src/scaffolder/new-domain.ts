@@ -131,6 +131,22 @@ function apply(plan: DomainPlan, root: string): void {
   const text = readFileSync(path, 'utf8');
   const pointed = line.replace(/from '[^']+'/, `from './${plan.name}/${plan.name}-stack'`);
   writeFileSync(path, text.replace(line, pointed));
+  dropFromSlowestFiles(root, plan.removed);
+}
+
+/**
+ * The test sequencer's list of the slowest files (test/support/slowest-files.cjs, where the application
+ * has it), without the tests removed with the example: a list naming files that are gone fails its own test.
+ */
+function dropFromSlowestFiles(root: string, removed: readonly string[]): void {
+  const list = join(root, 'test', 'support', 'slowest-files.cjs');
+  if (!existsSync(list)) return;
+  const gone = new Set(removed);
+  const entry = /^\s*'([^']+)',\s*$/;
+  const kept = readFileSync(list, 'utf8')
+    .split('\n')
+    .filter((line) => !gone.has(entry.exec(line)?.[1] ?? ''));
+  writeFileSync(list, kept.join('\n'));
 }
 
 /** `"example": "<name>"` inside package.json's `exactlyOnce`, as written there. */
