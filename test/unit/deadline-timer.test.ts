@@ -1,20 +1,10 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { consumerWiring, type ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wiring';
+import { consumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
+import { probeConsumerConfig } from '../support/probe-consumer-config';
 
-const config: ConsumerConfig = {
-  consumer: 'probe',
-  fifo: false,
-  effectsTable: 'effects',
-  providerTable: 'provider-log',
-  inboxTtlSeconds: 1_000,
-  dedupeHorizonSeconds: 500,
-  queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe',
-  deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe-dlq',
-  backoff: { baseSeconds: 2, capSeconds: 300 },
-  maxAttempts: 5,
-};
+const config = probeConsumerConfig();
 
 const timersKeepingTheProcessAlive = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 

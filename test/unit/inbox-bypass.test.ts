@@ -14,11 +14,12 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { callProviderIfOwed, type ApplyOutcome } from '@exactly-once/runtime';
 import { withoutInbox } from '@exactly-once/runtime/faults/inbox-bypass';
 import { FAULT_FILE_ENV } from '@exactly-once/runtime/faults/names';
-import { consumerWiring, type ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wiring';
+import { consumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
 import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
 import { thingHappened, thingUndone, type ThingHappened } from '../exactly-once/fixtures/probe-events';
 import { ProbeLedger } from '../exactly-once/fixtures/probe-ledger';
 import { recordWork } from '../support/record-work';
+import { probeConsumerConfig } from '../support/probe-consumer-config';
 
 /**
  * The local runtime's broken consumer acts below the ledger, on the DynamoDB calls it sends
@@ -196,18 +197,7 @@ test('switched off, every call goes through as the ledger sent it', async () => 
 });
 
 describe("the consumer's wiring switches it on in the local runtime's build only", () => {
-  const config: ConsumerConfig = {
-    consumer: 'probe',
-    fifo: false,
-    effectsTable: 'effects',
-    providerTable: 'provider-log',
-    inboxTtlSeconds: 1_000,
-    dedupeHorizonSeconds: 500,
-    queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe',
-    deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe-dlq',
-    backoff: { baseSeconds: 1, capSeconds: 10 },
-    maxAttempts: 5,
-  };
+  const config = probeConsumerConfig({ backoff: { baseSeconds: 1, capSeconds: 10 } });
   const saved = { ...process.env };
   let folder: string;
 

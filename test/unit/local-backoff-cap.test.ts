@@ -10,8 +10,9 @@ import { consumerFaults } from '@exactly-once/runtime/faults/consumer-faults';
 import { FAULT_FILE_ENV } from '@exactly-once/runtime/faults/names';
 import { parseFaultPlan } from '@exactly-once/runtime/faults/plan';
 import type { FaultSource } from '@exactly-once/runtime/faults/source';
-import { consumerWiring, type ConsumerConfig } from '@exactly-once/runtime/wiring/consumer-wiring';
+import { consumerWiring } from '@exactly-once/runtime/wiring/consumer-wiring';
 import { localBackoffCapOf, type FaultSettings } from '@exactly-once/tools/proof-kit/faults';
+import { probeConsumerConfig } from '../support/probe-consumer-config';
 
 // A local fault run caps the consumers' backoff while its faults are on: a message the faults fail five times
 // in a row would otherwise back off a minute (2 s doubling), and the run's drain would wait for it.
@@ -76,18 +77,7 @@ test('the kit sets the cap on the local target only, and never on a run that pro
 });
 
 describe("a consumer's wiring caps the backoff it sends to SQS in a fault-injection build", () => {
-  const config: ConsumerConfig = {
-    consumer: 'probe',
-    fifo: false,
-    effectsTable: 'effects',
-    providerTable: 'provider-log',
-    inboxTtlSeconds: 1_000,
-    dedupeHorizonSeconds: 500,
-    queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe',
-    deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/probe-dlq',
-    backoff: { baseSeconds: 2, capSeconds: 300 },
-    maxAttempts: 5,
-  };
+  const config = probeConsumerConfig();
   const sqs = mockClient(SQSClient);
   const saved = { ...process.env };
   let folder: string;
