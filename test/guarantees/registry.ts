@@ -814,9 +814,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'consumer-spec-ledger',
     statement:
-      "A consumer's spec names its ledger (`ledger: 'inbox' | 'sequenced'`, inbox by default); any other value is refused with the two it may be, and a sequenced consumer is held to the version guard's ordering rule. A sequenced consumer's claims never expire, so the stack gives it no dedupe horizon (`CONSUMER_LEDGER=sequenced`, no `DEDUPE_HORIZON_SECONDS` and no horizon output), the DedupeHorizon rule passes it, and its wiring applies an event of any age; an inbox consumer without a horizon does not synthesize or start",
+      "A consumer's spec names its ledger (`ledger: 'inbox' | 'sequenced'`, inbox by default); any other value is refused with the two it may be, and a sequenced consumer is held to the version guard's ordering rule. A sequenced consumer's claims never expire, so the stack gives it no dedupe horizon (`CONSUMER_LEDGER=sequenced`, no `DEDUPE_HORIZON_SECONDS` and no horizon output), the DedupeHorizon rule passes it, and its wiring applies an event of any age; an inbox consumer without a horizon does not synthesize or start; a handler that builds the other ledger than its spec names does not start (LedgerMismatchError)",
     enforcedIn: [
       { file: 'packages/runtime/src/consumer-spec.ts', symbol: 'validateConsumerSpecs' },
+      { file: 'packages/runtime/src/aws/inbox-ledger.ts', symbol: 'LedgerMismatchError' },
       { file: 'packages/cdk/src/consumer-pipelines.ts', symbol: 'ConsumerPipelines' },
       { file: 'packages/cdk/src/aspects/dedupe-horizon.ts', symbol: 'DedupeHorizonAspect' },
       { file: 'packages/runtime/src/wiring/consumer-wiring.ts', symbol: 'consumerConfigFromEnv' },
@@ -841,6 +842,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       {
         file: 'test/exactly-once/consumer-ledger-config.test.ts',
         name: 'an inbox consumer without DEDUPE_HORIZON_SECONDS does not start: its claims expire',
+      },
+      {
+        file: 'test/exactly-once/consumer-ledger-config.test.ts',
+        name: "a spec naming 'sequenced' with an inbox ledger in its handler does not start: the horizon is gone and its claims expire",
       },
     ],
     doc: architecture(WHICH_LEDGER_ANCHOR),
