@@ -49,9 +49,9 @@ describe('the end of a bench run', () => {
       idleCostPerMonth: 8,
       batchSize: 10,
       batches: [],
-      faults: { messages: 200, seed: 7, ours: 0, plain: 42, powertools: 13 },
+      faults: { messages: 200, seed: 7, ours: 0, sequenced: 0, plain: 42, powertools: 13 },
     },
-    faults: { sides: { ours: { double: 0, missing: 0 } } },
+    faults: { sides: { ours: { double: 0, missing: 0 }, sequenced: { double: 0, missing: 0 } } },
     pipeline: { effectsMissing, effectsOwed: 400, drained: true },
     batches: { settings: [] },
   });

@@ -165,15 +165,17 @@ const closing = {
       plain: { messagesPerSecond: 200, messagesPerCpuSecond: 400, roundTripsPerMessage: 1 },
       powertools: { messagesPerSecond: 160, messagesPerCpuSecond: 150, roundTripsPerMessage: 3 },
       ours: { messagesPerSecond: 180, messagesPerCpuSecond: 200, roundTripsPerMessage: 2 },
+      sequenced: { messagesPerSecond: 190, messagesPerCpuSecond: 300, roundTripsPerMessage: 2 },
     },
     {
       provider: 'a DynamoDB-write provider',
       plain: { messagesPerSecond: 208, messagesPerCpuSecond: 0, roundTripsPerMessage: 1 },
       powertools: { messagesPerSecond: 180, messagesPerCpuSecond: 0, roundTripsPerMessage: 3 },
       ours: { messagesPerSecond: 171, messagesPerCpuSecond: 0, roundTripsPerMessage: 2 },
+      sequenced: { messagesPerSecond: 187, messagesPerCpuSecond: 0, roundTripsPerMessage: 2 },
     },
   ],
-  faults: { messages: 200, seed: 7, ours: 0, plain: 31, powertools: 9 },
+  faults: { messages: 200, seed: 7, ours: 0, sequenced: 0, plain: 31, powertools: 9 },
 };
 
 describe('bench closing lines', () => {
@@ -185,8 +187,10 @@ describe('bench closing lines', () => {
       'bench: api replay p50 0.41x first-request p50 (11 vs 27 ms)',
       'bench: cost $13.20 per million orders (clean path), $19.40 (default plan); idle $7.45 per month',
       "bench: exactly-once in batches of 10 with a 50 ms HTTP provider: 0.90x the plain consumer's msg/s (180 vs 200), 1.13x the Powertools consumer's (160); 2 round trips vs 1 and 3; per CPU-second 0.50x plain, 1.33x Powertools (200 vs 400 and 150)",
+      "bench: exactly-once on the sequenced ledger in batches of 10 with a 50 ms HTTP provider: 0.95x the plain consumer's msg/s (190 vs 200), 1.19x the Powertools consumer's (160); 2 round trips vs 1 and 3; per CPU-second 0.75x plain, 2.00x Powertools (300 vs 400 and 150)",
       "bench: exactly-once in batches of 10 with a DynamoDB-write provider: 0.82x the plain consumer's msg/s (171 vs 208), 0.95x the Powertools consumer's (180); 2 round trips vs 1 and 3; per CPU-second not measured",
-      'bench: double effects under crash and duplicate faults (200 messages, seed 7): this 0, plain 31, Powertools 9',
+      "bench: exactly-once on the sequenced ledger in batches of 10 with a DynamoDB-write provider: 0.90x the plain consumer's msg/s (187 vs 208), 1.04x the Powertools consumer's (180); 2 round trips vs 1 and 3; per CPU-second not measured",
+      'bench: double effects under crash and duplicate faults (200 messages, seed 7): this 0, on the sequenced ledger 0, plain 31, Powertools 9',
     ]);
   });
 
@@ -284,12 +288,12 @@ describe('bench detail lines', () => {
 
     const line = batchLine(
       'a 50 ms HTTP provider',
-      { plain: side(200, 1), powertools: side(150, 3), ours: { ...side(180, 2), missing: 1 } },
+      { plain: side(200, 1), powertools: side(150, 3), ours: { ...side(180, 2), missing: 1 }, sequenced: side(190, 2) },
       { batchSize: 10, concurrency: 2, rounds: 3, messagesPerRound: 200 },
     );
 
     expect(line).toBe(
-      "bench: batches of 10, 2 invocations at a time, 3 rounds of 200 messages each, provider a 50 ms HTTP provider: plain 200 msg/s (100 per CPU-second, 200 per CPU-second of the consumers' own process, 1 round trips/msg; 0 failed, 0 double, 0 missing); Powertools 150 msg/s (75 per CPU-second, 150 per CPU-second of the consumers' own process, 3 round trips/msg; 0 failed, 0 double, 0 missing); this consumer 180 msg/s (90 per CPU-second, 180 per CPU-second of the consumers' own process, 2 round trips/msg; 0 failed, 0 double, 1 missing)",
+      "bench: batches of 10, 2 invocations at a time, 3 rounds of 200 messages each, provider a 50 ms HTTP provider: plain 200 msg/s (100 per CPU-second, 200 per CPU-second of the consumers' own process, 1 round trips/msg; 0 failed, 0 double, 0 missing); Powertools 150 msg/s (75 per CPU-second, 150 per CPU-second of the consumers' own process, 3 round trips/msg; 0 failed, 0 double, 0 missing); this consumer 180 msg/s (90 per CPU-second, 180 per CPU-second of the consumers' own process, 2 round trips/msg; 0 failed, 0 double, 1 missing); this consumer on the sequenced ledger 190 msg/s (95 per CPU-second, 190 per CPU-second of the consumers' own process, 2 round trips/msg; 0 failed, 0 double, 0 missing)",
     );
   });
 
@@ -376,10 +380,11 @@ describe('bench default-plan units by table', () => {
 });
 
 describe('bench failures', () => {
+  const none = { failed: 0, double: 0, missing: 0 };
   const clean = {
-    faults: { double: 0, missing: 0 },
+    faults: { ours: { double: 0, missing: 0 }, sequenced: { double: 0, missing: 0 } },
     pipelines: [{ name: 'pipeline', effectsMissing: 0, effectsOwed: 400, drained: true }],
-    batches: [{ provider: 'a 50 ms HTTP provider', ours: { failed: 0, double: 0, missing: 0 } }],
+    batches: [{ provider: 'a 50 ms HTTP provider', ours: none, sequenced: none }],
   };
 
   it('are none when every effect owed was applied once', () => {
@@ -411,11 +416,24 @@ describe('bench failures', () => {
   it('name this consumer in batches when a record failed or a message was applied twice or never', () => {
     const failures = benchFailures({
       ...clean,
-      batches: [{ provider: 'a DynamoDB-write provider', ours: { failed: 1, double: 0, missing: 1 } }],
+      batches: [{ provider: 'a DynamoDB-write provider', ours: { failed: 1, double: 0, missing: 1 }, sequenced: none }],
     });
 
     expect(failures).toEqual([
       'bench: FAILED: this consumer in batches with a DynamoDB-write provider: 1 records failed, 0 applied twice, 1 missing (each message once expected)',
+    ]);
+  });
+
+  it('judge the consumer on the sequenced ledger as strictly, in batches and under faults', () => {
+    const failures = benchFailures({
+      ...clean,
+      faults: { ...clean.faults, sequenced: { double: 1, missing: 0 } },
+      batches: [{ provider: 'a 50 ms HTTP provider', ours: none, sequenced: { failed: 0, double: 2, missing: 0 } }],
+    });
+
+    expect(failures).toEqual([
+      'bench: FAILED: this consumer on the sequenced ledger applied 1 messages twice and missed 0 under the fault schedule (exactly once expected)',
+      'bench: FAILED: this consumer on the sequenced ledger in batches with a 50 ms HTTP provider: 0 records failed, 2 applied twice, 0 missing (each message once expected)',
     ]);
   });
 });

@@ -13,6 +13,7 @@ import { RETRY_BUDGET } from '@exactly-once/runtime/consumer/retry-budget';
 import { parseEnvelope } from '@exactly-once/runtime/envelope';
 import { applyEntityEffect } from '@exactly-once/runtime/inbox/entity-effect';
 import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws/entity-effect-ledger';
+import { DynamoDbSequencedEntityEffectLedger } from '@exactly-once/runtime/aws/sequenced-entity-effect-ledger';
 import { entityEffectKey } from '@exactly-once/runtime/aws/inbox-table';
 import { RecordingProvider } from '@exactly-once/runtime/aws/recording-provider';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
@@ -28,22 +29,28 @@ import { countRoundTrips, type RoundTripLog } from './round-trips';
 import type { BenchTables } from './tables';
 
 /**
- * Three consumers over the same Effects table, each doing the same effect (one count on the event's
+ * Four consumers over the same Effects table, each doing the same effect (one count on the event's
  * entity) and the same provider call (through the provider log), built here and nowhere else:
  * - plain: what a user writes first, at-least-once: the effect, the call, then ack;
  * - Powertools: `makeIdempotent` around that handler (lock, effect, call, completion record), its
  *   records in the same table keyed pk/sk as Powertools allows;
- * - this design: the mechanism's generic entity effect (`applyEntityEffect`: inbox claim + effect in
- *   one transaction, the call, the done-mark), with the real consumer's provider-call lease.
- * Each counts under a consumer name of its own (`bench-plain`, `bench-powertools`, `bench-ours`), so
- * the effect state of each can be read back apart. The events are the bench's own (events.ts): the
+ * - this design on the transactional inbox (`ours`): the mechanism's generic entity effect
+ *   (`applyEntityEffect`: inbox claim + effect in one transaction, the call, the done-mark), with the
+ *   real consumer's provider-call lease;
+ * - this design on the sequenced ledger (`sequenced`): the same generic entity effect, its claim on the
+ *   entity item in one conditional UpdateItem (no inbox item, no transaction), what `new:consumer`
+ *   generates for an effect on the event's own entity.
+ * Each counts under a consumer name of its own (`bench-plain`, `bench-powertools`, `bench-ours`,
+ * `bench-sequenced`), so the effect state of each can be read back apart. The events are the bench's own (events.ts): the
  * comparison measures the consumers, whatever the domain.
  *
  * Round trips and write units per message count the consumer's own DynamoDB
  * requests; the provider log write stands in for an external provider's API
  * (every side makes it once per first delivery) and is reported separately.
  */
-export const CONSUMER_KINDS = ['plain', 'powertools', 'ours'] as const;
+export const CONSUMER_KINDS = ['plain', 'powertools', 'ours', 'sequenced'] as const;
+/** The consumers of this design, each judged exactly-once by the bench (the other two are measured only). */
+export const DESIGN_KINDS = ['ours', 'sequenced'] as const satisfies readonly ConsumerKind[];
 export type ConsumerKind = (typeof CONSUMER_KINDS)[number];
 
 export interface BenchConsumer {
@@ -122,7 +129,7 @@ export function buildConsumer(
         }
       : kind === 'powertools'
         ? powertoolsConsumer(plain, { client, table, runId: options.runId, invocationMs: options.invocationMs })
-        : ourConsumer({ docs, table, consumer, provider, batchControl });
+        : ourConsumer({ docs, table, consumer, provider, batchControl, ledger: kind });
   const countsOf = (entityIds: readonly string[]) => effectCounts(docs, table, consumer, entityIds);
   return { kind, ...side, batchControl, log, client, countsOf, destroy: () => client.destroy() };
 }
@@ -159,20 +166,20 @@ function powertoolsConsumer(
   };
 }
 
-/** This design's consumer: the mechanism's generic entity effect, one at a time and through queueConsumerHandler. */
+/** This design's consumer: the mechanism's generic entity effect on either ledger, one at a time and through queueConsumerHandler. */
 function ourConsumer(options: {
   docs: DynamoDBDocumentClient;
   table: string;
   consumer: string;
   provider: ExternalProvider;
   batchControl: { changeVisibility: number; deadLettered: number };
+  ledger: (typeof DESIGN_KINDS)[number];
 }): { consume: FaultConsumer<EventEnvelope>; batchHandler: BatchHandler } {
   const { docs, table, consumer, provider, batchControl } = options;
-  const ledger = new DynamoDbEntityEffectLedger(docs, {
-    consumer,
-    tableName: table,
-    inboxTtlSeconds: INBOX_TTL_SECONDS,
-  });
+  const ledger =
+    options.ledger === 'sequenced'
+      ? new DynamoDbSequencedEntityEffectLedger(docs, { consumer, tableName: table, ledger: 'sequenced' })
+      : new DynamoDbEntityEffectLedger(docs, { consumer, tableName: table, inboxTtlSeconds: INBOX_TTL_SECONDS });
   const consume: FaultConsumer<EventEnvelope> = async (event, hooks, delivery: Delivery) =>
     void (await applyEntityEffect(
       event,
@@ -197,7 +204,8 @@ function ourConsumer(options: {
         sendToDeadLetterQueue: async () => void batchControl.deadLettered++,
       },
       backoff: RETRY_BUDGET,
-      dedupeHorizonSeconds: INBOX_TTL_SECONDS - 3_600,
+      // As the consumer's wiring sets it: a sequenced claim never expires, so no event is too old for it.
+      dedupeHorizonSeconds: options.ledger === 'sequenced' ? Number.POSITIVE_INFINITY : INBOX_TTL_SECONDS - 3_600,
       now: () => new Date(),
     },
     refreshFaults: async () => undefined,

@@ -59,13 +59,23 @@ export interface ConsumerFigures {
   roundTripsPerMessage: number;
 }
 
-/** The three consumers in Lambda batches with one provider (batch-comparison.ts), as the closing lines read them. */
+/** This design's consumers: on the transactional inbox (`ours`) and on the sequenced ledger. */
+export type DesignKind = 'ours' | 'sequenced';
+
+/** How the closing lines and failures name each of this design's consumers. */
+const DESIGN_WORDS: Record<DesignKind, { headline: string; name: string }> = {
+  ours: { headline: 'exactly-once', name: 'this consumer' },
+  sequenced: { headline: 'exactly-once on the sequenced ledger', name: 'this consumer on the sequenced ledger' },
+};
+
+/** The four consumers in Lambda batches with one provider (batch-comparison.ts), as the closing lines read them. */
 export interface BatchFigures {
   /** What the provider is, in words: `a 50 ms HTTP provider`, `a DynamoDB-write provider`. */
   provider: string;
   plain: ConsumerFigures;
   powertools: ConsumerFigures;
   ours: ConsumerFigures;
+  sequenced: ConsumerFigures;
 }
 
 export interface ClosingFigures {
@@ -83,7 +93,7 @@ export interface ClosingFigures {
   batchSize: number;
   /** One entry per provider setting, in the order measured. */
   batches: BatchFigures[];
-  faults: { messages: number; seed: number; ours: number; plain: number; powertools: number };
+  faults: { messages: number; seed: number; ours: number; sequenced: number; plain: number; powertools: number };
 }
 
 /** Round trips print without decimals when whole (1 vs 3), else with one. */
@@ -109,22 +119,24 @@ export function closingLines(f: ClosingFigures, orders = 'orders'): string[] {
     `${pipeline}${cpu}`,
     `bench: api replay p50 ${ratio(f.apiReplayP50Ms, f.apiFirstRequestP50Ms).toFixed(2)}x first-request p50 (${Math.round(f.apiReplayP50Ms)} vs ${Math.round(f.apiFirstRequestP50Ms)} ms)`,
     `bench: cost $${f.cleanPathCostPerMillion.toFixed(2)} per million ${orders} (clean path), $${f.defaultPlanCostPerMillion.toFixed(2)} (default plan)${idle}`,
-    ...f.batches.map((b) => batchClosingLine(b, f.batchSize)),
-    `bench: double effects under crash and duplicate faults (${f.faults.messages} messages, seed ${f.faults.seed}): this ${f.faults.ours}, plain ${f.faults.plain}, Powertools ${f.faults.powertools}`,
+    ...f.batches.flatMap((b) => [batchClosingLine(b, f.batchSize), batchClosingLine(b, f.batchSize, 'sequenced')]),
+    `bench: double effects under crash and duplicate faults (${f.faults.messages} messages, seed ${f.faults.seed}): this ${f.faults.ours}, on the sequenced ledger ${f.faults.sequenced}, plain ${f.faults.plain}, Powertools ${f.faults.powertools}`,
   ];
 }
 
 /**
- * This consumer against the other two in Lambda batches with one provider: the msg/s ratios, and the
- * messages per CPU-second beside them (the figure a machine shared with other work moves least).
+ * One of this design's consumers against the plain and Powertools ones in Lambda batches with one
+ * provider: the msg/s ratios, and the messages per CPU-second beside them (the figure a machine shared
+ * with other work moves least).
  */
-export function batchClosingLine(b: BatchFigures, batchSize: number): string {
-  const { plain, powertools, ours } = b;
+export function batchClosingLine(b: BatchFigures, batchSize: number, kind: DesignKind = 'ours'): string {
+  const { plain, powertools } = b;
+  const ours = b[kind];
   const cpu =
     ours.messagesPerCpuSecond === 0 || plain.messagesPerCpuSecond === 0
       ? 'per CPU-second not measured'
       : `per CPU-second ${ratio(ours.messagesPerCpuSecond, plain.messagesPerCpuSecond).toFixed(2)}x plain, ${ratio(ours.messagesPerCpuSecond, powertools.messagesPerCpuSecond).toFixed(2)}x Powertools (${Math.round(ours.messagesPerCpuSecond)} vs ${Math.round(plain.messagesPerCpuSecond)} and ${Math.round(powertools.messagesPerCpuSecond)})`;
-  return `bench: exactly-once in batches of ${batchSize} with ${b.provider}: ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer's (${Math.round(powertools.messagesPerSecond)}); ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)} and ${count(powertools.roundTripsPerMessage)}; ${cpu}`;
+  return `bench: ${DESIGN_WORDS[kind].headline} in batches of ${batchSize} with ${b.provider}: ${ratio(ours.messagesPerSecond, plain.messagesPerSecond).toFixed(2)}x the plain consumer's msg/s (${Math.round(ours.messagesPerSecond)} vs ${Math.round(plain.messagesPerSecond)}), ${ratio(ours.messagesPerSecond, powertools.messagesPerSecond).toFixed(2)}x the Powertools consumer's (${Math.round(powertools.messagesPerSecond)}); ${count(ours.roundTripsPerMessage)} round trips vs ${count(plain.roundTripsPerMessage)} and ${count(powertools.roundTripsPerMessage)}; ${cpu}`;
 }
 
 /**
@@ -133,10 +145,15 @@ export function batchClosingLine(b: BatchFigures, batchSize: number): string {
  */
 export function batchLine(
   provider: string,
-  sides: Record<'plain' | 'powertools' | 'ours', BatchSideFigures>,
+  sides: Record<'plain' | 'powertools' | DesignKind, BatchSideFigures>,
   run: { batchSize: number; concurrency: number; rounds: number; messagesPerRound: number },
 ): string {
-  const names = { plain: 'plain', powertools: 'Powertools', ours: 'this consumer' } as const;
+  const names = {
+    plain: 'plain',
+    powertools: 'Powertools',
+    ours: DESIGN_WORDS.ours.name,
+    sequenced: DESIGN_WORDS.sequenced.name,
+  } as const;
   const parts = (Object.keys(names) as (keyof typeof names)[]).map((kind) => {
     const s = sides[kind];
     const cpu =
@@ -193,41 +210,47 @@ export function faultLine(f: {
 }
 
 /**
- * The bench's one pass/fail: this design's consumer applied every message of the fault schedule exactly
- * once (no double, none missing). Undefined when it did; else the line that says what went wrong, and
- * `npm run bench` exits 1. The other figures are measurements, judged by a reader, not by the bench.
+ * The bench's one pass/fail: one of this design's consumers applied every message of the fault schedule
+ * exactly once (no double, none missing). Undefined when it did; else the line that says what went
+ * wrong, and `npm run bench` exits 1. The other figures are measurements, judged by a reader, not by the bench.
  */
-export function faultVerdict(ours: { double: number; missing: number }): string | undefined {
-  if (ours.double === 0 && ours.missing === 0) return undefined;
-  return `bench: FAILED: this consumer applied ${ours.double} messages twice and missed ${ours.missing} under the fault schedule (exactly once expected)`;
+export function faultVerdict(side: { double: number; missing: number }, kind: DesignKind = 'ours'): string | undefined {
+  if (side.double === 0 && side.missing === 0) return undefined;
+  return `bench: FAILED: ${DESIGN_WORDS[kind].name} applied ${side.double} messages twice and missed ${side.missing} under the fault schedule (exactly once expected)`;
 }
 
+type Judged = { failed: number; double: number; missing: number };
+
 /**
- * Everything the bench judges, beside the measurements a reader judges: this design's consumer under
- * the fault schedule (faultVerdict), every effect the domain's consumers owe applied in each pipeline
- * run (counted from their inbox claims), and this consumer in the batch comparison applying each
- * message once with no record failed. One line per failure; `npm run bench` exits 1 on any.
+ * Everything the bench judges, beside the measurements a reader judges: each of this design's consumers
+ * under the fault schedule (faultVerdict), every effect the domain's consumers owe applied in each
+ * pipeline run (counted from their inbox claims), and each of this design's consumers in the batch
+ * comparison applying each message once with no record failed. One line per failure; `npm run bench`
+ * exits 1 on any.
  */
 export function benchFailures(f: {
-  faults: { double: number; missing: number };
+  faults: Record<DesignKind, { double: number; missing: number }>;
   pipelines: readonly { name: string; effectsMissing: number; effectsOwed: number; drained: boolean }[];
-  batches: readonly { provider: string; ours: { failed: number; double: number; missing: number } }[];
+  batches: readonly ({ provider: string } & Record<DesignKind, Judged>)[];
 }): string[] {
   const failures: string[] = [];
-  const faults = faultVerdict(f.faults);
-  if (faults !== undefined) failures.push(faults);
+  for (const kind of ['ours', 'sequenced'] as const) {
+    const faults = faultVerdict(f.faults[kind], kind);
+    if (faults !== undefined) failures.push(faults);
+  }
   for (const p of f.pipelines)
     if (p.effectsMissing > 0)
       failures.push(
         `bench: FAILED: ${p.name}: ${p.effectsMissing} of ${p.effectsOwed} effects missing ${p.drained ? 'after the drain' : 'when the drain timed out (messages still queued)'} (each consumer of the domain owes one per accepted entity, counted from its inbox claims)`,
       );
-  for (const b of f.batches) {
-    const { failed, double, missing } = b.ours;
-    if (failed + double + missing > 0)
-      failures.push(
-        `bench: FAILED: this consumer in batches with ${b.provider}: ${failed} records failed, ${double} applied twice, ${missing} missing (each message once expected)`,
-      );
-  }
+  for (const b of f.batches)
+    for (const kind of ['ours', 'sequenced'] as const) {
+      const { failed, double, missing } = b[kind];
+      if (failed + double + missing > 0)
+        failures.push(
+          `bench: FAILED: ${DESIGN_WORDS[kind].name} in batches with ${b.provider}: ${failed} records failed, ${double} applied twice, ${missing} missing (each message once expected)`,
+        );
+    }
   return failures;
 }
 

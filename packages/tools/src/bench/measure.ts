@@ -73,6 +73,7 @@ export async function measureAll(
         messages: faults.messages,
         seed: faults.seed,
         ours: faults.sides.ours.double,
+        sequenced: faults.sides.sequenced.double,
         plain: faults.sides.plain.double,
         powertools: faults.sides.powertools.double,
       },
@@ -107,6 +108,7 @@ const CONSUMER_NAMES: Record<ConsumerKind, string> = {
   plain: 'plain at-least-once consumer',
   powertools: 'Powertools-idempotency consumer',
   ours: 'this consumer',
+  sequenced: 'this consumer on the sequenced ledger',
 };
 
 /**

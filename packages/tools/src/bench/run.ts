@@ -7,7 +7,7 @@ import type { ProofDomain } from '../proof-kit/domain';
 import { UNIT_PRICES } from '../proof-kit/prices';
 import { benchDynamoDbClient } from './client';
 import { PROVIDER_WORDS, type BatchComparison } from './batch-comparison';
-import { benchFailures, closingLines, type ClosingFigures } from './figures';
+import { benchFailures, closingLines, type ClosingFigures, type DesignKind } from './figures';
 import { measureAll } from './measure';
 import { acquireRuntime, type BenchRuntime } from './runtime';
 import { createPrivateTables, stackTables } from './tables';
@@ -142,7 +142,7 @@ export async function runBench(args: string[]): Promise<number> {
 /** What a bench run measured and judges, as reportBench takes it. */
 export interface BenchResults {
   closing: ClosingFigures;
-  faults: { sides: { ours: { double: number; missing: number } } };
+  faults: { sides: Record<DesignKind, { double: number; missing: number }> };
   pipeline: { effectsMissing: number; effectsOwed: number; drained: boolean };
   hotSku?: { effectsMissing: number; effectsOwed: number; drained: boolean };
   batches: Pick<BatchComparison, 'settings'>;
@@ -175,12 +175,16 @@ export function reportBench(
   // The closing lines last: the comparison under faults is the headline.
   for (const line of lines) console.log(line);
   const failures = benchFailures({
-    faults: results.faults.sides.ours,
+    faults: results.faults.sides,
     pipelines: [
       { name: 'pipeline', ...results.pipeline },
       ...(results.hotSku === undefined ? [] : [{ name: 'hot-resource pipeline', ...results.hotSku }]),
     ],
-    batches: results.batches.settings.map((b) => ({ provider: PROVIDER_WORDS[b.provider], ours: b.sides.ours })),
+    batches: results.batches.settings.map((b) => ({
+      provider: PROVIDER_WORDS[b.provider],
+      ours: b.sides.ours,
+      sequenced: b.sides.sequenced,
+    })),
   });
   for (const failure of failures) console.error(failure);
   return failures.length === 0 ? 0 : 1;
