@@ -9,7 +9,7 @@ const SLOW = 300_000;
 const { run } = useAnotherDomainCopy();
 
 test(
-  'the bench runs on the bookings with no plug-in of its own: this consumer applies every faulted message once, the pipeline drains',
+  'the bench runs on the bookings with no plug-in of its own: this design on either ledger applies every faulted message once, the pipeline drains',
   () => {
     // Its quick profile, as a user runs it: synth with bundling, the emulators, every measurement (about 3 min).
     const { status, output } = run('tsx', ['packages/tools/src/bench/cli.ts', '--profile', 'quick']);
@@ -18,7 +18,7 @@ test(
     expect(output).toMatch(/pipeline [\d.]+ bookings\/s over the steady window.*drained: yes/);
     expect(output).toContain('effect lag rooms');
     expect(output).toMatch(
-      /double effects under crash and duplicate faults \(200 messages, seed 7\): this 0, plain [1-9]/,
+      /double effects under crash and duplicate faults \(200 messages, seed 7\): this 0, on the sequenced ledger 0, plain [1-9]/,
     );
     expect(output).not.toContain('order');
     expect(status).toBe(0);
