@@ -131,7 +131,7 @@ describe('event integrity: only the same event under an id is a duplicate', () =
 
   test('a claim written before fingerprints were stored still makes its event a duplicate', async () => {
     const event = envelope(TAKEN, 'thing-8');
-    h.table.items.set(`INBOX#probe#${event.eventId}`, {
+    h.table.put({
       pk: `INBOX#probe#${event.eventId}`,
       sk: 'INBOX',
       consumer: 'probe',

@@ -1,36 +1,61 @@
-import type { TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type GetCommandInput,
+  type PutCommandInput,
+  type TransactWriteCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import type { QueueConsumerHandler } from '@exactly-once/runtime/consumer/queue-consumer';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
 import { TEST_DEDUPE } from './dedupe';
 
 /**
  * A consumer made by `npm run new:consumer`, with the SDK mocked, for its unit
- * test: its environment, the envelope records its queue delivers, and a small
- * Effects table behind the document client that enforces the inbox claim's
- * condition as DynamoDB does (the whole transaction is cancelled, the old entry
- * returned), so a test reads the effect that resulted.
+ * test: its environment, the envelope records its queue delivers, and an
+ * Effects table behind the document client that judges conditions as DynamoDB
+ * does (a cancelled transaction, the old item returned), so a test reads the
+ * effect that resulted. A consumer on the inbox ledger gets a small table that
+ * knows the inbox claim's conditions; one on the sequenced ledger (its spec's
+ * `ledger: 'sequenced'`) the in-memory DynamoDB, whose expressions are held to
+ * DynamoDB Local by the contract suites.
  */
 export const EFFECTS_TABLE = 'effects-table';
 export const PROVIDER_TABLE = 'provider-log';
 const ACCOUNT_QUEUES = 'https://sqs.us-east-1.amazonaws.com/123456789012';
 
+/** What a test reads of (and puts in) the Effects table, whichever stands behind the consumer. */
+export interface EffectsTable {
+  /** The items by partition key. */
+  readonly items: ReadonlyMap<string, Record<string, unknown>>;
+  /** The items whose key starts with `prefix` (e.g. `EFFECT#audit#`). */
+  itemsStartingWith(prefix: string): Record<string, unknown>[];
+  /** Puts `item` as it is, as an earlier release or another writer left it. */
+  put(item: Record<string, unknown>): void;
+}
+
 export interface GeneratedConsumer extends MockedSdkHandler<QueueConsumerHandler> {
   name: string;
   fifo: boolean;
+  ledger: 'inbox' | 'sequenced';
   queueUrl: string;
   deadLetterQueueUrl: string;
-  table: EffectsTableFake;
+  table: EffectsTable;
 }
 
 /** Loads the consumer's module (an `import()` written in the test) in its own registry, as a Lambda would. */
 export async function loadGeneratedConsumer(
-  spec: { name: string; fifo: boolean },
+  spec: { name: string; fifo: boolean; ledger?: 'inbox' | 'sequenced' },
   importHandler: () => Promise<{ handler: unknown }>,
 ): Promise<GeneratedConsumer> {
+  const ledger = spec.ledger ?? 'inbox';
   const suffix = spec.fifo ? '.fifo' : '';
   const queueUrl = `${ACCOUNT_QUEUES}/${spec.name}${suffix}`;
   const deadLetterQueueUrl = `${ACCOUNT_QUEUES}/${spec.name}-dlq${suffix}`;
@@ -39,23 +64,29 @@ export async function loadGeneratedConsumer(
       EFFECTS_TABLE_NAME: EFFECTS_TABLE,
       PROVIDER_LOG_TABLE_NAME: PROVIDER_TABLE,
       INBOX_TTL_SECONDS: String(TEST_DEDUPE.claimTtlSeconds),
-      DEDUPE_HORIZON_SECONDS: String(TEST_DEDUPE.horizonSeconds),
+      // As the stack sets them: a sequenced consumer gets its ledger's name and no dedupe horizon.
+      ...(ledger === 'sequenced'
+        ? { CONSUMER_LEDGER: 'sequenced' }
+        : { DEDUPE_HORIZON_SECONDS: String(TEST_DEDUPE.horizonSeconds) }),
       QUEUE_URL: queueUrl,
       DEAD_LETTER_QUEUE_URL: deadLetterQueueUrl,
     },
     importHandler,
   );
-  const consumer = { ...loaded, ...spec, queueUrl, deadLetterQueueUrl } as GeneratedConsumer;
-  consumer.table = new EffectsTableFake(consumer);
+  const consumer = { ...loaded, ...spec, ledger, queueUrl, deadLetterQueueUrl } as GeneratedConsumer;
+  consumer.table = effectsTableFor(consumer);
   return consumer;
 }
+
+const effectsTableFor = (h: GeneratedConsumer): EffectsTable =>
+  h.ledger === 'sequenced' ? new MemoryEffectsTable(h) : new EffectsTableFake(h);
 
 /** Clears every mock and the table; the SDK calls the consumer makes then resolve as AWS would answer them. */
 export function resetGeneratedConsumer(h: GeneratedConsumer): void {
   h.doc.reset();
   h.ddb.reset();
   h.sqs.reset();
-  h.table = new EffectsTableFake(h);
+  h.table = effectsTableFor(h);
   h.doc.on(h.docSdk.UpdateCommand, { TableName: PROVIDER_TABLE }).resolves({});
   h.sqs.on(h.sqsSdk.SendMessageCommand).resolves({ MessageId: 'dlq-copy' });
   h.sqs.on(h.sqsSdk.ChangeMessageVisibilityCommand).resolves({});
@@ -137,7 +168,7 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
  * ALL_OLD is asked), `attribute_exists(pk)` on the inbox's own update, and
  * SET/ADD of plain values applied.
  */
-export class EffectsTableFake {
+export class EffectsTableFake implements EffectsTable {
   readonly items = new Map<string, Record<string, unknown>>();
 
   constructor(private readonly h: GeneratedConsumer) {
@@ -147,9 +178,12 @@ export class EffectsTableFake {
       .callsFake((input: UpdateCommandInput) => this.update(input));
   }
 
-  /** The items whose key starts with `prefix` (e.g. `EFFECT#audit#`). */
   itemsStartingWith(prefix: string): Record<string, unknown>[] {
     return [...this.items].filter(([pk]) => pk.startsWith(prefix)).map(([, item]) => item);
+  }
+
+  put(item: Record<string, unknown>): void {
+    this.items.set(String(item.pk), { ...item });
   }
 
   private transact(input: TransactWriteCommandInput): Record<string, never> {
@@ -223,5 +257,64 @@ export class EffectsTableFake {
       }
     }
     this.items.set(pk, next);
+  }
+}
+
+/**
+ * The Effects table as the in-memory DynamoDB (packages/tools/src/simulation/memory-dynamodb.ts): every
+ * condition and update expression the sequenced ledger writes, judged as DynamoDB Local judges them.
+ * Its refusals are rethrown as the consumer's own SDK classes (it runs in a module registry of its own,
+ * so it recognises only those).
+ */
+export class MemoryEffectsTable implements EffectsTable {
+  private readonly memory = new MemoryDynamoDb();
+
+  constructor(private readonly h: GeneratedConsumer) {
+    this.memory.createTable(EFFECTS_TABLE, { hash: 'pk', range: 'sk' });
+    h.doc
+      .on(h.docSdk.TransactWriteCommand)
+      .callsFake((input: TransactWriteCommandInput) => this.send(new TransactWriteCommand(input)));
+    h.doc
+      .on(h.docSdk.UpdateCommand, { TableName: EFFECTS_TABLE })
+      .callsFake((input: UpdateCommandInput) => this.send(new UpdateCommand(input)));
+    h.doc
+      .on(h.docSdk.PutCommand, { TableName: EFFECTS_TABLE })
+      .callsFake((input: PutCommandInput) => this.send(new PutCommand(input)));
+    h.doc
+      .on(h.docSdk.GetCommand, { TableName: EFFECTS_TABLE })
+      .callsFake((input: GetCommandInput) => this.send(new GetCommand(input)));
+  }
+
+  get items(): ReadonlyMap<string, Record<string, unknown>> {
+    return new Map(this.memory.items(EFFECTS_TABLE).map((item) => [String(item.pk), item]));
+  }
+
+  itemsStartingWith(prefix: string): Record<string, unknown>[] {
+    return [...this.items].filter(([pk]) => pk.startsWith(prefix)).map(([, item]) => item);
+  }
+
+  put(item: Record<string, unknown>): void {
+    this.memory.execute(new PutCommand({ TableName: EFFECTS_TABLE, Item: item }));
+  }
+
+  private async send(command: unknown): Promise<Record<string, unknown>> {
+    try {
+      return await this.memory.send(command);
+    } catch (error) {
+      const refused = error as { name?: string; message: string; Item?: unknown; CancellationReasons?: unknown };
+      if (refused.name === 'ConditionalCheckFailedException')
+        throw new this.h.ddbSdk.ConditionalCheckFailedException({
+          message: refused.message,
+          $metadata: {},
+          ...(refused.Item === undefined ? {} : { Item: refused.Item as never }),
+        });
+      if (refused.name === 'TransactionCanceledException')
+        throw new this.h.ddbSdk.TransactionCanceledException({
+          message: refused.message,
+          $metadata: { httpStatusCode: 400 },
+          CancellationReasons: refused.CancellationReasons as never,
+        });
+      throw error;
+    }
   }
 }

@@ -29,10 +29,13 @@ const FIFO = unusedConsumerName('stock-audit');
 const PROVIDER = 'ledger-service';
 /** A FIFO consumer whose effect is its own state alone (a ledger per account): no provider. */
 const NO_PROVIDER = unusedConsumerName('account-ledger');
+/** A consumer on the inbox ledger, as an effect summing over many entities' events takes it. */
+const INBOX = unusedConsumerName('totals');
 const GENERATED = [
   { name: STANDARD, args: [STANDARD] },
   { name: FIFO, args: [FIFO, '--fifo', '--provider', PROVIDER] },
   { name: NO_PROVIDER, args: [NO_PROVIDER, '--fifo', '--no-provider'] },
+  { name: INBOX, args: [INBOX, '--ledger', 'inbox'] },
 ];
 /** The event types the scaffolder gives a consumer: the first to a standard one, all to a FIFO one. */
 const EVENT_TYPES =
@@ -115,7 +118,19 @@ describe('refused names write nothing', () => {
       'the generic effect on a FIFO ordered by ordering key',
       [STANDARD, '--fifo', '--ordering-key'],
       1,
+      /the sequenced ledger's sequence condition .* ordered by the envelope's orderingKey .* its versions are not per ordering key/,
+    ],
+    [
+      'the generic effect on the inbox ledger, on a FIFO ordered by ordering key',
+      [STANDARD, '--fifo', '--ordering-key', '--ledger', 'inbox'],
+      1,
       /the generic effect's version guard .* ordered by the envelope's orderingKey .* its versions are not per ordering key/,
+    ],
+    [
+      'a ledger the mechanism has not',
+      [STANDARD, '--ledger', 'outbox'],
+      2,
+      /--ledger is sequenced or inbox, not "outbox"/,
     ],
   ])('%s: exit %d (1 refused, 2 usage), one line on stderr, no file changed', (_what, args, exit, reason) => {
     const before = snapshot();
@@ -187,6 +202,22 @@ describe('a standard, a FIFO and a provider-less FIFO consumer, generated', () =
     expect(handlerOf(FIFO)).toContain(`wiring.provider('${PROVIDER}')`);
   });
 
+  test('the sequenced ledger by default, the inbox ledger with --ledger inbox: in the spec and in the ledger it extends', () => {
+    const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
+    const specOf = (name: string) => {
+      const from = consumers.slice(consumers.indexOf(`name: '${name}'`));
+      return from.slice(0, from.indexOf('}'));
+    };
+    const ledgerOf = (name: string) => readFileSync(join(copy, `lambdas/${EXAMPLE}/aws/${name}-ledger.ts`), 'utf8');
+
+    for (const name of [STANDARD, FIFO, NO_PROVIDER]) {
+      expect(specOf(name)).toContain("ledger: 'sequenced'");
+      expect(ledgerOf(name)).toContain('extends DynamoDbSequencedEntityEffectLedger');
+    }
+    expect(specOf(INBOX)).toContain("ledger: 'inbox'");
+    expect(ledgerOf(INBOX)).toContain('extends DynamoDbEntityEffectLedger');
+  });
+
   test('--no-provider: the spec names no provider and the handler wires none', () => {
     const consumers = readFileSync(join(copy, `lambdas/${EXAMPLE}/consumers.ts`), 'utf8');
     const spec = consumers.slice(consumers.indexOf(`name: '${NO_PROVIDER}'`));
@@ -219,7 +250,7 @@ describe('a standard, a FIFO and a provider-less FIFO consumer, generated', () =
 
     const { status, output } = run('jest', ['--selectProjects', 'unit', '--ci', ...tests]);
 
-    expect(output).toMatch(/Tests:\s+12 passed, 12 total/);
+    expect(output).toMatch(/Tests:\s+16 passed, 16 total/);
     expect(status).toBe(0);
   });
 

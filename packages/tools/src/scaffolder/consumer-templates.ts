@@ -1,4 +1,4 @@
-import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import { ledgerOf, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * The files `npm run new:consumer` writes for a consumer (new-consumer.ts decides where and checks
@@ -20,7 +20,7 @@ export function specSource(spec: ConsumerSpec): string {
     batchingWindowSeconds: ${spec.batchingWindowSeconds},
     maxConcurrency: ${spec.maxConcurrency},
 ${spec.providers === undefined ? '' : `    providers: [${spec.providers.map((p) => `'${p}'`).join(', ')}],\n`}    staleGuard: '${spec.staleGuard}',
-  },
+${spec.ledger === undefined ? '' : `    ledger: '${spec.ledger}',\n`}  },
 `;
 }
 
@@ -91,24 +91,36 @@ export const handler = makeHandler(partsFromEnv());
 `;
 }
 
+/** How the generated files name the claim and where the consumer's own writes go, by its ledger. */
+function claimWords(spec: ConsumerSpec) {
+  return ledgerOf(spec) === 'sequenced'
+    ? {
+        claim: "the claim on the entity's own item",
+        together: 'in the same conditional update as the claim on its entity item',
+        base: 'a SequencedLedger',
+      }
+    : { claim: 'the inbox claim', together: 'in the same transaction as the inbox claim', base: 'an InboxLedger' };
+}
+
 export function effectSource(spec: ConsumerSpec, id: string): string {
   const provider = providerOf(spec);
+  const words = claimWords(spec);
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
   // Without a provider the claim's transaction is the whole effect: no call, no request to shape.
   const what =
     provider === undefined
       ? ` * (../aws/${spec.name}-ledger.ts; as generated, a count per entity). Its spec names no provider,
- * so that transaction is the whole effect: a duplicate finds the claim and writes nothing. A
- * consumer whose own state fits in one transaction with the claim overrides the ledger's
+ * so that write is the whole effect: a duplicate finds the claim and writes nothing. A
+ * consumer whose own state goes ${words.together} overrides the ledger's
  * \`apply\` and keeps this file.`
       : ` * (../aws/${spec.name}-ledger.ts; as generated, a count per entity), then one call to its provider
  * (${provider}) under \`${spec.name}:<eventId>\`, sending ${request}(event). A consumer
- * whose own state fits in one transaction with the claim overrides the ledger's \`apply\`, shapes
+ * whose own state goes ${words.together} overrides the ledger's \`apply\`, shapes
  * its request below, and keeps this file.`;
   const rest =
     provider === undefined
-      ? ` * an InboxLedger), passing \`work\` on (its signal to every call).`
-      : ` * an InboxLedger); call the provider
+      ? ` * ${words.base}), passing \`work\` on (its signal to every call).`
+      : ` * ${words.base}); call the provider
  * through callProviderIfOwed under the key it hands the call, passing \`work\`
  * on (its signal to every call, its lease to the provider call).`;
   const deps = provider === undefined ? 'deps' : `{ ...deps, providerRequest: ${request} }`;
@@ -137,12 +149,12 @@ export function ${request}(event: EventEnvelope): Record<string, unknown> {
 
 /**
  * What the ${spec.name} consumer does with an event it takes: the generic effect
- * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under the inbox claim
+ * (applyEntityEffect, packages/runtime/src): its ledger's \`apply\` under ${words.claim}
 ${what}
  *
  * Otherwise replace it with your own: read \`event.payload\` with your schema (parseWith,
- * a PermanentError for a payload no retry can fix); write the effect in the
- * same transaction as the inbox claim (a method of its ledger, ../aws/${spec.name}-ledger.ts,
+ * a PermanentError for a payload no retry can fix); write the effect
+ * ${words.together} (a method of its ledger, ../aws/${spec.name}-ledger.ts,
 ${rest}
  */
 export function apply${id}Effect(
@@ -156,6 +168,25 @@ ${requestSource}`;
 }
 
 export function ledgerSource(spec: ConsumerSpec, id: string): string {
+  if (ledgerOf(spec) === 'sequenced')
+    return `import { DynamoDbSequencedEntityEffectLedger } from '@exactly-once/runtime/aws';
+
+/**
+ * The ${spec.name} consumer's ledger, made by \`npm run new:consumer\`: for now the generic effect's on the
+ * sequenced ledger (a count on the entity's own item, packages/runtime/src/aws/sequenced-entity-effect-ledger.ts).
+ * The claim lives on that item, guarded by the event's version: claim and effect are one conditional
+ * UpdateItem, with no inbox item and no transaction, and the claim never expires (its spec's
+ * \`ledger: 'sequenced'\`, so the stack gives it no dedupe horizon).
+ *
+ * Its own state goes on that item: a method that hands its attributes to
+ * \`this.claimOnEntity(event, pk, { set, add, values }, work)\`, so they commit in the one update
+ * with the claim (a duplicate or an older version then writes nothing). An effect that must also write
+ * other items takes the transactional form (\`alsoWrite\`); an effect that sums over many entities' events
+ * (a total per customer) belongs on the inbox ledger (\`npm run new:consumer -- <name> --ledger inbox\`,
+ * docs/architecture.md, "Two ledgers"). The effect (use-cases/${spec.name}-effect.ts) calls it${providerOf(spec) === undefined ? '' : ', then the provider'}.
+ */
+export class DynamoDb${id}Ledger extends DynamoDbSequencedEntityEffectLedger {}
+`;
   return `import { DynamoDbEntityEffectLedger } from '@exactly-once/runtime/aws';
 
 /**
@@ -194,13 +225,26 @@ function providerTestLines(spec: ConsumerSpec, request: string, folder: string) 
     provider === undefined
       ? 'expect(providerKeys(h)).toEqual([]);'
       : 'expect(providerKeys(h)).toEqual([\`\${SPEC.name}:event-a\`, \`\${SPEC.name}:event-b\`]);';
-  return { requestImport, once, calls, versions, versionCalls };
+  const judged =
+    ledgerOf(spec) === 'sequenced'
+      ? `// Judged on the entity's item, which stays at its newest version: no inbox entry on this ledger.
+  expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ lastEventId: 'event-b' })]);
+  expect(h.table.itemsStartingWith('INBOX#')).toEqual([]);`
+      : `// Judged, not lost: its inbox entry names the event that superseded it.
+  expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
+    expect.objectContaining({ supersededBy: 'event-b' }),
+  ]);`;
+  return { requestImport, once, calls, versions, versionCalls, judged };
 }
 
 export function testSource(spec: ConsumerSpec, id: string, folder: string): string {
   const name = spec.name;
   const request = `${id.charAt(0).toLowerCase()}${id.slice(1)}ProviderRequest`;
-  const { requestImport, once, calls, versions, versionCalls } = providerTestLines(spec, request, folder);
+  const { requestImport, once, calls, versions, versionCalls, judged } = providerTestLines(spec, request, folder);
+  const table =
+    ledgerOf(spec) === 'sequenced'
+      ? 'the in-memory DynamoDB as its Effects table'
+      : 'a small Effects table enforcing the inbox claim';
   return `import { consumerSpec } from '../../${folder}/consumers';
 ${requestImport}import {
   deadLettered,
@@ -216,8 +260,7 @@ ${requestImport}import {
 
 /**
  * The ${name} consumer (made by \`npm run new:consumer\`) with the SDK mocked,
- * a small Effects table enforcing the inbox claim behind it
- * (test/support/generated-consumers.ts).
+ * ${table} behind it (test/support/generated-consumers.ts).
  */
 
 const SPEC = consumerSpec('${name}');
@@ -255,10 +298,7 @@ ${versions}
   expect([...responses, late].map((r) => r.batchItemFailures)).toEqual([[], [], []]);
   expect(h.table.itemsStartingWith(EFFECT_ITEMS)).toEqual([expect.objectContaining({ entityId: 'entity-2', appliedCount: 2 })]);
   ${versionCalls}
-  // Judged, not lost: its inbox entry names the event that superseded it.
-  expect(h.table.itemsStartingWith(\`INBOX#\${SPEC.name}#event-late\`)).toEqual([
-    expect.objectContaining({ supersededBy: 'event-b' }),
-  ]);
+  ${judged}
 });
 
 test.each([

@@ -18,10 +18,13 @@ import {
 } from './consumer-templates';
 
 /**
- * `npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]`: scaffolds a queue
+ * `npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider] [--ledger sequenced|inbox]`: scaffolds a queue
  * consumer whose effect calls one external provider, named `<provider>` (default: the consumer's name),
  * or, with `--no-provider`, none: its effect is its own state alone (a ledger per account, a projection),
  * its spec names no provider, and the proof kit owes no call from it (it still checks every claim).
+ * Its ledger is the sequenced one (the claim on the event's entity item, one conditional update, a claim
+ * that never expires) unless `--ledger inbox` asks for an inbox claim per event, the ledger for an effect
+ * that sums over many entities' events (docs/architecture.md, "Two ledgers").
  * `--ordering-key` (FIFO grouped by the envelope's `orderingKey`) is refused: the generated effect's
  * version guard compares versions per entity, which holds only when each entity's events arrive in
  * order; a consumer ordered by ordering key needs an effect of its own (docs/adapting.md).
@@ -92,7 +95,7 @@ export async function main(argv: string[], root = PROJECT_DIR): Promise<number> 
 }
 
 async function planConsumer(argv: string[], root: string): Promise<Plan> {
-  const { name, fifo, provider, orderingKey } = parseCommandLine(argv);
+  const { name, fifo, provider, orderingKey, ledger } = parseCommandLine(argv);
   // null: --no-provider.
   const { folder, eventTypes } = scaffold();
   const entryPoint = `${name}-consumer`;
@@ -110,6 +113,9 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     // The generated effect (applyEntityEffect) drops an event older than its entity's last: the spec
     // says so, and validateConsumerSpecs refuses an ordering under which that would lose events.
     staleGuard: 'entity-version',
+    // Where its claims live: on the entity's own item (no inbox item, no transaction, no horizon) unless
+    // --ledger inbox; the spec tells the stack, the proof kit and the DLQ tool where to look.
+    ledger,
   };
   if (example().consumers.some((c) => c.name === name))
     throw new Refused(`a consumer named "${name}" exists (${folder}/consumers.ts)`);
@@ -146,14 +152,19 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
   return { writes, spec };
 }
 
-const USAGE = 'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]';
-const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider]
+const USAGE =
+  'usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider] [--ledger sequenced|inbox]';
+const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provider> | --no-provider] [--ledger sequenced|inbox]
   Scaffolds a consumer on the example's list: its handler, its effect (replace it with yours), its ledger,
   its unit test, and its entry in the consumer list, which gives it a queue, a DLQ, grants, alarms and outputs.
   <name>                 2-32 lower-case letters, digits and hyphens, not on the list yet
   --fifo                 a FIFO consumer: every event type, in order per entity (default: standard, the first type)
   --provider <provider>  the provider its effect calls (default: one named after the consumer)
   --no-provider          its effect is its own state alone: no provider, no call owed
+  --ledger sequenced     (default) its claim on the event's entity item, in one conditional update with the
+                         effect; the claim never expires, so the consumer has no dedupe horizon
+  --ledger inbox         an inbox claim per event, in one transaction with the effect: for an effect that
+                         sums over many entities' events (a total per customer)
   -h, --help             this text
 Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
 
@@ -162,6 +173,7 @@ function parseCommandLine(argv: string[]): {
   fifo: boolean;
   provider: string | null;
   orderingKey: boolean;
+  ledger: 'inbox' | 'sequenced';
 } {
   let parsed;
   try {
@@ -172,6 +184,7 @@ function parseCommandLine(argv: string[]): {
         provider: { type: 'string' },
         'no-provider': { type: 'boolean', default: false },
         'ordering-key': { type: 'boolean', default: false },
+        ledger: { type: 'string', default: 'sequenced' },
       },
       allowPositionals: true,
     });
@@ -183,8 +196,12 @@ function parseCommandLine(argv: string[]): {
   const noProvider = parsed.values['no-provider'] === true;
   if (noProvider && parsed.values.provider !== undefined)
     throw new UsageError('--provider and --no-provider contradict each other: give one');
+  const ledger = parsed.values.ledger;
+  if (ledger !== 'sequenced' && ledger !== 'inbox')
+    throw new UsageError(`--ledger is sequenced or inbox, not ${JSON.stringify(ledger)}`);
   // Its name is checked with the spec (validateConsumerSpecs), as the consumer's is.
   return {
+    ledger,
     name,
     fifo: parsed.values.fifo === true,
     provider: noProvider ? null : (parsed.values.provider ?? name),
@@ -214,7 +231,8 @@ async function format(root: string, path: string, text: string): Promise<string>
 const describe = (spec: ConsumerSpec) =>
   `${spec.fifo ? 'FIFO' : 'standard'} queue, ${spec.eventTypes.join(' and ')}, batch ${spec.batchSize}, ` +
   `window ${spec.batchingWindowSeconds} s, concurrency ${spec.maxConcurrency}, ` +
-  (providerOf(spec) === undefined ? 'no provider' : `provider ${providerOf(spec)}`);
+  (providerOf(spec) === undefined ? 'no provider' : `provider ${providerOf(spec)}`) +
+  `, ${spec.ledger ?? 'inbox'} ledger`;
 
 function report(plan: Plan): void {
   const { name } = plan.spec;
