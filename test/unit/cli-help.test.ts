@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { USAGE as DLQ_USAGE } from '@exactly-once/tools/dlq/args';
+import { usage } from '@exactly-once/tools/dlq/args';
+import { exampleDomain } from '../support/example-domain';
 import { PAST_HORIZON_RUNBOOK } from '@exactly-once/tools/dlq/horizon';
 import { EXIT } from '@exactly-once/tools/cli/exit';
 
@@ -10,6 +11,7 @@ import { EXIT } from '@exactly-once/tools/cli/exit';
  * running with one line and exit 3, the same for each.
  */
 const root = join(__dirname, '..', '..');
+const DLQ_USAGE = usage(exampleDomain().consumers);
 const COMMANDS: [string, string, RegExp][] = [
   ['npm start', 'packages/tools/src/local-runtime/start.ts', /^Usage: npm start/],
   ['npm run call', 'packages/tools/src/local-runtime/call.ts', /^Usage: npm run call/],

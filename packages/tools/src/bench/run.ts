@@ -2,7 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { example } from '../example';
+import { proofDomainOf } from '../domain-parts';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag, toolingFlagHelp } from '../cli/tooling-flag';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 import type { ProofDomain } from '../proof-kit/domain';
 import { UNIT_PRICES } from '../proof-kit/prices';
 import { benchDynamoDbClient } from './client';
@@ -84,11 +87,13 @@ export const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku]
   --use-running     measure the runtime \`npm start\` runs (.local/outputs.json) instead of starting one
   --synth           synthesize even when cdk.out exists
   --results-dir DIR where the results go (default bench-results)
+  ${toolingFlagHelp(18)}
   -h, --help        this text
 Exit codes: 0 done, 1 something failed, 2 usage error.`;
 
 /** The benchmark, as `npm run bench` runs it (cli.ts): the exit status. */
-export async function runBench(args: string[]): Promise<number> {
+export async function runBench(argv: string[]): Promise<number> {
+  const { toolingModule, args } = takeToolingFlag(argv);
   const { values } = parseArgs({
     args,
     options: {
@@ -113,14 +118,21 @@ export async function runBench(args: string[]): Promise<number> {
   const id = `bench-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const print = (line: string) => console.log(`bench: ${line}`);
   const started = Date.now();
-  const domain = example().proof;
-  if (domain === undefined) {
+  // The domain, once, from the entry point: the runtime's local provider, the target and the plan all take it.
+  const tooling = loadDomain(PROJECT_DIR, { toolingModule });
+  if (tooling.proof === undefined) {
     console.error(
       "bench: the example's tooling module gives no proof domain (`proof`, packages/tools/src/proof-kit/domain.ts): the bench has no plan to send",
     );
     return 2;
   }
-  const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
+  const domain = proofDomainOf(tooling);
+  const runtime = await acquireRuntime({
+    domain: tooling,
+    useRunning: values['use-running']!,
+    synth: values.synth!,
+    log: print,
+  });
   try {
     const results = await benchRun(runtime, domain, profile, values['hot-sku']!, print);
     return reportBench(results, {

@@ -26,10 +26,16 @@ import type { FunctionDefinition } from './template/lambda';
 import { readCloudAssembly, selectStack, type StackArtifact } from './template/cloud-assembly';
 import { IntrinsicResolver } from './template/intrinsics';
 import { LocalReferences } from './template/references';
+import type { ExampleTooling } from '../domain';
 
 export interface RuntimeOptions {
   /** The cloud assembly folder (`cdk.out`). */
   cdkOut: string;
+  /**
+   * The domain the stack runs, as the entry point loaded it: the local provider serves the providers its
+   * consumers name, as its `localProviders` describes them.
+   */
+  domain: Pick<ExampleTooling, 'consumers' | 'localProviders'>;
   stackName?: string;
   /** API port; 0 picks a free one. */
   port: number;

@@ -30,7 +30,7 @@ import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import type { LocalReferences } from './template/references';
 import { scheduleDefinitions } from './template/schedules';
 import { queueDefinitions } from './template/sqs';
-import { startProviderEmulator, type ProviderEmulator } from './provider';
+import { servedApis, startProviderEmulator, type ProviderEmulator } from './provider';
 
 /**
  * The steps startRuntime takes, in its order (runtime.ts `start`). Each registers how to undo what it
@@ -140,6 +140,7 @@ export async function startLocalProvider(
   stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
   const provider = await startProviderEmulator({
     apiKey,
+    apis: servedApis(options.domain.consumers, options.domain.localProviders),
     keyless: options.keylessProviders,
     log: (line) => options.log('provider', line),
   });

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import { canonicalJson } from '@exactly-once/runtime/runtime/canonical-json';
 import { parseIdempotencyKey } from '@exactly-once/runtime/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
-import { servedApis, type ServedApi } from './apis';
+import type { ServedApi } from './apis';
 import { Chaos, parseChaosPlan, type ChaosCounters, type ProviderChaosPlan, type ProviderEndpoint } from './chaos';
 import { KeyStore } from './key-store';
 import { answerOf, gateReply, parseJson, problem, readBody, watchAbandon, writeReply, type Reply } from './http-io';
@@ -14,8 +14,8 @@ export const DEFAULT_PROVIDER_API_KEY = 'local-provider-key';
 export const DEFAULT_KEY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 export interface ProviderEmulatorOptions {
-  /** The APIs it serves (default: every provider the example's consumers name, as the example describes them). */
-  apis?: readonly ServedApi[];
+  /** The APIs it serves: every provider the domain's consumers name, as the domain describes them (`servedApis`). */
+  apis: readonly ServedApi[];
   /** Loopback port; 0 or absent: one the OS picks. */
   port?: number;
   /** The key callers must send as `Authorization: Bearer <key>` (default {@link DEFAULT_PROVIDER_API_KEY}). */
@@ -119,7 +119,7 @@ export interface ProviderEmulator {
  * Stripe-like idempotency keys, optional keyless endpoints, seeded chaos and a JSON log of what it
  * performed (`GET /__log`). See ./README.md.
  */
-export async function startProviderEmulator(options: ProviderEmulatorOptions = {}): Promise<ProviderEmulator> {
+export async function startProviderEmulator(options: ProviderEmulatorOptions): Promise<ProviderEmulator> {
   const provider = new LocalProvider(options);
   const port = await provider.listen(options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
@@ -171,7 +171,7 @@ class LocalProvider {
 
   constructor(private readonly options: ProviderEmulatorOptions) {
     this.now = options.now ?? Date.now;
-    this.apis = options.apis ?? servedApis();
+    this.apis = options.apis;
     this.apiOfRoute = new Map(this.apis.map((api) => [api.route, api]));
     this.apiNamed = new Map(this.apis.map((api) => [api.name, api]));
     this.perKey = Object.fromEntries(this.apis.map((api) => [api.name, {}]));
