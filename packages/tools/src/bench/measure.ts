@@ -12,7 +12,7 @@ import { measureCleanPipeline, measureHotResource, measureLightLoadHops, measure
 import type { BenchRuntime } from './runtime';
 import { measureStepRates } from './step-rates';
 import type { BenchTables, PrivateTables } from './tables';
-import type { BenchProfile } from './run';
+import type { BenchProfile } from './profiles';
 
 /** Every phase of a run, in the order its lines print; what reportBench takes. */
 export async function measureAll(

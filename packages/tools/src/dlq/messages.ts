@@ -1,4 +1,5 @@
 import { isAccessDenied } from '../cli/access-denied';
+import type { DeadLetter } from './dead-letter';
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageCommand,
@@ -24,16 +25,7 @@ import type { DeadLetterQueue } from './queues';
 import { PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
 import { pastHorizonReason, reusedIdDecision, stillInFutureReason } from './redrive-reasons';
 
-/** A message in a DLQ, with what the consumer wrote about its failure. */
-export interface DeadLetter {
-  messageId: string;
-  receiptHandle: string;
-  body: string;
-  sentAt?: string;
-  groupId?: string;
-  /** The consumer's failure attributes (failureCause, consumer, attempt, originalMessageId, ...). */
-  attributes: Record<string, string>;
-}
+export type { DeadLetter };
 
 // Long enough for one receive-send-delete round; whatever is not moved is made visible again at once.
 const HOLD_SECONDS = 60;

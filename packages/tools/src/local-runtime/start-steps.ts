@@ -13,7 +13,7 @@ import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
 import { FunctionHost } from './host/function-host';
 import type { Logger } from './log';
 import type { LocalTable } from './provision';
-import type { RuntimeOptions, RuntimeStats } from './runtime';
+import type { RuntimeOptions, RuntimeStats } from './runtime-options';
 import { Scheduler } from './scheduler';
 import { DynamoDbStreamsClient } from './sources/dynamodb-streams-client';
 import { SqsPoller, type LocalQueue } from './sources/sqs-poller';

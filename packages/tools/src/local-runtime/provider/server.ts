@@ -6,6 +6,7 @@ import { isLoopbackHost } from '../api/server';
 import type { ServedApi } from './apis';
 import { Chaos, parseChaosPlan, type ChaosCounters, type ProviderChaosPlan, type ProviderEndpoint } from './chaos';
 import { KeyStore } from './key-store';
+import type { PerformedEffect } from './http-io';
 import { answerOf, gateReply, parseJson, problem, readBody, watchAbandon, writeReply, type Reply } from './http-io';
 
 /** The API key the emulator expects when none is given. */
@@ -38,23 +39,7 @@ export interface ProviderEmulatorOptions {
   log?: (line: string) => void;
 }
 
-/** One effect the provider performed: an e-mail sent, a warehouse instruction taken. */
-export interface PerformedEffect {
-  /** Order of performance, from 1, across endpoints. */
-  seq: number;
-  endpoint: ProviderEndpoint;
-  /** The `Idempotency-Key` the request carried (also on a keyless endpoint, which ignores it); null without one. */
-  key: string | null;
-  payload: Record<string, unknown>;
-  /** ISO-8601, from the emulator's clock. */
-  performedAt: string;
-  /** The id the provider answered with (`<idPrefix>_000001`: `msg_...` for the shop's mail API). */
-  id: string;
-  /** What became of the answer: `sent`, `dropped` (chaos), `abandoned` (the caller left first), `pending`. */
-  answer: 'pending' | 'sent' | 'dropped' | 'abandoned';
-  /** The W3C `traceparent` header the request carried (the caller's provider-call span), as sent; null without one. */
-  traceparent: string | null;
-}
+export type { PerformedEffect };
 
 /** Per endpoint and key: what the requests that reached the key layer got. */
 export interface KeyRequestCounts {
