@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { loadDomain, toolingModulePath } from '@exactly-once/tools/load-domain';
 import { takeToolingFlag } from '@exactly-once/tools/cli/tooling-flag';
+import { proofDomainOf, simulationWorldOf } from '@exactly-once/tools/domain-parts';
 import { thingHappened } from '../exactly-once/fixtures/probe-events';
 import { PROBE_TOOLING_MODULE } from '../support/probe-tooling';
 
@@ -55,6 +57,15 @@ test('without it, the module is tooling/<exactlyOnce.example> of package.json', 
   expect(toolingModulePath(root)).toBe(join(root, 'tooling', 'bookings'));
   expect(toolingModulePath(root, { toolingModule: '' })).toBe(join(root, 'tooling', 'bookings'));
   expect(toolingModulePath(root, { toolingModule: '/abs/tooling.ts' })).toBe('/abs/tooling.ts');
+});
+
+test('an engine handed a domain without the part it needs refuses, saying which', async () => {
+  const tooling = loadDomain(ROOT, { toolingModule: PROBE_TOOLING_MODULE });
+
+  await expect(simulationWorldOf(tooling)).rejects.toThrow(
+    "The example's tooling module gives no simulated world (`simulation`, packages/tools/src/simulation/contract.ts): there is nothing to simulate.",
+  );
+  expect(proofDomainOf(tooling)).toBe(tooling.proof);
 });
 
 test('a module that does not exist is refused, naming the path and the flag', () => {
@@ -111,3 +122,52 @@ test('the scaffolder refuses a tooling module without scaffold, saying so, and w
   });
   expect(filesUnder(root)).toEqual(before);
 }, 60_000);
+
+/** The tools' modules that run their command as they load: loading one is running it. */
+const RUN_AS_THEY_LOAD = [
+  'local-runtime/start.ts',
+  'local-runtime/call.ts',
+  'proof-kit/cli.ts',
+  'bench/cli.ts',
+  'simulation/cli.ts',
+];
+
+test('no module of the tools reads the domain while it loads: every one loads beside a domain that refuses to be read', () => {
+  // Arrange: an application root whose example's tooling module throws when it is loaded.
+  const root = mkdtempSync(join(tmpdir(), 'no-domain-root-'));
+  writeFileSync(join(root, 'cdk.json'), '{}');
+  const application = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ ...application, exactlyOnce: { example: 'spy' } }));
+  // The Node check every command starts with reads these two of the application's root.
+  writeFileSync(join(root, '.nvmrc'), readFileSync(join(ROOT, '.nvmrc')));
+  mkdirSync(join(root, 'tooling', 'spy'), { recursive: true });
+  writeFileSync(
+    join(root, 'tooling', 'spy', 'index.js'),
+    "throw new Error('the domain was read while the tools loaded');\n",
+  );
+  const tools = join(ROOT, 'packages', 'tools', 'src');
+  const modules = readdirSync(tools, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !RUN_AS_THEY_LOAD.includes(file))
+    .map((file) => join(tools, file));
+
+  // Act: every module loaded in one process of its own (prettier, which some load, needs a real Node), from that root.
+  const result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(require.resolve('tsx')).href,
+      '-e',
+      `const failures = [];
+      for (const file of JSON.parse(process.argv[1]))
+        try { require(file); } catch (error) { failures.push(file + ': ' + error.message); }
+      process.stdout.write('\\n' + JSON.stringify(failures), () => process.exit(0));`,
+      JSON.stringify(modules),
+    ],
+    { cwd: root, encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
+  );
+
+  // Assert
+  expect(modules.length).toBeGreaterThan(150);
+  expect(result.status).toBe(0);
+  expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toEqual([]);
+}, 120_000);
