@@ -44,13 +44,13 @@ const MECHANISM_THROUGH_ITS_INDEX = {
   message:
     "Import the mechanism from its index ('@exactly-once/runtime', '@exactly-once/cdk') or a runtime subpath module ('@exactly-once/runtime/aws', /api, /runtime, /testing), not from a file inside a package.",
 };
-// A tool takes what it knows of the domain from packages/tools/src/example.ts (`example()`, which loads the example's
-// tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool, and the
-// tools and the example's plug-ins (which import the tools' engines) form no import circle.
+// A tool takes what it knows of the domain from the domain its entry point hands it (packages/tools/src/load-domain.ts
+// loads the example's tooling/<example>/ by the name in package.json), so a fork with another domain edits no tool,
+// and the tools and the example's plug-ins (which import the tools' engines) form no import circle.
 const DOMAIN_THROUGH_THE_EXAMPLE_MODULE = {
   group: [`**/${EXAMPLE}`, `**/${EXAMPLE}/**`, '**/tooling', '**/tooling/**'],
   message:
-    "A tool reads the example's domain through packages/tools/src/example.ts (example()), not from the example's files.",
+    "A tool takes the example's domain from its entry point, which loads it (packages/tools/src/load-domain.ts), not from the example's files.",
 };
 // Inside the mechanism (packages/runtime/src) layers point one way. Core (the root modules, consumer/,
 // outbox/, inbox/, provider/, runtime/: types, ports, retry budget, record work) imports no adapter;

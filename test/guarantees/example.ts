@@ -10,7 +10,7 @@ export function exampleRegistryFile(root: string): string {
 
 /**
  * The example's registry (`guarantees` of {@link exampleRegistryFile}), or undefined when the example
- * has none (a fork that lists no guarantees of its own). Loaded by its path, as packages/tools/src/example.ts loads
+ * has none (a fork that lists no guarantees of its own). Loaded by its path, as packages/tools/src/load-domain.ts loads
  * the example's tooling: a static import would tie the mechanism's registry, and every test that reads
  * it, to the example (test/support/example-reach.ts), and the example's file imports this folder's types.
  * A file that is there but exports no `guarantees` is an error, not an empty registry.

@@ -1842,9 +1842,10 @@ export const GUARANTEES: readonly Guarantee[] = [
   {
     id: 'domain-replaceable',
     statement:
-      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded by the name in `package.json`, or the module `EXACTLY_ONCE_TOOLING` names; lint holds `packages/tools/src/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed; and no file of the mechanism or the tools, comments and READMEs included, names a path of the example or of `test/fixtures/`, so deleting the example leaves none of them pointing at a file that is gone",
+      "The example can be replaced: the mechanism and every tool take what they know of the domain from the example's plug-ins only (`tooling/<example>/`, loaded once by each command's entry point by the name in `package.json`, or from the module its `--tooling` flag names, and handed to the engines; lint holds `packages/tools/src/` to it), the tools import nothing of the example and no import circle ties them together (the import-graph rules), so another domain (the bookings fixture) in place of the shop type-checks, lints, passes its tests and the tools' own, synthesizes both stages with cdk-nag, and passes the proof kit's all-faults smoke run on `npm start`, with no file of the mechanism, the tools, `bin/` or `package.json` changed; and no file of the mechanism or the tools, comments and READMEs included, names a path of the example or of `test/fixtures/`, so deleting the example leaves none of them pointing at a file that is gone",
     enforcedIn: [
-      { file: 'packages/tools/src/example.ts', symbol: 'example' },
+      { file: 'packages/tools/src/load-domain.ts', symbol: 'loadDomain' },
+      { file: 'packages/tools/src/domain.ts', symbol: 'ExampleTooling' },
       { file: 'packages/tools/src/proof-kit/domain.ts', symbol: 'ProofDomain' },
       { file: 'packages/tools/src/simulation/contract.ts', symbol: 'SimulationWorld' },
     ],
@@ -1863,7 +1864,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/boundaries.test.ts',
-        name: " reads the example's domain through packages/tools/src/example.ts only: ",
+        name: " takes the example's domain from its entry point, loaded by packages/tools/src/load-domain.ts: ",
         templated: true,
       },
       { file: 'test/unit/import-graph.test.ts', name: 'the repository breaks none of the rules' },
@@ -1878,7 +1879,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/tooling-module.test.ts',
-        name: 'EXACTLY_ONCE_TOOLING names the module the tools take their domain from, relative to the repository root',
+        name: '--tooling names the module the tools take their domain from, relative to the repository root',
       },
       {
         file: 'test/unit/another-domain-runtime.test.ts',

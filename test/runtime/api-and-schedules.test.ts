@@ -7,7 +7,7 @@ import {
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
 import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
-import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
+import { capturingLogger, eventually, NO_DOMAIN, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**
  * The local REST API (routes, SigV4 caller, REST v1 proxy events, gateway
@@ -138,7 +138,14 @@ beforeAll(async () => {
       },
     },
   });
-  runtime = await startRuntime({ cdkOut, port: 0, log: logger.log, timeScale: 0.01, alarmIntervalMs: 200 });
+  runtime = await startRuntime({
+    domain: NO_DOMAIN,
+    cdkOut,
+    port: 0,
+    log: logger.log,
+    timeScale: 0.01,
+    alarmIntervalMs: 200,
+  });
   base = runtime.outputs.apiUrl!;
 }, 60_000);
 

@@ -1,5 +1,4 @@
 // First, before any tool loads: the tools take their domain from the probe tooling, not the example's.
-import '../support/probe-tooling-env';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -33,11 +32,12 @@ import { consumerQueueUrls, LOCAL_CREDENTIALS } from '@exactly-once/tools/stack'
 import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { THING_PK_PREFIX } from '../exactly-once/fixtures/probe-stack-things';
 import { eventually, startProbeStack } from './fixtures';
+import { tooling as probeTooling } from '../support/probe-tooling';
 
 /**
  * `npm run dlq` against the probe stack (the mechanism with its neutral fixture) on the local runtime:
  * the CLI's main() with the runtime's outputs file, the emulators' real queues and tables, and the
- * tools pointed at the probe tooling. The DLQs it fills are those of `probe` (standard, ThingHappened)
+ * probe tooling handed to the tool as its domain. The DLQs it fills are those of `probe` (standard, ThingHappened)
  * and `probe-fifo` (FIFO, both event types), each counting an event once per entity (appliedCount on
  * `EFFECT#<consumer>#<thingId>`) under its inbox claim; the app's other consumers are only listed.
  */
@@ -79,9 +79,10 @@ async function dlqText(...argv: string[]): Promise<{ code: number; stdout: strin
   const out: string[] = [];
   const err: string[] = [];
   const code = await main(argv, {
+    domain: probeTooling,
     out: (t) => out.push(t),
     err: (t) => err.push(t),
-    open: () => openContext({ outputsFile: process.env.DLQ_TEST_OUTPUTS ?? outputsFile }),
+    open: (_command, domain) => openContext({ outputsFile: process.env.DLQ_TEST_OUTPUTS ?? outputsFile }, domain),
   });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

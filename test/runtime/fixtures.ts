@@ -5,7 +5,7 @@ import type { Logger } from '@exactly-once/tools/local-runtime/log';
 import { startRuntime, type LocalRuntime, type RuntimeOptions } from '@exactly-once/tools/local-runtime/runtime';
 import { synthesize } from '@exactly-once/tools/local-runtime/template/cloud-assembly';
 import { PROBE_APP, SHARED_CDK_OUT_ENV, SHARED_PROBE_CDK_OUT_ENV } from '../support/runtime-setup';
-import { example, toolingModulePath } from '@exactly-once/tools/example';
+import { exampleDomain } from '../support/example-domain';
 import { tooling as probeTooling } from '../support/probe-tooling';
 import type { CfnResource } from '@exactly-once/tools/local-runtime/template/model';
 
@@ -123,7 +123,7 @@ export async function eventually<T>(
  * `<work>/cdk.out` (a fresh folder unless given; a copy of the runtime project's one synthesis,
  * test/support/runtime-setup.ts, when jest made it), then the runtime on the
  * synthesized template, its API on a free port, its log captured and dropped
- * unless `log` is given.
+ * unless `log` is given. The runtime serves the example's domain (its consumers' providers).
  */
 export async function startSynthesizedStack(
   options: Partial<Omit<RuntimeOptions, 'cdkOut'>> & { work?: string } = {},
@@ -133,30 +133,25 @@ export async function startSynthesizedStack(
   const shared = process.env[SHARED_CDK_OUT_ENV];
   if (shared !== undefined) fs.cpSync(shared, cdkOut, { recursive: true });
   else await synthesize(path.resolve(__dirname, '..', '..'), cdkOut);
-  return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
+  return startRuntime({ cdkOut, domain: exampleDomain(), port: 0, log: capturingLogger().log, ...runtimeOptions });
 }
 
 /**
  * The probe app (test/support/probe-app.ts: the neutral fixture's stack, built as the local runtime
  * runs it) on the local runtime, as startSynthesizedStack runs the example's: a copy of the runtime
  * project's one synthesis of it, or its own `cdk synth --app` outside jest's runtime project. The
- * tools must take their domain from the probe tooling (test/support/probe-tooling.ts): the test file
- * imports test/support/probe-tooling-env.ts first, which sets `EXACTLY_ONCE_TOOLING` for it and the
- * runtime's processes; this refuses to start otherwise, rather than judge the probe by another domain.
+ * runtime is handed the probe tooling (test/support/probe-tooling.ts) as its domain; the test hands it
+ * to the engines it drives too (proof-kit-fixture.ts: the target carries it).
  */
 export async function startProbeStack(
   options: Partial<Omit<RuntimeOptions, 'cdkOut'>> & { work?: string } = {},
 ): Promise<LocalRuntime> {
-  if (example() !== probeTooling)
-    throw new Error(
-      `The tools here take their domain from ${toolingModulePath()}, not the probe tooling: import test/support/probe-tooling-env.ts first in the test file.`,
-    );
   const { work = fs.mkdtempSync(path.join(os.tmpdir(), 'probe-stack-')), ...runtimeOptions } = options;
   const cdkOut = path.join(work, 'cdk.out');
   const shared = process.env[SHARED_PROBE_CDK_OUT_ENV];
   if (shared !== undefined) fs.cpSync(shared, cdkOut, { recursive: true });
   else await synthesize(path.resolve(__dirname, '..', '..'), cdkOut, undefined, { app: PROBE_APP });
-  return startRuntime({ cdkOut, port: 0, log: capturingLogger().log, ...runtimeOptions });
+  return startRuntime({ cdkOut, domain: probeTooling, port: 0, log: capturingLogger().log, ...runtimeOptions });
 }
 
 /** A logger that keeps every line, for assertions on what the runtime prints. */
@@ -173,3 +168,6 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** The domain of a hand-made assembly: no consumer, so no provider for the runtime to serve. */
+export const NO_DOMAIN: RuntimeOptions['domain'] = { consumers: [] };

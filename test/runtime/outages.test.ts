@@ -1,4 +1,3 @@
-import '../support/probe-tooling-env';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -19,6 +18,7 @@ import { stateKey } from '../exactly-once/fixtures/probe-stateful-consumer';
 import { happenedEventIdOf, undoneEventIdOf } from '../exactly-once/fixtures/probe-stack-things';
 import { eventually } from './fixtures';
 import { SMALL, useProofKitRuntime } from './proof-kit-fixture';
+import { tooling as probeTooling } from '../support/probe-tooling';
 
 /**
  * Outages on the local runtime, with the deployed queues' settings, on the probe app (the neutral
@@ -132,12 +132,16 @@ describe('provider outage, then undo, then redrive', () => {
     );
     expect(thing?.status).toBe('UNDONE');
     expect(
-      checkProviderCalls({
-        entities: [thing!],
-        effects,
-        // This thing's keys only: the log also holds the other runs' calls, which other checks verify.
-        providerItems: [...log.values()].filter((i) => String(i.idempotencyKey).includes(thingId)),
-      }),
+      checkProviderCalls(
+        {
+          entities: [thing!],
+          effects,
+          // This thing's keys only: the log also holds the other runs' calls, which other checks verify.
+          providerItems: [...log.values()].filter((i) => String(i.idempotencyKey).includes(thingId)),
+        },
+        probeTooling.consumers,
+        probeTooling.proof,
+      ),
     ).toEqual([]);
   }, 300_000);
 });

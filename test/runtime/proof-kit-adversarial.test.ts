@@ -1,8 +1,7 @@
-import '../support/probe-tooling-env';
-import { example } from '@exactly-once/tools/example';
 import { htmlReport, type RunResults } from '@exactly-once/tools/proof-kit/report';
 import { EACH_EVENT_ONCE } from '@exactly-once/tools/proof-kit/verify';
 import { expectOwnMark, useProofKitRuntime } from './proof-kit-fixture';
+import { tooling as probeTooling } from '../support/probe-tooling';
 
 /**
  * The proof kit's adversarial faults on the local runtime, at small scale, on the probe app (as the
@@ -55,7 +54,7 @@ describe.each([
 describe('the kit can fail: with every inbox claim disabled, resent events are applied again and reported', () => {
   let results: RunResults;
   beforeAll(async () => {
-    results = await run(['resend'], 300, { disableInboxClaim: example().consumers.map((c) => c.name) });
+    results = await run(['resend'], 300, { disableInboxClaim: probeTooling.consumers.map((c) => c.name) });
   }, 900_000);
 
   test('the run fails, and its report says so', () => {
@@ -75,7 +74,7 @@ describe('the kit can fail: with every inbox claim disabled, resent events are a
 
   // Every consumer on the list (one made by `npm run new:consumer` too) is caught by the generic invariant,
   // each event once per consumer, whether or not an effect-specific invariant covers it.
-  test.each(example().consumers.map((c) => [c.name]))(
+  test.each(probeTooling.consumers.map((c) => [c.name]))(
     '%s: the generic invariant reports its events as unclaimed',
     (name) => {
       expect(unclaimedBy(results, name)).toBeGreaterThan(0);

@@ -9,6 +9,8 @@ import type { RunResults } from '@exactly-once/tools/proof-kit/report';
 import { runLoadTest, type Profile } from '@exactly-once/tools/proof-kit/run';
 import { localTarget, type Target } from '@exactly-once/tools/proof-kit/target';
 import { capturingLogger, startProbeStack, startSynthesizedStack } from './fixtures';
+import { exampleDomain } from '../support/example-domain';
+import { tooling as probeTooling } from '../support/probe-tooling';
 
 /** The proof kit's runs at small scale: 20 entities (the shop's orders from 4 customers on 4 SKUs; the probe's things of 4 owners). */
 export const SMALL: Profile = { intents: 20, connections: 4, parties: 4, resources: 4, drainTimeoutMs: 300_000 };
@@ -48,7 +50,7 @@ export function expectOwnMark(r: RunResults, fault: FaultName): void {
  * A test file's own local runtime on a synthesized stack, with its fault switch and a
  * proof-kit target, started before its tests and stopped after; `run` is one proof run on it
  * (faults at `rate`, 0.3 unless given, the local visibility shortened to 3 s and the backoff capped at 4 s). `stack`: the example's
- * (startSynthesizedStack), or the probe app with the tools on the probe tooling (startProbeStack),
+ * (startSynthesizedStack), or the probe app with the probe tooling handed to the tools (startProbeStack),
  * where the mechanism's proofs run with the example deleted.
  */
 export function useProofKitRuntime(name: string, stack: 'example' | 'probe' = 'example') {
@@ -64,7 +66,11 @@ export function useProofKitRuntime(name: string, stack: 'example' | 'probe' = 'e
       outputsFile: path.join(work, 'outputs.json'),
       faultInjectionFile: path.join(work, 'faults.json'),
     });
-    target = localTarget({ outputsFile: path.join(work, 'outputs.json'), faultsFile: path.join(work, 'faults.json') });
+    target = localTarget({
+      domain: stack === 'probe' ? probeTooling : exampleDomain(),
+      outputsFile: path.join(work, 'outputs.json'),
+      faultsFile: path.join(work, 'faults.json'),
+    });
   }, 240_000);
 
   afterAll(async () => {

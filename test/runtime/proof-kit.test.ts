@@ -1,4 +1,3 @@
-import '../support/probe-tooling-env';
 import { ALL_FAULTS } from '@exactly-once/tools/proof-kit/faults';
 import { useProofKitRuntime } from './proof-kit-fixture';
 import { describeFaultGroup, FAULT_GROUPS } from './proof-kit-groups';

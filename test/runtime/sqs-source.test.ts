@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import * as path from 'node:path';
 import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
-import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
+import { capturingLogger, eventually, NO_DOMAIN, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**
  * SQS event source mappings, run by the local runtime against fauxqs with
@@ -90,7 +90,7 @@ exports.handler = async () => {
       },
     },
   });
-  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
+  runtime = await startRuntime({ domain: NO_DOMAIN, cdkOut, port: 0, log: capturingLogger().log });
   sqs = new SQSClient({
     region: 'us-east-1',
     endpoint: runtime.outputs.endpoints.sqs,

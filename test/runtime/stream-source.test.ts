@@ -1,7 +1,7 @@
 import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startRuntime, type LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
-import { capturingLogger, eventually, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
+import { capturingLogger, eventually, NO_DOMAIN, readRecords, RECORDER, recordFile, writeAssembly } from './fixtures';
 
 /**
  * DynamoDB Streams event source mappings on DynamoDB Local, with Lambda's
@@ -104,7 +104,7 @@ exports.handler = async (e) => {
       },
     },
   });
-  runtime = await startRuntime({ cdkOut, port: 0, log: capturingLogger().log });
+  runtime = await startRuntime({ domain: NO_DOMAIN, cdkOut, port: 0, log: capturingLogger().log });
   const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
   dynamodb = new DynamoDBClient({ region: 'us-east-1', endpoint: runtime.outputs.endpoints.dynamodb, credentials });
   sqs = new SQSClient({ region: 'us-east-1', endpoint: runtime.outputs.endpoints.sqs, credentials });

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { example } from '@exactly-once/tools/example';
+import { exampleDomain } from '../support/example-domain';
 
 const SIM_CLI = join(__dirname, '../../packages/tools/src/simulation/cli.ts');
 const tsxCli = join(__dirname, '../../node_modules/tsx/dist/cli.mjs');
 /** What the help and the summary call the domain's intents: its proof domain's noun (the example's). */
-const NOUN = example().proof?.entityNoun ?? 'intents';
+const NOUN = exampleDomain().proof?.entityNoun ?? 'intents';
 
 /** Runs `npm run sim -- ...args` with stdout into a pipe that is read slowly, as `| less` reads it. */
 function runSimIntoSlowPipe(args: string[]): Promise<{ code: number | null; stdout: string }> {

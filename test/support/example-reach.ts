@@ -1,4 +1,4 @@
-import { exampleFolderName } from '@exactly-once/tools/example';
+import { exampleFolderName } from '@exactly-once/tools/load-domain';
 import { exampleReach as reachOf } from '@exactly-once/tools/scaffolder/example-reach';
 
 /** The example's folder name, as package.json names it for the tools (`exactlyOnce.example`), read as they read it. */

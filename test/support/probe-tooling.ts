@@ -1,5 +1,5 @@
 import { parseEnvelope } from '@exactly-once/runtime';
-import type { ExampleTooling } from '@exactly-once/tools/example';
+import type { ExampleTooling } from '@exactly-once/tools/domain';
 import { PROBE_EVENT_TYPES } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_APP_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { PROBE_PROOF } from './neutral-proof-domain';
@@ -8,7 +8,7 @@ import { PROBE_PROOF } from './neutral-proof-domain';
  * What the tools know of the neutral fixture's probe stack (test/exactly-once/fixtures/probe-stack.ts),
  * as `tooling/<example>/index.ts` tells them of the example: its consumers as the stack deploys them,
  * the output naming its outbox table (Things), its events, and the proof kit's domain (PROBE_PROOF).
- * The runtime tests point the tools here (`EXACTLY_ONCE_TOOLING`, packages/tools/src/example.ts) to prove the
+ * The runtime tests hand it to the tools' engines (and name it to a command with `--tooling`) to prove the
  * mechanism's tools on the probe app (probe-app.ts) with the example deleted. No `scaffold`: the probe
  * stack has no consumer folder for `new:consumer` to write into, and the scaffolder refuses without one.
  */
@@ -26,5 +26,5 @@ export const tooling = {
   },
 } satisfies ExampleTooling;
 
-/** This module's path, for `EXACTLY_ONCE_TOOLING` (resolved from the repository root). */
+/** This module's path, for a command's `--tooling` (resolved from the repository root). */
 export const PROBE_TOOLING_MODULE = 'test/support/probe-tooling.ts';

@@ -1,6 +1,8 @@
 import { summarize, type CallCounts, type RunResults } from '@exactly-once/tools/proof-kit/report';
 import type { PipelineSamples } from '@exactly-once/tools/proof-kit/sampler';
 import { checkInvariants, type Verification } from '@exactly-once/tools/proof-kit/verify';
+import { proofDomainOf } from '@exactly-once/tools/domain-parts';
+import { exampleDomain } from './example-domain';
 
 /**
  * A proof-kit run's results for report tests: one accepted request of a smoke run under the crash
@@ -42,5 +44,7 @@ export function emptyVerification(): Verification {
     effectItems: [],
     providerItems: [],
     deadLetterQueues: [],
+    consumers: exampleDomain().consumers,
+    domain: proofDomainOf(exampleDomain()),
   });
 }

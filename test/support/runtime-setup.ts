@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exampleFolderName } from '@exactly-once/tools/example';
+import { exampleFolderName } from '@exactly-once/tools/load-domain';
 import { synthesize } from '@exactly-once/tools/local-runtime/template/cloud-assembly';
 
 /** Where the runtime project's one synthesized cloud assembly of the example is, for every test file to copy. */

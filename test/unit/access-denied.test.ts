@@ -11,6 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { accessDeniedLine } from '@exactly-once/tools/cli/access-denied';
 import { main } from '@exactly-once/tools/dlq/cli';
 import type { DlqContext } from '@exactly-once/tools/dlq/context';
+import { exampleDomain } from '../support/example-domain';
 
 /**
  * On a deployed stack, a redrive (and the proof kit's faults) sends to a consumer's queue, which only the
@@ -58,14 +59,17 @@ test('a redrive refused by AWS: one line naming -c operatorRoleArns, exit 1, not
   const out: string[] = [];
   const err: string[] = [];
   const sqs = new SQSClient({ region: 'eu-west-1' });
+  const domain = exampleDomain();
   const open = async () =>
     ({
       stack: { kind: 'aws', name: 'ExactlyOnce-prod', outputs: OUTPUTS, endpoints: {} },
+      domain,
       sqs,
       close: () => sqs.destroy(),
     }) as unknown as DlqContext;
 
   const code = await main(['redrive', 'probe', '--stack', 'ExactlyOnce-prod'], {
+    domain,
     out: (t) => out.push(t),
     err: (t) => err.push(t),
     open,

@@ -1,7 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runBench } from '@exactly-once/tools/bench/run';
 
-// An example whose tooling module gives consumers but no proof domain.
-jest.mock('@exactly-once/tools/example', () => ({ example: () => ({ consumers: [] }) }));
+// A tooling module that gives consumers but no proof domain, named to the bench as its command line would.
+const NO_PROOF = join(mkdtempSync(join(tmpdir(), 'bench-tooling-')), 'tooling.js');
+writeFileSync(NO_PROOF, "exports.tooling = { consumers: [], outboxTableOutput: 'T', isEvent: () => false };\n");
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -13,7 +17,7 @@ test('without a proof domain the bench refuses in one line and starts nothing', 
   const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
   const logs = jest.spyOn(console, 'log').mockImplementation(() => undefined);
 
-  const status = await runBench(['--profile', 'quick']);
+  const status = await runBench(['--profile', 'quick', '--tooling', NO_PROOF]);
 
   expect(status).toBe(2);
   expect(errors.mock.calls).toEqual([

@@ -6,8 +6,8 @@ import { lintTexts } from '../support/lint-texts';
 /**
  * The folder boundaries the lint config holds: the mechanism (packages/runtime/src, packages/cdk/src)
  * imports nothing of the example or the tools, the example imports the mechanism through its index
- * only, only the aws/ folders import the AWS SDK, and the tools already cut loose read the example's
- * domain through packages/tools/src/example.ts. Each case lints one import line as if it were
+ * only, only the aws/ folders import the AWS SDK, and the tools already cut loose take the example's
+ * domain from their entry points, which load it (packages/tools/src/load-domain.ts). Each case lints one import line as if it were
  * written in the named file (the file need not exist), all in one ESLint process (jest cannot load
  * the ESM config itself).
  */
@@ -86,7 +86,7 @@ const DOMAIN_PAST_THE_EXAMPLE_MODULE: Case[] = [
     `import { value } from '../../../lambdas/${EXAMPLE}/domain/order';`,
   ],
   ['packages/tools/src/simulation/campaign.ts', `import { value } from '../../tooling/${EXAMPLE}/simulation/world';`],
-  ['packages/tools/src/example.ts', `import { value } from '../tooling/${EXAMPLE}';`],
+  ['packages/tools/src/load-domain.ts', `import { value } from '../tooling/${EXAMPLE}';`],
   ['packages/tools/src/proof-kit/verify.ts', `import { value } from '../../tooling/${EXAMPLE}/proof';`],
   ['packages/tools/src/bench/pipeline.ts', `import { value } from '../../lambdas/${EXAMPLE}/domain/order';`],
 ];
@@ -151,11 +151,11 @@ test.each(SDK_OUTSIDE_AWS)('outside the aws/ folders %s may not import the SDK: 
 });
 
 test.each(DOMAIN_PAST_THE_EXAMPLE_MODULE)(
-  "%s reads the example's domain through packages/tools/src/example.ts only: %s",
+  "%s takes the example's domain from its entry point, loaded by packages/tools/src/load-domain.ts: %s",
   (file, importLine) => {
     const errors = restrictedImportErrors(file, importLine);
 
-    expect(errors).toEqual([expect.stringContaining('through packages/tools/src/example.ts')]);
+    expect(errors).toEqual([expect.stringContaining('which loads it (packages/tools/src/load-domain.ts)')]);
   },
 );
 

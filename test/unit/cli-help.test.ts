@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { USAGE as DLQ_USAGE } from '@exactly-once/tools/dlq/args';
+import { usage } from '@exactly-once/tools/dlq/args';
+import { exampleDomain } from '../support/example-domain';
+import { PROBE_TOOLING_MODULE } from '../support/probe-tooling';
 import { PAST_HORIZON_RUNBOOK } from '@exactly-once/tools/dlq/horizon';
 import { EXIT } from '@exactly-once/tools/cli/exit';
 
@@ -10,6 +12,7 @@ import { EXIT } from '@exactly-once/tools/cli/exit';
  * running with one line and exit 3, the same for each.
  */
 const root = join(__dirname, '..', '..');
+const DLQ_USAGE = usage(exampleDomain().consumers);
 const COMMANDS: [string, string, RegExp][] = [
   ['npm start', 'packages/tools/src/local-runtime/start.ts', /^Usage: npm start/],
   ['npm run call', 'packages/tools/src/local-runtime/call.ts', /^Usage: npm run call/],
@@ -56,6 +59,12 @@ beforeAll(async () => {
       [`${name} bad flag`, file, ['--no-such-flag']],
     ]),
     ...NEED_THE_RUNTIME.map(([name, file, args]): [string, string, string[]] => [`${name} not running`, file, args]),
+    // The probe tooling, named on the command line: it gives no simulated world, so sim refuses saying so.
+    [
+      'npm run sim --tooling',
+      'packages/tools/src/simulation/cli.ts',
+      ['--tooling', PROBE_TOOLING_MODULE, '--intents', '1'],
+    ],
   ];
   const queue = [...jobs];
   await Promise.all(
@@ -83,6 +92,24 @@ test.each(COMMANDS)('%s with a mistyped flag names it, prints the usage and exit
   expect(stderr).toMatch(/Unknown option '--no-such-flag'/);
   expect(stderr).not.toMatch(/To specify a positional argument/);
   expect(stderr).toMatch(/usage: npm (start|run)/i);
+});
+
+/** The commands that read the domain: each takes its tooling module from `--tooling` when given. */
+const READ_THE_DOMAIN = COMMANDS.filter(([name]) => name !== 'npm run call');
+
+test.each(READ_THE_DOMAIN)('%s --help documents --tooling, the tooling module it takes the domain from', (name) => {
+  const { stdout } = results.get(`${name} help`)!;
+
+  expect(stdout).toMatch(
+    /^ {2}--tooling MODULE +the domain's tooling module \(a path from the root, exporting `tooling`; default: tooling\/<exactlyOnce\.example>\)$/m,
+  );
+});
+
+test('--tooling reaches the command: sim on the probe tooling, which gives no simulated world, refuses saying so', () => {
+  const { code, stderr } = results.get('npm run sim --tooling')!;
+
+  expect(code).toBe(EXIT.failed);
+  expect(stderr).toMatch(/^sim: The example's tooling module gives no simulated world/);
 });
 
 test.each(NEED_THE_RUNTIME)(

@@ -10,7 +10,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseCommand, USAGE } from '@exactly-once/tools/dlq/args';
+import { parseCommand, usage } from '@exactly-once/tools/dlq/args';
 import { main } from '@exactly-once/tools/dlq/cli';
 import { shown, type ListReport, type RedriveReport, type ShowReport } from '@exactly-once/tools/dlq/commands';
 import type { DlqContext } from '@exactly-once/tools/dlq/context';
@@ -29,6 +29,12 @@ import { pastHorizonReason, stillInFutureReason } from '@exactly-once/tools/dlq/
 import { discoverDeadLetterQueues, findDeadLetterQueue, UsageError } from '@exactly-once/tools/dlq/queues';
 import { PROVIDER_KEY_WINDOW_REASON } from '@exactly-once/tools/dlq/provider-window';
 import { PROBE_CONSUMERS, PROBE_FIFO_SPEC } from '../exactly-once/fixtures/probe-spec';
+import { exampleDomain } from '../support/example-domain';
+
+/** The domain the tool is handed, as its entry point loads it: the example's. */
+const DOMAIN = exampleDomain();
+const { isEvent } = DOMAIN;
+const USAGE = usage(DOMAIN.consumers);
 
 const OUTPUTS = {
   ApiUrl: 'https://example/prod/',
@@ -149,7 +155,12 @@ describe('exit codes', () => {
     const out: string[] = [];
     const err: string[] = [];
     const open = jest.fn<Promise<DlqContext>, []>();
-    return { out, err, open, io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t), open } };
+    return {
+      out,
+      err,
+      open,
+      io: { domain: DOMAIN, out: (t: string) => out.push(t), err: (t: string) => err.push(t), open },
+    };
   };
 
   test('a usage error exits 2 with the usage text, before any stack is opened', async () => {
@@ -182,6 +193,7 @@ describe('exit codes', () => {
     const sqs = new SQSClient({ region: 'us-east-1' });
     run.open.mockResolvedValue({
       stack: { kind: 'local', name: 'S', outputs: OUTPUTS, endpoints: {} },
+      domain: DOMAIN,
       sqs,
       close: () => sqs.destroy(),
     } as unknown as DlqContext);
@@ -265,6 +277,7 @@ describe('redrive on AWS (SDK mocked)', () => {
 
   test('a whole-queue redrive without filters is one StartMessageMoveTask to the source queue', async () => {
     const result = await redrive(sqs, fifoQueue, {
+      isEvent,
       max: 10,
       all: true,
       includePoison: true,
@@ -287,7 +300,14 @@ describe('redrive on AWS (SDK mocked)', () => {
   ])('with %s it moves message by message instead', async (_, filters) => {
     sqsMock.on(ReceiveMessageCommand).resolves({ Messages: [] });
 
-    const result = await redrive(sqs, fifoQueue, { max: 10, all: true, onAws: true, waitSeconds: 1, ...filters });
+    const result = await redrive(sqs, fifoQueue, {
+      isEvent,
+      max: 10,
+      all: true,
+      onAws: true,
+      waitSeconds: 1,
+      ...filters,
+    });
 
     expect(result.method).toBe('receive-send-delete');
     expect(sqsMock.commandCalls(StartMessageMoveTaskCommand)).toHaveLength(0);
@@ -302,8 +322,8 @@ describe('redrive on AWS (SDK mocked)', () => {
       .resolvesOnce({ Messages: [message('m1')] })
       .resolves({ Messages: [] });
 
-    await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
-    await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
+    await redrive(sqs, fifoQueue, { isEvent, max: 10, waitSeconds: 0 });
+    await redrive(sqs, fifoQueue, { isEvent, max: 10, waitSeconds: 0 });
 
     const sends = sqsMock.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
     expect(sends.map((s) => s.MessageGroupId)).toEqual(['thing-1', 'thing-1']);
@@ -320,7 +340,7 @@ describe('redrive on AWS (SDK mocked)', () => {
     let receives = 0;
     sqsMock.on(ReceiveMessageCommand).callsFake(() => ({ Messages: ++receives <= 50 ? [poison] : [] }));
 
-    const result = await redrive(sqs, fifoQueue, { max: 10, all: true, waitSeconds: 0 });
+    const result = await redrive(sqs, fifoQueue, { isEvent, max: 10, all: true, waitSeconds: 0 });
 
     expect(result.skipped).toEqual([{ messageId: 'm3', reason: expect.stringMatching(/^poison/) }]);
     expect(sqsMock.commandCalls(ReceiveMessageCommand)).toHaveLength(2);
@@ -333,7 +353,7 @@ describe('redrive on AWS (SDK mocked)', () => {
       .resolves({ Messages: [] });
     sqsMock.on(SendMessageCommand).rejects(new Error('AccessDenied'));
 
-    const result = await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0 });
+    const result = await redrive(sqs, fifoQueue, { isEvent, max: 10, waitSeconds: 0 });
 
     expect(result.failed).toEqual([{ messageId: 'm2', error: 'AccessDenied' }]);
     expect(result.moved).toEqual([]);
@@ -506,8 +526,8 @@ describe('the dedupe horizon', () => {
   describe('which messages redrive moves', () => {
     const old = deadLetter('m-old', envelope('e-old', daysBefore(60)));
     const recent = deadLetter('m-new', envelope('e-new', daysBefore(3)), { failureCause: 'UnsupportedEventType' });
-    const decide = (message: DeadLetter, options: Parameters<typeof redriveDecision>[1] = {}) =>
-      redriveDecision(message, options, HORIZON, NOW);
+    const decide = (message: DeadLetter, options: Omit<Parameters<typeof redriveDecision>[1], 'isEvent'> = {}) =>
+      redriveDecision(message, { isEvent, ...options }, HORIZON, NOW);
 
     test('past the horizon: left, with the reason and what to do, unless --past-horizon names its eventId', () => {
       expect(decide(old)).toEqual({ skip: pastHorizonReason(HORIZON) });
@@ -623,7 +643,7 @@ describe('the dedupe horizon', () => {
     });
 
     test('without a horizon (a stack deployed before it) nothing is judged past it', () => {
-      expect(redriveDecision(old, {}, undefined, NOW)).toEqual({ move: 'as-is' });
+      expect(redriveDecision(old, { isEvent }, undefined, NOW)).toEqual({ move: 'as-is' });
     });
 
     test('the rewrite sets occurredAt to now and keeps everything else of the body', () => {
@@ -674,7 +694,7 @@ describe('the dedupe horizon', () => {
     });
 
     test('the event past the horizon stays in the DLQ (not sent, not deleted, visible again) and the result says so', async () => {
-      const result = await redrive(sqs, fifoQueue, { max: 10, waitSeconds: 0, now: () => NOW });
+      const result = await redrive(sqs, fifoQueue, { isEvent, max: 10, waitSeconds: 0, now: () => NOW });
 
       expect(result.moved.map((m) => m.eventId)).toEqual(['e-new']);
       expect(result.skipped).toEqual([{ messageId: 'old', reason: pastHorizonReason(HORIZON) }]);
@@ -690,6 +710,7 @@ describe('the dedupe horizon', () => {
 
     test('named by --past-horizon: resent with occurredAt now, the original in originalOccurredAt, its group kept', async () => {
       const result = await redrive(sqs, fifoQueue, {
+        isEvent,
         max: 10,
         waitSeconds: 0,
         now: () => NOW,
@@ -730,6 +751,7 @@ describe('the dedupe horizon', () => {
           .resolvesOnce({ Messages: [sqsMessage('old', daysBefore(60))] })
           .resolves({ Messages: [] });
         const result = await redrive(sqs, fifoQueue, {
+          isEvent,
           max: 10,
           all: true,
           includePoison: true,
@@ -758,6 +780,7 @@ describe('the dedupe horizon', () => {
         .resolves({ Messages: [] });
 
       const result = await redrive(sqs, fifoQueue, {
+        isEvent,
         max: 10,
         waitSeconds: 0,
         now: () => NOW,
@@ -783,10 +806,12 @@ describe('the dedupe horizon', () => {
       const open = async (stackOutputs: Record<string, string>) =>
         ({
           stack: { kind: 'local', name: 'S', outputs: stackOutputs, endpoints: {} },
+          domain: DOMAIN,
           sqs,
           close: () => undefined,
         }) as unknown as DlqContext;
       const io = (stackOutputs: Record<string, string>) => ({
+        domain: DOMAIN,
         out: (t: string) => out.push(t),
         err: (t: string) => err.push(t),
         open: () => open(stackOutputs),

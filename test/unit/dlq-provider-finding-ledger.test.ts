@@ -30,6 +30,7 @@ import { UsageError } from '@exactly-once/tools/dlq/queues';
 import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import { stripeLikeProvider } from '../support/providers';
 import { work } from '../support/sequenced-ledger-cases';
+import { exampleDomain } from '../support/example-domain';
 
 /**
  * The DLQ tool writes a person's finding about a provider call owed past its key window where the
@@ -139,7 +140,8 @@ const context = {
   stack: { kind: 'local', name: 'S', outputs: OUTPUTS, endpoints: {} },
   sqs,
   dynamodb: raw,
-  consumers: CONSUMERS,
+  // The example's domain, on this test's consumer list.
+  domain: { ...exampleDomain(), consumers: CONSUMERS },
   close: () => undefined,
 } as unknown as DlqContext;
 

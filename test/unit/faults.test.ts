@@ -40,6 +40,8 @@ import { parseFaultRates, parseFaults } from '@exactly-once/tools/proof-kit/run'
 import { awsTarget, type Target } from '@exactly-once/tools/proof-kit/target';
 import { startProviderEmulator } from '@exactly-once/tools/local-runtime/provider';
 import { UNBOUNDED_WORK } from '../support/record-work';
+import { MAIL_AND_WAREHOUSE } from '../support/local-provider-apis';
+import { tooling as probeTooling } from '../support/probe-tooling';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 const inAMinute = new Date(NOW + 60_000).toISOString();
@@ -383,9 +385,9 @@ describe('the proof kit and a stack without fault injection', () => {
     sts.on(GetCallerIdentityCommand).resolves({ Arn: 'arn:aws:iam::123456789012:user/me' });
     try {
       stackWith({ ApiUrl: 'https://api.example.com/prod/' });
-      const without = await awsTarget('ExactlyOnce-dev');
+      const without = await awsTarget('ExactlyOnce-dev', probeTooling);
       stackWith({ ApiUrl: 'https://api.example.com/prod/', FaultParameterName: '/plan' });
-      const withSwitch = await awsTarget('ExactlyOnce-dev');
+      const withSwitch = await awsTarget('ExactlyOnce-dev', probeTooling);
 
       expect(without.faultSwitch).toBeUndefined();
       expect(withSwitch.faultSwitch).toEqual({ parameterName: '/plan' });
@@ -591,7 +593,10 @@ describe("the local provider's chaos comes from the run's fault settings", () =>
   });
 
   test('switching the faults on sets the chaos at the local provider, with its API key; off() clears it', async () => {
-    const provider = await startProviderEmulator({ apiKey: 'chaos-key' });
+    const provider = await startProviderEmulator({
+      apiKey: 'chaos-key',
+      apis: MAIL_AND_WAREHOUSE,
+    });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
     const keyFile = path.join(dir, 'key');
     fs.writeFileSync(keyFile, 'chaos-key');

@@ -6,8 +6,9 @@ import { exampleName } from '../support/example-reach';
 
 /**
  * The import graph's rules (.dependency-cruiser.cjs, run by `npm run lint`): no circle of modules that
- * load each other (in the packages' cores none at all, type-only imports included), the tools never import the example (they load its plug-ins by the name in
- * package.json), the mechanism imports nothing outside it, and inside it layers point one way (core <- aws
+ * load each other (in the packages none at all, type-only imports included), the tools never import the example (they load its plug-ins by the name in
+ * package.json), only a command's entry point loads the domain (the engines are handed it), the mechanism
+ * imports nothing outside it, and inside it layers point one way (core <- aws
  * <- faults <- api <- wiring). Each rule is shown biting on a scratch tree of a few files, with the
  * repository's own configuration.
  */
@@ -66,6 +67,15 @@ test.each([
     'no-circular',
   ],
   [
+    "a tool's engine loading the domain itself instead of being handed it",
+    {
+      'packages/tools/src/proof-kit/verify.ts':
+        "import { loadDomain } from '../load-domain';\nexport const consumers = () => loadDomain('.').consumers;\n",
+      'packages/tools/src/load-domain.ts': 'export const loadDomain = (root: string) => ({ root, consumers: [] });\n',
+    },
+    'only-entry-points-load-the-domain',
+  ],
+  [
     'the mechanism importing a tool',
     {
       'packages/runtime/src/relay.ts': "import { x } from '../../tools/src/dlq';\nexport const y = x;\n",
@@ -73,17 +83,26 @@ test.each([
     },
     'mechanism-imports-nothing-outside-it',
   ],
-  ...(['packages/runtime/src/faults', 'packages/cdk/src', 'packages/tools/src/proof-kit'] as const).map(
-    (folder): [string, Record<string, string>, string] => [
-      `a circle of type-only imports in ${folder}`,
-      {
-        [`${folder}/plan.ts`]: "import type { Bypass } from './bypass';\nexport type Plan = { bypass?: Bypass };\n",
-        [`${folder}/bypass.ts`]:
-          "import type { Plan } from './plan';\nexport type Bypass = string[];\nexport const of = (p: Plan) => p.bypass;\n",
-      },
-      'no-circular-types-in-the-packages',
-    ],
-  ),
+  ...(
+    [
+      'packages/runtime/src/faults',
+      'packages/cdk/src',
+      'packages/tools/src',
+      'packages/tools/src/proof-kit',
+      'packages/tools/src/dlq',
+      'packages/tools/src/bench',
+      'packages/tools/src/local-runtime',
+      'packages/tools/src/simulation',
+    ] as const
+  ).map((folder): [string, Record<string, string>, string] => [
+    `a circle of type-only imports in ${folder}`,
+    {
+      [`${folder}/plan.ts`]: "import type { Bypass } from './bypass';\nexport type Plan = { bypass?: Bypass };\n",
+      [`${folder}/bypass.ts`]:
+        "import type { Plan } from './plan';\nexport type Bypass = string[];\nexport const of = (p: Plan) => p.bypass;\n",
+    },
+    'no-circular-types-in-the-packages',
+  ]),
   ...(
     [
       ['core', 'consumer/ports.ts', 'aws/clients.ts'],
@@ -112,23 +131,40 @@ test.each([
   expect(status).not.toBe(0);
 });
 
-test("outside the packages' cores a type-only import back is no circle: it loads nothing", () => {
+test('outside the packages a type-only import back is no circle: it loads nothing', () => {
   // Arrange
   const tree = scratchTree({
-    'packages/tools/src/contract.ts':
+    [`tooling/${EXAMPLE}/contract.ts`]:
       "import type { Engine } from './engine';\nexport type Contract = { engine: Engine };\n",
-    'packages/tools/src/engine.ts':
+    [`tooling/${EXAMPLE}/engine.ts`]:
       "import { check } from './contract-check';\nexport type Engine = () => void;\nexport const engine: Engine = check;\n",
-    'packages/tools/src/contract-check.ts':
+    [`tooling/${EXAMPLE}/contract-check.ts`]:
       "import type { Contract } from './contract';\nexport const check = (c?: Contract) => void c;\n",
   });
   trees.push(tree);
 
   // Act
-  const { output } = cruise(tree, ['packages']);
+  const { output } = cruise(tree, ['tooling']);
 
   // Assert
   expect(output).not.toContain('no-circular');
+});
+
+test("a command's entry point loads the domain and hands it down: it may import the loader", () => {
+  // Arrange
+  const tree = scratchTree({
+    'packages/tools/src/dlq/cli.ts':
+      "import { loadDomain } from '../load-domain';\nexport const domain = () => loadDomain('.');\n",
+    'packages/tools/src/load-domain.ts': 'export const loadDomain = (root: string) => ({ root, consumers: [] });\n',
+  });
+  trees.push(tree);
+
+  // Act
+  const { status, output } = cruise(tree, ['packages']);
+
+  // Assert
+  expect(output).not.toContain('only-entry-points-load-the-domain');
+  expect(status).toBe(0);
 });
 
 test("the mechanism's index files sit over every layer: they may import any of them", () => {

@@ -25,7 +25,7 @@ afterEach(async () => {
   provider = undefined;
 });
 
-async function start(options: ProviderEmulatorOptions = {}): Promise<ProviderEmulator> {
+async function start(options: Partial<ProviderEmulatorOptions> = {}): Promise<ProviderEmulator> {
   provider = await startProviderEmulator({ apiKey: API_KEY, apis: MAIL_AND_WAREHOUSE, ...options });
   return provider;
 }

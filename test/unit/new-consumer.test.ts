@@ -1,6 +1,6 @@
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { example } from '@exactly-once/tools/example';
+import { exampleDomain } from '../support/example-domain';
 import { unusedConsumerName } from '../support/consumer-names';
 import { exampleName } from '../support/example-reach';
 import { copyOfRepository, runInCopy } from '../support/repo-copy';
@@ -39,7 +39,7 @@ const GENERATED = [
 ];
 /** The event types the scaffolder gives a consumer: the first to a standard one, all to a FIFO one. */
 const EVENT_TYPES =
-  example().scaffold?.eventTypes ??
+  exampleDomain().scaffold?.eventTypes ??
   ((): never => {
     throw new Error("The example's tooling gives no `scaffold`: npm run new:consumer has nowhere to write.");
   })();

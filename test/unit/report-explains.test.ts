@@ -24,7 +24,7 @@ import type { FaultSettings } from '@exactly-once/tools/proof-kit/faults';
 import type { Target } from '@exactly-once/tools/proof-kit/target';
 import { waterfallChart, type OrderTrace } from '@exactly-once/tools/proof-kit/trace';
 import { consumerOutputNames } from '@exactly-once/runtime/consumer-spec';
-import { example } from '@exactly-once/tools/example';
+import { exampleDomain } from '../support/example-domain';
 import { emptyVerification, smokeRunResults } from '../support/run-results';
 
 /**
@@ -176,7 +176,7 @@ describe('provider figures: one number in the chart and the text', () => {
   it('draws each provider apart, each line ending on the figure its row states', () => {
     const verification = {
       ...emptyVerification(),
-      providerLines: providerLines(summarizeProviders(log), 3),
+      providerLines: providerLines(summarizeProviders(log), 3, {}),
       providers: providerFigures(log),
     };
     const pipeline: PipelineSamples = { intervalMs: 1_000, startedAtMs: T0, samples: [], marks: [], effectLag: [] };
@@ -437,8 +437,9 @@ describe('a line while draining', () => {
   });
 
   it('prints it periodically while the drain waits, until it drains', async () => {
-    const consumers = example().consumers;
-    const outputs: Record<string, string> = { [example().outboxTableOutput]: 'outbox' };
+    const domain = exampleDomain();
+    const consumers = domain.consumers;
+    const outputs: Record<string, string> = { [domain.outboxTableOutput]: 'outbox' };
     for (const c of consumers) {
       outputs[consumerOutputNames(c.name).queueUrl] = `q-${c.name}`;
       outputs[consumerOutputNames(c.name).deadLetterQueueUrl] = `dlq-${c.name}`;
@@ -451,7 +452,7 @@ describe('a line while draining', () => {
       polls += 1 / PENDING_SHARDS; // one query per outbox shard
       return { Count: 0 };
     });
-    const target = { outputs, sqs: new SQSClient({}), dynamodb: new DynamoDBClient({}) } as unknown as Target;
+    const target = { outputs, domain, sqs: new SQSClient({}), dynamodb: new DynamoDBClient({}) } as unknown as Target;
     const lines: string[] = [];
 
     const result = await waitForDrain(target, {

@@ -12,7 +12,8 @@ import {
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
 import { providerKey } from '@exactly-once/runtime/inbox/keys';
-import { picksAfterCancel } from '../../tooling/shop/proof';
+import { tooling as shopTooling } from '../../tooling/shop';
+import { picksAfterCancel, SHOP_PROOF } from '../../tooling/shop/proof';
 import type { PerformedEffect, ProviderLog } from '@exactly-once/tools/local-runtime/provider';
 import type { Observation } from '@exactly-once/tools/proof-kit/drive';
 import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
@@ -47,6 +48,7 @@ describe('the effect invariants: points and reserved stock', () => {
   const target = {
     kind: 'local',
     name: 'unit',
+    domain: shopTooling,
     region: 'us-east-1',
     apiUrl: 'http://127.0.0.1:1',
     outputs: {
@@ -194,7 +196,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
   }
 
   test('a clean record: PICK before CANCEL_PICK, every call recorded done: no violation', () => {
-    expect(checkProviderCalls(cancelledOrder(), EXAMPLE_CONSUMERS)).toEqual([]);
+    expect(checkProviderCalls(cancelledOrder(), EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([]);
   });
 
   test('a PICK made after the CANCEL_PICK reached the warehouse is a provider-order violation', () => {
@@ -202,7 +204,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
     // The PICK's key was called again (a late redrive) after the cancel went out.
     record.providerItems[1] = call(`fulfilment:${PLACED}`, '2030-01-01T00:00:01.000Z', '2030-01-01T00:00:06.000Z');
 
-    const violations = checkProviderCalls(record, EXAMPLE_CONSUMERS);
+    const violations = checkProviderCalls(record, EXAMPLE_CONSUMERS, SHOP_PROOF);
 
     expect(violations).toEqual([
       {
@@ -229,8 +231,8 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
       providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
     };
 
-    expect(checkProviderCalls(superseded, EXAMPLE_CONSUMERS)).toEqual([]);
-    expect(checkProviderCalls(placedOnly, EXAMPLE_CONSUMERS)).toEqual([
+    expect(checkProviderCalls(superseded, EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([]);
+    expect(checkProviderCalls(placedOnly, EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([
       { invariant: 'provider', detail: `no provider call under key fulfilment:${PLACED}` },
     ]);
   });
@@ -256,7 +258,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
       ],
     };
 
-    expect(checkProviderCalls(record, EXAMPLE_CONSUMERS)).toEqual([]);
+    expect(checkProviderCalls(record, EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([]);
   });
 
   test('a key no event of the order owes (a CANCEL_PICK for an order still placed) is a violation', () => {
@@ -265,17 +267,20 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
     record.effects.set(`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 });
     record.effects.set(...inbox('fulfilment', PLACED));
 
-    expect(checkProviderCalls(record, EXAMPLE_CONSUMERS)).toEqual([
+    expect(checkProviderCalls(record, EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([
       { invariant: 'provider', detail: `unexpected provider call under key fulfilment:${CANCELLED}` },
     ]);
   });
 
   test('the produced events: OrderPlaced for every order, OrderCancelled for a cancelled one, keyed by the order', () => {
     expect(
-      producedEvents([
-        { orderId: 'a', status: 'PLACED' },
-        { orderId: 'b', status: 'CANCELLED' },
-      ]),
+      producedEvents(
+        [
+          { orderId: 'a', status: 'PLACED' },
+          { orderId: 'b', status: 'CANCELLED' },
+        ],
+        SHOP_PROOF,
+      ),
     ).toEqual([
       { eventId: orderPlacedEventId('a'), type: 'OrderPlaced', entityId: 'a' },
       { eventId: orderPlacedEventId('b'), type: 'OrderPlaced', entityId: 'b' },
@@ -346,7 +351,7 @@ describe('what the providers performed: the warehouse and the mail', () => {
       },
     );
 
-    const lines = providerLines(summarizeProviders(log), 2);
+    const lines = providerLines(summarizeProviders(log), 2, SHOP_PROOF);
 
     expect(lines).toEqual([
       'provider mail: 2 performed for 2 placed orders, 0 duplicates (keyed); 1 answers lost, 3 retried calls absorbed by the key',
@@ -377,7 +382,13 @@ describe('what the providers performed: the warehouse and the mail', () => {
       effect('warehouse', 'f:o1.placed', { instruction: 'PICK', orderId: 'o1' }),
     ];
 
-    const violations = checkPerformedEffects(performed, new Set(['f:o1.cancelled', 'f:o1.placed']), new Set());
+    const violations = checkPerformedEffects(
+      performed,
+      new Set(['f:o1.cancelled', 'f:o1.placed']),
+      new Set(),
+      [],
+      SHOP_PROOF,
+    );
 
     expect(violations).toEqual([expect.objectContaining({ invariant: 'provider-order' })]);
   });

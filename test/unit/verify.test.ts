@@ -12,6 +12,7 @@ import { eventFingerprint } from '@exactly-once/runtime/inbox/fingerprint';
 import { PROBE_SPEC } from '../exactly-once/fixtures/probe-spec';
 import { PROBE_STACK_CONSUMERS } from '../exactly-once/fixtures/probe-stack-consumers';
 import { happenedEventOf, PROBE_PROOF, type ThingItem } from '../support/neutral-proof-domain';
+import { tooling as probeTooling } from '../support/probe-tooling';
 import { happenedEventIdOf, thingIdOf } from '../exactly-once/fixtures/probe-stack-things';
 
 /**
@@ -45,6 +46,7 @@ const target = {
     RelayFailureQueueUrl: 'relay-failures',
   },
   callers: [],
+  domain: probeTooling,
   dynamodb: new DynamoDBClient({ region: 'us-east-1' }),
   sqs: new SQSClient({ region: 'us-east-1' }),
   faultSwitch: { file: '/dev/null' },

@@ -21,7 +21,7 @@
  * } satisfies ExampleTooling;
  * ```
  */
-export type { ExampleTooling } from './example';
+export type { ExampleTooling } from './domain';
 
 /**
  * The domain as the proof kit judges it (`tooling/<example>/proof.ts`): its request plan, its entities

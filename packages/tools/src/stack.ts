@@ -2,7 +2,6 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { example } from './example';
 import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 
@@ -148,7 +147,7 @@ export interface ConsumerQueueUrls {
  */
 export function consumerQueueUrls(
   outputs: Record<string, string>,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[],
 ): ConsumerQueueUrls[] {
   return consumers.map((consumer) => {
     const names = consumerOutputNames(consumer.name);

@@ -25,6 +25,7 @@ import {
 import type { SimulationResult } from '@exactly-once/tools/simulation/contract';
 import { EFFECTS_TABLE } from '@exactly-once/tools/simulation/world/tables';
 import { createOrderHandler, CREATE_ORDER_TIMEOUT_SECONDS, ORDERS_TABLE } from './api';
+import { SHOP_PROOF } from '../proof';
 
 export { DEFAULT_FAULTS, DEFAULT_SETTINGS } from '@exactly-once/tools/simulation/world/world';
 export type { SimulationResult } from '@exactly-once/tools/simulation/contract';
@@ -235,6 +236,7 @@ export const SHOP_DOMAIN: SimulationDomain<ShopSimulationOptions> = {
       : { ...event, payload: { ...event.payload, items } };
   },
   entities: (db) => db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER'),
+  proof: () => SHOP_PROOF,
   // The version condition is fulfilment's own (its per-order item); no other consumer's ledger has one.
   conditionsIgnored: ({ guards }) =>
     guards.versionCheck

@@ -5,7 +5,7 @@ import type { CpuMeter } from './cpu';
 import type { EmulatorLimit } from './emulator-limit';
 import type { BenchRuntime } from './runtime';
 import type { BenchTables, PrivateTables } from './tables';
-import type { BenchProfile } from './run';
+import type { BenchProfile } from './profiles';
 
 /**
  * What every phase of a bench run shares: the runtime, the domain and profile, where lines go, the

@@ -9,7 +9,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
 import { ENTITY_OUTBOX } from '@exactly-once/runtime/aws/outbox-table';
-import { proofDomain } from '../example';
+import { proofDomainOf } from '../domain-parts';
 import { waitForDrain } from '../proof-kit/drain';
 import type { PlannedRequest } from '../proof-kit/plan';
 import { acceptedIntents, consumerNames, firstCalls } from '../proof-kit/sampler';
@@ -34,7 +34,10 @@ export interface Hop {
 }
 
 /** A batching window and batch size per event source, read from the template; the stream poll interval from the local poller. */
-export function pollerSettings(template: CfnTemplate | undefined): { stream?: string; sqs: Record<string, string> } {
+export function pollerSettings(
+  template: CfnTemplate | undefined,
+  consumers: readonly string[],
+): { stream?: string; sqs: Record<string, string> } {
   const settings: { stream?: string; sqs: Record<string, string> } = { sqs: {} };
   const interval = STREAM_POLL_INTERVAL_MS;
   if (template === undefined) return settings;
@@ -43,7 +46,7 @@ export function pollerSettings(template: CfnTemplate | undefined): { stream?: st
     if (source.kind === 'dynamodb')
       settings.stream = `local stream poll every ${interval} ms when idle, relay ${window}`;
     else {
-      const consumer = consumerNames().find((c) => source.functionLogicalId.toLowerCase().includes(c.toLowerCase()));
+      const consumer = consumers.find((c) => source.functionLogicalId.toLowerCase().includes(c.toLowerCase()));
       // SQS pollers long-poll (20 s), answered as soon as a message arrives.
       settings.sqs[consumer ?? source.functionLogicalId] = `SQS long poll, ${window}`;
     }
@@ -67,18 +70,18 @@ export async function measureHops(
     rate: ordersPerSecond,
   });
   await waitForDrain(target, { timeoutMs: drainTimeoutMs, pollMs: 250 });
-  const accepted = acceptedIntents(plan, driven.observations);
+  const accepted = acceptedIntents(plan, driven.observations, proofDomainOf(target.domain));
   const effectsTable = target.outputs[STACK_OUTPUTS.effectsTableName];
   const outboxItems = await outboxItemsOf(
     target,
-    target.outputs[proofDomain().entityTableOutput],
+    target.outputs[proofDomainOf(target.domain).entityTableOutput],
     accepted.map((a) => a.eventId),
   );
   const dispatched = new Map(
     [...outboxItems].flatMap(([id, item]) => (item.dispatchedAt === undefined ? [] : [[id, item.dispatchedAt]])),
   );
   const claimed = new Map<string, Map<string, number>>();
-  for (const consumer of consumerNames())
+  for (const consumer of consumerNames(target.domain.consumers))
     claimed.set(
       consumer,
       await readTimes(
@@ -102,7 +105,8 @@ export async function measureHops(
     dispatched,
     claimed,
     called,
-    settings: pollerSettings(template),
+    settings: pollerSettings(template, consumerNames(target.domain.consumers)),
+    consumers: consumerNames(target.domain.consumers),
     localProvider: target.outputs.LocalProviderUrl !== undefined,
   });
   return { hops, orders: accepted.length, ordersPerSecond };
@@ -119,6 +123,7 @@ function hopsFrom({
   called,
   settings,
   localProvider,
+  consumers,
 }: {
   accepted: readonly { eventId: string; acceptedAt: number }[];
   dispatched: ReadonlyMap<string, number>;
@@ -127,6 +132,8 @@ function hopsFrom({
   settings: ReturnType<typeof pollerSettings>;
   /** Whether the runtime serves the providers (an HTTP call) or the recording double stands in. */
   localProvider: boolean;
+  /** The domain's consumers, by name: one hop each. */
+  consumers: readonly string[];
 }): Hop[] {
   const gaps = (from: (eventId: string) => number | undefined, to: (eventId: string) => number | undefined) =>
     summarizeLatencies(
@@ -148,7 +155,7 @@ function hopsFrom({
       waitsOn: settings.stream ?? 'stream source not found in the template',
     },
   ];
-  for (const consumer of consumerNames()) {
+  for (const consumer of consumers) {
     const claims = claimed.get(consumer)!;
     hops.push({
       hop: `relayed -> ${consumer} claimed (SQS, poller, invocation, transaction)`,

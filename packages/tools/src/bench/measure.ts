@@ -1,5 +1,4 @@
 import * as os from 'node:os';
-import { example } from '../example';
 import type { ProofDomain } from '../proof-kit/domain';
 import { compareInBatches, PROVIDER_WORDS } from './batch-comparison';
 import { compareConsumers, type ConsumerKind } from './consumers';
@@ -13,7 +12,7 @@ import { measureCleanPipeline, measureHotResource, measureLightLoadHops, measure
 import type { BenchRuntime } from './runtime';
 import { measureStepRates } from './step-rates';
 import type { BenchTables, PrivateTables } from './tables';
-import type { BenchProfile } from './run';
+import type { BenchProfile } from './profiles';
 
 /** Every phase of a run, in the order its lines print; what reportBench takes. */
 export async function measureAll(
@@ -101,7 +100,17 @@ function benchContext(
     const role = Object.entries(tables).find(([, t]) => t === direct.originalOf(name))?.[0];
     return role === undefined ? name : role === 'entities' ? domain.entityNoun : role;
   };
-  return { runtime, domain, profile, print, tables, direct, consumerSpecs: example().consumers, cpu, label };
+  return {
+    runtime,
+    domain,
+    profile,
+    print,
+    tables,
+    direct,
+    consumerSpecs: runtime.target.domain.consumers,
+    cpu,
+    label,
+  };
 }
 
 const CONSUMER_NAMES: Record<ConsumerKind, string> = {

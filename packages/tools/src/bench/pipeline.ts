@@ -1,5 +1,5 @@
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
-import { example, proofDomain } from '../example';
+import { proofDomainOf } from '../domain-parts';
 import { waitForDrain } from '../proof-kit/drain';
 import { drive, type Observation } from '../proof-kit/drive';
 import type { Mix, PlannedRequest } from '../proof-kit/plan';
@@ -46,7 +46,7 @@ export function benchPlan(
   skus = Math.max(5, Math.ceil(orders / 12)),
 ): PlannedRequest[] {
   const runId = `bp${Date.now().toString(36)}${seed}`;
-  const domain = proofDomain();
+  const domain = proofDomainOf(target.domain);
   return domain.buildPlan(seededRandom(seed), {
     intents: orders,
     mix,
@@ -79,11 +79,15 @@ export async function measurePipeline(
   const driven = await drivePlan(target, plan, options.connections, options.ordersPerSecond);
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, pollMs: 250 });
   const accepted = driven.observations.filter((o) => o.status === 201);
-  const acceptedAt = new Map(acceptedIntents(plan, driven.observations).map((a) => [a.eventId, a.acceptedAt]));
-  const consumers = example().consumers;
+  const acceptedAt = new Map(
+    acceptedIntents(plan, driven.observations, proofDomainOf(target.domain)).map((a) => [a.eventId, a.acceptedAt]),
+  );
+  const { consumers } = target.domain;
   const consumerNames = consumers.map((c) => c.name);
   // The claims are keyed by the tenant the producer stamped on each event (the stored outbox event's).
-  const outboxed = await outboxItemsOf(target, target.outputs[proofDomain().entityTableOutput], [...acceptedAt.keys()]);
+  const outboxed = await outboxItemsOf(target, target.outputs[proofDomainOf(target.domain).entityTableOutput], [
+    ...acceptedAt.keys(),
+  ]);
   const applied = await appliedEffects(
     target.dynamodb,
     target.outputs[STACK_OUTPUTS.effectsTableName],

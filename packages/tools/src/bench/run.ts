@@ -1,8 +1,12 @@
 import * as fs from 'node:fs';
+import { BENCH_PROFILES, type BenchProfile } from './profiles';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { example } from '../example';
+import { proofDomainOf } from '../domain-parts';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag, toolingFlagHelp } from '../cli/tooling-flag';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 import type { ProofDomain } from '../proof-kit/domain';
 import { UNIT_PRICES } from '../proof-kit/prices';
 import { benchDynamoDbClient } from './client';
@@ -30,52 +34,7 @@ import { createPrivateTables, stackTables } from './tables';
 // The SDK's Node-version notice is noise between the figures (the runtime hides it the same way).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-export const BENCH_PROFILES = {
-  quick: {
-    limitOrders: 150,
-    limitConcurrency: 64,
-    consumerMessages: 200,
-    consumerConcurrency: 16,
-    /** The batch comparison: per consumer and provider, rounds of this many messages in batches of 10. */
-    batchMessages: 200,
-    batchRounds: 3,
-    /** Invocations (batches of 10) in flight at once, for every consumer: 20 records. */
-    batchConcurrency: 2,
-    pipelineOrders: 200,
-    /** Offered load: the drive must outlast the lag, or there is no steady window to measure. */
-    pipelineOrdersPerSecond: 15,
-    connections: 16,
-    defaultPlanOrders: 40,
-    drainTimeoutMs: 120_000,
-    faultMessages: 200,
-    faultSeed: 7,
-    hopOrders: 10,
-    hopOrdersPerSecond: 2,
-    hotSkuOrders: 120,
-  },
-  full: {
-    limitOrders: 1_000,
-    limitConcurrency: 64,
-    consumerMessages: 1_000,
-    consumerConcurrency: 16,
-    batchMessages: 500,
-    batchRounds: 3,
-    batchConcurrency: 2,
-    pipelineOrders: 600,
-    pipelineOrdersPerSecond: 30,
-    connections: 16,
-    defaultPlanOrders: 200,
-    drainTimeoutMs: 240_000,
-    faultMessages: 200,
-    faultSeed: 7,
-    hopOrders: 30,
-    hopOrdersPerSecond: 2,
-    hotSkuOrders: 300,
-  },
-};
-
-/** One profile's settings (the run's sizes, rates and timeouts). */
-export type BenchProfile = (typeof BENCH_PROFILES)['full'];
+export { BENCH_PROFILES, type BenchProfile };
 
 export const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku] [--use-running] [--synth] [--results-dir DIR]
   --profile quick   a few minutes; full (default) under 15 minutes
@@ -84,11 +43,13 @@ export const USAGE = `Usage: npm run bench -- [--profile quick|full] [--hot-sku]
   --use-running     measure the runtime \`npm start\` runs (.local/outputs.json) instead of starting one
   --synth           synthesize even when cdk.out exists
   --results-dir DIR where the results go (default bench-results)
+  ${toolingFlagHelp(18)}
   -h, --help        this text
 Exit codes: 0 done, 1 something failed, 2 usage error.`;
 
 /** The benchmark, as `npm run bench` runs it (cli.ts): the exit status. */
-export async function runBench(args: string[]): Promise<number> {
+export async function runBench(argv: string[]): Promise<number> {
+  const { toolingModule, args } = takeToolingFlag(argv);
   const { values } = parseArgs({
     args,
     options: {
@@ -113,14 +74,21 @@ export async function runBench(args: string[]): Promise<number> {
   const id = `bench-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const print = (line: string) => console.log(`bench: ${line}`);
   const started = Date.now();
-  const domain = example().proof;
-  if (domain === undefined) {
+  // The domain, once, from the entry point: the runtime's local provider, the target and the plan all take it.
+  const tooling = loadDomain(PROJECT_DIR, { toolingModule });
+  if (tooling.proof === undefined) {
     console.error(
       "bench: the example's tooling module gives no proof domain (`proof`, packages/tools/src/proof-kit/domain.ts): the bench has no plan to send",
     );
     return 2;
   }
-  const runtime = await acquireRuntime({ useRunning: values['use-running']!, synth: values.synth!, log: print });
+  const domain = proofDomainOf(tooling);
+  const runtime = await acquireRuntime({
+    domain: tooling,
+    useRunning: values['use-running']!,
+    synth: values.synth!,
+    log: print,
+  });
   try {
     const results = await benchRun(runtime, domain, profile, values['hot-sku']!, print);
     return reportBench(results, {

@@ -5,6 +5,7 @@ import { startRuntime, type LocalOutputs, type LocalRuntime, type RuntimeStats }
 import { readCloudAssembly, selectStack, synthesize } from '../local-runtime/template/cloud-assembly';
 import type { CfnTemplate } from '../local-runtime/template/model';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
+import type { ExampleTooling } from '../domain';
 
 /**
  * The local runtime the bench measures: a running one (`npm start`, found
@@ -49,12 +50,14 @@ function readTemplate(cdkOut: string): CfnTemplate | undefined {
 const projectDir = PROJECT_DIR;
 
 export async function acquireRuntime(options: {
+  /** The domain the stack runs, as the entry point loaded it. */
+  domain: ExampleTooling;
   useRunning: boolean;
   synth: boolean;
   log: (line: string) => void;
 }): Promise<BenchRuntime> {
   if (options.useRunning) {
-    const running = await runningRuntime();
+    const running = await runningRuntime(options.domain);
     if (running !== undefined) return running;
     options.log('no running runtime answers; starting one');
   }
@@ -67,13 +70,14 @@ export async function acquireRuntime(options: {
   let logBytes = 0;
   const runtime: LocalRuntime = await startRuntime({
     cdkOut,
+    domain: options.domain,
     port: 0,
     // The functions' logs would bury the figures: only their size is kept (the idle cost's log ingestion).
     log: (_source, line) => void (logBytes += Buffer.byteLength(line) + 1),
     outputsFile,
     faultInjectionFile: path.join(projectDir, '.local', 'bench-faults-none.json'),
   });
-  const target = localTarget({ outputsFile });
+  const target = localTarget({ outputsFile, domain: options.domain });
   return {
     target,
     dynamodbEndpoint: runtime.outputs.endpoints.dynamodb!,
@@ -103,9 +107,9 @@ export async function acquireRuntime(options: {
   };
 }
 
-async function runningRuntime(): Promise<BenchRuntime | undefined> {
+async function runningRuntime(domain: ExampleTooling): Promise<BenchRuntime | undefined> {
   if (!fs.existsSync(LOCAL_OUTPUTS_FILE)) return undefined;
-  const target = localTarget();
+  const target = localTarget({ domain });
   const statsUrl = new URL('/__local/stats', target.apiUrl).toString();
   const stats = async () => (await (await fetch(statsUrl)).json()) as RuntimeStats;
   try {

@@ -1,13 +1,19 @@
 import { parseArgs } from 'node:util';
-import { example } from '../example';
 import { POISON_CAUSE } from './causes';
 import { PAST_HORIZON_RUNBOOK } from './horizon';
 import type { ProviderCallFinding } from './provider-window';
 import { UsageError } from './queues';
 
-const queueNames = (): string => [...example().consumers.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
+import { toolingFlagHelp } from '../cli/tooling-flag';
 
-export const USAGE = `Usage: npm run dlq -- <command> [options]
+/** The DLQs a stack of `consumers` has, by the names `list` gives them. */
+const queueNames = (consumers: readonly { readonly name: string }[]): string =>
+  [...consumers.map((c) => c.name), 'relay-failures', 'sweeper'].join(', ');
+
+/** The tool's usage, naming the queues of the domain's `consumers`. */
+export const usage = (
+  consumers: readonly { readonly name: string }[],
+): string => `Usage: npm run dlq -- <command> [options]
   list                                  every DLQ of the stack: messages, oldest age, counts by failureCause,
                                         how many are past the consumer's dedupe horizon, where redrive sends them
   show <queue> [--max N]                the messages (default 10) with their attributes and a body preview;
@@ -42,8 +48,9 @@ Options:
                    not performed: its key window restarts now, and the redriven message makes the call once more.
                    Every other such message stays in the DLQ. Repeat the flag or separate the ids with commas
   --dry-run        redrive: what would be moved, rewritten and left, without moving anything
+  ${toolingFlagHelp(17)}
   -h, --help       this text
-<queue> is a name from \`list\` (${queueNames()}), its output key or its URL.
+<queue> is a name from \`list\` (${queueNames(consumers)}), its output key or its URL.
 Exit codes: 0 done, 1 something failed (the output says what), 2 usage error, 3 the local runtime is not running.`;
 
 export type Command =

@@ -1,5 +1,4 @@
 import type { PermanentCause } from '@exactly-once/runtime/errors';
-import { example } from '../example';
 import { envelopeOccurredAt } from './horizon';
 
 /**
@@ -53,19 +52,16 @@ export function causeOf(message: Pick<DeadLetterFacts, 'attributes'>): string {
 
 /**
  * Poison by its cause, or (moved by SQS with no cause) by a body that is not an event (`isEvent`, the
- * example's by default) or whose occurredAt is no timestamp: the consumer refuses both as
+ * domain's) or whose occurredAt is no timestamp: the consumer refuses both as
  * SchemaViolation, on every redrive.
  *
  * @example
  * ```ts
- * isPoison({ body: '{"poison":true}', attributes: { failureCause: 'SchemaViolation' } }); // true
- * isPoison({ body: eventBody, attributes: { failureCause: 'EventIdReused' } }); // false
+ * isPoison({ body: '{"poison":true}', attributes: { failureCause: 'SchemaViolation' } }, domain.isEvent); // true
+ * isPoison({ body: eventBody, attributes: { failureCause: 'EventIdReused' } }, domain.isEvent); // false
  * ```
  */
-export function isPoison(
-  message: DeadLetterFacts,
-  isEvent: (body: string) => boolean = (body) => example().isEvent(body),
-): boolean {
+export function isPoison(message: DeadLetterFacts, isEvent: (body: string) => boolean): boolean {
   const cause = message.attributes.failureCause;
   if (cause !== undefined) return cause === POISON_CAUSE;
   if (!isEvent(message.body)) return true;

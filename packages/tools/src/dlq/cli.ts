@@ -1,12 +1,16 @@
 import '../cli/require-node'; // first: an unsupported Node stops here, before anything loads
-import { parseCommand, USAGE, type Command } from './args';
+import { parseCommand, usage, type Command } from './args';
 import { runCommand, succeeded } from './commands';
 import { openContext, type DlqContext } from './context';
 import { formatReport } from './format';
 import { UsageError } from './queues';
-import { EXIT } from '../cli/exit';
+import { EXIT, isUsageError } from '../cli/exit';
 import { accessDeniedLine } from '../cli/access-denied';
 import { RuntimeNotRunningError } from '../stack';
+import type { ExampleTooling } from '../domain';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag } from '../cli/tooling-flag';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 
 /**
  * `npm run dlq -- list | show <queue> | redrive <queue>`: the operator's DLQ
@@ -19,10 +23,13 @@ export interface CliIo {
   err: (text: string) => void;
   /** The progress line of a long move (a terminal redraws it in place); none when undefined. */
   progress?: (line: string) => void;
-  open?: (command: Exclude<Command, { command: 'help' }>) => Promise<DlqContext>;
+  /** The domain the stack runs, as the entry point loaded it (`--tooling`, else the example's). */
+  domain: ExampleTooling;
+  open?: (command: Exclude<Command, { command: 'help' }>, domain: ExampleTooling) => Promise<DlqContext>;
 }
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
+  const USAGE = usage(io.domain.consumers);
   let command: Command;
   try {
     command = parseCommand(argv);
@@ -36,7 +43,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   let context: DlqContext | undefined;
   try {
-    context = await (io.open ?? openContext)(command);
+    context = await (io.open ?? openContext)(command, io.domain);
     const report = await runCommand(command, context, io.progress);
     io.out(command.json ? JSON.stringify(report, null, 2) : formatReport(report));
     return succeeded(report) ? 0 : 1;
@@ -63,7 +70,19 @@ if (require.main === module) {
         process.stderr.write(`\r\x1b[K${line}`);
       }
     : undefined;
-  void main(process.argv.slice(2), {
+  // The domain, once: `--tooling` names its module, else the example's.
+  let domain: ExampleTooling;
+  let argv: string[];
+  try {
+    const { toolingModule, args } = takeToolingFlag(process.argv.slice(2));
+    argv = args;
+    domain = loadDomain(PROJECT_DIR, { toolingModule });
+  } catch (error) {
+    process.stderr.write(`dlq: ${(error as Error).message}\n`);
+    process.exit(isUsageError(error) ? EXIT.usage : EXIT.failed);
+  }
+  void main(argv, {
+    domain,
     out: (text) => {
       if (drawn) process.stderr.write('\n');
       drawn = false;

@@ -13,7 +13,6 @@ import {
   type PointerRedrive,
   type StreamContext,
 } from './stream-pointers';
-import { example } from '../example';
 import { requiredOutput } from '../stack';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 
@@ -79,7 +78,7 @@ function streamContext(context: DlqContext): StreamContext {
     sqs: context.sqs,
     dynamodb: context.dynamodb,
     streams: context.streams,
-    outboxTableName: requiredOutput(context.stack.outputs, example().outboxTableOutput),
+    outboxTableName: requiredOutput(context.stack.outputs, context.domain.outboxTableOutput),
   };
 }
 
@@ -131,7 +130,7 @@ export async function runCommand(
   progress: (line: string) => void = () => undefined,
   now: () => Date = () => new Date(),
 ): Promise<Report> {
-  const consumers = context.consumers ?? example().consumers;
+  const { consumers } = context.domain;
   const queues = discoverDeadLetterQueues(context.stack.outputs, consumers);
   if (command.command === 'list') return listQueues(queues, context, now);
   const queue = findDeadLetterQueue(queues, command.queue, consumers);
@@ -214,6 +213,7 @@ async function redriveQueue(
     all: command.all,
     cause: command.cause,
     includePoison: command.includePoison,
+    isEvent: context.domain.isEvent,
     pastHorizon: command.pastHorizon,
     providerFindings: command.providerFindings,
     // The consumer's claims are keyed by its spec name, which is its DLQ's name here; its spec's ledger

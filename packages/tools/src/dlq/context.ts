@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
+import type { ExampleTooling } from '../domain';
 import {
   assertLocalRuntimeAnswers,
   deployedStackOutputs,
@@ -17,14 +17,14 @@ export interface DlqContext {
   dynamodb: DynamoDBClient;
   streams: DynamoDBStreamsClient;
   /**
-   * The consumer list the stack was built from: their DLQs, and which ledger holds each one's claims.
-   * @default example().consumers
+   * The domain the stack was built from: its consumers (their DLQs, and which ledger holds each one's
+   * claims), its outbox table's output and how to tell its events from poison.
    */
-  consumers?: readonly ConsumerSpec[];
+  domain: ExampleTooling;
   close(): void;
 }
 
-export function contextFor(stack: StackOutputs): DlqContext {
+export function contextFor(stack: StackOutputs, domain: ExampleTooling): DlqContext {
   // Locally every client needs the emulator's endpoint explicitly: SDK v3 otherwise follows fauxqs's
   // queue-URL host, which does not resolve. DynamoDB Local serves the Streams API on its own endpoint.
   const local = stack.kind === 'local' ? { region: stack.region, credentials: LOCAL_CREDENTIALS } : {};
@@ -34,6 +34,7 @@ export function contextFor(stack: StackOutputs): DlqContext {
   const streams = new DynamoDBStreamsClient({ ...local, ...dynamoEndpoint });
   return {
     stack,
+    domain,
     sqs,
     dynamodb,
     streams,
@@ -46,9 +47,12 @@ export function contextFor(stack: StackOutputs): DlqContext {
 }
 
 /** `--stack NAME`: that deployed stack; otherwise the local runtime's outputs file. */
-export async function openContext(options: { stack?: string; outputsFile?: string }): Promise<DlqContext> {
-  if (options.stack !== undefined) return contextFor(await deployedStackOutputs(options.stack));
+export async function openContext(
+  options: { stack?: string; outputsFile?: string },
+  domain: ExampleTooling,
+): Promise<DlqContext> {
+  if (options.stack !== undefined) return contextFor(await deployedStackOutputs(options.stack), domain);
   const local = localStackOutputs(options.outputsFile);
   await assertLocalRuntimeAnswers(local, options.outputsFile);
-  return contextFor(local);
+  return contextFor(local, domain);
 }

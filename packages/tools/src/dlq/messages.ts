@@ -1,4 +1,5 @@
 import { isAccessDenied } from '../cli/access-denied';
+import type { DeadLetter } from './dead-letter';
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageCommand,
@@ -24,16 +25,7 @@ import type { DeadLetterQueue } from './queues';
 import { PROVIDER_KEY_WINDOW_REASON, type ProviderCallFinding } from './provider-window';
 import { pastHorizonReason, reusedIdDecision, stillInFutureReason } from './redrive-reasons';
 
-/** A message in a DLQ, with what the consumer wrote about its failure. */
-export interface DeadLetter {
-  messageId: string;
-  receiptHandle: string;
-  body: string;
-  sentAt?: string;
-  groupId?: string;
-  /** The consumer's failure attributes (failureCause, consumer, attempt, originalMessageId, ...). */
-  attributes: Record<string, string>;
-}
+export type { DeadLetter };
 
 // Long enough for one receive-send-delete round; whatever is not moved is made visible again at once.
 const HOLD_SECONDS = 60;
@@ -130,6 +122,8 @@ export interface RedriveOptions {
   /** Only messages with this failureCause. */
   cause?: string;
   includePoison?: boolean;
+  /** Whether a body is one of the domain's events (its `isEvent`): a message that is not is poison. */
+  isEvent: (body: string) => boolean;
   dryRun?: boolean;
   /**
    * The events (by eventId) past the queue's dedupe horizon that a person has
@@ -201,13 +195,14 @@ export interface RedriveResult {
  */
 export function redriveDecision(
   message: DeadLetter,
-  options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'select' | 'pastHorizon' | 'providerFindings'>,
+  options: Pick<RedriveOptions, 'cause' | 'includePoison' | 'isEvent' | 'select' | 'pastHorizon' | 'providerFindings'>,
   dedupeHorizonSeconds: number | undefined,
   now: Date,
 ): { skip: string } | { move: 'as-is' | 'rewrite'; providerFinding?: ProviderCallFinding } {
   if (options.cause !== undefined && causeOf(message) !== currentCauseName(options.cause))
     return { skip: `cause ${causeOf(message)}` };
-  if (!options.includePoison && isPoison(message)) return { skip: 'poison (use --include-poison to move it anyway)' };
+  if (!options.includePoison && isPoison(message, options.isEvent))
+    return { skip: 'poison (use --include-poison to move it anyway)' };
   if (options.select !== undefined && !options.select(message)) return { skip: 'not selected' };
   // Redriven as it is, it would only come back: the id is taken by another event's claim.
   if (causeOf(message) === EVENT_ID_REUSED_CAUSE) return reusedIdDecision(message, options.cause !== undefined);

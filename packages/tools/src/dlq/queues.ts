@@ -1,10 +1,9 @@
-import { example } from '../example';
 import { consumerOutputNames, ledgerOf, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 
 /**
  * Every dead-letter queue of the stack, found from its outputs by name, so a
  * DLQ added with an output of the same shape is covered without editing the tool:
- * - each consumer of the example's list (`example().consumers`) by the output names its
+ * - each consumer of the domain's list (`consumers`) by the output names its
  *   spec derives (`consumerOutputNames`), named and FIFO as its spec says; its
  *   messages are events and go back to its queue, and its dedupe horizon is the
  *   output `<X>DedupeHorizonSeconds` (none on a stack deployed before it);
@@ -53,7 +52,7 @@ const kebab = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLo
 
 export function discoverDeadLetterQueues(
   outputs: Record<string, string>,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[],
 ): DeadLetterQueue[] {
   const found: DeadLetterQueue[] = [];
   for (const consumer of consumers) {
@@ -141,7 +140,7 @@ function horizonOutput(outputs: Record<string, string>, key: string): number | u
 export function findDeadLetterQueue(
   queues: DeadLetterQueue[],
   wanted: string,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[],
 ): DeadLetterQueue {
   const queue = queues.find((q) => q.name === wanted || q.outputKey === wanted || q.url === wanted);
   if (queue !== undefined) return queue;

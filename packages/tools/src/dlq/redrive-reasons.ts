@@ -1,7 +1,7 @@
 import { MAX_FUTURE_SKEW_SECONDS } from '@exactly-once/runtime/consumer/dedupe-horizon';
 import { fingerprintVersionOf } from '@exactly-once/runtime/inbox/fingerprint';
 import { days, PAST_HORIZON_RUNBOOK } from './horizon';
-import type { DeadLetter } from './messages';
+import type { DeadLetter } from './dead-letter';
 
 /**
  * Why redrive leaves a message in its DLQ, in the words a person reads (`redrive` lists each skipped

@@ -1,11 +1,9 @@
-import type { DeliveryCounts } from './host/delivery-evidence';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AlarmEvaluator } from './alarms';
 import { ApiServer } from './api/server';
 import type { Emulator } from './emulators';
 import type { FunctionHost } from './host/function-host';
-import type { Logger } from './log';
 import { createQueues, createTables, type LocalTable } from './provision';
 import type { LocalQueue } from './sources/sqs-poller';
 import {
@@ -26,52 +24,9 @@ import type { FunctionDefinition } from './template/lambda';
 import { readCloudAssembly, selectStack, type StackArtifact } from './template/cloud-assembly';
 import { IntrinsicResolver } from './template/intrinsics';
 import { LocalReferences } from './template/references';
+import type { RuntimeOptions, RuntimeStats } from './runtime-options';
 
-export interface RuntimeOptions {
-  /** The cloud assembly folder (`cdk.out`). */
-  cdkOut: string;
-  stackName?: string;
-  /** API port; 0 picks a free one. */
-  port: number;
-  log: Logger;
-  /** Shortens schedules and async retry delays (tests). */
-  timeScale?: number;
-  alarmIntervalMs?: number;
-  /** Environments per function without reserved concurrency. */
-  maxConcurrency?: number;
-  /** Show Powertools' embedded-metric lines (hidden by default: on AWS they become metrics, not logs). */
-  showMetrics?: boolean;
-  /** Show the functions' span lines, one per hop per order (hidden by default; collected either way). */
-  showSpans?: boolean;
-  /** Where to write the outputs file; undefined writes none. */
-  outputsFile?: string;
-  /** Set as FAULT_INJECTION_FILE on every function: the proof kit's per-run fault plan. */
-  faultInjectionFile?: string;
-  /**
-   * Serve the consumers' providers from the local provider (./provider: one API per provider the
-   * consumer specs name, with idempotency keys), instead of the recording double the template falls
-   * back to. Default true.
-   */
-  localProviders?: boolean;
-  /** Local provider endpoints that ignore the idempotency key, like SMTP or SES (default none). */
-  keylessProviders?: string[];
-}
-
-/** Requests the functions and pollers made, as AWS would bill them (see call-counter.ts). */
-export interface RuntimeStats {
-  dynamodbWrites: number;
-  dynamodbReads: number;
-  dynamodbCalls: number;
-  /** Write and read units by table name (the same units as dynamodbWrites / dynamodbReads). */
-  dynamodbByTable: Record<string, { writeUnits: number; readUnits: number }>;
-  sqs: number;
-  lambdaInvocations: number;
-  byOperation: { dynamodb: Record<string, number>; sqs: Record<string, number> };
-  /** Powertools metrics the functions emitted, summed, e.g. `DuplicateSuppressed{consumer=loyalty}`. */
-  metrics: Record<string, number>;
-  /** Per function (display name): crashes and delivery evidence, so the proof kit can tell which fault fired. */
-  functions: Record<string, { crashes: number } & DeliveryCounts>;
-}
+export type { RuntimeOptions, RuntimeStats };
 
 export interface LocalOutputs {
   stackName: string;

@@ -13,7 +13,7 @@ import { startDynamoDbLocal, startFauxqs, type Emulator } from './emulators';
 import { FunctionHost } from './host/function-host';
 import type { Logger } from './log';
 import type { LocalTable } from './provision';
-import type { RuntimeOptions, RuntimeStats } from './runtime';
+import type { RuntimeOptions, RuntimeStats } from './runtime-options';
 import { Scheduler } from './scheduler';
 import { DynamoDbStreamsClient } from './sources/dynamodb-streams-client';
 import { SqsPoller, type LocalQueue } from './sources/sqs-poller';
@@ -30,7 +30,7 @@ import { LOCAL_ACCOUNT_ID, TemplateError } from './template/model';
 import type { LocalReferences } from './template/references';
 import { scheduleDefinitions } from './template/schedules';
 import { queueDefinitions } from './template/sqs';
-import { startProviderEmulator, type ProviderEmulator } from './provider';
+import { servedApis, startProviderEmulator, type ProviderEmulator } from './provider';
 
 /**
  * The steps startRuntime takes, in its order (runtime.ts `start`). Each registers how to undo what it
@@ -140,6 +140,7 @@ export async function startLocalProvider(
   stoppers.push(async () => fs.rmSync(keyFile, { force: true }));
   const provider = await startProviderEmulator({
     apiKey,
+    apis: servedApis(options.domain.consumers, options.domain.localProviders),
     keyless: options.keylessProviders,
     log: (line) => options.log('provider', line),
   });

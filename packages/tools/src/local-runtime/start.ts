@@ -8,7 +8,9 @@ import { PortInUseError } from './api/server';
 import { LOCAL_SECRET_ACCESS_KEY } from './api/verify-signature';
 import { assertJavaAvailable, EmulatorError } from './emulators';
 import { consoleLogger } from './log';
-import { example } from '../example';
+import type { ExampleTooling } from '../domain';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag, toolingFlagHelp } from '../cli/tooling-flag';
 import { servedApis } from './provider';
 import { startRuntime, type LocalRuntime } from './runtime';
 import { synthesize } from './template/cloud-assembly';
@@ -25,6 +27,7 @@ const USAGE = `Usage: npm start [-- options]
   (state is in memory: a restart starts empty). Ctrl-C stops everything.
   --no-synth       reuse the cloud assembly in cdk.out instead of synthesizing
   --details        list each resource the runtime does not emulate or skips, by logical id (default: one line of counts)
+  ${toolingFlagHelp(17)}
   -h, --help       this text
 Environment:
   PORT=3001                    the API's port (default 3000)
@@ -49,10 +52,11 @@ const REPEATED_SIGNAL_MS = 1_000;
 let stopping = false;
 
 /** The command line, read before anything starts: `--help` and a mistyped flag start nothing. */
-function commandLine(): { synth: boolean; details: boolean } | 'help' {
+function commandLine(): { synth: boolean; details: boolean; toolingModule?: string } | 'help' {
+  const { toolingModule, args } = takeToolingFlag(process.argv.slice(2));
   const { values } = parseCommandLine(() =>
     parseArgs({
-      args: process.argv.slice(2),
+      args,
       options: {
         'no-synth': { type: 'boolean', default: false },
         details: { type: 'boolean', default: false },
@@ -61,7 +65,11 @@ function commandLine(): { synth: boolean; details: boolean } | 'help' {
     }),
   );
   if (values.help) return 'help';
-  return { synth: !values['no-synth'], details: values.details ?? false };
+  return {
+    synth: !values['no-synth'],
+    details: values.details ?? false,
+    ...(toolingModule === undefined ? {} : { toolingModule }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -71,6 +79,8 @@ async function main(): Promise<void> {
     console.log(USAGE);
     process.exit(EXIT.ok);
   }
+  // The domain, once: the local provider serves its consumers' providers, and `Ready` suggests its requests.
+  const domain = loadDomain(projectDir, { toolingModule: options.toolingModule });
   const port = Number(process.env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`PORT must be a port number, got "${process.env.PORT}"`);
@@ -108,6 +118,7 @@ async function main(): Promise<void> {
   if (stopping) process.exit(0);
   const runtime = await startRuntime({
     cdkOut,
+    domain,
     stackName: process.env.STACK,
     port,
     log,
@@ -115,7 +126,7 @@ async function main(): Promise<void> {
     faultInjectionFile,
     showMetrics: process.env.SHOW_METRICS === 'true',
     showSpans: process.env.SHOW_SPANS === 'true',
-    keylessProviders: keylessProviders(process.env.LOCAL_PROVIDER_KEYLESS),
+    keylessProviders: keylessProviders(process.env.LOCAL_PROVIDER_KEYLESS, domain),
   });
   state.runtime = runtime;
   if (stopping) {
@@ -124,17 +135,17 @@ async function main(): Promise<void> {
   }
   if (options.details) for (const line of runtime.inventory) log('runtime', line);
   else if (runtime.inventorySummary !== undefined) log('runtime', runtime.inventorySummary);
-  printReady(runtime, Date.now() - started);
+  printReady(runtime, domain, Date.now() - started);
 }
 
-function printReady(runtime: LocalRuntime, elapsedMs: number): void {
+function printReady(runtime: LocalRuntime, domain: ExampleTooling, elapsedMs: number): void {
   const { outputs } = runtime;
   const lines = [
     `Ready in ${(elapsedMs / 1000).toFixed(1)} s: ${outputs.stackName} on DynamoDB Local ${outputs.endpoints.dynamodb ?? '(none)'} and fauxqs ${outputs.endpoints.sqs ?? '(none)'}`,
     `Outputs written to ${path.relative(process.cwd(), outputsFile)}`,
   ];
   if (outputs.apiUrl !== undefined) {
-    const { tryIt } = example();
+    const { tryIt } = domain;
     lines.push(
       `API: ${outputs.apiUrl} (SigV4 checked as API Gateway does, secret access key "${LOCAL_SECRET_ACCESS_KEY}" for any access key id, which is the caller)`,
       ...(tryIt === undefined ? [] : ['Try it:', ...tryIt.map((call) => `  npm run call -- ${call}`)]),
@@ -187,12 +198,12 @@ function assertPortFree(port: number): Promise<void> {
 class UserError extends Error {}
 
 /** `LOCAL_PROVIDER_KEYLESS=mail` (comma-separated): local provider endpoints that ignore the key. */
-function keylessProviders(value: string | undefined): string[] {
+function keylessProviders(value: string | undefined, domain: ExampleTooling): string[] {
   const names = (value ?? '')
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '');
-  const served = servedApis().map((api) => api.name);
+  const served = servedApis(domain.consumers, domain.localProviders).map((api) => api.name);
   for (const name of names)
     if (!served.includes(name))
       throw new UserError(

@@ -11,6 +11,9 @@ import { DEFAULT_MIX, type Mix } from './plan';
 import { terminalSummary, verdictLine, verdictOf, writeReports } from './report';
 import { parseFaultRates, parseFaults, PROFILES, runLoadTest, verifyStack, type Profile } from './run';
 import { awsTarget, localTarget, type Target } from './target';
+import { loadDomain } from '../load-domain';
+import { toolingFlagHelp } from '../cli/tooling-flag';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 
 /**
  * `npm run loadtest -- [options]`: drives the API with a realistic mix, with
@@ -49,6 +52,7 @@ const USAGE = `Usage: npm run loadtest -- [options]
   --report-dir DIR               where the JSON and HTML reports go (default loadtest-results)
   --ignore-capacity              with --stack: send even if the account's Lambda concurrency or the stage's
                                  throttle cannot carry the load (checked first, refused with the numbers)
+  ${toolingFlagHelp(31)}
   -h, --help                     this text
 Exit codes: 0 every invariant held, 1 a violation or a failure, 2 usage error, 3 the local runtime is not running.`;
 
@@ -75,6 +79,7 @@ async function main(): Promise<number> {
         'report-dir': { type: 'string', default: 'loadtest-results' },
         'verify-only': { type: 'boolean' },
         'ignore-capacity': { type: 'boolean' },
+        tooling: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }),
@@ -100,7 +105,9 @@ async function main(): Promise<number> {
     ...(values.rate ? { rate: positiveInt(values.rate, '--rate') } : {}),
   };
   const seed = values.seed ? positiveInt(values.seed, '--seed') : Date.now() % 2 ** 31;
-  const target = values.stack ? await awsTarget(values.stack) : localTarget();
+  // The domain, once: the target carries it to every step of the run.
+  const domain = loadDomain(PROJECT_DIR, { toolingModule: values.tooling });
+  const target = values.stack ? await awsTarget(values.stack, domain) : localTarget({ domain });
   if (target.kind === 'local') await assertLocalRuntimeAnswers(localStackOutputs(), LOCAL_OUTPUTS_FILE, target.apiUrl);
   const tty = process.stdout.isTTY;
   if (values['verify-only']) return verifyOnly(target, profile.drainTimeoutMs, ledgerFiles);

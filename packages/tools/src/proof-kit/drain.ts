@@ -2,7 +2,6 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PENDING_OUTBOX_INDEX, PENDING_SHARDS } from '@exactly-once/runtime/aws/outbox-table';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
-import { example } from '../example';
 import { consumerQueueUrls, requiredOutput } from '../stack';
 import type { Target } from './target';
 
@@ -26,7 +25,7 @@ export async function waitForDrain(
 ): Promise<{ drained: boolean; state: DrainState; waitedMs: number }> {
   const started = Date.now();
   let quietPolls = 0;
-  const queues = consumerQueueUrls(target.outputs, options.consumers);
+  const queues = consumerQueueUrls(target.outputs, options.consumers ?? target.domain.consumers);
   const queueUrls = queues.map((q) => q.queueUrl);
   const deadLetterUrls = queues.map((q) => q.deadLetterQueueUrl);
   const progressEveryMs = options.progressEveryMs ?? 10_000;
@@ -127,7 +126,7 @@ export async function pendingOutboxCount(target: Target): Promise<number> {
     do {
       const page = await target.dynamodb.send(
         new QueryCommand({
-          TableName: requiredOutput(target.outputs, example().outboxTableOutput),
+          TableName: requiredOutput(target.outputs, target.domain.outboxTableOutput),
           IndexName: PENDING_OUTBOX_INDEX,
           KeyConditionExpression: 'pendingShard = :s',
           ExpressionAttributeValues: { ':s': { S: String(shard) } },

@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { example, proofDomain } from '../example';
+import { proofDomainOf } from '../domain-parts';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { redrive } from '../dlq/messages';
 import { POISON_CAUSE, poisonBody as sentPoisonBody } from '../dlq/causes';
@@ -35,7 +35,7 @@ export async function sendPoison(
   target: Target,
   runId: string,
   perQueue: number,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[] = target.domain.consumers,
 ): Promise<number> {
   const queues = consumerQueueUrls(target.outputs, consumers);
   let sent = 0;
@@ -76,7 +76,7 @@ export async function seedDeadLetters(
   target: Target,
   runId: string,
   count: number,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[] = target.domain.consumers,
 ): Promise<number> {
   const events = (await runEvents(target, runId)).slice(0, count);
   for (const event of events) {
@@ -115,7 +115,7 @@ export async function sendReusedIds(
   target: Target,
   runId: string,
   count: number,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[] = target.domain.consumers,
 ): Promise<number> {
   const events = (await runEvents(target, runId)).slice(0, count);
   let sent = 0;
@@ -175,8 +175,8 @@ export async function sendForgedFirst(
   target: Target,
   plan: readonly PlannedRequest[],
   count: number,
-  domain: ProofDomain = proofDomain(),
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  domain: ProofDomain = proofDomainOf(target.domain),
+  consumers: readonly ConsumerSpec[] = target.domain.consumers,
 ): Promise<number> {
   const forge = domain.forgedCreateEvent;
   if (forge === undefined)
@@ -202,7 +202,7 @@ export async function sendForgedFirst(
 async function runEvents(target: Target, runId: string): Promise<Record<string, unknown>[]> {
   const { Items = [] } = await target.dynamodb.send(
     new ScanCommand({
-      TableName: requiredOutput(target.outputs, example().outboxTableOutput),
+      TableName: requiredOutput(target.outputs, target.domain.outboxTableOutput),
       FilterExpression: 'entity = :outbox',
       ExpressionAttributeValues: { ':outbox': { S: ENTITY_OUTBOX } },
     }),
@@ -237,10 +237,13 @@ export async function redriveDeadLetters(
   isThisRuns: (body: string) => boolean = () => true,
 ): Promise<number> {
   let moved = 0;
-  for (const queue of discoverDeadLetterQueues(target.outputs).filter((q) => q.kind === 'consumer')) {
+  for (const queue of discoverDeadLetterQueues(target.outputs, target.domain.consumers).filter(
+    (q) => q.kind === 'consumer',
+  )) {
     const result = await redrive(target.sqs, queue, {
       max: 0,
       all: true,
+      isEvent: target.domain.isEvent,
       select: (message) => !isPoison(message.body) && isThisRuns(message.body),
       waitSeconds: 1,
     });
@@ -261,7 +264,7 @@ export async function redriveDeadLetters(
 export async function setLocalVisibility(
   target: Target,
   seconds: number,
-  consumers: readonly ConsumerSpec[] = example().consumers,
+  consumers: readonly ConsumerSpec[] = target.domain.consumers,
 ): Promise<() => Promise<void>> {
   const urls = consumerQueueUrls(target.outputs, consumers).map((q) => q.queueUrl);
   const original = await Promise.all(

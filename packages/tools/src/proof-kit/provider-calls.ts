@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import type { PerformedEffect, ProviderChaosPlan, ProviderCounters, ProviderLog } from '../local-runtime/provider';
-import { proofDomain } from '../example';
 import { keyedProviderLine, type ProofDomain, type ProviderSummary } from './domain';
 
 export type { ProviderSummary } from './domain';
@@ -110,7 +109,7 @@ export const consumerEventOfKey = (key: string): string => key.replace(/^([a-z0-
 export function logOfEntities(
   log: ProviderLog,
   entityIds: ReadonlySet<string>,
-  domain: Pick<ProofDomain, 'entityOfPayload'> = proofDomain(),
+  domain: Pick<ProofDomain, 'entityOfPayload'>,
 ): ProviderLog {
   const ours = (key: string | null) => key !== null && entityIds.has(entityOfKey(key));
   // An effect sent without a key belongs to the entity its payload names, where the domain can tell.
@@ -198,7 +197,7 @@ const isAnswerLost = (e: PerformedEffect) => e.answer === 'dropped' || e.answer 
 export function providerLines(
   summaries: readonly ProviderSummary[],
   entities: number,
-  domain: Pick<ProofDomain, 'providerLine'> = proofDomain(),
+  domain: Pick<ProofDomain, 'providerLine'>,
 ): string[] {
   return summaries.map((s) => domain.providerLine?.(s, entities) ?? keyedProviderLine(s, `${entities} entities`));
 }

@@ -32,8 +32,8 @@ export interface RunFacts {
   /** Its endpoints that ignore the idempotency key. */
   keylessProviders?: string[];
   deadLetterQueues: { name: string; messages: Message[] }[];
-  /** Who consumes what; the deployed list unless a test judges another. */
-  consumers?: readonly ConsumerSpec[];
-  /** The domain judged; the example's unless a test judges another. */
-  domain?: ProofDomain;
+  /** Who consumes what: the deployed list, or another a test judges. */
+  consumers: readonly ConsumerSpec[];
+  /** The domain judged. */
+  domain: ProofDomain;
 }

@@ -16,7 +16,7 @@ import {
   type FaultName,
   type FaultSettings,
 } from './faults';
-import { proofDomain } from '../example';
+import { proofDomainOf } from '../domain-parts';
 import { isSentPoison } from '../dlq/causes';
 import { DEFAULT_MIX, type Mix, type PlannedRequest } from './plan';
 import { seededRandom } from './random';
@@ -108,7 +108,7 @@ export async function runLoadTest(options: RunOptions): Promise<RunResults> {
   const random = seededRandom(options.seed);
   const isPoison = (body: string) => isSentPoison(body, runId);
 
-  const domain = proofDomain();
+  const domain = proofDomainOf(target.domain);
   const plan = domain.buildPlan(random, {
     intents: profile.intents,
     mix: options.mix ?? DEFAULT_MIX,
@@ -401,7 +401,7 @@ export async function verifyStack(
   intentsChecked: boolean;
 }> {
   const drain = await waitForDrain(target, { timeoutMs: options.drainTimeoutMs, onProgress: console.log });
-  const domain = proofDomain();
+  const domain = proofDomainOf(target.domain);
   const intents = options.intents;
   // The ledger names callers as STS does; the API scopes keys to the principal by the stage's rule.
   const principalOf = (caller: string) => deployedCaller(caller, target.outputs[STACK_OUTPUTS.humanRolePatterns]);

@@ -1,9 +1,7 @@
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { example } from '../example';
 import { consumerOutputNames, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { queueCounts, type QueueCounts } from './drain';
 import type { Observation } from './drive';
-import { proofDomain } from '../example';
 import type { ProofDomain } from './domain';
 import type { PlannedRequest } from './plan';
 import { percentile } from './report-statistics';
@@ -29,18 +27,17 @@ export type { EffectLagPoint, PipelineSample, PipelineSamples } from './run-resu
  * Effect lag (order accepted -> effect applied) is read once at the end from
  * the provider log, where each consumer's last step records its first call.
  */
-export function consumerNames(): string[] {
-  return example().consumers.map((c) => c.name);
+export function consumerNames(consumers: readonly { readonly name: string }[]): string[] {
+  return consumers.map((c) => c.name);
 }
 /** Output names of the sampled queues: every consumer's source queue, then their DLQs, then the relay's failure queue. */
-export function sampledQueues(consumers: readonly ConsumerSpec[] = example().consumers): string[] {
+export function sampledQueues(consumers: readonly ConsumerSpec[]): string[] {
   return [
     ...consumers.map((c) => consumerOutputNames(c.name).queueUrl),
     ...consumers.map((c) => consumerOutputNames(c.name).deadLetterQueueUrl),
     STACK_OUTPUTS.relayFailureQueueUrl,
   ];
 }
-export const SAMPLED_QUEUES: readonly string[] = sampledQueues();
 const CONSUMER_METRICS = [
   'EffectApplied',
   'OwedProviderCallCompleted',
@@ -66,7 +63,7 @@ export async function startSampler(
   target: Target,
   options: { intervalMs?: number; statsUrl?: string; consumers?: readonly ConsumerSpec[] } = {},
 ): Promise<Sampler> {
-  const sampled = options.consumers === undefined ? SAMPLED_QUEUES : sampledQueues(options.consumers);
+  const sampled = sampledQueues(options.consumers ?? target.domain.consumers);
   const intervalMs = options.intervalMs ?? 1_000;
   const started = Date.now();
   const second = () => (Date.now() - started) / 1000;
@@ -125,6 +122,8 @@ export async function startSampler(
               ),
               accepted,
               started,
+              5,
+              consumerNames(target.domain.consumers),
             );
       return {
         intervalMs,
@@ -171,7 +170,7 @@ export function subtract<T extends { [K in keyof T]: number }>(now: T, base: Par
 export function acceptedIntents(
   plan: readonly PlannedRequest[],
   observations: readonly Observation[],
-  domain: Pick<ProofDomain, 'entityIdOf' | 'createdEventIdOf'> = proofDomain(),
+  domain: Pick<ProofDomain, 'entityIdOf' | 'createdEventIdOf'>,
 ): { eventId: string; acceptedAt: number }[] {
   return observations
     .filter((o) => o.status === 201 && !o.replayed && plan[o.index].idempotencyKey !== undefined)
@@ -188,7 +187,7 @@ export function acceptedIntents(
  */
 export async function firstCalls(target: Target, eventIds: readonly string[]): Promise<Map<string, number>> {
   const table = target.outputs[STACK_OUTPUTS.providerLogTableName];
-  const wanted = new Set(eventIds.flatMap((id) => consumerNames().map((c) => `${c}:${id}`)));
+  const wanted = new Set(eventIds.flatMap((id) => consumerNames(target.domain.consumers).map((c) => `${c}:${id}`)));
   const found = new Map<string, number>();
   const take = (key: string, firstCalledAt: string | undefined) => {
     const byEvent = consumerEventOfKey(key);
@@ -217,8 +216,8 @@ export function lagOverTime(
   applied: ReadonlyMap<string, number>,
   accepted: readonly { eventId: string; acceptedAt: number }[],
   startedAt: number,
-  bucketSeconds = 5,
-  consumers: readonly string[] = consumerNames(),
+  bucketSeconds: number,
+  consumers: readonly string[],
 ): EffectLagPoint[] {
   const buckets = new Map<string, { second: number; consumer: string; lags: number[] }>();
   for (const { eventId, acceptedAt } of accepted) {

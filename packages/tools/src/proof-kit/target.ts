@@ -18,6 +18,7 @@ import {
 } from '../stack';
 import { STACK_OUTPUTS } from '@exactly-once/runtime/stack-outputs';
 import { LOCAL_SECRET_ACCESS_KEY } from '../local-runtime/api/verify-signature';
+import type { ExampleTooling } from '../domain';
 import type { CredentialSource } from './request-signer';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 
@@ -45,6 +46,8 @@ export interface Target {
   callers: Caller[];
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
+  /** The domain the stack runs: its consumers, outbox output, events and proof domain. */
+  domain: ExampleTooling;
   /**
    * Local: the file the functions read their fault plan from. AWS: the SSM
    * parameter, present only on a stack synthesized with `-c faultInjection=true`.
@@ -59,7 +62,12 @@ export const LOCAL_FAULTS_FILE = path.resolve(
 );
 
 /** The local runtime, as `npm start` (or a test) left it in its outputs file. */
-export function localTarget(options: { outputsFile?: string; faultsFile?: string; callers?: number } = {}): Target {
+export function localTarget(options: {
+  domain: ExampleTooling;
+  outputsFile?: string;
+  faultsFile?: string;
+  callers?: number;
+}): Target {
   const outputs = localStackOutputs(options.outputsFile ?? LOCAL_OUTPUTS_FILE);
   const credentials = LOCAL_CREDENTIALS;
   // Locally the access key id is the caller (signed with the local API's one secret); several callers exercise
@@ -78,6 +86,7 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
     apiUrl: requiredOutput(outputs.outputs, STACK_OUTPUTS.apiUrl),
     outputs: outputs.outputs,
     callers,
+    domain: options.domain,
     ...clients(
       new DynamoDBClient({ endpoint: outputs.endpoints.dynamodb, region: outputs.region, credentials }),
       // An explicit endpoint, or SDK v3 follows fauxqs's queue-URL host (sqs.<region>.localhost), which may not resolve.
@@ -91,7 +100,7 @@ export function localTarget(options: { outputsFile?: string; faultsFile?: string
 }
 
 /** A deployed stack: outputs from CloudFormation, requests signed with the user's own credentials. */
-export async function awsTarget(stackName: string): Promise<Target> {
+export async function awsTarget(stackName: string, domain: ExampleTooling): Promise<Target> {
   const { outputs } = await deployedStackOutputs(stackName);
   const sts = new STSClient({});
   const identity = await sts.send(new GetCallerIdentityCommand({}));
@@ -108,6 +117,7 @@ export async function awsTarget(stackName: string): Promise<Target> {
     // The API scopes keys and orders to the principal (a workload role's sessions collapse to the role), so the
     // kit derives its order ids from the same principal, by the stage's rule (older stacks: the default rule).
     callers: [{ arn: deployedCaller(identity.Arn!, outputs[STACK_OUTPUTS.humanRolePatterns]), credentials }],
+    domain,
     ...clients(new DynamoDBClient({}), new SQSClient({})),
     // A stack deployed without fault injection has no switch: runs without in-function faults still work.
     ...(outputs[STACK_OUTPUTS.faultParameterName]

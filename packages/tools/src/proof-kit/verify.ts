@@ -15,7 +15,7 @@ import {
 } from '@exactly-once/runtime/aws/inbox-table';
 import { eventFingerprint, fingerprintsDiffer } from '@exactly-once/runtime/inbox/fingerprint';
 import { consumerOutputNames, ledgerOf, providerKey, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
-import { example, proofDomain } from '../example';
+import { proofDomainOf } from '../domain-parts';
 import { requiredOutput } from '../stack';
 import { type EntityItem, type PerformedCall, type ProducedEvent, type ProofDomain, type Violation } from './domain';
 import { judgeDeadLetters } from './dead-letter-verdicts';
@@ -83,15 +83,17 @@ export type { Verification } from './verification';
  * Every consumer's DLQ is read, found by its output name (`consumerOutputNames`).
  */
 export async function verify(
-  options: Omit<RunFacts, 'entities' | 'effectItems' | 'providerItems' | 'deadLetterQueues'> & {
-    target: Target;
-    /** Which entity-table items are judged; default: the domain's entities of `runId`. */
-    isJudged?: (item: EntityItem) => boolean;
-  },
+  options: Omit<RunFacts, 'entities' | 'effectItems' | 'providerItems' | 'deadLetterQueues' | 'consumers' | 'domain'> &
+    Partial<Pick<RunFacts, 'consumers' | 'domain'>> & {
+      /** The stack, its clients and its domain: `consumers` and `domain` are the target's unless given. */
+      target: Target;
+      /** Which entity-table items are judged; default: the domain's entities of `runId`. */
+      isJudged?: (item: EntityItem) => boolean;
+    },
 ): Promise<Verification> {
   const { target, runId } = options;
-  const consumers = options.consumers ?? example().consumers;
-  const domain = options.domain ?? proofDomain();
+  const consumers = options.consumers ?? target.domain.consumers;
+  const domain = options.domain ?? proofDomainOf(target.domain);
   const documents = DynamoDBDocumentClient.from(target.dynamodb);
   const entities = (await scan(documents, requiredOutput(target.outputs, domain.entityTableOutput))).filter(
     (i) => domain.isEntityOfRun(i, runId) && (options.isJudged?.(i) ?? true),
@@ -116,6 +118,7 @@ export async function verify(
     providerLog === undefined ? undefined : logOfEntities(providerLog, new Set(entities.map(domain.idOf)), domain);
   const verification = checkInvariants({
     ...options,
+    consumers,
     domain,
     entities,
     effectItems,
@@ -128,7 +131,7 @@ export async function verify(
     ? verification
     : {
         ...verification,
-        providerLines: providerLines(summarizeProviders(runLog), entities.length),
+        providerLines: providerLines(summarizeProviders(runLog), entities.length, domain),
         providers: providerFigures(runLog),
       };
 }
@@ -136,8 +139,7 @@ export async function verify(
 /** The invariant checks, pure: no I/O, same answer for the same facts. */
 export function checkInvariants(options: RunFacts): Verification {
   const { runId, entities } = options;
-  const domain = options.domain ?? proofDomain();
-  const consumers = options.consumers ?? example().consumers;
+  const { domain, consumers } = options;
   const violations: Violation[] = [];
 
   // 1. Intents: keys that got a 201, and what each 201 said.
@@ -193,7 +195,7 @@ export function checkInvariants(options: RunFacts): Verification {
 const isSequenced = (consumer: ConsumerSpec): boolean => ledgerOf(consumer) === 'sequenced';
 
 /** The events the outbox produced for these entities, as the domain says (the one place the kit learns it). */
-export function producedEvents(entities: readonly EntityItem[], domain: ProofDomain = proofDomain()): ProducedEvent[] {
+export function producedEvents(entities: readonly EntityItem[], domain: ProofDomain): ProducedEvent[] {
   return domain.producedEvents(entities);
 }
 
@@ -340,8 +342,8 @@ export function checkProviderCalls(
     /** Endpoints that ignore the key: a repeat there is the at-least-once residue, reported, not a violation. */
     keyless?: readonly string[];
   },
-  consumers: readonly ConsumerSpec[] = example().consumers,
-  domain: ProofDomain = proofDomain(),
+  consumers: readonly ConsumerSpec[],
+  domain: ProofDomain,
 ): Violation[] {
   const violations: Violation[] = [];
   const log = new Map(input.providerItems.map((i) => [String(i.idempotencyKey), i]));
@@ -415,8 +417,8 @@ export function checkPerformedEffects(
   performed: readonly PerformedCall[],
   owedKeys: ReadonlySet<string>,
   optional: ReadonlySet<string>,
-  keyless: readonly string[] = [],
-  domain: ProofDomain = proofDomain(),
+  keyless: readonly string[] | undefined,
+  domain: Pick<ProofDomain, 'checkPerformed'>,
 ): Violation[] {
   const violations: Violation[] = [];
   const times = new Map<string, number>();
@@ -428,7 +430,7 @@ export function checkPerformedEffects(
       continue;
     }
     times.set(effect.key, (times.get(effect.key) ?? 0) + 1);
-    if (keyless.includes(effect.endpoint)) atLeastOnce.add(effect.key);
+    if (keyless?.includes(effect.endpoint)) atLeastOnce.add(effect.key);
   }
   for (const key of owedKeys) {
     const n = times.get(key) ?? 0;
@@ -454,7 +456,7 @@ export function checkPerformedEffects(
   }
   // Nothing lets a keyed provider tell a retry of these from a new request: each retry is one more effect.
   for (const [endpoint, n] of unkeyed)
-    if (!keyless.includes(endpoint))
+    if (!keyless?.includes(endpoint))
       violations.push({
         invariant: 'provider-effects',
         detail: `${endpoint}: ${n} effect(s) performed without an Idempotency-Key`,

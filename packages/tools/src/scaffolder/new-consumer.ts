@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, UsageError } from '../cli/exit';
 import * as prettier from 'prettier';
-import { example, type ExampleTooling } from '../example';
+import type { ExampleTooling } from '../domain';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag, toolingFlagHelp } from '../cli/tooling-flag';
 import { consumerId, validateConsumerSpecs, type ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 import {
@@ -46,14 +48,14 @@ const MARKER = '// new:consumer inserts above this line';
 /**
  * Where the example keeps its consumers (its `consumers.ts` with the marker line and `consumerSpec`,
  * and `entry-points/`, `handlers/`, `use-cases/`, `aws/`) and the event types a new consumer may take: the
- * example's, from its tooling module (packages/tools/src/example.ts). A tooling module without them (the neutral
+ * example's, from its tooling module (the domain the entry point loads). A tooling module without them (the neutral
  * fixture's has no consumer folder) is refused before anything is read or written.
  */
-function scaffold(): NonNullable<ExampleTooling['scaffold']> {
-  const given = example().scaffold;
+function scaffold(domain: ExampleTooling): NonNullable<ExampleTooling['scaffold']> {
+  const given = domain.scaffold;
   if (given === undefined)
     throw new Refused(
-      "the example's tooling module gives no `scaffold` (packages/tools/src/example.ts): there is no consumer folder to write into",
+      "the example's tooling module gives no `scaffold` (packages/tools/src/domain.ts): there is no consumer folder to write into",
     );
   return given;
 }
@@ -75,13 +77,15 @@ export async function main(argv: string[], root = PROJECT_DIR): Promise<number> 
       console.log(HELP);
       return EXIT.ok;
     }
-    const plan = await planConsumer(argv, root);
+    const { toolingModule, args } = takeToolingFlag(argv);
+    const domain = loadDomain(root, { toolingModule });
+    const plan = await planConsumer(args, root, domain);
     for (const { path, text } of plan.writes) {
       // A fork may have no handlers/ folder yet.
       mkdirSync(dirname(join(root, path)), { recursive: true });
       writeFileSync(join(root, path), text);
     }
-    report(plan);
+    report(plan, scaffold(domain));
     return EXIT.ok;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -94,10 +98,10 @@ export async function main(argv: string[], root = PROJECT_DIR): Promise<number> 
   }
 }
 
-async function planConsumer(argv: string[], root: string): Promise<Plan> {
+async function planConsumer(argv: string[], root: string, domain: ExampleTooling): Promise<Plan> {
   const { name, fifo, provider, orderingKey, ledger } = parseCommandLine(argv);
   // null: --no-provider.
-  const { folder, eventTypes } = scaffold();
+  const { folder, eventTypes } = scaffold(domain);
   const entryPoint = `${name}-consumer`;
   const spec: ConsumerSpec = {
     name,
@@ -117,10 +121,10 @@ async function planConsumer(argv: string[], root: string): Promise<Plan> {
     // --ledger inbox; the spec tells the stack, the proof kit and the DLQ tool where to look.
     ledger,
   };
-  if (example().consumers.some((c) => c.name === name))
+  if (domain.consumers.some((c) => c.name === name))
     throw new Refused(`a consumer named "${name}" exists (${folder}/consumers.ts)`);
   try {
-    validateConsumerSpecs([...example().consumers, spec], eventTypes);
+    validateConsumerSpecs([...domain.consumers, spec], eventTypes);
   } catch (error) {
     throw new Refused((error as Error).message);
   }
@@ -165,6 +169,7 @@ const HELP = `Usage: npm run new:consumer -- <name> [--fifo] [--provider <provid
                          effect; the claim never expires, so the consumer has no dedupe horizon
   --ledger inbox         an inbox claim per event, in one transaction with the effect: for an effect that
                          sums over many entities' events (a total per customer)
+  ${toolingFlagHelp(23)}
   -h, --help             this text
 Exit codes: 0 written, 1 refused (nothing written; the line says why), 2 usage error.`;
 
@@ -234,7 +239,7 @@ const describe = (spec: ConsumerSpec) =>
   (providerOf(spec) === undefined ? 'no provider' : `provider ${providerOf(spec)}`) +
   `, ${spec.ledger ?? 'inbox'} ledger`;
 
-function report(plan: Plan): void {
+function report(plan: Plan, { folder }: NonNullable<ExampleTooling['scaffold']>): void {
   const { name } = plan.spec;
   const width = Math.max(...plan.writes.map((w) => w.path.length));
   console.log(`new:consumer: ${name} (${describe(plan.spec)})`);
@@ -246,7 +251,7 @@ function report(plan: Plan): void {
       '  npm run typecheck && npm run lint',
       '  npx cdk synth -c stage=dev      (its queue, DLQ, mapping, grants, alarms and outputs come from the spec)',
       '  npm start, then npm run loadtest -- --profile smoke --faults all',
-      `  then write its state in ${scaffold().folder}/aws/${name}-ledger.ts and its effect in ${scaffold().folder}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
+      `  then write its state in ${folder}/aws/${name}-ledger.ts and its effect in ${folder}/use-cases/${name}-effect.ts (docs/adapting.md, "Add a consumer")`,
     ].join('\n'),
   );
 }

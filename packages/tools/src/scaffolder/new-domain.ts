@@ -7,7 +7,7 @@ import { EXIT, parseCommandLine as parsedOrUsageError, UsageError } from '../cli
 import { domainTemplate, filesUnder } from './domain-template';
 import { exampleFolders, exampleReach } from './example-reach';
 import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
-import { exampleFolderName } from '../example';
+import { exampleFolderName } from '../load-domain';
 
 /**
  * `npm run new:domain -- <name> [--dry-run]`: replaces the example with a skeleton domain named

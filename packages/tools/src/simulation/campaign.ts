@@ -1,6 +1,5 @@
 // First: Powertools reads its settings when it loads.
 import './world/quiet-powertools';
-import { simulationWorld } from '../example';
 import type { SimulationOptionsBase as SimulationOptions, SimulationResult, SimulationWorld } from './contract';
 
 /**
@@ -16,8 +15,8 @@ export interface CampaignOptions {
   schedules?: readonly Schedule[];
   base?: Partial<Omit<SimulationOptions, 'seed' | 'intents'>>;
   onProgress?: (done: { schedules: number; intents: number }) => void;
-  /** The world simulated; default the example's. */
-  world?: SimulationWorld;
+  /** The world simulated: the domain's, as the entry point loaded it. */
+  world: SimulationWorld;
 }
 
 export interface CampaignReport {
@@ -66,7 +65,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const report = emptyReport();
   const schedules =
     options.schedules ?? campaignSchedules(options.intents, options.intentsPerSchedule, options.firstSeed);
-  const world = options.world ?? (await simulationWorld());
+  const { world } = options;
   for (const { seed, intents } of schedules) {
     const result = await world.simulate(world.options({ ...options.base, seed, intents }));
     report.schedules += 1;

@@ -14,7 +14,11 @@ import {
   type CampaignReport,
   type Schedule,
 } from './campaign';
-import { example, simulationWorld } from '../example';
+import { simulationWorldOf } from '../domain-parts';
+import type { ExampleTooling } from '../domain';
+import { loadDomain } from '../load-domain';
+import { takeToolingFlag, toolingFlagHelp } from '../cli/tooling-flag';
+import { PROJECT_DIR } from '@exactly-once/cdk/project-dir';
 import type { SimulationWorld } from './contract';
 import { OPTIONAL_FAULTS } from './world/world';
 
@@ -56,6 +60,7 @@ const usage = (noun: string) => `Usage: npm run sim -- [options]
   --cancels SHARE          the share of ${noun} changed later (the shop's: cancelled), between 0 and 1
   --trace                  print the whole trace of the one schedule (replaying a failure)
   --jobs J                 processes side by side (default: one per core); the totals are those of one
+  ${toolingFlagHelp(25)}
   -h, --help               this text
 Exit codes: 0 every invariant held, 1 a violation (the shrunk failure and its replay command printed), 2 usage error.`;
 
@@ -63,12 +68,19 @@ Exit codes: 0 every invariant held, 1 a violation (the shrunk failure and its re
  * The domain's plural noun for what an intent asks for (its proof domain's `entityNoun`: the shop's
  * "orders"), for the help and the summary; "intents" where the tooling names none or does not load.
  */
-function domainNoun(): string {
+function domainNoun(domain: () => ExampleTooling): string {
   try {
-    return example().proof?.entityNoun ?? 'intents';
+    return domain().proof?.entityNoun ?? 'intents';
   } catch {
     return 'intents';
   }
+}
+
+/** `--tooling` split off the command line, and the domain it names, loaded on first use (the help may not need it). */
+function commandLineDomain(argv: readonly string[]): { args: string[]; domain: () => ExampleTooling } {
+  const { toolingModule, args } = takeToolingFlag(argv);
+  let loaded: ExampleTooling | undefined;
+  return { args, domain: () => (loaded ??= loadDomain(PROJECT_DIR, { toolingModule })) };
 }
 
 function parse(argv: string[], world: SimulationWorld) {
@@ -161,15 +173,14 @@ function parse(argv: string[], world: SimulationWorld) {
   };
 }
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
+async function main(argv: string[], domain: () => ExampleTooling): Promise<number> {
   // The help needs no world: it answers before the domain's simulation loads.
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(usage(domainNoun()));
+    console.log(usage(domainNoun(domain)));
     return EXIT.ok;
   }
-  const world = await simulationWorld();
-  const noun = domainNoun();
+  const world = await simulationWorldOf(domain());
+  const noun = domainNoun(domain);
   const { intents, seed, perSchedule, trace, jobs, part, faults, guards, redriveAfter, longRedrive, cancels } = parse(
     argv,
     world,
@@ -196,6 +207,7 @@ async function main(): Promise<number> {
     return result.verification.violations.length > 0 ? 1 : 0;
   }
   const campaign: CampaignOptions = {
+    world,
     intents,
     intentsPerSchedule: perSchedule,
     firstSeed: seed,
@@ -212,7 +224,7 @@ async function main(): Promise<number> {
   const report =
     Math.min(jobs, schedules.length) <= 1
       ? await runCampaign(campaign)
-      : await runInParallel(schedules, Math.min(jobs, schedules.length), argv);
+      : await runInParallel(schedules, Math.min(jobs, schedules.length), process.argv.slice(2));
   console.log(
     `simulated ${report.intents} ${noun} (${report.requests} API requests) in ${report.schedules} schedules, seeds ${seed}..${seed + report.schedules - 1}`,
   );
@@ -270,8 +282,15 @@ function exitAfterOutput(code: number): void {
   process.stdout.write('', () => process.exit(code));
 }
 
-main().then(exitAfterOutput, (error) => {
-  const message = error instanceof Error ? error.message : String(error);
-  console.error(isUsageError(error) ? `${message}\n\n${usage(domainNoun())}` : `sim: ${message}`);
-  exitAfterOutput(exitStatusOf(error));
-});
+let commandLine: ReturnType<typeof commandLineDomain> | undefined;
+new Promise<ReturnType<typeof commandLineDomain>>((resolve) => resolve(commandLineDomain(process.argv.slice(2))))
+  .then((parsed) => {
+    commandLine = parsed;
+    return main(parsed.args, parsed.domain);
+  })
+  .then(exitAfterOutput, (error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    const noun = commandLine === undefined ? 'intents' : domainNoun(commandLine.domain);
+    console.error(isUsageError(error) ? `${message}\n\n${usage(noun)}` : `sim: ${message}`);
+    exitAfterOutput(exitStatusOf(error));
+  });

@@ -1,4 +1,5 @@
-import type { Verification, Violation } from '../proof-kit/verify';
+import type { Violation } from '../proof-kit/domain';
+import type { Verification } from '../proof-kit/verification';
 import type { ProviderOverlap } from './world/provider';
 
 /**

@@ -1,6 +1,8 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { isReservedWord } from './reserved-words';
-import type { Item } from './memory-dynamodb';
+
+/** An item as the in-memory DynamoDB stores it (memory-dynamodb.ts's `Item`). */
+type Item = Record<string, unknown>;
 
 /**
  * The in-memory DynamoDB's expressions (memory-dynamodb.ts): condition and key-condition expressions

@@ -1,5 +1,3 @@
-import { example } from '../../example';
-
 /**
  * How the local provider serves one provider API, where the example says more than the default: what
  * a real API of that kind answers and what it refuses. Every field is optional; a provider a consumer
@@ -35,8 +33,8 @@ export interface ServedApi {
  * calls is refused (a misspelt name would otherwise serve the defaults unnoticed).
  */
 export function servedApis(
-  consumers: readonly { readonly providers?: readonly string[] }[] = example().consumers,
-  described: Readonly<Record<string, LocalProviderApi>> = example().localProviders ?? {},
+  consumers: readonly { readonly providers?: readonly string[] }[],
+  described: Readonly<Record<string, LocalProviderApi>> = {},
 ): ServedApi[] {
   const names = [...new Set(consumers.flatMap((c) => c.providers ?? []))];
   // A description no consumer's provider matches is a typo, and would silently serve the defaults instead.

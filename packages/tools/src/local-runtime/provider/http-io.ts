@@ -1,8 +1,7 @@
 import type * as http from 'node:http';
 import type { ServedApi } from './apis';
-import type { GateFault } from './chaos';
+import type { GateFault, ProviderEndpoint } from './chaos';
 import type { StoredResponse } from './key-store';
-import type { PerformedEffect } from './server';
 
 /**
  * The local provider's HTTP in and out: a request's body read within bounds, answers written as JSON
@@ -109,4 +108,22 @@ export function watchAbandon(res: http.ServerResponse): () => boolean {
     if (!res.writableFinished) closed = true;
   });
   return () => closed || res.destroyed;
+}
+
+/** One effect the provider performed: an e-mail sent, a warehouse instruction taken. */
+export interface PerformedEffect {
+  /** Order of performance, from 1, across endpoints. */
+  seq: number;
+  endpoint: ProviderEndpoint;
+  /** The `Idempotency-Key` the request carried (also on a keyless endpoint, which ignores it); null without one. */
+  key: string | null;
+  payload: Record<string, unknown>;
+  /** ISO-8601, from the emulator's clock. */
+  performedAt: string;
+  /** The id the provider answered with (`<idPrefix>_000001`: `msg_...` for the shop's mail API). */
+  id: string;
+  /** What became of the answer: `sent`, `dropped` (chaos), `abandoned` (the caller left first), `pending`. */
+  answer: 'pending' | 'sent' | 'dropped' | 'abandoned';
+  /** The W3C `traceparent` header the request carried (the caller's provider-call span), as sent; null without one. */
+  traceparent: string | null;
 }

@@ -3,9 +3,10 @@ import * as http from 'node:http';
 import { canonicalJson } from '@exactly-once/runtime/runtime/canonical-json';
 import { parseIdempotencyKey } from '@exactly-once/runtime/api/idempotency-key';
 import { isLoopbackHost } from '../api/server';
-import { servedApis, type ServedApi } from './apis';
+import type { ServedApi } from './apis';
 import { Chaos, parseChaosPlan, type ChaosCounters, type ProviderChaosPlan, type ProviderEndpoint } from './chaos';
 import { KeyStore } from './key-store';
+import type { PerformedEffect } from './http-io';
 import { answerOf, gateReply, parseJson, problem, readBody, watchAbandon, writeReply, type Reply } from './http-io';
 
 /** The API key the emulator expects when none is given. */
@@ -14,8 +15,8 @@ export const DEFAULT_PROVIDER_API_KEY = 'local-provider-key';
 export const DEFAULT_KEY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 export interface ProviderEmulatorOptions {
-  /** The APIs it serves (default: every provider the example's consumers name, as the example describes them). */
-  apis?: readonly ServedApi[];
+  /** The APIs it serves: every provider the domain's consumers name, as the domain describes them (`servedApis`). */
+  apis: readonly ServedApi[];
   /** Loopback port; 0 or absent: one the OS picks. */
   port?: number;
   /** The key callers must send as `Authorization: Bearer <key>` (default {@link DEFAULT_PROVIDER_API_KEY}). */
@@ -38,23 +39,7 @@ export interface ProviderEmulatorOptions {
   log?: (line: string) => void;
 }
 
-/** One effect the provider performed: an e-mail sent, a warehouse instruction taken. */
-export interface PerformedEffect {
-  /** Order of performance, from 1, across endpoints. */
-  seq: number;
-  endpoint: ProviderEndpoint;
-  /** The `Idempotency-Key` the request carried (also on a keyless endpoint, which ignores it); null without one. */
-  key: string | null;
-  payload: Record<string, unknown>;
-  /** ISO-8601, from the emulator's clock. */
-  performedAt: string;
-  /** The id the provider answered with (`<idPrefix>_000001`: `msg_...` for the shop's mail API). */
-  id: string;
-  /** What became of the answer: `sent`, `dropped` (chaos), `abandoned` (the caller left first), `pending`. */
-  answer: 'pending' | 'sent' | 'dropped' | 'abandoned';
-  /** The W3C `traceparent` header the request carried (the caller's provider-call span), as sent; null without one. */
-  traceparent: string | null;
-}
+export type { PerformedEffect };
 
 /** Per endpoint and key: what the requests that reached the key layer got. */
 export interface KeyRequestCounts {
@@ -119,7 +104,7 @@ export interface ProviderEmulator {
  * Stripe-like idempotency keys, optional keyless endpoints, seeded chaos and a JSON log of what it
  * performed (`GET /__log`). See ./README.md.
  */
-export async function startProviderEmulator(options: ProviderEmulatorOptions = {}): Promise<ProviderEmulator> {
+export async function startProviderEmulator(options: ProviderEmulatorOptions): Promise<ProviderEmulator> {
   const provider = new LocalProvider(options);
   const port = await provider.listen(options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
@@ -171,7 +156,7 @@ class LocalProvider {
 
   constructor(private readonly options: ProviderEmulatorOptions) {
     this.now = options.now ?? Date.now;
-    this.apis = options.apis ?? servedApis();
+    this.apis = options.apis;
     this.apiOfRoute = new Map(this.apis.map((api) => [api.route, api]));
     this.apiNamed = new Map(this.apis.map((api) => [api.name, api]));
     this.perKey = Object.fromEntries(this.apis.map((api) => [api.name, {}]));

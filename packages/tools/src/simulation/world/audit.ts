@@ -42,9 +42,9 @@ export function audit(world: World<SimulationOptions>, engine: EngineState, oper
   const consumers = [...world.consumers.values()].map(({ spec }) => spec);
   const checked = checkInvariants({
     runId: '',
-    // Judged by this world's consumer list, by the domain's own proof where it gives one.
+    // Judged by this world's consumer list, by the domain's own proof.
     consumers,
-    domain: engine.domain.proof?.(consumers),
+    domain: engine.domain.proof(consumers),
     checkIntents: true,
     plan: world.plan,
     observations: world.observations,

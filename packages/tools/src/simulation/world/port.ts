@@ -41,9 +41,9 @@ export interface SimulationDomain<O extends SimulationOptions = SimulationOption
   conditionsIgnored?(options: O): ((table: string, key: Record<string, unknown>) => boolean) | undefined;
   /**
    * How the proof kit judges this domain's runs, for the world's consumer list (its invariants may
-   * depend on who consumes what). Default: the example's proof domain (`proof` in its tooling module).
+   * depend on who consumes what). Required: the engine is handed no other domain to judge by.
    */
-  proof?(consumers: readonly ConsumerSpec[]): ProofDomain;
+  proof(consumers: readonly ConsumerSpec[]): ProofDomain;
 }
 
 /** The request API Gateway hands the function for an idempotent POST: IAM-signed by `userArn`, the key in its header. */
