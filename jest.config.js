@@ -7,7 +7,7 @@
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
  *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
  *   of the repository without the example, another domain (test/fixtures/bookings) in place of the shop
- *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault; an application
+ *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault and the bench; an application
  *   built outside the repository on the packed workspace packages;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
@@ -30,7 +30,6 @@ const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 const LONG = [
   '<rootDir>/test/unit/another-domain.test.ts',
   '<rootDir>/test/unit/another-domain-tiers.test.ts',
-  '<rootDir>/test/unit/another-domain-bench.test.ts',
   '<rootDir>/test/unit/another-domain-runtime.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
@@ -64,6 +63,9 @@ module.exports = {
       ...common,
       ...quiet,
       displayName: 'unit',
+      // A unit file that reads the domain (package.json's example, the application's files, a command)
+      // must be on test/support/domain-tests.cjs, the files the another-domain copy runs of this tier.
+      setupFilesAfterEnv: ['<rootDir>/test/support/domain-reads-setup.ts'],
       testMatch: [
         '<rootDir>/test/exactly-once/**/*.test.ts',
         '<rootDir>/test/unit/**/*.test.ts',

@@ -13,7 +13,6 @@ module.exports = [
   'test/runtime/outages.test.ts',
   'test/unit/another-domain-tiers.test.ts',
   'test/unit/packed-fork.test.ts',
-  'test/unit/another-domain-bench.test.ts',
   'test/runtime/proof-kit-adversarial.test.ts',
   'test/unit/another-domain.test.ts',
   'test/simulation/campaign.test.ts',
