@@ -56,6 +56,10 @@ module.exports = {
   // Jest's default on 2 cores is one worker; the runtime and integration suites mostly wait on the
   // emulators, so two workers use the machine (a larger machine gets one per core).
   maxWorkers: '100%',
+  // A worker that ran many files takes 0.5-1 s to exit after its last one, with nothing left running (no
+  // handle, no timer: a probe timer in every file never fired after the last), and Jest's default 500 ms
+  // then kills it and warns of a leak. A handle really left open still holds the worker past 5 s and warns.
+  workerGracefulExitTimeout: 5_000,
   // The longest files first where Jest has no durations cached (a fresh clone, CI): test/support/sequencer.cjs.
   testSequencer: '<rootDir>/test/support/sequencer.cjs',
   projects: [
