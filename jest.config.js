@@ -7,7 +7,7 @@
  *   scaffolder generating consumers into a copy of the repository and type-checking it, the
  *   simulation CLI sharing schedules over processes, the mechanism type-checked and tested in a copy
  *   of the repository without the example, another domain (test/fixtures/bookings) in place of the shop
- *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault; an application
+ *   in a copy, and that copy's `npm start` under the proof kit's smoke run with every fault and the bench; an application
  *   built outside the repository on the packed workspace packages;
  * - integration: real emulators (DynamoDB Local, fauxqs) started by globalSetup;
  * - runtime: the local runtime (`npm start`) itself, which starts its own emulators.
@@ -30,7 +30,6 @@ const quiet = { setupFiles: ['<rootDir>/test/support/quiet-powertools.ts'] };
 const LONG = [
   '<rootDir>/test/unit/another-domain.test.ts',
   '<rootDir>/test/unit/another-domain-tiers.test.ts',
-  '<rootDir>/test/unit/another-domain-bench.test.ts',
   '<rootDir>/test/unit/another-domain-runtime.test.ts',
   '<rootDir>/test/exactly-once/mechanism-alone.test.ts',
   '<rootDir>/test/simulation/campaign.test.ts',
@@ -57,6 +56,10 @@ module.exports = {
   // Jest's default on 2 cores is one worker; the runtime and integration suites mostly wait on the
   // emulators, so two workers use the machine (a larger machine gets one per core).
   maxWorkers: '100%',
+  // A worker that ran many files takes 0.5-1 s to exit after its last one, with nothing left running (no
+  // handle, no timer: a probe timer in every file never fired after the last), and Jest's default 500 ms
+  // then kills it and warns of a leak. A handle really left open still holds the worker past 5 s and warns.
+  workerGracefulExitTimeout: 5_000,
   // The longest files first where Jest has no durations cached (a fresh clone, CI): test/support/sequencer.cjs.
   testSequencer: '<rootDir>/test/support/sequencer.cjs',
   projects: [
@@ -64,6 +67,9 @@ module.exports = {
       ...common,
       ...quiet,
       displayName: 'unit',
+      // A unit file that reads the domain (package.json's example, the application's files, a command)
+      // must be on test/support/domain-tests.cjs, the files the another-domain copy runs of this tier.
+      setupFilesAfterEnv: ['<rootDir>/test/support/domain-reads-setup.ts'],
       testMatch: [
         '<rootDir>/test/exactly-once/**/*.test.ts',
         '<rootDir>/test/unit/**/*.test.ts',

@@ -1856,7 +1856,7 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       {
         file: 'test/unit/another-domain-tiers.test.ts',
-        name: 'the bookings tests pass (one booking per key, one room-night count, one provider call per event), and so does every test of the unit and infra tiers that survives deleting the shop',
+        name: 'the bookings tests pass (one booking per key, one room-night count, one provider call per event), and so does every test of the unit and infra tiers that reads the domain',
       },
       {
         file: 'test/unit/another-domain.test.ts',

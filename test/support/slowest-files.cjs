@@ -7,15 +7,14 @@
  * entries of the tests it removes with the example.
  */
 module.exports = [
+  'test/unit/another-domain-runtime.test.ts',
   'test/runtime/proof-kit-all-faults.test.ts',
   'test/runtime/proof-kit.test.ts',
-  'test/unit/another-domain-runtime.test.ts',
   'test/runtime/outages.test.ts',
-  'test/unit/another-domain-tiers.test.ts',
   'test/unit/packed-fork.test.ts',
-  'test/unit/another-domain-bench.test.ts',
   'test/runtime/proof-kit-adversarial.test.ts',
   'test/unit/another-domain.test.ts',
+  'test/unit/another-domain-tiers.test.ts',
   'test/simulation/campaign.test.ts',
   'test/unit/new-consumer.test.ts',
   'test/exactly-once/mechanism-alone.test.ts',

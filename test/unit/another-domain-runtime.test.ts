@@ -11,7 +11,8 @@ import { copyWithNewDomain } from '../support/repo-copy';
  * repository where `npm run new:domain bookings` replaced the example with the skeleton domain (as the
  * another-domain tests make it), `npm start` synthesizes with bundling and runs the stack on the emulators, and
  * `npm run loadtest -- --profile smoke --faults all` drives bookings through it, with every fault, and
- * judges them by the bookings' proof domain. No file of the tools or the mechanism knows the bookings.
+ * judges them by the bookings' proof domain; then `npm run bench -- --use-running` measures the bookings
+ * on that runtime. No file of the tools or the mechanism knows the bookings.
  */
 const REPO = resolve(__dirname, '../..');
 const STARTUP_MS = 300_000;
@@ -178,6 +179,30 @@ test(
     // certain by the fault matrix (test/runtime/proof-kit.test.ts). Asserting them here would make this
     // test fail on a quiet run, not on a broken domain.
     for (const fault of INJECTED_BY_THE_KIT) expectMarked(run.results, fault);
+  },
+  RUN_MS,
+);
+
+// On the runtime the proof runs used (a bench of its own would synthesize and start the emulators again).
+test(
+  'npm run bench runs on the bookings with no plug-in of its own: this consumer applies every faulted message once, the pipeline drains',
+  () => {
+    // Its quick profile, as a user runs it beside `npm start` (`--use-running`): every measurement.
+    const { status, stdout, stderr } = spawnSync(
+      process.execPath,
+      tsx(['packages/tools/src/bench/cli.ts', '--profile', 'quick', '--use-running']),
+      { cwd: copy, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: LOADTEST_KILL_MS },
+    );
+    const output = `${stdout}${stderr}`;
+
+    expect(output).toMatch(/emulator limit [\d.]+ bookings\/s/);
+    expect(output).toMatch(/pipeline [\d.]+ bookings\/s over the steady window.*drained: yes/);
+    expect(output).toContain('effect lag rooms');
+    expect(output).toMatch(
+      /double effects under crash and duplicate faults \(200 messages, seed 7\): this 0, on the sequenced ledger 0, plain [1-9]/,
+    );
+    expect(output).not.toContain('order');
+    expect(status).toBe(0);
   },
   RUN_MS,
 );

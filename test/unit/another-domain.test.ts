@@ -12,8 +12,8 @@ import { exampleName } from '../support/example-reach';
  * plug-in. No file of the mechanism, the tools, bin/ or the build changes. The copy type-checks, lints,
  * runs the simulation engine on bookings (and it finds a guard switched off), and synthesizes both
  * stages with cdk-nag and the correctness aspects. The unit and infra tiers in the copy:
- * another-domain-tiers.test.ts; `npm run bench` on it: another-domain-bench.test.ts; its `npm start`
- * under the proof kit: another-domain-runtime.test.ts (each on a copy of its own, side by side).
+ * another-domain-tiers.test.ts; its `npm start` under the proof kit and `npm run bench`:
+ * another-domain-runtime.test.ts (each on a copy of its own, side by side).
  */
 const REPO = resolve(__dirname, '../..');
 /** The example's folder name (lambdas/<it>, lib/<it>, tooling/<it>), as package.json names it here. */

@@ -116,10 +116,13 @@ test(
   SLOW,
 );
 
-test.each(['dev', 'prod'])(
-  'it synthesizes the %s stage, with cdk-nag and the correctness aspects',
-  (stage) => {
-    const { status, output } = run('npx', ['cdk', 'synth', '--quiet', '-c', `stage=${stage}`], app);
+// One stage: what a tarball could lack shows in either (the functions bundled from node_modules, the
+// constructs loaded from it); both stages of the same skeleton synthesize in another-domain.test.ts. Prod
+// uses more of the constructs' options (retained DLQs, termination protection).
+test(
+  'it synthesizes the prod stage from the installed packages, with cdk-nag and the correctness aspects',
+  () => {
+    const { status, output } = run('npx', ['cdk', 'synth', '--quiet', '-c', 'stage=prod'], app);
 
     expect({ status, output: status === 0 ? '' : output }).toEqual({ status: 0, output: '' });
   },
