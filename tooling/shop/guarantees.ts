@@ -94,7 +94,7 @@ export const guarantees: ExampleRegistry = {
         },
         {
           file: 'test/unit/shop-consumers.test.ts',
-          name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
+          name: 'an OrderCancelled delivered again once its order is at version 2 is acked as a duplicate: nothing changes, no second CANCEL_PICK',
         },
         {
           file: 'test/unit/shop-consumers.test.ts',
@@ -251,11 +251,6 @@ export const guarantees: ExampleRegistry = {
     ],
     'keys-are-a-migration': [
       {
-        file: 'test/integration/shop-key-shapes.test.ts',
-        name: 'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to ',
-        templated: true,
-      },
-      {
         file: 'test/simulation/deploy-window.test.ts',
         name: 'without the legacy key lookup, a deploy mid-run applies events the previous release claimed again: found within 3 seeds; with it every invariant holds',
       },
@@ -289,7 +284,11 @@ export const guarantees: ExampleRegistry = {
     'provider-state': [
       {
         file: 'test/unit/shop-consumers.test.ts',
-        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+        name: "a cancel applied from RESERVED takes the owed-call slot of its OrderPlaced, in the claim's own transaction",
+      },
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'an OrderPlaced with its PICK owed, cancelled, then redriven: CANCEL_PICK and never a PICK after it',
       },
       {
         file: 'test/unit/shop-consumers.test.ts',
@@ -297,7 +296,7 @@ export const guarantees: ExampleRegistry = {
       },
       {
         file: 'test/simulation/shop-guards.test.ts',
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+        name: "without the sequence condition on fulfilment's order item, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds",
       },
     ],
     'providers-per-stage': [
@@ -358,7 +357,7 @@ export const guarantees: ExampleRegistry = {
       },
       {
         file: 'test/simulation/shop-guards.test.ts',
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+        name: "without the sequence condition on fulfilment's order item, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds",
       },
       {
         file: 'test/simulation/deploy-window.test.ts',

@@ -1,92 +1,95 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { OrderCancelledEvent, OrderPlacedEvent } from '../domain/events';
-import { orderPlacedEventId, type OrderLine } from '../domain/order';
+import type { OrderLine } from '../domain/order';
+import { InboxLedger, type LedgerResult, type RecordWork, type TransactItem } from '@exactly-once/runtime';
 import {
-  EffectConditionFailed,
-  InboxLedger,
-  type LedgerResult,
-  type RecordWork,
-  STALE,
-  type TransactItem,
-} from '@exactly-once/runtime';
+  EntityConditionFailed,
+  SequencedLedger,
+  sequencedEntityKey,
+  type EntityUpdate,
+  type SequencedLedgerOptions,
+} from '@exactly-once/runtime/aws';
 import type { EffectsReader, FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
-import { customerKey, fulfilmentKey, inventoryKey } from './effects-table';
+import { customerKey, inventoryKey } from './effects-table';
 
 /**
- * Fulfilment: per-order state `FULFILMENT#<orderId>` with a version
- * (0 none, 1 reserved, 2 released/cancelled). Each event moves it only from the
- * state before it, so a stale or out-of-order event is a no-op, never an effect.
+ * Fulfilment on the sequenced ledger (ConsumerSpec `ledger: 'sequenced'`): the order's fulfilment state
+ * lives on its entity item `sequencedEntityKey('fulfilment', event)` (`EFFECT#fulfilment#<tenant>#<orderId>`),
+ * and the claim is that item's sequence, so OrderPlaced (v1) and OrderCancelled (v2) each move it in one
+ * transaction with the stock per SKU, and no inbox item is written. The sequence makes a stale or
+ * out-of-order event a no-op: an OrderPlaced after its order's cancel is judged stale, never reserved.
+ * A cancel's claim takes the item's one owed-call slot (`newerSupersedes`), so a PICK still owed (its
+ * OrderPlaced dead-lettered and redriven later) is never sent after the CANCEL_PICK.
  */
-export class DynamoDbFulfilmentLedger extends InboxLedger implements FulfilmentLedger {
-  async reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult> {
-    try {
-      return await this.transact(
-        event,
-        [
-          // Any existing state is newer than "placed": the cancel got here first.
-          this.firstState(event.entityId, 1, 'RESERVED'),
-          ...this.stockDeltas(event.payload.items, 1),
-        ],
-        work,
-      );
-    } catch (error) {
-      if (error instanceof EffectConditionFailed && error.effectIndex === 0) return STALE;
-      throw error;
-    }
+export class DynamoDbFulfilmentLedger extends SequencedLedger implements FulfilmentLedger {
+  constructor(client: DynamoDBDocumentClient, options: SequencedLedgerOptions) {
+    super(client, options, true);
+  }
+
+  reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult> {
+    return this.claimOnEntity(
+      event,
+      this.pkOf(event),
+      this.state(event, 'RESERVED'),
+      work,
+      this.stockDeltas(event.payload.items, 1),
+    );
   }
 
   async release(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
     try {
-      return await this.transact(
+      // Stock is released only where this order's place reserved it.
+      const released = this.state(event, 'RELEASED');
+      return await this.claimOnEntity(
         event,
-        [
-          {
-            Update: {
-              TableName: this.options.tableName,
-              Key: fulfilmentKey(event.entityId),
-              UpdateExpression: 'SET version = :released, #state = :state, updatedAt = :at',
-              ConditionExpression: 'version = :reserved',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: {
-                ':released': 2,
-                ':reserved': 1,
-                ':state': 'RELEASED',
-                ':at': this.now().toISOString(),
-              },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          ...this.stockDeltas(event.payload.items, -1),
-          // A redriven OrderPlaced (e.g. dead-lettered while the warehouse was down) must not send PICK now.
-          ...this.supersede({ eventId: orderPlacedEventId(event.entityId), tenant: event.tenant }, event),
-        ],
+        this.pkOf(event),
+        {
+          ...released,
+          condition: '#state = :reserved',
+          values: { ...released.values, ':reserved': 'RESERVED' },
+        },
         work,
+        this.stockDeltas(event.payload.items, -1),
       );
     } catch (error) {
-      if (!(error instanceof EffectConditionFailed) || error.effectIndex !== 0) throw error;
-      if (error.oldItem !== undefined) return STALE; // already version 2
-      // Nothing reserved yet (cancel overtook place, e.g. after a DLQ redrive):
-      // record the cancellation so the late OrderPlaced is recognised as stale.
+      if (!(error instanceof EntityConditionFailed)) throw error;
       return this.recordCancelBeforeReserve(event, work);
     }
   }
 
+  /**
+   * Nothing reserved yet (the cancel overtook its place, e.g. after a DLQ redrive): the cancel is recorded
+   * alone, so the late OrderPlaced is stale and never reaches the warehouse. Only where the order has no
+   * state at all: a place applied between the two writes makes this one fail, and the retry releases it.
+   */
   private async recordCancelBeforeReserve(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
-    // A concurrent reserve between the two transactions fails this condition;
-    // the error is transient and the retry takes the normal release path.
-    // The late OrderPlaced is stale (its state put fails), so it never reaches the warehouse.
-    return this.transact(event, [this.firstState(event.entityId, 2, 'CANCELLED_UNRESERVED')], work);
+    const unreserved = this.state(event, 'CANCELLED_UNRESERVED');
+    try {
+      return await this.claimOnEntity(
+        event,
+        this.pkOf(event),
+        { ...unreserved, condition: 'attribute_not_exists(#state)' },
+        work,
+      );
+    } catch (error) {
+      if (!(error instanceof EntityConditionFailed)) throw error;
+      throw new Error(
+        `fulfilment: ${event.entityId} was reserved while its cancel ${event.eventId} was being recorded: retried, to release it`,
+      );
+    }
   }
 
-  /** An order's first fulfilment state, put only where it has none yet. */
-  private firstState(orderId: string, version: 1 | 2, state: string): TransactItem {
+  private pkOf(event: OrderPlacedEvent | OrderCancelledEvent): string {
+    return sequencedEntityKey(this.consumer, event).pk;
+  }
+
+  /** The order's fulfilment state and when it was set. */
+  private state(event: OrderPlacedEvent | OrderCancelledEvent, state: string) {
     return {
-      Put: {
-        TableName: this.options.tableName,
-        Item: { ...fulfilmentKey(orderId), orderId, version, state, updatedAt: this.now().toISOString() },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    };
+      set: ['orderId = :orderId', '#state = :state', 'updatedAt = :at'],
+      names: { '#state': 'state' },
+      values: { ':orderId': event.entityId, ':state': state, ':at': this.now().toISOString() },
+    } satisfies EntityUpdate;
   }
 
   private stockDeltas(items: readonly OrderLine[], sign: 1 | -1): TransactItem[] {

@@ -219,6 +219,12 @@ interface Client extends ApiClient {
 }
 
 /** The shop as the engine's plug-in. */
+/**
+ * The prefix of fulfilment's per-order items: its sequenced ledger's entity items,
+ * `sequencedEntityKey('fulfilment', event)` (`EFFECT#fulfilment#[<tenant>#]<orderId>`).
+ */
+const FULFILMENT_ITEM_PREFIX = 'EFFECT#fulfilment#';
+
 export const SHOP_DOMAIN: SimulationDomain<ShopSimulationOptions> = {
   consumers: CONSUMERS,
   eventTypes: ORDER_EVENT_TYPES,
@@ -235,11 +241,12 @@ export const SHOP_DOMAIN: SimulationDomain<ShopSimulationOptions> = {
       : { ...event, payload: { ...event.payload, items } };
   },
   entities: (db) => db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER'),
-  // The version condition is fulfilment's own (its per-order item); no other consumer's ledger has one.
+  // The version condition is fulfilment's own: its per-order item on the sequenced ledger, whose sequence
+  // condition and state condition are the order's; no other consumer's ledger has one.
   conditionsIgnored: ({ guards }) =>
     guards.versionCheck
       ? undefined
-      : (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#'),
+      : (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith(FULFILMENT_ITEM_PREFIX),
 };
 
 /** The simulated shop on the engine, for tests that look inside a world. */
