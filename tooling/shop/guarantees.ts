@@ -195,6 +195,16 @@ export const guarantees: ExampleRegistry = {
     ],
   },
   alsoProvedBy: {
+    'provider-key-window': [
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'found performed: the redriven OrderPlaced sends no PICK',
+      },
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'found NOT performed: the redriven OrderPlaced sends its PICK once',
+      },
+    ],
     'effects-counted-at-the-provider': [
       {
         file: 'test/runtime/proof-kit-all-faults.test.ts',
