@@ -24,7 +24,12 @@ let effectsTable: string;
 useEmulatedEffects((db) => ({ documents, raw, effectsTable } = db));
 
 const fulfilment = (now?: () => Date) =>
-  new DynamoDbFulfilmentLedger(documents, { consumer: 'fulfilment', tableName: effectsTable, now });
+  new DynamoDbFulfilmentLedger(documents, {
+    consumer: 'fulfilment',
+    tableName: effectsTable,
+    inboxTtlSeconds: 3600,
+    now,
+  });
 
 const orderItem = async (orderId: string) =>
   (

@@ -152,6 +152,8 @@ describe("the shop's consumers' effects", () => {
         DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
         QUEUE_URL: QUEUES[name].queue,
         DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+        // As the stack sets it from each spec's ledger.
+        CONSUMER_LEDGER: name === 'fulfilment' ? 'sequenced' : 'inbox',
       });
   });
 
@@ -303,7 +305,11 @@ describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
         return documents.send(command as never, options as never);
       },
     } as unknown as DynamoDBDocumentClient;
-    const ledger = new DynamoDbFulfilmentLedger(client, { consumer: 'fulfilment', tableName: TABLE });
+    const ledger = new DynamoDbFulfilmentLedger(client, {
+      consumer: 'fulfilment',
+      tableName: TABLE,
+      inboxTtlSeconds: 3600,
+    });
     const fulfil = (event: OrderEvent) => fulfilOrderEvent(event, { ledger, warehouse });
     const item = async () =>
       (
@@ -340,7 +346,8 @@ describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
     const outcome = await o.fulfil(event);
 
     expect(outcome).toBe('applied');
-    expect(o.sent).toEqual(['TransactWriteCommand', 'UpdateCommand']); // the claim with the stock, the done-mark
+    // The legacy read (the order has no inbox-ledger item), the claim with the stock, the done-mark.
+    expect(o.sent).toEqual(['GetCommand', 'TransactWriteCommand', 'UpdateCommand']);
     expect(await o.item()).toMatchObject({ orderId: o.orderId, state: 'RESERVED', seq: 1, seqEventId: event.eventId });
     expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([6, 1]);
     expect(o.instructions()).toEqual([`PICK fulfilment:${event.eventId}`]);
@@ -365,7 +372,10 @@ describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
     const outcome = await o.fulfil(o.cancelled);
 
     expect(outcome).toBe('applied');
-    expect(o.sent).toEqual(['TransactWriteCommand', 'UpdateCommand', 'TransactWriteCommand', 'UpdateCommand']);
+    expect(o.sent).toEqual([
+      ...['GetCommand', 'TransactWriteCommand', 'UpdateCommand'],
+      ...['GetCommand', 'TransactWriteCommand', 'UpdateCommand'],
+    ]);
     expect(await o.item()).toMatchObject({ state: 'RELEASED', seq: 2, seqEventId: o.cancelled.eventId });
     expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([0, 0]);
     expect(o.instructions()).toEqual([
@@ -407,7 +417,7 @@ describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
     const outcome = await o.fulfil(o.cancelled);
 
     expect(outcome).toBe('applied');
-    expect(o.sent).toEqual(['TransactWriteCommand', 'UpdateCommand', 'UpdateCommand']); // refused, recorded, done-mark
+    expect(o.sent).toEqual(['GetCommand', 'TransactWriteCommand', 'UpdateCommand', 'UpdateCommand']); // read, refused, recorded, done-mark
     expect(await o.item()).toMatchObject({ state: 'CANCELLED_UNRESERVED', seq: 2, seqClaims: 1 });
     expect(await o.reserved(o.lines[0].sku)).toBeUndefined();
   });
@@ -438,7 +448,11 @@ describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
     // The place, on a client of its own, lands between the cancel's refused release and its record.
     const place = () =>
       fulfilOrderEvent(o.placed, {
-        ledger: new DynamoDbFulfilmentLedger(documents, { consumer: 'fulfilment', tableName: TABLE }),
+        ledger: new DynamoDbFulfilmentLedger(documents, {
+          consumer: 'fulfilment',
+          tableName: TABLE,
+          inboxTtlSeconds: 3600,
+        }),
         warehouse: { send: async () => undefined },
       });
     let raced = false;

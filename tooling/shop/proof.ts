@@ -9,7 +9,7 @@ import {
 } from '@exactly-once/tools/proof-kit/domain';
 import type { PlannedRequest, PlanOptions } from '@exactly-once/tools/proof-kit/plan';
 import { intBetween, pick, type Random } from '@exactly-once/tools/proof-kit/random';
-import { customerKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
+import { customerKey, fulfilmentKey, inventoryKey } from '../../lambdas/shop/aws/effects-table';
 import { ENTITY_ORDER } from '../../lambdas/shop/aws/order-table';
 import type { ConsumerName } from '../../lambdas/shop/consumers';
 import {
@@ -249,10 +249,11 @@ export const fulfilmentProviderRules: NonNullable<ProofDomain['providerRules']> 
     };
     const pickKey = keyOf(orderPlacedEventId(order.orderId));
     const cancelPick = keyOf(orderCancelledEventId(order.orderId));
-    // Fulfilment's state is on its sequenced ledger's entity item for the order (the claims are there too).
-    const state = facts.effects.get(
-      sequencedEntityKey(fulfilment, { entityId: order.orderId, tenant: order.caller }).pk,
-    )?.state;
+    // Fulfilment's state is on its sequenced ledger's entity item for the order (the claims are there too),
+    // or, for an order the inbox ledger began before an upgrade, on its `FULFILMENT#<orderId>` item.
+    const state =
+      facts.effects.get(sequencedEntityKey(fulfilment, { entityId: order.orderId, tenant: order.caller }).pk)?.state ??
+      facts.effects.get(fulfilmentKey(order.orderId).pk)?.state;
     if (state === 'CANCELLED_UNRESERVED' || facts.superseded(pickKey)) optional.add(pickKey);
     const [earlier, later] = [facts.log.get(pickKey), facts.log.get(cancelPick)];
     if (earlier !== undefined && later !== undefined && String(earlier.lastCalledAt) > String(later.firstCalledAt)) {

@@ -1,7 +1,9 @@
-import { DynamoDbFulfilmentLedger } from '../aws/ledgers';
+import { DynamoDbFulfilmentLedger, type LegacyFulfilment } from '../aws/ledgers';
 import { consumerSpec } from '../consumers';
 import { parseOrderEvent } from '../domain/events';
+import { SHOP_ENV } from '../env-names';
 import { type ConsumerWiring, deployedConsumerWiring, queueConsumerHandler } from '@exactly-once/runtime';
+import { optionalEnv } from '@exactly-once/runtime/runtime';
 import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');
@@ -25,8 +27,8 @@ export type Parts = ConsumerWiring;
  * (handlers/fulfilment-consumer.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring) {
-  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions);
+export function makeHandler(wiring: ConsumerWiring, legacy: LegacyFulfilment = 'read') {
+  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions, legacy);
   const warehouse = wiring.provider('warehouse');
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
@@ -38,4 +40,15 @@ export function makeHandler(wiring: ConsumerWiring) {
 /** The deployed parts: the wiring its environment names (read once, at cold start). */
 export function partsFromEnv(): Parts {
   return deployedConsumerWiring(SPEC);
+}
+
+/**
+ * Which ledger fulfilment starts an order on and reads for the other's orders (`FULFILMENT_LEGACY_LEDGER`: `read`, the default when
+ * unset, `off` or `write`: aws/ledgers.ts LegacyFulfilment), read once at cold start; any other value fails the cold start, naming the variable, so
+ * a typo cannot switch the transition window off (docs/runbook.md, upgrade).
+ */
+export function legacyFulfilmentFromEnv(): LegacyFulfilment {
+  const value = optionalEnv(SHOP_ENV.fulfilmentLegacyLedger, 'read');
+  if (value === 'read' || value === 'off' || value === 'write') return value;
+  throw new Error(`${SHOP_ENV.fulfilmentLegacyLedger} must be 'read', 'off' or 'write', not '${value}'`);
 }
