@@ -158,6 +158,56 @@ export const guarantees: ExampleRegistry = {
       ],
       doc: { page: 'docs/architecture.md', anchor: 'who-a-caller-is-and-what-a-caller-may-read' },
     },
+    {
+      id: 'fulfilment-upgrade-from-the-inbox-ledger',
+      statement:
+        "Fulfilment keeps its guarantees across the deploy that moves it from the transactional inbox to the sequenced ledger: an order with an inbox-ledger item (`FULFILMENT#<orderId>`) finishes on the inbox ledger (one consistent read of that key per event, `FULFILMENT_LEGACY_LEDGER=read`, the default), so its OrderPlaced delivered again reserves nothing more, its cancel releases the stock once with no PICK after the CANCEL_PICK, and a late OrderPlaced of an order cancelled before its reservation stays stale; a new order never touches the inbox ledger; the owed call's lease and done-mark go to the ledger of its claim; and `write`, the rollback-safe first step, starts new orders on the inbox ledger and finishes on the sequenced one an order begun there",
+      enforcedIn: [
+        { file: 'lambdas/shop/aws/ledgers.ts', symbol: 'DynamoDbFulfilmentLedger' },
+        { file: 'lambdas/shop/aws/ledgers.ts', symbol: 'InboxFulfilmentLedger' },
+        { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'legacyFulfilmentFromEnv' },
+        { file: 'lib/shop/shop-stack.ts', symbol: 'LEGACY_FULFILMENT_CONTEXT' },
+      ],
+      provedBy: [
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order whose OrderPlaced is delivered again, twice, after the switch reserves nothing more and picks once',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order whose PICK was owed at the deploy: its OrderPlaced, delivered twice after the switch, sends the PICK once, leased and marked done on its inbox entry',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order cancelled after the switch, the cancel delivered twice, releases its stock once; its OrderPlaced redriven later sends no PICK after the CANCEL_PICK',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'an order cancelled before its place under the inbox ledger stays stale for a late OrderPlaced, delivered twice after the switch: nothing reserved, no PICK',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a new order, each event delivered twice, never touches the inbox ledger: no FULFILMENT# item, no inbox entry',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'an order the sequenced ledger began finishes on it: its cancel, delivered twice, releases once and its place stays applied once',
+        },
+        {
+          file: 'test/simulation/deploy-window.test.ts',
+          name: "without fulfilment's legacy read, a deploy mid-run reserves again the stock of orders the previous release's inbox ledger began: found within 3 seeds; with it every invariant holds",
+        },
+        {
+          file: 'test/simulation/rollback.test.ts',
+          name: "a rollback straight from fulfilment's sequenced ledger to the inbox ledger gets the stock of orders begun on it wrong: found within 3 seeds; after the two-step upgrade every invariant holds",
+        },
+        {
+          file: 'test/infra/shop-stack.test.ts',
+          name: 'any other value fails the synth, naming the context key',
+        },
+      ],
+      doc: { page: 'docs/architecture.md', anchor: 'fulfilment-across-the-upgrade-from-the-inbox-ledger' },
+    },
   ],
   nonGuarantees: [
     {
