@@ -8,8 +8,11 @@ import { fulfilOrderEvent } from '../use-cases/apply-order-events';
 
 const SPEC = consumerSpec('fulfilment');
 
-/** What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec). */
-export type Parts = ConsumerWiring;
+/**
+ * What the consumer runs on: the mechanism's wiring (deployed: `deployedConsumerWiring` of its spec), and
+ * which ledger it starts an order on (aws/ledgers.ts LegacyFulfilment; `read` when not given).
+ */
+export type Parts = ConsumerWiring & { legacyFulfilment?: LegacyFulfilment };
 
 /**
  * FIFO consumer: reserves and releases stock. One order's events are applied
@@ -27,8 +30,8 @@ export type Parts = ConsumerWiring;
  * (handlers/fulfilment-consumer.ts) gives it `partsFromEnv()`, the simulation one
  * simulated invocation's.
  */
-export function makeHandler(wiring: ConsumerWiring, legacy: LegacyFulfilment = 'read') {
-  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions, legacy);
+export function makeHandler(wiring: Parts) {
+  const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions, wiring.legacyFulfilment);
   const warehouse = wiring.provider('warehouse');
   return queueConsumerHandler(wiring, {
     fifo: SPEC.fifo,
@@ -39,7 +42,7 @@ export function makeHandler(wiring: ConsumerWiring, legacy: LegacyFulfilment = '
 
 /** The deployed parts: the wiring its environment names (read once, at cold start). */
 export function partsFromEnv(): Parts {
-  return deployedConsumerWiring(SPEC);
+  return { ...deployedConsumerWiring(SPEC), legacyFulfilment: legacyFulfilmentFromEnv() };
 }
 
 /**

@@ -25,7 +25,11 @@ export function makeHandler(wiring: ConsumerWiring) {
 export function fulfilmentReleases(wiring: ConsumerWiring, current?: LegacyFulfilment) {
   const { keys } = wiring.ledgerOptions;
   const previous = keys?.find?.length === 1 && (keys.find[0] === 1 || keys.find[0] === 2);
-  if (!previous) return fulfilment.makeHandler(wiring, current ?? (keys?.write === 2 ? 'write' : 'read'));
+  if (!previous)
+    return fulfilment.makeHandler({
+      ...wiring,
+      legacyFulfilment: current ?? (keys?.write === 2 ? 'write' : 'read'),
+    });
   const ledger = new InboxFulfilmentLedger(wiring.documents, { ...wiring.ledgerOptions, ledger: 'inbox' });
   const warehouse = wiring.provider('warehouse');
   return queueConsumerHandler(wiring, {
