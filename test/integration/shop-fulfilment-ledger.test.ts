@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { sequencedEntityKey } from '@exactly-once/runtime/aws';
 import { ledgerOf } from '@exactly-once/runtime/consumer-spec';
 import { recordFindingOnLedger } from '@exactly-once/tools/dlq/provider-window';
-import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
+import { DynamoDbFulfilmentLedger, InboxFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import { consumerSpec } from '../../lambdas/shop/consumers';
 import type { OrderEvent } from '../../lambdas/shop/domain/events';
 import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
@@ -148,5 +148,44 @@ describe("a PICK owed past the warehouse's key window, settled by the DLQ tool o
       `fulfilment ${where.eventId}: its entity item ord-sq-5 owes no call for it (already done, or superseded): nothing recorded`,
     );
     expect(await orderItem('ord-sq-5')).toEqual(before);
+  });
+});
+
+describe('an order the inbox ledger began, before the upgrade', () => {
+  /** The release before: fulfilment on the transactional inbox alone, with its key shapes as deployed. */
+  const inboxLedger = () =>
+    new InboxFulfilmentLedger(documents, {
+      consumer: 'fulfilment',
+      tableName: effectsTable,
+      inboxTtlSeconds: 3600,
+      ledger: 'inbox',
+    });
+  const reserved = async (sku: string) =>
+    (
+      await documents.send(
+        new GetCommand({ TableName: effectsTable, Key: { pk: `SKU#${sku}`, sk: 'INVENTORY' }, ConsistentRead: true }),
+      )
+    ).Item?.reserved;
+
+  test('its PICK owed at the deploy, cancelled after it (the cancel delivered twice), then its OrderPlaced redriven: stock released once, CANCEL_PICK and never a PICK after it, nothing on the sequenced item', async () => {
+    const { provider: warehouse, performed, state } = stripeLikeProvider();
+    // Its own SKU: the other tests' orders reserve SKU-A in the same table.
+    const lines = [{ sku: 'SKU-LEGACY-1', quantity: 2, unitPriceCents: 500 }];
+    const placed = { ...placedEvent('ord-sq-legacy-1', lines), tenant: ALICE };
+    const cancelled = { ...cancelledEvent('ord-sq-legacy-1', lines), tenant: ALICE };
+    state.down = true;
+    await expect(fulfilOrderEvent(placed, { ledger: inboxLedger(), warehouse })).rejects.toThrow('provider down');
+    state.down = false;
+
+    const outcomes = [
+      await fulfilOrderEvent(cancelled, { ledger: fulfilment(), warehouse }),
+      await fulfilOrderEvent(cancelled, { ledger: fulfilment(), warehouse }),
+      await fulfilOrderEvent(placed, { ledger: fulfilment(), warehouse }),
+    ];
+
+    expect(outcomes).toEqual(['applied', 'duplicate', 'duplicate']);
+    expect(await reserved('SKU-LEGACY-1')).toBe(0);
+    expect(performed.map((p) => p.body.instruction)).toEqual(['CANCEL_PICK']);
+    expect(await orderItem('ord-sq-legacy-1')).toBeUndefined();
   });
 });

@@ -194,6 +194,10 @@ export const guarantees: ExampleRegistry = {
           name: 'an order the sequenced ledger began finishes on it: its cancel, delivered twice, releases once and its place stays applied once',
         },
         {
+          file: 'test/integration/shop-fulfilment-ledger.test.ts',
+          name: 'its PICK owed at the deploy, cancelled after it (the cancel delivered twice), then its OrderPlaced redriven: stock released once, CANCEL_PICK and never a PICK after it, nothing on the sequenced item',
+        },
+        {
           file: 'test/simulation/deploy-window.test.ts',
           name: "without fulfilment's legacy read, a deploy mid-run reserves again the stock of orders the previous release's inbox ledger began: found within 3 seeds; with it every invariant holds",
         },
