@@ -34,6 +34,11 @@ type ProviderCallLease = Awaited<ReturnType<ProviderCallRecord['leaseProviderCal
  *   transition window has passed;
  * - `'write'`: the first step of a rollback-safe upgrade: a new order on the inbox ledger, as the release before
  *   this one starts it; an order that has a sequenced item finishes on the sequenced ledger.
+ *
+ * @example
+ * ```ts
+ * const mode: LegacyFulfilment = 'read'; // FULFILMENT_LEGACY_LEDGER unset
+ * ```
  */
 export type LegacyFulfilment = 'read' | 'off' | 'write';
 
@@ -50,6 +55,11 @@ export type FulfilmentLedgerOptions = SequencedLedgerOptions & Partial<Pick<Ledg
  * started on is written before any other ledger could: one order's events are handled one at a time (FIFO
  * group = orderId), so no item of the other ledger appears between the read and the claim. The owed call's
  * lease and done-mark go to the ledger whose claim the event has (an inbox entry's key starts `INBOX#`).
+ *
+ * @example What the fulfilment consumer builds (entry-points/fulfilment-consumer.ts)
+ * ```ts
+ * const ledger = new DynamoDbFulfilmentLedger(wiring.documents, wiring.ledgerOptions, wiring.legacyFulfilment);
+ * ```
  */
 export class DynamoDbFulfilmentLedger implements FulfilmentLedger {
   readonly consumer: string;
@@ -75,11 +85,11 @@ export class DynamoDbFulfilmentLedger implements FulfilmentLedger {
   }
 
   async reserve(event: OrderPlacedEvent, work?: RecordWork): Promise<LedgerResult> {
-    return (await this.legacyLedgerOf(event, work)).reserve(event, work);
+    return (await this.ledgerOf(event, work)).reserve(event, work);
   }
 
   async release(event: OrderCancelledEvent, work?: RecordWork): Promise<LedgerResult> {
-    return (await this.legacyLedgerOf(event, work)).release(event, work);
+    return (await this.ledgerOf(event, work)).release(event, work);
   }
 
   recordProviderCallDone(event: EventRef, work?: RecordWork): Promise<void> {
@@ -95,7 +105,7 @@ export class DynamoDbFulfilmentLedger implements FulfilmentLedger {
   }
 
   /** The ledger the order began on: the one whose item it has, else the one this mode starts orders on. */
-  private async legacyLedgerOf(event: OrderPlacedEvent | OrderCancelledEvent, work?: RecordWork) {
+  private async ledgerOf(event: OrderPlacedEvent | OrderCancelledEvent, work?: RecordWork) {
     if (this.legacy === undefined) return this.sequenced;
     const [other, starting, key] =
       this.mode === 'write'
