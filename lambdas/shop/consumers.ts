@@ -7,7 +7,8 @@ import { type ConsumerSpec, validateConsumerSpecs } from '@exactly-once/runtime'
  * `npm run new:consumer -- <name> [--fifo]` adds an entry here.
  *
  * - fulfilment: FIFO (group = orderId), so an order's events arrive in order;
- *   reserves stock on OrderPlaced and releases it on OrderCancelled.
+ *   reserves stock on OrderPlaced and releases it on OrderCancelled. Its effect is one item per
+ *   order, so its claims live on that item (`ledger: 'sequenced'`): no inbox item, no dedupe horizon.
  * - loyalty: standard queue, parallel; credits points on OrderPlaced.
  * Each names the external provider its effect calls (warehouse: PICK / CANCEL_PICK; mail: the
  * order's confirmation e-mail); the stage configures where each one is (lib/config.ts).
@@ -19,6 +20,7 @@ export const CONSUMERS = [
     eventTypes: ['OrderPlaced', 'OrderCancelled'],
     entry: 'lambdas/shop/handlers/fulfilment-consumer.ts',
     providers: ['warehouse'],
+    ledger: 'sequenced',
     batchSize: 10,
     batchingWindowSeconds: 0,
     maxConcurrency: 10,

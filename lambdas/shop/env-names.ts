@@ -7,4 +7,6 @@ export const SHOP_ENV = Object.freeze({
   ordersTable: 'ORDERS_TABLE_NAME',
   idempotencyTable: 'IDEMPOTENCY_TABLE_NAME',
   idempotencyKeyExpirySeconds: 'IDEMPOTENCY_KEY_EXPIRY_SECONDS',
+  /** Fulfilment's transition window from the inbox ledger: `read` (unset), `off` or `write` (aws/ledgers.ts LegacyFulfilment). */
+  fulfilmentLegacyLedger: 'FULFILMENT_LEGACY_LEDGER',
 });

@@ -1,8 +1,10 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import type { LegacyFulfilment } from '../../lambdas/shop/aws/ledgers';
 import { ORDER_PK_PREFIX } from '../../lambdas/shop/aws/order-table';
 import { CONSUMERS } from '../../lambdas/shop/consumers';
 import { ORDER_EVENT_TYPES } from '../../lambdas/shop/domain/events';
+import { SHOP_ENV } from '../../lambdas/shop/env-names';
 import { ExactlyOnce, setFunctionBuild, type ConsumerSpec } from '@exactly-once/cdk';
 import { functionBuildFor, type AppConfig } from '../config';
 import { EffectsReadApi } from './effects-read-api';
@@ -38,6 +40,7 @@ export class ExactlyOnceStack extends Stack {
       outboxTable: storage.ordersTable,
       entityPartitionPrefix: ORDER_PK_PREFIX,
     });
+    setLegacyFulfilment(this, exactlyOnce);
     const { idempotencyTable, effectsTable } = exactlyOnce;
     const { ordersTable } = storage;
     const ordersApi = new OrdersApi(this, 'OrdersApi', { ...config, ordersTable, idempotencyTable });
@@ -50,4 +53,22 @@ export class ExactlyOnceStack extends Stack {
     new CfnOutput(this, 'OrdersTableName', { value: ordersTable.tableName });
     new CfnOutput(this, 'IdempotencyTableName', { value: idempotencyTable.tableName });
   }
+}
+
+/** The context key of fulfilment's transition from the inbox ledger (docs/runbook.md, upgrade). */
+export const LEGACY_FULFILMENT_CONTEXT = 'fulfilmentLegacyLedger';
+
+/**
+ * `-c fulfilmentLegacyLedger=read|off|write` sets FULFILMENT_LEGACY_LEDGER on fulfilment's function
+ * (lambdas/shop/aws/ledgers.ts LegacyFulfilment); unset, the function reads its default, `read`. Any other
+ * value fails the synth, so a typo cannot deploy fulfilment without its transition read.
+ */
+function setLegacyFulfilment(stack: Stack, exactlyOnce: ExactlyOnce): void {
+  const value: unknown = stack.node.tryGetContext(LEGACY_FULFILMENT_CONTEXT);
+  if (value === undefined) return;
+  const modes: readonly LegacyFulfilment[] = ['read', 'off', 'write'];
+  if (!modes.includes(value as LegacyFulfilment))
+    throw new Error(`Context ${LEGACY_FULFILMENT_CONTEXT}=${String(value)}: expected one of ${modes.join(', ')}`);
+  const fulfilment = exactlyOnce.pipelines.find((p) => p.spec.name === 'fulfilment');
+  fulfilment?.consumer.fn.addEnvironment(SHOP_ENV.fulfilmentLegacyLedger, String(value));
 }

@@ -192,3 +192,26 @@ describe('the stack carries the build its configuration asks for, in every const
     expect(builds).toEqual(new Set([JSON.stringify(functionBuildFor(config))]));
   });
 });
+
+describe("fulfilment's transition from the inbox ledger (-c fulfilmentLegacyLedger)", () => {
+  // Fulfilment is the shop's one consumer on the sequenced ledger.
+  const fulfilmentEnv = (t: Template) => {
+    const [fn] = resourcesOfType(t, 'AWS::Lambda::Function').filter(([, r]) =>
+      JSON.stringify(r.Properties?.Environment ?? {}).includes('"CONSUMER_LEDGER":"sequenced"'),
+    );
+    return (fn[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+  };
+
+  test('unset, the function has no FULFILMENT_LEGACY_LEDGER and reads its default (read); set, it has the value', () => {
+    const set = synthStack({ fulfilmentLegacyLedger: 'write' }).template;
+
+    expect(fulfilmentEnv(template).FULFILMENT_LEGACY_LEDGER).toBeUndefined();
+    expect(fulfilmentEnv(set).FULFILMENT_LEGACY_LEDGER).toBe('write');
+  });
+
+  test('any other value fails the synth, naming the context key', () => {
+    expect(() => synthStack({ fulfilmentLegacyLedger: 'of' })).toThrow(
+      'Context fulfilmentLegacyLedger=of: expected one of read, off, write',
+    );
+  });
+});

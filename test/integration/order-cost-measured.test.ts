@@ -17,6 +17,8 @@ import { PipelineFixture } from '../support/pipeline-fixture';
 
 /**
  * What one order's clean path costs, measured through the shop's real handlers on DynamoDB Local:
+ * - read units per table (fulfilment's read of an order's inbox-ledger item, FULFILMENT_LEGACY_LEDGER
+ *   `read`), as DynamoDB Local bills them;
  * - write units per table and index: a single-item write as DynamoDB Local bills it
  *   (ReturnConsumedCapacity INDEXES counts the item's size and each index); a transaction from its
  *   items' sizes (the Put's item as sent, an updated item as it is after the step), two units per
@@ -106,7 +108,7 @@ async function transactionUnits(input: { TransactItems?: Record<string, Record<s
 async function measured(
   step: Step,
   work: () => Promise<unknown>,
-): Promise<{ bytes: number; spanBytes: number; lines: number; units: Units }> {
+): Promise<{ bytes: number; spanBytes: number; lines: number; units: Units; readUnits: Units }> {
   const log = fixture.dynamoCalls[CALL_LOG[step]];
   log.consumed = [];
   let bytes = 0;
@@ -128,14 +130,20 @@ async function measured(
   }
   const calls = log.consumed;
   log.consumed = undefined;
+  const isRead = (command: string) => /^(GetItem|BatchGetItem|Query|Scan|TransactGetItems)Command$/.test(command);
+  // Reads are billed apart (a read unit is 4 KB, consistent; about a fifth of a write unit's price).
+  const readUnits: Units = capacityUnitsByTarget(
+    calls.filter((c) => isRead(c.command)).map((c) => c.capacity),
+    labelOf,
+  );
   const units: Units = capacityUnitsByTarget(
-    calls.filter((c) => c.command !== 'TransactWriteItemsCommand').map((c) => c.capacity),
+    calls.filter((c) => c.command !== 'TransactWriteItemsCommand' && !isRead(c.command)).map((c) => c.capacity),
     labelOf,
   );
   for (const call of calls.filter((c) => c.command === 'TransactWriteItemsCommand'))
     for (const [table, targets] of Object.entries(await transactionUnits(call.input as never)))
       for (const [target, n] of Object.entries(targets)) addUnits(units, table, target, n);
-  return { bytes, spanBytes, lines, units };
+  return { bytes, spanBytes, lines, units, readUnits };
 }
 
 let seq = 0;
@@ -187,6 +195,7 @@ test.each(Object.keys(MEASURED_CLEAN_PATH).map(Number))(
     const steps = ['create', 'relay', 'fulfilment', 'loyalty'] as const;
     const measuredNow = {
       writeUnits: Object.fromEntries(steps.map((s) => [s, order[s].units])),
+      readUnits: Object.fromEntries(steps.map((s) => [s, order[s].readUnits])),
       logBytes: Object.fromEntries(steps.map((s) => [s, order[s].bytes])),
       logLines: Object.fromEntries(steps.map((s) => [s, order[s].lines])),
       spanLogBytes: Object.fromEntries(steps.map((s) => [s, order[s].spanBytes])),
@@ -194,6 +203,7 @@ test.each(Object.keys(MEASURED_CLEAN_PATH).map(Number))(
     results[`${lines} lines`] = measuredNow;
     const stated = MEASURED_CLEAN_PATH[lines];
     expect(measuredNow.writeUnits).toEqual(stated.writeUnits);
+    expect(measuredNow.readUnits).toEqual(stated.readUnits);
     expect(measuredNow.logLines).toEqual(stated.logLines);
     // Ids and timestamps vary by a few bytes from run to run.
     for (const s of steps) {

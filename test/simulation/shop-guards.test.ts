@@ -71,15 +71,17 @@ test('without the fulfilment version check, a cancel that overtakes its place re
   expect(cancelledFirst.length).toBeGreaterThan(0);
 });
 
-test('with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds', async () => {
+test("without the sequence condition on fulfilment's order item, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds", async () => {
   // A warehouse outage longer than the budget dead-letters OrderPlaced messages whose reserve committed;
   // their orders are cancelled meanwhile (CANCEL_PICK sent once the warehouse is back), then the operator redrives.
+  // Fulfilment is on the sequenced ledger: the redriven OrderPlaced is judged stale by its order item's
+  // sequence, which the cancel moved past it; without that condition it claims the order again and owes a PICK.
   const outageThenRedrive: Partial<SimulationOptions> = {
     faults: longWarehouseOutage(),
     cancelChance: 0.8,
   };
 
-  const found = await firstSeedWhere(outageThenRedrive, { providerCompletion: false }, violated('provider-order'), 3);
+  const found = await firstSeedWhere(outageThenRedrive, { sequenceCondition: false }, violated('provider-order'), 3);
 
   expect(found?.seed).toBeLessThanOrEqual(3);
   expect(failed(found!.guarded)).toBe(false);

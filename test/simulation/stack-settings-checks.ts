@@ -120,7 +120,9 @@ export function expectConsumersSimulated(
       batchingWindowSeconds: mapping.MaximumBatchingWindowInSeconds ?? 0,
       maxConcurrency: mapping.ScalingConfig?.MaximumConcurrency,
       inboxTtlSeconds: Number(environment.INBOX_TTL_SECONDS),
-      dedupeHorizonSeconds: Number(environment.DEDUPE_HORIZON_SECONDS),
+      // A consumer on the sequenced ledger has no horizon (its claims never expire): none in its environment.
+      dedupeHorizonSeconds:
+        environment.CONSUMER_LEDGER === 'sequenced' ? Infinity : Number(environment.DEDUPE_HORIZON_SECONDS),
       backoff: {
         baseSeconds: Number(environment[RETRY_ENV.baseSeconds]),
         capSeconds: Number(environment[RETRY_ENV.capSeconds]),

@@ -54,16 +54,23 @@ export class PipelineFixture extends HandWiredPipeline {
       .handler as ApiHandler;
     this.cancelOrder = (await this.load('lambdas/shop/handlers/cancel-order.ts', common)).handler as ApiHandler;
     await this.loadRelay(common);
-    await this.loadConsumer('fulfilment', 'lambdas/shop/handlers/fulfilment-consumer.ts', common, {
+    // As the stack sets it from each spec's ledger (fulfilment's is 'sequenced'): a handler refuses another.
+    const fulfilmentEnv = { ...common, CONSUMER_LEDGER: 'sequenced' };
+    await this.loadConsumer('fulfilment', 'lambdas/shop/handlers/fulfilment-consumer.ts', fulfilmentEnv, {
       queueUrl: this.queues.fifoQueueUrl,
       deadLetterQueueUrl: this.queues.fifoDlqUrl,
       fifo: true,
     });
-    await this.loadConsumer('loyalty', 'lambdas/shop/handlers/loyalty-consumer.ts', common, {
-      queueUrl: this.queues.standardQueueUrl,
-      deadLetterQueueUrl: this.queues.standardDlqUrl,
-      fifo: false,
-    });
+    await this.loadConsumer(
+      'loyalty',
+      'lambdas/shop/handlers/loyalty-consumer.ts',
+      { ...common, CONSUMER_LEDGER: 'inbox' },
+      {
+        queueUrl: this.queues.standardQueueUrl,
+        deadLetterQueueUrl: this.queues.standardDlqUrl,
+        fifo: false,
+      },
+    );
   }
 
   async stop(): Promise<void> {

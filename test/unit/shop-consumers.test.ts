@@ -1,18 +1,9 @@
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  TransactWriteCommand,
-  UpdateCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { sequencedEntityKey } from '@exactly-once/runtime/aws/sequenced-ledger';
 import { PermanentError } from '@exactly-once/runtime/errors';
-import type { ExternalProvider } from '@exactly-once/runtime/provider/provider';
+import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import { DynamoDbFulfilmentLedger } from '../../lambdas/shop/aws/ledgers';
 import {
-  orderCancelledEvent,
-  orderPlacedEvent,
   parseOrderEvent,
   type OrderCancelledEvent,
   type OrderEvent,
@@ -20,26 +11,18 @@ import {
 } from '../../lambdas/shop/domain/events';
 import { fulfilOrderEvent } from '../../lambdas/shop/use-cases/apply-order-events';
 import { cancelledEvent, placedEvent } from '../support/orders';
+import { stripeLikeProvider } from '../support/providers';
 import {
   deadLettered,
   deliver,
-  failedIds,
   HORIZON_FOR_TESTS,
   loadConsumer,
   sqsMessage as message,
-  visibilityChanges,
   type ConsumerHarness as Harness,
   type ConsumerName,
 } from '../support/consumers';
 import { TEST_DEDUPE } from '../support/dedupe';
-import {
-  canceledTransaction,
-  claimOf,
-  FakeEffectsTable,
-  providerCalls as providerCallsIn,
-  providerKeys as providerKeysIn,
-  transactions,
-} from '../support/neutral-effects-table';
+import { providerCalls as providerCallsIn, transactions } from '../support/neutral-effects-table';
 
 /**
  * The shop's consumers, as the shop writes them, one area per describe: the events they accept
@@ -169,6 +152,8 @@ describe("the shop's consumers' effects", () => {
         DEDUPE_HORIZON_SECONDS: String(HORIZON_FOR_TESTS),
         QUEUE_URL: QUEUES[name].queue,
         DEAD_LETTER_QUEUE_URL: QUEUES[name].dlq,
+        // As the stack sets it from each spec's ledger.
+        CONSUMER_LEDGER: name === 'fulfilment' ? 'sequenced' : 'inbox',
       });
   });
 
@@ -210,13 +195,8 @@ describe("the shop's consumers' effects", () => {
   };
 
   const providerCalls = (h: Harness) => providerCallsIn(h, PROVIDER_TABLE);
-  const providerKeys = (h: Harness) => providerKeysIn(h, PROVIDER_TABLE);
   const metricNames = (h: Harness) =>
     addMetric[h.name].mock.calls.map((c) => c[0]).filter((metric) => metric !== 'ReceiveCount');
-  /** The shop's items in the fake table: a SKU's reserved stock, an order's fulfilment state, a customer's points. */
-  const reserved = (table: FakeEffectsTable, sku: string) =>
-    table.items.get(`SKU#${sku}`)?.reserved as number | undefined;
-  const fulfilment = (table: FakeEffectsTable, orderId: string) => table.items.get(`FULFILMENT#${orderId}`);
 
   // ---------------------------------------------------------------- loyalty
 
@@ -284,310 +264,241 @@ describe("the shop's consumers' effects", () => {
   });
 
   // ---------------------------------------------------------------- fulfilment
-
-  describe('fulfilment consumer', () => {
-    const h = () => harnesses.fulfilment;
-
-    test('OrderPlaced: claim + state RESERVED (only if no state yet) + reserved += qty per SKU, then the warehouse with fulfilment:<eventId>', async () => {
-      // Two lines of one SKU: a transaction may not touch an item twice, so they are summed into one ADD.
-      const event = placed('ord-1', {
-        items: [
-          { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
-          { sku: 'SKU-B', quantity: 1, unitPriceCents: 100 },
-          { sku: 'SKU-A', quantity: 2, unitPriceCents: 250 },
-        ],
-        totalCents: 1_350,
-      });
-
-      const response = await deliver(h(), message(h(), event));
-
-      expect(response.batchItemFailures).toEqual([]);
-      const [claim, state, ...stock] = transactions(h())[0];
-      expect(claim.Put?.Item?.pk).toBe(`INBOX#fulfilment#${event.eventId}`);
-      expect(state.Put).toMatchObject({
-        TableName: EFFECTS_TABLE,
-        Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', orderId: 'ord-1', version: 1, state: 'RESERVED' },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      });
-      expect(stock.map((s) => [s.Update?.Key?.pk, s.Update?.ExpressionAttributeValues?.[':delta']])).toEqual([
-        ['SKU#SKU-A', 5],
-        ['SKU#SKU-B', 1],
-      ]);
-      expect(stock.every((s) => s.Update?.UpdateExpression?.includes('ADD reserved :delta'))).toBe(true);
-      expect(providerCalls(h())).toEqual([
-        expect.objectContaining({
-          TableName: PROVIDER_TABLE,
-          Key: { idempotencyKey: `fulfilment:${event.eventId}` },
-          ExpressionAttributeValues: expect.objectContaining({
-            ':provider': 'warehouse',
-            ':payload': { instruction: 'PICK', orderId: 'ord-1', items: event.payload.items },
-          }),
-        }),
-      ]);
-      expect(metricNames(h())).toEqual(['EffectApplied']);
-      expect(h().sqs.calls()).toHaveLength(0);
-    });
-
-    test('OrderCancelled after OrderPlaced: claim + RESERVED -> RELEASED (only from version 1) + reserved -= qty, then CANCEL_PICK', async () => {
-      const table = new FakeEffectsTable(h(), EFFECTS_TABLE);
-
-      await deliver(h(), message(h(), placed('ord-1')));
-      const response = await deliver(h(), message(h(), cancelled('ord-1')));
-
-      expect(response.batchItemFailures).toEqual([]);
-      const [claim, state, ...stock] = transactions(h())[1];
-      expect(claim.Put?.Item?.pk).toBe('INBOX#fulfilment#ord-1.cancelled');
-      expect(state.Update).toMatchObject({
-        Key: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT' },
-        ConditionExpression: 'version = :reserved',
-        ExpressionAttributeValues: expect.objectContaining({ ':reserved': 1, ':released': 2, ':state': 'RELEASED' }),
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
-      expect(stock.map((s) => s.Update?.ExpressionAttributeValues?.[':delta'])).toEqual([-3, -1]);
-      expect(reserved(table, 'SKU-A')).toBe(0);
-      expect(reserved(table, 'SKU-B')).toBe(0);
-      expect(fulfilment(table, 'ord-1')).toMatchObject({ version: 2, state: 'RELEASED' });
-      expect(providerCalls(h())[1]).toMatchObject({
-        Key: { idempotencyKey: 'fulfilment:ord-1.cancelled' },
-        ExpressionAttributeValues: expect.objectContaining({
-          ':payload': expect.objectContaining({ instruction: 'CANCEL_PICK' }),
-        }),
-      });
-    });
-
-    test('a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call', async () => {
-      h()
-        .doc.on(h().docSdk.TransactWriteCommand)
-        .rejects(
-          canceledTransaction(h(), [
-            { Code: 'None' },
-            { Code: 'ConditionalCheckFailed' },
-            { Code: 'None' },
-            { Code: 'None' },
-          ]),
-        );
-
-      const response = await deliver(h(), message(h(), placed('ord-1')));
-
-      expect(response.batchItemFailures).toEqual([]);
-      expect(transactions(h())).toHaveLength(1);
-      expect(providerCalls(h())).toHaveLength(0);
-      expect(metricNames(h())).toEqual(['StaleEventIgnored']);
-      expect(h().sqs.calls()).toHaveLength(0);
-    });
-
-    test('a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call', async () => {
-      h()
-        .doc.on(h().docSdk.TransactWriteCommand)
-        .rejects(
-          canceledTransaction(h(), [
-            { Code: 'None' },
-            {
-              Code: 'ConditionalCheckFailed',
-              Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', version: 2, state: 'RELEASED' },
-            },
-            { Code: 'None' },
-            { Code: 'None' },
-          ]),
-        );
-
-      const response = await deliver(h(), message(h(), cancelled('ord-1')));
-
-      expect(response.batchItemFailures).toEqual([]);
-      expect(transactions(h())).toHaveLength(1);
-      expect(providerCalls(h())).toHaveLength(0);
-      expect(metricNames(h())).toEqual(['StaleEventIgnored']);
-    });
-
-    test('cancel before place: the release finds no state, so a second transaction records CANCELLED_UNRESERVED with no stock change', async () => {
-      h()
-        .doc.on(h().docSdk.TransactWriteCommand)
-        .rejectsOnce(
-          canceledTransaction(h(), [
-            { Code: 'None' },
-            { Code: 'ConditionalCheckFailed' },
-            { Code: 'None' },
-            { Code: 'None' },
-          ]),
-        )
-        .resolves({});
-
-      const response = await deliver(h(), message(h(), cancelled('ord-1')));
-
-      expect(response.batchItemFailures).toEqual([]);
-      const [, second] = transactions(h());
-      expect(transactions(h())).toHaveLength(2);
-      expect(second).toHaveLength(2); // the claim and the state: nothing to release
-      expect(second[0].Put?.Item?.pk).toBe('INBOX#fulfilment#ord-1.cancelled');
-      expect(second[1].Put).toMatchObject({
-        Item: { pk: 'FULFILMENT#ord-1', sk: 'FULFILMENT', version: 2, state: 'CANCELLED_UNRESERVED' },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      });
-      expect(metricNames(h())).toEqual(['EffectApplied']);
-    });
-
-    test('cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing', async () => {
-      const table = new FakeEffectsTable(h(), EFFECTS_TABLE);
-
-      const cancel = await deliver(h(), message(h(), cancelled('ord-1')));
-      const place = await deliver(h(), message(h(), placed('ord-1')));
-      const cancelAgain = await deliver(h(), message(h(), cancelled('ord-1'), { receiveCount: 2 }));
-
-      expect([cancel, place, cancelAgain].flatMap(failedIds)).toEqual([]);
-      expect(fulfilment(table, 'ord-1')).toMatchObject({ version: 2, state: 'CANCELLED_UNRESERVED' });
-      expect(reserved(table, 'SKU-A')).toBeUndefined();
-      expect(reserved(table, 'SKU-B')).toBeUndefined();
-      expect(metricNames(h())).toEqual(['EffectApplied', 'StaleEventIgnored', 'DuplicateSuppressed']);
-      expect(providerKeys(h())).not.toContain('fulfilment:ord-1.placed');
-    });
-
-    test('place, cancel, then the place redelivered: reserved is back to 0 and stays there', async () => {
-      const table = new FakeEffectsTable(h(), EFFECTS_TABLE);
-
-      await deliver(h(), message(h(), placed('ord-1')));
-      await deliver(h(), message(h(), cancelled('ord-1')));
-      const late = await deliver(h(), message(h(), placed('ord-1'), { receiveCount: 3 }));
-
-      expect(late.batchItemFailures).toEqual([]);
-      expect(reserved(table, 'SKU-A')).toBe(0);
-      expect(reserved(table, 'SKU-B')).toBe(0);
-      expect(table.commits).toBe(2);
-    });
-
-    test('cancel racing a reserve (its state appears between the two transactions) is transient, retried on the normal path', async () => {
-      let releaseAttempts = 0;
-      h()
-        .doc.on(h().docSdk.TransactWriteCommand)
-        .callsFake((input: TransactWriteCommandInput) => {
-          if (claimOf(input.TransactItems ?? []) !== 'INBOX#fulfilment#ord-1.cancelled') return {};
-          releaseAttempts += 1;
-          // First the release finds no state; then the CANCELLED_UNRESERVED put finds the reserve's.
-          throw releaseAttempts === 1
-            ? canceledTransaction(h(), [
-                { Code: 'None' },
-                { Code: 'ConditionalCheckFailed' },
-                { Code: 'None' },
-                { Code: 'None' },
-              ])
-            : canceledTransaction(h(), [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }]);
-        });
-      const racing = message(h(), cancelled('ord-1'));
-
-      const response = await deliver(h(), message(h(), placed('ord-0')), racing);
-
-      expect(releaseAttempts).toBe(2);
-      expect(failedIds(response)).toEqual([racing.messageId]);
-      expect(visibilityChanges(h()).map((v) => v.ReceiptHandle)).toEqual([racing.receiptHandle]);
-      expect(providerKeys(h())).toEqual(['fulfilment:ord-0.placed']);
-      expect(metricNames(h()).sort()).toEqual(['EffectApplied', 'TransientFailure']);
-    });
-  });
 });
 
-describe("fulfilment's cancel supersedes its OrderPlaced", () => {
+describe('fulfilment on its sequenced ledger (the in-memory DynamoDB)', () => {
   /**
-   * The shop's use of the provider-call state: fulfilment's cancel supersedes its order's OrderPlaced
-   * entry in the cancel's own transaction, so a redriven OrderPlaced never sends a PICK after the
-   * CANCEL_PICK. The inbox entry's done and superseded marks themselves are the mechanism's
-   * (provider-completion.test.ts).
+   * Fulfilment's effects through its use case and its ledger on the in-memory DynamoDB (held to DynamoDB
+   * Local by contract suites): the order's state and the claim of its last event on one item per order,
+   * the stock per SKU in the same transaction, PICK / CANCEL_PICK at the warehouse, and its cancel taking
+   * the owed-call slot of its OrderPlaced so no PICK follows its CANCEL_PICK. The sequenced ledger itself
+   * is the mechanism's (sequenced-ledger.test.ts).
    */
 
   const TABLE = 'effects';
-  const NOW = new Date('2030-01-02T03:04:05.000Z');
-  const doc = mockClient(DynamoDBDocumentClient);
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
-  const options = { tableName: TABLE, inboxTtlSeconds: 1_000, now: () => NOW };
+  const db = new MemoryDynamoDb();
+  db.createTable(TABLE, { hash: 'pk', range: 'sk' });
+  const documents = db.asDocumentClient();
+  let orders = 0;
 
-  const order = {
-    orderId: 'ord-1',
-    customerId: 'cust-1',
-    items: [{ sku: 'SKU-A', quantity: 2, unitPriceCents: 500 }],
-    totalCents: 1_000,
-  };
-  const placedOrder = orderPlacedEvent(order, NOW.toISOString());
-  const cancelledOrder = orderCancelledEvent(order, NOW.toISOString());
+  /** Two lines, so the per-SKU writes show. */
+  const LINES = [
+    { sku: 'SKU-A', quantity: 3, unitPriceCents: 250 },
+    { sku: 'SKU-B', quantity: 1, unitPriceCents: 1_249 },
+  ];
 
-  function recordingProvider(): ExternalProvider & { keys: string[] } {
-    const keys: string[] = [];
-    return { keys, send: async (key: string) => void keys.push(key) };
-  }
-
-  /** The cancellation DynamoDB returns when the claim's entry exists: its old image (ALL_OLD) on reason 0. */
-  function claimTaken(entry: Record<string, unknown>, items: number) {
-    return new TransactionCanceledException({
-      message:
-        'Transaction cancelledOrder, please refer cancellation reasons for specific reasons [ConditionalCheckFailed]',
-      $metadata: {},
-      CancellationReasons: [
-        { Code: 'ConditionalCheckFailed', Item: marshall(entry) },
-        ...Array.from({ length: items - 1 }, () => ({ Code: 'None' })),
-      ],
+  /**
+   * A fresh order (its own SKUs, so stock counts are its own), a warehouse that records what it performed
+   * (down while `state.down`), the commands the ledger sent, and `beforeSend` to act between two of them.
+   */
+  function anOrder() {
+    orders += 1;
+    const orderId = `ord-${orders}`;
+    const lines = LINES.map((l) => ({ ...l, sku: `${l.sku}-${orders}` }));
+    const { provider: warehouse, performed, state } = stripeLikeProvider();
+    const sent: string[] = [];
+    const hooks: { beforeSend?: (command: object) => Promise<void> } = {};
+    const client = {
+      send: async (command: object, options?: unknown) => {
+        await hooks.beforeSend?.(command);
+        sent.push(command.constructor.name);
+        return documents.send(command as never, options as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const ledger = new DynamoDbFulfilmentLedger(client, {
+      consumer: 'fulfilment',
+      tableName: TABLE,
+      inboxTtlSeconds: 3600,
     });
+    const fulfil = (event: OrderEvent) => fulfilOrderEvent(event, { ledger, warehouse });
+    const item = async () =>
+      (
+        await documents.send(
+          new GetCommand({ TableName: TABLE, Key: sequencedEntityKey('fulfilment', { entityId: orderId }) }),
+        )
+      ).Item;
+    const reserved = async (sku: string) =>
+      (await documents.send(new GetCommand({ TableName: TABLE, Key: { pk: `SKU#${sku}`, sk: 'INVENTORY' } }))).Item
+        ?.reserved as number | undefined;
+    const instructions = () => performed.map((p) => `${String(p.body.instruction)} ${p.key}`);
+    return {
+      orderId,
+      lines,
+      placed: placedEvent(orderId, lines),
+      cancelled: cancelledEvent(orderId, lines),
+      state,
+      sent,
+      hooks,
+      fulfil,
+      item,
+      reserved,
+      instructions,
+    };
   }
 
-  const inboxEntry = (consumer: string, eventId: string, extra: Record<string, unknown> = {}) => ({
-    pk: `INBOX#${consumer}#${eventId}`,
-    sk: 'INBOX',
-    consumer,
-    eventId,
-    claimedAt: '2030-01-02T02:04:05.000Z', // an hour before NOW: well inside the provider's key window
-    expiresAt: 1_900_000_000,
-    ...extra,
+  const inboxItems = () => db.storedItems(TABLE).filter((i) => String(i.pk).startsWith('INBOX#'));
+
+  test("OrderPlaced: the claim and state RESERVED on the order's item + reserved += qty per SKU, one transaction, then the warehouse with fulfilment:<eventId>", async () => {
+    const o = anOrder();
+    // Two lines of one SKU: a transaction may not touch an item twice, so they are summed into one ADD.
+    const event = { ...o.placed, payload: { ...o.placed.payload, items: [...o.lines, o.lines[0]] } };
+
+    const outcome = await o.fulfil(event);
+
+    expect(outcome).toBe('applied');
+    // The legacy read (the order has no inbox-ledger item), the claim with the stock, the done-mark.
+    expect(o.sent).toEqual(['GetCommand', 'TransactWriteCommand', 'UpdateCommand']);
+    expect(await o.item()).toMatchObject({ orderId: o.orderId, state: 'RESERVED', seq: 1, seqEventId: event.eventId });
+    expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([6, 1]);
+    expect(o.instructions()).toEqual([`PICK fulfilment:${event.eventId}`]);
+    expect(inboxItems()).toEqual([]);
   });
 
-  const fulfil = (event: OrderEvent, warehouse = recordingProvider()) =>
-    fulfilOrderEvent(event, {
-      ledger: new DynamoDbFulfilmentLedger(client, { ...options, consumer: 'fulfilment' }),
-      warehouse,
-    });
+  test('the same OrderPlaced delivered twice: one reservation, one PICK', async () => {
+    const o = anOrder();
 
-  const sentTransactions = () => doc.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems ?? []);
-  const commandNames = () => doc.calls().map((c) => c.args[0].constructor.name);
+    const outcomes = [await o.fulfil(o.placed), await o.fulfil(o.placed)];
 
-  beforeEach(() => {
-    doc.reset();
-    doc.on(TransactWriteCommand).resolves({});
-    doc.on(UpdateCommand).resolves({});
+    expect(outcomes).toEqual(['applied', 'duplicate']);
+    expect(await o.reserved(o.lines[0].sku)).toBe(3);
+    expect(await o.item()).toMatchObject({ seqClaims: 1 });
+    expect(o.instructions()).toEqual([`PICK fulfilment:${o.placed.eventId}`]);
+  });
+
+  test('OrderCancelled after OrderPlaced: RESERVED -> RELEASED + reserved -= qty in one transaction, then CANCEL_PICK', async () => {
+    const o = anOrder();
+    await o.fulfil(o.placed);
+
+    const outcome = await o.fulfil(o.cancelled);
+
+    expect(outcome).toBe('applied');
+    expect(o.sent).toEqual([
+      ...['GetCommand', 'TransactWriteCommand', 'UpdateCommand'],
+      ...['GetCommand', 'TransactWriteCommand', 'UpdateCommand'],
+    ]);
+    expect(await o.item()).toMatchObject({ state: 'RELEASED', seq: 2, seqEventId: o.cancelled.eventId });
+    expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([0, 0]);
+    expect(o.instructions()).toEqual([
+      `PICK fulfilment:${o.placed.eventId}`,
+      `CANCEL_PICK fulfilment:${o.cancelled.eventId}`,
+    ]);
+  });
+
+  test('a stale OrderPlaced (the order already has a state) is acked as a no-op: no stock, no warehouse call', async () => {
+    const o = anOrder();
+    await o.fulfil(o.cancelled);
+    const before = await o.item();
+
+    const outcome = await o.fulfil(o.placed);
+
+    expect(outcome).toBe('stale');
+    expect(await o.item()).toEqual(before);
+    expect(await o.reserved(o.lines[0].sku)).toBeUndefined();
+    expect(o.instructions()).toEqual([`CANCEL_PICK fulfilment:${o.cancelled.eventId}`]);
+  });
+
+  test('an OrderCancelled delivered again once its order is at version 2 is acked as a duplicate: nothing changes, no second CANCEL_PICK', async () => {
+    const o = anOrder();
+    await o.fulfil(o.placed);
+    await o.fulfil(o.cancelled);
+    const before = await o.item();
+
+    const outcome = await o.fulfil(o.cancelled);
+
+    expect(outcome).toBe('duplicate');
+    expect(await o.item()).toEqual(before);
+    expect(await o.reserved(o.lines[0].sku)).toBe(0);
+    expect(o.instructions().filter((i) => i.startsWith('CANCEL_PICK'))).toHaveLength(1);
+  });
+
+  test('cancel before place: the release finds no state, so a second write records CANCELLED_UNRESERVED with no stock change', async () => {
+    const o = anOrder();
+
+    const outcome = await o.fulfil(o.cancelled);
+
+    expect(outcome).toBe('applied');
+    expect(o.sent).toEqual(['GetCommand', 'TransactWriteCommand', 'UpdateCommand', 'UpdateCommand']); // read, refused, recorded, done-mark
+    expect(await o.item()).toMatchObject({ state: 'CANCELLED_UNRESERVED', seq: 2, seqClaims: 1 });
+    expect(await o.reserved(o.lines[0].sku)).toBeUndefined();
+  });
+
+  test('cancel before place, then the late place: nothing stays reserved, and a redelivered cancel changes nothing', async () => {
+    const o = anOrder();
+
+    const outcomes = [await o.fulfil(o.cancelled), await o.fulfil(o.placed), await o.fulfil(o.cancelled)];
+
+    expect(outcomes).toEqual(['applied', 'stale', 'duplicate']);
+    expect(await o.item()).toMatchObject({ state: 'CANCELLED_UNRESERVED', seq: 2 });
+    expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([undefined, undefined]);
+    expect(o.instructions()).toEqual([`CANCEL_PICK fulfilment:${o.cancelled.eventId}`]);
+  });
+
+  test('place, cancel, then the place redelivered: reserved is back to 0 and stays there', async () => {
+    const o = anOrder();
+
+    const outcomes = [await o.fulfil(o.placed), await o.fulfil(o.cancelled), await o.fulfil(o.placed)];
+
+    expect(outcomes).toEqual(['applied', 'applied', 'stale']);
+    expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([0, 0]);
+    expect(await o.item()).toMatchObject({ seqClaims: 2 });
+  });
+
+  test('cancel racing a reserve (the place applied between its two writes) fails transiently, and its retry releases the stock', async () => {
+    const o = anOrder();
+    // The place, on a client of its own, lands between the cancel's refused release and its record.
+    const place = () =>
+      fulfilOrderEvent(o.placed, {
+        ledger: new DynamoDbFulfilmentLedger(documents, {
+          consumer: 'fulfilment',
+          tableName: TABLE,
+          inboxTtlSeconds: 3600,
+        }),
+        warehouse: { send: async () => undefined },
+      });
+    let raced = false;
+    o.hooks.beforeSend = async (command) => {
+      // The cancel's record of CANCELLED_UNRESERVED (its one UpdateItem): the place gets there first.
+      if (raced || command.constructor.name !== 'UpdateCommand') return;
+      raced = true;
+      await place();
+    };
+
+    const first = o.fulfil(o.cancelled);
+
+    await expect(first).rejects.toThrow(/was reserved while its cancel .* was being recorded: retried/);
+    expect(await o.item()).toMatchObject({ state: 'RESERVED', seq: 1 });
+    const retried = await o.fulfil(o.cancelled);
+    expect(retried).toBe('applied');
+    expect(await o.item()).toMatchObject({ state: 'RELEASED', seq: 2 });
+    expect([await o.reserved(o.lines[0].sku), await o.reserved(o.lines[1].sku)]).toEqual([0, 0]);
   });
 
   describe('fulfilment: no PICK after its CANCEL_PICK', () => {
-    test('a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction', async () => {
-      await fulfil(cancelledOrder);
+    test("a cancel applied from RESERVED takes the owed-call slot of its OrderPlaced, in the claim's own transaction", async () => {
+      const o = anOrder();
+      o.state.down = true;
+      await expect(o.fulfil(o.placed)).rejects.toThrow('provider down'); // the PICK owed
+      expect(await o.item()).toMatchObject({ owedCall: { eventId: o.placed.eventId } });
+      o.state.down = false;
 
-      const items = sentTransactions()[0];
-      expect(items.at(-1)?.Update).toEqual({
-        TableName: TABLE,
-        Key: { pk: `INBOX#fulfilment#${placedOrder.eventId}`, sk: 'INBOX' },
-        UpdateExpression:
-          'SET #superseded = :by, #entity = :entity, #version = :version, #ttl = if_not_exists(#ttl, :expires)',
-        ExpressionAttributeNames: {
-          '#superseded': 'supersededBy',
-          '#entity': 'supersededByEntityId',
-          '#version': 'supersededByVersion',
-          '#ttl': 'expiresAt',
-        },
-        ExpressionAttributeValues: {
-          ':by': cancelledOrder.eventId,
-          ':entity': cancelledOrder.entityId,
-          ':version': cancelledOrder.version,
-          ':expires': Math.floor(NOW.getTime() / 1000) + 1_000,
-        },
-      });
+      await o.fulfil(o.cancelled);
+
+      // The cancel's call took the one slot, and its done-mark emptied it: the PICK is owed no more.
+      expect(await o.item()).not.toHaveProperty('owedCall');
+      expect(o.instructions()).toEqual([`CANCEL_PICK fulfilment:${o.cancelled.eventId}`]);
     });
 
     test('a redriven OrderPlaced whose cancel was applied meanwhile: no PICK, though its call never completed', async () => {
-      doc
-        .on(TransactWriteCommand)
-        .rejects(
-          claimTaken(inboxEntry('fulfilment', placedOrder.eventId, { supersededBy: cancelledOrder.eventId }), 3),
-        );
-      const warehouse = recordingProvider();
+      const o = anOrder();
+      o.state.down = true;
+      await expect(o.fulfil(o.placed)).rejects.toThrow('provider down');
+      o.state.down = false;
+      await o.fulfil(o.cancelled);
 
-      const outcome = await fulfil(placedOrder, warehouse);
+      const outcome = await o.fulfil(o.placed);
 
-      expect(outcome).toBe('duplicate');
-      expect(warehouse.keys).toEqual([]);
-      expect(commandNames()).toEqual(['TransactWriteCommand']);
+      expect(outcome).toBe('stale');
+      expect(o.instructions()).toEqual([`CANCEL_PICK fulfilment:${o.cancelled.eventId}`]);
     });
   });
 });

@@ -11,6 +11,7 @@ import {
 } from '../../lambdas/shop/domain/order';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import { inboxKey } from '@exactly-once/runtime/aws/inbox-table';
+import { sequencedEntityKey } from '@exactly-once/runtime/aws/sequenced-ledger';
 import { providerKey } from '@exactly-once/runtime/inbox/keys';
 import { tooling as shopTooling } from '../../tooling/shop';
 import { picksAfterCancel, SHOP_PROOF } from '../../tooling/shop/proof';
@@ -173,6 +174,21 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
     return [`INBOX#${consumer}#${eventId}`, { pk: `INBOX#${consumer}#${eventId}`, ...extra }];
   }
 
+  /**
+   * Fulfilment's item for the order: its sequenced ledger's entity item, holding the order's state and the
+   * claim of its last event (`seq`, `seqEventId`) and how many claims were made on it.
+   */
+  function fulfilmentItem(
+    state: string,
+    last: string,
+    claims: number,
+    caller?: string,
+  ): [string, Record<string, unknown>] {
+    const { pk } = sequencedEntityKey('fulfilment', { entityId: ORDER, tenant: caller });
+    const seq = last === PLACED ? 1 : 2;
+    return [pk, { pk, sk: 'EFFECT', state, seq, seqEventId: last, seqClaims: claims }];
+  }
+
   function call(idempotencyKey: string, firstCalledAt: string, lastCalledAt = firstCalledAt): Record<string, unknown> {
     return { idempotencyKey, calls: firstCalledAt === lastCalledAt ? 1 : 2, firstCalledAt, lastCalledAt };
   }
@@ -181,12 +197,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
   function cancelledOrder() {
     return {
       entities: [{ orderId: ORDER, status: 'CANCELLED' }],
-      effects: new Map([
-        [`FULFILMENT#${ORDER}`, { state: 'RELEASED', version: 2 }],
-        inbox('loyalty', PLACED),
-        inbox('fulfilment', PLACED, { ...DONE, supersededBy: CANCELLED }),
-        inbox('fulfilment', CANCELLED),
-      ]),
+      effects: new Map([fulfilmentItem('RELEASED', CANCELLED, 2), inbox('loyalty', PLACED)]),
       providerItems: [
         call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z'),
         call(`fulfilment:${PLACED}`, '2030-01-01T00:00:01.000Z'),
@@ -217,17 +228,13 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
   });
 
   test('a placed order without its PICK is a violation; a cancelled one whose place was superseded before its PICK is not', () => {
+    // The cancel's claim took the item's owed-call slot before the PICK went out: the PICK is owed no more.
     const superseded = cancelledOrder();
-    superseded.effects.set(...inbox('fulfilment', PLACED, { supersededBy: CANCELLED }));
     superseded.providerItems.splice(1, 1);
     const placedOnly = {
       entities: [{ orderId: ORDER, status: 'PLACED' }],
       // Reserved (its claim is there), but the PICK never reached the warehouse.
-      effects: new Map([
-        [`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 }],
-        inbox('loyalty', PLACED),
-        inbox('fulfilment', PLACED, {}),
-      ]),
+      effects: new Map([fulfilmentItem('RESERVED', PLACED, 1), inbox('loyalty', PLACED)]),
       providerItems: [call(`loyalty:${PLACED}`, '2030-01-01T00:00:01.000Z')],
     };
 
@@ -246,12 +253,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
     };
     const record = {
       entities: [{ orderId: ORDER, status: 'CANCELLED', caller }],
-      effects: new Map([
-        [`FULFILMENT#${ORDER}`, { state: 'RELEASED', version: 2 }],
-        claim('loyalty', PLACED),
-        claim('fulfilment', PLACED, { supersededBy: CANCELLED }),
-        claim('fulfilment', CANCELLED),
-      ]),
+      effects: new Map([fulfilmentItem('RELEASED', CANCELLED, 2, caller), claim('loyalty', PLACED)]),
       providerItems: [
         call(key('loyalty', PLACED), '2030-01-01T00:00:01.000Z'),
         call(key('fulfilment', CANCELLED), '2030-01-01T00:00:05.000Z'),
@@ -264,8 +266,7 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
   test('a key no event of the order owes (a CANCEL_PICK for an order still placed) is a violation', () => {
     const record = cancelledOrder();
     record.entities[0].status = 'PLACED';
-    record.effects.set(`FULFILMENT#${ORDER}`, { state: 'RESERVED', version: 1 });
-    record.effects.set(...inbox('fulfilment', PLACED));
+    record.effects.set(...fulfilmentItem('RESERVED', PLACED, 1));
 
     expect(checkProviderCalls(record, EXAMPLE_CONSUMERS, SHOP_PROOF)).toEqual([
       { invariant: 'provider', detail: `unexpected provider call under key fulfilment:${CANCELLED}` },
@@ -282,9 +283,9 @@ describe('the provider rules: no PICK after its CANCEL_PICK, the events an order
         SHOP_PROOF,
       ),
     ).toEqual([
-      { eventId: orderPlacedEventId('a'), type: 'OrderPlaced', entityId: 'a' },
-      { eventId: orderPlacedEventId('b'), type: 'OrderPlaced', entityId: 'b' },
-      { eventId: orderCancelledEventId('b'), type: 'OrderCancelled', entityId: 'b' },
+      { eventId: orderPlacedEventId('a'), type: 'OrderPlaced', entityId: 'a', version: 1 },
+      { eventId: orderPlacedEventId('b'), type: 'OrderPlaced', entityId: 'b', version: 1 },
+      { eventId: orderCancelledEventId('b'), type: 'OrderCancelled', entityId: 'b', version: 2 },
     ]);
   });
 });

@@ -94,7 +94,7 @@ export const guarantees: ExampleRegistry = {
         },
         {
           file: 'test/unit/shop-consumers.test.ts',
-          name: 'a stale OrderCancelled (the order is already at version 2) is acked as a no-op: one transaction, no warehouse call',
+          name: 'an OrderCancelled delivered again once its order is at version 2 is acked as a duplicate: nothing changes, no second CANCEL_PICK',
         },
         {
           file: 'test/unit/shop-consumers.test.ts',
@@ -158,6 +158,60 @@ export const guarantees: ExampleRegistry = {
       ],
       doc: { page: 'docs/architecture.md', anchor: 'who-a-caller-is-and-what-a-caller-may-read' },
     },
+    {
+      id: 'fulfilment-upgrade-from-the-inbox-ledger',
+      statement:
+        "Fulfilment keeps its guarantees across the deploy that moves it from the transactional inbox to the sequenced ledger: an order with an inbox-ledger item (`FULFILMENT#<orderId>`) finishes on the inbox ledger (one consistent read of that key per event, `FULFILMENT_LEGACY_LEDGER=read`, the default), so its OrderPlaced delivered again reserves nothing more, its cancel releases the stock once with no PICK after the CANCEL_PICK, and a late OrderPlaced of an order cancelled before its reservation stays stale; a new order never touches the inbox ledger; the owed call's lease and done-mark go to the ledger of its claim; and `write`, the rollback-safe first step, starts new orders on the inbox ledger and finishes on the sequenced one an order begun there",
+      enforcedIn: [
+        { file: 'lambdas/shop/aws/ledgers.ts', symbol: 'DynamoDbFulfilmentLedger' },
+        { file: 'lambdas/shop/aws/ledgers.ts', symbol: 'InboxFulfilmentLedger' },
+        { file: 'lambdas/shop/entry-points/fulfilment-consumer.ts', symbol: 'legacyFulfilmentFromEnv' },
+        { file: 'lib/shop/shop-stack.ts', symbol: 'LEGACY_FULFILMENT_CONTEXT' },
+      ],
+      provedBy: [
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order whose OrderPlaced is delivered again, twice, after the switch reserves nothing more and picks once',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order whose PICK was owed at the deploy: its OrderPlaced, delivered twice after the switch, sends the PICK once, leased and marked done on its inbox entry',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a reserved order cancelled after the switch, the cancel delivered twice, releases its stock once; its OrderPlaced redriven later sends no PICK after the CANCEL_PICK',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'an order cancelled before its place under the inbox ledger stays stale for a late OrderPlaced, delivered twice after the switch: nothing reserved, no PICK',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'a new order, each event delivered twice, never touches the inbox ledger: no FULFILMENT# item, no inbox entry',
+        },
+        {
+          file: 'test/unit/shop-fulfilment-transition.test.ts',
+          name: 'an order the sequenced ledger began finishes on it: its cancel, delivered twice, releases once and its place stays applied once',
+        },
+        {
+          file: 'test/integration/shop-fulfilment-ledger.test.ts',
+          name: 'its PICK owed at the deploy, cancelled after it (the cancel delivered twice), then its OrderPlaced redriven: stock released once, CANCEL_PICK and never a PICK after it, nothing on the sequenced item',
+        },
+        {
+          file: 'test/simulation/deploy-window.test.ts',
+          name: "without fulfilment's legacy read, a deploy mid-run reserves again the stock of orders the previous release's inbox ledger began: found within 3 seeds; with it every invariant holds",
+        },
+        {
+          file: 'test/simulation/rollback.test.ts',
+          name: "a rollback straight from fulfilment's sequenced ledger to the inbox ledger gets the stock of orders begun on it wrong: found within 3 seeds; after the two-step upgrade every invariant holds",
+        },
+        {
+          file: 'test/infra/shop-stack.test.ts',
+          name: 'any other value fails the synth, naming the context key',
+        },
+      ],
+      doc: { page: 'docs/architecture.md', anchor: 'fulfilment-across-the-upgrade-from-the-inbox-ledger' },
+    },
   ],
   nonGuarantees: [
     {
@@ -195,6 +249,16 @@ export const guarantees: ExampleRegistry = {
     ],
   },
   alsoProvedBy: {
+    'provider-key-window': [
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'found performed: the redriven OrderPlaced sends no PICK',
+      },
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'found NOT performed: the redriven OrderPlaced sends its PICK once',
+      },
+    ],
     'effects-counted-at-the-provider': [
       {
         file: 'test/runtime/proof-kit-all-faults.test.ts',
@@ -251,11 +315,6 @@ export const guarantees: ExampleRegistry = {
     ],
     'keys-are-a-migration': [
       {
-        file: 'test/integration/shop-key-shapes.test.ts',
-        name: 'an OrderPlaced claimed by release 1 with its PICK owed, cancelled by this release, then redriven to ',
-        templated: true,
-      },
-      {
         file: 'test/simulation/deploy-window.test.ts',
         name: 'without the legacy key lookup, a deploy mid-run applies events the previous release claimed again: found within 3 seeds; with it every invariant holds',
       },
@@ -289,7 +348,11 @@ export const guarantees: ExampleRegistry = {
     'provider-state': [
       {
         file: 'test/unit/shop-consumers.test.ts',
-        name: 'a cancel applied from RESERVED marks the OrderPlaced inbox entry superseded, in the same transaction',
+        name: "a cancel applied from RESERVED takes the owed-call slot of its OrderPlaced, in the claim's own transaction",
+      },
+      {
+        file: 'test/integration/shop-fulfilment-ledger.test.ts',
+        name: 'an OrderPlaced with its PICK owed, cancelled, then redriven: CANCEL_PICK and never a PICK after it',
       },
       {
         file: 'test/unit/shop-consumers.test.ts',
@@ -297,7 +360,7 @@ export const guarantees: ExampleRegistry = {
       },
       {
         file: 'test/simulation/shop-guards.test.ts',
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+        name: "without the sequence condition on fulfilment's order item, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds",
       },
     ],
     'providers-per-stage': [
@@ -358,7 +421,7 @@ export const guarantees: ExampleRegistry = {
       },
       {
         file: 'test/simulation/shop-guards.test.ts',
-        name: 'with a duplicate calling the provider whatever happened since, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds',
+        name: "without the sequence condition on fulfilment's order item, a redrive after a cancel sends PICK after CANCEL_PICK: found within 3 seeds",
       },
       {
         file: 'test/simulation/deploy-window.test.ts',

@@ -7,20 +7,26 @@ import type { AllInInputs } from '@exactly-once/tools/bench/cost-model';
  */
 export interface MeasuredOrder {
   writeUnits: Record<string, Record<string, Record<string, number>>>;
+  /** Read units by step and table: fulfilment's read of the order's inbox-ledger item (FULFILMENT_LEGACY_LEDGER `read`). */
+  readUnits: Record<string, Record<string, Record<string, number>>>;
   logBytes: Record<string, number>;
   logLines: Record<string, number>;
   /** Of `logBytes`, the `Span` lines' (what span sampling thins). */
   spanLogBytes: Record<string, number>;
 }
 
+/** Fulfilment's one consistent read of the order's inbox-ledger item, whatever the order's size. */
+const FULFILMENT_LEGACY_READ = { create: {}, relay: {}, fulfilment: { effects: { table: 1 } }, loyalty: {} };
+
 export const MEASURED_CLEAN_PATH: Record<number, MeasuredOrder> = {
   1: {
     writeUnits: {
       create: { idempotency: { table: 2 }, orders: { table: 6, pendingOutbox: 2 } },
       relay: { orders: { table: 1, pendingOutbox: 1 } },
-      fulfilment: { providerlog: { table: 1 }, effects: { table: 7 } },
+      fulfilment: { providerlog: { table: 1 }, effects: { table: 5 } },
       loyalty: { providerlog: { table: 1 }, effects: { table: 5 } },
     },
+    readUnits: FULFILMENT_LEGACY_READ,
     logBytes: { create: 1472, relay: 911, fulfilment: 2480, loyalty: 2466 },
     logLines: { create: 3, relay: 2, fulfilment: 4, loyalty: 4 },
     spanLogBytes: { create: 1271, relay: 694, fulfilment: 2184, loyalty: 2173 },
@@ -29,9 +35,10 @@ export const MEASURED_CLEAN_PATH: Record<number, MeasuredOrder> = {
     writeUnits: {
       create: { idempotency: { table: 2 }, orders: { table: 6, pendingOutbox: 2 } },
       relay: { orders: { table: 1, pendingOutbox: 1 } },
-      fulfilment: { providerlog: { table: 1 }, effects: { table: 9 } },
+      fulfilment: { providerlog: { table: 1 }, effects: { table: 7 } },
       loyalty: { providerlog: { table: 1 }, effects: { table: 5 } },
     },
+    readUnits: FULFILMENT_LEGACY_READ,
     logBytes: { create: 1472, relay: 912, fulfilment: 2480, loyalty: 2466 },
     logLines: { create: 3, relay: 2, fulfilment: 4, loyalty: 4 },
     spanLogBytes: { create: 1271, relay: 695, fulfilment: 2184, loyalty: 2173 },
@@ -40,9 +47,10 @@ export const MEASURED_CLEAN_PATH: Record<number, MeasuredOrder> = {
     writeUnits: {
       create: { idempotency: { table: 3 }, orders: { table: 8, pendingOutbox: 4 } },
       relay: { orders: { table: 2, pendingOutbox: 2 } },
-      fulfilment: { providerlog: { table: 1 }, effects: { table: 25 } },
+      fulfilment: { providerlog: { table: 1 }, effects: { table: 23 } },
       loyalty: { providerlog: { table: 1 }, effects: { table: 5 } },
     },
+    readUnits: FULFILMENT_LEGACY_READ,
     logBytes: { create: 1470, relay: 911, fulfilment: 2480, loyalty: 2469 },
     logLines: { create: 3, relay: 2, fulfilment: 4, loyalty: 4 },
     spanLogBytes: { create: 1269, relay: 694, fulfilment: 2184, loyalty: 2176 },
@@ -51,9 +59,10 @@ export const MEASURED_CLEAN_PATH: Record<number, MeasuredOrder> = {
     writeUnits: {
       create: { idempotency: { table: 5 }, orders: { table: 18, pendingOutbox: 8 } },
       relay: { orders: { table: 4, pendingOutbox: 4 } },
-      fulfilment: { providerlog: { table: 4 }, effects: { table: 105 } },
+      fulfilment: { providerlog: { table: 4 }, effects: { table: 103 } },
       loyalty: { providerlog: { table: 1 }, effects: { table: 5 } },
     },
+    readUnits: FULFILMENT_LEGACY_READ,
     logBytes: { create: 1470, relay: 911, fulfilment: 2480, loyalty: 2469 },
     logLines: { create: 3, relay: 2, fulfilment: 4, loyalty: 4 },
     spanLogBytes: { create: 1269, relay: 694, fulfilment: 2184, loyalty: 2176 },
@@ -65,6 +74,14 @@ export function stepWriteUnits(order: MeasuredOrder, step: string, without: read
   return Object.entries(order.writeUnits[step] ?? {})
     .filter(([table]) => !without.includes(table))
     .reduce((sum, [, targets]) => sum + Object.values(targets).reduce((s, n) => s + n, 0), 0);
+}
+
+/** Read units a measured step spent, over its tables. */
+export function stepReadUnits(order: MeasuredOrder, step: string): number {
+  return Object.values(order.readUnits[step] ?? {}).reduce(
+    (sum, targets) => sum + Object.values(targets).reduce((s, n) => s + n, 0),
+    0,
+  );
 }
 
 const sumOf = (values: Record<string, number>) => Object.values(values).reduce((s, n) => s + n, 0);
@@ -124,10 +141,17 @@ export const SHOP_ALL_IN: AllInInputs = {
   },
   // Warm environments serve steady traffic; about one invocation in a thousand starts one (scale-ups, recycling).
   init: { coldStartsPerInvocation: 0.001, initMs: 500, memoryMb: 256 },
-  // What stays the month: the order item (about 600 B) and fulfilment's state item (about 300 B), plus
+  // What stays the month: the order item (about 600 B) and fulfilment's order item (about 300 B), plus
   // DynamoDB's 100 B per item; the outbox item, idempotency record and inbox claims expire within days.
   storedBytesPerOrder: 1_100,
   fixedMonthly: {
+    // Per order, not fixed: the model prices write units only, so the one read unit is here (all-in only).
+    "fulfilment's read of an order's inbox-ledger item": {
+      dollars: 10_000_000 * stepReadUnits(PRICED, 'fulfilment') * (0.125 / 1_000_000),
+      basis: 'measured',
+      detail:
+        'one consistent read unit per OrderPlaced while FULFILMENT_LEGACY_LEDGER is read (the default), at $0.125 a million read units; none with off (docs/runbook.md, upgrade)',
+    },
     'alarms, dashboard, KMS key, sweeper (idle cost)': {
       dollars: 7.91,
       basis: 'measured',

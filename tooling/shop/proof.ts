@@ -1,4 +1,5 @@
 import { providerKey } from '@exactly-once/runtime';
+import { sequencedEntityKey } from '@exactly-once/runtime/aws';
 import {
   keyedProviderLine,
   type EntityItem,
@@ -130,12 +131,15 @@ export function buildOrderPlan(random: Random, options: PlanOptions): PlannedReq
  */
 export function orderEvents(entities: readonly EntityItem[]): ProducedEvent[] {
   return (entities as unknown as OrderItem[]).flatMap((order) => {
-    // An order's events carry its caller as their tenant (part of every inbox key).
+    // An order's events carry its caller as their tenant (part of every inbox key), and their order's
+    // version (OrderPlaced 1, OrderCancelled 2, as the events are built): fulfilment's sequenced claims are
+    // judged by it, even for an item without its lines.
     const keys = (eventId: string, type: OrderEvent['type']) => ({
       eventId,
       type,
       entityId: order.orderId,
       tenant: order.caller,
+      version: type === 'OrderPlaced' ? 1 : 2,
     });
     const placed = keys(orderPlacedEventId(order.orderId), 'OrderPlaced');
     const cancelled =
@@ -245,7 +249,11 @@ export const fulfilmentProviderRules: NonNullable<ProofDomain['providerRules']> 
     };
     const pickKey = keyOf(orderPlacedEventId(order.orderId));
     const cancelPick = keyOf(orderCancelledEventId(order.orderId));
-    const state = facts.effects.get(fulfilmentKey(order.orderId).pk)?.state;
+    // Fulfilment's state is on its sequenced ledger's entity item for the order (the claims are there too),
+    // or, for an order the inbox ledger began before an upgrade, on its `FULFILMENT#<orderId>` item.
+    const state =
+      facts.effects.get(sequencedEntityKey(fulfilment, { entityId: order.orderId, tenant: order.caller }).pk)?.state ??
+      facts.effects.get(fulfilmentKey(order.orderId).pk)?.state;
     if (state === 'CANCELLED_UNRESERVED' || facts.superseded(pickKey)) optional.add(pickKey);
     const [earlier, later] = [facts.log.get(pickKey), facts.log.get(cancelPick)];
     if (earlier !== undefined && later !== undefined && String(earlier.lastCalledAt) > String(later.firstCalledAt)) {

@@ -5,9 +5,10 @@ import type { FulfilmentLedger, LoyaltyLedger } from '../ports/ledgers';
 
 /**
  * The two consumers' use cases. Each applies its effect through a ledger that
- * claims the eventId in the same transaction, then calls its external provider
+ * claims the eventId in the same write (fulfilment: on the order's own item, guarded by the order's
+ * version; loyalty: an inbox entry in the points' transaction), then calls its external provider
  * under the key the claim recorded (`providerKey(consumer, event)`: `<consumer>@<tenant hash>:<eventId>`
- * for an order's events, which carry their caller as tenant) and records the call done on the inbox entry.
+ * for an order's events, which carry their caller as tenant) and records the call done where the claim is.
  *
  * A duplicate calls the provider only while the call is owed: the transaction
  * may have committed on an earlier delivery that crashed before reaching the

@@ -219,9 +219,37 @@ interface Client extends ApiClient {
   clockSkewMs: number;
 }
 
+/**
+ * The shop's consumers as the simulation deploys them: fulfilment's entry is its releases
+ * (fulfilment-releases.ts), so a deploy window or a rollback runs the inbox ledger as its previous release.
+ */
+const SIMULATED_CONSUMERS: readonly ConsumerSpec[] = withFulfilmentEntry(
+  'tooling/shop/simulation/fulfilment-releases.ts',
+);
+
+/**
+ * The shop's consumers with fulfilment reading no other ledger's orders in this release (a guard switched
+ * off, as a consumer list: the engine builds a consumer from its entry alone).
+ */
+export const FULFILMENT_WITHOUT_LEGACY_READ: readonly ConsumerSpec[] = withFulfilmentEntry(
+  'tooling/shop/simulation/fulfilment-without-legacy-read.ts',
+);
+
+function withFulfilmentEntry(entry: string): readonly ConsumerSpec[] {
+  return CONSUMERS.map((spec) => (spec.name === 'fulfilment' ? { ...spec, entry } : spec));
+}
+
+/**
+ * The prefix of fulfilment's per-order items: its sequenced ledger's entity items,
+ * `sequencedEntityKey('fulfilment', event)` (`EFFECT#fulfilment#[<tenant>#]<orderId>`).
+ */
+const FULFILMENT_ITEM_PREFIX = 'EFFECT#fulfilment#';
+/** The inbox ledger's per-order items (`fulfilmentKey`), which a previous release writes. */
+const LEGACY_FULFILMENT_PREFIX = 'FULFILMENT#';
+
 /** The shop as the engine's plug-in. */
 export const SHOP_DOMAIN: SimulationDomain<ShopSimulationOptions> = {
-  consumers: CONSUMERS,
+  consumers: SIMULATED_CONSUMERS,
   eventTypes: ORDER_EVENT_TYPES,
   outboxTable: ORDERS_TABLE,
   entityPartitionPrefix: ORDER_PK_PREFIX,
@@ -237,23 +265,27 @@ export const SHOP_DOMAIN: SimulationDomain<ShopSimulationOptions> = {
   },
   entities: (db) => db.storedItems(ORDERS_TABLE).filter((i) => i.entity === 'ORDER'),
   proof: () => SHOP_PROOF,
-  // The version condition is fulfilment's own (its per-order item); no other consumer's ledger has one.
+  // The version condition is fulfilment's own: its per-order item on the sequenced ledger, whose sequence
+  // condition and state condition are the order's, or on the inbox ledger a previous release runs; no other
+  // consumer's ledger has one.
   conditionsIgnored: ({ guards }) =>
     guards.versionCheck
       ? undefined
-      : (table, key) => table === EFFECTS_TABLE && String(key.pk).startsWith('FULFILMENT#'),
+      : (table, key) =>
+          table === EFFECTS_TABLE &&
+          (String(key.pk).startsWith(FULFILMENT_ITEM_PREFIX) || String(key.pk).startsWith(LEGACY_FULFILMENT_PREFIX)),
 };
 
 /** The simulated shop on the engine, for tests that look inside a world. */
 export class World extends EngineWorld<ShopSimulationOptions> {
-  constructor(options: ShopSimulationOptions, consumerSpecs: readonly ConsumerSpec[] = CONSUMERS) {
+  constructor(options: ShopSimulationOptions, consumerSpecs: readonly ConsumerSpec[] = SIMULATED_CONSUMERS) {
     super(options, SHOP_DOMAIN, consumerSpecs);
   }
 }
 
 export function simulate(
   options: ShopSimulationOptions,
-  consumerSpecs: readonly ConsumerSpec[] = CONSUMERS,
+  consumerSpecs: readonly ConsumerSpec[] = SIMULATED_CONSUMERS,
 ): Promise<SimulationResult> {
   return simulateWorld(options, SHOP_DOMAIN, consumerSpecs);
 }

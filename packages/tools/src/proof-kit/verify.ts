@@ -239,19 +239,24 @@ export function checkEachEventOncePerConsumer(input: {
   const violations: Violation[] = [];
   const owedKeys = new Set<string>();
   const mayOweKeys = new Set<string>();
-  const inboxConsumers = input.consumers.filter((c) => !isSequenced(c));
+  // A sequenced consumer's event with an inbox entry was applied by the inbox ledger the consumer ran before
+  // (an upgraded stack finishes the entities it began there): judged by the inbox rules, where it was applied.
+  const inInbox = (consumer: ConsumerSpec, event: ProducedEvent) =>
+    !isSequenced(consumer) || owedClaim(input.effects, consumer.name, event).entry !== undefined;
+  const inboxConsumers = input.consumers;
   const tally = new Map(inboxConsumers.map((c) => [c.name, { owed: 0, claimed: 0, superseded: 0, dropped: 0 }]));
   const shared = sharedVersions(input.events, input.consumers);
   violations.push(...shared.violations);
   for (const consumer of input.consumers.filter(isSequenced)) {
-    const judged = checkSequencedConsumer({ ...input, consumer });
+    const events = input.events.filter((event) => !inInbox(consumer, event));
+    const judged = checkSequencedConsumer({ ...input, events, consumer });
     violations.push(...judged.violations);
     for (const key of judged.owedKeys) owedKeys.add(key);
     for (const key of judged.mayOweKeys) mayOweKeys.add(key);
   }
   for (const event of input.events) {
     for (const consumer of inboxConsumers) {
-      if (!consumer.eventTypes.includes(event.type)) continue;
+      if (!consumer.eventTypes.includes(event.type) || !inInbox(consumer, event)) continue;
       const owed = owedClaim(input.effects, consumer.name, event);
       // The key its claim recorded (an older release's claim: `<consumer>:<eventId>`).
       const key = owed.key;
@@ -354,7 +359,7 @@ export function checkProviderCalls(
   const entryByKey = new Map<string, Record<string, unknown>>();
   for (const event of events)
     for (const consumer of consumers) {
-      if (!consumer.eventTypes.includes(event.type) || isSequenced(consumer)) continue;
+      if (!consumer.eventTypes.includes(event.type)) continue;
       const owed = owedClaim(input.effects, consumer.name, event);
       if (owed.entry !== undefined) entryByKey.set(owed.key, owed.entry);
     }

@@ -71,6 +71,16 @@ export function guardedDocuments(
         throw claimRefused(`${consumer}: ${eventId}`, rekeyed, record.work, error, guards, watch);
       });
     }
+    // A sequenced ledger's done-mark (this event's owed call removed from its entity item): watched as the inbox's.
+    if (command instanceof UpdateCommand && isSequencedDoneMark(command, record.event.eventId)) {
+      const signal = doneMarkBound ? options?.abortSignal : underDeadline(record.work, invocation).signal;
+      return watch.watchDoneMark(
+        keyAsSent(release, consumer, record.event, providerKey(consumer, record.event)),
+        invocation,
+        record.work,
+        documents.send(command, { abortSignal: signal }).then(() => undefined),
+      );
+    }
     if (!(command instanceof UpdateCommand) || command.input.Key?.pk !== own.pk)
       return documents.send(command as never, options);
     const names = Object.values(command.input.ExpressionAttributeNames ?? {});
@@ -89,6 +99,13 @@ export function guardedDocuments(
     );
   };
   return { send } as unknown as DynamoDBDocumentClient;
+}
+
+/** SequencedLedger.recordProviderCallDone for `eventId`: its owed-call slot removed, on this event's claim. */
+function isSequencedDoneMark(command: UpdateCommand, eventId: string): boolean {
+  const { UpdateExpression, ExpressionAttributeNames: names, ExpressionAttributeValues: values } = command.input;
+  if (!String(UpdateExpression).startsWith('REMOVE #call') || names?.['#call'] === undefined) return false;
+  return names['#call'] === `owedCall#${eventId}` || (names['#call'] === 'owedCall' && values?.[':id'] === eventId);
 }
 
 /**
