@@ -108,7 +108,8 @@ export const SHOP_ALL_IN: AllInInputs = {
     fulfilment: stepWriteUnits(PRICED, 'fulfilment', TEST_DOUBLE_TABLES),
     loyalty: stepWriteUnits(PRICED, 'loyalty', TEST_DOUBLE_TABLES),
   },
-  // npm run bench: 1.2-1.5 invocations an order (create-order 1, the relay's and consumers' share of a batch).
+  // npm run bench: 1.25-1.5 invocations an order at 15 orders/s (create-order 1, the relay's and consumers' share
+  // of a batch; 1.25 with loyalty's batching window removed, 1.28 with it); 1.5 allows for lighter load's smaller batches.
   lambdaInvocationsPerOrder: 1.5,
   // npm run bench at AWS-representative latencies: 59 ms of calls an order; plus 10 ms of compute an invocation, 256 MB.
   lambdaGbSecondsPerOrder: ((59 + 1.5 * 10) / 1000) * 0.25,
