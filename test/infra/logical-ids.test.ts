@@ -7,7 +7,9 @@ import { defaultStackTemplate } from '../support/synth';
  * resource on the next deploy: a table is created empty and a queue loses its in-flight messages.
  * Moving files or renaming classes must leave this list alone; changing a construct id or its
  * parent scope changes it, and then the change needs a migration written down. A consumer added to
- * the list (`npm run new:consumer`) adds its queue and DLQ and changes none of these.
+ * the list (`npm run new:consumer`) adds its queue and DLQ and changes none of these. These are the
+ * shop's ids as deployed (its ExactlyOnce has the id `Default`, which CDK leaves out); that the
+ * mechanism's parts keep their place inside ExactlyOnce, in any application: application-logical-ids.test.ts.
  */
 const STATEFUL_LOGICAL_IDS = [
   'OutboxRelayRelayFailures09120D5F',

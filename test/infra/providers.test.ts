@@ -1,15 +1,14 @@
-import { App } from 'aws-cdk-lib';
 import { providerEnvNames } from '@exactly-once/runtime/env-names';
-import { readConfig } from '../../lib/config';
 import { CONFIGURED_PROVIDERS } from '../support/providers';
-import { cdkContext, configError, synthStack } from '../support/synth';
+import { synthStack } from '../support/synth';
 
 /**
  * The shop's external providers, per stage: its configuration reads them from the `providers`
  * context (cdk.json or the command line), a configured provider reaches its consumer (the warehouse
  * fulfilment's, the mail loyalty's) as an endpoint and the name of the SSM SecureString parameter holding
- * its API key, and a bad value stops synth with one line. (What ExactlyOnce does with any stack's
- * providers: consumer-providers.test.ts.)
+ * its API key. (What ExactlyOnce does with any stack's providers: consumer-providers.test.ts; every
+ * provider of the application's consumers, whatever the domain, and the refusals of bad settings:
+ * application-providers.test.ts.)
  * @reachesExample asserts the example's providers (warehouse, mail): removed with the example (npm run new:domain).
  */
 
@@ -71,48 +70,4 @@ describe('a dev stack with both providers configured', () => {
     expect(resourceText(statements[0].Resource)).not.toMatch(/\*/);
     expect(resourceText(ssmStatementsOf(template, loyalty))).not.toMatch(/warehouse-api-key/);
   });
-});
-
-test.each([
-  [
-    'an http endpoint on a public host',
-    { warehouse: { endpoint: 'http://warehouse.example/x', apiKeyParameter: '/k' } },
-    /endpoint must be an https:\/\/ URL/,
-  ],
-  [
-    'an endpoint with credentials',
-    { warehouse: { endpoint: 'https://u:p@warehouse.example/x', apiKeyParameter: '/k' } },
-    /without credentials or query/,
-  ],
-  [
-    'an endpoint with a query',
-    { warehouse: { endpoint: 'https://warehouse.example/x?key=secret', apiKeyParameter: '/k' } },
-    /without credentials or query/,
-  ],
-  [
-    'a parameter name without its leading slash',
-    { warehouse: { endpoint: 'https://w.example', apiKeyParameter: 'k' } },
-    /apiKeyParameter must be an SSM parameter name starting with \//,
-  ],
-  [
-    'a bad provider name',
-    { Warehouse: { endpoint: 'https://w.example', apiKeyParameter: '/k' } },
-    /providers\.dev\.Warehouse: a provider name is/,
-  ],
-  [
-    'settings that are not an object',
-    { warehouse: 'https://w.example' },
-    /providers\.dev\.warehouse must be \{ endpoint, apiKeyParameter \}/,
-  ],
-])('%s stops synth with a one-line ConfigError', (_what, forDev, message) => {
-  const error = configError(cdkContext({ providers: { dev: forDev } }));
-
-  expect(error).toMatch(message);
-  expect(error).not.toMatch(/\n/);
-});
-
-test('providers given on the command line as JSON are read like cdk.json', () => {
-  const app = new App({ context: cdkContext({ providers: JSON.stringify(CONFIGURED_PROVIDERS) }) });
-
-  expect(readConfig(app).providers).toEqual(CONFIGURED_PROVIDERS.dev);
 });

@@ -4,15 +4,18 @@ import {
   type SignedRequestOptions,
 } from '@exactly-once/tools/local-runtime/api/sign';
 import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { applicationDomain, oneCreate, roleCaller } from './application-domain';
 import { startSynthesizedStack } from './fixtures';
 
 /**
- * The caller is the principal, not the session, through the real stack as
- * `npm start` runs it: a client whose role credentials rotate between a
- * request and its retry (new session name, new access key) stays in its key
- * space, so its retry is a replay and its order stays its own.
- * @reachesExample drives the example's HTTP API on its stack (startSynthesizedStack): removed with the example (npm run new:domain).
+ * The caller is the principal, not the session, through the application's stack (lib/app-stack.ts) as
+ * `npm start` runs it, with creates of its domain built by its proof plug-in: a workload whose role
+ * credentials rotate between a request and its retry (new session name, new access key) stays in its
+ * key space, so its retry is a replay; another role is another caller, to whom the first one's entity is
+ * invisible: the same key makes its own. Whatever the domain: a fork keeps these.
  */
+const { proof } = applicationDomain();
 let runtime: LocalRuntime;
 let base: string;
 
@@ -25,80 +28,76 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
+type Credentials = Pick<SignedRequestOptions, 'accessKeyId' | 'sessionToken'>;
+
 /** Temporary credentials of one session of a role, as STS would hand them out (each session its own key). */
-function roleSession(role: string, session: string): Pick<SignedRequestOptions, 'accessKeyId' | 'sessionToken'> {
+function roleSession(role: string, session: string): Credentials {
   return {
     accessKeyId: `ASIA${session.toUpperCase().replace(/[^A-Z0-9]/g, '')}`,
     sessionToken: localRoleSessionToken(role, session),
   };
 }
 
-async function call(
-  method: string,
-  p: string,
-  credentials: Pick<SignedRequestOptions, 'accessKeyId' | 'sessionToken'>,
-  extra: Partial<SignedRequestOptions> = {},
-) {
-  const response = await signedFetch(`${base}${p}`, { method, ...credentials, ...extra });
+/** Sends a planned create with these credentials: its status, headers and body. */
+async function send(request: PlannedRequest, credentials: Credentials) {
+  const response = await signedFetch(`${base}${request.path}`, {
+    method: request.method,
+    body: JSON.stringify(request.body),
+    headers: { 'Idempotency-Key': `"${request.idempotencyKey}"` },
+    ...credentials,
+  });
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
-const suffix = Date.now().toString(36);
-const order = JSON.stringify({
-  customerId: `cust-${suffix}`,
-  items: [{ sku: `sku-${suffix}`, quantity: 1, unitPriceCents: 500 }],
-});
-const placeOrder = (credentials: Pick<SignedRequestOptions, 'accessKeyId' | 'sessionToken'>, key: string) =>
-  call('POST', '/orders', credentials, { body: order, headers: { 'Idempotency-Key': `"${key}"` } });
+const runOf = (what: string) => `${what}${Date.now().toString(36)}`;
+const idOf = (body: string) => proof.idOf(JSON.parse(body) as Record<string, unknown>);
 
-test('same role, two sessions, one Idempotency-Key: one order, the second answer is its replay', async () => {
-  const key = `rotating-${suffix}`;
+test('same role, two sessions, one Idempotency-Key: one entity, the second answer is its replay', async () => {
+  // Arrange
+  const create = oneCreate(proof, roleCaller('EntityWriter', 'ecs-task-a'), runOf('rotating'));
 
-  const first = await placeOrder(roleSession('OrderWriter', 'ecs-task-a'), key);
-  const retryAfterRotation = await placeOrder(roleSession('OrderWriter', 'ecs-task-b'), key);
+  // Act
+  const first = await send(create, roleSession('EntityWriter', 'ecs-task-a'));
+  const retryAfterRotation = await send(create, roleSession('EntityWriter', 'ecs-task-b'));
 
+  // Assert
   expect(first.status).toBe(201);
   expect(first.headers.get('idempotent-replayed')).toBeNull();
   expect(retryAfterRotation.status).toBe(201);
   expect(retryAfterRotation.headers.get('idempotent-replayed')).toBe('true');
   expect(retryAfterRotation.body).toBe(first.body);
+  expect(idOf(first.body)).toBe(proof.entityIdOf(roleCaller('EntityWriter', 'any-session'), create.idempotencyKey!));
 }, 30_000);
 
-test('an order placed by one session is readable and cancellable from another session of the role', async () => {
-  const placed = await placeOrder(roleSession('OrderWriter', 'lambda-1'), `read-${suffix}`);
-  const { orderId } = JSON.parse(placed.body) as { orderId: string };
+test("another role is another caller: the first one's entity is invisible to it, and the same key makes its own", async () => {
+  // Arrange
+  const create = oneCreate(proof, roleCaller('EntityWriter', 's1'), runOf('two-roles'));
+  const writer = await send(create, roleSession('EntityWriter', 's1'));
 
-  const read = await call('GET', `/orders/${orderId}`, roleSession('OrderWriter', 'lambda-2'));
-  const cancelled = await call('POST', `/orders/${orderId}/cancel`, roleSession('OrderWriter', 'cli-session'));
+  // Act
+  const other = await send(create, roleSession('ReportingJob', 's1'));
 
-  expect(placed.status).toBe(201);
-  expect(read.status).toBe(200);
-  expect(JSON.parse(read.body)).toEqual(JSON.parse(placed.body));
-  expect(cancelled.status).toBe(200);
-  expect(JSON.parse(cancelled.body)).toMatchObject({ orderId, status: 'CANCELLED' });
-}, 30_000);
-
-test('another role is another caller: the same key makes its own order, and the first order is 404 to it', async () => {
-  const key = `two-roles-${suffix}`;
-  const writer = await placeOrder(roleSession('OrderWriter', 's1'), key);
-  const { orderId } = JSON.parse(writer.body) as { orderId: string };
-
-  const other = await placeOrder(roleSession('ReportingJob', 's1'), key);
-  const peek = await call('GET', `/orders/${orderId}`, roleSession('ReportingJob', 's1'));
-
+  // Assert
+  expect(writer.status).toBe(201);
   expect(other.status).toBe(201);
   expect(other.headers.get('idempotent-replayed')).toBeNull();
-  expect(JSON.parse(other.body).orderId).not.toBe(orderId);
-  expect(peek.status).toBe(404);
+  expect(other.body).not.toBe(writer.body);
+  expect(idOf(other.body)).not.toBe(idOf(writer.body));
+  expect(idOf(other.body)).toBe(proof.entityIdOf(roleCaller('ReportingJob', 's1'), create.idempotencyKey!));
 }, 30_000);
 
-test('a role session token that names no session is no caller: 403 problem, nothing placed', async () => {
-  const response = await placeOrder(
-    { accessKeyId: 'ASIANOSESSION', sessionToken: 'local-role:OrderWriter' },
-    `no-session-${suffix}`,
-  );
+test('a role session token that names no session is no caller: 403 problem, and its key made nothing', async () => {
+  // Arrange
+  const create = oneCreate(proof, roleCaller('EntityWriter', 'later'), runOf('no-session'));
 
-  expect(response.status).toBe(403);
-  expect(response.headers.get('content-type')).toBe('application/problem+json');
-  expect(JSON.parse(response.body)).toMatchObject({ status: 403, title: 'Forbidden' });
+  // Act
+  const refused = await send(create, { accessKeyId: 'ASIANOSESSION', sessionToken: 'local-role:EntityWriter' });
+  const afterwards = await send(create, roleSession('EntityWriter', 'later'));
+
+  // Assert: the refusal left no record under the key, so the first real create is no replay.
+  expect(refused.status).toBe(403);
+  expect(refused.headers.get('content-type')).toBe('application/problem+json');
+  expect(JSON.parse(refused.body)).toMatchObject({ status: 403, title: 'Forbidden' });
+  expect(afterwards.status).toBe(201);
+  expect(afterwards.headers.get('idempotent-replayed')).toBeNull();
 }, 30_000);

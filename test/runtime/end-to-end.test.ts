@@ -1,15 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { SpanRecord } from '@exactly-once/runtime/trace/spans';
-import { signedFetch } from '@exactly-once/tools/local-runtime/api/sign';
+import { signedFetch, type SignedRequestOptions } from '@exactly-once/tools/local-runtime/api/sign';
 import type { ProviderLog } from '@exactly-once/tools/local-runtime/provider';
 import type { LocalRuntime } from '@exactly-once/tools/local-runtime/runtime';
+import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
+import { applicationDomain, oneCreate, userCaller } from './application-domain';
 import { eventually, isAlive, startSynthesizedStack } from './fixtures';
 
 /**
- * The real stack, as `npm start` runs it: `cdk synth` with bundling (into a
- * folder of its own), then the runtime on the synthesized template.
- * @reachesExample drives the example's HTTP API on its stack (startSynthesizedStack): removed with the example (npm run new:domain).
+ * The application's stack (lib/app-stack.ts), as `npm start` runs it: `cdk synth` with bundling, then
+ * the runtime on the synthesized template. One create of the application's domain, built by its proof
+ * plug-in as the proof kit builds it, is placed once for its key and traced through every hop, from
+ * the API call to the provider calls of the consumers that take its event. Whatever the domain: a fork
+ * keeps these.
  */
+const { consumers, proof } = applicationDomain();
+const ACCESS_KEY = 'AKIAE2E';
 let runtime: LocalRuntime;
 let base: string;
 
@@ -22,83 +28,85 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const order = (customerId: string, sku: string) =>
-  JSON.stringify({ customerId, items: [{ sku, quantity: 3, unitPriceCents: 1250 }] });
+/** Sends a planned request as its caller (an IAM user here), with extra headers. */
+const send = (request: PlannedRequest, headers: Record<string, string> = {}) =>
+  signedFetch(`${base}${request.path}`, {
+    method: request.method,
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    headers: { 'Idempotency-Key': `"${request.idempotencyKey}"`, ...headers },
+    accessKeyId: ACCESS_KEY,
+  } satisfies SignedRequestOptions);
 
-test('a SigV4-signed POST /orders is placed (201), an identical retry is a replay, and both consumers apply their effects', async () => {
-  const suffix = Date.now().toString(36);
-  const [customerId, sku] = [`cust-${suffix}`, `sku-${suffix}`];
-  const request = {
-    method: 'POST',
-    body: order(customerId, sku),
-    headers: { 'Idempotency-Key': `"e2e-${suffix}"` },
-    accessKeyId: 'AKIAE2E',
-  };
+test('a create of the domain is placed (201) as the entity its caller and key make, and an identical retry is its replay', async () => {
+  // Arrange
+  const create = oneCreate(proof, userCaller(ACCESS_KEY), `e2e${Date.now().toString(36)}`);
 
-  const first = await signedFetch(`${base}/orders`, request);
+  // Act
+  const first = await send(create);
   const firstBody = await first.text();
-  const second = await signedFetch(`${base}/orders`, request);
+  const second = await send(create);
 
+  // Assert
   expect(first.status).toBe(201);
   expect(first.headers.get('idempotent-replayed')).toBeNull();
   expect(second.status).toBe(201);
   expect(second.headers.get('idempotent-replayed')).toBe('true');
   expect(await second.text()).toBe(firstBody);
-  const placed = JSON.parse(firstBody) as { orderId: string; totalCents: number };
-  expect(first.headers.get('location')).toBe(`/orders/${placed.orderId}`);
+  expect(proof.idOf(JSON.parse(firstBody) as Record<string, unknown>)).toBe(
+    proof.entityIdOf(userCaller(ACCESS_KEY), create.idempotencyKey!),
+  );
+}, 60_000);
 
-  const get = async (p: string) => {
-    const response = await signedFetch(`${base}${p}`, { method: 'GET', accessKeyId: 'AKIAE2E' });
-    return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
-  };
-  // Generous bounds: the relay and both consumers may all cold-start on a busy machine first.
-  const customer = await eventually(() => get(`/customers/${customerId}`), 90_000, 'loyalty points');
-  const inventory = await eventually(() => get(`/inventory/${sku}`), 90_000, 'the stock reservation');
-  expect(customer).toMatchObject({ customerId, points: Math.floor(placed.totalCents / 100) });
-  expect(inventory).toMatchObject({ sku, reserved: 3 });
-}, 240_000);
-
-test("one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before", async () => {
-  const suffix = Date.now().toString(36);
+test("one create's trace, from the API call to the provider calls: one trace id, every hop a child of the one before", async () => {
+  // Arrange
+  const create = oneCreate(proof, userCaller(ACCESS_KEY), `trace${Date.now().toString(36)}`);
   const traceId = randomBytes(16).toString('hex');
   const callerSpan = randomBytes(8).toString('hex');
-  const response = await signedFetch(`${base}/orders`, {
-    method: 'POST',
-    body: order(`cust-t-${suffix}`, `sku-t-${suffix}`),
-    headers: { 'Idempotency-Key': `"trace-${suffix}"`, traceparent: `00-${traceId}-${callerSpan}-01` },
-    accessKeyId: 'AKIAE2E',
-  });
+
+  // Act
+  const response = await send(create, { traceparent: `00-${traceId}-${callerSpan}-01` });
   expect(response.status).toBe(201);
-  const { orderId } = (await response.json()) as { orderId: string };
-
-  // Both providers performed the order's effects, each request carrying the order's trace.
-  const providerUrl = runtime.outputs.stackOutputs.LocalProviderUrl;
-  const calls = await eventually(
-    async () => {
-      const log = (await (await fetch(`${providerUrl}/__log`)).json()) as ProviderLog;
-      const mine = log.performed.filter((e) => e.key?.endsWith(`:${orderId}.placed`));
-      return mine.length >= 2 ? mine : undefined;
-    },
-    90_000,
-    'both provider calls',
-  );
-  for (const call of calls) expect(call.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-
-  // The runtime recorded every hop; each span's parent is the hop before it, the first one the caller's.
+  const entityId = proof.idOf((await response.json()) as Record<string, unknown>);
+  const eventId = proof.createdEventIdOf(entityId);
+  // Each consumer that takes the created event applies it, and calls each provider it names.
   const spans = await eventually(
     async () => {
       const { spans: all } = (await (await fetch(`${base}/__local/spans`)).json()) as { spans: SpanRecord[] };
       const trace = all.filter((s) => s.traceId === traceId);
-      // A consumer's span is written when its record is done, after its provider call's.
-      const done = ['provider-call', 'consumer'].every((hop) => trace.filter((s) => s.hop === hop).length >= 2);
-      return done ? trace : undefined;
+      const type = trace.find((s) => s.hop === 'relay')?.attributes?.type;
+      if (type === undefined) return undefined;
+      const taking = consumers.filter((c) => c.eventTypes.includes(type));
+      const consumerSpan = (name: string) => trace.find((s) => s.hop === 'consumer' && s.attributes?.consumer === name);
+      // A consumer's span is written when its record is done, after its provider calls'.
+      const done = taking.every((c) => {
+        const span = consumerSpan(c.name);
+        const calls = trace.filter((s) => s.hop === 'provider-call' && s.parentId === span?.spanId);
+        return span !== undefined && calls.length >= (c.providers ?? []).length;
+      });
+      return done ? { trace, taking } : undefined;
+    },
+    120_000,
+    'the spans of every consumer taking the event, and of their provider calls',
+  );
+  const calls = await eventually(
+    async () => {
+      const log = (await (await fetch(`${runtime.outputs.stackOutputs.LocalProviderUrl}/__log`)).json()) as ProviderLog;
+      const mine = log.performed.filter((e) => e.key?.endsWith(`:${eventId}`));
+      const owed = spans.taking.reduce((sum, c) => sum + (c.providers ?? []).length, 0);
+      return mine.length >= owed ? mine : undefined;
     },
     30_000,
-    'the spans of both consumers and their provider calls',
+    'the provider calls',
   );
-  const hops = new Set(spans.map((s) => s.hop));
-  expect([...hops].sort()).toEqual(['api', 'consumer', 'outbox-write', 'provider-call', 'queue-wait', 'relay']);
-  const byId = new Map(spans.map((s) => [s.spanId, s]));
+
+  // Assert: the event the relay carried is the create's, and every hop's parent is the hop before it.
+  const { trace, taking } = spans;
+  expect(taking.length).toBeGreaterThan(0);
+  expect(trace.filter((s) => s.hop === 'relay').map((s) => s.attributes?.eventId)).toContain(eventId);
+  const owesCalls = taking.some((c) => (c.providers ?? []).length > 0);
+  const hops = ['api', 'consumer', 'outbox-write', 'queue-wait', 'relay', ...(owesCalls ? ['provider-call'] : [])];
+  expect([...new Set(trace.map((s) => s.hop))].sort()).toEqual(hops.sort());
+  const byId = new Map(trace.map((s) => [s.spanId, s]));
   const parentHop = (s: SpanRecord) => (s.parentId === callerSpan ? 'caller' : byId.get(s.parentId!)?.hop);
   const chain: Record<string, string> = {
     api: 'caller',
@@ -108,17 +116,23 @@ test("one order's trace, from the API call to both provider calls: one trace id,
     consumer: 'queue-wait',
     'provider-call': 'consumer',
   };
-  for (const span of spans) expect([span.hop, parentHop(span)]).toEqual([span.hop, chain[span.hop]]);
-  // The provider saw the provider-call spans themselves.
-  const providerCallIds = spans.filter((s) => s.hop === 'provider-call').map((s) => s.spanId);
-  for (const call of calls) expect(providerCallIds).toContain(call.traceparent!.split('-')[2]);
+  for (const span of trace) expect([span.hop, parentHop(span)]).toEqual([span.hop, chain[span.hop]]);
+  // Each provider request carried the trace, under the span of the call that made it.
+  const providerCallIds = trace.filter((s) => s.hop === 'provider-call').map((s) => s.spanId);
+  for (const call of calls) {
+    expect(call.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(providerCallIds).toContain(call.traceparent!.split('-')[2]);
+  }
 }, 240_000);
 
 test('stop() leaves no emulator or function process behind', async () => {
+  // Arrange
   const pids = runtime.pids();
   expect(pids.length).toBeGreaterThanOrEqual(3);
 
+  // Act
   await runtime.stop();
 
+  // Assert
   await eventually(() => (pids.filter(isAlive).length === 0 ? true : undefined), 30_000, 'every process to exit');
 });
