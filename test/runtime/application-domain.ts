@@ -1,17 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { callerPrincipal, DEFAULT_CALLER_RULE } from '@exactly-once/runtime/api/caller';
 import type { ConsumerSpec } from '@exactly-once/runtime/consumer-spec';
 import type { PlannedRequest } from '@exactly-once/tools/proof-kit/plan';
 import type { ProofDomain } from '@exactly-once/tools/proof-kit/domain';
 import { seededRandom } from '@exactly-once/tools/proof-kit/random';
 import { LOCAL_ACCOUNT_ID } from '@exactly-once/tools/local-runtime/template/model';
+import { loadDomain } from '@exactly-once/tools/load-domain';
 
 /**
  * The application's domain as the runtime checks every application keeps see it (end-to-end.test.ts,
  * caller-scope.test.ts): its consumers and its proof plug-in (`proof`, a ProofDomain), from the tooling
  * module of the domain package.json names (`exactlyOnce.example`: the example's, or the one
- * `npm run new:domain` wrote). Loaded by its path, so these tests name no domain and a fork keeps them.
+ * `npm run new:domain` wrote), loaded by the tools' `loadDomain`, so these tests name no domain and a fork keeps them.
  */
 export interface ApplicationDomain {
   readonly consumers: readonly ConsumerSpec[];
@@ -20,18 +20,11 @@ export interface ApplicationDomain {
 
 const ROOT = resolve(__dirname, '..', '..');
 
-/** The application's consumers and proof domain; a clear error when its tooling module gives no proof domain. */
+/** The application's consumers and proof domain, loaded as the tools' entry points load it; a clear error when it gives no proof domain. */
 export function applicationDomain(root = ROOT): ApplicationDomain {
-  const name = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exactlyOnce?: { example?: string } })
-    .exactlyOnce?.example;
-  if (name === undefined) throw new Error('package.json names no domain (exactlyOnce.example)');
-  const modulePath = join(root, 'tooling', name);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the domain's module, by the name package.json gives
-  const { tooling } = require(modulePath) as { tooling?: { consumers?: readonly ConsumerSpec[]; proof?: ProofDomain } };
-  if (tooling?.proof === undefined || tooling.consumers === undefined)
-    throw new Error(
-      `${modulePath} gives no proof domain or no consumers: the checks cannot build a request of the domain`,
-    );
+  const tooling = loadDomain(root);
+  if (tooling.proof === undefined)
+    throw new Error("the application's tooling module gives no proof domain: the checks cannot build a request of it");
   return { consumers: tooling.consumers, proof: tooling.proof };
 }
 

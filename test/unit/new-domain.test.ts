@@ -166,19 +166,27 @@ test.each([
   expect(filesOf(root)).toEqual(before);
 });
 
-test("every runtime test that runs on the example's stack is found to reach the example, so new:domain removes it", () => {
-  // Arrange: the test files that start the example's stack (not the probe's) by the two fixtures that can.
+test("every runtime test that runs on the example's stack is found to reach the example, so new:domain removes it; the generic checks on the application's stack are kept", () => {
+  // Arrange: the test files that start the application's stack (not the probe's) by the two fixtures that
+  // can. Those that take their requests from the application's own domain (test/runtime/application-domain.ts)
+  // are the checks every application keeps; the others run the example's requests.
   const runtimeTests = readdirSync(join(REPO, 'test/runtime')).filter((file) => file.endsWith('.test.ts'));
-  const onExampleStack = runtimeTests.filter((file) => {
-    const source = readFileSync(join(REPO, 'test/runtime', file), 'utf8');
-    return /startSynthesizedStack\(/.test(source) || /useProofKitRuntime\('[^']+'\)/.test(source);
-  });
+  const sourceOf = (file: string) => readFileSync(join(REPO, 'test/runtime', file), 'utf8');
+  const onAppStack = runtimeTests.filter(
+    (file) => /startSynthesizedStack\(/.test(sourceOf(file)) || /useProofKitRuntime\('[^']+'\)/.test(sourceOf(file)),
+  );
+  const generic = onAppStack.filter((file) => /from '\.\/application-domain'/.test(sourceOf(file)));
+  const onExampleStack = onAppStack.filter((file) => !generic.includes(file));
   const reaches = exampleReach(REPO);
+  const reached = (file: string) => reaches(relative(REPO, join(REPO, 'test/runtime', file)));
 
   // Act
-  const missed = onExampleStack.filter((file) => !reaches(relative(REPO, join(REPO, 'test/runtime', file))));
+  const missed = onExampleStack.filter((file) => !reached(file));
+  const removedGeneric = generic.filter(reached);
 
   // Assert
-  expect(onExampleStack.length).toBeGreaterThanOrEqual(4);
+  expect(onExampleStack.length).toBeGreaterThanOrEqual(3);
   expect(missed).toEqual([]);
+  expect(generic).toEqual(expect.arrayContaining(['caller-scope.test.ts', 'end-to-end.test.ts']));
+  expect(removedGeneric).toEqual([]);
 });
