@@ -1163,6 +1163,15 @@ export const GUARANTEES: readonly Guarantee[] = [
         file: 'test/exactly-once/provider-wiring.test.ts',
         name: 'a rotated key: the 401 is retried, and the retry reads the parameter again and sends the new key',
       },
+      {
+        file: 'test/infra/application-providers.test.ts',
+        name: "each consumer may read the API-key parameter of each provider it names, by its ARN, and no other provider's",
+      },
+      {
+        file: 'test/infra/application-providers.test.ts',
+        name: ' stops synth with a one-line ConfigError',
+        templated: true,
+      },
     ],
     doc: { page: 'docs/deploying.md', anchor: 'external-providers' },
   },
@@ -1488,6 +1497,14 @@ export const GUARANTEES: readonly Guarantee[] = [
       },
       { file: 'test/unit/caller-rule-from-env.test.ts', name: 'a bad list stops the function, naming the variable' },
       { file: 'test/unit/caller.test.ts', name: 'no usable identity is no caller (the handlers answer 403)' },
+      {
+        file: 'test/runtime/caller-scope.test.ts',
+        name: 'same role, two sessions, one Idempotency-Key: one entity, the second answer is its replay',
+      },
+      {
+        file: 'test/runtime/caller-scope.test.ts',
+        name: "another role is another caller: the first one's entity is invisible to it, and the same key makes its own",
+      },
       {
         file: GUARDS,
         name: 'with keys scoped to the session, a retry from rotated credentials creates a second entity: found within 2 seeds',
@@ -2263,6 +2280,10 @@ export const GUARANTEES: readonly Guarantee[] = [
       { file: 'packages/runtime/src/aws/http-provider.ts', symbol: 'HttpProvider' },
     ],
     provedBy: [
+      {
+        file: 'test/runtime/end-to-end.test.ts',
+        name: "one create's trace, from the API call to the provider calls: one trace id, every hop a child of the one before",
+      },
       {
         file: 'test/exactly-once/trace.test.ts',
         name: ' traceparent is ignored: the request runs in a new trace',

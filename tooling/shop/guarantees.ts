@@ -271,9 +271,10 @@ export const guarantees: ExampleRegistry = {
     ],
     'caller-scope': [
       {
-        file: 'test/runtime/caller-scope.test.ts',
-        name: 'same role, two sessions, one Idempotency-Key: one order, the second answer is its replay',
+        file: 'test/runtime/orders-over-http.test.ts',
+        name: 'an order placed by one session is readable and cancellable from another session of the role',
       },
+      { file: 'test/runtime/orders-over-http.test.ts', name: "another role's order is 404 to it" },
       {
         file: 'test/integration/cancel-get-order.test.ts',
         name: "another caller's order is 404, exactly like an unknown one",
@@ -286,10 +287,6 @@ export const guarantees: ExampleRegistry = {
       },
     ],
     'trace-context': [
-      {
-        file: 'test/runtime/end-to-end.test.ts',
-        name: "one order's trace, from the API call to both provider calls: one trace id, every hop a child of the one before",
-      },
       {
         file: 'test/unit/create-order.test.ts',
         name: "the outbox event carries the order's trace: the outbox-write span, under the api span, under the caller's traceparent",
@@ -364,7 +361,10 @@ export const guarantees: ExampleRegistry = {
       },
     ],
     'providers-per-stage': [
-      { file: 'test/infra/providers.test.ts', name: ' stops synth with a one-line ConfigError', templated: true },
+      {
+        file: 'test/infra/providers.test.ts',
+        name: 'each consumer gets its own provider: endpoint and API-key parameter name, nothing of the other',
+      },
     ],
     'proof-kit-provider-calls': [
       {
