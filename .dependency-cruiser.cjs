@@ -68,7 +68,7 @@ module.exports = {
       name: 'tools-never-import-the-example',
       severity: 'error',
       comment:
-        "The tools load the example's plug-ins by the name in package.json (packages/tools/src/example.ts), so a fork " +
+        "The tools load the example's plug-ins by the name in package.json (packages/tools/src/load-domain.ts), so a fork " +
         'replaces the example without editing a tool, and the plug-ins may import the tools without a circle.',
       from: { path: '^packages/tools/src/' },
       to: { path: THE_EXAMPLE },

@@ -7,8 +7,8 @@ import type { ExampleTooling } from '@exactly-once/tools';
  * What the tools (packages/tools/src/) know of the shop, in one place: its consumers, the output naming its outbox
  * table, how to tell one of its events from anything else, where `new:consumer` writes, its providers
  * as the local provider serves them, the requests `npm start` suggests, and, loaded on demand, the
- * proof kit's domain (which the bench is built from too) and the simulated shop. `packages/tools/src/example.ts` loads it for
- * them; packages/tools/src/example.ts says what it must hold.
+ * proof kit's domain (which the bench is built from too) and the simulated shop. `loadDomain` (packages/tools/src/load-domain.ts) loads it for
+ * them; packages/tools/src/domain.ts says what it must hold.
  */
 export const tooling = {
   consumers: CONSUMERS,

@@ -26,7 +26,7 @@ import { createPrivateTables, stackTables } from './tables';
  * replay; cost per million entities (the shop's orders) and idle cost per month. Prints one line per
  * figure and writes bench-results/<id>.json.
  *
- * Built from what every example gives the tools (packages/tools/src/example.ts): its proof domain (the plan the
+ * Built from what every example gives the tools (packages/tools/src/domain.ts, loaded by its entry point): its proof domain (the plan the
  * pipeline sends, its entities' ids and events, the table they live in) and its consumer specs. The
  * domain writes nothing for the bench. The figures name the domain's entities by its proof domain's
  * nouns; the profiles' settings keep the shop's words (`pipelineOrders`: entities).
