@@ -12,7 +12,6 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import type { QueueConsumerHandler } from '@exactly-once/runtime/consumer/queue-consumer';
 import type { EventEnvelope } from '@exactly-once/runtime/envelope';
-import { MemoryDynamoDb } from '@exactly-once/tools/simulation/memory-dynamodb';
 import { lambdaContext } from './api-events';
 import { loadWithMockedSdk, type MockedSdkHandler } from './mocked-sdk';
 import { TEST_DEDUPE } from './dedupe';
@@ -267,7 +266,7 @@ export class EffectsTableFake implements EffectsTable {
  * so it recognises only those).
  */
 export class MemoryEffectsTable implements EffectsTable {
-  private readonly memory = new MemoryDynamoDb();
+  private readonly memory = memoryDynamoDb();
 
   constructor(private readonly h: GeneratedConsumer) {
     this.memory.createTable(EFFECTS_TABLE, { hash: 'pk', range: 'sk' });
@@ -317,4 +316,25 @@ export class MemoryEffectsTable implements EffectsTable {
       throw error;
     }
   }
+}
+
+/** What this table uses of the in-memory DynamoDB. */
+interface MemoryDb {
+  createTable(name: string, schema: { hash: string; range?: string }): void;
+  items(table: string): Record<string, unknown>[];
+  send(command: unknown): Promise<Record<string, unknown>>;
+  execute(command: unknown): Record<string, unknown>;
+}
+
+/**
+ * The tools' in-memory DynamoDB, required when a sequenced consumer's test asks for it: the mechanism's
+ * own tests run in a copy with the mechanism alone (mechanism-alone.test.ts), where the tools are absent
+ * and only inbox consumers (the small table above) are loaded.
+ */
+function memoryDynamoDb(): MemoryDb {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only where a sequenced consumer is tested
+  const { MemoryDynamoDb } = require('@exactly-once/tools/simulation/memory-dynamodb') as {
+    MemoryDynamoDb: new () => MemoryDb;
+  };
+  return new MemoryDynamoDb();
 }
